@@ -1,0 +1,95 @@
+//! Credentials callback (spec §8): `authorize`, `signIn` callback, JWT session cookie.
+
+use bytes::Bytes;
+
+use super::{SignedIn, jwt_session_cookies, run_sign_in_callback};
+use crate::actions::Ctx;
+use crate::callbacks::{SignInEvent, SignInParams};
+use crate::error::AuthError;
+use crate::providers::{AuthorizeError, CredentialsProvider};
+use crate::random;
+use crate::response::ResponseInternal;
+use crate::types::{Account, JsonObject, ProviderType};
+
+/// The request given to `authorize`: current URL, original headers and method, body as JSON.
+fn authorize_request(ctx: &Ctx<'_>, credentials: &JsonObject) -> http::Request<Bytes> {
+    let body = serde_json::to_vec(credentials).unwrap_or_default();
+    let mut builder = http::Request::builder()
+        .method(ctx.req.method.clone())
+        .uri(ctx.req.url.as_str());
+    if let Some(h) = builder.headers_mut() {
+        h.clone_from(&ctx.req.headers);
+        h.insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/json"),
+        );
+    }
+    builder
+        .body(Bytes::from(body.clone()))
+        .unwrap_or_else(|_| http::Request::new(Bytes::from(body)))
+}
+
+pub(crate) async fn callback(
+    ctx: &Ctx<'_>,
+    provider: &CredentialsProvider,
+) -> Result<ResponseInternal, AuthError> {
+    let credentials = ctx.req.body.clone().unwrap_or_default();
+    let request = authorize_request(ctx, &credentials);
+    let user = provider
+        .call_authorize(credentials.clone(), request)
+        .await
+        .map_err(|e| match e {
+            AuthorizeError::CredentialsSignin { code } => AuthError::CredentialsSignin { code },
+            AuthorizeError::Other(source) => AuthError::CallbackRouteError {
+                provider: provider.id.clone(),
+                source,
+            },
+        })?;
+    let Some(mut user) = user else {
+        return Err(AuthError::CredentialsSignin {
+            code: "credentials".to_owned(),
+        });
+    };
+    let id = user.id.get_or_insert_with(random::uuid_v4).clone();
+    let account = Account::new(ProviderType::Credentials, provider.id.clone(), id);
+
+    if let Some(url) = run_sign_in_callback(
+        ctx,
+        SignInParams {
+            user: &user,
+            account: Some(&account),
+            profile: None,
+            email_verification_request: false,
+            credentials: Some(&credentials),
+        },
+    )
+    .await?
+    {
+        return Ok(ResponseInternal::redirect(url));
+    }
+
+    let cookies = jwt_session_cookies(
+        ctx,
+        SignedIn {
+            user: &user,
+            account: &account,
+            profile: None,
+            is_new_user: Some(false),
+        },
+    )
+    .await?;
+    let r = ctx
+        .config
+        .events
+        .sign_in(SignInEvent {
+            user: &user,
+            account: Some(&account),
+            profile: None,
+            is_new_user: None,
+        })
+        .await;
+    ctx.event_result("signIn", r);
+    let mut resp = ResponseInternal::redirect(ctx.callback_url.clone());
+    resp.cookies = cookies;
+    Ok(resp)
+}

@@ -1,0 +1,117 @@
+//! `GET` / `POST /callback/:provider` (spec §2.6): one module per provider type.
+
+pub(crate) mod credentials;
+
+use time::OffsetDateTime;
+
+use super::Ctx;
+use crate::callbacks::{JwtParams, JwtTrigger, SignInOutcome, SignInParams};
+use crate::cookies::{SessionCookieStore, SetCookie};
+use crate::error::AuthError;
+use crate::jwt::JwtClaims;
+use crate::providers::Provider;
+use crate::response::ResponseInternal;
+use crate::types::{Account, Profile, User};
+
+pub(crate) async fn callback(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+    let provider = ctx
+        .provider
+        .ok_or_else(|| AuthError::invalid_provider("Callback route called without provider"))?;
+    match provider {
+        Provider::Credentials(p) => {
+            if !ctx.req.is_post() {
+                return Err(AuthError::invalid_provider(format!(
+                    "Callback for provider type ({}) is not supported",
+                    provider.kind()
+                )));
+            }
+            ctx.require_csrf("callback")?;
+            credentials::callback(ctx, p).await
+        }
+    }
+}
+
+/// Runs the `signIn` callback (spec §6.5). `Ok(Some(url))` aborts the sign-in with a redirect.
+pub(crate) async fn run_sign_in_callback(
+    ctx: &Ctx<'_>,
+    params: SignInParams<'_>,
+) -> Result<Option<String>, AuthError> {
+    match ctx.config.callbacks.sign_in(params).await {
+        Ok(SignInOutcome::Allow) => Ok(None),
+        Ok(SignInOutcome::Deny) => Err(AuthError::AccessDenied { source: None }),
+        Ok(SignInOutcome::Redirect(url)) => Ok(Some(ctx.redirect_callback(&url).await?)),
+        Err(e) => match e.downcast::<AuthError>() {
+            Ok(auth) => Err(*auth),
+            Err(source) => Err(AuthError::AccessDenied {
+                source: Some(source),
+            }),
+        },
+    }
+}
+
+/// The default token at sign-in (§4.4): `{name, email, picture, sub}`.
+pub(crate) fn default_token(user: &User) -> JwtClaims {
+    let mut t = JwtClaims::new();
+    let mut put = |k: &str, v: &Option<String>| {
+        if let Some(v) = v {
+            t.insert(k.to_owned(), v.clone().into());
+        }
+    };
+    put("name", &user.name);
+    put("email", &user.email);
+    put("picture", &user.image);
+    put("sub", &user.id);
+    t
+}
+
+/// Sign-in data passed to the `jwt` callback.
+pub(crate) struct SignedIn<'a> {
+    pub user: &'a User,
+    pub account: &'a Account,
+    pub profile: Option<&'a Profile>,
+    pub is_new_user: Option<bool>,
+}
+
+/// JWT strategy: runs the `jwt` callback and returns the session cookies to set (§4.4).
+pub(crate) async fn jwt_session_cookies(
+    ctx: &Ctx<'_>,
+    signed_in: SignedIn<'_>,
+) -> Result<Vec<SetCookie>, AuthError> {
+    let config = ctx.config;
+    let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
+    let trigger = if signed_in.is_new_user == Some(true) {
+        JwtTrigger::SignUp
+    } else {
+        JwtTrigger::SignIn
+    };
+    let token = config
+        .callbacks
+        .jwt(JwtParams {
+            token: default_token(signed_in.user),
+            user: Some(signed_in.user),
+            account: Some(signed_in.account),
+            profile: signed_in.profile,
+            is_new_user: signed_in.is_new_user,
+            trigger: Some(trigger),
+            session: None,
+        })
+        .await
+        .map_err(|source| AuthError::CallbackError {
+            callback: "jwt",
+            source,
+        })?;
+    let Some(token) = token else {
+        return Ok(store.clean());
+    };
+    let salt: &str = &ctx.cookies.session_token.name;
+    let encoded = config
+        .codec
+        .encode(&token, salt, config.jwt_max_age)
+        .map_err(|e| AuthError::CallbackError {
+            callback: "jwt",
+            source: Box::new(e),
+        })?;
+    let expires =
+        OffsetDateTime::now_utc() + time::Duration::seconds(config.session_max_age as i64);
+    Ok(ctx.write_session_cookie(&store, &encoded, expires))
+}

@@ -1,0 +1,227 @@
+//! One module per action. Actions are protocol logic over a parsed request and the
+//! per-request context; I/O happens only through callbacks, events and providers.
+
+pub(crate) mod callback;
+pub(crate) mod csrf;
+pub(crate) mod pages;
+pub(crate) mod providers;
+pub(crate) mod session;
+pub(crate) mod signin;
+pub(crate) mod signout;
+
+use http::Method;
+use serde_json::Value;
+
+use crate::callbacks::RedirectParams;
+use crate::config::{ConfigInner, ResolvedCookies};
+use crate::cookies::SetCookie;
+use crate::error::{AuthError, BoxError};
+use crate::providers::Provider;
+use crate::request::{Action, RequestInternal};
+use crate::response::ResponseInternal;
+
+/// Per-request state computed by `init` (spec §2, "common to every action").
+pub(crate) struct Ctx<'a> {
+    pub config: &'a ConfigInner,
+    pub req: &'a RequestInternal,
+    pub cookies: &'a ResolvedCookies,
+    pub provider: Option<&'a Provider>,
+    pub csrf_token: String,
+    pub csrf_verified: bool,
+    pub callback_url: String,
+    /// Cookies set by init (CSRF, callback URL), emitted before the action's.
+    pub init_cookies: Vec<SetCookie>,
+}
+
+impl Ctx<'_> {
+    /// `<origin><basePath><suffix>`.
+    pub(crate) fn auth_url(&self, suffix: &str) -> String {
+        let o = &self.req.origin;
+        let b = &self.config.base_path;
+        let mut s = String::with_capacity(o.len() + b.len() + suffix.len());
+        s.push_str(o);
+        s.push_str(b);
+        s.push_str(suffix);
+        s
+    }
+
+    pub(crate) fn log_error(&self, e: &AuthError) {
+        self.config.logger.error(e);
+    }
+
+    /// Calls the `redirect` callback; an error becomes a configuration error.
+    pub(crate) async fn redirect_callback(&self, url: &str) -> Result<String, AuthError> {
+        self.config
+            .callbacks
+            .redirect(RedirectParams {
+                url,
+                base_url: &self.req.origin,
+            })
+            .await
+            .map_err(|source| AuthError::CallbackError {
+                callback: "redirect",
+                source,
+            })
+    }
+
+    pub(crate) fn require_csrf(&self, action: &'static str) -> Result<(), AuthError> {
+        if self.csrf_verified {
+            Ok(())
+        } else {
+            Err(AuthError::MissingCsrf { action })
+        }
+    }
+
+    /// Logs an event handler failure (`EventError`); events never fail a request.
+    pub(crate) fn event_result(&self, event: &'static str, r: Result<(), BoxError>) {
+        if let Err(source) = r {
+            self.log_error(&AuthError::EventError { event, source });
+        }
+    }
+
+    pub(crate) fn debug(&self, message: &str, metadata: impl FnOnce() -> Value) {
+        if self.config.debug {
+            self.config.logger.debug(message, &metadata());
+        }
+    }
+
+    /// Session cookies for a freshly encoded token, logging when it has to be chunked.
+    pub(crate) fn write_session_cookie(
+        &self,
+        store: &crate::cookies::SessionCookieStore<'_>,
+        token: &str,
+        expires: time::OffsetDateTime,
+    ) -> Vec<SetCookie> {
+        if token.len() > crate::cookies::CHUNK_SIZE {
+            self.debug("CHUNKING_SESSION_COOKIE", || {
+                serde_json::json!({
+                    "message": "Session cookie exceeds allowed 4096 bytes.",
+                    "valueSize": token.len(),
+                    "chunks": token.len().div_ceil(crate::cookies::CHUNK_SIZE),
+                })
+            });
+        }
+        store.write(token, expires)
+    }
+}
+
+/// Whether `url` is an http(s) URL, resolving a leading `/` against `origin` (§11.2).
+fn is_valid_http_url(url: &str, origin: &str) -> bool {
+    let parsed = if url.starts_with('/') {
+        url::Url::parse(origin).and_then(|o| o.join(url))
+    } else {
+        url::Url::parse(url)
+    };
+    parsed.is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+}
+
+/// Per-request assertions (spec §12.3) that cannot be checked at build time.
+pub(crate) fn assert_request(config: &ConfigInner, req: &RequestInternal) -> Result<(), AuthError> {
+    if !config.trust_host {
+        return Err(AuthError::UntrustedHost {
+            url: req.url.to_string(),
+        });
+    }
+    if let Some(cb) = req.query.get("callbackUrl")
+        && !is_valid_http_url(cb, &req.origin)
+    {
+        return Err(AuthError::InvalidCallbackUrl {
+            received: cb.to_owned(),
+        });
+    }
+    let cookies = config.cookies(req.is_https);
+    if let Some(cb) = req.cookies.get(&cookies.callback_url.name)
+        && !is_valid_http_url(cb, &req.origin)
+    {
+        return Err(AuthError::InvalidCallbackUrl {
+            received: cb.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// Request initialisation: provider lookup, CSRF, callback URL (spec §2, §5, §11.2).
+pub(crate) async fn init<'a>(
+    config: &'a ConfigInner,
+    req: &'a RequestInternal,
+) -> Result<Ctx<'a>, AuthError> {
+    let cookies = config.cookies(req.is_https);
+    let provider = match &req.provider_id {
+        Some(id) => Some(config.provider(id).ok_or_else(|| AuthError::ProviderNotFound {
+            id: id.clone(),
+            available: config
+                .providers
+                .iter()
+                .map(Provider::id)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?),
+        None => None,
+    };
+    let mut init_cookies = Vec::new();
+
+    let (csrf_token, csrf_verified) = if config.dangerous.skip_csrf_check {
+        (String::new(), true)
+    } else {
+        let st = crate::csrf::check_or_create(
+            req.cookies.get(&cookies.csrf_token.name),
+            &config.secret_string,
+            req.is_post(),
+            req.body_str("csrfToken"),
+        );
+        if let Some(v) = st.new_cookie {
+            init_cookies.push(cookies.csrf_token.set(v, None));
+        }
+        (st.token, st.verified)
+    };
+
+    let mut ctx = Ctx {
+        config,
+        req,
+        cookies,
+        provider,
+        csrf_token,
+        csrf_verified,
+        callback_url: String::new(),
+        init_cookies,
+    };
+
+    let cookie_value = req.cookies.get(&cookies.callback_url.name);
+    let param = req
+        .body_str("callbackUrl")
+        .or_else(|| req.query.get("callbackUrl"))
+        .filter(|s| !s.is_empty());
+    let callback_url = match param.or(cookie_value.filter(|s| !s.is_empty())) {
+        Some(url) => ctx.redirect_callback(url).await?,
+        None => req.origin.clone(),
+    };
+    if cookie_value != Some(callback_url.as_str()) {
+        ctx.init_cookies
+            .push(cookies.callback_url.set(callback_url.clone(), None));
+    }
+    ctx.callback_url = callback_url;
+    Ok(ctx)
+}
+
+/// Routes to the action (spec §1.2).
+pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+    let req = ctx.req;
+    let cannot = || AuthError::unknown_action(format!("Cannot handle action: {}", req.action));
+    match (&req.method, req.action) {
+        (&Method::GET, Action::Providers) => Ok(providers::providers(ctx)),
+        (&Method::GET, Action::Csrf) => Ok(csrf::csrf(ctx)),
+        (&Method::GET | &Method::POST, Action::Session) => session::session(ctx).await,
+        (&Method::GET, Action::Signin) => pages::signin_page(ctx),
+        (&Method::POST, Action::Signin) => signin::signin(ctx).await,
+        (&Method::GET, Action::Signout) => pages::signout_page(ctx),
+        (&Method::POST, Action::Signout) => signout::signout(ctx).await,
+        (&Method::GET | &Method::POST, Action::Callback) => callback::callback(ctx).await,
+        (&Method::GET, Action::Error) => pages::error_page(ctx),
+        (&Method::GET, Action::VerifyRequest) => pages::verify_request_page(ctx),
+        (&Method::GET, Action::WebauthnOptions) => Err(AuthError::invalid_provider(
+            "Invalid provider: webauthn-options needs a WebAuthn provider",
+        )),
+        _ => Err(cannot()),
+    }
+}
+

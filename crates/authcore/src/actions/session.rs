@@ -1,0 +1,127 @@
+//! `GET` / `POST /session` with the JWT strategy (spec §4.5).
+
+use serde_json::Value;
+use time::OffsetDateTime;
+
+use super::Ctx;
+use crate::callbacks::{JwtParams, JwtTrigger, SessionEvent, SessionParams};
+use crate::cookies::SessionCookieStore;
+use crate::error::{AuthError, BoxError};
+use crate::response::{InternalBody, ResponseInternal};
+use crate::types::{Session, SessionUser};
+
+/// `toISOString()`: `2026-01-02T03:04:05.678Z`.
+pub(crate) fn iso_string(t: OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        t.year(),
+        t.month() as u8,
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.millisecond()
+    )
+}
+
+pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+    let is_update = ctx.req.is_post();
+    if is_update {
+        ctx.require_csrf("session")?;
+    }
+    let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
+    let finish = |r: ResponseInternal| if is_update { r } else { r.with_no_cache() };
+    let Some(token) = store.value() else {
+        return Ok(finish(ResponseInternal::json(Value::Null)));
+    };
+    match refresh(ctx, &store, &token, is_update).await {
+        Ok(r) => Ok(finish(r)),
+        Err(source) => {
+            ctx.log_error(&AuthError::JwtSessionError { source });
+            let mut r = ResponseInternal::json(Value::Null);
+            r.cookies = store.clean();
+            Ok(finish(r))
+        }
+    }
+}
+
+async fn refresh(
+    ctx: &Ctx<'_>,
+    store: &SessionCookieStore<'_>,
+    token: &str,
+    is_update: bool,
+) -> Result<ResponseInternal, BoxError> {
+    let config = ctx.config;
+    let salt: &str = &ctx.cookies.session_token.name;
+    let claims = config
+        .codec
+        .decode(token, salt)?
+        .ok_or("the session token is empty")?;
+    let data = if is_update {
+        ctx.req.body.as_ref().and_then(|b| b.get("data"))
+    } else {
+        None
+    };
+    let token = config
+        .callbacks
+        .jwt(JwtParams {
+            token: claims,
+            user: None,
+            account: None,
+            profile: None,
+            is_new_user: None,
+            trigger: is_update.then_some(JwtTrigger::Update),
+            session: data,
+        })
+        .await?;
+    let Some(token) = token else {
+        let mut r = ResponseInternal::json(Value::Null);
+        r.cookies = store.clean();
+        return Ok(r);
+    };
+    let expires = OffsetDateTime::now_utc() + time::Duration::seconds(config.session_max_age as i64);
+    let session = Session {
+        user: Some(SessionUser {
+            name: token.get("name").cloned(),
+            email: token.get("email").cloned(),
+            image: token.get("picture").cloned(),
+        }),
+        expires: iso_string(expires),
+        extra: Default::default(),
+    };
+    let body = config
+        .callbacks
+        .session(SessionParams {
+            session,
+            token: Some(&token),
+            user: None,
+            new_session: None,
+            trigger: None,
+        })
+        .await?;
+    let new_token = config.codec.encode(&token, salt, config.jwt_max_age)?;
+    let cookies = ctx.write_session_cookie(store, &new_token, expires);
+    let r = config
+        .events
+        .session(SessionEvent {
+            session: &body,
+            token: Some(&token),
+        })
+        .await;
+    ctx.event_result("session", r);
+    Ok(ResponseInternal {
+        body: Some(InternalBody::JsonBytes(serde_json::to_vec(&body)?.into())),
+        cookies,
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn iso_string_matches_javascript() {
+        let t = time::macros::datetime!(2026-01-02 03:04:05.678 UTC);
+        assert_eq!(super::iso_string(t), "2026-01-02T03:04:05.678Z");
+    }
+}

@@ -1,0 +1,35 @@
+//! `POST /signout` (spec §2.7).
+
+use super::Ctx;
+use crate::callbacks::SignOutEvent;
+use crate::cookies::SessionCookieStore;
+use crate::error::AuthError;
+use crate::response::ResponseInternal;
+
+pub(crate) async fn signout(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+    ctx.require_csrf("signout")?;
+    let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
+    let Some(token) = store.value() else {
+        return Ok(ResponseInternal::redirect(ctx.callback_url.clone()));
+    };
+    match ctx
+        .config
+        .codec
+        .decode(&token, &ctx.cookies.session_token.name)
+    {
+        Ok(claims) => {
+            let r = ctx
+                .config
+                .events
+                .sign_out(SignOutEvent::Token(claims.as_ref()))
+                .await;
+            ctx.event_result("signOut", r);
+        }
+        Err(e) => ctx.log_error(&AuthError::SignOutError {
+            source: Box::new(e),
+        }),
+    }
+    let mut resp = ResponseInternal::redirect(ctx.callback_url.clone());
+    resp.cookies = store.clean();
+    Ok(resp)
+}

@@ -1,0 +1,295 @@
+//! Callbacks (`signIn`, `redirect`, `jwt`, `session`) and events, as traits whose default
+//! methods are the Auth.js defaults (spec §11). A host overrides only what it needs.
+//!
+//! ```
+//! use authcore::callbacks::{Callbacks, JwtParams};
+//! use authcore::jwt::JwtClaims;
+//! use authcore::BoxError;
+//!
+//! struct AddRole;
+//! #[authcore::async_trait]
+//! impl Callbacks for AddRole {
+//!     async fn jwt(&self, mut params: JwtParams<'_>) -> Result<Option<JwtClaims>, BoxError> {
+//!         if params.user.is_some() {
+//!             params.token.insert("role".into(), "admin".into());
+//!         }
+//!         Ok(Some(params.token))
+//!     }
+//! }
+//! ```
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::error::BoxError;
+use crate::jwt::JwtClaims;
+use crate::types::{Account, JsonObject, Profile, Session, User};
+
+/// Parameters of the `signIn` callback.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct SignInParams<'a> {
+    /// The user about to sign in.
+    pub user: &'a User,
+    /// The account used.
+    pub account: Option<&'a Account>,
+    /// The OAuth profile (OAuth / OIDC only).
+    pub profile: Option<&'a Profile>,
+    /// Set for the first step of an email sign-in (`{verificationRequest: true}`).
+    pub email_verification_request: bool,
+    /// The submitted credentials (credentials provider only).
+    pub credentials: Option<&'a JsonObject>,
+}
+
+/// What the `signIn` callback decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignInOutcome {
+    /// Continue signing in.
+    Allow,
+    /// Refuse (`AccessDenied`).
+    Deny,
+    /// Abort and redirect to this URL (passed through the `redirect` callback).
+    Redirect(String),
+}
+
+impl From<bool> for SignInOutcome {
+    fn from(allow: bool) -> Self {
+        if allow {
+            SignInOutcome::Allow
+        } else {
+            SignInOutcome::Deny
+        }
+    }
+}
+
+/// Parameters of the `redirect` callback.
+#[derive(Debug, Clone, Copy)]
+pub struct RedirectParams<'a> {
+    /// The requested URL (absolute or starting with `/`).
+    pub url: &'a str,
+    /// The site origin.
+    pub base_url: &'a str,
+}
+
+/// Why the `jwt` callback is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JwtTrigger {
+    /// Sign-in of an existing user.
+    SignIn,
+    /// First sign-in of a new user.
+    SignUp,
+    /// `POST /session` (client `update()`).
+    Update,
+}
+
+/// Parameters of the `jwt` callback.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct JwtParams<'a> {
+    /// The decoded token (or the default token at sign-in). Return it, changed or not.
+    pub token: JwtClaims,
+    /// The user (sign-in only).
+    pub user: Option<&'a User>,
+    /// The account (sign-in only).
+    pub account: Option<&'a Account>,
+    /// The OAuth profile (OAuth / OIDC sign-in only).
+    pub profile: Option<&'a Profile>,
+    /// Whether the user is new (sign-in with an adapter only).
+    pub is_new_user: Option<bool>,
+    /// Why the callback runs; `None` on a plain session read.
+    pub trigger: Option<JwtTrigger>,
+    /// The update payload (`trigger == Update`).
+    pub session: Option<&'a Value>,
+}
+
+/// Parameters of the `session` callback.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct SessionParams<'a> {
+    /// The default session object.
+    pub session: Session,
+    /// The decoded token (JWT strategy).
+    pub token: Option<&'a JwtClaims>,
+    /// The user (database strategy).
+    pub user: Option<&'a User>,
+    /// Update payload (database strategy, `POST /session`).
+    pub new_session: Option<&'a Value>,
+    /// `Some(Update)` on `POST /session` (database strategy).
+    pub trigger: Option<JwtTrigger>,
+}
+
+/// The four Auth.js callbacks. Every method has the Auth.js default.
+///
+/// An error returned from `sign_in` becomes `AccessDenied` unless it is an
+/// [`AuthError`](crate::AuthError), which is passed on unchanged.
+#[async_trait]
+pub trait Callbacks: Send + Sync + 'static {
+    /// Whether a user may sign in. Default: allow.
+    async fn sign_in(&self, params: SignInParams<'_>) -> Result<SignInOutcome, BoxError> {
+        let _ = params;
+        Ok(SignInOutcome::Allow)
+    }
+
+    /// Where to redirect. Default: [`default_redirect`] (same origin or relative only).
+    async fn redirect(&self, params: RedirectParams<'_>) -> Result<String, BoxError> {
+        Ok(default_redirect(params.url, params.base_url))
+    }
+
+    /// The token to store; `None` signs the user out. Default: unchanged.
+    async fn jwt(&self, params: JwtParams<'_>) -> Result<Option<JwtClaims>, BoxError> {
+        Ok(Some(params.token))
+    }
+
+    /// The session object sent to the client. Default: `{user: {name, email, image}, expires}`.
+    async fn session(&self, params: SessionParams<'_>) -> Result<Value, BoxError> {
+        Ok(serde_json::to_value(params.session)?)
+    }
+}
+
+/// The Auth.js callbacks with all defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DefaultCallbacks;
+
+#[async_trait]
+impl Callbacks for DefaultCallbacks {}
+
+/// Auth.js default `redirect`: a URL starting with `/` is joined to `base_url`; an absolute
+/// URL with the same origin as `base_url` is kept; anything else gives `base_url`.
+///
+/// Unlike Auth.js, an unparsable URL gives `base_url` instead of a server error.
+///
+/// ```
+/// use authcore::callbacks::default_redirect;
+/// let base = "https://app.example";
+/// assert_eq!(default_redirect("/dashboard", base), "https://app.example/dashboard");
+/// assert_eq!(default_redirect("https://app.example/x", base), "https://app.example/x");
+/// assert_eq!(default_redirect("https://evil.example/", base), base);
+/// assert_eq!(default_redirect("javascript:alert(1)", base), base);
+/// ```
+pub fn default_redirect(url: &str, base_url: &str) -> String {
+    if url.starts_with('/') {
+        let mut s = String::with_capacity(base_url.len() + url.len());
+        s.push_str(base_url);
+        s.push_str(url);
+        return s;
+    }
+    match url::Url::parse(url) {
+        Ok(u) if u.origin().ascii_serialization() == base_url => url.to_owned(),
+        _ => base_url.to_owned(),
+    }
+}
+
+/// Message of the `signIn` event.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct SignInEvent<'a> {
+    /// The user.
+    pub user: &'a User,
+    /// The account.
+    pub account: Option<&'a Account>,
+    /// The OAuth profile.
+    pub profile: Option<&'a Profile>,
+    /// Whether the user is new.
+    pub is_new_user: Option<bool>,
+}
+
+/// Message of the `signOut` event.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum SignOutEvent<'a> {
+    /// JWT strategy: the decoded token, if it could be decoded.
+    Token(Option<&'a JwtClaims>),
+    /// Database strategy: the deleted session.
+    Session(Option<&'a Value>),
+}
+
+/// Message of the `session` event.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct SessionEvent<'a> {
+    /// The session returned to the client.
+    pub session: &'a Value,
+    /// The token (JWT strategy).
+    pub token: Option<&'a JwtClaims>,
+}
+
+/// Auth.js events: awaited, errors logged as `EventError` and otherwise ignored.
+#[async_trait]
+pub trait Events: Send + Sync + 'static {
+    /// After a successful sign-in.
+    async fn sign_in(&self, message: SignInEvent<'_>) -> Result<(), BoxError> {
+        let _ = message;
+        Ok(())
+    }
+    /// After sign-out.
+    async fn sign_out(&self, message: SignOutEvent<'_>) -> Result<(), BoxError> {
+        let _ = message;
+        Ok(())
+    }
+    /// After an adapter created a user.
+    async fn create_user(&self, user: &User) -> Result<(), BoxError> {
+        let _ = user;
+        Ok(())
+    }
+    /// After an adapter updated a user.
+    async fn update_user(&self, user: &User) -> Result<(), BoxError> {
+        let _ = user;
+        Ok(())
+    }
+    /// After an account was linked to a user.
+    async fn link_account(
+        &self,
+        user: &User,
+        account: &Account,
+        profile: Option<&Profile>,
+    ) -> Result<(), BoxError> {
+        let _ = (user, account, profile);
+        Ok(())
+    }
+    /// After every successful session read or update.
+    async fn session(&self, message: SessionEvent<'_>) -> Result<(), BoxError> {
+        let _ = message;
+        Ok(())
+    }
+}
+
+/// No-op events.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoEvents;
+
+#[async_trait]
+impl Events for NoEvents {}
+
+#[cfg(test)]
+mod tests {
+    use super::default_redirect;
+
+    #[test]
+    fn default_redirect_rejects_hostile_targets() {
+        let base = "http://localhost:3000";
+        for hostile in [
+            "https://evil.example",
+            "https:evil.example",
+            "javascript:alert(1)",
+            "data:text/html,x",
+            "http://localhost:3000.evil.example/",
+            "http://user@evil.example",
+            "\\\\evil.example",
+            "not a url",
+            "",
+        ] {
+            assert_eq!(default_redirect(hostile, base), base, "{hostile}");
+        }
+        // Relative targets stay on our origin, whatever follows the slash.
+        for rel in ["//evil.example", "/\\evil.example", "/a?b=c#d"] {
+            let out = default_redirect(rel, base);
+            assert!(out.starts_with("http://localhost:3000/"), "{rel}");
+            let u = url::Url::parse(&out).unwrap();
+            assert_eq!(u.origin().ascii_serialization(), base, "{rel}");
+        }
+        assert_eq!(
+            default_redirect("http://localhost:3000/x", base),
+            "http://localhost:3000/x"
+        );
+    }
+}

@@ -1,0 +1,640 @@
+//! [`AuthConfig`] and its builder. Configuration is validated once, in
+//! [`AuthConfigBuilder::build`]; everything the hot path needs (JWE keys, cookie names,
+//! the CSRF secret string) is prepared there too.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::callbacks::{Callbacks, DefaultCallbacks, Events, NoEvents};
+use crate::cookies::{CookieSet, CookiesOverrides, ResolvedCookie, is_valid_cookie_name};
+use crate::env::Env;
+use crate::error::ConfigError;
+use crate::jwt::JwtCodec;
+use crate::logger::{Logger, TracingLogger, WarningCode};
+use crate::providers::Provider;
+use crate::types::{PagesOptions, ProviderType, Theme};
+
+/// Where sessions live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SessionStrategy {
+    /// An encrypted JWT in the session cookie (default without an adapter).
+    #[default]
+    Jwt,
+    /// A database row whose token is in the cookie (needs an adapter).
+    Database,
+}
+
+/// Default request body limit: 64 KiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024;
+/// Default limit on the total size of `Cookie` headers: 64 KiB.
+pub const DEFAULT_MAX_COOKIE_HEADER_BYTES: usize = 64 * 1024;
+
+/// Options that weaken security. Each is off by default; keep them out of production.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DangerousOptions {
+    /// Disable the CSRF double-submit check (`skipCSRFCheck`); `GET /csrf` answers 404.
+    pub skip_csrf_check: bool,
+}
+
+/// A validated configuration, cheap to clone.
+#[derive(Clone)]
+pub struct AuthConfig {
+    pub(crate) inner: Arc<ConfigInner>,
+}
+
+impl std::fmt::Debug for AuthConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = &self.inner;
+        f.debug_struct("AuthConfig")
+            .field("base_path", &c.base_path)
+            .field("providers", &c.providers)
+            .field("trust_host", &c.trust_host)
+            .field("url", &c.url.as_ref().map(|u| u.as_str()))
+            .field("session_strategy", &c.session_strategy)
+            .field("secret", &"[redacted]")
+            .finish_non_exhaustive()
+    }
+}
+
+/// The cookies of one scheme, prepared for the hot path.
+#[derive(Debug)]
+pub(crate) struct ResolvedCookies {
+    pub session_token: ResolvedCookie,
+    pub callback_url: ResolvedCookie,
+    pub csrf_token: ResolvedCookie,
+}
+
+impl ResolvedCookies {
+    fn new(set: &CookieSet) -> Self {
+        ResolvedCookies {
+            session_token: ResolvedCookie::new(&set.session_token),
+            callback_url: ResolvedCookie::new(&set.callback_url),
+            csrf_token: ResolvedCookie::new(&set.csrf_token),
+        }
+    }
+}
+
+pub(crate) struct ConfigInner {
+    pub providers: Vec<Provider>,
+    pub base_path: String,
+    pub codec: JwtCodec,
+    /// The secret coerced to a JavaScript string (`"a,b"` for a list), for CSRF hashes.
+    pub secret_string: String,
+    pub trust_host: bool,
+    pub url: Option<url::Url>,
+    pub session_strategy: SessionStrategy,
+    pub session_max_age: u64,
+    pub jwt_max_age: u64,
+    pub pages: PagesOptions,
+    pub theme: Theme,
+    pub callbacks: Arc<dyn Callbacks>,
+    pub events: Arc<dyn Events>,
+    pub logger: Arc<dyn Logger>,
+    pub debug: bool,
+    pub use_secure_cookies: Option<bool>,
+    pub cookies_secure: ResolvedCookies,
+    pub cookies_plain: ResolvedCookies,
+    pub cookie_sets: [CookieSet; 2],
+    pub dangerous: DangerousOptions,
+    pub max_body_bytes: usize,
+    pub max_cookie_header_bytes: usize,
+}
+
+impl ConfigInner {
+    /// Cookies for a request over HTTPS (`secure`) or not.
+    pub(crate) fn cookies(&self, request_is_https: bool) -> &ResolvedCookies {
+        if self.use_secure_cookies.unwrap_or(request_is_https) {
+            &self.cookies_secure
+        } else {
+            &self.cookies_plain
+        }
+    }
+
+    pub(crate) fn provider(&self, id: &str) -> Option<&Provider> {
+        self.providers.iter().find(|p| p.id() == id)
+    }
+}
+
+impl AuthConfig {
+    /// Starts a builder.
+    pub fn builder() -> AuthConfigBuilder {
+        AuthConfigBuilder::default()
+    }
+
+    /// The base path (`/auth` by default).
+    pub fn base_path(&self) -> &str {
+        &self.inner.base_path
+    }
+
+    /// The configured providers.
+    pub fn providers(&self) -> &[Provider] {
+        &self.inner.providers
+    }
+
+    /// The session strategy.
+    pub fn session_strategy(&self) -> SessionStrategy {
+        self.inner.session_strategy
+    }
+
+    /// The JWT encoder/decoder bound to the configured secrets.
+    pub fn jwt(&self) -> &JwtCodec {
+        &self.inner.codec
+    }
+
+    /// All cookie names and options for HTTPS (`true`) or plain HTTP (`false`) requests.
+    pub fn cookies(&self, secure: bool) -> &CookieSet {
+        let secure = self.inner.use_secure_cookies.unwrap_or(secure);
+        &self.inner.cookie_sets[usize::from(secure)]
+    }
+
+    /// Custom pages.
+    pub fn pages(&self) -> &PagesOptions {
+        &self.inner.pages
+    }
+}
+
+/// Builds an [`AuthConfig`].
+///
+/// ```
+/// use authcore::{AuthConfig, providers::CredentialsProvider};
+/// let config = AuthConfig::builder()
+///     .secret("a long random secret")
+///     .trust_host(true)
+///     .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+///     .build()
+///     .unwrap();
+/// assert_eq!(config.base_path(), "/auth");
+///
+/// let err = AuthConfig::builder().trust_host(true).build().unwrap_err();
+/// assert!(err.to_string().contains("secret"));
+/// ```
+pub struct AuthConfigBuilder {
+    providers: Vec<Provider>,
+    secrets: Vec<String>,
+    base_path: Option<String>,
+    trust_host: Option<bool>,
+    url: Option<String>,
+    session_strategy: Option<SessionStrategy>,
+    session_max_age: Duration,
+    jwt_max_age: Option<Duration>,
+    pages: PagesOptions,
+    theme: Theme,
+    callbacks: Arc<dyn Callbacks>,
+    events: Arc<dyn Events>,
+    logger: Arc<dyn Logger>,
+    debug: bool,
+    use_secure_cookies: Option<bool>,
+    cookies: CookiesOverrides,
+    dangerous: DangerousOptions,
+    max_body_bytes: usize,
+    max_cookie_header_bytes: usize,
+    pub(crate) warnings: Vec<WarningCode>,
+}
+
+impl Default for AuthConfigBuilder {
+    fn default() -> Self {
+        AuthConfigBuilder {
+            providers: Vec::new(),
+            secrets: Vec::new(),
+            base_path: None,
+            trust_host: None,
+            url: None,
+            session_strategy: None,
+            session_max_age: Duration::from_secs(30 * 24 * 60 * 60),
+            jwt_max_age: None,
+            pages: PagesOptions::default(),
+            theme: Theme::default(),
+            callbacks: Arc::new(DefaultCallbacks),
+            events: Arc::new(NoEvents),
+            logger: Arc::new(TracingLogger),
+            debug: false,
+            use_secure_cookies: None,
+            cookies: CookiesOverrides::default(),
+            dangerous: DangerousOptions::default(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_cookie_header_bytes: DEFAULT_MAX_COOKIE_HEADER_BYTES,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl AuthConfigBuilder {
+    /// Adds a provider.
+    pub fn provider(mut self, provider: impl Into<Provider>) -> Self {
+        self.providers.push(provider.into());
+        self
+    }
+
+    /// Sets the secret (replaces any earlier ones).
+    pub fn secret(mut self, secret: impl Into<String>) -> Self {
+        self.secrets = vec![secret.into()];
+        self
+    }
+
+    /// Sets several secrets for rotation: the first encrypts, all decrypt.
+    pub fn secrets<I, S>(mut self, secrets: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.secrets = secrets.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The path the handler is mounted on (default `/auth`).
+    pub fn base_path(mut self, path: impl Into<String>) -> Self {
+        self.base_path = Some(path.into());
+        self
+    }
+
+    /// Trust the request's `Host` and `X-Forwarded-Host` / `X-Forwarded-Proto` headers to
+    /// build URLs (Auth.js `trustHost`). Without it, or [`url`](Self::url), every request
+    /// fails with `UntrustedHost`.
+    pub fn trust_host(mut self, trust: bool) -> Self {
+        self.trust_host = Some(trust);
+        self
+    }
+
+    /// The site's fixed public URL (`AUTH_URL`): its origin is used for every request and
+    /// request headers are not trusted for it. Implies `trust_host` for the URL path.
+    pub fn url(mut self, url: impl Into<String>) -> Self {
+        self.url = Some(url.into());
+        self
+    }
+
+    /// JWT (default) or database sessions.
+    pub fn session_strategy(mut self, strategy: SessionStrategy) -> Self {
+        self.session_strategy = Some(strategy);
+        self
+    }
+
+    /// Session lifetime (default 30 days).
+    pub fn session_max_age(mut self, max_age: Duration) -> Self {
+        self.session_max_age = max_age;
+        self
+    }
+
+    /// JWT lifetime (default: the session lifetime).
+    pub fn jwt_max_age(mut self, max_age: Duration) -> Self {
+        self.jwt_max_age = Some(max_age);
+        self
+    }
+
+    /// Custom pages.
+    pub fn pages(mut self, pages: PagesOptions) -> Self {
+        self.pages = pages;
+        self
+    }
+
+    /// Theme of the built-in pages.
+    pub fn theme(mut self, theme: Theme) -> Self {
+        self.theme = theme;
+        self
+    }
+
+    /// Callbacks (`sign_in`, `redirect`, `jwt`, `session`).
+    pub fn callbacks(mut self, callbacks: impl Callbacks) -> Self {
+        self.callbacks = Arc::new(callbacks);
+        self
+    }
+
+    /// Event handlers.
+    pub fn events(mut self, events: impl Events) -> Self {
+        self.events = Arc::new(events);
+        self
+    }
+
+    /// Replaces the `tracing` logger.
+    pub fn logger(mut self, logger: impl Logger) -> Self {
+        self.logger = Arc::new(logger);
+        self
+    }
+
+    /// Enables debug messages.
+    pub fn debug(mut self, debug: bool) -> Self {
+        self.debug = debug;
+        self
+    }
+
+    /// Forces secure (`__Secure-` / `__Host-`) cookies on or off; by default they follow
+    /// the request scheme.
+    pub fn use_secure_cookies(mut self, secure: bool) -> Self {
+        self.use_secure_cookies = Some(secure);
+        self
+    }
+
+    /// Overrides cookie names and options.
+    pub fn cookies(mut self, cookies: CookiesOverrides) -> Self {
+        self.cookies = cookies;
+        self
+    }
+
+    /// Options that weaken security.
+    pub fn dangerous(mut self, dangerous: DangerousOptions) -> Self {
+        self.dangerous = dangerous;
+        self
+    }
+
+    /// Largest accepted request body (default [`DEFAULT_MAX_BODY_BYTES`]); larger bodies
+    /// get `413`.
+    pub fn max_body_bytes(mut self, limit: usize) -> Self {
+        self.max_body_bytes = limit;
+        self
+    }
+
+    /// Largest accepted total of `Cookie` headers (default
+    /// [`DEFAULT_MAX_COOKIE_HEADER_BYTES`]); more gets `431`.
+    pub fn max_cookie_header_bytes(mut self, limit: usize) -> Self {
+        self.max_cookie_header_bytes = limit;
+        self
+    }
+
+    /// Fills unset options from environment variables (Auth.js `setEnvDefaults`, spec §1.3):
+    /// `AUTH_SECRET`, `AUTH_SECRET_1..3`, `AUTH_URL`, `AUTH_TRUST_HOST`, and
+    /// `AUTH_<PROVIDER>_ID/SECRET/ISSUER/KEY`.
+    pub fn env_defaults(self, env: &Env) -> Self {
+        crate::env::apply_env_defaults(self, env, false)
+    }
+
+    pub(crate) fn has_secret(&self) -> bool {
+        self.secrets.iter().any(|s| !s.is_empty())
+    }
+    pub(crate) fn secrets_mut(&mut self) -> &mut Vec<String> {
+        &mut self.secrets
+    }
+    pub(crate) fn base_path_ref(&self) -> Option<&str> {
+        self.base_path.as_deref()
+    }
+    pub(crate) fn set_base_path(&mut self, p: String) {
+        self.base_path = Some(p);
+    }
+    pub(crate) fn url_ref(&self) -> Option<&str> {
+        self.url.as_deref()
+    }
+    pub(crate) fn set_url(&mut self, u: String) {
+        self.url = Some(u);
+    }
+    pub(crate) fn trust_host_ref(&self) -> Option<bool> {
+        self.trust_host
+    }
+    pub(crate) fn providers_mut(&mut self) -> &mut Vec<Provider> {
+        &mut self.providers
+    }
+
+    /// Validates and prepares the configuration.
+    pub fn build(self) -> Result<AuthConfig, ConfigError> {
+        if self.secrets.is_empty() {
+            return Err(ConfigError::MissingSecret);
+        }
+        if let Some(index) = self.secrets.iter().position(String::is_empty) {
+            return Err(ConfigError::EmptySecret { index });
+        }
+        if self.providers.is_empty() {
+            return Err(ConfigError::NoProviders);
+        }
+        for (i, p) in self.providers.iter().enumerate() {
+            let id = p.id();
+            if id.is_empty()
+                || id == "undefined"
+                || id
+                    .bytes()
+                    .any(|b| matches!(b, b'/' | b'?' | b'#' | b'%') || b.is_ascii_whitespace() || b.is_ascii_control())
+            {
+                return Err(ConfigError::InvalidProviderId { id: id.to_owned() });
+            }
+            if self.providers[..i].iter().any(|q| q.id() == id) {
+                return Err(ConfigError::DuplicateProviderId { id: id.to_owned() });
+            }
+            match p {
+                Provider::Credentials(c) if c.authorize.is_none() => {
+                    return Err(ConfigError::MissingAuthorize {
+                        provider: id.to_owned(),
+                    });
+                }
+                Provider::Credentials(_) => {}
+            }
+        }
+        let strategy = self.session_strategy.unwrap_or(SessionStrategy::Jwt);
+        if strategy == SessionStrategy::Database {
+            if self
+                .providers
+                .iter()
+                .all(|p| p.kind() == ProviderType::Credentials)
+            {
+                return Err(ConfigError::UnsupportedStrategy);
+            }
+            // Adapters arrive with the database issue; until then database sessions cannot work.
+            return Err(ConfigError::MissingAdapter);
+        }
+
+        let base_path = self.base_path.unwrap_or_else(|| "/auth".to_owned());
+        if base_path != "/" && (!base_path.starts_with('/') || base_path.ends_with('/')) {
+            return Err(ConfigError::InvalidBasePath { path: base_path });
+        }
+        let base_path = if base_path == "/" {
+            String::new()
+        } else {
+            base_path
+        };
+
+        let url = match self.url {
+            Some(u) => {
+                let parsed = url::Url::parse(&u)
+                    .ok()
+                    .filter(|p| matches!(p.scheme(), "http" | "https") && p.has_host())
+                    .ok_or(ConfigError::InvalidUrl { url: u })?;
+                Some(parsed)
+            }
+            None => None,
+        };
+
+        for (page, path) in [
+            ("signIn", &self.pages.sign_in),
+            ("signOut", &self.pages.sign_out),
+            ("error", &self.pages.error),
+            ("verifyRequest", &self.pages.verify_request),
+            ("newUser", &self.pages.new_user),
+        ] {
+            if let Some(p) = path {
+                let ok = p.starts_with('/') || url::Url::parse(p).is_ok_and(|u| u.has_host());
+                if !ok {
+                    return Err(ConfigError::InvalidPagePath {
+                        page,
+                        path: p.clone(),
+                    });
+                }
+            }
+        }
+
+        let max_age = self.session_max_age.as_secs();
+        if max_age == 0 {
+            return Err(ConfigError::InvalidSessionOptions(
+                "session max age must be at least one second",
+            ));
+        }
+        let jwt_max_age = self.jwt_max_age.map_or(max_age, |d| d.as_secs());
+
+        let sets = [
+            CookieSet::defaults(false).with_overrides(&self.cookies),
+            CookieSet::defaults(true).with_overrides(&self.cookies),
+        ];
+        for set in &sets {
+            for c in set.all() {
+                if !is_valid_cookie_name(&c.name) {
+                    return Err(ConfigError::InvalidCookieName {
+                        name: c.name.clone(),
+                    });
+                }
+            }
+        }
+
+        let codec = JwtCodec::new(&self.secrets).map_err(|_| ConfigError::MissingSecret)?;
+        let secret_string = self.secrets.join(",");
+        let trust_host = self.trust_host.unwrap_or(false) || url.is_some();
+
+        let logger = self.logger;
+        if self.debug {
+            logger.warn(WarningCode::DebugEnabled);
+        }
+        if self.dangerous.skip_csrf_check {
+            logger.warn(WarningCode::CsrfDisabled);
+        }
+        for w in &self.warnings {
+            logger.warn(*w);
+        }
+
+        Ok(AuthConfig {
+            inner: Arc::new(ConfigInner {
+                providers: self.providers,
+                base_path,
+                codec,
+                secret_string,
+                trust_host,
+                url,
+                session_strategy: strategy,
+                session_max_age: max_age,
+                jwt_max_age,
+                pages: self.pages,
+                theme: self.theme,
+                callbacks: self.callbacks,
+                events: self.events,
+                logger,
+                debug: self.debug,
+                use_secure_cookies: self.use_secure_cookies,
+                cookies_secure: ResolvedCookies::new(&sets[1]),
+                cookies_plain: ResolvedCookies::new(&sets[0]),
+                cookie_sets: sets,
+                dangerous: self.dangerous,
+                max_body_bytes: self.max_body_bytes,
+                max_cookie_header_bytes: self.max_cookie_header_bytes,
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::CredentialsProvider;
+
+    fn creds() -> CredentialsProvider {
+        CredentialsProvider::new().authorize(|_, _| async { Ok(None) })
+    }
+
+    #[test]
+    fn assertions_say_what_to_fix() {
+        let e = AuthConfig::builder().provider(creds()).build().unwrap_err();
+        assert_eq!(e, ConfigError::MissingSecret);
+        let e = AuthConfig::builder()
+            .secrets(["a", ""])
+            .provider(creds())
+            .build()
+            .unwrap_err();
+        assert_eq!(e, ConfigError::EmptySecret { index: 1 });
+        let e = AuthConfig::builder()
+            .secret("s")
+            .provider(CredentialsProvider::new())
+            .build()
+            .unwrap_err();
+        assert!(matches!(e, ConfigError::MissingAuthorize { .. }));
+        assert!(e.to_string().contains("authorize"));
+        let e = AuthConfig::builder()
+            .secret("s")
+            .provider(creds())
+            .session_strategy(SessionStrategy::Database)
+            .build()
+            .unwrap_err();
+        assert_eq!(e, ConfigError::UnsupportedStrategy);
+        let e = AuthConfig::builder()
+            .secret("s")
+            .provider(creds())
+            .provider(creds())
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            e,
+            ConfigError::DuplicateProviderId {
+                id: "credentials".into()
+            }
+        );
+        let e = AuthConfig::builder().secret("s").build().unwrap_err();
+        assert_eq!(e, ConfigError::NoProviders);
+        for bad in ["auth", "/auth/"] {
+            let e = AuthConfig::builder()
+                .secret("s")
+                .provider(creds())
+                .base_path(bad)
+                .build()
+                .unwrap_err();
+            assert!(matches!(e, ConfigError::InvalidBasePath { .. }), "{bad}");
+        }
+        let e = AuthConfig::builder()
+            .secret("s")
+            .provider(creds().with_id("a/b"))
+            .build()
+            .unwrap_err();
+        assert!(matches!(e, ConfigError::InvalidProviderId { .. }));
+        let e = AuthConfig::builder()
+            .secret("s")
+            .provider(creds())
+            .url("ftp://x")
+            .build()
+            .unwrap_err();
+        assert!(matches!(e, ConfigError::InvalidUrl { .. }));
+        let e = AuthConfig::builder()
+            .secret("s")
+            .provider(creds())
+            .cookies(CookiesOverrides {
+                session_token: crate::cookies::CookieOverride {
+                    name: Some("bad name;".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+            .build()
+            .unwrap_err();
+        assert!(matches!(e, ConfigError::InvalidCookieName { .. }));
+        let e = AuthConfig::builder()
+            .secret("s")
+            .provider(creds())
+            .pages(PagesOptions {
+                sign_in: Some("login".into()),
+                ..Default::default()
+            })
+            .build()
+            .unwrap_err();
+        assert!(matches!(e, ConfigError::InvalidPagePath { .. }));
+    }
+
+    #[test]
+    fn debug_output_redacts_the_secret() {
+        let c = AuthConfig::builder()
+            .secret("super-secret-value")
+            .provider(creds())
+            .build()
+            .unwrap();
+        let s = format!("{c:?}");
+        assert!(!s.contains("super-secret-value"));
+        assert!(s.contains("[redacted]"));
+    }
+}

@@ -1,0 +1,290 @@
+//! Environment defaults (Auth.js `setEnvDefaults`) and `createActionURL` (spec §1.3).
+//!
+//! ```
+//! use authcore::env::Env;
+//! use authcore::{AuthConfig, providers::CredentialsProvider};
+//! let env = Env::from_pairs([("AUTH_SECRET", "s3cret"), ("AUTH_URL", "https://example.com/api/auth")]);
+//! let config = AuthConfig::builder()
+//!     .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+//!     .env_defaults(&env)
+//!     .build()
+//!     .unwrap();
+//! assert_eq!(config.base_path(), "/api/auth");
+//! ```
+
+use std::collections::HashMap;
+
+use http::HeaderMap;
+
+use crate::config::AuthConfigBuilder;
+use crate::logger::WarningCode;
+use crate::providers::ProviderEnv;
+
+/// A snapshot of environment variables.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    vars: HashMap<String, String>,
+}
+
+impl Env {
+    /// The process environment (variables that are valid UTF-8).
+    pub fn from_process() -> Self {
+        Env {
+            vars: std::env::vars().collect(),
+        }
+    }
+
+    /// An environment from pairs (tests, config files).
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        Env {
+            vars: pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        }
+    }
+
+    /// A variable.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.vars.get(key).map(String::as_str)
+    }
+
+    /// `AUTH_<ID>_ID`, `_SECRET`, `_ISSUER`, `_KEY` for a provider id (upper-cased, `-` → `_`).
+    pub fn provider_env(&self, provider_id: &str) -> ProviderEnv {
+        let id: String = provider_id
+            .chars()
+            .map(|c| if c == '-' { '_' } else { c.to_ascii_uppercase() })
+            .collect();
+        let get = |suffix: &str| self.get(&format!("AUTH_{id}_{suffix}")).map(str::to_owned);
+        ProviderEnv {
+            client_id: get("ID"),
+            client_secret: get("SECRET"),
+            issuer: get("ISSUER"),
+            api_key: get("KEY"),
+        }
+    }
+}
+
+/// Whether an env value turns a flag on. Deviation from Auth.js (spec §16.28): `"false"`,
+/// `"0"`, `"no"`, `"off"` and `""` mean off, instead of any defined value meaning on.
+fn is_truthy(v: &str) -> bool {
+    !matches!(
+        v.trim().to_ascii_lowercase().as_str(),
+        "" | "0" | "false" | "no" | "off"
+    )
+}
+
+pub(crate) fn apply_env_defaults(
+    mut b: AuthConfigBuilder,
+    env: &Env,
+    suppress_base_path_warning: bool,
+) -> AuthConfigBuilder {
+    if let Some(auth_url) = env.get("AUTH_URL") {
+        if b.base_path_ref().is_some() {
+            if !suppress_base_path_warning {
+                b.warnings.push(WarningCode::EnvUrlBasepathRedundant);
+            }
+        } else if let Ok(u) = url::Url::parse(auth_url) {
+            let path = u.path().trim_end_matches('/');
+            b.set_base_path(if path.is_empty() {
+                "/".to_owned()
+            } else {
+                path.to_owned()
+            });
+        }
+        if b.url_ref().is_none() && url::Url::parse(auth_url).is_ok() {
+            b.set_url(auth_url.to_owned());
+        }
+    }
+    if !b.has_secret() {
+        let secrets = b.secrets_mut();
+        secrets.clear();
+        if let Some(s) = env.get("AUTH_SECRET") {
+            secrets.push(s.to_owned());
+        }
+        for i in 1..=3 {
+            if let Some(s) = env.get(&format!("AUTH_SECRET_{i}")) {
+                secrets.insert(0, s.to_owned());
+            }
+        }
+    }
+    if b.trust_host_ref().is_none() {
+        let trust = ["AUTH_URL", "AUTH_TRUST_HOST", "VERCEL", "CF_PAGES"]
+            .iter()
+            .find_map(|k| env.get(k))
+            .map(is_truthy)
+            .or_else(|| env.get("NODE_ENV").map(|v| v != "production"));
+        if let Some(t) = trust {
+            b = b.trust_host(t);
+        }
+    }
+    for p in b.providers_mut() {
+        let pe = env.provider_env(p.id());
+        p.apply_env(&pe);
+    }
+    b
+}
+
+/// Builds the URL of an action (Auth.js `createActionURL`), for framework integrations.
+///
+/// Returns the URL and any warning to log.
+pub fn create_action_url(
+    action: &str,
+    protocol: Option<&str>,
+    headers: &HeaderMap,
+    env: &Env,
+    base_path: Option<&str>,
+) -> Result<(url::Url, Option<WarningCode>), url::ParseError> {
+    let mut warning = None;
+    let env_url = env.get("AUTH_URL").or_else(|| env.get("NEXTAUTH_URL"));
+    let base = if let Some(env_url) = env_url {
+        let mut u = url::Url::parse(env_url)?;
+        if let Some(bp) = base_path
+            && bp != "/"
+            && u.path() != "/"
+        {
+            if u.path() != bp {
+                warning = Some(WarningCode::EnvUrlBasepathMismatch);
+            }
+            u.set_path("/");
+        }
+        u.to_string()
+    } else {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let host = header("x-forwarded-host").or_else(|| header("host")).unwrap_or("");
+        let proto = header("x-forwarded-proto")
+            .or(protocol)
+            .unwrap_or("https");
+        let colon = if proto.ends_with(':') { "" } else { ":" };
+        format!("{proto}{colon}//{host}")
+    };
+    let base = base.strip_suffix('/').unwrap_or(&base);
+    let s = match base_path {
+        Some(bp) => {
+            let bp = bp.trim_matches('/');
+            if bp.is_empty() {
+                format!("{base}/{action}")
+            } else {
+                format!("{base}/{bp}/{action}")
+            }
+        }
+        None => format!("{base}/{action}"),
+    };
+    Ok((url::Url::parse(&s)?, warning))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::AuthConfig;
+    use crate::providers::CredentialsProvider;
+
+    fn builder() -> AuthConfigBuilder {
+        AuthConfig::builder().provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+    }
+
+    #[test]
+    fn secrets_from_env_in_rotation_order() {
+        let env = Env::from_pairs([("AUTH_SECRET", "0"), ("AUTH_SECRET_1", "1")]);
+        let b = apply_env_defaults(builder(), &env, false);
+        assert_eq!(b.secrets_mut().clone(), vec!["1".to_owned(), "0".to_owned()]);
+        let env = Env::from_pairs([
+            ("AUTH_SECRET", "0"),
+            ("AUTH_SECRET_1", "1"),
+            ("AUTH_SECRET_2", "2"),
+            ("AUTH_SECRET_3", "3"),
+        ]);
+        let mut b = apply_env_defaults(builder(), &env, false);
+        assert_eq!(b.secrets_mut().clone(), ["3", "2", "1", "0"]);
+        let mut b = apply_env_defaults(builder().secrets(["old"]), &env, false);
+        assert_eq!(b.secrets_mut().clone(), ["old"]);
+    }
+
+    #[test]
+    fn base_path_from_auth_url() {
+        let env = Env::from_pairs([("AUTH_URL", "http://n/api/auth"), ("AUTH_SECRET", "s")]);
+        let b = apply_env_defaults(builder(), &env, false);
+        assert_eq!(b.base_path_ref(), Some("/api/auth"));
+        assert!(b.warnings.is_empty());
+        let b = apply_env_defaults(builder().base_path("/custom"), &env, false);
+        assert_eq!(b.base_path_ref(), Some("/custom"));
+        assert_eq!(b.warnings, [WarningCode::EnvUrlBasepathRedundant]);
+        let b = apply_env_defaults(builder().base_path("/custom"), &env, true);
+        assert!(b.warnings.is_empty());
+        let env = Env::from_pairs([("AUTH_URL", "not a url")]);
+        let b = apply_env_defaults(builder(), &env, false);
+        assert_eq!(b.base_path_ref(), None);
+        let config = apply_env_defaults(builder().secret("s"), &env, false).build().unwrap();
+        assert_eq!(config.base_path(), "/auth");
+    }
+
+    #[test]
+    fn trust_host_from_env() {
+        for (k, v) in [
+            ("AUTH_TRUST_HOST", "1"),
+            ("VERCEL", "1"),
+            ("NODE_ENV", "development"),
+            ("NODE_ENV", "test"),
+            ("AUTH_URL", "http://x"),
+            ("AUTH_TRUST_HOST", "true"),
+        ] {
+            let b = apply_env_defaults(builder(), &Env::from_pairs([(k, v)]), false);
+            assert_eq!(b.trust_host_ref(), Some(true), "{k}={v}");
+        }
+        for (k, v) in [("AUTH_TRUST_HOST", "false"), ("AUTH_TRUST_HOST", "0"), ("NODE_ENV", "production")] {
+            let b = apply_env_defaults(builder(), &Env::from_pairs([(k, v)]), false);
+            assert_eq!(b.trust_host_ref(), Some(false), "{k}={v}");
+        }
+        let b = apply_env_defaults(builder().trust_host(false), &Env::from_pairs([("AUTH_TRUST_HOST", "1")]), false);
+        assert_eq!(b.trust_host_ref(), Some(false));
+    }
+
+    #[test]
+    fn provider_env_names() {
+        let env = Env::from_pairs([
+            ("AUTH_AUTH0_ID", "id"),
+            ("AUTH_AUTH0_SECRET", "sec"),
+            ("AUTH_AUTH0_ISSUER", "https://x"),
+            ("AUTH_AZURE_AD_ID", "az"),
+            ("AUTH_RESEND_KEY", "key"),
+        ]);
+        let p = env.provider_env("auth0");
+        assert_eq!(p.client_id.as_deref(), Some("id"));
+        assert_eq!(p.client_secret.as_deref(), Some("sec"));
+        assert_eq!(p.issuer.as_deref(), Some("https://x"));
+        assert_eq!(env.provider_env("azure-ad").client_id.as_deref(), Some("az"));
+        assert_eq!(env.provider_env("resend").api_key.as_deref(), Some("key"));
+    }
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, http::HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn create_action_url_table() {
+        let none = Env::default();
+        let cases: Vec<(&str, Option<&str>, HeaderMap, Env, Option<&str>, &str, Option<WarningCode>)> = vec![
+            ("callback", None, headers(&[("host", "example.com")]), Env::default(), Some("/basepath"), "https://example.com/basepath/callback", None),
+            ("session", Some("http"), headers(&[("host", "example.com")]), Env::default(), Some("/auth"), "http://example.com/auth/session", None),
+            ("session", Some("http:"), headers(&[("host", "example.com")]), Env::default(), Some("/auth"), "http://example.com/auth/session", None),
+            ("session", None, headers(&[("host", "example.com"), ("x-forwarded-host", "fwd.example")]), Env::default(), Some("/auth"), "https://fwd.example/auth/session", None),
+            ("session", Some("https"), headers(&[("host", "example.com"), ("x-forwarded-proto", "http")]), Env::default(), Some("/auth"), "http://example.com/auth/session", None),
+            ("signin", None, headers(&[]), Env::from_pairs([("AUTH_URL", "http://localhost:3000/my-app/api/auth")]), Some("/my-app/api/auth"), "http://localhost:3000/my-app/api/auth/signin", None),
+            ("signin", None, headers(&[]), Env::from_pairs([("AUTH_URL", "http://localhost:3000/my-app/api/auth")]), None, "http://localhost:3000/my-app/api/auth/signin", None),
+            ("signin", None, headers(&[]), Env::from_pairs([("AUTH_URL", "https://sub.domain.env.com/my-app/api/auth/")]), Some("/my-app/api/auth"), "https://sub.domain.env.com/my-app/api/auth/signin", Some(WarningCode::EnvUrlBasepathMismatch)),
+            ("signout", None, headers(&[]), Env::from_pairs([("AUTH_URL", "https://sub.domain.env.com/my-app")]), Some("/api/auth"), "https://sub.domain.env.com/api/auth/signout", Some(WarningCode::EnvUrlBasepathMismatch)),
+        ];
+        let _ = none;
+        for (action, proto, h, env, bp, expected, warn) in cases {
+            let (u, w) = create_action_url(action, proto, &h, &env, bp).unwrap();
+            assert_eq!(u.as_str(), expected);
+            assert_eq!(w, warn, "{expected}");
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! Errors: the Auth.js error types of request handling ([`AuthError`]) and configuration
+//! errors found when an [`AuthConfig`](crate::AuthConfig) is built ([`ConfigError`]).
+//!
+//! Each [`AuthError`] variant maps, in one `match`, to the Auth.js error type name, its kind
+//! (sign-in page or error page) and whether the type may be shown to the client (§12.1).
+
+use std::error::Error as StdError;
+
+/// A boxed error from user code (callbacks, `authorize`, adapters).
+pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+
+/// Which page an error redirects to (Auth.js `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// `pages.signIn` / `{basePath}/signin`.
+    SignIn,
+    /// `pages.error` / `{basePath}/error`.
+    Error,
+}
+
+/// An error raised while handling a request, named after its Auth.js type.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// The `signIn` callback returned false or failed.
+    #[error("AccessDenied")]
+    AccessDenied {
+        /// Why, if the callback said so.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// `authorize` returned no user (or a `CredentialsSignin` with a custom code).
+    #[error("Read more at https://errors.authjs.dev#credentialssignin")]
+    CredentialsSignin {
+        /// Auth.js `code` (`credentials` by default).
+        code: String,
+    },
+    /// The CSRF token was missing or did not match.
+    #[error("CSRF token was missing during an action {action}")]
+    MissingCsrf {
+        /// The action name.
+        action: &'static str,
+    },
+    /// A route or method that the action does not support.
+    #[error("{message}")]
+    UnknownAction {
+        /// What was not supported.
+        message: String,
+    },
+    /// The provider does not support this route.
+    #[error("{message}")]
+    InvalidProvider {
+        /// What was wrong.
+        message: String,
+    },
+    /// No provider has the requested id (a plain `Error` upstream).
+    #[error("Provider with id \"{id}\" not found. Available providers: [{available}].")]
+    ProviderNotFound {
+        /// The id in the URL.
+        id: String,
+        /// The configured ids joined by `, `.
+        available: String,
+    },
+    /// A non-Auth.js error inside the callback route.
+    #[error("Callback route error (provider {provider})")]
+    CallbackRouteError {
+        /// Provider id.
+        provider: String,
+        /// What failed.
+        #[source]
+        source: BoxError,
+    },
+    /// A `callbackUrl` query parameter or cookie that is not an http(s) URL.
+    #[error("Invalid callback URL. Received: {received}")]
+    InvalidCallbackUrl {
+        /// The rejected value.
+        received: String,
+    },
+    /// `trust_host` is off and no fixed URL is configured.
+    #[error("Host must be trusted. URL was: {url}")]
+    UntrustedHost {
+        /// The request URL.
+        url: String,
+    },
+    /// A state / PKCE / nonce / challenge check failed.
+    #[error("{message}")]
+    InvalidCheck {
+        /// What failed.
+        message: String,
+    },
+    /// Session token could not be read (logged only).
+    #[error("JWT session error")]
+    JwtSessionError {
+        /// What failed.
+        #[source]
+        source: BoxError,
+    },
+    /// Sign-out side effects failed (logged only).
+    #[error("Sign-out error")]
+    SignOutError {
+        /// What failed.
+        #[source]
+        source: BoxError,
+    },
+    /// An event handler failed (logged only).
+    #[error("Event handler {event} failed")]
+    EventError {
+        /// Event name.
+        event: &'static str,
+        /// What failed.
+        #[source]
+        source: BoxError,
+    },
+    /// A callback returned an error that is not an Auth.js error.
+    #[error("Callback {callback} failed")]
+    CallbackError {
+        /// Callback name.
+        callback: &'static str,
+        /// What failed.
+        #[source]
+        source: BoxError,
+    },
+    /// The request body was not valid for the action.
+    #[error("{message}")]
+    InvalidRequest {
+        /// What was wrong.
+        message: String,
+    },
+}
+
+impl AuthError {
+    /// The Auth.js error type name (`error=` query value for client-safe errors).
+    pub fn error_type(&self) -> &'static str {
+        match self {
+            AuthError::AccessDenied { .. } => "AccessDenied",
+            AuthError::CredentialsSignin { .. } => "CredentialsSignin",
+            AuthError::MissingCsrf { .. } => "MissingCSRF",
+            AuthError::UnknownAction { .. } => "UnknownAction",
+            AuthError::InvalidProvider { .. } => "InvalidProvider",
+            AuthError::ProviderNotFound { .. } => "Error",
+            AuthError::CallbackRouteError { .. } => "CallbackRouteError",
+            AuthError::InvalidCallbackUrl { .. } => "InvalidCallbackUrl",
+            AuthError::UntrustedHost { .. } => "UntrustedHost",
+            AuthError::InvalidCheck { .. } => "InvalidCheck",
+            AuthError::JwtSessionError { .. } => "JWTSessionError",
+            AuthError::SignOutError { .. } => "SignOutError",
+            AuthError::EventError { .. } => "EventError",
+            AuthError::CallbackError { .. } => "CallbackRouteError",
+            AuthError::InvalidRequest { .. } => "InvalidRequest",
+        }
+    }
+
+    /// Sign-in page or error page.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            AuthError::CredentialsSignin { .. } | AuthError::MissingCsrf { .. } => {
+                ErrorKind::SignIn
+            }
+            _ => ErrorKind::Error,
+        }
+    }
+
+    /// Whether the type may be shown to the client; otherwise it is reported as `Configuration`.
+    pub fn is_client_safe(&self) -> bool {
+        matches!(
+            self,
+            AuthError::AccessDenied { .. }
+                | AuthError::CredentialsSignin { .. }
+                | AuthError::MissingCsrf { .. }
+        )
+    }
+
+    /// The `error=` value sent to the client.
+    pub fn client_type(&self) -> &'static str {
+        if self.is_client_safe() {
+            self.error_type()
+        } else {
+            "Configuration"
+        }
+    }
+
+    /// `code` for `CredentialsSignin`.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            AuthError::CredentialsSignin { code } => Some(code),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn unknown_action(message: impl Into<String>) -> Self {
+        AuthError::UnknownAction {
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn invalid_provider(message: impl Into<String>) -> Self {
+        AuthError::InvalidProvider {
+            message: message.into(),
+        }
+    }
+}
+
+/// A configuration mistake found when building an [`AuthConfig`](crate::AuthConfig).
+///
+/// The message says what to fix.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// No secret was configured.
+    #[error(
+        "MissingSecret: please define a `secret` (AuthConfig::builder().secret(..) or the AUTH_SECRET environment variable); generate one with `openssl rand -base64 33`"
+    )]
+    MissingSecret,
+    /// A secret was empty.
+    #[error("MissingSecret: secret number {index} is empty")]
+    EmptySecret {
+        /// Position in the secret list.
+        index: usize,
+    },
+    /// No provider was configured.
+    #[error("no providers configured: add at least one provider with AuthConfig::builder().provider(..)")]
+    NoProviders,
+    /// A credentials provider has no `authorize` function.
+    #[error(
+        "MissingAuthorize: the credentials provider \"{provider}\" needs an `authorize` function (CredentialsProvider::authorize)"
+    )]
+    MissingAuthorize {
+        /// Provider id.
+        provider: String,
+    },
+    /// Credentials-only config with the database strategy.
+    #[error(
+        "UnsupportedStrategy: signing in with credentials only supported if JWT strategy is enabled; use SessionStrategy::Jwt or add another provider"
+    )]
+    UnsupportedStrategy,
+    /// Database strategy without an adapter.
+    #[error("MissingAdapter: database session requires an adapter")]
+    MissingAdapter,
+    /// Two providers share an id.
+    #[error("duplicate provider id \"{id}\": every provider needs a unique id")]
+    DuplicateProviderId {
+        /// The repeated id.
+        id: String,
+    },
+    /// A provider id that cannot appear in a URL path segment.
+    #[error(
+        "invalid provider id {id:?}: use a non-empty id without '/', '?', '#', '%' or whitespace"
+    )]
+    InvalidProviderId {
+        /// The offending id.
+        id: String,
+    },
+    /// The base path is malformed.
+    #[error("invalid base path {path:?}: it must start with '/' and must not end with '/' (e.g. \"/auth\")")]
+    InvalidBasePath {
+        /// The offending path.
+        path: String,
+    },
+    /// The fixed URL (`AUTH_URL`) is not an absolute http(s) URL.
+    #[error("invalid url {url:?}: expected an absolute http(s) URL such as https://example.com")]
+    InvalidUrl {
+        /// The offending value.
+        url: String,
+    },
+    /// A cookie name is not a valid RFC 6265 token.
+    #[error("invalid cookie name {name:?}: cookie names must be RFC 6265 tokens")]
+    InvalidCookieName {
+        /// The offending name.
+        name: String,
+    },
+    /// A custom page path is not a relative or absolute URL.
+    #[error("invalid page path {path:?} for pages.{page}: use a path starting with '/' or an absolute URL")]
+    InvalidPagePath {
+        /// Which page.
+        page: &'static str,
+        /// The offending value.
+        path: String,
+    },
+    /// Session ages out of range.
+    #[error("invalid session options: {0}")]
+    InvalidSessionOptions(&'static str),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_safety_and_kinds_follow_authjs() {
+        let e = AuthError::CredentialsSignin {
+            code: "custom".into(),
+        };
+        assert_eq!(e.client_type(), "CredentialsSignin");
+        assert_eq!(e.kind(), ErrorKind::SignIn);
+        assert_eq!(e.code(), Some("custom"));
+        let e = AuthError::MissingCsrf { action: "signin" };
+        assert_eq!(e.client_type(), "MissingCSRF");
+        assert_eq!(e.kind(), ErrorKind::SignIn);
+        assert_eq!(e.to_string(), "CSRF token was missing during an action signin");
+        let e = AuthError::AccessDenied { source: None };
+        assert_eq!((e.client_type(), e.kind()), ("AccessDenied", ErrorKind::Error));
+        let e = AuthError::unknown_action("Cannot handle action: providers");
+        assert_eq!(e.client_type(), "Configuration");
+        let e = AuthError::ProviderNotFound {
+            id: "x".into(),
+            available: "a, b".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "Provider with id \"x\" not found. Available providers: [a, b]."
+        );
+        assert_eq!(e.client_type(), "Configuration");
+    }
+}

@@ -1,0 +1,281 @@
+//! The request handler: parse → assert → init → action → render, with the Auth.js error
+//! wrapper (spec §1.6) applied in one place.
+
+use bytes::Bytes;
+use http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::actions::{self, pages};
+use crate::config::{AuthConfig, ConfigInner};
+use crate::cookies::encode_uri_component;
+use crate::error::{AuthError, BoxError, ErrorKind};
+use crate::request::{Action, ParseError, RequestInternal, parse_request};
+use crate::response::{InternalBody, ResponseBody, ResponseInternal, render};
+
+/// The authcore handler: give it an `http::Request`, get the `http::Response`.
+///
+/// ```
+/// use authcore::{Auth, AuthConfig, providers::CredentialsProvider};
+/// # tokio_test_block(async {
+/// let auth = Auth::new(AuthConfig::builder()
+///     .secret("a long random secret")
+///     .trust_host(true)
+///     .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+///     .build()?);
+/// let req = http::Request::get("http://localhost:3000/auth/providers")
+///     .body(http_body_util::Empty::<bytes::Bytes>::new())?;
+/// let res = auth.handle(req).await;
+/// assert_eq!(res.status(), 200);
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// # });
+/// # fn tokio_test_block<F: std::future::Future>(f: F) -> F::Output {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Auth {
+    config: AuthConfig,
+}
+
+/// Why [`Auth::handle_raw`] produced no response record.
+pub type RawResult = Result<ResponseInternal, AuthError>;
+
+impl Auth {
+    /// A handler for a validated configuration.
+    pub fn new(config: AuthConfig) -> Self {
+        Auth { config }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AuthConfig {
+        &self.config
+    }
+
+    /// Handles one request.
+    pub async fn handle<B>(&self, req: http::Request<B>) -> http::Response<ResponseBody>
+    where
+        B: http_body::Body + Send,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        let c = &*self.config.inner;
+        let parsed = match parse_request(c, req).await {
+            Ok(p) => p,
+            Err(e) => return render(bad_request(c, e), false),
+        };
+        let return_redirect = parsed.return_redirect;
+        match run(c, &parsed).await {
+            Ok(r) => render(r, return_redirect),
+            Err(Failure::Assertion(e)) => render(assertion_failure(c, &parsed, &e), false),
+            Err(Failure::Action(e)) => render(error_response(c, &parsed, &e), false),
+        }
+    }
+
+    /// Raw mode (Auth.js `raw`): returns the internal response record, and returns Auth.js
+    /// errors instead of turning them into redirects (unless `X-Auth-Return-Redirect` is set).
+    pub async fn handle_raw<B>(&self, req: http::Request<B>) -> RawResult
+    where
+        B: http_body::Body + Send,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        let c = &*self.config.inner;
+        let parsed = match parse_request(c, req).await {
+            Ok(p) => p,
+            Err(e) => return Ok(bad_request(c, e)),
+        };
+        match run(c, &parsed).await {
+            Ok(r) => Ok(r),
+            Err(Failure::Assertion(e)) => Ok(assertion_failure(c, &parsed, &e)),
+            Err(Failure::Action(e)) if !parsed.return_redirect => {
+                c.logger.error(&e);
+                Err(e)
+            }
+            Err(Failure::Action(e)) => Ok(error_response(c, &parsed, &e)),
+        }
+    }
+}
+
+impl Auth {
+    /// The current session for a request's headers, as `GET <basePath>/session` would return
+    /// it (callbacks and events run), or `None` when signed out. For extractors and guards.
+    ///
+    /// `uri` is the incoming request's URI (used with the `Host` header to pick secure or
+    /// plain cookie names). Cookies that `GET /session` would refresh are not returned.
+    pub async fn session(&self, uri: &http::Uri, headers: &http::HeaderMap) -> Option<Value> {
+        let c = &*self.config.inner;
+        let mut builder = http::Request::get(session_uri(uri, &c.base_path));
+        if let Some(h) = builder.headers_mut() {
+            for name in [
+                http::header::COOKIE,
+                http::header::HOST,
+                http::HeaderName::from_static("x-forwarded-host"),
+                http::HeaderName::from_static("x-forwarded-proto"),
+            ] {
+                for v in headers.get_all(&name) {
+                    h.append(name.clone(), v.clone());
+                }
+            }
+        }
+        let req = builder.body(http_body_util::Empty::<Bytes>::new()).ok()?;
+        let resp = self.handle_raw(req).await.ok()?;
+        match resp.body? {
+            InternalBody::JsonBytes(b) => serde_json::from_slice(&b).ok().filter(|v: &Value| !v.is_null()),
+            InternalBody::Json(v) if !v.is_null() => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Decodes the session token of a request (Auth.js `getToken`, spec §4.6): from the
+    /// (chunked) session cookie, else from `Authorization: Bearer <token>` (percent-decoded).
+    /// `secure` picks the `__Secure-` cookie name. Any failure gives `None`.
+    pub fn get_token(&self, headers: &http::HeaderMap, secure: bool) -> Option<crate::jwt::JwtClaims> {
+        let raw = self.get_raw_token(headers, secure)?;
+        let name = &self.config.cookies(secure).session_token.name;
+        self.config.inner.codec.decode(&raw, name).ok().flatten()
+    }
+
+    /// The undecoded session token of a request (`getToken({raw: true})`).
+    pub fn get_raw_token(&self, headers: &http::HeaderMap, secure: bool) -> Option<String> {
+        let spec = crate::cookies::ResolvedCookie::new(&self.config.cookies(secure).session_token);
+        let cookies = crate::cookies::RequestCookies::parse(
+            headers
+                .get_all(http::header::COOKIE)
+                .iter()
+                .filter_map(|v| v.to_str().ok()),
+        );
+        let store = crate::cookies::SessionCookieStore::new(&spec, &cookies);
+        if let Some(v) = store.value() {
+            return Some(v.into_owned());
+        }
+        let auth = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+        let token = auth.strip_prefix("Bearer ")?;
+        crate::cookies::decode_uri_component(token)
+    }
+}
+
+/// `<basePath>/session`, keeping the scheme and authority of an absolute `uri`.
+fn session_uri(uri: &http::Uri, base_path: &str) -> String {
+    match (uri.scheme_str(), uri.authority()) {
+        (Some(s), Some(a)) => format!("{s}://{a}{base_path}/session"),
+        _ => format!("{base_path}/session"),
+    }
+}
+
+enum Failure {
+    Assertion(AuthError),
+    Action(AuthError),
+}
+
+async fn run(c: &ConfigInner, req: &RequestInternal) -> Result<ResponseInternal, Failure> {
+    actions::assert_request(c, req).map_err(Failure::Assertion)?;
+    let ctx = actions::init(c, req).await.map_err(Failure::Action)?;
+    let mut resp = actions::dispatch(&ctx).await.map_err(Failure::Action)?;
+    if !ctx.init_cookies.is_empty() {
+        let mut cookies = ctx.init_cookies;
+        cookies.append(&mut resp.cookies);
+        resp.cookies = cookies;
+    }
+    Ok(resp)
+}
+
+/// 400 `"Bad request."` for what does not parse; 413 / 431 for what is too large.
+fn bad_request(c: &ConfigInner, e: ParseError) -> ResponseInternal {
+    c.logger.error(&AuthError::InvalidRequest {
+        message: e.to_string(),
+    });
+    if c.debug {
+        c.logger.debug("request", &json!({ "error": e.to_string() }));
+    }
+    let (status, body) = match e {
+        ParseError::BodyTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "Payload too large."),
+        ParseError::CookiesTooLarge(_) => (
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "Request header fields too large.",
+        ),
+        _ => (StatusCode::BAD_REQUEST, "Bad request."),
+    };
+    ResponseInternal {
+        status: Some(status),
+        body: Some(InternalBody::Json(Value::String(body.to_owned()))),
+        ..Default::default()
+    }
+}
+
+/// A failed per-request assertion (spec §12.3): 500 JSON, or the error page for GETs of the
+/// HTML actions.
+fn assertion_failure(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> ResponseInternal {
+    c.logger.error(e);
+    let html_action = matches!(
+        req.action,
+        Action::Signin | Action::Signout | Action::Error | Action::VerifyRequest
+    );
+    if !html_action || req.method != Method::GET {
+        return ResponseInternal {
+            status: Some(StatusCode::INTERNAL_SERVER_ERROR),
+            body: Some(InternalBody::Json(json!({
+                "message": "There was a problem with the server configuration. Check the server logs for more information."
+            }))),
+            ..Default::default()
+        };
+    }
+    if let Some(page) = &c.pages.error {
+        let looping = req
+            .query
+            .get("callbackUrl")
+            .is_some_and(|cb| cb.starts_with(page.as_str()));
+        if !looping {
+            return ResponseInternal::redirect(page_url(&req.origin, page, "error=Configuration"));
+        }
+        c.logger.error(&AuthError::InvalidRequest {
+            message: format!(
+                "ErrorPageLoop: The error page {page} should not require authentication"
+            ),
+        });
+    }
+    let signin = format!("{}{}/signin", req.origin, c.base_path);
+    pages::error_page_response(&c.theme, &req.origin, signin, "Configuration").unwrap_or_else(|_| {
+        ResponseInternal {
+            status: Some(StatusCode::INTERNAL_SERVER_ERROR),
+            ..Default::default()
+        }
+    })
+}
+
+/// `<origin><page>?<query>`; an absolute page URL is used as-is and a page that already has
+/// a query gets `&` (deviations from Auth.js, spec §16.23).
+fn page_url(origin: &str, page: &str, query: &str) -> String {
+    let sep = if page.contains('?') { '&' } else { '?' };
+    if page.starts_with('/') {
+        format!("{origin}{page}{sep}{query}")
+    } else {
+        format!("{page}{sep}{query}")
+    }
+}
+
+/// The Auth.js error wrapper (spec §1.6).
+fn error_response(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> ResponseInternal {
+    c.logger.error(e);
+    if req.method == Method::POST && req.action == Action::Session {
+        return ResponseInternal {
+            status: Some(StatusCode::BAD_REQUEST),
+            body: Some(InternalBody::JsonBytes(Bytes::from_static(b"null"))),
+            ..Default::default()
+        };
+    }
+    let mut query = format!("error={}", encode_uri_component(e.client_type()));
+    if let Some(code) = e.code() {
+        query.push_str("&code=");
+        query.push_str(&encode_uri_component(code));
+    }
+    let (custom, builtin) = match e.kind() {
+        ErrorKind::SignIn => (&c.pages.sign_in, "/signin"),
+        ErrorKind::Error => (&c.pages.error, "/error"),
+    };
+    let url = match custom {
+        Some(page) => page_url(&req.origin, page, &query),
+        None => format!("{}{}{}?{}", req.origin, c.base_path, builtin, query),
+    };
+    // A fresh response: cookies produced so far are dropped (spec §16.7).
+    ResponseInternal::redirect(url)
+}

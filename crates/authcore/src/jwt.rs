@@ -1,0 +1,637 @@
+//! Auth.js `jwt.encode` / `jwt.decode` (spec §4.1–4.3): the session token and every
+//! encrypted cookie is a JWE (`dir` + `A256CBC-HS512`) whose plaintext is a JSON claims set.
+//!
+//! [`JwtCodec`] is bound to the configured secrets and shares one key cache between clones,
+//! so the per-request cost is one AES-CBC + HMAC pass and the JSON work.
+
+use std::fmt;
+use std::io::Write as _;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::jose::{JoseError, KeyRing};
+
+/// A JWT claims set. `serde_json`'s `preserve_order` keeps claims in insertion order, as
+/// JavaScript objects do.
+pub type JwtClaims = serde_json::Map<String, serde_json::Value>;
+
+/// Clock skew allowed when checking `exp`, `nbf` and `iat` (Auth.js `clockTolerance: 15`).
+pub const CLOCK_TOLERANCE_SECS: i64 = 15;
+
+/// Default token lifetime: 30 days (Auth.js `session.maxAge`, spec §4.3).
+pub const DEFAULT_MAX_AGE_SECS: u64 = 30 * 24 * 60 * 60;
+
+/// Errors from [`JwtCodec`].
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum JwtError {
+    /// The JWE layer rejected the token (malformed, wrong algorithm, no matching secret,
+    /// failed authentication) or could not encrypt.
+    #[error(transparent)]
+    Jose(#[from] JoseError),
+    /// `exp` is at or before now minus the clock tolerance (`ERR_JWT_EXPIRED`).
+    #[error("\"exp\" claim timestamp check failed")]
+    Expired,
+    /// `nbf` is after now plus the clock tolerance.
+    #[error("\"nbf\" claim timestamp check failed")]
+    NotYetValid,
+    /// `iat` is after now plus the clock tolerance.
+    #[error("\"iat\" claim timestamp check failed (it should be in the past)")]
+    IssuedInFuture,
+    /// A time claim is present but not a JSON number.
+    #[error("\"{claim}\" claim must be a number")]
+    InvalidClaim {
+        /// The claim name: `exp`, `nbf` or `iat`.
+        claim: &'static str,
+    },
+    /// The decrypted payload is not a JSON object (or the claims could not be serialised).
+    #[error("JWT Claims Set must be a top-level JSON object")]
+    InvalidPayload,
+    /// [`JwtCodec::new`] got an empty list of secrets.
+    #[error("no secret configured")]
+    NoSecret,
+    /// [`JwtCodec::new`] got an empty secret.
+    #[error("secret at index {index} is empty")]
+    EmptySecret {
+        /// Position of the empty secret in the list.
+        index: usize,
+    },
+}
+
+/// Encoder/decoder bound to the configured secrets; cheap to clone (`Arc` inside);
+/// `Send + Sync`. Its `Debug` output shows no secret.
+#[derive(Clone)]
+pub struct JwtCodec {
+    keys: Arc<KeyRing>,
+}
+
+impl fmt::Debug for JwtCodec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JwtCodec")
+            .field("keys", &self.keys)
+            .finish()
+    }
+}
+
+impl JwtCodec {
+    /// Binds the codec to `secrets`: the first encodes, all decode (rotation, spec §4.2).
+    ///
+    /// # Errors
+    /// [`JwtError::NoSecret`] if `secrets` is empty, [`JwtError::EmptySecret`] if one is `""`.
+    pub fn new<S: AsRef<str>>(secrets: &[S]) -> Result<Self, JwtError> {
+        let secrets: Vec<&[u8]> = secrets.iter().map(|s| s.as_ref().as_bytes()).collect();
+        let keys = KeyRing::new(&secrets).map_err(|e| match e {
+            JoseError::NoSecret => JwtError::NoSecret,
+            JoseError::EmptySecret { index } => JwtError::EmptySecret { index },
+            other => JwtError::Jose(other),
+        })?;
+        Ok(Self {
+            keys: Arc::new(keys),
+        })
+    }
+
+    /// Encodes `claims` as Auth.js does (spec §4.1): sets `iat` = now, `exp` = now +
+    /// `max_age_secs` and `jti` = a fresh UUID v4, then encrypts with the first secret,
+    /// using `salt` (the cookie name) as HKDF salt.
+    ///
+    /// Claims keep their order; `iat`, `exp`, `jti` are overwritten in place if present
+    /// (as a JavaScript property assignment does) and appended in that order otherwise.
+    ///
+    /// # Errors
+    /// Only if the OS random number generator fails.
+    pub fn encode(
+        &self,
+        claims: &JwtClaims,
+        salt: &str,
+        max_age_secs: u64,
+    ) -> Result<String, JwtError> {
+        self.encode_at(claims, salt, max_age_secs, unix_now())
+    }
+
+    /// [`JwtCodec::encode`] with an explicit clock (seconds since the UNIX epoch).
+    ///
+    /// # Errors
+    /// Only if the OS random number generator fails.
+    pub fn encode_at(
+        &self,
+        claims: &JwtClaims,
+        salt: &str,
+        max_age_secs: u64,
+        now_unix: i64,
+    ) -> Result<String, JwtError> {
+        let exp = now_unix.saturating_add(i64::try_from(max_age_secs).unwrap_or(i64::MAX));
+        let mut jti = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        let jti = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut jti);
+        let payload = write_claims(claims, now_unix, exp, jti)?;
+        Ok(self.keys.encrypt(payload, salt)?)
+    }
+
+    /// Decodes a token as Auth.js does (spec §4.2). An empty token is `Ok(None)`.
+    ///
+    /// The key is chosen by the `kid` header (or is the first secret's without one); the
+    /// payload must be a JSON object; `exp`, `nbf` and `iat` are checked with a 15 s tolerance.
+    ///
+    /// # Errors
+    /// [`JwtError::Expired`] for an expired token, [`JwtError::Jose`] for anything that does
+    /// not decrypt, and the other variants for invalid claims. Callers typically map any
+    /// error to "no session".
+    pub fn decode(&self, token: &str, salt: &str) -> Result<Option<JwtClaims>, JwtError> {
+        self.decode_at(token, salt, unix_now())
+    }
+
+    /// [`JwtCodec::decode`] with an explicit clock (seconds since the UNIX epoch).
+    ///
+    /// # Errors
+    /// As [`JwtCodec::decode`].
+    pub fn decode_at(
+        &self,
+        token: &str,
+        salt: &str,
+        now_unix: i64,
+    ) -> Result<Option<JwtClaims>, JwtError> {
+        if token.is_empty() {
+            return Ok(None);
+        }
+        let plaintext = self.keys.decrypt(token, salt)?;
+        let claims: JwtClaims =
+            serde_json::from_slice(&plaintext).map_err(|_| JwtError::InvalidPayload)?;
+        validate_times(&claims, now_unix)?;
+        Ok(Some(claims))
+    }
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// Serialises `claims` with `iat`/`exp`/`jti` set, without cloning the map: equivalent to
+/// inserting the three claims into a copy and serialising that.
+fn write_claims(claims: &JwtClaims, iat: i64, exp: i64, jti: &str) -> Result<Vec<u8>, JwtError> {
+    fn write(
+        buf: &mut Vec<u8>,
+        claims: &JwtClaims,
+        iat: i64,
+        exp: i64,
+        jti: &str,
+    ) -> std::io::Result<()> {
+        let (mut has_iat, mut has_exp, mut has_jti) = (false, false, false);
+        let mut first = true;
+        let mut separator = |buf: &mut Vec<u8>| {
+            if !std::mem::take(&mut first) {
+                buf.push(b',');
+            }
+        };
+        buf.push(b'{');
+        for (name, value) in claims {
+            separator(buf);
+            serde_json::to_writer(&mut *buf, name)?;
+            buf.push(b':');
+            match name.as_str() {
+                "iat" => {
+                    has_iat = true;
+                    write!(buf, "{iat}")?;
+                }
+                "exp" => {
+                    has_exp = true;
+                    write!(buf, "{exp}")?;
+                }
+                "jti" => {
+                    has_jti = true;
+                    serde_json::to_writer(&mut *buf, jti)?;
+                }
+                _ => serde_json::to_writer(&mut *buf, value)?,
+            }
+        }
+        if !has_iat {
+            separator(buf);
+            write!(buf, r#""iat":{iat}"#)?;
+        }
+        if !has_exp {
+            separator(buf);
+            write!(buf, r#""exp":{exp}"#)?;
+        }
+        if !has_jti {
+            separator(buf);
+            // A hyphenated UUID needs no JSON escaping.
+            write!(buf, r#""jti":"{jti}""#)?;
+        }
+        buf.push(b'}');
+        Ok(())
+    }
+
+    // Room for the JSON plus the PKCS#7 padding added in place by the encryption.
+    let mut buf = Vec::with_capacity(256);
+    write(&mut buf, claims, iat, exp, jti).map_err(|_| JwtError::InvalidPayload)?;
+    buf.reserve_exact(16);
+    Ok(buf)
+}
+
+/// `jose`'s claim-set time checks with `clockTolerance: 15`, plus a future-`iat` check.
+fn validate_times(claims: &JwtClaims, now: i64) -> Result<(), JwtError> {
+    let time = |claim: &'static str| -> Result<Option<f64>, JwtError> {
+        claims
+            .get(claim)
+            .map(|v| v.as_f64().ok_or(JwtError::InvalidClaim { claim }))
+            .transpose()
+    };
+    // Timestamps are far below 2^53, so the conversions to f64 are exact.
+    let latest = now.saturating_add(CLOCK_TOLERANCE_SECS) as f64;
+    let earliest = now.saturating_sub(CLOCK_TOLERANCE_SECS) as f64;
+    let iat = time("iat")?;
+    if let Some(nbf) = time("nbf")?
+        && nbf > latest
+    {
+        return Err(JwtError::NotYetValid);
+    }
+    if let Some(exp) = time("exp")?
+        && exp <= earliest
+    {
+        return Err(JwtError::Expired);
+    }
+    if iat.is_some_and(|iat| iat > latest) {
+        return Err(JwtError::IssuedInFuture);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    const VECTORS: &str = include_str!("../testdata/authjs-jwt-vectors.json");
+    const SALT: &str = "authjs.session-token";
+    const S1: &str = "first-secret-for-rotation-tests";
+    const S2: &str = "second-secret-for-rotation-tests";
+    const S3: &str = "third-secret-for-rotation-tests";
+    /// A day after the vectors were generated: valid ones expire in 2100, `expired` a day
+    /// before generation.
+    const VECTOR_NOW: i64 = 1_795_400_000;
+    const NOW: i64 = 1_800_000_000;
+
+    fn claims(value: Value) -> JwtClaims {
+        match value {
+            Value::Object(map) => map,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    fn codec(secrets: &[&str]) -> JwtCodec {
+        JwtCodec::new(secrets).unwrap()
+    }
+
+    fn vector_secrets(v: &Value) -> Vec<String> {
+        match &v["secret"] {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(list) => list
+                .iter()
+                .map(|s| s.as_str().unwrap().to_owned())
+                .collect(),
+            other => panic!("bad secret {other}"),
+        }
+    }
+
+    fn sample() -> JwtClaims {
+        claims(json!({"name": "Alice", "email": "alice@example.com", "sub": "1"}))
+    }
+
+    #[test]
+    fn session_token_vectors() {
+        let vectors: Value = serde_json::from_str(VECTORS).unwrap();
+        let tokens = vectors["session_tokens"].as_array().unwrap();
+        assert_eq!(tokens.len(), 16);
+        for v in tokens {
+            let name = v["name"].as_str().unwrap();
+            let codec = JwtCodec::new(&vector_secrets(v)).unwrap();
+            let result = codec.decode_at(
+                v["token"].as_str().unwrap(),
+                v["salt"].as_str().unwrap(),
+                VECTOR_NOW,
+            );
+            if v["valid"] == true {
+                let decoded = result.unwrap_or_else(|e| panic!("{name}: {e}")).unwrap();
+                let expected = v["decoded"].as_object().unwrap();
+                assert_eq!(&decoded, expected, "{name}");
+                assert!(decoded.keys().eq(expected.keys()), "{name}: claim order");
+                continue;
+            }
+            let err = result.expect_err(name);
+            let kind_ok = match name {
+                "expired" => matches!(err, JwtError::Expired),
+                "wrong-secret" | "wrong-salt" => {
+                    matches!(err, JwtError::Jose(JoseError::NoMatchingSecret))
+                }
+                "tampered-ciphertext" | "tampered-tag" => {
+                    matches!(err, JwtError::Jose(JoseError::DecryptionFailed))
+                }
+                "key-wrap-alg" => {
+                    matches!(err, JwtError::Jose(JoseError::UnsupportedAlgorithm { ref alg }) if alg == "A256KW")
+                }
+                "unsecured-jws" => matches!(err, JwtError::Jose(JoseError::Malformed { .. })),
+                other => panic!("unexpected invalid vector {other}"),
+            };
+            assert!(kind_ok, "{name}: {err:?}");
+        }
+    }
+
+    #[test]
+    fn encoded_header_is_byte_exact() {
+        let token = codec(&[S1])
+            .encode(&sample(), SALT, DEFAULT_MAX_AGE_SECS)
+            .unwrap();
+        let header = URL_SAFE_NO_PAD
+            .decode(token.split('.').next().unwrap())
+            .unwrap();
+        let header = String::from_utf8(header).unwrap();
+        let kid =
+            crate::jose::DerivedKey::derive(S1.as_bytes(), SALT, crate::jose::Enc::A256CbcHs512);
+        assert_eq!(
+            header,
+            format!(
+                r#"{{"alg":"dir","enc":"A256CBC-HS512","kid":"{}"}}"#,
+                kid.kid()
+            )
+        );
+    }
+
+    #[test]
+    fn round_trip_adds_iat_exp_jti_after_existing_claims() {
+        let codec = codec(&[S1]);
+        let token = codec.encode_at(&sample(), SALT, 3600, NOW).unwrap();
+        let decoded = codec.decode_at(&token, SALT, NOW).unwrap().unwrap();
+        let keys: Vec<&str> = decoded.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["name", "email", "sub", "iat", "exp", "jti"]);
+        assert_eq!(decoded["iat"], NOW);
+        assert_eq!(decoded["exp"], NOW + 3600);
+        let jti = uuid::Uuid::parse_str(decoded["jti"].as_str().unwrap()).unwrap();
+        assert_eq!(jti.get_version_num(), 4);
+        for (k, v) in &sample() {
+            assert_eq!(&decoded[k], v);
+        }
+        // Encoding the same claims twice gives different tokens and jtis.
+        let again = codec.decode_at(
+            &codec.encode_at(&sample(), SALT, 3600, NOW).unwrap(),
+            SALT,
+            NOW,
+        );
+        assert_ne!(again.unwrap().unwrap()["jti"], decoded["jti"]);
+    }
+
+    #[test]
+    fn existing_time_claims_are_overwritten_in_place() {
+        let codec = codec(&[S1]);
+        let input = claims(json!({"exp": 1, "name": "A", "jti": "old", "iat": "x", "z": null}));
+        let token = codec.encode_at(&input, SALT, 60, NOW).unwrap();
+        let decoded = codec.decode_at(&token, SALT, NOW).unwrap().unwrap();
+        let keys: Vec<&str> = decoded.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["exp", "name", "jti", "iat", "z"]);
+        assert_eq!(decoded["exp"], NOW + 60);
+        assert_eq!(decoded["iat"], NOW);
+        assert_ne!(decoded["jti"], "old");
+        assert_eq!(decoded["z"], Value::Null);
+    }
+
+    #[test]
+    fn claims_writer_matches_map_insert_semantics() {
+        let cases = [
+            json!({}),
+            json!({"a": 1}),
+            json!({"iat": 5, "a": "é\"\\\n<", "nested": {"exp": 1, "l": [1, 2.5, null, true]}}),
+            json!({"jti": 1, "exp": 2, "iat": 3}),
+            json!({"a": 1, "jti": 1}),
+        ];
+        for case in cases {
+            let map = claims(case);
+            let written = write_claims(&map, 10, 20, "id").unwrap();
+            let mut expected = map.clone();
+            expected.insert("iat".into(), json!(10));
+            expected.insert("exp".into(), json!(20));
+            expected.insert("jti".into(), json!("id"));
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                serde_json::to_string(&expected).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn rotation_first_secret_encodes_all_decode() {
+        let token = codec(&[S1, S2])
+            .encode_at(&sample(), SALT, 60, NOW)
+            .unwrap();
+        assert!(codec(&[S1]).decode_at(&token, SALT, NOW).unwrap().is_some());
+        assert!(
+            codec(&[S2, S1])
+                .decode_at(&token, SALT, NOW)
+                .unwrap()
+                .is_some()
+        );
+        assert!(matches!(
+            codec(&[S2]).decode_at(&token, SALT, NOW),
+            Err(JwtError::Jose(JoseError::NoMatchingSecret))
+        ));
+        let from_s3 = codec(&[S3]).encode_at(&sample(), SALT, 60, NOW).unwrap();
+        assert!(matches!(
+            codec(&[S1, S2]).decode_at(&from_s3, SALT, NOW),
+            Err(JwtError::Jose(JoseError::NoMatchingSecret))
+        ));
+    }
+
+    #[test]
+    fn salt_binds_the_token_to_its_cookie() {
+        let codec = codec(&[S1]);
+        let token = codec
+            .encode_at(&sample(), "authjs.session-token", 60, NOW)
+            .unwrap();
+        assert!(matches!(
+            codec.decode_at(&token, "__Secure-authjs.session-token", NOW),
+            Err(JwtError::Jose(JoseError::NoMatchingSecret))
+        ));
+        assert!(
+            codec
+                .decode_at(&token, "authjs.session-token", NOW)
+                .unwrap()
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn clock_tolerance_is_15_seconds() {
+        let codec = codec(&[S1]);
+        // exp = NOW - 10 and NOW - 20 at decode time NOW.
+        let ten_ago = codec.encode_at(&sample(), SALT, 50, NOW - 60).unwrap();
+        let twenty_ago = codec.encode_at(&sample(), SALT, 40, NOW - 60).unwrap();
+        assert!(codec.decode_at(&ten_ago, SALT, NOW).unwrap().is_some());
+        assert!(matches!(
+            codec.decode_at(&twenty_ago, SALT, NOW),
+            Err(JwtError::Expired)
+        ));
+        // Boundary: exp == now - 15 is expired, exp == now - 14 is not (jose: exp <= now - tol).
+        let at = |max_age| {
+            codec
+                .encode_at(&sample(), SALT, max_age, NOW - 100)
+                .unwrap()
+        };
+        assert!(matches!(
+            codec.decode_at(&at(85), SALT, NOW),
+            Err(JwtError::Expired)
+        ));
+        assert!(codec.decode_at(&at(86), SALT, NOW).is_ok());
+        // iat up to 15 s in the future is tolerated, beyond that rejected.
+        assert!(
+            codec
+                .decode_at(
+                    &codec.encode_at(&sample(), SALT, 60, NOW + 15).unwrap(),
+                    SALT,
+                    NOW
+                )
+                .is_ok()
+        );
+        assert!(matches!(
+            codec.decode_at(
+                &codec.encode_at(&sample(), SALT, 60, NOW + 16).unwrap(),
+                SALT,
+                NOW
+            ),
+            Err(JwtError::IssuedInFuture)
+        ));
+    }
+
+    #[test]
+    fn nbf_and_claim_types_are_checked() {
+        let codec = codec(&[S1]);
+        let enc = |extra: Value| codec.encode_at(&claims(extra), SALT, 60, NOW).unwrap();
+        assert!(
+            codec
+                .decode_at(&enc(json!({"nbf": NOW + 15})), SALT, NOW)
+                .is_ok()
+        );
+        assert!(matches!(
+            codec.decode_at(&enc(json!({"nbf": NOW + 16})), SALT, NOW),
+            Err(JwtError::NotYetValid)
+        ));
+        assert!(matches!(
+            codec.decode_at(&enc(json!({"nbf": "soon"})), SALT, NOW),
+            Err(JwtError::InvalidClaim { claim: "nbf" })
+        ));
+        // A token whose payload has a non-numeric exp, or is not an object.
+        let ring = KeyRing::new(&[S1]).unwrap();
+        let raw = |payload: &str| ring.encrypt(payload.as_bytes().to_vec(), SALT).unwrap();
+        assert!(matches!(
+            codec.decode_at(&raw(r#"{"exp":"never"}"#), SALT, NOW),
+            Err(JwtError::InvalidClaim { claim: "exp" })
+        ));
+        assert!(matches!(
+            codec.decode_at(&raw(r#"{"iat":null}"#), SALT, NOW),
+            Err(JwtError::InvalidClaim { claim: "iat" })
+        ));
+        assert!(
+            codec
+                .decode_at(&raw(r#"{"a":1}"#), SALT, NOW)
+                .unwrap()
+                .is_some()
+        );
+        assert!(codec.decode_at(&raw(r#"{"exp":1.8e9}"#), SALT, NOW).is_ok());
+        for bad in ["[1]", "null", "\"s\"", "", "{", "\u{ff}"] {
+            assert!(
+                matches!(
+                    codec.decode_at(&raw(bad), SALT, NOW),
+                    Err(JwtError::InvalidPayload)
+                ),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn empty_token_is_none_and_secrets_are_validated() {
+        assert!(codec(&[S1]).decode("", SALT).unwrap().is_none());
+        assert!(matches!(
+            JwtCodec::new::<&str>(&[]),
+            Err(JwtError::NoSecret)
+        ));
+        assert!(matches!(
+            JwtCodec::new(&[S1, ""]),
+            Err(JwtError::EmptySecret { index: 1 })
+        ));
+        assert!(JwtCodec::new(&[String::from(S1)]).is_ok());
+    }
+
+    #[test]
+    fn real_clock_round_trip() {
+        let codec = codec(&[S1]);
+        let token = codec.encode(&sample(), SALT, DEFAULT_MAX_AGE_SECS).unwrap();
+        let decoded = codec.clone().decode(&token, SALT).unwrap().unwrap();
+        assert_eq!(
+            decoded["exp"].as_i64().unwrap() - decoded["iat"].as_i64().unwrap(),
+            2_592_000
+        );
+    }
+
+    #[test]
+    fn codec_is_send_sync_and_never_prints_secrets() {
+        fn assert_send_sync<T: Send + Sync + Clone + fmt::Debug>() {}
+        assert_send_sync::<JwtCodec>();
+        let dbg = format!("{:?}", codec(&[S1, S2]));
+        assert!(
+            !dbg.contains(S1) && !dbg.contains(S2) && dbg.contains("redacted"),
+            "{dbg}"
+        );
+    }
+
+    fn valid_token() -> (JwtCodec, String) {
+        let codec = codec(&[S1]);
+        let token = codec.encode_at(&sample(), SALT, 3600, NOW).unwrap();
+        (codec, token)
+    }
+
+    proptest! {
+        #[test]
+        fn decode_never_panics_on_arbitrary_strings(s in ".{0,400}") {
+            let (codec, _) = valid_token();
+            let _ = codec.decode_at(&s, SALT, NOW);
+        }
+
+        #[test]
+        fn decode_never_panics_on_five_part_base64ish(
+            parts in proptest::collection::vec("[A-Za-z0-9_=+/-]{0,120}", 5)
+        ) {
+            let (codec, _) = valid_token();
+            let token = parts.join(".");
+            prop_assert!(codec.decode_at(&token, SALT, NOW).is_err());
+        }
+
+        #[test]
+        fn decode_never_panics_on_header_variants(
+            header in r#"\{("(alg|enc|kid|zip|crit)":("dir"|"A256CBC-HS512"|"A256GCM"|null|1|\[\]|\{\}),?){0,5}\}"#,
+            rest in proptest::collection::vec("[A-Za-z0-9_-]{0,60}", 4)
+        ) {
+            let (codec, _) = valid_token();
+            let token = format!("{}.{}", URL_SAFE_NO_PAD.encode(header), rest.join("."));
+            prop_assert!(codec.decode_at(&token, SALT, NOW).is_err());
+        }
+
+        #[test]
+        fn single_byte_corruption_is_always_rejected(
+            index in any::<prop::sample::Index>(),
+            replacement in prop::sample::select(
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ ~".to_vec()
+            ),
+        ) {
+            let (codec, token) = valid_token();
+            let mut bytes = token.into_bytes();
+            let i = index.index(bytes.len());
+            prop_assume!(bytes[i] != replacement);
+            bytes[i] = replacement;
+            let corrupted = String::from_utf8(bytes).unwrap();
+            prop_assert!(codec.decode_at(&corrupted, SALT, NOW).is_err(), "accepted {}", corrupted);
+        }
+    }
+}

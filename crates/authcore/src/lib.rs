@@ -1,0 +1,54 @@
+//! # authcore
+//!
+//! The authentication core for Rust web services: a wire-compatible implementation of the
+//! Auth.js core (`@auth/core`). Hand [`Auth`] an `http::Request` and it runs the action the
+//! URL names (`/auth/session`, `/auth/signin`, `/auth/callback/:provider` …) and returns the
+//! `http::Response`, with the same paths, cookies, JSON shapes, error codes and session-token
+//! format as Auth.js, so an Auth.js front end and an authcore back end share one session.
+//!
+//! ```
+//! use authcore::{Auth, AuthConfig, User};
+//! use authcore::providers::{CredentialField, CredentialsProvider};
+//!
+//! let config = AuthConfig::builder()
+//!     .secret("use AUTH_SECRET or a long random value")
+//!     .trust_host(true)
+//!     .provider(
+//!         CredentialsProvider::new()
+//!             .field("username", CredentialField::new("Username"))
+//!             .authorize(|credentials, _request| async move {
+//!                 let name = credentials.get("username").and_then(|v| v.as_str());
+//!                 Ok((name == Some("ada")).then(|| User::with_id("1").name("Ada")))
+//!             }),
+//!     )
+//!     .build()
+//!     .expect("valid configuration");
+//! let auth = Auth::new(config);
+//! // auth.handle(request).await -> http::Response
+//! # let _ = auth;
+//! ```
+#![forbid(unsafe_code)]
+
+mod actions;
+pub mod callbacks;
+pub mod config;
+pub mod cookies;
+pub mod csrf;
+pub mod env;
+pub mod error;
+mod handler;
+pub mod jose;
+pub mod jwt;
+pub mod logger;
+pub mod providers;
+mod random;
+pub mod request;
+pub mod response;
+pub mod types;
+
+pub use async_trait::async_trait;
+pub use config::{AuthConfig, AuthConfigBuilder, DangerousOptions, SessionStrategy};
+pub use error::{AuthError, BoxError, ConfigError, ErrorKind};
+pub use handler::{Auth, RawResult};
+pub use response::{ResponseBody, ResponseInternal};
+pub use types::*;

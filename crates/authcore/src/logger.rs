@@ -1,0 +1,86 @@
+//! The logger interface (spec §12.2) with a default on `tracing`.
+//!
+//! Log lines never carry secrets: errors are rendered from their type and message, and
+//! no cookie value, token or secret is put into an error message by authcore.
+
+use std::error::Error as _;
+
+use serde_json::Value;
+
+use crate::error::AuthError;
+
+/// Warning codes (spec §12.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WarningCode {
+    /// `debug` is on.
+    DebugEnabled,
+    /// CSRF checks are disabled.
+    CsrfDisabled,
+    /// `AUTH_URL` has a path and a base path is configured too.
+    EnvUrlBasepathRedundant,
+    /// `AUTH_URL`'s path differs from the base path.
+    EnvUrlBasepathMismatch,
+    /// WebAuthn is experimental.
+    ExperimentalWebauthn,
+}
+
+impl WarningCode {
+    /// The Auth.js code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningCode::DebugEnabled => "debug-enabled",
+            WarningCode::CsrfDisabled => "csrf-disabled",
+            WarningCode::EnvUrlBasepathRedundant => "env-url-basepath-redundant",
+            WarningCode::EnvUrlBasepathMismatch => "env-url-basepath-mismatch",
+            WarningCode::ExperimentalWebauthn => "experimental-webauthn",
+        }
+    }
+}
+
+/// Receives authcore's errors, warnings and debug messages. Replace it to route them
+/// elsewhere; each method has a default on `tracing`.
+pub trait Logger: Send + Sync + 'static {
+    /// An error (also for errors that were handled and turned into a response).
+    fn error(&self, error: &AuthError) {
+        log_error_with_tracing(error);
+    }
+    /// A configuration warning.
+    fn warn(&self, code: WarningCode) {
+        tracing::warn!(
+            target: "authcore",
+            code = code.as_str(),
+            "[auth][warn][{}] Read more: https://warnings.authjs.dev",
+            code.as_str()
+        );
+    }
+    /// A debug message; only called when `debug` is on.
+    fn debug(&self, message: &str, metadata: &Value) {
+        tracing::debug!(target: "authcore", "[auth][debug]: {message} {metadata}");
+    }
+}
+
+/// Formats an error like Auth.js: `[auth][error] <type>: <message>` and the cause chain.
+pub fn log_error_with_tracing(error: &AuthError) {
+    let mut causes = String::new();
+    let mut src = error.source();
+    while let Some(e) = src {
+        causes.push_str(" [auth][cause]: ");
+        causes.push_str(&e.to_string());
+        src = e.source();
+    }
+    tracing::error!(
+        target: "authcore",
+        error_type = error.error_type(),
+        "[auth][error] {}: {}{}",
+        error.error_type(),
+        error,
+        causes
+    );
+}
+
+/// The default logger on `tracing`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TracingLogger;
+
+impl Logger for TracingLogger {}

@@ -1,0 +1,174 @@
+//! The credentials provider (spec §8): an async `authorize(credentials, request)`.
+//!
+//! ```
+//! use authcore::providers::{CredentialField, CredentialsProvider};
+//! use authcore::User;
+//!
+//! let provider = CredentialsProvider::new()
+//!     .field("username", CredentialField::new("Username"))
+//!     .field("password", CredentialField::new("Password").input_type("password"))
+//!     .authorize(|credentials, _request| async move {
+//!         let ok = credentials.get("username").and_then(|v| v.as_str()) == Some("demo");
+//!         Ok(ok.then(|| User::with_id("1").name("Demo")))
+//!     });
+//! assert_eq!(provider.id(), "credentials");
+//! ```
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::error::BoxError;
+use crate::types::{JsonObject, User};
+
+/// The request handed to `authorize`: the current URL, original headers and method, and the
+/// parsed body re-serialised as JSON (as Auth.js does).
+pub type AuthorizeRequest = http::Request<Bytes>;
+
+/// Why `authorize` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthorizeError {
+    /// Auth.js `CredentialsSignin` with a custom `code`, shown to the client as
+    /// `?error=CredentialsSignin&code=<code>`.
+    #[error("credentials sign-in refused (code {code})")]
+    CredentialsSignin {
+        /// The code sent to the client.
+        code: String,
+    },
+    /// Anything else: reported to the client as `Configuration`.
+    #[error(transparent)]
+    Other(BoxError),
+}
+
+impl AuthorizeError {
+    /// A `CredentialsSignin` error with a custom code.
+    pub fn credentials_signin(code: impl Into<String>) -> Self {
+        AuthorizeError::CredentialsSignin { code: code.into() }
+    }
+}
+
+type AuthorizeFuture = Pin<Box<dyn Future<Output = Result<Option<User>, AuthorizeError>> + Send>>;
+type AuthorizeFn = dyn Fn(JsonObject, AuthorizeRequest) -> AuthorizeFuture + Send + Sync;
+
+/// One input field of the built-in sign-in form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CredentialField {
+    /// Label shown next to the input.
+    pub label: String,
+    /// `type` attribute (`text` by default).
+    pub input_type: String,
+    /// Other HTML attributes (`placeholder`, `autocomplete`, …).
+    pub attributes: Vec<(String, String)>,
+}
+
+impl CredentialField {
+    /// A text field with a label.
+    pub fn new(label: impl Into<String>) -> Self {
+        CredentialField {
+            label: label.into(),
+            input_type: "text".to_owned(),
+            attributes: Vec::new(),
+        }
+    }
+    /// Sets the input `type`.
+    pub fn input_type(mut self, t: impl Into<String>) -> Self {
+        self.input_type = t.into();
+        self
+    }
+    /// Adds an HTML attribute.
+    pub fn attribute(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.attributes.push((name.into(), value.into()));
+        self
+    }
+}
+
+/// A credentials provider.
+#[derive(Clone)]
+pub struct CredentialsProvider {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) fields: Vec<(String, CredentialField)>,
+    pub(crate) authorize: Option<Arc<AuthorizeFn>>,
+}
+
+impl std::fmt::Debug for CredentialsProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CredentialsProvider")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("fields", &self.fields)
+            .field("authorize", &self.authorize.is_some())
+            .finish()
+    }
+}
+
+impl Default for CredentialsProvider {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CredentialsProvider {
+    /// Id `credentials`, name `Credentials`, no fields, no `authorize` (set one, or the
+    /// config will not build).
+    pub fn new() -> Self {
+        CredentialsProvider {
+            id: "credentials".to_owned(),
+            name: "Credentials".to_owned(),
+            fields: Vec::new(),
+            authorize: None,
+        }
+    }
+
+    /// Sets the id.
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = id.into();
+        self
+    }
+
+    /// Sets the display name.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Adds a form field (`credentials` in Auth.js).
+    pub fn field(mut self, key: impl Into<String>, field: CredentialField) -> Self {
+        self.fields.push((key.into(), field));
+        self
+    }
+
+    /// Sets `authorize`. It receives the whole parsed body (including `csrfToken` and
+    /// `callbackUrl`) and the request; `Ok(None)` refuses with `CredentialsSignin`.
+    pub fn authorize<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(JsonObject, AuthorizeRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Option<User>, AuthorizeError>> + Send + 'static,
+    {
+        self.authorize = Some(Arc::new(move |c, r| Box::pin(f(c, r))));
+        self
+    }
+
+    /// Provider id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Form fields in order.
+    pub fn fields(&self) -> &[(String, CredentialField)] {
+        &self.fields
+    }
+
+    pub(crate) async fn call_authorize(
+        &self,
+        credentials: JsonObject,
+        request: AuthorizeRequest,
+    ) -> Result<Option<User>, AuthorizeError> {
+        match &self.authorize {
+            Some(f) => f(credentials, request).await,
+            None => Ok(None),
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! Providers: one module per provider type.
+
+pub mod credentials;
+
+pub use credentials::{AuthorizeError, AuthorizeRequest, CredentialField, CredentialsProvider};
+
+use crate::types::ProviderType;
+
+/// A configured provider.
+#[non_exhaustive]
+#[derive(Clone)]
+pub enum Provider {
+    /// Credentials provider.
+    Credentials(CredentialsProvider),
+}
+
+impl std::fmt::Debug for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Provider")
+            .field("id", &self.id())
+            .field("type", &self.kind())
+            .finish()
+    }
+}
+
+impl Provider {
+    /// Provider id (path segment of its routes).
+    pub fn id(&self) -> &str {
+        match self {
+            Provider::Credentials(p) => &p.id,
+        }
+    }
+
+    /// Display name.
+    pub fn name(&self) -> &str {
+        match self {
+            Provider::Credentials(p) => &p.name,
+        }
+    }
+
+    /// Provider type.
+    pub fn kind(&self) -> ProviderType {
+        match self {
+            Provider::Credentials(_) => ProviderType::Credentials,
+        }
+    }
+
+    /// Fills client id / secret / issuer / API key from `AUTH_<ID>_*` values (spec §1.3).
+    pub(crate) fn apply_env(&mut self, env: &ProviderEnv) {
+        match self {
+            // Credentials providers have nothing to fill.
+            Provider::Credentials(_) => {
+                let _ = env;
+            }
+        }
+    }
+}
+
+impl From<CredentialsProvider> for Provider {
+    fn from(p: CredentialsProvider) -> Self {
+        Provider::Credentials(p)
+    }
+}
+
+/// Values read from `AUTH_<ID>_ID`, `_SECRET`, `_ISSUER`, `_KEY` for one provider.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProviderEnv {
+    /// `AUTH_<ID>_ID`.
+    pub client_id: Option<String>,
+    /// `AUTH_<ID>_SECRET`.
+    pub client_secret: Option<String>,
+    /// `AUTH_<ID>_ISSUER`.
+    pub issuer: Option<String>,
+    /// `AUTH_<ID>_KEY`.
+    pub api_key: Option<String>,
+}

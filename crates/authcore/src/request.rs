@@ -1,0 +1,418 @@
+//! Request parsing (spec §1.1): `http::Request` → [`RequestInternal`].
+
+use std::fmt;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method};
+use http_body_util::{BodyExt, Limited};
+use serde_json::Value;
+
+use crate::config::ConfigInner;
+use crate::cookies::RequestCookies;
+use crate::error::BoxError;
+use crate::types::JsonObject;
+
+/// The nine Auth.js actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// `providers`.
+    Providers,
+    /// `session`.
+    Session,
+    /// `csrf`.
+    Csrf,
+    /// `signin`.
+    Signin,
+    /// `signout`.
+    Signout,
+    /// `callback`.
+    Callback,
+    /// `verify-request`.
+    VerifyRequest,
+    /// `error`.
+    Error,
+    /// `webauthn-options`.
+    WebauthnOptions,
+}
+
+impl Action {
+    /// Parses an action name.
+    pub fn parse(s: &str) -> Option<Action> {
+        Some(match s {
+            "providers" => Action::Providers,
+            "session" => Action::Session,
+            "csrf" => Action::Csrf,
+            "signin" => Action::Signin,
+            "signout" => Action::Signout,
+            "callback" => Action::Callback,
+            "verify-request" => Action::VerifyRequest,
+            "error" => Action::Error,
+            "webauthn-options" => Action::WebauthnOptions,
+            _ => return None,
+        })
+    }
+
+    /// The action name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Providers => "providers",
+            Action::Session => "session",
+            Action::Csrf => "csrf",
+            Action::Signin => "signin",
+            Action::Signout => "signout",
+            Action::Callback => "callback",
+            Action::VerifyRequest => "verify-request",
+            Action::Error => "error",
+            Action::WebauthnOptions => "webauthn-options",
+        }
+    }
+
+    fn takes_provider(self) -> bool {
+        matches!(
+            self,
+            Action::Signin | Action::Callback | Action::WebauthnOptions
+        )
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether `s` is one of the nine action names (Auth.js `isAuthAction`).
+pub fn is_auth_action(s: &str) -> bool {
+    Action::parse(s).is_some()
+}
+
+/// Why a request could not be parsed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseError {
+    /// Only GET and POST are handled.
+    #[error("Cannot handle method {0}")]
+    Method(Method),
+    /// The path is not `<basePath>/<action>[/<providerId>]`.
+    #[error("Cannot parse action at {0}")]
+    Path(String),
+    /// No usable host to build the request URL.
+    #[error("Cannot build the request URL: {0}")]
+    Url(String),
+    /// The JSON body is not a JSON object.
+    #[error("Invalid JSON body: {0}")]
+    Json(String),
+    /// The body exceeds the configured limit.
+    #[error("Request body larger than {0} bytes")]
+    BodyTooLarge(usize),
+    /// The `Cookie` headers exceed the configured limit.
+    #[error("Cookie headers larger than {0} bytes")]
+    CookiesTooLarge(usize),
+    /// The body could not be read.
+    #[error("Cannot read the request body: {0}")]
+    Body(String),
+}
+
+/// Parses `<basePath>/<action>[/<providerId>]` (spec §1.1 step 3).
+///
+/// `base_path` is the configured base path ("" for the root). Trailing and repeated slashes
+/// are tolerated; a provider id `undefined` counts as absent.
+pub fn parse_action_and_provider_id<'p>(
+    path: &'p str,
+    base_path: &str,
+) -> Result<(Action, Option<&'p str>), ParseError> {
+    let err = || ParseError::Path(path.to_owned());
+    let rest = path.strip_prefix(base_path).ok_or_else(err)?;
+    if rest.is_empty() {
+        return Err(err());
+    }
+    let rest = rest.strip_prefix('/').unwrap_or(rest);
+    let mut segments = rest.split('/').filter(|s| !s.is_empty());
+    let action = segments.next().and_then(Action::parse).ok_or_else(err)?;
+    let provider = segments.next();
+    if segments.next().is_some() || (provider.is_some() && !action.takes_provider()) {
+        return Err(err());
+    }
+    Ok((action, provider.filter(|p| *p != "undefined")))
+}
+
+/// Query parameters; for repeated names the last value wins.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pairs: Vec<(String, String)>,
+}
+
+impl Query {
+    fn parse(q: Option<&str>) -> Self {
+        Query {
+            pairs: q
+                .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The last value of `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// All pairs in order.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.pairs
+    }
+}
+
+/// A parsed request.
+#[derive(Debug)]
+pub(crate) struct RequestInternal {
+    pub action: Action,
+    pub provider_id: Option<String>,
+    pub method: Method,
+    /// The full request URL.
+    pub url: url::Url,
+    /// `scheme://host[:port]`.
+    pub origin: String,
+    pub is_https: bool,
+    pub query: Query,
+    pub body: Option<JsonObject>,
+    pub cookies: RequestCookies,
+    pub headers: HeaderMap,
+    /// `X-Auth-Return-Redirect` was sent.
+    pub return_redirect: bool,
+}
+
+impl RequestInternal {
+    pub(crate) fn is_post(&self) -> bool {
+        self.method == Method::POST
+    }
+
+    /// A string field of the body.
+    pub(crate) fn body_str(&self, name: &str) -> Option<&str> {
+        self.body.as_ref()?.get(name)?.as_str()
+    }
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Builds the request URL: the fixed `url` when configured; otherwise, with `trust_host`,
+/// `X-Forwarded-Host` / `X-Forwarded-Proto`, then `Host`, the URI authority and scheme.
+fn request_url(
+    config: &ConfigInner,
+    uri: &http::Uri,
+    headers: &HeaderMap,
+) -> Result<url::Url, ParseError> {
+    let path_and_query = uri.path_and_query().map_or("/", |p| p.as_str());
+    if let Some(fixed) = &config.url {
+        return fixed
+            .join(path_and_query)
+            .map_err(|e| ParseError::Url(e.to_string()));
+    }
+    let forwarded = |name: &str| {
+        if config.trust_host {
+            header_str(headers, name)
+                .and_then(|v| v.split(',').next())
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        } else {
+            None
+        }
+    };
+    let host = forwarded("x-forwarded-host")
+        .or_else(|| header_str(headers, "host"))
+        .or_else(|| uri.authority().map(|a| a.as_str()))
+        .ok_or_else(|| ParseError::Url("no Host header".to_owned()))?;
+    let proto = forwarded("x-forwarded-proto")
+        .map(|p| p.trim_end_matches(':'))
+        .or_else(|| uri.scheme_str())
+        .unwrap_or("http");
+    if !matches!(proto, "http" | "https") {
+        return Err(ParseError::Url(format!("unsupported protocol {proto:?}")));
+    }
+    // The host must be a bare authority; anything else would change the URL's meaning.
+    if host.bytes().any(|b| matches!(b, b'/' | b'\\' | b'?' | b'#' | b'@') || b.is_ascii_whitespace()) {
+        return Err(ParseError::Url("invalid Host header".to_owned()));
+    }
+    let s = format!("{proto}://{host}{path_and_query}");
+    url::Url::parse(&s).map_err(|e| ParseError::Url(e.to_string()))
+}
+
+/// Parses an `http::Request` (spec §1.1), reading the body of POSTs up to the limit.
+pub(crate) async fn parse_request<B>(
+    config: &ConfigInner,
+    req: http::Request<B>,
+) -> Result<RequestInternal, ParseError>
+where
+    B: http_body::Body + Send,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    let (parts, body) = req.into_parts();
+    if parts.method != Method::GET && parts.method != Method::POST {
+        return Err(ParseError::Method(parts.method));
+    }
+    let url = request_url(config, &parts.uri, &parts.headers)?;
+    let (action, provider_id) = parse_action_and_provider_id(url.path(), &config.base_path)?;
+    let provider_id = provider_id.map(str::to_owned);
+
+    let mut cookie_bytes = 0usize;
+    for v in parts.headers.get_all(http::header::COOKIE) {
+        cookie_bytes += v.len();
+    }
+    if cookie_bytes > config.max_cookie_header_bytes {
+        return Err(ParseError::CookiesTooLarge(config.max_cookie_header_bytes));
+    }
+    let cookies = RequestCookies::parse(
+        parts
+            .headers
+            .get_all(http::header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok()),
+    );
+
+    let body = if parts.method == Method::POST {
+        read_body(config, &parts.headers, body).await?
+    } else {
+        None
+    };
+
+    let origin = url.origin().ascii_serialization();
+    let is_https = url.scheme() == "https";
+    let query = Query::parse(url.query());
+    let return_redirect = parts.headers.contains_key("x-auth-return-redirect");
+    Ok(RequestInternal {
+        action,
+        provider_id,
+        method: parts.method,
+        url,
+        origin,
+        is_https,
+        query,
+        body,
+        cookies,
+        headers: parts.headers,
+        return_redirect,
+    })
+}
+
+async fn read_body<B>(
+    config: &ConfigInner,
+    headers: &HeaderMap,
+    body: B,
+) -> Result<Option<JsonObject>, ParseError>
+where
+    B: http_body::Body + Send,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    let content_type = header_str(headers, "content-type").unwrap_or("");
+    let is_json = content_type.contains("application/json");
+    let is_form = content_type.contains("application/x-www-form-urlencoded");
+    if !is_json && !is_form {
+        return Ok(None);
+    }
+    let limit = config.max_body_bytes;
+    if let Some(len) = header_str(headers, "content-length").and_then(|v| v.parse::<u64>().ok())
+        && len > limit as u64
+    {
+        return Err(ParseError::BodyTooLarge(limit));
+    }
+    let bytes: Bytes = match Limited::new(body, limit).collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(e) => {
+            return Err(if e.is::<http_body_util::LengthLimitError>() {
+                ParseError::BodyTooLarge(limit)
+            } else {
+                ParseError::Body(e.to_string())
+            });
+        }
+    };
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    if is_json {
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(m)) => Ok(Some(m)),
+            Ok(_) => Err(ParseError::Json("expected a JSON object".to_owned())),
+            Err(e) => Err(ParseError::Json(e.to_string())),
+        }
+    } else {
+        let mut m = JsonObject::new();
+        for (k, v) in form_urlencoded::parse(&bytes) {
+            m.insert(k.into_owned(), Value::String(v.into_owned()));
+        }
+        Ok(Some(m))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn url_parsing_table_from_authjs() {
+        for bad in [
+            "/auuth/signin",
+            "/api/auth/signin",
+            "/auth/auth/signin/github",
+            "/auth",
+            "/auth/",
+            "/auth/signinn",
+            "/auth/signin/github/github",
+            "/auth/session/x",
+            "/auth/signin/auth/signin/github",
+        ] {
+            assert!(parse_action_and_provider_id(bad, "/auth").is_err(), "{bad}");
+        }
+        for bad in [
+            "/api/auth/signinn",
+            "/api/auth/signinn/github",
+            "/api/auth/signin/github/github",
+            "/api/auth/signin/api/auth/signin/github",
+        ] {
+            assert!(parse_action_and_provider_id(bad, "/api/auth").is_err(), "{bad}");
+        }
+        let ok = |p: &str, b: &str| parse_action_and_provider_id(p, b).unwrap();
+        assert_eq!(ok("/api/auth/signin/github", "/api/auth"), (Action::Signin, Some("github")));
+        assert_eq!(ok("/api/auth/signin/github/", "/api/auth"), (Action::Signin, Some("github")));
+        for p in ["/auth/signin/auth0", "/auth/signin/auth0/", "/auth/signin/auth0///"] {
+            assert_eq!(ok(p, "/auth"), (Action::Signin, Some("auth0")));
+        }
+        assert_eq!(ok("/auth/signin/undefined", "/auth"), (Action::Signin, None));
+        assert_eq!(ok("/auth/session", "/auth"), (Action::Session, None));
+        assert_eq!(ok("/authsignin", "/auth"), (Action::Signin, None));
+        assert_eq!(ok("/webauthn-options/passkey", ""), (Action::WebauthnOptions, Some("passkey")));
+        for a in ["providers", "session", "csrf", "signin", "signout", "callback", "verify-request", "error", "webauthn-options"] {
+            assert!(is_auth_action(a));
+            assert_eq!(Action::parse(a).unwrap().as_str(), a);
+        }
+        assert!(!is_auth_action("signup"));
+    }
+
+    #[test]
+    fn query_last_value_wins() {
+        let q = Query::parse(Some("a=1&b=2&a=3&c=%ZZ"));
+        assert_eq!(q.get("a"), Some("3"));
+        assert_eq!(q.get("c"), Some("%ZZ"));
+    }
+
+    proptest! {
+        #[test]
+        fn path_parser_never_panics(path in "(/[a-z\\-]{0,12}){0,5}/?", base in "(/[a-z]{1,6}){0,2}") {
+            let _ = parse_action_and_provider_id(&path, &base);
+        }
+
+        #[test]
+        fn path_parser_arbitrary_input(path in ".{0,64}") {
+            if let Ok((_, Some(p))) = parse_action_and_provider_id(&path, "/auth") {
+                prop_assert!(!p.is_empty() && !p.contains('/'));
+            }
+        }
+    }
+}
