@@ -674,7 +674,8 @@ mod tests {
             let req = RequestCookies::parse([header.as_str()]);
             let store = SessionCookieStore::new(&spec, &req);
             let expected = if value.is_empty() { None } else { Some(value.as_str()) };
-            prop_assert_eq!(store.value().as_deref(), expected);
+            let got = store.value();
+            prop_assert_eq!(got.as_deref(), expected);
         }
     }
 }

@@ -188,7 +188,7 @@ mod tests {
     #[test]
     fn secrets_from_env_in_rotation_order() {
         let env = Env::from_pairs([("AUTH_SECRET", "0"), ("AUTH_SECRET_1", "1")]);
-        let b = apply_env_defaults(builder(), &env, false);
+        let mut b = apply_env_defaults(builder(), &env, false);
         assert_eq!(b.secrets_mut().clone(), vec!["1".to_owned(), "0".to_owned()]);
         let env = Env::from_pairs([
             ("AUTH_SECRET", "0"),

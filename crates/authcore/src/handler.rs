@@ -67,7 +67,7 @@ impl Auth {
         match run(c, &parsed).await {
             Ok(r) => render(r, return_redirect),
             Err(Failure::Assertion(e)) => render(assertion_failure(c, &parsed, &e), false),
-            Err(Failure::Action(e)) => render(error_response(c, &parsed, &e), false),
+            Err(Failure::Action(e)) => render(error_response(c, &parsed, &e), return_redirect),
         }
     }
 

@@ -35,9 +35,6 @@ pub enum JwtError {
     /// `nbf` is after now plus the clock tolerance.
     #[error("\"nbf\" claim timestamp check failed")]
     NotYetValid,
-    /// `iat` is after now plus the clock tolerance.
-    #[error("\"iat\" claim timestamp check failed (it should be in the past)")]
-    IssuedInFuture,
     /// A time claim is present but not a JSON number.
     #[error("\"{claim}\" claim must be a number")]
     InvalidClaim {
@@ -250,9 +247,9 @@ fn validate_times(claims: &JwtClaims, now: i64) -> Result<(), JwtError> {
     {
         return Err(JwtError::Expired);
     }
-    if iat.is_some_and(|iat| iat > latest) {
-        return Err(JwtError::IssuedInFuture);
-    }
+    // A future `iat` is accepted, as jose does without `maxTokenAge`: a peer Auth.js server
+    // whose clock runs ahead must not lose its sessions here.
+    let _ = iat;
     Ok(())
 }
 
@@ -494,14 +491,16 @@ mod tests {
                 )
                 .is_ok()
         );
-        assert!(matches!(
-            codec.decode_at(
-                &codec.encode_at(&sample(), SALT, 60, NOW + 16).unwrap(),
-                SALT,
-                NOW
-            ),
-            Err(JwtError::IssuedInFuture)
-        ));
+        // Like Auth.js (jose without maxTokenAge), a future `iat` alone is not an error.
+        assert!(
+            codec
+                .decode_at(
+                    &codec.encode_at(&sample(), SALT, 60, NOW + 16).unwrap(),
+                    SALT,
+                    NOW
+                )
+                .is_ok()
+        );
     }
 
     #[test]

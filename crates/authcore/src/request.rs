@@ -378,7 +378,9 @@ mod tests {
         ] {
             assert!(parse_action_and_provider_id(bad, "/api/auth").is_err(), "{bad}");
         }
-        let ok = |p: &str, b: &str| parse_action_and_provider_id(p, b).unwrap();
+        fn ok<'p>(p: &'p str, b: &str) -> (Action, Option<&'p str>) {
+            parse_action_and_provider_id(p, b).unwrap()
+        }
         assert_eq!(ok("/api/auth/signin/github", "/api/auth"), (Action::Signin, Some("github")));
         assert_eq!(ok("/api/auth/signin/github/", "/api/auth"), (Action::Signin, Some("github")));
         for p in ["/auth/signin/auth0", "/auth/signin/auth0/", "/auth/signin/auth0///"] {

@@ -1,0 +1,232 @@
+//! Shared helpers for the per-action integration tests: a config like Auth.js's test utils
+//! (`secret: "secret"`, `trustHost: true`, base path `/auth`), requests to
+//! `https://authjs.test`, and a service driven with `tower::ServiceExt::oneshot`.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::sync::{Arc, Mutex};
+
+use authcore::callbacks::{Events, SessionEvent, SignInEvent, SignOutEvent};
+use authcore::error::BoxError;
+use authcore::logger::{Logger, WarningCode};
+use authcore::providers::{AuthorizeError, CredentialField, CredentialsProvider};
+use authcore::{Auth, AuthConfigBuilder, AuthError, User};
+use bytes::Bytes;
+use http::{HeaderMap, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use serde_json::Value;
+use tower::ServiceExt;
+
+pub const ORIGIN: &str = "https://authjs.test";
+pub const SESSION_COOKIE: &str = "__Secure-authjs.session-token";
+pub const CSRF_COOKIE: &str = "__Host-authjs.csrf-token";
+pub const CALLBACK_COOKIE: &str = "__Secure-authjs.callback-url";
+pub const SECRET: &str = "secret";
+
+/// Everything the logger and events saw.
+#[derive(Default, Clone)]
+pub struct Recorder {
+    pub errors: Arc<Mutex<Vec<(String, String)>>>,
+    pub warnings: Arc<Mutex<Vec<WarningCode>>>,
+    pub events: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+impl Recorder {
+    pub fn error_types(&self) -> Vec<String> {
+        self.errors.lock().unwrap().iter().map(|(t, _)| t.clone()).collect()
+    }
+    pub fn event_names(&self) -> Vec<String> {
+        self.events.lock().unwrap().iter().map(|(n, _)| n.clone()).collect()
+    }
+    pub fn event(&self, name: &str) -> Option<Value> {
+        self.events
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+impl Logger for Recorder {
+    fn error(&self, error: &AuthError) {
+        self.errors
+            .lock()
+            .unwrap()
+            .push((error.error_type().to_owned(), error.to_string()));
+    }
+    fn warn(&self, code: WarningCode) {
+        self.warnings.lock().unwrap().push(code);
+    }
+}
+
+#[authcore::async_trait]
+impl Events for Recorder {
+    async fn sign_in(&self, m: SignInEvent<'_>) -> Result<(), BoxError> {
+        self.events.lock().unwrap().push((
+            "signIn".into(),
+            serde_json::json!({"user": m.user, "account": m.account}),
+        ));
+        Ok(())
+    }
+    async fn sign_out(&self, m: SignOutEvent<'_>) -> Result<(), BoxError> {
+        let v = match m {
+            SignOutEvent::Token(t) => serde_json::json!({ "token": t }),
+            SignOutEvent::Session(s) => serde_json::json!({ "session": s }),
+            _ => Value::Null,
+        };
+        self.events.lock().unwrap().push(("signOut".into(), v));
+        Ok(())
+    }
+    async fn session(&self, m: SessionEvent<'_>) -> Result<(), BoxError> {
+        self.events.lock().unwrap().push((
+            "session".into(),
+            serde_json::json!({"session": m.session, "token": m.token}),
+        ));
+        Ok(())
+    }
+}
+
+/// `username=demo&password=pw` signs in; `throw` raises a plain error; `custom` raises
+/// `CredentialsSignin` with code `custom`.
+pub fn credentials() -> CredentialsProvider {
+    CredentialsProvider::new()
+        .field("username", CredentialField::new("Username"))
+        .field(
+            "password",
+            CredentialField::new("Password").input_type("password"),
+        )
+        .authorize(|c, _req| async move {
+            let get = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_owned);
+            match get("username").as_deref() {
+                Some("throw") => Err(AuthorizeError::Other("database down".into())),
+                Some("custom") => Err(AuthorizeError::credentials_signin("custom")),
+                Some("demo") if get("password").as_deref() == Some("pw") => Ok(Some(
+                    User::with_id("1")
+                        .name("Demo User")
+                        .email("demo@example.com")
+                        .image("https://example.com/demo.png"),
+                )),
+                _ => Ok(None),
+            }
+        })
+}
+
+pub fn builder() -> AuthConfigBuilder {
+    authcore::AuthConfig::builder()
+        .secret(SECRET)
+        .trust_host(true)
+        .provider(credentials())
+}
+
+pub fn auth_with(b: AuthConfigBuilder) -> (Auth, Recorder) {
+    let rec = Recorder::default();
+    let auth = Auth::new(b.logger(rec.clone()).events(rec.clone()).build().unwrap());
+    (auth, rec)
+}
+
+pub fn auth() -> (Auth, Recorder) {
+    auth_with(builder())
+}
+
+/// A parsed response.
+#[derive(Debug)]
+pub struct TestResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl TestResponse {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap()
+    }
+    pub fn text(&self) -> String {
+        String::from_utf8(self.body.to_vec()).unwrap()
+    }
+    pub fn location(&self) -> Option<&str> {
+        self.headers.get("location").map(|v| v.to_str().unwrap())
+    }
+    pub fn set_cookies(&self) -> Vec<String> {
+        self.headers
+            .get_all("set-cookie")
+            .iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .collect()
+    }
+    /// The raw (still percent-encoded) value set for `name`, if any.
+    pub fn cookie(&self, name: &str) -> Option<String> {
+        self.set_cookies().iter().find_map(|c| {
+            let (nv, _) = c.split_once(';').unwrap_or((c, ""));
+            let (n, v) = nv.split_once('=')?;
+            (n == name).then(|| v.to_owned())
+        })
+    }
+    pub fn set_cookie_header(&self, name: &str) -> Option<String> {
+        self.set_cookies()
+            .into_iter()
+            .find(|c| c.starts_with(&format!("{name}=")))
+    }
+}
+
+pub async fn send(auth: &Auth, req: Request<Full<Bytes>>) -> TestResponse {
+    let auth = auth.clone();
+    let svc = tower::service_fn(move |req: Request<Full<Bytes>>| {
+        let auth = auth.clone();
+        async move { Ok::<_, std::convert::Infallible>(auth.handle(req).await) }
+    });
+    let resp: Response<_> = svc.oneshot(req).await.unwrap();
+    let (parts, body) = resp.into_parts();
+    let body = body.collect().await.unwrap().to_bytes();
+    TestResponse {
+        status: parts.status,
+        headers: parts.headers,
+        body,
+    }
+}
+
+pub fn url(path: &str) -> String {
+    format!("{ORIGIN}{path}")
+}
+
+pub fn get(path: &str) -> http::request::Builder {
+    Request::get(url(path))
+}
+
+pub fn post(path: &str) -> http::request::Builder {
+    Request::post(url(path)).header("content-type", "application/x-www-form-urlencoded")
+}
+
+pub fn empty() -> Full<Bytes> {
+    Full::new(Bytes::new())
+}
+
+pub fn form(pairs: &[(&str, &str)]) -> Full<Bytes> {
+    let s = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish();
+    Full::new(Bytes::from(s))
+}
+
+/// A valid CSRF cookie header value and its token.
+pub fn csrf_pair() -> (String, String) {
+    let token = "a".repeat(64);
+    let cookie = authcore::csrf::csrf_cookie_value(&token, SECRET);
+    (format!("{CSRF_COOKIE}={}", cookie.replace('|', "%7C")), token)
+}
+
+/// A session cookie header for `claims`.
+pub fn session_cookie(auth: &Auth, claims: Value) -> String {
+    let token = auth
+        .config()
+        .jwt()
+        .encode(claims.as_object().unwrap(), SESSION_COOKIE, 3600)
+        .unwrap();
+    format!("{SESSION_COOKIE}={token}")
+}
+
+pub fn assert_no_cache(r: &TestResponse) {
+    assert_eq!(r.headers["content-type"], "application/json");
+    assert_eq!(r.headers["cache-control"], "private, no-cache, no-store");
+    assert_eq!(r.headers["expires"], "0");
+    assert_eq!(r.headers["pragma"], "no-cache");
+}
