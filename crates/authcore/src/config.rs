@@ -396,9 +396,11 @@ impl AuthConfigBuilder {
             let id = p.id();
             if id.is_empty()
                 || id == "undefined"
-                || id
-                    .bytes()
-                    .any(|b| matches!(b, b'/' | b'?' | b'#' | b'%') || b.is_ascii_whitespace() || b.is_ascii_control())
+                || id.bytes().any(|b| {
+                    matches!(b, b'/' | b'?' | b'#' | b'%')
+                        || b.is_ascii_whitespace()
+                        || b.is_ascii_control()
+                })
             {
                 return Err(ConfigError::InvalidProviderId { id: id.to_owned() });
             }

@@ -130,10 +130,7 @@ impl CookieSet {
             session_token: spec("authjs.session-token", None),
             callback_url: spec("authjs.callback-url", None),
             csrf_token: CookieSpec {
-                name: format!(
-                    "{}authjs.csrf-token",
-                    if secure { "__Host-" } else { "" }
-                ),
+                name: format!("{}authjs.csrf-token", if secure { "__Host-" } else { "" }),
                 options: CookieOptions::defaults(secure),
             },
             pkce_code_verifier: spec("authjs.pkce.code_verifier", Some(900)),
@@ -244,9 +241,9 @@ pub struct CookiesOverrides {
 /// Whether `name` is an RFC 6265 token (what `cookie.serialize` accepts).
 pub(crate) fn is_valid_cookie_name(name: &str) -> bool {
     !name.is_empty()
-        && name.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-        })
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// An outgoing cookie.
@@ -342,7 +339,10 @@ pub(crate) fn decode_uri_component(s: &str) -> Option<String> {
     if !has_valid_escapes(s) {
         return None;
     }
-    percent_decode_str(s).decode_utf8().ok().map(Cow::into_owned)
+    percent_decode_str(s)
+        .decode_utf8()
+        .ok()
+        .map(Cow::into_owned)
 }
 
 fn has_valid_escapes(raw: &str) -> bool {
@@ -535,7 +535,6 @@ impl<'a> SessionCookieStore<'a> {
             .map(|(name, _)| self.spec.clear_named(Arc::from(*name)))
             .collect()
     }
-
 }
 
 #[cfg(test)]
@@ -555,7 +554,11 @@ mod tests {
         assert_eq!(s.callback_url.name, "__Secure-authjs.callback-url");
         assert_eq!(s.pkce_code_verifier.options.max_age, Some(900));
         assert_eq!(s.nonce.options.max_age, None);
-        assert!(s.all().iter().all(|c| c.options.secure && c.options.http_only));
+        assert!(
+            s.all()
+                .iter()
+                .all(|c| c.options.secure && c.options.http_only)
+        );
         let p = CookieSet::defaults(false);
         assert_eq!(p.csrf_token.name, "authjs.csrf-token");
         assert_eq!(p.webauthn_challenge.name, "authjs.challenge");

@@ -55,7 +55,13 @@ impl Env {
     pub fn provider_env(&self, provider_id: &str) -> ProviderEnv {
         let id: String = provider_id
             .chars()
-            .map(|c| if c == '-' { '_' } else { c.to_ascii_uppercase() })
+            .map(|c| {
+                if c == '-' {
+                    '_'
+                } else {
+                    c.to_ascii_uppercase()
+                }
+            })
             .collect();
         let get = |suffix: &str| self.get(&format!("AUTH_{id}_{suffix}")).map(str::to_owned);
         ProviderEnv {
@@ -153,10 +159,10 @@ pub fn create_action_url(
         u.to_string()
     } else {
         let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-        let host = header("x-forwarded-host").or_else(|| header("host")).unwrap_or("");
-        let proto = header("x-forwarded-proto")
-            .or(protocol)
-            .unwrap_or("https");
+        let host = header("x-forwarded-host")
+            .or_else(|| header("host"))
+            .unwrap_or("");
+        let proto = header("x-forwarded-proto").or(protocol).unwrap_or("https");
         let colon = if proto.ends_with(':') { "" } else { ":" };
         format!("{proto}{colon}//{host}")
     };
@@ -182,14 +188,18 @@ mod tests {
     use crate::providers::CredentialsProvider;
 
     fn builder() -> AuthConfigBuilder {
-        AuthConfig::builder().provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+        AuthConfig::builder()
+            .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
     }
 
     #[test]
     fn secrets_from_env_in_rotation_order() {
         let env = Env::from_pairs([("AUTH_SECRET", "0"), ("AUTH_SECRET_1", "1")]);
         let mut b = apply_env_defaults(builder(), &env, false);
-        assert_eq!(b.secrets_mut().clone(), vec!["1".to_owned(), "0".to_owned()]);
+        assert_eq!(
+            b.secrets_mut().clone(),
+            vec!["1".to_owned(), "0".to_owned()]
+        );
         let env = Env::from_pairs([
             ("AUTH_SECRET", "0"),
             ("AUTH_SECRET_1", "1"),
@@ -216,7 +226,9 @@ mod tests {
         let env = Env::from_pairs([("AUTH_URL", "not a url")]);
         let b = apply_env_defaults(builder(), &env, false);
         assert_eq!(b.base_path_ref(), None);
-        let config = apply_env_defaults(builder().secret("s"), &env, false).build().unwrap();
+        let config = apply_env_defaults(builder().secret("s"), &env, false)
+            .build()
+            .unwrap();
         assert_eq!(config.base_path(), "/auth");
     }
 
@@ -233,11 +245,19 @@ mod tests {
             let b = apply_env_defaults(builder(), &Env::from_pairs([(k, v)]), false);
             assert_eq!(b.trust_host_ref(), Some(true), "{k}={v}");
         }
-        for (k, v) in [("AUTH_TRUST_HOST", "false"), ("AUTH_TRUST_HOST", "0"), ("NODE_ENV", "production")] {
+        for (k, v) in [
+            ("AUTH_TRUST_HOST", "false"),
+            ("AUTH_TRUST_HOST", "0"),
+            ("NODE_ENV", "production"),
+        ] {
             let b = apply_env_defaults(builder(), &Env::from_pairs([(k, v)]), false);
             assert_eq!(b.trust_host_ref(), Some(false), "{k}={v}");
         }
-        let b = apply_env_defaults(builder().trust_host(false), &Env::from_pairs([("AUTH_TRUST_HOST", "1")]), false);
+        let b = apply_env_defaults(
+            builder().trust_host(false),
+            &Env::from_pairs([("AUTH_TRUST_HOST", "1")]),
+            false,
+        );
         assert_eq!(b.trust_host_ref(), Some(false));
     }
 
@@ -254,7 +274,10 @@ mod tests {
         assert_eq!(p.client_id.as_deref(), Some("id"));
         assert_eq!(p.client_secret.as_deref(), Some("sec"));
         assert_eq!(p.issuer.as_deref(), Some("https://x"));
-        assert_eq!(env.provider_env("azure-ad").client_id.as_deref(), Some("az"));
+        assert_eq!(
+            env.provider_env("azure-ad").client_id.as_deref(),
+            Some("az")
+        );
         assert_eq!(env.provider_env("resend").api_key.as_deref(), Some("key"));
     }
 
@@ -267,18 +290,99 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)]
     fn create_action_url_table() {
         let none = Env::default();
-        let cases: Vec<(&str, Option<&str>, HeaderMap, Env, Option<&str>, &str, Option<WarningCode>)> = vec![
-            ("callback", None, headers(&[("host", "example.com")]), Env::default(), Some("/basepath"), "https://example.com/basepath/callback", None),
-            ("session", Some("http"), headers(&[("host", "example.com")]), Env::default(), Some("/auth"), "http://example.com/auth/session", None),
-            ("session", Some("http:"), headers(&[("host", "example.com")]), Env::default(), Some("/auth"), "http://example.com/auth/session", None),
-            ("session", None, headers(&[("host", "example.com"), ("x-forwarded-host", "fwd.example")]), Env::default(), Some("/auth"), "https://fwd.example/auth/session", None),
-            ("session", Some("https"), headers(&[("host", "example.com"), ("x-forwarded-proto", "http")]), Env::default(), Some("/auth"), "http://example.com/auth/session", None),
-            ("signin", None, headers(&[]), Env::from_pairs([("AUTH_URL", "http://localhost:3000/my-app/api/auth")]), Some("/my-app/api/auth"), "http://localhost:3000/my-app/api/auth/signin", None),
-            ("signin", None, headers(&[]), Env::from_pairs([("AUTH_URL", "http://localhost:3000/my-app/api/auth")]), None, "http://localhost:3000/my-app/api/auth/signin", None),
-            ("signin", None, headers(&[]), Env::from_pairs([("AUTH_URL", "https://sub.domain.env.com/my-app/api/auth/")]), Some("/my-app/api/auth"), "https://sub.domain.env.com/my-app/api/auth/signin", Some(WarningCode::EnvUrlBasepathMismatch)),
-            ("signout", None, headers(&[]), Env::from_pairs([("AUTH_URL", "https://sub.domain.env.com/my-app")]), Some("/api/auth"), "https://sub.domain.env.com/api/auth/signout", Some(WarningCode::EnvUrlBasepathMismatch)),
+        let cases: Vec<(
+            &str,
+            Option<&str>,
+            HeaderMap,
+            Env,
+            Option<&str>,
+            &str,
+            Option<WarningCode>,
+        )> = vec![
+            (
+                "callback",
+                None,
+                headers(&[("host", "example.com")]),
+                Env::default(),
+                Some("/basepath"),
+                "https://example.com/basepath/callback",
+                None,
+            ),
+            (
+                "session",
+                Some("http"),
+                headers(&[("host", "example.com")]),
+                Env::default(),
+                Some("/auth"),
+                "http://example.com/auth/session",
+                None,
+            ),
+            (
+                "session",
+                Some("http:"),
+                headers(&[("host", "example.com")]),
+                Env::default(),
+                Some("/auth"),
+                "http://example.com/auth/session",
+                None,
+            ),
+            (
+                "session",
+                None,
+                headers(&[("host", "example.com"), ("x-forwarded-host", "fwd.example")]),
+                Env::default(),
+                Some("/auth"),
+                "https://fwd.example/auth/session",
+                None,
+            ),
+            (
+                "session",
+                Some("https"),
+                headers(&[("host", "example.com"), ("x-forwarded-proto", "http")]),
+                Env::default(),
+                Some("/auth"),
+                "http://example.com/auth/session",
+                None,
+            ),
+            (
+                "signin",
+                None,
+                headers(&[]),
+                Env::from_pairs([("AUTH_URL", "http://localhost:3000/my-app/api/auth")]),
+                Some("/my-app/api/auth"),
+                "http://localhost:3000/my-app/api/auth/signin",
+                None,
+            ),
+            (
+                "signin",
+                None,
+                headers(&[]),
+                Env::from_pairs([("AUTH_URL", "http://localhost:3000/my-app/api/auth")]),
+                None,
+                "http://localhost:3000/my-app/api/auth/signin",
+                None,
+            ),
+            (
+                "signin",
+                None,
+                headers(&[]),
+                Env::from_pairs([("AUTH_URL", "https://sub.domain.env.com/my-app/api/auth/")]),
+                Some("/my-app/api/auth"),
+                "https://sub.domain.env.com/my-app/api/auth/signin",
+                Some(WarningCode::EnvUrlBasepathMismatch),
+            ),
+            (
+                "signout",
+                None,
+                headers(&[]),
+                Env::from_pairs([("AUTH_URL", "https://sub.domain.env.com/my-app")]),
+                Some("/api/auth"),
+                "https://sub.domain.env.com/api/auth/signout",
+                Some(WarningCode::EnvUrlBasepathMismatch),
+            ),
         ];
         let _ = none;
         for (action, proto, h, env, bp, expected, warn) in cases {

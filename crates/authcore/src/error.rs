@@ -218,7 +218,9 @@ pub enum ConfigError {
         index: usize,
     },
     /// No provider was configured.
-    #[error("no providers configured: add at least one provider with AuthConfig::builder().provider(..)")]
+    #[error(
+        "no providers configured: add at least one provider with AuthConfig::builder().provider(..)"
+    )]
     NoProviders,
     /// A credentials provider has no `authorize` function.
     #[error(
@@ -251,7 +253,9 @@ pub enum ConfigError {
         id: String,
     },
     /// The base path is malformed.
-    #[error("invalid base path {path:?}: it must start with '/' and must not end with '/' (e.g. \"/auth\")")]
+    #[error(
+        "invalid base path {path:?}: it must start with '/' and must not end with '/' (e.g. \"/auth\")"
+    )]
     InvalidBasePath {
         /// The offending path.
         path: String,
@@ -269,7 +273,9 @@ pub enum ConfigError {
         name: String,
     },
     /// A custom page path is not a relative or absolute URL.
-    #[error("invalid page path {path:?} for pages.{page}: use a path starting with '/' or an absolute URL")]
+    #[error(
+        "invalid page path {path:?} for pages.{page}: use a path starting with '/' or an absolute URL"
+    )]
     InvalidPagePath {
         /// Which page.
         page: &'static str,
@@ -296,9 +302,15 @@ mod tests {
         let e = AuthError::MissingCsrf { action: "signin" };
         assert_eq!(e.client_type(), "MissingCSRF");
         assert_eq!(e.kind(), ErrorKind::SignIn);
-        assert_eq!(e.to_string(), "CSRF token was missing during an action signin");
+        assert_eq!(
+            e.to_string(),
+            "CSRF token was missing during an action signin"
+        );
         let e = AuthError::AccessDenied { source: None };
-        assert_eq!((e.client_type(), e.kind()), ("AccessDenied", ErrorKind::Error));
+        assert_eq!(
+            (e.client_type(), e.kind()),
+            ("AccessDenied", ErrorKind::Error)
+        );
         let e = AuthError::unknown_action("Cannot handle action: providers");
         assert_eq!(e.client_type(), "Configuration");
         let e = AuthError::ProviderNotFound {

@@ -120,7 +120,9 @@ impl Auth {
         let req = builder.body(http_body_util::Empty::<Bytes>::new()).ok()?;
         let resp = self.handle_raw(req).await.ok()?;
         match resp.body? {
-            InternalBody::JsonBytes(b) => serde_json::from_slice(&b).ok().filter(|v: &Value| !v.is_null()),
+            InternalBody::JsonBytes(b) => serde_json::from_slice(&b)
+                .ok()
+                .filter(|v: &Value| !v.is_null()),
             InternalBody::Json(v) if !v.is_null() => Some(v),
             _ => None,
         }
@@ -129,7 +131,11 @@ impl Auth {
     /// Decodes the session token of a request (Auth.js `getToken`, spec §4.6): from the
     /// (chunked) session cookie, else from `Authorization: Bearer <token>` (percent-decoded).
     /// `secure` picks the `__Secure-` cookie name. Any failure gives `None`.
-    pub fn get_token(&self, headers: &http::HeaderMap, secure: bool) -> Option<crate::jwt::JwtClaims> {
+    pub fn get_token(
+        &self,
+        headers: &http::HeaderMap,
+        secure: bool,
+    ) -> Option<crate::jwt::JwtClaims> {
         let raw = self.get_raw_token(headers, secure)?;
         let name = &self.config.cookies(secure).session_token.name;
         self.config.inner.codec.decode(&raw, name).ok().flatten()
@@ -185,7 +191,8 @@ fn bad_request(c: &ConfigInner, e: ParseError) -> ResponseInternal {
         message: e.to_string(),
     });
     if c.debug {
-        c.logger.debug("request", &json!({ "error": e.to_string() }));
+        c.logger
+            .debug("request", &json!({ "error": e.to_string() }));
     }
     let (status, body) = match e {
         ParseError::BodyTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "Payload too large."),
@@ -234,12 +241,12 @@ fn assertion_failure(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> R
         });
     }
     let signin = format!("{}{}/signin", req.origin, c.base_path);
-    pages::error_page_response(&c.theme, &req.origin, signin, "Configuration").unwrap_or_else(|_| {
-        ResponseInternal {
+    pages::error_page_response(&c.theme, &req.origin, signin, "Configuration").unwrap_or_else(
+        |_| ResponseInternal {
             status: Some(StatusCode::INTERNAL_SERVER_ERROR),
             ..Default::default()
-        }
-    })
+        },
+    )
 }
 
 /// `<origin><page>?<query>`; an absolute page URL is used as-is and a page that already has

@@ -235,7 +235,10 @@ fn request_url(
         return Err(ParseError::Url(format!("unsupported protocol {proto:?}")));
     }
     // The host must be a bare authority; anything else would change the URL's meaning.
-    if host.bytes().any(|b| matches!(b, b'/' | b'\\' | b'?' | b'#' | b'@') || b.is_ascii_whitespace()) {
+    if host
+        .bytes()
+        .any(|b| matches!(b, b'/' | b'\\' | b'?' | b'#' | b'@') || b.is_ascii_whitespace())
+    {
         return Err(ParseError::Url("invalid Host header".to_owned()));
     }
     let s = format!("{proto}://{host}{path_and_query}");
@@ -376,21 +379,50 @@ mod tests {
             "/api/auth/signin/github/github",
             "/api/auth/signin/api/auth/signin/github",
         ] {
-            assert!(parse_action_and_provider_id(bad, "/api/auth").is_err(), "{bad}");
+            assert!(
+                parse_action_and_provider_id(bad, "/api/auth").is_err(),
+                "{bad}"
+            );
         }
         fn ok<'p>(p: &'p str, b: &str) -> (Action, Option<&'p str>) {
             parse_action_and_provider_id(p, b).unwrap()
         }
-        assert_eq!(ok("/api/auth/signin/github", "/api/auth"), (Action::Signin, Some("github")));
-        assert_eq!(ok("/api/auth/signin/github/", "/api/auth"), (Action::Signin, Some("github")));
-        for p in ["/auth/signin/auth0", "/auth/signin/auth0/", "/auth/signin/auth0///"] {
+        assert_eq!(
+            ok("/api/auth/signin/github", "/api/auth"),
+            (Action::Signin, Some("github"))
+        );
+        assert_eq!(
+            ok("/api/auth/signin/github/", "/api/auth"),
+            (Action::Signin, Some("github"))
+        );
+        for p in [
+            "/auth/signin/auth0",
+            "/auth/signin/auth0/",
+            "/auth/signin/auth0///",
+        ] {
             assert_eq!(ok(p, "/auth"), (Action::Signin, Some("auth0")));
         }
-        assert_eq!(ok("/auth/signin/undefined", "/auth"), (Action::Signin, None));
+        assert_eq!(
+            ok("/auth/signin/undefined", "/auth"),
+            (Action::Signin, None)
+        );
         assert_eq!(ok("/auth/session", "/auth"), (Action::Session, None));
         assert_eq!(ok("/authsignin", "/auth"), (Action::Signin, None));
-        assert_eq!(ok("/webauthn-options/passkey", ""), (Action::WebauthnOptions, Some("passkey")));
-        for a in ["providers", "session", "csrf", "signin", "signout", "callback", "verify-request", "error", "webauthn-options"] {
+        assert_eq!(
+            ok("/webauthn-options/passkey", ""),
+            (Action::WebauthnOptions, Some("passkey"))
+        );
+        for a in [
+            "providers",
+            "session",
+            "csrf",
+            "signin",
+            "signout",
+            "callback",
+            "verify-request",
+            "error",
+            "webauthn-options",
+        ] {
             assert!(is_auth_action(a));
             assert_eq!(Action::parse(a).unwrap().as_str(), a);
         }

@@ -110,11 +110,17 @@ pub(crate) fn render(r: ResponseInternal, return_redirect: bool) -> http::Respon
     let bytes = match body {
         None => Bytes::new(),
         Some(InternalBody::Json(v)) => {
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
             json_bytes(&v)
         }
         Some(InternalBody::JsonBytes(b)) => {
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
             b
         }
         Some(InternalBody::Html(s)) => {

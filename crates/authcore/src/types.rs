@@ -557,7 +557,10 @@ mod tests {
             token_type: Some("DPoP".into()),
             ..TokenSet::default()
         };
-        assert_eq!(serde_json::to_value(&t).unwrap(), json!({"token_type": "dpop"}));
+        assert_eq!(
+            serde_json::to_value(&t).unwrap(),
+            json!({"token_type": "dpop"})
+        );
     }
 
     #[test]

@@ -12,24 +12,51 @@ async fn sign_in(auth: &authcore::Auth, fields: &[(&str, &str)]) -> TestResponse
     let (csrf, token) = csrf_pair();
     let mut pairs = vec![("csrfToken", token.as_str())];
     pairs.extend_from_slice(fields);
-    send(auth, post("/auth/callback/credentials").header("cookie", csrf).body(form(&pairs)).unwrap()).await
+    send(
+        auth,
+        post("/auth/callback/credentials")
+            .header("cookie", csrf)
+            .body(form(&pairs))
+            .unwrap(),
+    )
+    .await
 }
 
 #[tokio::test]
 async fn success_sets_session_cookie_and_redirects_to_callback_url() {
     let (auth, rec) = auth();
-    let r = sign_in(&auth, &[("username", "demo"), ("password", "pw"), ("callbackUrl", "/dashboard")]).await;
+    let r = sign_in(
+        &auth,
+        &[
+            ("username", "demo"),
+            ("password", "pw"),
+            ("callbackUrl", "/dashboard"),
+        ],
+    )
+    .await;
     assert_eq!(r.status, 302);
     assert_eq!(r.location(), Some("https://authjs.test/dashboard"));
     let token = r.cookie(SESSION_COOKIE).unwrap();
-    let claims = auth.config().jwt().decode(&token, SESSION_COOKIE).unwrap().unwrap();
+    let claims = auth
+        .config()
+        .jwt()
+        .decode(&token, SESSION_COOKIE)
+        .unwrap()
+        .unwrap();
     assert_eq!(claims["sub"], "1");
     assert_eq!(claims["name"], "Demo User");
     assert_eq!(claims["email"], "demo@example.com");
     assert_eq!(claims["picture"], "https://example.com/demo.png");
-    assert_eq!(rec.event("signIn").unwrap()["account"], serde_json::json!({"type": "credentials", "provider": "credentials", "providerAccountId": "1"}));
+    assert_eq!(
+        rec.event("signIn").unwrap()["account"],
+        serde_json::json!({"type": "credentials", "provider": "credentials", "providerAccountId": "1"})
+    );
     // Cookie order: init cookies (callback-url) before the session cookie.
-    let names: Vec<String> = r.set_cookies().iter().map(|c| c.split('=').next().unwrap().to_owned()).collect();
+    let names: Vec<String> = r
+        .set_cookies()
+        .iter()
+        .map(|c| c.split('=').next().unwrap().to_owned())
+        .collect();
     assert_eq!(names, [CALLBACK_COOKIE, SESSION_COOKIE]);
 }
 
@@ -37,36 +64,89 @@ async fn success_sets_session_cookie_and_redirects_to_callback_url() {
 async fn null_user_redirects_with_credentials_code() {
     let (auth, rec) = auth();
     let r = sign_in(&auth, &[("username", "demo"), ("password", "wrong")]).await;
-    assert_eq!(r.location(), Some("https://authjs.test/auth/signin?error=CredentialsSignin&code=credentials"));
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/signin?error=CredentialsSignin&code=credentials")
+    );
     assert!(r.set_cookies().is_empty());
     assert_eq!(rec.error_types(), ["CredentialsSignin"]);
 }
 
 #[tokio::test]
 async fn custom_code_and_plain_errors() {
-    let (auth, _) = auth_with(builder().dangerous(DangerousOptions { skip_csrf_check: true }));
-    let r = send(&auth, post("/auth/callback/credentials").body(form(&[("username", "custom")])).unwrap()).await;
-    assert_eq!(r.location(), Some("https://authjs.test/auth/signin?error=CredentialsSignin&code=custom"));
-    let r = send(&auth, post("/auth/callback/credentials").body(form(&[("username", "throw")])).unwrap()).await;
-    assert_eq!(r.location(), Some("https://authjs.test/auth/error?error=Configuration"));
-    let r = send(&auth, post("/auth/callback/credentials").body(form(&[])).unwrap()).await;
-    assert_eq!(r.location(), Some("https://authjs.test/auth/signin?error=CredentialsSignin&code=credentials"));
+    let (auth, _) = auth_with(builder().dangerous(DangerousOptions {
+        skip_csrf_check: true,
+    }));
+    let r = send(
+        &auth,
+        post("/auth/callback/credentials")
+            .body(form(&[("username", "custom")]))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/signin?error=CredentialsSignin&code=custom")
+    );
+    let r = send(
+        &auth,
+        post("/auth/callback/credentials")
+            .body(form(&[("username", "throw")]))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
+    let r = send(
+        &auth,
+        post("/auth/callback/credentials").body(form(&[])).unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/signin?error=CredentialsSignin&code=credentials")
+    );
 }
 
 #[tokio::test]
 async fn custom_sign_in_page_receives_errors() {
-    let (auth, _) = auth_with(builder().pages(PagesOptions { sign_in: Some("/login".into()), error: Some("/custom/error".into()), ..Default::default() }));
+    let (auth, _) = auth_with(builder().pages(PagesOptions {
+        sign_in: Some("/login".into()),
+        error: Some("/custom/error".into()),
+        ..Default::default()
+    }));
     let r = sign_in(&auth, &[("username", "nobody")]).await;
-    assert_eq!(r.location(), Some("https://authjs.test/login?error=CredentialsSignin&code=credentials"));
-    let r = send(&auth, get("/auth/callback/credentials").body(empty()).unwrap()).await;
-    assert_eq!(r.location(), Some("https://authjs.test/custom/error?error=Configuration"));
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/login?error=CredentialsSignin&code=credentials")
+    );
+    let r = send(
+        &auth,
+        get("/auth/callback/credentials").body(empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/custom/error?error=Configuration")
+    );
 }
 
 #[tokio::test]
 async fn csrf_is_required() {
     let (auth, _) = auth();
-    let r = send(&auth, post("/auth/callback/credentials").body(form(&[("username", "demo"), ("password", "pw")])).unwrap()).await;
-    assert_eq!(r.location(), Some("https://authjs.test/auth/signin?error=MissingCSRF"));
+    let r = send(
+        &auth,
+        post("/auth/callback/credentials")
+            .body(form(&[("username", "demo"), ("password", "pw")]))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/signin?error=MissingCSRF")
+    );
     assert!(r.cookie(SESSION_COOKIE).is_none());
 }
 
@@ -74,8 +154,17 @@ async fn csrf_is_required() {
 async fn json_body_works_too() {
     let (auth, _) = auth();
     let (csrf, token) = csrf_pair();
-    let body = serde_json::json!({"csrfToken": token, "username": "demo", "password": "pw"}).to_string();
-    let r = send(&auth, http::Request::post(url("/auth/callback/credentials")).header("content-type", "application/json").header("cookie", csrf).body(http_body_util::Full::new(body.into())).unwrap()).await;
+    let body =
+        serde_json::json!({"csrfToken": token, "username": "demo", "password": "pw"}).to_string();
+    let r = send(
+        &auth,
+        http::Request::post(url("/auth/callback/credentials"))
+            .header("content-type", "application/json")
+            .header("cookie", csrf)
+            .body(http_body_util::Full::new(body.into()))
+            .unwrap(),
+    )
+    .await;
     assert!(r.cookie(SESSION_COOKIE).is_some());
 }
 
@@ -83,10 +172,22 @@ async fn json_body_works_too() {
 async fn callback_without_provider_and_unknown_provider() {
     let (auth, rec) = auth();
     let r = send(&auth, get("/auth/callback").body(empty()).unwrap()).await;
-    assert_eq!(r.location(), Some("https://authjs.test/auth/error?error=Configuration"));
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
     assert_eq!(rec.error_types(), ["InvalidProvider"]);
-    let r = send(&auth, get("/auth/callback/invalid-provider").body(empty()).unwrap()).await;
-    assert_eq!(r.location(), Some("https://authjs.test/auth/error?error=Configuration"));
+    let r = send(
+        &auth,
+        get("/auth/callback/invalid-provider")
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
 }
 
 #[derive(Clone, Default)]
@@ -100,8 +201,14 @@ struct Gate {
 impl Callbacks for Gate {
     async fn sign_in(&self, p: SignInParams<'_>) -> Result<SignInOutcome, BoxError> {
         let creds = p.credentials.unwrap();
-        self.seen.lock().unwrap().push(creds["username"].as_str().unwrap().to_owned());
-        assert!(creds.contains_key("csrfToken"), "authorize/signIn get the whole body");
+        self.seen
+            .lock()
+            .unwrap()
+            .push(creds["username"].as_str().unwrap().to_owned());
+        assert!(
+            creds.contains_key("csrfToken"),
+            "authorize/signIn get the whole body"
+        );
         if self.fail {
             return Err("boom".into());
         }
@@ -118,16 +225,34 @@ impl Callbacks for Gate {
 
 #[tokio::test]
 async fn sign_in_callback_decisions() {
-    let (auth, _) = auth_with(builder().callbacks(Gate { outcome: Some(SignInOutcome::Deny), ..Default::default() }));
+    let (auth, _) = auth_with(builder().callbacks(Gate {
+        outcome: Some(SignInOutcome::Deny),
+        ..Default::default()
+    }));
     let r = sign_in(&auth, &[("username", "demo"), ("password", "pw")]).await;
-    assert_eq!(r.location(), Some("https://authjs.test/auth/error?error=AccessDenied"));
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=AccessDenied")
+    );
 
-    let (auth, _) = auth_with(builder().callbacks(Gate { fail: true, ..Default::default() }));
+    let (auth, _) = auth_with(builder().callbacks(Gate {
+        fail: true,
+        ..Default::default()
+    }));
     let r = sign_in(&auth, &[("username", "demo"), ("password", "pw")]).await;
-    assert_eq!(r.location(), Some("https://authjs.test/auth/error?error=AccessDenied"));
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=AccessDenied")
+    );
 
-    for (target, expected) in [("/wrong", "https://authjs.test/wrong"), ("https://evil.example/x", "https://authjs.test")] {
-        let (auth, _) = auth_with(builder().callbacks(Gate { outcome: Some(SignInOutcome::Redirect(target.into())), ..Default::default() }));
+    for (target, expected) in [
+        ("/wrong", "https://authjs.test/wrong"),
+        ("https://evil.example/x", "https://authjs.test"),
+    ] {
+        let (auth, _) = auth_with(builder().callbacks(Gate {
+            outcome: Some(SignInOutcome::Redirect(target.into())),
+            ..Default::default()
+        }));
         let r = sign_in(&auth, &[("username", "demo"), ("password", "pw")]).await;
         assert_eq!(r.location(), Some(expected));
         assert!(r.cookie(SESSION_COOKIE).is_none());
@@ -136,7 +261,12 @@ async fn sign_in_callback_decisions() {
     let gate = Gate::default();
     let (auth, _) = auth_with(builder().callbacks(gate.clone()));
     let r = sign_in(&auth, &[("username", "demo"), ("password", "pw")]).await;
-    let claims = auth.config().jwt().decode(&r.cookie(SESSION_COOKIE).unwrap(), SESSION_COOKIE).unwrap().unwrap();
+    let claims = auth
+        .config()
+        .jwt()
+        .decode(&r.cookie(SESSION_COOKIE).unwrap(), SESSION_COOKIE)
+        .unwrap()
+        .unwrap();
     assert_eq!(claims["role"], "admin");
     assert_eq!(*gate.seen.lock().unwrap(), ["demo"]);
 }
@@ -144,10 +274,29 @@ async fn sign_in_callback_decisions() {
 #[tokio::test]
 async fn hostile_callback_urls_never_leave_the_origin() {
     let (auth, _) = auth();
-    for hostile in ["//evil.example", "https:evil.example", "https://evil.example", "javascript:alert(1)", "/\\evil.example", "\\\\evil.example"] {
-        let r = sign_in(&auth, &[("username", "demo"), ("password", "pw"), ("callbackUrl", hostile)]).await;
+    for hostile in [
+        "//evil.example",
+        "https:evil.example",
+        "https://evil.example",
+        "javascript:alert(1)",
+        "/\\evil.example",
+        "\\\\evil.example",
+    ] {
+        let r = sign_in(
+            &auth,
+            &[
+                ("username", "demo"),
+                ("password", "pw"),
+                ("callbackUrl", hostile),
+            ],
+        )
+        .await;
         let loc = r.location().unwrap();
         let u = url::Url::parse(loc).unwrap();
-        assert_eq!(u.origin().ascii_serialization(), "https://authjs.test", "{hostile} -> {loc}");
+        assert_eq!(
+            u.origin().ascii_serialization(),
+            "https://authjs.test",
+            "{hostile} -> {loc}"
+        );
     }
 }

@@ -13,15 +13,30 @@ async fn status_codes_and_headings() {
         ("Verification", 403, "The sign in link is no longer valid."),
         ("Whatever", 200, "<h1>Error</h1>"),
     ] {
-        let r = send(&auth, get(&format!("/auth/error?error={q}")).body(empty()).unwrap()).await;
+        let r = send(
+            &auth,
+            get(&format!("/auth/error?error={q}"))
+                .body(empty())
+                .unwrap(),
+        )
+        .await;
         assert_eq!(r.status, status, "{q}");
         let html = r.text();
         assert!(html.contains(text), "{q}: {html}");
         assert!(html.contains("<title>Error</title>"));
     }
-    let r = send(&auth, get("/auth/error?error=AccessDenied&x=1").body(empty()).unwrap()).await;
+    let r = send(
+        &auth,
+        get("/auth/error?error=AccessDenied&x=1")
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
     // Deviation from Auth.js: the sign-in link is `<origin><basePath>/signin`.
-    assert!(r.text().contains(r#"href="https://authjs.test/auth/signin""#));
+    assert!(
+        r.text()
+            .contains(r#"href="https://authjs.test/auth/signin""#)
+    );
     let r = send(&auth, get("/auth/error").body(empty()).unwrap()).await;
     assert_eq!(r.status, 200);
     assert!(r.text().contains(r#"href="https://authjs.test""#));
@@ -29,8 +44,15 @@ async fn status_codes_and_headings() {
 
 #[tokio::test]
 async fn custom_error_page_redirect() {
-    let (auth, _) = auth_with(builder().pages(PagesOptions { error: Some("/oops".into()), ..Default::default() }));
-    let r = send(&auth, get("/auth/error?error=AccessDenied").body(empty()).unwrap()).await;
+    let (auth, _) = auth_with(builder().pages(PagesOptions {
+        error: Some("/oops".into()),
+        ..Default::default()
+    }));
+    let r = send(
+        &auth,
+        get("/auth/error?error=AccessDenied").body(empty()).unwrap(),
+    )
+    .await;
     assert_eq!(r.location(), Some("/oops?error=AccessDenied"));
     let r = send(&auth, get("/auth/error").body(empty()).unwrap()).await;
     assert_eq!(r.location(), Some("/oops?error=undefined"));
@@ -42,5 +64,8 @@ async fn custom_error_page_redirect() {
 async fn post_is_unknown_action() {
     let (auth, _) = auth();
     let r = send(&auth, post("/auth/error").body(empty()).unwrap()).await;
-    assert_eq!(r.location(), Some("https://authjs.test/auth/error?error=Configuration"));
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
 }

@@ -6,7 +6,8 @@ use serde_json::json;
 
 #[tokio::test]
 async fn lists_providers_with_urls_in_config_order() {
-    let (auth, _) = auth_with(builder().provider(credentials().with_id("second").with_name("Second")));
+    let (auth, _) =
+        auth_with(builder().provider(credentials().with_id("second").with_name("Second")));
     let r = send(&auth, get("/auth/providers").body(empty()).unwrap()).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.headers["content-type"], "application/json");
@@ -24,7 +25,10 @@ async fn lists_providers_with_urls_in_config_order() {
     );
     // First request of a client: CSRF and callback-url cookies are set (spec §2, §16.11).
     assert!(r.cookie(CSRF_COOKIE).is_some());
-    assert_eq!(r.cookie(CALLBACK_COOKIE).as_deref(), Some("https%3A%2F%2Fauthjs.test"));
+    assert_eq!(
+        r.cookie(CALLBACK_COOKIE).as_deref(),
+        Some("https%3A%2F%2Fauthjs.test")
+    );
 }
 
 #[tokio::test]
@@ -32,7 +36,10 @@ async fn post_is_unknown_action() {
     let (auth, rec) = auth();
     let r = send(&auth, post("/auth/providers").body(empty()).unwrap()).await;
     assert_eq!(r.status, 302);
-    assert_eq!(r.location(), Some("https://authjs.test/auth/error?error=Configuration"));
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
     assert!(r.set_cookies().is_empty(), "error redirects drop cookies");
     assert_eq!(rec.error_types(), ["UnknownAction"]);
 }
@@ -41,7 +48,10 @@ async fn post_is_unknown_action() {
 async fn custom_base_path() {
     let (auth, _) = auth_with(builder().base_path("/api/auth"));
     let r = send(&auth, get("/api/auth/providers").body(empty()).unwrap()).await;
-    assert_eq!(r.json()["credentials"]["signinUrl"], "https://authjs.test/api/auth/signin/credentials");
+    assert_eq!(
+        r.json()["credentials"]["signinUrl"],
+        "https://authjs.test/api/auth/signin/credentials"
+    );
     let r = send(&auth, get("/auth/providers").body(empty()).unwrap()).await;
     assert_eq!(r.status, 400);
 }

@@ -17,22 +17,44 @@ fn alice() -> Value {
 async fn valid_cookie_returns_session_and_refreshes_cookie() {
     let (auth, rec) = auth();
     let before = time::OffsetDateTime::now_utc();
-    let r = send(&auth, get("/auth/session").header("cookie", session_cookie(&auth, alice())).body(empty()).unwrap()).await;
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", session_cookie(&auth, alice()))
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.status, 200);
     assert_no_cache(&r);
     let body = r.json();
-    assert_eq!(body["user"], json!({"name": "Alice", "email": "alice@example.com", "image": "https://example.com/a.png"}));
-    let expires = time::OffsetDateTime::parse(body["expires"].as_str().unwrap(), &time::format_description::well_known::Rfc3339).unwrap();
+    assert_eq!(
+        body["user"],
+        json!({"name": "Alice", "email": "alice@example.com", "image": "https://example.com/a.png"})
+    );
+    let expires = time::OffsetDateTime::parse(
+        body["expires"].as_str().unwrap(),
+        &time::format_description::well_known::Rfc3339,
+    )
+    .unwrap();
     let days = (expires - before).whole_days();
     assert!((29..=30).contains(&days), "{days}");
     // A fresh token decodes to the same user with new iat/exp/jti.
     let new = r.cookie(SESSION_COOKIE).unwrap();
-    let claims = auth.config().jwt().decode(&new, SESSION_COOKIE).unwrap().unwrap();
+    let claims = auth
+        .config()
+        .jwt()
+        .decode(&new, SESSION_COOKIE)
+        .unwrap()
+        .unwrap();
     assert_eq!(claims["name"], "Alice");
     assert_eq!(claims["sub"], "1");
     assert!(claims.contains_key("iat") && claims.contains_key("exp") && claims.contains_key("jti"));
     let set = r.set_cookie_header(SESSION_COOKIE).unwrap();
-    assert!(set.contains("; Expires=") && set.contains("HttpOnly; Secure; SameSite=Lax"), "{set}");
+    assert!(
+        set.contains("; Expires=") && set.contains("HttpOnly; Secure; SameSite=Lax"),
+        "{set}"
+    );
     assert_eq!(rec.event_names(), ["session"]);
     let ev = rec.event("session").unwrap();
     assert_eq!(ev["session"], body);
@@ -52,16 +74,43 @@ async fn no_cookie_is_null() {
 #[tokio::test]
 async fn invalid_tokens_are_null_logged_and_cleared() {
     let (auth, rec) = auth();
-    let wrong_salt = auth.config().jwt().encode(alice().as_object().unwrap(), "__Secure-authjs.session-token-invalid", 60).unwrap();
-    let other_secret = authcore::jwt::JwtCodec::new(&["other"]).unwrap().encode(alice().as_object().unwrap(), SESSION_COOKIE, 60).unwrap();
-    for bad in ["invalid".to_owned(), wrong_salt, other_secret, "a.b.c.d.e".into(), "%ZZ".into()] {
+    let wrong_salt = auth
+        .config()
+        .jwt()
+        .encode(
+            alice().as_object().unwrap(),
+            "__Secure-authjs.session-token-invalid",
+            60,
+        )
+        .unwrap();
+    let other_secret = authcore::jwt::JwtCodec::new(&["other"])
+        .unwrap()
+        .encode(alice().as_object().unwrap(), SESSION_COOKIE, 60)
+        .unwrap();
+    for bad in [
+        "invalid".to_owned(),
+        wrong_salt,
+        other_secret,
+        "a.b.c.d.e".into(),
+        "%ZZ".into(),
+    ] {
         rec.errors.lock().unwrap().clear();
-        let r = send(&auth, get("/auth/session").header("cookie", format!("{SESSION_COOKIE}={bad}")).body(empty()).unwrap()).await;
+        let r = send(
+            &auth,
+            get("/auth/session")
+                .header("cookie", format!("{SESSION_COOKIE}={bad}"))
+                .body(empty())
+                .unwrap(),
+        )
+        .await;
         assert_eq!(r.status, 200);
         assert_eq!(r.text(), "null");
         assert_eq!(rec.error_types(), ["JWTSessionError"], "{bad}");
         let set = r.set_cookie_header(SESSION_COOKIE).unwrap();
-        assert!(set.starts_with(&format!("{SESSION_COOKIE}=; Max-Age=0")), "{set}");
+        assert!(
+            set.starts_with(&format!("{SESSION_COOKIE}=; Max-Age=0")),
+            "{set}"
+        );
         // The log line carries no token material.
         let msg = &rec.errors.lock().unwrap()[0].1;
         assert!(!msg.contains(&bad) || bad.len() < 8, "{msg}");
@@ -72,8 +121,19 @@ async fn invalid_tokens_are_null_logged_and_cleared() {
 async fn expired_token_is_null() {
     let (auth, rec) = auth();
     let old = time::OffsetDateTime::now_utc().unix_timestamp() - 3600;
-    let token = auth.config().jwt().encode_at(alice().as_object().unwrap(), SESSION_COOKIE, 60, old).unwrap();
-    let r = send(&auth, get("/auth/session").header("cookie", format!("{SESSION_COOKIE}={token}")).body(empty()).unwrap()).await;
+    let token = auth
+        .config()
+        .jwt()
+        .encode_at(alice().as_object().unwrap(), SESSION_COOKIE, 60, old)
+        .unwrap();
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", format!("{SESSION_COOKIE}={token}"))
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.text(), "null");
     assert_eq!(rec.error_types(), ["JWTSessionError"]);
 }
@@ -83,39 +143,59 @@ async fn chunked_session_cookies_are_reassembled() {
     let (auth, _) = auth();
     let mut claims = alice();
     claims["blob"] = json!("x".repeat(6000));
-    let token = auth.config().jwt().encode(claims.as_object().unwrap(), SESSION_COOKIE, 3600).unwrap();
+    let token = auth
+        .config()
+        .jwt()
+        .encode(claims.as_object().unwrap(), SESSION_COOKIE, 3600)
+        .unwrap();
     assert!(token.len() > 3936);
     let (a, b) = token.split_at(3936);
     let cookie = format!("{SESSION_COOKIE}.1={b}; {SESSION_COOKIE}.0={a}");
-    let r = send(&auth, get("/auth/session").header("cookie", cookie).body(empty()).unwrap()).await;
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", cookie)
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.json()["user"]["name"], "Alice");
     assert!(r.cookie(&format!("{SESSION_COOKIE}.0")).is_some());
     assert!(r.cookie(&format!("{SESSION_COOKIE}.1")).is_some());
 }
 
+type JwtCalls = Arc<Mutex<Vec<(Option<JwtTrigger>, Option<Value>)>>>;
+
 #[derive(Default, Clone)]
 struct Spy {
-    jwt_calls: Arc<Mutex<Vec<(Option<JwtTrigger>, Option<Value>)>>>,
+    jwt_calls: JwtCalls,
     sign_out_on_read: bool,
 }
 
 #[authcore::async_trait]
 impl Callbacks for Spy {
     async fn jwt(&self, mut p: JwtParams<'_>) -> Result<Option<JwtClaims>, BoxError> {
-        self.jwt_calls.lock().unwrap().push((p.trigger, p.session.cloned()));
+        self.jwt_calls
+            .lock()
+            .unwrap()
+            .push((p.trigger, p.session.cloned()));
         if self.sign_out_on_read {
             return Ok(None);
         }
-        if let Some(Value::Object(data)) = p.session {
-            if let Some(name) = data.get("name") {
-                p.token.insert("name".into(), name.clone());
-            }
+        if let Some(Value::Object(data)) = p.session
+            && let Some(name) = data.get("name")
+        {
+            p.token.insert("name".into(), name.clone());
         }
         Ok(Some(p.token))
     }
     async fn session(&self, p: SessionParams<'_>) -> Result<Value, BoxError> {
         let mut v = serde_json::to_value(p.session)?;
-        v["sub"] = p.token.and_then(|t| t.get("sub")).cloned().unwrap_or(Value::Null);
+        v["sub"] = p
+            .token
+            .and_then(|t| t.get("sub"))
+            .cloned()
+            .unwrap_or(Value::Null);
         Ok(v)
     }
 }
@@ -124,7 +204,14 @@ impl Callbacks for Spy {
 async fn callbacks_get_authjs_params() {
     let spy = Spy::default();
     let (auth, _) = auth_with(builder().callbacks(spy.clone()));
-    let r = send(&auth, get("/auth/session").header("cookie", session_cookie(&auth, alice())).body(empty()).unwrap()).await;
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", session_cookie(&auth, alice()))
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.json()["sub"], "1");
     assert_eq!(*spy.jwt_calls.lock().unwrap(), [(None, None)]);
 }
@@ -135,17 +222,47 @@ async fn post_updates_with_csrf_and_trigger_update() {
     let (auth, _) = auth_with(builder().callbacks(spy.clone()));
     let (csrf, token) = csrf_pair();
     let cookie = format!("{}; {csrf}", session_cookie(&auth, alice()));
-    let body = serde_json::to_vec(&json!({"csrfToken": token, "data": {"name": "Alicia"}})).unwrap();
-    let r = send(&auth, http::Request::post(url("/auth/session")).header("content-type", "application/json").header("cookie", &cookie).body(http_body_util::Full::new(body.into())).unwrap()).await;
+    let body =
+        serde_json::to_vec(&json!({"csrfToken": token, "data": {"name": "Alicia"}})).unwrap();
+    let r = send(
+        &auth,
+        http::Request::post(url("/auth/session"))
+            .header("content-type", "application/json")
+            .header("cookie", &cookie)
+            .body(http_body_util::Full::new(body.into()))
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["user"]["name"], "Alicia");
-    assert!(r.headers.get("cache-control").is_none(), "POST has no no-cache headers");
-    assert_eq!(*spy.jwt_calls.lock().unwrap(), [(Some(JwtTrigger::Update), Some(json!({"name": "Alicia"})))]);
-    let claims = auth.config().jwt().decode(&r.cookie(SESSION_COOKIE).unwrap(), SESSION_COOKIE).unwrap().unwrap();
+    assert!(
+        r.headers.get("cache-control").is_none(),
+        "POST has no no-cache headers"
+    );
+    assert_eq!(
+        *spy.jwt_calls.lock().unwrap(),
+        [(Some(JwtTrigger::Update), Some(json!({"name": "Alicia"})))]
+    );
+    let claims = auth
+        .config()
+        .jwt()
+        .decode(&r.cookie(SESSION_COOKIE).unwrap(), SESSION_COOKIE)
+        .unwrap()
+        .unwrap();
     assert_eq!(claims["name"], "Alicia");
 
     // Without the CSRF token: 400 null.
-    let r = send(&auth, http::Request::post(url("/auth/session")).header("content-type", "application/json").header("cookie", &cookie).body(http_body_util::Full::new(b"{\"data\":{}}".as_slice().into())).unwrap()).await;
+    let r = send(
+        &auth,
+        http::Request::post(url("/auth/session"))
+            .header("content-type", "application/json")
+            .header("cookie", &cookie)
+            .body(http_body_util::Full::new(
+                b"{\"data\":{}}".as_slice().into(),
+            ))
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.status, 400);
     assert_eq!(r.text(), "null");
     assert!(r.set_cookies().is_empty());
@@ -153,11 +270,25 @@ async fn post_updates_with_csrf_and_trigger_update() {
 
 #[tokio::test]
 async fn jwt_callback_returning_none_signs_out() {
-    let spy = Spy { sign_out_on_read: true, ..Default::default() };
+    let spy = Spy {
+        sign_out_on_read: true,
+        ..Default::default()
+    };
     let (auth, _) = auth_with(builder().callbacks(spy));
-    let r = send(&auth, get("/auth/session").header("cookie", session_cookie(&auth, alice())).body(empty()).unwrap()).await;
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", session_cookie(&auth, alice()))
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.text(), "null");
-    assert!(r.set_cookie_header(SESSION_COOKIE).unwrap().contains("Max-Age=0"));
+    assert!(
+        r.set_cookie_header(SESSION_COOKIE)
+            .unwrap()
+            .contains("Max-Age=0")
+    );
 }
 
 #[tokio::test]
@@ -165,9 +296,22 @@ async fn rotated_secret_still_reads_old_sessions() {
     let (old_auth, _) = auth();
     let cookie = session_cookie(&old_auth, alice());
     let (auth, _) = auth_with(builder().secrets(["new-secret", SECRET]));
-    let r = send(&auth, get("/auth/session").header("cookie", cookie).body(empty()).unwrap()).await;
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", cookie)
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.json()["user"]["name"], "Alice");
     // Re-encoded with the new secret.
     let new = r.cookie(SESSION_COOKIE).unwrap();
-    assert!(authcore::jwt::JwtCodec::new(&["new-secret"]).unwrap().decode(&new, SESSION_COOKIE).unwrap().is_some());
+    assert!(
+        authcore::jwt::JwtCodec::new(&["new-secret"])
+            .unwrap()
+            .decode(&new, SESSION_COOKIE)
+            .unwrap()
+            .is_some()
+    );
 }

@@ -7,7 +7,13 @@ use common::*;
 #[tokio::test]
 async fn builtin_page() {
     let (auth, _) = auth();
-    let r = send(&auth, get("/auth/verify-request?provider=email&type=email").body(empty()).unwrap()).await;
+    let r = send(
+        &auth,
+        get("/auth/verify-request?provider=email&type=email")
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.status, 200);
     let html = r.text();
     assert!(html.contains("<title>Verify Request</title>"));
@@ -18,8 +24,17 @@ async fn builtin_page() {
 
 #[tokio::test]
 async fn custom_page_keeps_the_query() {
-    let (auth, _) = auth_with(builder().pages(PagesOptions { verify_request: Some("/check".into()), ..Default::default() }));
-    let r = send(&auth, get("/auth/verify-request?provider=email&type=email").body(empty()).unwrap()).await;
+    let (auth, _) = auth_with(builder().pages(PagesOptions {
+        verify_request: Some("/check".into()),
+        ..Default::default()
+    }));
+    let r = send(
+        &auth,
+        get("/auth/verify-request?provider=email&type=email")
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.location(), Some("/check?provider=email&type=email"));
 }
 
@@ -27,5 +42,8 @@ async fn custom_page_keeps_the_query() {
 async fn post_is_unknown_action() {
     let (auth, _) = auth();
     let r = send(&auth, post("/auth/verify-request").body(empty()).unwrap()).await;
-    assert_eq!(r.location(), Some("https://authjs.test/auth/error?error=Configuration"));
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
 }

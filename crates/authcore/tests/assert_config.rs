@@ -13,7 +13,13 @@ async fn untrusted_host_is_500() {
     let r = send(&auth, get("/auth/session").body(empty()).unwrap()).await;
     assert_eq!(r.status, 500);
     assert_eq!(r.text(), MESSAGE);
-    assert_eq!(rec.errors.lock().unwrap()[0], ("UntrustedHost".to_owned(), "Host must be trusted. URL was: https://authjs.test/auth/session".to_owned()));
+    assert_eq!(
+        rec.errors.lock().unwrap()[0],
+        (
+            "UntrustedHost".to_owned(),
+            "Host must be trusted. URL was: https://authjs.test/auth/session".to_owned()
+        )
+    );
     // HTML actions render the Configuration error page instead.
     let r = send(&auth, get("/auth/signin").body(empty()).unwrap()).await;
     assert_eq!(r.status, 500);
@@ -26,40 +32,119 @@ async fn invalid_callback_urls_in_query_and_cookies() {
     for bad in ["non-relative", "a", "javascript:alert(1)"] {
         rec.errors.lock().unwrap().clear();
         let enc = form_urlencoded::byte_serialize(bad.as_bytes()).collect::<String>();
-        let r = send(&auth, get(&format!("/auth/session?callbackUrl={enc}")).body(empty()).unwrap()).await;
+        let r = send(
+            &auth,
+            get(&format!("/auth/session?callbackUrl={enc}"))
+                .body(empty())
+                .unwrap(),
+        )
+        .await;
         assert_eq!(r.status, 500);
         assert_eq!(r.text(), MESSAGE);
-        assert_eq!(rec.errors.lock().unwrap()[0].1, format!("Invalid callback URL. Received: {bad}"));
-        let r = send(&auth, get("/auth/session").header("cookie", format!("{CALLBACK_COOKIE}={enc}")).body(empty()).unwrap()).await;
+        assert_eq!(
+            rec.errors.lock().unwrap()[0].1,
+            format!("Invalid callback URL. Received: {bad}")
+        );
+        let r = send(
+            &auth,
+            get("/auth/session")
+                .header("cookie", format!("{CALLBACK_COOKIE}={enc}"))
+                .body(empty())
+                .unwrap(),
+        )
+        .await;
         assert_eq!(r.status, 500);
     }
-    let (auth, _) = auth_with(builder().cookies(CookiesOverrides { callback_url: CookieOverride { name: Some("my-cb".into()), ..Default::default() }, ..Default::default() }));
-    let r = send(&auth, get("/auth/session").header("cookie", "my-cb=a").body(empty()).unwrap()).await;
+    let (auth, _) = auth_with(builder().cookies(CookiesOverrides {
+        callback_url: CookieOverride {
+            name: Some("my-cb".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }));
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", "my-cb=a")
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.status, 500);
-    let r = send(&auth, get("/auth/session?callbackUrl=%2Fok").body(empty()).unwrap()).await;
+    let r = send(
+        &auth,
+        get("/auth/session?callbackUrl=%2Fok")
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.status, 200);
 }
 
 #[tokio::test]
 async fn configuration_error_with_custom_error_page_redirects_unless_looping() {
-    let (auth, rec) = auth_with(builder().trust_host(false).url("https://authjs.test").pages(PagesOptions { error: Some("/err".into()), ..Default::default() }));
+    let (auth, rec) = auth_with(
+        builder()
+            .trust_host(false)
+            .url("https://authjs.test")
+            .pages(PagesOptions {
+                error: Some("/err".into()),
+                ..Default::default()
+            }),
+    );
     let _ = (&auth, &rec);
-    let (auth, _) = auth_with(builder().pages(PagesOptions { error: Some("/err".into()), ..Default::default() }));
-    let r = send(&auth, get("/auth/signin?callbackUrl=a").body(empty()).unwrap()).await;
-    assert_eq!(r.location(), Some("https://authjs.test/err?error=Configuration"));
-    let (auth, rec) = auth_with(builder().trust_host(false).pages(PagesOptions { error: Some("/err".into()), ..Default::default() }));
-    let r = send(&auth, get("/auth/error?callbackUrl=%2Ferr").body(empty()).unwrap()).await;
+    let (auth, _) = auth_with(builder().pages(PagesOptions {
+        error: Some("/err".into()),
+        ..Default::default()
+    }));
+    let r = send(
+        &auth,
+        get("/auth/signin?callbackUrl=a").body(empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/err?error=Configuration")
+    );
+    let (auth, rec) = auth_with(builder().trust_host(false).pages(PagesOptions {
+        error: Some("/err".into()),
+        ..Default::default()
+    }));
+    let r = send(
+        &auth,
+        get("/auth/error?callbackUrl=%2Ferr").body(empty()).unwrap(),
+    )
+    .await;
     assert_eq!(r.status, 500, "loop: render the built-in page");
-    assert!(rec.errors.lock().unwrap().iter().any(|(_, m)| m.contains("ErrorPageLoop")));
+    assert!(
+        rec.errors
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(_, m)| m.contains("ErrorPageLoop"))
+    );
 }
 
 #[test]
 fn build_time_checks() {
-    let e = AuthConfig::builder().trust_host(true).provider(credentials()).build().unwrap_err();
+    let e = AuthConfig::builder()
+        .trust_host(true)
+        .provider(credentials())
+        .build()
+        .unwrap_err();
     assert_eq!(e, ConfigError::MissingSecret);
     assert!(e.to_string().contains("AUTH_SECRET"));
-    let e = AuthConfig::builder().secret("s").provider(authcore::providers::CredentialsProvider::new()).build().unwrap_err();
+    let e = AuthConfig::builder()
+        .secret("s")
+        .provider(authcore::providers::CredentialsProvider::new())
+        .build()
+        .unwrap_err();
     assert!(matches!(e, ConfigError::MissingAuthorize { .. }));
-    let e = AuthConfig::builder().secret("s").provider(credentials()).session_strategy(authcore::SessionStrategy::Database).build().unwrap_err();
+    let e = AuthConfig::builder()
+        .secret("s")
+        .provider(credentials())
+        .session_strategy(authcore::SessionStrategy::Database)
+        .build()
+        .unwrap_err();
     assert_eq!(e, ConfigError::UnsupportedStrategy);
 }

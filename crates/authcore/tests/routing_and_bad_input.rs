@@ -9,14 +9,29 @@ use proptest::prelude::*;
 #[tokio::test]
 async fn unparsable_requests_are_400_bad_request() {
     let (auth, rec) = auth();
-    for path in ["/auth", "/auth/", "/auth/nope", "/auth/session/extra", "/other", "/auth/signin/a/b"] {
+    for path in [
+        "/auth",
+        "/auth/",
+        "/auth/nope",
+        "/auth/session/extra",
+        "/other",
+        "/auth/signin/a/b",
+    ] {
         let r = send(&auth, get(path).body(empty()).unwrap()).await;
         assert_eq!(r.status, 400, "{path}");
         assert_eq!(r.text(), "\"Bad request.\"");
         assert!(r.set_cookies().is_empty());
     }
     for m in ["PUT", "DELETE", "HEAD", "OPTIONS", "PATCH"] {
-        let r = send(&auth, Request::builder().method(m).uri(url("/auth/session")).body(empty()).unwrap()).await;
+        let r = send(
+            &auth,
+            Request::builder()
+                .method(m)
+                .uri(url("/auth/session"))
+                .body(empty())
+                .unwrap(),
+        )
+        .await;
         assert_eq!(r.status, 400, "{m}");
     }
     assert!(rec.error_types().iter().all(|t| t == "InvalidRequest"));
@@ -34,16 +49,45 @@ async fn trailing_slashes_and_undefined_provider() {
 #[tokio::test]
 async fn malformed_bodies() {
     let (auth, _) = auth();
-    for (ct, body) in [("application/json", "{not json"), ("application/json", "[1,2]"), ("application/json", "\"str\"")] {
-        let r = send(&auth, Request::post(url("/auth/signin")).header("content-type", ct).body(http_body_util::Full::new(body.into())).unwrap()).await;
+    for (ct, body) in [
+        ("application/json", "{not json"),
+        ("application/json", "[1,2]"),
+        ("application/json", "\"str\""),
+    ] {
+        let r = send(
+            &auth,
+            Request::post(url("/auth/signin"))
+                .header("content-type", ct)
+                .body(http_body_util::Full::new(body.into()))
+                .unwrap(),
+        )
+        .await;
         assert_eq!(r.status, 400, "{body}");
         assert_eq!(r.text(), "\"Bad request.\"");
     }
     // Unknown content type: body ignored → CSRF missing.
-    let r = send(&auth, Request::post(url("/auth/signin")).header("content-type", "text/plain").body(http_body_util::Full::new("csrfToken=x".into())).unwrap()).await;
-    assert_eq!(r.location(), Some("https://authjs.test/auth/signin?error=MissingCSRF"));
+    let r = send(
+        &auth,
+        Request::post(url("/auth/signin"))
+            .header("content-type", "text/plain")
+            .body(http_body_util::Full::new("csrfToken=x".into()))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/signin?error=MissingCSRF")
+    );
     // Bad percent-encoding in a form body is decoded leniently, never a panic.
-    let r = send(&auth, post("/auth/signin").body(http_body_util::Full::new("csrfToken=%ZZ&callbackUrl=%E2%82".into())).unwrap()).await;
+    let r = send(
+        &auth,
+        post("/auth/signin")
+            .body(http_body_util::Full::new(
+                "csrfToken=%ZZ&callbackUrl=%E2%82".into(),
+            ))
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.status, 302);
 }
 
@@ -51,10 +95,23 @@ async fn malformed_bodies() {
 async fn oversized_bodies_and_cookies() {
     let (auth, _) = auth_with(builder().max_body_bytes(1024).max_cookie_header_bytes(2048));
     let big = "a=".to_owned() + &"x".repeat(2000);
-    let r = send(&auth, post("/auth/signin").body(http_body_util::Full::new(big.clone().into())).unwrap()).await;
+    let r = send(
+        &auth,
+        post("/auth/signin")
+            .body(http_body_util::Full::new(big.clone().into()))
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.status, 413);
     assert_eq!(r.text(), "\"Payload too large.\"");
-    let r = send(&auth, get("/auth/session").header("cookie", format!("c={}", "x".repeat(4000))).body(empty()).unwrap()).await;
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", format!("c={}", "x".repeat(4000)))
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.status, 431);
 }
 
@@ -68,10 +125,27 @@ async fn malformed_cookies_are_ignored() {
         "__Host-authjs.csrf-token=|||",
         "__Secure-authjs.session-token.x=1; __Secure-authjs.session-token.99999999999999999999=2",
     ] {
-        let r = send(&auth, get("/auth/session").header("cookie", cookie).body(empty()).unwrap()).await;
+        let r = send(
+            &auth,
+            get("/auth/session")
+                .header("cookie", cookie)
+                .body(empty())
+                .unwrap(),
+        )
+        .await;
         assert_eq!(r.status, 200, "{cookie}");
     }
-    let r = send(&auth, get("/auth/session").header("cookie", http::HeaderValue::from_bytes(b"a=\xff\xfe").unwrap()).body(empty()).unwrap()).await;
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header(
+                "cookie",
+                http::HeaderValue::from_bytes(b"a=\xff\xfe").unwrap(),
+            )
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(r.status, 200);
 }
 
@@ -79,22 +153,62 @@ async fn malformed_cookies_are_ignored() {
 async fn hostile_host_headers() {
     let (auth, _) = auth();
     for host in ["evil.example/path", "a b", "user@evil", "[::1"] {
-        let r = send(&auth, Request::get("/auth/session").header("host", host).body(empty()).unwrap()).await;
+        let r = send(
+            &auth,
+            Request::get("/auth/session")
+                .header("host", host)
+                .body(empty())
+                .unwrap(),
+        )
+        .await;
         assert_eq!(r.status, 400, "{host}");
     }
     let r = send(&auth, Request::get("/auth/session").body(empty()).unwrap()).await;
     assert_eq!(r.status, 400, "no host at all");
-    let r = send(&auth, Request::get("/auth/providers").header("host", "app.example:8080").header("x-forwarded-proto", "https").body(empty()).unwrap()).await;
-    assert_eq!(r.json()["credentials"]["signinUrl"], "https://app.example:8080/auth/signin/credentials");
-    let r = send(&auth, Request::get("/auth/providers").header("host", "internal:3000").header("x-forwarded-host", "public.example, proxy").body(empty()).unwrap()).await;
-    assert_eq!(r.json()["credentials"]["signinUrl"], "http://public.example/auth/signin/credentials");
+    let r = send(
+        &auth,
+        Request::get("/auth/providers")
+            .header("host", "app.example:8080")
+            .header("x-forwarded-proto", "https")
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.json()["credentials"]["signinUrl"],
+        "https://app.example:8080/auth/signin/credentials"
+    );
+    let r = send(
+        &auth,
+        Request::get("/auth/providers")
+            .header("host", "internal:3000")
+            .header("x-forwarded-host", "public.example, proxy")
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.json()["credentials"]["signinUrl"],
+        "http://public.example/auth/signin/credentials"
+    );
 }
 
 #[tokio::test]
 async fn fixed_url_ignores_forwarded_headers() {
     let (auth, _) = auth_with(builder().trust_host(false).url("https://app.example"));
-    let r = send(&auth, Request::get("/auth/providers").header("host", "evil.example").header("x-forwarded-host", "evil.example").body(empty()).unwrap()).await;
-    assert_eq!(r.json()["credentials"]["signinUrl"], "https://app.example/auth/signin/credentials");
+    let r = send(
+        &auth,
+        Request::get("/auth/providers")
+            .header("host", "evil.example")
+            .header("x-forwarded-host", "evil.example")
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.json()["credentials"]["signinUrl"],
+        "https://app.example/auth/signin/credentials"
+    );
 }
 
 #[tokio::test]
@@ -103,7 +217,10 @@ async fn raw_mode_returns_errors() {
     let req = post("/auth/signin").body(form(&[])).unwrap();
     let err = auth.handle_raw(req).await.unwrap_err();
     assert_eq!(err.error_type(), "MissingCSRF");
-    let ok = auth.handle_raw(get("/auth/csrf").body(empty()).unwrap()).await.unwrap();
+    let ok = auth
+        .handle_raw(get("/auth/csrf").body(empty()).unwrap())
+        .await
+        .unwrap();
     assert!(ok.body.is_some());
 }
 

@@ -147,14 +147,16 @@ pub(crate) async fn init<'a>(
 ) -> Result<Ctx<'a>, AuthError> {
     let cookies = config.cookies(req.is_https);
     let provider = match &req.provider_id {
-        Some(id) => Some(config.provider(id).ok_or_else(|| AuthError::ProviderNotFound {
-            id: id.clone(),
-            available: config
-                .providers
-                .iter()
-                .map(Provider::id)
-                .collect::<Vec<_>>()
-                .join(", "),
+        Some(id) => Some(config.provider(id).ok_or_else(|| {
+            AuthError::ProviderNotFound {
+                id: id.clone(),
+                available: config
+                    .providers
+                    .iter()
+                    .map(Provider::id)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }
         })?),
         None => None,
     };
@@ -224,4 +226,3 @@ pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthErro
         _ => Err(cannot()),
     }
 }
-

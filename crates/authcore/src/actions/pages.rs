@@ -164,39 +164,45 @@ pub(crate) fn error_page_response(
 ) -> Result<ResponseInternal, AuthError> {
     let host = url::Url::parse(origin)
         .ok()
-        .and_then(|u| u.host_str().map(|h| match u.port() {
-            Some(p) => format!("{h}:{p}"),
-            None => h.to_owned(),
-        }))
+        .and_then(|u| {
+            u.host_str().map(|h| match u.port() {
+                Some(p) => format!("{h}:{p}"),
+                None => h.to_owned(),
+            })
+        })
         .unwrap_or_default();
-    let (status, heading, lines, signin): (StatusCode, &'static str, &'static [&'static str], bool) =
-        match error {
-            "Configuration" => (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Server error",
-                &[
-                    "There is a problem with the server configuration.",
-                    "Check the server logs for more information.",
-                ],
-                false,
-            ),
-            "AccessDenied" => (
-                StatusCode::FORBIDDEN,
-                "Access Denied",
-                &["You do not have permission to sign in."],
-                true,
-            ),
-            "Verification" => (
-                StatusCode::FORBIDDEN,
-                "Unable to sign in",
-                &[
-                    "The sign in link is no longer valid.",
-                    "It may have been used already or it may have expired.",
-                ],
-                true,
-            ),
-            _ => (StatusCode::OK, "Error", &[], false),
-        };
+    let (status, heading, lines, signin): (
+        StatusCode,
+        &'static str,
+        &'static [&'static str],
+        bool,
+    ) = match error {
+        "Configuration" => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Server error",
+            &[
+                "There is a problem with the server configuration.",
+                "Check the server logs for more information.",
+            ],
+            false,
+        ),
+        "AccessDenied" => (
+            StatusCode::FORBIDDEN,
+            "Access Denied",
+            &["You do not have permission to sign in."],
+            true,
+        ),
+        "Verification" => (
+            StatusCode::FORBIDDEN,
+            "Unable to sign in",
+            &[
+                "The sign in link is no longer valid.",
+                "It may have been used already or it may have expired.",
+            ],
+            true,
+        ),
+        _ => (StatusCode::OK, "Error", &[], false),
+    };
     let home = (!signin && status == StatusCode::OK).then(|| (origin.to_owned(), host));
     let html = render(&ErrorTemplate {
         css: CSS,
@@ -230,7 +236,12 @@ pub(crate) fn error_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
 
 pub(crate) fn verify_request_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     if let Some(page) = &ctx.config.pages.verify_request {
-        let search = ctx.req.url.query().map(|q| format!("?{q}")).unwrap_or_default();
+        let search = ctx
+            .req
+            .url
+            .query()
+            .map(|q| format!("?{q}"))
+            .unwrap_or_default();
         return Ok(ResponseInternal::redirect(format!("{page}{search}")));
     }
     let host = ctx.req.url.host_str().unwrap_or_default();

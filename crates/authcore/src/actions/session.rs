@@ -80,7 +80,8 @@ async fn refresh(
         r.cookies = store.clean();
         return Ok(r);
     };
-    let expires = OffsetDateTime::now_utc() + time::Duration::seconds(config.session_max_age as i64);
+    let expires =
+        OffsetDateTime::now_utc() + time::Duration::seconds(config.session_max_age as i64);
     let session = Session {
         user: Some(SessionUser {
             name: token.get("name").cloned(),

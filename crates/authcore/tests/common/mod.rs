@@ -32,10 +32,20 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn error_types(&self) -> Vec<String> {
-        self.errors.lock().unwrap().iter().map(|(t, _)| t.clone()).collect()
+        self.errors
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(t, _)| t.clone())
+            .collect()
     }
     pub fn event_names(&self) -> Vec<String> {
-        self.events.lock().unwrap().iter().map(|(n, _)| n.clone()).collect()
+        self.events
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect()
     }
     pub fn event(&self, name: &str) -> Option<Value> {
         self.events
@@ -211,7 +221,10 @@ pub fn form(pairs: &[(&str, &str)]) -> Full<Bytes> {
 pub fn csrf_pair() -> (String, String) {
     let token = "a".repeat(64);
     let cookie = authcore::csrf::csrf_cookie_value(&token, SECRET);
-    (format!("{CSRF_COOKIE}={}", cookie.replace('|', "%7C")), token)
+    (
+        format!("{CSRF_COOKIE}={}", cookie.replace('|', "%7C")),
+        token,
+    )
 }
 
 /// A session cookie header for `claims`.

@@ -1,0 +1,316 @@
+#!/usr/bin/env bash
+# Load comparison: authcore's demo server (crates/authcore-server) vs the real @auth/core
+# (bench/authjs-server.mjs), same endpoints, same credentials provider, same secret.
+#
+# Each server runs alone, pinned to CPU 0; wrk runs pinned to CPU 1 (-t1 -c32 --latency),
+# after a warm-up run. Every response is checked by bench/wrk-check.lua; a scenario with
+# a wrong answer is flagged and makes the script exit 1.
+#
+#   bench/load.sh                  # both servers (builds authcore-server --release first)
+#   ONLY=node bench/load.sh        # only @auth/core;  ONLY=rust: only authcore
+#   DURATION=30s WARMUP=5s bench/load.sh
+#
+# Env: DURATION (10s), WARMUP (2s), CONNECTIONS (32), ONLY (both|rust|node),
+#      AUTH_SECRET (fixed bench secret), RUST_PORT (3000), NODE_PORT (3001),
+#      CARGO_TARGET_DIR (respected), SKIP_BUILD=1 (use the existing release binary).
+# Output: a table on stdout, also written to bench/results/latest.md (git-ignored).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+DURATION=${DURATION:-10s}
+WARMUP=${WARMUP:-2s}
+CONNECTIONS=${CONNECTIONS:-32}
+ONLY=${ONLY:-both}
+RUST_PORT=${RUST_PORT:-3000}
+NODE_PORT=${NODE_PORT:-3001}
+export AUTH_SECRET=${AUTH_SECRET:-authcore-bench-secret-4f0c2a9e7d1b}
+DEMO_PASSWORD=${AUTHCORE_DEMO_PASSWORD:-authcore-demo}
+export AUTHCORE_DEMO_PASSWORD=$DEMO_PASSWORD
+LUA="$ROOT/bench/wrk-check.lua"
+RESULTS_DIR="$ROOT/bench/results"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/authcore-load.XXXXXX")
+
+case "$ONLY" in both | rust | node) ;; *)
+  echo "ONLY must be both, rust or node (got '$ONLY')" >&2
+  exit 2
+  ;;
+esac
+
+SERVER_PID=""
+stop_server() {
+  if [[ -n "$SERVER_PID" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  SERVER_PID=""
+}
+cleanup() {
+  stop_server
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+die() {
+  echo "load.sh: $*" >&2
+  exit 1
+}
+
+# Seconds of a wrk duration ("10s", "2m", "1h", "15"), for the hard timeout around wrk.
+seconds() {
+  local d=$1
+  case "$d" in
+    *ms) echo 1 ;;
+    *s) echo "${d%s}" ;;
+    *m) echo $((${d%m} * 60)) ;;
+    *h) echo $((${d%h} * 3600)) ;;
+    *) echo "$d" ;;
+  esac
+}
+
+# ---------------------------------------------------------------- prerequisites
+need_root_apt() {
+  local as=()
+  [[ $(id -u) -eq 0 ]] || as=(sudo)
+  "${as[@]}" apt-get update && "${as[@]}" apt-get install -y "$@"
+}
+command -v wrk >/dev/null || need_root_apt wrk || die "cannot install wrk"
+command -v curl >/dev/null || need_root_apt curl || die "cannot install curl"
+command -v taskset >/dev/null || die "taskset (util-linux) is required"
+
+CPUS=$(nproc)
+if ((CPUS >= 2)); then
+  SERVER_CPU=(taskset -c 0)
+  LOAD_CPU=(taskset -c 1)
+else
+  echo "warning: only $CPUS CPU; server and wrk will share it (numbers not comparable to 2-core runs)" >&2
+  SERVER_CPU=()
+  LOAD_CPU=()
+fi
+
+if [[ $ONLY != rust ]]; then
+  command -v node >/dev/null || die "node (>= 20) is required for the @auth/core server"
+  if [[ ! -f interop/node_modules/@auth/core/package.json ]]; then
+    npm ci --prefix interop --no-audit --no-fund || die "npm ci --prefix interop failed"
+  fi
+fi
+
+RUST_BIN=""
+if [[ $ONLY != node ]]; then
+  target_dir=${CARGO_TARGET_DIR:-target}
+  [[ $target_dir = /* ]] || target_dir="$ROOT/$target_dir"
+  RUST_BIN="$target_dir/release/authcore-server"
+  if [[ ${SKIP_BUILD:-0} != 1 ]]; then
+    echo "building authcore-server (release)..." >&2
+    cargo build --release -p authcore-server >&2 || die "cargo build --release -p authcore-server failed"
+  fi
+  [[ -x $RUST_BIN ]] || die "$RUST_BIN not found (build failed or CARGO_TARGET_DIR differs)"
+fi
+
+# ---------------------------------------------------------------- server control
+# start_server <name> <port> <command...>: starts pinned to CPU 0, waits until it answers.
+start_server() {
+  local name=$1 port=$2
+  shift 2
+  if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/"; then
+    die "port $port is already in use; stop whatever listens there or set RUST_PORT/NODE_PORT"
+  fi
+  "${SERVER_CPU[@]}" "$@" >"$WORK/$name.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 100); do # up to ~10 s
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      tail -n 20 "$WORK/$name.log" >&2
+      SERVER_PID=""
+      die "$name exited during start-up (log above)"
+    fi
+    if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/auth/providers"; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  tail -n 20 "$WORK/$name.log" >&2
+  die "$name did not answer on 127.0.0.1:$port within 10 s (log above)"
+}
+
+rss_mib() {
+  awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"
+}
+
+# sign_in <base url> <jar>: the credentials flow a browser does; prints the CSRF token.
+sign_in() {
+  local base=$1 jar=$2 csrf status
+  csrf=$(curl -sf -c "$jar" -b "$jar" "$base/auth/csrf" | sed -n 's/.*"csrfToken" *: *"\([0-9a-f]*\)".*/\1/p')
+  [[ -n $csrf ]] || die "GET $base/auth/csrf gave no csrfToken"
+  status=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' -c "$jar" -b "$jar" \
+    --data "csrfToken=$csrf&username=demo&password=$DEMO_PASSWORD" "$base/auth/callback/credentials")
+  [[ $status == 302* && $status != *error=* ]] || die "credentials sign-in at $base failed: $status"
+  echo "$csrf"
+}
+
+jar_cookie() { # <jar> <name>: the cookie value as stored (still percent-encoded)
+  awk -v n="$2" -F '\t' '$6 == n { v = $7 } END { print v }' "$1"
+}
+
+# ---------------------------------------------------------------- wrk
+# run_wrk <out> <url> [VAR=value ...]: warm-up, then the measured run, both pinned to CPU 1.
+run_wrk() {
+  local out=$1 url=$2
+  shift 2
+  local limit=$(($(seconds "$WARMUP") + $(seconds "$DURATION") + 30))
+  env "$@" timeout "$limit" "${LOAD_CPU[@]}" wrk -t1 -c"$CONNECTIONS" -d"$WARMUP" -s "$LUA" "$url" >/dev/null ||
+    die "wrk warm-up failed for $url"
+  env "$@" timeout "$limit" "${LOAD_CPU[@]}" wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s "$LUA" "$url" >"$out" ||
+    die "wrk failed for $url"
+}
+
+# parse <wrk output> → "req_per_s p99_ms errors"; errors = socket errors + wrong answers
+# (the Lua count, or wrk's own non-2xx/3xx count if larger: both see the same responses).
+parse_wrk() {
+  awk '
+    function ms(v) {
+      if (v ~ /us$/) return v / 1000
+      if (v ~ /ms$/) return v + 0
+      if (v ~ /m$/) return v * 60000
+      if (v ~ /s$/) return v * 1000
+      return v + 0
+    }
+    /^Requests\/sec:/ { rps = $2 }
+    $1 == "99%" { p99 = ms($2) }
+    /Non-2xx or 3xx responses:/ { non2xx = $NF }
+    /Socket errors:/ { for (i = 3; i <= NF; i++) { gsub(",", "", $i); if ($i ~ /^[0-9]+$/) sock += $i } }
+    /^bad_responses:/ { bad = $2 }
+    /^checked_responses:/ { checked = $2 }
+    END {
+      err = sock + (bad > non2xx ? bad : non2xx)
+      if (checked == 0 || rps == "") err += 1 # nothing was checked: treat as broken
+      printf "%s %.2f %d\n", (rps == "" ? 0 : rps), p99, err
+    }
+  ' "$1"
+}
+
+SCENARIOS=(session csrf providers signin)
+declare -A LABEL=(
+  [session]="GET /auth/session (valid JWT)"
+  [csrf]="GET /auth/csrf"
+  [providers]="GET /auth/providers"
+  [signin]="POST /auth/callback/credentials"
+)
+declare -A RESULT # [server:scenario] = "rps p99 errors"
+declare -A IDLE_RSS
+ERRORS=()
+
+# bench_server <server key> <port>: the server must already be running.
+bench_server() {
+  local key=$1 port=$2 base="http://127.0.0.1:$2" jar="$WORK/$1.jar"
+  local csrf csrf_cookie session_cookie
+  IDLE_RSS[$key]=$(rss_mib "$SERVER_PID")
+
+  csrf=$(sign_in "$base" "$jar")
+  csrf_cookie=$(jar_cookie "$jar" authjs.csrf-token)
+  session_cookie=$(jar_cookie "$jar" authjs.session-token)
+  [[ -n $csrf_cookie && -n $session_cookie ]] || die "$key: sign-in did not set the csrf and session cookies"
+  curl -sf -H "Cookie: authjs.session-token=$session_cookie" "$base/auth/session" | grep -q '"demo@example.com"' ||
+    die "$key: GET /auth/session with the new session cookie does not return the demo user"
+
+  local s
+  for s in "${SCENARIOS[@]}"; do
+    local out="$WORK/$key-$s.txt"
+    echo "  $key: ${LABEL[$s]} ..." >&2
+    case $s in
+      session)
+        run_wrk "$out" "$base/auth/session" WRK_COOKIE="authjs.session-token=$session_cookie" \
+          WRK_EXPECT_BODY='"demo@example.com"'
+        ;;
+      csrf)
+        run_wrk "$out" "$base/auth/csrf" WRK_EXPECT_BODY='"csrfToken"'
+        ;;
+      providers)
+        run_wrk "$out" "$base/auth/providers" WRK_EXPECT_BODY='"credentials"'
+        ;;
+      signin)
+        run_wrk "$out" "$base/auth/callback/credentials" WRK_METHOD=POST \
+          WRK_BODY="csrfToken=$csrf&username=demo&password=$DEMO_PASSWORD" \
+          WRK_COOKIE="authjs.csrf-token=$csrf_cookie" WRK_EXPECT_CLASS=3 WRK_REJECT_LOCATION="error="
+        ;;
+    esac
+    RESULT[$key:$s]=$(parse_wrk "$out")
+    local errors=${RESULT[$key:$s]##* }
+    if ((errors > 0)); then
+      ERRORS+=("$key ${LABEL[$s]}: $errors bad responses/socket errors — $(grep -h -E 'first_bad_response|Non-2xx|Socket errors' "$out" | tr '\n' ' ')")
+    fi
+  done
+}
+
+# ---------------------------------------------------------------- run
+LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
+if awk -v l="${LOADAVG%% *}" 'BEGIN { exit !(l > 0.5) }'; then
+  echo "warning: load average is $LOADAVG before the run; other work on this machine skews the numbers" >&2
+fi
+START=$(date +%s)
+if [[ $ONLY != node ]]; then
+  echo "authcore (Rust) on 127.0.0.1:$RUST_PORT" >&2
+  start_server authcore "$RUST_PORT" env AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "$RUST_BIN"
+  bench_server rust "$RUST_PORT"
+  stop_server
+fi
+if [[ $ONLY != rust ]]; then
+  echo "@auth/core (Node $(node --version)) on 127.0.0.1:$NODE_PORT" >&2
+  start_server authjs "$NODE_PORT" env PORT="$NODE_PORT" NODE_ENV=production node "$ROOT/bench/authjs-server.mjs"
+  bench_server node "$NODE_PORT"
+  stop_server
+fi
+ELAPSED=$(($(date +%s) - START))
+
+# ---------------------------------------------------------------- report
+cell() { # <server> <scenario> <field 1=rps 2=p99>
+  local r=${RESULT[$1:$2]:-}
+  [[ -n $r ]] || { echo "-"; return; }
+  local rps p99 err
+  read -r rps p99 err <<<"$r"
+  local flag=""
+  ((err == 0)) || flag=" (ERR)"
+  if [[ $3 == 1 ]]; then printf "%.0f%s" "$rps" "$flag"; else printf "%.2f ms" "$p99"; fi
+}
+ratio() {
+  local a=${RESULT[rust:$1]:-} b=${RESULT[node:$1]:-}
+  [[ -n $a && -n $b ]] || { echo "-"; return; }
+  awk -v a="${a%% *}" -v b="${b%% *}" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'
+}
+
+cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+[[ -n $cpu_model ]] || cpu_model=$(lscpu 2>/dev/null | awk -F': +' '/Model name/ { print $2; exit }')
+auth_core_version=$(node -p 'require("./interop/node_modules/@auth/core/package.json").version' 2>/dev/null || echo "?")
+
+report() {
+  echo "# authcore vs @auth/core load test"
+  echo
+  echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "- machine: $CPUS CPUs available ($(nproc --all) online), ${cpu_model:-unknown CPU}, $(uname -sr), load average before the run: $LOADAVG"
+  echo "- server pinned to CPU 0, wrk pinned to CPU 1: wrk -t1 -c$CONNECTIONS -d$DURATION --latency (after a $WARMUP warm-up)"
+  [[ $ONLY == rust ]] || echo "- @auth/core $auth_core_version on Node $(node --version 2>/dev/null || echo '?'), bench/authjs-server.mjs"
+  [[ $ONLY == node ]] || echo "- authcore: release build of authcore-server ($RUST_BIN)"
+  echo "- authcore idle RSS (before load): ${IDLE_RSS[rust]:--} MiB; @auth/core idle RSS: ${IDLE_RSS[node]:--} MiB"
+  echo "- command: ONLY=$ONLY DURATION=$DURATION WARMUP=$WARMUP bench/load.sh (${ELAPSED}s)"
+  echo
+  echo "| endpoint | authcore req/s | authcore p99 | @auth/core req/s | @auth/core p99 | ratio |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  local s
+  for s in "${SCENARIOS[@]}"; do
+    echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(cell rust "$s" 2) | $(cell node "$s" 1) | $(cell node "$s" 2) | $(ratio "$s") |"
+  done
+  echo
+  echo "ratio = authcore req/s ÷ @auth/core req/s. Every response was checked (status class, body or Location)."
+  if ((${#ERRORS[@]} > 0)); then
+    echo
+    echo "**Errors — the flagged numbers are not valid:**"
+    printf -- '- %s\n' "${ERRORS[@]}"
+  fi
+}
+
+mkdir -p "$RESULTS_DIR"
+report | tee "$RESULTS_DIR/latest.md"
+((${#ERRORS[@]} == 0))
