@@ -1,1 +1,12 @@
-//! authcore-axum
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+
+mod layer;
+mod router;
+mod service;
+mod session;
+
+pub use layer::{RequireAuth, RequireAuthLayer};
+pub use router::AuthRouterExt;
+pub use service::AuthService;
+pub use session::{OptionalSession, Session, SessionRequired};

@@ -1,1 +1,94 @@
-fn main() {}
+//! `authcore-server`: serves the authcore demo app (see the crate docs of
+//! `authcore_server`). Configuration comes from the environment: `AUTHCORE_ADDR`,
+//! `AUTH_SECRET`, `AUTHCORE_DEMO_PASSWORD`, `AUTH_URL`, `AUTH_TRUST_HOST`, `RUST_LOG`.
+#![forbid(unsafe_code)]
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use authcore::env::Env;
+use authcore_server::{DEMO_USERNAME, DemoConfig, app};
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+    match run().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("authcore-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let config = DemoConfig::from_env(Env::from_process())?;
+    let addr = config.addr;
+    let password = config.demo_password.clone();
+    let ephemeral = config.secret_is_ephemeral;
+    let public_url = config.env.get("AUTH_URL").map(str::to_owned);
+    let app = app(config)?;
+
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e} (set AUTHCORE_ADDR)"))?;
+    let local = listener.local_addr()?;
+    println!("authcore demo server listening on http://{local}/");
+    if let Some(url) = public_url {
+        println!("  public URL (AUTH_URL): {url}");
+    }
+    println!(
+        "  demo user: {DEMO_USERNAME} / {password}  (set AUTHCORE_DEMO_PASSWORD to change the password)"
+    );
+    if ephemeral {
+        println!(
+            "  AUTH_SECRET is not set: using a random secret, so sessions will not survive a restart. \
+             Set AUTH_SECRET (e.g. `openssl rand -hex 32`) to keep them."
+        );
+    }
+    tracing::info!(%local, "listening");
+
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    tracing::info!("shut down");
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!("cannot listen for Ctrl-C: {e}");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutdown signal received, finishing open requests");
+}

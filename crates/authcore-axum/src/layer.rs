@@ -1,0 +1,183 @@
+//! [`RequireAuthLayer`]: keep anonymous users out of a group of routes.
+
+use std::fmt::Write as _;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use authcore::Auth;
+use axum::extract::OriginalUri;
+use axum::response::{IntoResponse, Response};
+use http::request::Parts;
+use http::{HeaderValue, Request, StatusCode};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::session::{SessionRequired, resolve};
+
+/// What the layer answers to anonymous requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Denial {
+    /// `302` to the sign-in page.
+    Redirect,
+    /// `401` JSON.
+    Json,
+}
+
+/// A tower [`Layer`] that lets only signed-in users through.
+///
+/// Anonymous requests get `302 Found` to the sign-in page (`<basePath>/signin`, or the
+/// custom `pages.sign_in`) with `callbackUrl` set to the path and query they asked for, so
+/// the user comes back after signing in; with [`RequireAuthLayer::json`] they get
+/// `401` `{"error":"SessionRequired"}` instead, for APIs. Signed-in requests pass through
+/// with the [`Session`](crate::Session) in their extensions, where the `Session` extractor
+/// (or `Extension<Session>`) finds it without decoding the cookie again.
+///
+/// Add it with [`Router::route_layer`](axum::Router::route_layer), so that paths no route
+/// matches still answer `404` rather than a redirect.
+///
+/// ```
+/// use authcore_axum::{AuthRouterExt, RequireAuthLayer, Session};
+/// use axum::{Router, routing::get};
+/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+/// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+/// #     .build().unwrap());
+///
+/// let pages = Router::new()
+///     .route("/dashboard", get(|s: Session| async move { format!("{:?}", s.user_name()) }))
+///     .route_layer(RequireAuthLayer::new(auth.clone()));
+/// let api = Router::new()
+///     .route("/api/me", get(|s: Session| async move { axum::Json(s.into_json()) }))
+///     .route_layer(RequireAuthLayer::json(auth.clone()));
+/// let app: Router = Router::new()
+///     .merge(pages)
+///     .merge(api)
+///     .auth_routes(auth.clone())
+///     .with_state(auth);
+/// ```
+#[derive(Clone, Debug)]
+pub struct RequireAuthLayer {
+    auth: Auth,
+    denial: Denial,
+}
+
+impl RequireAuthLayer {
+    /// Redirects anonymous users to the sign-in page.
+    pub fn new(auth: Auth) -> Self {
+        RequireAuthLayer {
+            auth,
+            denial: Denial::Redirect,
+        }
+    }
+
+    /// Answers anonymous requests with `401` `{"error":"SessionRequired"}` (for APIs).
+    pub fn json(auth: Auth) -> Self {
+        RequireAuthLayer {
+            auth,
+            denial: Denial::Json,
+        }
+    }
+}
+
+impl<S> Layer<S> for RequireAuthLayer {
+    type Service = RequireAuth<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RequireAuth {
+            inner,
+            auth: self.auth.clone(),
+            denial: self.denial,
+        }
+    }
+}
+
+/// The service [`RequireAuthLayer`] wraps routes in.
+#[derive(Clone, Debug)]
+pub struct RequireAuth<S> {
+    inner: S,
+    auth: Auth,
+    denial: Denial,
+}
+
+impl<S, B> Service<Request<B>> for RequireAuth<S>
+where
+    S: Service<Request<B>> + Clone + Send + 'static,
+    S::Response: IntoResponse,
+    S::Future: Send + 'static,
+    B: Send + 'static,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, S::Error>> + Send + 'static>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        // Call the clone that `poll_ready` readied; keep a fresh one for the next call.
+        let fresh = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, fresh);
+        let auth = self.auth.clone();
+        let denial = self.denial;
+        Box::pin(async move {
+            let (mut parts, body) = req.into_parts();
+            if resolve(&auth, &parts.uri, &parts.headers, &mut parts.extensions)
+                .await
+                .is_some()
+            {
+                let res = inner.call(Request::from_parts(parts, body)).await?;
+                return Ok(res.into_response());
+            }
+            Ok(match denial {
+                Denial::Json => SessionRequired.into_response(),
+                Denial::Redirect => redirect_to_sign_in(&auth, &parts),
+            })
+        })
+    }
+}
+
+/// `302` to `<sign-in page>?callbackUrl=<path and query of the request>`.
+fn redirect_to_sign_in(auth: &Auth, parts: &Parts) -> Response {
+    let config = auth.config();
+    let mut location = match &config.pages().sign_in {
+        Some(page) => page.clone(),
+        None => format!("{}/signin", config.base_path()),
+    };
+    location.push(if location.contains('?') { '&' } else { '?' });
+    location.push_str("callbackUrl=");
+    let uri = parts
+        .extensions
+        .get::<OriginalUri>()
+        .map_or(&parts.uri, |o| &o.0);
+    let target = uri.path_and_query().map_or("/", |pq| pq.as_str());
+    encode_uri_component(target, &mut location);
+    match HeaderValue::try_from(location) {
+        Ok(value) => (StatusCode::FOUND, [(http::header::LOCATION, value)]).into_response(),
+        // Not reachable: the page comes from a validated config and the rest is encoded.
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+/// JavaScript `encodeURIComponent`, appended to `out`.
+fn encode_uri_component(s: &str, out: &mut String) {
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::encode_uri_component;
+
+    #[test]
+    fn encodes_like_javascript() {
+        let mut out = String::new();
+        encode_uri_component("/a b?x=1&y=é~'", &mut out);
+        assert_eq!(out, "%2Fa%20b%3Fx%3D1%26y%3D%C3%A9~'");
+    }
+}

@@ -1,0 +1,228 @@
+//! The [`Session`] and [`OptionalSession`] extractors and the [`SessionRequired`] rejection.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use authcore::Auth;
+use axum::extract::{FromRef, FromRequestParts, OptionalFromRequestParts};
+use axum::response::{IntoResponse, Response};
+use http::request::Parts;
+use http::{HeaderMap, HeaderValue, StatusCode, Uri};
+use serde_json::{Map, Value};
+
+/// The session of a signed-in user: the JSON object `GET <basePath>/session` returns
+/// (`{"user": {"name", "email", "image"}, "expires"}` by default, plus whatever the
+/// `session` callback adds). Cheap to clone.
+///
+/// As an extractor it needs the [`Auth`] from the router state (`Auth: FromRef<S>`): use
+/// `.with_state(auth)`, or a state struct with `#[derive(Clone, FromRef)]` and an
+/// `auth: Auth` field. It rejects anonymous requests with [`SessionRequired`] (`401`). Behind
+/// a [`RequireAuthLayer`](crate::RequireAuthLayer) it reads the session the layer already
+/// looked up, from the request extensions (so `Extension<Session>` works there too).
+/// `Option<Session>` and [`OptionalSession`] never reject.
+///
+/// ```
+/// use authcore::Auth;
+/// use authcore_axum::{AuthRouterExt, Session};
+/// use axum::{Router, extract::FromRef, routing::get};
+///
+/// #[derive(Clone, FromRef)]
+/// struct AppState {
+///     auth: Auth,
+/// }
+///
+/// async fn me(session: Session) -> String {
+///     format!("hello {}", session.user_name().unwrap_or("you"))
+/// }
+///
+/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+/// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+/// #     .build().unwrap());
+/// let app: Router = Router::new()
+///     .route("/me", get(me))
+///     .auth_routes(auth.clone())
+///     .with_state(AppState { auth });
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Session {
+    json: Arc<Value>,
+}
+
+impl Session {
+    /// A session from the JSON `GET <basePath>/session` returned.
+    pub fn from_json(json: Value) -> Self {
+        Session {
+            json: Arc::new(json),
+        }
+    }
+
+    /// The whole session JSON.
+    pub fn json(&self) -> &Value {
+        &self.json
+    }
+
+    /// The whole session JSON, owned.
+    pub fn into_json(self) -> Value {
+        Arc::unwrap_or_clone(self.json)
+    }
+
+    /// A top-level field (`expires`, or one added by the `session` callback).
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.json.get(key)
+    }
+
+    /// The `user` object.
+    pub fn user(&self) -> Option<&Map<String, Value>> {
+        self.json.get("user")?.as_object()
+    }
+
+    /// A string field of the `user` object (`id` when the `session` callback adds it).
+    pub fn user_str(&self, key: &str) -> Option<&str> {
+        self.user()?.get(key)?.as_str()
+    }
+
+    /// `user.name`.
+    pub fn user_name(&self) -> Option<&str> {
+        self.user_str("name")
+    }
+
+    /// `user.email`.
+    pub fn user_email(&self) -> Option<&str> {
+        self.user_str("email")
+    }
+
+    /// `user.image`.
+    pub fn user_image(&self) -> Option<&str> {
+        self.user_str("image")
+    }
+
+    /// `expires`: when the session ends, as an ISO 8601 string.
+    pub fn expires(&self) -> Option<&str> {
+        self.json.get("expires")?.as_str()
+    }
+}
+
+/// Marks a request whose session was looked up and found absent, so a second extractor
+/// on the same request does not decode the cookie again.
+#[derive(Clone, Copy, Debug)]
+struct SignedOut;
+
+/// Looks the session up for a request, or takes the one an earlier lookup stored in the
+/// extensions; stores the result there.
+pub(crate) async fn resolve(
+    auth: &Auth,
+    uri: &Uri,
+    headers: &HeaderMap,
+    extensions: &mut http::Extensions,
+) -> Option<Session> {
+    if let Some(s) = extensions.get::<Session>() {
+        return Some(s.clone());
+    }
+    if extensions.get::<SignedOut>().is_some() {
+        return None;
+    }
+    match auth.session(uri, headers).await {
+        Some(json) => {
+            let session = Session::from_json(json);
+            extensions.insert(session.clone());
+            Some(session)
+        }
+        None => {
+            extensions.insert(SignedOut);
+            None
+        }
+    }
+}
+
+impl<S> FromRequestParts<S> for Session
+where
+    Auth: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = SessionRequired;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let auth = Auth::from_ref(state);
+        resolve(&auth, &parts.uri, &parts.headers, &mut parts.extensions)
+            .await
+            .ok_or(SessionRequired)
+    }
+}
+
+impl<S> OptionalFromRequestParts<S> for Session
+where
+    Auth: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &S,
+    ) -> Result<Option<Self>, Self::Rejection> {
+        let auth = Auth::from_ref(state);
+        Ok(resolve(&auth, &parts.uri, &parts.headers, &mut parts.extensions).await)
+    }
+}
+
+/// The session if the user is signed in, `None` otherwise; never rejects. Same as
+/// extracting `Option<Session>`.
+///
+/// ```
+/// use authcore_axum::OptionalSession;
+///
+/// async fn home(OptionalSession(session): OptionalSession) -> String {
+///     match session.as_ref().and_then(|s| s.user_name()) {
+///         Some(name) => format!("signed in as {name}"),
+///         None => "not signed in".to_owned(),
+///     }
+/// }
+/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+/// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+/// #     .build().unwrap());
+/// let app: axum::Router = axum::Router::new()
+///     .route("/", axum::routing::get(home))
+///     .with_state(auth);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OptionalSession(pub Option<Session>);
+
+impl<S> FromRequestParts<S> for OptionalSession
+where
+    Auth: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let auth = Auth::from_ref(state);
+        Ok(OptionalSession(
+            resolve(&auth, &parts.uri, &parts.headers, &mut parts.extensions).await,
+        ))
+    }
+}
+
+/// Rejection of the [`Session`] extractor (and answer of
+/// [`RequireAuthLayer::json`](crate::RequireAuthLayer::json)) for anonymous requests:
+/// `401 Unauthorized` with the JSON body `{"error":"SessionRequired"}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionRequired;
+
+impl std::fmt::Display for SessionRequired {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a signed-in session is required")
+    }
+}
+
+impl std::error::Error for SessionRequired {}
+
+impl IntoResponse for SessionRequired {
+    fn into_response(self) -> Response {
+        let mut res = (StatusCode::UNAUTHORIZED, r#"{"error":"SessionRequired"}"#).into_response();
+        res.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        res
+    }
+}

@@ -1,0 +1,396 @@
+//! Drives an axum `Router` with authcore mounted, in memory.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use authcore::providers::{CredentialField, CredentialsProvider};
+use authcore::{Auth, AuthConfig, User};
+use authcore_axum::{AuthRouterExt, AuthService, OptionalSession, RequireAuthLayer, Session};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::Extension;
+use axum::response::Response;
+use axum::routing::get;
+use http::{Request, StatusCode, header};
+use serde_json::Value;
+use tower::ServiceExt;
+
+const ORIGIN: &str = "http://localhost:3000";
+
+fn auth(base_path: &str) -> Auth {
+    let config = AuthConfig::builder()
+        .secret("a test secret that is long enough to be realistic")
+        .trust_host(true)
+        .base_path(base_path)
+        .provider(
+            CredentialsProvider::new()
+                .field("username", CredentialField::new("Username"))
+                .field(
+                    "password",
+                    CredentialField::new("Password").input_type("password"),
+                )
+                .authorize(|credentials, _request| async move {
+                    let get = |k: &str| {
+                        credentials
+                            .get(k)
+                            .and_then(Value::as_str)
+                            .map(str::to_owned)
+                    };
+                    let ok = get("username").as_deref() == Some("ada")
+                        && get("password").as_deref() == Some("pw");
+                    Ok(ok.then(|| {
+                        User::with_id("1")
+                            .name("Ada Lovelace")
+                            .email("ada@example.com")
+                    }))
+                }),
+        )
+        .build()
+        .unwrap();
+    Auth::new(config)
+}
+
+fn app(auth: Auth) -> Router {
+    let pages =
+        Router::new()
+            .route(
+                "/protected",
+                get(|s: Session| async move { format!("hello {}", s.user_name().unwrap()) }),
+            )
+            .route(
+                "/protected/ext",
+                get(|Extension(s): Extension<Session>| async move {
+                    s.user_email().unwrap().to_owned()
+                }),
+            )
+            .route_layer(RequireAuthLayer::new(auth.clone()));
+    let api = Router::new()
+        .route(
+            "/api/me",
+            get(|s: Session| async move { axum::Json(s.into_json()) }),
+        )
+        .route_layer(RequireAuthLayer::json(auth.clone()));
+    Router::new()
+        .route(
+            "/me",
+            get(|s: Session| async move { s.user_name().unwrap().to_owned() }),
+        )
+        .route(
+            "/maybe",
+            get(|OptionalSession(s): OptionalSession| async move {
+                s.and_then(|s| s.user_name().map(str::to_owned))
+                    .unwrap_or_else(|| "anonymous".to_owned())
+            }),
+        )
+        .route(
+            "/maybe-option",
+            get(|s: Option<Session>, again: OptionalSession| async move {
+                assert_eq!(s, again.0);
+                s.map_or("anonymous".to_owned(), |s| {
+                    s.user_email().unwrap().to_owned()
+                })
+            }),
+        )
+        .merge(pages)
+        .merge(api)
+        .auth_routes(auth.clone())
+        .with_state(auth)
+}
+
+/// The cookies a browser would keep for `localhost:3000`.
+#[derive(Default, Debug)]
+struct CookieJar(BTreeMap<String, String>);
+
+impl CookieJar {
+    /// Applies the `Set-Cookie` headers of a response.
+    fn store(&mut self, res: &Response) {
+        for v in res.headers().get_all(header::SET_COOKIE) {
+            let v = v.to_str().unwrap();
+            let mut attrs = v.split(';').map(str::trim);
+            let (name, value) = attrs.next().unwrap().split_once('=').unwrap();
+            let expired = attrs.any(|a| {
+                let a = a.to_ascii_lowercase();
+                a == "max-age=0" || a.starts_with("expires=thu, 01 jan 1970")
+            });
+            if expired || value.is_empty() {
+                self.0.remove(name);
+            } else {
+                self.0.insert(name.to_owned(), value.to_owned());
+            }
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str)
+    }
+
+    /// The `Cookie` header value (`None` when empty).
+    fn header(&self) -> Option<String> {
+        (!self.0.is_empty()).then(|| {
+            self.0
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    }
+}
+
+fn get_req(path: &str, jar: &CookieJar) -> Request<Body> {
+    let mut b = Request::get(format!("{ORIGIN}{path}"));
+    if let Some(c) = jar.header() {
+        b = b.header(header::COOKIE, c);
+    }
+    b.body(Body::empty()).unwrap()
+}
+
+fn form_encode(pairs: &[(&str, &str)]) -> String {
+    let enc = |s: &str| {
+        s.bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                    char::from(b).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect::<String>()
+    };
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+async fn send(app: &Router, req: Request<Body>, jar: &mut CookieJar) -> Response {
+    let res = app.clone().oneshot(req).await.unwrap();
+    jar.store(&res);
+    res
+}
+
+async fn body_string(res: Response) -> String {
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+async fn body_json(res: Response) -> Value {
+    serde_json::from_str(&body_string(res).await).unwrap()
+}
+
+fn location(res: &Response) -> &str {
+    res.headers()[header::LOCATION].to_str().unwrap()
+}
+
+/// Signs in through the router (csrf → credentials callback); returns the callback response.
+async fn sign_in(app: &Router, base: &str, jar: &mut CookieJar, password: &str) -> Response {
+    let res = send(app, get_req(&format!("{base}/csrf"), jar), jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let csrf = body_json(res).await["csrfToken"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(jar.get("authjs.csrf-token").is_some(), "{jar:?}");
+    let body = form_encode(&[
+        ("csrfToken", &csrf),
+        ("username", "ada"),
+        ("password", password),
+        ("callbackUrl", &format!("{ORIGIN}/protected")),
+    ]);
+    let req = Request::post(format!("{ORIGIN}{base}/callback/credentials"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::COOKIE, jar.header().unwrap())
+        .body(Body::from(body))
+        .unwrap();
+    send(app, req, jar).await
+}
+
+#[tokio::test]
+async fn mounts_under_default_base_path() {
+    let app = app(auth("/auth"));
+    let mut jar = CookieJar::default();
+    let res = send(&app, get_req("/auth/providers", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(
+        res.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let json = body_json(res).await;
+    assert_eq!(json["credentials"]["id"], "credentials");
+    assert_eq!(
+        json["credentials"]["callbackUrl"],
+        "http://localhost:3000/auth/callback/credentials"
+    );
+
+    for path in ["/nope", "/api/auth/providers", "/authx/providers", "/auth"] {
+        let res = send(&app, get_req(path, &jar), &mut jar).await;
+        assert_eq!(res.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+    // Anything under the base path reaches authcore, which rejects unknown actions.
+    let res = send(&app, get_req("/auth/nope", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn mounts_under_custom_base_path() {
+    let app = app(auth("/api/auth"));
+    let mut jar = CookieJar::default();
+    let res = send(&app, get_req("/api/auth/providers", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let json = body_json(res).await;
+    assert_eq!(
+        json["credentials"]["signinUrl"],
+        "http://localhost:3000/api/auth/signin/credentials"
+    );
+    let res = send(&app, get_req("/auth/providers", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+
+    // The whole flow works under the custom path, and the guard redirects there.
+    let res = send(&app, get_req("/protected?tab=1", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    assert_eq!(
+        location(&res),
+        "/api/auth/signin?callbackUrl=%2Fprotected%3Ftab%3D1"
+    );
+    let res = sign_in(&app, "/api/auth", &mut jar, "pw").await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    assert_eq!(location(&res), "http://localhost:3000/protected");
+    let res = send(&app, get_req("/protected", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(body_string(res).await, "hello Ada Lovelace");
+}
+
+#[tokio::test]
+async fn nest_service_keeps_the_full_path() {
+    let auth = auth("/api/auth");
+    let app = Router::new().nest_service("/api/auth", AuthService::new(auth));
+    let mut jar = CookieJar::default();
+    let res = send(&app, get_req("/api/auth/providers", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(body_json(res).await["credentials"]["type"], "credentials");
+}
+
+#[tokio::test]
+async fn credentials_sign_in_flow() {
+    let app = app(auth("/auth"));
+    let mut jar = CookieJar::default();
+
+    // Anonymous: the guard redirects, the JSON guard and the extractor answer 401.
+    let res = send(&app, get_req("/protected", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    assert_eq!(location(&res), "/auth/signin?callbackUrl=%2Fprotected");
+    for path in ["/api/me", "/me"] {
+        let res = send(&app, get_req(path, &jar), &mut jar).await;
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "{path}");
+        assert_eq!(res.headers()[header::CONTENT_TYPE], "application/json");
+        assert_eq!(
+            body_json(res).await,
+            serde_json::json!({"error": "SessionRequired"})
+        );
+    }
+    // Paths no route matches are still 404, not a redirect (route_layer).
+    let res = send(&app, get_req("/protected/nope", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+
+    // Sign in.
+    let res = sign_in(&app, "/auth", &mut jar, "pw").await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    assert_eq!(location(&res), "http://localhost:3000/protected");
+    assert!(jar.get("authjs.session-token").is_some(), "{jar:?}");
+
+    // Signed in: everything sees the user.
+    let res = send(&app, get_req("/protected", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(body_string(res).await, "hello Ada Lovelace");
+    let res = send(&app, get_req("/protected/ext", &jar), &mut jar).await;
+    assert_eq!(body_string(res).await, "ada@example.com");
+    let res = send(&app, get_req("/me", &jar), &mut jar).await;
+    assert_eq!(body_string(res).await, "Ada Lovelace");
+    let res = send(&app, get_req("/api/me", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let json = body_json(res).await;
+    assert_eq!(json["user"]["name"], "Ada Lovelace");
+    assert_eq!(json["user"]["email"], "ada@example.com");
+    assert!(json["expires"].is_string());
+
+    // The session endpoint agrees.
+    let res = send(&app, get_req("/auth/session", &jar), &mut jar).await;
+    assert_eq!(body_json(res).await["user"]["name"], "Ada Lovelace");
+
+    // Sign out: POST /auth/signout with the CSRF token clears the session cookie.
+    let res = send(&app, get_req("/auth/csrf", &jar), &mut jar).await;
+    let csrf = body_json(res).await["csrfToken"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let req = Request::post(format!("{ORIGIN}/auth/signout"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::COOKIE, jar.header().unwrap())
+        .body(Body::from(form_encode(&[("csrfToken", &csrf)])))
+        .unwrap();
+    let res = send(&app, req, &mut jar).await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    assert!(jar.get("authjs.session-token").is_none(), "{jar:?}");
+    let res = send(&app, get_req("/protected", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+}
+
+#[tokio::test]
+async fn wrong_password_is_refused() {
+    let app = app(auth("/auth"));
+    let mut jar = CookieJar::default();
+    let res = sign_in(&app, "/auth", &mut jar, "wrong").await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    assert_eq!(
+        location(&res),
+        "http://localhost:3000/auth/signin?error=CredentialsSignin&code=credentials"
+    );
+    assert!(jar.get("authjs.session-token").is_none());
+    let res = send(&app, get_req("/me", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn optional_session() {
+    let app = app(auth("/auth"));
+    let mut jar = CookieJar::default();
+    for path in ["/maybe", "/maybe-option"] {
+        let res = send(&app, get_req(path, &jar), &mut jar).await;
+        assert_eq!(res.status(), StatusCode::OK);
+        assert_eq!(body_string(res).await, "anonymous");
+    }
+    // A forged session cookie is no session.
+    jar.0
+        .insert("authjs.session-token".into(), "not-a-jwe".into());
+    let res = send(&app, get_req("/maybe", &jar), &mut jar).await;
+    assert_eq!(body_string(res).await, "anonymous");
+    jar.0.clear();
+
+    let res = sign_in(&app, "/auth", &mut jar, "pw").await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    let res = send(&app, get_req("/maybe", &jar), &mut jar).await;
+    assert_eq!(body_string(res).await, "Ada Lovelace");
+    let res = send(&app, get_req("/maybe-option", &jar), &mut jar).await;
+    assert_eq!(body_string(res).await, "ada@example.com");
+}
+
+#[tokio::test]
+async fn session_accessors() {
+    let s = Session::from_json(serde_json::json!({
+        "user": {"name": "Ada", "email": "ada@example.com", "image": null, "id": "1"},
+        "expires": "2030-01-01T00:00:00.000Z",
+        "role": "admin"
+    }));
+    assert_eq!(s.user_name(), Some("Ada"));
+    assert_eq!(s.user_email(), Some("ada@example.com"));
+    assert_eq!(s.user_image(), None);
+    assert_eq!(s.user_str("id"), Some("1"));
+    assert_eq!(s.expires(), Some("2030-01-01T00:00:00.000Z"));
+    assert_eq!(s.get("role"), Some(&Value::from("admin")));
+    assert_eq!(s.json()["user"]["name"], "Ada");
+    assert_eq!(s.into_json()["role"], "admin");
+}

@@ -1,0 +1,322 @@
+//! The authcore demo server: a credentials sign-in (`demo` / a configurable password), a
+//! home page showing the session, and a page only signed-in users may see.
+//!
+//! [`DemoConfig::from_env`] reads the configuration and [`app`] builds the axum
+//! [`Router`]; the `authcore-server` binary serves it. The provider configuration is
+//! mirrored by a Node (Auth.js) server for load comparisons: keep both the same.
+#![forbid(unsafe_code)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use askama::Template;
+use authcore::env::Env;
+use authcore::providers::{CredentialField, CredentialsProvider};
+use authcore::{Auth, AuthConfig, ConfigError, User};
+use authcore_axum::{AuthRouterExt, OptionalSession, RequireAuthLayer, Session};
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use serde_json::Value;
+use subtle::ConstantTimeEq;
+
+/// Listen address when `AUTHCORE_ADDR` is not set.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
+/// Demo password when `AUTHCORE_DEMO_PASSWORD` is not set.
+pub const DEFAULT_DEMO_PASSWORD: &str = "authcore-demo";
+/// The demo user's username.
+pub const DEMO_USERNAME: &str = "demo";
+
+/// Configuration of the demo server.
+#[derive(Clone)]
+pub struct DemoConfig {
+    /// Where to listen (`AUTHCORE_ADDR`).
+    pub addr: SocketAddr,
+    /// The session secret. `None`: taken from `env` (`AUTH_SECRET`, `AUTH_SECRET_1..3`).
+    pub secret: Option<String>,
+    /// Whether `secret` was generated at start-up (sessions end with the process).
+    pub secret_is_ephemeral: bool,
+    /// The demo user's password (`AUTHCORE_DEMO_PASSWORD`).
+    pub demo_password: String,
+    /// Environment for authcore's defaults (`AUTH_URL`, `AUTH_TRUST_HOST`, `AUTH_SECRET`).
+    pub env: Env,
+}
+
+impl std::fmt::Debug for DemoConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DemoConfig")
+            .field("addr", &self.addr)
+            .field("secret", &self.secret.as_ref().map(|_| "[redacted]"))
+            .field("secret_is_ephemeral", &self.secret_is_ephemeral)
+            .field("demo_password", &"[redacted]")
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the demo configuration could not be read.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DemoConfigError {
+    /// `AUTHCORE_ADDR` is not a socket address.
+    InvalidAddr {
+        /// The value.
+        value: String,
+    },
+    /// No `AUTH_SECRET`, and the OS random generator failed.
+    Random(getrandom::Error),
+}
+
+impl std::fmt::Display for DemoConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DemoConfigError::InvalidAddr { value } => write!(
+                f,
+                "AUTHCORE_ADDR={value:?} is not a socket address (like {DEFAULT_ADDR})"
+            ),
+            DemoConfigError::Random(e) => {
+                write!(
+                    f,
+                    "AUTH_SECRET is not set and no random secret could be made: {e}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for DemoConfigError {}
+
+impl DemoConfig {
+    /// A configuration with a fixed secret, the default address and password, and an empty
+    /// environment (for tests).
+    pub fn new(secret: impl Into<String>) -> Self {
+        DemoConfig {
+            addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
+            secret: Some(secret.into()),
+            secret_is_ephemeral: false,
+            demo_password: DEFAULT_DEMO_PASSWORD.to_owned(),
+            env: Env::default(),
+        }
+    }
+
+    /// Reads `AUTHCORE_ADDR`, `AUTHCORE_DEMO_PASSWORD` and `AUTH_SECRET` from `env`; without
+    /// a secret, makes a random one ([`secret_is_ephemeral`](Self::secret_is_ephemeral)).
+    pub fn from_env(env: Env) -> Result<Self, DemoConfigError> {
+        let addr = match env.get("AUTHCORE_ADDR").filter(|v| !v.trim().is_empty()) {
+            Some(v) => v.trim().parse().map_err(|_| DemoConfigError::InvalidAddr {
+                value: v.to_owned(),
+            })?,
+            None => SocketAddr::from(([127, 0, 0, 1], 3000)),
+        };
+        let demo_password = env
+            .get("AUTHCORE_DEMO_PASSWORD")
+            .filter(|v| !v.is_empty())
+            .unwrap_or(DEFAULT_DEMO_PASSWORD)
+            .to_owned();
+        let has_secret = [
+            "AUTH_SECRET",
+            "AUTH_SECRET_1",
+            "AUTH_SECRET_2",
+            "AUTH_SECRET_3",
+        ]
+        .iter()
+        .any(|k| env.get(k).is_some_and(|v| !v.is_empty()));
+        let (secret, secret_is_ephemeral) = if has_secret {
+            (None, false)
+        } else {
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes).map_err(DemoConfigError::Random)?;
+            (Some(hex::encode(bytes)), true)
+        };
+        Ok(DemoConfig {
+            addr,
+            secret,
+            secret_is_ephemeral,
+            demo_password,
+            env,
+        })
+    }
+}
+
+/// Builds the authcore handler of the demo: one credentials provider accepting
+/// `demo` / the demo password.
+pub fn auth(config: DemoConfig) -> Result<Auth, ConfigError> {
+    let password: Arc<str> = config.demo_password.into();
+    let provider = CredentialsProvider::new()
+        .field("username", CredentialField::new("Username"))
+        .field(
+            "password",
+            CredentialField::new("Password").input_type("password"),
+        )
+        .authorize(move |credentials, _request| {
+            let expected = Arc::clone(&password);
+            async move {
+                let field = |k: &str| credentials.get(k).and_then(Value::as_str);
+                let user_ok = field("username") == Some(DEMO_USERNAME);
+                let password_ok = field("password")
+                    .is_some_and(|p| bool::from(p.as_bytes().ct_eq(expected.as_bytes())));
+                Ok((user_ok && password_ok).then(|| {
+                    User::with_id("1")
+                        .name("Demo User")
+                        .email("demo@example.com")
+                }))
+            }
+        });
+    let mut builder = AuthConfig::builder().provider(provider);
+    if let Some(secret) = config.secret {
+        builder = builder.secret(secret);
+    }
+    // The demo listens on loopback: trust the Host header unless told otherwise.
+    if config.env.get("AUTH_TRUST_HOST").is_none() {
+        builder = builder.trust_host(true);
+    }
+    Ok(Auth::new(builder.env_defaults(&config.env).build()?))
+}
+
+/// The demo application: `/` (home), `/protected` (signed-in users only) and authcore
+/// under its base path (`/auth` unless `AUTH_URL` says otherwise).
+pub fn app(config: DemoConfig) -> Result<Router, ConfigError> {
+    let auth = auth(config)?;
+    let protected = Router::new()
+        .route("/protected", get(protected_page))
+        .route_layer(RequireAuthLayer::new(auth.clone()));
+    Ok(Router::new()
+        .route("/", get(home_page))
+        .merge(protected)
+        .auth_routes(auth.clone())
+        .layer(middleware::from_fn(log_request))
+        .with_state(auth))
+}
+
+/// The signed-in user, as the pages show it.
+struct UserView<'a> {
+    name: &'a str,
+    email: Option<&'a str>,
+}
+
+impl<'a> UserView<'a> {
+    fn of(session: &'a Session) -> Self {
+        UserView {
+            name: session.user_name().unwrap_or("(no name)"),
+            email: session.user_email(),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "home.html")]
+struct HomePage<'a> {
+    base_path: &'a str,
+    user: Option<UserView<'a>>,
+}
+
+#[derive(Template)]
+#[template(path = "protected.html")]
+struct ProtectedPage<'a> {
+    base_path: &'a str,
+    user: UserView<'a>,
+    expires: Option<&'a str>,
+}
+
+async fn home_page(
+    State(auth): State<Auth>,
+    OptionalSession(session): OptionalSession,
+) -> Response {
+    html(&HomePage {
+        base_path: auth.config().base_path(),
+        user: session.as_ref().map(UserView::of),
+    })
+}
+
+async fn protected_page(State(auth): State<Auth>, session: Session) -> Response {
+    html(&ProtectedPage {
+        base_path: auth.config().base_path(),
+        user: UserView::of(&session),
+        expires: session.expires(),
+    })
+}
+
+/// Renders a page; it depends on the session, so no cache may keep it.
+fn html(page: &impl Template) -> Response {
+    match page.render() {
+        Ok(body) => {
+            let mut res = Html(body).into_response();
+            res.headers_mut().insert(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("private, no-store"),
+            );
+            res
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "page rendering failed");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+/// Logs each request at `debug` level (`RUST_LOG=authcore_server=debug`).
+async fn log_request(req: Request, next: Next) -> Response {
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return next.run(req).await;
+    }
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let start = std::time::Instant::now();
+    let res = next.run(req).await;
+    tracing::debug!(
+        %method,
+        path,
+        status = res.status().as_u16(),
+        elapsed_us = start.elapsed().as_micros(),
+        "request"
+    );
+    res
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn pages_escape_user_data() {
+        let html = HomePage {
+            base_path: "/auth",
+            user: Some(UserView {
+                name: "<script>alert(1)</script>",
+                email: Some("a&b@example.com"),
+            }),
+        }
+        .render()
+        .unwrap();
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains("&#60;script&#62;"), "{html}");
+        assert!(html.contains("a&#38;b@example.com"), "{html}");
+    }
+
+    #[test]
+    fn config_from_env() {
+        let c = DemoConfig::from_env(Env::default()).unwrap();
+        assert_eq!(c.addr.to_string(), DEFAULT_ADDR);
+        assert_eq!(c.demo_password, DEFAULT_DEMO_PASSWORD);
+        assert!(c.secret_is_ephemeral);
+        assert_eq!(c.secret.as_ref().map(String::len), Some(64));
+        assert!(!format!("{c:?}").contains(c.secret.as_deref().unwrap()));
+
+        let c = DemoConfig::from_env(Env::from_pairs([
+            ("AUTHCORE_ADDR", "0.0.0.0:8080"),
+            ("AUTHCORE_DEMO_PASSWORD", "hunter2"),
+            ("AUTH_SECRET", "s3cret"),
+        ]))
+        .unwrap();
+        assert_eq!(c.addr.to_string(), "0.0.0.0:8080");
+        assert_eq!(c.demo_password, "hunter2");
+        assert!(!c.secret_is_ephemeral && c.secret.is_none());
+        assert!(app(c).is_ok());
+
+        let e = DemoConfig::from_env(Env::from_pairs([("AUTHCORE_ADDR", "nope")])).unwrap_err();
+        assert!(e.to_string().contains("AUTHCORE_ADDR"));
+    }
+}

@@ -1,0 +1,221 @@
+//! The demo app, driven in memory.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use authcore_server::{DemoConfig, app};
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use axum::response::Response;
+use serde_json::Value;
+use tower::ServiceExt;
+
+const ORIGIN: &str = "http://localhost:3000";
+
+fn demo() -> Router {
+    app(DemoConfig::new(
+        "a demo test secret, long and random enough",
+    ))
+    .unwrap()
+}
+
+/// The cookies a browser would keep for `localhost:3000`.
+#[derive(Default, Debug)]
+struct CookieJar(BTreeMap<String, String>);
+
+impl CookieJar {
+    fn store(&mut self, res: &Response) {
+        for v in res.headers().get_all(header::SET_COOKIE) {
+            let v = v.to_str().unwrap();
+            let mut attrs = v.split(';').map(str::trim);
+            let (name, value) = attrs.next().unwrap().split_once('=').unwrap();
+            let expired = attrs.any(|a| a.eq_ignore_ascii_case("max-age=0"));
+            if expired || value.is_empty() {
+                self.0.remove(name);
+            } else {
+                self.0.insert(name.to_owned(), value.to_owned());
+            }
+        }
+    }
+
+    fn header(&self) -> String {
+        self.0
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+}
+
+async fn send(app: &Router, req: Request<Body>, jar: &mut CookieJar) -> Response {
+    let res = app.clone().oneshot(req).await.unwrap();
+    jar.store(&res);
+    res
+}
+
+async fn get(app: &Router, path: &str, jar: &mut CookieJar) -> Response {
+    let req = Request::get(format!("{ORIGIN}{path}"))
+        .header(header::COOKIE, jar.header())
+        .body(Body::empty())
+        .unwrap();
+    send(app, req, jar).await
+}
+
+async fn text(res: Response) -> String {
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+async fn sign_in(app: &Router, jar: &mut CookieJar, username: &str, password: &str) -> Response {
+    let res = get(app, "/auth/csrf", jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let json: Value = serde_json::from_str(&text(res).await).unwrap();
+    let csrf = json["csrfToken"].as_str().unwrap().to_owned();
+    let body = format!(
+        "csrfToken={}&username={}&password={}&callbackUrl={}",
+        encode(&csrf),
+        encode(username),
+        encode(password),
+        encode("/protected"),
+    );
+    let req = Request::post(format!("{ORIGIN}/auth/callback/credentials"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::COOKIE, jar.header())
+        .body(Body::from(body))
+        .unwrap();
+    send(app, req, jar).await
+}
+
+#[tokio::test]
+async fn home_page_anonymous() {
+    let app = demo();
+    let mut jar = CookieJar::default();
+    let res = get(&app, "/", &mut jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(
+        res.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert_eq!(res.headers()[header::CACHE_CONTROL], "private, no-store");
+    let html = text(res).await;
+    assert!(html.contains("You are not signed in."), "{html}");
+    for link in [
+        "href=\"/auth/signin\"",
+        "href=\"/auth/signout\"",
+        "href=\"/protected\"",
+    ] {
+        assert!(html.contains(link), "{link} in {html}");
+    }
+}
+
+#[tokio::test]
+async fn protected_page_redirects_anonymous_users() {
+    let app = demo();
+    let mut jar = CookieJar::default();
+    let res = get(&app, "/protected", &mut jar).await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    assert_eq!(
+        res.headers()[header::LOCATION],
+        "/auth/signin?callbackUrl=%2Fprotected"
+    );
+    // The sign-in page it points to lists the demo form.
+    let res = get(&app, "/auth/signin?callbackUrl=%2Fprotected", &mut jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let html = text(res).await;
+    assert!(html.contains("Username") && html.contains("Password"));
+}
+
+#[tokio::test]
+async fn demo_sign_in_succeeds() {
+    let app = demo();
+    let mut jar = CookieJar::default();
+    let res = sign_in(&app, &mut jar, "demo", "authcore-demo").await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    assert_eq!(
+        res.headers()[header::LOCATION],
+        "http://localhost:3000/protected"
+    );
+    assert!(jar.has("authjs.session-token"), "{jar:?}");
+
+    let res = get(&app, "/", &mut jar).await;
+    let html = text(res).await;
+    assert!(
+        html.contains("Signed in as <strong>Demo User</strong>"),
+        "{html}"
+    );
+    assert!(html.contains("demo@example.com"), "{html}");
+
+    let res = get(&app, "/protected", &mut jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let html = text(res).await;
+    assert!(
+        html.contains("Protected page") && html.contains("Demo User"),
+        "{html}"
+    );
+
+    let res = get(&app, "/auth/session", &mut jar).await;
+    let json: Value = serde_json::from_str(&text(res).await).unwrap();
+    assert_eq!(json["user"]["name"], "Demo User");
+    assert_eq!(json["user"]["email"], "demo@example.com");
+}
+
+#[tokio::test]
+async fn demo_sign_in_refuses_wrong_credentials() {
+    let app = demo();
+    for (user, password) in [("demo", "wrong"), ("demo", ""), ("other", "authcore-demo")] {
+        let mut jar = CookieJar::default();
+        let res = sign_in(&app, &mut jar, user, password).await;
+        assert_eq!(res.status(), StatusCode::FOUND);
+        assert_eq!(
+            res.headers()[header::LOCATION],
+            "http://localhost:3000/auth/signin?error=CredentialsSignin&code=credentials",
+            "{user}/{password}"
+        );
+        assert!(!jar.has("authjs.session-token"));
+        let html = text(get(&app, "/", &mut jar).await).await;
+        assert!(html.contains("You are not signed in."));
+    }
+}
+
+#[tokio::test]
+async fn custom_password_and_base_path_from_env() {
+    let mut config = DemoConfig::from_env(authcore::env::Env::from_pairs([
+        ("AUTH_SECRET", "env secret"),
+        ("AUTH_URL", "http://localhost:3000/api/auth"),
+        ("AUTHCORE_DEMO_PASSWORD", "hunter2"),
+    ]))
+    .unwrap();
+    config.secret_is_ephemeral = false;
+    let app = app(config).unwrap();
+    let mut jar = CookieJar::default();
+    let res = get(&app, "/protected", &mut jar).await;
+    assert_eq!(
+        res.headers()[header::LOCATION],
+        "/api/auth/signin?callbackUrl=%2Fprotected"
+    );
+    let html = text(get(&app, "/", &mut jar).await).await;
+    assert!(html.contains("href=\"/api/auth/signin\""), "{html}");
+    let res = get(&app, "/api/auth/providers", &mut jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+}

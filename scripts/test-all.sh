@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on a fresh machine: installs what the tests need, then
+# formatting and lint checks, then every test of the workspace (unit, integration,
+# interop against the real @auth/core, doctests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "==> installing ${need_apt[*]} with apt"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+fi
+
+# The real @auth/core, pinned in interop/package-lock.json, for the interop tests.
+echo "==> npm ci --prefix interop"
+npm ci --prefix interop --no-audit --no-fund --loglevel=error
+
+echo "==> cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "==> cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "==> cargo test"
+cargo test --workspace --locked
