@@ -167,6 +167,9 @@ impl Callbacks for DefaultCallbacks {}
 /// assert_eq!(default_redirect("javascript:alert(1)", base), base);
 /// ```
 pub fn default_redirect(url: &str, base_url: &str) -> String {
+    if is_same_origin_fast(url, base_url) {
+        return url.to_owned();
+    }
     if url.starts_with('/') {
         let mut s = String::with_capacity(base_url.len() + url.len());
         s.push_str(base_url);
@@ -176,6 +179,23 @@ pub fn default_redirect(url: &str, base_url: &str) -> String {
     match url::Url::parse(url) {
         Ok(u) if u.origin().ascii_serialization() == base_url => url.to_owned(),
         _ => base_url.to_owned(),
+    }
+}
+
+/// Hot-path shortcut: `url` is `base_url` itself or `base_url` followed by `/`, `?` or `#`,
+/// which a URL parser would also give the origin `base_url` (the origin has no userinfo,
+/// path or trailing characters that could change the authority).
+fn is_same_origin_fast(url: &str, base_url: &str) -> bool {
+    match url.strip_prefix(base_url) {
+        Some("") => true,
+        Some(rest) => {
+            matches!(rest.as_bytes()[0], b'/' | b'?' | b'#')
+                && !rest.starts_with("//")
+                && !rest
+                    .bytes()
+                    .any(|b| b == b'\\' || b.is_ascii_control() || b == b' ')
+        }
+        None => false,
     }
 }
 
@@ -291,5 +311,17 @@ mod tests {
             default_redirect("http://localhost:3000/x", base),
             "http://localhost:3000/x"
         );
+        assert_eq!(default_redirect(base, base), base);
+        // The fast path never accepts what the parser would reject.
+        for tricky in [
+            "http://localhost:3000@evil.example",
+            "http://localhost:3000.evil.example",
+            "http://localhost:30001/",
+            "http://localhost:3000\\@evil.example/",
+        ] {
+            let out = default_redirect(tricky, base);
+            let u = url::Url::parse(&out).unwrap();
+            assert_eq!(u.origin().ascii_serialization(), base, "{tricky}");
+        }
     }
 }

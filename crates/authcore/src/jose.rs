@@ -126,6 +126,9 @@ pub struct DerivedKey {
     kid: Box<str>,
     /// base64url of `{"alg":"dir","enc":…,"kid":…}`, precomputed for encryption.
     header_b64: Box<str>,
+    /// HMAC-SHA-512 keyed with `MAC_KEY` (A256CBC-HS512), cloned per token: keying costs two
+    /// SHA-512 compressions, so doing it once per key saves ~30% of every tag computation.
+    mac: Hmac<Sha512>,
 }
 
 impl DerivedKey {
@@ -152,9 +155,11 @@ impl DerivedKey {
         header.push_str(&kid);
         header.push_str(r#""}"#);
 
+        let mac = keyed_mac(&bytes);
         Self {
             enc,
             bytes,
+            mac,
             kid: kid.into_boxed_str(),
             header_b64: URL_SAFE_NO_PAD.encode(header).into_boxed_str(),
         }
@@ -314,6 +319,18 @@ impl KeyRing {
         Ok(encrypt_compact_with_iv(key, &iv, plaintext))
     }
 
+    /// [`KeyRing::encrypt`] with a caller-supplied IV, which must come from the OS CSPRNG.
+    pub(crate) fn encrypt_with_iv(
+        &self,
+        plaintext: Vec<u8>,
+        salt: &str,
+        iv: [u8; 16],
+    ) -> Result<String, JoseError> {
+        let keys = self.keys(salt, Enc::A256CbcHs512);
+        let key = keys.first().ok_or(JoseError::NoSecret)?;
+        Ok(encrypt_compact_with_iv(key, &iv, plaintext))
+    }
+
     /// Decrypts a compact JWE written by Auth.js (or by [`KeyRing::encrypt`]) for `salt`.
     ///
     /// Only `alg: "dir"` with `enc` `A256CBC-HS512` or `A256GCM` is accepted. Without a `kid`
@@ -389,7 +406,7 @@ impl KeyRing {
             Enc::A256CbcHs512 => {
                 let iv = decode_fixed::<16>(iv_b64, "invalid IV length")?;
                 let tag = decode_fixed::<32>(tag_b64, "invalid authentication tag length")?;
-                decrypt_cbc_hs512(key.cbc_key(), &iv, aad, &mut buf, &tag)?
+                decrypt_cbc_hs512_with_mac(key.cbc_key(), &key.mac, &iv, aad, &mut buf, &tag)?
             }
             Enc::A256Gcm => {
                 let iv = decode_fixed::<12>(iv_b64, "invalid IV length")?;
@@ -478,7 +495,13 @@ const fn cbc_padded_len(len: usize) -> usize {
 /// Writes the compact JWE for `plaintext` under `key` (which must be an `A256CBC-HS512` key).
 fn encrypt_compact_with_iv(key: &DerivedKey, iv: &[u8; 16], mut plaintext: Vec<u8>) -> String {
     let header = key.protected_header_b64();
-    let tag = encrypt_cbc_hs512_in_place(key.cbc_key(), iv, header.as_bytes(), &mut plaintext);
+    let tag = encrypt_cbc_hs512_in_place(
+        key.cbc_key(),
+        &key.mac,
+        iv,
+        header.as_bytes(),
+        &mut plaintext,
+    );
     let ciphertext = plaintext;
     // header "." "" "." iv(22) "." ciphertext "." tag(43)
     let mut token = String::with_capacity(header.len() + 69 + ciphertext.len().div_ceil(3) * 4);
@@ -506,29 +529,32 @@ pub(crate) fn encrypt_cbc_hs512_with_iv(
 ) -> (Vec<u8>, [u8; 32]) {
     let mut buf = Vec::with_capacity(cbc_padded_len(plaintext.len()));
     buf.extend_from_slice(plaintext);
-    let tag = encrypt_cbc_hs512_in_place(key, iv, aad, &mut buf);
+    let tag = encrypt_cbc_hs512_in_place(key, &keyed_mac(key), iv, aad, &mut buf);
     (buf, tag)
 }
 
 /// Replaces the plaintext in `buf` by its padded ciphertext and returns the tag.
 fn encrypt_cbc_hs512_in_place(
     key: &[u8; 64],
+    mac: &Hmac<Sha512>,
     iv: &[u8; 16],
     aad: &[u8],
     buf: &mut Vec<u8>,
 ) -> [u8; 32] {
-    let (mac_key, enc_key) = split_cbc_key(key);
+    let (_, enc_key) = split_cbc_key(key);
     let msg_len = buf.len();
     buf.resize(cbc_padded_len(msg_len), 0);
     cbc::Encryptor::<Aes256>::new(enc_key, iv.into())
         .encrypt_padded::<Pkcs7>(buf, msg_len)
         .expect("buffer was sized for PKCS#7 padding");
-    cbc_hs512_tag(mac_key, aad, iv, buf)
+    cbc_hs512_tag(mac, aad, iv, buf)
 }
 
 /// `AES_256_CBC_HMAC_SHA_512` decryption (RFC 7518 §5.2.2.2): verifies `tag` in constant time
 /// *before* decrypting, then decrypts `ciphertext` in place and returns the plaintext length
 /// (the plaintext is `ciphertext[..len]`).
+// The token path uses the cached keyed MAC; this form serves the known-answer tests.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn decrypt_cbc_hs512(
     key: &[u8; 64],
     iv: &[u8; 16],
@@ -536,8 +562,20 @@ pub(crate) fn decrypt_cbc_hs512(
     ciphertext: &mut [u8],
     tag: &[u8],
 ) -> Result<usize, JoseError> {
-    let (mac_key, enc_key) = split_cbc_key(key);
-    let expected = cbc_hs512_tag(mac_key, aad, iv, ciphertext);
+    decrypt_cbc_hs512_with_mac(key, &keyed_mac(key), iv, aad, ciphertext, tag)
+}
+
+/// [`decrypt_cbc_hs512`] with the HMAC already keyed (cached in [`DerivedKey`]).
+fn decrypt_cbc_hs512_with_mac(
+    key: &[u8; 64],
+    mac: &Hmac<Sha512>,
+    iv: &[u8; 16],
+    aad: &[u8],
+    ciphertext: &mut [u8],
+    tag: &[u8],
+) -> Result<usize, JoseError> {
+    let (_, enc_key) = split_cbc_key(key);
+    let expected = cbc_hs512_tag(mac, aad, iv, ciphertext);
     // `ct_eq` on slices of different lengths is false, without panicking.
     if !bool::from(expected.as_slice().ct_eq(tag)) {
         return Err(JoseError::DecryptionFailed);
@@ -548,6 +586,12 @@ pub(crate) fn decrypt_cbc_hs512(
         .map_err(|_| JoseError::DecryptionFailed)
 }
 
+/// HMAC-SHA-512 keyed with `MAC_KEY` (the first 32 bytes of `key`).
+fn keyed_mac(key: &[u8; 64]) -> Hmac<Sha512> {
+    let (mac_key, _) = split_cbc_key(key);
+    Hmac::<Sha512>::new_from_slice(mac_key).expect("HMAC accepts keys of any length")
+}
+
 /// `MAC_KEY` = first 32 bytes, `ENC_KEY` = last 32 bytes (RFC 7518 §5.2.2.1).
 fn split_cbc_key(key: &[u8; 64]) -> (&Array<u8, U32>, &Array<u8, U32>) {
     let key: &Array<u8, U64> = key.into();
@@ -555,8 +599,8 @@ fn split_cbc_key(key: &[u8; 64]) -> (&Array<u8, U32>, &Array<u8, U32>) {
 }
 
 /// First 32 bytes of HMAC-SHA-512(`MAC_KEY`, AAD ‖ IV ‖ CT ‖ AL), AL = AAD bits as u64 BE.
-fn cbc_hs512_tag(mac_key: &[u8], aad: &[u8], iv: &[u8; 16], ciphertext: &[u8]) -> [u8; 32] {
-    let mut mac = Hmac::<Sha512>::new_from_slice(mac_key).expect("HMAC accepts keys of any length");
+fn cbc_hs512_tag(mac: &Hmac<Sha512>, aad: &[u8], iv: &[u8; 16], ciphertext: &[u8]) -> [u8; 32] {
+    let mut mac = mac.clone();
     mac.update(aad);
     mac.update(iv);
     mac.update(ciphertext);

@@ -117,10 +117,19 @@ impl JwtCodec {
         now_unix: i64,
     ) -> Result<String, JwtError> {
         let exp = now_unix.saturating_add(i64::try_from(max_age_secs).unwrap_or(i64::MAX));
+        // One OS CSPRNG call gives both the `jti` (UUID v4) and the IV.
+        let mut random = [0u8; 32];
+        getrandom::fill(&mut random).map_err(|_| JoseError::Rng)?;
+        let (jti_bytes, iv) = random.split_at(16);
         let mut jti = [0u8; uuid::fmt::Hyphenated::LENGTH];
-        let jti = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut jti);
+        let jti = uuid::Builder::from_random_bytes(jti_bytes.try_into().unwrap_or_default())
+            .into_uuid()
+            .hyphenated()
+            .encode_lower(&mut jti);
         let payload = write_claims(claims, now_unix, exp, jti)?;
-        Ok(self.keys.encrypt(payload, salt)?)
+        Ok(self
+            .keys
+            .encrypt_with_iv(payload, salt, iv.try_into().unwrap_or_default())?)
     }
 
     /// Decodes a token as Auth.js does (spec §4.2). An empty token is `Ok(None)`.
