@@ -1,11 +1,11 @@
 //! [`RequireAuthLayer`]: keep anonymous users out of a group of routes.
 
-use std::fmt::Write as _;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use authcore::Auth;
+use authcore::cookies::encode_uri_component;
 use axum::extract::OriginalUri;
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
@@ -13,7 +13,7 @@ use http::{HeaderValue, Request, StatusCode};
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::session::{SessionRequired, resolve};
+use crate::session::{SessionRequired, resolve_with_cookies};
 
 /// What the layer answers to anonymous requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,17 +122,29 @@ where
         let denial = self.denial;
         Box::pin(async move {
             let (mut parts, body) = req.into_parts();
-            if resolve(&auth, &parts.uri, &parts.headers, &mut parts.extensions)
-                .await
-                .is_some()
-            {
-                let res = inner.call(Request::from_parts(parts, body)).await?;
-                return Ok(res.into_response());
+            let Ok((session, set_cookie)) =
+                resolve_with_cookies(&auth, &parts.uri, &parts.headers, &mut parts.extensions)
+                    .await
+            else {
+                // A configuration error, already logged by authcore.
+                return Ok(StatusCode::INTERNAL_SERVER_ERROR.into_response());
+            };
+            let mut res = if session.is_some() {
+                inner
+                    .call(Request::from_parts(parts, body))
+                    .await?
+                    .into_response()
+            } else {
+                match denial {
+                    Denial::Json => SessionRequired.into_response(),
+                    Denial::Redirect => redirect_to_sign_in(&auth, &parts),
+                }
+            };
+            // Keep the session rolling (or clear a dead cookie), as `GET /session` does.
+            for v in set_cookie {
+                res.headers_mut().append(http::header::SET_COOKIE, v);
             }
-            Ok(match denial {
-                Denial::Json => SessionRequired.into_response(),
-                Denial::Redirect => redirect_to_sign_in(&auth, &parts),
-            })
+            Ok(res)
         })
     }
 }
@@ -151,33 +163,10 @@ fn redirect_to_sign_in(auth: &Auth, parts: &Parts) -> Response {
         .get::<OriginalUri>()
         .map_or(&parts.uri, |o| &o.0);
     let target = uri.path_and_query().map_or("/", |pq| pq.as_str());
-    encode_uri_component(target, &mut location);
+    location.push_str(&encode_uri_component(target));
     match HeaderValue::try_from(location) {
         Ok(value) => (StatusCode::FOUND, [(http::header::LOCATION, value)]).into_response(),
         // Not reachable: the page comes from a validated config and the rest is encoded.
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-    }
-}
-
-/// JavaScript `encodeURIComponent`, appended to `out`.
-fn encode_uri_component(s: &str, out: &mut String) {
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::encode_uri_component;
-
-    #[test]
-    fn encodes_like_javascript() {
-        let mut out = String::new();
-        encode_uri_component("/a b?x=1&y=é~'", &mut out);
-        assert_eq!(out, "%2Fa%20b%3Fx%3D1%26y%3D%C3%A9~'");
     }
 }

@@ -108,30 +108,47 @@ impl Session {
 struct SignedOut;
 
 /// Looks the session up for a request, or takes the one an earlier lookup stored in the
-/// extensions; stores the result there.
+/// extensions; stores the result there. Returns the session and the `Set-Cookie` values that
+/// refresh it (empty when the result came from the extensions). A configuration error
+/// (already logged by authcore) is returned as `Err`.
+pub(crate) async fn resolve_with_cookies(
+    auth: &Auth,
+    uri: &Uri,
+    headers: &HeaderMap,
+    extensions: &mut http::Extensions,
+) -> Result<(Option<Session>, Vec<http::HeaderValue>), authcore::AuthError> {
+    if let Some(s) = extensions.get::<Session>() {
+        return Ok((Some(s.clone()), Vec::new()));
+    }
+    if extensions.get::<SignedOut>().is_some() {
+        return Ok((None, Vec::new()));
+    }
+    let lookup = auth.lookup_session(uri, headers).await?;
+    match lookup.session {
+        Some(json) => {
+            let session = Session::from_json(json);
+            extensions.insert(session.clone());
+            Ok((Some(session), lookup.set_cookie))
+        }
+        None => {
+            extensions.insert(SignedOut);
+            Ok((None, lookup.set_cookie))
+        }
+    }
+}
+
+/// [`resolve_with_cookies`] for extractors, which cannot set cookies: errors count as
+/// signed out.
 pub(crate) async fn resolve(
     auth: &Auth,
     uri: &Uri,
     headers: &HeaderMap,
     extensions: &mut http::Extensions,
 ) -> Option<Session> {
-    if let Some(s) = extensions.get::<Session>() {
-        return Some(s.clone());
-    }
-    if extensions.get::<SignedOut>().is_some() {
-        return None;
-    }
-    match auth.session(uri, headers).await {
-        Some(json) => {
-            let session = Session::from_json(json);
-            extensions.insert(session.clone());
-            Some(session)
-        }
-        None => {
-            extensions.insert(SignedOut);
-            None
-        }
-    }
+    resolve_with_cookies(auth, uri, headers, extensions)
+        .await
+        .ok()
+        .and_then(|(s, _)| s)
 }
 
 impl<S> FromRequestParts<S> for Session

@@ -303,8 +303,19 @@ async fn credentials_sign_in_flow() {
     assert!(jar.get("authjs.session-token").is_some(), "{jar:?}");
 
     // Signed in: everything sees the user.
+    let before = jar.get("authjs.session-token").unwrap().to_owned();
     let res = send(&app, get_req("/protected", &jar), &mut jar).await;
     assert_eq!(res.status(), StatusCode::OK);
+    // The guard re-sets the refreshed session cookie, so sessions keep rolling.
+    let refreshed: Vec<_> = res
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(refreshed.len(), 1, "{refreshed:?}");
+    assert!(refreshed[0].starts_with("authjs.session-token=ey"));
+    assert_ne!(jar.get("authjs.session-token").unwrap(), before);
     assert_eq!(body_string(res).await, "hello Ada Lovelace");
     let res = send(&app, get_req("/protected/ext", &jar), &mut jar).await;
     assert_eq!(body_string(res).await, "ada@example.com");

@@ -21,7 +21,11 @@ const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b')');
 
 /// Percent-encodes like JavaScript's `encodeURIComponent`.
-pub(crate) fn encode_uri_component(s: &str) -> Cow<'_, str> {
+///
+/// ```
+/// assert_eq!(authcore::cookies::encode_uri_component("/a b?x=é"), "%2Fa%20b%3Fx%3D%C3%A9");
+/// ```
+pub fn encode_uri_component(s: &str) -> Cow<'_, str> {
     utf8_percent_encode(s, URI_COMPONENT).into()
 }
 

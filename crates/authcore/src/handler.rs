@@ -98,11 +98,24 @@ impl Auth {
 
 impl Auth {
     /// The current session for a request's headers, as `GET <basePath>/session` would return
-    /// it (callbacks and events run), or `None` when signed out. For extractors and guards.
-    ///
-    /// `uri` is the incoming request's URI (used with the `Host` header to pick secure or
-    /// plain cookie names). Cookies that `GET /session` would refresh are not returned.
+    /// it (callbacks and events run), or `None` when signed out or on any failure (which is
+    /// logged). See [`Auth::lookup_session`] for the refreshed cookie and the error.
     pub async fn session(&self, uri: &http::Uri, headers: &http::HeaderMap) -> Option<Value> {
+        self.lookup_session(uri, headers).await.ok()?.session
+    }
+
+    /// Looks up the session for a request to another route (guards, extractors): runs
+    /// `GET <basePath>/session` with the request's cookies and host headers, and returns the
+    /// session JSON plus the `Set-Cookie` values that refresh (or clear) the session cookie,
+    /// which a guard should add to its response so that sessions keep rolling.
+    ///
+    /// `uri` is the incoming request's URI (with the `Host` header it picks secure or plain
+    /// cookie names). Errors are configuration problems (e.g. `UntrustedHost`), not "signed out".
+    pub async fn lookup_session(
+        &self,
+        uri: &http::Uri,
+        headers: &http::HeaderMap,
+    ) -> Result<SessionLookup, AuthError> {
         let c = &*self.config.inner;
         let mut builder = http::Request::get(session_uri(uri, &c.base_path));
         if let Some(h) = builder.headers_mut() {
@@ -117,15 +130,36 @@ impl Auth {
                 }
             }
         }
-        let req = builder.body(http_body_util::Empty::<Bytes>::new()).ok()?;
-        let resp = self.handle_raw(req).await.ok()?;
-        match resp.body? {
-            InternalBody::JsonBytes(b) => serde_json::from_slice(&b)
-                .ok()
-                .filter(|v: &Value| !v.is_null()),
-            InternalBody::Json(v) if !v.is_null() => Some(v),
+        let invalid = |message: String| AuthError::InvalidRequest { message };
+        let req = builder
+            .body(http_body_util::Empty::<Bytes>::new())
+            .map_err(|e| invalid(e.to_string()))?;
+        let parsed = parse_request(c, req)
+            .await
+            .map_err(|e| invalid(e.to_string()))?;
+        let resp = run(c, &parsed).await.map_err(|f| match f {
+            Failure::Assertion(e) | Failure::Action(e) => {
+                c.logger.error(&e);
+                e
+            }
+        })?;
+        let session_cookie = &*c.cookies(parsed.is_https).session_token.name;
+        let set_cookie = resp
+            .cookies
+            .iter()
+            .filter(|k| k.name.starts_with(session_cookie))
+            .filter_map(|k| http::HeaderValue::from_str(&k.to_header_value()).ok())
+            .collect();
+        let session = match resp.body {
+            Some(InternalBody::JsonBytes(b)) => serde_json::from_slice(&b).ok(),
+            Some(InternalBody::Json(v)) => Some(v),
             _ => None,
         }
+        .filter(|v: &Value| !v.is_null());
+        Ok(SessionLookup {
+            session,
+            set_cookie,
+        })
     }
 
     /// Decodes the session token of a request (Auth.js `getToken`, spec §4.6): from the
@@ -166,6 +200,15 @@ fn session_uri(uri: &http::Uri, base_path: &str) -> String {
         (Some(s), Some(a)) => format!("{s}://{a}{base_path}/session"),
         _ => format!("{base_path}/session"),
     }
+}
+
+/// Result of [`Auth::lookup_session`].
+#[derive(Debug, Clone, Default)]
+pub struct SessionLookup {
+    /// The session JSON, `None` when signed out.
+    pub session: Option<Value>,
+    /// `Set-Cookie` values refreshing or clearing the session cookie.
+    pub set_cookie: Vec<http::HeaderValue>,
 }
 
 enum Failure {

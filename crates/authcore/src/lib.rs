@@ -49,6 +49,6 @@ pub mod types;
 pub use async_trait::async_trait;
 pub use config::{AuthConfig, AuthConfigBuilder, DangerousOptions, SessionStrategy};
 pub use error::{AuthError, BoxError, ConfigError, ErrorKind};
-pub use handler::{Auth, RawResult};
+pub use handler::{Auth, RawResult, SessionLookup};
 pub use response::{ResponseBody, ResponseInternal};
 pub use types::*;

@@ -60,7 +60,8 @@ pub trait Logger: Send + Sync + 'static {
     }
 }
 
-/// Formats an error like Auth.js: `[auth][error] <type>: <message>` and the cause chain.
+/// Formats an error like Auth.js: `[auth][error] <type>: <message>` and the cause chain, at
+/// `WARN` for client-caused errors and `ERROR` otherwise.
 pub fn log_error_with_tracing(error: &AuthError) {
     let mut causes = String::new();
     let mut src = error.source();
@@ -69,14 +70,27 @@ pub fn log_error_with_tracing(error: &AuthError) {
         causes.push_str(&e.to_string());
         src = e.source();
     }
-    tracing::error!(
-        target: "authcore",
-        error_type = error.error_type(),
-        "[auth][error] {}: {}{}",
-        error.error_type(),
-        error,
-        causes
-    );
+    // Errors the client caused and may see (wrong password, missing CSRF token, refused
+    // sign-in) are warnings; everything else points at the server and is an error.
+    if error.is_client_safe() {
+        tracing::warn!(
+            target: "authcore",
+            error_type = error.error_type(),
+            "[auth][error] {}: {}{}",
+            error.error_type(),
+            error,
+            causes
+        );
+    } else {
+        tracing::error!(
+            target: "authcore",
+            error_type = error.error_type(),
+            "[auth][error] {}: {}{}",
+            error.error_type(),
+            error,
+            causes
+        );
+    }
 }
 
 /// The default logger on `tracing`.
