@@ -13,9 +13,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
 fi
 
-# The real @auth/core, pinned in interop/package-lock.json, for the interop tests.
-echo "==> npm ci --prefix interop"
-npm ci --prefix interop --no-audit --no-fund --loglevel=error
+# Real peers, pinned by their package-lock.json: @auth/core for the interop tests and the
+# oidc-provider OpenID provider that the OAuth end-to-end tests start on loopback.
+for dir in interop testsupport/oidc; do
+  echo "==> npm ci --prefix $dir"
+  npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+done
 
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check

@@ -62,6 +62,9 @@ pub(crate) struct ResolvedCookies {
     pub session_token: ResolvedCookie,
     pub callback_url: ResolvedCookie,
     pub csrf_token: ResolvedCookie,
+    pub pkce_code_verifier: ResolvedCookie,
+    pub state: ResolvedCookie,
+    pub nonce: ResolvedCookie,
 }
 
 impl ResolvedCookies {
@@ -70,6 +73,9 @@ impl ResolvedCookies {
             session_token: ResolvedCookie::new(&set.session_token),
             callback_url: ResolvedCookie::new(&set.callback_url),
             csrf_token: ResolvedCookie::new(&set.csrf_token),
+            pkce_code_verifier: ResolvedCookie::new(&set.pkce_code_verifier),
+            state: ResolvedCookie::new(&set.state),
+            nonce: ResolvedCookie::new(&set.nonce),
         }
     }
 }
@@ -414,6 +420,19 @@ impl AuthConfigBuilder {
                     });
                 }
                 Provider::Credentials(_) => {}
+                Provider::OAuth(o) => {
+                    if let Some(key) = o.missing_endpoint() {
+                        return Err(ConfigError::InvalidEndpoints {
+                            provider: id.to_owned(),
+                            key,
+                        });
+                    }
+                    if o.client_id.is_empty() {
+                        return Err(ConfigError::MissingClientId {
+                            provider: id.to_owned(),
+                        });
+                    }
+                }
             }
         }
         let strategy = self.session_strategy.unwrap_or(SessionStrategy::Jwt);

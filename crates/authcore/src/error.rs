@@ -120,6 +120,24 @@ pub enum AuthError {
         #[source]
         source: BoxError,
     },
+    /// The provider answered the authorization request with an `error` (or the token
+    /// endpoint refused the code).
+    #[error("OAuth Provider returned an error: {error}")]
+    OAuthCallbackError {
+        /// Provider id.
+        provider: String,
+        /// The OAuth `error` code.
+        error: String,
+    },
+    /// The provider's `profile()` mapping failed (logged only).
+    #[error("Failed to map the profile of provider {provider}")]
+    OAuthProfileParseError {
+        /// Provider id.
+        provider: String,
+        /// What failed.
+        #[source]
+        source: BoxError,
+    },
     /// The request body was not valid for the action.
     #[error("{message}")]
     InvalidRequest {
@@ -147,15 +165,17 @@ impl AuthError {
             AuthError::EventError { .. } => "EventError",
             AuthError::CallbackError { .. } => "CallbackRouteError",
             AuthError::InvalidRequest { .. } => "InvalidRequest",
+            AuthError::OAuthCallbackError { .. } => "OAuthCallbackError",
+            AuthError::OAuthProfileParseError { .. } => "OAuthProfileParseError",
         }
     }
 
     /// Sign-in page or error page.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            AuthError::CredentialsSignin { .. } | AuthError::MissingCsrf { .. } => {
-                ErrorKind::SignIn
-            }
+            AuthError::CredentialsSignin { .. }
+            | AuthError::MissingCsrf { .. }
+            | AuthError::OAuthCallbackError { .. } => ErrorKind::SignIn,
             _ => ErrorKind::Error,
         }
     }
@@ -167,6 +187,7 @@ impl AuthError {
             AuthError::AccessDenied { .. }
                 | AuthError::CredentialsSignin { .. }
                 | AuthError::MissingCsrf { .. }
+                | AuthError::OAuthCallbackError { .. }
         )
     }
 
@@ -281,6 +302,22 @@ pub enum ConfigError {
         page: &'static str,
         /// The offending value.
         path: String,
+    },
+    /// An OAuth provider has neither an issuer nor an endpoint.
+    #[error(
+        "InvalidEndpoints: Provider \"{provider}\" is missing both `issuer` and `{key}` endpoint config. At least one of them is required"
+    )]
+    InvalidEndpoints {
+        /// Provider id.
+        provider: String,
+        /// `authorization`, `token` or `userinfo`.
+        key: &'static str,
+    },
+    /// An OAuth provider has no client id.
+    #[error("provider \"{provider}\" has no client id: set it with .client_id(..) or AUTH_<ID>_ID")]
+    MissingClientId {
+        /// Provider id.
+        provider: String,
     },
     /// Session ages out of range.
     #[error("invalid session options: {0}")]

@@ -40,6 +40,7 @@ mod handler;
 pub mod jose;
 pub mod jwt;
 pub mod logger;
+pub mod oauth;
 pub mod providers;
 mod random;
 pub mod request;

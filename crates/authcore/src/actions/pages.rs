@@ -24,6 +24,10 @@ struct ProviderView {
     id: String,
     name: String,
     action: String,
+    /// OAuth buttons carry the callback URL; credential forms rely on the cookie.
+    callback_url: Option<String>,
+    /// `--provider-brand-color` of OAuth buttons.
+    brand_color: Option<String>,
     fields: Vec<FieldView>,
 }
 
@@ -115,10 +119,20 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
         .providers
         .iter()
         .map(|p| match p {
+            Provider::OAuth(o) => ProviderView {
+                id: o.id.clone(),
+                name: o.name.clone(),
+                action: ctx.auth_url(&format!("/signin/{}", o.id)),
+                callback_url: Some(ctx.callback_url.clone()),
+                brand_color: Some(o.style.brand_color.clone().unwrap_or_else(|| "#fff".into())),
+                fields: Vec::new(),
+            },
             Provider::Credentials(c) => ProviderView {
                 id: c.id.clone(),
                 name: c.name.clone(),
                 action: ctx.auth_url(&format!("/callback/{}", c.id)),
+                callback_url: None,
+                brand_color: None,
                 fields: c
                     .fields
                     .iter()

@@ -1,8 +1,13 @@
-//! `POST /signin[/:provider]` (spec §2.5).
+//! `POST /signin[/:provider]` (spec §2.5, §6.2).
+
+use serde_json::json;
 
 use super::Ctx;
 use crate::error::AuthError;
-use crate::providers::Provider;
+use crate::oauth::checks::{self, CHECK_MAX_AGE, CheckKind};
+use crate::oauth::flow::{self, CheckValues};
+use crate::oauth::{OAuthError, ReqwestClient};
+use crate::providers::{OAuthProvider, Provider};
 use crate::response::ResponseInternal;
 
 pub(crate) async fn signin(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
@@ -12,5 +17,91 @@ pub(crate) async fn signin(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError>
         None | Some(Provider::Credentials(_)) => {
             Ok(ResponseInternal::redirect(ctx.auth_url("/signin")))
         }
+        Some(Provider::OAuth(p)) => oauth_signin(ctx, p).await,
     }
+}
+
+fn route_error(p: &OAuthProvider) -> impl Fn(OAuthError) -> AuthError + '_ {
+    move |e| AuthError::CallbackRouteError {
+        provider: p.id.clone(),
+        source: Box::new(e),
+    }
+}
+
+/// Redirects to the provider's authorization endpoint with the check cookies (§6.2).
+async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<ResponseInternal, AuthError> {
+    let client = p.http.clone().unwrap_or_else(ReqwestClient::shared);
+    let endpoints = flow::resolve_endpoints(p, &*client)
+        .await
+        .map_err(route_error(p))?;
+    let endpoint = endpoints.authorization.ok_or_else(|| {
+        route_error(p)(OAuthError::InvalidResponse {
+            step: "discovery",
+            reason: "no authorization_endpoint".into(),
+        })
+    })?;
+    let redirect_uri = ctx.auth_url(&format!("/callback/{}", p.id));
+    let codec = &ctx.config.codec;
+    let form_post = p.is_form_post();
+    let mut cookies = Vec::new();
+    let seal = |kind, cookie, value: &str| {
+        let cookie = checks::cookie_for(cookie, kind, form_post);
+        checks::seal(codec, &cookie, value, &p.id)
+    };
+
+    // state: the parameter is itself a JWE (salt "encodedState"); the cookie seals it.
+    let state = if p.checks.state {
+        let random = crate::random::b64url_token::<32>();
+        let inner = json!({ "random": random });
+        let inner = codec
+            .encode(
+                inner.as_object().unwrap_or(&Default::default()),
+                "encodedState",
+                CHECK_MAX_AGE,
+            )
+            .map_err(|e| AuthError::InvalidCheck {
+                message: format!("could not create state: {e}"),
+            })?;
+        cookies.push(seal(CheckKind::State, &ctx.cookies.state, &inner)?);
+        Some(inner)
+    } else {
+        None
+    };
+    let code_challenge = if p.checks.pkce {
+        let (verifier, challenge) = flow::pkce_pair();
+        cookies.push(seal(
+            CheckKind::Pkce,
+            &ctx.cookies.pkce_code_verifier,
+            &verifier,
+        )?);
+        Some(challenge)
+    } else {
+        None
+    };
+    let nonce = if p.checks.nonce {
+        let nonce = crate::random::b64url_token::<32>();
+        cookies.push(seal(CheckKind::Nonce, &ctx.cookies.nonce, &nonce)?);
+        Some(nonce)
+    } else {
+        None
+    };
+    let url = flow::authorization_url(
+        p,
+        &endpoint,
+        &redirect_uri,
+        ctx.req.query.pairs(),
+        &CheckValues {
+            state: state.as_deref(),
+            code_challenge,
+            nonce: nonce.as_deref(),
+        },
+    )
+    .map_err(route_error(p))?;
+    ctx.debug(
+        "authorization url is ready",
+        || json!({ "provider": p.id, "url": url.origin().ascii_serialization() }),
+    );
+    let mut resp = ResponseInternal::redirect(url.into());
+    resp.cookies = cookies;
+    Ok(resp)
 }

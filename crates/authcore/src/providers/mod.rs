@@ -1,8 +1,10 @@
 //! Providers: one module per provider type.
 
 pub mod credentials;
+pub mod oauth;
 
 pub use credentials::{AuthorizeError, AuthorizeRequest, CredentialField, CredentialsProvider};
+pub use oauth::{Checks, ClientAuthMethod, OAuthProvider, ProviderStyle, default_profile};
 
 use crate::types::ProviderType;
 
@@ -12,6 +14,8 @@ use crate::types::ProviderType;
 pub enum Provider {
     /// Credentials provider.
     Credentials(CredentialsProvider),
+    /// OAuth 2 or OpenID Connect provider (boxed: it is much larger than the others).
+    OAuth(Box<OAuthProvider>),
 }
 
 impl std::fmt::Debug for Provider {
@@ -28,6 +32,7 @@ impl Provider {
     pub fn id(&self) -> &str {
         match self {
             Provider::Credentials(p) => &p.id,
+            Provider::OAuth(p) => &p.id,
         }
     }
 
@@ -35,6 +40,7 @@ impl Provider {
     pub fn name(&self) -> &str {
         match self {
             Provider::Credentials(p) => &p.name,
+            Provider::OAuth(p) => &p.name,
         }
     }
 
@@ -42,6 +48,7 @@ impl Provider {
     pub fn kind(&self) -> ProviderType {
         match self {
             Provider::Credentials(_) => ProviderType::Credentials,
+            Provider::OAuth(p) => p.kind,
         }
     }
 
@@ -52,7 +59,14 @@ impl Provider {
             Provider::Credentials(_) => {
                 let _ = env;
             }
+            Provider::OAuth(p) => p.apply_env(env),
         }
+    }
+}
+
+impl From<OAuthProvider> for Provider {
+    fn from(p: OAuthProvider) -> Self {
+        Provider::OAuth(Box::new(p))
     }
 }
 

@@ -1,6 +1,7 @@
 //! `GET` / `POST /callback/:provider` (spec §2.6): one module per provider type.
 
 pub(crate) mod credentials;
+pub(crate) mod oauth;
 
 use time::OffsetDateTime;
 
@@ -28,6 +29,8 @@ pub(crate) async fn callback(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthErro
             ctx.require_csrf("callback")?;
             credentials::callback(ctx, p).await
         }
+        // GET, or POST for `response_mode=form_post`; no CSRF check (spec §16.12).
+        Provider::OAuth(p) => oauth::callback(ctx, p).await,
     }
 }
 

@@ -1,0 +1,355 @@
+//! OAuth / OIDC callback (spec §6.4): checks, token exchange, ID token verification against
+//! the provider's JWKS (which Auth.js skips), userinfo, profile mapping, JWT session.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::{SignedIn, jwt_session_cookies, run_sign_in_callback};
+use crate::actions::Ctx;
+use crate::callbacks::{SignInEvent, SignInParams};
+use crate::cookies::SetCookie;
+use crate::error::AuthError;
+use crate::oauth::checks::{self, CheckKind};
+use crate::oauth::flow::{self, Endpoints};
+use crate::oauth::id_token::{self, IdTokenChecks, IdTokenError};
+use crate::oauth::{HttpClient, OAuthError, ReqwestClient, jwks};
+use crate::providers::OAuthProvider;
+use crate::random;
+use crate::response::ResponseInternal;
+use crate::types::{Account, JsonObject, Profile, ProviderType, TokenSet};
+
+/// Clock tolerance for ID tokens (oauth4webapi: 30 s).
+const ID_TOKEN_CLOCK_TOLERANCE: i64 = 30;
+
+fn route_error(provider: &str, e: impl Into<OAuthError>) -> AuthError {
+    let e = e.into();
+    match e {
+        // The provider refused the code (invalid_grant …): shown on the sign-in page.
+        OAuthError::Provider { error } => AuthError::OAuthCallbackError {
+            provider: provider.to_owned(),
+            error,
+        },
+        other => AuthError::CallbackRouteError {
+            provider: provider.to_owned(),
+            source: Box::new(other),
+        },
+    }
+}
+
+fn check_failed(message: &str) -> AuthError {
+    AuthError::InvalidCheck {
+        message: message.to_owned(),
+    }
+}
+
+pub(crate) async fn callback(
+    ctx: &Ctx<'_>,
+    p: &OAuthProvider,
+) -> Result<ResponseInternal, AuthError> {
+    let id = p.id.as_str();
+    // Parameters come from the form body for `response_mode=form_post`, else the query.
+    let params: Vec<(String, String)> = if p.is_form_post() && ctx.req.is_post() {
+        ctx.req
+            .body
+            .iter()
+            .flatten()
+            .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+            .collect()
+    } else {
+        ctx.req.query.pairs().to_vec()
+    };
+    let param = |name: &str| {
+        params
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let client: Arc<dyn HttpClient> = p.http.clone().unwrap_or_else(ReqwestClient::shared);
+    let endpoints = flow::resolve_endpoints(p, &*client)
+        .await
+        .map_err(|e| route_error(id, e))?;
+    let codec = &ctx.config.codec;
+    let form_post = p.is_form_post();
+    let mut cookies: Vec<SetCookie> = Vec::new();
+
+    // state (before the `error` check, as upstream).
+    if p.checks.state {
+        let cookie = checks::cookie_for(&ctx.cookies.state, CheckKind::State, form_post);
+        let (expected, clear) =
+            checks::consume(codec, &cookie, &ctx.req.cookies, CheckKind::State, id)?;
+        cookies.push(clear);
+        match param("state") {
+            Some(s) if constant_time_eq(s, &expected) => {}
+            Some(_) => return Err(check_failed("state mismatch")),
+            None => return Err(check_failed("state missing from the response")),
+        }
+    }
+    // RFC 9207 `iss`.
+    let issuer = endpoints.issuer.clone();
+    match (param("iss"), &issuer) {
+        (Some(iss), Some(expected)) if iss != expected => {
+            return Err(check_failed(
+                "response parameter \"iss\" does not match the issuer",
+            ));
+        }
+        (None, Some(_)) if endpoints.iss_param_supported => {
+            return Err(check_failed("response parameter \"iss\" missing"));
+        }
+        _ => {}
+    }
+    if param("response").is_some() {
+        return Err(check_failed("JARM responses are not supported"));
+    }
+    if let Some(error) = param("error") {
+        ctx.debug("OAuthCallbackError", || {
+            json!({ "providerId": id, "error": error, "error_description": param("error_description") })
+        });
+        return Err(AuthError::OAuthCallbackError {
+            provider: id.to_owned(),
+            error: error.to_owned(),
+        });
+    }
+    if param("id_token").is_some() || param("access_token").is_some() {
+        return Err(check_failed("implicit and hybrid flows are not supported"));
+    }
+    let code = param("code")
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| check_failed("response parameter \"code\" missing"))?;
+
+    let verifier = if p.checks.pkce {
+        let (v, clear) = checks::consume(
+            codec,
+            &ctx.cookies.pkce_code_verifier,
+            &ctx.req.cookies,
+            CheckKind::Pkce,
+            id,
+        )?;
+        cookies.push(clear);
+        Some(v)
+    } else {
+        None
+    };
+    let nonce = if p.checks.nonce {
+        let cookie = checks::cookie_for(&ctx.cookies.nonce, CheckKind::Nonce, form_post);
+        let (v, clear) = checks::consume(codec, &cookie, &ctx.req.cookies, CheckKind::Nonce, id)?;
+        cookies.push(clear);
+        Some(v)
+    } else {
+        None
+    };
+
+    // Token exchange.
+    let token_endpoint = endpoints
+        .token
+        .as_deref()
+        .ok_or_else(|| route_error(id, missing("token_endpoint")))?;
+    let redirect_uri = ctx.auth_url(&format!("/callback/{id}"));
+    let req = flow::token_request(p, token_endpoint, code, &redirect_uri, verifier.as_deref())
+        .map_err(|e| route_error(id, e))?;
+    let resp = client.send(req).await.map_err(|e| {
+        route_error(
+            id,
+            OAuthError::Http {
+                step: "token",
+                reason: e.to_string(),
+            },
+        )
+    })?;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let tokens = flow::process_token_response(p, resp.status().as_u16(), resp.body(), now)
+        .map_err(|e| route_error(id, e))?;
+
+    // ID token: signature against the JWKS, then the claims.
+    // Only `oidc` providers use (and therefore verify) the ID token; `oauth` ones keep it as
+    // an opaque token, like Auth.js's OAuth 2 response processing.
+    let id_claims = match &tokens.id_token {
+        Some(t) if p.kind == ProviderType::Oidc => Some(
+            verify_id_token(p, &*client, &endpoints, t, nonce.as_deref(), now)
+                .await
+                .map_err(|e| route_error(id, e))?,
+        ),
+        _ => None,
+    };
+
+    // Profile.
+    let profile = profile(p, &*client, &endpoints, &tokens, id_claims)
+        .await
+        .map_err(|e| route_error(id, e))?;
+    let mapped = match p.map_profile(&profile, &tokens) {
+        Ok(u) => u,
+        Err(source) => {
+            ctx.log_error(&AuthError::OAuthProfileParseError {
+                provider: id.to_owned(),
+                source,
+            });
+            // Deviation (spec §16.24): back to `<basePath>/signin`, not `<request URL>/signin`.
+            return Ok(ResponseInternal::redirect(ctx.auth_url("/signin")));
+        }
+    };
+    let provider_account_id = mapped.id.clone().unwrap_or_else(random::uuid_v4);
+    let mut user = mapped;
+    // Without an adapter the user id is random per sign-in, as in Auth.js (§16.18).
+    user.id = Some(random::uuid_v4());
+    user.email = user.email.map(|e| e.to_lowercase());
+    let account = account_from_tokens(p, provider_account_id, tokens);
+    let profile: Profile = serde_json::from_value(Value::Object(profile)).unwrap_or_default();
+
+    if let Some(url) = run_sign_in_callback(
+        ctx,
+        SignInParams {
+            user: &user,
+            account: Some(&account),
+            profile: Some(&profile),
+            email_verification_request: false,
+            credentials: None,
+        },
+    )
+    .await?
+    {
+        return Ok(ResponseInternal::redirect(url));
+    }
+    let mut session_cookies = jwt_session_cookies(
+        ctx,
+        SignedIn {
+            user: &user,
+            account: &account,
+            profile: Some(&profile),
+            is_new_user: None,
+        },
+    )
+    .await?;
+    let r = ctx
+        .config
+        .events
+        .sign_in(SignInEvent {
+            user: &user,
+            account: Some(&account),
+            profile: Some(&profile),
+            is_new_user: None,
+        })
+        .await;
+    ctx.event_result("signIn", r);
+    cookies.append(&mut session_cookies);
+    let mut resp = ResponseInternal::redirect(ctx.callback_url.clone());
+    resp.cookies = cookies;
+    Ok(resp)
+}
+
+fn missing(what: &str) -> OAuthError {
+    OAuthError::InvalidResponse {
+        step: "discovery",
+        reason: format!("no {what}"),
+    }
+}
+
+fn constant_time_eq(a: &str, b: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+/// Verifies the ID token with the provider's JWKS, refetching it once for an unknown `kid`.
+async fn verify_id_token(
+    p: &OAuthProvider,
+    client: &dyn HttpClient,
+    endpoints: &Endpoints,
+    token: &str,
+    nonce: Option<&str>,
+    now: i64,
+) -> Result<JsonObject, OAuthError> {
+    let jwks_uri = endpoints
+        .jwks_uri
+        .as_deref()
+        .ok_or_else(|| missing("jwks_uri (configure .jwks_uri(..) or an issuer with discovery)"))?;
+    let issuer = endpoints
+        .issuer
+        .as_deref()
+        .ok_or_else(|| missing("issuer to check the ID token against"))?;
+    let algs: Vec<String> = match (&p.id_token_signed_response_alg, &endpoints.id_token_algs) {
+        (Some(a), _) => vec![a.clone()],
+        (None, Some(list)) if !list.is_empty() => list.clone(),
+        _ => vec!["RS256".to_owned()],
+    };
+    let checks = IdTokenChecks {
+        issuer,
+        client_id: &p.client_id,
+        expected_nonce: nonce,
+        allowed_algs: &algs,
+        now,
+        clock_tolerance: ID_TOKEN_CLOCK_TOLERANCE,
+    };
+    let set = jwks(client, &p.caches, jwks_uri, false).await?;
+    match id_token::verify_id_token(token, &set, &checks) {
+        Err(IdTokenError::UnknownKey { .. }) => {
+            // Key rotation at the provider: refetch once.
+            let set = jwks(client, &p.caches, jwks_uri, true).await?;
+            Ok(id_token::verify_id_token(token, &set, &checks)?)
+        }
+        other => Ok(other?),
+    }
+}
+
+/// The profile: ID token claims (OIDC), or userinfo (OAuth, or OIDC with `id_token: false`,
+/// whose `sub` must match the ID token's).
+async fn profile(
+    p: &OAuthProvider,
+    client: &dyn HttpClient,
+    endpoints: &Endpoints,
+    tokens: &TokenSet,
+    id_claims: Option<JsonObject>,
+) -> Result<JsonObject, OAuthError> {
+    if p.kind == ProviderType::Oidc
+        && p.id_token
+        && let Some(claims) = id_claims
+    {
+        return Ok(claims);
+    }
+    let info = if let Some(f) = &p.userinfo_request {
+        let client: Arc<dyn HttpClient> = p.http.clone().unwrap_or_else(ReqwestClient::shared);
+        f(tokens.clone(), client)
+            .await
+            .map_err(|e| OAuthError::Http {
+                step: "userinfo",
+                reason: e.to_string(),
+            })?
+    } else {
+        let endpoint = endpoints
+            .userinfo
+            .as_deref()
+            .ok_or_else(|| missing("userinfo endpoint configured"))?;
+        let access_token = tokens.access_token.as_deref().unwrap_or_default();
+        flow::userinfo(client, endpoint, access_token).await?
+    };
+    if let Some(claims) = &id_claims
+        && claims.get("sub") != info.get("sub")
+    {
+        return Err(OAuthError::InvalidResponse {
+            step: "userinfo",
+            reason: "\"sub\" does not match the ID token".into(),
+        });
+    }
+    Ok(info)
+}
+
+/// `{...tokens, provider, type, providerAccountId}` (what callbacks and events receive).
+fn account_from_tokens(p: &OAuthProvider, provider_account_id: String, t: TokenSet) -> Account {
+    let mut a = Account::new(p.kind, p.id.clone(), provider_account_id);
+    a.access_token = t.access_token;
+    a.token_type = t.token_type;
+    a.id_token = t.id_token;
+    a.refresh_token = t.refresh_token;
+    a.scope = t.scope;
+    a.expires_at = t.expires_at;
+    a.authorization_details = t.authorization_details;
+    let mut extra = t.extra;
+    a.session_state = match extra.remove("session_state") {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    };
+    a.extra = extra;
+    if let Some(e) = t.expires_in {
+        a.extra.insert("expires_in".into(), e.into());
+    }
+    a
+}

@@ -1,0 +1,289 @@
+//! OAuth 2 / OpenID Connect protocol steps (spec §6), sans-I/O where possible: each step
+//! builds an `http::Request` and processes an `http::Response`; the [`HttpClient`] seam
+//! does the I/O (reqwest by default, replaceable per provider).
+
+pub(crate) mod checks;
+pub(crate) mod flow;
+pub mod id_token;
+
+use std::sync::{Arc, OnceLock, RwLock};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use serde_json::Value;
+
+use crate::error::BoxError;
+use crate::types::JsonObject;
+
+/// Largest provider response authcore reads (discovery, JWKS, token, userinfo): 1 MiB.
+pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
+/// Timeout of one provider request: 10 s.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long discovery documents and JWK Sets are cached.
+pub const METADATA_TTL: Duration = Duration::from_secs(3600);
+/// Minimum time between two JWKS refetches triggered by an unknown `kid`.
+pub const JWKS_REFETCH_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The HTTP client used for discovery, JWKS, token and userinfo requests (Auth.js
+/// `customFetch`). Implementations must not follow redirects.
+#[async_trait]
+pub trait HttpClient: Send + Sync + 'static {
+    /// Sends one request.
+    async fn send(&self, request: http::Request<Bytes>) -> Result<http::Response<Bytes>, BoxError>;
+}
+
+/// The default client: reqwest with rustls, no redirects, a 10 s timeout and a 1 MiB body
+/// limit.
+#[derive(Debug, Clone)]
+pub struct ReqwestClient {
+    client: reqwest::Client,
+}
+
+impl ReqwestClient {
+    /// The shared default client.
+    pub fn shared() -> Arc<dyn HttpClient> {
+        static SHARED: OnceLock<Arc<dyn HttpClient>> = OnceLock::new();
+        SHARED
+            .get_or_init(|| {
+                let client = reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .timeout(REQUEST_TIMEOUT)
+                    .connect_timeout(REQUEST_TIMEOUT)
+                    .user_agent(concat!("authcore/", env!("CARGO_PKG_VERSION")))
+                    .build()
+                    .unwrap_or_default();
+                Arc::new(ReqwestClient { client })
+            })
+            .clone()
+    }
+}
+
+#[async_trait]
+impl HttpClient for ReqwestClient {
+    async fn send(&self, request: http::Request<Bytes>) -> Result<http::Response<Bytes>, BoxError> {
+        let request = reqwest::Request::try_from(request.map(reqwest::Body::from))?;
+        let mut response = self.client.execute(request).await?;
+        let mut out = http::Response::builder().status(response.status().as_u16());
+        if let Some(h) = out.headers_mut() {
+            h.clone_from(response.headers());
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await? {
+            if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                return Err(format!("response larger than {MAX_RESPONSE_BYTES} bytes").into());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(out.body(Bytes::from(body))?)
+    }
+}
+
+/// Authorization server metadata (the parts authcore uses).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Metadata {
+    /// `issuer`.
+    pub issuer: String,
+    /// `authorization_endpoint`.
+    pub authorization_endpoint: Option<String>,
+    /// `token_endpoint`.
+    pub token_endpoint: Option<String>,
+    /// `userinfo_endpoint`.
+    pub userinfo_endpoint: Option<String>,
+    /// `jwks_uri`.
+    pub jwks_uri: Option<String>,
+    /// `id_token_signing_alg_values_supported`.
+    pub id_token_signing_alg_values_supported: Option<Vec<String>>,
+    /// `authorization_response_iss_parameter_supported`.
+    pub authorization_response_iss_parameter_supported: bool,
+}
+
+/// Per-provider caches of discovery and JWKS, shared by clones of the provider.
+#[derive(Default)]
+pub struct ProviderCaches {
+    metadata: RwLock<Option<(Arc<Metadata>, Instant)>>,
+    jwks: RwLock<Option<(Arc<id_token::Jwks>, Instant)>>,
+}
+
+impl std::fmt::Debug for ProviderCaches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProviderCaches")
+    }
+}
+
+/// Why a provider step failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OAuthError {
+    /// The provider could not be reached or answered garbage.
+    #[error("{step} request to the provider failed: {reason}")]
+    Http {
+        /// Which step.
+        step: &'static str,
+        /// What happened (never contains tokens or secrets).
+        reason: String,
+    },
+    /// A response did not have the expected shape.
+    #[error("invalid {step} response: {reason}")]
+    InvalidResponse {
+        /// Which step.
+        step: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The provider answered with an OAuth error (`error` in the token response).
+    #[error("the provider returned an error: {error}")]
+    Provider {
+        /// The `error` code.
+        error: String,
+    },
+    /// The ID token failed verification.
+    #[error("ID token rejected: {0}")]
+    IdToken(#[from] id_token::IdTokenError),
+}
+
+fn http_err(step: &'static str) -> impl Fn(BoxError) -> OAuthError {
+    move |e| OAuthError::Http {
+        step,
+        reason: e.to_string(),
+    }
+}
+
+fn json_object(step: &'static str, body: &[u8]) -> Result<JsonObject, OAuthError> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(OAuthError::InvalidResponse {
+            step,
+            reason: "not a JSON object".into(),
+        }),
+        Err(_) => Err(OAuthError::InvalidResponse {
+            step,
+            reason: "not JSON".into(),
+        }),
+    }
+}
+
+/// `GET url` with `Accept: application/json`, requiring 200 and a JSON object.
+pub(crate) async fn get_json(
+    client: &dyn HttpClient,
+    step: &'static str,
+    url: &str,
+) -> Result<JsonObject, OAuthError> {
+    let req = http::Request::get(url)
+        .header(http::header::ACCEPT, "application/json")
+        .body(Bytes::new())
+        .map_err(|e| http_err(step)(Box::new(e)))?;
+    let resp = client.send(req).await.map_err(http_err(step))?;
+    if resp.status() != http::StatusCode::OK {
+        return Err(OAuthError::InvalidResponse {
+            step,
+            reason: format!("HTTP {}", resp.status().as_u16()),
+        });
+    }
+    json_object(step, resp.body())
+}
+
+/// Normalises an issuer for comparison (`URL` serialisation without a trailing slash on
+/// the root path).
+fn normalise_issuer(s: &str) -> String {
+    match url::Url::parse(s) {
+        Ok(u) => u.as_str().trim_end_matches('/').to_owned(),
+        Err(_) => s.trim_end_matches('/').to_owned(),
+    }
+}
+
+/// OIDC discovery (`<issuer>/.well-known/openid-configuration`), cached for
+/// [`METADATA_TTL`]; the document's issuer must match.
+pub(crate) async fn discover(
+    client: &dyn HttpClient,
+    caches: &ProviderCaches,
+    issuer: &str,
+) -> Result<Arc<Metadata>, OAuthError> {
+    if let Ok(guard) = caches.metadata.read()
+        && let Some((m, at)) = guard.as_ref()
+        && at.elapsed() < METADATA_TTL
+    {
+        return Ok(m.clone());
+    }
+    let url = format!(
+        "{}/.well-known/openid-configuration",
+        issuer.trim_end_matches('/')
+    );
+    let doc = get_json(client, "discovery", &url).await?;
+    let s = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_owned);
+    let found = s("issuer").unwrap_or_default();
+    if normalise_issuer(&found) != normalise_issuer(issuer) {
+        return Err(OAuthError::InvalidResponse {
+            step: "discovery",
+            reason: format!("issuer {found:?} does not match the configured {issuer:?}"),
+        });
+    }
+    let meta = Arc::new(Metadata {
+        issuer: found,
+        authorization_endpoint: s("authorization_endpoint"),
+        token_endpoint: s("token_endpoint"),
+        userinfo_endpoint: s("userinfo_endpoint"),
+        jwks_uri: s("jwks_uri"),
+        id_token_signing_alg_values_supported: doc
+            .get("id_token_signing_alg_values_supported")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            }),
+        authorization_response_iss_parameter_supported: doc
+            .get("authorization_response_iss_parameter_supported")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    });
+    if let Ok(mut guard) = caches.metadata.write() {
+        *guard = Some((meta.clone(), Instant::now()));
+    }
+    Ok(meta)
+}
+
+/// The provider's JWK Set, cached; `refresh` refetches (at most every
+/// [`JWKS_REFETCH_INTERVAL`]) after an unknown `kid`.
+pub(crate) async fn jwks(
+    client: &dyn HttpClient,
+    caches: &ProviderCaches,
+    jwks_uri: &str,
+    refresh: bool,
+) -> Result<Arc<id_token::Jwks>, OAuthError> {
+    if let Ok(guard) = caches.jwks.read()
+        && let Some((k, at)) = guard.as_ref()
+    {
+        let fresh = at.elapsed() < METADATA_TTL;
+        let may_refetch = at.elapsed() >= JWKS_REFETCH_INTERVAL;
+        if fresh && !(refresh && may_refetch) {
+            return Ok(k.clone());
+        }
+    }
+    let req = http::Request::get(jwks_uri)
+        .header(
+            http::header::ACCEPT,
+            "application/json, application/jwk-set+json",
+        )
+        .body(Bytes::new())
+        .map_err(|e| http_err("jwks")(Box::new(e)))?;
+    let resp = client.send(req).await.map_err(http_err("jwks"))?;
+    if resp.status() != http::StatusCode::OK {
+        return Err(OAuthError::InvalidResponse {
+            step: "jwks",
+            reason: format!("HTTP {}", resp.status().as_u16()),
+        });
+    }
+    let set = Arc::new(id_token::Jwks::from_json(resp.body())?);
+    if let Ok(mut guard) = caches.jwks.write() {
+        *guard = Some((set.clone(), Instant::now()));
+    }
+    Ok(set)
+}
+
+/// Percent-encoding with space as `+` (`application/x-www-form-urlencoded`), as used for
+/// `client_secret_basic` credentials.
+pub(crate) fn form_encode(s: &str) -> String {
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}

@@ -1,0 +1,427 @@
+//! OAuth 2 and OpenID Connect providers (spec §6): configuration and Auth.js defaults.
+//!
+//! ```
+//! use authcore::providers::OAuthProvider;
+//! // Everything discovered from the issuer, PKCE + nonce, ID token verified against the JWKS.
+//! let google = OAuthProvider::oidc("google", "Google")
+//!     .issuer("https://accounts.google.com")
+//!     .client_id("id")
+//!     .client_secret("secret");
+//! assert_eq!(google.id(), "google");
+//! ```
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::BoxError;
+use crate::oauth::{HttpClient, ProviderCaches};
+use crate::types::{JsonObject, ProviderType, TokenSet, User};
+
+/// How the client authenticates at the token endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClientAuthMethod {
+    /// HTTP Basic with form-encoded id and secret (default).
+    #[default]
+    ClientSecretBasic,
+    /// `client_id` and `client_secret` in the form body.
+    ClientSecretPost,
+    /// Public client: only `client_id` in the body (use PKCE).
+    None,
+}
+
+/// Which checks protect the authorization response (Auth.js `checks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checks {
+    /// PKCE with S256.
+    pub pkce: bool,
+    /// `state` parameter bound to a cookie.
+    pub state: bool,
+    /// OIDC `nonce` bound to a cookie.
+    pub nonce: bool,
+}
+
+impl Default for Checks {
+    /// Auth.js default: `["pkce"]`.
+    fn default() -> Self {
+        Checks {
+            pkce: true,
+            state: false,
+            nonce: false,
+        }
+    }
+}
+
+impl Checks {
+    /// No checks (`["none"]`): only for providers that support neither PKCE nor state.
+    pub fn none() -> Self {
+        Checks {
+            pkce: false,
+            state: false,
+            nonce: false,
+        }
+    }
+}
+
+/// An endpoint: a URL plus extra query parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The URL (`None`: discovered from the issuer).
+    pub url: Option<String>,
+    /// Extra query parameters, in order.
+    pub params: Vec<(String, String)>,
+}
+
+/// Button style on the built-in sign-in page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProviderStyle {
+    /// Logo URL.
+    pub logo: Option<String>,
+    /// Button background / brand colour.
+    pub brand_color: Option<String>,
+    /// Button text colour.
+    pub text: Option<String>,
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+/// Maps the provider's profile and tokens to a user; `id` becomes `providerAccountId`.
+pub type ProfileFn = dyn Fn(&JsonObject, &TokenSet) -> Result<User, BoxError> + Send + Sync;
+/// Custom userinfo request: given the tokens, returns the profile JSON.
+pub type UserinfoFn =
+    dyn Fn(TokenSet, Arc<dyn HttpClient>) -> BoxFuture<Result<JsonObject, BoxError>> + Send + Sync;
+/// Rewrites a non-compliant token response (status, body) before it is validated.
+pub type ConformFn = dyn Fn(u16, Value) -> (u16, Value) + Send + Sync;
+
+/// An OAuth 2 (`type: "oauth"`) or OpenID Connect (`type: "oidc"`) provider.
+#[derive(Clone)]
+pub struct OAuthProvider {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) kind: ProviderType,
+    pub(crate) issuer: Option<String>,
+    pub(crate) client_id: String,
+    pub(crate) client_secret: Option<String>,
+    pub(crate) authorization: Endpoint,
+    pub(crate) token: Endpoint,
+    pub(crate) userinfo: Endpoint,
+    pub(crate) jwks_uri: Option<String>,
+    pub(crate) checks: Checks,
+    pub(crate) client_auth: ClientAuthMethod,
+    pub(crate) id_token: bool,
+    pub(crate) id_token_signed_response_alg: Option<String>,
+    pub(crate) profile: Option<Arc<ProfileFn>>,
+    pub(crate) userinfo_request: Option<Arc<UserinfoFn>>,
+    pub(crate) conform: Option<Arc<ConformFn>>,
+    pub(crate) allow_dangerous_email_account_linking: bool,
+    pub(crate) style: ProviderStyle,
+    pub(crate) http: Option<Arc<dyn HttpClient>>,
+    pub(crate) caches: Arc<ProviderCaches>,
+}
+
+impl fmt::Debug for OAuthProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthProvider")
+            .field("id", &self.id)
+            .field("type", &self.kind)
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "[redacted]"),
+            )
+            .field("checks", &self.checks)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthProvider {
+    fn new(kind: ProviderType, id: &str, name: &str) -> Self {
+        OAuthProvider {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            kind,
+            issuer: None,
+            client_id: String::new(),
+            client_secret: None,
+            authorization: Endpoint::default(),
+            token: Endpoint::default(),
+            userinfo: Endpoint::default(),
+            jwks_uri: None,
+            checks: Checks::default(),
+            client_auth: ClientAuthMethod::default(),
+            id_token: kind == ProviderType::Oidc,
+            id_token_signed_response_alg: None,
+            profile: None,
+            userinfo_request: None,
+            conform: None,
+            allow_dangerous_email_account_linking: false,
+            style: ProviderStyle::default(),
+            http: None,
+            caches: Arc::default(),
+        }
+    }
+
+    /// An OAuth 2 provider: set the three endpoints (or an issuer that supports discovery).
+    pub fn oauth(id: &str, name: &str) -> Self {
+        Self::new(ProviderType::Oauth, id, name)
+    }
+
+    /// An OpenID Connect provider: endpoints and keys are discovered from the issuer.
+    pub fn oidc(id: &str, name: &str) -> Self {
+        Self::new(ProviderType::Oidc, id, name)
+    }
+
+    /// Provider id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Sets the id (`/auth/signin/<id>`, `/auth/callback/<id>`).
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = id.into();
+        self
+    }
+    /// Sets the display name.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+    /// Issuer identifier (discovery base, `iss` checks).
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+    /// Client id.
+    pub fn client_id(mut self, id: impl Into<String>) -> Self {
+        self.client_id = id.into();
+        self
+    }
+    /// Client secret.
+    pub fn client_secret(mut self, secret: impl Into<String>) -> Self {
+        self.client_secret = Some(secret.into());
+        self
+    }
+    /// Authorization endpoint URL (its query parameters are kept).
+    pub fn authorization_url(mut self, url: impl Into<String>) -> Self {
+        self.authorization.url = Some(url.into());
+        self
+    }
+    /// Adds an authorization request parameter (`scope`, `prompt`, `response_mode` …).
+    pub fn authorization_param(
+        mut self,
+        name: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Self {
+        let name = name.into();
+        self.authorization.params.retain(|(n, _)| *n != name);
+        self.authorization.params.push((name, value.into()));
+        self
+    }
+    /// Token endpoint URL.
+    pub fn token_url(mut self, url: impl Into<String>) -> Self {
+        self.token.url = Some(url.into());
+        self
+    }
+    /// Userinfo endpoint URL.
+    pub fn userinfo_url(mut self, url: impl Into<String>) -> Self {
+        self.userinfo.url = Some(url.into());
+        self
+    }
+    /// JWK Set URL, when not discovered from the issuer.
+    pub fn jwks_uri(mut self, url: impl Into<String>) -> Self {
+        self.jwks_uri = Some(url.into());
+        self
+    }
+    /// Checks protecting the callback (default: PKCE).
+    pub fn checks(mut self, checks: Checks) -> Self {
+        self.checks = checks;
+        self
+    }
+    /// Token endpoint client authentication (default: `client_secret_basic`).
+    pub fn client_auth(mut self, method: ClientAuthMethod) -> Self {
+        self.client_auth = method;
+        self
+    }
+    /// OIDC only: `false` takes the profile from the userinfo endpoint instead of the ID token
+    /// (its `sub` must match the ID token's).
+    pub fn id_token(mut self, use_id_token: bool) -> Self {
+        self.id_token = use_id_token;
+        self
+    }
+    /// Expected ID token signing algorithm.
+    pub fn id_token_signed_response_alg(mut self, alg: impl Into<String>) -> Self {
+        self.id_token_signed_response_alg = Some(alg.into());
+        self
+    }
+    /// Maps the profile to a user (default: [`default_profile`]).
+    pub fn profile<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&JsonObject, &TokenSet) -> Result<User, BoxError> + Send + Sync + 'static,
+    {
+        self.profile = Some(Arc::new(f));
+        self
+    }
+    /// Custom userinfo request (e.g. GitHub's `/user/emails` fallback).
+    pub fn userinfo_request<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(TokenSet, Arc<dyn HttpClient>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<JsonObject, BoxError>> + Send + 'static,
+    {
+        self.userinfo_request = Some(Arc::new(move |t, c| Box::pin(f(t, c))));
+        self
+    }
+    /// Rewrites a non-compliant token response (status, JSON body) before validation.
+    pub fn conform<F>(mut self, f: F) -> Self
+    where
+        F: Fn(u16, Value) -> (u16, Value) + Send + Sync + 'static,
+    {
+        self.conform = Some(Arc::new(f));
+        self
+    }
+    /// Links accounts with the same email automatically (adapters only). Dangerous: only
+    /// for providers that verify emails.
+    pub fn danger_allow_email_account_linking(mut self, allow: bool) -> Self {
+        self.allow_dangerous_email_account_linking = allow;
+        self
+    }
+    /// Sign-in button style.
+    pub fn style(mut self, style: ProviderStyle) -> Self {
+        self.style = style;
+        self
+    }
+    /// Replaces the HTTP client for this provider (Auth.js `customFetch`).
+    pub fn http_client(mut self, client: impl HttpClient) -> Self {
+        self.http = Some(Arc::new(client));
+        self
+    }
+
+    pub(crate) fn apply_env(&mut self, env: &super::ProviderEnv) {
+        if self.client_id.is_empty()
+            && let Some(v) = &env.client_id
+        {
+            self.client_id.clone_from(v);
+        }
+        if self.client_secret.is_none() {
+            self.client_secret.clone_from(&env.client_secret);
+        }
+        if self.issuer.is_none() {
+            self.issuer.clone_from(&env.issuer);
+        }
+    }
+
+    /// Whether the authorization response comes as a form POST.
+    pub(crate) fn is_form_post(&self) -> bool {
+        let in_params = self
+            .authorization
+            .params
+            .iter()
+            .any(|(n, v)| n == "response_mode" && v == "form_post");
+        let in_url = self.authorization.url.as_deref().is_some_and(|u| {
+            url::Url::parse(u).is_ok_and(|u| {
+                u.query_pairs()
+                    .any(|(n, v)| n == "response_mode" && v == "form_post")
+            })
+        });
+        in_params || in_url
+    }
+
+    /// The first endpoint that is neither configured nor discoverable (spec §12.3 step 4).
+    pub(crate) fn missing_endpoint(&self) -> Option<&'static str> {
+        if self.issuer.is_some() {
+            return None;
+        }
+        [
+            ("authorization", &self.authorization),
+            ("token", &self.token),
+            ("userinfo", &self.userinfo),
+        ]
+        .into_iter()
+        .find(|(key, e)| {
+            e.url.is_none() && !(*key == "userinfo" && self.userinfo_request.is_some())
+        })
+        .map(|(k, _)| k)
+    }
+
+    pub(crate) fn map_profile(
+        &self,
+        profile: &JsonObject,
+        tokens: &TokenSet,
+    ) -> Result<User, BoxError> {
+        match &self.profile {
+            Some(f) => f(profile, tokens),
+            None => Ok(default_profile(profile)),
+        }
+    }
+}
+
+fn string_claim(p: &JsonObject, key: &str) -> Option<String> {
+    match p.get(key)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Auth.js default profile mapping (§6.6): `id = sub ?? id`, `name = name ?? nickname ??
+/// preferred_username`, `email`, `image = picture`.
+pub fn default_profile(p: &JsonObject) -> User {
+    User {
+        id: string_claim(p, "sub").or_else(|| string_claim(p, "id")),
+        name: string_claim(p, "name")
+            .or_else(|| string_claim(p, "nickname"))
+            .or_else(|| string_claim(p, "preferred_username")),
+        email: string_claim(p, "email"),
+        image: string_claim(p, "picture"),
+        ..User::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn default_profile_follows_authjs() {
+        let p = json!({"sub": "s1", "nickname": "nick", "email": "A@B.c", "picture": "p"});
+        let u = default_profile(p.as_object().unwrap());
+        assert_eq!(u.id.as_deref(), Some("s1"));
+        assert_eq!(u.name.as_deref(), Some("nick"));
+        assert_eq!(u.image.as_deref(), Some("p"));
+        let p = json!({"id": 42, "preferred_username": "pu"});
+        let u = default_profile(p.as_object().unwrap());
+        assert_eq!(u.id.as_deref(), Some("42"));
+        assert_eq!(u.name.as_deref(), Some("pu"));
+    }
+
+    #[test]
+    fn endpoint_requirements() {
+        let p = OAuthProvider::oidc("x", "X");
+        assert_eq!(p.missing_endpoint(), Some("authorization"));
+        let p = OAuthProvider::oauth("x", "X").authorization_url("https://a");
+        assert_eq!(p.missing_endpoint(), Some("token"));
+        let p = p.token_url("https://t");
+        assert_eq!(p.missing_endpoint(), Some("userinfo"));
+        assert_eq!(p.userinfo_url("https://u").missing_endpoint(), None);
+        assert_eq!(
+            OAuthProvider::oidc("x", "X")
+                .issuer("https://i")
+                .missing_endpoint(),
+            None
+        );
+        assert!(
+            OAuthProvider::oidc("x", "X")
+                .authorization_param("response_mode", "form_post")
+                .is_form_post()
+        );
+    }
+
+    #[test]
+    fn debug_redacts_the_client_secret() {
+        let p = OAuthProvider::oidc("x", "X").client_secret("very-secret");
+        assert!(!format!("{p:?}").contains("very-secret"));
+    }
+}

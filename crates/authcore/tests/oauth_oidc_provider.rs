@@ -1,0 +1,594 @@
+//! OAuth 2 / OIDC sign-in, end to end against a real OpenID provider (the npm package
+//! `oidc-provider`, started on loopback per test by `support/oidc_provider.rs`).
+#![allow(clippy::unwrap_used)]
+
+#[path = "support/oidc_provider.rs"]
+mod oidc_provider;
+
+use std::collections::BTreeMap;
+
+use authcore::providers::{Checks, ClientAuthMethod, OAuthProvider};
+use authcore::{Auth, AuthConfig};
+use bytes::Bytes;
+use http::Request;
+use http_body_util::{BodyExt, Full};
+use oidc_provider::{Callback, OidcProvider};
+use serde_json::Value;
+
+const APP: &str = "http://localhost:3000";
+const SECRET: &str = "oauth-e2e-secret";
+
+/// A minimal browser cookie jar for the app's cookies.
+#[derive(Default, Debug, Clone)]
+struct Jar(BTreeMap<String, String>);
+
+impl Jar {
+    fn header(&self) -> String {
+        self.0
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+    fn absorb(&mut self, r: &Resp) {
+        for c in &r.set_cookies {
+            let (nv, attrs) = c.split_once(';').unwrap_or((c, ""));
+            let (n, v) = nv.split_once('=').unwrap();
+            if attrs.contains("Max-Age=0") {
+                self.0.remove(n);
+            } else {
+                self.0.insert(n.to_owned(), v.to_owned());
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Resp {
+    status: u16,
+    location: Option<String>,
+    set_cookies: Vec<String>,
+    body: Bytes,
+}
+
+async fn send(auth: &Auth, req: Request<Full<Bytes>>) -> Resp {
+    let r = auth.handle(req).await;
+    let status = r.status().as_u16();
+    let location = r
+        .headers()
+        .get("location")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let set_cookies = r
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect();
+    let body = r.into_body().collect().await.unwrap().to_bytes();
+    Resp {
+        status,
+        location,
+        set_cookies,
+        body,
+    }
+}
+
+fn auth_for(provider: OAuthProvider) -> Auth {
+    auth_logged(provider, ErrorLog::default())
+}
+
+/// Error messages with their cause chains, to check why a sign-in was refused.
+#[derive(Clone, Default)]
+struct ErrorLog(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl authcore::logger::Logger for ErrorLog {
+    fn error(&self, e: &authcore::AuthError) {
+        let mut line = format!("{}: {e}", e.error_type());
+        let mut src = std::error::Error::source(e);
+        while let Some(s) = src {
+            line.push_str(&format!(" <- {s}"));
+            src = s.source();
+        }
+        self.0.lock().unwrap().push(line);
+    }
+}
+
+impl ErrorLog {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+fn auth_logged(provider: OAuthProvider, log: ErrorLog) -> Auth {
+    Auth::new(
+        AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .provider(provider)
+            .logger(log)
+            .build()
+            .unwrap(),
+    )
+}
+
+fn oidc(op: &OidcProvider, client: &str, secret: &str) -> OAuthProvider {
+    OAuthProvider::oidc("oidc", "Test OIDC")
+        .issuer(op.issuer.clone())
+        .client_id(client)
+        .client_secret(secret)
+}
+
+/// CSRF + POST /auth/signin/:id; returns the authorization URL.
+async fn start(auth: &Auth, id: &str, jar: &mut Jar) -> String {
+    let r = send(
+        auth,
+        Request::get(format!("{APP}/auth/csrf"))
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await;
+    jar.absorb(&r);
+    let token: Value = serde_json::from_slice(&r.body).unwrap();
+    let body = format!(
+        "csrfToken={}&callbackUrl=%2Fdashboard",
+        token["csrfToken"].as_str().unwrap()
+    );
+    let r = send(
+        auth,
+        Request::post(format!("{APP}/auth/signin/{id}"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("cookie", jar.header())
+            .body(Full::new(body.into()))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, 302, "{:?}", r);
+    jar.absorb(&r);
+    r.location.unwrap()
+}
+
+/// Delivers the provider's callback to the app.
+async fn deliver(auth: &Auth, cb: &Callback, jar: &mut Jar) -> Resp {
+    let r = match cb {
+        Callback::Query(url) => {
+            send(
+                auth,
+                Request::get(url.as_str())
+                    .header("cookie", jar.header())
+                    .body(Full::default())
+                    .unwrap(),
+            )
+            .await
+        }
+        Callback::FormPost { action, fields } => {
+            let body = form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(fields)
+                .finish();
+            send(
+                auth,
+                Request::post(action.as_str())
+                    .header("content-type", "application/x-www-form-urlencoded")
+                    .header("cookie", jar.header())
+                    .body(Full::new(body.into()))
+                    .unwrap(),
+            )
+            .await
+        }
+    };
+    jar.absorb(&r);
+    r
+}
+
+async fn sign_in(auth: &Auth, op: &OidcProvider, id: &str, jar: &mut Jar) -> Resp {
+    let url = start(auth, id, jar).await;
+    let cb = op
+        .authorize(&url, &format!("{APP}/auth/callback/{id}"))
+        .await;
+    deliver(auth, &cb, jar).await
+}
+
+async fn session(auth: &Auth, jar: &Jar) -> Value {
+    let r = send(
+        auth,
+        Request::get(format!("{APP}/auth/session"))
+            .header("cookie", jar.header())
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await;
+    serde_json::from_slice(&r.body).unwrap()
+}
+
+fn assert_signed_in(r: &Resp, jar: &Jar) {
+    assert_eq!(r.status, 302, "{r:?}");
+    assert_eq!(
+        r.location.as_deref(),
+        Some("http://localhost:3000/dashboard")
+    );
+    assert!(jar.0.contains_key("authjs.session-token"), "{jar:?}");
+    // Check cookies are cleared on success.
+    for c in ["authjs.state", "authjs.pkce.code_verifier", "authjs.nonce"] {
+        assert!(!jar.0.contains_key(c), "{c} left behind: {jar:?}");
+    }
+}
+
+fn assert_refused(r: &Resp, jar: &Jar, error: &str) {
+    assert_eq!(r.status, 302, "{r:?}");
+    let loc = r.location.as_deref().unwrap();
+    assert!(loc.contains(&format!("error={error}")), "{loc}");
+    assert!(!jar.0.contains_key("authjs.session-token"), "{jar:?}");
+    assert!(
+        r.set_cookies
+            .iter()
+            .all(|c| !c.starts_with("authjs.session-token"))
+    );
+}
+
+#[tokio::test]
+async fn default_pkce_with_client_secret_basic() {
+    let op = OidcProvider::start().await;
+    let auth = auth_for(oidc(&op, "client-basic", "secret-basic"));
+    let mut jar = Jar::default();
+    let url = start(&auth, "oidc", &mut jar).await;
+    assert!(url.starts_with(&op.issuer), "{url}");
+    assert!(url.contains("code_challenge_method=S256") && !url.contains("nonce="));
+    let cb = op
+        .authorize(&url, &format!("{APP}/auth/callback/oidc"))
+        .await;
+    let r = deliver(&auth, &cb, &mut jar).await;
+    assert_signed_in(&r, &jar);
+    let s = session(&auth, &jar).await;
+    assert_eq!(s["user"]["name"], "Test User");
+    assert_eq!(s["user"]["email"], "user-1@example.com");
+    let last = op.last_token_request().await;
+    let text = last.to_string();
+    assert!(text.contains("Basic "), "{text}");
+    assert!(text.contains("code_verifier"), "{text}");
+}
+
+#[tokio::test]
+async fn pkce_state_and_nonce() {
+    let op = OidcProvider::start().await;
+    let auth = auth_for(oidc(&op, "client-basic", "secret-basic").checks(Checks {
+        pkce: true,
+        state: true,
+        nonce: true,
+    }));
+    let mut jar = Jar::default();
+    let url = start(&auth, "oidc", &mut jar).await;
+    assert!(url.contains("state=") && url.contains("nonce="));
+    for c in ["authjs.state", "authjs.pkce.code_verifier", "authjs.nonce"] {
+        assert!(jar.0.contains_key(c), "{c}");
+    }
+    let cb = op
+        .authorize(&url, &format!("{APP}/auth/callback/oidc"))
+        .await;
+    let r = deliver(&auth, &cb, &mut jar).await;
+    assert_signed_in(&r, &jar);
+}
+
+#[tokio::test]
+async fn form_post_response_mode() {
+    let op = OidcProvider::start().await;
+    let provider = oidc(&op, "client-formpost", "secret-formpost")
+        .with_id("formpost")
+        .authorization_param("response_mode", "form_post")
+        .checks(Checks {
+            pkce: true,
+            state: true,
+            nonce: true,
+        });
+    let auth = auth_for(provider);
+    let mut jar = Jar::default();
+    let r = sign_in(&auth, &op, "formpost", &mut jar).await;
+    assert_signed_in(&r, &jar);
+}
+
+#[tokio::test]
+async fn userinfo_instead_of_id_token() {
+    let op = OidcProvider::start().await;
+    let auth = auth_for(oidc(&op, "client-basic", "secret-basic").id_token(false));
+    let mut jar = Jar::default();
+    let r = sign_in(&auth, &op, "oidc", &mut jar).await;
+    assert_signed_in(&r, &jar);
+    assert_eq!(session(&auth, &jar).await["user"]["name"], "Test User");
+}
+
+#[tokio::test]
+async fn client_secret_post_and_public_client() {
+    let op = OidcProvider::start().await;
+    let auth = auth_for(
+        oidc(&op, "client-post", "secret-post").client_auth(ClientAuthMethod::ClientSecretPost),
+    );
+    let mut jar = Jar::default();
+    assert_signed_in(&sign_in(&auth, &op, "oidc", &mut jar).await, &jar);
+    let text = op.last_token_request().await.to_string();
+    assert!(
+        text.contains("secret-post") && !text.contains("Basic "),
+        "{text}"
+    );
+
+    let auth = auth_for(
+        OAuthProvider::oidc("oidc", "Public")
+            .issuer(op.issuer.clone())
+            .client_id("client-public")
+            .client_auth(ClientAuthMethod::None),
+    );
+    let mut jar = Jar::default();
+    assert_signed_in(&sign_in(&auth, &op, "oidc", &mut jar).await, &jar);
+}
+
+#[tokio::test]
+async fn oauth_only_provider_shape() {
+    let op = OidcProvider::start().await;
+    let provider = OAuthProvider::oauth("oauth", "Plain OAuth")
+        .authorization_url(format!("{}/auth", op.issuer))
+        .token_url(format!("{}/token", op.issuer))
+        .userinfo_url(format!("{}/me", op.issuer))
+        .client_id("client-basic")
+        .client_secret("secret-basic")
+        .checks(Checks {
+            pkce: true,
+            state: true,
+            nonce: false,
+        });
+    let auth = auth_for(provider);
+    let mut jar = Jar::default();
+    let r = sign_in(&auth, &op, "oauth", &mut jar).await;
+    assert_signed_in(&r, &jar);
+    assert_eq!(
+        session(&auth, &jar).await["user"]["email"],
+        "user-1@example.com"
+    );
+}
+
+fn with_param(url: &str, name: &str, value: Option<&str>) -> String {
+    let mut u = url::Url::parse(url).unwrap();
+    let pairs: Vec<(String, String)> = u
+        .query_pairs()
+        .into_owned()
+        .filter(|(n, _)| n != name)
+        .collect();
+    let mut q = u.query_pairs_mut();
+    q.clear().extend_pairs(&pairs);
+    if let Some(v) = value {
+        q.append_pair(name, v);
+    }
+    drop(q);
+    u.to_string()
+}
+
+fn query_callback(cb: Callback) -> String {
+    match cb {
+        Callback::Query(u) => u,
+        Callback::FormPost { .. } => panic!("expected a query callback"),
+    }
+}
+
+#[tokio::test]
+async fn state_attacks() {
+    let op = OidcProvider::start().await;
+    let auth = auth_for(oidc(&op, "client-basic", "secret-basic").checks(Checks {
+        pkce: true,
+        state: true,
+        nonce: true,
+    }));
+    let prefix = format!("{APP}/auth/callback/oidc");
+    // Missing and mismatched state.
+    for value in [None, Some("forged")] {
+        let mut jar = Jar::default();
+        let url = start(&auth, "oidc", &mut jar).await;
+        let cb = query_callback(op.authorize(&url, &prefix).await);
+        let r = deliver(
+            &auth,
+            &Callback::Query(with_param(&cb, "state", value)),
+            &mut jar,
+        )
+        .await;
+        assert_refused(&r, &jar, "Configuration");
+    }
+    // State from another attempt: the callback of attempt A with the cookies of attempt B.
+    let mut jar_a = Jar::default();
+    let url_a = start(&auth, "oidc", &mut jar_a).await;
+    let cb_a = op.authorize(&url_a, &prefix).await;
+    let mut jar_b = Jar::default();
+    let _ = start(&auth, "oidc", &mut jar_b).await;
+    let r = deliver(&auth, &cb_a, &mut jar_b).await;
+    assert_refused(&r, &jar_b, "Configuration");
+}
+
+#[tokio::test]
+async fn pkce_and_nonce_cookie_attacks() {
+    let op = OidcProvider::start().await;
+    let auth = auth_for(oidc(&op, "client-basic", "secret-basic").checks(Checks {
+        pkce: true,
+        state: false,
+        nonce: true,
+    }));
+    let prefix = format!("{APP}/auth/callback/oidc");
+    for cookie in ["authjs.pkce.code_verifier", "authjs.nonce"] {
+        // Missing cookie.
+        let mut jar = Jar::default();
+        let url = start(&auth, "oidc", &mut jar).await;
+        let cb = op.authorize(&url, &prefix).await;
+        jar.0.remove(cookie);
+        assert_refused(&deliver(&auth, &cb, &mut jar).await, &jar, "Configuration");
+        // Tampered cookie.
+        let mut jar = Jar::default();
+        let url = start(&auth, "oidc", &mut jar).await;
+        let cb = op.authorize(&url, &prefix).await;
+        let v = jar.0.get_mut(cookie).unwrap();
+        v.replace_range(40..41, if &v[40..41] == "A" { "B" } else { "A" });
+        assert_refused(&deliver(&auth, &cb, &mut jar).await, &jar, "Configuration");
+    }
+    // Verifier (and nonce) of another attempt: the provider refuses the code.
+    let mut jar_a = Jar::default();
+    let url_a = start(&auth, "oidc", &mut jar_a).await;
+    let cb_a = op.authorize(&url_a, &prefix).await;
+    let mut jar_b = Jar::default();
+    let _ = start(&auth, "oidc", &mut jar_b).await;
+    let r = deliver(&auth, &cb_a, &mut jar_b).await;
+    assert!(r.location.as_deref().unwrap().contains("error="), "{r:?}");
+    assert!(!jar_b.0.contains_key("authjs.session-token"));
+}
+
+#[tokio::test]
+async fn code_replay_iss_mismatch_and_provider_error() {
+    let op = OidcProvider::start().await;
+    let auth = auth_for(oidc(&op, "client-basic", "secret-basic"));
+    let prefix = format!("{APP}/auth/callback/oidc");
+    let mut jar = Jar::default();
+    let url = start(&auth, "oidc", &mut jar).await;
+    let cb = op.authorize(&url, &prefix).await;
+    let saved = jar.clone();
+    assert_signed_in(&deliver(&auth, &cb, &mut jar).await, &jar);
+    // Replaying the same code with the same cookies is refused by the provider.
+    let mut replay = saved;
+    let r = deliver(&auth, &cb, &mut replay).await;
+    assert!(r.location.as_deref().unwrap().contains("error="), "{r:?}");
+    assert!(!replay.0.contains_key("authjs.session-token"));
+
+    // `iss` that is not the provider's.
+    let mut jar = Jar::default();
+    let url = start(&auth, "oidc", &mut jar).await;
+    let cb = query_callback(op.authorize(&url, &prefix).await);
+    let forged = with_param(&cb, "iss", Some("https://evil.example"));
+    assert_refused(
+        &deliver(&auth, &Callback::Query(forged), &mut jar).await,
+        &jar,
+        "Configuration",
+    );
+
+    // The provider reports an error: shown on the sign-in page.
+    let mut jar = Jar::default();
+    let _ = start(&auth, "oidc", &mut jar).await;
+    let r = deliver(
+        &auth,
+        &Callback::Query(format!("{prefix}?error=access_denied&iss={}", op.issuer)),
+        &mut jar,
+    )
+    .await;
+    assert_eq!(
+        r.location.as_deref(),
+        Some("http://localhost:3000/auth/signin?error=OAuthCallbackError")
+    );
+}
+
+#[tokio::test]
+async fn check_cookie_from_another_provider_is_refused() {
+    let op = OidcProvider::start_with_redirect_uris(&[
+        "http://localhost:3000/auth/callback/oidc",
+        "http://localhost:3000/auth/callback/other",
+    ])
+    .await;
+    let auth = Auth::new(
+        AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .provider(oidc(&op, "client-basic", "secret-basic"))
+            .provider(oidc(&op, "client-basic", "secret-basic").with_id("other"))
+            .build()
+            .unwrap(),
+    );
+    let mut jar = Jar::default();
+    let url = start(&auth, "oidc", &mut jar).await;
+    let cb = query_callback(
+        op.authorize(&url, &format!("{APP}/auth/callback/oidc"))
+            .await,
+    );
+    let other = cb.replace("/auth/callback/oidc", "/auth/callback/other");
+    let r = deliver(&auth, &Callback::Query(other), &mut jar).await;
+    assert_refused(&r, &jar, "Configuration");
+}
+
+#[tokio::test]
+async fn forged_id_tokens_are_refused() {
+    let op = OidcProvider::start().await;
+    let log = ErrorLog::default();
+    let auth = auth_logged(
+        oidc(&op, "client-basic", "secret-basic").checks(Checks {
+            pkce: true,
+            state: true,
+            nonce: true,
+        }),
+        log.clone(),
+    );
+    for (mode, reason) in [
+        ("wrong-key", "signature"),
+        ("alg-none", "none"),
+        ("wrong-aud", "aud"),
+        ("expired", "xpired"),
+        ("wrong-nonce", "nonce"),
+        ("no-nonce", "nonce"),
+        ("wrong-iss", "ssuer"),
+    ] {
+        op.set_mode(mode).await;
+        let mut jar = Jar::default();
+        let r = sign_in(&auth, &op, "oidc", &mut jar).await;
+        assert_refused(&r, &jar, "Configuration");
+        let errors = log.take();
+        assert!(
+            errors.iter().any(|e| e.contains("ID token rejected")
+                && e.to_lowercase().contains(&reason.to_lowercase())),
+            "{mode}: {errors:?}"
+        );
+    }
+    op.set_mode("normal").await;
+    let mut jar = Jar::default();
+    assert_signed_in(&sign_in(&auth, &op, "oidc", &mut jar).await, &jar);
+}
+
+#[tokio::test]
+async fn misbehaving_token_endpoints() {
+    let op = OidcProvider::start().await;
+    let auth = auth_for(oidc(&op, "client-basic", "secret-basic"));
+    op.set_mode("token-error").await;
+    let mut jar = Jar::default();
+    let r = sign_in(&auth, &op, "oidc", &mut jar).await;
+    assert_refused(&r, &jar, "OAuthCallbackError");
+    op.set_mode("token-500").await;
+    let mut jar = Jar::default();
+    let r = sign_in(&auth, &op, "oidc", &mut jar).await;
+    assert_refused(&r, &jar, "Configuration");
+}
+
+#[tokio::test]
+async fn unreachable_provider_is_a_configuration_error() {
+    // A port nothing listens on (bound, then closed).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let auth = auth_for(
+        OAuthProvider::oidc("oidc", "Down")
+            .issuer(format!("http://127.0.0.1:{port}"))
+            .client_id("c")
+            .client_secret("s"),
+    );
+    let mut jar = Jar::default();
+    let r = send(
+        &auth,
+        Request::get(format!("{APP}/auth/csrf"))
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await;
+    jar.absorb(&r);
+    let token: Value = serde_json::from_slice(&r.body).unwrap();
+    let r = send(
+        &auth,
+        Request::post(format!("{APP}/auth/signin/oidc"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("cookie", jar.header())
+            .body(Full::new(
+                format!("csrfToken={}", token["csrfToken"].as_str().unwrap()).into(),
+            ))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.location.as_deref(),
+        Some("http://localhost:3000/auth/error?error=Configuration")
+    );
+}
