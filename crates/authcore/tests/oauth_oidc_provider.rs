@@ -592,3 +592,179 @@ async fn unreachable_provider_is_a_configuration_error() {
         Some("http://localhost:3000/auth/error?error=Configuration")
     );
 }
+
+#[derive(Clone, Default)]
+struct JwtSpy(std::sync::Arc<std::sync::Mutex<Vec<Value>>>);
+
+#[authcore::async_trait]
+impl authcore::callbacks::Callbacks for JwtSpy {
+    async fn jwt(
+        &self,
+        p: authcore::callbacks::JwtParams<'_>,
+    ) -> Result<Option<authcore::jwt::JwtClaims>, authcore::BoxError> {
+        if p.user.is_some() {
+            self.0.lock().unwrap().push(serde_json::json!({
+                "user": p.user, "account": p.account, "profile": p.profile,
+                "trigger": format!("{:?}", p.trigger),
+            }));
+        }
+        Ok(Some(p.token))
+    }
+}
+
+#[tokio::test]
+async fn jwt_callback_gets_user_account_profile_and_account_hook_applies() {
+    let op = OidcProvider::start().await;
+    let spy = JwtSpy::default();
+    let provider = oidc(&op, "client-basic", "secret-basic").account(|t| authcore::TokenSet {
+        access_token: t.access_token.clone(),
+        token_type: t.token_type.clone(),
+        ..Default::default()
+    });
+    let auth = Auth::new(
+        AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .provider(provider)
+            .callbacks(spy.clone())
+            .build()
+            .unwrap(),
+    );
+    // The built-in sign-in page offers the provider as a button posting to its sign-in URL.
+    let page = send(
+        &auth,
+        Request::get(format!("{APP}/auth/signin"))
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await;
+    let html = String::from_utf8(page.body.to_vec()).unwrap();
+    assert!(
+        html.contains(r#"action="http://localhost:3000/auth/signin/oidc""#),
+        "{html}"
+    );
+    assert!(html.contains("Sign in with Test OIDC"));
+    assert!(html.contains(r#"name="callbackUrl""#));
+
+    let mut jar = Jar::default();
+    assert_signed_in(&sign_in(&auth, &op, "oidc", &mut jar).await, &jar);
+    let calls = spy.0.lock().unwrap().clone();
+    assert_eq!(calls.len(), 1);
+    let c = &calls[0];
+    assert_eq!(c["trigger"], "Some(SignIn)");
+    assert_eq!(c["user"]["name"], "Test User");
+    assert_eq!(c["user"]["email"], "user-1@example.com");
+    assert_ne!(
+        c["user"]["id"], "user-1",
+        "user ids are random without an adapter"
+    );
+    assert_eq!(c["account"]["provider"], "oidc");
+    assert_eq!(c["account"]["type"], "oidc");
+    assert_eq!(c["account"]["providerAccountId"], "user-1");
+    assert_eq!(c["account"]["token_type"], "bearer");
+    assert!(c["account"]["access_token"].is_string());
+    assert!(
+        c["account"].get("id_token").is_none(),
+        "the account hook dropped it"
+    );
+    assert_eq!(c["profile"]["sub"], "user-1");
+    assert_eq!(c["profile"]["email_verified"], true);
+}
+
+#[tokio::test]
+async fn slow_token_endpoint_times_out_and_logs_no_secrets() {
+    let op = OidcProvider::start().await;
+    let log = ErrorLog::default();
+    let auth = auth_logged(oidc(&op, "client-basic", "secret-basic"), log.clone());
+    op.set_mode("slow-token").await;
+    let mut jar = Jar::default();
+    let url = start(&auth, "oidc", &mut jar).await;
+    let cb = query_callback(
+        op.authorize(&url, &format!("{APP}/auth/callback/oidc"))
+            .await,
+    );
+    let code = url::Url::parse(&cb)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .unwrap()
+        .1
+        .into_owned();
+    let began = std::time::Instant::now();
+    let r = deliver(&auth, &Callback::Query(cb), &mut jar).await;
+    assert_refused(&r, &jar, "Configuration");
+    assert!(began.elapsed() < std::time::Duration::from_secs(15));
+    let errors = log.take();
+    assert!(
+        errors.iter().any(|e| e.contains("token request")),
+        "{errors:?}"
+    );
+    for e in &errors {
+        assert!(
+            !e.contains("secret-basic") && !e.contains(&code),
+            "secret in log: {e}"
+        );
+        assert!(!e.contains(SECRET));
+    }
+}
+
+#[tokio::test]
+async fn oversized_provider_responses_are_refused() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A "provider" whose discovery document is 2 MiB.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = sock.read(&mut buf).await;
+                let body = format!("{{\"issuer\":\"{}\"}}", "x".repeat(2 * 1024 * 1024));
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = sock.write_all(head.as_bytes()).await;
+                let _ = sock.write_all(body.as_bytes()).await;
+            });
+        }
+    });
+    let log = ErrorLog::default();
+    let auth = auth_logged(
+        OAuthProvider::oidc("oidc", "Huge")
+            .issuer(format!("http://127.0.0.1:{port}"))
+            .client_id("c")
+            .client_secret("s"),
+        log.clone(),
+    );
+    let mut jar = Jar::default();
+    let r = send(
+        &auth,
+        Request::get(format!("{APP}/auth/csrf"))
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await;
+    jar.absorb(&r);
+    let token: Value = serde_json::from_slice(&r.body).unwrap();
+    let r = send(
+        &auth,
+        Request::post(format!("{APP}/auth/signin/oidc"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("cookie", jar.header())
+            .body(Full::new(
+                format!("csrfToken={}", token["csrfToken"].as_str().unwrap()).into(),
+            ))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.location.as_deref(),
+        Some("http://localhost:3000/auth/error?error=Configuration")
+    );
+    let errors = log.take();
+    assert!(
+        errors.iter().any(|e| e.contains("larger than")),
+        "{errors:?}"
+    );
+}

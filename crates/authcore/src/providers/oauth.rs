@@ -89,6 +89,9 @@ pub struct ProviderStyle {
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 /// Maps the provider's profile and tokens to a user; `id` becomes `providerAccountId`.
 pub type ProfileFn = dyn Fn(&JsonObject, &TokenSet) -> Result<User, BoxError> + Send + Sync;
+/// Maps the token set to the fields stored for the account (Auth.js `account()`); the result
+/// replaces the token fields of the account passed to callbacks (identifying fields are kept).
+pub type AccountFn = dyn Fn(&TokenSet) -> TokenSet + Send + Sync;
 /// Custom userinfo request: given the tokens, returns the profile JSON.
 pub type UserinfoFn =
     dyn Fn(TokenSet, Arc<dyn HttpClient>) -> BoxFuture<Result<JsonObject, BoxError>> + Send + Sync;
@@ -113,6 +116,7 @@ pub struct OAuthProvider {
     pub(crate) id_token: bool,
     pub(crate) id_token_signed_response_alg: Option<String>,
     pub(crate) profile: Option<Arc<ProfileFn>>,
+    pub(crate) account: Option<Arc<AccountFn>>,
     pub(crate) userinfo_request: Option<Arc<UserinfoFn>>,
     pub(crate) conform: Option<Arc<ConformFn>>,
     pub(crate) allow_dangerous_email_account_linking: bool,
@@ -155,6 +159,7 @@ impl OAuthProvider {
             id_token: kind == ProviderType::Oidc,
             id_token_signed_response_alg: None,
             profile: None,
+            account: None,
             userinfo_request: None,
             conform: None,
             allow_dangerous_email_account_linking: false,
@@ -262,6 +267,15 @@ impl OAuthProvider {
         F: Fn(&JsonObject, &TokenSet) -> Result<User, BoxError> + Send + Sync + 'static,
     {
         self.profile = Some(Arc::new(f));
+        self
+    }
+    /// Chooses which token fields are kept for the account (default: all of
+    /// `access_token, id_token, refresh_token, expires_at, scope, token_type, session_state`).
+    pub fn account<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&TokenSet) -> TokenSet + Send + Sync + 'static,
+    {
+        self.account = Some(Arc::new(f));
         self
     }
     /// Custom userinfo request (e.g. GitHub's `/user/emails` fallback).

@@ -174,9 +174,13 @@ pub(crate) async fn callback(
     };
 
     // Profile.
-    let profile = profile(p, &*client, &endpoints, &tokens, id_claims)
+    let mut profile = profile(p, &*client, &endpoints, &tokens, id_claims)
         .await
         .map_err(|e| route_error(id, e))?;
+    // Apple posts the user's name once, as a JSON `user` form field (spec §6.4 step 8).
+    if let Some(Ok(user @ Value::Object(_))) = param("user").map(serde_json::from_str::<Value>) {
+        profile.insert("user".into(), user);
+    }
     let mapped = match p.map_profile(&profile, &tokens) {
         Ok(u) => u,
         Err(source) => {
@@ -193,6 +197,10 @@ pub(crate) async fn callback(
     // Without an adapter the user id is random per sign-in, as in Auth.js (§16.18).
     user.id = Some(random::uuid_v4());
     user.email = user.email.map(|e| e.to_lowercase());
+    let tokens = match &p.account {
+        Some(f) => f(&tokens),
+        None => tokens,
+    };
     let account = account_from_tokens(p, provider_account_id, tokens);
     let profile: Profile = serde_json::from_value(Value::Object(profile)).unwrap_or_default();
 
