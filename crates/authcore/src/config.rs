@@ -102,6 +102,8 @@ pub(crate) struct ConfigInner {
     pub cookies_plain: ResolvedCookies,
     pub cookie_sets: [CookieSet; 2],
     pub dangerous: DangerousOptions,
+    /// `redirectProxyUrl`: a stable deployment that relays OAuth callbacks.
+    pub redirect_proxy_url: Option<String>,
     pub max_body_bytes: usize,
     pub max_cookie_header_bytes: usize,
 }
@@ -192,6 +194,7 @@ pub struct AuthConfigBuilder {
     use_secure_cookies: Option<bool>,
     cookies: CookiesOverrides,
     dangerous: DangerousOptions,
+    redirect_proxy_url: Option<String>,
     max_body_bytes: usize,
     max_cookie_header_bytes: usize,
     pub(crate) warnings: Vec<WarningCode>,
@@ -217,6 +220,7 @@ impl Default for AuthConfigBuilder {
             use_secure_cookies: None,
             cookies: CookiesOverrides::default(),
             dangerous: DangerousOptions::default(),
+            redirect_proxy_url: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_cookie_header_bytes: DEFAULT_MAX_COOKIE_HEADER_BYTES,
             warnings: Vec::new(),
@@ -333,6 +337,18 @@ impl AuthConfigBuilder {
     pub fn cookies(mut self, cookies: CookiesOverrides) -> Self {
         self.cookies = cookies;
         self
+    }
+
+    /// A stable deployment (e.g. `https://auth.example.com/auth`) whose callback URL is
+    /// registered at the OAuth providers; other deployments (previews) send users there and
+    /// it relays the callback back to them in the encrypted `state` (`AUTH_REDIRECT_PROXY_URL`).
+    pub fn redirect_proxy_url(mut self, url: impl Into<String>) -> Self {
+        self.redirect_proxy_url = Some(url.into());
+        self
+    }
+
+    pub(crate) fn redirect_proxy_url_ref(&self) -> Option<&str> {
+        self.redirect_proxy_url.as_deref()
     }
 
     /// Options that weaken security.
@@ -487,6 +503,17 @@ impl AuthConfigBuilder {
             }
         }
 
+        let redirect_proxy_url = match self.redirect_proxy_url {
+            Some(u) => {
+                url::Url::parse(&u)
+                    .ok()
+                    .filter(|p| matches!(p.scheme(), "http" | "https") && p.has_host())
+                    .ok_or(ConfigError::InvalidUrl { url: u.clone() })?;
+                Some(u.trim_end_matches('/').to_owned())
+            }
+            None => None,
+        };
+
         let max_age = self.session_max_age.as_secs();
         if max_age == 0 {
             return Err(ConfigError::InvalidSessionOptions(
@@ -546,6 +573,7 @@ impl AuthConfigBuilder {
                 cookies_plain: ResolvedCookies::new(&sets[0]),
                 cookie_sets: sets,
                 dangerous: self.dangerous,
+                redirect_proxy_url,
                 max_body_bytes: self.max_body_bytes,
                 max_cookie_header_bytes: self.max_cookie_header_bytes,
             }),

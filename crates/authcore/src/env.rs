@@ -116,6 +116,11 @@ pub(crate) fn apply_env_defaults(
             }
         }
     }
+    if b.redirect_proxy_url_ref().is_none()
+        && let Some(u) = env.get("AUTH_REDIRECT_PROXY_URL")
+    {
+        b = b.redirect_proxy_url(u);
+    }
     if b.trust_host_ref().is_none() {
         let trust = ["AUTH_URL", "AUTH_TRUST_HOST", "VERCEL", "CF_PAGES"]
             .iter()

@@ -40,7 +40,14 @@ async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<ResponseIntern
             reason: "no authorization_endpoint".into(),
         })
     })?;
-    let redirect_uri = ctx.auth_url(&format!("/callback/{}", p.id));
+    let own_callback = ctx.auth_url(&format!("/callback/{}", p.id));
+    let plan = flow::redirect_plan(
+        p,
+        ctx.config.redirect_proxy_url.as_deref(),
+        &ctx.req.origin,
+        own_callback.clone(),
+    );
+    let redirect_uri = plan.redirect_uri;
     let codec = &ctx.config.codec;
     let form_post = p.is_form_post();
     let mut cookies = Vec::new();
@@ -50,9 +57,14 @@ async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<ResponseIntern
     };
 
     // state: the parameter is itself a JWE (salt "encodedState"); the cookie seals it.
-    let state = if p.checks.state {
+    // A redirect proxy needs `state` to carry this deployment's callback URL (§6.2 step 4).
+    let state = if p.checks.state || plan.proxied {
         let random = crate::random::b64url_token::<32>();
-        let inner = json!({ "random": random });
+        let inner = if plan.proxied && !plan.on_proxy {
+            json!({ "origin": own_callback, "random": random })
+        } else {
+            json!({ "random": random })
+        };
         let inner = codec
             .encode(
                 inner.as_object().unwrap_or(&Default::default()),

@@ -57,6 +57,44 @@ pub(crate) async fn resolve_endpoints(
     Ok(e)
 }
 
+/// Where the provider sends the user back, with a redirect proxy in mind (spec §6.1–6.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RedirectPlan {
+    /// `redirect_uri` for the authorization and token requests.
+    pub redirect_uri: String,
+    /// A proxy is configured.
+    pub proxied: bool,
+    /// This request is served by the proxy deployment itself.
+    pub on_proxy: bool,
+}
+
+/// `own_callback` is `<origin><basePath>/callback/<id>` of this deployment.
+pub(crate) fn redirect_plan(
+    p: &OAuthProvider,
+    config_proxy: Option<&str>,
+    request_origin: &str,
+    own_callback: String,
+) -> RedirectPlan {
+    let Some(proxy) = p.effective_redirect_proxy(config_proxy) else {
+        return RedirectPlan {
+            redirect_uri: own_callback,
+            proxied: false,
+            on_proxy: false,
+        };
+    };
+    let on_proxy =
+        url::Url::parse(proxy).is_ok_and(|u| u.origin().ascii_serialization() == request_origin);
+    RedirectPlan {
+        redirect_uri: if on_proxy {
+            own_callback
+        } else {
+            format!("{proxy}/callback/{}", p.id)
+        },
+        proxied: true,
+        on_proxy,
+    }
+}
+
 /// Values of the checks sent with the authorization request.
 #[derive(Debug, Default)]
 pub(crate) struct CheckValues<'a> {

@@ -1,5 +1,6 @@
 //! Providers: one module per provider type.
 
+pub mod catalog;
 pub mod credentials;
 pub mod oauth;
 

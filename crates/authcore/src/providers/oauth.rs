@@ -120,6 +120,7 @@ pub struct OAuthProvider {
     pub(crate) userinfo_request: Option<Arc<UserinfoFn>>,
     pub(crate) conform: Option<Arc<ConformFn>>,
     pub(crate) allow_dangerous_email_account_linking: bool,
+    pub(crate) redirect_proxy_url: Option<String>,
     pub(crate) style: ProviderStyle,
     pub(crate) http: Option<Arc<dyn HttpClient>>,
     pub(crate) caches: Arc<ProviderCaches>,
@@ -163,6 +164,7 @@ impl OAuthProvider {
             userinfo_request: None,
             conform: None,
             allow_dangerous_email_account_linking: false,
+            redirect_proxy_url: None,
             style: ProviderStyle::default(),
             http: None,
             caches: Arc::default(),
@@ -301,6 +303,11 @@ impl OAuthProvider {
         self.allow_dangerous_email_account_linking = allow;
         self
     }
+    /// Per-provider redirect proxy (overrides the config's `redirect_proxy_url`).
+    pub fn redirect_proxy_url(mut self, url: impl Into<String>) -> Self {
+        self.redirect_proxy_url = Some(url.into().trim_end_matches('/').to_owned());
+        self
+    }
     /// Sign-in button style.
     pub fn style(mut self, style: ProviderStyle) -> Self {
         self.style = style;
@@ -340,6 +347,18 @@ impl OAuthProvider {
             })
         });
         in_params || in_url
+    }
+
+    /// The redirect proxy in effect: the provider's, else the config's; never for
+    /// `form_post` providers (spec §6.1).
+    pub(crate) fn effective_redirect_proxy<'a>(
+        &'a self,
+        config: Option<&'a str>,
+    ) -> Option<&'a str> {
+        if self.is_form_post() {
+            return None;
+        }
+        self.redirect_proxy_url.as_deref().or(config)
     }
 
     /// The first endpoint that is neither configured nor discoverable (spec §12.3 step 4).

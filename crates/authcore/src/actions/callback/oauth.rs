@@ -66,6 +66,35 @@ pub(crate) async fn callback(
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
     };
+    let plan = flow::redirect_plan(
+        p,
+        ctx.config.redirect_proxy_url.as_deref(),
+        &ctx.req.origin,
+        ctx.auth_url(&format!("/callback/{id}")),
+    );
+    // Redirect proxy hop (§6.4 step 0): relay the callback to the deployment in `state`.
+    if plan.on_proxy
+        && let Some(state) = param("state")
+    {
+        let claims = ctx
+            .config
+            .codec
+            .decode(state, "encodedState")
+            .ok()
+            .flatten()
+            .ok_or_else(|| check_failed("State could not be decoded"))?;
+        if let Some(origin) = claims.get("origin").and_then(Value::as_str) {
+            let target =
+                url::Url::parse(origin).map_err(|_| check_failed("State could not be decoded"))?;
+            if target.origin().ascii_serialization() != ctx.req.origin {
+                ctx.debug("Proxy redirecting to", || json!({ "origin": origin }));
+                let query = form_urlencoded::Serializer::new(String::new())
+                    .extend_pairs(&params)
+                    .finish();
+                return Ok(ResponseInternal::redirect(format!("{origin}?{query}")));
+            }
+        }
+    }
     let client: Arc<dyn HttpClient> = p.http.clone().unwrap_or_else(ReqwestClient::shared);
     let endpoints = flow::resolve_endpoints(p, &*client)
         .await
@@ -75,7 +104,7 @@ pub(crate) async fn callback(
     let mut cookies: Vec<SetCookie> = Vec::new();
 
     // state (before the `error` check, as upstream).
-    if p.checks.state {
+    if p.checks.state || plan.proxied {
         let cookie = checks::cookie_for(&ctx.cookies.state, CheckKind::State, form_post);
         let (expected, clear) =
             checks::consume(codec, &cookie, &ctx.req.cookies, CheckKind::State, id)?;
@@ -145,9 +174,14 @@ pub(crate) async fn callback(
         .token
         .as_deref()
         .ok_or_else(|| route_error(id, missing("token_endpoint")))?;
-    let redirect_uri = ctx.auth_url(&format!("/callback/{id}"));
-    let req = flow::token_request(p, token_endpoint, code, &redirect_uri, verifier.as_deref())
-        .map_err(|e| route_error(id, e))?;
+    let req = flow::token_request(
+        p,
+        token_endpoint,
+        code,
+        &plan.redirect_uri,
+        verifier.as_deref(),
+    )
+    .map_err(|e| route_error(id, e))?;
     let resp = client.send(req).await.map_err(|e| {
         route_error(
             id,

@@ -69,7 +69,10 @@ fn user_name(user: &Value) -> Option<String> {
 }
 
 fn profile(p: &JsonObject, _tokens: &TokenSet) -> Result<User, BoxError> {
-    let name = p.get("user").and_then(user_name).or_else(|| string_field(p, "email"));
+    let name = p
+        .get("user")
+        .and_then(user_name)
+        .or_else(|| string_field(p, "email"));
     Ok(User {
         id: string_field(p, "sub"),
         name,
@@ -109,13 +112,23 @@ mod tests {
     #[test]
     fn authjs_defaults() {
         let p = apple();
-        assert_eq!((p.id.as_str(), p.name.as_str(), p.kind), ("apple", "Apple", ProviderType::Oidc));
+        assert_eq!(
+            (p.id.as_str(), p.name.as_str(), p.kind),
+            ("apple", "Apple", ProviderType::Oidc)
+        );
         assert_eq!(p.issuer.as_deref(), Some("https://appleid.apple.com"));
         assert_eq!(p.authorization.url, None, "discovered");
         assert_eq!(param(&p, "scope"), Some("name email"));
         assert_eq!(param(&p, "response_mode"), Some("form_post"));
         assert!(p.is_form_post());
-        assert_eq!(p.checks, Checks { pkce: false, state: true, nonce: true });
+        assert_eq!(
+            p.checks,
+            Checks {
+                pkce: false,
+                state: true,
+                nonce: true
+            }
+        );
         assert_eq!(p.client_auth, ClientAuthMethod::ClientSecretPost);
         assert!(p.id_token);
         assert_eq!(p.style.brand_color.as_deref(), Some("#000"));
@@ -143,21 +156,41 @@ mod tests {
         );
         // The raw form value (JSON text) works too.
         c["user"] = json!(r#"{"name":{"firstName":"Jane","lastName":"Appleseed"}}"#);
-        assert_eq!(p.map_profile(&object(c), &tokens("a")).unwrap().name.as_deref(), Some("Jane Appleseed"));
+        assert_eq!(
+            p.map_profile(&object(c), &tokens("a"))
+                .unwrap()
+                .name
+                .as_deref(),
+            Some("Jane Appleseed")
+        );
     }
 
     #[test]
     fn profile_without_user_falls_back_to_the_email() {
         let p = apple();
         let user = p.map_profile(&object(claims()), &tokens("a")).unwrap();
-        assert_eq!(user.name.as_deref(), Some("x7k2m9q4p1@privaterelay.appleid.com"));
-        assert_eq!(user.id.as_deref(), Some("001234.5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b.1234"));
+        assert_eq!(
+            user.name.as_deref(),
+            Some("x7k2m9q4p1@privaterelay.appleid.com")
+        );
+        assert_eq!(
+            user.id.as_deref(),
+            Some("001234.5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b.1234")
+        );
         assert_eq!(user.image, None);
-        for odd in [json!({"email": "e"}), json!("not json"), json!({"name": {"firstName": "Jane"}})] {
+        for odd in [
+            json!({"email": "e"}),
+            json!("not json"),
+            json!({"name": {"firstName": "Jane"}}),
+        ] {
             let mut c = claims();
             c["user"] = odd.clone();
             let name = p.map_profile(&object(c), &tokens("a")).unwrap().name;
-            let expected = if odd.get("name").is_some() { "Jane" } else { "x7k2m9q4p1@privaterelay.appleid.com" };
+            let expected = if odd.get("name").is_some() {
+                "Jane"
+            } else {
+                "x7k2m9q4p1@privaterelay.appleid.com"
+            };
             assert_eq!(name.as_deref(), Some(expected), "{odd}");
         }
     }

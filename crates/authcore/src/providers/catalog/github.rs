@@ -91,7 +91,10 @@ pub fn github(options: GitHubOptions) -> OAuthProvider {
 /// `GET <api><path>` as Auth.js sends it: bearer token and `User-Agent: authjs`.
 fn api_request(url: &str, access_token: &str) -> Result<http::Request<Bytes>, BoxError> {
     Ok(http::Request::get(url)
-        .header(http::header::AUTHORIZATION, format!("Bearer {access_token}"))
+        .header(
+            http::header::AUTHORIZATION,
+            format!("Bearer {access_token}"),
+        )
         .header(http::header::USER_AGENT, "authjs")
         .body(Bytes::new())?)
 }
@@ -213,7 +216,13 @@ mod tests {
         }
 
         fn assert_done(&self) {
-            let left: Vec<String> = self.script.lock().unwrap().iter().map(|(u, _)| u.clone()).collect();
+            let left: Vec<String> = self
+                .script
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|(u, _)| u.clone())
+                .collect();
             assert!(left.is_empty(), "requests not made: {left:?}");
         }
     }
@@ -228,14 +237,24 @@ mod tests {
             assert_eq!(req.method(), http::Method::GET);
             assert_eq!(req.uri().to_string(), url);
             let headers = req.headers();
-            assert_eq!(headers.len(), 2, "only Authorization and User-Agent: {headers:?}");
-            assert_eq!(headers[http::header::AUTHORIZATION], format!("Bearer {TOKEN}").as_str());
+            assert_eq!(
+                headers.len(),
+                2,
+                "only Authorization and User-Agent: {headers:?}"
+            );
+            assert_eq!(
+                headers[http::header::AUTHORIZATION],
+                format!("Bearer {TOKEN}").as_str()
+            );
             assert_eq!(headers[http::header::USER_AGENT], "authjs");
             assert!(req.body().is_empty());
             match reply {
                 Reply::Json(status, body) => Ok(http::Response::builder()
                     .status(status)
-                    .header(http::header::CONTENT_TYPE, "application/json; charset=utf-8")
+                    .header(
+                        http::header::CONTENT_TYPE,
+                        "application/json; charset=utf-8",
+                    )
                     .body(Bytes::from(body.to_string()))
                     .unwrap()),
                 Reply::TransportError => Err("connection reset by peer".into()),
@@ -245,7 +264,10 @@ mod tests {
 
     /// Runs the preset's userinfo request against the stand-in.
     async fn userinfo(p: &OAuthProvider, stand_in: &Arc<StandIn>) -> Result<JsonObject, BoxError> {
-        let request = p.userinfo_request.clone().expect("GitHub has a custom userinfo request");
+        let request = p
+            .userinfo_request
+            .clone()
+            .expect("GitHub has a custom userinfo request");
         let client: Arc<dyn HttpClient> = stand_in.clone();
         request(tokens(TOKEN), client).await
     }
@@ -253,13 +275,28 @@ mod tests {
     #[test]
     fn github_com_defaults() {
         let p = github(GitHubOptions::default());
-        assert_eq!((p.id.as_str(), p.name.as_str(), p.kind), ("github", "GitHub", ProviderType::Oauth));
+        assert_eq!(
+            (p.id.as_str(), p.name.as_str(), p.kind),
+            ("github", "GitHub", ProviderType::Oauth)
+        );
         assert_eq!(p.issuer.as_deref(), Some("https://github.com/login/oauth"));
-        assert_eq!(p.authorization.url.as_deref(), Some("https://github.com/login/oauth/authorize"));
-        assert_eq!(p.authorization.params, vec![("scope".to_owned(), "read:user user:email".to_owned())]);
+        assert_eq!(
+            p.authorization.url.as_deref(),
+            Some("https://github.com/login/oauth/authorize")
+        );
+        assert_eq!(
+            p.authorization.params,
+            vec![("scope".to_owned(), "read:user user:email".to_owned())]
+        );
         assert_eq!(param(&p, "scope"), Some("read:user user:email"));
-        assert_eq!(p.token.url.as_deref(), Some("https://github.com/login/oauth/access_token"));
-        assert_eq!(p.userinfo.url.as_deref(), Some("https://api.github.com/user"));
+        assert_eq!(
+            p.token.url.as_deref(),
+            Some("https://github.com/login/oauth/access_token")
+        );
+        assert_eq!(
+            p.userinfo.url.as_deref(),
+            Some("https://api.github.com/user")
+        );
         assert!(p.userinfo_request.is_some());
         assert_eq!(p.checks, Checks::default(), "PKCE only");
         assert_eq!(p.client_auth, ClientAuthMethod::ClientSecretBasic);
@@ -272,7 +309,10 @@ mod tests {
     fn enterprise_base_url_switches_hosts() {
         for base in ["https://github.example.com", "https://github.example.com/"] {
             let p = github(GitHubOptions::enterprise(base));
-            assert_eq!(p.issuer.as_deref(), Some("https://github.example.com/login/oauth"));
+            assert_eq!(
+                p.issuer.as_deref(),
+                Some("https://github.example.com/login/oauth")
+            );
             assert_eq!(
                 p.authorization.url.as_deref(),
                 Some("https://github.example.com/login/oauth/authorize")
@@ -282,11 +322,19 @@ mod tests {
                 p.token.url.as_deref(),
                 Some("https://github.example.com/login/oauth/access_token")
             );
-            assert_eq!(p.userinfo.url.as_deref(), Some("https://github.example.com/api/v3/user"));
+            assert_eq!(
+                p.userinfo.url.as_deref(),
+                Some("https://github.example.com/api/v3/user")
+            );
         }
         // An empty base URL is falsy in Auth.js: github.com.
-        let p = github(GitHubOptions { enterprise_base_url: Some(String::new()) });
-        assert_eq!(p.token.url.as_deref(), Some("https://github.com/login/oauth/access_token"));
+        let p = github(GitHubOptions {
+            enterprise_base_url: Some(String::new()),
+        });
+        assert_eq!(
+            p.token.url.as_deref(),
+            Some("https://github.com/login/oauth/access_token")
+        );
     }
 
     #[tokio::test]
@@ -294,14 +342,19 @@ mod tests {
         // No request at all: every endpoint is configured.
         let stand_in = StandIn::new(vec![]);
         let p = github(GitHubOptions::default()).client_id("Iv1.abc");
-        let e = flow::resolve_endpoints(&p, stand_in.as_ref()).await.unwrap();
+        let e = flow::resolve_endpoints(&p, stand_in.as_ref())
+            .await
+            .unwrap();
         assert_eq!(e.issuer.as_deref(), Some("https://github.com/login/oauth"));
         let url = flow::authorization_url(
             &p,
             e.authorization.as_deref().unwrap(),
             "https://app.example/auth/callback/github",
             &[],
-            &flow::CheckValues { code_challenge: Some("ch".into()), ..Default::default() },
+            &flow::CheckValues {
+                code_challenge: Some("ch".into()),
+                ..Default::default()
+            },
         )
         .unwrap();
         assert_eq!(
@@ -316,7 +369,9 @@ mod tests {
     fn profile_mapping() {
         let p = github(GitHubOptions::default());
         let t = tokens(TOKEN);
-        let user = p.map_profile(&object(user_fixture(json!("octocat@github.com"))), &t).unwrap();
+        let user = p
+            .map_profile(&object(user_fixture(json!("octocat@github.com"))), &t)
+            .unwrap();
         assert_eq!(
             user,
             User {
@@ -345,7 +400,9 @@ mod tests {
             "https://api.github.com/user",
             Reply::Json(200, user_fixture(json!("octocat@github.com"))),
         )]);
-        let profile = userinfo(&github(GitHubOptions::default()), &stand_in).await.unwrap();
+        let profile = userinfo(&github(GitHubOptions::default()), &stand_in)
+            .await
+            .unwrap();
         stand_in.assert_done();
         assert_eq!(profile, object(user_fixture(json!("octocat@github.com"))));
     }
@@ -353,7 +410,10 @@ mod tests {
     #[tokio::test]
     async fn private_email_takes_the_primary_address() {
         let stand_in = StandIn::new(vec![
-            ("https://api.github.com/user", Reply::Json(200, user_fixture(Value::Null))),
+            (
+                "https://api.github.com/user",
+                Reply::Json(200, user_fixture(Value::Null)),
+            ),
             (
                 "https://api.github.com/user/emails",
                 Reply::Json(
@@ -370,7 +430,10 @@ mod tests {
         let profile = userinfo(&p, &stand_in).await.unwrap();
         stand_in.assert_done();
         assert_eq!(profile["email"], "octocat@github.com");
-        assert_eq!(profile["login"], "octocat", "the rest of the profile is kept");
+        assert_eq!(
+            profile["login"], "octocat",
+            "the rest of the profile is kept"
+        );
         let user = p.map_profile(&profile, &tokens(TOKEN)).unwrap();
         assert_eq!(user.email.as_deref(), Some("octocat@github.com"));
     }
@@ -379,7 +442,10 @@ mod tests {
     async fn without_a_primary_address_the_first_is_taken() {
         // An empty string is falsy too: the fallback runs.
         let stand_in = StandIn::new(vec![
-            ("https://api.github.com/user", Reply::Json(200, user_fixture(json!("")))),
+            (
+                "https://api.github.com/user",
+                Reply::Json(200, user_fixture(json!(""))),
+            ),
             (
                 "https://api.github.com/user/emails",
                 Reply::Json(
@@ -391,7 +457,9 @@ mod tests {
                 ),
             ),
         ]);
-        let profile = userinfo(&github(GitHubOptions::default()), &stand_in).await.unwrap();
+        let profile = userinfo(&github(GitHubOptions::default()), &stand_in)
+            .await
+            .unwrap();
         stand_in.assert_done();
         assert_eq!(profile["email"], "first@example.com");
     }
@@ -400,13 +468,22 @@ mod tests {
     async fn failed_emails_request_keeps_the_email_null() {
         for reply in [
             // No `user:email` scope granted.
-            Reply::Json(404, json!({"message": "Not Found", "documentation_url": "https://docs.github.com/rest"})),
-            Reply::Json(403, json!({"message": "Resource not accessible by integration"})),
+            Reply::Json(
+                404,
+                json!({"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}),
+            ),
+            Reply::Json(
+                403,
+                json!({"message": "Resource not accessible by integration"}),
+            ),
             // Auth.js throws on an empty list; authcore keeps the email unset.
             Reply::Json(200, json!([])),
         ] {
             let stand_in = StandIn::new(vec![
-                ("https://api.github.com/user", Reply::Json(200, user_fixture(Value::Null))),
+                (
+                    "https://api.github.com/user",
+                    Reply::Json(200, user_fixture(Value::Null)),
+                ),
                 ("https://api.github.com/user/emails", reply),
             ]);
             let p = github(GitHubOptions::default());
@@ -422,36 +499,65 @@ mod tests {
     async fn request_failures_are_errors() {
         // As in Auth.js, a transport failure of either request fails the sign-in …
         let stand_in = StandIn::new(vec![
-            ("https://api.github.com/user", Reply::Json(200, user_fixture(Value::Null))),
+            (
+                "https://api.github.com/user",
+                Reply::Json(200, user_fixture(Value::Null)),
+            ),
             ("https://api.github.com/user/emails", Reply::TransportError),
         ]);
-        assert!(userinfo(&github(GitHubOptions::default()), &stand_in).await.is_err());
+        assert!(
+            userinfo(&github(GitHubOptions::default()), &stand_in)
+                .await
+                .is_err()
+        );
         stand_in.assert_done();
         let stand_in = StandIn::new(vec![("https://api.github.com/user", Reply::TransportError)]);
-        assert!(userinfo(&github(GitHubOptions::default()), &stand_in).await.is_err());
+        assert!(
+            userinfo(&github(GitHubOptions::default()), &stand_in)
+                .await
+                .is_err()
+        );
         // … and so does a /user error (Auth.js fails later, in `profile()`, for lack of an id),
         let stand_in = StandIn::new(vec![(
             "https://api.github.com/user",
             Reply::Json(401, json!({"message": "Bad credentials"})),
         )]);
-        let err = userinfo(&github(GitHubOptions::default()), &stand_in).await.unwrap_err();
+        let err = userinfo(&github(GitHubOptions::default()), &stand_in)
+            .await
+            .unwrap_err();
         assert!(err.to_string().contains("401"), "{err}");
         assert!(!err.to_string().contains(TOKEN));
         // … or an /user/emails body that is not a list.
         let stand_in = StandIn::new(vec![
-            ("https://api.github.com/user", Reply::Json(200, user_fixture(Value::Null))),
-            ("https://api.github.com/user/emails", Reply::Json(200, json!({"oops": true}))),
+            (
+                "https://api.github.com/user",
+                Reply::Json(200, user_fixture(Value::Null)),
+            ),
+            (
+                "https://api.github.com/user/emails",
+                Reply::Json(200, json!({"oops": true})),
+            ),
         ]);
-        assert!(userinfo(&github(GitHubOptions::default()), &stand_in).await.is_err());
+        assert!(
+            userinfo(&github(GitHubOptions::default()), &stand_in)
+                .await
+                .is_err()
+        );
     }
 
     #[tokio::test]
     async fn enterprise_userinfo_uses_api_v3() {
         let stand_in = StandIn::new(vec![
-            ("https://github.example.com/api/v3/user", Reply::Json(200, user_fixture(Value::Null))),
+            (
+                "https://github.example.com/api/v3/user",
+                Reply::Json(200, user_fixture(Value::Null)),
+            ),
             (
                 "https://github.example.com/api/v3/user/emails",
-                Reply::Json(200, json!([{"email": "octocat@example.com", "primary": true, "verified": true}])),
+                Reply::Json(
+                    200,
+                    json!([{"email": "octocat@example.com", "primary": true, "verified": true}]),
+                ),
             ),
         ]);
         let p = github(GitHubOptions::enterprise("https://github.example.com/"));

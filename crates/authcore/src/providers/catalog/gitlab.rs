@@ -118,12 +118,27 @@ mod tests {
     #[test]
     fn gitlab_com_defaults() {
         let p = gitlab(GitLabOptions::default());
-        assert_eq!((p.id.as_str(), p.name.as_str(), p.kind), ("gitlab", "GitLab", ProviderType::Oauth));
+        assert_eq!(
+            (p.id.as_str(), p.name.as_str(), p.kind),
+            ("gitlab", "GitLab", ProviderType::Oauth)
+        );
         assert_eq!(p.issuer, None);
-        assert_eq!(p.authorization.url.as_deref(), Some("https://gitlab.com/oauth/authorize?scope=read_user"));
-        assert!(p.authorization.params.is_empty(), "the scope is in the URL, as upstream");
-        assert_eq!(p.token.url.as_deref(), Some("https://gitlab.com/oauth/token"));
-        assert_eq!(p.userinfo.url.as_deref(), Some("https://gitlab.com/api/v4/user"));
+        assert_eq!(
+            p.authorization.url.as_deref(),
+            Some("https://gitlab.com/oauth/authorize?scope=read_user")
+        );
+        assert!(
+            p.authorization.params.is_empty(),
+            "the scope is in the URL, as upstream"
+        );
+        assert_eq!(
+            p.token.url.as_deref(),
+            Some("https://gitlab.com/oauth/token")
+        );
+        assert_eq!(
+            p.userinfo.url.as_deref(),
+            Some("https://gitlab.com/api/v4/user")
+        );
         assert!(p.userinfo_request.is_none());
         assert_eq!(p.checks, Checks::default());
         assert_eq!(p.client_auth, ClientAuthMethod::ClientSecretBasic);
@@ -137,7 +152,10 @@ mod tests {
         for (base, expected) in [
             ("https://gitlab.example.com", "https://gitlab.example.com/"),
             ("https://gitlab.example.com/", "https://gitlab.example.com/"),
-            ("HTTPS://GitLab.Example.COM:443", "https://gitlab.example.com/"),
+            (
+                "HTTPS://GitLab.Example.COM:443",
+                "https://gitlab.example.com/",
+            ),
             ("http://localhost:8080", "http://localhost:8080/"),
             ("https://example.com/gitlab/", "https://example.com/gitlab/"),
             ("https://example.com/gitlab", "https://example.com/gitlab/"),
@@ -148,8 +166,14 @@ mod tests {
                 Some(format!("{expected}oauth/authorize?scope=read_user").as_str()),
                 "{base}"
             );
-            assert_eq!(p.token.url.as_deref(), Some(format!("{expected}oauth/token").as_str()));
-            assert_eq!(p.userinfo.url.as_deref(), Some(format!("{expected}api/v4/user").as_str()));
+            assert_eq!(
+                p.token.url.as_deref(),
+                Some(format!("{expected}oauth/token").as_str())
+            );
+            assert_eq!(
+                p.userinfo.url.as_deref(),
+                Some(format!("{expected}api/v4/user").as_str())
+            );
         }
     }
 
@@ -165,14 +189,19 @@ mod tests {
         )
         .unwrap();
         let pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
-        assert!(pairs.contains(&("scope".into(), "read_user".into())), "{url}");
+        assert!(
+            pairs.contains(&("scope".into(), "read_user".into())),
+            "{url}"
+        );
         assert_eq!(pairs.iter().filter(|(k, _)| k == "scope").count(), 1);
     }
 
     #[test]
     fn profile_mapping() {
         let p = gitlab(GitLabOptions::default());
-        let user = p.map_profile(&object(user_fixture()), &tokens("glpat")).unwrap();
+        let user = p
+            .map_profile(&object(user_fixture()), &tokens("glpat"))
+            .unwrap();
         assert_eq!(
             user,
             User {
@@ -188,6 +217,9 @@ mod tests {
         f["sub"] = json!("42");
         f["name"] = Value::Null;
         let user = p.map_profile(&object(f), &tokens("glpat")).unwrap();
-        assert_eq!((user.id.as_deref(), user.name.as_deref()), (Some("42"), Some("john_smith")));
+        assert_eq!(
+            (user.id.as_deref(), user.name.as_deref()),
+            (Some("42"), Some("john_smith"))
+        );
     }
 }

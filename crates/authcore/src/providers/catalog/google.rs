@@ -38,12 +38,18 @@ mod tests {
     #[test]
     fn discovered_oidc_defaults() {
         let p = google();
-        assert_eq!((p.id.as_str(), p.name.as_str(), p.kind), ("google", "Google", ProviderType::Oidc));
+        assert_eq!(
+            (p.id.as_str(), p.name.as_str(), p.kind),
+            ("google", "Google", ProviderType::Oidc)
+        );
         assert_eq!(p.issuer.as_deref(), Some("https://accounts.google.com"));
         for e in [&p.authorization, &p.token, &p.userinfo] {
             assert_eq!(e.url, None, "discovered");
         }
-        assert!(p.authorization.params.is_empty(), "default scope openid profile email");
+        assert!(
+            p.authorization.params.is_empty(),
+            "default scope openid profile email"
+        );
         assert_eq!(p.jwks_uri, None);
         assert_eq!(p.checks, Checks::default());
         assert_eq!(p.client_auth, ClientAuthMethod::ClientSecretBasic);

@@ -108,9 +108,16 @@ mod tests {
         let p = microsoft_entra_id(MicrosoftEntraIdOptions::default());
         assert_eq!(
             (p.id.as_str(), p.name.as_str(), p.kind),
-            ("microsoft-entra-id", "Microsoft Entra ID", ProviderType::Oidc)
+            (
+                "microsoft-entra-id",
+                "Microsoft Entra ID",
+                ProviderType::Oidc
+            )
         );
-        assert_eq!(p.issuer.as_deref(), Some("https://login.microsoftonline.com/common/v2.0"));
+        assert_eq!(
+            p.issuer.as_deref(),
+            Some("https://login.microsoftonline.com/common/v2.0")
+        );
         assert_eq!(p.authorization.url, None, "discovered");
         assert_eq!(param(&p, "scope"), Some("openid profile email User.Read"));
         assert_eq!(p.checks, Checks::default());
@@ -137,7 +144,10 @@ mod tests {
         let p = microsoft_entra_id(MicrosoftEntraIdOptions::from_env(&env));
         assert_eq!(p.issuer.as_deref(), Some(issuer));
         let p = microsoft_entra_id(MicrosoftEntraIdOptions::from_env(&Env::default()));
-        assert_eq!(p.issuer.as_deref(), Some("https://login.microsoftonline.com/common/v2.0"));
+        assert_eq!(
+            p.issuer.as_deref(),
+            Some("https://login.microsoftonline.com/common/v2.0")
+        );
     }
 
     #[test]

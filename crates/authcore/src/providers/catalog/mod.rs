@@ -193,9 +193,19 @@ mod tests {
             ),
             (discord(), "discord", "Discord", Oauth),
             (auth0("https://t.eu.auth0.com"), "auth0", "Auth0", Oidc),
-            (keycloak("https://kc/realms/r"), "keycloak", "Keycloak", Oidc),
+            (
+                keycloak("https://kc/realms/r"),
+                "keycloak",
+                "Keycloak",
+                Oidc,
+            ),
             (okta("https://o.okta.com"), "okta", "Okta", Oidc),
-            (oidc("corp", "Corp SSO", "https://sso.corp"), "corp", "Corp SSO", Oidc),
+            (
+                oidc("corp", "Corp SSO", "https://sso.corp"),
+                "corp",
+                "Corp SSO",
+                Oidc,
+            ),
         ];
         for (p, id, name, kind) in all {
             assert_eq!((p.id.as_str(), p.name.as_str(), p.kind), (id, name, kind));
