@@ -142,6 +142,13 @@ const clients = [
   },
   {
     ...common,
+    client_id: 'client-secret-jwt',
+    client_secret: 'secret-jwt-0123456789abcdef0123456789abcdef',
+    token_endpoint_auth_method: 'client_secret_jwt',
+    token_endpoint_auth_signing_alg: 'HS256',
+  },
+  {
+    ...common,
     client_id: 'client-formpost',
     client_secret: 'secret-formpost',
     token_endpoint_auth_method: 'client_secret_basic',

@@ -1,6 +1,11 @@
 //! The authcore demo server: a credentials sign-in (`demo` / a configurable password), a
 //! home page showing the session, and a page only signed-in users may see.
 //!
+//! OAuth providers are added when their credentials are in the environment (see [`auth`]):
+//! GitHub (`AUTH_GITHUB_ID`, `AUTH_GITHUB_SECRET`), Google (`AUTH_GOOGLE_ID`,
+//! `AUTH_GOOGLE_SECRET`) and a generic OpenID Connect provider with id `oidc`
+//! (`AUTH_OIDC_ISSUER`, `AUTH_OIDC_ID`, `AUTH_OIDC_SECRET`, optional `AUTH_OIDC_NAME`).
+//!
 //! [`DemoConfig::from_env`] reads the configuration and [`app`] builds the axum
 //! [`Router`]; the `authcore-server` binary serves it. The provider configuration is
 //! mirrored by a Node (Auth.js) server for load comparisons: keep both the same.
@@ -11,7 +16,8 @@ use std::sync::Arc;
 
 use askama::Template;
 use authcore::env::Env;
-use authcore::providers::{CredentialField, CredentialsProvider};
+use authcore::providers::catalog::{self, GitHubOptions};
+use authcore::providers::{CredentialField, CredentialsProvider, OAuthProvider};
 use authcore::{Auth, AuthConfig, ConfigError, User};
 use authcore_axum::{AuthRouterExt, OptionalSession, RequireAuthLayer, Session};
 use axum::Router;
@@ -25,6 +31,8 @@ use subtle::ConstantTimeEq;
 
 /// Listen address when `AUTHCORE_ADDR` is not set.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
+/// Display name of the generic OIDC provider when `AUTH_OIDC_NAME` is not set.
+pub const DEFAULT_OIDC_NAME: &str = "OpenID Connect";
 /// Demo password when `AUTHCORE_DEMO_PASSWORD` is not set.
 pub const DEFAULT_DEMO_PASSWORD: &str = "authcore-demo";
 /// The demo user's username.
@@ -41,7 +49,8 @@ pub struct DemoConfig {
     pub secret_is_ephemeral: bool,
     /// The demo user's password (`AUTHCORE_DEMO_PASSWORD`).
     pub demo_password: String,
-    /// Environment for authcore's defaults (`AUTH_URL`, `AUTH_TRUST_HOST`, `AUTH_SECRET`).
+    /// Environment for authcore's defaults (`AUTH_URL`, `AUTH_TRUST_HOST`, `AUTH_SECRET`) and
+    /// the optional OAuth providers (`AUTH_GITHUB_*`, `AUTH_GOOGLE_*`, `AUTH_OIDC_*`).
     pub env: Env,
 }
 
@@ -140,8 +149,8 @@ impl DemoConfig {
     }
 }
 
-/// Builds the authcore handler of the demo: one credentials provider accepting
-/// `demo` / the demo password.
+/// Builds the authcore handler of the demo: a credentials provider accepting `demo` / the
+/// demo password, then the OAuth providers configured in `config.env` ([`oauth_providers`]).
 pub fn auth(config: DemoConfig) -> Result<Auth, ConfigError> {
     let password: Arc<str> = config.demo_password.into();
     let provider = CredentialsProvider::new()
@@ -165,6 +174,9 @@ pub fn auth(config: DemoConfig) -> Result<Auth, ConfigError> {
             }
         });
     let mut builder = AuthConfig::builder().provider(provider);
+    for p in oauth_providers(&config.env) {
+        builder = builder.provider(p);
+    }
     if let Some(secret) = config.secret {
         builder = builder.secret(secret);
     }
@@ -173,6 +185,45 @@ pub fn auth(config: DemoConfig) -> Result<Auth, ConfigError> {
         builder = builder.trust_host(true);
     }
     Ok(Auth::new(builder.env_defaults(&config.env).build()?))
+}
+
+/// The OAuth providers whose settings are all present (and non-empty) in `env`, in this
+/// order:
+///
+/// * GitHub ([`catalog::github`]) with `AUTH_GITHUB_ID` and `AUTH_GITHUB_SECRET`;
+/// * Google ([`catalog::google`]) with `AUTH_GOOGLE_ID` and `AUTH_GOOGLE_SECRET`;
+/// * a generic OpenID Connect provider ([`catalog::oidc`]), id `oidc`, with
+///   `AUTH_OIDC_ISSUER`, `AUTH_OIDC_ID` and `AUTH_OIDC_SECRET`; its name is `AUTH_OIDC_NAME`
+///   or [`DEFAULT_OIDC_NAME`].
+///
+/// Register `<origin><base path>/callback/<id>` (by default
+/// `http://127.0.0.1:3000/auth/callback/github` …) as their redirect URI.
+pub fn oauth_providers(env: &Env) -> Vec<OAuthProvider> {
+    let var = |k: &str| env.get(k).filter(|v| !v.trim().is_empty());
+    let mut providers = Vec::new();
+    if let (Some(id), Some(secret)) = (var("AUTH_GITHUB_ID"), var("AUTH_GITHUB_SECRET")) {
+        providers.push(
+            catalog::github(GitHubOptions::default())
+                .client_id(id)
+                .client_secret(secret),
+        );
+    }
+    if let (Some(id), Some(secret)) = (var("AUTH_GOOGLE_ID"), var("AUTH_GOOGLE_SECRET")) {
+        providers.push(catalog::google().client_id(id).client_secret(secret));
+    }
+    if let (Some(issuer), Some(id), Some(secret)) = (
+        var("AUTH_OIDC_ISSUER"),
+        var("AUTH_OIDC_ID"),
+        var("AUTH_OIDC_SECRET"),
+    ) {
+        let name = var("AUTH_OIDC_NAME").unwrap_or(DEFAULT_OIDC_NAME);
+        providers.push(
+            catalog::oidc("oidc", name, issuer)
+                .client_id(id)
+                .client_secret(secret),
+        );
+    }
+    providers
 }
 
 /// The demo application: `/` (home), `/protected` (signed-in users only) and authcore
@@ -318,5 +369,35 @@ mod tests {
 
         let e = DemoConfig::from_env(Env::from_pairs([("AUTHCORE_ADDR", "nope")])).unwrap_err();
         assert!(e.to_string().contains("AUTHCORE_ADDR"));
+    }
+
+    #[test]
+    fn oauth_providers_from_env() {
+        assert!(oauth_providers(&Env::default()).is_empty());
+        let providers = oauth_providers(&Env::from_pairs([
+            ("AUTH_GITHUB_ID", "gh-id"),
+            ("AUTH_GITHUB_SECRET", "gh-secret"),
+            ("AUTH_GOOGLE_ID", "g-id"),
+            ("AUTH_GOOGLE_SECRET", "g-secret"),
+            ("AUTH_OIDC_ISSUER", "https://sso.example.com"),
+            ("AUTH_OIDC_ID", "o-id"),
+            ("AUTH_OIDC_SECRET", "o-secret"),
+        ]));
+        let ids: Vec<&str> = providers.iter().map(OAuthProvider::id).collect();
+        assert_eq!(ids, ["github", "google", "oidc"]);
+        let expected = [
+            ("gh-id", "gh-secret"),
+            ("g-id", "g-secret"),
+            ("o-id", "o-secret"),
+        ];
+        for (p, (client_id, secret)) in providers.iter().zip(expected) {
+            let debug = format!("{p:?}");
+            assert!(debug.contains(client_id), "{debug}");
+            assert!(
+                debug.contains("[redacted]") && !debug.contains(secret),
+                "{debug}"
+            );
+        }
+        assert!(format!("{:?}", providers[2]).contains("https://sso.example.com"));
     }
 }

@@ -219,3 +219,156 @@ async fn custom_password_and_base_path_from_env() {
     let res = get(&app, "/api/auth/providers", &mut jar).await;
     assert_eq!(res.status(), StatusCode::OK);
 }
+
+/// The demo with the OAuth providers of `vars` (plus a fixed secret).
+fn demo_with_env(vars: &[(&str, &str)]) -> Router {
+    let mut pairs = vec![("AUTH_SECRET", "a demo test secret, long and random enough")];
+    pairs.extend_from_slice(vars);
+    let config = DemoConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
+    app(config).unwrap()
+}
+
+async fn providers_json(app: &Router) -> Value {
+    let res = get(app, "/auth/providers", &mut CookieJar::default()).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    serde_json::from_str(&text(res).await).unwrap()
+}
+
+#[tokio::test]
+async fn oauth_providers_from_env_are_listed() {
+    let app = demo_with_env(&[
+        ("AUTH_GITHUB_ID", "Iv1.0123456789abcdef"),
+        ("AUTH_GITHUB_SECRET", "github-secret"),
+        ("AUTH_GOOGLE_ID", "1234.apps.googleusercontent.com"),
+        ("AUTH_GOOGLE_SECRET", "google-secret"),
+        ("AUTH_OIDC_ISSUER", "https://sso.example.com/realms/main"),
+        ("AUTH_OIDC_ID", "authcore-demo"),
+        ("AUTH_OIDC_SECRET", "oidc-secret"),
+        ("AUTH_OIDC_NAME", "Example SSO"),
+    ]);
+    let json = providers_json(&app).await;
+    let ids: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(ids, ["credentials", "github", "google", "oidc"]);
+    for (id, name, kind) in [
+        ("credentials", "Credentials", "credentials"),
+        ("github", "GitHub", "oauth"),
+        ("google", "Google", "oidc"),
+        ("oidc", "Example SSO", "oidc"),
+    ] {
+        let p = &json[id];
+        assert_eq!(p["id"], id);
+        assert_eq!(p["name"], name);
+        assert_eq!(p["type"], kind);
+        assert_eq!(
+            p["signinUrl"],
+            format!("http://localhost:3000/auth/signin/{id}")
+        );
+        assert_eq!(
+            p["callbackUrl"],
+            format!("http://localhost:3000/auth/callback/{id}")
+        );
+    }
+    // No secret or client id leaks into the listing.
+    let listing = json.to_string();
+    for secret in [
+        "github-secret",
+        "google-secret",
+        "oidc-secret",
+        "Iv1.0123456789abcdef",
+    ] {
+        assert!(!listing.contains(secret), "{listing}");
+    }
+    // The built-in sign-in page offers them next to the demo form.
+    let html = text(get(&app, "/auth/signin", &mut CookieJar::default()).await).await;
+    for label in [
+        "Sign in with GitHub",
+        "Sign in with Google",
+        "Sign in with Example SSO",
+        "Username",
+    ] {
+        assert!(html.contains(label), "{label} in {html}");
+    }
+}
+
+#[tokio::test]
+async fn oauth_providers_need_all_their_settings() {
+    // Nothing set: the credentials provider alone.
+    let json = providers_json(&demo_with_env(&[])).await;
+    let ids: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(ids, ["credentials"]);
+
+    // Incomplete or empty settings add nothing; the OIDC name has a default.
+    let json = providers_json(&demo_with_env(&[
+        ("AUTH_GITHUB_ID", "Iv1.0123456789abcdef"),
+        ("AUTH_GOOGLE_ID", "1234.apps.googleusercontent.com"),
+        ("AUTH_GOOGLE_SECRET", ""),
+        ("AUTH_OIDC_ID", "authcore-demo"),
+        ("AUTH_OIDC_SECRET", "oidc-secret"),
+    ]))
+    .await;
+    let ids: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(ids, ["credentials"]);
+    let json = providers_json(&demo_with_env(&[
+        ("AUTH_OIDC_ISSUER", "https://sso.example.com"),
+        ("AUTH_OIDC_ID", "authcore-demo"),
+        ("AUTH_OIDC_SECRET", "oidc-secret"),
+    ]))
+    .await;
+    assert_eq!(json["oidc"]["name"], "OpenID Connect");
+    assert_eq!(json["oidc"]["type"], "oidc");
+}
+
+#[tokio::test]
+async fn github_sign_in_redirects_to_github() {
+    // GitHub needs no discovery, so the redirect is built without any network access.
+    let app = demo_with_env(&[
+        ("AUTH_GITHUB_ID", "Iv1.0123456789abcdef"),
+        ("AUTH_GITHUB_SECRET", "github-secret"),
+    ]);
+    let mut jar = CookieJar::default();
+    let res = get(&app, "/auth/csrf", &mut jar).await;
+    let json: Value = serde_json::from_str(&text(res).await).unwrap();
+    let csrf = json["csrfToken"].as_str().unwrap().to_owned();
+    let req = Request::post(format!("{ORIGIN}/auth/signin/github"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::COOKIE, jar.header())
+        .body(Body::from(format!(
+            "csrfToken={}&callbackUrl={}",
+            encode(&csrf),
+            encode("/protected")
+        )))
+        .unwrap();
+    let res = send(&app, req, &mut jar).await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    let location = res.headers()[header::LOCATION].to_str().unwrap();
+    assert!(
+        location.starts_with("https://github.com/login/oauth/authorize?"),
+        "{location}"
+    );
+    for part in [
+        "response_type=code",
+        "client_id=Iv1.0123456789abcdef",
+        "redirect_uri=http%3A%2F%2Flocalhost%3A3000%2Fauth%2Fcallback%2Fgithub",
+        "scope=read%3Auser+user%3Aemail",
+        "code_challenge_method=S256",
+    ] {
+        assert!(location.contains(part), "{part} in {location}");
+    }
+    assert!(!location.contains("github-secret"));
+    assert!(jar.has("authjs.pkce.code_verifier"), "{jar:?}");
+}

@@ -295,7 +295,7 @@ async fn userinfo_instead_of_id_token() {
 }
 
 #[tokio::test]
-async fn client_secret_post_and_public_client() {
+async fn client_secret_post_jwt_and_public_client() {
     let op = OidcProvider::start().await;
     let auth = auth_for(
         oidc(&op, "client-post", "secret-post").client_auth(ClientAuthMethod::ClientSecretPost),
@@ -305,6 +305,22 @@ async fn client_secret_post_and_public_client() {
     let text = op.last_token_request().await.to_string();
     assert!(
         text.contains("secret-post") && !text.contains("Basic "),
+        "{text}"
+    );
+
+    let auth = auth_for(
+        oidc(
+            &op,
+            "client-secret-jwt",
+            "secret-jwt-0123456789abcdef0123456789abcdef",
+        )
+        .client_auth(ClientAuthMethod::ClientSecretJwt),
+    );
+    let mut jar = Jar::default();
+    assert_signed_in(&sign_in(&auth, &op, "oidc", &mut jar).await, &jar);
+    let text = op.last_token_request().await.to_string();
+    assert!(
+        text.contains("client_assertion") && !text.contains("secret-jwt-"),
         "{text}"
     );
 

@@ -176,6 +176,7 @@ pub(crate) fn authorization_url(
 /// The token request (spec §6.4 steps 2 and 5).
 pub(crate) fn token_request(
     p: &OAuthProvider,
+    issuer: Option<&str>,
     token_endpoint: &str,
     code: &str,
     redirect_uri: &str,
@@ -210,6 +211,15 @@ pub(crate) fn token_request(
         ClientAuthMethod::None => {
             form.append_pair("client_id", &p.client_id);
         }
+        ClientAuthMethod::ClientSecretJwt => {
+            let assertion = client_secret_jwt(p, issuer, token_endpoint, secret)?;
+            form.append_pair("client_id", &p.client_id);
+            form.append_pair(
+                "client_assertion_type",
+                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            );
+            form.append_pair("client_assertion", &assertion);
+        }
     }
     builder
         .body(Bytes::from(form.finish()))
@@ -217,6 +227,31 @@ pub(crate) fn token_request(
             step: "token",
             reason: e.to_string(),
         })
+}
+
+/// RFC 7523 client assertion: `{iss, sub: client_id, aud: [issuer, token_endpoint], jti,
+/// iat, exp: iat + 60}` signed HS256 with the client secret.
+fn client_secret_jwt(
+    p: &OAuthProvider,
+    issuer: Option<&str>,
+    token_endpoint: &str,
+    secret: &str,
+) -> Result<String, OAuthError> {
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let aud: Vec<&str> = issuer.into_iter().chain([token_endpoint]).collect();
+    let claims = serde_json::json!({
+        "iss": p.client_id, "sub": p.client_id, "aud": aud,
+        "jti": crate::random::uuid_v4(), "iat": now, "exp": now + 60,
+    });
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .map_err(|e| OAuthError::InvalidResponse {
+        step: "token",
+        reason: format!("could not sign the client assertion: {e}"),
+    })
 }
 
 fn invalid(reason: &str) -> OAuthError {
@@ -414,6 +449,7 @@ mod tests {
         let p = provider();
         let r = token_request(
             &p,
+            None,
             "https://idp/token",
             "c0de",
             "https://app/cb",
@@ -434,7 +470,7 @@ mod tests {
             "redirect_uri=https%3A%2F%2Fapp%2Fcb&code=c0de&code_verifier=ver&grant_type=authorization_code"
         );
         let p = provider().client_auth(ClientAuthMethod::ClientSecretPost);
-        let r = token_request(&p, "https://idp/token", "c", "r", None).unwrap();
+        let r = token_request(&p, None, "https://idp/token", "c", "r", None).unwrap();
         assert!(r.headers().get("authorization").is_none());
         let body = String::from_utf8(r.body().to_vec()).unwrap();
         assert!(
@@ -443,7 +479,7 @@ mod tests {
         );
         let p = provider().client_auth(ClientAuthMethod::None);
         let body = String::from_utf8(
-            token_request(&p, "https://idp/token", "c", "r", None)
+            token_request(&p, None, "https://idp/token", "c", "r", None)
                 .unwrap()
                 .body()
                 .to_vec(),

@@ -31,6 +31,8 @@ pub enum ClientAuthMethod {
     ClientSecretPost,
     /// Public client: only `client_id` in the body (use PKCE).
     None,
+    /// A short-lived HS256 JWT signed with the client secret (RFC 7523 client assertion).
+    ClientSecretJwt,
 }
 
 /// Which checks protect the authorization response (Auth.js `checks`).

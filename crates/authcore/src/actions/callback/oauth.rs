@@ -176,6 +176,7 @@ pub(crate) async fn callback(
         .ok_or_else(|| route_error(id, missing("token_endpoint")))?;
     let req = flow::token_request(
         p,
+        issuer.as_deref(),
         token_endpoint,
         code,
         &plan.redirect_uri,
