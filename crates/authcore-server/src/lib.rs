@@ -190,9 +190,9 @@ pub fn auth(config: DemoConfig) -> Result<Auth, ConfigError> {
 /// The OAuth providers whose settings are all present (and non-empty) in `env`, in this
 /// order:
 ///
-/// * GitHub ([`catalog::github`]) with `AUTH_GITHUB_ID` and `AUTH_GITHUB_SECRET`;
-/// * Google ([`catalog::google`]) with `AUTH_GOOGLE_ID` and `AUTH_GOOGLE_SECRET`;
-/// * a generic OpenID Connect provider ([`catalog::oidc`]), id `oidc`, with
+/// * GitHub ([`catalog::github()`]) with `AUTH_GITHUB_ID` and `AUTH_GITHUB_SECRET`;
+/// * Google ([`catalog::google()`]) with `AUTH_GOOGLE_ID` and `AUTH_GOOGLE_SECRET`;
+/// * a generic OpenID Connect provider ([`catalog::oidc()`]), id `oidc`, with
 ///   `AUTH_OIDC_ISSUER`, `AUTH_OIDC_ID` and `AUTH_OIDC_SECRET`; its name is `AUTH_OIDC_NAME`
 ///   or [`DEFAULT_OIDC_NAME`].
 ///

@@ -784,3 +784,38 @@ async fn oversized_provider_responses_are_refused() {
         "{errors:?}"
     );
 }
+
+#[tokio::test]
+async fn custom_token_request_and_authorization_handler() {
+    use base64::Engine as _;
+    let op = OidcProvider::start().await;
+    let provider = oidc(&op, "client-basic", "secret-basic")
+        .authorization(|url| format!("{url}&login_hint=alice"))
+        .token_request(|params, client| async move {
+            let body = form_urlencoded::Serializer::new(String::new())
+                .append_pair("grant_type", "authorization_code")
+                .append_pair("code", &params.code)
+                .append_pair("redirect_uri", &params.redirect_uri)
+                .append_pair(
+                    "code_verifier",
+                    params.code_verifier.as_deref().unwrap_or(""),
+                )
+                .finish();
+            let basic =
+                base64::engine::general_purpose::STANDARD.encode("client-basic:secret-basic");
+            let req = http::Request::post(params.token_endpoint.unwrap())
+                .header("content-type", "application/x-www-form-urlencoded")
+                .header("authorization", format!("Basic {basic}"))
+                .body(Bytes::from(body))?;
+            let resp = client.send(req).await?;
+            Ok((resp.status().as_u16(), serde_json::from_slice(resp.body())?))
+        });
+    let auth = auth_for(provider);
+    let mut jar = Jar::default();
+    let r = sign_in(&auth, &op, "oidc", &mut jar).await;
+    assert_signed_in(&r, &jar);
+    assert_eq!(
+        session(&auth, &jar).await["user"]["email"],
+        "alice@example.com"
+    );
+}

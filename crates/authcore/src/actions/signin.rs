@@ -113,7 +113,12 @@ async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<ResponseIntern
         "authorization url is ready",
         || json!({ "provider": p.id, "url": url.origin().ascii_serialization() }),
     );
-    let mut resp = ResponseInternal::redirect(url.into());
+    let url: String = url.into();
+    let url = match &p.authorization_hook {
+        Some(f) => f(url),
+        None => url,
+    };
+    let mut resp = ResponseInternal::redirect(url);
     resp.cookies = cookies;
     Ok(resp)
 }

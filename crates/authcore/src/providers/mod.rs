@@ -5,7 +5,9 @@ pub mod credentials;
 pub mod oauth;
 
 pub use credentials::{AuthorizeError, AuthorizeRequest, CredentialField, CredentialsProvider};
-pub use oauth::{Checks, ClientAuthMethod, OAuthProvider, ProviderStyle, default_profile};
+pub use oauth::{
+    Checks, ClientAuthMethod, OAuthProvider, ProviderStyle, TokenRequestParams, default_profile,
+};
 
 use crate::types::ProviderType;
 

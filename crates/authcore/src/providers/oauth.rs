@@ -97,6 +97,26 @@ pub type AccountFn = dyn Fn(&TokenSet) -> TokenSet + Send + Sync;
 /// Custom userinfo request: given the tokens, returns the profile JSON.
 pub type UserinfoFn =
     dyn Fn(TokenSet, Arc<dyn HttpClient>) -> BoxFuture<Result<JsonObject, BoxError>> + Send + Sync;
+/// What a custom token request receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TokenRequestParams {
+    /// The authorization code.
+    pub code: String,
+    /// The `redirect_uri` used in the authorization request.
+    pub redirect_uri: String,
+    /// The PKCE verifier, when PKCE is in the checks.
+    pub code_verifier: Option<String>,
+    /// The configured or discovered token endpoint.
+    pub token_endpoint: Option<String>,
+}
+/// Custom token request: returns the raw response `(status, JSON body)`, which is then
+/// conformed and validated like any token response.
+pub type TokenRequestFn = dyn Fn(TokenRequestParams, Arc<dyn HttpClient>) -> BoxFuture<Result<(u16, Value), BoxError>>
+    + Send
+    + Sync;
+/// Rewrites the authorization URL just before the redirect (custom authorization handler).
+pub type AuthorizationFn = dyn Fn(String) -> String + Send + Sync;
 /// Rewrites a non-compliant token response (status, body) before it is validated.
 pub type ConformFn = dyn Fn(u16, Value) -> (u16, Value) + Send + Sync;
 
@@ -121,6 +141,8 @@ pub struct OAuthProvider {
     pub(crate) account: Option<Arc<AccountFn>>,
     pub(crate) userinfo_request: Option<Arc<UserinfoFn>>,
     pub(crate) conform: Option<Arc<ConformFn>>,
+    pub(crate) token_request: Option<Arc<TokenRequestFn>>,
+    pub(crate) authorization_hook: Option<Arc<AuthorizationFn>>,
     pub(crate) allow_dangerous_email_account_linking: bool,
     pub(crate) redirect_proxy_url: Option<String>,
     pub(crate) style: ProviderStyle,
@@ -165,6 +187,8 @@ impl OAuthProvider {
             account: None,
             userinfo_request: None,
             conform: None,
+            token_request: None,
+            authorization_hook: None,
             allow_dangerous_email_account_linking: false,
             redirect_proxy_url: None,
             style: ProviderStyle::default(),
@@ -291,6 +315,23 @@ impl OAuthProvider {
         self.userinfo_request = Some(Arc::new(move |t, c| Box::pin(f(t, c))));
         self
     }
+    /// Replaces the token request (e.g. a provider with a non-standard exchange).
+    pub fn token_request<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(TokenRequestParams, Arc<dyn HttpClient>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(u16, Value), BoxError>> + Send + 'static,
+    {
+        self.token_request = Some(Arc::new(move |p, c| Box::pin(f(p, c))));
+        self
+    }
+    /// Rewrites the final authorization URL (custom authorization handler).
+    pub fn authorization<F>(mut self, f: F) -> Self
+    where
+        F: Fn(String) -> String + Send + Sync + 'static,
+    {
+        self.authorization_hook = Some(Arc::new(f));
+        self
+    }
     /// Rewrites a non-compliant token response (status, JSON body) before validation.
     pub fn conform<F>(mut self, f: F) -> Self
     where
@@ -375,7 +416,9 @@ impl OAuthProvider {
         ]
         .into_iter()
         .find(|(key, e)| {
-            e.url.is_none() && !(*key == "userinfo" && self.userinfo_request.is_some())
+            e.url.is_none()
+                && !(*key == "userinfo" && self.userinfo_request.is_some())
+                && !(*key == "token" && self.token_request.is_some())
         })
         .map(|(k, _)| k)
     }

@@ -169,34 +169,56 @@ pub(crate) async fn callback(
         None
     };
 
-    // Token exchange.
-    let token_endpoint = endpoints
-        .token
-        .as_deref()
-        .ok_or_else(|| route_error(id, missing("token_endpoint")))?;
-    let req = flow::token_request(
-        p,
-        issuer.as_deref(),
-        token_endpoint,
-        code,
-        &plan.redirect_uri,
-        verifier.as_deref(),
-    )
-    .map_err(|e| route_error(id, e))?;
-    let resp = client.send(req).await.map_err(|e| {
-        route_error(
-            id,
-            OAuthError::Http {
-                step: "token",
-                reason: e.to_string(),
-            },
-        )
-    })?;
+    // Token exchange: the standard request, or the provider's custom one.
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    let tokens = flow::process_token_response(p, resp.status().as_u16(), resp.body(), now)
+    let (status, body) = if let Some(custom) = &p.token_request {
+        let params = crate::providers::TokenRequestParams {
+            code: code.to_owned(),
+            redirect_uri: plan.redirect_uri.clone(),
+            code_verifier: verifier.clone(),
+            token_endpoint: endpoints.token.clone(),
+        };
+        let (status, json) = custom(params, client.clone()).await.map_err(|e| {
+            route_error(
+                id,
+                OAuthError::Http {
+                    step: "token",
+                    reason: e.to_string(),
+                },
+            )
+        })?;
+        (
+            status,
+            bytes::Bytes::from(serde_json::to_vec(&json).unwrap_or_default()),
+        )
+    } else {
+        let token_endpoint = endpoints
+            .token
+            .as_deref()
+            .ok_or_else(|| route_error(id, missing("token_endpoint")))?;
+        let req = flow::token_request(
+            p,
+            issuer.as_deref(),
+            token_endpoint,
+            code,
+            &plan.redirect_uri,
+            verifier.as_deref(),
+        )
         .map_err(|e| route_error(id, e))?;
+        let resp = client.send(req).await.map_err(|e| {
+            route_error(
+                id,
+                OAuthError::Http {
+                    step: "token",
+                    reason: e.to_string(),
+                },
+            )
+        })?;
+        (resp.status().as_u16(), resp.into_body())
+    };
+    let tokens =
+        flow::process_token_response(p, status, &body, now).map_err(|e| route_error(id, e))?;
 
-    // ID token: signature against the JWKS, then the claims.
     // Only `oidc` providers use (and therefore verify) the ID token; `oauth` ones keep it as
     // an opaque token, like Auth.js's OAuth 2 response processing.
     let id_claims = match &tokens.id_token {

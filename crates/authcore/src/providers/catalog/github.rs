@@ -88,7 +88,7 @@ pub fn github(options: GitHubOptions) -> OAuthProvider {
         .style(style("#24292f", Some("#fff")))
 }
 
-/// `GET <api><path>` as Auth.js sends it: bearer token and `User-Agent: authjs`.
+/// A GitHub API `GET` as Auth.js sends it: bearer token and `User-Agent: authjs` only.
 fn api_request(url: &str, access_token: &str) -> Result<http::Request<Bytes>, BoxError> {
     Ok(http::Request::get(url)
         .header(
