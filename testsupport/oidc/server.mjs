@@ -84,6 +84,12 @@ const ecJwk = await privateJwk('ES256', EC_KID);
 // A second RSA key carrying the SAME kid as the real one ("wrong-key" mode).
 const wrongRsaJwk = await privateJwk('RS256', RSA_KID, { modulusLength: 2048 });
 
+// The key pair of the `client-private-key-jwt` client: its public half is registered with
+// the client, its private half is handed to the tests by GET /__test/client-key.
+const clientKeyPair = await jose.generateKeyPair('RS256', { extractable: true, modulusLength: 2048 });
+const clientPublicJwk = { ...(await jose.exportJWK(clientKeyPair.publicKey)), kid: 'client-key-1', alg: 'RS256', use: 'sig' };
+const clientPrivatePem = await jose.exportPKCS8(clientKeyPair.privateKey);
+
 const rsaKey = await jose.importJWK(rsaJwk, 'RS256');
 const wrongRsaKey = await jose.importJWK(wrongRsaJwk, 'RS256');
 
@@ -146,6 +152,13 @@ const clients = [
     client_secret: 'secret-jwt-0123456789abcdef0123456789abcdef',
     token_endpoint_auth_method: 'client_secret_jwt',
     token_endpoint_auth_signing_alg: 'HS256',
+  },
+  {
+    ...common,
+    client_id: 'client-private-key-jwt',
+    token_endpoint_auth_method: 'private_key_jwt',
+    token_endpoint_auth_signing_alg: 'RS256',
+    jwks: { keys: [clientPublicJwk] },
   },
   {
     ...common,
@@ -311,6 +324,10 @@ provider.use(async (ctx, next) => {
       return;
     }
     sendJson(ctx, 405, { error: 'method not allowed' });
+    return;
+  }
+  if (ctx.path === '/__test/client-key') {
+    sendJson(ctx, 200, { pem: clientPrivatePem, kid: clientPublicJwk.kid });
     return;
   }
   if (ctx.path === '/__test/last-token-request') {

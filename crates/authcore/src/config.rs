@@ -443,6 +443,13 @@ impl AuthConfigBuilder {
                             key,
                         });
                     }
+                    if o.client_auth == crate::providers::ClientAuthMethod::PrivateKeyJwt
+                        && o.client_private_key.is_none()
+                    {
+                        return Err(ConfigError::MissingClientKey {
+                            provider: id.to_owned(),
+                        });
+                    }
                     if o.client_id.is_empty() {
                         return Err(ConfigError::MissingClientId {
                             provider: id.to_owned(),

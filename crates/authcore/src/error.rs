@@ -313,6 +313,22 @@ pub enum ConfigError {
         /// `authorization`, `token` or `userinfo`.
         key: &'static str,
     },
+    /// A `private_key_jwt` key that could not be read.
+    #[error(
+        "provider \"{provider}\": the client private key is not an RSA or EC P-256 private key in PEM form"
+    )]
+    InvalidClientKey {
+        /// Provider id.
+        provider: String,
+    },
+    /// `private_key_jwt` without a key.
+    #[error(
+        "provider \"{provider}\" uses private_key_jwt but has no key: call .client_private_key_pem(..)"
+    )]
+    MissingClientKey {
+        /// Provider id.
+        provider: String,
+    },
     /// An OAuth provider has no client id.
     #[error("provider \"{provider}\" has no client id: set it with .client_id(..) or AUTH_<ID>_ID")]
     MissingClientId {

@@ -819,3 +819,39 @@ async fn custom_token_request_and_authorization_handler() {
         "alice@example.com"
     );
 }
+
+#[tokio::test]
+async fn private_key_jwt_client_authentication() {
+    let op = OidcProvider::start().await;
+    let (pem, kid) = op.client_key().await;
+    let provider = OAuthProvider::oidc("oidc", "Key")
+        .issuer(op.issuer.clone())
+        .client_id("client-private-key-jwt")
+        .client_private_key_pem(&pem, Some(&kid))
+        .unwrap();
+    let auth = auth_for(provider);
+    let mut jar = Jar::default();
+    assert_signed_in(&sign_in(&auth, &op, "oidc", &mut jar).await, &jar);
+    let text = op.last_token_request().await.to_string();
+    assert!(
+        text.contains("client_assertion") && !text.contains("PRIVATE KEY"),
+        "{text}"
+    );
+    // A key that is not a key, and private_key_jwt without one, are configuration errors.
+    assert!(
+        OAuthProvider::oidc("oidc", "K")
+            .client_private_key_pem("nope", None)
+            .is_err()
+    );
+    let e = AuthConfig::builder()
+        .secret(SECRET)
+        .provider(
+            OAuthProvider::oidc("oidc", "K")
+                .issuer("https://i.example")
+                .client_id("c")
+                .client_auth(ClientAuthMethod::PrivateKeyJwt),
+        )
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("private_key_jwt"), "{e}");
+}

@@ -211,8 +211,8 @@ pub(crate) fn token_request(
         ClientAuthMethod::None => {
             form.append_pair("client_id", &p.client_id);
         }
-        ClientAuthMethod::ClientSecretJwt => {
-            let assertion = client_secret_jwt(p, issuer, token_endpoint, secret)?;
+        ClientAuthMethod::ClientSecretJwt | ClientAuthMethod::PrivateKeyJwt => {
+            let assertion = client_assertion(p, issuer, token_endpoint, secret)?;
             form.append_pair("client_id", &p.client_id);
             form.append_pair(
                 "client_assertion_type",
@@ -230,8 +230,9 @@ pub(crate) fn token_request(
 }
 
 /// RFC 7523 client assertion: `{iss, sub: client_id, aud: [issuer, token_endpoint], jti,
-/// iat, exp: iat + 60}` signed HS256 with the client secret.
-fn client_secret_jwt(
+/// iat, exp: iat + 60}`, signed HS256 with the client secret (`client_secret_jwt`) or with
+/// the client's private key (`private_key_jwt`).
+fn client_assertion(
     p: &OAuthProvider,
     issuer: Option<&str>,
     token_endpoint: &str,
@@ -243,12 +244,25 @@ fn client_secret_jwt(
         "iss": p.client_id, "sub": p.client_id, "aud": aud,
         "jti": crate::random::uuid_v4(), "iat": now, "exp": now + 60,
     });
-    jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &claims,
-        &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
-    )
-    .map_err(|e| OAuthError::InvalidResponse {
+    let signed = match (&p.client_auth, &p.client_private_key) {
+        (ClientAuthMethod::PrivateKeyJwt, Some(k)) => {
+            let mut header = jsonwebtoken::Header::new(k.alg);
+            header.kid.clone_from(&k.kid);
+            jsonwebtoken::encode(&header, &claims, &k.key)
+        }
+        (ClientAuthMethod::PrivateKeyJwt, None) => {
+            return Err(OAuthError::InvalidResponse {
+                step: "token",
+                reason: "private_key_jwt without a client key".into(),
+            });
+        }
+        _ => jsonwebtoken::encode(
+            &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+            &claims,
+            &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+        ),
+    };
+    signed.map_err(|e| OAuthError::InvalidResponse {
         step: "token",
         reason: format!("could not sign the client assertion: {e}"),
     })

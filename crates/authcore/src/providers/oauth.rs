@@ -33,6 +33,17 @@ pub enum ClientAuthMethod {
     None,
     /// A short-lived HS256 JWT signed with the client secret (RFC 7523 client assertion).
     ClientSecretJwt,
+    /// A short-lived JWT signed with the client's private key
+    /// ([`OAuthProvider::client_private_key_pem`]).
+    PrivateKeyJwt,
+}
+
+/// The client's private key for `private_key_jwt`. `Debug` never prints the key.
+#[derive(Clone)]
+pub(crate) struct ClientPrivateKey {
+    pub key: Arc<jsonwebtoken::EncodingKey>,
+    pub alg: jsonwebtoken::Algorithm,
+    pub kid: Option<String>,
 }
 
 /// Which checks protect the authorization response (Auth.js `checks`).
@@ -142,6 +153,7 @@ pub struct OAuthProvider {
     pub(crate) userinfo_request: Option<Arc<UserinfoFn>>,
     pub(crate) conform: Option<Arc<ConformFn>>,
     pub(crate) token_request: Option<Arc<TokenRequestFn>>,
+    pub(crate) client_private_key: Option<ClientPrivateKey>,
     pub(crate) authorization_hook: Option<Arc<AuthorizationFn>>,
     pub(crate) allow_dangerous_email_account_linking: bool,
     pub(crate) redirect_proxy_url: Option<String>,
@@ -188,6 +200,7 @@ impl OAuthProvider {
             userinfo_request: None,
             conform: None,
             token_request: None,
+            client_private_key: None,
             authorization_hook: None,
             allow_dangerous_email_account_linking: false,
             redirect_proxy_url: None,
@@ -314,6 +327,34 @@ impl OAuthProvider {
     {
         self.userinfo_request = Some(Arc::new(move |t, c| Box::pin(f(t, c))));
         self
+    }
+    /// The client's private key (PKCS#8 or PKCS#1 PEM, RSA for `RS256` or EC P-256 for
+    /// `ES256`) for `private_key_jwt`, with the `kid` registered at the provider; selects
+    /// [`ClientAuthMethod::PrivateKeyJwt`].
+    ///
+    /// # Errors
+    /// A PEM that is not such a key (the message never contains key material).
+    pub fn client_private_key_pem(
+        mut self,
+        pem: &str,
+        kid: Option<&str>,
+    ) -> Result<Self, crate::error::ConfigError> {
+        let (key, alg) = if let Ok(k) = jsonwebtoken::EncodingKey::from_rsa_pem(pem.as_bytes()) {
+            (k, jsonwebtoken::Algorithm::RS256)
+        } else if let Ok(k) = jsonwebtoken::EncodingKey::from_ec_pem(pem.as_bytes()) {
+            (k, jsonwebtoken::Algorithm::ES256)
+        } else {
+            return Err(crate::error::ConfigError::InvalidClientKey {
+                provider: self.id.clone(),
+            });
+        };
+        self.client_private_key = Some(ClientPrivateKey {
+            key: Arc::new(key),
+            alg,
+            kid: kid.map(str::to_owned),
+        });
+        self.client_auth = ClientAuthMethod::PrivateKeyJwt;
+        Ok(self)
     }
     /// Replaces the token request (e.g. a provider with a non-standard exchange).
     pub fn token_request<F, Fut>(mut self, f: F) -> Self

@@ -372,6 +372,18 @@ impl OidcProvider {
     /// `{"method", "path", "headers": {lower-case name: value}, "raw_body",
     /// "body": {form field: value}, "mode", "response_status"}`, or `null`
     /// when no token request was made yet.
+    /// The private key (PKCS#8 PEM) and `kid` of the `client-private-key-jwt` client.
+    #[allow(dead_code)]
+    pub async fn client_key(&self) -> (String, String) {
+        let v = self
+            .get_json(&format!("{}/__test/client-key", self.issuer))
+            .await;
+        (
+            v["pem"].as_str().unwrap_or_default().to_owned(),
+            v["kid"].as_str().unwrap_or_default().to_owned(),
+        )
+    }
+
     pub async fn last_token_request(&self) -> serde_json::Value {
         self.get_json(&format!("{}/__test/last-token-request", self.issuer))
             .await
