@@ -183,6 +183,9 @@ pub(crate) async fn get_json(
     json_object(step, resp.body())
 }
 
+/// Placeholder in multi-tenant issuers (Microsoft Entra ID).
+pub(crate) const TENANT_PLACEHOLDER: &str = "{tenantid}";
+
 /// Normalises an issuer for comparison (`URL` serialisation without a trailing slash on
 /// the root path).
 fn normalise_issuer(s: &str) -> String {
@@ -198,6 +201,7 @@ pub(crate) async fn discover(
     client: &dyn HttpClient,
     caches: &ProviderCaches,
     issuer: &str,
+    tenant_template: bool,
 ) -> Result<Arc<Metadata>, OAuthError> {
     if let Ok(guard) = caches.metadata.read()
         && let Some((m, at)) = guard.as_ref()
@@ -212,7 +216,8 @@ pub(crate) async fn discover(
     let doc = get_json(client, "discovery", &url).await?;
     let s = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_owned);
     let found = s("issuer").unwrap_or_default();
-    if normalise_issuer(&found) != normalise_issuer(issuer) {
+    let templated = tenant_template && found.contains(TENANT_PLACEHOLDER);
+    if !templated && normalise_issuer(&found) != normalise_issuer(issuer) {
         return Err(OAuthError::InvalidResponse {
             step: "discovery",
             reason: format!("issuer {found:?} does not match the configured {issuer:?}"),

@@ -157,6 +157,7 @@ pub struct OAuthProvider {
     pub(crate) authorization_hook: Option<Arc<AuthorizationFn>>,
     pub(crate) allow_dangerous_email_account_linking: bool,
     pub(crate) redirect_proxy_url: Option<String>,
+    pub(crate) tenant_issuer: bool,
     pub(crate) style: ProviderStyle,
     pub(crate) http: Option<Arc<dyn HttpClient>>,
     pub(crate) caches: Arc<ProviderCaches>,
@@ -204,6 +205,7 @@ impl OAuthProvider {
             authorization_hook: None,
             allow_dangerous_email_account_linking: false,
             redirect_proxy_url: None,
+            tenant_issuer: false,
             style: ProviderStyle::default(),
             http: None,
             caches: Arc::default(),
@@ -385,6 +387,13 @@ impl OAuthProvider {
     /// for providers that verify emails.
     pub fn danger_allow_email_account_linking(mut self, allow: bool) -> Self {
         self.allow_dangerous_email_account_linking = allow;
+        self
+    }
+    /// Multi-tenant issuers (Microsoft Entra ID `common` / `organizations` / `consumers`):
+    /// the discovery document's issuer may contain `{tenantid}`, and each ID token must then
+    /// carry that issuer with its own `tid` filled in.
+    pub fn tenant_templated_issuer(mut self, enabled: bool) -> Self {
+        self.tenant_issuer = enabled;
         self
     }
     /// Per-provider redirect proxy (overrides the config's `redirect_proxy_url`).

@@ -117,7 +117,12 @@ pub(crate) async fn callback(
     }
     // RFC 9207 `iss`.
     let issuer = endpoints.issuer.clone();
+    let templated = issuer
+        .as_deref()
+        .is_some_and(|i| i.contains(crate::oauth::TENANT_PLACEHOLDER));
     match (param("iss"), &issuer) {
+        // A multi-tenant issuer is checked per tenant, on the ID token.
+        _ if templated => {}
         (Some(iss), Some(expected)) if iss != expected => {
             return Err(check_failed(
                 "response parameter \"iss\" does not match the issuer",
@@ -331,6 +336,21 @@ async fn verify_id_token(
         .issuer
         .as_deref()
         .ok_or_else(|| missing("issuer to check the ID token against"))?;
+    // Multi-tenant issuer: the token's own `tid` fills the template; the signature and the
+    // exact `iss` are still verified below.
+    let tenant_issuer;
+    let issuer = if issuer.contains(crate::oauth::TENANT_PLACEHOLDER) {
+        let tid = id_token::unverified_claims(token)?
+            .get("tid")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+            .map(str::to_owned)
+            .ok_or(IdTokenError::MissingClaim { claim: "tid" })?;
+        tenant_issuer = issuer.replace(crate::oauth::TENANT_PLACEHOLDER, &tid);
+        tenant_issuer.as_str()
+    } else {
+        issuer
+    };
     let algs: Vec<String> = match (&p.id_token_signed_response_alg, &endpoints.id_token_algs) {
         (Some(a), _) => vec![a.clone()],
         (None, Some(list)) if !list.is_empty() => list.clone(),

@@ -78,6 +78,7 @@ pub fn microsoft_entra_id(options: MicrosoftEntraIdOptions) -> OAuthProvider {
         .issuer(issuer)
         .authorization_param("scope", "openid profile email User.Read")
         .profile(profile)
+        .tenant_templated_issuer(true)
         .style(style("#0072c6", Some("#fff")))
 }
 
