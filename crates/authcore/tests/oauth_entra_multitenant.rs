@@ -210,3 +210,49 @@ async fn templated_issuer_is_refused_without_the_opt_in() {
         rec.errors.lock().unwrap()
     );
 }
+
+/// Serves a discovery document only at a non-standard URL.
+struct CustomDiscovery;
+
+#[authcore::async_trait]
+impl HttpClient for CustomDiscovery {
+    async fn send(&self, req: http::Request<Bytes>) -> Result<http::Response<Bytes>, BoxError> {
+        if req.uri() != "https://idp.example/custom/discovery" {
+            return Ok(http::Response::builder().status(404).body(Bytes::new())?);
+        }
+        let doc = json!({
+            "issuer": "https://idp.example",
+            "authorization_endpoint": "https://idp.example/authz",
+            "token_endpoint": "https://idp.example/token",
+            "jwks_uri": "https://idp.example/jwks",
+        });
+        Ok(http::Response::new(Bytes::from(serde_json::to_vec(&doc)?)))
+    }
+}
+
+#[tokio::test]
+async fn well_known_overrides_the_discovery_url() {
+    let provider = authcore::providers::OAuthProvider::oidc("wk", "Well-known")
+        .issuer("https://idp.example")
+        .well_known("https://idp.example/custom/discovery")
+        .client_id("c")
+        .client_secret("s")
+        .http_client(CustomDiscovery);
+    let (auth, _) = auth_with(builder().provider(provider));
+    let (csrf, token) = csrf_pair();
+    let r = send(
+        &auth,
+        post("/auth/signin/wk")
+            .header("cookie", &csrf)
+            .body(form(&[("csrfToken", &token)]))
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        r.location()
+            .unwrap()
+            .starts_with("https://idp.example/authz?"),
+        "{:?}",
+        r.location()
+    );
+}

@@ -287,7 +287,11 @@ async fn form_post_response_mode() {
 #[tokio::test]
 async fn userinfo_instead_of_id_token() {
     let op = OidcProvider::start().await;
-    let auth = auth_for(oidc(&op, "client-basic", "secret-basic").id_token(false));
+    let auth = auth_for(
+        oidc(&op, "client-basic", "secret-basic")
+            .id_token(false)
+            .well_known(format!("{}/.well-known/openid-configuration", op.issuer)),
+    );
     let mut jar = Jar::default();
     let r = sign_in(&auth, &op, "oidc", &mut jar).await;
     assert_signed_in(&r, &jar);

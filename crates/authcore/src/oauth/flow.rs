@@ -45,7 +45,14 @@ pub(crate) async fn resolve_endpoints(
         && (p.kind == ProviderType::Oauth || !p.id_token);
     let missing = e.authorization.is_none() || e.token.is_none() || needs_jwks || needs_userinfo;
     if let (true, Some(issuer)) = (missing, &p.issuer) {
-        let m: Arc<Metadata> = discover(client, &p.caches, issuer, p.tenant_issuer).await?;
+        let m: Arc<Metadata> = discover(
+            client,
+            &p.caches,
+            issuer,
+            p.well_known.as_deref(),
+            p.tenant_issuer,
+        )
+        .await?;
         e.issuer = Some(m.issuer.clone());
         e.authorization = e.authorization.or_else(|| m.authorization_endpoint.clone());
         e.token = e.token.or_else(|| m.token_endpoint.clone());

@@ -201,6 +201,7 @@ pub(crate) async fn discover(
     client: &dyn HttpClient,
     caches: &ProviderCaches,
     issuer: &str,
+    well_known: Option<&str>,
     tenant_template: bool,
 ) -> Result<Arc<Metadata>, OAuthError> {
     if let Ok(guard) = caches.metadata.read()
@@ -209,10 +210,13 @@ pub(crate) async fn discover(
     {
         return Ok(m.clone());
     }
-    let url = format!(
-        "{}/.well-known/openid-configuration",
-        issuer.trim_end_matches('/')
-    );
+    let url = match well_known {
+        Some(u) => u.to_owned(),
+        None => format!(
+            "{}/.well-known/openid-configuration",
+            issuer.trim_end_matches('/')
+        ),
+    };
     let doc = get_json(client, "discovery", &url).await?;
     let s = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_owned);
     let found = s("issuer").unwrap_or_default();

@@ -144,6 +144,7 @@ pub struct OAuthProvider {
     pub(crate) token: Endpoint,
     pub(crate) userinfo: Endpoint,
     pub(crate) jwks_uri: Option<String>,
+    pub(crate) well_known: Option<String>,
     pub(crate) checks: Checks,
     pub(crate) client_auth: ClientAuthMethod,
     pub(crate) id_token: bool,
@@ -192,6 +193,7 @@ impl OAuthProvider {
             token: Endpoint::default(),
             userinfo: Endpoint::default(),
             jwks_uri: None,
+            well_known: None,
             checks: Checks::default(),
             client_auth: ClientAuthMethod::default(),
             id_token: kind == ProviderType::Oidc,
@@ -276,6 +278,13 @@ impl OAuthProvider {
     /// Userinfo endpoint URL.
     pub fn userinfo_url(mut self, url: impl Into<String>) -> Self {
         self.userinfo.url = Some(url.into());
+        self
+    }
+    /// Discovery document URL (Auth.js `wellKnown`), when it is not
+    /// `<issuer>/.well-known/openid-configuration`. Unlike Auth.js, which only records it,
+    /// authcore fetches discovery from it; the document's issuer must still match.
+    pub fn well_known(mut self, url: impl Into<String>) -> Self {
+        self.well_known = Some(url.into());
         self
     }
     /// JWK Set URL, when not discovered from the issuer.
