@@ -30,6 +30,7 @@
 #![forbid(unsafe_code)]
 
 mod actions;
+pub mod adapter;
 pub mod callbacks;
 pub mod config;
 pub mod cookies;

@@ -1,0 +1,270 @@
+//! An in-memory [`Adapter`] for examples and tests. Data lives as long as the value (clones
+//! share it); nothing is persisted.
+//!
+//! ```
+//! use authcore::adapter::{Adapter, MemoryAdapter, NewUser};
+//! # tokio_block(async {
+//! let db = MemoryAdapter::new();
+//! let user = db.create_user(NewUser { email: Some("a@b.c".into()), ..Default::default() }).await?;
+//! assert_eq!(db.get_user_by_email("a@b.c").await?.map(|u| u.id), Some(user.id));
+//! # Ok::<_, authcore::adapter::AdapterError>(())
+//! # });
+//! # fn tokio_block<F: std::future::Future>(f: F) -> F::Output {
+//! #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use super::{
+    Adapter, AdapterError, AdapterSession, AdapterUser, NewUser, UserUpdate, VerificationToken,
+};
+use crate::types::{Account, Authenticator};
+
+#[derive(Default)]
+struct Store {
+    users: HashMap<String, AdapterUser>,
+    /// Keyed by (provider, provider_account_id).
+    accounts: HashMap<(String, String), Account>,
+    sessions: HashMap<String, AdapterSession>,
+    /// Keyed by (identifier, token).
+    tokens: HashMap<(String, String), VerificationToken>,
+    authenticators: HashMap<String, Authenticator>,
+}
+
+/// An in-memory adapter; cheap to clone, clones share the data.
+#[derive(Clone, Default)]
+pub struct MemoryAdapter {
+    store: Arc<Mutex<Store>>,
+}
+
+impl std::fmt::Debug for MemoryAdapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MemoryAdapter")
+    }
+}
+
+impl MemoryAdapter {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Store> {
+        // A panic while holding the lock cannot leave the maps half-updated in a way that
+        // matters for a test store; keep serving.
+        self.store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[async_trait]
+impl Adapter for MemoryAdapter {
+    async fn create_user(&self, user: NewUser) -> Result<AdapterUser, AdapterError> {
+        let mut s = self.lock();
+        if let Some(email) = &user.email
+            && s.users.values().any(|u| u.email.as_ref() == Some(email))
+        {
+            return Err(AdapterError::Conflict(
+                "a user with this email exists".into(),
+            ));
+        }
+        let u = AdapterUser {
+            id: crate::random::uuid_v4(),
+            name: user.name,
+            email: user.email,
+            email_verified: user.email_verified,
+            image: user.image,
+        };
+        s.users.insert(u.id.clone(), u.clone());
+        Ok(u)
+    }
+
+    async fn get_user(&self, id: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        Ok(self.lock().users.get(id).cloned())
+    }
+
+    async fn get_user_by_email(&self, email: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        Ok(self
+            .lock()
+            .users
+            .values()
+            .find(|u| u.email.as_deref() == Some(email))
+            .cloned())
+    }
+
+    async fn get_user_by_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<Option<AdapterUser>, AdapterError> {
+        let s = self.lock();
+        let key = (provider.to_owned(), provider_account_id.to_owned());
+        Ok(s.accounts
+            .get(&key)
+            .and_then(|a| a.user_id.as_ref())
+            .and_then(|id| s.users.get(id))
+            .cloned())
+    }
+
+    async fn update_user(&self, up: UserUpdate) -> Result<Option<AdapterUser>, AdapterError> {
+        let mut s = self.lock();
+        let Some(u) = s.users.get_mut(&up.id) else {
+            return Ok(None);
+        };
+        if let Some(v) = up.name {
+            u.name = v;
+        }
+        if let Some(v) = up.email {
+            u.email = v;
+        }
+        if let Some(v) = up.email_verified {
+            u.email_verified = v;
+        }
+        if let Some(v) = up.image {
+            u.image = v;
+        }
+        Ok(Some(u.clone()))
+    }
+
+    async fn delete_user(&self, id: &str) -> Result<(), AdapterError> {
+        let mut s = self.lock();
+        s.users.remove(id);
+        s.accounts.retain(|_, a| a.user_id.as_deref() != Some(id));
+        s.sessions.retain(|_, x| x.user_id != id);
+        s.authenticators
+            .retain(|_, a| a.user_id.as_deref() != Some(id));
+        Ok(())
+    }
+
+    async fn link_account(&self, account: Account) -> Result<(), AdapterError> {
+        let mut s = self.lock();
+        let key = (
+            account.provider.clone(),
+            account.provider_account_id.clone(),
+        );
+        if s.accounts.contains_key(&key) {
+            return Err(AdapterError::Conflict("account already linked".into()));
+        }
+        s.accounts.insert(key, account);
+        Ok(())
+    }
+
+    async fn unlink_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<(), AdapterError> {
+        self.lock()
+            .accounts
+            .remove(&(provider.to_owned(), provider_account_id.to_owned()));
+        Ok(())
+    }
+
+    async fn create_session(
+        &self,
+        session: AdapterSession,
+    ) -> Result<AdapterSession, AdapterError> {
+        self.lock()
+            .sessions
+            .insert(session.session_token.clone(), session.clone());
+        Ok(session)
+    }
+
+    async fn get_session_and_user(
+        &self,
+        token: &str,
+    ) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError> {
+        let s = self.lock();
+        Ok(s.sessions
+            .get(token)
+            .and_then(|x| s.users.get(&x.user_id).map(|u| (x.clone(), u.clone()))))
+    }
+
+    async fn update_session(
+        &self,
+        token: &str,
+        expires: OffsetDateTime,
+    ) -> Result<Option<AdapterSession>, AdapterError> {
+        Ok(self.lock().sessions.get_mut(token).map(|x| {
+            x.expires = expires;
+            x.clone()
+        }))
+    }
+
+    async fn delete_session(&self, token: &str) -> Result<Option<AdapterSession>, AdapterError> {
+        Ok(self.lock().sessions.remove(token))
+    }
+
+    async fn create_verification_token(&self, t: VerificationToken) -> Result<(), AdapterError> {
+        self.lock()
+            .tokens
+            .insert((t.identifier.clone(), t.token.clone()), t);
+        Ok(())
+    }
+
+    async fn use_verification_token(
+        &self,
+        identifier: &str,
+        token: &str,
+    ) -> Result<Option<VerificationToken>, AdapterError> {
+        Ok(self
+            .lock()
+            .tokens
+            .remove(&(identifier.to_owned(), token.to_owned())))
+    }
+
+    async fn get_account(
+        &self,
+        provider_account_id: &str,
+        provider: &str,
+    ) -> Result<Option<Account>, AdapterError> {
+        Ok(self
+            .lock()
+            .accounts
+            .get(&(provider.to_owned(), provider_account_id.to_owned()))
+            .cloned())
+    }
+
+    async fn get_authenticator(&self, id: &str) -> Result<Option<Authenticator>, AdapterError> {
+        Ok(self.lock().authenticators.get(id).cloned())
+    }
+
+    async fn create_authenticator(&self, a: Authenticator) -> Result<Authenticator, AdapterError> {
+        let mut s = self.lock();
+        if s.authenticators.contains_key(&a.credential_id) {
+            return Err(AdapterError::Conflict("authenticator exists".into()));
+        }
+        s.authenticators.insert(a.credential_id.clone(), a.clone());
+        Ok(a)
+    }
+
+    async fn list_authenticators_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<Authenticator>, AdapterError> {
+        let mut v: Vec<Authenticator> = self
+            .lock()
+            .authenticators
+            .values()
+            .filter(|a| a.user_id.as_deref() == Some(user_id))
+            .cloned()
+            .collect();
+        v.sort_by(|a, b| a.credential_id.cmp(&b.credential_id));
+        Ok(v)
+    }
+
+    async fn update_authenticator_counter(
+        &self,
+        id: &str,
+        counter: u64,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        Ok(self.lock().authenticators.get_mut(id).map(|a| {
+            a.counter = counter;
+            a.clone()
+        }))
+    }
+}

@@ -1,0 +1,324 @@
+//! The database adapter interface (spec §10): users, accounts, sessions, verification
+//! tokens and WebAuthn authenticators. Backends: `authcore-sqlx` (SQLite, PostgreSQL),
+//! `authcore-redis`, and [`MemoryAdapter`] for examples and tests.
+//!
+//! Every method has a default that answers [`AdapterError::Unsupported`], so a backend
+//! implements what it stores; [`Adapter::supports`] tells the config builder which methods
+//! exist, and the builder refuses a configuration whose providers need a missing one
+//! (spec §10.2).
+
+pub mod memory;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use crate::error::BoxError;
+use crate::types::{Account, Authenticator};
+
+pub use memory::MemoryAdapter;
+
+/// A stored user (`AdapterUser`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdapterUser {
+    /// Id assigned by the adapter.
+    pub id: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Email (unique when present).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// When the email was verified.
+    #[serde(
+        rename = "emailVerified",
+        default,
+        with = "time::serde::rfc3339::option"
+    )]
+    pub email_verified: Option<OffsetDateTime>,
+    /// Avatar URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+}
+
+/// A user to create; the adapter assigns the id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewUser {
+    /// Display name.
+    pub name: Option<String>,
+    /// Email.
+    pub email: Option<String>,
+    /// When the email was verified.
+    pub email_verified: Option<OffsetDateTime>,
+    /// Avatar URL.
+    pub image: Option<String>,
+}
+
+/// A partial update of a user: `None` leaves a field unchanged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserUpdate {
+    /// The user to update.
+    pub id: String,
+    /// New name (`Some(None)` clears it).
+    pub name: Option<Option<String>>,
+    /// New email.
+    pub email: Option<Option<String>>,
+    /// New verification time.
+    pub email_verified: Option<Option<OffsetDateTime>>,
+    /// New image.
+    pub image: Option<Option<String>>,
+}
+
+/// A database session (`AdapterSession`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdapterSession {
+    /// The token stored in the session cookie.
+    #[serde(rename = "sessionToken")]
+    pub session_token: String,
+    /// Owner.
+    #[serde(rename = "userId")]
+    pub user_id: String,
+    /// Expiry.
+    #[serde(with = "time::serde::rfc3339")]
+    pub expires: OffsetDateTime,
+}
+
+/// A verification (magic link) token; `token` is the hash of the emailed token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerificationToken {
+    /// Email address (or other identifier).
+    pub identifier: String,
+    /// Hashed token.
+    pub token: String,
+    /// Expiry.
+    #[serde(with = "time::serde::rfc3339")]
+    pub expires: OffsetDateTime,
+}
+
+/// The adapter methods, for [`Adapter::supports`] and configuration checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum AdapterMethod {
+    CreateUser,
+    GetUser,
+    GetUserByEmail,
+    GetUserByAccount,
+    UpdateUser,
+    DeleteUser,
+    LinkAccount,
+    UnlinkAccount,
+    CreateSession,
+    GetSessionAndUser,
+    UpdateSession,
+    DeleteSession,
+    CreateVerificationToken,
+    UseVerificationToken,
+    GetAccount,
+    GetAuthenticator,
+    CreateAuthenticator,
+    ListAuthenticatorsByUserId,
+    UpdateAuthenticatorCounter,
+}
+
+impl AdapterMethod {
+    /// The Auth.js method name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AdapterMethod::CreateUser => "createUser",
+            AdapterMethod::GetUser => "getUser",
+            AdapterMethod::GetUserByEmail => "getUserByEmail",
+            AdapterMethod::GetUserByAccount => "getUserByAccount",
+            AdapterMethod::UpdateUser => "updateUser",
+            AdapterMethod::DeleteUser => "deleteUser",
+            AdapterMethod::LinkAccount => "linkAccount",
+            AdapterMethod::UnlinkAccount => "unlinkAccount",
+            AdapterMethod::CreateSession => "createSession",
+            AdapterMethod::GetSessionAndUser => "getSessionAndUser",
+            AdapterMethod::UpdateSession => "updateSession",
+            AdapterMethod::DeleteSession => "deleteSession",
+            AdapterMethod::CreateVerificationToken => "createVerificationToken",
+            AdapterMethod::UseVerificationToken => "useVerificationToken",
+            AdapterMethod::GetAccount => "getAccount",
+            AdapterMethod::GetAuthenticator => "getAuthenticator",
+            AdapterMethod::CreateAuthenticator => "createAuthenticator",
+            AdapterMethod::ListAuthenticatorsByUserId => "listAuthenticatorsByUserId",
+            AdapterMethod::UpdateAuthenticatorCounter => "updateAuthenticatorCounter",
+        }
+    }
+
+    /// Methods a database session strategy needs (spec §10.2).
+    pub const DATABASE_SESSIONS: &'static [AdapterMethod] = &[
+        AdapterMethod::CreateUser,
+        AdapterMethod::GetUser,
+        AdapterMethod::GetUserByEmail,
+        AdapterMethod::GetUserByAccount,
+        AdapterMethod::UpdateUser,
+        AdapterMethod::LinkAccount,
+        AdapterMethod::CreateSession,
+        AdapterMethod::GetSessionAndUser,
+        AdapterMethod::UpdateSession,
+        AdapterMethod::DeleteSession,
+    ];
+}
+
+/// Why an adapter call failed.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum AdapterError {
+    /// The backend does not implement this method.
+    #[error("adapter method {} is not supported by this adapter", .0.name())]
+    Unsupported(AdapterMethod),
+    /// A uniqueness rule was violated (e.g. the same account linked twice).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The backend failed (connection, query …); the message carries no secrets.
+    #[error("adapter backend error: {0}")]
+    Backend(#[source] BoxError),
+}
+
+/// A storage backend for users, accounts, sessions, verification tokens and authenticators.
+///
+/// Implementations must: assign user ids in `create_user`; make `use_verification_token`
+/// delete the token it returns (atomically: two concurrent uses return it once);
+/// make `delete_user` delete the user's accounts and sessions; keep
+/// `(provider, provider_account_id)` unique in `link_account` (a second link is a
+/// [`AdapterError::Conflict`]).
+#[async_trait]
+#[allow(unused_variables)]
+pub trait Adapter: Send + Sync + 'static {
+    /// Whether the backend implements `method` (default: all).
+    fn supports(&self, method: AdapterMethod) -> bool {
+        true
+    }
+    /// Creates a user, assigning its id.
+    async fn create_user(&self, user: NewUser) -> Result<AdapterUser, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::CreateUser))
+    }
+    /// A user by id.
+    async fn get_user(&self, id: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::GetUser))
+    }
+    /// A user by email.
+    async fn get_user_by_email(&self, email: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::GetUserByEmail))
+    }
+    /// The user owning an account.
+    async fn get_user_by_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<Option<AdapterUser>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::GetUserByAccount))
+    }
+    /// Updates a user; unknown id → `Ok(None)`.
+    async fn update_user(&self, update: UserUpdate) -> Result<Option<AdapterUser>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::UpdateUser))
+    }
+    /// Deletes a user with its accounts and sessions.
+    async fn delete_user(&self, id: &str) -> Result<(), AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::DeleteUser))
+    }
+    /// Links an account (`user_id` set) to its user.
+    async fn link_account(&self, account: Account) -> Result<(), AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::LinkAccount))
+    }
+    /// Unlinks an account.
+    async fn unlink_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<(), AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::UnlinkAccount))
+    }
+    /// Stores a session.
+    async fn create_session(
+        &self,
+        session: AdapterSession,
+    ) -> Result<AdapterSession, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::CreateSession))
+    }
+    /// A session and its user.
+    async fn get_session_and_user(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::GetSessionAndUser))
+    }
+    /// Sets a session's expiry; unknown token → `Ok(None)`.
+    async fn update_session(
+        &self,
+        session_token: &str,
+        expires: OffsetDateTime,
+    ) -> Result<Option<AdapterSession>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::UpdateSession))
+    }
+    /// Deletes a session, returning it if it existed.
+    async fn delete_session(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<AdapterSession>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::DeleteSession))
+    }
+    /// Stores a verification token.
+    async fn create_verification_token(
+        &self,
+        token: VerificationToken,
+    ) -> Result<(), AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::CreateVerificationToken,
+        ))
+    }
+    /// Returns and deletes a verification token (at most once).
+    async fn use_verification_token(
+        &self,
+        identifier: &str,
+        token: &str,
+    ) -> Result<Option<VerificationToken>, AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::UseVerificationToken,
+        ))
+    }
+    /// An account by provider account id and provider.
+    async fn get_account(
+        &self,
+        provider_account_id: &str,
+        provider: &str,
+    ) -> Result<Option<Account>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::GetAccount))
+    }
+    /// A WebAuthn authenticator by credential id (standard base64).
+    async fn get_authenticator(
+        &self,
+        credential_id: &str,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::GetAuthenticator))
+    }
+    /// Stores an authenticator (`user_id` set).
+    async fn create_authenticator(
+        &self,
+        authenticator: Authenticator,
+    ) -> Result<Authenticator, AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::CreateAuthenticator,
+        ))
+    }
+    /// A user's authenticators.
+    async fn list_authenticators_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<Authenticator>, AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::ListAuthenticatorsByUserId,
+        ))
+    }
+    /// Sets an authenticator's counter; unknown id → `Ok(None)`.
+    async fn update_authenticator_counter(
+        &self,
+        credential_id: &str,
+        counter: u64,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::UpdateAuthenticatorCounter,
+        ))
+    }
+}
