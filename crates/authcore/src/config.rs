@@ -104,6 +104,9 @@ pub(crate) struct ConfigInner {
     pub dangerous: DangerousOptions,
     /// `redirectProxyUrl`: a stable deployment that relays OAuth callbacks.
     pub redirect_proxy_url: Option<String>,
+    pub adapter: Option<Arc<dyn crate::adapter::Adapter>>,
+    pub credentials_database_sessions: bool,
+    pub session_update_age: u64,
     pub max_body_bytes: usize,
     pub max_cookie_header_bytes: usize,
 }
@@ -195,6 +198,9 @@ pub struct AuthConfigBuilder {
     cookies: CookiesOverrides,
     dangerous: DangerousOptions,
     redirect_proxy_url: Option<String>,
+    adapter: Option<Arc<dyn crate::adapter::Adapter>>,
+    credentials_database_sessions: bool,
+    session_update_age: Duration,
     max_body_bytes: usize,
     max_cookie_header_bytes: usize,
     pub(crate) warnings: Vec<WarningCode>,
@@ -221,6 +227,9 @@ impl Default for AuthConfigBuilder {
             cookies: CookiesOverrides::default(),
             dangerous: DangerousOptions::default(),
             redirect_proxy_url: None,
+            adapter: None,
+            credentials_database_sessions: false,
+            session_update_age: Duration::from_secs(24 * 60 * 60),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_cookie_header_bytes: DEFAULT_MAX_COOKIE_HEADER_BYTES,
             warnings: Vec::new(),
@@ -336,6 +345,28 @@ impl AuthConfigBuilder {
     /// Overrides cookie names and options.
     pub fn cookies(mut self, cookies: CookiesOverrides) -> Self {
         self.cookies = cookies;
+        self
+    }
+
+    /// The database adapter (users, accounts, sessions …). With one, sessions default to the
+    /// database strategy.
+    pub fn adapter(mut self, adapter: impl crate::adapter::Adapter) -> Self {
+        self.adapter = Some(Arc::new(adapter));
+        self
+    }
+
+    /// How often a database session's expiry is pushed back (default 24 h).
+    pub fn session_update_age(mut self, update_age: Duration) -> Self {
+        self.session_update_age = update_age;
+        self
+    }
+
+    /// Beyond Auth.js: let credentials sign-ins create database sessions (database strategy
+    /// only). `authorize` must then return the adapter's user id. Trade-off: every request
+    /// costs a database read, but sessions can be listed and revoked server-side, which a
+    /// JWT cannot be.
+    pub fn credentials_database_sessions(mut self, enabled: bool) -> Self {
+        self.credentials_database_sessions = enabled;
         self
     }
 
@@ -458,17 +489,33 @@ impl AuthConfigBuilder {
                 }
             }
         }
-        let strategy = self.session_strategy.unwrap_or(SessionStrategy::Jwt);
+        // Database sessions by default when an adapter is set (spec §4.3).
+        let strategy = self.session_strategy.unwrap_or(if self.adapter.is_some() {
+            SessionStrategy::Database
+        } else {
+            SessionStrategy::Jwt
+        });
         if strategy == SessionStrategy::Database {
-            if self
+            let credentials_only = self
                 .providers
                 .iter()
-                .all(|p| p.kind() == ProviderType::Credentials)
-            {
+                .all(|p| p.kind() == ProviderType::Credentials);
+            if credentials_only && !self.credentials_database_sessions {
                 return Err(ConfigError::UnsupportedStrategy);
             }
-            // Adapters arrive with the database issue; until then database sessions cannot work.
-            return Err(ConfigError::MissingAdapter);
+            let Some(adapter) = &self.adapter else {
+                return Err(ConfigError::MissingAdapter);
+            };
+            let missing: Vec<&str> = crate::adapter::AdapterMethod::DATABASE_SESSIONS
+                .iter()
+                .filter(|m| !adapter.supports(**m))
+                .map(|m| m.name())
+                .collect();
+            if !missing.is_empty() {
+                return Err(ConfigError::MissingAdapterMethods {
+                    methods: missing.join(", "),
+                });
+            }
         }
 
         let base_path = self.base_path.unwrap_or_else(|| "/auth".to_owned());
@@ -581,6 +628,9 @@ impl AuthConfigBuilder {
                 cookie_sets: sets,
                 dangerous: self.dangerous,
                 redirect_proxy_url,
+                adapter: self.adapter,
+                credentials_database_sessions: self.credentials_database_sessions,
+                session_update_age: self.session_update_age.as_secs(),
                 max_body_bytes: self.max_body_bytes,
                 max_cookie_header_bytes: self.max_cookie_header_bytes,
             }),

@@ -138,12 +138,31 @@ pub enum AuthError {
         #[source]
         source: BoxError,
     },
+    /// An adapter call failed.
+    #[error("Adapter error")]
+    AdapterError {
+        /// What failed.
+        #[source]
+        source: crate::adapter::AdapterError,
+    },
+    /// Account linking refused: the OAuth account or the email belongs to another user.
+    #[error("{message}")]
+    OAuthAccountNotLinked {
+        /// Why.
+        message: String,
+    },
     /// The request body was not valid for the action.
     #[error("{message}")]
     InvalidRequest {
         /// What was wrong.
         message: String,
     },
+}
+
+impl From<crate::adapter::AdapterError> for AuthError {
+    fn from(source: crate::adapter::AdapterError) -> Self {
+        AuthError::AdapterError { source }
+    }
 }
 
 impl AuthError {
@@ -166,6 +185,8 @@ impl AuthError {
             AuthError::CallbackError { .. } => "CallbackRouteError",
             AuthError::InvalidRequest { .. } => "InvalidRequest",
             AuthError::OAuthCallbackError { .. } => "OAuthCallbackError",
+            AuthError::AdapterError { .. } => "AdapterError",
+            AuthError::OAuthAccountNotLinked { .. } => "OAuthAccountNotLinked",
             AuthError::OAuthProfileParseError { .. } => "OAuthProfileParseError",
         }
     }
@@ -175,7 +196,8 @@ impl AuthError {
         match self {
             AuthError::CredentialsSignin { .. }
             | AuthError::MissingCsrf { .. }
-            | AuthError::OAuthCallbackError { .. } => ErrorKind::SignIn,
+            | AuthError::OAuthCallbackError { .. }
+            | AuthError::OAuthAccountNotLinked { .. } => ErrorKind::SignIn,
             _ => ErrorKind::Error,
         }
     }
@@ -188,6 +210,7 @@ impl AuthError {
                 | AuthError::CredentialsSignin { .. }
                 | AuthError::MissingCsrf { .. }
                 | AuthError::OAuthCallbackError { .. }
+                | AuthError::OAuthAccountNotLinked { .. }
         )
     }
 
@@ -259,6 +282,12 @@ pub enum ConfigError {
     /// Database strategy without an adapter.
     #[error("MissingAdapter: database session requires an adapter")]
     MissingAdapter,
+    /// The adapter lacks methods the configuration needs.
+    #[error("MissingAdapterMethods: Required adapter methods were missing: {methods}")]
+    MissingAdapterMethods {
+        /// Comma-separated Auth.js method names.
+        methods: String,
+    },
     /// Two providers share an id.
     #[error("duplicate provider id \"{id}\": every provider needs a unique id")]
     DuplicateProviderId {

@@ -35,6 +35,18 @@ pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError
     let Some(token) = store.value() else {
         return Ok(finish(ResponseInternal::json(Value::Null)));
     };
+    if ctx.config.session_strategy == crate::config::SessionStrategy::Database
+        && let Some(adapter) = &ctx.config.adapter
+    {
+        return match database_session(ctx, &**adapter, &store, &token, is_update).await {
+            Ok(r) => Ok(finish(r)),
+            Err(source) => {
+                // Auth.js logs `SessionTokenError` and answers null.
+                ctx.log_error(&AuthError::JwtSessionError { source });
+                Ok(finish(ResponseInternal::json(Value::Null)))
+            }
+        };
+    }
     match refresh(ctx, &store, &token, is_update).await {
         Ok(r) => Ok(finish(r)),
         Err(source) => {
@@ -44,6 +56,76 @@ pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError
             Ok(finish(r))
         }
     }
+}
+
+/// Database strategy (spec §10.4): look the session up, delete it when expired, push its
+/// expiry back at most every `updateAge`, and re-set the cookie on every call.
+async fn database_session(
+    ctx: &Ctx<'_>,
+    adapter: &dyn crate::adapter::Adapter,
+    store: &SessionCookieStore<'_>,
+    token: &str,
+    is_update: bool,
+) -> Result<ResponseInternal, BoxError> {
+    let config = ctx.config;
+    let now = OffsetDateTime::now_utc();
+    let found = match adapter.get_session_and_user(token).await? {
+        Some((s, _)) if s.expires < now => {
+            adapter.delete_session(token).await?;
+            None
+        }
+        other => other,
+    };
+    let Some((session, user)) = found else {
+        let mut r = ResponseInternal::json(Value::Null);
+        r.cookies = store.clean();
+        return Ok(r);
+    };
+    let max_age = time::Duration::seconds(config.session_max_age as i64);
+    let update_age = time::Duration::seconds(config.session_update_age as i64);
+    let new_expires = now + max_age;
+    if session.expires - max_age + update_age <= now {
+        adapter.update_session(token, new_expires).await?;
+    }
+    let data = if is_update {
+        ctx.req.body.as_ref().and_then(|b| b.get("data"))
+    } else {
+        None
+    };
+    let public_user = crate::types::User::from(&user);
+    // The default body reports the session's expiry before this call's update (§16.5).
+    let default_session = Session {
+        user: Some(SessionUser {
+            name: user.name.clone().map(Value::String),
+            email: user.email.clone().map(Value::String),
+            image: user.image.clone().map(Value::String),
+        }),
+        expires: iso_string(session.expires),
+        extra: Default::default(),
+    };
+    let body = config
+        .callbacks
+        .session(SessionParams {
+            session: default_session,
+            token: None,
+            user: Some(&public_user),
+            new_session: data,
+            trigger: is_update.then_some(JwtTrigger::Update),
+        })
+        .await?;
+    let r = config
+        .events
+        .session(SessionEvent {
+            session: &body,
+            token: None,
+        })
+        .await;
+    ctx.event_result("session", r);
+    Ok(ResponseInternal {
+        body: Some(InternalBody::JsonBytes(serde_json::to_vec(&body)?.into())),
+        cookies: store.write(token, new_expires),
+        ..Default::default()
+    })
 }
 
 async fn refresh(

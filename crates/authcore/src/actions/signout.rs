@@ -12,6 +12,27 @@ pub(crate) async fn signout(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError
     let Some(token) = store.value() else {
         return Ok(ResponseInternal::redirect(ctx.callback_url.clone()));
     };
+    if ctx.config.session_strategy == crate::config::SessionStrategy::Database
+        && let Some(adapter) = &ctx.config.adapter
+    {
+        match adapter.delete_session(&token).await {
+            Ok(deleted) => {
+                let deleted = deleted.and_then(|s| serde_json::to_value(s).ok());
+                let r = ctx
+                    .config
+                    .events
+                    .sign_out(SignOutEvent::Session(deleted.as_ref()))
+                    .await;
+                ctx.event_result("signOut", r);
+            }
+            Err(e) => ctx.log_error(&AuthError::SignOutError {
+                source: Box::new(e),
+            }),
+        }
+        let mut resp = ResponseInternal::redirect(ctx.callback_url.clone());
+        resp.cookies = store.clean();
+        return Ok(resp);
+    }
     match ctx
         .config
         .codec

@@ -41,6 +41,25 @@ pub struct AdapterUser {
     pub image: Option<String>,
 }
 
+impl From<&AdapterUser> for crate::types::User {
+    fn from(u: &AdapterUser) -> Self {
+        crate::types::User {
+            id: Some(u.id.clone()),
+            name: u.name.clone(),
+            email: u.email.clone(),
+            image: u.image.clone(),
+            email_verified: u
+                .email_verified
+                .and_then(|t| {
+                    t.format(&time::format_description::well_known::Rfc3339)
+                        .ok()
+                })
+                .map(serde_json::Value::String),
+            extra: Default::default(),
+        }
+    }
+}
+
 /// A user to create; the adapter assigns the id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NewUser {

@@ -51,7 +51,7 @@ pub(crate) async fn callback(
         });
     };
     let id = user.id.get_or_insert_with(random::uuid_v4).clone();
-    let account = Account::new(ProviderType::Credentials, provider.id.clone(), id);
+    let account = Account::new(ProviderType::Credentials, provider.id.clone(), id.clone());
 
     if let Some(url) = run_sign_in_callback(
         ctx,
@@ -68,16 +68,31 @@ pub(crate) async fn callback(
         return Ok(ResponseInternal::redirect(url));
     }
 
-    let cookies = jwt_session_cookies(
-        ctx,
-        SignedIn {
-            user: &user,
-            account: &account,
-            profile: None,
-            is_new_user: Some(false),
-        },
-    )
-    .await?;
+    let config = ctx.config;
+    let db_session = match &config.adapter {
+        Some(adapter)
+            if config.credentials_database_sessions
+                && config.session_strategy == crate::config::SessionStrategy::Database =>
+        {
+            super::login::credentials_session(ctx, &**adapter, &id).await?
+        }
+        _ => None,
+    };
+    let cookies = match &db_session {
+        Some(session) => super::login::database_session_cookies(ctx, session),
+        None => {
+            jwt_session_cookies(
+                ctx,
+                SignedIn {
+                    user: &user,
+                    account: &account,
+                    profile: None,
+                    is_new_user: Some(false),
+                },
+            )
+            .await?
+        }
+    };
     let r = ctx
         .config
         .events

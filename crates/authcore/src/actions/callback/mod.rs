@@ -1,6 +1,7 @@
 //! `GET` / `POST /callback/:provider` (spec §2.6): one module per provider type.
 
 pub(crate) mod credentials;
+pub(crate) mod login;
 pub(crate) mod oauth;
 
 use time::OffsetDateTime;
@@ -49,6 +50,19 @@ pub(crate) async fn run_sign_in_callback(
                 source: Some(source),
             }),
         },
+    }
+}
+
+/// Where a successful sign-in redirects: `pages.newUser` for new users (with the callback
+/// URL), else the callback URL (spec §2.6).
+pub(crate) fn success_redirect(ctx: &Ctx<'_>, is_new_user: bool) -> String {
+    match (&ctx.config.pages.new_user, is_new_user) {
+        (Some(page), true) => format!(
+            "{page}{}callbackUrl={}",
+            if page.contains('?') { '&' } else { '?' },
+            crate::cookies::encode_uri_component(&ctx.callback_url)
+        ),
+        _ => ctx.callback_url.clone(),
     }
 }
 

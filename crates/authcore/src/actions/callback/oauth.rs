@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{SignedIn, jwt_session_cookies, run_sign_in_callback};
+use super::{SignedIn, jwt_session_cookies, login, run_sign_in_callback};
 use crate::actions::Ctx;
 use crate::callbacks::{SignInEvent, SignInParams};
 use crate::cookies::SetCookie;
@@ -266,10 +266,17 @@ pub(crate) async fn callback(
     let account = account_from_tokens(p, provider_account_id, tokens);
     let profile: Profile = serde_json::from_value(Value::Object(profile)).unwrap_or_default();
 
+    let known_user = match &ctx.config.adapter {
+        Some(adapter) => adapter
+            .get_user_by_account(&account.provider, &account.provider_account_id)
+            .await?
+            .map(|u| crate::types::User::from(&u)),
+        None => None,
+    };
     if let Some(url) = run_sign_in_callback(
         ctx,
         SignInParams {
-            user: &user,
+            user: known_user.as_ref().unwrap_or(&user),
             account: Some(&account),
             profile: Some(&profile),
             email_verification_request: false,
@@ -280,16 +287,42 @@ pub(crate) async fn callback(
     {
         return Ok(ResponseInternal::redirect(url));
     }
-    let mut session_cookies = jwt_session_cookies(
-        ctx,
-        SignedIn {
-            user: &user,
-            account: &account,
-            profile: Some(&profile),
-            is_new_user: None,
-        },
-    )
-    .await?;
+    // With an adapter: find or create the user and link the account (§10.3).
+    let mut account = account;
+    let (user, is_new_user, db_session) = match &ctx.config.adapter {
+        Some(adapter) => {
+            let login = login::oauth_login(
+                ctx,
+                &**adapter,
+                &user,
+                &mut account,
+                Some(&profile),
+                p.allow_dangerous_email_account_linking,
+            )
+            .await?;
+            (login.user, Some(login.is_new_user), login.session)
+        }
+        None => (user, None, None),
+    };
+    let mut session_cookies = match &db_session {
+        Some(session) => login::database_session_cookies(ctx, session),
+        None if ctx.config.session_strategy == crate::config::SessionStrategy::Database => {
+            // Signed in already and linked an account: the current session stays.
+            Vec::new()
+        }
+        None => {
+            jwt_session_cookies(
+                ctx,
+                SignedIn {
+                    user: &user,
+                    account: &account,
+                    profile: Some(&profile),
+                    is_new_user,
+                },
+            )
+            .await?
+        }
+    };
     let r = ctx
         .config
         .events
@@ -297,12 +330,13 @@ pub(crate) async fn callback(
             user: &user,
             account: Some(&account),
             profile: Some(&profile),
-            is_new_user: None,
+            is_new_user,
         })
         .await;
     ctx.event_result("signIn", r);
     cookies.append(&mut session_cookies);
-    let mut resp = ResponseInternal::redirect(ctx.callback_url.clone());
+    let mut resp =
+        ResponseInternal::redirect(super::success_redirect(ctx, is_new_user == Some(true)));
     resp.cookies = cookies;
     Ok(resp)
 }

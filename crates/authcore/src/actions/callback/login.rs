@@ -1,0 +1,180 @@
+//! `handleLoginOrRegister` for OAuth / OIDC (spec §10.3): find or create the user, link the
+//! account, and open a database session when that is the strategy.
+
+use time::OffsetDateTime;
+
+use crate::actions::Ctx;
+use crate::adapter::{Adapter, AdapterSession, AdapterUser, NewUser};
+use crate::config::SessionStrategy;
+use crate::cookies::{SessionCookieStore, SetCookie};
+use crate::error::AuthError;
+use crate::random;
+use crate::types::{Account, Profile, User};
+
+/// Outcome of a sign-in with an adapter.
+pub(crate) struct Login {
+    /// The stored user.
+    pub user: User,
+    /// Whether the user was created now.
+    pub is_new_user: bool,
+    /// A new database session (database strategy only).
+    pub session: Option<AdapterSession>,
+}
+
+/// The user of the current session, if any (errors mean "nobody").
+async fn current_user(ctx: &Ctx<'_>, adapter: &dyn Adapter) -> Option<AdapterUser> {
+    let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
+    let token = store.value()?;
+    match ctx.config.session_strategy {
+        SessionStrategy::Jwt => {
+            let claims = ctx
+                .config
+                .codec
+                .decode(&token, &ctx.cookies.session_token.name)
+                .ok()??;
+            let sub = claims.get("sub")?.as_str()?.to_owned();
+            adapter.get_user(&sub).await.ok()?
+        }
+        SessionStrategy::Database => adapter
+            .get_session_and_user(&token)
+            .await
+            .ok()?
+            .filter(|(s, _)| s.expires > OffsetDateTime::now_utc())
+            .map(|(_, u)| u),
+    }
+}
+
+async fn new_session(
+    ctx: &Ctx<'_>,
+    adapter: &dyn Adapter,
+    user_id: &str,
+) -> Result<Option<AdapterSession>, AuthError> {
+    if ctx.config.session_strategy != SessionStrategy::Database {
+        return Ok(None);
+    }
+    let expires =
+        OffsetDateTime::now_utc() + time::Duration::seconds(ctx.config.session_max_age as i64);
+    let session = adapter
+        .create_session(AdapterSession {
+            session_token: random::uuid_v4(),
+            user_id: user_id.to_owned(),
+            expires,
+        })
+        .await?;
+    Ok(Some(session))
+}
+
+fn not_linked(message: &str) -> AuthError {
+    AuthError::OAuthAccountNotLinked {
+        message: message.to_owned(),
+    }
+}
+
+/// OAuth / OIDC branch of spec §10.3. `account.user_id` is filled on return.
+pub(crate) async fn oauth_login(
+    ctx: &Ctx<'_>,
+    adapter: &dyn Adapter,
+    profile_user: &User,
+    account: &mut Account,
+    profile: Option<&Profile>,
+    allow_email_linking: bool,
+) -> Result<Login, AuthError> {
+    let events = &ctx.config.events;
+    let current = current_user(ctx, adapter).await;
+    let by_account = adapter
+        .get_user_by_account(&account.provider, &account.provider_account_id)
+        .await?;
+    if let Some(owner) = by_account {
+        return match current {
+            Some(c) if c.id == owner.id => {
+                account.user_id = Some(owner.id.clone());
+                Ok(Login {
+                    user: User::from(&owner),
+                    is_new_user: false,
+                    session: None,
+                })
+            }
+            Some(_) => Err(not_linked(
+                "The account is already associated with another user",
+            )),
+            None => {
+                account.user_id = Some(owner.id.clone());
+                let session = new_session(ctx, adapter, &owner.id).await?;
+                Ok(Login {
+                    user: User::from(&owner),
+                    is_new_user: false,
+                    session,
+                })
+            }
+        };
+    }
+
+    // A new account: link it to the signed-in user, or to a new (or email-matched) user.
+    if let Some(c) = current {
+        account.user_id = Some(c.id.clone());
+        adapter.link_account(account.clone()).await?;
+        let user = User::from(&c);
+        ctx.event_result(
+            "linkAccount",
+            events.link_account(&user, account, profile).await,
+        );
+        return Ok(Login {
+            user,
+            is_new_user: false,
+            session: None,
+        });
+    }
+    let by_email = match &profile_user.email {
+        Some(e) => adapter.get_user_by_email(e).await?,
+        None => None,
+    };
+    let (user, is_new_user) = match by_email {
+        Some(existing) if allow_email_linking => (existing, false),
+        Some(_) => {
+            return Err(not_linked(
+                "Another account already exists with the same e-mail address",
+            ));
+        }
+        None => (
+            adapter
+                .create_user(NewUser {
+                    name: profile_user.name.clone(),
+                    email: profile_user.email.clone(),
+                    email_verified: None,
+                    image: profile_user.image.clone(),
+                })
+                .await?,
+            true,
+        ),
+    };
+    let public = User::from(&user);
+    // Auth.js fires createUser even for the dangerous email link (§16.19).
+    ctx.event_result("createUser", events.create_user(&public).await);
+    account.user_id = Some(user.id.clone());
+    adapter.link_account(account.clone()).await?;
+    ctx.event_result(
+        "linkAccount",
+        events.link_account(&public, account, profile).await,
+    );
+    let session = new_session(ctx, adapter, &user.id).await?;
+    Ok(Login {
+        user: public,
+        is_new_user,
+        session,
+    })
+}
+
+/// The cookie carrying a database session token.
+pub(crate) fn database_session_cookies(ctx: &Ctx<'_>, session: &AdapterSession) -> Vec<SetCookie> {
+    let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
+    store.write(&session.session_token, session.expires)
+}
+
+/// A database session for a credentials sign-in (opt-in, beyond Auth.js).
+pub(crate) async fn credentials_session(
+    ctx: &Ctx<'_>,
+    adapter: &dyn Adapter,
+    user_id: &str,
+) -> Result<Option<AdapterSession>, AuthError> {
+    new_session(ctx, adapter, user_id).await
+}

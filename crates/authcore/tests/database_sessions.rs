@@ -1,0 +1,303 @@
+//! Database session strategy through the handler (spec §10.4, §15 session tests, database).
+#![allow(clippy::unwrap_used)]
+mod common;
+use std::sync::{Arc, Mutex};
+
+use authcore::adapter::{Adapter, AdapterSession, MemoryAdapter, NewUser};
+use authcore::callbacks::{Callbacks, SessionParams};
+use authcore::{BoxError, ConfigError, SessionStrategy};
+use common::*;
+use serde_json::Value;
+use time::{Duration, OffsetDateTime};
+
+#[derive(Clone, Default)]
+struct SessionSpy(Arc<Mutex<Vec<Value>>>);
+
+#[authcore::async_trait]
+impl Callbacks for SessionSpy {
+    async fn session(&self, p: SessionParams<'_>) -> Result<Value, BoxError> {
+        self.0.lock().unwrap().push(serde_json::json!({
+            "session": &p.session, "user": p.user, "newSession": p.new_session,
+            "trigger": format!("{:?}", p.trigger), "token": p.token,
+        }));
+        Ok(serde_json::to_value(p.session)?)
+    }
+}
+
+async fn setup(
+    expires_in: Duration,
+) -> (authcore::Auth, Recorder, MemoryAdapter, SessionSpy, String) {
+    let db = MemoryAdapter::new();
+    let user = db
+        .create_user(NewUser {
+            name: Some("Dee".into()),
+            email: Some("dee@example.com".into()),
+            image: Some("https://example.com/dee.png".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    db.create_session(AdapterSession {
+        session_token: "tok-1".into(),
+        user_id: user.id.clone(),
+        expires: OffsetDateTime::now_utc() + expires_in,
+    })
+    .await
+    .unwrap();
+    let spy = SessionSpy::default();
+    let (auth, rec) = auth_with(
+        builder()
+            .adapter(db.clone())
+            .credentials_database_sessions(true)
+            .callbacks(spy.clone()),
+    );
+    (auth, rec, db, spy, user.id)
+}
+
+#[tokio::test]
+async fn adapter_makes_database_the_default_strategy() {
+    let (auth, ..) = setup(Duration::days(1)).await;
+    assert_eq!(auth.config().session_strategy(), SessionStrategy::Database);
+}
+
+#[tokio::test]
+async fn session_near_expiry_is_extended_and_reports_the_old_expiry() {
+    let (auth, rec, db, spy, user_id) = setup(Duration::days(1)).await;
+    let old = db
+        .get_session_and_user("tok-1")
+        .await
+        .unwrap()
+        .unwrap()
+        .0
+        .expires;
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", format!("{SESSION_COOKIE}=tok-1"))
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert_no_cache(&r);
+    let body = r.json();
+    assert_eq!(
+        body["user"],
+        serde_json::json!({"name": "Dee", "email": "dee@example.com", "image": "https://example.com/dee.png"})
+    );
+    let reported = OffsetDateTime::parse(
+        body["expires"].as_str().unwrap(),
+        &time::format_description::well_known::Rfc3339,
+    )
+    .unwrap();
+    assert!(
+        (reported - old).abs() < Duration::seconds(1),
+        "body keeps the pre-update expiry"
+    );
+    let new = db
+        .get_session_and_user("tok-1")
+        .await
+        .unwrap()
+        .unwrap()
+        .0
+        .expires;
+    assert!(
+        new - OffsetDateTime::now_utc() > Duration::days(29),
+        "row pushed to now + 30 days"
+    );
+    // The cookie is the same token, re-set.
+    assert_eq!(r.cookie(SESSION_COOKIE).as_deref(), Some("tok-1"));
+    let call = spy.0.lock().unwrap()[0].clone();
+    assert_eq!(call["user"]["id"], user_id.as_str());
+    assert_eq!(call["newSession"], Value::Null);
+    assert_eq!(call["trigger"], "None");
+    assert_eq!(call["token"], Value::Null);
+    assert_eq!(rec.event_names(), ["session"]);
+}
+
+#[tokio::test]
+async fn fresh_session_is_not_written() {
+    let (auth, _, db, ..) = setup(Duration::days(30)).await;
+    let before = db
+        .get_session_and_user("tok-1")
+        .await
+        .unwrap()
+        .unwrap()
+        .0
+        .expires;
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", format!("{SESSION_COOKIE}=tok-1"))
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.json()["user"]["name"], "Dee");
+    assert_eq!(
+        db.get_session_and_user("tok-1")
+            .await
+            .unwrap()
+            .unwrap()
+            .0
+            .expires,
+        before
+    );
+}
+
+#[tokio::test]
+async fn expired_session_is_deleted_and_cleared() {
+    let (auth, rec, db, spy, _) = setup(-Duration::days(1)).await;
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", format!("{SESSION_COOKIE}=tok-1"))
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.text(), "null");
+    assert!(
+        r.set_cookie_header(SESSION_COOKIE)
+            .unwrap()
+            .contains("Max-Age=0")
+    );
+    assert!(db.get_session_and_user("tok-1").await.unwrap().is_none());
+    assert!(spy.0.lock().unwrap().is_empty());
+    assert!(rec.event_names().is_empty());
+}
+
+#[tokio::test]
+async fn unknown_token_is_null_and_cleared() {
+    let (auth, ..) = setup(Duration::days(1)).await;
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", format!("{SESSION_COOKIE}=nope"))
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.text(), "null");
+    assert!(
+        r.set_cookie_header(SESSION_COOKIE)
+            .unwrap()
+            .contains("Max-Age=0")
+    );
+}
+
+#[tokio::test]
+async fn post_passes_new_session_and_trigger() {
+    let (auth, _, _, spy, _) = setup(Duration::days(1)).await;
+    let (csrf, token) = csrf_pair();
+    let body = serde_json::json!({"csrfToken": token, "data": {"theme": "dark"}}).to_string();
+    let r = send(
+        &auth,
+        http::Request::post(url("/auth/session"))
+            .header("content-type", "application/json")
+            .header("cookie", format!("{SESSION_COOKIE}=tok-1; {csrf}"))
+            .body(http_body_util::Full::new(body.into()))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let call = spy.0.lock().unwrap()[0].clone();
+    assert_eq!(call["newSession"], serde_json::json!({"theme": "dark"}));
+    assert_eq!(call["trigger"], "Some(Update)");
+}
+
+#[tokio::test]
+async fn sign_out_deletes_the_row() {
+    let (auth, rec, db, ..) = setup(Duration::days(1)).await;
+    let (csrf, token) = csrf_pair();
+    let r = send(
+        &auth,
+        post("/auth/signout")
+            .header("cookie", format!("{SESSION_COOKIE}=tok-1; {csrf}"))
+            .body(form(&[("csrfToken", &token)]))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, 302);
+    assert!(db.get_session_and_user("tok-1").await.unwrap().is_none());
+    assert_eq!(
+        rec.event("signOut").unwrap()["session"]["sessionToken"],
+        "tok-1"
+    );
+    assert!(
+        r.set_cookie_header(SESSION_COOKIE)
+            .unwrap()
+            .contains("Max-Age=0")
+    );
+}
+
+#[tokio::test]
+async fn credentials_can_opt_into_database_sessions() {
+    // The credentials provider of the common helpers returns user id "1".
+    let db = MemoryAdapter::new();
+    let (auth, _) = auth_with(
+        builder()
+            .adapter(db.clone())
+            .credentials_database_sessions(true),
+    );
+    let (csrf, token) = csrf_pair();
+    let r = send(
+        &auth,
+        post("/auth/callback/credentials")
+            .header("cookie", &csrf)
+            .body(form(&[
+                ("csrfToken", &token),
+                ("username", "demo"),
+                ("password", "pw"),
+            ]))
+            .unwrap(),
+    )
+    .await;
+    let cookie = r.cookie(SESSION_COOKIE).unwrap();
+    assert_eq!(cookie.len(), 36, "a session token (UUID), not a JWE");
+    // The row exists; it has no user in this store, so the session reads as signed out.
+    let row = db.delete_session(&cookie).await.unwrap().unwrap();
+    assert_eq!(row.user_id, "1");
+}
+
+#[tokio::test]
+async fn configuration_checks_with_adapters() {
+    let e = authcore::AuthConfig::builder()
+        .secret("s")
+        .provider(credentials())
+        .adapter(MemoryAdapter::new())
+        .build()
+        .unwrap_err();
+    assert_eq!(e, ConfigError::UnsupportedStrategy);
+    struct Partial;
+    #[authcore::async_trait]
+    impl Adapter for Partial {
+        fn supports(&self, m: authcore::adapter::AdapterMethod) -> bool {
+            !matches!(
+                m,
+                authcore::adapter::AdapterMethod::UpdateSession
+                    | authcore::adapter::AdapterMethod::LinkAccount
+            )
+        }
+    }
+    let e = authcore::AuthConfig::builder()
+        .secret("s")
+        .provider(credentials())
+        .adapter(Partial)
+        .credentials_database_sessions(true)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "MissingAdapterMethods: Required adapter methods were missing: linkAccount, updateSession"
+    );
+    // JWT strategy with an adapter is fine.
+    assert!(
+        authcore::AuthConfig::builder()
+            .secret("s")
+            .provider(credentials())
+            .adapter(Partial)
+            .session_strategy(SessionStrategy::Jwt)
+            .build()
+            .is_ok()
+    );
+}
