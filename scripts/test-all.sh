@@ -20,6 +20,20 @@ for dir in interop testsupport/oidc; do
   npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
 done
 
+# Database servers for the adapter tests (PostgreSQL at 127.0.0.1:5432, database `test`,
+# trust auth; Redis at 127.0.0.1:6379): start them if they have stopped.
+if command -v pg_isready >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432; then
+  echo "==> starting PostgreSQL"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start || true
+  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+fi
+if command -v redis-cli >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+  echo "==> starting Redis"
+  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+    --dir /var/lib/redis --logfile /var/log/redis/ci.log || true
+  for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
+fi
+
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check
 
