@@ -7,6 +7,8 @@
 //! exist, and the builder refuses a configuration whose providers need a missing one
 //! (spec §10.2).
 
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
 pub mod memory;
 
 use async_trait::async_trait;

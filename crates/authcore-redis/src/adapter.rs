@@ -1,0 +1,605 @@
+//! The [`Adapter`] implementation.
+
+use async_trait::async_trait;
+use authcore::adapter::{
+    Adapter, AdapterError, AdapterSession, AdapterUser, NewUser, UserUpdate, VerificationToken,
+};
+use authcore::{Account, Authenticator};
+use redis::AsyncCommands;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use time::OffsetDateTime;
+
+use crate::RedisAdapter;
+use crate::error::{BackendErrorKind, RedisBackendError, data_err, redis_err};
+use crate::keys::{is_user_id, names_index};
+use crate::scripts;
+
+/// How often a read-modify-write update is retried when the record changes under it.
+const MAX_UPDATE_ATTEMPTS: usize = 16;
+
+/// Absolute expiry in Unix milliseconds for `PXAT`, which needs a positive number; a date at
+/// or before the epoch becomes 1, i.e. already expired.
+fn expiry_millis(expires: OffsetDateTime) -> i64 {
+    let ms = expires.unix_timestamp_nanos() / 1_000_000;
+    i64::try_from(ms).unwrap_or(i64::MAX).max(1)
+}
+
+fn decode<T: DeserializeOwned>(op: &'static str, raw: &str) -> Result<T, AdapterError> {
+    serde_json::from_str(raw).map_err(|e| RedisBackendError::from_json(op, &e).into())
+}
+
+fn decode_object(op: &'static str, raw: &str) -> Result<Map<String, Value>, AdapterError> {
+    match decode::<Value>(op, raw)? {
+        Value::Object(map) => Ok(map),
+        _ => Err(data_err(op, "stored record is not a JSON object")),
+    }
+}
+
+fn from_object<T: DeserializeOwned>(
+    op: &'static str,
+    map: &Map<String, Value>,
+) -> Result<T, AdapterError> {
+    serde_json::from_value(Value::Object(map.clone()))
+        .map_err(|e| RedisBackendError::from_json(op, &e).into())
+}
+
+fn encode<T: Serialize>(op: &'static str, value: &T) -> Result<String, AdapterError> {
+    serde_json::to_string(value).map_err(|e| RedisBackendError::from_json(op, &e).into())
+}
+
+fn to_object<T: Serialize>(
+    op: &'static str,
+    value: &T,
+) -> Result<Map<String, Value>, AdapterError> {
+    match serde_json::to_value(value).map_err(|e| RedisBackendError::from_json(op, &e))? {
+        Value::Object(map) => Ok(map),
+        _ => Err(data_err(op, "record does not serialise to a JSON object")),
+    }
+}
+
+/// Writes the fields of `updated` over `stored`, removing `fields` that `updated` omits
+/// (cleared optional fields), and keeping any other stored field (e.g. extra profile
+/// fields written by another Auth.js adapter).
+fn merge_fields(stored: &mut Map<String, Value>, updated: Map<String, Value>, fields: &[&str]) {
+    for field in fields {
+        if !updated.contains_key(*field) {
+            stored.remove(*field);
+        }
+    }
+    stored.extend(updated);
+}
+
+fn contention(op: &'static str) -> AdapterError {
+    RedisBackendError::new(
+        BackendErrorKind::Contention,
+        op,
+        "record kept changing during the update".into(),
+    )
+    .into()
+}
+
+impl RedisAdapter {
+    async fn get_raw(&self, op: &'static str, key: &str) -> Result<Option<String>, AdapterError> {
+        let mut conn = self.conn.clone();
+        conn.get(key).await.map_err(redis_err(op))
+    }
+
+    async fn load_user(
+        &self,
+        op: &'static str,
+        id: &str,
+    ) -> Result<Option<AdapterUser>, AdapterError> {
+        if !is_user_id(id) {
+            return Ok(None);
+        }
+        let Some(raw) = self.get_raw(op, &self.keys.user(id)).await? else {
+            return Ok(None);
+        };
+        let user: AdapterUser = decode(op, &raw)?;
+        Ok((user.id == id).then_some(user))
+    }
+
+    async fn load_account(
+        &self,
+        op: &'static str,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<Option<Account>, AdapterError> {
+        if names_index(provider) {
+            return Ok(None);
+        }
+        let key = self.keys.account(provider, provider_account_id);
+        let Some(raw) = self.get_raw(op, &key).await? else {
+            return Ok(None);
+        };
+        let account: Account = decode(op, &raw)?;
+        // Guards against key collisions through `:` inside the provider id.
+        Ok(
+            (account.provider == provider && account.provider_account_id == provider_account_id)
+                .then_some(account),
+        )
+    }
+
+    async fn compare_and_set(
+        &self,
+        op: &'static str,
+        key: &str,
+        old: &str,
+        new: &str,
+        expire_at_ms: Option<i64>,
+    ) -> Result<bool, AdapterError> {
+        let mut conn = self.conn.clone();
+        let expiry = expire_at_ms.map(|ms| ms.to_string()).unwrap_or_default();
+        let done: i64 = scripts::COMPARE_AND_SET
+            .key(key)
+            .arg(old)
+            .arg(new)
+            .arg(expiry)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err(op))?;
+        Ok(done == 1)
+    }
+
+    /// Runs [`scripts::CREATE_INDEXED`]; `false` when `nx` and the record exists.
+    async fn create_indexed(
+        &self,
+        op: &'static str,
+        key: &str,
+        json: &str,
+        index: Option<String>,
+        nx: bool,
+        expire_at_ms: Option<i64>,
+    ) -> Result<bool, AdapterError> {
+        let mut conn = self.conn.clone();
+        let created: i64 = scripts::CREATE_INDEXED
+            .key(key)
+            .arg(json)
+            .arg(index.unwrap_or_default())
+            .arg(if nx { "NX" } else { "" })
+            .arg(expire_at_ms.map(|ms| ms.to_string()).unwrap_or_default())
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err(op))?;
+        Ok(created == 1)
+    }
+
+    /// Runs [`scripts::DELETE_INDEXED`]; the deleted JSON, if the record existed.
+    async fn delete_indexed(
+        &self,
+        op: &'static str,
+        key: &str,
+        index_prefix: String,
+    ) -> Result<Option<String>, AdapterError> {
+        let mut conn = self.conn.clone();
+        scripts::DELETE_INDEXED
+            .key(key)
+            .arg(index_prefix)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err(op))
+    }
+}
+
+#[async_trait]
+impl Adapter for RedisAdapter {
+    async fn create_user(&self, user: NewUser) -> Result<AdapterUser, AdapterError> {
+        const OP: &str = "createUser";
+        let user = AdapterUser {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: user.name,
+            email: user.email,
+            email_verified: user.email_verified,
+            image: user.image,
+        };
+        let json = encode(OP, &user)?;
+        let email_key = user
+            .email
+            .as_deref()
+            .map(|e| self.keys.email(e))
+            .unwrap_or_default();
+        let mut conn = self.conn.clone();
+        let created: i64 = scripts::CREATE_USER
+            .key(self.keys.user(&user.id))
+            .arg(json)
+            .arg(email_key)
+            .arg(&user.id)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err(OP))?;
+        if created != 1 {
+            return Err(AdapterError::Conflict(
+                "a user with this email exists".into(),
+            ));
+        }
+        Ok(user)
+    }
+
+    async fn get_user(&self, id: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        self.load_user("getUser", id).await
+    }
+
+    async fn get_user_by_email(&self, email: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        const OP: &str = "getUserByEmail";
+        let Some(id) = self.get_raw(OP, &self.keys.email(email)).await? else {
+            return Ok(None);
+        };
+        let user = self.load_user(OP, &id).await?;
+        // An index left behind by another writer must not hand out a different user.
+        Ok(user.filter(|u| u.email.as_deref() == Some(email)))
+    }
+
+    async fn get_user_by_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<Option<AdapterUser>, AdapterError> {
+        const OP: &str = "getUserByAccount";
+        let account = self.load_account(OP, provider, provider_account_id).await?;
+        match account.and_then(|a| a.user_id) {
+            Some(user_id) => self.load_user(OP, &user_id).await,
+            None => Ok(None),
+        }
+    }
+
+    async fn update_user(&self, update: UserUpdate) -> Result<Option<AdapterUser>, AdapterError> {
+        const OP: &str = "updateUser";
+        if !is_user_id(&update.id) {
+            return Ok(None);
+        }
+        let key = self.keys.user(&update.id);
+        for _ in 0..MAX_UPDATE_ATTEMPTS {
+            let Some(raw) = self.get_raw(OP, &key).await? else {
+                return Ok(None);
+            };
+            let mut stored = decode_object(OP, &raw)?;
+            let mut user: AdapterUser = from_object(OP, &stored)?;
+            if user.id != update.id {
+                return Ok(None);
+            }
+            let old_email = user.email.clone();
+            if let Some(v) = update.name.clone() {
+                user.name = v;
+            }
+            if let Some(v) = update.email.clone() {
+                user.email = v;
+            }
+            if let Some(v) = update.email_verified {
+                user.email_verified = v;
+            }
+            if let Some(v) = update.image.clone() {
+                user.image = v;
+            }
+            merge_fields(
+                &mut stored,
+                to_object(OP, &user)?,
+                &["name", "email", "emailVerified", "image"],
+            );
+            let json = encode(OP, &stored)?;
+            let email_key =
+                |e: &Option<String>| e.as_deref().map(|e| self.keys.email(e)).unwrap_or_default();
+            let mut conn = self.conn.clone();
+            let outcome: i64 = scripts::UPDATE_USER
+                .key(&key)
+                .arg(&raw)
+                .arg(json)
+                .arg(&user.id)
+                .arg(email_key(&old_email))
+                .arg(email_key(&user.email))
+                .invoke_async(&mut conn)
+                .await
+                .map_err(redis_err(OP))?;
+            match outcome {
+                1 => return Ok(Some(user)),
+                -1 => {
+                    return Err(AdapterError::Conflict(
+                        "a user with this email exists".into(),
+                    ));
+                }
+                _ => continue,
+            }
+        }
+        Err(contention(OP))
+    }
+
+    async fn delete_user(&self, id: &str) -> Result<(), AdapterError> {
+        const OP: &str = "deleteUser";
+        if !is_user_id(id) {
+            return Ok(());
+        }
+        let mut conn = self.conn.clone();
+        let _: i64 = scripts::DELETE_USER
+            .key(self.keys.user(id))
+            .arg(id)
+            .arg(self.keys.email_prefix())
+            .arg(self.keys.accounts_by_user(id))
+            .arg(self.keys.sessions_by_user(id))
+            .arg(self.keys.authenticators_by_user(id))
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err(OP))?;
+        Ok(())
+    }
+
+    async fn link_account(&self, account: Account) -> Result<(), AdapterError> {
+        const OP: &str = "linkAccount";
+        if names_index(&account.provider) {
+            return Err(data_err(OP, "provider id is reserved for index keys"));
+        }
+        let key = self
+            .keys
+            .account(&account.provider, &account.provider_account_id);
+        let json = encode(OP, &account)?;
+        let index = account
+            .user_id
+            .as_deref()
+            .map(|u| self.keys.accounts_by_user(u));
+        if self
+            .create_indexed(OP, &key, &json, index, true, None)
+            .await?
+        {
+            Ok(())
+        } else {
+            Err(AdapterError::Conflict("account already linked".into()))
+        }
+    }
+
+    async fn unlink_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<(), AdapterError> {
+        const OP: &str = "unlinkAccount";
+        if names_index(provider) {
+            return Ok(());
+        }
+        let key = self.keys.account(provider, provider_account_id);
+        self.delete_indexed(OP, &key, self.keys.accounts_by_user_prefix())
+            .await?;
+        Ok(())
+    }
+
+    async fn create_session(
+        &self,
+        session: AdapterSession,
+    ) -> Result<AdapterSession, AdapterError> {
+        const OP: &str = "createSession";
+        if names_index(&session.session_token) {
+            return Err(data_err(OP, "session token is reserved for index keys"));
+        }
+        let key = self.keys.session(&session.session_token);
+        let json = encode(OP, &session)?;
+        let index = Some(self.keys.sessions_by_user(&session.user_id));
+        self.create_indexed(
+            OP,
+            &key,
+            &json,
+            index,
+            false,
+            Some(expiry_millis(session.expires)),
+        )
+        .await?;
+        Ok(session)
+    }
+
+    async fn get_session_and_user(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError> {
+        const OP: &str = "getSessionAndUser";
+        if names_index(session_token) {
+            return Ok(None);
+        }
+        let Some(raw) = self.get_raw(OP, &self.keys.session(session_token)).await? else {
+            return Ok(None);
+        };
+        let session: AdapterSession = decode(OP, &raw)?;
+        if session.session_token != session_token {
+            return Ok(None);
+        }
+        Ok(self
+            .load_user(OP, &session.user_id)
+            .await?
+            .map(|user| (session, user)))
+    }
+
+    async fn update_session(
+        &self,
+        session_token: &str,
+        expires: OffsetDateTime,
+    ) -> Result<Option<AdapterSession>, AdapterError> {
+        const OP: &str = "updateSession";
+        if names_index(session_token) {
+            return Ok(None);
+        }
+        let key = self.keys.session(session_token);
+        for _ in 0..MAX_UPDATE_ATTEMPTS {
+            let Some(raw) = self.get_raw(OP, &key).await? else {
+                return Ok(None);
+            };
+            let mut stored = decode_object(OP, &raw)?;
+            let mut session: AdapterSession = from_object(OP, &stored)?;
+            if session.session_token != session_token {
+                return Ok(None);
+            }
+            session.expires = expires;
+            merge_fields(&mut stored, to_object(OP, &session)?, &[]);
+            let json = encode(OP, &stored)?;
+            if self
+                .compare_and_set(OP, &key, &raw, &json, Some(expiry_millis(expires)))
+                .await?
+            {
+                return Ok(Some(session));
+            }
+        }
+        Err(contention(OP))
+    }
+
+    async fn delete_session(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<AdapterSession>, AdapterError> {
+        const OP: &str = "deleteSession";
+        if names_index(session_token) {
+            return Ok(None);
+        }
+        let key = self.keys.session(session_token);
+        let deleted = self
+            .delete_indexed(OP, &key, self.keys.sessions_by_user_prefix())
+            .await?;
+        match deleted {
+            Some(raw) => Ok(Some(decode(OP, &raw)?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn create_verification_token(
+        &self,
+        token: VerificationToken,
+    ) -> Result<(), AdapterError> {
+        const OP: &str = "createVerificationToken";
+        let key = self
+            .keys
+            .verification_token(&token.identifier, &token.token);
+        let json = encode(OP, &token)?;
+        let mut conn = self.conn.clone();
+        let _: () = redis::cmd("SET")
+            .arg(&key)
+            .arg(json)
+            .arg("PXAT")
+            .arg(expiry_millis(token.expires))
+            .query_async(&mut conn)
+            .await
+            .map_err(redis_err(OP))?;
+        Ok(())
+    }
+
+    async fn use_verification_token(
+        &self,
+        identifier: &str,
+        token: &str,
+    ) -> Result<Option<VerificationToken>, AdapterError> {
+        const OP: &str = "useVerificationToken";
+        let key = self.keys.verification_token(identifier, token);
+        let mut conn = self.conn.clone();
+        // GETDEL: of two concurrent uses exactly one gets the record.
+        let raw: Option<String> = conn.get_del(&key).await.map_err(redis_err(OP))?;
+        let Some(raw) = raw else {
+            return Ok(None);
+        };
+        let stored: VerificationToken = decode(OP, &raw)?;
+        // Guards against key collisions through `:` inside the identifier.
+        Ok((stored.identifier == identifier && stored.token == token).then_some(stored))
+    }
+
+    async fn get_account(
+        &self,
+        provider_account_id: &str,
+        provider: &str,
+    ) -> Result<Option<Account>, AdapterError> {
+        self.load_account("getAccount", provider, provider_account_id)
+            .await
+    }
+
+    async fn get_authenticator(
+        &self,
+        credential_id: &str,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        const OP: &str = "getAuthenticator";
+        if names_index(credential_id) {
+            return Ok(None);
+        }
+        let Some(raw) = self
+            .get_raw(OP, &self.keys.authenticator(credential_id))
+            .await?
+        else {
+            return Ok(None);
+        };
+        let authenticator: Authenticator = decode(OP, &raw)?;
+        Ok((authenticator.credential_id == credential_id).then_some(authenticator))
+    }
+
+    async fn create_authenticator(
+        &self,
+        authenticator: Authenticator,
+    ) -> Result<Authenticator, AdapterError> {
+        const OP: &str = "createAuthenticator";
+        if names_index(&authenticator.credential_id) {
+            return Err(data_err(OP, "credential id is reserved for index keys"));
+        }
+        let key = self.keys.authenticator(&authenticator.credential_id);
+        let json = encode(OP, &authenticator)?;
+        let index = authenticator
+            .user_id
+            .as_deref()
+            .map(|u| self.keys.authenticators_by_user(u));
+        if self
+            .create_indexed(OP, &key, &json, index, true, None)
+            .await?
+        {
+            Ok(authenticator)
+        } else {
+            Err(AdapterError::Conflict("authenticator exists".into()))
+        }
+    }
+
+    async fn list_authenticators_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<Authenticator>, AdapterError> {
+        const OP: &str = "listAuthenticatorsByUserId";
+        let mut conn = self.conn.clone();
+        let members: Vec<String> = conn
+            .smembers(self.keys.authenticators_by_user(user_id))
+            .await
+            .map_err(redis_err(OP))?;
+        if members.is_empty() {
+            return Ok(Vec::new());
+        }
+        let raws: Vec<Option<String>> = redis::cmd("MGET")
+            .arg(&members)
+            .query_async(&mut conn)
+            .await
+            .map_err(redis_err(OP))?;
+        let mut list = Vec::with_capacity(raws.len());
+        for raw in raws.into_iter().flatten() {
+            let authenticator: Authenticator = decode(OP, &raw)?;
+            if authenticator.user_id.as_deref() == Some(user_id) {
+                list.push(authenticator);
+            }
+        }
+        list.sort_by(|a, b| a.credential_id.cmp(&b.credential_id));
+        Ok(list)
+    }
+
+    async fn update_authenticator_counter(
+        &self,
+        credential_id: &str,
+        counter: u64,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        const OP: &str = "updateAuthenticatorCounter";
+        if names_index(credential_id) {
+            return Ok(None);
+        }
+        let key = self.keys.authenticator(credential_id);
+        for _ in 0..MAX_UPDATE_ATTEMPTS {
+            let Some(raw) = self.get_raw(OP, &key).await? else {
+                return Ok(None);
+            };
+            let mut stored = decode_object(OP, &raw)?;
+            let mut authenticator: Authenticator = from_object(OP, &stored)?;
+            if authenticator.credential_id != credential_id {
+                return Ok(None);
+            }
+            authenticator.counter = counter;
+            stored.insert("counter".into(), Value::from(counter));
+            let json = encode(OP, &stored)?;
+            if self.compare_and_set(OP, &key, &raw, &json, None).await? {
+                return Ok(Some(authenticator));
+            }
+        }
+        Err(contention(OP))
+    }
+}

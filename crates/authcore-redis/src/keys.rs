@@ -1,0 +1,100 @@
+//! Key names (the layout is documented in the crate docs).
+
+use std::sync::Arc;
+
+/// The per-user index keys live in the same namespaces as the records, under this name.
+pub(crate) const BY_USER_ID: &str = "by-user-id:";
+
+/// Builds key names under a prefix (upstream's `baseKeyPrefix`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Keys {
+    prefix: Arc<str>,
+}
+
+impl Keys {
+    pub(crate) fn new(prefix: &str) -> Self {
+        Keys {
+            prefix: prefix.into(),
+        }
+    }
+
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// `user:<id>` → the user as JSON.
+    pub(crate) fn user(&self, id: &str) -> String {
+        format!("{}user:{id}", self.prefix)
+    }
+
+    /// `user:email:` (the Lua scripts append an email).
+    pub(crate) fn email_prefix(&self) -> String {
+        format!("{}user:email:", self.prefix)
+    }
+
+    /// `user:email:<email>` → the user id.
+    pub(crate) fn email(&self, email: &str) -> String {
+        format!("{}user:email:{email}", self.prefix)
+    }
+
+    /// `user:account:<provider>:<providerAccountId>` → the account as JSON.
+    pub(crate) fn account(&self, provider: &str, provider_account_id: &str) -> String {
+        format!(
+            "{}user:account:{provider}:{provider_account_id}",
+            self.prefix
+        )
+    }
+
+    /// `user:account:by-user-id:` (the Lua scripts append a user id).
+    pub(crate) fn accounts_by_user_prefix(&self) -> String {
+        format!("{}user:account:{BY_USER_ID}", self.prefix)
+    }
+
+    /// `user:account:by-user-id:<userId>` → set of account keys.
+    pub(crate) fn accounts_by_user(&self, user_id: &str) -> String {
+        format!("{}user:account:{BY_USER_ID}{user_id}", self.prefix)
+    }
+
+    /// `user:session:<sessionToken>` → the session as JSON (expires with the session).
+    pub(crate) fn session(&self, token: &str) -> String {
+        format!("{}user:session:{token}", self.prefix)
+    }
+
+    /// `user:session:by-user-id:` (the Lua scripts append a user id).
+    pub(crate) fn sessions_by_user_prefix(&self) -> String {
+        format!("{}user:session:{BY_USER_ID}", self.prefix)
+    }
+
+    /// `user:session:by-user-id:<userId>` → set of session keys.
+    pub(crate) fn sessions_by_user(&self, user_id: &str) -> String {
+        format!("{}user:session:{BY_USER_ID}{user_id}", self.prefix)
+    }
+
+    /// `user:token:<identifier>:<token>` → the verification token as JSON (expires with it).
+    pub(crate) fn verification_token(&self, identifier: &str, token: &str) -> String {
+        format!("{}user:token:{identifier}:{token}", self.prefix)
+    }
+
+    /// `user:authenticator:<credentialID>` → the authenticator as JSON.
+    pub(crate) fn authenticator(&self, credential_id: &str) -> String {
+        format!("{}user:authenticator:{credential_id}", self.prefix)
+    }
+
+    /// `user:authenticator:by-user-id:<userId>` → set of authenticator keys.
+    pub(crate) fn authenticators_by_user(&self, user_id: &str) -> String {
+        format!("{}user:authenticator:{BY_USER_ID}{user_id}", self.prefix)
+    }
+}
+
+/// Whether `id` could be a user id this adapter assigned. Ids are UUIDs; anything with a
+/// `:` would address another namespace (`user:email:…`, `user:session:…`), so it is
+/// treated as unknown rather than read.
+pub(crate) fn is_user_id(id: &str) -> bool {
+    !id.is_empty() && !id.contains(':')
+}
+
+/// Whether a session token, provider id or credential id would address a per-user index
+/// key (`…:by-user-id:<userId>`) instead of a record. Such names are treated as unknown.
+pub(crate) fn names_index(name: &str) -> bool {
+    name.starts_with(BY_USER_ID) || name == BY_USER_ID.trim_end_matches(':')
+}

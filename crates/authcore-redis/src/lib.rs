@@ -1,0 +1,240 @@
+//! # authcore-redis
+//!
+//! A Redis [`Adapter`](authcore::adapter::Adapter) for `authcore`: users, accounts,
+//! database sessions, verification (magic link) tokens and WebAuthn authenticators, with
+//! the key layout of Auth.js's `@auth/upstash-redis-adapter`.
+//!
+//! ```no_run
+//! use authcore::adapter::{Adapter, NewUser};
+//! use authcore_redis::RedisAdapter;
+//!
+//! # async fn demo() -> Result<(), authcore::adapter::AdapterError> {
+//! let adapter = RedisAdapter::connect("redis://127.0.0.1:6379/")
+//!     .await?
+//!     .with_prefix("myapp:");
+//! let user = adapter
+//!     .create_user(NewUser { email: Some("ada@example.com".into()), ..Default::default() })
+//!     .await?;
+//! assert!(adapter.get_user(&user.id).await?.is_some());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The adapter holds a [`redis` `ConnectionManager`][cm]: one multiplexed connection,
+//! re-established after a failure (a call that fails meanwhile returns
+//! [`AdapterError::Backend`]). Clones share it.
+//! A single Redis server (or a primary with replicas) is supported, not Redis Cluster: the
+//! multi-key operations run as Lua scripts that touch keys they read from index sets.
+//! Redis 6.2 or newer is needed (`GETDEL`, `SET … PXAT`).
+//!
+//! [cm]: https://docs.rs/redis/latest/redis/aio/struct.ConnectionManager.html
+//!
+//! ## Key layout
+//!
+//! Every key starts with the configurable prefix ([`RedisAdapter::with_prefix`], upstream's
+//! `baseKeyPrefix`, default empty). Records are JSON with the Auth.js field names
+//! (`emailVerified`, `providerAccountId`, `sessionToken`, `credentialID` …); dates are RFC
+//! 3339 strings.
+//!
+//! | Key | Type | Value | Expiry |
+//! |---|---|---|---|
+//! | `user:<id>` | string | user JSON (`id`, `name`, `email`, `emailVerified`, `image`) | none |
+//! | `user:email:<email>` | string | the user id (email uniqueness, claimed with `SET NX`) | none |
+//! | `user:account:<provider>:<providerAccountId>` | string | account JSON (`userId`, `type`, `provider`, `providerAccountId`, tokens …), claimed with `SET NX` | none |
+//! | `user:account:by-user-id:<userId>` | set | keys of the user's accounts | none |
+//! | `user:session:<sessionToken>` | string | session JSON (`sessionToken`, `userId`, `expires`) | at `expires` |
+//! | `user:session:by-user-id:<userId>` | set | keys of the user's sessions (dead members pruned on the next `createSession`) | none |
+//! | `user:token:<identifier>:<token>` | string | verification token JSON (`identifier`, `token`, `expires`) | at `expires` |
+//! | `user:authenticator:<credentialID>` | string | authenticator JSON (`credentialID`, `userId`, `providerAccountId`, `counter` …), claimed with `SET NX` | none |
+//! | `user:authenticator:by-user-id:<userId>` | set | keys of the user's authenticators | none |
+//!
+//! Sessions and verification tokens are written with `SET … PXAT <expires>` (the
+//! millisecond form of `EXPIREAT`), so Redis deletes them itself at their expiry; a session
+//! or token whose `expires` has passed is therefore never returned.
+//!
+//! ### Differences from the upstream adapter
+//!
+//! * The `…:by-user-id:<userId>` indexes are **sets** (upstream stores one key in a string,
+//!   so a user's second account or session replaced the first). Data written by the
+//!   upstream adapter must be migrated before this adapter manages the same users.
+//! * Verification tokens are keyed by identifier *and* token (upstream: identifier only, so
+//!   a second sign-in email invalidated the first link).
+//! * `deleteUser` also removes authenticators, and everything runs atomically.
+//! * Key parts are not escaped, as upstream. Because user ids are UUIDs, an id containing
+//!   `:` is treated as unknown; session tokens, provider ids and credential ids that would
+//!   address an index key (`by-user-id…`) are treated as unknown; and records read back are
+//!   checked against the names asked for, so a collision (only possible with `:` inside a
+//!   provider id or identifier) can never return another user's record.
+//!
+//! ## Errors
+//!
+//! Redis failures, timeouts and stored records that do not decode become
+//! [`AdapterError::Backend`] carrying a
+//! [`RedisBackendError`]; its message names the operation and the failure class, never a
+//! key, value or the URL. A second `linkAccount` or `createAuthenticator` for the same id,
+//! or a `createUser`/`updateUser` with an email another user has, is
+//! [`AdapterError::Conflict`].
+#![forbid(unsafe_code)]
+
+mod adapter;
+mod error;
+mod keys;
+mod scripts;
+
+use std::fmt;
+use std::time::Duration;
+
+use authcore::adapter::AdapterError;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+pub use error::{BackendErrorKind, RedisBackendError};
+
+use error::RedisBackendError as BackendError;
+use keys::Keys;
+
+/// Connection settings for [`RedisAdapter::connect_with`].
+///
+/// ```
+/// use std::time::Duration;
+/// let options = authcore_redis::ConnectOptions::default()
+///     .connection_timeout(Duration::from_secs(2))
+///     .response_timeout(Duration::from_secs(3))
+///     .reconnect_attempts(4);
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    connection_timeout: Duration,
+    response_timeout: Duration,
+    reconnect_attempts: usize,
+    max_reconnect_delay: Duration,
+}
+
+impl Default for ConnectOptions {
+    /// 5 s to connect, 5 s for a reply, 3 reconnection attempts at most 1 s apart.
+    fn default() -> Self {
+        ConnectOptions {
+            connection_timeout: Duration::from_secs(5),
+            response_timeout: Duration::from_secs(5),
+            reconnect_attempts: 3,
+            max_reconnect_delay: Duration::from_secs(1),
+        }
+    }
+}
+
+impl ConnectOptions {
+    /// How long one connection attempt may take.
+    pub fn connection_timeout(mut self, timeout: Duration) -> Self {
+        self.connection_timeout = timeout;
+        self
+    }
+
+    /// How long a call waits for Redis to answer before it fails.
+    pub fn response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// How many times a lost connection is retried (with exponential back-off) before the
+    /// waiting calls fail; the next call starts over.
+    pub fn reconnect_attempts(mut self, attempts: usize) -> Self {
+        self.reconnect_attempts = attempts;
+        self
+    }
+
+    /// The longest pause between two reconnection attempts.
+    pub fn max_reconnect_delay(mut self, delay: Duration) -> Self {
+        self.max_reconnect_delay = delay;
+        self
+    }
+
+    fn manager_config(&self) -> ConnectionManagerConfig {
+        ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(self.connection_timeout))
+            .set_response_timeout(Some(self.response_timeout))
+            .set_number_of_retries(self.reconnect_attempts)
+            .set_max_delay(self.max_reconnect_delay)
+    }
+}
+
+/// The Redis adapter. Cheap to clone; clones share the connection and the prefix.
+#[derive(Clone)]
+pub struct RedisAdapter {
+    conn: ConnectionManager,
+    keys: Keys,
+}
+
+impl fmt::Debug for RedisAdapter {
+    // The URL may carry a password; only the prefix is shown.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisAdapter")
+            .field("prefix", &self.keys.prefix())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisAdapter {
+    /// Connects to `url` (`redis://[user:password@]host[:port][/db]`, or
+    /// `redis+unix:///path`) with the default [`ConnectOptions`], failing if Redis cannot
+    /// be reached now. Must be called inside a Tokio runtime.
+    pub async fn connect(url: &str) -> Result<Self, AdapterError> {
+        Self::connect_with(url, ConnectOptions::default()).await
+    }
+
+    /// [`connect`](Self::connect) with explicit settings.
+    pub async fn connect_with(url: &str, options: ConnectOptions) -> Result<Self, AdapterError> {
+        let client = open_client(url)?;
+        let conn = ConnectionManager::new_with_config(client, options.manager_config())
+            .await
+            .map_err(|e| BackendError::from_redis("connect", &e))?;
+        Ok(RedisAdapter {
+            conn,
+            keys: Keys::default(),
+        })
+    }
+
+    /// Like [`connect_with`](Self::connect_with) but without connecting now: the first call
+    /// connects, and fails with [`AdapterError::Backend`] while Redis is unreachable. Lets a
+    /// service start before its Redis. Must be called inside a Tokio runtime (else an
+    /// error is returned).
+    pub fn connect_lazy(url: &str, options: ConnectOptions) -> Result<Self, AdapterError> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(BackendError::new(
+                BackendErrorKind::Config,
+                "connect",
+                "no Tokio runtime is running".into(),
+            )
+            .into());
+        }
+        let client = open_client(url)?;
+        let conn = ConnectionManager::new_lazy_with_config(client, options.manager_config())
+            .map_err(|e| BackendError::from_redis("connect", &e))?;
+        Ok(RedisAdapter {
+            conn,
+            keys: Keys::default(),
+        })
+    }
+
+    /// Puts every key under `prefix` (upstream's `baseKeyPrefix`), e.g. `"myapp:"`.
+    pub fn with_prefix(mut self, prefix: impl AsRef<str>) -> Self {
+        self.keys = Keys::new(prefix.as_ref());
+        self
+    }
+
+    /// The key prefix in use (empty by default).
+    pub fn prefix(&self) -> &str {
+        self.keys.prefix()
+    }
+}
+
+fn open_client(url: &str) -> Result<redis::Client, AdapterError> {
+    redis::Client::open(url).map_err(|e| {
+        // The parse error may quote the URL, which may hold a password.
+        BackendError::new(
+            BackendErrorKind::Config,
+            "connect",
+            format!("invalid Redis URL ({})", e.category()),
+        )
+        .into()
+    })
+}

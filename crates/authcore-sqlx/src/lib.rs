@@ -1,0 +1,411 @@
+//! SQLite and PostgreSQL storage for [`authcore`]: an [`Adapter`] over [`sqlx`] 0.9.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), authcore_sqlx::Error> {
+//! use authcore_sqlx::SqlxAdapter;
+//!
+//! // Creates ./authcore.db if it is missing (WAL mode, foreign keys on).
+//! let adapter = SqlxAdapter::sqlite("authcore.db").await?;
+//! adapter.migrate().await?;
+//!
+//! let pg = SqlxAdapter::postgres("postgres://app@localhost/app").await?;
+//! pg.migrate().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Schema
+//!
+//! The tables are those of Auth.js's official SQL adapter **`@auth/pg-adapter`**, with the
+//! same table and column names (quoted camelCase included): `users (id, name, email,
+//! "emailVerified", image)`, `accounts (id, "userId", type, provider, "providerAccountId",
+//! refresh_token, access_token, expires_at, id_token, scope, session_state, token_type)`,
+//! `sessions (id, "userId", expires, "sessionToken")` and `verification_token (identifier,
+//! expires, token)`; plus `authenticators ("credentialID", "userId", "providerAccountId",
+//! "credentialPublicKey", counter, "credentialDeviceType", "credentialBackedUp",
+//! transports)` as in Auth.js's Prisma and Drizzle schemas. So a PostgreSQL database that
+//! an Auth.js application uses through `@auth/pg-adapter` works unchanged, and both can
+//! share it.
+//!
+//! On top of the pg-adapter layout, [`SqlxAdapter::migrate`] adds the constraints this
+//! adapter relies on: unique `(provider, "providerAccountId")`, unique `email`, unique
+//! `"sessionToken"`, unique `"credentialID"`, and `ON DELETE CASCADE` foreign keys from
+//! `accounts`, `sessions` and `authenticators` to `users`. Every statement is
+//! `IF NOT EXISTS`, so running it on an existing pg-adapter database only adds the
+//! `authenticators` table and the unique indexes (it fails if existing rows already break
+//! a uniqueness rule, e.g. two users with one email). `delete_user` deletes a user's
+//! accounts, sessions and authenticators itself, so it does not depend on the cascades.
+//!
+//! | | PostgreSQL | SQLite |
+//! |---|---|---|
+//! | ids | `SERIAL` (as pg-adapter), exposed as decimal strings (`"42"`) | UUID v4 text |
+//! | timestamps | `TIMESTAMPTZ` (microseconds) | ISO 8601 UTC text, `2025-01-31T12:00:00.000Z` (JavaScript's `toISOString()`, milliseconds) |
+//! | `expires_at`, `counter` | `BIGINT` | `INTEGER` |
+//! | `"credentialBackedUp"` | `BOOLEAN` | `INTEGER` 0/1 |
+//!
+//! A PostgreSQL id that is not a decimal `INTEGER` cannot name a row: lookups with it
+//! answer `None` (as pg-adapter's `getUser` does) and writes with it fail.
+//!
+//! Accounts store the columns above only: [`Account::extra`] fields and
+//! [`Account::authorization_details`] are dropped, as pg-adapter drops them. Run the
+//! conformance suite with `Options::account_extras(false)` accordingly.
+//!
+//! # Errors
+//!
+//! A unique-constraint violation (linking an account twice, a second user with the same
+//! email, a duplicate credential id or session token) is [`AdapterError::Conflict`]; any
+//! other database failure is [`AdapterError::Backend`], whose message names the operation
+//! and the database error but never contains SQL or bound values. A connection that broke
+//! (server restart, terminated backend) fails the call in progress; the pool then opens
+//! a new connection, so later calls succeed once the database is back.
+//!
+//! # Concurrency
+//!
+//! `use_verification_token` is a single `DELETE … RETURNING`, so two concurrent uses of
+//! one token return it once; uniqueness rules are enforced by the database, so two
+//! concurrent `link_account` of one account give one `Ok` and one `Conflict`.
+//!
+//! # Features
+//!
+//! `sqlite` (bundled libsqlite3) and `postgres`, both on by default.
+
+#![forbid(unsafe_code)]
+
+#[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+compile_error!("authcore-sqlx needs at least one of the features `sqlite` and `postgres`");
+
+mod error;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+use async_trait::async_trait;
+use authcore::adapter::{
+    Adapter, AdapterError, AdapterSession, AdapterUser, NewUser, UserUpdate, VerificationToken,
+};
+use authcore::types::{Account, Authenticator, ProviderType};
+use time::OffsetDateTime;
+
+pub use error::Error;
+
+/// An [`Adapter`] storing users, accounts, sessions, verification tokens and authenticators
+/// in SQLite or PostgreSQL. Cheap to clone: clones share the connection pool.
+#[derive(Clone)]
+pub struct SqlxAdapter {
+    backend: Backend,
+}
+
+#[derive(Clone)]
+enum Backend {
+    #[cfg(feature = "sqlite")]
+    Sqlite(sqlx::SqlitePool),
+    #[cfg(feature = "postgres")]
+    Postgres(sqlx::PgPool),
+}
+
+impl std::fmt::Debug for SqlxAdapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not the pool's Debug: its connect options include the password.
+        let kind = match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(_) => "sqlite",
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => "postgres",
+        };
+        f.debug_struct("SqlxAdapter")
+            .field("backend", &kind)
+            .finish()
+    }
+}
+
+#[cfg(feature = "sqlite")]
+impl SqlxAdapter {
+    /// Opens (creating it if missing) a SQLite database and its connection pool.
+    ///
+    /// `url_or_path` is a `sqlite:` URL (`sqlite://authcore.db`, `sqlite::memory:`, with
+    /// sqlx's query parameters) or a plain file path. The file is created if missing, the
+    /// journal is switched to WAL and foreign keys are enforced.
+    pub async fn sqlite(url_or_path: &str) -> Result<Self, Error> {
+        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
+        use std::str::FromStr;
+
+        let options = if url_or_path.starts_with("sqlite:") {
+            SqliteConnectOptions::from_str(url_or_path).map_err(Error::InvalidUrl)?
+        } else {
+            SqliteConnectOptions::new().filename(url_or_path)
+        };
+        let options = options
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .foreign_keys(true);
+        let pool = sqlx::SqlitePool::connect_with(options)
+            .await
+            .map_err(Error::Connect)?;
+        Ok(Self::from_sqlite_pool(pool))
+    }
+
+    /// Uses an existing SQLite pool. Its connections should enforce foreign keys (sqlx's
+    /// default) and, for concurrent writers, use WAL and a busy timeout.
+    pub fn from_sqlite_pool(pool: sqlx::SqlitePool) -> Self {
+        SqlxAdapter {
+            backend: Backend::Sqlite(pool),
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl SqlxAdapter {
+    /// Connects to PostgreSQL (`postgres://user:password@host:port/database?…`), with
+    /// sqlx's default pool settings.
+    pub async fn postgres(url: &str) -> Result<Self, Error> {
+        use sqlx::postgres::PgConnectOptions;
+        use std::str::FromStr;
+
+        let options = PgConnectOptions::from_str(url).map_err(Error::InvalidUrl)?;
+        let pool = sqlx::PgPool::connect_with(options)
+            .await
+            .map_err(Error::Connect)?;
+        Ok(Self::from_postgres_pool(pool))
+    }
+
+    /// Uses an existing PostgreSQL pool.
+    pub fn from_postgres_pool(pool: sqlx::PgPool) -> Self {
+        SqlxAdapter {
+            backend: Backend::Postgres(pool),
+        }
+    }
+}
+
+#[cfg(feature = "sqlite")]
+impl From<sqlx::SqlitePool> for SqlxAdapter {
+    fn from(pool: sqlx::SqlitePool) -> Self {
+        Self::from_sqlite_pool(pool)
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl From<sqlx::PgPool> for SqlxAdapter {
+    fn from(pool: sqlx::PgPool) -> Self {
+        Self::from_postgres_pool(pool)
+    }
+}
+
+impl SqlxAdapter {
+    /// Creates the tables and indexes if they do not exist (embedded migrations from
+    /// `migrations/sqlite` or `migrations/postgres`, recorded in `_sqlx_migrations`).
+    pub async fn migrate(&self) -> Result<(), Error> {
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => sqlx::migrate!("migrations/sqlite").run(pool).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => sqlx::migrate!("migrations/postgres").run(pool).await,
+        }
+        .map_err(Error::Migrate)
+    }
+
+    /// Closes the pool: waits for connections in use to be returned, then closes them all.
+    pub async fn close(&self) {
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => pool.close().await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// Calls `module::function(pool, args…)` for the backend in use.
+macro_rules! dispatch {
+    ($self:ident, $f:ident($($arg:expr),*)) => {
+        match &$self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => sqlite::$f(pool, $($arg),*).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => postgres::$f(pool, $($arg),*).await,
+        }
+    };
+}
+
+#[async_trait]
+impl Adapter for SqlxAdapter {
+    async fn create_user(&self, user: NewUser) -> Result<AdapterUser, AdapterError> {
+        dispatch!(self, create_user(user))
+    }
+
+    async fn get_user(&self, id: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        dispatch!(self, get_user(id))
+    }
+
+    async fn get_user_by_email(&self, email: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        dispatch!(self, get_user_by_email(email))
+    }
+
+    async fn get_user_by_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<Option<AdapterUser>, AdapterError> {
+        dispatch!(self, get_user_by_account(provider, provider_account_id))
+    }
+
+    async fn update_user(&self, update: UserUpdate) -> Result<Option<AdapterUser>, AdapterError> {
+        dispatch!(self, update_user(update))
+    }
+
+    async fn delete_user(&self, id: &str) -> Result<(), AdapterError> {
+        dispatch!(self, delete_user(id))
+    }
+
+    async fn link_account(&self, account: Account) -> Result<(), AdapterError> {
+        dispatch!(self, link_account(account))
+    }
+
+    async fn unlink_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<(), AdapterError> {
+        dispatch!(self, unlink_account(provider, provider_account_id))
+    }
+
+    async fn create_session(
+        &self,
+        session: AdapterSession,
+    ) -> Result<AdapterSession, AdapterError> {
+        dispatch!(self, create_session(session))
+    }
+
+    async fn get_session_and_user(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError> {
+        dispatch!(self, get_session_and_user(session_token))
+    }
+
+    async fn update_session(
+        &self,
+        session_token: &str,
+        expires: OffsetDateTime,
+    ) -> Result<Option<AdapterSession>, AdapterError> {
+        dispatch!(self, update_session(session_token, expires))
+    }
+
+    async fn delete_session(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<AdapterSession>, AdapterError> {
+        dispatch!(self, delete_session(session_token))
+    }
+
+    async fn create_verification_token(
+        &self,
+        token: VerificationToken,
+    ) -> Result<(), AdapterError> {
+        dispatch!(self, create_verification_token(token))
+    }
+
+    async fn use_verification_token(
+        &self,
+        identifier: &str,
+        token: &str,
+    ) -> Result<Option<VerificationToken>, AdapterError> {
+        dispatch!(self, use_verification_token(identifier, token))
+    }
+
+    async fn get_account(
+        &self,
+        provider_account_id: &str,
+        provider: &str,
+    ) -> Result<Option<Account>, AdapterError> {
+        dispatch!(self, get_account(provider_account_id, provider))
+    }
+
+    async fn get_authenticator(
+        &self,
+        credential_id: &str,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        dispatch!(self, get_authenticator(credential_id))
+    }
+
+    async fn create_authenticator(
+        &self,
+        authenticator: Authenticator,
+    ) -> Result<Authenticator, AdapterError> {
+        dispatch!(self, create_authenticator(authenticator))
+    }
+
+    async fn list_authenticators_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<Authenticator>, AdapterError> {
+        dispatch!(self, list_authenticators_by_user_id(user_id))
+    }
+
+    async fn update_authenticator_counter(
+        &self,
+        credential_id: &str,
+        counter: u64,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        dispatch!(self, update_authenticator_counter(credential_id, counter))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Shared by both backends.
+
+/// The `type` column of an account.
+fn parse_provider_type(op: &'static str, s: &str) -> Result<ProviderType, AdapterError> {
+    serde_json::from_value(serde_json::Value::String(s.to_owned()))
+        .map_err(|_| error::data_error(op, "unknown account type stored"))
+}
+
+/// A WebAuthn counter as stored (signed 64-bit column).
+fn counter_to_db(op: &'static str, counter: u64) -> Result<i64, AdapterError> {
+    i64::try_from(counter).map_err(|_| error::data_error(op, "authenticator counter out of range"))
+}
+
+fn counter_from_db(op: &'static str, counter: i64) -> Result<u64, AdapterError> {
+    u64::try_from(counter)
+        .map_err(|_| error::data_error(op, "negative authenticator counter stored"))
+}
+
+/// The user id an account or authenticator to store belongs to.
+fn required_user_id<'a>(
+    op: &'static str,
+    user_id: &'a Option<String>,
+) -> Result<&'a str, AdapterError> {
+    user_id
+        .as_deref()
+        .ok_or_else(|| error::data_error(op, "no user id given"))
+}
+
+/// The columns of `users`, aliased so one row mapper serves every query that returns a user
+/// (macros rather than consts, so `concat!` builds `&'static str` queries).
+macro_rules! user_columns {
+    () => {
+        r#"users.id AS u_id, users.name AS u_name, users.email AS u_email, users."emailVerified" AS u_verified, users.image AS u_image"#
+    };
+}
+
+/// The columns of `accounts` that map to [`Account`].
+macro_rules! account_columns {
+    () => {
+        r#""userId", type, provider, "providerAccountId", access_token, expires_at, refresh_token, id_token, scope, session_state, token_type"#
+    };
+}
+
+/// The columns of `authenticators`.
+macro_rules! authenticator_columns {
+    () => {
+        r#""credentialID", "userId", "providerAccountId", "credentialPublicKey", counter, "credentialDeviceType", "credentialBackedUp", transports"#
+    };
+}
+
+/// The columns of `sessions`, as returned by every session query.
+macro_rules! session_columns {
+    () => {
+        r#"sessions."sessionToken", sessions."userId", sessions.expires"#
+    };
+}
+
+pub(crate) use {account_columns, authenticator_columns, session_columns, user_columns};

@@ -1,0 +1,269 @@
+//! SqlxAdapter on SQLite: the shared conformance suite on a temporary file, constructor
+//! behaviour, a lock-contention fault with recovery and a unique-constraint race.
+
+#![cfg(feature = "sqlite")]
+
+mod common;
+
+use std::time::Duration;
+
+use authcore::adapter::conformance::{self, Options};
+use authcore::adapter::{Adapter, AdapterError, AdapterSession, NewUser};
+use authcore::types::{Account, ProviderType};
+use authcore_sqlx::SqlxAdapter;
+use common::TempDir;
+use sqlx::Connection;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions};
+use time::OffsetDateTime;
+
+async fn fresh(dir: &TempDir) -> SqlxAdapter {
+    let path = dir.path().join("authcore.db");
+    let adapter = SqlxAdapter::sqlite(path.to_str().expect("utf-8 path"))
+        .await
+        .expect("open sqlite");
+    adapter.migrate().await.expect("migrate");
+    adapter
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_on_a_temporary_file() {
+    let dir = TempDir::new();
+    let adapter = fresh(&dir).await;
+    conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
+    // The suite uses fresh ids, so a second run on the same database passes too.
+    conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
+    adapter.close().await;
+}
+
+#[tokio::test]
+async fn url_constructor_creates_the_file_in_wal_mode_and_migrate_is_idempotent() {
+    let dir = TempDir::new();
+    let path = dir.path().join("via-url.db");
+    assert!(!path.exists());
+    let url = format!("sqlite://{}", path.display());
+    let adapter = SqlxAdapter::sqlite(&url).await.expect("open by URL");
+    assert!(path.exists(), "the database file is created");
+    adapter.migrate().await.expect("migrate");
+    adapter.migrate().await.expect("second migrate is a no-op");
+    let user = adapter
+        .create_user(NewUser {
+            email: Some("a@example.com".into()),
+            ..NewUser::default()
+        })
+        .await
+        .expect("create_user");
+    uuid::Uuid::parse_str(&user.id).expect("SQLite user ids are UUIDs");
+    adapter.close().await;
+
+    let mut raw = SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(&path))
+        .await
+        .expect("raw connection");
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(&mut raw)
+        .await
+        .expect("journal_mode");
+    assert_eq!(mode, "wal");
+    // Stored as JavaScript's toISOString() would, for interoperability.
+    let verified: Option<String> = sqlx::query_scalar(r#"SELECT "emailVerified" FROM users"#)
+        .fetch_one(&mut raw)
+        .await
+        .expect("select");
+    assert_eq!(verified, None);
+}
+
+#[tokio::test]
+async fn timestamps_are_stored_as_iso_strings() {
+    let dir = TempDir::new();
+    let adapter = fresh(&dir).await;
+    let user = adapter
+        .create_user(NewUser {
+            email: Some("t@example.com".into()),
+            email_verified: Some(OffsetDateTime::from_unix_timestamp(1_700_000_000).unwrap()),
+            ..NewUser::default()
+        })
+        .await
+        .unwrap();
+    adapter.close().await;
+    let mut raw = SqliteConnection::connect_with(
+        &SqliteConnectOptions::new().filename(dir.path().join("authcore.db")),
+    )
+    .await
+    .unwrap();
+    let stored: String = sqlx::query_scalar(r#"SELECT "emailVerified" FROM users WHERE id = ?"#)
+        .bind(&user.id)
+        .fetch_one(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(stored, "2023-11-14T22:13:20.000Z");
+}
+
+#[tokio::test]
+async fn foreign_keys_are_enforced() {
+    let dir = TempDir::new();
+    let adapter = fresh(&dir).await;
+    let err = adapter
+        .create_session(AdapterSession {
+            session_token: "tok".into(),
+            user_id: uuid::Uuid::new_v4().to_string(),
+            expires: OffsetDateTime::now_utc(),
+        })
+        .await
+        .expect_err("a session of an unknown user is refused");
+    assert!(matches!(err, AdapterError::Backend(_)), "{err:?}");
+    assert!(err.to_string().contains("create_session"), "{err}");
+}
+
+/// Another process holds the write lock longer than the busy timeout: the call fails with
+/// a Backend error (no panic), and succeeds once the lock is released.
+#[tokio::test]
+async fn locked_database_gives_backend_error_then_recovers() {
+    let dir = TempDir::new();
+    let path = dir.path().join("authcore.db");
+    let options = SqliteConnectOptions::new()
+        .filename(&path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .busy_timeout(Duration::from_millis(200));
+    let pool = SqlitePoolOptions::new()
+        .max_connections(2)
+        .connect_with(options.clone())
+        .await
+        .unwrap();
+    let adapter = SqlxAdapter::from_sqlite_pool(pool);
+    adapter.migrate().await.unwrap();
+    let user = adapter
+        .create_user(NewUser {
+            email: Some("lock@example.com".into()),
+            ..NewUser::default()
+        })
+        .await
+        .unwrap();
+
+    let mut locker = SqliteConnection::connect_with(&options).await.unwrap();
+    sqlx::raw_sql("BEGIN EXCLUSIVE")
+        .execute(&mut locker)
+        .await
+        .unwrap();
+
+    let err = adapter
+        .create_user(NewUser {
+            email: Some("blocked@example.com".into()),
+            ..NewUser::default()
+        })
+        .await
+        .expect_err("the write cannot get the lock");
+    assert!(matches!(err, AdapterError::Backend(_)), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("create_user"), "{msg}");
+    assert!(
+        !msg.contains("blocked@example.com"),
+        "no values in messages: {msg}"
+    );
+    assert!(!msg.contains("INSERT"), "no SQL in messages: {msg}");
+    // Reads still work in WAL mode.
+    assert!(adapter.get_user(&user.id).await.unwrap().is_some());
+
+    sqlx::raw_sql("COMMIT").execute(&mut locker).await.unwrap();
+    let created = adapter
+        .create_user(NewUser {
+            email: Some("blocked@example.com".into()),
+            ..NewUser::default()
+        })
+        .await
+        .expect("the write succeeds once the lock is released");
+    assert!(adapter.get_user(&created.id).await.unwrap().is_some());
+}
+
+/// A database opened read-only (`mode=ro`): writes fail with Backend, reads work.
+#[tokio::test]
+async fn read_only_database_gives_backend_error() {
+    let dir = TempDir::new();
+    let adapter = fresh(&dir).await;
+    let user = adapter
+        .create_user(NewUser {
+            email: Some("ro@example.com".into()),
+            ..NewUser::default()
+        })
+        .await
+        .unwrap();
+    adapter.close().await;
+
+    let url = format!(
+        "sqlite://{}?mode=ro",
+        dir.path().join("authcore.db").display()
+    );
+    let ro = SqlxAdapter::sqlite(&url).await.expect("open read-only");
+    assert!(ro.get_user(&user.id).await.unwrap().is_some());
+    let err = ro
+        .create_user(NewUser {
+            email: Some("ro2@example.com".into()),
+            ..NewUser::default()
+        })
+        .await
+        .expect_err("read-only");
+    assert!(matches!(err, AdapterError::Backend(_)), "{err:?}");
+}
+
+/// Two concurrent link_account of one account: one Ok, one Conflict, one row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_link_account_gives_one_conflict() {
+    let dir = TempDir::new();
+    let adapter = fresh(&dir).await;
+    let a = adapter
+        .create_user(NewUser {
+            email: Some("a@example.com".into()),
+            ..NewUser::default()
+        })
+        .await
+        .unwrap();
+    let b = adapter
+        .create_user(NewUser {
+            email: Some("b@example.com".into()),
+            ..NewUser::default()
+        })
+        .await
+        .unwrap();
+    for round in 0..20 {
+        let pa_id = format!("race-{round}");
+        let mut acc_a = Account::new(ProviderType::Oauth, "github", &pa_id);
+        acc_a.user_id = Some(a.id.clone());
+        let mut acc_b = acc_a.clone();
+        acc_b.user_id = Some(b.id.clone());
+        let (x, y) = (adapter.clone(), adapter.clone());
+        let ta = tokio::spawn(async move { x.link_account(acc_a).await });
+        let tb = tokio::spawn(async move { y.link_account(acc_b).await });
+        let (ra, rb) = (ta.await.unwrap(), tb.await.unwrap());
+        let oks = [&ra, &rb].iter().filter(|r| r.is_ok()).count();
+        let conflicts = [&ra, &rb]
+            .iter()
+            .filter(|r| matches!(r, Err(AdapterError::Conflict(_))))
+            .count();
+        assert_eq!((oks, conflicts), (1, 1), "round {round}: {ra:?} {rb:?}");
+        assert!(
+            adapter
+                .get_user_by_account("github", &pa_id)
+                .await
+                .unwrap()
+                .is_some()
+        );
+    }
+    adapter.close().await;
+}
+
+#[tokio::test]
+async fn in_memory_database_works() {
+    let adapter = SqlxAdapter::sqlite("sqlite::memory:")
+        .await
+        .expect("memory");
+    adapter.migrate().await.unwrap();
+    conformance::users(&adapter).await;
+    conformance::sessions(&adapter).await;
+}
+
+#[tokio::test]
+async fn missing_directory_is_a_connect_error() {
+    let err = SqlxAdapter::sqlite("sqlite://nonexistent-dir-authcore/x/y.db")
+        .await
+        .expect_err("missing directory");
+    assert!(matches!(err, authcore_sqlx::Error::Connect(_)), "{err:?}");
+}
