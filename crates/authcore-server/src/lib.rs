@@ -15,6 +15,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use askama::Template;
+use authcore::adapter::{Adapter, NewUser};
 use authcore::env::Env;
 use authcore::providers::catalog::{self, GitHubOptions};
 use authcore::providers::{CredentialField, CredentialsProvider, OAuthProvider};
@@ -52,7 +53,15 @@ pub struct DemoConfig {
     /// Environment for authcore's defaults (`AUTH_URL`, `AUTH_TRUST_HOST`, `AUTH_SECRET`) and
     /// the optional OAuth providers (`AUTH_GITHUB_*`, `AUTH_GOOGLE_*`, `AUTH_OIDC_*`).
     pub env: Env,
+    /// The database (`AUTHCORE_DATABASE_URL`, default [`DEFAULT_DATABASE_URL`]; `none` for
+    /// no database): `sqlite://…` or `postgres://…`. With one, users and OAuth accounts are
+    /// stored and sessions live in the database.
+    pub database_url: Option<String>,
 }
+
+/// The demo's default database: an SQLite file in the working directory, created and
+/// migrated on first start.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://authcore-demo.db?mode=rwc";
 
 impl std::fmt::Debug for DemoConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -61,6 +70,7 @@ impl std::fmt::Debug for DemoConfig {
             .field("secret", &self.secret.as_ref().map(|_| "[redacted]"))
             .field("secret_is_ephemeral", &self.secret_is_ephemeral)
             .field("demo_password", &"[redacted]")
+            .field("database_url", &self.database_url)
             .finish_non_exhaustive()
     }
 }
@@ -107,6 +117,7 @@ impl DemoConfig {
             secret_is_ephemeral: false,
             demo_password: DEFAULT_DEMO_PASSWORD.to_owned(),
             env: Env::default(),
+            database_url: None,
         }
     }
 
@@ -139,12 +150,18 @@ impl DemoConfig {
             getrandom::fill(&mut bytes).map_err(DemoConfigError::Random)?;
             (Some(hex::encode(bytes)), true)
         };
+        let database_url = match env.get("AUTHCORE_DATABASE_URL").map(str::trim) {
+            Some("" | "none") => None,
+            Some(url) => Some(url.to_owned()),
+            None => Some(DEFAULT_DATABASE_URL.to_owned()),
+        };
         Ok(DemoConfig {
             addr,
             secret,
             secret_is_ephemeral,
             demo_password,
             env,
+            database_url,
         })
     }
 }
@@ -152,6 +169,46 @@ impl DemoConfig {
 /// Builds the authcore handler of the demo: a credentials provider accepting `demo` / the
 /// demo password, then the OAuth providers configured in `config.env` ([`oauth_providers`]).
 pub fn auth(config: DemoConfig) -> Result<Auth, ConfigError> {
+    auth_with_database(config, None)
+}
+
+/// Opens the configured database ([`DemoConfig::database_url`]: created and migrated if
+/// needed), makes sure the demo user exists in it, and builds the handler with database
+/// sessions (credentials included). Without a database: [`auth`].
+pub async fn auth_from_config(
+    config: DemoConfig,
+) -> Result<Auth, Box<dyn std::error::Error + Send + Sync>> {
+    let Some(url) = config.database_url.clone() else {
+        return Ok(auth(config)?);
+    };
+    let db = if url.starts_with("postgres") {
+        authcore_sqlx::SqlxAdapter::postgres(&url).await?
+    } else {
+        authcore_sqlx::SqlxAdapter::sqlite(&url).await?
+    };
+    db.migrate().await?;
+    let user = match db.get_user_by_email(DEMO_EMAIL).await? {
+        Some(u) => u,
+        None => {
+            db.create_user(NewUser {
+                name: Some("Demo User".into()),
+                email: Some(DEMO_EMAIL.into()),
+                ..Default::default()
+            })
+            .await?
+        }
+    };
+    Ok(auth_with_database(config, Some((db, user.id)))?)
+}
+
+/// The demo user's email.
+pub const DEMO_EMAIL: &str = "demo@example.com";
+
+fn auth_with_database(
+    config: DemoConfig,
+    database: Option<(authcore_sqlx::SqlxAdapter, String)>,
+) -> Result<Auth, ConfigError> {
+    let demo_user_id: Arc<str> = database.as_ref().map_or("1", |(_, id)| id.as_str()).into();
     let password: Arc<str> = config.demo_password.into();
     let provider = CredentialsProvider::new()
         .field("username", CredentialField::new("Username"))
@@ -161,19 +218,21 @@ pub fn auth(config: DemoConfig) -> Result<Auth, ConfigError> {
         )
         .authorize(move |credentials, _request| {
             let expected = Arc::clone(&password);
+            let id = Arc::clone(&demo_user_id);
             async move {
                 let field = |k: &str| credentials.get(k).and_then(Value::as_str);
                 let user_ok = field("username") == Some(DEMO_USERNAME);
                 let password_ok = field("password")
                     .is_some_and(|p| bool::from(p.as_bytes().ct_eq(expected.as_bytes())));
-                Ok((user_ok && password_ok).then(|| {
-                    User::with_id("1")
-                        .name("Demo User")
-                        .email("demo@example.com")
-                }))
+                Ok((user_ok && password_ok)
+                    .then(|| User::with_id(&*id).name("Demo User").email(DEMO_EMAIL)))
             }
         });
     let mut builder = AuthConfig::builder().provider(provider);
+    if let Some((db, _)) = database {
+        // Users and OAuth accounts are stored; credentials sign-ins get database sessions too.
+        builder = builder.adapter(db).credentials_database_sessions(true);
+    }
     for p in oauth_providers(&config.env) {
         builder = builder.provider(p);
     }
@@ -229,16 +288,20 @@ pub fn oauth_providers(env: &Env) -> Vec<OAuthProvider> {
 /// The demo application: `/` (home), `/protected` (signed-in users only) and authcore
 /// under its base path (`/auth` unless `AUTH_URL` says otherwise).
 pub fn app(config: DemoConfig) -> Result<Router, ConfigError> {
-    let auth = auth(config)?;
+    Ok(router(auth(config)?))
+}
+
+/// The demo application around an existing handler.
+pub fn router(auth: Auth) -> Router {
     let protected = Router::new()
         .route("/protected", get(protected_page))
         .route_layer(RequireAuthLayer::new(auth.clone()));
-    Ok(Router::new()
+    Router::new()
         .route("/", get(home_page))
         .merge(protected)
         .auth_routes(auth.clone())
         .layer(middleware::from_fn(log_request))
-        .with_state(auth))
+        .with_state(auth)
 }
 
 /// The signed-in user, as the pages show it.

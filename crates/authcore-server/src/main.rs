@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use authcore::env::Env;
-use authcore_server::{DEMO_USERNAME, DemoConfig, app};
+use authcore_server::{DEMO_USERNAME, DemoConfig, auth_from_config, router};
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main(flavor = "current_thread")]
@@ -35,13 +35,20 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let password = config.demo_password.clone();
     let ephemeral = config.secret_is_ephemeral;
     let public_url = config.env.get("AUTH_URL").map(str::to_owned);
-    let app = app(config)?;
+    let database = config.database_url.clone();
+    let app = router(auth_from_config(config).await.map_err(|e| e.to_string())?);
 
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e} (set AUTHCORE_ADDR)"))?;
     let local = listener.local_addr()?;
     println!("authcore demo server listening on http://{local}/");
+    match &database {
+        Some(url) => println!(
+            "  database: {url} (set AUTHCORE_DATABASE_URL, or `none` for JWT sessions only)"
+        ),
+        None => println!("  database: none (JWT sessions)"),
+    }
     if let Some(url) = public_url {
         println!("  public URL (AUTH_URL): {url}");
     }

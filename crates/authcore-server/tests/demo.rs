@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use authcore_server::{DemoConfig, app};
+use authcore_server::{DemoConfig, app, auth_from_config, router};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
@@ -371,4 +371,55 @@ async fn github_sign_in_redirects_to_github() {
     }
     assert!(!location.contains("github-secret"));
     assert!(jar.has("authjs.pkce.code_verifier"), "{jar:?}");
+}
+
+#[tokio::test]
+async fn sqlite_database_sessions_survive_a_restart() {
+    let dir = std::env::temp_dir().join(format!("authcore-demo-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("demo.db");
+    let _ = std::fs::remove_file(&file);
+    let url = format!("sqlite://{}?mode=rwc", file.display());
+    let config = || {
+        let mut c = DemoConfig::new("a demo test secret, long and random enough");
+        c.database_url = Some(url.clone());
+        c
+    };
+    // First start: creates and migrates the file, seeds the demo user.
+    let app = router(auth_from_config(config()).await.unwrap());
+    let mut jar = CookieJar::default();
+    let res = sign_in(&app, &mut jar, "demo", "authcore-demo").await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    let token = jar.0.get("authjs.session-token").unwrap().clone();
+    assert_eq!(
+        token.len(),
+        36,
+        "a database session token, not a JWE: {token}"
+    );
+    assert!(file.exists());
+
+    // A second instance on the same file (a restart) sees the session.
+    let app2 = router(auth_from_config(config()).await.unwrap());
+    let res = get(&app2, "/auth/session", &mut jar).await;
+    let json: Value = serde_json::from_str(&text(res).await).unwrap();
+    assert_eq!(json["user"]["name"], "Demo User");
+    let res = get(&app2, "/protected", &mut jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+
+    // Sign-out deletes the row: the first instance no longer sees it either.
+    let csrf_res = get(&app2, "/auth/csrf", &mut jar).await;
+    let csrf: Value = serde_json::from_str(&text(csrf_res).await).unwrap();
+    let body = format!("csrfToken={}", csrf["csrfToken"].as_str().unwrap());
+    let req = Request::post(format!("{ORIGIN}/auth/signout"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::COOKIE, jar.header())
+        .body(Body::from(body))
+        .unwrap();
+    let res = send(&app2, req, &mut jar).await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    let mut old_jar = CookieJar::default();
+    old_jar.0.insert("authjs.session-token".into(), token);
+    let res = get(&app, "/auth/session", &mut old_jar).await;
+    assert_eq!(text(res).await, "null");
+    let _ = std::fs::remove_dir_all(&dir);
 }
