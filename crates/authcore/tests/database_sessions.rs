@@ -301,3 +301,97 @@ async fn configuration_checks_with_adapters() {
             .is_ok()
     );
 }
+
+/// A database that is down: every call fails.
+struct DownDatabase;
+
+#[authcore::async_trait]
+impl Adapter for DownDatabase {
+    async fn get_session_and_user(
+        &self,
+        _: &str,
+    ) -> Result<
+        Option<(AdapterSession, authcore::adapter::AdapterUser)>,
+        authcore::adapter::AdapterError,
+    > {
+        Err(authcore::adapter::AdapterError::Backend(
+            "connection refused".into(),
+        ))
+    }
+    async fn delete_session(
+        &self,
+        _: &str,
+    ) -> Result<Option<AdapterSession>, authcore::adapter::AdapterError> {
+        Err(authcore::adapter::AdapterError::Backend(
+            "connection refused".into(),
+        ))
+    }
+    async fn create_session(
+        &self,
+        _: AdapterSession,
+    ) -> Result<AdapterSession, authcore::adapter::AdapterError> {
+        Err(authcore::adapter::AdapterError::Backend(
+            "connection refused".into(),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn database_down_gives_clean_responses_and_log_lines() {
+    let (auth, rec) = auth_with(
+        builder()
+            .adapter(DownDatabase)
+            .credentials_database_sessions(true),
+    );
+    // Session read: null (signed out), logged.
+    let r = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", format!("{SESSION_COOKIE}=tok"))
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((r.status.as_u16(), r.text().as_str()), (200, "null"));
+    assert!(!rec.errors.lock().unwrap().is_empty());
+    // Sign-in: the Configuration error page, logged as an adapter error, no session cookie.
+    let (csrf, token) = csrf_pair();
+    let r = send(
+        &auth,
+        post("/auth/callback/credentials")
+            .header("cookie", &csrf)
+            .body(form(&[
+                ("csrfToken", &token),
+                ("username", "demo"),
+                ("password", "pw"),
+            ]))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
+    assert!(r.cookie(SESSION_COOKIE).is_none());
+    assert!(
+        rec.error_types().contains(&"AdapterError".to_owned()),
+        "{:?}",
+        rec.error_types()
+    );
+    // Sign-out still clears the cookie; the failure is logged.
+    let r = send(
+        &auth,
+        post("/auth/signout")
+            .header("cookie", format!("{SESSION_COOKIE}=tok; {csrf}"))
+            .body(form(&[("csrfToken", &token)]))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, 302);
+    assert!(
+        r.set_cookie_header(SESSION_COOKIE)
+            .unwrap()
+            .contains("Max-Age=0")
+    );
+    assert!(rec.error_types().contains(&"SignOutError".to_owned()));
+}
