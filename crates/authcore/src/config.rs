@@ -467,6 +467,13 @@ impl AuthConfigBuilder {
                     });
                 }
                 Provider::Credentials(_) => {}
+                Provider::Email(e) => {
+                    if e.send.is_none() {
+                        return Err(ConfigError::MissingEmailSender {
+                            provider: id.to_owned(),
+                        });
+                    }
+                }
                 Provider::OAuth(o) => {
                     if let Some(key) = o.missing_endpoint() {
                         return Err(ConfigError::InvalidEndpoints {
@@ -495,6 +502,31 @@ impl AuthConfigBuilder {
         } else {
             SessionStrategy::Jwt
         });
+        // Email sign-in needs the three verification methods (spec §10.2).
+        if self
+            .providers
+            .iter()
+            .any(|p| p.kind() == ProviderType::Email)
+        {
+            let Some(adapter) = &self.adapter else {
+                return Err(ConfigError::MissingAdapter);
+            };
+            use crate::adapter::AdapterMethod as M;
+            let missing: Vec<&str> = [
+                M::CreateVerificationToken,
+                M::UseVerificationToken,
+                M::GetUserByEmail,
+            ]
+            .into_iter()
+            .filter(|m| !adapter.supports(*m))
+            .map(M::name)
+            .collect();
+            if !missing.is_empty() {
+                return Err(ConfigError::MissingAdapterMethods {
+                    methods: missing.join(", "),
+                });
+            }
+        }
         if strategy == SessionStrategy::Database {
             let credentials_only = self
                 .providers

@@ -138,6 +138,16 @@ pub enum AuthError {
         #[source]
         source: BoxError,
     },
+    /// A magic link that is unknown, used or expired.
+    #[error(
+        "Verification token is invalid or expired (has invite: {has_invite}, expired: {expired})"
+    )]
+    Verification {
+        /// A stored token matched.
+        has_invite: bool,
+        /// It had expired.
+        expired: bool,
+    },
     /// An adapter call failed.
     #[error("Adapter error")]
     AdapterError {
@@ -186,6 +196,7 @@ impl AuthError {
             AuthError::InvalidRequest { .. } => "InvalidRequest",
             AuthError::OAuthCallbackError { .. } => "OAuthCallbackError",
             AuthError::AdapterError { .. } => "AdapterError",
+            AuthError::Verification { .. } => "Verification",
             AuthError::OAuthAccountNotLinked { .. } => "OAuthAccountNotLinked",
             AuthError::OAuthProfileParseError { .. } => "OAuthProfileParseError",
         }
@@ -211,6 +222,7 @@ impl AuthError {
                 | AuthError::MissingCsrf { .. }
                 | AuthError::OAuthCallbackError { .. }
                 | AuthError::OAuthAccountNotLinked { .. }
+                | AuthError::Verification { .. }
         )
     }
 
@@ -341,6 +353,14 @@ pub enum ConfigError {
         provider: String,
         /// `authorization`, `token` or `userinfo`.
         key: &'static str,
+    },
+    /// An email provider without a sender.
+    #[error(
+        "email provider \"{provider}\" has no sender: call .send(..) (sendVerificationRequest)"
+    )]
+    MissingEmailSender {
+        /// Provider id.
+        provider: String,
     },
     /// A `private_key_jwt` key that could not be read.
     #[error(

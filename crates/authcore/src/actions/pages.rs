@@ -119,6 +119,26 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
         .providers
         .iter()
         .map(|p| match p {
+            Provider::Email(e) => ProviderView {
+                id: e.id.clone(),
+                name: e.name.clone(),
+                action: ctx.auth_url(&format!("/signin/{}", e.id)),
+                callback_url: None,
+                brand_color: None,
+                fields: vec![FieldView {
+                    key: "email".into(),
+                    label: "Email".into(),
+                    input_type: "email".into(),
+                    attributes: vec![
+                        ("placeholder".into(), "email@example.com".into()),
+                        ("required".into(), String::new()),
+                        (
+                            "value".into(),
+                            q.get("email").unwrap_or_default().to_owned(),
+                        ),
+                    ],
+                }],
+            },
             Provider::OAuth(o) => ProviderView {
                 id: o.id.clone(),
                 name: o.name.clone(),

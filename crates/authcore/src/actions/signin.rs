@@ -18,6 +18,7 @@ pub(crate) async fn signin(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError>
             Ok(ResponseInternal::redirect(ctx.auth_url("/signin")))
         }
         Some(Provider::OAuth(p)) => oauth_signin(ctx, p).await,
+        Some(Provider::Email(p)) => super::callback::email::send_link(ctx, p).await,
     }
 }
 

@@ -2,9 +2,11 @@
 
 pub mod catalog;
 pub mod credentials;
+pub mod email;
 pub mod oauth;
 
 pub use credentials::{AuthorizeError, AuthorizeRequest, CredentialField, CredentialsProvider};
+pub use email::{EmailProvider, VerificationRequest};
 pub use oauth::{
     Checks, ClientAuthMethod, OAuthProvider, ProviderStyle, TokenRequestParams, default_profile,
 };
@@ -17,6 +19,8 @@ use crate::types::ProviderType;
 pub enum Provider {
     /// Credentials provider.
     Credentials(CredentialsProvider),
+    /// Email (magic link) provider.
+    Email(Box<EmailProvider>),
     /// OAuth 2 or OpenID Connect provider (boxed: it is much larger than the others).
     OAuth(Box<OAuthProvider>),
 }
@@ -36,6 +40,7 @@ impl Provider {
         match self {
             Provider::Credentials(p) => &p.id,
             Provider::OAuth(p) => &p.id,
+            Provider::Email(p) => &p.id,
         }
     }
 
@@ -44,6 +49,7 @@ impl Provider {
         match self {
             Provider::Credentials(p) => &p.name,
             Provider::OAuth(p) => &p.name,
+            Provider::Email(p) => &p.name,
         }
     }
 
@@ -52,6 +58,7 @@ impl Provider {
         match self {
             Provider::Credentials(_) => ProviderType::Credentials,
             Provider::OAuth(p) => p.kind,
+            Provider::Email(_) => ProviderType::Email,
         }
     }
 
@@ -63,7 +70,15 @@ impl Provider {
                 let _ = env;
             }
             Provider::OAuth(p) => p.apply_env(env),
+            // The built-in sender is the host's; HTTP email services come with their presets.
+            Provider::Email(_) => {}
         }
+    }
+}
+
+impl From<EmailProvider> for Provider {
+    fn from(p: EmailProvider) -> Self {
+        Provider::Email(Box::new(p))
     }
 }
 

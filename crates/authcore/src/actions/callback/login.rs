@@ -164,6 +164,62 @@ pub(crate) async fn oauth_login(
     })
 }
 
+/// Email branch of spec §10.3: verify the existing user (ending another user's database
+/// session in this browser) or create one; never links an account.
+pub(crate) async fn email_login(
+    ctx: &Ctx<'_>,
+    adapter: &dyn Adapter,
+    existing: Option<AdapterUser>,
+    email: &str,
+) -> Result<Login, AuthError> {
+    let events = &ctx.config.events;
+    let now = OffsetDateTime::now_utc();
+    let (user, is_new_user) = match existing {
+        Some(u) => {
+            if ctx.config.session_strategy == SessionStrategy::Database {
+                let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
+                if let Some(token) = store.value()
+                    && let Some(current) = current_user(ctx, adapter).await
+                    && current.id != u.id
+                {
+                    adapter.delete_session(&token).await?;
+                }
+            }
+            let updated = adapter
+                .update_user(crate::adapter::UserUpdate {
+                    id: u.id.clone(),
+                    email_verified: Some(Some(now)),
+                    ..Default::default()
+                })
+                .await?
+                .unwrap_or(u);
+            let public = User::from(&updated);
+            ctx.event_result("updateUser", events.update_user(&public).await);
+            (updated, false)
+        }
+        None => {
+            let created = adapter
+                .create_user(NewUser {
+                    email: Some(email.to_owned()),
+                    email_verified: Some(now),
+                    ..Default::default()
+                })
+                .await?;
+            ctx.event_result(
+                "createUser",
+                events.create_user(&User::from(&created)).await,
+            );
+            (created, true)
+        }
+    };
+    let session = new_session(ctx, adapter, &user.id).await?;
+    Ok(Login {
+        user: User::from(&user),
+        is_new_user,
+        session,
+    })
+}
+
 /// The cookie carrying a database session token.
 pub(crate) fn database_session_cookies(ctx: &Ctx<'_>, session: &AdapterSession) -> Vec<SetCookie> {
     let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);

@@ -1,6 +1,7 @@
 //! `GET` / `POST /callback/:provider` (spec §2.6): one module per provider type.
 
 pub(crate) mod credentials;
+pub(crate) mod email;
 pub(crate) mod login;
 pub(crate) mod oauth;
 
@@ -32,6 +33,8 @@ pub(crate) async fn callback(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthErro
         }
         // GET, or POST for `response_mode=form_post`; no CSRF check (spec §16.12).
         Provider::OAuth(p) => oauth::callback(ctx, p).await,
+        // Any method; no CSRF check (spec §2.6).
+        Provider::Email(p) => email::callback(ctx, p).await,
     }
 }
 
