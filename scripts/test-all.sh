@@ -15,7 +15,7 @@ fi
 
 # Real peers, pinned by their package-lock.json: @auth/core for the interop tests and the
 # oidc-provider OpenID provider that the OAuth end-to-end tests start on loopback.
-for dir in interop testsupport/oidc; do
+for dir in interop testsupport/oidc testsupport/smtp; do
   echo "==> npm ci --prefix $dir"
   npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
 done

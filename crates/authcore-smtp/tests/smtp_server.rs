@@ -1,0 +1,225 @@
+//! Sends the sign-in mail to a real SMTP server (nodemailer's `smtp-server`, started from
+//! `testsupport/smtp/server.mjs`) and checks what it received.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use authcore::adapter::MemoryAdapter;
+use authcore::{Auth, AuthConfig};
+use authcore_smtp::{EmailTheme, SmtpSender, email_provider};
+use bytes::Bytes;
+use http_body_util::Full;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdout, Command};
+use tokio::time::timeout;
+
+const FROM: &str = "Auth.js <no-reply@authjs.dev>";
+
+struct SmtpServer {
+    port: u16,
+    lines: Lines<BufReader<ChildStdout>>,
+    _child: Child,
+}
+
+impl SmtpServer {
+    async fn start() -> Self {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/smtp");
+        assert!(
+            dir.join("node_modules/smtp-server").is_dir()
+                && dir.join("node_modules/mailparser").is_dir(),
+            "testsupport/smtp/node_modules is missing: run `npm ci --prefix testsupport/smtp` \
+             from the workspace root first"
+        );
+        let mut child = Command::new("node")
+            .arg("server.mjs")
+            .current_dir(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("cannot start `node` (is Node.js installed?)");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let ready = timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("SMTP test server not ready within 20 s")
+            .unwrap()
+            .expect("SMTP test server exited before its ready line");
+        let ready: Value = serde_json::from_str(&ready).unwrap();
+        SmtpServer {
+            port: u16::try_from(ready["port"].as_u64().unwrap()).unwrap(),
+            lines,
+            _child: child,
+        }
+    }
+
+    fn sender(&self) -> SmtpSender {
+        SmtpSender::plain_localhost(self.port).with_timeout(Duration::from_secs(10))
+    }
+
+    async fn next_message(&mut self) -> Value {
+        let line = timeout(Duration::from_secs(10), self.lines.next_line())
+            .await
+            .expect("no message received within 10 s")
+            .unwrap()
+            .expect("SMTP test server exited");
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+async fn request_link(auth: &Auth, email: &str) -> http::Response<authcore::ResponseBody> {
+    let token = "a".repeat(64);
+    let cookie = authcore::csrf::csrf_cookie_value(&token, "secret").replace('|', "%7C");
+    let body = format!(
+        "csrfToken={token}&email={}&callbackUrl=%2Finbox",
+        email.replace('@', "%40")
+    );
+    let req = http::Request::post("https://authjs.test/auth/signin/email")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("cookie", format!("__Host-authjs.csrf-token={cookie}"))
+        .body(Full::new(Bytes::from(body)))
+        .unwrap();
+    auth.handle(req).await
+}
+
+fn auth_with(sender: SmtpSender) -> Auth {
+    Auth::new(
+        AuthConfig::builder()
+            .secret("secret")
+            .trust_host(true)
+            .provider(email_provider(sender, FROM))
+            .adapter(MemoryAdapter::new())
+            .build()
+            .unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn sign_in_mail_is_delivered_through_the_email_provider() {
+    let mut server = SmtpServer::start().await;
+    let auth = auth_with(server.sender());
+    let resp = request_link(&auth, "User@Example.com").await;
+    assert_eq!(resp.status(), 302);
+    assert_eq!(
+        resp.headers()["location"],
+        "https://authjs.test/auth/verify-request?provider=email&type=email"
+    );
+
+    let mail = server.next_message().await;
+    assert_eq!(mail["envelope"]["from"], "no-reply@authjs.dev");
+    assert_eq!(
+        mail["envelope"]["to"],
+        serde_json::json!(["user@example.com"])
+    );
+    assert_eq!(mail["from"], "\"Auth.js\" <no-reply@authjs.dev>");
+    assert_eq!(mail["to"], "user@example.com");
+    assert_eq!(mail["subject"], "Sign in to authjs.test");
+    assert!(
+        mail["contentType"]
+            .as_str()
+            .unwrap()
+            .starts_with("multipart/alternative"),
+        "{mail}"
+    );
+
+    let text = mail["text"].as_str().unwrap();
+    let prefix = "Sign in to authjs.test\nhttps://authjs.test/auth/callback/email?callbackUrl=";
+    assert!(text.starts_with(prefix), "{text}");
+    let url = text.lines().nth(1).unwrap();
+    assert!(
+        url.contains("&token=") && url.ends_with("&email=user%40example.com"),
+        "{url}"
+    );
+
+    let html = mail["html"].as_str().unwrap();
+    let escaped = url.replace('&', "&amp;");
+    assert!(html.contains(&format!("<a href=\"{escaped}\"")), "{html}");
+    assert!(
+        html.contains("Sign in to <strong>authjs&#8203;.test</strong>"),
+        "{html}"
+    );
+    assert!(html.contains("bgcolor=\"#346df1\""), "{html}");
+}
+
+#[tokio::test]
+async fn rejected_recipient_is_an_error() {
+    let server = SmtpServer::start().await;
+    let err = server
+        .sender()
+        .send_sign_in_link(
+            "nobody@reject.example",
+            FROM,
+            "https://authjs.test/auth/callback/email?token=t&email=nobody%40reject.example",
+            &EmailTheme::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_permanent(), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "Email (nobody@reject.example) could not be sent"
+    );
+
+    // Through the provider, Auth.js turns the sending error into `error=Configuration`.
+    let auth = auth_with(server.sender());
+    let resp = request_link(&auth, "nobody@reject.example").await;
+    assert_eq!(resp.status(), 302);
+    let location = resp.headers()["location"].to_str().unwrap();
+    assert!(location.contains("error=Configuration"), "{location}");
+}
+
+#[tokio::test]
+async fn unreachable_server_fails_in_bounded_time() {
+    // A port nobody listens on: connection refused.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let sender = SmtpSender::plain_localhost(closed).with_timeout(Duration::from_secs(2));
+    let result = timeout(
+        Duration::from_secs(10),
+        sender.send_sign_in_link(
+            "a@b.example",
+            FROM,
+            "https://authjs.test/x",
+            &EmailTheme::default(),
+        ),
+    )
+    .await
+    .expect("send did not finish within 10 s");
+    assert!(
+        matches!(result, Err(authcore_smtp::Error::Send { .. })),
+        "{result:?}"
+    );
+
+    // A server that accepts the connection but never greets: the timeout applies.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let _hold = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((sock, _)) = silent.accept().await {
+            held.push(sock);
+        }
+    });
+    let sender = SmtpSender::plain_localhost(port).with_timeout(Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    let result = timeout(
+        Duration::from_secs(10),
+        sender.send_sign_in_link(
+            "a@b.example",
+            FROM,
+            "https://authjs.test/x",
+            &EmailTheme::default(),
+        ),
+    )
+    .await
+    .expect("send did not finish within 10 s");
+    assert!(
+        matches!(result, Err(authcore_smtp::Error::Timeout { .. })),
+        "{result:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
