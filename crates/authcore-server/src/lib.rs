@@ -6,6 +6,10 @@
 //! `AUTH_GOOGLE_SECRET`) and a generic OpenID Connect provider with id `oidc`
 //! (`AUTH_OIDC_ISSUER`, `AUTH_OIDC_ID`, `AUTH_OIDC_SECRET`, optional `AUTH_OIDC_NAME`).
 //!
+//! With a database (the default), email sign-in (magic links) is offered too: the links go
+//! out through the SMTP relay in `SMTP_URL` (`smtp://user:pass@host:587`, `smtps://…`), or,
+//! when it is not set, are printed to the terminal by a console sender.
+//!
 //! [`DemoConfig::from_env`] reads the configuration and [`app`] builds the axum
 //! [`Router`]; the `authcore-server` binary serves it. The provider configuration is
 //! mirrored by a Node (Auth.js) server for load comparisons: keep both the same.
@@ -18,7 +22,7 @@ use askama::Template;
 use authcore::adapter::{Adapter, NewUser};
 use authcore::env::Env;
 use authcore::providers::catalog::{self, GitHubOptions};
-use authcore::providers::{CredentialField, CredentialsProvider, OAuthProvider};
+use authcore::providers::{CredentialField, CredentialsProvider, EmailProvider, OAuthProvider};
 use authcore::{Auth, AuthConfig, ConfigError, User};
 use authcore_axum::{AuthRouterExt, OptionalSession, RequireAuthLayer, Session};
 use axum::Router;
@@ -57,6 +61,23 @@ pub struct DemoConfig {
     /// no database): `sqlite://…` or `postgres://…`. With one, users and OAuth accounts are
     /// stored and sessions live in the database.
     pub database_url: Option<String>,
+    /// How magic links are delivered (`SMTP_URL`; default: printed to the terminal).
+    pub email: EmailDelivery,
+    /// Sender of the magic-link mails (`AUTHCORE_EMAIL_FROM`, default [`DEFAULT_EMAIL_FROM`]).
+    pub email_from: String,
+}
+
+/// Default sender of the demo's magic-link mails.
+pub const DEFAULT_EMAIL_FROM: &str = "authcore demo <no-reply@authcore.test>";
+
+/// How the demo delivers magic links.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum EmailDelivery {
+    /// Printed to standard output (no mail is sent).
+    Console,
+    /// Sent through an SMTP relay.
+    Smtp(Box<authcore_smtp::SmtpSender>),
 }
 
 /// The demo's default database: an SQLite file in the working directory, created and
@@ -71,6 +92,7 @@ impl std::fmt::Debug for DemoConfig {
             .field("secret_is_ephemeral", &self.secret_is_ephemeral)
             .field("demo_password", &"[redacted]")
             .field("database_url", &self.database_url)
+            .field("email", &self.email)
             .finish_non_exhaustive()
     }
 }
@@ -86,6 +108,8 @@ pub enum DemoConfigError {
     },
     /// No `AUTH_SECRET`, and the OS random generator failed.
     Random(getrandom::Error),
+    /// `SMTP_URL` cannot be used.
+    InvalidSmtpUrl(authcore_smtp::Error),
 }
 
 impl std::fmt::Display for DemoConfigError {
@@ -95,6 +119,7 @@ impl std::fmt::Display for DemoConfigError {
                 f,
                 "AUTHCORE_ADDR={value:?} is not a socket address (like {DEFAULT_ADDR})"
             ),
+            DemoConfigError::InvalidSmtpUrl(e) => write!(f, "SMTP_URL: {e}"),
             DemoConfigError::Random(e) => {
                 write!(
                     f,
@@ -118,6 +143,8 @@ impl DemoConfig {
             demo_password: DEFAULT_DEMO_PASSWORD.to_owned(),
             env: Env::default(),
             database_url: None,
+            email: EmailDelivery::Console,
+            email_from: DEFAULT_EMAIL_FROM.to_owned(),
         }
     }
 
@@ -155,6 +182,18 @@ impl DemoConfig {
             Some(url) => Some(url.to_owned()),
             None => Some(DEFAULT_DATABASE_URL.to_owned()),
         };
+        let email = match env.get("SMTP_URL").map(str::trim).filter(|v| !v.is_empty()) {
+            Some(url) => EmailDelivery::Smtp(Box::new(
+                authcore_smtp::SmtpSender::from_url(url)
+                    .map_err(DemoConfigError::InvalidSmtpUrl)?,
+            )),
+            None => EmailDelivery::Console,
+        };
+        let email_from = env
+            .get("AUTHCORE_EMAIL_FROM")
+            .filter(|v| !v.trim().is_empty())
+            .unwrap_or(DEFAULT_EMAIL_FROM)
+            .to_owned();
         Ok(DemoConfig {
             addr,
             secret,
@@ -162,6 +201,8 @@ impl DemoConfig {
             demo_password,
             env,
             database_url,
+            email,
+            email_from,
         })
     }
 }
@@ -231,7 +272,10 @@ fn auth_with_database(
     let mut builder = AuthConfig::builder().provider(provider);
     if let Some((db, _)) = database {
         // Users and OAuth accounts are stored; credentials sign-ins get database sessions too.
-        builder = builder.adapter(db).credentials_database_sessions(true);
+        builder = builder
+            .adapter(db)
+            .credentials_database_sessions(true)
+            .provider(email_provider(&config.email, &config.email_from));
     }
     for p in oauth_providers(&config.env) {
         builder = builder.provider(p);
@@ -244,6 +288,24 @@ fn auth_with_database(
         builder = builder.trust_host(true);
     }
     Ok(Auth::new(builder.env_defaults(&config.env).build()?))
+}
+
+/// The demo's email provider (id `email`): SMTP when configured, otherwise a console sender
+/// that prints each magic link to standard output.
+pub fn email_provider(delivery: &EmailDelivery, from: &str) -> EmailProvider {
+    match delivery {
+        EmailDelivery::Smtp(sender) => authcore_smtp::email_provider((**sender).clone(), from),
+        EmailDelivery::Console => {
+            EmailProvider::new(from).send_verification_request(|request| async move {
+                // The demo's stand-in for a mailbox: the link is a credential, printed on purpose.
+                println!(
+                    "magic link for {} (valid until {}):\n  {}",
+                    request.identifier, request.expires, request.url
+                );
+                Ok(())
+            })
+        }
+    }
 }
 
 /// The OAuth providers whose settings are all present (and non-empty) in `env`, in this

@@ -36,6 +36,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let ephemeral = config.secret_is_ephemeral;
     let public_url = config.env.get("AUTH_URL").map(str::to_owned);
     let database = config.database_url.clone();
+    let smtp = match &config.email {
+        authcore_server::EmailDelivery::Smtp(sender) => Some(format!("{sender:?}")),
+        _ => None,
+    };
     let app = router(auth_from_config(config).await.map_err(|e| e.to_string())?);
 
     let listener = tokio::net::TcpListener::bind(addr)
@@ -48,6 +52,14 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             "  database: {url} (set AUTHCORE_DATABASE_URL, or `none` for JWT sessions only)"
         ),
         None => println!("  database: none (JWT sessions)"),
+    }
+    if database.is_some() {
+        match smtp {
+            Some(sender) => println!("  email sign-in: magic links sent through {sender}"),
+            None => println!(
+                "  email sign-in: magic links are printed here (set SMTP_URL to send real mail)"
+            ),
+        }
     }
     if let Some(url) = public_url {
         println!("  public URL (AUTH_URL): {url}");

@@ -423,3 +423,54 @@ async fn sqlite_database_sessions_survive_a_restart() {
     assert_eq!(text(res).await, "null");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn email_sign_in_is_offered_with_a_database() {
+    let dir = std::env::temp_dir().join(format!("authcore-demo-email-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("demo.db");
+    let _ = std::fs::remove_file(&file);
+    let mut config = DemoConfig::new("a demo test secret, long and random enough");
+    config.database_url = Some(format!("sqlite://{}?mode=rwc", file.display()));
+    let app = router(auth_from_config(config).await.unwrap());
+    let providers = providers_json(&app).await;
+    assert_eq!(providers["email"]["type"], "email");
+    // The console sender: asking for a link goes to the verify-request page.
+    let mut jar = CookieJar::default();
+    let csrf: Value =
+        serde_json::from_str(&text(get(&app, "/auth/csrf", &mut jar).await).await).unwrap();
+    let body = format!(
+        "csrfToken={}&email={}",
+        csrf["csrfToken"].as_str().unwrap(),
+        encode("someone@example.com")
+    );
+    let req = Request::post(format!("{ORIGIN}/auth/signin/email"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::COOKIE, jar.header())
+        .body(Body::from(body))
+        .unwrap();
+    let res = send(&app, req, &mut jar).await;
+    assert_eq!(
+        res.headers()[header::LOCATION],
+        format!("{ORIGIN}/auth/verify-request?provider=email&type=email")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // Without a database there is nowhere to keep tokens: no email provider.
+    let providers = providers_json(&demo()).await;
+    assert!(providers.get("email").is_none(), "{providers}");
+}
+
+#[test]
+fn smtp_url_from_env() {
+    let env = |url: &str| authcore::env::Env::from_pairs([("AUTH_SECRET", "s"), ("SMTP_URL", url)]);
+    let config = DemoConfig::from_env(env("smtp://user:pw@127.0.0.1:2525")).unwrap();
+    assert!(matches!(
+        config.email,
+        authcore_server::EmailDelivery::Smtp(_)
+    ));
+    // The password never shows in the debug output printed at start-up.
+    assert!(!format!("{config:?}").contains("pw@"), "{config:?}");
+    let err = DemoConfig::from_env(env("ftp://nope")).unwrap_err();
+    assert!(err.to_string().starts_with("SMTP_URL"), "{err}");
+}

@@ -12,11 +12,9 @@
 //! built and dropped anywhere; sending needs a Tokio runtime.
 #![forbid(unsafe_code)]
 
-use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
-use askama::Template;
 use authcore::providers::{EmailProvider, VerificationRequest};
 use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::{AsyncSmtpTransport, AsyncSmtpTransportBuilder};
@@ -35,9 +33,9 @@ pub enum Error {
         /// Why (never contains the URL itself).
         reason: String,
     },
-    /// The sign-in link is not an absolute URL with a host.
-    #[error("invalid sign-in link")]
-    InvalidLink,
+    /// The sign-in mail could not be rendered (e.g. the link is not an absolute URL).
+    #[error(transparent)]
+    Mail(#[from] authcore::providers::email::mail::MailError),
     /// A sender or recipient address could not be parsed.
     #[error("invalid {field} address")]
     InvalidAddress {
@@ -47,9 +45,6 @@ pub enum Error {
         #[source]
         source: lettre::address::AddressError,
     },
-    /// The HTML template failed to render.
-    #[error("cannot render the sign-in email")]
-    Template(#[from] askama::Error),
     /// The message could not be built.
     #[error("cannot build the sign-in email")]
     Message(#[from] lettre::error::Error),
@@ -75,29 +70,6 @@ impl Error {
     /// Whether the server refused permanently (5xx), e.g. an unknown recipient.
     pub fn is_permanent(&self) -> bool {
         matches!(self, Error::Send { source, .. } if source.is_permanent())
-    }
-}
-
-/// Colours of the default sign-in mail (Auth.js `theme.brandColor` / `theme.buttonText`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct EmailTheme {
-    /// Button background and border; default `#346df1`.
-    pub brand_color: Option<String>,
-    /// Button text colour; default `#fff`.
-    pub button_text: Option<String>,
-}
-
-impl EmailTheme {
-    /// Sets the brand colour.
-    pub fn brand_color(mut self, color: impl Into<String>) -> Self {
-        self.brand_color = Some(color.into());
-        self
-    }
-    /// Sets the button text colour.
-    pub fn button_text(mut self, color: impl Into<String>) -> Self {
-        self.button_text = Some(color.into());
-        self
     }
 }
 
@@ -207,171 +179,47 @@ impl SmtpSender {
         }
     }
 
-    /// Sends the Auth.js default sign-in mail for `url` from `from` to `to`.
-    pub async fn send_sign_in_link(
-        &self,
-        to: &str,
-        from: &str,
-        url: &str,
-        theme: &EmailTheme,
-    ) -> Result<(), Error> {
-        self.send_message(sign_in_message(to, from, url, theme)?)
-            .await
+    /// Sends the Auth.js default sign-in mail for `request` (its link, recipient, sender
+    /// and theme).
+    pub async fn send_sign_in_link(&self, request: &VerificationRequest) -> Result<(), Error> {
+        self.send_message(sign_in_message(request)?).await
     }
 }
 
-/// The Auth.js `nodemailer` provider (id `email`, name `Email`) sending the default sign-in
-/// mail through `sender`.
+/// The Auth.js `email` provider (id `email`, name `Email`; `nodemailer` in Auth.js) sending
+/// the default sign-in mail, in the config's theme, through `sender`.
 pub fn email_provider(sender: SmtpSender, from: &str) -> EmailProvider {
-    email_provider_with_theme(sender, from, EmailTheme::default())
-}
-
-/// [`email_provider`] with custom colours.
-pub fn email_provider_with_theme(
-    sender: SmtpSender,
-    from: &str,
-    theme: EmailTheme,
-) -> EmailProvider {
     EmailProvider::new(from)
         .with_name("Email")
-        .send(move |request: VerificationRequest| {
+        .send_verification_request(move |request: VerificationRequest| {
             let sender = sender.clone();
-            let theme = theme.clone();
             async move {
-                sender
-                    .send_sign_in_link(&request.identifier, &request.from, &request.url, &theme)
-                    .await?;
+                sender.send_sign_in_link(&request).await?;
                 Ok(())
             }
         })
 }
 
-/// `new URL(url).host` (host plus non-default port), as in the subject `Sign in to <host>`.
-pub fn link_host(url: &str) -> Result<String, Error> {
-    let parsed = url::Url::parse(url).map_err(|_| Error::InvalidLink)?;
-    let host = parsed.host_str().ok_or(Error::InvalidLink)?;
-    Ok(match parsed.port() {
-        Some(port) => format!("{host}:{port}"),
-        None => host.to_owned(),
-    })
-}
-
-/// Auth.js default text body: `Sign in to <host>\n<url>\n\n`.
-pub fn sign_in_text(url: &str, host: &str) -> String {
-    format!("Sign in to {host}\n{url}\n\n")
-}
-
-#[derive(Template)]
-#[template(path = "signin_email.html")]
-struct SignInEmail<'a> {
-    /// Already escaped for a double-quoted attribute (`&amp;`, `&quot;`, `&lt;`, `&gt;`).
-    url: Cow<'a, str>,
-    /// Already escaped as HTML text.
-    host_labels: Vec<Cow<'a, str>>,
-    color: Colors<'a>,
-}
-
-struct Colors<'a> {
-    background: &'a str,
-    text: &'a str,
-    main_background: &'a str,
-    button_background: &'a str,
-    button_border: &'a str,
-    button_text: &'a str,
-}
-
-/// Auth.js default HTML body: a "Sign in" button linking to `url` (HTML-escaped by the
-/// `html-escape` crate: `&` → `&amp;`, `"` → `&quot;`, `<`/`>`), the host (escaped) with its
-/// dots obfuscated as `&#8203;.`; the askama template marks only these pre-escaped values safe.
-pub fn sign_in_html(url: &str, host: &str, theme: &EmailTheme) -> Result<String, Error> {
-    let brand = theme.brand_color.as_deref().unwrap_or("#346df1");
-    let template = SignInEmail {
-        url: html_escape::encode_double_quoted_attribute(url),
-        host_labels: host.split('.').map(html_escape::encode_text).collect(),
-        color: Colors {
-            background: "#f9f9f9",
-            text: "#444",
-            main_background: "#fff",
-            button_background: brand,
-            button_border: brand,
-            button_text: theme.button_text.as_deref().unwrap_or("#fff"),
-        },
+/// The Auth.js default sign-in message for `request`: subject `Sign in to <host>`, text and
+/// HTML alternatives (rendered by [`authcore::providers::email::mail`]).
+pub fn sign_in_message(request: &VerificationRequest) -> Result<Message, Error> {
+    let mail = request.default_mail()?;
+    let mailbox = |field: &'static str, address: &str| {
+        address
+            .parse::<Mailbox>()
+            .map_err(|source| Error::InvalidAddress { field, source })
     };
-    Ok(format!("\n{}\n", template.render()?))
-}
-
-/// The Auth.js default sign-in message: subject `Sign in to <host>`, text and HTML
-/// alternatives.
-pub fn sign_in_message(
-    to: &str,
-    from: &str,
-    url: &str,
-    theme: &EmailTheme,
-) -> Result<Message, Error> {
-    let host = link_host(url)?;
-    let from: Mailbox = from.parse().map_err(|source| Error::InvalidAddress {
-        field: "from",
-        source,
-    })?;
-    let to: Mailbox = to.parse().map_err(|source| Error::InvalidAddress {
-        field: "to",
-        source,
-    })?;
     Ok(Message::builder()
-        .from(from)
-        .to(to)
-        .subject(format!("Sign in to {host}"))
-        .multipart(MultiPart::alternative_plain_html(
-            sign_in_text(url, &host),
-            sign_in_html(url, &host, theme)?,
-        ))?)
+        .from(mailbox("from", &request.from)?)
+        .to(mailbox("to", &request.identifier)?)
+        .subject(mail.subject)
+        .multipart(MultiPart::alternative_plain_html(mail.text, mail.html))?)
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    #[test]
-    fn html_escapes_the_link_and_obfuscates_the_host() {
-        let html = sign_in_html(
-            "https://authjs.test/cb?a=1&b=\"<x>\"",
-            "authjs.test",
-            &EmailTheme::default(),
-        )
-        .unwrap();
-        assert!(html.contains("Sign in to <strong>authjs&#8203;.test</strong>"));
-        assert!(
-            html.contains("href=\"https://authjs.test/cb?a=1&amp;b=&quot;&lt;x&gt;&quot;\""),
-            "{html}"
-        );
-        assert!(html.contains("bgcolor=\"#346df1\""));
-        assert!(html.contains("color: #fff; text-decoration: none"));
-        let themed = sign_in_html(
-            "https://a.b/",
-            "a.b",
-            &EmailTheme::default()
-                .brand_color("#123456")
-                .button_text("#000"),
-        )
-        .unwrap();
-        assert!(themed.contains("border: 1px solid #123456"));
-        assert!(themed.contains("color: #000; text-decoration: none"));
-    }
-
-    #[test]
-    fn text_and_host_follow_authjs() {
-        assert_eq!(link_host("https://authjs.test/x").unwrap(), "authjs.test");
-        assert_eq!(
-            link_host("http://localhost:3000/x").unwrap(),
-            "localhost:3000"
-        );
-        assert!(link_host("not a url").is_err());
-        assert_eq!(
-            sign_in_text("https://a.b/c", "a.b"),
-            "Sign in to a.b\nhttps://a.b/c\n\n"
-        );
-    }
 
     #[test]
     fn smtp_urls() {

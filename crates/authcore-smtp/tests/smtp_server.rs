@@ -7,8 +7,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use authcore::adapter::MemoryAdapter;
+use authcore::providers::VerificationRequest;
 use authcore::{Auth, AuthConfig};
-use authcore_smtp::{EmailTheme, SmtpSender, email_provider};
+use authcore_smtp::{SmtpSender, email_provider};
 use bytes::Bytes;
 use http_body_util::Full;
 use serde_json::Value;
@@ -135,13 +136,71 @@ async fn sign_in_mail_is_delivered_through_the_email_provider() {
     );
 
     let html = mail["html"].as_str().unwrap();
-    let escaped = url.replace('&', "&amp;");
+    let escaped = url.replace('&', "&#38;");
     assert!(html.contains(&format!("<a href=\"{escaped}\"")), "{html}");
     assert!(
         html.contains("Sign in to <strong>authjs&#8203;.test</strong>"),
         "{html}"
     );
     assert!(html.contains("bgcolor=\"#346df1\""), "{html}");
+
+    // The link for another address fails; the real one signs in once.
+    let forged = url.replace("email=user%40example.com", "email=other%40example.com");
+    assert_eq!(open_link(&auth, &forged).await.1, VERIFICATION);
+    let (cookies, location) = open_link(&auth, url).await;
+    assert_eq!(location, "https://authjs.test/inbox");
+    assert!(
+        cookies.contains("__Secure-authjs.session-token="),
+        "{cookies}"
+    );
+    assert_eq!(open_link(&auth, url).await.1, VERIFICATION);
+}
+
+const VERIFICATION: &str = "https://authjs.test/auth/error?error=Verification";
+
+/// Opens a sign-in link; returns the `set-cookie` headers joined and the redirect target.
+async fn open_link(auth: &Auth, url: &str) -> (String, String) {
+    let req = http::Request::get(url)
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let resp = auth.handle(req).await;
+    assert_eq!(resp.status(), 302);
+    let cookies = resp
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect::<Vec<_>>()
+        .join("; ");
+    (
+        cookies,
+        resp.headers()["location"].to_str().unwrap().to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn expired_link_fails() {
+    let mut server = SmtpServer::start().await;
+    let auth = Auth::new(
+        AuthConfig::builder()
+            .secret("secret")
+            .trust_host(true)
+            .provider(email_provider(server.sender(), FROM).max_age(Duration::ZERO))
+            .adapter(MemoryAdapter::new())
+            .build()
+            .unwrap(),
+    );
+    assert_eq!(request_link(&auth, "user@example.com").await.status(), 302);
+    let mail = server.next_message().await;
+    let url = mail["text"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .to_owned();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(open_link(&auth, &url).await.1, VERIFICATION);
 }
 
 #[tokio::test]
@@ -149,12 +208,11 @@ async fn rejected_recipient_is_an_error() {
     let server = SmtpServer::start().await;
     let err = server
         .sender()
-        .send_sign_in_link(
+        .send_sign_in_link(&VerificationRequest::new(
             "nobody@reject.example",
-            FROM,
             "https://authjs.test/auth/callback/email?token=t&email=nobody%40reject.example",
-            &EmailTheme::default(),
-        )
+            FROM,
+        ))
         .await
         .unwrap_err();
     assert!(err.is_permanent(), "{err:?}");
@@ -181,12 +239,11 @@ async fn unreachable_server_fails_in_bounded_time() {
     let sender = SmtpSender::plain_localhost(closed).with_timeout(Duration::from_secs(2));
     let result = timeout(
         Duration::from_secs(10),
-        sender.send_sign_in_link(
+        sender.send_sign_in_link(&VerificationRequest::new(
             "a@b.example",
-            FROM,
             "https://authjs.test/x",
-            &EmailTheme::default(),
-        ),
+            FROM,
+        )),
     )
     .await
     .expect("send did not finish within 10 s");
@@ -208,12 +265,11 @@ async fn unreachable_server_fails_in_bounded_time() {
     let started = std::time::Instant::now();
     let result = timeout(
         Duration::from_secs(10),
-        sender.send_sign_in_link(
+        sender.send_sign_in_link(&VerificationRequest::new(
             "a@b.example",
-            FROM,
             "https://authjs.test/x",
-            &EmailTheme::default(),
-        ),
+            FROM,
+        )),
     )
     .await
     .expect("send did not finish within 10 s");

@@ -473,6 +473,11 @@ impl AuthConfigBuilder {
                             provider: id.to_owned(),
                         });
                     }
+                    if e.requires_api_key && e.api_key.as_deref().is_none_or(str::is_empty) {
+                        return Err(ConfigError::MissingApiKey {
+                            provider: id.to_owned(),
+                        });
+                    }
                 }
                 Provider::OAuth(o) => {
                     if let Some(key) = o.missing_endpoint() {

@@ -356,9 +356,18 @@ pub enum ConfigError {
     },
     /// An email provider without a sender.
     #[error(
-        "email provider \"{provider}\" has no sender: call .send(..) (sendVerificationRequest)"
+        "email provider \"{provider}\" has no sender: call .send_verification_request(..), or use authcore_smtp::email_provider or a preset of providers::email::services"
     )]
     MissingEmailSender {
+        /// Provider id.
+        provider: String,
+    },
+    /// An HTTP email service preset without its API key.
+    #[error(
+        "email provider \"{provider}\" needs an API key: call .api_key(..) or set AUTH_{}_KEY",
+        provider.to_ascii_uppercase().replace('-', "_")
+    )]
+    MissingApiKey {
         /// Provider id.
         provider: String,
     },

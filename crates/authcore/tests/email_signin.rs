@@ -13,7 +13,7 @@ type Outbox = Arc<Mutex<Vec<VerificationRequest>>>;
 
 fn email_provider(outbox: &Outbox) -> EmailProvider {
     let outbox = outbox.clone();
-    EmailProvider::new("Auth <no-reply@example.com>").send(move |r| {
+    EmailProvider::new("Auth <no-reply@example.com>").send_verification_request(move |r| {
         let outbox = outbox.clone();
         async move {
             outbox.lock().unwrap().push(r);
@@ -254,4 +254,204 @@ fn configuration_checks() {
         .build()
         .unwrap_err();
     assert!(matches!(e, ConfigError::MissingEmailSender { .. }));
+}
+
+#[tokio::test]
+async fn hostile_addresses_send_nothing_and_store_nothing() {
+    let (auth, rec, db, outbox) = setup();
+    let long = format!("{}@example.com", "a".repeat(300));
+    let huge = "b".repeat(10_000);
+    for bad in [
+        "victim@example.com\r\nBcc: everyone@example.com",
+        "victim@example.com\nX-Injected: 1",
+        "vic tim@example.com",
+        "<victim@example.com>",
+        "victim\u{FF20}evil.com@example.com",
+        long.as_str(),
+        huge.as_str(),
+        "   ",
+    ] {
+        let r = request_link(&auth, bad).await;
+        assert_eq!(
+            r.location(),
+            Some("https://authjs.test/auth/error?error=Configuration"),
+            "{:?}",
+            &bad[..bad.len().min(60)]
+        );
+    }
+    assert!(outbox.lock().unwrap().is_empty());
+    assert_eq!(db.verification_token_count(), 0);
+    // Each refusal is logged, without the address.
+    let logged = rec.errors();
+    assert!(!logged.is_empty());
+    assert!(logged.iter().all(|l| !l.contains("victim")), "{logged:?}");
+}
+
+#[tokio::test]
+async fn hostile_callback_url_in_the_link_is_not_followed() {
+    let (auth, _, _, outbox) = setup();
+    request_link(&auth, "user@example.com").await;
+    let sent = outbox.lock().unwrap().pop().unwrap();
+    // Swap the callbackUrl for another origin: the sign-in still happens, but the redirect
+    // stays on the app.
+    let url = url::Url::parse(&sent.url).unwrap();
+    let mut tampered = url.clone();
+    let pairs: Vec<(String, String)> = url
+        .query_pairs()
+        .map(|(k, v)| {
+            let v = if k == "callbackUrl" {
+                "https://evil.example/steal".to_owned()
+            } else {
+                v.into_owned()
+            };
+            (k.into_owned(), v)
+        })
+        .collect();
+    tampered.query_pairs_mut().clear().extend_pairs(pairs);
+    let r = open_link(&auth, tampered.as_str()).await;
+    assert_eq!(r.location(), Some("https://authjs.test"));
+    assert!(r.cookie(SESSION_COOKIE).is_some());
+}
+
+#[tokio::test]
+async fn failed_sending_leaves_no_usable_link() {
+    let db = MemoryAdapter::new();
+    let attempted = Outbox::default();
+    let seen = attempted.clone();
+    let failing = EmailProvider::new("a@example.com").send_verification_request(move |r| {
+        let seen = seen.clone();
+        async move {
+            seen.lock().unwrap().push(r);
+            Err("relay down".into())
+        }
+    });
+    let (auth, rec) = auth_with(builder().provider(failing).adapter(db.clone()));
+    let r = request_link(&auth, "user@example.com").await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
+    assert!(rec.errors().iter().any(|l| l.contains("relay down")));
+    assert_eq!(db.verification_token_count(), 0);
+    let link = attempted.lock().unwrap().pop().unwrap().url;
+    let r = open_link(&auth, &link).await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Verification")
+    );
+}
+
+#[tokio::test]
+async fn custom_normaliser_token_generator_secret_and_theme() {
+    let db = MemoryAdapter::new();
+    let outbox = Outbox::default();
+    let theme = authcore::types::Theme {
+        brand_color: "#ff0000".into(),
+        ..Default::default()
+    };
+    let provider = email_provider(&outbox)
+        .with_id("magic")
+        .normalize_identifier(|input| {
+            let email = authcore::providers::email::normalize_email(input)?;
+            if email.ends_with("@corp.example") {
+                Ok(email)
+            } else {
+                Err(authcore::providers::email::InvalidEmail::Format)
+            }
+        })
+        .generate_verification_token(|| "fixed-token-for-test".to_owned())
+        .secret("provider-secret");
+    let (auth, _) = auth_with(
+        builder()
+            .provider(provider)
+            .adapter(db.clone())
+            .theme(theme.clone()),
+    );
+    let (csrf, token) = csrf_pair();
+    let ask = |email: &'static str| {
+        post("/auth/signin/magic")
+            .header("cookie", csrf.clone())
+            .body(form(&[("csrfToken", &token), ("email", email)]))
+            .unwrap()
+    };
+    let r = send(&auth, ask("someone@gmail.example")).await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
+    let r = send(&auth, ask("Boss@Corp.example")).await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/verify-request?provider=magic&type=email")
+    );
+    let sent = outbox.lock().unwrap().pop().unwrap();
+    assert_eq!(sent.identifier, "boss@corp.example");
+    assert_eq!(sent.token, "fixed-token-for-test");
+    assert_eq!(sent.provider, "magic");
+    assert_eq!(sent.theme, theme);
+    assert!(sent.default_mail().unwrap().html.contains("#ff0000"));
+    // Stored as sha256(token + provider secret).
+    let hashed = hex::encode(sha2::Sha256::digest(
+        "fixed-token-for-testprovider-secret".as_bytes(),
+    ));
+    let stored = db
+        .use_verification_token("boss@corp.example", &hashed)
+        .await
+        .unwrap();
+    assert!(stored.is_some());
+}
+
+/// The `signIn` callback of the first step (spec §15 `authorize.test.ts`).
+struct EmailGate(Result<authcore::callbacks::SignInOutcome, &'static str>);
+
+#[authcore::async_trait]
+impl authcore::callbacks::Callbacks for EmailGate {
+    async fn sign_in(
+        &self,
+        p: authcore::callbacks::SignInParams<'_>,
+    ) -> Result<authcore::callbacks::SignInOutcome, authcore::BoxError> {
+        assert!(p.email_verification_request);
+        let account = p.account.unwrap();
+        assert_eq!(account.provider_account_id, "user@example.com");
+        assert_eq!(account.provider, "email");
+        assert_eq!(p.user.email.as_deref(), Some("user@example.com"));
+        self.0.clone().map_err(Into::into)
+    }
+}
+
+#[tokio::test]
+async fn sign_in_callback_decides_before_anything_is_sent() {
+    use authcore::callbacks::SignInOutcome;
+    for (decision, location) in [
+        (
+            Ok(SignInOutcome::Deny),
+            "https://authjs.test/auth/error?error=AccessDenied",
+        ),
+        (
+            Err("boom"),
+            "https://authjs.test/auth/error?error=AccessDenied",
+        ),
+        (
+            Ok(SignInOutcome::Redirect("/wrong".into())),
+            "https://authjs.test/wrong",
+        ),
+        (
+            // The redirect callback keeps the user on the app.
+            Ok(SignInOutcome::Redirect("http://b/wrong".into())),
+            "https://authjs.test",
+        ),
+    ] {
+        let db = MemoryAdapter::new();
+        let outbox = Outbox::default();
+        let (auth, _) = auth_with(
+            builder()
+                .provider(email_provider(&outbox))
+                .adapter(db.clone())
+                .callbacks(EmailGate(decision)),
+        );
+        let r = request_link(&auth, "User@Example.com").await;
+        assert_eq!(r.location(), Some(location));
+        assert!(outbox.lock().unwrap().is_empty());
+        assert_eq!(db.verification_token_count(), 0);
+    }
 }

@@ -54,6 +54,12 @@ impl MemoryAdapter {
         Self::default()
     }
 
+    /// How many verification tokens are stored (used or expired ones are removed by
+    /// `use_verification_token`).
+    pub fn verification_token_count(&self) -> usize {
+        self.lock().tokens.len()
+    }
+
     fn lock(&self) -> MutexGuard<'_, Store> {
         // A panic while holding the lock cannot leave the maps half-updated in a way that
         // matters for a test store; keep serving.

@@ -70,8 +70,7 @@ impl Provider {
                 let _ = env;
             }
             Provider::OAuth(p) => p.apply_env(env),
-            // The built-in sender is the host's; HTTP email services come with their presets.
-            Provider::Email(_) => {}
+            Provider::Email(p) => p.apply_env(env),
         }
     }
 }

@@ -31,6 +31,15 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// Logged error messages with their source chains.
+    pub fn errors(&self) -> Vec<String> {
+        self.errors
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, m)| m.clone())
+            .collect()
+    }
     pub fn error_types(&self) -> Vec<String> {
         self.errors
             .lock()
@@ -57,12 +66,23 @@ impl Recorder {
     }
 }
 
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        source = e.source();
+    }
+    text
+}
+
 impl Logger for Recorder {
     fn error(&self, error: &AuthError) {
         self.errors
             .lock()
             .unwrap()
-            .push((error.error_type().to_owned(), error.to_string()));
+            .push((error.error_type().to_owned(), error_chain(error)));
     }
     fn warn(&self, code: WarningCode) {
         self.warnings.lock().unwrap().push(code);

@@ -9,7 +9,7 @@ use crate::actions::Ctx;
 use crate::adapter::VerificationToken;
 use crate::callbacks::{SignInEvent, SignInParams};
 use crate::error::AuthError;
-use crate::providers::email::{EmailProvider, VerificationRequest, normalize_email};
+use crate::providers::email::{EmailProvider, VerificationRequest};
 use crate::random;
 use crate::response::ResponseInternal;
 use crate::types::{Account, ProviderType, User};
@@ -20,6 +20,11 @@ fn hash_token(token: &str, secret: &str) -> String {
     h.update(token.as_bytes());
     h.update(secret.as_bytes());
     hex::encode(h.finalize())
+}
+
+/// `provider.secret ?? config.secret` as a string.
+fn secret<'a>(ctx: &'a Ctx<'_>, p: &'a EmailProvider) -> &'a str {
+    p.secret.as_deref().unwrap_or(&ctx.config.secret_string)
 }
 
 fn config_error(provider: &str, message: String) -> AuthError {
@@ -43,7 +48,8 @@ pub(crate) async fn send_link(
     p: &EmailProvider,
 ) -> Result<ResponseInternal, AuthError> {
     let db = adapter(ctx)?;
-    let email = normalize_email(ctx.req.body_str("email").unwrap_or(""))
+    let email = p
+        .normalize(ctx.req.body_str("email").unwrap_or(""))
         .map_err(|e| config_error(&p.id, e.to_string()))?;
     let user = match db.get_user_by_email(&email).await? {
         Some(u) => User::from(&u),
@@ -69,7 +75,13 @@ pub(crate) async fn send_link(
     {
         return Ok(ResponseInternal::redirect(url));
     }
-    let token = random::hex_token::<32>();
+    let token = p.new_token();
+    if token.is_empty() {
+        return Err(config_error(
+            &p.id,
+            "the token generator returned \"\"".into(),
+        ));
+    }
     let expires = OffsetDateTime::now_utc() + time::Duration::seconds(p.max_age as i64);
     let query = form_urlencoded::Serializer::new(String::new())
         .append_pair("callbackUrl", &ctx.callback_url)
@@ -77,29 +89,40 @@ pub(crate) async fn send_link(
         .append_pair("email", &email)
         .finish();
     let url = ctx.auth_url(&format!("/callback/{}?{query}", p.id));
-    db.create_verification_token(VerificationToken {
-        identifier: email.clone(),
-        token: hash_token(&token, &ctx.config.secret_string),
-        expires,
-    })
-    .await?;
     let send = p
         .send
         .as_ref()
         .ok_or_else(|| config_error(&p.id, "no sender".into()))?;
-    send(VerificationRequest {
-        identifier: email,
+    let hashed = hash_token(&token, secret(ctx, p));
+    db.create_verification_token(VerificationToken {
+        identifier: email.clone(),
+        token: hashed.clone(),
+        expires,
+    })
+    .await?;
+    // Unlike Auth.js (which sends and stores concurrently), the token is stored first and
+    // withdrawn again when sending fails, so no usable link exists that was never mailed.
+    let sent = send(VerificationRequest {
+        identifier: email.clone(),
         token,
         expires,
         url,
         provider: p.id.clone(),
+        provider_name: p.name.clone(),
         from: p.from.clone(),
+        api_key: p.api_key.clone(),
+        theme: ctx.config.theme.clone(),
     })
-    .await
-    .map_err(|source| AuthError::CallbackRouteError {
-        provider: p.id.clone(),
-        source,
-    })?;
+    .await;
+    if let Err(source) = sent {
+        if let Err(e) = db.use_verification_token(&email, &hashed).await {
+            tracing::error!(provider = %p.id, error = %e, "could not withdraw the unsent verification token");
+        }
+        return Err(AuthError::CallbackRouteError {
+            provider: p.id.clone(),
+            source,
+        });
+    }
     Ok(ResponseInternal::redirect(ctx.auth_url(&format!(
         "/verify-request?provider={}&type=email",
         crate::cookies::encode_uri_component(&p.id)
@@ -121,7 +144,7 @@ pub(crate) async fn callback(
     let email = q.get("email").unwrap_or_default();
     // Consumed before the expiry check: an expired link cannot be retried (§16.21).
     let invite = db
-        .use_verification_token(email, &hash_token(token, &ctx.config.secret_string))
+        .use_verification_token(email, &hash_token(token, secret(ctx, p)))
         .await?;
     let now = OffsetDateTime::now_utc();
     let invite = match invite {

@@ -1,0 +1,182 @@
+//! The Auth.js default sign-in mail (spec §7): subject `Sign in to <host>`, a plain-text
+//! body and an HTML body with a themed button. Every sender (SMTP, the HTTP email services,
+//! a host's own) can reuse it.
+//!
+//! ```
+//! use authcore::providers::email::mail::SignInMail;
+//! use authcore::types::Theme;
+//!
+//! let mail = SignInMail::new("https://example.com/auth/callback/email?token=t", &Theme::default())
+//!     .unwrap();
+//! assert_eq!(mail.subject, "Sign in to example.com");
+//! assert_eq!(mail.text, "Sign in to example.com\nhttps://example.com/auth/callback/email?token=t\n\n");
+//! assert!(mail.html.contains("example&#8203;.com"));
+//! ```
+
+use askama::Template;
+
+use crate::types::Theme;
+
+/// Default button colour (Auth.js `#346df1`).
+pub const DEFAULT_BRAND_COLOR: &str = "#346df1";
+/// Default button text colour (Auth.js `#fff`).
+pub const DEFAULT_BUTTON_TEXT: &str = "#fff";
+
+/// Why the mail could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MailError {
+    /// The sign-in link is not an absolute URL with a host.
+    #[error("invalid sign-in link")]
+    InvalidLink,
+    /// The HTML template failed to render.
+    #[error("cannot render the sign-in email: {0}")]
+    Template(String),
+}
+
+/// A rendered sign-in mail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SignInMail {
+    /// `new URL(url).host`: host and non-default port.
+    pub host: String,
+    /// `Sign in to <host>`.
+    pub subject: String,
+    /// `Sign in to <host>\n<url>\n\n`.
+    pub text: String,
+    /// The HTML body.
+    pub html: String,
+}
+
+impl SignInMail {
+    /// Renders the Auth.js default mail for the sign-in link `url` with the config's theme.
+    pub fn new(url: &str, theme: &Theme) -> Result<Self, MailError> {
+        let host = link_host(url)?;
+        let html = sign_in_html(url, &host, theme)?;
+        Ok(SignInMail {
+            subject: format!("Sign in to {host}"),
+            text: format!("Sign in to {host}\n{url}\n\n"),
+            html,
+            host,
+        })
+    }
+}
+
+/// `new URL(url).host` (host plus non-default port).
+pub fn link_host(url: &str) -> Result<String, MailError> {
+    let parsed = url::Url::parse(url).map_err(|_| MailError::InvalidLink)?;
+    let host = parsed.host_str().ok_or(MailError::InvalidLink)?;
+    Ok(match parsed.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    })
+}
+
+#[derive(Template)]
+#[template(path = "email/signin.html")]
+struct SignInHtml<'a> {
+    url: &'a str,
+    /// The host split at its dots; the template joins them with `&#8203;.` so mail clients
+    /// do not turn the host into a link.
+    host_labels: Vec<&'a str>,
+    color: Colors<'a>,
+}
+
+struct Colors<'a> {
+    background: &'a str,
+    text: &'a str,
+    main_background: &'a str,
+    button_background: &'a str,
+    button_border: &'a str,
+    button_text: &'a str,
+}
+
+/// A theme colour if it is a plain CSS colour token (`#abc`, `rebeccapurple`, `rgb(1,2,3)`);
+/// anything else falls back to the default instead of reaching a `style` attribute.
+fn css_color<'a>(value: &'a str, default: &'a str) -> &'a str {
+    let plain = !value.is_empty()
+        && value.len() <= 64
+        && value.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'#' | b'(' | b')' | b',' | b'.' | b'%' | b' ')
+        });
+    if plain { value } else { default }
+}
+
+/// Auth.js default HTML body. The link and host are HTML-escaped by askama; theme colours
+/// that are not plain colour tokens are replaced by the defaults (Auth.js interpolates them
+/// raw).
+fn sign_in_html(url: &str, host: &str, theme: &Theme) -> Result<String, MailError> {
+    let brand = css_color(&theme.brand_color, DEFAULT_BRAND_COLOR);
+    let template = SignInHtml {
+        url,
+        host_labels: host.split('.').collect(),
+        color: Colors {
+            background: "#f9f9f9",
+            text: "#444",
+            main_background: "#fff",
+            button_background: brand,
+            button_border: brand,
+            button_text: css_color(&theme.button_text, DEFAULT_BUTTON_TEXT),
+        },
+    };
+    let body = template
+        .render()
+        .map_err(|e| MailError::Template(e.to_string()))?;
+    Ok(format!("\n{body}\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_escapes_the_link_and_obfuscates_the_host() {
+        let mail =
+            SignInMail::new("https://authjs.test/cb?a=1&b=\"<x>\"", &Theme::default()).unwrap();
+        assert_eq!(mail.subject, "Sign in to authjs.test");
+        let html = &mail.html;
+        assert!(
+            html.contains("Sign in to <strong>authjs&#8203;.test</strong>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("href=\"https://authjs.test/cb?a=1&#38;b="),
+            "{html}"
+        );
+        assert!(!html.contains("<x>") && !html.contains("b=\"<"), "{html}");
+        assert!(html.contains("bgcolor=\"#346df1\""));
+        assert!(html.contains("color: #fff; text-decoration: none"));
+    }
+
+    #[test]
+    fn theme_colours_and_hostile_values() {
+        let theme = Theme {
+            brand_color: "#123456".into(),
+            button_text: "#000".into(),
+            ..Theme::default()
+        };
+        let mail = SignInMail::new("https://a.b/", &theme).unwrap();
+        assert!(mail.html.contains("border: 1px solid #123456"));
+        assert!(mail.html.contains("color: #000; text-decoration: none"));
+        let hostile = Theme {
+            brand_color: "red\" onload=\"alert(1)".into(),
+            button_text: "#fff;background:url(x)".into(),
+            ..Theme::default()
+        };
+        let mail = SignInMail::new("https://a.b/", &hostile).unwrap();
+        assert!(!mail.html.contains("alert") && !mail.html.contains("url(x)"));
+        assert!(mail.html.contains("bgcolor=\"#346df1\""));
+    }
+
+    #[test]
+    fn text_and_host_follow_authjs() {
+        assert_eq!(link_host("https://authjs.test/x").unwrap(), "authjs.test");
+        assert_eq!(
+            link_host("http://localhost:3000/x").unwrap(),
+            "localhost:3000"
+        );
+        assert_eq!(link_host("not a url"), Err(MailError::InvalidLink));
+        let mail = SignInMail::new("https://a.b/c", &Theme::default()).unwrap();
+        assert_eq!(mail.text, "Sign in to a.b\nhttps://a.b/c\n\n");
+    }
+}

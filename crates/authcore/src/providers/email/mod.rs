@@ -1,0 +1,332 @@
+//! Email (magic link) providers (spec §7): the sign-in link is sent by a pluggable sender
+//! (Auth.js `sendVerificationRequest`).
+//!
+//! ```
+//! use authcore::providers::EmailProvider;
+//! let email = EmailProvider::new("Auth <no-reply@example.com>").send_verification_request(|request| async move {
+//!     // deliver `request.url` to `request.identifier` (SMTP, an HTTP API …)
+//!     let _ = request;
+//!     Ok(())
+//! });
+//! assert_eq!(email.id(), "email");
+//! ```
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use time::OffsetDateTime;
+use unicode_normalization::UnicodeNormalization;
+
+use crate::error::BoxError;
+use crate::types::Theme;
+
+pub mod mail;
+pub mod services;
+
+/// What the sender receives: where to send which link (Auth.js
+/// `sendVerificationRequest({identifier, url, token, expires, provider, theme})`).
+/// `Debug` hides the token and the API key.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct VerificationRequest {
+    /// The (normalised) email address.
+    pub identifier: String,
+    /// The plain token (only its hash is stored).
+    pub token: String,
+    /// When the link expires.
+    pub expires: OffsetDateTime,
+    /// The sign-in link.
+    pub url: String,
+    /// The provider id.
+    pub provider: String,
+    /// The provider's display name.
+    pub provider_name: String,
+    /// The sender address.
+    pub from: String,
+    /// The provider's API key (HTTP email services), from the preset or `AUTH_<ID>_KEY`.
+    pub api_key: Option<String>,
+    /// The config's theme, for the mail's colours.
+    pub theme: Theme,
+}
+
+impl std::fmt::Debug for VerificationRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerificationRequest")
+            .field("identifier", &self.identifier)
+            .field("expires", &self.expires)
+            .field("provider", &self.provider)
+            .field("from", &self.from)
+            .finish_non_exhaustive()
+    }
+}
+
+impl VerificationRequest {
+    /// A request to send `url` to `identifier` from `from` (provider `email`, default
+    /// theme, expiring in 24 h): for hosts that send links outside the sign-in flow, and
+    /// for tests.
+    pub fn new(
+        identifier: impl Into<String>,
+        url: impl Into<String>,
+        from: impl Into<String>,
+    ) -> Self {
+        VerificationRequest {
+            identifier: identifier.into(),
+            token: String::new(),
+            expires: OffsetDateTime::now_utc() + time::Duration::days(1),
+            url: url.into(),
+            provider: "email".into(),
+            provider_name: "Email".into(),
+            from: from.into(),
+            api_key: None,
+            theme: Theme::default(),
+        }
+    }
+    /// The Auth.js default mail for this link, in the config's theme.
+    pub fn default_mail(&self) -> Result<mail::SignInMail, mail::MailError> {
+        mail::SignInMail::new(&self.url, &self.theme)
+    }
+}
+
+type SendFuture = Pin<Box<dyn Future<Output = Result<(), BoxError>> + Send>>;
+type SendFn = dyn Fn(VerificationRequest) -> SendFuture + Send + Sync;
+type NormalizeFn = dyn Fn(&str) -> Result<String, InvalidEmail> + Send + Sync;
+type TokenFn = dyn Fn() -> String + Send + Sync;
+
+/// An email provider.
+#[derive(Clone)]
+pub struct EmailProvider {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) from: String,
+    pub(crate) max_age: u64,
+    pub(crate) send: Option<Arc<SendFn>>,
+    pub(crate) normalize: Option<Arc<NormalizeFn>>,
+    pub(crate) generate_token: Option<Arc<TokenFn>>,
+    pub(crate) secret: Option<String>,
+    pub(crate) api_key: Option<String>,
+    /// Set by the HTTP service presets: building the config fails without a key.
+    pub(crate) requires_api_key: bool,
+}
+
+impl std::fmt::Debug for EmailProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmailProvider")
+            .field("id", &self.id)
+            .field("from", &self.from)
+            .field("max_age", &self.max_age)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EmailProvider {
+    /// Id `email`, name `Email`, links valid for 24 h.
+    pub fn new(from: impl Into<String>) -> Self {
+        EmailProvider {
+            id: "email".into(),
+            name: "Email".into(),
+            from: from.into(),
+            max_age: 24 * 60 * 60,
+            send: None,
+            normalize: None,
+            generate_token: None,
+            secret: None,
+            api_key: None,
+            requires_api_key: false,
+        }
+    }
+    /// Provider id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+    /// Sets the id.
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = id.into();
+        self
+    }
+    /// Sets the sender address (`a@example.com` or `Name <a@example.com>`).
+    pub fn with_from(mut self, from: impl Into<String>) -> Self {
+        self.from = from.into();
+        self
+    }
+    /// Sets the display name.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+    /// How long links stay valid.
+    pub fn max_age(mut self, max_age: std::time::Duration) -> Self {
+        self.max_age = max_age.as_secs();
+        self
+    }
+    /// The sender (Auth.js `sendVerificationRequest`); required.
+    pub fn send_verification_request<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(VerificationRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
+    {
+        self.send = Some(Arc::new(move |r| Box::pin(f(r))));
+        self
+    }
+    /// Replaces the default address normaliser (Auth.js `normalizeIdentifier`).
+    ///
+    /// ```
+    /// use authcore::providers::{EmailProvider, email::{InvalidEmail, normalize_email}};
+    /// // Allow only one domain.
+    /// let p = EmailProvider::new("a@example.com").normalize_identifier(|input| {
+    ///     let email = normalize_email(input)?;
+    ///     if email.ends_with("@example.com") { Ok(email) } else { Err(InvalidEmail::Format) }
+    /// });
+    /// # let _ = p;
+    /// ```
+    pub fn normalize_identifier<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&str) -> Result<String, InvalidEmail> + Send + Sync + 'static,
+    {
+        self.normalize = Some(Arc::new(f));
+        self
+    }
+    /// Replaces the token generator (Auth.js `generateVerificationToken`; default 32 bytes
+    /// from the OS CSPRNG as 64 hex digits). An empty token is refused at sign-in.
+    pub fn generate_verification_token<F>(mut self, f: F) -> Self
+    where
+        F: Fn() -> String + Send + Sync + 'static,
+    {
+        self.generate_token = Some(Arc::new(f));
+        self
+    }
+    /// A secret for hashing this provider's tokens instead of the config's secret
+    /// (Auth.js `provider.secret`).
+    pub fn secret(mut self, secret: impl Into<String>) -> Self {
+        self.secret = Some(secret.into());
+        self
+    }
+    /// The API key handed to the sender (HTTP email services); otherwise `AUTH_<ID>_KEY`.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+    /// The sender address.
+    pub fn from_address(&self) -> &str {
+        &self.from
+    }
+    pub(crate) fn normalize(&self, input: &str) -> Result<String, InvalidEmail> {
+        match &self.normalize {
+            Some(f) => f(input),
+            None => normalize_email(input),
+        }
+    }
+    pub(crate) fn new_token(&self) -> String {
+        match &self.generate_token {
+            Some(f) => f(),
+            None => crate::random::hex_token::<32>(),
+        }
+    }
+    pub(crate) fn apply_env(&mut self, env: &super::ProviderEnv) {
+        if self.api_key.is_none() {
+            self.api_key.clone_from(&env.api_key);
+        }
+    }
+}
+
+/// Why an email address was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidEmail {
+    /// No address given.
+    #[error("Missing email from request body.")]
+    Missing,
+    /// Not `local@domain`.
+    #[error("Invalid email address format.")]
+    Format,
+}
+
+/// Longest address accepted (RFC 5321 path limit, 256 octets including `<` `>`).
+pub const MAX_EMAIL_LEN: usize = 254;
+
+/// Auth.js default normaliser (spec §7.1): NFKC, lower case, trimmed; exactly one `@` with
+/// non-empty parts and no `"`; the domain is cut at the first `,`.
+///
+/// Stricter than Auth.js: control characters (CR/LF header injection), inner whitespace,
+/// `<`/`>`, and addresses longer than [`MAX_EMAIL_LEN`] (or a local part over 64) are refused.
+///
+/// ```
+/// use authcore::providers::email::normalize_email;
+/// assert_eq!(normalize_email(" Foo@Example.com ").unwrap(), "foo@example.com");
+/// assert_eq!(normalize_email("foo@example.com,evil.com").unwrap(), "foo@example.com");
+/// assert!(normalize_email("foo@evil.com@example.com").is_err());
+/// ```
+pub fn normalize_email(input: &str) -> Result<String, InvalidEmail> {
+    if input.is_empty() {
+        return Err(InvalidEmail::Missing);
+    }
+    // NFKC can grow a string up to 18×; bound the work before normalising.
+    if input.len() > 4 * MAX_EMAIL_LEN {
+        return Err(InvalidEmail::Format);
+    }
+    let s: String = input.nfkc().collect::<String>().to_lowercase();
+    let s = s.trim();
+    if s.is_empty() {
+        return Err(InvalidEmail::Missing);
+    }
+    if s.len() > MAX_EMAIL_LEN
+        || s.chars()
+            .any(|c| matches!(c, '"' | '<' | '>') || c.is_control() || c.is_whitespace())
+    {
+        return Err(InvalidEmail::Format);
+    }
+    let parts: Vec<&str> = s.split('@').collect();
+    let [local, domain] = parts.as_slice() else {
+        return Err(InvalidEmail::Format);
+    };
+    let domain = domain.split(',').next().unwrap_or_default();
+    if local.is_empty() || local.len() > 64 || domain.is_empty() {
+        return Err(InvalidEmail::Format);
+    }
+    Ok(format!("{local}@{domain}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normaliser_cases_from_authjs() {
+        assert_eq!(
+            normalize_email("Foo@Example.com").unwrap(),
+            "foo@example.com"
+        );
+        assert_eq!(
+            normalize_email("  foo@example.com  ").unwrap(),
+            "foo@example.com"
+        );
+        assert_eq!(
+            normalize_email("foo@example.com,evil.com").unwrap(),
+            "foo@example.com"
+        );
+        assert_eq!(normalize_email(""), Err(InvalidEmail::Missing));
+        assert_eq!(normalize_email("   "), Err(InvalidEmail::Missing));
+        let long_local = format!("{}@example.com", "a".repeat(65));
+        let long_total = format!("a@{}.com", "b".repeat(250));
+        let huge = "x".repeat(1 << 20);
+        for bad in [long_local.as_str(), long_total.as_str(), huge.as_str()] {
+            assert_eq!(normalize_email(bad), Err(InvalidEmail::Format));
+        }
+        assert!(normalize_email(&format!("{}@example.com", "a".repeat(64))).is_ok());
+        for bad in [
+            "\"foo@evil.com\"@example.com",
+            "foo@evil.com@example.com",
+            "foo\u{FF20}evil.com@example.com",
+            "foo\u{FE6B}evil.com@example.com",
+            "nodomain@",
+            "@nolocal",
+            "plain",
+            "foo@example.com\r\nBcc: victim@example.com",
+            "foo\n@example.com",
+            "foo bar@example.com",
+            "<foo@example.com>",
+            "foo\u{0}@example.com",
+        ] {
+            assert_eq!(normalize_email(bad), Err(InvalidEmail::Format), "{bad}");
+        }
+    }
+}
