@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use authcore::providers::{EmailProvider, VerificationRequest};
 use lettre::message::{Mailbox, MultiPart};
+use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::transport::smtp::{AsyncSmtpTransport, AsyncSmtpTransportBuilder};
 use lettre::{AsyncTransport, Message, Tokio1Executor};
 
@@ -45,6 +46,12 @@ pub enum Error {
         #[source]
         source: lettre::address::AddressError,
     },
+    /// The PEM text given as a root certificate holds no certificate.
+    #[error("no PEM certificate found")]
+    NoCertificate,
+    /// A root certificate could not be read, or the TLS settings could not be built.
+    #[error("invalid TLS settings")]
+    Tls(#[source] lettre::transport::smtp::Error),
     /// The message could not be built.
     #[error("cannot build the sign-in email")]
     Message(#[from] lettre::error::Error),
@@ -73,6 +80,19 @@ impl Error {
     }
 }
 
+/// How the connection to the relay is secured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TlsMode {
+    /// Plain text (`smtp://…?tls=none`).
+    None,
+    /// STARTTLS when offered (`smtp://…`).
+    Opportunistic,
+    /// STARTTLS or fail (`smtp://…?tls=required`).
+    Required,
+    /// Implicit TLS (`smtps://…`).
+    Wrapper,
+}
+
 /// An SMTP relay to send sign-in links through.
 #[derive(Clone)]
 pub struct SmtpSender {
@@ -80,6 +100,10 @@ pub struct SmtpSender {
     timeout: Duration,
     /// `scheme://host:port` without credentials, for `Debug`.
     display: String,
+    host: String,
+    tls: TlsMode,
+    /// Extra trusted roots (a private CA), besides the system's.
+    roots: Vec<Certificate>,
 }
 
 impl fmt::Debug for SmtpSender {
@@ -107,21 +131,29 @@ impl SmtpSender {
             .query_pairs()
             .find(|(k, _)| k == "tls")
             .map(|(_, v)| v.into_owned());
+        let mode = match (parsed.scheme(), tls.as_deref()) {
+            ("smtps", _) => TlsMode::Wrapper,
+            (_, None | Some("opportunistic")) => TlsMode::Opportunistic,
+            (_, Some("none")) => TlsMode::None,
+            (_, Some("required")) => TlsMode::Required,
+            (_, Some(_)) => return Err(invalid("unknown tls value".into())),
+        };
         if parsed.scheme() == "smtp" {
             let others: Vec<(String, String)> = parsed
                 .query_pairs()
                 .filter(|(k, _)| k != "tls")
                 .map(|(k, v)| (k.into_owned(), v.into_owned()))
                 .collect();
-            let mode = match tls.as_deref() {
-                None => Some("opportunistic"),
-                Some("none") => None,
-                Some(other) => Some(other),
+            // lettre reads no `tls` as plain text; nodemailer's default is STARTTLS when offered.
+            let lettre_tls = match mode {
+                TlsMode::Opportunistic => Some("opportunistic"),
+                TlsMode::Required => Some("required"),
+                TlsMode::None | TlsMode::Wrapper => None,
             };
             let mut pairs = parsed.query_pairs_mut();
             pairs.clear().extend_pairs(others);
-            if let Some(mode) = mode {
-                pairs.append_pair("tls", mode);
+            if let Some(value) = lettre_tls {
+                pairs.append_pair("tls", value);
             }
             drop(pairs);
             if parsed.query() == Some("") {
@@ -139,7 +171,41 @@ impl SmtpSender {
             builder,
             timeout: DEFAULT_TIMEOUT,
             display,
+            host,
+            tls: mode,
+            roots: Vec::new(),
         })
+    }
+
+    /// Also trusts the CA certificate(s) in `pem` (a private CA, or a test server's
+    /// self-signed certificate), besides the system roots, for STARTTLS and `smtps://`.
+    ///
+    /// ```
+    /// # use authcore_smtp::SmtpSender;
+    /// let sender = SmtpSender::from_url("smtp://relay.internal:587?tls=required").unwrap();
+    /// assert!(sender.with_root_certificate(b"not a certificate").is_err());
+    /// ```
+    pub fn with_root_certificate(mut self, pem: &[u8]) -> Result<Self, Error> {
+        // lettre accepts a PEM file with no certificate in it; say so instead of trusting nothing.
+        const BEGIN: &[u8] = b"-----BEGIN CERTIFICATE-----";
+        if !pem.windows(BEGIN.len()).any(|w| w == BEGIN) {
+            return Err(Error::NoCertificate);
+        }
+        self.roots
+            .push(Certificate::from_pem(pem).map_err(Error::Tls)?);
+        let mut params = TlsParameters::builder(self.host.clone());
+        for root in &self.roots {
+            params = params.add_root_certificate(root.clone());
+        }
+        let params = params.build_rustls().map_err(Error::Tls)?;
+        let tls = match self.tls {
+            TlsMode::None => Tls::None,
+            TlsMode::Opportunistic => Tls::Opportunistic(params),
+            TlsMode::Required => Tls::Required(params),
+            TlsMode::Wrapper => Tls::Wrapper(params),
+        };
+        self.builder = self.builder.tls(tls);
+        Ok(self)
     }
 
     /// Plain-text SMTP without authentication to `127.0.0.1:port`: for tests and local
@@ -151,6 +217,9 @@ impl SmtpSender {
                 .timeout(Some(DEFAULT_TIMEOUT)),
             timeout: DEFAULT_TIMEOUT,
             display: format!("smtp://127.0.0.1:{port}"),
+            host: "127.0.0.1".into(),
+            tls: TlsMode::None,
+            roots: Vec::new(),
         }
     }
 

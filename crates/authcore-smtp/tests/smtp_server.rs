@@ -27,6 +27,11 @@ struct SmtpServer {
 
 impl SmtpServer {
     async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// With `SMTP_TLS` / `SMTP_AUTH` settings (see testsupport/smtp/server.mjs).
+    async fn start_with(env: &[(&str, &str)]) -> Self {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/smtp");
         assert!(
             dir.join("node_modules/smtp-server").is_dir()
@@ -37,6 +42,7 @@ impl SmtpServer {
         let mut child = Command::new("node")
             .arg("server.mjs")
             .current_dir(&dir)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -278,4 +284,98 @@ async fn unreachable_server_fails_in_bounded_time() {
         "{result:?}"
     );
     assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+/// The test CA that signed testsupport/smtp/tls/server.pem (for 127.0.0.1).
+fn test_ca() -> Vec<u8> {
+    std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/smtp/tls/ca.pem"),
+    )
+    .unwrap()
+}
+
+fn tls_sender(url: &str) -> SmtpSender {
+    SmtpSender::from_url(url)
+        .unwrap()
+        .with_timeout(Duration::from_secs(10))
+        .with_root_certificate(&test_ca())
+        .unwrap()
+}
+
+async fn send_to(sender: &SmtpSender) -> Result<(), authcore_smtp::Error> {
+    sender
+        .send_sign_in_link(&VerificationRequest::new(
+            "user@example.com",
+            "https://authjs.test/auth/callback/email?token=t&email=user%40example.com",
+            FROM,
+        ))
+        .await
+}
+
+#[tokio::test]
+async fn starttls_with_authentication() {
+    let mut server =
+        SmtpServer::start_with(&[("SMTP_TLS", "starttls"), ("SMTP_AUTH", "mailer:s3cret")]).await;
+    let port = server.port;
+    let sender = tls_sender(&format!(
+        "smtp://mailer:s3cret@127.0.0.1:{port}?tls=required"
+    ));
+    // Through the whole sign-in flow: the link arrives over TLS from the authenticated user.
+    let auth = auth_with(sender);
+    assert_eq!(request_link(&auth, "user@example.com").await.status(), 302);
+    let mail = server.next_message().await;
+    assert_eq!(mail["secure"], true);
+    assert_eq!(mail["user"], "mailer");
+    assert_eq!(mail["envelope"]["to"][0], "user@example.com");
+
+    // The default (STARTTLS when offered) upgrades too.
+    send_to(&tls_sender(&format!(
+        "smtp://mailer:s3cret@127.0.0.1:{port}"
+    )))
+    .await
+    .unwrap();
+    assert_eq!(server.next_message().await["secure"], true);
+
+    // A wrong password is refused, and the error names neither it nor the URL.
+    let err = send_to(&tls_sender(&format!(
+        "smtp://mailer:wrong-pw@127.0.0.1:{port}?tls=required"
+    )))
+    .await
+    .unwrap_err();
+    assert!(err.is_permanent(), "{err:?}");
+    assert!(!format!("{err} {err:?}").contains("wrong-pw"));
+
+    // A certificate from an unknown CA is refused before any credential is sent.
+    let untrusted = SmtpSender::from_url(&format!(
+        "smtp://mailer:s3cret@127.0.0.1:{port}?tls=required"
+    ))
+    .unwrap()
+    .with_timeout(Duration::from_secs(10));
+    let err = send_to(&untrusted).await.unwrap_err();
+    assert!(
+        format!("{:?}", std::error::Error::source(&err)).contains("UnknownIssuer"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn implicit_tls_with_authentication() {
+    let mut server =
+        SmtpServer::start_with(&[("SMTP_TLS", "implicit"), ("SMTP_AUTH", "mailer:s3cret")]).await;
+    let sender = tls_sender(&format!("smtps://mailer:s3cret@127.0.0.1:{}", server.port));
+    send_to(&sender).await.unwrap();
+    let mail = server.next_message().await;
+    assert_eq!(mail["secure"], true);
+    assert_eq!(mail["user"], "mailer");
+}
+
+#[tokio::test]
+async fn required_tls_is_not_downgraded() {
+    // The plain server offers no STARTTLS: `tls=required` fails instead of sending in clear.
+    let server = SmtpServer::start().await;
+    let sender = tls_sender(&format!(
+        "smtp://mailer:s3cret@127.0.0.1:{}?tls=required",
+        server.port
+    ));
+    assert!(send_to(&sender).await.is_err());
 }
