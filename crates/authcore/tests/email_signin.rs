@@ -455,3 +455,49 @@ async fn sign_in_callback_decides_before_anything_is_sent() {
         assert_eq!(db.verification_token_count(), 0);
     }
 }
+
+#[tokio::test]
+async fn jwt_strategy_new_user_page_and_events() {
+    let db = MemoryAdapter::new();
+    let outbox = Outbox::default();
+    let (auth, rec) = auth_with(
+        builder()
+            .provider(email_provider(&outbox))
+            .adapter(db.clone())
+            .session_strategy(authcore::config::SessionStrategy::Jwt)
+            .pages(authcore::types::PagesOptions {
+                new_user: Some("/welcome".into()),
+                ..Default::default()
+            }),
+    );
+    request_link(&auth, "new@example.com").await;
+    let url = outbox.lock().unwrap().pop().unwrap().url;
+    let r = open_link(&auth, &url).await;
+    // First sign-in: the newUser page, carrying the callback URL.
+    assert_eq!(
+        r.location(),
+        Some("/welcome?callbackUrl=https%3A%2F%2Fauthjs.test%2Finbox")
+    );
+    let cookie = r.cookie(SESSION_COOKIE).unwrap();
+    assert!(cookie.len() > 100, "a JWT session cookie: {cookie}");
+    let session = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", format!("{SESSION_COOKIE}={cookie}"))
+            .body(empty())
+            .unwrap(),
+    )
+    .await
+    .json();
+    assert_eq!(session["user"]["email"], "new@example.com");
+    let events = rec.event_names();
+    assert!(events.contains(&"createUser".to_owned()), "{events:?}");
+    assert!(events.contains(&"signIn".to_owned()), "{events:?}");
+    assert!(rec.event("signIn").unwrap()["isNewUser"] == true);
+
+    // A second link for the same address: an existing user, straight to the callback URL.
+    request_link(&auth, "new@example.com").await;
+    let url = outbox.lock().unwrap().pop().unwrap().url;
+    let r = open_link(&auth, &url).await;
+    assert_eq!(r.location(), Some("https://authjs.test/inbox"));
+}

@@ -94,8 +94,22 @@ impl Events for Recorder {
     async fn sign_in(&self, m: SignInEvent<'_>) -> Result<(), BoxError> {
         self.events.lock().unwrap().push((
             "signIn".into(),
-            serde_json::json!({"user": m.user, "account": m.account}),
+            serde_json::json!({"user": m.user, "account": m.account, "isNewUser": m.is_new_user}),
         ));
+        Ok(())
+    }
+    async fn create_user(&self, user: &authcore::User) -> Result<(), BoxError> {
+        self.events
+            .lock()
+            .unwrap()
+            .push(("createUser".into(), serde_json::json!({ "user": user })));
+        Ok(())
+    }
+    async fn update_user(&self, user: &authcore::User) -> Result<(), BoxError> {
+        self.events
+            .lock()
+            .unwrap()
+            .push(("updateUser".into(), serde_json::json!({ "user": user })));
         Ok(())
     }
     async fn sign_out(&self, m: SignOutEvent<'_>) -> Result<(), BoxError> {
