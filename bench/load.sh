@@ -11,7 +11,7 @@
 #   DURATION=30s WARMUP=5s bench/load.sh
 #
 # Env: DURATION (10s), WARMUP (2s), CONNECTIONS (32), ONLY (both|rust|node),
-#      AUTH_SECRET (fixed bench secret), RUST_PORT (3000), NODE_PORT (3001),
+#      AUTH_SECRET (fixed bench secret), RUST_PORT (3000), NODE_PORT (3001), CEILING_PORT (3002),
 #      CARGO_TARGET_DIR (respected), SKIP_BUILD=1 (use the existing release binary).
 # Output: a table on stdout, also written to bench/results/latest.md (git-ignored).
 set -euo pipefail
@@ -25,6 +25,8 @@ CONNECTIONS=${CONNECTIONS:-32}
 ONLY=${ONLY:-both}
 RUST_PORT=${RUST_PORT:-3000}
 NODE_PORT=${NODE_PORT:-3001}
+CEILING_PORT=${CEILING_PORT:-3002}
+CEILING=""
 export AUTH_SECRET=${AUTH_SECRET:-authcore-bench-secret-4f0c2a9e7d1b}
 DEMO_PASSWORD=${AUTHCORE_DEMO_PASSWORD:-authcore-demo}
 export AUTHCORE_DEMO_PASSWORD=$DEMO_PASSWORD
@@ -104,11 +106,14 @@ if [[ $ONLY != node ]]; then
   target_dir=${CARGO_TARGET_DIR:-target}
   [[ $target_dir = /* ]] || target_dir="$ROOT/$target_dir"
   RUST_BIN="$target_dir/release/authcore-server"
+  CEILING_BIN="$target_dir/release/examples/ceiling"
   if [[ ${SKIP_BUILD:-0} != 1 ]]; then
-    echo "building authcore-server (release)..." >&2
-    cargo build --release -p authcore-server >&2 || die "cargo build --release -p authcore-server failed"
+    echo "building authcore-server and the ceiling example (release)..." >&2
+    cargo build --release -p authcore-server --bin authcore-server --example ceiling >&2 ||
+      die "cargo build --release -p authcore-server failed"
   fi
   [[ -x $RUST_BIN ]] || die "$RUST_BIN not found (build failed or CARGO_TARGET_DIR differs)"
+  [[ -x $CEILING_BIN ]] || die "$CEILING_BIN not found (build failed or CARGO_TARGET_DIR differs)"
 fi
 
 # ---------------------------------------------------------------- server control
@@ -257,6 +262,15 @@ if [[ $ONLY != node ]]; then
   bench_server rust "$RUST_PORT"
   stop_server
 fi
+if [[ $ONLY != node ]]; then
+  # The ceiling: the same HTTP stack answering a fixed body with no work. No server on this
+  # machine answers faster, so ceiling / @auth/core bounds every reachable ratio.
+  echo "ceiling (axum, fixed body) on 127.0.0.1:$CEILING_PORT" >&2
+  start_server ceiling "$CEILING_PORT" env AUTHCORE_ADDR="127.0.0.1:$CEILING_PORT" "$CEILING_BIN"
+  run_wrk "$WORK/ceiling.txt" "http://127.0.0.1:$CEILING_PORT/auth/csrf" WRK_EXPECT_BODY='"csrfToken"'
+  CEILING=$(parse_wrk "$WORK/ceiling.txt")
+  stop_server
+fi
 if [[ $ONLY != rust ]]; then
   echo "@auth/core (Node $(node --version)) on 127.0.0.1:$NODE_PORT" >&2
   start_server authjs "$NODE_PORT" env PORT="$NODE_PORT" NODE_ENV=production node "$ROOT/bench/authjs-server.mjs"
@@ -275,8 +289,8 @@ cell() { # <server> <scenario> <field 1=rps 2=p99>
   ((err == 0)) || flag=" (ERR)"
   if [[ $3 == 1 ]]; then printf "%.0f%s" "$rps" "$flag"; else printf "%.2f ms" "$p99"; fi
 }
-ratio() {
-  local a=${RESULT[rust:$1]:-} b=${RESULT[node:$1]:-}
+ratio() { # <scenario> [numerator "rps p99 err"; default: authcore's result]
+  local a=${2:-${RESULT[rust:$1]:-}} b=${RESULT[node:$1]:-}
   [[ -n $a && -n $b ]] || { echo "-"; return; }
   awk -v a="${a%% *}" -v b="${b%% *}" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'
 }
@@ -295,15 +309,22 @@ report() {
   [[ $ONLY == node ]] || echo "- authcore: release build of authcore-server ($RUST_BIN)"
   echo "- authcore idle RSS (before load): ${IDLE_RSS[rust]:--} MiB; @auth/core idle RSS: ${IDLE_RSS[node]:--} MiB"
   echo "- command: ONLY=$ONLY DURATION=$DURATION WARMUP=$WARMUP bench/load.sh (${ELAPSED}s)"
+  if [[ -n $CEILING ]]; then
+    local c_rps c_p99 c_err c_flag=""
+    read -r c_rps c_p99 c_err <<<"$CEILING"
+    ((c_err == 0)) || c_flag=" (ERR)"
+    printf -- '- ceiling (examples/ceiling.rs: the same axum/hyper/tokio stack answering a fixed body, no work): %.0f req/s, p99 %.2f ms%s\n' \
+      "$c_rps" "$c_p99" "$c_flag"
+  fi
   echo
-  echo "| endpoint | authcore req/s | authcore p99 | @auth/core req/s | @auth/core p99 | ratio |"
-  echo "|---|---:|---:|---:|---:|---:|"
+  echo "| endpoint | authcore req/s | authcore p99 | @auth/core req/s | @auth/core p99 | ratio | ceiling ratio |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
   local s
   for s in "${SCENARIOS[@]}"; do
-    echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(cell rust "$s" 2) | $(cell node "$s" 1) | $(cell node "$s" 2) | $(ratio "$s") |"
+    echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(cell rust "$s" 2) | $(cell node "$s" 1) | $(cell node "$s" 2) | $(ratio "$s") | $(ratio "$s" "$CEILING") |"
   done
   echo
-  echo "ratio = authcore req/s ÷ @auth/core req/s. Every response was checked (status class, body or Location)."
+  echo "ratio = authcore req/s ÷ @auth/core req/s; ceiling ratio = ceiling req/s ÷ @auth/core req/s, the most any server on this stack and machine could reach. Every response was checked (status class, body or Location)."
   if ((${#ERRORS[@]} > 0)); then
     echo
     echo "**Errors — the flagged numbers are not valid:**"
