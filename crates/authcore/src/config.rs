@@ -65,6 +65,7 @@ pub(crate) struct ResolvedCookies {
     pub pkce_code_verifier: ResolvedCookie,
     pub state: ResolvedCookie,
     pub nonce: ResolvedCookie,
+    pub webauthn_challenge: ResolvedCookie,
 }
 
 impl ResolvedCookies {
@@ -75,6 +76,7 @@ impl ResolvedCookies {
             csrf_token: ResolvedCookie::new(&set.csrf_token),
             pkce_code_verifier: ResolvedCookie::new(&set.pkce_code_verifier),
             state: ResolvedCookie::new(&set.state),
+            webauthn_challenge: ResolvedCookie::new(&set.webauthn_challenge),
             nonce: ResolvedCookie::new(&set.nonce),
         }
     }
@@ -479,6 +481,32 @@ impl AuthConfigBuilder {
                         });
                     }
                 }
+                Provider::WebAuthn(w) => {
+                    if self.adapter.is_none() {
+                        return Err(ConfigError::WebAuthnMissingAdapter);
+                    }
+                    if w.enable_conditional_ui {
+                        if let Some(first) = self.providers[..i]
+                            .iter()
+                            .find(|q| matches!(q, Provider::WebAuthn(q) if q.enable_conditional_ui))
+                        {
+                            return Err(ConfigError::DuplicateConditionalUI {
+                                first: first.id().to_owned(),
+                                second: id.to_owned(),
+                            });
+                        }
+                        let autocomplete = w.form_fields.iter().any(|f| {
+                            f.autocomplete
+                                .as_deref()
+                                .is_some_and(|a| a.split_whitespace().any(|t| t == "webauthn"))
+                        });
+                        if !autocomplete {
+                            return Err(ConfigError::MissingWebAuthnAutocomplete {
+                                provider: id.to_owned(),
+                            });
+                        }
+                    }
+                }
                 Provider::OAuth(o) => {
                     if let Some(key) = o.missing_endpoint() {
                         return Err(ConfigError::InvalidEndpoints {
@@ -526,6 +554,23 @@ impl AuthConfigBuilder {
             .filter(|m| !adapter.supports(*m))
             .map(M::name)
             .collect();
+            if !missing.is_empty() {
+                return Err(ConfigError::MissingAdapterMethods {
+                    methods: missing.join(", "),
+                });
+            }
+        }
+        if self
+            .providers
+            .iter()
+            .any(|p| p.kind() == ProviderType::Webauthn)
+            && let Some(adapter) = &self.adapter
+        {
+            let missing: Vec<&str> = crate::adapter::AdapterMethod::WEBAUTHN
+                .iter()
+                .filter(|m| !adapter.supports(**m))
+                .map(|m| m.name())
+                .collect();
             if !missing.is_empty() {
                 return Err(ConfigError::MissingAdapterMethods {
                     methods: missing.join(", "),

@@ -161,6 +161,19 @@ pub enum AuthError {
         /// Why.
         message: String,
     },
+    /// WebAuthn linking refused: the credential or the email belongs to another user.
+    #[error("{message}")]
+    AccountNotLinked {
+        /// Why.
+        message: String,
+    },
+    /// A WebAuthn registration or authentication response did not verify (wrong origin,
+    /// RP id, challenge, signature, user verification, counter …).
+    #[error("WebAuthn verification failed: {reason}")]
+    WebAuthnVerificationError {
+        /// What failed (from the verifier; never a secret).
+        reason: String,
+    },
     /// The request body was not valid for the action.
     #[error("{message}")]
     InvalidRequest {
@@ -198,6 +211,8 @@ impl AuthError {
             AuthError::AdapterError { .. } => "AdapterError",
             AuthError::Verification { .. } => "Verification",
             AuthError::OAuthAccountNotLinked { .. } => "OAuthAccountNotLinked",
+            AuthError::AccountNotLinked { .. } => "AccountNotLinked",
+            AuthError::WebAuthnVerificationError { .. } => "WebAuthnVerificationError",
             AuthError::OAuthProfileParseError { .. } => "OAuthProfileParseError",
         }
     }
@@ -208,7 +223,8 @@ impl AuthError {
             AuthError::CredentialsSignin { .. }
             | AuthError::MissingCsrf { .. }
             | AuthError::OAuthCallbackError { .. }
-            | AuthError::OAuthAccountNotLinked { .. } => ErrorKind::SignIn,
+            | AuthError::OAuthAccountNotLinked { .. }
+            | AuthError::AccountNotLinked { .. } => ErrorKind::SignIn,
             _ => ErrorKind::Error,
         }
     }
@@ -222,6 +238,8 @@ impl AuthError {
                 | AuthError::MissingCsrf { .. }
                 | AuthError::OAuthCallbackError { .. }
                 | AuthError::OAuthAccountNotLinked { .. }
+                | AuthError::AccountNotLinked { .. }
+                | AuthError::WebAuthnVerificationError { .. }
                 | AuthError::Verification { .. }
         )
     }
@@ -294,6 +312,27 @@ pub enum ConfigError {
     /// Database strategy without an adapter.
     #[error("MissingAdapter: database session requires an adapter")]
     MissingAdapter,
+    /// A WebAuthn provider without an adapter to keep authenticators in.
+    #[error("MissingAdapter: WebAuthn requires an adapter")]
+    WebAuthnMissingAdapter,
+    /// More than one WebAuthn provider enables conditional UI.
+    #[error(
+        "DuplicateConditionalUI: only one WebAuthn provider may enable conditional UI (found \"{first}\" and \"{second}\")"
+    )]
+    DuplicateConditionalUI {
+        /// The first provider with it.
+        first: String,
+        /// The second one.
+        second: String,
+    },
+    /// The conditional-UI provider has no form field with `webauthn` in its autocomplete.
+    #[error(
+        "MissingWebAuthnAutocomplete: provider \"{provider}\" enables conditional UI, so one of its form fields needs an autocomplete containing \"webauthn\" (e.g. \"username webauthn\")"
+    )]
+    MissingWebAuthnAutocomplete {
+        /// Provider id.
+        provider: String,
+    },
     /// The adapter lacks methods the configuration needs.
     #[error("MissingAdapterMethods: Required adapter methods were missing: {methods}")]
     MissingAdapterMethods {

@@ -47,6 +47,7 @@ mod random;
 pub mod request;
 pub mod response;
 pub mod types;
+mod webauthn;
 
 pub use async_trait::async_trait;
 pub use config::{AuthConfig, AuthConfigBuilder, DangerousOptions, SessionStrategy};

@@ -8,6 +8,7 @@ pub(crate) mod providers;
 pub(crate) mod session;
 pub(crate) mod signin;
 pub(crate) mod signout;
+pub(crate) mod webauthn_options;
 
 use http::Method;
 use serde_json::Value;
@@ -220,9 +221,7 @@ pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthErro
         (&Method::GET | &Method::POST, Action::Callback) => callback::callback(ctx).await,
         (&Method::GET, Action::Error) => pages::error_page(ctx),
         (&Method::GET, Action::VerifyRequest) => pages::verify_request_page(ctx),
-        (&Method::GET, Action::WebauthnOptions) => Err(AuthError::invalid_provider(
-            "Invalid provider: webauthn-options needs a WebAuthn provider",
-        )),
+        (&Method::GET, Action::WebauthnOptions) => webauthn_options::webauthn_options(ctx).await,
         _ => Err(cannot()),
     }
 }

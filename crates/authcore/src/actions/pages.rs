@@ -147,6 +147,32 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
                 brand_color: Some(o.style.brand_color.clone().unwrap_or_else(|| "#fff".into())),
                 fields: Vec::new(),
             },
+            Provider::WebAuthn(w) => ProviderView {
+                id: w.id.clone(),
+                name: w.name.clone(),
+                action: ctx.auth_url(&format!("/callback/{}", w.id)),
+                callback_url: None,
+                brand_color: None,
+                fields: w
+                    .form_fields
+                    .iter()
+                    .map(|f| {
+                        let mut attributes = vec![("data-form-field".into(), String::new())];
+                        if f.required {
+                            attributes.push(("required".into(), String::new()));
+                        }
+                        if let Some(a) = &f.autocomplete {
+                            attributes.push(("autocomplete".into(), a.clone()));
+                        }
+                        FieldView {
+                            key: f.name.clone(),
+                            label: f.label.clone(),
+                            input_type: if f.name == "email" { "email" } else { "text" }.into(),
+                            attributes,
+                        }
+                    })
+                    .collect(),
+            },
             Provider::Credentials(c) => ProviderView {
                 id: c.id.clone(),
                 name: c.name.clone(),

@@ -14,7 +14,7 @@ pub(crate) async fn signin(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError>
     ctx.require_csrf("signin")?;
     match ctx.provider {
         // Credentials (and WebAuthn) sign in through their callback; go to the built-in page.
-        None | Some(Provider::Credentials(_)) => {
+        None | Some(Provider::Credentials(_) | Provider::WebAuthn(_)) => {
             Ok(ResponseInternal::redirect(ctx.auth_url("/signin")))
         }
         Some(Provider::OAuth(p)) => oauth_signin(ctx, p).await,

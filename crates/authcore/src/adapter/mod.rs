@@ -180,6 +180,20 @@ impl AdapterMethod {
         AdapterMethod::UpdateSession,
         AdapterMethod::DeleteSession,
     ];
+
+    /// What WebAuthn providers need in addition (spec §10.2).
+    pub const WEBAUTHN: &'static [AdapterMethod] = &[
+        AdapterMethod::CreateUser,
+        AdapterMethod::GetUser,
+        AdapterMethod::GetUserByEmail,
+        AdapterMethod::GetUserByAccount,
+        AdapterMethod::LinkAccount,
+        AdapterMethod::GetAccount,
+        AdapterMethod::GetAuthenticator,
+        AdapterMethod::CreateAuthenticator,
+        AdapterMethod::ListAuthenticatorsByUserId,
+        AdapterMethod::UpdateAuthenticatorCounter,
+    ];
 }
 
 /// Why an adapter call failed.

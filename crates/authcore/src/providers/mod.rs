@@ -4,12 +4,14 @@ pub mod catalog;
 pub mod credentials;
 pub mod email;
 pub mod oauth;
+pub mod webauthn;
 
 pub use credentials::{AuthorizeError, AuthorizeRequest, CredentialField, CredentialsProvider};
 pub use email::{EmailProvider, VerificationRequest};
 pub use oauth::{
     Checks, ClientAuthMethod, OAuthProvider, ProviderStyle, TokenRequestParams, default_profile,
 };
+pub use webauthn::{RelyingParty, UserVerification, WebAuthnField, WebAuthnProvider};
 
 use crate::types::ProviderType;
 
@@ -23,6 +25,8 @@ pub enum Provider {
     Email(Box<EmailProvider>),
     /// OAuth 2 or OpenID Connect provider (boxed: it is much larger than the others).
     OAuth(Box<OAuthProvider>),
+    /// WebAuthn / passkey provider.
+    WebAuthn(Box<WebAuthnProvider>),
 }
 
 impl std::fmt::Debug for Provider {
@@ -41,6 +45,7 @@ impl Provider {
             Provider::Credentials(p) => &p.id,
             Provider::OAuth(p) => &p.id,
             Provider::Email(p) => &p.id,
+            Provider::WebAuthn(p) => &p.id,
         }
     }
 
@@ -50,6 +55,7 @@ impl Provider {
             Provider::Credentials(p) => &p.name,
             Provider::OAuth(p) => &p.name,
             Provider::Email(p) => &p.name,
+            Provider::WebAuthn(p) => &p.name,
         }
     }
 
@@ -59,6 +65,7 @@ impl Provider {
             Provider::Credentials(_) => ProviderType::Credentials,
             Provider::OAuth(p) => p.kind,
             Provider::Email(_) => ProviderType::Email,
+            Provider::WebAuthn(_) => ProviderType::Webauthn,
         }
     }
 
@@ -66,12 +73,18 @@ impl Provider {
     pub(crate) fn apply_env(&mut self, env: &ProviderEnv) {
         match self {
             // Credentials providers have nothing to fill.
-            Provider::Credentials(_) => {
+            Provider::Credentials(_) | Provider::WebAuthn(_) => {
                 let _ = env;
             }
             Provider::OAuth(p) => p.apply_env(env),
             Provider::Email(p) => p.apply_env(env),
         }
+    }
+}
+
+impl From<WebAuthnProvider> for Provider {
+    fn from(p: WebAuthnProvider) -> Self {
+        Provider::WebAuthn(Box::new(p))
     }
 }
 

@@ -4,10 +4,10 @@
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
-use super::{SignedIn, jwt_session_cookies, login, run_sign_in_callback};
+use super::{SignedIn, login, run_sign_in_callback};
 use crate::actions::Ctx;
 use crate::adapter::VerificationToken;
-use crate::callbacks::{SignInEvent, SignInParams};
+use crate::callbacks::SignInParams;
 use crate::error::AuthError;
 use crate::providers::email::{EmailProvider, VerificationRequest};
 use crate::random;
@@ -183,33 +183,16 @@ pub(crate) async fn callback(
     }
     let result = login::email_login(ctx, db, existing, &invite.identifier).await?;
     account.user_id = Some(result.user.id.clone().unwrap_or_default());
-    let cookies = match &result.session {
-        Some(s) => login::database_session_cookies(ctx, s),
-        None => {
-            jwt_session_cookies(
-                ctx,
-                SignedIn {
-                    user: &result.user,
-                    account: &account,
-                    profile: None,
-                    is_new_user: Some(result.is_new_user),
-                },
-            )
-            .await?
-        }
-    };
-    let r = ctx
-        .config
-        .events
-        .sign_in(SignInEvent {
+    super::finish_sign_in(
+        ctx,
+        SignedIn {
             user: &result.user,
-            account: Some(&account),
+            account: &account,
             profile: None,
             is_new_user: Some(result.is_new_user),
-        })
-        .await;
-    ctx.event_result("signIn", r);
-    let mut resp = ResponseInternal::redirect(super::success_redirect(ctx, result.is_new_user));
-    resp.cookies = cookies;
-    Ok(resp)
+        },
+        result.session.as_ref(),
+        Vec::new(),
+    )
+    .await
 }

@@ -22,7 +22,7 @@ pub(crate) struct Login {
 }
 
 /// The user of the current session, if any (errors mean "nobody").
-async fn current_user(ctx: &Ctx<'_>, adapter: &dyn Adapter) -> Option<AdapterUser> {
+pub(crate) async fn current_user(ctx: &Ctx<'_>, adapter: &dyn Adapter) -> Option<AdapterUser> {
     let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
     let token = store.value()?;
     match ctx.config.session_strategy {
@@ -64,21 +64,44 @@ async fn new_session(
     Ok(Some(session))
 }
 
-fn not_linked(message: &str) -> AuthError {
-    AuthError::OAuthAccountNotLinked {
-        message: message.to_owned(),
+/// Linking rules of the account branches of spec §10.3.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum AccountRules {
+    /// OAuth / OIDC: `OAuthAccountNotLinked`, optional dangerous linking by email.
+    OAuth {
+        /// `allowDangerousEmailAccountLinking`.
+        allow_email_linking: bool,
+    },
+    /// WebAuthn: `AccountNotLinked`, never linked by email.
+    WebAuthn,
+}
+
+impl AccountRules {
+    fn not_linked(self, message: &str) -> AuthError {
+        let message = message.to_owned();
+        match self {
+            AccountRules::OAuth { .. } => AuthError::OAuthAccountNotLinked { message },
+            AccountRules::WebAuthn => AuthError::AccountNotLinked { message },
+        }
     }
 }
 
-/// OAuth / OIDC branch of spec §10.3. `account.user_id` is filled on return.
-pub(crate) async fn oauth_login(
+/// OAuth / OIDC and WebAuthn branches of spec §10.3. `account.user_id` is filled on return.
+pub(crate) async fn account_login(
     ctx: &Ctx<'_>,
     adapter: &dyn Adapter,
     profile_user: &User,
     account: &mut Account,
     profile: Option<&Profile>,
-    allow_email_linking: bool,
+    rules: AccountRules,
 ) -> Result<Login, AuthError> {
+    let allow_email_linking = matches!(
+        rules,
+        AccountRules::OAuth {
+            allow_email_linking: true
+        }
+    );
+    let not_linked = |message: &str| rules.not_linked(message);
     let events = &ctx.config.events;
     let current = current_user(ctx, adapter).await;
     let by_account = adapter

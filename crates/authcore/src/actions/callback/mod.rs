@@ -4,6 +4,7 @@ pub(crate) mod credentials;
 pub(crate) mod email;
 pub(crate) mod login;
 pub(crate) mod oauth;
+pub(crate) mod webauthn;
 
 use time::OffsetDateTime;
 
@@ -35,6 +36,16 @@ pub(crate) async fn callback(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthErro
         Provider::OAuth(p) => oauth::callback(ctx, p).await,
         // Any method; no CSRF check (spec §2.6).
         Provider::Email(p) => email::callback(ctx, p).await,
+        // POST only; no CSRF check (spec §9.4, §16.12).
+        Provider::WebAuthn(p) => {
+            if !ctx.req.is_post() {
+                return Err(AuthError::invalid_provider(format!(
+                    "Callback for provider type ({}) is not supported",
+                    provider.kind()
+                )));
+            }
+            webauthn::callback(ctx, p).await
+        }
     }
 }
 
@@ -134,4 +145,50 @@ pub(crate) async fn jwt_session_cookies(
     let expires =
         OffsetDateTime::now_utc() + time::Duration::seconds(config.session_max_age as i64);
     Ok(ctx.write_session_cookie(&store, &encoded, expires))
+}
+
+/// The end of every sign-in with an adapter-aware provider (spec §2.6): the session cookie
+/// (a new database session, the current one kept when an account was linked to it, or a
+/// JWT), the `signIn` event, and the redirect (`newUser` page or callback URL).
+pub(crate) async fn finish_sign_in(
+    ctx: &Ctx<'_>,
+    signed_in: SignedIn<'_>,
+    db_session: Option<&crate::adapter::AdapterSession>,
+    mut cookies: Vec<SetCookie>,
+) -> Result<ResponseInternal, AuthError> {
+    let mut session_cookies = match db_session {
+        Some(session) => login::database_session_cookies(ctx, session),
+        // Signed in already and linked an account: the current session stays.
+        None if ctx.config.session_strategy == crate::config::SessionStrategy::Database => {
+            Vec::new()
+        }
+        None => {
+            jwt_session_cookies(
+                ctx,
+                SignedIn {
+                    user: signed_in.user,
+                    account: signed_in.account,
+                    profile: signed_in.profile,
+                    is_new_user: signed_in.is_new_user,
+                },
+            )
+            .await?
+        }
+    };
+    let r = ctx
+        .config
+        .events
+        .sign_in(crate::callbacks::SignInEvent {
+            user: signed_in.user,
+            account: Some(signed_in.account),
+            profile: signed_in.profile,
+            is_new_user: signed_in.is_new_user,
+        })
+        .await;
+    ctx.event_result("signIn", r);
+    cookies.append(&mut session_cookies);
+    let mut resp =
+        ResponseInternal::redirect(success_redirect(ctx, signed_in.is_new_user == Some(true)));
+    resp.cookies = cookies;
+    Ok(resp)
 }

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{SignedIn, jwt_session_cookies, login, run_sign_in_callback};
+use super::{SignedIn, login, run_sign_in_callback};
 use crate::actions::Ctx;
-use crate::callbacks::{SignInEvent, SignInParams};
+use crate::callbacks::SignInParams;
 use crate::cookies::SetCookie;
 use crate::error::AuthError;
 use crate::oauth::checks::{self, CheckKind};
@@ -291,54 +291,33 @@ pub(crate) async fn callback(
     let mut account = account;
     let (user, is_new_user, db_session) = match &ctx.config.adapter {
         Some(adapter) => {
-            let login = login::oauth_login(
+            let login = login::account_login(
                 ctx,
                 &**adapter,
                 &user,
                 &mut account,
                 Some(&profile),
-                p.allow_dangerous_email_account_linking,
+                login::AccountRules::OAuth {
+                    allow_email_linking: p.allow_dangerous_email_account_linking,
+                },
             )
             .await?;
             (login.user, Some(login.is_new_user), login.session)
         }
         None => (user, None, None),
     };
-    let mut session_cookies = match &db_session {
-        Some(session) => login::database_session_cookies(ctx, session),
-        None if ctx.config.session_strategy == crate::config::SessionStrategy::Database => {
-            // Signed in already and linked an account: the current session stays.
-            Vec::new()
-        }
-        None => {
-            jwt_session_cookies(
-                ctx,
-                SignedIn {
-                    user: &user,
-                    account: &account,
-                    profile: Some(&profile),
-                    is_new_user,
-                },
-            )
-            .await?
-        }
-    };
-    let r = ctx
-        .config
-        .events
-        .sign_in(SignInEvent {
+    super::finish_sign_in(
+        ctx,
+        SignedIn {
             user: &user,
-            account: Some(&account),
+            account: &account,
             profile: Some(&profile),
             is_new_user,
-        })
-        .await;
-    ctx.event_result("signIn", r);
-    cookies.append(&mut session_cookies);
-    let mut resp =
-        ResponseInternal::redirect(super::success_redirect(ctx, is_new_user == Some(true)));
-    resp.cookies = cookies;
-    Ok(resp)
+        },
+        db_session.as_ref(),
+        cookies,
+    )
+    .await
 }
 
 fn missing(what: &str) -> OAuthError {

@@ -1,0 +1,201 @@
+//! `POST /callback/:webauthn` (spec §9.4): verify a registration or an authentication,
+//! then sign in (§10.3 WebAuthn branch). No CSRF check, as in Auth.js (§16.12): the
+//! challenge cookie binds the response to this browser.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::Value;
+use webauthn_rs_core::proto::{PublicKeyCredential, RegisterPublicKeyCredential};
+
+use super::{SignedIn, login, run_sign_in_callback};
+use crate::actions::Ctx;
+use crate::actions::webauthn_options::{Ceremony, adapter, consume_challenge};
+use crate::adapter::Adapter;
+use crate::callbacks::SignInParams;
+use crate::error::AuthError;
+use crate::providers::WebAuthnProvider;
+use crate::response::ResponseInternal;
+use crate::types::{Account, Authenticator, ProviderType, User};
+use crate::webauthn::{self, CeremonyError};
+
+fn invalid(message: impl Into<String>) -> AuthError {
+    AuthError::InvalidRequest {
+        message: message.into(),
+    }
+}
+
+fn ceremony_error(p: &WebAuthnProvider, e: CeremonyError) -> AuthError {
+    match e {
+        CeremonyError::Verification(reason) => AuthError::WebAuthnVerificationError { reason },
+        CeremonyError::Setup(_) => AuthError::CallbackRouteError {
+            provider: p.id.clone(),
+            source: e.into(),
+        },
+    }
+}
+
+/// The `data` field: a JSON string (the built-in form) or an object (a JSON body).
+fn response_data<T: serde::de::DeserializeOwned>(ctx: &Ctx<'_>) -> Option<T> {
+    match ctx.req.body.as_ref()?.get("data")? {
+        Value::String(s) => serde_json::from_str(s).ok(),
+        v @ Value::Object(_) => serde_json::from_value(v.clone()).ok(),
+        _ => None,
+    }
+}
+
+pub(crate) async fn callback(
+    ctx: &Ctx<'_>,
+    p: &WebAuthnProvider,
+) -> Result<ResponseInternal, AuthError> {
+    let db = adapter(ctx)?;
+    match ctx.req.body_str("action") {
+        Some("authenticate") => authenticate(ctx, p, db).await,
+        Some("register") => register(ctx, p, db).await,
+        _ => Err(invalid("Invalid action parameter")),
+    }
+}
+
+async fn authenticate(
+    ctx: &Ctx<'_>,
+    p: &WebAuthnProvider,
+    db: &dyn Adapter,
+) -> Result<ResponseInternal, AuthError> {
+    let response: PublicKeyCredential =
+        response_data(ctx).ok_or_else(|| invalid("Invalid WebAuthn Authentication response"))?;
+    let credential_id = STANDARD.encode(&response.raw_id);
+    let row = db.get_authenticator(&credential_id).await?.ok_or_else(|| {
+        invalid(format!(
+            "WebAuthn authenticator not found in database: {{\"credentialID\":\"{credential_id}\"}}"
+        ))
+    })?;
+    let (challenge, clear) = consume_challenge(ctx, p, Ceremony::Authenticate)?;
+    let state = serde_json::from_value(challenge.state).map_err(|_| AuthError::InvalidCheck {
+        message: "Challenge cookie missing or invalid".into(),
+    })?;
+    let rp = webauthn::relying_party(p, &ctx.req.url);
+    let result = webauthn::verify_authentication(p, &rp, &response, &state, &row)
+        .map_err(|e| ceremony_error(p, e))?;
+    db.update_authenticator_counter(&row.credential_id, u64::from(result.counter()))
+        .await?
+        .ok_or_else(|| invalid("WebAuthn authenticator vanished while its counter was updated"))?;
+    let account = db
+        .get_account(&row.provider_account_id, &p.id)
+        .await?
+        .ok_or_else(|| {
+            invalid(format!(
+                "WebAuthn account not found in database: {{\"credentialID\":\"{}\",\"providerAccountId\":\"{}\"}}",
+                row.credential_id, row.provider_account_id
+            ))
+        })?;
+    let user_id = account.user_id.clone().unwrap_or_default();
+    let user = db
+        .get_user(&user_id)
+        .await?
+        .ok_or_else(|| invalid(format!("WebAuthn user not found in database: {user_id}")))?;
+    sign_in(ctx, p, db, User::from(&user), account, None, clear).await
+}
+
+async fn register(
+    ctx: &Ctx<'_>,
+    p: &WebAuthnProvider,
+    db: &dyn Adapter,
+) -> Result<ResponseInternal, AuthError> {
+    let response: RegisterPublicKeyCredential =
+        response_data(ctx).ok_or_else(|| invalid("Invalid WebAuthn Registration response"))?;
+    let (challenge, clear) = consume_challenge(ctx, p, Ceremony::Register)?;
+    let user = challenge
+        .register_data
+        .ok_or_else(|| invalid("Missing user registration data in WebAuthn challenge cookie"))?;
+    let state = serde_json::from_value(challenge.state).map_err(|_| AuthError::InvalidCheck {
+        message: "Challenge cookie missing or invalid".into(),
+    })?;
+    let rp = webauthn::relying_party(p, &ctx.req.url);
+    let transports = ctx
+        .req
+        .body
+        .as_ref()
+        .and_then(|b| b.get("data"))
+        .and_then(|d| match d {
+            Value::String(s) => serde_json::from_str::<Value>(s).ok(),
+            other => Some(other.clone()),
+        })
+        .and_then(|d| {
+            let list = d.pointer("/response/transports")?.as_array()?.clone();
+            let names: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
+            Some(names.join(","))
+        });
+    let authenticator = webauthn::verify_registration(p, &rp, &response, &state, transports)
+        .map_err(|e| ceremony_error(p, e))?;
+    let mut account = Account::new(
+        ProviderType::Webauthn,
+        p.id.clone(),
+        authenticator.provider_account_id.clone(),
+    );
+    account.user_id = user.id.clone();
+    let profile_user = User {
+        id: user.id.clone(),
+        email: Some(user.email.clone()),
+        name: user.name.clone(),
+        ..User::default()
+    };
+    sign_in(
+        ctx,
+        p,
+        db,
+        profile_user,
+        account,
+        Some(authenticator),
+        clear,
+    )
+    .await
+}
+
+/// signIn callback, §10.3 WebAuthn branch, the new authenticator, session, redirect.
+async fn sign_in(
+    ctx: &Ctx<'_>,
+    p: &WebAuthnProvider,
+    db: &dyn Adapter,
+    user: User,
+    mut account: Account,
+    new_authenticator: Option<Authenticator>,
+    clear_challenge: crate::cookies::SetCookie,
+) -> Result<ResponseInternal, AuthError> {
+    // Auth.js ignores a redirect returned here (§16.32); `false` still refuses.
+    run_sign_in_callback(
+        ctx,
+        SignInParams {
+            user: &user,
+            account: Some(&account),
+            profile: None,
+            email_verification_request: false,
+            credentials: None,
+        },
+    )
+    .await?;
+    let result = login::account_login(
+        ctx,
+        db,
+        &user,
+        &mut account,
+        None,
+        login::AccountRules::WebAuthn,
+    )
+    .await?;
+    if let Some(mut authenticator) = new_authenticator {
+        authenticator.user_id = result.user.id.clone();
+        db.create_authenticator(authenticator).await?;
+    }
+    let _ = p;
+    super::finish_sign_in(
+        ctx,
+        SignedIn {
+            user: &result.user,
+            account: &account,
+            profile: None,
+            is_new_user: Some(result.is_new_user),
+        },
+        result.session.as_ref(),
+        vec![clear_challenge],
+    )
+    .await
+}

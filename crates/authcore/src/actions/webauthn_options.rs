@@ -1,0 +1,280 @@
+//! `GET /webauthn-options/:provider` (spec §9.2): decide between registration and
+//! authentication, and answer the ceremony options with a sealed challenge cookie.
+
+use http::StatusCode;
+use serde_json::{Value, json};
+
+use super::Ctx;
+use crate::actions::callback::login::current_user;
+use crate::adapter::{Adapter, AdapterUser};
+use crate::error::AuthError;
+use crate::oauth::checks::CHECK_MAX_AGE;
+use crate::providers::{Provider, WebAuthnProvider};
+use crate::response::ResponseInternal;
+use crate::webauthn::{self, CeremonyError, RegisterUser};
+
+/// Which ceremony to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ceremony {
+    Register,
+    Authenticate,
+}
+
+impl Ceremony {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Ceremony::Register => "register",
+            Ceremony::Authenticate => "authenticate",
+        }
+    }
+}
+
+/// Who the options are for (Auth.js `getUserInfo` or the signed-in user).
+struct UserInfo {
+    user: Option<AdapterUser>,
+    /// An email with no stored user yet (registration of a new user).
+    new_email: Option<String>,
+    exists: bool,
+}
+
+/// Auth.js `inferWebAuthnOptions` (§9.2 step 5).
+fn decide(requested: Option<&str>, logged_in: bool, info: &UserInfo) -> Option<Ceremony> {
+    let has_user = info.user.is_some() || info.new_email.is_some();
+    match requested {
+        Some("authenticate") => Some(Ceremony::Authenticate),
+        Some("register") => (has_user && logged_in == info.exists).then_some(Ceremony::Register),
+        _ if logged_in => None,
+        _ if has_user && info.exists => Some(Ceremony::Authenticate),
+        _ if has_user => Some(Ceremony::Register),
+        _ => Some(Ceremony::Authenticate),
+    }
+}
+
+pub(crate) fn provider<'a>(ctx: &Ctx<'a>) -> Result<&'a WebAuthnProvider, AuthError> {
+    match ctx.provider {
+        Some(Provider::WebAuthn(p)) => Ok(p),
+        _ => Err(AuthError::invalid_provider(
+            "Invalid provider: webauthn-options needs a WebAuthn provider",
+        )),
+    }
+}
+
+pub(crate) fn adapter<'a>(ctx: &Ctx<'a>) -> Result<&'a dyn Adapter, AuthError> {
+    ctx.config
+        .adapter
+        .as_deref()
+        .ok_or_else(|| AuthError::invalid_provider("WebAuthn requires an adapter"))
+}
+
+fn setup_error(p: &WebAuthnProvider, e: CeremonyError) -> AuthError {
+    AuthError::CallbackRouteError {
+        provider: p.id.clone(),
+        source: e.into(),
+    }
+}
+
+pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+    let p = provider(ctx)?;
+    let db = adapter(ctx)?;
+    let requested = ctx.req.query.get("action");
+    if !matches!(requested, None | Some("register" | "authenticate")) {
+        return Ok(bad_request("Invalid action"));
+    }
+    let current = current_user(ctx, db).await;
+    let logged_in = current.is_some();
+    let info = match current {
+        Some(u) => UserInfo {
+            user: Some(u),
+            new_email: None,
+            exists: true,
+        },
+        None => match ctx.req.query.get("email").filter(|e| !e.is_empty()) {
+            Some(email) => match db.get_user_by_email(email).await? {
+                Some(u) => UserInfo {
+                    user: Some(u),
+                    new_email: None,
+                    exists: true,
+                },
+                None => UserInfo {
+                    user: None,
+                    new_email: Some(email.to_owned()),
+                    exists: false,
+                },
+            },
+            None => UserInfo {
+                user: None,
+                new_email: None,
+                exists: false,
+            },
+        },
+    };
+    let Some(ceremony) = decide(requested, logged_in, &info) else {
+        return Ok(bad_request("Invalid request"));
+    };
+    let rp = webauthn::relying_party(p, &ctx.req.url);
+    let user_id = info.user.as_ref().map(|u| u.id.clone());
+    let known = match &user_id {
+        Some(id) => db.list_authenticators_by_user_id(id).await?,
+        None => Vec::new(),
+    };
+    let (options, state, register_data) = match ceremony {
+        Ceremony::Authenticate => {
+            let (options, state) =
+                webauthn::authentication_options(p, &rp, &known).map_err(|e| setup_error(p, e))?;
+            (options, serde_json::to_value(state), None)
+        }
+        Ceremony::Register => {
+            let email = info
+                .user
+                .as_ref()
+                .and_then(|u| u.email.clone())
+                .or(info.new_email)
+                .ok_or_else(|| AuthError::InvalidRequest {
+                    message: "WebAuthn registration needs the user's email".into(),
+                })?;
+            let user = RegisterUser {
+                id: user_id,
+                email,
+                name: info.user.as_ref().and_then(|u| u.name.clone()),
+            };
+            let handle = crate::random::bytes::<32>();
+            let (options, state) = webauthn::registration_options(p, &rp, &user, &handle, &known)
+                .map_err(|e| setup_error(p, e))?;
+            (options, serde_json::to_value(state), Some(user))
+        }
+    };
+    let state = state.map_err(|e| setup_error(p, CeremonyError::Setup(e.to_string())))?;
+    let challenge = seal_challenge(ctx, p, ceremony, state, register_data)?;
+    let mut r = ResponseInternal::json(json!({ "action": ceremony.as_str(), "options": options }));
+    r.cookies.push(challenge);
+    Ok(r)
+}
+
+fn bad_request(error: &str) -> ResponseInternal {
+    let mut r = ResponseInternal::json(json!({ "error": error }));
+    r.status = Some(StatusCode::BAD_REQUEST);
+    r
+}
+
+/// The challenge cookie: the ceremony state (challenge, policy) and the registering user,
+/// bound to the provider and the ceremony, sealed like the OAuth check cookies, 15 minutes.
+fn seal_challenge(
+    ctx: &Ctx<'_>,
+    p: &WebAuthnProvider,
+    ceremony: Ceremony,
+    state: Value,
+    register_data: Option<RegisterUser>,
+) -> Result<crate::cookies::SetCookie, AuthError> {
+    let cookie = &ctx.cookies.webauthn_challenge;
+    let mut claims = json!({
+        "provider": p.id,
+        "action": ceremony.as_str(),
+        "state": state,
+    });
+    if let Some(user) = register_data {
+        claims["registerData"] = json!(user);
+    }
+    let claims = claims.as_object().cloned().unwrap_or_default();
+    let token = ctx
+        .config
+        .codec
+        .encode(&claims, &cookie.name, CHECK_MAX_AGE)
+        .map_err(|e| AuthError::InvalidCheck {
+            message: format!("could not seal the WebAuthn challenge: {e}"),
+        })?;
+    let expires = time::OffsetDateTime::now_utc() + time::Duration::seconds(CHECK_MAX_AGE as i64);
+    Ok(cookie.set(token, Some(expires)))
+}
+
+/// What the challenge cookie held.
+pub(crate) struct Challenge {
+    pub state: Value,
+    pub register_data: Option<RegisterUser>,
+}
+
+/// Reads the challenge cookie for `p` and `ceremony`; returns it and the cookie clearing it.
+/// Missing, undecodable, expired, or made for another provider or ceremony: `InvalidCheck`.
+pub(crate) fn consume_challenge(
+    ctx: &Ctx<'_>,
+    p: &WebAuthnProvider,
+    ceremony: Ceremony,
+) -> Result<(Challenge, crate::cookies::SetCookie), AuthError> {
+    let cookie = &ctx.cookies.webauthn_challenge;
+    let invalid = || AuthError::InvalidCheck {
+        message: "Challenge cookie missing or invalid".into(),
+    };
+    let raw = ctx.req.cookies.get(&cookie.name).ok_or_else(invalid)?;
+    let mut claims = ctx
+        .config
+        .codec
+        .decode(raw, &cookie.name)
+        .ok()
+        .flatten()
+        .ok_or_else(invalid)?;
+    if claims.get("provider").and_then(Value::as_str) != Some(p.id.as_str())
+        || claims.get("action").and_then(Value::as_str) != Some(ceremony.as_str())
+    {
+        return Err(invalid());
+    }
+    let state = claims.remove("state").ok_or_else(invalid)?;
+    let register_data = match claims.remove("registerData") {
+        Some(v) => Some(serde_json::from_value(v).map_err(|_| invalid())?),
+        None => None,
+    };
+    Ok((
+        Challenge {
+            state,
+            register_data,
+        },
+        cookie.clear(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(user: bool, new_email: bool, exists: bool) -> UserInfo {
+        UserInfo {
+            user: user.then(|| AdapterUser {
+                id: "1".into(),
+                name: None,
+                email: Some("a@b.c".into()),
+                email_verified: None,
+                image: None,
+            }),
+            new_email: new_email.then(|| "a@b.c".to_owned()),
+            exists,
+        }
+    }
+
+    /// The 12 cases of Auth.js `inferWebAuthnOptions` (spec §15 webauthn-utils).
+    #[test]
+    fn decision_table() {
+        use Ceremony::*;
+        let existing = info(true, false, true);
+        let new = info(false, true, false);
+        let nobody = info(false, false, false);
+        let cases = [
+            (Some("authenticate"), false, &existing, Some(Authenticate)),
+            (Some("authenticate"), true, &existing, Some(Authenticate)),
+            (Some("authenticate"), false, &nobody, Some(Authenticate)),
+            (Some("register"), true, &existing, Some(Register)),
+            (Some("register"), false, &new, Some(Register)),
+            (Some("register"), false, &existing, None),
+            (Some("register"), false, &nobody, None),
+            (None, true, &existing, None),
+            (None, false, &existing, Some(Authenticate)),
+            (None, false, &new, Some(Register)),
+            (None, false, &nobody, Some(Authenticate)),
+            (Some("register"), true, &new, None),
+        ];
+        for (requested, logged_in, info, expected) in cases {
+            assert_eq!(
+                decide(requested, logged_in, info),
+                expected,
+                "{requested:?} logged_in={logged_in}"
+            );
+        }
+    }
+}

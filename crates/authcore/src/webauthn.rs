@@ -1,0 +1,365 @@
+//! WebAuthn protocol pieces (spec §9) over `webauthn-rs-core`, as plain functions: the
+//! relying party of a request, ceremony options, verification, and the mapping between
+//! `webauthn-rs` credentials and Auth.js `Authenticator` rows (credential id and COSE public
+//! key as standard padded base64, `singleDevice` / `multiDevice`, comma-joined transports).
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use serde_cbor_2::Value as Cbor;
+use serde_json::{Value, json};
+use webauthn_rs_core::WebauthnCore;
+use webauthn_rs_core::proto::{
+    AttestationFormat, AuthenticationResult, AuthenticationState, AuthenticatorTransport, COSEKey,
+    COSEKeyType, Credential, ParsedAttestation, PublicKeyCredential, RegisterPublicKeyCredential,
+    RegisteredExtensions, RegistrationState, UserVerificationPolicy,
+};
+
+use crate::providers::webauthn::{UserVerification, WebAuthnProvider};
+use crate::types::Authenticator;
+
+/// The relying party of one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RelyingPartyOf {
+    pub id: String,
+    pub name: String,
+    pub origin: String,
+}
+
+/// Auth.js `getRelayingParty`: configured values, else the request URL's `hostname`, `host`
+/// and `origin`.
+pub(crate) fn relying_party(p: &WebAuthnProvider, url: &url::Url) -> RelyingPartyOf {
+    let rp = &p.relying_party;
+    let host = match (url.host_str(), url.port()) {
+        (Some(h), Some(port)) => format!("{h}:{port}"),
+        (Some(h), None) => h.to_owned(),
+        (None, _) => String::new(),
+    };
+    RelyingPartyOf {
+        id: rp
+            .id
+            .clone()
+            .unwrap_or_else(|| url.host_str().unwrap_or_default().to_owned()),
+        name: rp.name.clone().unwrap_or(host),
+        origin: rp
+            .origin
+            .clone()
+            .unwrap_or_else(|| url.origin().ascii_serialization()),
+    }
+}
+
+/// Why a ceremony step failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CeremonyError {
+    /// The response did not verify (origin, RP id, challenge, signature, UV, counter …).
+    #[error("{0}")]
+    Verification(String),
+    /// The configuration or stored data cannot be used (bad origin, unreadable row …).
+    #[error("{0}")]
+    Setup(String),
+}
+
+fn policy(uv: UserVerification) -> UserVerificationPolicy {
+    match uv {
+        UserVerification::Required => UserVerificationPolicy::Required,
+        UserVerification::Preferred => UserVerificationPolicy::Preferred,
+        UserVerification::Discouraged => UserVerificationPolicy::Discouraged_DO_NOT_USE,
+    }
+}
+
+fn core(p: &WebAuthnProvider, rp: &RelyingPartyOf) -> Result<WebauthnCore, CeremonyError> {
+    let origin = url::Url::parse(&rp.origin)
+        .map_err(|e| CeremonyError::Setup(format!("relying party origin {:?}: {e}", rp.origin)))?;
+    Ok(WebauthnCore::new_unsafe_experts_only(
+        &rp.name,
+        &rp.id,
+        vec![origin],
+        p.timeout,
+        None,
+        None,
+    ))
+}
+
+/// The user a registration is for (Auth.js `registerData`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct RegisterUser {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub email: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// Registration options (`PublicKeyCredentialCreationOptionsJSON`) and the state to keep.
+pub(crate) fn registration_options(
+    p: &WebAuthnProvider,
+    rp: &RelyingPartyOf,
+    user: &RegisterUser,
+    user_handle: &[u8],
+    exclude: &[Authenticator],
+) -> Result<(Value, RegistrationState), CeremonyError> {
+    let core = core(p, rp)?;
+    let display = user
+        .name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .unwrap_or(&user.email);
+    let exclude_ids: Vec<_> = exclude
+        .iter()
+        .filter_map(|a| STANDARD.decode(&a.credential_id).ok())
+        .collect();
+    let builder = core
+        .new_challenge_register_builder(user_handle, &user.email, display)
+        .map_err(|e| CeremonyError::Setup(format!("registration options: {e:?}")))?
+        .user_verification_policy(policy(p.user_verification))
+        .require_resident_key(p.resident_key_required)
+        .exclude_credentials((!exclude_ids.is_empty()).then_some(exclude_ids));
+    let (challenge, state) = core
+        .generate_challenge_register(builder)
+        .map_err(|e| CeremonyError::Setup(format!("registration options: {e:?}")))?;
+    let mut options = serde_json::to_value(challenge)
+        .map_err(|e| CeremonyError::Setup(e.to_string()))?
+        .get_mut("publicKey")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
+    // SimpleWebAuthn's default: a discoverable credential is preferred, not discouraged.
+    if !p.resident_key_required
+        && let Some(sel) = options.get_mut("authenticatorSelection")
+    {
+        sel["residentKey"] = json!("preferred");
+    }
+    if let Some(list) = options
+        .get_mut("excludeCredentials")
+        .and_then(Value::as_array_mut)
+    {
+        for (entry, row) in list.iter_mut().zip(exclude) {
+            if let Some(t) = transports_list(row.transports.as_deref()) {
+                entry["transports"] = json!(t);
+            }
+        }
+    }
+    Ok((options, state))
+}
+
+/// Authentication options (`PublicKeyCredentialRequestOptionsJSON`) offering `allow` (none:
+/// a discoverable credential is asked for), and the state to keep (without credentials:
+/// the one used is looked up by id when the response comes back).
+pub(crate) fn authentication_options(
+    p: &WebAuthnProvider,
+    rp: &RelyingPartyOf,
+    allow: &[Authenticator],
+) -> Result<(Value, AuthenticationState), CeremonyError> {
+    let core = core(p, rp)?;
+    let builder = core
+        .new_challenge_authenticate_builder(Vec::new(), Some(policy(p.user_verification)))
+        .map_err(|e| CeremonyError::Setup(format!("authentication options: {e:?}")))?;
+    let (challenge, state) = core
+        .generate_challenge_authenticate(builder)
+        .map_err(|e| CeremonyError::Setup(format!("authentication options: {e:?}")))?;
+    let mut options = serde_json::to_value(challenge)
+        .map_err(|e| CeremonyError::Setup(e.to_string()))?
+        .get_mut("publicKey")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
+    let allow: Vec<Value> = allow
+        .iter()
+        .filter_map(|a| {
+            let id = STANDARD.decode(&a.credential_id).ok()?;
+            let mut entry = json!({ "id": URL_SAFE_NO_PAD.encode(id), "type": "public-key" });
+            if let Some(t) = transports_list(a.transports.as_deref()) {
+                entry["transports"] = json!(t);
+            }
+            Some(entry)
+        })
+        .collect();
+    options["allowCredentials"] = Value::Array(allow);
+    Ok((options, state))
+}
+
+/// Verifies a registration response; returns the Auth.js authenticator row (without
+/// `userId`).
+pub(crate) fn verify_registration(
+    p: &WebAuthnProvider,
+    rp: &RelyingPartyOf,
+    response: &RegisterPublicKeyCredential,
+    state: &RegistrationState,
+    transports: Option<String>,
+) -> Result<Authenticator, CeremonyError> {
+    let credential = core(p, rp)?
+        .register_credential(response, state, None)
+        .map_err(|e| CeremonyError::Verification(format!("{e:?}")))?;
+    let credential_id = STANDARD.encode(&credential.cred_id);
+    Ok(Authenticator {
+        provider_account_id: credential_id.clone(),
+        credential_id,
+        user_id: None,
+        counter: u64::from(credential.counter),
+        credential_backed_up: credential.backup_state,
+        credential_public_key: STANDARD.encode(cose_key_bytes(&credential.cred)?),
+        transports,
+        credential_device_type: if credential.backup_eligible {
+            "multiDevice"
+        } else {
+            "singleDevice"
+        }
+        .to_owned(),
+    })
+}
+
+/// Verifies an authentication response against the stored row.
+pub(crate) fn verify_authentication(
+    p: &WebAuthnProvider,
+    rp: &RelyingPartyOf,
+    response: &PublicKeyCredential,
+    state: &AuthenticationState,
+    row: &Authenticator,
+) -> Result<AuthenticationResult, CeremonyError> {
+    let credential = credential_from_row(row, policy(p.user_verification))?;
+    core(p, rp)?
+        .authenticate_single_credential(response, state, &credential)
+        .map_err(|e| CeremonyError::Verification(format!("{e:?}")))
+}
+
+/// A `webauthn-rs` credential from an Auth.js authenticator row.
+pub(crate) fn credential_from_row(
+    row: &Authenticator,
+    registration_policy: UserVerificationPolicy,
+) -> Result<Credential, CeremonyError> {
+    let bad = |what: &str| CeremonyError::Setup(format!("stored authenticator: unreadable {what}"));
+    let cred_id = STANDARD
+        .decode(&row.credential_id)
+        .map_err(|_| bad("credentialID"))?;
+    let key_bytes = STANDARD
+        .decode(&row.credential_public_key)
+        .map_err(|_| bad("credentialPublicKey"))?;
+    let key: Cbor = serde_cbor_2::from_slice(&key_bytes).map_err(|_| bad("credentialPublicKey"))?;
+    let cred = COSEKey::try_from(&key).map_err(|_| bad("credentialPublicKey"))?;
+    let counter = u32::try_from(row.counter).map_err(|_| bad("counter"))?;
+    let transports = transports_list(row.transports.as_deref()).map(|list| {
+        list.iter()
+            .filter_map(|t| serde_json::from_value::<AuthenticatorTransport>(json!(t)).ok())
+            .collect()
+    });
+    Ok(Credential {
+        cred_id,
+        cred,
+        counter,
+        transports,
+        // Auth.js rows do not record it; the provider's policy decides at each sign-in.
+        user_verified: false,
+        backup_eligible: row.credential_device_type == "multiDevice",
+        backup_state: row.credential_backed_up,
+        registration_policy,
+        extensions: RegisteredExtensions::none(),
+        attestation: ParsedAttestation::default(),
+        attestation_format: AttestationFormat::None,
+    })
+}
+
+/// Auth.js `stringToTransports`: `"usb,ble"` → `["usb","ble"]`; empty → none.
+pub(crate) fn transports_list(s: Option<&str>) -> Option<Vec<&str>> {
+    let list: Vec<&str> = s?.split(',').filter(|t| !t.is_empty()).collect();
+    (!list.is_empty()).then_some(list)
+}
+
+/// The COSE_Key (RFC 9052) CBOR of a public key, as stored in `credentialPublicKey`.
+pub(crate) fn cose_key_bytes(key: &COSEKey) -> Result<Vec<u8>, CeremonyError> {
+    let int = |i: i64| Cbor::Integer(i128::from(i));
+    let mut map = BTreeMap::new();
+    map.insert(int(3), int(key.type_ as i64));
+    match &key.key {
+        COSEKeyType::EC_EC2(k) => {
+            map.insert(int(1), int(2));
+            map.insert(int(-1), int(k.curve.clone() as i64));
+            map.insert(int(-2), Cbor::Bytes(k.x.clone()));
+            map.insert(int(-3), Cbor::Bytes(k.y.clone()));
+        }
+        COSEKeyType::EC_OKP(k) => {
+            map.insert(int(1), int(1));
+            map.insert(int(-1), int(k.curve.clone() as i64));
+            map.insert(int(-2), Cbor::Bytes(k.x.clone()));
+        }
+        COSEKeyType::RSA(k) => {
+            map.insert(int(1), int(3));
+            map.insert(int(-1), Cbor::Bytes(k.n.clone()));
+            map.insert(int(-2), Cbor::Bytes(k.e.to_vec()));
+        }
+        #[allow(unreachable_patterns)]
+        _ => return Err(CeremonyError::Setup("unsupported public key type".into())),
+    }
+    serde_cbor_2::to_vec(&Cbor::Map(map)).map_err(|e| CeremonyError::Setup(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use webauthn_rs_core::proto::{COSEAlgorithm, COSEEC2Key, ECDSACurve};
+
+    #[test]
+    fn transports_follow_authjs() {
+        assert_eq!(
+            transports_list(Some("usb,ble,nfc")),
+            Some(vec!["usb", "ble", "nfc"])
+        );
+        assert_eq!(transports_list(Some("")), None);
+        assert_eq!(transports_list(None), None);
+    }
+
+    #[test]
+    fn cose_key_round_trips_through_a_row() {
+        let signing = p256::ecdsa::SigningKey::from_slice(&[7u8; 32]).unwrap();
+        let point = signing.verifying_key().to_sec1_point(false);
+        let key = COSEKey {
+            type_: COSEAlgorithm::ES256,
+            key: COSEKeyType::EC_EC2(COSEEC2Key {
+                curve: ECDSACurve::SECP256R1,
+                x: point.x().unwrap().to_vec(),
+                y: point.y().unwrap().to_vec(),
+            }),
+        };
+        let row = Authenticator {
+            credential_id: STANDARD.encode([1, 2, 3, 4, 5]),
+            user_id: None,
+            provider_account_id: STANDARD.encode([1, 2, 3, 4, 5]),
+            counter: 7,
+            credential_backed_up: true,
+            credential_public_key: STANDARD.encode(cose_key_bytes(&key).unwrap()),
+            transports: Some("internal,hybrid".into()),
+            credential_device_type: "multiDevice".into(),
+        };
+        assert_eq!(row.credential_id, "AQIDBAU=");
+        let cred = credential_from_row(&row, UserVerificationPolicy::Required).unwrap();
+        assert_eq!(cred.cred, key);
+        assert_eq!(cred.cred_id, vec![1, 2, 3, 4, 5]);
+        assert_eq!(cred.counter, 7);
+        assert!(cred.backup_eligible && cred.backup_state);
+        assert_eq!(cred.transports.unwrap().len(), 2);
+        let mut bad = row.clone();
+        bad.credential_public_key = "not base64!".into();
+        assert!(credential_from_row(&bad, UserVerificationPolicy::Required).is_err());
+    }
+
+    #[test]
+    fn relying_party_defaults_to_the_request_url() {
+        let p = WebAuthnProvider::new();
+        let rp = relying_party(
+            &p,
+            &url::Url::parse("http://localhost:3000/auth/x").unwrap(),
+        );
+        assert_eq!(rp.id, "localhost");
+        assert_eq!(rp.name, "localhost:3000");
+        assert_eq!(rp.origin, "http://localhost:3000");
+        let p = WebAuthnProvider::new().relying_party(crate::providers::RelyingParty::new(
+            "example.com",
+            "Example",
+            "https://login.example.com",
+        ));
+        let rp = relying_party(&p, &url::Url::parse("http://localhost:3000/").unwrap());
+        assert_eq!(
+            (rp.id.as_str(), rp.name.as_str(), rp.origin.as_str()),
+            ("example.com", "Example", "https://login.example.com")
+        );
+    }
+}

@@ -1,0 +1,524 @@
+//! WebAuthn and passkeys (spec §9): `GET /webauthn-options/:id` and `POST /callback/:id`
+//! driven in memory, with a software authenticator playing browser and device.
+#![allow(clippy::unwrap_used)]
+mod common;
+#[path = "support/soft_authenticator.rs"]
+mod soft_authenticator;
+
+use authcore::adapter::{Adapter, MemoryAdapter};
+use authcore::config::SessionStrategy;
+use authcore::providers::{RelyingParty, WebAuthnProvider};
+use authcore::{AuthConfig, ConfigError};
+use common::*;
+use serde_json::Value;
+use soft_authenticator::SoftAuthenticator;
+
+const CHALLENGE_COOKIE: &str = "__Secure-authjs.challenge";
+
+/// A browser: its cookies for `authjs.test`.
+#[derive(Default)]
+struct Browser(Vec<(String, String)>);
+
+impl Browser {
+    fn keep(&mut self, r: &TestResponse) {
+        for c in r.set_cookies() {
+            let (nv, _) = c.split_once(';').unwrap_or((&c, ""));
+            let (n, v) = nv.split_once('=').unwrap();
+            self.0.retain(|(k, _)| k != n);
+            if !v.is_empty() {
+                self.0.push((n.to_owned(), v.to_owned()));
+            }
+        }
+    }
+    fn header(&self) -> String {
+        self.0
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn setup(provider: WebAuthnProvider) -> (authcore::Auth, Recorder, MemoryAdapter) {
+    let db = MemoryAdapter::new();
+    let (auth, rec) = auth_with(builder().provider(provider).adapter(db.clone()));
+    (auth, rec, db)
+}
+
+async fn options(
+    auth: &authcore::Auth,
+    browser: &mut Browser,
+    id: &str,
+    query: &str,
+) -> TestResponse {
+    let r = send(
+        auth,
+        get(&format!("/auth/webauthn-options/{id}{query}"))
+            .header("cookie", browser.header())
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    browser.keep(&r);
+    r
+}
+
+async fn submit(
+    auth: &authcore::Auth,
+    browser: &mut Browser,
+    id: &str,
+    action: &str,
+    data: &Value,
+) -> TestResponse {
+    let r = send(
+        auth,
+        post(&format!("/auth/callback/{id}"))
+            .header("cookie", browser.header())
+            .body(form(&[("action", action), ("data", &data.to_string())]))
+            .unwrap(),
+    )
+    .await;
+    browser.keep(&r);
+    r
+}
+
+/// Registers `key` for `email` in a fresh browser; returns the browser (signed in).
+async fn register(
+    auth: &authcore::Auth,
+    key: &mut SoftAuthenticator,
+    id: &str,
+    email: &str,
+) -> Browser {
+    let mut browser = Browser::default();
+    let r = options(auth, &mut browser, id, &format!("?email={email}")).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let body = r.json();
+    assert_eq!(body["action"], "register");
+    assert!(browser.get(CHALLENGE_COOKIE).is_some());
+    let data = key.register(&body["options"], ORIGIN);
+    let r = submit(auth, &mut browser, id, "register", &data).await;
+    assert_eq!(r.location(), Some(ORIGIN), "{:?}", r.headers);
+    assert!(browser.get(CHALLENGE_COOKIE).is_none(), "challenge cleared");
+    browser
+}
+
+async fn sign_in(
+    auth: &authcore::Auth,
+    key: &mut SoftAuthenticator,
+    id: &str,
+    query: &str,
+) -> (TestResponse, Browser) {
+    let mut browser = Browser::default();
+    let r = options(auth, &mut browser, id, query).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let body = r.json();
+    assert_eq!(body["action"], "authenticate");
+    let data = key.authenticate(&body["options"], ORIGIN);
+    let r = submit(auth, &mut browser, id, "authenticate", &data).await;
+    (r, browser)
+}
+
+async fn session_email(auth: &authcore::Auth, browser: &Browser) -> Value {
+    send(
+        auth,
+        get("/auth/session")
+            .header("cookie", browser.header())
+            .body(empty())
+            .unwrap(),
+    )
+    .await
+    .json()["user"]["email"]
+        .clone()
+}
+
+const ORIGIN: &str = "https://authjs.test";
+
+#[tokio::test]
+async fn register_a_passkey_then_sign_in_with_it() {
+    let (auth, rec, db) = setup(WebAuthnProvider::passkey());
+    let mut key = SoftAuthenticator::new();
+    let browser = register(&auth, &mut key, "passkey", "new@example.com").await;
+    assert_eq!(session_email(&auth, &browser).await, "new@example.com");
+
+    // Stored as Auth.js stores it.
+    let user = db
+        .get_user_by_email("new@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        user.email_verified.is_none(),
+        "WebAuthn does not verify emails"
+    );
+    let rows = db.list_authenticators_by_user_id(&user.id).await.unwrap();
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    use base64::Engine;
+    let standard = base64::engine::general_purpose::STANDARD;
+    assert_eq!(row.credential_id, standard.encode(key.credential_id()));
+    assert_eq!(row.provider_account_id, row.credential_id);
+    assert_eq!(row.counter, 1);
+    assert_eq!(row.credential_device_type, "multiDevice");
+    assert!(row.credential_backed_up);
+    assert_eq!(row.transports.as_deref(), Some("internal"));
+    let account = db
+        .get_account(&row.provider_account_id, "passkey")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(account.user_id.as_deref(), Some(user.id.as_str()));
+    let events = rec.event_names();
+    for e in ["createUser", "signIn"] {
+        assert!(events.contains(&e.to_owned()), "{events:?}");
+    }
+
+    // Signed out, in a new browser: the email picks authentication, offering that key.
+    let mut fresh = Browser::default();
+    let body = options(&auth, &mut fresh, "passkey", "?email=new@example.com")
+        .await
+        .json();
+    assert_eq!(body["action"], "authenticate");
+    assert_eq!(body["options"]["userVerification"], "required");
+    assert_eq!(
+        body["options"]["allowCredentials"][0]["id"],
+        key.credential_id_b64url()
+    );
+    let (r, browser) = sign_in(&auth, &mut key, "passkey", "?email=new@example.com").await;
+    assert_eq!(r.location(), Some(ORIGIN));
+    assert_eq!(session_email(&auth, &browser).await, "new@example.com");
+    let row = db
+        .get_authenticator(&row.credential_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.counter, 2, "the counter grows with every sign-in");
+
+    // Discoverable (conditional UI): no email, no allowCredentials.
+    let (r, _) = sign_in(&auth, &mut key, "passkey", "").await;
+    assert_eq!(r.location(), Some(ORIGIN));
+}
+
+#[tokio::test]
+async fn registration_options_follow_the_provider() {
+    let (auth, _, _) = setup(WebAuthnProvider::passkey());
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "passkey", "?email=a@example.com")
+        .await
+        .json();
+    let o = &body["options"];
+    assert_eq!(o["rp"]["id"], "authjs.test");
+    assert_eq!(o["user"]["name"], "a@example.com");
+    assert_eq!(o["authenticatorSelection"]["residentKey"], "required");
+    assert_eq!(o["authenticatorSelection"]["userVerification"], "required");
+    assert_eq!(o["timeout"], 300_000);
+
+    // Unknown action → 400; no decision possible → 400.
+    let r = options(&auth, &mut browser, "passkey", "?action=delete").await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"], "Invalid action");
+    let r = options(&auth, &mut browser, "passkey", "?action=register").await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"], "Invalid request");
+    // Not a WebAuthn provider.
+    let r = options(&auth, &mut browser, "credentials", "").await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
+}
+
+const VERIFY_ERROR: &str = "https://authjs.test/auth/error?error=WebAuthnVerificationError";
+
+#[tokio::test]
+async fn forged_and_replayed_responses_are_refused() {
+    let (auth, rec, db) = setup(WebAuthnProvider::passkey());
+    let mut key = SoftAuthenticator::new();
+    register(&auth, &mut key, "passkey", "user@example.com").await;
+
+    // Each misbehaviour on its own.
+    type Tweak = fn(&mut SoftAuthenticator);
+    let tweaks: [(&str, Tweak); 3] = [
+        ("tampered signature", |k| k.tamper_signature = true),
+        ("wrong RP id", |k| {
+            k.rp_id_override = Some("evil.example".into())
+        }),
+        ("no user verification", |k| k.user_verified = false),
+    ];
+    for (what, tweak) in tweaks {
+        let mut bad = key.clone();
+        tweak(&mut bad);
+        let (r, browser) = sign_in(&auth, &mut bad, "passkey", "").await;
+        assert_eq!(r.location(), Some(VERIFY_ERROR), "{what}");
+        assert!(
+            browser.get("__Secure-authjs.session-token").is_none(),
+            "{what}"
+        );
+    }
+
+    // Wrong origin (a phishing page relaying the ceremony).
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "passkey", "").await.json();
+    let data = key
+        .clone()
+        .authenticate(&body["options"], "https://authjs.test.evil.example");
+    let r = submit(&auth, &mut browser, "passkey", "authenticate", &data).await;
+    assert_eq!(r.location(), Some(VERIFY_ERROR));
+
+    // Replay: the same response and challenge cookie a second time.
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "passkey", "").await.json();
+    let saved = browser.header();
+    let data = key.authenticate(&body["options"], ORIGIN);
+    let r = submit(&auth, &mut browser, "passkey", "authenticate", &data).await;
+    assert_eq!(r.location(), Some(ORIGIN));
+    let mut replay = Browser::default();
+    for pair in saved.split("; ") {
+        let (k, v) = pair.split_once('=').unwrap();
+        replay.0.push((k.to_owned(), v.to_owned()));
+    }
+    let r = submit(&auth, &mut replay, "passkey", "authenticate", &data).await;
+    assert_ne!(r.location(), Some(ORIGIN), "replayed");
+    assert!(replay.get("__Secure-authjs.session-token").is_none());
+
+    // Counter regression (a cloned authenticator).
+    let mut clone = key.clone();
+    clone.set_counter(0);
+    let (r, _) = sign_in(&auth, &mut clone, "passkey", "").await;
+    assert_eq!(r.location(), Some(VERIFY_ERROR));
+
+    // No challenge cookie, or one made for another ceremony.
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "passkey", "").await.json();
+    let data = key.authenticate(&body["options"], ORIGIN);
+    let r = submit(
+        &auth,
+        &mut Browser::default(),
+        "passkey",
+        "authenticate",
+        &data,
+    )
+    .await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
+    let r = submit(&auth, &mut browser, "passkey", "register", &data).await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
+
+    // Unknown credential.
+    let mut stranger = SoftAuthenticator::new();
+    let (r, _) = sign_in(&auth, &mut stranger, "passkey", "").await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
+    assert!(
+        rec.errors()
+            .iter()
+            .any(|e| e.contains("WebAuthn authenticator not found in database")),
+        "{:?}",
+        rec.errors()
+    );
+    // Bad bodies.
+    let mut browser = Browser::default();
+    options(&auth, &mut browser, "passkey", "").await;
+    for (action, data) in [
+        ("login", "{}"),
+        ("authenticate", "not json"),
+        ("register", "[]"),
+    ] {
+        let r = send(
+            &auth,
+            post("/auth/callback/passkey")
+                .header("cookie", browser.header())
+                .body(form(&[("action", action), ("data", data)]))
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(
+            r.location(),
+            Some("https://authjs.test/auth/error?error=Configuration"),
+            "{action} {data}"
+        );
+    }
+    // Only the two accepted ceremonies moved the stored counter (registration: 1, the
+    // first sign-in: 2); refused ones, the replay and the clone did not.
+    use base64::Engine;
+    let id = base64::engine::general_purpose::STANDARD.encode(key.credential_id());
+    let row = db.get_authenticator(&id).await.unwrap().unwrap();
+    assert_eq!(row.counter, 2);
+}
+
+#[tokio::test]
+async fn challenge_cookie_of_another_provider_is_refused() {
+    let db = MemoryAdapter::new();
+    let (auth, _) = auth_with(
+        builder()
+            .adapter(db.clone())
+            .provider(WebAuthnProvider::passkey())
+            .provider(
+                WebAuthnProvider::new()
+                    .with_id("security-key")
+                    .enable_conditional_ui(false),
+            ),
+    );
+    let mut key = SoftAuthenticator::new();
+    register(&auth, &mut key, "passkey", "user@example.com").await;
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "security-key", "")
+        .await
+        .json();
+    let data = key.authenticate(&body["options"], ORIGIN);
+    let r = submit(&auth, &mut browser, "passkey", "authenticate", &data).await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
+}
+
+#[tokio::test]
+async fn signed_in_users_add_a_second_key_and_emails_are_not_taken_over() {
+    let (auth, _, db) = setup(WebAuthnProvider::passkey());
+    let mut first = SoftAuthenticator::new();
+    let mut browser = register(&auth, &mut first, "passkey", "owner@example.com").await;
+    // Signed in: options without email register another key for the same user.
+    let r = options(&auth, &mut browser, "passkey", "?action=register").await;
+    let body = r.json();
+    assert_eq!(body["action"], "register");
+    assert_eq!(
+        body["options"]["excludeCredentials"][0]["id"],
+        first.credential_id_b64url()
+    );
+    let mut second = SoftAuthenticator::new();
+    let data = second.register(&body["options"], ORIGIN);
+    let r = submit(&auth, &mut browser, "passkey", "register", &data).await;
+    assert_eq!(r.location(), Some(ORIGIN));
+    let user = db
+        .get_user_by_email("owner@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        db.list_authenticators_by_user_id(&user.id)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    let (r, _) = sign_in(&auth, &mut second, "passkey", "").await;
+    assert_eq!(r.location(), Some(ORIGIN));
+
+    // Someone else registering a key for that email while signed out: refused.
+    let mut browser = Browser::default();
+    let r = options(
+        &auth,
+        &mut browser,
+        "passkey",
+        "?email=owner@example.com&action=register",
+    )
+    .await;
+    assert_eq!(r.status, 400, "an existing user must sign in first");
+}
+
+#[tokio::test]
+async fn jwt_strategy_and_new_user_page() {
+    let db = MemoryAdapter::new();
+    let (auth, _) = auth_with(
+        builder()
+            .adapter(db.clone())
+            .session_strategy(SessionStrategy::Jwt)
+            .pages(authcore::types::PagesOptions {
+                new_user: Some("/welcome".into()),
+                ..Default::default()
+            })
+            .provider(WebAuthnProvider::new()),
+    );
+    let mut key = SoftAuthenticator::new();
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "webauthn", "?email=j@example.com")
+        .await
+        .json();
+    assert_eq!(
+        body["options"]["authenticatorSelection"]["residentKey"],
+        "preferred"
+    );
+    let data = key.register(&body["options"], ORIGIN);
+    let r = submit(&auth, &mut browser, "webauthn", "register", &data).await;
+    assert_eq!(
+        r.location(),
+        Some("/welcome?callbackUrl=https%3A%2F%2Fauthjs.test")
+    );
+    assert!(browser.get("__Secure-authjs.session-token").unwrap().len() > 100);
+    assert_eq!(session_email(&auth, &browser).await, "j@example.com");
+    // WebAuthn (not passkey): user verification preferred, so a key without it works.
+    key.user_verified = false;
+    let (r, _) = sign_in(&auth, &mut key, "webauthn", "?email=j@example.com").await;
+    assert_eq!(r.location(), Some(ORIGIN));
+}
+
+#[tokio::test]
+async fn relying_party_from_config() {
+    let (auth, _, _) = setup(WebAuthnProvider::passkey().relying_party(RelyingParty::new(
+        "authjs.test",
+        "Auth.js test",
+        "https://login.authjs.test",
+    )));
+    let mut key = SoftAuthenticator::new();
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "passkey", "?email=rp@example.com")
+        .await
+        .json();
+    assert_eq!(body["options"]["rp"]["name"], "Auth.js test");
+    // The browser reports the page's origin: the request URL's is not the configured one.
+    let data = key.register(&body["options"], ORIGIN);
+    let r = submit(&auth, &mut browser, "passkey", "register", &data).await;
+    assert_eq!(r.location(), Some(VERIFY_ERROR));
+    let body = options(&auth, &mut browser, "passkey", "?email=rp@example.com")
+        .await
+        .json();
+    let data = key.register(&body["options"], "https://login.authjs.test");
+    let r = submit(&auth, &mut browser, "passkey", "register", &data).await;
+    assert_eq!(r.location(), Some(ORIGIN));
+}
+
+#[test]
+fn configuration_checks() {
+    let base = || {
+        AuthConfig::builder()
+            .secret("s")
+            .provider(WebAuthnProvider::passkey())
+    };
+    assert!(matches!(
+        base().build().unwrap_err(),
+        ConfigError::WebAuthnMissingAdapter
+    ));
+    let e = base()
+        .adapter(MemoryAdapter::new())
+        .provider(WebAuthnProvider::new())
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(e, ConfigError::DuplicateConditionalUI { .. }),
+        "{e}"
+    );
+    let e = AuthConfig::builder()
+        .secret("s")
+        .adapter(MemoryAdapter::new())
+        .provider(WebAuthnProvider::passkey().form_fields(vec![]))
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(e, ConfigError::MissingWebAuthnAutocomplete { .. }),
+        "{e}"
+    );
+    assert!(base().adapter(MemoryAdapter::new()).build().is_ok());
+}
