@@ -6,7 +6,8 @@
 //! `AUTH_GOOGLE_SECRET`) and a generic OpenID Connect provider with id `oidc`
 //! (`AUTH_OIDC_ISSUER`, `AUTH_OIDC_ID`, `AUTH_OIDC_SECRET`, optional `AUTH_OIDC_NAME`).
 //!
-//! With a database (the default), email sign-in (magic links) is offered too: the links go
+//! With a database (the default), passkeys (WebAuthn, id `passkey`) and email sign-in
+//! (magic links) are offered too. Magic links go
 //! out through the SMTP relay in `SMTP_URL` (`smtp://user:pass@host:587`, `smtps://…`), or,
 //! when it is not set, are printed to the terminal by a console sender.
 //!
@@ -22,7 +23,9 @@ use askama::Template;
 use authcore::adapter::{Adapter, NewUser};
 use authcore::env::Env;
 use authcore::providers::catalog::{self, GitHubOptions};
-use authcore::providers::{CredentialField, CredentialsProvider, EmailProvider, OAuthProvider};
+use authcore::providers::{
+    CredentialField, CredentialsProvider, EmailProvider, OAuthProvider, WebAuthnProvider,
+};
 use authcore::{Auth, AuthConfig, ConfigError, User};
 use authcore_axum::{AuthRouterExt, OptionalSession, RequireAuthLayer, Session};
 use axum::Router;
@@ -275,7 +278,10 @@ fn auth_with_database(
         builder = builder
             .adapter(db)
             .credentials_database_sessions(true)
-            .provider(email_provider(&config.email, &config.email_from));
+            .provider(email_provider(&config.email, &config.email_from))
+            // Passkeys: register with an email (or while signed in), then sign in with
+            // the passkey alone, also from the email field's autofill.
+            .provider(WebAuthnProvider::passkey());
     }
     for p in oauth_providers(&config.env) {
         builder = builder.provider(p);

@@ -372,6 +372,14 @@ impl AuthConfigBuilder {
         self
     }
 
+    /// Auth.js `experimental.enableWebAuthn`, accepted so that ported configurations build
+    /// unchanged. WebAuthn is stable in authcore: a WebAuthn provider works without it, and
+    /// no `experimental-webauthn` warning is logged.
+    pub fn experimental_enable_webauthn(self, enabled: bool) -> Self {
+        let _ = enabled;
+        self
+    }
+
     /// A stable deployment (e.g. `https://auth.example.com/auth`) whose callback URL is
     /// registered at the OAuth providers; other deployments (previews) send users there and
     /// it relays the callback back to them in the encrypted `state` (`AUTH_REDIRECT_PROXY_URL`).

@@ -285,6 +285,29 @@ async fn forged_and_replayed_responses_are_refused() {
     let r = submit(&auth, &mut replay, "passkey", "authenticate", &data).await;
     assert_ne!(r.location(), Some(ORIGIN), "replayed");
     assert!(replay.get("__Secure-authjs.session-token").is_none());
+    assert!(
+        rec.errors()
+            .iter()
+            .any(|e| e.contains("challenge already used")),
+        "refused as a replay, not only by the counter: {:?}",
+        rec.errors()
+    );
+    // The same with a passkey whose counter stays 0 (no counter to catch it).
+    let mut synced = SoftAuthenticator::new();
+    synced.counter_step = 0;
+    register(&auth, &mut synced, "passkey", "synced@example.com").await;
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "passkey", "").await.json();
+    let saved = browser.0.clone();
+    let data = synced.authenticate(&body["options"], ORIGIN);
+    let r = submit(&auth, &mut browser, "passkey", "authenticate", &data).await;
+    assert_eq!(r.location(), Some(ORIGIN));
+    let r = submit(&auth, &mut Browser(saved), "passkey", "authenticate", &data).await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration"),
+        "replay of a zero-counter passkey"
+    );
 
     // Counter regression (a cloned authenticator).
     let mut clone = key.clone();
@@ -521,4 +544,12 @@ fn configuration_checks() {
         "{e}"
     );
     assert!(base().adapter(MemoryAdapter::new()).build().is_ok());
+    // Auth.js's flag is accepted, not required.
+    assert!(
+        base()
+            .adapter(MemoryAdapter::new())
+            .experimental_enable_webauthn(true)
+            .build()
+            .is_ok()
+    );
 }

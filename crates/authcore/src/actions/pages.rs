@@ -29,6 +29,16 @@ struct ProviderView {
     /// `--provider-brand-color` of OAuth buttons.
     brand_color: Option<String>,
     fields: Vec<FieldView>,
+    /// A WebAuthn form, driven by the inline ceremony script.
+    webauthn: bool,
+}
+
+/// The WebAuthn ceremony script of the sign-in page (authcore's own, inline).
+struct WebAuthnScript {
+    auth_url: String,
+    /// The provider whose passkeys are offered in autofill (conditional UI), or "".
+    conditional: String,
+    script: &'static str,
 }
 
 #[derive(Template)]
@@ -39,6 +49,7 @@ struct SigninTemplate<'a> {
     csrf_token: &'a str,
     error_message: Option<&'static str>,
     providers: Vec<ProviderView>,
+    webauthn: Option<WebAuthnScript>,
 }
 
 #[derive(Template)]
@@ -97,6 +108,24 @@ fn signin_error_message(error: &str) -> &'static str {
     }
 }
 
+fn webauthn_script(ctx: &Ctx<'_>) -> Option<WebAuthnScript> {
+    let mut webauthn = ctx.config.providers.iter().filter_map(|p| match p {
+        Provider::WebAuthn(w) => Some(w),
+        _ => None,
+    });
+    let first = webauthn.next()?;
+    let conditional = std::iter::once(first)
+        .chain(webauthn)
+        .find(|w| w.enable_conditional_ui)
+        .map(|w| w.id.clone())
+        .unwrap_or_default();
+    Some(WebAuthnScript {
+        auth_url: ctx.auth_url(""),
+        conditional,
+        script: include_str!("../../templates/webauthn.js"),
+    })
+}
+
 pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     if ctx.req.provider_id.is_some() {
         return Err(AuthError::unknown_action("Unsupported action"));
@@ -125,6 +154,7 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
                 action: ctx.auth_url(&format!("/signin/{}", e.id)),
                 callback_url: None,
                 brand_color: None,
+                webauthn: false,
                 fields: vec![FieldView {
                     key: "email".into(),
                     label: "Email".into(),
@@ -146,6 +176,7 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
                 callback_url: Some(ctx.callback_url.clone()),
                 brand_color: Some(o.style.brand_color.clone().unwrap_or_else(|| "#fff".into())),
                 fields: Vec::new(),
+                webauthn: false,
             },
             Provider::WebAuthn(w) => ProviderView {
                 id: w.id.clone(),
@@ -153,6 +184,7 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
                 action: ctx.auth_url(&format!("/callback/{}", w.id)),
                 callback_url: None,
                 brand_color: None,
+                webauthn: true,
                 fields: w
                     .form_fields
                     .iter()
@@ -179,6 +211,7 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
                 action: ctx.auth_url(&format!("/callback/{}", c.id)),
                 callback_url: None,
                 brand_color: None,
+                webauthn: false,
                 fields: c
                     .fields
                     .iter()
@@ -198,6 +231,7 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
         csrf_token: &ctx.csrf_token,
         error_message: q.get("error").map(signin_error_message),
         providers,
+        webauthn: webauthn_script(ctx),
     })?;
     Ok(ResponseInternal::html(StatusCode::OK, html))
 }

@@ -144,7 +144,7 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, 
         }
     };
     let state = state.map_err(|e| setup_error(p, CeremonyError::Setup(e.to_string())))?;
-    let challenge = seal_challenge(ctx, p, ceremony, state, register_data)?;
+    let challenge = seal_challenge(ctx, db, p, ceremony, state, register_data).await?;
     let mut r = ResponseInternal::json(json!({ "action": ceremony.as_str(), "options": options }));
     r.cookies.push(challenge);
     Ok(r)
@@ -156,10 +156,31 @@ fn bad_request(error: &str) -> ResponseInternal {
     r
 }
 
+/// Identifier of the single-use challenge records in the verification-token store.
+fn challenge_identifier(p: &WebAuthnProvider) -> String {
+    format!("webauthn-challenge:{}", p.id)
+}
+
+/// Whether challenges can be made single-use: the adapter keeps verification tokens.
+fn single_use(db: &dyn Adapter) -> bool {
+    use crate::adapter::AdapterMethod as M;
+    db.supports(M::CreateVerificationToken) && db.supports(M::UseVerificationToken)
+}
+
+fn hash_nonce(nonce: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(nonce.as_bytes()))
+}
+
 /// The challenge cookie: the ceremony state (challenge, policy) and the registering user,
 /// bound to the provider and the ceremony, sealed like the OAuth check cookies, 15 minutes.
-fn seal_challenge(
+/// Beyond Auth.js, when the adapter keeps verification tokens the challenge is also
+/// recorded there (hashed) and consumed at verification, so a captured cookie and response
+/// cannot be replayed — which a signature counter alone does not prevent for the many
+/// passkeys whose counter stays 0.
+async fn seal_challenge(
     ctx: &Ctx<'_>,
+    db: &dyn Adapter,
     p: &WebAuthnProvider,
     ceremony: Ceremony,
     state: Value,
@@ -171,6 +192,17 @@ fn seal_challenge(
         "action": ceremony.as_str(),
         "state": state,
     });
+    let expires = time::OffsetDateTime::now_utc() + time::Duration::seconds(CHECK_MAX_AGE as i64);
+    if single_use(db) {
+        let nonce = crate::random::b64url_token::<16>();
+        db.create_verification_token(crate::adapter::VerificationToken {
+            identifier: challenge_identifier(p),
+            token: hash_nonce(&nonce),
+            expires,
+        })
+        .await?;
+        claims["nonce"] = json!(nonce);
+    }
     if let Some(user) = register_data {
         claims["registerData"] = json!(user);
     }
@@ -182,7 +214,6 @@ fn seal_challenge(
         .map_err(|e| AuthError::InvalidCheck {
             message: format!("could not seal the WebAuthn challenge: {e}"),
         })?;
-    let expires = time::OffsetDateTime::now_utc() + time::Duration::seconds(CHECK_MAX_AGE as i64);
     Ok(cookie.set(token, Some(expires)))
 }
 
@@ -193,9 +224,11 @@ pub(crate) struct Challenge {
 }
 
 /// Reads the challenge cookie for `p` and `ceremony`; returns it and the cookie clearing it.
-/// Missing, undecodable, expired, or made for another provider or ceremony: `InvalidCheck`.
-pub(crate) fn consume_challenge(
+/// Missing, undecodable, expired, made for another provider or ceremony, or already used:
+/// `InvalidCheck`.
+pub(crate) async fn consume_challenge(
     ctx: &Ctx<'_>,
+    db: &dyn Adapter,
     p: &WebAuthnProvider,
     ceremony: Ceremony,
 ) -> Result<(Challenge, crate::cookies::SetCookie), AuthError> {
@@ -215,6 +248,20 @@ pub(crate) fn consume_challenge(
         || claims.get("action").and_then(Value::as_str) != Some(ceremony.as_str())
     {
         return Err(invalid());
+    }
+    if single_use(db) {
+        let nonce = claims
+            .get("nonce")
+            .and_then(Value::as_str)
+            .ok_or_else(invalid)?;
+        let used = db
+            .use_verification_token(&challenge_identifier(p), &hash_nonce(nonce))
+            .await?;
+        if used.is_none_or(|t| t.expires < time::OffsetDateTime::now_utc()) {
+            return Err(AuthError::InvalidCheck {
+                message: "WebAuthn challenge already used or expired".into(),
+            });
+        }
     }
     let state = claims.remove("state").ok_or_else(invalid)?;
     let register_data = match claims.remove("registerData") {

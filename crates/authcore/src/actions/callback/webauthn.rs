@@ -68,7 +68,7 @@ async fn authenticate(
             "WebAuthn authenticator not found in database: {{\"credentialID\":\"{credential_id}\"}}"
         ))
     })?;
-    let (challenge, clear) = consume_challenge(ctx, p, Ceremony::Authenticate)?;
+    let (challenge, clear) = consume_challenge(ctx, db, p, Ceremony::Authenticate).await?;
     let state = serde_json::from_value(challenge.state).map_err(|_| AuthError::InvalidCheck {
         message: "Challenge cookie missing or invalid".into(),
     })?;
@@ -102,7 +102,7 @@ async fn register(
 ) -> Result<ResponseInternal, AuthError> {
     let response: RegisterPublicKeyCredential =
         response_data(ctx).ok_or_else(|| invalid("Invalid WebAuthn Registration response"))?;
-    let (challenge, clear) = consume_challenge(ctx, p, Ceremony::Register)?;
+    let (challenge, clear) = consume_challenge(ctx, db, p, Ceremony::Register).await?;
     let user = challenge
         .register_data
         .ok_or_else(|| invalid("Missing user registration data in WebAuthn challenge cookie"))?;
