@@ -8,14 +8,17 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+# Headless Chromium for the browser tests (WebAuthn with a virtual authenticator).
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "==> installing ${need_apt[*]} with apt"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
 fi
 
-# Real peers, pinned by their package-lock.json: @auth/core for the interop tests and the
-# oidc-provider OpenID provider that the OAuth end-to-end tests start on loopback.
-for dir in interop testsupport/oidc testsupport/smtp; do
+# Real peers, pinned by their package-lock.json: @auth/core for the interop tests, the
+# oidc-provider OpenID provider that the OAuth end-to-end tests start on loopback, the SMTP
+# server of the email tests, and playwright-core driving Debian's Chromium.
+for dir in interop testsupport/oidc testsupport/smtp testsupport/browser; do
   echo "==> npm ci --prefix $dir"
   npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
 done

@@ -1,0 +1,99 @@
+// Browser end-to-end test of authcore's passkeys, driven by the Rust test
+// crates/authcore-server/tests/browser_webauthn.rs, which serves the demo app and passes
+// its base URL (http://localhost:<port>) as the only argument.
+//
+// Headless Debian Chromium with a CDP virtual authenticator (CTAP2, internal, resident
+// keys, user verification): register a passkey for a new email on the built-in sign-in
+// page, sign out, sign in with it, sign in through conditional UI (autofill), and fail
+// with a credential the server does not know. Prints one JSON line per step:
+//   {"step": "...", ...facts}   and finally {"done": true}
+// Any failure prints {"error": "..."} and exits 1.
+import { randomBytes } from 'node:crypto';
+import { chromium } from 'playwright-core';
+
+const base = process.argv[2];
+if (!base) {
+  console.error('usage: node webauthn.mjs http://localhost:<port>');
+  process.exit(2);
+}
+const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  headless: true,
+  args: [
+    '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    '--host-resolver-rules=MAP localhost 127.0.0.1',
+  ],
+});
+try {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  page.setDefaultTimeout(15000);
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2', transport: 'internal', hasResidentKey: true,
+      hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true,
+    },
+  });
+  const session = async () => (await page.request.get(`${base}/auth/session`)).json();
+  const credentials = async () =>
+    (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials;
+  const signOut = async () => {
+    await page.goto(`${base}/auth/signout`);
+    await Promise.all([page.waitForURL(`${base}/`), page.click('button[type=submit]')]);
+    if ((await session()) !== null) throw new Error('still signed in after sign-out');
+  };
+
+  // 1. Register a passkey for a new email (no passkey yet: conditional UI stays idle).
+  await page.goto(`${base}/auth/signin`);
+  await page.fill('#input-email-for-passkey-provider', 'browser@example.com');
+  await Promise.all([page.waitForURL(`${base}/`), page.click('#submitButton-passkey')]);
+  let creds = await credentials();
+  say({ step: 'register', email: (await session())?.user?.email, credentials: creds.length,
+    signCount: creds[0]?.signCount });
+
+  // 2. Sign out, then sign in with the passkey (email entered, button clicked). The
+  // virtual authenticator answers conditional UI at once, so its request (the one with
+  // action=authenticate) is held back here to exercise the button.
+  await signOut();
+  const conditionalRequest = /webauthn-options\/passkey\?action=authenticate/;
+  await page.route(conditionalRequest, (route) => route.abort());
+  await page.goto(`${base}/auth/signin`);
+  await page.fill('#input-email-for-passkey-provider', 'browser@example.com');
+  await Promise.all([page.waitForURL(`${base}/`), page.click('#submitButton-passkey')]);
+  await page.unroute(conditionalRequest);
+  creds = await credentials();
+  say({ step: 'authenticate', email: (await session())?.user?.email, signCount: creds[0]?.signCount });
+
+  // 3. Sign out, then conditional UI: the page offers the passkey on load, no click.
+  await signOut();
+  await page.goto(`${base}/auth/signin`);
+  await page.waitForURL(`${base}/`);
+  creds = await credentials();
+  say({ step: 'conditional', email: (await session())?.user?.email, signCount: creds[0]?.signCount });
+
+  // 4. A credential the server never registered (same RP id): refused.
+  await signOut();
+  // The same key under a credential id the server never saw.
+  const [known] = await credentials();
+  await cdp.send('WebAuthn.clearCredentials', { authenticatorId });
+  await cdp.send('WebAuthn.addCredential', {
+    authenticatorId,
+    credential: { ...known, credentialId: randomBytes(16).toString('base64'), signCount: 0 },
+  });
+  await page.goto(`${base}/auth/signin`);
+  await page.waitForURL(/error=/);
+  say({ step: 'unknown', url: page.url(), session: await session() });
+  say({ done: true });
+} catch (e) {
+  const pages = browser.contexts().flatMap((c) => c.pages());
+  const where = pages.length ? `${pages[0].url()}: ${(await pages[0].content()).slice(0, 400)}` : 'no page';
+  say({ error: `${String(e && e.stack ? e.stack : e)}\nat ${where}` });
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}
