@@ -553,3 +553,81 @@ fn configuration_checks() {
             .is_ok()
     );
 }
+
+/// An authenticator registered by an Auth.js app — the row `@simplewebauthn/server` 9.0.3
+/// (the verifier @auth/core uses) produced, stored as Auth.js stores it — signs in here.
+#[tokio::test]
+async fn authenticator_row_made_by_simplewebauthn_signs_in() {
+    use authcore::adapter::NewUser;
+    use authcore::types::{Account, Authenticator, ProviderType};
+    use std::io::Write;
+
+    let interop = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop");
+    assert!(
+        interop.join("node_modules/@simplewebauthn/server").is_dir(),
+        "run `npm ci --prefix interop` first"
+    );
+    let mut key = SoftAuthenticator::new();
+    let challenge = "YXV0aGpzLXJlZ2lzdHJhdGlvbi1jaGFsbGVuZ2U";
+    let options = serde_json::json!({
+        "challenge": challenge,
+        "rp": { "id": "authjs.test", "name": "authjs.test" },
+        "user": { "id": "YXV0aGpzLXVzZXI", "name": "authjs@example.com", "displayName": "" },
+        "pubKeyCredParams": [{ "type": "public-key", "alg": -7 }],
+    });
+    let response = key.register(&options, ORIGIN);
+    let mut node = std::process::Command::new("node")
+        .arg("webauthn-register.mjs")
+        .current_dir(&interop)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("cannot start node");
+    let input = serde_json::json!({
+        "response": response,
+        "expectedChallenge": challenge,
+        "expectedOrigin": ORIGIN,
+        "expectedRPID": "authjs.test",
+    });
+    node.stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let out = node.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "@simplewebauthn/server refused the registration"
+    );
+    let row: Authenticator = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(row.credential_device_type, "multiDevice");
+
+    let (auth, _, db) = setup(WebAuthnProvider::passkey());
+    let user = db
+        .create_user(NewUser {
+            email: Some("authjs@example.com".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut account = Account::new(
+        ProviderType::Webauthn,
+        "passkey".to_owned(),
+        row.provider_account_id.clone(),
+    );
+    account.user_id = Some(user.id.clone());
+    db.link_account(account).await.unwrap();
+    let credential_id = row.credential_id.clone();
+    db.create_authenticator(Authenticator {
+        user_id: Some(user.id.clone()),
+        ..row
+    })
+    .await
+    .unwrap();
+
+    let (r, browser) = sign_in(&auth, &mut key, "passkey", "?email=authjs@example.com").await;
+    assert_eq!(r.location(), Some(ORIGIN));
+    assert_eq!(session_email(&auth, &browser).await, "authjs@example.com");
+    let stored = db.get_authenticator(&credential_id).await.unwrap().unwrap();
+    assert_eq!(stored.counter, 2);
+}
