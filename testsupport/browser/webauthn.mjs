@@ -33,7 +33,7 @@ try {
   page.setDefaultTimeout(15000);
   const cdp = await context.newCDPSession(page);
   await cdp.send('WebAuthn.enable');
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+  let { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
     options: {
       protocol: 'ctap2', transport: 'internal', hasResidentKey: true,
       hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true,
@@ -55,6 +55,25 @@ try {
   let creds = await credentials();
   say({ step: 'register', email: (await session())?.user?.email, credentials: creds.length,
     signCount: creds[0]?.signCount });
+
+  // 1b. Signed in, the same button adds a second passkey (on a second device: the first
+  // one refuses to register twice, as excludeCredentials asks). Device A is set aside and
+  // restored with its credential afterwards.
+  const [first] = creds;
+  await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId });
+  const device = {
+    protocol: 'ctap2', transport: 'internal', hasResidentKey: true,
+    hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true,
+  };
+  const second = (await cdp.send('WebAuthn.addVirtualAuthenticator', { options: device })).authenticatorId;
+  await page.goto(`${base}/auth/signin`);
+  await page.fill('#input-email-for-passkey-provider', 'browser@example.com');
+  await Promise.all([page.waitForURL(`${base}/`), page.click('#submitButton-passkey')]);
+  const added = (await cdp.send('WebAuthn.getCredentials', { authenticatorId: second })).credentials;
+  say({ step: 'add-while-signed-in', email: (await session())?.user?.email, credentials: added.length });
+  await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId: second });
+  authenticatorId = (await cdp.send('WebAuthn.addVirtualAuthenticator', { options: device })).authenticatorId;
+  await cdp.send('WebAuthn.addCredential', { authenticatorId, credential: first });
 
   // 2. Sign out, then sign in with the passkey (email entered, button clicked). The
   // virtual authenticator answers conditional UI at once, so its request (the one with
@@ -91,7 +110,10 @@ try {
   say({ done: true });
 } catch (e) {
   const pages = browser.contexts().flatMap((c) => c.pages());
-  const where = pages.length ? `${pages[0].url()}: ${(await pages[0].content()).slice(0, 400)}` : 'no page';
+  const status = pages.length
+    ? await pages[0].evaluate(() => [...document.querySelectorAll('[data-webauthn-status]')].map((e) => e.textContent).join(' | ')).catch(() => '')
+    : '';
+  const where = pages.length ? `${pages[0].url()} (status: ${status})` : 'no page';
   say({ error: `${String(e && e.stack ? e.stack : e)}\nat ${where}` });
   process.exitCode = 1;
 } finally {

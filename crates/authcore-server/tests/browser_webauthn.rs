@@ -15,7 +15,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn passkey_register_sign_in_conditional_ui_and_unknown_credential() {
+async fn passkey_register_add_sign_in_conditional_ui_and_unknown_credential() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/browser");
     assert!(
         root.join("node_modules/playwright-core").is_dir(),
@@ -73,6 +73,12 @@ async fn passkey_register_sign_in_conditional_ui_and_unknown_credential() {
     let register = &steps["register"];
     assert_eq!(register["email"], "browser@example.com");
     assert_eq!(register["credentials"], 1);
+    let added = &steps["add-while-signed-in"];
+    assert_eq!(added["email"], "browser@example.com");
+    assert_eq!(
+        added["credentials"], 1,
+        "a second passkey, on the second device"
+    );
     let authenticate = &steps["authenticate"];
     assert_eq!(authenticate["email"], "browser@example.com");
     assert!(
@@ -98,8 +104,9 @@ async fn passkey_register_sign_in_conditional_ui_and_unknown_credential() {
         .await
         .unwrap()
         .unwrap();
-    let rows = db.list_authenticators_by_user_id(&user.id).await.unwrap();
-    assert_eq!(rows.len(), 1);
+    let mut rows = db.list_authenticators_by_user_id(&user.id).await.unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    rows.sort_by_key(|r| std::cmp::Reverse(r.counter));
     assert_eq!(
         rows[0].counter,
         conditional["signCount"].as_u64().unwrap(),

@@ -85,17 +85,24 @@
       form.querySelector("input[name=data]").value = JSON.stringify(data);
       form.submit();
     }
+    // One ceremony at a time: a pending autofill request is aborted when the button starts
+    // another (browsers refuse a second request while one is pending).
+    var pending = null;
     function run(action, mediation) {
+      if (pending) pending.abort();
+      var controller = new AbortController();
+      pending = controller;
       return options(action).then(function (res) {
         if (res.action === "authenticate") {
-          var req = { publicKey: requestOptions(res.options) };
+          var req = { publicKey: requestOptions(res.options), signal: controller.signal };
           if (mediation) req.mediation = mediation;
           return navigator.credentials.get(req).then(function (c) {
             if (c) post("authenticate", authenticationJSON(c));
           });
         }
         if (res.action === "register") {
-          return navigator.credentials.create({ publicKey: creationOptions(res.options) })
+          return navigator.credentials
+            .create({ publicKey: creationOptions(res.options), signal: controller.signal })
             .then(function (c) { if (c) post("register", registrationJSON(c)); });
         }
       });
@@ -105,6 +112,12 @@
       event.preventDefault();
       say("");
       run(undefined, undefined).catch(function (e) {
+        // Without an action the server decides, and it decides nothing for a signed-in
+        // user (Auth.js's table): a signed-in user adds a passkey, so ask for that.
+        if (e && e.message === "Invalid request") return run("register", undefined);
+        throw e;
+      }).catch(function (e) {
+        if (e && e.name === "AbortError") return;
         if (e && e.name === "NotAllowedError") return say("The passkey request was cancelled.");
         say("Passkey sign-in failed: " + (e && e.message ? e.message : e));
       });
