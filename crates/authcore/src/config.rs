@@ -553,20 +553,14 @@ impl AuthConfigBuilder {
                 return Err(ConfigError::MissingAdapter);
             };
             use crate::adapter::AdapterMethod as M;
-            let missing: Vec<&str> = [
-                M::CreateVerificationToken,
-                M::UseVerificationToken,
-                M::GetUserByEmail,
-            ]
-            .into_iter()
-            .filter(|m| !adapter.supports(*m))
-            .map(M::name)
-            .collect();
-            if !missing.is_empty() {
-                return Err(ConfigError::MissingAdapterMethods {
-                    methods: missing.join(", "),
-                });
-            }
+            require_methods(
+                &**adapter,
+                &[
+                    M::CreateVerificationToken,
+                    M::UseVerificationToken,
+                    M::GetUserByEmail,
+                ],
+            )?;
         }
         if self
             .providers
@@ -574,16 +568,7 @@ impl AuthConfigBuilder {
             .any(|p| p.kind() == ProviderType::Webauthn)
             && let Some(adapter) = &self.adapter
         {
-            let missing: Vec<&str> = crate::adapter::AdapterMethod::WEBAUTHN
-                .iter()
-                .filter(|m| !adapter.supports(**m))
-                .map(|m| m.name())
-                .collect();
-            if !missing.is_empty() {
-                return Err(ConfigError::MissingAdapterMethods {
-                    methods: missing.join(", "),
-                });
-            }
+            require_methods(&**adapter, crate::adapter::AdapterMethod::WEBAUTHN)?;
         }
         if strategy == SessionStrategy::Database {
             let credentials_only = self
@@ -596,16 +581,7 @@ impl AuthConfigBuilder {
             let Some(adapter) = &self.adapter else {
                 return Err(ConfigError::MissingAdapter);
             };
-            let missing: Vec<&str> = crate::adapter::AdapterMethod::DATABASE_SESSIONS
-                .iter()
-                .filter(|m| !adapter.supports(**m))
-                .map(|m| m.name())
-                .collect();
-            if !missing.is_empty() {
-                return Err(ConfigError::MissingAdapterMethods {
-                    methods: missing.join(", "),
-                });
-            }
+            require_methods(&**adapter, crate::adapter::AdapterMethod::DATABASE_SESSIONS)?;
         }
 
         let base_path = self.base_path.unwrap_or_else(|| "/auth".to_owned());
@@ -724,6 +700,25 @@ impl AuthConfigBuilder {
                 max_body_bytes: self.max_body_bytes,
                 max_cookie_header_bytes: self.max_cookie_header_bytes,
             }),
+        })
+    }
+}
+
+/// `MissingAdapterMethods` (spec §10.2) naming every method of `methods` the adapter lacks.
+fn require_methods(
+    adapter: &dyn crate::adapter::Adapter,
+    methods: &[crate::adapter::AdapterMethod],
+) -> Result<(), ConfigError> {
+    let missing: Vec<&str> = methods
+        .iter()
+        .filter(|m| !adapter.supports(**m))
+        .map(|m| m.name())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(ConfigError::MissingAdapterMethods {
+            methods: missing.join(", "),
         })
     }
 }
