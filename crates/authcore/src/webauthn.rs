@@ -190,13 +190,19 @@ pub(crate) fn verify_registration(
         .register_credential(response, state, None)
         .map_err(|e| CeremonyError::Verification(format!("{e:?}")))?;
     let credential_id = STANDARD.encode(&credential.cred_id);
+    // The key bytes as the authenticator sent them (what Auth.js stores); the COSE encoding
+    // of the parsed key only if they cannot be found.
+    let key_bytes = match raw_cose_key(&response.response.attestation_object) {
+        Some(bytes) => bytes,
+        None => cose_key_bytes(&credential.cred)?,
+    };
     Ok(Authenticator {
         provider_account_id: credential_id.clone(),
         credential_id,
         user_id: None,
         counter: u64::from(credential.counter),
         credential_backed_up: credential.backup_state,
-        credential_public_key: STANDARD.encode(cose_key_bytes(&credential.cred)?),
+        credential_public_key: STANDARD.encode(key_bytes),
         transports,
         credential_device_type: if credential.backup_eligible {
             "multiDevice"
@@ -261,6 +267,24 @@ pub(crate) fn credential_from_row(
 pub(crate) fn transports_list(s: Option<&str>) -> Option<Vec<&str>> {
     let list: Vec<&str> = s?.split(',').filter(|t| !t.is_empty()).collect();
     (!list.is_empty()).then_some(list)
+}
+
+/// The credential public key bytes inside a (verified) attestation object: `authData` is
+/// rpIdHash (32) ‖ flags (1) ‖ signCount (4) ‖ AAGUID (16) ‖ idLen (2) ‖ id ‖ COSE key ‖
+/// extensions (WebAuthn §6.1); the key's end is where its CBOR item ends.
+fn raw_cose_key(attestation_object: &[u8]) -> Option<Vec<u8>> {
+    let object: Cbor = serde_cbor_2::from_slice(attestation_object).ok()?;
+    let Cbor::Map(map) = object else { return None };
+    let Cbor::Bytes(auth_data) = map.get(&Cbor::Text("authData".into()))? else {
+        return None;
+    };
+    let id_len_at = 32 + 1 + 4 + 16;
+    let id_len = u16::from_be_bytes([*auth_data.get(id_len_at)?, *auth_data.get(id_len_at + 1)?]);
+    let key_at = id_len_at + 2 + usize::from(id_len);
+    let rest = auth_data.get(key_at..)?;
+    let mut de = serde_cbor_2::Deserializer::from_slice(rest);
+    let _: Cbor = serde::Deserialize::deserialize(&mut de).ok()?;
+    Some(rest[..de.byte_offset()].to_vec())
 }
 
 /// The COSE_Key (RFC 9052) CBOR of a public key, as stored in `credentialPublicKey`.

@@ -631,3 +631,30 @@ async fn authenticator_row_made_by_simplewebauthn_signs_in() {
     let stored = db.get_authenticator(&credential_id).await.unwrap().unwrap();
     assert_eq!(stored.counter, 2);
 }
+
+/// The stored public key is the COSE key exactly as the authenticator sent it (as Auth.js
+/// stores it), not a re-encoding.
+#[tokio::test]
+async fn stored_public_key_is_the_authenticators_bytes() {
+    use base64::Engine;
+    let (auth, _, db) = setup(WebAuthnProvider::passkey());
+    let mut key = SoftAuthenticator::new();
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "passkey", "?email=bytes@example.com")
+        .await
+        .json();
+    let data = key.register(&body["options"], ORIGIN);
+    let attestation = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(data["response"]["attestationObject"].as_str().unwrap())
+        .unwrap();
+    submit(&auth, &mut browser, "passkey", "register", &data).await;
+    let id = base64::engine::general_purpose::STANDARD.encode(key.credential_id());
+    let row = db.get_authenticator(&id).await.unwrap().unwrap();
+    let stored = base64::engine::general_purpose::STANDARD
+        .decode(&row.credential_public_key)
+        .unwrap();
+    assert!(
+        attestation.windows(stored.len()).any(|w| w == stored),
+        "the stored key bytes appear verbatim in the attestation object"
+    );
+}

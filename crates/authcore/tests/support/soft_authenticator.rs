@@ -250,19 +250,26 @@ impl SoftAuthenticator {
         data
     }
 
-    /// The credential public key as a CBOR-encoded COSE_Key (EC2, ES256, P-256).
+    /// The credential public key as a CBOR-encoded COSE_Key (EC2, ES256, P-256) with its
+    /// entries in a non-canonical order (kty, alg, x, y, crv): legal CBOR, as some
+    /// authenticators write it, and not what a CBOR library re-encoding the parsed key
+    /// would produce — so a server that stores a re-encoding instead of these bytes is
+    /// caught.
     fn cose_public_key(&self) -> Vec<u8> {
         let point = self.key.verifying_key().to_sec1_point(false);
-        let x = point.x().expect("uncompressed point has x").to_vec();
-        let y = point.y().expect("uncompressed point has y").to_vec();
-        let key = cbor_map([
-            (Cbor::Integer(1), Cbor::Integer(2)),  // kty: EC2
-            (Cbor::Integer(3), Cbor::Integer(-7)), // alg: ES256
-            (Cbor::Integer(-1), Cbor::Integer(1)), // crv: P-256
-            (Cbor::Integer(-2), Cbor::Bytes(x)),   // x
-            (Cbor::Integer(-3), Cbor::Bytes(y)),   // y
-        ]);
-        serde_cbor_2::to_vec(&key).expect("CBOR encoding failed")
+        let x = point.x().expect("uncompressed point has x");
+        let y = point.y().expect("uncompressed point has y");
+        let mut key = vec![
+            0xa5, // map(5)
+            0x01, 0x02, // kty: EC2
+            0x03, 0x26, // alg: ES256 (-7)
+            0x21, 0x58, 0x20, // x (-2): bytes(32)
+        ];
+        key.extend_from_slice(x);
+        key.extend_from_slice(&[0x22, 0x58, 0x20]); // y (-3): bytes(32)
+        key.extend_from_slice(y);
+        key.extend_from_slice(&[0x20, 0x01]); // crv (-1): P-256
+        key
     }
 }
 
