@@ -2,7 +2,7 @@
 //! (spec §2.4, §2.7–2.9, §13).
 
 use askama::Template;
-use http::StatusCode;
+use http::{HeaderValue, StatusCode, header};
 
 use super::Ctx;
 use crate::cookies::encode_uri_component;
@@ -13,6 +13,69 @@ use crate::types::Theme;
 
 const CSS: &str = include_str!("../../templates/style.css");
 
+/// What every page shares: the stylesheet (with the theme's colours), the colour scheme,
+/// the logo, and the CSP nonce of this response's inline `<style>` and `<script>`.
+struct Shell<'a> {
+    nonce: String,
+    /// `:root{…}` overrides from the theme; colours are plain CSS colour tokens only.
+    theme_css: String,
+    color_scheme: &'static str,
+    logo: Option<&'a str>,
+}
+
+impl<'a> Shell<'a> {
+    fn new(theme: &'a Theme) -> Self {
+        let mut theme_css = String::new();
+        if let Some(c) = plain_css_color(&theme.brand_color) {
+            theme_css.push_str(&format!(":root{{--brand-color:{c}}}"));
+        }
+        if let Some(c) = plain_css_color(&theme.button_text) {
+            theme_css.push_str(&format!(":root{{--button-text-color:{c}}}"));
+        }
+        Shell {
+            nonce: crate::random::b64url_token::<16>(),
+            theme_css,
+            color_scheme: theme.color_scheme.as_str(),
+            logo: Some(theme.logo.as_str()).filter(|l| !l.is_empty()),
+        }
+    }
+
+    /// The page response with its security headers: a CSP that lets only this page's own
+    /// inline style and script run (by nonce), no framing, no MIME sniffing.
+    fn respond(&self, status: StatusCode, html: String) -> ResponseInternal {
+        let mut r = ResponseInternal::html(status, html);
+        let csp = format!(
+            "default-src 'none'; style-src 'nonce-{n}'; script-src 'nonce-{n}'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+            n = self.nonce
+        );
+        if let Ok(v) = HeaderValue::from_str(&csp) {
+            r.headers.insert(header::CONTENT_SECURITY_POLICY, v);
+        }
+        r.headers
+            .insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+        r.headers.insert(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        );
+        r.headers.insert(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("same-origin"),
+        );
+        r
+    }
+}
+
+/// A theme or provider colour if it is a plain CSS colour token (`#abc`, `rebeccapurple`,
+/// `rgb(1, 2, 3)`), so it cannot break out of the stylesheet.
+pub(crate) fn plain_css_color(value: &str) -> Option<&str> {
+    let plain = !value.is_empty()
+        && value.len() <= 64
+        && value.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'#' | b'(' | b')' | b',' | b'.' | b'%' | b' ')
+        });
+    plain.then_some(value)
+}
+
 struct FieldView {
     key: String,
     label: String,
@@ -20,17 +83,42 @@ struct FieldView {
     attributes: Vec<(String, String)>,
 }
 
+/// How a provider's form is drawn.
+#[derive(PartialEq, Eq)]
+enum FormKind {
+    /// A button (OAuth / OIDC), with the provider's logo or a monogram.
+    Button,
+    /// Fields and a submit button (email, credentials).
+    Fields,
+    /// Fields driven by the inline WebAuthn ceremony script.
+    WebAuthn,
+}
+
 struct ProviderView {
     id: String,
     name: String,
     action: String,
+    kind: FormKind,
     /// OAuth buttons carry the callback URL; credential forms rely on the cookie.
     callback_url: Option<String>,
-    /// `--provider-brand-color` of OAuth buttons.
-    brand_color: Option<String>,
+    /// A configured logo URL (OAuth), else a monogram is drawn.
+    logo: Option<String>,
+    /// First letter of the name, for the monogram.
+    monogram: String,
+    /// The submit button's id (`submitButton` for email as in Auth.js, else per provider).
+    button_id: String,
     fields: Vec<FieldView>,
-    /// A WebAuthn form, driven by the inline ceremony script.
-    webauthn: bool,
+    /// A separator goes between a form and its neighbours (Auth.js), not between buttons.
+    hr_before: bool,
+}
+
+impl ProviderView {
+    fn is_button(&self) -> bool {
+        self.kind == FormKind::Button
+    }
+    fn is_webauthn(&self) -> bool {
+        self.kind == FormKind::WebAuthn
+    }
 }
 
 /// The WebAuthn ceremony script of the sign-in page (authcore's own, inline).
@@ -45,7 +133,9 @@ struct WebAuthnScript {
 #[template(path = "signin.html")]
 struct SigninTemplate<'a> {
     css: &'a str,
-    theme: &'a Theme,
+    shell: &'a Shell<'a>,
+    /// Per-provider colour variables (`.provider-N{…}`), plain colour tokens only.
+    provider_css: String,
     csrf_token: &'a str,
     error_message: Option<&'static str>,
     providers: Vec<ProviderView>,
@@ -56,7 +146,7 @@ struct SigninTemplate<'a> {
 #[template(path = "signout.html")]
 struct SignoutTemplate<'a> {
     css: &'a str,
-    theme: &'a Theme,
+    shell: &'a Shell<'a>,
     csrf_token: &'a str,
     action: &'a str,
 }
@@ -65,7 +155,7 @@ struct SignoutTemplate<'a> {
 #[template(path = "error.html")]
 struct ErrorTemplate<'a> {
     css: &'a str,
-    theme: &'a Theme,
+    shell: &'a Shell<'a>,
     heading: &'static str,
     lines: &'static [&'static str],
     signin_href: Option<String>,
@@ -76,7 +166,7 @@ struct ErrorTemplate<'a> {
 #[template(path = "verify_request.html")]
 struct VerifyRequestTemplate<'a> {
     css: &'a str,
-    theme: &'a Theme,
+    shell: &'a Shell<'a>,
     origin: &'a str,
     host: &'a str,
 }
@@ -143,110 +233,143 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
         }
         return Ok(ResponseInternal::redirect(url));
     }
+    let mut provider_css = String::new();
     let providers = ctx
         .config
         .providers
         .iter()
-        .map(|p| match p {
-            Provider::Email(e) => ProviderView {
-                id: e.id.clone(),
-                name: e.name.clone(),
-                action: ctx.auth_url(&format!("/signin/{}", e.id)),
+        .enumerate()
+        .map(|(i, p)| {
+            let id = p.id().to_owned();
+            let name = p.name().to_owned();
+            let monogram = name.chars().next().map(|c| c.to_uppercase().to_string()).unwrap_or_default();
+            let view = |kind, action: String, fields| ProviderView {
+                button_id: format!("submitButton-{id}"),
+                id: id.clone(),
+                name: name.clone(),
+                action,
+                kind,
                 callback_url: None,
-                brand_color: None,
-                webauthn: false,
-                fields: vec![FieldView {
-                    key: "email".into(),
-                    label: "Email".into(),
-                    input_type: "email".into(),
-                    attributes: vec![
-                        ("placeholder".into(), "email@example.com".into()),
-                        ("required".into(), String::new()),
-                        (
-                            "value".into(),
-                            q.get("email").unwrap_or_default().to_owned(),
-                        ),
-                    ],
-                }],
-            },
-            Provider::OAuth(o) => ProviderView {
-                id: o.id.clone(),
-                name: o.name.clone(),
-                action: ctx.auth_url(&format!("/signin/{}", o.id)),
-                callback_url: Some(ctx.callback_url.clone()),
-                brand_color: Some(o.style.brand_color.clone().unwrap_or_else(|| "#fff".into())),
-                fields: Vec::new(),
-                webauthn: false,
-            },
-            Provider::WebAuthn(w) => ProviderView {
-                id: w.id.clone(),
-                name: w.name.clone(),
-                action: ctx.auth_url(&format!("/callback/{}", w.id)),
-                callback_url: None,
-                brand_color: None,
-                webauthn: true,
-                fields: w
-                    .form_fields
-                    .iter()
-                    .map(|f| {
-                        let mut attributes = vec![("data-form-field".into(), String::new())];
-                        if f.required {
-                            attributes.push(("required".into(), String::new()));
-                        }
-                        if let Some(a) = &f.autocomplete {
-                            attributes.push(("autocomplete".into(), a.clone()));
-                        }
-                        FieldView {
-                            key: f.name.clone(),
+                logo: None,
+                monogram: monogram.clone(),
+                fields,
+                hr_before: false,
+            };
+            match p {
+                Provider::Email(e) => ProviderView {
+                    button_id: "submitButton".into(),
+                    ..view(
+                        FormKind::Fields,
+                        ctx.auth_url(&format!("/signin/{}", e.id)),
+                        vec![FieldView {
+                            key: "email".into(),
+                            label: "Email".into(),
+                            input_type: "email".into(),
+                            attributes: vec![
+                                ("placeholder".into(), "email@example.com".into()),
+                                ("autocomplete".into(), "email".into()),
+                                ("required".into(), String::new()),
+                                (
+                                    "value".into(),
+                                    q.get("email").unwrap_or_default().to_owned(),
+                                ),
+                            ],
+                        }],
+                    )
+                },
+                Provider::OAuth(o) => {
+                    let brand = o
+                        .style
+                        .brand_color
+                        .as_deref()
+                        .and_then(plain_css_color)
+                        .unwrap_or("#fff");
+                    let text = o
+                        .style
+                        .text
+                        .as_deref()
+                        .and_then(plain_css_color)
+                        .unwrap_or("#fff");
+                    provider_css.push_str(&format!(
+                        ".provider-{i}{{--provider-brand-color:{brand};--provider-text-color:{text}}}"
+                    ));
+                    ProviderView {
+                        callback_url: Some(ctx.callback_url.clone()),
+                        logo: o.style.logo.clone(),
+                        ..view(
+                            FormKind::Button,
+                            ctx.auth_url(&format!("/signin/{}", o.id)),
+                            Vec::new(),
+                        )
+                    }
+                }
+                Provider::WebAuthn(w) => view(
+                    FormKind::WebAuthn,
+                    ctx.auth_url(&format!("/callback/{}", w.id)),
+                    w.form_fields
+                        .iter()
+                        .map(|f| {
+                            let mut attributes = vec![("data-form-field".into(), String::new())];
+                            if f.required {
+                                attributes.push(("required".into(), String::new()));
+                            }
+                            if let Some(a) = &f.autocomplete {
+                                attributes.push(("autocomplete".into(), a.clone()));
+                            }
+                            FieldView {
+                                key: f.name.clone(),
+                                label: f.label.clone(),
+                                input_type: if f.name == "email" { "email" } else { "text" }.into(),
+                                attributes,
+                            }
+                        })
+                        .collect(),
+                ),
+                Provider::Credentials(c) => view(
+                    FormKind::Fields,
+                    ctx.auth_url(&format!("/callback/{}", c.id)),
+                    c.fields
+                        .iter()
+                        .map(|(key, f)| FieldView {
+                            key: key.clone(),
                             label: f.label.clone(),
-                            input_type: if f.name == "email" { "email" } else { "text" }.into(),
-                            attributes,
-                        }
-                    })
-                    .collect(),
-            },
-            Provider::Credentials(c) => ProviderView {
-                id: c.id.clone(),
-                name: c.name.clone(),
-                action: ctx.auth_url(&format!("/callback/{}", c.id)),
-                callback_url: None,
-                brand_color: None,
-                webauthn: false,
-                fields: c
-                    .fields
-                    .iter()
-                    .map(|(key, f)| FieldView {
-                        key: key.clone(),
-                        label: f.label.clone(),
-                        input_type: f.input_type.clone(),
-                        attributes: f.attributes.clone(),
-                    })
-                    .collect(),
-            },
+                            input_type: f.input_type.clone(),
+                            attributes: f.attributes.clone(),
+                        })
+                        .collect(),
+                ),
+            }
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let mut providers = providers;
+    for i in 1..providers.len() {
+        providers[i].hr_before = !(providers[i].is_button() && providers[i - 1].is_button());
+    }
+    let shell = Shell::new(&ctx.config.theme);
     let html = render(&SigninTemplate {
         css: CSS,
-        theme: &ctx.config.theme,
+        shell: &shell,
+        provider_css,
         csrf_token: &ctx.csrf_token,
         error_message: q.get("error").map(signin_error_message),
         providers,
         webauthn: webauthn_script(ctx),
     })?;
-    Ok(ResponseInternal::html(StatusCode::OK, html))
+    Ok(shell.respond(StatusCode::OK, html))
 }
 
 pub(crate) fn signout_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     if let Some(page) = &ctx.config.pages.sign_out {
         return Ok(ResponseInternal::redirect(page.clone()));
     }
+    let shell = Shell::new(&ctx.config.theme);
     let html = render(&SignoutTemplate {
         css: CSS,
-        theme: &ctx.config.theme,
+        shell: &shell,
         csrf_token: &ctx.csrf_token,
         action: ctx.req.url.as_str(),
     })?;
-    Ok(ResponseInternal::html(StatusCode::OK, html))
+    Ok(shell.respond(StatusCode::OK, html))
 }
 
 /// The built-in error page for an error type (spec §13.3).
@@ -298,16 +421,17 @@ pub(crate) fn error_page_response(
         _ => (StatusCode::OK, "Error", &[], false),
     };
     let home = (!signin && status == StatusCode::OK).then(|| (origin.to_owned(), host));
+    let shell = Shell::new(theme);
     let html = render(&ErrorTemplate {
         css: CSS,
-        theme,
+        shell: &shell,
         heading,
         lines,
         // Deviation (spec §16.24): link to `<origin><basePath>/signin`, not `<request URL>/signin`.
         signin_href: signin.then_some(signin_url),
         home,
     })?;
-    Ok(ResponseInternal::html(status, html))
+    Ok(shell.respond(status, html))
 }
 
 pub(crate) fn error_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
@@ -343,11 +467,12 @@ pub(crate) fn verify_request_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, Aut
         Some(p) => format!("{host}:{p}"),
         None => host.to_owned(),
     };
+    let shell = Shell::new(&ctx.config.theme);
     let html = render(&VerifyRequestTemplate {
         css: CSS,
-        theme: &ctx.config.theme,
+        shell: &shell,
         origin: &ctx.req.origin,
         host: &host,
     })?;
-    Ok(ResponseInternal::html(StatusCode::OK, html))
+    Ok(shell.respond(StatusCode::OK, html))
 }

@@ -91,15 +91,9 @@ struct Colors<'a> {
     button_text: &'a str,
 }
 
-/// A theme colour if it is a plain CSS colour token (`#abc`, `rebeccapurple`, `rgb(1,2,3)`);
-/// anything else falls back to the default instead of reaching a `style` attribute.
+/// A theme colour if it is a plain CSS colour token, else `default` (never raw into `style`).
 fn css_color<'a>(value: &'a str, default: &'a str) -> &'a str {
-    let plain = !value.is_empty()
-        && value.len() <= 64
-        && value.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || matches!(b, b'#' | b'(' | b')' | b',' | b'.' | b'%' | b' ')
-        });
-    if plain { value } else { default }
+    crate::actions::plain_css_color(value).unwrap_or(default)
 }
 
 /// Auth.js default HTML body. The link and host are HTML-escaped by askama; theme colours
