@@ -8,7 +8,7 @@
 // failure prints {"error": "..."} and exits 1.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { run, say } from './lib.mjs';
 
 const [base, shots] = process.argv.slice(2);
 if (!base || !shots) {
@@ -16,18 +16,8 @@ if (!base || !shots) {
   process.exit(2);
 }
 mkdirSync(shots, { recursive: true });
-const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--host-resolver-rules=MAP localhost 127.0.0.1',
-  ],
-});
-try {
+await run(async (browser) => {
   const pages = {
     signin: '/auth/signin',
     signout: '/auth/signout',
@@ -105,10 +95,4 @@ try {
   }
   say({ step: 'xss', checked, ran, dialogs });
   await xss.close();
-  say({ done: true });
-} catch (e) {
-  say({ error: String(e && e.stack ? e.stack : e) });
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+});

@@ -9,25 +9,15 @@
 //   {"step": "...", ...facts}   and finally {"done": true}
 // Any failure prints {"error": "..."} and exits 1.
 import { randomBytes } from 'node:crypto';
-import { chromium } from 'playwright-core';
+import { run, say } from './lib.mjs';
 
 const base = process.argv[2];
 if (!base) {
   console.error('usage: node webauthn.mjs http://localhost:<port>');
   process.exit(2);
 }
-const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--host-resolver-rules=MAP localhost 127.0.0.1',
-  ],
-});
-try {
+await run(async (browser) => {
   const context = await browser.newContext();
   const page = await context.newPage();
   page.setDefaultTimeout(15000);
@@ -107,15 +97,4 @@ try {
   await page.goto(`${base}/auth/signin`);
   await page.waitForURL(/error=/);
   say({ step: 'unknown', url: page.url(), session: await session() });
-  say({ done: true });
-} catch (e) {
-  const pages = browser.contexts().flatMap((c) => c.pages());
-  const status = pages.length
-    ? await pages[0].evaluate(() => [...document.querySelectorAll('[data-webauthn-status]')].map((e) => e.textContent).join(' | ')).catch(() => '')
-    : '';
-  const where = pages.length ? `${pages[0].url()} (status: ${status})` : 'no page';
-  say({ error: `${String(e && e.stack ? e.stack : e)}\nat ${where}` });
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+});

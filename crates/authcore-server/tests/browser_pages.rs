@@ -7,24 +7,19 @@
 //! replace `docs/screenshots/` (shown in the README).
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use authcore_server::{DemoConfig, auth_from_config, router};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
+use support::browser;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_render_sign_in_and_out_and_resist_injection() {
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let root = workspace.join("testsupport/browser");
-    assert!(
-        root.join("node_modules/playwright-core").is_dir(),
-        "run `npm ci --prefix testsupport/browser` first"
-    );
     let dir = std::env::temp_dir().join(format!("authcore-pages-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let shots = if std::env::var_os("AUTHCORE_UPDATE_SCREENSHOTS").is_some() {
@@ -46,40 +41,9 @@ async fn pages_render_sign_in_and_out_and_resist_injection() {
     let mut config = DemoConfig::from_env(env).unwrap();
     config.database_url = Some(format!("sqlite://{}?mode=rwc", file.display()));
     let app = router(auth_from_config(config).await.unwrap());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-
-    let mut child = Command::new("node")
-        .arg("pages.mjs")
-        .arg(format!("http://localhost:{port}"))
-        .arg(&shots)
-        .current_dir(&root)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("cannot start node");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut results: Vec<Value> = Vec::new();
-    let read_all = async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if let Some(e) = v.get("error") {
-                panic!("browser script failed: {}", e.as_str().unwrap_or_default());
-            }
-            if v.get("done").is_some() {
-                return true;
-            }
-            results.push(v);
-        }
-        false
-    };
-    let done = tokio::time::timeout(Duration::from_secs(180), read_all)
-        .await
-        .expect("browser test did not finish within 180 s");
-    assert!(done, "the browser script stopped early: {results:?}");
-    let _ = child.wait().await;
+    let base = browser::serve(app).await;
+    let shots_arg = shots.display().to_string();
+    let results = browser::run("pages.mjs", &[&base, &shots_arg], Duration::from_secs(180)).await;
 
     let step = |name: &'static str| results.iter().filter(move |v| v["step"] == name);
     let mut backgrounds = HashMap::new();

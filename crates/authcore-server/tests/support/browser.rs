@@ -1,0 +1,72 @@
+//! Harness of the browser tests: serves an authcore app on loopback and runs a
+//! `testsupport/browser/*.mjs` script (headless Chromium through playwright-core) against
+//! it, collecting the JSON lines it prints (`{"step": …}`, then `{"done": true}`, or
+//! `{"error": …}`).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use axum::Router;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+/// `testsupport/browser`, checked to have its npm packages.
+pub fn script_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/browser");
+    assert!(
+        dir.join("node_modules/playwright-core").is_dir(),
+        "run `npm ci --prefix testsupport/browser` first"
+    );
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    assert!(
+        std::path::Path::new(&chromium).exists(),
+        "{chromium} is missing: apt-get install chromium"
+    );
+    dir
+}
+
+/// Serves `app` on 127.0.0.1 and returns its base URL as `http://localhost:<port>`
+/// (WebAuthn needs a secure context and a domain RP id: localhost is both).
+pub async fn serve(app: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://localhost:{port}")
+}
+
+/// Runs `node <script> <args…>` and returns the step lines; panics on `{"error"}`, on an
+/// early exit, or after `limit`.
+pub async fn run(script: &str, args: &[&str], limit: Duration) -> Vec<Value> {
+    let mut child = Command::new("node")
+        .arg(script)
+        .args(args)
+        .current_dir(script_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("cannot start node");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut steps = Vec::new();
+    let read_all = async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if let Some(e) = v.get("error") {
+                panic!("{script} failed: {}", e.as_str().unwrap_or_default());
+            }
+            if v.get("done").is_some() {
+                return true;
+            }
+            steps.push(v);
+        }
+        false
+    };
+    let done = tokio::time::timeout(limit, read_all)
+        .await
+        .unwrap_or_else(|_| panic!("{script} did not finish within {limit:?}"));
+    assert!(done, "{script} stopped early: {steps:?}");
+    let _ = child.wait().await;
+    steps
+}
