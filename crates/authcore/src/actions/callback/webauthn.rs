@@ -92,7 +92,7 @@ async fn authenticate(
         .get_user(&user_id)
         .await?
         .ok_or_else(|| invalid(format!("WebAuthn user not found in database: {user_id}")))?;
-    sign_in(ctx, p, db, User::from(&user), account, None, clear).await
+    sign_in(ctx, db, User::from(&user), account, None, clear).await
 }
 
 async fn register(
@@ -110,20 +110,14 @@ async fn register(
         message: "Challenge cookie missing or invalid".into(),
     })?;
     let rp = webauthn::relying_party(p, &ctx.req.url);
-    let transports = ctx
-        .req
-        .body
-        .as_ref()
-        .and_then(|b| b.get("data"))
-        .and_then(|d| match d {
-            Value::String(s) => serde_json::from_str::<Value>(s).ok(),
-            other => Some(other.clone()),
-        })
-        .and_then(|d| {
-            let list = d.pointer("/response/transports")?.as_array()?.clone();
-            let names: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
-            Some(names.join(","))
-        });
+    // Auth.js `transportsToString`: the browser's list, comma-joined.
+    let transports = response.response.transports.as_ref().map(|list| {
+        list.iter()
+            .filter_map(|t| serde_json::to_value(t).ok()?.as_str().map(str::to_owned))
+            .filter(|t| t != "unknown")
+            .collect::<Vec<_>>()
+            .join(",")
+    });
     let authenticator = webauthn::verify_registration(p, &rp, &response, &state, transports)
         .map_err(|e| ceremony_error(p, e))?;
     let mut account = Account::new(
@@ -138,22 +132,12 @@ async fn register(
         name: user.name.clone(),
         ..User::default()
     };
-    sign_in(
-        ctx,
-        p,
-        db,
-        profile_user,
-        account,
-        Some(authenticator),
-        clear,
-    )
-    .await
+    sign_in(ctx, db, profile_user, account, Some(authenticator), clear).await
 }
 
 /// signIn callback, §10.3 WebAuthn branch, the new authenticator, session, redirect.
 async fn sign_in(
     ctx: &Ctx<'_>,
-    p: &WebAuthnProvider,
     db: &dyn Adapter,
     user: User,
     mut account: Account,
@@ -185,7 +169,6 @@ async fn sign_in(
         authenticator.user_id = result.user.id.clone();
         db.create_authenticator(authenticator).await?;
     }
-    let _ = p;
     super::finish_sign_in(
         ctx,
         SignedIn {
