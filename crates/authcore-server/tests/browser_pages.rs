@@ -50,6 +50,15 @@ async fn pages_render_sign_in_and_out_and_resist_injection() {
     for r in step("render") {
         let (page, scheme) = (r["page"].as_str().unwrap(), r["scheme"].as_str().unwrap());
         assert_eq!(r["overflow"], 0, "{page} overflows at 320 px in {scheme}");
+        // WCAG AA: 4.5:1 for text, 3:1 for input borders.
+        let contrast = &r["contrast"];
+        assert!(
+            contrast["worstText"].as_f64().unwrap() >= 4.5,
+            "{page} in {scheme}: {contrast}"
+        );
+        if let Some(border) = contrast["worstBorder"].as_f64() {
+            assert!(border >= 3.0, "{page} in {scheme}: {contrast}");
+        }
         backgrounds.insert(
             (page.to_owned(), scheme.to_owned()),
             r["background"].clone(),
