@@ -26,6 +26,7 @@ use authcore::providers::catalog::{self, GitHubOptions};
 use authcore::providers::{
     CredentialField, CredentialsProvider, EmailProvider, OAuthProvider, WebAuthnProvider,
 };
+use authcore::types::{PagesOptions, Theme};
 use authcore::{Auth, AuthConfig, ConfigError, User};
 use authcore_axum::{AuthRouterExt, OptionalSession, RequireAuthLayer, Session};
 use axum::Router;
@@ -36,6 +37,9 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use serde_json::Value;
 use subtle::ConstantTimeEq;
+
+pub mod config_file;
+pub use config_file::{ConfigFile, ConfigFileError};
 
 /// Listen address when `AUTHCORE_ADDR` is not set.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
@@ -68,6 +72,10 @@ pub struct DemoConfig {
     pub email: EmailDelivery,
     /// Sender of the magic-link mails (`AUTHCORE_EMAIL_FROM`, default [`DEFAULT_EMAIL_FROM`]).
     pub email_from: String,
+    /// Theme of the built-in pages (`[theme]` of the config file).
+    pub theme: Theme,
+    /// Custom page paths (`[pages]` of the config file).
+    pub pages: PagesOptions,
 }
 
 /// Default sender of the demo's magic-link mails.
@@ -113,6 +121,8 @@ pub enum DemoConfigError {
     Random(getrandom::Error),
     /// `SMTP_URL` cannot be used.
     InvalidSmtpUrl(authcore_smtp::Error),
+    /// The configuration file cannot be read or parsed.
+    File(ConfigFileError),
 }
 
 impl std::fmt::Display for DemoConfigError {
@@ -123,6 +133,7 @@ impl std::fmt::Display for DemoConfigError {
                 "AUTHCORE_ADDR={value:?} is not a socket address (like {DEFAULT_ADDR})"
             ),
             DemoConfigError::InvalidSmtpUrl(e) => write!(f, "SMTP_URL: {e}"),
+            DemoConfigError::File(e) => write!(f, "configuration file: {e}"),
             DemoConfigError::Random(e) => {
                 write!(
                     f,
@@ -148,7 +159,19 @@ impl DemoConfig {
             database_url: None,
             email: EmailDelivery::Console,
             email_from: DEFAULT_EMAIL_FROM.to_owned(),
+            theme: Theme::default(),
+            pages: PagesOptions::default(),
         }
+    }
+
+    /// Reads the configuration file at `path` ([`config_file`]), with the variables set in
+    /// `process` taking precedence over the file's values.
+    pub fn from_file(path: &std::path::Path, process: Env) -> Result<Self, DemoConfigError> {
+        let file = ConfigFile::load(path).map_err(DemoConfigError::File)?;
+        let mut config = Self::from_env(file.env_under(process))?;
+        config.theme = file.theme();
+        config.pages = file.pages();
+        Ok(config)
     }
 
     /// Reads `AUTHCORE_ADDR`, `AUTHCORE_DEMO_PASSWORD` and `AUTH_SECRET` from `env`; without
@@ -206,6 +229,8 @@ impl DemoConfig {
             database_url,
             email,
             email_from,
+            theme: Theme::default(),
+            pages: PagesOptions::default(),
         })
     }
 }
@@ -272,7 +297,10 @@ fn auth_with_database(
                     .then(|| User::with_id(&*id).name("Demo User").email(DEMO_EMAIL)))
             }
         });
-    let mut builder = AuthConfig::builder().provider(provider);
+    let mut builder = AuthConfig::builder()
+        .provider(provider)
+        .theme(config.theme.clone())
+        .pages(config.pages.clone());
     if let Some((db, _)) = database {
         // Users and OAuth accounts are stored; credentials sign-ins get database sessions too.
         builder = builder

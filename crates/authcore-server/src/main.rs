@@ -1,6 +1,8 @@
 //! `authcore-server`: serves the authcore demo app (see the crate docs of
-//! `authcore_server`). Configuration comes from the environment: `AUTHCORE_ADDR`,
-//! `AUTH_SECRET`, `AUTHCORE_DEMO_PASSWORD`, `AUTH_URL`, `AUTH_TRUST_HOST`, `RUST_LOG`.
+//! `authcore_server`). Configuration comes from a TOML file (`--config <path>` or
+//! `AUTHCORE_CONFIG`; see `authcore.example.toml`) and the environment, which wins:
+//! `AUTHCORE_ADDR`, `AUTH_SECRET`, `AUTHCORE_DEMO_PASSWORD`, `AUTH_URL`, `AUTH_TRUST_HOST`,
+//! `AUTHCORE_DATABASE_URL`, `SMTP_URL`, `AUTH_GITHUB_*` …, `RUST_LOG`.
 #![forbid(unsafe_code)]
 
 use std::io::IsTerminal;
@@ -29,8 +31,42 @@ async fn main() -> ExitCode {
     }
 }
 
+const USAGE: &str = "usage: authcore-server [--config <file.toml>]\n\n\
+Serves the authcore demo on AUTHCORE_ADDR (default 127.0.0.1:3000). Settings come from the\n\
+TOML file (--config, or AUTHCORE_CONFIG; see authcore.example.toml) and from environment\n\
+variables, which take precedence.";
+
+/// `--config <path>` (or `--config=<path>`), else `AUTHCORE_CONFIG`.
+fn config_path() -> Result<Option<std::path::PathBuf>, String> {
+    let mut args = std::env::args().skip(1);
+    let mut path = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            "-c" | "--config" => {
+                path = Some(args.next().ok_or("--config needs a file path")?.into());
+            }
+            other => match other.strip_prefix("--config=") {
+                Some(p) => path = Some(p.into()),
+                None => return Err(format!("unknown argument {other:?}\n\n{USAGE}")),
+            },
+        }
+    }
+    Ok(path.or_else(|| std::env::var_os("AUTHCORE_CONFIG").map(Into::into)))
+}
+
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let config = DemoConfig::from_env(Env::from_process())?;
+    let config = match config_path()? {
+        Some(path) => {
+            let config = DemoConfig::from_file(&path, Env::from_process())?;
+            println!("configuration: {}", path.display());
+            config
+        }
+        None => DemoConfig::from_env(Env::from_process())?,
+    };
     let addr = config.addr;
     let password = config.demo_password.clone();
     let ephemeral = config.secret_is_ephemeral;

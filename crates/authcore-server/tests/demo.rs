@@ -474,3 +474,83 @@ fn smtp_url_from_env() {
     let err = DemoConfig::from_env(env("ftp://nope")).unwrap_err();
     assert!(err.to_string().starts_with("SMTP_URL"), "{err}");
 }
+
+#[tokio::test]
+async fn config_file_with_environment_on_top() {
+    use authcore_server::ConfigFile;
+    // The example file in the repository is valid.
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../authcore.example.toml");
+    let parsed = ConfigFile::load(&example).unwrap();
+    assert_eq!(parsed.server.addr.as_deref(), Some("127.0.0.1:3000"));
+
+    let dir = std::env::temp_dir().join(format!("authcore-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("authcore.toml");
+    std::fs::write(
+        &path,
+        r##"
+[server]
+addr = "127.0.0.1:4100"
+database_url = "none"
+demo_password = "from-the-file"
+
+[auth]
+secret = "a file secret, long and random enough"
+trust_host = true
+
+[providers.github]
+id = "Iv1.file"
+secret = "file-secret"
+
+[theme]
+color_scheme = "dark"
+brand_color = "#123456"
+
+[pages]
+error = "/oops"
+"##,
+    )
+    .unwrap();
+    // The environment wins over the file.
+    let env = authcore::env::Env::from_pairs([("AUTHCORE_DEMO_PASSWORD", "from-the-env")]);
+    let config = DemoConfig::from_file(&path, env).unwrap();
+    assert_eq!(config.addr.to_string(), "127.0.0.1:4100");
+    assert_eq!(config.database_url, None);
+    assert_eq!(config.demo_password, "from-the-env");
+    assert!(!config.secret_is_ephemeral);
+    let app = app(config).unwrap();
+    let providers = providers_json(&app).await;
+    assert_eq!(providers["github"]["name"], "GitHub");
+    let page = text(get(&app, "/auth/signin", &mut CookieJar::default()).await).await;
+    assert!(page.contains("__next-auth-theme-dark"));
+    assert!(page.contains("--brand-color:#123456"));
+    let res = get(
+        &app,
+        "/auth/error?error=Configuration",
+        &mut CookieJar::default(),
+    )
+    .await;
+    assert_eq!(res.headers()[header::LOCATION], "/oops?error=Configuration");
+    // The file's password is overridden; the env's signs in.
+    let mut jar = CookieJar::default();
+    let res = sign_in(&app, &mut jar, "demo", "from-the-env").await;
+    assert!(
+        !res.headers()[header::LOCATION]
+            .to_str()
+            .unwrap()
+            .contains("error")
+    );
+
+    // Typos and bad values are reported with the key.
+    std::fs::write(&path, "[server]\nadress = \"x\"\n").unwrap();
+    let err = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap_err();
+    assert!(err.to_string().contains("adress"), "{err}");
+    std::fs::write(&path, "[theme]\ncolor_scheme = \"purple\"\n").unwrap();
+    let err = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap_err();
+    assert!(err.to_string().contains("purple"), "{err}");
+    let err = DemoConfig::from_file(&dir.join("missing.toml"), authcore::env::Env::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("cannot read"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -46,6 +46,21 @@ impl Env {
         }
     }
 
+    /// These variables with those of `over` on top (a config file's values under the
+    /// process environment, say).
+    ///
+    /// ```
+    /// use authcore::env::Env;
+    /// let file = Env::from_pairs([("AUTH_URL", "https://file.example"), ("AUTH_SECRET", "s")]);
+    /// let env = file.overlay(Env::from_pairs([("AUTH_URL", "https://env.example")]));
+    /// assert_eq!(env.get("AUTH_URL"), Some("https://env.example"));
+    /// assert_eq!(env.get("AUTH_SECRET"), Some("s"));
+    /// ```
+    pub fn overlay(mut self, over: Env) -> Env {
+        self.vars.extend(over.vars);
+        self
+    }
+
     /// A variable.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.vars.get(key).map(String::as_str)

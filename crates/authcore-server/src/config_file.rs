@@ -1,0 +1,272 @@
+//! The standalone server's configuration file (TOML). Each setting has an environment
+//! variable, and a variable that is set wins over the file, so one file can serve several
+//! deployments and secrets can stay out of it.
+//!
+//! ```toml
+//! [server]
+//! addr = "127.0.0.1:3000"                           # AUTHCORE_ADDR
+//! database_url = "sqlite://authcore.db?mode=rwc"    # AUTHCORE_DATABASE_URL ("none": JWT only)
+//! demo_password = "change me"                       # AUTHCORE_DEMO_PASSWORD
+//!
+//! [auth]
+//! secret = "…"                                      # AUTH_SECRET
+//! url = "https://auth.example.com/auth"             # AUTH_URL
+//! trust_host = true                                 # AUTH_TRUST_HOST
+//!
+//! [email]
+//! smtp_url = "smtps://user:pass@smtp.example.com"   # SMTP_URL
+//! from = "Example <no-reply@example.com>"           # AUTHCORE_EMAIL_FROM
+//!
+//! [providers.github]                                # AUTH_GITHUB_ID / AUTH_GITHUB_SECRET
+//! id = "…"
+//! secret = "…"
+//!
+//! [theme]
+//! color_scheme = "dark"                             # auto | light | dark
+//! brand_color = "#0b5ed7"
+//! ```
+//!
+//! The complete list is `authcore.example.toml` at the root of the repository.
+
+use std::path::Path;
+
+use authcore::env::Env;
+use authcore::types::{ColorScheme, PagesOptions, Theme};
+use serde::Deserialize;
+
+/// The file's contents. Unknown keys are refused, so a typo is reported, not ignored.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ConfigFile {
+    /// `[server]`.
+    #[serde(default)]
+    pub server: ServerSection,
+    /// `[auth]`.
+    #[serde(default)]
+    pub auth: AuthSection,
+    /// `[email]`.
+    #[serde(default)]
+    pub email: EmailSection,
+    /// `[providers.github]`, `[providers.google]`, `[providers.oidc]`.
+    #[serde(default)]
+    pub providers: ProvidersSection,
+    /// `[theme]` of the built-in pages.
+    #[serde(default)]
+    pub theme: ThemeSection,
+    /// `[pages]`: custom page paths.
+    #[serde(default)]
+    pub pages: PagesSection,
+}
+
+/// `[server]`.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ServerSection {
+    /// Listen address (`AUTHCORE_ADDR`).
+    pub addr: Option<String>,
+    /// Database URL, or `none` (`AUTHCORE_DATABASE_URL`).
+    pub database_url: Option<String>,
+    /// The demo user's password (`AUTHCORE_DEMO_PASSWORD`).
+    pub demo_password: Option<String>,
+}
+
+/// `[auth]`.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct AuthSection {
+    /// The secret (`AUTH_SECRET`).
+    pub secret: Option<String>,
+    /// The public URL of the auth routes (`AUTH_URL`).
+    pub url: Option<String>,
+    /// Trust `Host` / `X-Forwarded-*` (`AUTH_TRUST_HOST`).
+    pub trust_host: Option<bool>,
+}
+
+/// `[email]`.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct EmailSection {
+    /// SMTP relay (`SMTP_URL`); without it magic links are printed.
+    pub smtp_url: Option<String>,
+    /// Sender address (`AUTHCORE_EMAIL_FROM`).
+    pub from: Option<String>,
+}
+
+/// `[providers.*]`.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ProvidersSection {
+    /// GitHub (`AUTH_GITHUB_ID`, `AUTH_GITHUB_SECRET`).
+    pub github: Option<ClientSection>,
+    /// Google (`AUTH_GOOGLE_ID`, `AUTH_GOOGLE_SECRET`).
+    pub google: Option<ClientSection>,
+    /// Any OpenID Connect issuer (`AUTH_OIDC_ISSUER`, `_ID`, `_SECRET`, `_NAME`).
+    pub oidc: Option<OidcSection>,
+}
+
+/// An OAuth client.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ClientSection {
+    /// Client id.
+    pub id: String,
+    /// Client secret.
+    pub secret: String,
+}
+
+/// `[providers.oidc]`.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct OidcSection {
+    /// Issuer URL.
+    pub issuer: String,
+    /// Client id.
+    pub id: String,
+    /// Client secret.
+    pub secret: String,
+    /// Button name.
+    pub name: Option<String>,
+}
+
+/// `[theme]`.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ThemeSection {
+    /// `auto`, `light` or `dark`.
+    pub color_scheme: Option<ColorScheme>,
+    /// Button colour.
+    pub brand_color: Option<String>,
+    /// Button text colour.
+    pub button_text: Option<String>,
+    /// Logo URL.
+    pub logo: Option<String>,
+}
+
+/// `[pages]`.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct PagesSection {
+    /// Custom sign-in page path.
+    pub sign_in: Option<String>,
+    /// Custom sign-out page path.
+    pub sign_out: Option<String>,
+    /// Custom error page path.
+    pub error: Option<String>,
+    /// Custom "check your email" page path.
+    pub verify_request: Option<String>,
+    /// Page for first sign-ins.
+    pub new_user: Option<String>,
+}
+
+/// Why the file could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigFileError {
+    /// It could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The path.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It is not valid TOML of this shape (the message names the key and line).
+    #[error("{path}: {source}")]
+    Parse {
+        /// The path.
+        path: String,
+        /// Why.
+        #[source]
+        source: toml::de::Error,
+    },
+}
+
+impl ConfigFile {
+    /// Reads and parses `path`.
+    pub fn load(path: &Path) -> Result<Self, ConfigFileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigFileError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|source| ConfigFileError::Parse {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+
+    /// Parses TOML text.
+    pub fn parse(text: &str) -> Result<Self, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    /// The settings as the environment variables they stand for, under `process` (which
+    /// wins where both set a variable).
+    pub fn env_under(&self, process: Env) -> Env {
+        let mut pairs: Vec<(&str, String)> = Vec::new();
+        let mut put = |key: &'static str, value: Option<&String>| {
+            if let Some(v) = value {
+                pairs.push((key, v.clone()));
+            }
+        };
+        put("AUTHCORE_ADDR", self.server.addr.as_ref());
+        put("AUTHCORE_DATABASE_URL", self.server.database_url.as_ref());
+        put("AUTHCORE_DEMO_PASSWORD", self.server.demo_password.as_ref());
+        put("AUTH_SECRET", self.auth.secret.as_ref());
+        put("AUTH_URL", self.auth.url.as_ref());
+        put("SMTP_URL", self.email.smtp_url.as_ref());
+        put("AUTHCORE_EMAIL_FROM", self.email.from.as_ref());
+        if let Some(g) = &self.providers.github {
+            put("AUTH_GITHUB_ID", Some(&g.id));
+            put("AUTH_GITHUB_SECRET", Some(&g.secret));
+        }
+        if let Some(g) = &self.providers.google {
+            put("AUTH_GOOGLE_ID", Some(&g.id));
+            put("AUTH_GOOGLE_SECRET", Some(&g.secret));
+        }
+        if let Some(o) = &self.providers.oidc {
+            put("AUTH_OIDC_ISSUER", Some(&o.issuer));
+            put("AUTH_OIDC_ID", Some(&o.id));
+            put("AUTH_OIDC_SECRET", Some(&o.secret));
+            put("AUTH_OIDC_NAME", o.name.as_ref());
+        }
+        if let Some(trust) = self.auth.trust_host {
+            pairs.push(("AUTH_TRUST_HOST", trust.to_string()));
+        }
+        Env::from_pairs(pairs).overlay(process)
+    }
+
+    /// The `[theme]` over the default theme.
+    pub fn theme(&self) -> Theme {
+        let t = &self.theme;
+        let mut theme = Theme::default();
+        if let Some(c) = t.color_scheme {
+            theme.color_scheme = c;
+        }
+        theme.brand_color = t.brand_color.clone().unwrap_or_default();
+        theme.button_text = t.button_text.clone().unwrap_or_default();
+        theme.logo = t.logo.clone().unwrap_or_default();
+        theme
+    }
+
+    /// The `[pages]`.
+    pub fn pages(&self) -> PagesOptions {
+        let p = &self.pages;
+        PagesOptions {
+            sign_in: p.sign_in.clone(),
+            sign_out: p.sign_out.clone(),
+            error: p.error.clone(),
+            verify_request: p.verify_request.clone(),
+            new_user: p.new_user.clone(),
+        }
+    }
+}
