@@ -86,6 +86,10 @@ use authcore::adapter::{
 use authcore::types::{Account, Authenticator, ProviderType};
 use time::OffsetDateTime;
 
+/// How long past its expiry an unused verification token is kept before
+/// `create_verification_token` deletes it.
+pub const STALE_TOKEN_GRACE: time::Duration = time::Duration::days(1);
+
 pub use error::Error;
 
 /// An [`Adapter`] storing users, accounts, sessions, verification tokens and authenticators

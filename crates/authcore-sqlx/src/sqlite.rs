@@ -409,6 +409,14 @@ pub(crate) async fn create_verification_token(
     t: VerificationToken,
 ) -> Result<(), AdapterError> {
     const OP: &str = "create_verification_token";
+    // Unused tokens are never deleted by Auth.js; drop those a day past their expiry so the
+    // table stays bounded (WebAuthn challenges add one per options request).
+    let stale_before = time::OffsetDateTime::now_utc() - crate::STALE_TOKEN_GRACE;
+    sqlx::query("DELETE FROM verification_token WHERE expires < ?1")
+        .bind(ts_to_db(stale_before))
+        .execute(pool)
+        .await
+        .map_err(map_sqlx(OP))?;
     sqlx::query("INSERT INTO verification_token (identifier, expires, token) VALUES (?1, ?2, ?3)")
         .bind(&t.identifier)
         .bind(ts_to_db(t.expires))

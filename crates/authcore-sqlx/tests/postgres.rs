@@ -38,6 +38,7 @@ async fn conformance_in_a_fresh_schema() {
         conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
         // Fresh ids every run: the same database passes again.
         conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
+        common::stale_tokens_are_dropped(&adapter).await;
         adapter.close().await;
     })
     .await;

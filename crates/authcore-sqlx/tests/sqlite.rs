@@ -32,6 +32,7 @@ async fn conformance_on_a_temporary_file() {
     conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
     // The suite uses fresh ids, so a second run on the same database passes too.
     conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
+    common::stale_tokens_are_dropped(&adapter).await;
     adapter.close().await;
 }
 

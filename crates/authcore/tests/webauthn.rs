@@ -544,6 +544,23 @@ fn configuration_checks() {
         "{e}"
     );
     assert!(base().adapter(MemoryAdapter::new()).build().is_ok());
+    // A timeout too large for the options is capped, not a panic at sign-in time.
+    let (auth, _, _) =
+        setup(WebAuthnProvider::passkey().timeout(std::time::Duration::from_secs(u64::MAX / 2)));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let body = rt.block_on(async {
+        options(
+            &auth,
+            &mut Browser::default(),
+            "passkey",
+            "?email=t@example.com",
+        )
+        .await
+        .json()
+    });
+    assert_eq!(body["options"]["timeout"], u64::from(u32::MAX));
     // Auth.js's flag is accepted, not required.
     assert!(
         base()

@@ -28,3 +28,35 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Unused verification tokens a day past their expiry are deleted when another token is
+/// created; recently expired ones stay (the email callback reports them as expired).
+#[allow(clippy::unwrap_used, dead_code)]
+pub async fn stale_tokens_are_dropped(adapter: &authcore_sqlx::SqlxAdapter) {
+    use authcore::adapter::{Adapter, VerificationToken};
+    let now = time::OffsetDateTime::now_utc();
+    let token = |t: &str, expires| VerificationToken {
+        identifier: "stale@example.com".into(),
+        token: t.into(),
+        expires,
+    };
+    adapter
+        .create_verification_token(token("two-days", now - time::Duration::days(2)))
+        .await
+        .unwrap();
+    adapter
+        .create_verification_token(token("one-hour", now - time::Duration::hours(1)))
+        .await
+        .unwrap();
+    adapter
+        .create_verification_token(token("fresh", now + time::Duration::hours(1)))
+        .await
+        .unwrap();
+    let used = |t: &'static str| adapter.use_verification_token("stale@example.com", t);
+    assert!(
+        used("two-days").await.unwrap().is_none(),
+        "stale token kept"
+    );
+    assert!(used("one-hour").await.unwrap().is_some());
+    assert!(used("fresh").await.unwrap().is_some());
+}

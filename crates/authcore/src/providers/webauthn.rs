@@ -162,9 +162,10 @@ impl WebAuthnProvider {
         self.resident_key_required = required;
         self
     }
-    /// Ceremony timeout (default 5 minutes).
+    /// Ceremony timeout (default 5 minutes; at most `u32::MAX` milliseconds, as WebAuthn
+    /// options carry it).
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+        self.timeout = timeout.min(Duration::from_millis(u64::from(u32::MAX)));
         self
     }
     /// Auth.js `simpleWebAuthnBrowserVersion`: accepted and validated for compatibility; the
