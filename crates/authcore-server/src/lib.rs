@@ -280,10 +280,15 @@ fn auth_with_database(
     let demo_user_id: Arc<str> = database.as_ref().map_or("1", |(_, id)| id.as_str()).into();
     let password: Arc<str> = config.demo_password.into();
     let provider = CredentialsProvider::new()
-        .field("username", CredentialField::new("Username"))
+        .field(
+            "username",
+            CredentialField::new("Username").attribute("autocomplete", "username"),
+        )
         .field(
             "password",
-            CredentialField::new("Password").input_type("password"),
+            CredentialField::new("Password")
+                .input_type("password")
+                .attribute("autocomplete", "current-password"),
         )
         .authorize(move |credentials, _request| {
             let expected = Arc::clone(&password);
