@@ -82,6 +82,16 @@ fn authenticate(
     Ok(result)
 }
 
+/// The error of an authentication that must fail.
+fn refused(
+    rp: &WebauthnCore,
+    authenticator: &mut SoftAuthenticator,
+    credential: &mut Credential,
+    policy: UserVerificationPolicy,
+) -> WebauthnError {
+    authenticate(rp, authenticator, credential, policy).unwrap_err()
+}
+
 #[test]
 fn registration_response_has_the_simplewebauthn_shape() {
     let rp = rp();
@@ -190,13 +200,12 @@ fn tampered_signature_is_rejected() {
     let mut authenticator = SoftAuthenticator::new();
     let mut credential = register(&rp, &mut authenticator);
     authenticator.tamper_signature = true;
-    let err = authenticate(
+    let err = refused(
         &rp,
         &mut authenticator,
         &mut credential,
         UserVerificationPolicy::Required,
-    )
-    .unwrap_err();
+    );
     assert!(
         matches!(err, WebauthnError::AuthenticationFailure),
         "{err:?}"
@@ -218,13 +227,12 @@ fn wrong_rp_id_is_rejected() {
     let mut authenticator = SoftAuthenticator::new();
     let mut credential = register(&rp, &mut authenticator);
     authenticator.rp_id_override = Some("evil.example".into());
-    let err = authenticate(
+    let err = refused(
         &rp,
         &mut authenticator,
         &mut credential,
         UserVerificationPolicy::Required,
-    )
-    .unwrap_err();
+    );
     assert!(matches!(err, WebauthnError::InvalidRPIDHash), "{err:?}");
 
     let mut other = SoftAuthenticator::new();
@@ -275,13 +283,12 @@ fn counter_going_backwards_is_rejected() {
     assert_eq!(credential.counter, 2);
     // A clone replaying an older counter value (1 + 1 = 2, not above the stored 2).
     authenticator.set_counter(1);
-    let err = authenticate(
+    let err = refused(
         &rp,
         &mut authenticator,
         &mut credential,
         UserVerificationPolicy::Required,
-    )
-    .unwrap_err();
+    );
     assert!(
         matches!(err, WebauthnError::CredentialPossibleCompromise),
         "{err:?}"
@@ -320,13 +327,12 @@ fn missing_user_verification_is_rejected_when_required() {
     let mut authenticator = SoftAuthenticator::new();
     let mut credential = register(&rp, &mut authenticator);
     authenticator.user_verified = false;
-    let err = authenticate(
+    let err = refused(
         &rp,
         &mut authenticator,
         &mut credential,
         UserVerificationPolicy::Preferred,
-    )
-    .unwrap_err();
+    );
     assert!(matches!(err, WebauthnError::UserNotVerified), "{err:?}");
 }
 
@@ -350,13 +356,12 @@ fn backup_flags_are_reported_and_eligibility_must_not_change() {
 
     // A device-bound credential that suddenly claims to be syncable.
     authenticator.backup_eligible = true;
-    let err = authenticate(
+    let err = refused(
         &rp,
         &mut authenticator,
         &mut credential,
         UserVerificationPolicy::Required,
-    )
-    .unwrap_err();
+    );
     assert!(
         matches!(err, WebauthnError::CredentialBackupEligibilityInconsistent),
         "{err:?}"
@@ -370,13 +375,12 @@ fn another_authenticator_is_not_the_registered_credential() {
     let mut credential = register(&rp, &mut authenticator);
     let mut stranger = SoftAuthenticator::new();
     assert_ne!(stranger.credential_id(), authenticator.credential_id());
-    let err = authenticate(
+    let err = refused(
         &rp,
         &mut stranger,
         &mut credential,
         UserVerificationPolicy::Required,
-    )
-    .unwrap_err();
+    );
     assert!(matches!(err, WebauthnError::CredentialNotFound), "{err:?}");
     // No userHandle before registration.
     let builder = rp
