@@ -60,6 +60,22 @@ pub(crate) enum CeremonyError {
     Setup(String),
 }
 
+impl CeremonyError {
+    /// The request error: a response that did not verify is the client-safe
+    /// `WebAuthnVerificationError`; a setup problem is a `Configuration` error of `provider`.
+    pub(crate) fn into_auth_error(self, provider: &str) -> crate::error::AuthError {
+        match self {
+            CeremonyError::Verification(reason) => {
+                crate::error::AuthError::WebAuthnVerificationError { reason }
+            }
+            CeremonyError::Setup(_) => crate::error::AuthError::CallbackRouteError {
+                provider: provider.to_owned(),
+                source: self.into(),
+            },
+        }
+    }
+}
+
 fn policy(uv: UserVerification) -> UserVerificationPolicy {
     match uv {
         UserVerification::Required => UserVerificationPolicy::Required,

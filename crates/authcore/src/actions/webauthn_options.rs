@@ -66,13 +66,6 @@ pub(crate) fn adapter<'a>(ctx: &Ctx<'a>) -> Result<&'a dyn Adapter, AuthError> {
         .ok_or_else(|| AuthError::invalid_provider("WebAuthn requires an adapter"))
 }
 
-fn setup_error(p: &WebAuthnProvider, e: CeremonyError) -> AuthError {
-    AuthError::CallbackRouteError {
-        provider: p.id.clone(),
-        source: e.into(),
-    }
-}
-
 pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     let p = provider(ctx)?;
     let db = adapter(ctx)?;
@@ -117,10 +110,11 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, 
         Some(id) => db.list_authenticators_by_user_id(id).await?,
         None => Vec::new(),
     };
+    let setup_error = |e: CeremonyError| e.into_auth_error(&p.id);
     let (options, state, register_data) = match ceremony {
         Ceremony::Authenticate => {
             let (options, state) =
-                webauthn::authentication_options(p, &rp, &known).map_err(|e| setup_error(p, e))?;
+                webauthn::authentication_options(p, &rp, &known).map_err(setup_error)?;
             (options, serde_json::to_value(state), None)
         }
         Ceremony::Register => {
@@ -139,11 +133,11 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, 
             };
             let handle = crate::random::bytes::<32>();
             let (options, state) = webauthn::registration_options(p, &rp, &user, &handle, &known)
-                .map_err(|e| setup_error(p, e))?;
+                .map_err(setup_error)?;
             (options, serde_json::to_value(state), Some(user))
         }
     };
-    let state = state.map_err(|e| setup_error(p, CeremonyError::Setup(e.to_string())))?;
+    let state = state.map_err(|e| setup_error(CeremonyError::Setup(e.to_string())))?;
     let challenge = seal_challenge(ctx, db, p, ceremony, state, register_data).await?;
     let mut r = ResponseInternal::json(json!({ "action": ceremony.as_str(), "options": options }));
     r.cookies.push(challenge);
@@ -217,21 +211,21 @@ async fn seal_challenge(
     Ok(cookie.set(token, Some(expires)))
 }
 
-/// What the challenge cookie held.
-pub(crate) struct Challenge {
-    pub state: Value,
+/// What the challenge cookie held: the ceremony state and, for registrations, the user.
+pub(crate) struct Challenge<S> {
+    pub state: S,
     pub register_data: Option<RegisterUser>,
 }
 
 /// Reads the challenge cookie for `p` and `ceremony`; returns it and the cookie clearing it.
 /// Missing, undecodable, expired, made for another provider or ceremony, or already used:
 /// `InvalidCheck`.
-pub(crate) async fn consume_challenge(
+pub(crate) async fn consume_challenge<S: serde::de::DeserializeOwned>(
     ctx: &Ctx<'_>,
     db: &dyn Adapter,
     p: &WebAuthnProvider,
     ceremony: Ceremony,
-) -> Result<(Challenge, crate::cookies::SetCookie), AuthError> {
+) -> Result<(Challenge<S>, crate::cookies::SetCookie), AuthError> {
     let cookie = &ctx.cookies.webauthn_challenge;
     let invalid = || AuthError::InvalidCheck {
         message: "Challenge cookie missing or invalid".into(),
@@ -263,7 +257,10 @@ pub(crate) async fn consume_challenge(
             });
         }
     }
-    let state = claims.remove("state").ok_or_else(invalid)?;
+    let state = claims
+        .remove("state")
+        .and_then(|v| serde_json::from_value(v).ok())
+        .ok_or_else(invalid)?;
     let register_data = match claims.remove("registerData") {
         Some(v) => Some(serde_json::from_value(v).map_err(|_| invalid())?),
         None => None,

@@ -16,21 +16,11 @@ use crate::error::AuthError;
 use crate::providers::WebAuthnProvider;
 use crate::response::ResponseInternal;
 use crate::types::{Account, Authenticator, ProviderType, User};
-use crate::webauthn::{self, CeremonyError};
+use crate::webauthn;
 
 fn invalid(message: impl Into<String>) -> AuthError {
     AuthError::InvalidRequest {
         message: message.into(),
-    }
-}
-
-fn ceremony_error(p: &WebAuthnProvider, e: CeremonyError) -> AuthError {
-    match e {
-        CeremonyError::Verification(reason) => AuthError::WebAuthnVerificationError { reason },
-        CeremonyError::Setup(_) => AuthError::CallbackRouteError {
-            provider: p.id.clone(),
-            source: e.into(),
-        },
     }
 }
 
@@ -69,12 +59,9 @@ async fn authenticate(
         ))
     })?;
     let (challenge, clear) = consume_challenge(ctx, db, p, Ceremony::Authenticate).await?;
-    let state = serde_json::from_value(challenge.state).map_err(|_| AuthError::InvalidCheck {
-        message: "Challenge cookie missing or invalid".into(),
-    })?;
     let rp = webauthn::relying_party(p, &ctx.req.url);
-    let result = webauthn::verify_authentication(p, &rp, &response, &state, &row)
-        .map_err(|e| ceremony_error(p, e))?;
+    let result = webauthn::verify_authentication(p, &rp, &response, &challenge.state, &row)
+        .map_err(|e| e.into_auth_error(&p.id))?;
     db.update_authenticator_counter(&row.credential_id, u64::from(result.counter()))
         .await?
         .ok_or_else(|| invalid("WebAuthn authenticator vanished while its counter was updated"))?;
@@ -106,9 +93,6 @@ async fn register(
     let user = challenge
         .register_data
         .ok_or_else(|| invalid("Missing user registration data in WebAuthn challenge cookie"))?;
-    let state = serde_json::from_value(challenge.state).map_err(|_| AuthError::InvalidCheck {
-        message: "Challenge cookie missing or invalid".into(),
-    })?;
     let rp = webauthn::relying_party(p, &ctx.req.url);
     // Auth.js `transportsToString`: the browser's list, comma-joined.
     let transports = response.response.transports.as_ref().map(|list| {
@@ -118,8 +102,9 @@ async fn register(
             .collect::<Vec<_>>()
             .join(",")
     });
-    let authenticator = webauthn::verify_registration(p, &rp, &response, &state, transports)
-        .map_err(|e| ceremony_error(p, e))?;
+    let authenticator =
+        webauthn::verify_registration(p, &rp, &response, &challenge.state, transports)
+            .map_err(|e| e.into_auth_error(&p.id))?;
     let mut account = Account::new(
         ProviderType::Webauthn,
         p.id.clone(),
