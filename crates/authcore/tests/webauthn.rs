@@ -675,3 +675,51 @@ async fn stored_public_key_is_the_authenticators_bytes() {
         "the stored key bytes appear verbatim in the attestation object"
     );
 }
+
+/// The email of the options request is normalised as everywhere else (NFKC, trimmed,
+/// lower-case): a differently cased address finds the existing user instead of creating a
+/// second account, and a malformed one is refused.
+#[tokio::test]
+async fn option_emails_are_normalised() {
+    let (auth, _, db) = setup(WebAuthnProvider::passkey());
+    let mut key = SoftAuthenticator::new();
+    register(&auth, &mut key, "passkey", "case@example.com").await;
+    let mut browser = Browser::default();
+    let body = options(
+        &auth,
+        &mut browser,
+        "passkey",
+        "?email=%20Case%40Example.COM%20",
+    )
+    .await
+    .json();
+    assert_eq!(body["action"], "authenticate", "{body}");
+    assert_eq!(
+        body["options"]["allowCredentials"][0]["id"],
+        key.credential_id_b64url()
+    );
+    // A new address is registered in its normalised form.
+    let mut other = SoftAuthenticator::new();
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "passkey", "?email=New%40Example.com")
+        .await
+        .json();
+    assert_eq!(body["options"]["user"]["name"], "new@example.com");
+    let data = other.register(&body["options"], ORIGIN);
+    submit(&auth, &mut browser, "passkey", "register", &data).await;
+    assert!(
+        db.get_user_by_email("new@example.com")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let r = options(
+        &auth,
+        &mut Browser::default(),
+        "passkey",
+        "?email=a%0D%0Ab%40example.com",
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"], "Invalid email");
+}

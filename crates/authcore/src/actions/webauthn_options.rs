@@ -81,19 +81,26 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, 
             new_email: None,
             exists: true,
         },
-        None => match ctx.req.query.get("email").filter(|e| !e.is_empty()) {
-            Some(email) => match db.get_user_by_email(email).await? {
-                Some(u) => UserInfo {
-                    user: Some(u),
-                    new_email: None,
-                    exists: true,
-                },
-                None => UserInfo {
-                    user: None,
-                    new_email: Some(email.to_owned()),
-                    exists: false,
-                },
-            },
+        None => match ctx.req.query.get("email").filter(|e| !e.trim().is_empty()) {
+            // Normalised as the email provider and OAuth profiles are (Auth.js uses the raw
+            // value, so `Ada@x` would become a second account beside `ada@x`).
+            Some(raw) => {
+                let Ok(email) = crate::providers::email::normalize_email(raw) else {
+                    return Ok(bad_request("Invalid email"));
+                };
+                match db.get_user_by_email(&email).await? {
+                    Some(u) => UserInfo {
+                        user: Some(u),
+                        new_email: None,
+                        exists: true,
+                    },
+                    None => UserInfo {
+                        user: None,
+                        new_email: Some(email),
+                        exists: false,
+                    },
+                }
+            }
             None => UserInfo {
                 user: None,
                 new_email: None,
