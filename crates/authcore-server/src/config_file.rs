@@ -34,6 +34,25 @@ use authcore::env::Env;
 use authcore::types::{ColorScheme, PagesOptions, Theme};
 use serde::Deserialize;
 
+/// A secret read from the file (secret, client secrets, SMTP URL with its password, demo
+/// password): its `Debug` prints `[redacted]`.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct SecretValue(String);
+
+impl SecretValue {
+    /// The value.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SecretValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
 /// The file's contents. Unknown keys are refused, so a typo is reported, not ignored.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -69,7 +88,7 @@ pub struct ServerSection {
     /// Database URL, or `none` (`AUTHCORE_DATABASE_URL`).
     pub database_url: Option<String>,
     /// The demo user's password (`AUTHCORE_DEMO_PASSWORD`).
-    pub demo_password: Option<String>,
+    pub demo_password: Option<SecretValue>,
 }
 
 /// `[auth]`.
@@ -78,7 +97,7 @@ pub struct ServerSection {
 #[non_exhaustive]
 pub struct AuthSection {
     /// The secret (`AUTH_SECRET`).
-    pub secret: Option<String>,
+    pub secret: Option<SecretValue>,
     /// The public URL of the auth routes (`AUTH_URL`).
     pub url: Option<String>,
     /// Trust `Host` / `X-Forwarded-*` (`AUTH_TRUST_HOST`).
@@ -90,8 +109,8 @@ pub struct AuthSection {
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct EmailSection {
-    /// SMTP relay (`SMTP_URL`); without it magic links are printed.
-    pub smtp_url: Option<String>,
+    /// SMTP relay (`SMTP_URL`, may hold a password); without it magic links are printed.
+    pub smtp_url: Option<SecretValue>,
     /// Sender address (`AUTHCORE_EMAIL_FROM`).
     pub from: Option<String>,
 }
@@ -110,18 +129,18 @@ pub struct ProvidersSection {
 }
 
 /// An OAuth client.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ClientSection {
     /// Client id.
     pub id: String,
     /// Client secret.
-    pub secret: String,
+    pub secret: SecretValue,
 }
 
 /// `[providers.oidc]`.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct OidcSection {
@@ -130,7 +149,7 @@ pub struct OidcSection {
     /// Client id.
     pub id: String,
     /// Client secret.
-    pub secret: String,
+    pub secret: SecretValue,
     /// Button name.
     pub name: Option<String>,
 }
@@ -212,32 +231,35 @@ impl ConfigFile {
     /// The settings as the environment variables they stand for, under `process` (which
     /// wins where both set a variable).
     pub fn env_under(&self, process: Env) -> Env {
+        fn secret(v: &Option<SecretValue>) -> Option<&str> {
+            v.as_ref().map(SecretValue::expose)
+        }
         let mut pairs: Vec<(&str, String)> = Vec::new();
-        let mut put = |key: &'static str, value: Option<&String>| {
+        let mut put = |key: &'static str, value: Option<&str>| {
             if let Some(v) = value {
-                pairs.push((key, v.clone()));
+                pairs.push((key, v.to_owned()));
             }
         };
-        put("AUTHCORE_ADDR", self.server.addr.as_ref());
-        put("AUTHCORE_DATABASE_URL", self.server.database_url.as_ref());
-        put("AUTHCORE_DEMO_PASSWORD", self.server.demo_password.as_ref());
-        put("AUTH_SECRET", self.auth.secret.as_ref());
-        put("AUTH_URL", self.auth.url.as_ref());
-        put("SMTP_URL", self.email.smtp_url.as_ref());
-        put("AUTHCORE_EMAIL_FROM", self.email.from.as_ref());
+        put("AUTHCORE_ADDR", self.server.addr.as_deref());
+        put("AUTHCORE_DATABASE_URL", self.server.database_url.as_deref());
+        put("AUTHCORE_DEMO_PASSWORD", secret(&self.server.demo_password));
+        put("AUTH_SECRET", secret(&self.auth.secret));
+        put("AUTH_URL", self.auth.url.as_deref());
+        put("SMTP_URL", secret(&self.email.smtp_url));
+        put("AUTHCORE_EMAIL_FROM", self.email.from.as_deref());
         if let Some(g) = &self.providers.github {
             put("AUTH_GITHUB_ID", Some(&g.id));
-            put("AUTH_GITHUB_SECRET", Some(&g.secret));
+            put("AUTH_GITHUB_SECRET", Some(g.secret.expose()));
         }
         if let Some(g) = &self.providers.google {
             put("AUTH_GOOGLE_ID", Some(&g.id));
-            put("AUTH_GOOGLE_SECRET", Some(&g.secret));
+            put("AUTH_GOOGLE_SECRET", Some(g.secret.expose()));
         }
         if let Some(o) = &self.providers.oidc {
             put("AUTH_OIDC_ISSUER", Some(&o.issuer));
             put("AUTH_OIDC_ID", Some(&o.id));
-            put("AUTH_OIDC_SECRET", Some(&o.secret));
-            put("AUTH_OIDC_NAME", o.name.as_ref());
+            put("AUTH_OIDC_SECRET", Some(o.secret.expose()));
+            put("AUTH_OIDC_NAME", o.name.as_deref());
         }
         if let Some(trust) = self.auth.trust_host {
             pairs.push(("AUTH_TRUST_HOST", trust.to_string()));

@@ -39,7 +39,7 @@ use serde_json::Value;
 use subtle::ConstantTimeEq;
 
 pub mod config_file;
-pub use config_file::{ConfigFile, ConfigFileError};
+pub use config_file::{ConfigFile, ConfigFileError, SecretValue};
 
 /// Listen address when `AUTHCORE_ADDR` is not set.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";

@@ -554,3 +554,47 @@ error = "/oops"
     assert!(err.to_string().contains("cannot read"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn config_file_debug_hides_secrets() {
+    let file = authcore_server::ConfigFile::parse(
+        r#"
+[server]
+demo_password = "pw-in-file"
+[auth]
+secret = "secret-in-file"
+[email]
+smtp_url = "smtps://user:smtp-pass@smtp.example.com"
+[providers.github]
+id = "gh-id"
+secret = "gh-secret"
+[providers.oidc]
+issuer = "https://idp.example.com"
+id = "oidc-id"
+secret = "oidc-secret"
+"#,
+    )
+    .unwrap();
+    let text = format!("{file:?}");
+    for secret in [
+        "pw-in-file",
+        "secret-in-file",
+        "smtp-pass",
+        "gh-secret",
+        "oidc-secret",
+    ] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    assert!(
+        text.contains("gh-id"),
+        "non-secret values stay visible: {text}"
+    );
+    // The values themselves are intact.
+    let env = file.env_under(authcore::env::Env::default());
+    assert_eq!(env.get("AUTH_SECRET"), Some("secret-in-file"));
+    assert_eq!(env.get("AUTH_GITHUB_SECRET"), Some("gh-secret"));
+    assert_eq!(
+        env.get("SMTP_URL"),
+        Some("smtps://user:smtp-pass@smtp.example.com")
+    );
+}
