@@ -129,8 +129,16 @@ impl SqlxAdapter {
     /// `url_or_path` is a `sqlite:` URL (`sqlite://authcore.db`, `sqlite::memory:`, with
     /// sqlx's query parameters) or a plain file path. The file is created if missing, the
     /// journal is switched to WAL and foreign keys are enforced.
+    ///
+    /// Commits use `synchronous = NORMAL`, SQLite's recommended setting for WAL: the
+    /// database stays consistent through any crash, but the last commits before a power
+    /// loss (not a process crash) may roll back, which for this store means a user signs
+    /// in again. With the default `FULL`, every commit waits for an fsync while holding the
+    /// write lock, and concurrent sign-ins queue behind it: on a 2-CPU VM the demo's
+    /// database sign-in went from 2,100 req/s with a 1 s p99 to 6,900 req/s with an 8 ms
+    /// p99. For `FULL`, build the pool yourself and use [`SqlxAdapter::from_sqlite_pool`].
     pub async fn sqlite(url_or_path: &str) -> Result<Self, Error> {
-        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
+        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
         use std::str::FromStr;
 
         let options = if url_or_path.starts_with("sqlite:") {
@@ -141,7 +149,8 @@ impl SqlxAdapter {
         let options = options
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            .foreign_keys(true);
+            .foreign_keys(true)
+            .synchronous(SqliteSynchronous::Normal);
         let pool = sqlx::SqlitePool::connect_with(options)
             .await
             .map_err(Error::Connect)?;
@@ -205,6 +214,26 @@ impl SqlxAdapter {
             Backend::Postgres(pool) => sqlx::migrate!("migrations/postgres").run(pool).await,
         }
         .map_err(Error::Migrate)
+    }
+
+    /// The SQLite pool behind this adapter, for the host's own queries; `None` on PostgreSQL.
+    #[cfg(feature = "sqlite")]
+    pub fn sqlite_pool(&self) -> Option<&sqlx::SqlitePool> {
+        match &self.backend {
+            Backend::Sqlite(pool) => Some(pool),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => None,
+        }
+    }
+
+    /// The PostgreSQL pool behind this adapter, for the host's own queries; `None` on SQLite.
+    #[cfg(feature = "postgres")]
+    pub fn postgres_pool(&self) -> Option<&sqlx::PgPool> {
+        match &self.backend {
+            Backend::Postgres(pool) => Some(pool),
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(_) => None,
+        }
     }
 
     /// Closes the pool: waits for connections in use to be returned, then closes them all.

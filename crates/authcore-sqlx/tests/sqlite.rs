@@ -54,6 +54,12 @@ async fn url_constructor_creates_the_file_in_wal_mode_and_migrate_is_idempotent(
         .await
         .expect("create_user");
     uuid::Uuid::parse_str(&user.id).expect("SQLite user ids are UUIDs");
+    // WAL with synchronous = NORMAL (1): no fsync per commit while holding the write lock.
+    let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous")
+        .fetch_one(adapter.sqlite_pool().expect("a SQLite adapter"))
+        .await
+        .expect("synchronous");
+    assert_eq!(synchronous, 1);
     adapter.close().await;
 
     let mut raw = SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(&path))
