@@ -165,19 +165,60 @@ impl Auth {
     /// Decodes the session token of a request (Auth.js `getToken`, spec §4.6): from the
     /// (chunked) session cookie, else from `Authorization: Bearer <token>` (percent-decoded).
     /// `secure` picks the `__Secure-` cookie name. Any failure gives `None`.
+    ///
+    /// [`Auth::get_token_with`] takes Auth.js's other options (cookie name, salt).
+    ///
+    /// ```
+    /// # use authcore::{Auth, AuthConfig, providers::CredentialsProvider};
+    /// # let auth = Auth::new(AuthConfig::builder().secret("a long random secret").trust_host(true)
+    /// #     .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) })).build().unwrap());
+    /// let claims = authcore::serde_json::json!({"sub": "1", "name": "Ada"});
+    /// let token = auth.config().jwt()
+    ///     .encode(claims.as_object().unwrap(), "authjs.session-token", 3600)
+    ///     .unwrap();
+    /// let mut headers = authcore::http::HeaderMap::new();
+    /// headers.insert("authorization", format!("Bearer {token}").parse().unwrap());
+    /// let decoded = auth.get_token(&headers, false).expect("a valid bearer token");
+    /// assert_eq!(decoded["name"], "Ada");
+    /// ```
     pub fn get_token(
         &self,
         headers: &http::HeaderMap,
         secure: bool,
     ) -> Option<crate::jwt::JwtClaims> {
-        let raw = self.get_raw_token(headers, secure)?;
-        let name = &self.config.cookies(secure).session_token.name;
-        self.config.inner.codec.decode(&raw, name).ok().flatten()
+        self.get_token_with(headers, &GetTokenOptions::new().secure_cookie(secure))
+    }
+
+    /// [`Auth::get_token`] with Auth.js's options: the cookie name (default: the session
+    /// cookie's for `secure_cookie`) and the salt (default: the cookie name).
+    pub fn get_token_with(
+        &self,
+        headers: &http::HeaderMap,
+        options: &GetTokenOptions,
+    ) -> Option<crate::jwt::JwtClaims> {
+        let raw = self.get_raw_token_with(headers, options)?;
+        let cookie_name = self.token_cookie_name(options);
+        let salt = options.salt.as_deref().unwrap_or(&cookie_name);
+        self.config.inner.codec.decode(&raw, salt).ok().flatten()
     }
 
     /// The undecoded session token of a request (`getToken({raw: true})`).
     pub fn get_raw_token(&self, headers: &http::HeaderMap, secure: bool) -> Option<String> {
-        let spec = crate::cookies::ResolvedCookie::new(&self.config.cookies(secure).session_token);
+        self.get_raw_token_with(headers, &GetTokenOptions::new().secure_cookie(secure))
+    }
+
+    /// [`Auth::get_raw_token`] with a cookie name other than the session cookie's.
+    /// A Bearer value with malformed percent-encoding gives `None`, as in Auth.js.
+    pub fn get_raw_token_with(
+        &self,
+        headers: &http::HeaderMap,
+        options: &GetTokenOptions,
+    ) -> Option<String> {
+        let session = &self.config.cookies(options.secure_cookie).session_token;
+        let spec = crate::cookies::ResolvedCookie::new(&crate::cookies::CookieSpec {
+            name: self.token_cookie_name(options),
+            options: session.options.clone(),
+        });
         let cookies = crate::cookies::RequestCookies::parse(
             headers
                 .get_all(http::header::COOKIE)
@@ -191,6 +232,56 @@ impl Auth {
         let auth = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
         let token = auth.strip_prefix("Bearer ")?;
         crate::cookies::decode_uri_component(token)
+    }
+
+    fn token_cookie_name(&self, options: &GetTokenOptions) -> String {
+        match &options.cookie_name {
+            Some(name) => name.clone(),
+            None => self
+                .config
+                .cookies(options.secure_cookie)
+                .session_token
+                .name
+                .clone(),
+        }
+    }
+}
+
+/// Options of [`Auth::get_token_with`] (Auth.js `getToken`'s `secureCookie`, `cookieName`
+/// and `salt`).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct GetTokenOptions {
+    /// Read the `__Secure-` session cookie (as on HTTPS).
+    pub secure_cookie: bool,
+    /// Read this cookie instead of the session cookie.
+    pub cookie_name: Option<String>,
+    /// The JWE key-derivation salt; defaults to the cookie name.
+    pub salt: Option<String>,
+}
+
+impl GetTokenOptions {
+    /// The defaults: the non-secure session cookie, salted with its name.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads the `__Secure-` cookie (`secureCookie`).
+    pub fn secure_cookie(mut self, secure: bool) -> Self {
+        self.secure_cookie = secure;
+        self
+    }
+
+    /// Reads another cookie (`cookieName`); the salt follows unless set.
+    pub fn cookie_name(mut self, name: impl Into<String>) -> Self {
+        self.cookie_name = Some(name.into());
+        self
+    }
+
+    /// Uses another salt (`salt`).
+    pub fn salt(mut self, salt: impl Into<String>) -> Self {
+        self.salt = Some(salt.into());
+        self
     }
 }
 

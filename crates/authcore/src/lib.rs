@@ -24,8 +24,20 @@
 //!     .build()
 //!     .expect("valid configuration");
 //! let auth = Auth::new(config);
-//! // auth.handle(request).await -> http::Response
-//! # let _ = auth;
+//!
+//! // Everything a host needs is re-exported: `authcore::http`, `authcore::http_body_util` …
+//! use authcore::http_body_util::{BodyExt, Full};
+//! # async fn run(auth: Auth) {
+//! let request = authcore::http::Request::get("http://localhost:3000/auth/providers")
+//!     .body(Full::new(authcore::bytes::Bytes::new()))
+//!     .expect("a valid request");
+//! let response = auth.handle(request).await;
+//! assert_eq!(response.status(), 200);
+//! let body = response.into_body().collect().await.expect("in memory").to_bytes();
+//! let providers: authcore::serde_json::Value = authcore::serde_json::from_slice(&body).unwrap();
+//! assert_eq!(providers["credentials"]["type"], "credentials");
+//! # }
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(run(auth));
 //! ```
 #![forbid(unsafe_code)]
 
@@ -52,6 +64,9 @@ mod webauthn;
 pub use async_trait::async_trait;
 pub use config::{AuthConfig, AuthConfigBuilder, DangerousOptions, SessionStrategy};
 pub use error::{AuthError, BoxError, ConfigError, ErrorKind};
-pub use handler::{Auth, RawResult, SessionLookup};
+pub use handler::{Auth, GetTokenOptions, RawResult, SessionLookup};
 pub use response::{ResponseBody, ResponseInternal};
 pub use types::*;
+/// The crates in authcore's public API, re-exported so a host needs nothing but `authcore`
+/// to build requests, read responses and write callbacks (versions always match).
+pub use {bytes, http, http_body, http_body_util, serde_json, time, url};
