@@ -195,6 +195,7 @@ pub struct AuthConfigBuilder {
     callbacks: Arc<dyn Callbacks>,
     events: Arc<dyn Events>,
     logger: Arc<dyn Logger>,
+    custom_logger: bool,
     debug: bool,
     use_secure_cookies: Option<bool>,
     cookies: CookiesOverrides,
@@ -224,6 +225,7 @@ impl Default for AuthConfigBuilder {
             callbacks: Arc::new(DefaultCallbacks),
             events: Arc::new(NoEvents),
             logger: Arc::new(TracingLogger),
+            custom_logger: false,
             debug: false,
             use_secure_cookies: None,
             cookies: CookiesOverrides::default(),
@@ -326,8 +328,13 @@ impl AuthConfigBuilder {
     }
 
     /// Replaces the `tracing` logger.
+    ///
+    /// Like a user `logger.debug` in Auth.js, a host's logger receives debug messages even
+    /// without [`debug(true)`](Self::debug); the trait's default `debug` sends them to
+    /// `tracing` at `DEBUG` level, where the subscriber's filter decides.
     pub fn logger(mut self, logger: impl Logger) -> Self {
         self.logger = Arc::new(logger);
+        self.custom_logger = true;
         self
     }
 
@@ -662,8 +669,15 @@ impl AuthConfigBuilder {
 
         let logger = self.logger;
         if self.debug {
-            logger.warn(WarningCode::DebugEnabled);
+            warn_debug_enabled_once(&*logger);
         }
+        // The debug channel (spec §12.2): on with `debug`, and always for a host's own
+        // logger, whose `debug` Auth.js calls regardless of the flag.
+        let debug = self.debug || self.custom_logger;
+        let adapter = match self.adapter {
+            Some(a) if debug => Some(crate::adapter::DebugAdapter::wrap(a, logger.clone())),
+            other => other,
+        };
         if self.dangerous.skip_csrf_check {
             logger.warn(WarningCode::CsrfDisabled);
         }
@@ -687,14 +701,14 @@ impl AuthConfigBuilder {
                 callbacks: self.callbacks,
                 events: self.events,
                 logger,
-                debug: self.debug,
+                debug,
                 use_secure_cookies: self.use_secure_cookies,
                 cookies_secure: ResolvedCookies::new(&sets[1]),
                 cookies_plain: ResolvedCookies::new(&sets[0]),
                 cookie_sets: sets,
                 dangerous: self.dangerous,
                 redirect_proxy_url,
-                adapter: self.adapter,
+                adapter,
                 credentials_database_sessions: self.credentials_database_sessions,
                 session_update_age: self.session_update_age.as_secs(),
                 max_body_bytes: self.max_body_bytes,
@@ -705,6 +719,15 @@ impl AuthConfigBuilder {
 }
 
 /// `MissingAdapterMethods` (spec §10.2) naming every method of `methods` the adapter lacks.
+/// `debug-enabled` is warned once per process, as Auth.js does (spec §12.3), however many
+/// configurations are built (tests, one per tenant …).
+fn warn_debug_enabled_once(logger: &dyn Logger) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        logger.warn(WarningCode::DebugEnabled);
+    }
+}
+
 fn require_methods(
     adapter: &dyn crate::adapter::Adapter,
     methods: &[crate::adapter::AdapterMethod],

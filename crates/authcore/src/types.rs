@@ -373,6 +373,76 @@ pub struct Profile {
     pub extra: JsonObject,
 }
 
+impl Profile {
+    /// A profile from a provider's claims, keeping every claim: a standard claim whose JSON
+    /// type is not the standard one stays in [`Profile::extra`] instead of failing the whole
+    /// profile. `email_verified` given as the string `"true"` / `"false"` (Apple, some
+    /// Cognito pools) is read as the boolean, and a numeric `sub` (GitHub-style ids) as its
+    /// decimal string.
+    ///
+    /// ```
+    /// use authcore::Profile;
+    /// let claims = authcore::serde_json::json!({
+    ///     "sub": 123, "email": "ada@example.com", "email_verified": "true",
+    ///     "picture": {"data": {"url": "https://example.com/a.png"}}, "team": "x"
+    /// });
+    /// let p = Profile::from_claims(claims.as_object().unwrap().clone());
+    /// assert_eq!(p.sub.as_deref(), Some("123"));
+    /// assert_eq!(p.email_verified, Some(true));
+    /// assert_eq!(p.picture, None);
+    /// assert_eq!(p.extra["picture"]["data"]["url"], "https://example.com/a.png");
+    /// assert_eq!(p.extra["team"], "x");
+    /// ```
+    pub fn from_claims(claims: JsonObject) -> Profile {
+        let mut profile = Profile::default();
+        for (name, value) in claims {
+            let slot: Option<&mut Option<String>> = match name.as_str() {
+                "sub" => Some(&mut profile.sub),
+                "name" => Some(&mut profile.name),
+                "given_name" => Some(&mut profile.given_name),
+                "family_name" => Some(&mut profile.family_name),
+                "middle_name" => Some(&mut profile.middle_name),
+                "nickname" => Some(&mut profile.nickname),
+                "preferred_username" => Some(&mut profile.preferred_username),
+                "profile" => Some(&mut profile.profile),
+                "picture" => Some(&mut profile.picture),
+                "website" => Some(&mut profile.website),
+                "email" => Some(&mut profile.email),
+                "gender" => Some(&mut profile.gender),
+                "birthdate" => Some(&mut profile.birthdate),
+                "zoneinfo" => Some(&mut profile.zoneinfo),
+                "locale" => Some(&mut profile.locale),
+                "phone_number" => Some(&mut profile.phone_number),
+                _ => None,
+            };
+            let value = match (slot, value) {
+                (Some(slot), Value::String(v)) => {
+                    *slot = Some(v);
+                    continue;
+                }
+                (Some(slot), Value::Number(n)) if name == "sub" => {
+                    *slot = Some(n.to_string());
+                    continue;
+                }
+                (Some(_), Value::Null) => continue,
+                (_, value) => value,
+            };
+            match (name.as_str(), value) {
+                ("email_verified", Value::Bool(b)) => profile.email_verified = Some(b),
+                ("email_verified", Value::String(v)) if v == "true" || v == "false" => {
+                    profile.email_verified = Some(v == "true");
+                }
+                ("updated_at", v) if !v.is_null() => profile.updated_at = Some(v),
+                ("address", v) if !v.is_null() => profile.address = Some(v),
+                (_, v) => {
+                    profile.extra.insert(name, v);
+                }
+            }
+        }
+        profile
+    }
+}
+
 /// A provider as listed by `GET /auth/providers`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PublicProvider {

@@ -48,13 +48,24 @@ async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<ResponseIntern
         &ctx.req.origin,
         own_callback.clone(),
     );
+    if plan.proxied {
+        ctx.debug(
+            "using redirect proxy",
+            || json!({ "redirect_uri": plan.redirect_uri, "origin": own_callback }),
+        );
+    }
     let redirect_uri = plan.redirect_uri;
     let codec = &ctx.config.codec;
     let form_post = p.is_form_post();
     let mut cookies = Vec::new();
-    let seal = |kind, cookie, value: &str| {
+    let seal = |kind: CheckKind, cookie, value: &str| {
         let cookie = checks::cookie_for(cookie, kind, form_post);
-        checks::seal(codec, &cookie, value, &p.id)
+        let sealed = checks::seal(codec, &cookie, value, &p.id)?;
+        ctx.debug(
+            &kind.debug_message("CREATE"),
+            || json!({ "name": sealed.name.as_ref(), "maxAge": CHECK_MAX_AGE }),
+        );
+        Ok::<_, AuthError>(sealed)
     };
 
     // state: the parameter is itself a JWE (salt "encodedState"); the cookie seals it.

@@ -9,6 +9,7 @@
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
+mod debug;
 pub mod memory;
 
 use async_trait::async_trait;
@@ -19,6 +20,7 @@ use crate::error::BoxError;
 use crate::types::{Account, Authenticator};
 
 pub use memory::MemoryAdapter;
+pub(crate) use debug::DebugAdapter;
 
 /// A stored user (`AdapterUser`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,6 +22,11 @@ pub(crate) enum CheckKind {
 }
 
 impl CheckKind {
+    /// The Auth.js debug message for `verb` on this cookie: `CREATE_PKCECODEVERIFIER` …
+    pub(crate) fn debug_message(self, verb: &str) -> String {
+        format!("{verb}_{}", self.key().to_ascii_uppercase())
+    }
+
     fn key(self) -> &'static str {
         match self {
             CheckKind::State => "state",

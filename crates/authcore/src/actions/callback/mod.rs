@@ -18,6 +18,20 @@ use crate::response::ResponseInternal;
 use crate::types::{Account, Profile, User};
 
 pub(crate) async fn callback(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+    let result = callback_for_provider(ctx).await;
+    if let Err(e) = &result {
+        ctx.debug("callback route error details", || {
+            serde_json::json!({
+                "method": ctx.req.method.as_str(),
+                "providerId": ctx.req.provider_id,
+                "error": e.to_string(),
+            })
+        });
+    }
+    result
+}
+
+async fn callback_for_provider(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     let provider = ctx
         .provider
         .ok_or_else(|| AuthError::invalid_provider("Callback route called without provider"))?;

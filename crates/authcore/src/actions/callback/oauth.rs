@@ -76,6 +76,7 @@ pub(crate) async fn callback(
     if plan.on_proxy
         && let Some(state) = param("state")
     {
+        ctx.debug("DECODE_STATE", || json!({ "proxied": true }));
         let claims = ctx
             .config
             .codec
@@ -102,12 +103,20 @@ pub(crate) async fn callback(
     let codec = &ctx.config.codec;
     let form_post = p.is_form_post();
     let mut cookies: Vec<SetCookie> = Vec::new();
+    // Reads a check cookie and queues its clearing, with Auth.js's debug messages.
+    let consume = |cookie: &crate::cookies::ResolvedCookie, kind: CheckKind| {
+        let name = || json!({ "name": cookie.name.as_ref() });
+        ctx.debug(&kind.debug_message("PARSE"), name);
+        let (value, clear) = checks::consume(codec, cookie, &ctx.req.cookies, kind, id)?;
+        ctx.debug(&kind.debug_message("USE"), name);
+        ctx.debug(&kind.debug_message("CLEAR"), name);
+        Ok::<_, AuthError>((value, clear))
+    };
 
     // state (before the `error` check, as upstream).
     if p.checks.state || plan.proxied {
         let cookie = checks::cookie_for(&ctx.cookies.state, CheckKind::State, form_post);
-        let (expected, clear) =
-            checks::consume(codec, &cookie, &ctx.req.cookies, CheckKind::State, id)?;
+        let (expected, clear) = consume(&cookie, CheckKind::State)?;
         cookies.push(clear);
         match param("state") {
             Some(s) if constant_time_eq(s, &expected) => {}
@@ -153,13 +162,7 @@ pub(crate) async fn callback(
         .ok_or_else(|| check_failed("response parameter \"code\" missing"))?;
 
     let verifier = if p.checks.pkce {
-        let (v, clear) = checks::consume(
-            codec,
-            &ctx.cookies.pkce_code_verifier,
-            &ctx.req.cookies,
-            CheckKind::Pkce,
-            id,
-        )?;
+        let (v, clear) = consume(&ctx.cookies.pkce_code_verifier, CheckKind::Pkce)?;
         cookies.push(clear);
         Some(v)
     } else {
@@ -167,7 +170,7 @@ pub(crate) async fn callback(
     };
     let nonce = if p.checks.nonce {
         let cookie = checks::cookie_for(&ctx.cookies.nonce, CheckKind::Nonce, form_post);
-        let (v, clear) = checks::consume(codec, &cookie, &ctx.req.cookies, CheckKind::Nonce, id)?;
+        let (v, clear) = consume(&cookie, CheckKind::Nonce)?;
         cookies.push(clear);
         Some(v)
     } else {
@@ -223,6 +226,18 @@ pub(crate) async fn callback(
     };
     let tokens =
         flow::process_token_response(p, status, &body, now).map_err(|e| route_error(id, e))?;
+    // Which tokens came back, never their values.
+    ctx.debug("authorization result", || {
+        json!({
+            "provider": id,
+            "token_type": tokens.token_type,
+            "scope": tokens.scope,
+            "expires_at": tokens.expires_at,
+            "access_token": tokens.access_token.is_some(),
+            "refresh_token": tokens.refresh_token.is_some(),
+            "id_token": tokens.id_token.is_some(),
+        })
+    });
 
     // Only `oidc` providers use (and therefore verify) the ID token; `oauth` ones keep it as
     // an opaque token, like Auth.js's OAuth 2 response processing.
@@ -238,7 +253,13 @@ pub(crate) async fn callback(
     // Profile.
     let mut profile = profile(p, &*client, &endpoints, &tokens, id_claims)
         .await
-        .map_err(|e| route_error(id, e))?;
+        .map_err(|e| {
+            ctx.debug(
+                "getProfile error details",
+                || json!({ "provider": id, "error": e.to_string() }),
+            );
+            route_error(id, e)
+        })?;
     // Apple posts the user's name once, as a JSON `user` form field (spec §6.4 step 8).
     if let Some(Ok(user @ Value::Object(_))) = param("user").map(serde_json::from_str::<Value>) {
         profile.insert("user".into(), user);
@@ -264,7 +285,7 @@ pub(crate) async fn callback(
         None => tokens,
     };
     let account = account_from_tokens(p, provider_account_id, tokens);
-    let profile: Profile = serde_json::from_value(Value::Object(profile)).unwrap_or_default();
+    let profile = Profile::from_claims(profile);
 
     let known_user = match &ctx.config.adapter {
         Some(adapter) => adapter

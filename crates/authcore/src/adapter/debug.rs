@@ -1,0 +1,334 @@
+//! The debug channel around an adapter (spec §10.1): every call is logged as
+//! `adapter_<method>` with its arguments before it runs.
+//!
+//! Auth.js logs the arguments verbatim. authcore does not put secrets in logs, so session
+//! tokens, verification tokens and an account's OAuth tokens are written as `[redacted]`;
+//! ids, emails and provider names stay, as they are what a developer debugs with.
+//!
+//! Installed by [`AuthConfigBuilder::build`](crate::AuthConfigBuilder::build) only when
+//! the debug channel is on, so it costs nothing otherwise.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+
+use super::{
+    Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, NewUser, UserUpdate,
+    VerificationToken,
+};
+use crate::logger::Logger;
+use crate::types::{Account, Authenticator};
+
+const REDACTED: &str = "[redacted]";
+
+/// Logs each call, then delegates to the wrapped adapter.
+pub(crate) struct DebugAdapter {
+    inner: Arc<dyn Adapter>,
+    logger: Arc<dyn Logger>,
+}
+
+impl DebugAdapter {
+    pub(crate) fn wrap(inner: Arc<dyn Adapter>, logger: Arc<dyn Logger>) -> Arc<dyn Adapter> {
+        Arc::new(DebugAdapter { inner, logger })
+    }
+
+    fn log(&self, method: AdapterMethod, args: Value) {
+        let message = format!("adapter_{}", method.name());
+        self.logger.debug(&message, &json!({ "args": args }));
+    }
+}
+
+fn iso(t: OffsetDateTime) -> String {
+    crate::actions::session::iso_string(t)
+}
+
+/// An account as Auth.js would log it, with its OAuth tokens redacted.
+fn account_args(a: &Account) -> Value {
+    let redact = |t: &Option<String>| t.as_ref().map(|_| REDACTED);
+    json!({
+        "userId": a.user_id,
+        "type": a.kind,
+        "provider": a.provider,
+        "providerAccountId": a.provider_account_id,
+        "access_token": redact(&a.access_token),
+        "refresh_token": redact(&a.refresh_token),
+        "id_token": redact(&a.id_token),
+        "expires_at": a.expires_at,
+        "scope": a.scope,
+        "token_type": a.token_type,
+    })
+}
+
+#[async_trait]
+impl Adapter for DebugAdapter {
+    fn supports(&self, method: AdapterMethod) -> bool {
+        self.inner.supports(method)
+    }
+
+    async fn create_user(&self, user: NewUser) -> Result<AdapterUser, AdapterError> {
+        self.log(
+            AdapterMethod::CreateUser,
+            json!([{ "email": user.email, "name": user.name, "image": user.image }]),
+        );
+        self.inner.create_user(user).await
+    }
+
+    async fn get_user(&self, id: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        self.log(AdapterMethod::GetUser, json!([id]));
+        self.inner.get_user(id).await
+    }
+
+    async fn get_user_by_email(&self, email: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        self.log(AdapterMethod::GetUserByEmail, json!([email]));
+        self.inner.get_user_by_email(email).await
+    }
+
+    async fn get_user_by_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<Option<AdapterUser>, AdapterError> {
+        self.log(
+            AdapterMethod::GetUserByAccount,
+            json!([{ "provider": provider, "providerAccountId": provider_account_id }]),
+        );
+        self.inner
+            .get_user_by_account(provider, provider_account_id)
+            .await
+    }
+
+    async fn update_user(&self, update: UserUpdate) -> Result<Option<AdapterUser>, AdapterError> {
+        self.log(AdapterMethod::UpdateUser, json!([{ "id": update.id }]));
+        self.inner.update_user(update).await
+    }
+
+    async fn delete_user(&self, id: &str) -> Result<(), AdapterError> {
+        self.log(AdapterMethod::DeleteUser, json!([id]));
+        self.inner.delete_user(id).await
+    }
+
+    async fn link_account(&self, account: Account) -> Result<(), AdapterError> {
+        self.log(AdapterMethod::LinkAccount, json!([account_args(&account)]));
+        self.inner.link_account(account).await
+    }
+
+    async fn unlink_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<(), AdapterError> {
+        self.log(
+            AdapterMethod::UnlinkAccount,
+            json!([{ "provider": provider, "providerAccountId": provider_account_id }]),
+        );
+        self.inner
+            .unlink_account(provider, provider_account_id)
+            .await
+    }
+
+    async fn create_session(
+        &self,
+        session: AdapterSession,
+    ) -> Result<AdapterSession, AdapterError> {
+        self.log(
+            AdapterMethod::CreateSession,
+            json!([{
+                "sessionToken": REDACTED,
+                "userId": session.user_id,
+                "expires": iso(session.expires),
+            }]),
+        );
+        self.inner.create_session(session).await
+    }
+
+    async fn get_session_and_user(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError> {
+        self.log(AdapterMethod::GetSessionAndUser, json!([REDACTED]));
+        self.inner.get_session_and_user(session_token).await
+    }
+
+    async fn update_session(
+        &self,
+        session_token: &str,
+        expires: OffsetDateTime,
+    ) -> Result<Option<AdapterSession>, AdapterError> {
+        self.log(
+            AdapterMethod::UpdateSession,
+            json!([{ "sessionToken": REDACTED, "expires": iso(expires) }]),
+        );
+        self.inner.update_session(session_token, expires).await
+    }
+
+    async fn delete_session(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<AdapterSession>, AdapterError> {
+        self.log(AdapterMethod::DeleteSession, json!([REDACTED]));
+        self.inner.delete_session(session_token).await
+    }
+
+    async fn create_verification_token(
+        &self,
+        token: VerificationToken,
+    ) -> Result<(), AdapterError> {
+        self.log(
+            AdapterMethod::CreateVerificationToken,
+            json!([{
+                "identifier": token.identifier,
+                "token": REDACTED,
+                "expires": iso(token.expires),
+            }]),
+        );
+        self.inner.create_verification_token(token).await
+    }
+
+    async fn use_verification_token(
+        &self,
+        identifier: &str,
+        token: &str,
+    ) -> Result<Option<VerificationToken>, AdapterError> {
+        self.log(
+            AdapterMethod::UseVerificationToken,
+            json!([{ "identifier": identifier, "token": REDACTED }]),
+        );
+        self.inner.use_verification_token(identifier, token).await
+    }
+
+    async fn get_account(
+        &self,
+        provider_account_id: &str,
+        provider: &str,
+    ) -> Result<Option<Account>, AdapterError> {
+        self.log(
+            AdapterMethod::GetAccount,
+            json!([provider_account_id, provider]),
+        );
+        self.inner.get_account(provider_account_id, provider).await
+    }
+
+    async fn get_authenticator(
+        &self,
+        credential_id: &str,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        self.log(AdapterMethod::GetAuthenticator, json!([credential_id]));
+        self.inner.get_authenticator(credential_id).await
+    }
+
+    async fn create_authenticator(
+        &self,
+        authenticator: Authenticator,
+    ) -> Result<Authenticator, AdapterError> {
+        self.log(
+            AdapterMethod::CreateAuthenticator,
+            json!([{
+                "credentialID": authenticator.credential_id,
+                "userId": authenticator.user_id,
+                "providerAccountId": authenticator.provider_account_id,
+            }]),
+        );
+        self.inner.create_authenticator(authenticator).await
+    }
+
+    async fn list_authenticators_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<Authenticator>, AdapterError> {
+        self.log(AdapterMethod::ListAuthenticatorsByUserId, json!([user_id]));
+        self.inner.list_authenticators_by_user_id(user_id).await
+    }
+
+    async fn update_authenticator_counter(
+        &self,
+        credential_id: &str,
+        counter: u64,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        self.log(
+            AdapterMethod::UpdateAuthenticatorCounter,
+            json!([credential_id, counter]),
+        );
+        self.inner
+            .update_authenticator_counter(credential_id, counter)
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::adapter::MemoryAdapter;
+
+    #[derive(Default)]
+    struct Lines(Mutex<Vec<(String, Value)>>);
+    impl Logger for Arc<Lines> {
+        fn debug(&self, message: &str, metadata: &Value) {
+            self.0
+                .lock()
+                .unwrap()
+                .push((message.to_owned(), metadata.clone()));
+        }
+    }
+
+    #[tokio::test]
+    async fn logs_each_call_by_name_and_redacts_tokens() {
+        let lines = Arc::new(Lines::default());
+        let adapter = DebugAdapter::wrap(Arc::new(MemoryAdapter::new()), Arc::new(lines.clone()));
+        let user = adapter
+            .create_user(NewUser {
+                email: Some("ada@example.com".into()),
+                ..NewUser::default()
+            })
+            .await
+            .unwrap();
+        let expires = OffsetDateTime::now_utc() + time::Duration::hours(1);
+        adapter
+            .create_session(AdapterSession {
+                session_token: "session-secret-value".into(),
+                user_id: user.id.clone(),
+                expires,
+            })
+            .await
+            .unwrap();
+        let found = adapter
+            .get_session_and_user("session-secret-value")
+            .await
+            .unwrap();
+        assert_eq!(
+            found.unwrap().1.id,
+            user.id,
+            "calls still reach the adapter"
+        );
+        adapter
+            .create_verification_token(VerificationToken {
+                identifier: "ada@example.com".into(),
+                token: "hashed-token-value".into(),
+                expires,
+            })
+            .await
+            .unwrap();
+
+        let lines = lines.0.lock().unwrap();
+        let names: Vec<&str> = lines.iter().map(|(m, _)| m.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "adapter_createUser",
+                "adapter_createSession",
+                "adapter_getSessionAndUser",
+                "adapter_createVerificationToken"
+            ]
+        );
+        assert_eq!(lines[0].1["args"][0]["email"], "ada@example.com");
+        assert_eq!(lines[1].1["args"][0]["userId"], user.id.as_str());
+        let all = serde_json::to_string(&*lines).unwrap();
+        assert!(!all.contains("session-secret-value"), "{all}");
+        assert!(!all.contains("hashed-token-value"), "{all}");
+    }
+}
