@@ -55,7 +55,12 @@ pub(crate) fn check_or_create(
     is_post: bool,
     body_token: Option<&str>,
 ) -> CsrfState {
-    if let Some((token, hash)) = cookie_value.and_then(|v| v.split_once('|')) {
+    // `split("|")` then the first two parts, as Auth.js: `token|hash|anything` is valid.
+    let parts = cookie_value.map(|v| {
+        let mut parts = v.split('|');
+        (parts.next().unwrap_or_default(), parts.next())
+    });
+    if let Some((token, Some(hash))) = parts {
         let mut expected = String::with_capacity(64);
         push_hash_hex(&mut expected, token, secret_string);
         if bool::from(expected.as_bytes().ct_eq(hash.as_bytes())) {
@@ -139,6 +144,9 @@ mod tests {
             );
             assert_eq!(st.new_cookie, Some(csrf_cookie_value(&st.token, "s")));
         }
+        // Auth.js takes the first two parts of `split("|")`: trailing parts are ignored.
+        let st = check_or_create(Some(&format!("{v}|extra")), "s", true, Some("tok"));
+        assert!(st.verified && st.new_cookie.is_none() && st.token == "tok");
         // A list of secrets hashes with the comma-joined string.
         assert!(
             check_or_create(Some(&csrf_cookie_value("t", "a,b")), "a,b", true, Some("t")).verified

@@ -79,7 +79,7 @@ pub enum AuthError {
     /// `trust_host` is off and no fixed URL is configured.
     #[error("Host must be trusted. URL was: {url}")]
     UntrustedHost {
-        /// The request URL.
+        /// The request URL without its query.
         url: String,
     },
     /// A state / PKCE / nonce / challenge check failed.

@@ -4,6 +4,7 @@
 //! no cookie value, token or secret is put into an error message by authcore.
 
 use std::error::Error as _;
+use std::fmt::Write as _;
 
 use serde_json::Value;
 
@@ -60,10 +61,19 @@ pub trait Logger: Send + Sync + 'static {
     }
 }
 
-/// Formats an error like Auth.js: `[auth][error] <type>: <message>` and the cause chain, at
-/// `WARN` for client-caused errors and `ERROR` otherwise.
+/// Formats an error like Auth.js: `[auth][error] <type>: <message>. Read more at
+/// https://errors.authjs.dev#<type>` and the cause chain, at `WARN` for client-caused errors
+/// and `ERROR` otherwise.
 pub fn log_error_with_tracing(error: &AuthError) {
     let mut causes = String::new();
+    let message = error.to_string();
+    if !message.contains("https://errors.authjs.dev") {
+        let _ = write!(
+            causes,
+            ". Read more at https://errors.authjs.dev#{}",
+            error.error_type().to_ascii_lowercase()
+        );
+    }
     let mut src = error.source();
     while let Some(e) = src {
         causes.push_str(" [auth][cause]: ");
@@ -78,7 +88,7 @@ pub fn log_error_with_tracing(error: &AuthError) {
             error_type = error.error_type(),
             "[auth][error] {}: {}{}",
             error.error_type(),
-            error,
+            message,
             causes
         );
     } else {
@@ -87,7 +97,7 @@ pub fn log_error_with_tracing(error: &AuthError) {
             error_type = error.error_type(),
             "[auth][error] {}: {}{}",
             error.error_type(),
-            error,
+            message,
             causes
         );
     }

@@ -20,6 +20,20 @@ async fn untrusted_host_is_500() {
             "Host must be trusted. URL was: https://authjs.test/auth/session".to_owned()
         )
     );
+    // The logged URL drops the query, which may carry a magic-link token or an OAuth code.
+    let r = send(
+        &auth,
+        get("/auth/callback/email?token=magic-link-secret&email=a%40b.example")
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, 500);
+    let logged = rec.errors.lock().unwrap()[1].1.clone();
+    assert_eq!(
+        logged,
+        "Host must be trusted. URL was: https://authjs.test/auth/callback/email"
+    );
     // HTML actions render the Configuration error page instead.
     let r = send(&auth, get("/auth/signin").body(empty()).unwrap()).await;
     assert_eq!(r.status, 500);
@@ -83,6 +97,7 @@ async fn invalid_callback_urls_in_query_and_cookies() {
 
 #[tokio::test]
 async fn configuration_error_with_custom_error_page_redirects_unless_looping() {
+    // A fixed URL makes the host trusted even with trust_host(false): no Configuration error.
     let (auth, rec) = auth_with(
         builder()
             .trust_host(false)
@@ -92,7 +107,33 @@ async fn configuration_error_with_custom_error_page_redirects_unless_looping() {
                 ..Default::default()
             }),
     );
-    let _ = (&auth, &rec);
+    let r = send(&auth, get("/auth/signin").body(empty()).unwrap()).await;
+    assert_eq!(r.status, 200);
+    assert!(r.text().contains("<title>Sign In</title>"));
+    assert!(rec.errors().is_empty(), "{:?}", rec.errors());
+    // An untrusted host on an HTML action redirects to the custom error page …
+    let (auth, rec) = auth_with(builder().trust_host(false).pages(PagesOptions {
+        error: Some("/err".into()),
+        ..Default::default()
+    }));
+    for path in ["/auth/signin", "/auth/signout", "/auth/verify-request"] {
+        let r = send(&auth, get(path).body(empty()).unwrap()).await;
+        assert_eq!(r.status, 302, "{path}");
+        assert_eq!(
+            r.location(),
+            Some("https://authjs.test/err?error=Configuration"),
+            "{path}"
+        );
+        assert!(r.set_cookies().is_empty(), "{path}");
+    }
+    assert_eq!(rec.error_types(), ["UntrustedHost"; 3]);
+    // … but JSON actions and POSTs still answer 500 JSON.
+    let r = send(&auth, get("/auth/session").body(empty()).unwrap()).await;
+    assert_eq!(r.status, 500);
+    assert_eq!(r.text(), MESSAGE);
+    let r = send(&auth, post("/auth/signout").body(form(&[])).unwrap()).await;
+    assert_eq!(r.status, 500);
+    assert_eq!(r.text(), MESSAGE);
     let (auth, _) = auth_with(builder().pages(PagesOptions {
         error: Some("/err".into()),
         ..Default::default()

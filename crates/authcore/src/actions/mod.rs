@@ -121,9 +121,12 @@ fn is_valid_http_url(url: &str, origin: &str) -> bool {
 /// Per-request assertions (spec §12.3) that cannot be checked at build time.
 pub(crate) fn assert_request(config: &ConfigInner, req: &RequestInternal) -> Result<(), AuthError> {
     if !config.trust_host {
-        return Err(AuthError::UntrustedHost {
-            url: req.url.to_string(),
-        });
+        // Without the query: it can carry a magic-link token or an OAuth code (Auth.js logs
+        // the whole URL).
+        let mut url = req.url.clone();
+        url.set_query(None);
+        url.set_fragment(None);
+        return Err(AuthError::UntrustedHost { url: url.into() });
     }
     if let Some(cb) = req.query.get("callbackUrl")
         && !is_valid_http_url(cb, &req.origin)
