@@ -33,7 +33,8 @@ pub fn encode_uri_component(s: &str) -> Cow<'_, str> {
 pub const CHUNK_SIZE: usize = 4096 - 160;
 
 /// `SameSite` attribute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SameSite {
     /// `SameSite=Strict`.
     Strict,
@@ -45,7 +46,8 @@ pub enum SameSite {
 }
 
 /// `Priority` attribute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Priority {
     /// `Priority=Low`.
     Low,
@@ -56,7 +58,8 @@ pub enum Priority {
 }
 
 /// Options of one cookie (Auth.js `CookieOption.options`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct CookieOptions {
     /// `HttpOnly` (default true).
     pub http_only: bool,
@@ -67,13 +70,24 @@ pub struct CookieOptions {
     /// `Secure` (default: on HTTPS).
     pub secure: bool,
     /// `Domain`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub domain: Option<String>,
     /// `Max-Age` in seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_age: Option<i64>,
     /// `Partitioned`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partitioned: bool,
     /// `Priority`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<Priority>,
+}
+
+impl Default for CookieOptions {
+    /// Auth.js's defaults for a plain-HTTP cookie: `HttpOnly`, `SameSite=Lax`, `Path=/`.
+    fn default() -> Self {
+        CookieOptions::defaults(false)
+    }
 }
 
 impl CookieOptions {
@@ -92,7 +106,7 @@ impl CookieOptions {
 }
 
 /// Name and options of one cookie.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CookieSpec {
     /// Cookie name.
     pub name: String,
@@ -101,7 +115,8 @@ pub struct CookieSpec {
 }
 
 /// The seven cookies Auth.js uses, resolved for one scheme (secure or not).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CookieSet {
     /// Session token (chunked).
     pub session_token: CookieSpec,
@@ -263,6 +278,40 @@ pub struct SetCookie {
     pub expires: Option<OffsetDateTime>,
     /// Overrides `options.max_age` (used for clearing with `Max-Age=0`).
     pub max_age: Option<i64>,
+}
+
+/// Auth.js's cookie record: `{"name", "value", "options": {…, "expires", "maxAge"}}`.
+impl serde::Serialize for SetCookie {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+
+        #[derive(serde::Serialize)]
+        struct Options<'a> {
+            #[serde(flatten)]
+            options: &'a CookieOptions,
+            #[serde(
+                rename = "expires",
+                with = "time::serde::rfc3339::option",
+                skip_serializing_if = "Option::is_none"
+            )]
+            expires: Option<OffsetDateTime>,
+        }
+        let mut options = (*self.options).clone();
+        if self.max_age.is_some() {
+            options.max_age = self.max_age;
+        }
+        let mut record = serializer.serialize_struct("Cookie", 3)?;
+        record.serialize_field("name", &*self.name)?;
+        record.serialize_field("value", &self.value)?;
+        record.serialize_field(
+            "options",
+            &Options {
+                options: &options,
+                expires: self.expires,
+            },
+        )?;
+        record.end()
+    }
 }
 
 impl SetCookie {

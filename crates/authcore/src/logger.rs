@@ -26,6 +26,13 @@ pub enum WarningCode {
     ExperimentalWebauthn,
 }
 
+/// Serialised as the Auth.js code (`"debug-enabled"` …).
+impl serde::Serialize for WarningCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl WarningCode {
     /// The Auth.js code.
     pub fn as_str(self) -> &'static str {

@@ -37,6 +37,54 @@ pub struct ResponseInternal {
     pub cookies: Vec<SetCookie>,
 }
 
+/// Auth.js's `ResponseInternal` as JSON: `{"status", "headers", "body", "redirect",
+/// "cookies"}`, absent fields left out. Headers map each name to its value, or to a list
+/// when repeated; a non-UTF-8 header value is left out.
+impl serde::Serialize for ResponseInternal {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(status) = self.status {
+            map.serialize_entry("status", &status.as_u16())?;
+        }
+        if !self.headers.is_empty() {
+            let mut headers = serde_json::Map::new();
+            for name in self.headers.keys() {
+                let values: Vec<Value> = self
+                    .headers
+                    .get_all(name)
+                    .iter()
+                    .filter_map(|v| v.to_str().ok())
+                    .map(|v| Value::String(v.to_owned()))
+                    .collect();
+                let value = match <[Value; 1]>::try_from(values) {
+                    Ok([one]) => one,
+                    Err(many) => Value::Array(many),
+                };
+                headers.insert(name.as_str().to_owned(), value);
+            }
+            map.serialize_entry("headers", &headers)?;
+        }
+        match &self.body {
+            Some(InternalBody::Json(v)) => map.serialize_entry("body", v)?,
+            Some(InternalBody::JsonBytes(b)) => {
+                let v: Value = serde_json::from_slice(b).unwrap_or(Value::Null);
+                map.serialize_entry("body", &v)?;
+            }
+            Some(InternalBody::Html(h)) => map.serialize_entry("body", h)?,
+            None => {}
+        }
+        if let Some(r) = &self.redirect {
+            map.serialize_entry("redirect", r)?;
+        }
+        if !self.cookies.is_empty() {
+            map.serialize_entry("cookies", &self.cookies)?;
+        }
+        map.end()
+    }
+}
+
 impl ResponseInternal {
     pub(crate) fn json(value: Value) -> Self {
         ResponseInternal {
@@ -132,4 +180,67 @@ pub(crate) fn render(r: ResponseInternal, return_redirect: bool) -> http::Respon
     *resp.status_mut() = status;
     *resp.headers_mut() = headers;
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::cookies::{CookieOptions, CookieSet, CookieSpec, Priority, SameSite};
+
+    #[test]
+    fn response_record_serialises_with_authjs_names() {
+        let set = CookieSet::defaults(true);
+        let cookie = crate::cookies::ResolvedCookie::new(&set.session_token);
+        let expires = time::macros::datetime!(2030-01-02 03:04:05 UTC);
+        let mut r = ResponseInternal::redirect("https://authjs.test/".into()).with_no_cache();
+        r.cookies = vec![cookie.set("v".into(), Some(expires)), cookie.clear()];
+        r.status = Some(StatusCode::FOUND);
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["status"], 302);
+        assert_eq!(v["redirect"], "https://authjs.test/");
+        assert_eq!(v["headers"]["cache-control"], "private, no-cache, no-store");
+        assert_eq!(
+            v["cookies"][0],
+            json!({
+                "name": "__Secure-authjs.session-token",
+                "value": "v",
+                "options": {
+                    "httpOnly": true, "sameSite": "lax", "path": "/", "secure": true,
+                    "expires": "2030-01-02T03:04:05Z"
+                }
+            })
+        );
+        assert_eq!(v["cookies"][1]["options"]["maxAge"], 0);
+        assert!(v.get("body").is_none());
+        let html = serde_json::to_value(ResponseInternal::html(StatusCode::OK, "<p>".into()));
+        assert_eq!(html.unwrap(), json!({"status": 200, "body": "<p>"}));
+    }
+
+    #[test]
+    fn cookie_options_round_trip_with_authjs_names_and_defaults() {
+        let o: CookieOptions =
+            serde_json::from_value(json!({"sameSite": "none", "secure": true, "maxAge": 60,
+                "domain": "example.com", "priority": "high", "partitioned": true}))
+            .unwrap();
+        assert_eq!(o.same_site, SameSite::None);
+        assert!(o.http_only, "unset fields keep Auth.js defaults");
+        assert_eq!(o.path, "/");
+        assert_eq!(o.priority, Some(Priority::High));
+        let back = serde_json::to_value(&o).unwrap();
+        assert_eq!(back["maxAge"], 60);
+        assert_eq!(back["httpOnly"], true);
+        let spec: CookieSpec = serde_json::from_value(json!({"name": "s", "options": {}})).unwrap();
+        assert_eq!(spec.options, CookieOptions::default());
+        let set = serde_json::to_value(CookieSet::defaults(false)).unwrap();
+        assert_eq!(set["csrfToken"]["name"], "authjs.csrf-token");
+        assert_eq!(set["pkceCodeVerifier"]["options"]["maxAge"], 900);
+        assert_eq!(
+            serde_json::to_value(crate::logger::WarningCode::DebugEnabled).unwrap(),
+            "debug-enabled"
+        );
+    }
 }
