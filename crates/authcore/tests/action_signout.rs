@@ -108,3 +108,90 @@ async fn post_requires_csrf() {
     );
     assert!(r.set_cookies().is_empty());
 }
+
+/// Adds a claim big enough to split the session cookie into several chunks.
+struct BigClaim;
+
+#[authcore::async_trait]
+impl authcore::callbacks::Callbacks for BigClaim {
+    async fn jwt(
+        &self,
+        mut p: authcore::callbacks::JwtParams<'_>,
+    ) -> Result<Option<authcore::jwt::JwtClaims>, authcore::BoxError> {
+        if p.user.is_some() {
+            p.token.insert("blob".into(), "b".repeat(9000).into());
+        }
+        Ok(Some(p.token))
+    }
+}
+
+#[tokio::test]
+async fn post_clears_every_chunk_of_a_real_multi_chunk_session() {
+    let (auth, rec) = auth_with(builder().callbacks(BigClaim));
+    let (csrf, token) = csrf_pair();
+    let r = send(
+        &auth,
+        post("/auth/callback/credentials")
+            .header("cookie", &csrf)
+            .body(form(&[
+                ("csrfToken", &token),
+                ("username", "demo"),
+                ("password", "pw"),
+            ]))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, 302);
+    assert!(r.cookie(SESSION_COOKIE).is_none(), "too big for one cookie");
+    let chunks: Vec<(String, String)> = (0..)
+        .map_while(|i| {
+            let name = format!("{SESSION_COOKIE}.{i}");
+            r.cookie(&name).map(|v| (name, v))
+        })
+        .collect();
+    assert!(chunks.len() >= 3, "{} chunks", chunks.len());
+    assert!(
+        chunks
+            .iter()
+            .all(|(_, v)| v.len() <= authcore::cookies::CHUNK_SIZE && !v.is_empty())
+    );
+    // The chunks reassemble (sent in reverse order) into the session.
+    let jar: Vec<String> = chunks
+        .iter()
+        .rev()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect();
+    let jar = jar.join("; ");
+    let s = send(
+        &auth,
+        get("/auth/session")
+            .header("cookie", &jar)
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(s.json()["user"]["name"], "Demo User");
+
+    let r = send(
+        &auth,
+        post("/auth/signout")
+            .header("cookie", format!("{jar}; {csrf}"))
+            .body(form(&[("csrfToken", &token)]))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.location(), Some("https://authjs.test"));
+    let mut cleared: Vec<String> = r
+        .set_cookies()
+        .into_iter()
+        .filter(|c| c.starts_with(SESSION_COOKIE))
+        .collect();
+    cleared.sort();
+    let expected: Vec<String> = chunks
+        .iter()
+        .map(|(n, _)| format!("{n}=; Max-Age=0; Path=/; HttpOnly; Secure; SameSite=Lax"))
+        .collect();
+    assert_eq!(cleared, expected, "every chunk cleared, nothing else");
+    let event = rec.event("signOut").unwrap();
+    assert_eq!(event["token"]["blob"].as_str().unwrap().len(), 9000);
+}

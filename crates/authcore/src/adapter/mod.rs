@@ -19,8 +19,8 @@ use time::OffsetDateTime;
 use crate::error::BoxError;
 use crate::types::{Account, Authenticator};
 
-pub use memory::MemoryAdapter;
 pub(crate) use debug::DebugAdapter;
+pub use memory::MemoryAdapter;
 
 /// A stored user (`AdapterUser`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

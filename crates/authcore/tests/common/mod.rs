@@ -277,3 +277,87 @@ pub fn assert_no_cache(r: &TestResponse) {
     assert_eq!(r.headers["expires"], "0");
     assert_eq!(r.headers["pragma"], "no-cache");
 }
+
+/// Collects what the default `tracing` logger ([`authcore::logger::TracingLogger`]) writes,
+/// one line per event (`message` plus the other fields), for the current thread only.
+///
+/// Use from a current-thread runtime (`#[tokio::test]`): `let (_guard, lines) =
+/// TracingCapture::install();`, then read `lines.lock()`.
+#[derive(Clone, Default)]
+pub struct TracingCapture {
+    pub lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl TracingCapture {
+    /// Installs a capture as this thread's default subscriber until the guard drops.
+    pub fn install() -> (tracing::subscriber::DefaultGuard, Arc<Mutex<Vec<String>>>) {
+        // With a single registered dispatcher, tracing computes a callsite's interest from
+        // the default of whichever thread hits it first (often "none" in a parallel test):
+        // a second, permanent dispatcher makes it ask every registered one instead.
+        static SECOND: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+        SECOND.get_or_init(|| tracing::Dispatch::new(TracingCapture::default()));
+        let capture = TracingCapture::default();
+        let lines = capture.lines.clone();
+        (tracing::subscriber::set_default(capture), lines)
+    }
+}
+
+struct LineVisitor(String);
+
+impl tracing::field::Visit for LineVisitor {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if !self.0.is_empty() {
+            self.0.push(' ');
+        }
+        if field.name() == "message" {
+            self.0.push_str(&format!("{value:?}"));
+        } else {
+            self.0.push_str(&format!("{}={value:?}", field.name()));
+        }
+    }
+}
+
+impl tracing::Subscriber for TracingCapture {
+    fn register_callsite(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        // Never cache "always": other test threads have no subscriber.
+        tracing::subscriber::Interest::sometimes()
+    }
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut v = LineVisitor(event.metadata().level().to_string());
+        event.record(&mut v);
+        self.lines.lock().unwrap().push(v.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// Asserts that `location` (absolute or relative) resolves to a URL on [`ORIGIN`].
+pub fn assert_on_origin(location: &str, context: &str) {
+    let resolved = url::Url::parse(ORIGIN).unwrap().join(location).unwrap();
+    assert_eq!(
+        resolved.origin().ascii_serialization(),
+        ORIGIN,
+        "{context}: {location:?} leaves the origin"
+    );
+}
+
+/// The percent-decoded value of a `Set-Cookie` for `name`.
+pub fn decoded_cookie(r: &TestResponse, name: &str) -> Option<String> {
+    r.cookie(name).map(|v| {
+        percent_encoding::percent_decode_str(&v)
+            .decode_utf8()
+            .unwrap()
+            .into_owned()
+    })
+}
