@@ -10,3 +10,8 @@ pub use layer::{RequireAuth, RequireAuthLayer};
 pub use router::AuthRouterExt;
 pub use service::AuthService;
 pub use session::{OptionalSession, Session, SessionRequired};
+
+/// The README's example, compiled as a doctest so it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

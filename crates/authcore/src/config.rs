@@ -207,6 +207,8 @@ pub struct AuthConfigBuilder {
     max_body_bytes: usize,
     max_cookie_header_bytes: usize,
     pub(crate) warnings: Vec<WarningCode>,
+    /// Applied by `build`, so options set before or after `env_defaults` count as explicit.
+    env_defaults: Option<Env>,
 }
 
 impl Default for AuthConfigBuilder {
@@ -237,6 +239,7 @@ impl Default for AuthConfigBuilder {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_cookie_header_bytes: DEFAULT_MAX_COOKIE_HEADER_BYTES,
             warnings: Vec::new(),
+            env_defaults: None,
         }
     }
 }
@@ -422,8 +425,13 @@ impl AuthConfigBuilder {
     /// Fills unset options from environment variables (Auth.js `setEnvDefaults`, spec §1.3):
     /// `AUTH_SECRET`, `AUTH_SECRET_1..3`, `AUTH_URL`, `AUTH_TRUST_HOST`, and
     /// `AUTH_<PROVIDER>_ID/SECRET/ISSUER/KEY`.
-    pub fn env_defaults(self, env: &Env) -> Self {
-        crate::env::apply_env_defaults(self, env, false)
+    ///
+    /// The variables are applied when the configuration is built, so the call may come
+    /// anywhere in the chain: providers added after it get their `AUTH_<ID>_*` values, and
+    /// an explicit option always wins over the environment, whichever came first.
+    pub fn env_defaults(mut self, env: &Env) -> Self {
+        self.env_defaults = Some(env.clone());
+        self
     }
 
     pub(crate) fn has_secret(&self) -> bool {
@@ -452,7 +460,10 @@ impl AuthConfigBuilder {
     }
 
     /// Validates and prepares the configuration.
-    pub fn build(self) -> Result<AuthConfig, ConfigError> {
+    pub fn build(mut self) -> Result<AuthConfig, ConfigError> {
+        if let Some(env) = self.env_defaults.take() {
+            self = crate::env::apply_env_defaults(self, &env, false);
+        }
         if self.secrets.is_empty() {
             return Err(ConfigError::MissingSecret);
         }

@@ -376,3 +376,45 @@ async fn auth_url_sets_base_path_origin_and_trust() {
     let r = providers_at(&auth, "https://app.example/custom/providers").await;
     assert_eq!(r.status, 200);
 }
+
+/// `env_defaults` is applied at build time: its place in the chain does not matter.
+#[tokio::test]
+async fn env_defaults_apply_at_build_whatever_their_place_in_the_chain() {
+    let env = Env::from_pairs([
+        ("AUTH_SECRET", "env-secret"),
+        ("AUTH_GH_ID", "id-from-env"),
+        ("AUTH_GH_SECRET", "secret-from-env"),
+    ]);
+    let provider = || {
+        OAuthProvider::oauth("gh", "GH")
+            .authorization_url("https://gh.example/authorize")
+            .token_url("https://gh.example/token")
+            .userinfo_url("https://gh.example/user")
+    };
+    // env_defaults first, then an explicit secret and the provider.
+    let (auth, _) = auth_with(
+        AuthConfig::builder()
+            .env_defaults(&env)
+            .trust_host(true)
+            .secret(SECRET)
+            .provider(provider()),
+    );
+    let (csrf, token) = csrf_pair();
+    let r = send(
+        &auth,
+        post("/auth/signin/gh")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("cookie", csrf)
+            .body(form(&[("csrfToken", &token)]))
+            .unwrap(),
+    )
+    .await;
+    let location = url::Url::parse(r.location().unwrap()).unwrap();
+    let client_id = location
+        .query_pairs()
+        .find(|(k, _)| k == "client_id")
+        .map(|(_, v)| v.into_owned());
+    assert_eq!(client_id.as_deref(), Some("id-from-env"));
+    // The explicit secret won over AUTH_SECRET: the CSRF pair made with it verified.
+    assert!(!r.location().unwrap().contains("error="));
+}
