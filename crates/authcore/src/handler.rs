@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::actions::{self, pages};
 use crate::config::{AuthConfig, ConfigInner};
-use crate::cookies::encode_uri_component;
+use crate::cookies::{SetCookie, encode_uri_component};
 use crate::error::{AuthError, BoxError, ErrorKind};
 use crate::request::{Action, ParseError, RequestInternal, parse_request};
 use crate::response::{InternalBody, ResponseBody, ResponseInternal, render};
@@ -148,7 +148,7 @@ impl Auth {
             .cookies
             .iter()
             .filter(|k| k.name.starts_with(session_cookie))
-            .filter_map(|k| http::HeaderValue::from_str(&k.to_header_value()).ok())
+            .filter_map(SetCookie::header_value)
             .collect();
         let session = match resp.body {
             Some(InternalBody::JsonBytes(b)) => serde_json::from_slice(&b).ok(),

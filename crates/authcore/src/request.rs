@@ -284,7 +284,7 @@ where
         None
     };
 
-    let origin = url.origin().ascii_serialization();
+    let origin = origin_of(&url);
     let is_https = url.scheme() == "https";
     let query = Query::parse(url.query());
     let return_redirect = parts.headers.contains_key("x-auth-return-redirect");
@@ -353,8 +353,40 @@ where
     }
 }
 
+/// `url.origin().ascii_serialization()`, cut from the URL's own serialisation for http(s)
+/// URLs: the scheme, host and (non-default) port are already written there, so the host is
+/// not formatted again (an IPv4 host goes through `Display` in `url`'s version).
+pub(crate) fn origin_of(url: &url::Url) -> String {
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return url.origin().ascii_serialization();
+    }
+    let scheme = &url[..url::Position::AfterScheme];
+    let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
+    let mut origin = String::with_capacity(scheme.len() + 3 + authority.len());
+    origin.push_str(scheme);
+    origin.push_str("://");
+    origin.push_str(authority);
+    origin
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn origin_of_matches_the_url_crate() {
+        for u in [
+            "http://127.0.0.1:3000/auth/session",
+            "https://authjs.test/auth",
+            "https://user:pw@Example.COM:443/x?y#z",
+            "http://[::1]:8080/",
+            "http://xn--bcher-kva.example/",
+            "https://bücher.example:8443/a",
+            "http://10.0.0.1:80/",
+        ] {
+            let url = url::Url::parse(u).unwrap();
+            assert_eq!(origin_of(&url), url.origin().ascii_serialization(), "{u}");
+        }
+    }
+
     use super::*;
     use proptest::prelude::*;
 

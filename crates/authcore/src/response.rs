@@ -139,10 +139,8 @@ fn location_value(s: &str) -> HeaderValue {
 /// `200 {"url": <location>}` keeping the other headers and cookies.
 pub(crate) fn render(r: ResponseInternal, return_redirect: bool) -> http::Response<ResponseBody> {
     let mut headers = r.headers;
-    for c in &r.cookies {
-        if let Ok(v) = HeaderValue::from_str(&c.to_header_value()) {
-            headers.append(header::SET_COOKIE, v);
-        }
+    for v in r.cookies.iter().filter_map(SetCookie::header_value) {
+        headers.append(header::SET_COOKIE, v);
     }
     let mut status = r.status.unwrap_or(StatusCode::OK);
     let mut body = r.body;

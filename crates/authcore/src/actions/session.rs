@@ -12,17 +12,24 @@ use crate::types::{Session, SessionUser};
 
 /// `toISOString()`: `2026-01-02T03:04:05.678Z`.
 pub(crate) fn iso_string(t: OffsetDateTime) -> String {
+    use crate::cookies::{push_digits, push_year};
     let t = t.to_offset(time::UtcOffset::UTC);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        t.year(),
-        t.month() as u8,
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.millisecond()
-    )
+    let mut out = String::with_capacity(24);
+    push_year(&mut out, t.year());
+    out.push('-');
+    push_digits(&mut out, u32::from(u8::from(t.month())), 2);
+    out.push('-');
+    push_digits(&mut out, u32::from(t.day()), 2);
+    out.push('T');
+    push_digits(&mut out, u32::from(t.hour()), 2);
+    out.push(':');
+    push_digits(&mut out, u32::from(t.minute()), 2);
+    out.push(':');
+    push_digits(&mut out, u32::from(t.second()), 2);
+    out.push('.');
+    push_digits(&mut out, u32::from(t.millisecond()), 3);
+    out.push('Z');
+    out
 }
 
 pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
@@ -206,5 +213,9 @@ mod tests {
     fn iso_string_matches_javascript() {
         let t = time::macros::datetime!(2026-01-02 03:04:05.678 UTC);
         assert_eq!(super::iso_string(t), "2026-01-02T03:04:05.678Z");
+        let t = time::macros::datetime!(0987-11-30 23:59:09.005 +02:00);
+        assert_eq!(super::iso_string(t), "0987-11-30T21:59:09.005Z");
+        let t = time::macros::datetime!(2026-12-31 00:00:00 UTC);
+        assert_eq!(super::iso_string(t), "2026-12-31T00:00:00.000Z");
     }
 }
