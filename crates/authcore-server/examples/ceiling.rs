@@ -20,10 +20,6 @@ async fn fixed() -> impl IntoResponse {
     )
 }
 
-/// The same allocator as the demo server.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::io::Result<()> {
     let addr = std::env::var("AUTHCORE_ADDR").unwrap_or_else(|_| "127.0.0.1:3002".into());

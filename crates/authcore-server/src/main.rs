@@ -12,11 +12,6 @@ use authcore::env::Env;
 use authcore_server::{DEMO_USERNAME, DemoConfig, auth_from_config, router};
 use tracing_subscriber::EnvFilter;
 
-/// mimalloc instead of glibc malloc: request handling makes many small, short-lived
-/// allocations, where it is measurably faster (see docs/architecture.md).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
