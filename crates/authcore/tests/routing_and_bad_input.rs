@@ -239,3 +239,84 @@ proptest! {
         });
     }
 }
+
+/// Hostile header values an attacker controls: `Host`, `X-Forwarded-Host`,
+/// `X-Forwarded-Proto`, `Content-Type`, `X-Auth-Return-Redirect`, any method.
+fn header_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[ -~]{0,60}",
+        Just(String::new()),
+        Just("evil.example, good.example".to_owned()),
+        Just("[::1]:99999".to_owned()),
+        Just("a/b\\c@d?e#f".to_owned()),
+        Just("https, http".to_owned()),
+        Just("application/json; charset=utf-8".to_owned()),
+        Just("multipart/form-data; boundary=x".to_owned()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+    /// Whatever the headers and method, the handler answers with a status from the known
+    /// set, never panics, and never follows a hostile `callbackUrl`.
+    #[test]
+    fn arbitrary_headers_and_methods_never_panic(
+        action in prop_oneof![
+            Just("session"), Just("csrf"), Just("providers"), Just("signin"),
+            Just("signin/credentials"), Just("callback/credentials"), Just("signout"),
+            Just("error"), Just("verify-request"), Just("webauthn-options/x")
+        ],
+        method in prop_oneof![
+            Just("GET"), Just("POST"), Just("PUT"), Just("DELETE"), Just("HEAD"),
+            Just("OPTIONS"), Just("PATCH")
+        ],
+        host in header_value(),
+        forwarded_host in proptest::option::of(header_value()),
+        forwarded_proto in proptest::option::of(header_value()),
+        content_type in proptest::option::of(header_value()),
+        return_redirect in any::<bool>(),
+        trust in any::<bool>(),
+        body in ".{0,120}",
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let (auth, _) = auth_with(builder().trust_host(trust));
+            let mut b = Request::builder()
+                .method(method)
+                .uri(format!("/auth/{action}?callbackUrl=%2F%2Fevil.example"));
+            for (name, value) in [
+                ("host", Some(&host)),
+                ("x-forwarded-host", forwarded_host.as_ref()),
+                ("x-forwarded-proto", forwarded_proto.as_ref()),
+                ("content-type", content_type.as_ref()),
+            ] {
+                if let Some(v) = value {
+                    b = b.header(name, v.as_str());
+                }
+            }
+            if return_redirect {
+                b = b.header("x-auth-return-redirect", "1");
+            }
+            let Ok(req) = b.body(http_body_util::Full::new(bytes::Bytes::from(body.clone()))) else {
+                return;
+            };
+            let r = send(&auth, req).await;
+            assert!(
+                [200, 302, 400, 404, 413, 431, 500].contains(&r.status.as_u16()),
+                "{} {method} {action}", r.status
+            );
+            // A trusted forwarded host may legitimately name evil.example as the origin;
+            // otherwise the hostile `callbackUrl` must never be followed.
+            let headers_name_evil = [Some(&host), forwarded_host.as_ref()]
+                .into_iter()
+                .flatten()
+                .any(|v| v.contains("evil"));
+            if let Some(location) = r.location().filter(|_| !headers_name_evil) {
+                assert!(
+                    !location.contains("evil.example"),
+                    "{method} {action} host={host:?} → {location}"
+                );
+            }
+        });
+    }
+}
