@@ -17,14 +17,7 @@ fn alice() -> Value {
 async fn valid_cookie_returns_session_and_refreshes_cookie() {
     let (auth, rec) = auth();
     let before = time::OffsetDateTime::now_utc();
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", session_cookie(&auth, alice()))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, session_cookie(&auth, alice())).await;
     assert_eq!(r.status, 200);
     assert_no_cache(&r);
     let body = r.json();
@@ -95,14 +88,7 @@ async fn invalid_tokens_are_null_logged_and_cleared() {
         "%ZZ".into(),
     ] {
         rec.errors.lock().unwrap().clear();
-        let r = send(
-            &auth,
-            get("/auth/session")
-                .header("cookie", format!("{SESSION_COOKIE}={bad}"))
-                .body(empty())
-                .unwrap(),
-        )
-        .await;
+        let r = get_session(&auth, format!("{SESSION_COOKIE}={bad}")).await;
         assert_eq!(r.status, 200);
         assert_eq!(r.text(), "null");
         assert_eq!(rec.error_types(), ["JWTSessionError"], "{bad}");
@@ -126,14 +112,7 @@ async fn expired_token_is_null() {
         .jwt()
         .encode_at(alice().as_object().unwrap(), SESSION_COOKIE, 60, old)
         .unwrap();
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}={token}"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("{SESSION_COOKIE}={token}")).await;
     assert_eq!(r.text(), "null");
     assert_eq!(rec.error_types(), ["JWTSessionError"]);
 }
@@ -151,14 +130,7 @@ async fn chunked_session_cookies_are_reassembled() {
     assert!(token.len() > 3936);
     let (a, b) = token.split_at(3936);
     let cookie = format!("{SESSION_COOKIE}.1={b}; {SESSION_COOKIE}.0={a}");
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", cookie)
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, cookie).await;
     assert_eq!(r.json()["user"]["name"], "Alice");
     assert!(r.cookie(&format!("{SESSION_COOKIE}.0")).is_some());
     assert!(r.cookie(&format!("{SESSION_COOKIE}.1")).is_some());
@@ -204,14 +176,7 @@ impl Callbacks for Spy {
 async fn callbacks_get_authjs_params() {
     let spy = Spy::default();
     let (auth, _) = auth_with(builder().callbacks(spy.clone()));
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", session_cookie(&auth, alice()))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, session_cookie(&auth, alice())).await;
     assert_eq!(r.json()["sub"], "1");
     assert_eq!(*spy.jwt_calls.lock().unwrap(), [(None, None)]);
 }
@@ -275,14 +240,7 @@ async fn jwt_callback_returning_none_signs_out() {
         ..Default::default()
     };
     let (auth, _) = auth_with(builder().callbacks(spy));
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", session_cookie(&auth, alice()))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, session_cookie(&auth, alice())).await;
     assert_eq!(r.text(), "null");
     assert!(
         r.set_cookie_header(SESSION_COOKIE)
@@ -296,14 +254,7 @@ async fn rotated_secret_still_reads_old_sessions() {
     let (old_auth, _) = auth();
     let cookie = session_cookie(&old_auth, alice());
     let (auth, _) = auth_with(builder().secrets(["new-secret", SECRET]));
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", cookie)
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, cookie).await;
     assert_eq!(r.json()["user"]["name"], "Alice");
     // Re-encoded with the new secret.
     let new = r.cookie(SESSION_COOKIE).unwrap();

@@ -162,14 +162,7 @@ async fn post_clears_every_chunk_of_a_real_multi_chunk_session() {
         .map(|(n, v)| format!("{n}={v}"))
         .collect();
     let jar = jar.join("; ");
-    let s = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", &jar)
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let s = get_session(&auth, &jar).await;
     assert_eq!(s.json()["user"]["name"], "Demo User");
 
     let r = send(

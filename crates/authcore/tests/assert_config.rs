@@ -59,14 +59,7 @@ async fn invalid_callback_urls_in_query_and_cookies() {
             rec.errors.lock().unwrap()[0].1,
             format!("Invalid callback URL. Received: {bad}")
         );
-        let r = send(
-            &auth,
-            get("/auth/session")
-                .header("cookie", format!("{CALLBACK_COOKIE}={enc}"))
-                .body(empty())
-                .unwrap(),
-        )
-        .await;
+        let r = get_session(&auth, format!("{CALLBACK_COOKIE}={enc}")).await;
         assert_eq!(r.status, 500);
     }
     let (auth, _) = auth_with(builder().cookies(CookiesOverrides {
@@ -76,14 +69,7 @@ async fn invalid_callback_urls_in_query_and_cookies() {
         },
         ..Default::default()
     }));
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", "my-cb=a")
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, "my-cb=a").await;
     assert_eq!(r.status, 500);
     let r = send(
         &auth,

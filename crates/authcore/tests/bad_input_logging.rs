@@ -120,14 +120,7 @@ async fn oversized_body_logs_invalid_request_without_the_body() {
 async fn oversized_cookie_header_logs_without_the_cookies() {
     let (auth, rec) = auth_with(loud_builder().max_cookie_header_bytes(128));
     let token = loud_session_token(&auth);
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}={token}"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("{SESSION_COOKIE}={token}")).await;
     assert_eq!(r.status, 431);
     assert_eq!(rec.error_types(), ["InvalidRequest"]);
     let lines = log_lines(&rec);
@@ -143,14 +136,7 @@ async fn malformed_cookies_log_without_their_values() {
     let (auth, rec) = auth_with(loud_builder());
     // A session cookie with a broken escape is kept raw and fails to decrypt.
     let raw = "%ZZ%E2%82-cookie-value-9d1";
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}={raw}"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("{SESSION_COOKIE}={raw}")).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json(), serde_json::Value::Null);
     assert!(
@@ -200,14 +186,7 @@ async fn tampered_session_token_logs_jwt_session_error_without_the_token() {
     parts[3].insert(0, if first == 'A' { 'B' } else { 'A' });
     let tampered = parts.join(".");
     assert_ne!(tampered, token);
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}={tampered}"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("{SESSION_COOKIE}={tampered}")).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json(), serde_json::Value::Null);
     assert_eq!(rec.error_types(), ["JWTSessionError"]);
@@ -220,14 +199,7 @@ async fn tampered_session_token_logs_jwt_session_error_without_the_token() {
             3600,
         )
         .unwrap();
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}={other}"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("{SESSION_COOKIE}={other}")).await;
     assert_eq!(r.json(), serde_json::Value::Null);
     assert_eq!(rec.error_types(), ["JWTSessionError", "JWTSessionError"]);
     let lines = log_lines(&rec);
@@ -374,14 +346,7 @@ async fn default_tracing_logger_lines_carry_type_and_no_secret() {
     )
     .await;
     // Tampered session token.
-    send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}={tampered}"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    get_session(&auth, format!("{SESSION_COOKIE}={tampered}")).await;
     // Wrong password (client-safe error, logged as a warning).
     send(
         &auth,
@@ -484,14 +449,7 @@ async fn debug_channel_of_a_database_sign_in_names_no_token() {
     let link = magic_link(&auth, &outbox).await;
     let r = send(&auth, Request::get(&link.url).body(empty()).unwrap()).await;
     let session = r.cookie(SESSION_COOKIE).unwrap();
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}={session}"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("{SESSION_COOKIE}={session}")).await;
     assert_eq!(r.json()["user"]["email"], "ada@example.com");
     let (csrf, token) = loud_csrf();
     let r = send(

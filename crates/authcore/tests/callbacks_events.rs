@@ -97,14 +97,7 @@ async fn failing_event_handlers_are_logged_as_event_error_and_swallowed() {
     );
 
     let session = format!("{SESSION_COOKIE}={token}");
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", &session)
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, &session).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["user"]["name"], "Demo User");
     assert!(r.cookie(SESSION_COOKIE).is_some(), "session still rolled");

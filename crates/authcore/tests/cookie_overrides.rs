@@ -85,14 +85,7 @@ async fn custom_session_cookie_name_is_used_and_is_the_jwt_salt() {
     let good = codec
         .encode(claims.as_object().unwrap(), "my-session", 3600)
         .unwrap();
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("my-session={good}"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("my-session={good}")).await;
     assert_eq!(r.json()["user"]["name"], "Custom");
     assert!(r.cookie("my-session").is_some(), "session cookie refreshed");
     assert!(rec.errors().is_empty(), "{:?}", rec.errors());
@@ -101,14 +94,7 @@ async fn custom_session_cookie_name_is_used_and_is_the_jwt_salt() {
     let default_salted = codec
         .encode(claims.as_object().unwrap(), SESSION_COOKIE, 3600)
         .unwrap();
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("my-session={default_salted}"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("my-session={default_salted}")).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json(), serde_json::Value::Null);
     assert!(
@@ -120,14 +106,7 @@ async fn custom_session_cookie_name_is_used_and_is_the_jwt_salt() {
 
     // A valid token under the default name is not looked at.
     rec.errors.lock().unwrap().clear();
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}={default_salted}"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("{SESSION_COOKIE}={default_salted}")).await;
     assert_eq!(r.json(), serde_json::Value::Null);
     assert!(rec.errors().is_empty());
 

@@ -70,14 +70,7 @@ async fn session_near_expiry_is_extended_and_reports_the_old_expiry() {
         .unwrap()
         .0
         .expires;
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}=tok-1"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("{SESSION_COOKIE}=tok-1")).await;
     assert_no_cache(&r);
     let body = r.json();
     assert_eq!(
@@ -124,14 +117,7 @@ async fn fresh_session_is_not_written() {
         .unwrap()
         .0
         .expires;
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}=tok-1"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("{SESSION_COOKIE}=tok-1")).await;
     assert_eq!(r.json()["user"]["name"], "Dee");
     assert_eq!(
         db.get_session_and_user("tok-1")
@@ -147,14 +133,7 @@ async fn fresh_session_is_not_written() {
 #[tokio::test]
 async fn expired_session_is_deleted_and_cleared() {
     let (auth, rec, db, spy, _) = setup(-Duration::days(1)).await;
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}=tok-1"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("{SESSION_COOKIE}=tok-1")).await;
     assert_eq!(r.text(), "null");
     assert!(
         r.set_cookie_header(SESSION_COOKIE)
@@ -169,14 +148,7 @@ async fn expired_session_is_deleted_and_cleared() {
 #[tokio::test]
 async fn unknown_token_is_null_and_cleared() {
     let (auth, ..) = setup(Duration::days(1)).await;
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}=nope"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("{SESSION_COOKIE}=nope")).await;
     assert_eq!(r.text(), "null");
     assert!(
         r.set_cookie_header(SESSION_COOKIE)
@@ -344,14 +316,7 @@ async fn database_down_gives_clean_responses_and_log_lines() {
             .credentials_database_sessions(true),
     );
     // Session read: null (signed out), logged.
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}=tok"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("{SESSION_COOKIE}=tok")).await;
     assert_eq!((r.status.as_u16(), r.text().as_str()), (200, "null"));
     assert!(!rec.errors.lock().unwrap().is_empty());
     // Sign-in: the Configuration error page, logged as an adapter error, no session cookie.

@@ -136,14 +136,7 @@ async fn adapter_calls_are_logged_with_tokens_redacted() {
             .build()
             .unwrap(),
     );
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}=db-session-token-value"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("{SESSION_COOKIE}=db-session-token-value")).await;
     assert_eq!(r.json()["user"]["email"], "ada@example.com");
     let messages = lines.messages();
     assert!(

@@ -480,15 +480,9 @@ async fn jwt_strategy_new_user_page_and_events() {
     );
     let cookie = r.cookie(SESSION_COOKIE).unwrap();
     assert!(cookie.len() > 100, "a JWT session cookie: {cookie}");
-    let session = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("{SESSION_COOKIE}={cookie}"))
-            .body(empty())
-            .unwrap(),
-    )
-    .await
-    .json();
+    let session = get_session(&auth, format!("{SESSION_COOKIE}={cookie}"))
+        .await
+        .json();
     assert_eq!(session["user"]["email"], "new@example.com");
     let events = rec.event_names();
     assert!(events.contains(&"createUser".to_owned()), "{events:?}");

@@ -104,14 +104,7 @@ async fn oversized_bodies_and_cookies() {
     .await;
     assert_eq!(r.status, 413);
     assert_eq!(r.text(), "\"Payload too large.\"");
-    let r = send(
-        &auth,
-        get("/auth/session")
-            .header("cookie", format!("c={}", "x".repeat(4000)))
-            .body(empty())
-            .unwrap(),
-    )
-    .await;
+    let r = get_session(&auth, format!("c={}", "x".repeat(4000))).await;
     assert_eq!(r.status, 431);
 }
 
@@ -125,14 +118,7 @@ async fn malformed_cookies_are_ignored() {
         "__Host-authjs.csrf-token=|||",
         "__Secure-authjs.session-token.x=1; __Secure-authjs.session-token.99999999999999999999=2",
     ] {
-        let r = send(
-            &auth,
-            get("/auth/session")
-                .header("cookie", cookie)
-                .body(empty())
-                .unwrap(),
-        )
-        .await;
+        let r = get_session(&auth, cookie).await;
         assert_eq!(r.status, 200, "{cookie}");
     }
     let r = send(

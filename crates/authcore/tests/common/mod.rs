@@ -228,6 +228,18 @@ pub async fn send(auth: &Auth, req: Request<Full<Bytes>>) -> TestResponse {
     }
 }
 
+/// `GET /auth/session` with this `Cookie` header.
+pub async fn get_session(auth: &Auth, cookie: impl AsRef<str>) -> TestResponse {
+    send(
+        auth,
+        get("/auth/session")
+            .header("cookie", cookie.as_ref())
+            .body(empty())
+            .unwrap(),
+    )
+    .await
+}
+
 pub fn url(path: &str) -> String {
     format!("{ORIGIN}{path}")
 }
