@@ -397,12 +397,18 @@ pub fn router(auth: Auth) -> Router {
     let protected = Router::new()
         .route("/protected", get(protected_page))
         .route_layer(RequireAuthLayer::new(auth.clone()));
-    Router::new()
+    let app = Router::new()
         .route("/", get(home_page))
         .merge(protected)
-        .auth_routes(auth.clone())
-        .layer(middleware::from_fn(log_request))
-        .with_state(auth)
+        .auth_routes(auth.clone());
+    // The request log is a DEBUG line; without it the middleware (a boxed future per
+    // request) is not installed at all.
+    let app = if tracing::enabled!(tracing::Level::DEBUG) {
+        app.layer(middleware::from_fn(log_request))
+    } else {
+        app
+    };
+    app.with_state(auth)
 }
 
 /// The signed-in user, as the pages show it.
@@ -473,9 +479,6 @@ fn html(page: &impl Template) -> Response {
 
 /// Logs each request at `debug` level (`RUST_LOG=authcore_server=debug`).
 async fn log_request(req: Request, next: Next) -> Response {
-    if !tracing::enabled!(tracing::Level::DEBUG) {
-        return next.run(req).await;
-    }
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let start = std::time::Instant::now();
