@@ -68,7 +68,12 @@ fn main() {
                 ))))
                 .unwrap(),
         };
-        let r = rt.block_on(auth.handle(req));
+        let fut = auth.handle(req);
+        if std::env::var_os("HOT_LOOP_FUTURE_SIZE").is_some() {
+            eprintln!("Auth::handle future: {} bytes", std::mem::size_of_val(&fut));
+            return;
+        }
+        let r = rt.block_on(fut);
         assert!(r.status().as_u16() < 400);
         total += r.headers().len();
         let b = rt.block_on(r.into_body().collect()).unwrap().to_bytes();

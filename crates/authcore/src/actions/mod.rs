@@ -212,6 +212,10 @@ pub(crate) async fn init<'a>(
 }
 
 /// Routes to the action (spec §1.2).
+///
+/// The OAuth / email / WebAuthn actions are boxed: their futures (HTTP clients, adapters)
+/// are several kilobytes, and inlined they would make every request's future — session
+/// reads included — that large, to be allocated and copied by the server on each request.
 pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     let req = ctx.req;
     let cannot = || AuthError::unknown_action(format!("Cannot handle action: {}", req.action));
@@ -220,13 +224,15 @@ pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthErro
         (&Method::GET, Action::Csrf) => Ok(csrf::csrf(ctx)),
         (&Method::GET | &Method::POST, Action::Session) => session::session(ctx).await,
         (&Method::GET, Action::Signin) => pages::signin_page(ctx),
-        (&Method::POST, Action::Signin) => signin::signin(ctx).await,
+        (&Method::POST, Action::Signin) => Box::pin(signin::signin(ctx)).await,
         (&Method::GET, Action::Signout) => pages::signout_page(ctx),
         (&Method::POST, Action::Signout) => signout::signout(ctx).await,
         (&Method::GET | &Method::POST, Action::Callback) => callback::callback(ctx).await,
         (&Method::GET, Action::Error) => pages::error_page(ctx),
         (&Method::GET, Action::VerifyRequest) => pages::verify_request_page(ctx),
-        (&Method::GET, Action::WebauthnOptions) => webauthn_options::webauthn_options(ctx).await,
+        (&Method::GET, Action::WebauthnOptions) => {
+            Box::pin(webauthn_options::webauthn_options(ctx)).await
+        }
         _ => Err(cannot()),
     }
 }

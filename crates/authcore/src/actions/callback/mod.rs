@@ -47,9 +47,10 @@ async fn callback_for_provider(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthEr
             credentials::callback(ctx, p).await
         }
         // GET, or POST for `response_mode=form_post`; no CSRF check (spec §16.12).
-        Provider::OAuth(p) => oauth::callback(ctx, p).await,
+        // Boxed, like the other non-credentials callbacks: see `actions::dispatch`.
+        Provider::OAuth(p) => Box::pin(oauth::callback(ctx, p)).await,
         // Any method; no CSRF check (spec §2.6).
-        Provider::Email(p) => email::callback(ctx, p).await,
+        Provider::Email(p) => Box::pin(email::callback(ctx, p)).await,
         // POST only; no CSRF check (spec §9.4, §16.12).
         Provider::WebAuthn(p) => {
             if !ctx.req.is_post() {
@@ -58,7 +59,7 @@ async fn callback_for_provider(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthEr
                     provider.kind()
                 )));
             }
-            webauthn::callback(ctx, p).await
+            Box::pin(webauthn::callback(ctx, p)).await
         }
     }
 }
