@@ -43,5 +43,8 @@ cargo fmt --all -- --check
 echo "==> cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+echo "==> cargo doc (broken or private intra-doc links fail)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
 echo "==> cargo test"
 cargo test --workspace --locked

@@ -1,4 +1,4 @@
-//! Request parsing (spec §1.1): `http::Request` → [`RequestInternal`].
+//! Request parsing (spec §1.1): `http::Request` → the internal request record.
 
 use std::fmt;
 
