@@ -13,7 +13,7 @@ use crate::types::{Account, JsonObject, ProviderType};
 
 /// The request given to `authorize`: current URL, original headers and method, body as JSON.
 fn authorize_request(ctx: &Ctx<'_>, credentials: &JsonObject) -> http::Request<Bytes> {
-    let body = serde_json::to_vec(credentials).unwrap_or_default();
+    let body = Bytes::from(serde_json::to_vec(credentials).unwrap_or_default());
     let mut builder = http::Request::builder()
         .method(ctx.req.method.clone())
         .uri(ctx.req.url.as_str());
@@ -25,16 +25,17 @@ fn authorize_request(ctx: &Ctx<'_>, credentials: &JsonObject) -> http::Request<B
         );
     }
     builder
-        .body(Bytes::from(body.clone()))
-        .unwrap_or_else(|_| http::Request::new(Bytes::from(body)))
+        .body(body.clone())
+        .unwrap_or_else(|_| http::Request::new(body))
 }
 
 pub(crate) async fn callback(
     ctx: &Ctx<'_>,
     provider: &CredentialsProvider,
 ) -> Result<ResponseInternal, AuthError> {
-    let credentials = ctx.req.body.clone().unwrap_or_default();
-    let request = authorize_request(ctx, &credentials);
+    let no_body = JsonObject::new();
+    let credentials = ctx.req.body.as_ref().unwrap_or(&no_body);
+    let request = authorize_request(ctx, credentials);
     let user = provider
         .call_authorize(credentials.clone(), request)
         .await
@@ -60,7 +61,7 @@ pub(crate) async fn callback(
             account: Some(&account),
             profile: None,
             email_verification_request: false,
-            credentials: Some(&credentials),
+            credentials: Some(credentials),
         },
     )
     .await?
