@@ -197,8 +197,12 @@ impl Auth {
         options: &GetTokenOptions,
     ) -> Option<crate::jwt::JwtClaims> {
         let raw = self.get_raw_token_with(headers, options)?;
-        let cookie_name = self.token_cookie_name(options);
-        let salt = options.salt.as_deref().unwrap_or(&cookie_name);
+        let session = &self.config.inner.cookies(options.secure_cookie).session_token;
+        let salt = options
+            .salt
+            .as_deref()
+            .or(options.cookie_name.as_deref())
+            .unwrap_or(&session.name);
         self.config.inner.codec.decode(&raw, salt).ok().flatten()
     }
 
@@ -214,36 +218,32 @@ impl Auth {
         headers: &http::HeaderMap,
         options: &GetTokenOptions,
     ) -> Option<String> {
-        let session = &self.config.cookies(options.secure_cookie).session_token;
-        let spec = crate::cookies::ResolvedCookie::new(&crate::cookies::CookieSpec {
-            name: self.token_cookie_name(options),
-            options: session.options.clone(),
-        });
+        // The session cookie prepared at build time, or the same options under another name.
+        let session = &self.config.inner.cookies(options.secure_cookie).session_token;
+        let renamed;
+        let spec = match &options.cookie_name {
+            Some(name) => {
+                renamed = crate::cookies::ResolvedCookie {
+                    name: name.as_str().into(),
+                    options: session.options.clone(),
+                };
+                &renamed
+            }
+            None => session,
+        };
         let cookies = crate::cookies::RequestCookies::parse(
             headers
                 .get_all(http::header::COOKIE)
                 .iter()
                 .filter_map(|v| v.to_str().ok()),
         );
-        let store = crate::cookies::SessionCookieStore::new(&spec, &cookies);
+        let store = crate::cookies::SessionCookieStore::new(spec, &cookies);
         if let Some(v) = store.value() {
             return Some(v.into_owned());
         }
         let auth = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
         let token = auth.strip_prefix("Bearer ")?;
         crate::cookies::decode_uri_component(token)
-    }
-
-    fn token_cookie_name(&self, options: &GetTokenOptions) -> String {
-        match &options.cookie_name {
-            Some(name) => name.clone(),
-            None => self
-                .config
-                .cookies(options.secure_cookie)
-                .session_token
-                .name
-                .clone(),
-        }
     }
 }
 
