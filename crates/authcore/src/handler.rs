@@ -197,7 +197,11 @@ impl Auth {
         options: &GetTokenOptions,
     ) -> Option<crate::jwt::JwtClaims> {
         let raw = self.get_raw_token_with(headers, options)?;
-        let session = &self.config.inner.cookies(options.secure_cookie).session_token;
+        let session = &self
+            .config
+            .inner
+            .cookies(options.secure_cookie)
+            .session_token;
         let salt = options
             .salt
             .as_deref()
@@ -219,7 +223,11 @@ impl Auth {
         options: &GetTokenOptions,
     ) -> Option<String> {
         // The session cookie prepared at build time, or the same options under another name.
-        let session = &self.config.inner.cookies(options.secure_cookie).session_token;
+        let session = &self
+            .config
+            .inner
+            .cookies(options.secure_cookie)
+            .session_token;
         let renamed;
         let spec = match &options.cookie_name {
             Some(name) => {

@@ -392,6 +392,12 @@ impl Profile {
     /// assert_eq!(p.picture, None);
     /// assert_eq!(p.extra["picture"]["data"]["url"], "https://example.com/a.png");
     /// assert_eq!(p.extra["team"], "x");
+    /// // Null standard claims are absent; an unrecognised `email_verified` stays in `extra`.
+    /// let claims = authcore::serde_json::json!({"name": null, "address": null, "email_verified": "yes"});
+    /// let p = Profile::from_claims(claims.as_object().unwrap().clone());
+    /// assert_eq!((p.name, p.address, p.email_verified), (None, None, None));
+    /// assert_eq!(p.extra.len(), 1);
+    /// assert_eq!(p.extra["email_verified"], "yes");
     /// ```
     pub fn from_claims(claims: JsonObject) -> Profile {
         let mut profile = Profile::default();
@@ -432,8 +438,10 @@ impl Profile {
                 ("email_verified", Value::String(v)) if v == "true" || v == "false" => {
                     profile.email_verified = Some(v == "true");
                 }
-                ("updated_at", v) if !v.is_null() => profile.updated_at = Some(v),
-                ("address", v) if !v.is_null() => profile.address = Some(v),
+                // A null standard claim is an absent one, as for the string claims above.
+                ("email_verified" | "updated_at" | "address", Value::Null) => {}
+                ("updated_at", v) => profile.updated_at = Some(v),
+                ("address", v) => profile.address = Some(v),
                 (_, v) => {
                     profile.extra.insert(name, v);
                 }
