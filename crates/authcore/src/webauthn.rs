@@ -31,21 +31,18 @@ pub(crate) struct RelyingPartyOf {
 /// and `origin`.
 pub(crate) fn relying_party(p: &WebAuthnProvider, url: &url::Url) -> RelyingPartyOf {
     let rp = &p.relying_party;
-    let host = match (url.host_str(), url.port()) {
-        (Some(h), Some(port)) => format!("{h}:{port}"),
-        (Some(h), None) => h.to_owned(),
-        (None, _) => String::new(),
-    };
+    // `url.host`: host and non-default port, as the URL serialises them.
+    let host = || url[url::Position::BeforeHost..url::Position::AfterPort].to_owned();
     RelyingPartyOf {
         id: rp
             .id
             .clone()
             .unwrap_or_else(|| url.host_str().unwrap_or_default().to_owned()),
-        name: rp.name.clone().unwrap_or(host),
+        name: rp.name.clone().unwrap_or_else(host),
         origin: rp
             .origin
             .clone()
-            .unwrap_or_else(|| url.origin().ascii_serialization()),
+            .unwrap_or_else(|| crate::request::origin_of(url)),
     }
 }
 
@@ -121,10 +118,13 @@ pub(crate) fn registration_options(
         .as_deref()
         .filter(|n| !n.is_empty())
         .unwrap_or(&user.email);
-    let exclude_ids: Vec<_> = exclude
+    // Rows whose id does not decode are skipped, and each id stays paired with its row so
+    // the transports below go to the right entry.
+    let excluded: Vec<(Vec<u8>, &Authenticator)> = exclude
         .iter()
-        .filter_map(|a| STANDARD.decode(&a.credential_id).ok())
+        .filter_map(|a| Some((STANDARD.decode(&a.credential_id).ok()?, a)))
         .collect();
+    let exclude_ids: Vec<_> = excluded.iter().map(|(id, _)| id.clone()).collect();
     let builder = core
         .new_challenge_register_builder(user_handle, &user.email, display)
         .map_err(|e| CeremonyError::Setup(format!("registration options: {e:?}")))?
@@ -149,7 +149,7 @@ pub(crate) fn registration_options(
         .get_mut("excludeCredentials")
         .and_then(Value::as_array_mut)
     {
-        for (entry, row) in list.iter_mut().zip(exclude) {
+        for (entry, (_, row)) in list.iter_mut().zip(&excluded) {
             if let Some(t) = transports_list(row.transports.as_deref()) {
                 entry["transports"] = json!(t);
             }
@@ -379,6 +379,37 @@ mod tests {
         let mut bad = row.clone();
         bad.credential_public_key = "not base64!".into();
         assert!(credential_from_row(&bad, UserVerificationPolicy::Required).is_err());
+    }
+
+    #[test]
+    fn excluded_credentials_keep_their_own_transports() {
+        let p = WebAuthnProvider::new();
+        let rp = relying_party(&p, &url::Url::parse("http://localhost:3000/").unwrap());
+        let row = |id: &str, transports: Option<&str>| Authenticator {
+            credential_id: id.into(),
+            user_id: None,
+            provider_account_id: id.into(),
+            counter: 0,
+            credential_backed_up: false,
+            credential_public_key: String::new(),
+            transports: transports.map(Into::into),
+            credential_device_type: "singleDevice".into(),
+        };
+        // The first row's id does not decode: it is skipped, and the second row keeps
+        // its own transports instead of inheriting the first's.
+        let rows = [
+            row("not base64!", Some("ble")),
+            row(&STANDARD.encode([9, 9]), Some("usb")),
+        ];
+        let user = RegisterUser {
+            id: None,
+            email: "ada@example.com".into(),
+            name: None,
+        };
+        let (options, _) = registration_options(&p, &rp, &user, b"handle", &rows).unwrap();
+        let excluded = options["excludeCredentials"].as_array().unwrap();
+        assert_eq!(excluded.len(), 1);
+        assert_eq!(excluded[0]["transports"], json!(["usb"]));
     }
 
     #[test]
