@@ -195,7 +195,6 @@ pub struct AuthConfigBuilder {
     callbacks: Arc<dyn Callbacks>,
     events: Arc<dyn Events>,
     logger: Arc<dyn Logger>,
-    custom_logger: bool,
     debug: bool,
     use_secure_cookies: Option<bool>,
     cookies: CookiesOverrides,
@@ -227,7 +226,6 @@ impl Default for AuthConfigBuilder {
             callbacks: Arc::new(DefaultCallbacks),
             events: Arc::new(NoEvents),
             logger: Arc::new(TracingLogger),
-            custom_logger: false,
             debug: false,
             use_secure_cookies: None,
             cookies: CookiesOverrides::default(),
@@ -332,12 +330,11 @@ impl AuthConfigBuilder {
 
     /// Replaces the `tracing` logger.
     ///
-    /// Like a user `logger.debug` in Auth.js, a host's logger receives debug messages even
-    /// without [`debug(true)`](Self::debug); the trait's default `debug` sends them to
-    /// `tracing` at `DEBUG` level, where the subscriber's filter decides.
+    /// Like a user `logger.debug` in Auth.js, a logger whose
+    /// [`debug_enabled`](Logger::debug_enabled) returns `true` receives debug messages even
+    /// without [`debug(true)`](Self::debug).
     pub fn logger(mut self, logger: impl Logger) -> Self {
         self.logger = Arc::new(logger);
-        self.custom_logger = true;
         self
     }
 
@@ -429,8 +426,12 @@ impl AuthConfigBuilder {
     /// The variables are applied when the configuration is built, so the call may come
     /// anywhere in the chain: providers added after it get their `AUTH_<ID>_*` values, and
     /// an explicit option always wins over the environment, whichever came first.
+    /// Calling it again adds variables; a later snapshot wins for a variable in both.
     pub fn env_defaults(mut self, env: &Env) -> Self {
-        self.env_defaults = Some(env.clone());
+        self.env_defaults = Some(match self.env_defaults.take() {
+            Some(earlier) => earlier.overlay(env.clone()),
+            None => env.clone(),
+        });
         self
     }
 
@@ -682,9 +683,9 @@ impl AuthConfigBuilder {
         if self.debug {
             warn_debug_enabled_once(&*logger);
         }
-        // The debug channel (spec §12.2): on with `debug`, and always for a host's own
-        // logger, whose `debug` Auth.js calls regardless of the flag.
-        let debug = self.debug || self.custom_logger;
+        // The debug channel (spec §12.2): on with `debug`, or for a host logger that asks
+        // for debug messages (Auth.js calls a user-supplied `logger.debug` always).
+        let debug = self.debug || logger.debug_enabled();
         let adapter = match self.adapter {
             Some(a) if debug => Some(crate::adapter::DebugAdapter::wrap(a, logger.clone())),
             other => other,

@@ -20,10 +20,19 @@ use crate::config::AuthConfigBuilder;
 use crate::logger::WarningCode;
 use crate::providers::ProviderEnv;
 
-/// A snapshot of environment variables.
-#[derive(Debug, Clone, Default)]
+/// A snapshot of environment variables. Its `Debug` output lists the names only: the
+/// values include secrets (`AUTH_SECRET`, client secrets, API keys).
+#[derive(Clone, Default)]
 pub struct Env {
     vars: HashMap<String, String>,
+}
+
+impl std::fmt::Debug for Env {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&str> = self.vars.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        f.debug_struct("Env").field("names", &names).finish()
+    }
 }
 
 impl Env {

@@ -62,7 +62,13 @@ pub trait Logger: Send + Sync + 'static {
             code.as_str()
         );
     }
-    /// A debug message; only called when `debug` is on.
+    /// Whether this logger wants debug messages even without `debug(true)` (Auth.js calls
+    /// a user-supplied `logger.debug` always). Off by default, so installing a logger adds
+    /// no per-request debug work; read once, when the configuration is built.
+    fn debug_enabled(&self) -> bool {
+        false
+    }
+    /// A debug message; only called when `debug` is on or [`Logger::debug_enabled`] says so.
     fn debug(&self, message: &str, metadata: &Value) {
         tracing::debug!(target: "authcore", "[auth][debug]: {message} {metadata}");
     }

@@ -1,5 +1,6 @@
 //! The debug channel (spec §12.2, §14): `debug(true)` warns `debug-enabled` once per
-//! process; a host's own logger receives debug messages even without the flag; the
+//! process; a host logger that asks for them (`debug_enabled`) receives debug messages
+//! without the flag; the
 //! messages Auth.js sends (`adapter_<method>`, `CREATE_<COOKIE>`, `request` …) arrive, and
 //! none carries a secret.
 #![allow(clippy::unwrap_used)]
@@ -28,6 +29,9 @@ impl Logger for DebugLines {
     }
     fn warn(&self, code: WarningCode) {
         self.warnings.lock().unwrap().push(code);
+    }
+    fn debug_enabled(&self) -> bool {
+        true
     }
     fn debug(&self, message: &str, metadata: &Value) {
         self.debug

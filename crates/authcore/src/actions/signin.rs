@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::Ctx;
 use crate::error::AuthError;
-use crate::oauth::checks::{self, CHECK_MAX_AGE, CheckKind};
+use crate::oauth::checks::{self, CHECK_MAX_AGE, CheckKind, CheckVerb};
 use crate::oauth::flow::{self, CheckValues};
 use crate::oauth::{OAuthError, ReqwestClient};
 use crate::providers::{OAuthProvider, Provider};
@@ -62,7 +62,7 @@ async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<ResponseIntern
         let cookie = checks::cookie_for(cookie, kind, form_post);
         let sealed = checks::seal(codec, &cookie, value, &p.id)?;
         ctx.debug(
-            &kind.debug_message("CREATE"),
+            kind.debug_message(CheckVerb::Create),
             || json!({ "name": sealed.name.as_ref(), "maxAge": CHECK_MAX_AGE }),
         );
         Ok::<_, AuthError>(sealed)

@@ -13,6 +13,15 @@ use crate::jwt::JwtCodec;
 /// Lifetime of check cookies and of the state / challenge JWEs.
 pub(crate) const CHECK_MAX_AGE: u64 = 15 * 60;
 
+/// What happens to a check cookie, for its debug message.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CheckVerb {
+    Create,
+    Parse,
+    Use,
+    Clear,
+}
+
 /// Which check a cookie carries; the name is used in Auth.js error messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CheckKind {
@@ -22,9 +31,24 @@ pub(crate) enum CheckKind {
 }
 
 impl CheckKind {
-    /// The Auth.js debug message for `verb` on this cookie: `CREATE_PKCECODEVERIFIER` …
-    pub(crate) fn debug_message(self, verb: &str) -> String {
-        format!("{verb}_{}", self.key().to_ascii_uppercase())
+    /// The Auth.js debug message for `verb` on this cookie (`CREATE_PKCECODEVERIFIER` …),
+    /// static so that nothing is built unless debug is on.
+    pub(crate) fn debug_message(self, verb: CheckVerb) -> &'static str {
+        use CheckVerb::{Clear, Create, Parse, Use};
+        match (verb, self) {
+            (Create, CheckKind::State) => "CREATE_STATE",
+            (Create, CheckKind::Pkce) => "CREATE_PKCECODEVERIFIER",
+            (Create, CheckKind::Nonce) => "CREATE_NONCE",
+            (Parse, CheckKind::State) => "PARSE_STATE",
+            (Parse, CheckKind::Pkce) => "PARSE_PKCECODEVERIFIER",
+            (Parse, CheckKind::Nonce) => "PARSE_NONCE",
+            (Use, CheckKind::State) => "USE_STATE",
+            (Use, CheckKind::Pkce) => "USE_PKCECODEVERIFIER",
+            (Use, CheckKind::Nonce) => "USE_NONCE",
+            (Clear, CheckKind::State) => "CLEAR_STATE",
+            (Clear, CheckKind::Pkce) => "CLEAR_PKCECODEVERIFIER",
+            (Clear, CheckKind::Nonce) => "CLEAR_NONCE",
+        }
     }
 
     fn key(self) -> &'static str {

@@ -10,7 +10,7 @@ use crate::actions::Ctx;
 use crate::callbacks::SignInParams;
 use crate::cookies::SetCookie;
 use crate::error::AuthError;
-use crate::oauth::checks::{self, CheckKind};
+use crate::oauth::checks::{self, CheckKind, CheckVerb};
 use crate::oauth::flow::{self, Endpoints};
 use crate::oauth::id_token::{self, IdTokenChecks, IdTokenError};
 use crate::oauth::{HttpClient, OAuthError, ReqwestClient, jwks};
@@ -106,10 +106,10 @@ pub(crate) async fn callback(
     // Reads a check cookie and queues its clearing, with Auth.js's debug messages.
     let consume = |cookie: &crate::cookies::ResolvedCookie, kind: CheckKind| {
         let name = || json!({ "name": cookie.name.as_ref() });
-        ctx.debug(&kind.debug_message("PARSE"), name);
+        ctx.debug(kind.debug_message(CheckVerb::Parse), name);
         let (value, clear) = checks::consume(codec, cookie, &ctx.req.cookies, kind, id)?;
-        ctx.debug(&kind.debug_message("USE"), name);
-        ctx.debug(&kind.debug_message("CLEAR"), name);
+        ctx.debug(kind.debug_message(CheckVerb::Use), name);
+        ctx.debug(kind.debug_message(CheckVerb::Clear), name);
         Ok::<_, AuthError>((value, clear))
     };
 
