@@ -102,9 +102,25 @@ impl std::fmt::Debug for DemoConfig {
             .field("secret", &self.secret.as_ref().map(|_| "[redacted]"))
             .field("secret_is_ephemeral", &self.secret_is_ephemeral)
             .field("demo_password", &"[redacted]")
-            .field("database_url", &self.database_url)
+            .field(
+                "database_url",
+                &self.database_url.as_deref().map(redact_url_password),
+            )
             .field("email", &self.email)
             .finish_non_exhaustive()
+    }
+}
+
+/// A database URL for display: a password in it (`postgres://user:pass@host/db`) is
+/// replaced by `[redacted]`; anything that does not parse as a URL is shown as it is (a
+/// file path has no password).
+pub fn redact_url_password(url: &str) -> String {
+    match authcore::url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("[redacted]"));
+            u.into()
+        }
+        _ => url.to_owned(),
     }
 }
 
@@ -497,6 +513,21 @@ async fn log_request(req: Request, next: Next) -> Response {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn database_passwords_are_not_displayed() {
+        let shown = redact_url_password("postgres://app:s3cr3t-pw@127.0.0.1:5432/test");
+        assert_eq!(shown, "postgres://app:%5Bredacted%5D@127.0.0.1:5432/test");
+        assert!(!shown.contains("s3cr3t-pw"));
+        assert_eq!(
+            redact_url_password(DEFAULT_DATABASE_URL),
+            DEFAULT_DATABASE_URL
+        );
+        assert_eq!(redact_url_password("demo.db"), "demo.db");
+        let mut config = DemoConfig::new("a demo test secret, long and random enough");
+        config.database_url = Some("postgres://app:s3cr3t-pw@db/test".into());
+        assert!(!format!("{config:?}").contains("s3cr3t-pw"));
+    }
 
     #[test]
     fn pages_escape_user_data() {

@@ -85,7 +85,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("authcore demo server listening on http://{local}/");
     match &database {
         Some(url) => println!(
-            "  database: {url} (set AUTHCORE_DATABASE_URL, or `none` for JWT sessions only)"
+            "  database: {} (set AUTHCORE_DATABASE_URL, or `none` for JWT sessions only)",
+            authcore_server::redact_url_password(url)
         ),
         None => println!("  database: none (JWT sessions)"),
     }
