@@ -187,6 +187,12 @@ async fn hostile_query_parameters_are_escaped() {
         format!("/auth/error?error={q}"),
         format!("/auth/verify-request?provider={q}&type={q}"),
         format!("/auth/signout?callbackUrl={q}"),
+        // A valid same-origin callback URL carrying the payload reaches the sign-out page
+        // itself (the one above is refused before any page renders).
+        format!(
+            "/auth/signout?callbackUrl={}",
+            authcore::cookies::encode_uri_component(&format!("https://authjs.test/{evil}"))
+        ),
     ] {
         let r = page(&auth, &path).await;
         let html = r.text();
@@ -194,6 +200,14 @@ async fn hostile_query_parameters_are_escaped() {
         assert!(!html.contains("<img src=x"), "{path}");
         assert!(!html.contains("onerror=alert(2)>"), "{path}");
     }
+    // The same-origin sign-out URL renders the page itself, so the loop above checked it.
+    let signout = format!(
+        "/auth/signout?callbackUrl={}",
+        authcore::cookies::encode_uri_component(&format!("https://authjs.test/{evil}"))
+    );
+    let r = page(&auth, &signout).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.text().contains("<title>Sign Out</title>"), "{}", r.text());
     // The email value is kept, escaped, in the field.
     let html = page(&auth, &format!("/auth/signin?email={q}")).await.text();
     assert!(
