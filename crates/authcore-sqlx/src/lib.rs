@@ -86,9 +86,7 @@ use authcore::adapter::{
 use authcore::types::{Account, Authenticator, ProviderType};
 use time::OffsetDateTime;
 
-/// How long past its expiry an unused verification token is kept before
-/// `create_verification_token` deletes it.
-pub const STALE_TOKEN_GRACE: time::Duration = time::Duration::days(1);
+pub use authcore::adapter::STALE_TOKEN_GRACE;
 
 pub use error::Error;
 

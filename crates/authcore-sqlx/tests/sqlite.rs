@@ -60,6 +60,14 @@ async fn url_constructor_creates_the_file_in_wal_mode_and_migrate_is_idempotent(
         .await
         .expect("synchronous");
     assert_eq!(synchronous, 1);
+    // The stale-token sweep of create_verification_token uses an index on expires.
+    let index: Option<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'verification_token_expires'",
+    )
+    .fetch_optional(adapter.sqlite_pool().expect("a SQLite adapter"))
+    .await
+    .expect("sqlite_master");
+    assert_eq!(index.as_deref(), Some("verification_token_expires"));
     adapter.close().await;
 
     let mut raw = SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(&path))

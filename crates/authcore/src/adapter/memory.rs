@@ -208,7 +208,7 @@ impl Adapter for MemoryAdapter {
     async fn create_verification_token(&self, t: VerificationToken) -> Result<(), AdapterError> {
         let mut store = self.lock();
         // Unused tokens a day past their expiry are dropped, so the map stays bounded.
-        let stale_before = time::OffsetDateTime::now_utc() - time::Duration::days(1);
+        let stale_before = time::OffsetDateTime::now_utc() - super::STALE_TOKEN_GRACE;
         store.tokens.retain(|_, v| v.expires >= stale_before);
         store
             .tokens

@@ -22,6 +22,11 @@ use crate::types::{Account, Authenticator};
 pub(crate) use debug::DebugAdapter;
 pub use memory::MemoryAdapter;
 
+/// How long past its expiry an unused verification token is kept before an adapter's
+/// `create_verification_token` deletes it (SQLite, PostgreSQL and memory adapters; Redis
+/// expires tokens itself).
+pub const STALE_TOKEN_GRACE: time::Duration = time::Duration::days(1);
+
 /// A stored user (`AdapterUser`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AdapterUser {
