@@ -19,17 +19,7 @@ use crate::{account_columns, authenticator_columns, session_columns, user_column
 /// Formats like JavaScript's `Date.prototype.toISOString()`: fixed width, so text order is
 /// time order.
 fn ts_to_db(t: OffsetDateTime) -> String {
-    let t = t.to_offset(time::UtcOffset::UTC);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.millisecond()
-    )
+    authcore::types::iso_string(t)
 }
 
 /// Reads RFC 3339 (what we and the JavaScript adapters write) or SQLite's own

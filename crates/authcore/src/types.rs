@@ -373,6 +373,34 @@ pub struct Profile {
     pub extra: JsonObject,
 }
 
+/// JavaScript's `Date.prototype.toISOString()`: `2026-01-02T03:04:05.678Z` (UTC, fixed
+/// width, so text order is time order). Session bodies and stored timestamps use it.
+///
+/// ```
+/// let t = authcore::time::macros::datetime!(2026-01-02 03:04:05.678 UTC);
+/// assert_eq!(authcore::types::iso_string(t), "2026-01-02T03:04:05.678Z");
+/// ```
+pub fn iso_string(t: time::OffsetDateTime) -> String {
+    use crate::cookies::{push_digits, push_year};
+    let t = t.to_offset(time::UtcOffset::UTC);
+    let mut out = String::with_capacity(24);
+    push_year(&mut out, t.year());
+    out.push('-');
+    push_digits(&mut out, u32::from(u8::from(t.month())), 2);
+    out.push('-');
+    push_digits(&mut out, u32::from(t.day()), 2);
+    out.push('T');
+    push_digits(&mut out, u32::from(t.hour()), 2);
+    out.push(':');
+    push_digits(&mut out, u32::from(t.minute()), 2);
+    out.push(':');
+    push_digits(&mut out, u32::from(t.second()), 2);
+    out.push('.');
+    push_digits(&mut out, u32::from(t.millisecond()), 3);
+    out.push('Z');
+    out
+}
+
 impl Profile {
     /// A profile from a provider's claims, keeping every claim: a standard claim whose JSON
     /// type is not the standard one stays in [`Profile::extra`] instead of failing the whole

@@ -10,27 +10,7 @@ use crate::error::{AuthError, BoxError};
 use crate::response::{InternalBody, ResponseInternal};
 use crate::types::{Session, SessionUser};
 
-/// `toISOString()`: `2026-01-02T03:04:05.678Z`.
-pub(crate) fn iso_string(t: OffsetDateTime) -> String {
-    use crate::cookies::{push_digits, push_year};
-    let t = t.to_offset(time::UtcOffset::UTC);
-    let mut out = String::with_capacity(24);
-    push_year(&mut out, t.year());
-    out.push('-');
-    push_digits(&mut out, u32::from(u8::from(t.month())), 2);
-    out.push('-');
-    push_digits(&mut out, u32::from(t.day()), 2);
-    out.push('T');
-    push_digits(&mut out, u32::from(t.hour()), 2);
-    out.push(':');
-    push_digits(&mut out, u32::from(t.minute()), 2);
-    out.push(':');
-    push_digits(&mut out, u32::from(t.second()), 2);
-    out.push('.');
-    push_digits(&mut out, u32::from(t.millisecond()), 3);
-    out.push('Z');
-    out
-}
+use crate::types::iso_string;
 
 pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     let is_update = ctx.req.is_post();

@@ -19,7 +19,7 @@ use super::{
     VerificationToken,
 };
 use crate::logger::Logger;
-use crate::types::{Account, Authenticator};
+use crate::types::{Account, Authenticator, iso_string as iso};
 
 const REDACTED: &str = "[redacted]";
 
@@ -38,10 +38,6 @@ impl DebugAdapter {
         let message = format!("adapter_{}", method.name());
         self.logger.debug(&message, &json!({ "args": args }));
     }
-}
-
-fn iso(t: OffsetDateTime) -> String {
-    crate::actions::session::iso_string(t)
 }
 
 /// An account as Auth.js would log it, with its OAuth tokens redacted.
