@@ -179,80 +179,81 @@ impl EmailService {
                         "dataVariables": { "url": request.url },
                     })),
                 ),
-                _ => {
+                EmailService::Resend => {
                     let mail = request.default_mail()?;
-                    match self {
-                        EmailService::Resend => (
-                            "/emails".into(),
-                            ("authorization", bearer),
-                            "application/json",
-                            json_body(&json!({
-                                "from": from, "to": to, "subject": mail.subject,
-                                "html": mail.html, "text": mail.text,
-                            })),
+                    (
+                        "/emails".into(),
+                        ("authorization", bearer),
+                        "application/json",
+                        plain_json_mail(from, to, &mail),
+                    )
+                }
+                EmailService::ForwardEmail => {
+                    let mail = request.default_mail()?;
+                    (
+                        "/v1/emails".into(),
+                        (
+                            "authorization",
+                            format!("Basic {}", STANDARD.encode(format!("{key}:"))),
                         ),
-                        EmailService::ForwardEmail => (
-                            "/v1/emails".into(),
-                            (
-                                "authorization",
-                                format!("Basic {}", STANDARD.encode(format!("{key}:"))),
-                            ),
-                            "application/json",
-                            json_body(&json!({
-                                "from": from, "to": to, "subject": mail.subject,
-                                "html": mail.html, "text": mail.text,
-                            })),
+                        "application/json",
+                        plain_json_mail(from, to, &mail),
+                    )
+                }
+                EmailService::SendGrid => {
+                    let mail = request.default_mail()?;
+                    (
+                        "/v3/mail/send".into(),
+                        ("authorization", bearer),
+                        "application/json",
+                        json_body(&json!({
+                            "personalizations": [{ "to": [{ "email": to }] }],
+                            "from": { "email": from },
+                            "subject": mail.subject,
+                            "content": [
+                                { "type": "text/plain", "value": mail.text },
+                                { "type": "text/html", "value": mail.html },
+                            ],
+                        })),
+                    )
+                }
+                EmailService::Postmark => {
+                    let mail = request.default_mail()?;
+                    (
+                        "/email".into(),
+                        ("x-postmark-server-token", key.to_owned()),
+                        "application/json",
+                        json_body(&json!({
+                            "From": from, "To": to, "Subject": mail.subject,
+                            "TextBody": mail.text, "HtmlBody": mail.html,
+                            "MessageStream": "outbound",
+                        })),
+                    )
+                }
+                EmailService::Mailgun { .. } => {
+                    let mail = request.default_mail()?;
+                    let domain = mailgun_domain(from).ok_or(ServiceError::MailgunDomain)?;
+                    let sender = if from.contains('<') {
+                        from.to_owned()
+                    } else {
+                        format!("{} <{from}>", request.provider_name)
+                    };
+                    let form = form_urlencoded::Serializer::new(String::new())
+                        .append_pair("from", &sender)
+                        .append_pair("to", to)
+                        .append_pair("subject", &mail.subject)
+                        .append_pair("html", &mail.html)
+                        .append_pair("text", &mail.text)
+                        .finish();
+                    (
+                        format!("/v3/{domain}/messages"),
+                        (
+                            "authorization",
+                            format!("Basic {}", STANDARD.encode(format!("api:{key}"))),
                         ),
-                        EmailService::SendGrid => (
-                            "/v3/mail/send".into(),
-                            ("authorization", bearer),
-                            "application/json",
-                            json_body(&json!({
-                                "personalizations": [{ "to": [{ "email": to }] }],
-                                "from": { "email": from },
-                                "subject": mail.subject,
-                                "content": [
-                                    { "type": "text/plain", "value": mail.text },
-                                    { "type": "text/html", "value": mail.html },
-                                ],
-                            })),
-                        ),
-                        EmailService::Postmark => (
-                            "/email".into(),
-                            ("x-postmark-server-token", key.to_owned()),
-                            "application/json",
-                            json_body(&json!({
-                                "From": from, "To": to, "Subject": mail.subject,
-                                "TextBody": mail.text, "HtmlBody": mail.html,
-                                "MessageStream": "outbound",
-                            })),
-                        ),
-                        _ => {
-                            // Mailgun
-                            let domain = mailgun_domain(from).ok_or(ServiceError::MailgunDomain)?;
-                            let sender = if from.contains('<') {
-                                from.to_owned()
-                            } else {
-                                format!("{} <{from}>", request.provider_name)
-                            };
-                            let form = form_urlencoded::Serializer::new(String::new())
-                                .append_pair("from", &sender)
-                                .append_pair("to", to)
-                                .append_pair("subject", &mail.subject)
-                                .append_pair("html", &mail.html)
-                                .append_pair("text", &mail.text)
-                                .finish();
-                            (
-                                format!("/v3/{domain}/messages"),
-                                (
-                                    "authorization",
-                                    format!("Basic {}", STANDARD.encode(format!("api:{key}"))),
-                                ),
-                                "application/x-www-form-urlencoded",
-                                form.into_bytes(),
-                            )
-                        }
-                    }
+                        "application/x-www-form-urlencoded",
+                        form.into_bytes(),
+                    )
                 }
             };
         let mut builder = http::Request::post(format!("{origin}{path}"))
@@ -353,6 +354,14 @@ impl std::fmt::Debug for ServiceTransport {
             .field("api_origin", &self.api_origin)
             .finish_non_exhaustive()
     }
+}
+
+/// The `{from, to, subject, html, text}` body Resend and Forward Email share.
+fn plain_json_mail(from: &str, to: &str, mail: &super::mail::SignInMail) -> Vec<u8> {
+    json_body(&json!({
+        "from": from, "to": to, "subject": mail.subject,
+        "html": mail.html, "text": mail.text,
+    }))
 }
 
 fn json_body(value: &serde_json::Value) -> Vec<u8> {
