@@ -39,7 +39,15 @@ fn main() {
         .encode(claims.as_object().unwrap(), "authjs.session-token", 3600)
         .unwrap();
     let csrf_token = "a".repeat(64);
-    let csrf = authcore::csrf::csrf_cookie_value(&csrf_token, secret).replace('|', "%7C");
+    let csrf = authcore::csrf::csrf_cookie_value(&csrf_token, secret);
+    let csrf = authcore::cookies::encode_uri_component(&csrf);
+    // Everything that is not the request itself is built once, outside the loop.
+    let session_cookie = format!("authjs.session-token={token}");
+    let csrf_cookie = format!("authjs.csrf-token={csrf}");
+    let credentials = Bytes::from(format!(
+        "csrfToken={csrf_token}&username=demo&password=authcore-demo"
+    ));
+    let print_future_size = std::env::var_os("HOT_LOOP_FUTURE_SIZE").is_some();
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
@@ -48,7 +56,7 @@ fn main() {
         let req = match which.as_str() {
             "session" => http::Request::get("/auth/session")
                 .header("host", "127.0.0.1:3000")
-                .header("cookie", format!("authjs.session-token={token}"))
+                .header("cookie", session_cookie.as_str())
                 .body(Full::new(Bytes::new()))
                 .unwrap(),
             "csrf" => http::Request::get("/auth/csrf")
@@ -61,15 +69,13 @@ fn main() {
                 .unwrap(),
             _ => http::Request::post("/auth/callback/credentials")
                 .header("host", "127.0.0.1:3000")
-                .header("cookie", format!("authjs.csrf-token={csrf}"))
+                .header("cookie", csrf_cookie.as_str())
                 .header("content-type", "application/x-www-form-urlencoded")
-                .body(Full::new(Bytes::from(format!(
-                    "csrfToken={csrf_token}&username=demo&password=authcore-demo"
-                ))))
+                .body(Full::new(credentials.clone()))
                 .unwrap(),
         };
         let fut = auth.handle(req);
-        if std::env::var_os("HOT_LOOP_FUTURE_SIZE").is_some() {
+        if print_future_size {
             eprintln!("Auth::handle future: {} bytes", std::mem::size_of_val(&fut));
             return;
         }
