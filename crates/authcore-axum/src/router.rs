@@ -8,11 +8,14 @@ use crate::AuthService;
 /// Adds the authcore routes to an axum [`Router`].
 pub trait AuthRouterExt {
     /// Routes `<basePath>/{*rest}` (every action under the configured base path, and
-    /// nothing else) to an [`AuthService`], leaving the path intact for authcore.
+    /// nothing else) to an [`AuthService`], leaving the path intact for authcore. The bare
+    /// base path and `<basePath>/` are routed too, so they get authcore's answer to an
+    /// unknown action (400 `"Bad request."`, as Auth.js) instead of the router's 404.
     ///
     /// Works for the default base path `/auth` and custom ones (`/api/auth`, from
     /// `AuthConfigBuilder::base_path` or `AUTH_URL`). With base path `/` (empty) the route
-    /// is `/{*rest}`, which catches every path no other route matches.
+    /// is `/{*rest}`, which catches every path no other route matches (`/` stays free for
+    /// the application).
     ///
     /// # Panics
     ///
@@ -38,34 +41,39 @@ where
     S: Clone + Send + Sync + 'static,
 {
     fn auth_routes(self, auth: Auth) -> Self {
-        let path = route_path(auth.config().base_path());
-        self.route_service(&path, AuthService::new(auth))
+        let base = escape(auth.config().base_path());
+        let service = AuthService::new(auth);
+        let router = self.route_service(&format!("{base}/{{*rest}}"), service.clone());
+        if base.is_empty() {
+            return router;
+        }
+        router
+            .route_service(&format!("{base}/"), service.clone())
+            .route_service(&base, service)
     }
 }
 
-/// `<basePath>/{*rest}`, with braces in the base path escaped for axum's route syntax.
-fn route_path(base_path: &str) -> String {
-    let mut path = String::with_capacity(base_path.len() + 9);
-    for c in base_path.chars() {
+/// A path with braces escaped for axum's route syntax.
+fn escape(path: &str) -> String {
+    let mut escaped = String::with_capacity(path.len() + 2);
+    for c in path.chars() {
         match c {
-            '{' => path.push_str("{{"),
-            '}' => path.push_str("}}"),
-            c => path.push(c),
+            '{' => escaped.push_str("{{"),
+            '}' => escaped.push_str("}}"),
+            c => escaped.push(c),
         }
     }
-    path.push_str("/{*rest}");
-    path
+    escaped
 }
 
 #[cfg(test)]
 mod tests {
-    use super::route_path;
+    use super::escape;
 
     #[test]
-    fn route_paths() {
-        assert_eq!(route_path("/auth"), "/auth/{*rest}");
-        assert_eq!(route_path("/api/auth"), "/api/auth/{*rest}");
-        assert_eq!(route_path(""), "/{*rest}");
-        assert_eq!(route_path("/a{b}"), "/a{{b}}/{*rest}");
+    fn braces_are_escaped_for_axum() {
+        assert_eq!(escape("/auth"), "/auth");
+        assert_eq!(escape(""), "");
+        assert_eq!(escape("/a{b}"), "/a{{b}}");
     }
 }

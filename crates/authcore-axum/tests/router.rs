@@ -226,13 +226,17 @@ async fn mounts_under_default_base_path() {
         "http://localhost:3000/auth/callback/credentials"
     );
 
-    for path in ["/nope", "/api/auth/providers", "/authx/providers", "/auth"] {
+    for path in ["/nope", "/api/auth/providers", "/authx/providers"] {
         let res = send(&app, get_req(path, &jar), &mut jar).await;
         assert_eq!(res.status(), StatusCode::NOT_FOUND, "{path}");
     }
-    // Anything under the base path reaches authcore, which rejects unknown actions.
-    let res = send(&app, get_req("/auth/nope", &jar), &mut jar).await;
-    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    // Anything under the base path, the bare base path included, reaches authcore, which
+    // answers unknown actions as Auth.js does.
+    for path in ["/auth/nope", "/auth", "/auth/"] {
+        let res = send(&app, get_req(path, &jar), &mut jar).await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{path}");
+        assert_eq!(body_json(res).await, "Bad request.", "{path}");
+    }
 }
 
 #[tokio::test]
@@ -246,8 +250,14 @@ async fn mounts_under_custom_base_path() {
         json["credentials"]["signinUrl"],
         "http://localhost:3000/api/auth/signin/credentials"
     );
-    let res = send(&app, get_req("/auth/providers", &jar), &mut jar).await;
-    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    for path in ["/auth/providers", "/auth", "/api", "/api/"] {
+        let res = send(&app, get_req(path, &jar), &mut jar).await;
+        assert_eq!(res.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+    for path in ["/api/auth", "/api/auth/"] {
+        let res = send(&app, get_req(path, &jar), &mut jar).await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{path}");
+    }
 
     // The whole flow works under the custom path, and the guard redirects there.
     let res = send(&app, get_req("/protected?tab=1", &jar), &mut jar).await;

@@ -95,6 +95,14 @@ pub enum AuthError {
         #[source]
         source: BoxError,
     },
+    /// The database session could not be looked up (logged only; Auth.js
+    /// `SessionTokenError`).
+    #[error("Session token error")]
+    SessionTokenError {
+        /// What failed.
+        #[source]
+        source: BoxError,
+    },
     /// Sign-out side effects failed (logged only).
     #[error("Sign-out error")]
     SignOutError {
@@ -203,6 +211,7 @@ impl AuthError {
             AuthError::UntrustedHost { .. } => "UntrustedHost",
             AuthError::InvalidCheck { .. } => "InvalidCheck",
             AuthError::JwtSessionError { .. } => "JWTSessionError",
+            AuthError::SessionTokenError { .. } => "SessionTokenError",
             AuthError::SignOutError { .. } => "SignOutError",
             AuthError::EventError { .. } => "EventError",
             AuthError::CallbackError { .. } => "CallbackRouteError",

@@ -67,7 +67,10 @@ impl Auth {
         match run(c, &parsed).await {
             Ok(r) => render(r, return_redirect),
             Err(Failure::Assertion(e)) => render(assertion_failure(c, &parsed, &e), false),
-            Err(Failure::Action(e)) => render(error_response(c, &parsed, &e), return_redirect),
+            Err(Failure::Action(e)) => {
+                let r = error_response(c, &parsed, &e);
+                render(if return_redirect { url_json(r) } else { r }, false)
+            }
         }
     }
 
@@ -399,6 +402,15 @@ fn page_url(origin: &str, page: &str, query: &str) -> String {
         format!("{origin}{page}{sep}{query}")
     } else {
         format!("{page}{sep}{query}")
+    }
+}
+
+/// The `X-Auth-Return-Redirect` form of an error: Auth.js answers `Response.json({url})`,
+/// without the `Location` header its successful answers keep (spec §1.5).
+fn url_json(r: ResponseInternal) -> ResponseInternal {
+    match r.redirect {
+        Some(url) => ResponseInternal::json(json!({ "url": url })),
+        None => r,
     }
 }
 

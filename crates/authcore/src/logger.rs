@@ -1,5 +1,15 @@
 //! The logger interface (spec §12.2) with a default on `tracing`.
 //!
+//! The default logger writes through the `tracing` facade, which prints nothing until the
+//! application installs a subscriber: without one, every `[auth][error]` line is lost. One
+//! line at start-up installs one (from the `tracing-subscriber` crate):
+//!
+//! ```ignore
+//! tracing_subscriber::fmt::init(); // `RUST_LOG=authcore=debug` for the debug channel too
+//! ```
+//!
+//! Or route the lines elsewhere with your own [`Logger`]
+//! (`AuthConfig::builder().logger(..)`).
 //! Log lines never carry secrets: errors are rendered from their type and message, and
 //! no cookie value, token or secret is put into an error message by authcore.
 
@@ -47,7 +57,8 @@ impl WarningCode {
 }
 
 /// Receives authcore's errors, warnings and debug messages. Replace it to route them
-/// elsewhere; each method has a default on `tracing`.
+/// elsewhere; each method has a default on `tracing` (which needs a subscriber installed
+/// to print anything: see the [module docs](self)).
 pub trait Logger: Send + Sync + 'static {
     /// An error (also for errors that were handled and turned into a response).
     fn error(&self, error: &AuthError) {
@@ -116,7 +127,8 @@ pub fn log_error_with_tracing(error: &AuthError) {
     }
 }
 
-/// The default logger on `tracing`.
+/// The default logger on `tracing`. Its lines reach nobody until a `tracing` subscriber is
+/// installed (see the [module docs](self)).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TracingLogger;
 

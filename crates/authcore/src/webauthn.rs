@@ -158,13 +158,14 @@ pub(crate) fn registration_options(
     Ok((options, state))
 }
 
-/// Authentication options (`PublicKeyCredentialRequestOptionsJSON`) offering `allow` (none:
-/// a discoverable credential is asked for), and the state to keep (without credentials:
-/// the one used is looked up by id when the response comes back).
+/// Authentication options (`PublicKeyCredentialRequestOptionsJSON`) offering the known
+/// user's credentials (`allow`; no user: no `allowCredentials` key, as Auth.js, and a
+/// discoverable credential is asked for), and the state to keep (without credentials: the
+/// one used is looked up by id when the response comes back).
 pub(crate) fn authentication_options(
     p: &WebAuthnProvider,
     rp: &RelyingPartyOf,
-    allow: &[Authenticator],
+    allow: Option<&[Authenticator]>,
 ) -> Result<(Value, AuthenticationState), CeremonyError> {
     let core = core(p, rp)?;
     let builder = core
@@ -178,6 +179,12 @@ pub(crate) fn authentication_options(
         .get_mut("publicKey")
         .map(Value::take)
         .unwrap_or(Value::Null);
+    let Some(allow) = allow else {
+        if let Some(o) = options.as_object_mut() {
+            o.remove("allowCredentials");
+        }
+        return Ok((options, state));
+    };
     let allow: Vec<Value> = allow
         .iter()
         .filter_map(|a| {

@@ -183,4 +183,33 @@ async fn x_auth_return_redirect_gives_json() {
         serde_json::json!({"url": "https://authjs.test/auth/signin?error=MissingCSRF"})
     );
     assert!(r.set_cookies().is_empty());
+    assert_eq!(r.location(), None, "Auth.js sends Location only on success");
+}
+
+#[tokio::test]
+async fn failed_credentials_sign_in_with_return_redirect_has_no_location() {
+    let (auth, _) = auth();
+    let (csrf, token) = csrf_pair();
+    let r = send(
+        &auth,
+        post("/auth/callback/credentials")
+            .header("cookie", &csrf)
+            .header("x-auth-return-redirect", "1")
+            .body(form(&[
+                ("csrfToken", &token),
+                ("username", "nobody"),
+                ("password", "wrong"),
+            ]))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.json(),
+        serde_json::json!({
+            "url": "https://authjs.test/auth/signin?error=CredentialsSignin&code=credentials"
+        })
+    );
+    assert_eq!(r.location(), None);
+    assert!(r.set_cookies().is_empty());
 }

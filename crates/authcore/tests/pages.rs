@@ -216,6 +216,30 @@ async fn hostile_query_parameters_are_escaped() {
     );
 }
 
+/// The OAuth form's hidden `callbackUrl` holds the query's value as given, as Auth.js's page
+/// does (the POST validates and resolves it again); without one, the resolved URL.
+#[tokio::test]
+async fn oauth_form_keeps_the_query_callback_url_as_given() {
+    let (auth, _) = auth_with(all_kinds());
+    let cases = [
+        ("/auth/signin?callbackUrl=%2Fdashboard", Some("/dashboard")),
+        (
+            "/auth/signin?callbackUrl=https%3A%2F%2Fauthjs.test%2Fa%3Fb%3D1",
+            Some("https://authjs.test/a?b=1"),
+        ),
+        ("/auth/signin", Some("https://authjs.test")),
+        ("/auth/signin?callbackUrl=", None),
+    ];
+    for (path, expected) in cases {
+        let html = page(&auth, path).await.text();
+        let input = html
+            .split("<input type=\"hidden\" name=\"callbackUrl\" value=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next());
+        assert_eq!(input, expected, "{path}");
+    }
+}
+
 #[tokio::test]
 async fn themes() {
     for (scheme, class) in [

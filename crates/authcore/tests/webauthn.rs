@@ -305,8 +305,8 @@ async fn forged_and_replayed_responses_are_refused() {
     let r = submit(&auth, &mut Browser(saved), "passkey", "authenticate", &data).await;
     assert_eq!(
         r.location(),
-        Some("https://authjs.test/auth/error?error=Configuration"),
-        "replay of a zero-counter passkey"
+        Some(VERIFY_ERROR),
+        "replay of a zero-counter passkey: a refused assertion like the others"
     );
 
     // Counter regression (a cloned authenticator).
@@ -315,7 +315,8 @@ async fn forged_and_replayed_responses_are_refused() {
     let (r, _) = sign_in(&auth, &mut clone, "passkey", "").await;
     assert_eq!(r.location(), Some(VERIFY_ERROR));
 
-    // No challenge cookie, or one made for another ceremony.
+    // No challenge cookie (Auth.js: InvalidCheck), or one made for another ceremony
+    // (Auth.js: missing registration data; the other way round, a failed verification).
     let mut browser = Browser::default();
     let body = options(&auth, &mut browser, "passkey", "").await.json();
     let data = key.authenticate(&body["options"], ORIGIN);
@@ -336,6 +337,23 @@ async fn forged_and_replayed_responses_are_refused() {
         r.location(),
         Some("https://authjs.test/auth/error?error=Configuration")
     );
+    let mut browser = Browser::default();
+    let body = options(
+        &auth,
+        &mut browser,
+        "passkey",
+        "?action=register&email=new%40example.com",
+    )
+    .await
+    .json();
+    assert_eq!(body["action"], "register");
+    let signed_challenge = serde_json::json!({
+        "challenge": body["options"]["challenge"],
+        "rpId": body["options"]["rp"]["id"],
+    });
+    let data = key.authenticate(&signed_challenge, ORIGIN);
+    let r = submit(&auth, &mut browser, "passkey", "authenticate", &data).await;
+    assert_eq!(r.location(), Some(VERIFY_ERROR));
 
     // Unknown credential.
     let mut stranger = SoftAuthenticator::new();
@@ -381,6 +399,28 @@ async fn forged_and_replayed_responses_are_refused() {
     assert_eq!(row.counter, 2);
 }
 
+/// `@simplewebauthn/browser` v9 (Auth.js's client) sends `userHandle` as
+/// `bufferToUTF8String(handle)`: for the random 32-byte handle of a credential registered
+/// through authcore's page that is lossy UTF-8 text, no base64url. The assertion is still
+/// accepted: the authenticator is found by credential id, as in Auth.js.
+#[tokio::test]
+async fn user_handle_as_utf8_text_from_the_authjs_client_is_accepted() {
+    let (auth, _, _) = setup(WebAuthnProvider::passkey());
+    let mut key = SoftAuthenticator::new();
+    register(&auth, &mut key, "passkey", "utf8@example.com").await;
+    use base64::Engine;
+    let handle = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(key.user_handle().unwrap())
+        .unwrap();
+    let as_text = String::from_utf8_lossy(&handle).into_owned();
+    for user_handle in [as_text.as_str(), "not base64url: ü ✓ +/=", ""] {
+        key.set_user_handle(user_handle);
+        let (r, browser) = sign_in(&auth, &mut key, "passkey", "").await;
+        assert_eq!(r.location(), Some(ORIGIN), "{user_handle:?}");
+        assert!(browser.get("__Secure-authjs.session-token").is_some());
+    }
+}
+
 #[tokio::test]
 async fn challenge_cookie_of_another_provider_is_refused() {
     let db = MemoryAdapter::new();
@@ -404,7 +444,7 @@ async fn challenge_cookie_of_another_provider_is_refused() {
     let r = submit(&auth, &mut browser, "passkey", "authenticate", &data).await;
     assert_eq!(
         r.location(),
-        Some("https://authjs.test/auth/error?error=Configuration")
+        Some("https://authjs.test/auth/error?error=WebAuthnVerificationError")
     );
 }
 

@@ -167,9 +167,14 @@ pub(crate) async fn init<'a>(
         None => None,
     };
     let mut init_cookies = Vec::new();
+    // Auth.js answers `GET /providers` without the cookies init made (its renderer drops
+    // them), so none is made: no CSRF token, no callback-URL cookie.
+    let sets_cookies = req.action != Action::Providers;
 
     let (csrf_token, csrf_verified) = if config.dangerous.skip_csrf_check {
         (String::new(), true)
+    } else if !sets_cookies {
+        (String::new(), false)
     } else {
         let st = crate::csrf::check_or_create(
             req.cookies.get(&cookies.csrf_token.name),
@@ -203,7 +208,7 @@ pub(crate) async fn init<'a>(
         Some(url) => ctx.redirect_callback(url).await?,
         None => req.origin.clone(),
     };
-    if cookie_value != Some(callback_url.as_str()) {
+    if sets_cookies && cookie_value != Some(callback_url.as_str()) {
         ctx.init_cookies
             .push(cookies.callback_url.set(callback_url.clone(), None));
     }

@@ -233,6 +233,11 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
         }
         return Ok(ResponseInternal::redirect(url));
     }
+    // The OAuth forms' hidden `callbackUrl`: the query's value as given (Auth.js spreads
+    // the query over the page's props), validated again when the form is posted; else the
+    // resolved URL. An empty value leaves the input out, as Auth.js's `callbackUrl &&`.
+    let form_callback_url = q.get("callbackUrl").unwrap_or(&ctx.callback_url).to_owned();
+    let form_callback_url = (!form_callback_url.is_empty()).then_some(form_callback_url);
     let mut provider_css = String::new();
     let providers = ctx
         .config
@@ -294,7 +299,7 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
                         ".provider-{i}{{--provider-brand-color:{brand};--provider-text-color:{text}}}"
                     ));
                     ProviderView {
-                        callback_url: Some(ctx.callback_url.clone()),
+                        callback_url: form_callback_url.clone(),
                         logo: o.style.logo.clone(),
                         ..view(
                             FormKind::Button,

@@ -29,7 +29,7 @@ pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError
             Ok(r) => Ok(finish(r)),
             Err(source) => {
                 // Auth.js logs `SessionTokenError` and answers null.
-                ctx.log_error(&AuthError::JwtSessionError { source });
+                ctx.log_error(&AuthError::SessionTokenError { source });
                 Ok(finish(ResponseInternal::json(Value::Null)))
             }
         };
@@ -81,11 +81,14 @@ async fn database_session(
     };
     let public_user = crate::types::User::from(&user);
     // The default body reports the session's expiry before this call's update (§16.5).
+    // The user row's columns, an empty one as `null` (the JWT strategy leaves out what the
+    // token lacks).
+    let column = |v: &Option<String>| Some(v.clone().map_or(Value::Null, Value::String));
     let default_session = Session {
         user: Some(SessionUser {
-            name: user.name.clone().map(Value::String),
-            email: user.email.clone().map(Value::String),
-            image: user.image.clone().map(Value::String),
+            name: column(&user.name),
+            email: column(&user.email),
+            image: column(&user.image),
         }),
         expires: iso_string(session.expires),
         extra: Default::default(),

@@ -113,15 +113,16 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, 
     };
     let rp = webauthn::relying_party(p, &ctx.req.url);
     let user_id = info.user.as_ref().map(|u| u.id.clone());
+    // `None` without a stored user: Auth.js then leaves `allowCredentials` out.
     let known = match &user_id {
-        Some(id) => db.list_authenticators_by_user_id(id).await?,
-        None => Vec::new(),
+        Some(id) => Some(db.list_authenticators_by_user_id(id).await?),
+        None => None,
     };
     let setup_error = |e: CeremonyError| e.into_auth_error(&p.id);
     let (options, state, register_data) = match ceremony {
         Ceremony::Authenticate => {
             let (options, state) =
-                webauthn::authentication_options(p, &rp, &known).map_err(setup_error)?;
+                webauthn::authentication_options(p, &rp, known.as_deref()).map_err(setup_error)?;
             (options, serde_json::to_value(state), None)
         }
         Ceremony::Register => {
@@ -139,8 +140,14 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, 
                 name: info.user.as_ref().and_then(|u| u.name.clone()),
             };
             let handle = crate::random::bytes::<32>();
-            let (options, state) = webauthn::registration_options(p, &rp, &user, &handle, &known)
-                .map_err(setup_error)?;
+            let (options, state) = webauthn::registration_options(
+                p,
+                &rp,
+                &user,
+                &handle,
+                known.as_deref().unwrap_or_default(),
+            )
+            .map_err(setup_error)?;
             (options, serde_json::to_value(state), Some(user))
         }
     };
@@ -225,8 +232,16 @@ pub(crate) struct Challenge<S> {
 }
 
 /// Reads the challenge cookie for `p` and `ceremony`; returns it and the cookie clearing it.
-/// Missing, undecodable, expired, made for another provider or ceremony, or already used:
-/// `InvalidCheck`.
+///
+/// Error codes follow Auth.js where it has the case, and treat the rest as the refused
+/// response it is:
+/// - missing, undecodable or expired cookie: `InvalidCheck` (Configuration), as Auth.js;
+/// - a registration with an authentication ceremony's cookie: Auth.js's "Missing user
+///   registration data" (Configuration);
+/// - an authentication with a registration ceremony's cookie, or with another provider's:
+///   `WebAuthnVerificationError` (Auth.js fails the challenge or type check there);
+/// - a challenge already used or past its record's expiry (single use, beyond Auth.js):
+///   `WebAuthnVerificationError`.
 pub(crate) async fn consume_challenge<S: serde::de::DeserializeOwned>(
     ctx: &Ctx<'_>,
     db: &dyn Adapter,
@@ -245,10 +260,19 @@ pub(crate) async fn consume_challenge<S: serde::de::DeserializeOwned>(
         .ok()
         .flatten()
         .ok_or_else(invalid)?;
-    if claims.get("provider").and_then(Value::as_str) != Some(p.id.as_str())
-        || claims.get("action").and_then(Value::as_str) != Some(ceremony.as_str())
-    {
-        return Err(invalid());
+    let refused = |reason: &str| AuthError::WebAuthnVerificationError {
+        reason: reason.to_owned(),
+    };
+    if claims.get("action").and_then(Value::as_str) != Some(ceremony.as_str()) {
+        return Err(match ceremony {
+            Ceremony::Register => AuthError::InvalidRequest {
+                message: "Missing user registration data in WebAuthn challenge cookie".into(),
+            },
+            Ceremony::Authenticate => refused("WebAuthn challenge made for a registration"),
+        });
+    }
+    if claims.get("provider").and_then(Value::as_str) != Some(p.id.as_str()) {
+        return Err(refused("WebAuthn challenge made for another provider"));
     }
     if single_use(db) {
         let nonce = claims
@@ -259,9 +283,7 @@ pub(crate) async fn consume_challenge<S: serde::de::DeserializeOwned>(
             .use_verification_token(&challenge_identifier(p), &hash_nonce(nonce))
             .await?;
         if used.is_none_or(|t| t.expires < time::OffsetDateTime::now_utc()) {
-            return Err(AuthError::InvalidCheck {
-                message: "WebAuthn challenge already used or expired".into(),
-            });
+            return Err(refused("WebAuthn challenge already used or expired"));
         }
     }
     let state = claims

@@ -140,6 +140,11 @@ impl SoftAuthenticator {
         self.user_handle.as_deref()
     }
 
+    /// Replaces the `userHandle` sent with assertions.
+    pub fn set_user_handle(&mut self, user_handle: impl Into<String>) {
+        self.user_handle = Some(user_handle.into());
+    }
+
     /// Answer registration options (`PublicKeyCredentialCreationOptionsJSON`) as
     /// `navigator.credentials.create()` + `@simplewebauthn/browser` would, returning
     /// `RegistrationResponseJSON`. Resets the counter to `counter_step` and remembers

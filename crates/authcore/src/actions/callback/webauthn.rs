@@ -33,6 +33,16 @@ fn response_data<T: serde::de::DeserializeOwned>(ctx: &Ctx<'_>) -> Option<T> {
     }
 }
 
+/// Drops an assertion's `userHandle`. The authenticator is found by credential id, as in
+/// Auth.js, so the handle is not needed; and `@simplewebauthn/browser` (Auth.js's client)
+/// sends it decoded as UTF-8 text, which for a handle of random bytes is no base64url at all.
+fn without_user_handle(mut data: Value) -> Value {
+    if let Some(response) = data.get_mut("response").and_then(Value::as_object_mut) {
+        response.remove("userHandle");
+    }
+    data
+}
+
 pub(crate) async fn callback(
     ctx: &Ctx<'_>,
     p: &WebAuthnProvider,
@@ -50,8 +60,10 @@ async fn authenticate(
     p: &WebAuthnProvider,
     db: &dyn Adapter,
 ) -> Result<ResponseInternal, AuthError> {
-    let response: PublicKeyCredential =
-        response_data(ctx).ok_or_else(|| invalid("Invalid WebAuthn Authentication response"))?;
+    let response: PublicKeyCredential = response_data::<Value>(ctx)
+        .map(without_user_handle)
+        .and_then(|v| serde_json::from_value(v).ok())
+        .ok_or_else(|| invalid("Invalid WebAuthn Authentication response"))?;
     let credential_id = STANDARD.encode(&response.raw_id);
     let row = db.get_authenticator(&credential_id).await?.ok_or_else(|| {
         invalid(format!(
