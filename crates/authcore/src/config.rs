@@ -512,6 +512,12 @@ impl AuthConfigBuilder {
                     if self.adapter.is_none() {
                         return Err(ConfigError::WebAuthnMissingAdapter);
                     }
+                    if !crate::webauthn::algorithms_supported(&w.supported_algorithms) {
+                        return Err(ConfigError::UnsupportedWebAuthnAlgorithms {
+                            provider: id.to_owned(),
+                            algorithms: w.supported_algorithms.clone(),
+                        });
+                    }
                     if w.enable_conditional_ui {
                         if let Some(first) = self.providers[..i]
                             .iter()

@@ -324,6 +324,16 @@ pub enum ConfigError {
     /// A WebAuthn provider without an adapter to keep authenticators in.
     #[error("MissingAdapter: WebAuthn requires an adapter")]
     WebAuthnMissingAdapter,
+    /// A WebAuthn provider offers a credential algorithm that cannot be verified, or none.
+    #[error(
+        "WebAuthn provider \"{provider}\": unsupported credential algorithm list {algorithms:?}; use COSE ids among -8 (EdDSA), -7, -35, -36 (ECDSA), -257, -258, -259 (RSA PKCS#1), -37, -38, -39 (RSA-PSS)"
+    )]
+    UnsupportedWebAuthnAlgorithms {
+        /// Provider id.
+        provider: String,
+        /// The configured list.
+        algorithms: Vec<i64>,
+    },
     /// More than one WebAuthn provider enables conditional UI.
     #[error(
         "DuplicateConditionalUI: only one WebAuthn provider may enable conditional UI (found \"{first}\" and \"{second}\")"

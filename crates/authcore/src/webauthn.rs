@@ -11,13 +11,16 @@ use serde_cbor_2::Value as Cbor;
 use serde_json::{Value, json};
 use webauthn_rs_core::WebauthnCore;
 use webauthn_rs_core::proto::{
-    AttestationFormat, AuthenticationResult, AuthenticationState, AuthenticatorTransport, COSEKey,
-    COSEKeyType, Credential, ParsedAttestation, PublicKeyCredential, RegisterPublicKeyCredential,
-    RegisteredExtensions, RegistrationState, UserVerificationPolicy,
+    AttestationConveyancePreference, AttestationFormat, AuthenticationState,
+    AuthenticatorTransport, COSEAlgorithm, COSEKey, COSEKeyType, Credential, ParsedAttestation,
+    PublicKeyCredential, RegisterPublicKeyCredential, RegisteredExtensions, RegistrationState,
+    UserVerificationPolicy,
 };
 
-use crate::providers::webauthn::{UserVerification, WebAuthnProvider};
+use crate::providers::webauthn::{Attestation, UserVerification, WebAuthnProvider};
 use crate::types::Authenticator;
+
+mod eddsa;
 
 /// The relying party of one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,12 +76,37 @@ impl CeremonyError {
     }
 }
 
-fn policy(uv: UserVerification) -> UserVerificationPolicy {
+fn uv_str(uv: UserVerification) -> &'static str {
     match uv {
-        UserVerification::Required => UserVerificationPolicy::Required,
-        UserVerification::Preferred => UserVerificationPolicy::Preferred,
-        UserVerification::Discouraged => UserVerificationPolicy::Discouraged_DO_NOT_USE,
+        UserVerification::Required => "required",
+        UserVerification::Preferred => "preferred",
+        UserVerification::Discouraged => "discouraged",
     }
+}
+
+/// What `webauthn-rs-core` checks when it verifies: the provider's verification requirement
+/// (`requireUserVerification`), not what the options asked for.
+fn verify_policy(p: &WebAuthnProvider) -> UserVerificationPolicy {
+    if p.require_user_verification {
+        UserVerificationPolicy::Required
+    } else {
+        UserVerificationPolicy::Preferred
+    }
+}
+
+/// The `webauthn-rs-core` algorithms of a COSE id list; `None` when one is unknown.
+fn cose_algorithms(ids: &[i64]) -> Option<Vec<COSEAlgorithm>> {
+    ids.iter()
+        .map(|&id| match COSEAlgorithm::try_from(i128::from(id)) {
+            Ok(COSEAlgorithm::PinUvProtocol | COSEAlgorithm::INSECURE_RS1) | Err(_) => None,
+            Ok(alg) => Some(alg),
+        })
+        .collect()
+}
+
+/// Whether every id of a non-empty list is an algorithm authcore verifies.
+pub(crate) fn algorithms_supported(ids: &[i64]) -> bool {
+    !ids.is_empty() && cose_algorithms(ids).is_some()
 }
 
 fn core(p: &WebAuthnProvider, rp: &RelyingPartyOf) -> Result<WebauthnCore, CeremonyError> {
@@ -104,7 +132,9 @@ pub(crate) struct RegisterUser {
     pub name: Option<String>,
 }
 
-/// Registration options (`PublicKeyCredentialCreationOptionsJSON`) and the state to keep.
+/// Registration options (`PublicKeyCredentialCreationOptionsJSON`) as SimpleWebAuthn's
+/// `generateRegistrationOptions` writes them under Auth.js (same keys, defaults and
+/// `pubKeyCredParams` order), and the state to keep.
 pub(crate) fn registration_options(
     p: &WebAuthnProvider,
     rp: &RelyingPartyOf,
@@ -125,43 +155,79 @@ pub(crate) fn registration_options(
         .filter_map(|a| Some((STANDARD.decode(&a.credential_id).ok()?, a)))
         .collect();
     let exclude_ids: Vec<_> = excluded.iter().map(|(id, _)| id.clone()).collect();
+    let algorithms = cose_algorithms(&p.supported_algorithms).ok_or_else(|| {
+        CeremonyError::Setup(format!(
+            "unsupported algorithms {:?}",
+            p.supported_algorithms
+        ))
+    })?;
     let builder = core
         .new_challenge_register_builder(user_handle, &user.email, display)
         .map_err(|e| CeremonyError::Setup(format!("registration options: {e:?}")))?
-        .user_verification_policy(policy(p.user_verification))
+        .user_verification_policy(verify_policy(p))
         .require_resident_key(p.resident_key_required)
+        .credential_algorithms(algorithms)
+        .attestation(match p.attestation {
+            Attestation::None => AttestationConveyancePreference::None,
+            Attestation::Indirect => AttestationConveyancePreference::Indirect,
+            Attestation::Direct | Attestation::Enterprise => {
+                AttestationConveyancePreference::Direct
+            }
+        })
         .exclude_credentials((!exclude_ids.is_empty()).then_some(exclude_ids));
     let (challenge, state) = core
         .generate_challenge_register(builder)
         .map_err(|e| CeremonyError::Setup(format!("registration options: {e:?}")))?;
-    let mut options = serde_json::to_value(challenge)
+    let generated = serde_json::to_value(challenge)
         .map_err(|e| CeremonyError::Setup(e.to_string()))?
         .get_mut("publicKey")
         .map(Value::take)
         .unwrap_or(Value::Null);
-    // SimpleWebAuthn's default: a discoverable credential is preferred, not discouraged.
-    if !p.resident_key_required
-        && let Some(sel) = options.get_mut("authenticatorSelection")
-    {
-        sel["residentKey"] = json!("preferred");
-    }
-    if let Some(list) = options
-        .get_mut("excludeCredentials")
-        .and_then(Value::as_array_mut)
-    {
-        for (entry, (_, row)) in list.iter_mut().zip(&excluded) {
-            if let Some(t) = transports_list(row.transports.as_deref()) {
-                entry["transports"] = json!(t);
-            }
-        }
-    }
+    let exclude_credentials: Vec<Value> = excluded
+        .iter()
+        .map(|(id, row)| credential_descriptor(id, row))
+        .collect();
+    let resident_key = if p.resident_key_required {
+        "required"
+    } else {
+        "preferred"
+    };
+    let mut extensions = p.registration_extensions.clone();
+    extensions.insert("credProps".into(), Value::Bool(true));
+    let options = json!({
+        "challenge": generated["challenge"],
+        "rp": generated["rp"],
+        "user": generated["user"],
+        "pubKeyCredParams": p.supported_algorithms.iter()
+            .map(|alg| json!({ "alg": alg, "type": "public-key" }))
+            .collect::<Vec<_>>(),
+        "timeout": generated["timeout"],
+        "attestation": p.attestation.as_str(),
+        "excludeCredentials": exclude_credentials,
+        "authenticatorSelection": {
+            "residentKey": resident_key,
+            "userVerification": uv_str(p.user_verification),
+            "requireResidentKey": p.resident_key_required,
+        },
+        "extensions": extensions,
+    });
     Ok((options, state))
 }
 
-/// Authentication options (`PublicKeyCredentialRequestOptionsJSON`) offering the known
-/// user's credentials (`allow`; no user: no `allowCredentials` key, as Auth.js, and a
-/// discoverable credential is asked for), and the state to keep (without credentials: the
-/// one used is looked up by id when the response comes back).
+/// A `PublicKeyCredentialDescriptorJSON` for a stored authenticator.
+fn credential_descriptor(id: &[u8], row: &Authenticator) -> Value {
+    let mut entry = json!({ "id": URL_SAFE_NO_PAD.encode(id), "type": "public-key" });
+    if let Some(t) = transports_list(row.transports.as_deref()) {
+        entry["transports"] = json!(t);
+    }
+    entry
+}
+
+/// Authentication options (`PublicKeyCredentialRequestOptionsJSON`, the keys of
+/// SimpleWebAuthn's `generateAuthenticationOptions`) offering the known user's credentials
+/// (`allow`; no user: no `allowCredentials` key, as Auth.js, and a discoverable credential is
+/// asked for), and the state to keep (without credentials: the one used is looked up by id
+/// when the response comes back).
 pub(crate) fn authentication_options(
     p: &WebAuthnProvider,
     rp: &RelyingPartyOf,
@@ -169,65 +235,96 @@ pub(crate) fn authentication_options(
 ) -> Result<(Value, AuthenticationState), CeremonyError> {
     let core = core(p, rp)?;
     let builder = core
-        .new_challenge_authenticate_builder(Vec::new(), Some(policy(p.user_verification)))
+        .new_challenge_authenticate_builder(Vec::new(), Some(verify_policy(p)))
         .map_err(|e| CeremonyError::Setup(format!("authentication options: {e:?}")))?;
     let (challenge, state) = core
         .generate_challenge_authenticate(builder)
         .map_err(|e| CeremonyError::Setup(format!("authentication options: {e:?}")))?;
-    let mut options = serde_json::to_value(challenge)
+    let generated = serde_json::to_value(challenge)
         .map_err(|e| CeremonyError::Setup(e.to_string()))?
         .get_mut("publicKey")
         .map(Value::take)
         .unwrap_or(Value::Null);
-    let Some(allow) = allow else {
-        if let Some(o) = options.as_object_mut() {
-            o.remove("allowCredentials");
-        }
-        return Ok((options, state));
-    };
-    let allow: Vec<Value> = allow
-        .iter()
-        .filter_map(|a| {
-            let id = STANDARD.decode(&a.credential_id).ok()?;
-            let mut entry = json!({ "id": URL_SAFE_NO_PAD.encode(id), "type": "public-key" });
-            if let Some(t) = transports_list(a.transports.as_deref()) {
-                entry["transports"] = json!(t);
-            }
-            Some(entry)
-        })
-        .collect();
-    options["allowCredentials"] = Value::Array(allow);
+    let mut options = json!({ "challenge": generated["challenge"] });
+    if let Some(allow) = allow {
+        let allow: Vec<Value> = allow
+            .iter()
+            .filter_map(|a| {
+                Some(credential_descriptor(
+                    &STANDARD.decode(&a.credential_id).ok()?,
+                    a,
+                ))
+            })
+            .collect();
+        options["allowCredentials"] = Value::Array(allow);
+    }
+    options["timeout"] = generated["timeout"].clone();
+    options["userVerification"] = json!(uv_str(p.user_verification));
+    if let Some(extensions) = &p.authentication_extensions {
+        options["extensions"] = Value::Object(extensions.clone());
+    }
+    options["rpId"] = json!(rp.id);
     Ok((options, state))
 }
 
-/// Verifies a registration response; returns the Auth.js authenticator row (without
-/// `userId`).
+/// Verifies a registration response against the challenge sent; returns the Auth.js
+/// authenticator row (without `userId`). Ed25519 keys are verified by [`eddsa`], every other
+/// algorithm by `webauthn-rs-core`.
 pub(crate) fn verify_registration(
     p: &WebAuthnProvider,
     rp: &RelyingPartyOf,
     response: &RegisterPublicKeyCredential,
     state: &RegistrationState,
+    challenge: &[u8],
     transports: Option<String>,
 ) -> Result<Authenticator, CeremonyError> {
-    let credential = core(p, rp)?
-        .register_credential(response, state, None)
-        .map_err(|e| CeremonyError::Verification(format!("{e:?}")))?;
-    let credential_id = STANDARD.encode(&credential.cred_id);
+    let expected = eddsa::Expected {
+        challenge,
+        rp,
+        require_user_verification: p.require_user_verification,
+    };
+    let (cred_id, counter, backup_eligible, backup_state, parsed_key) =
+        match eddsa::verify_registration(response, &expected, &p.supported_algorithms)? {
+            Some(r) => (
+                r.credential_id,
+                r.counter,
+                r.backup_eligible,
+                r.backup_state,
+                None,
+            ),
+            None => {
+                let c = core(p, rp)?
+                    .register_credential(response, state, None)
+                    .map_err(|e| CeremonyError::Verification(format!("{e:?}")))?;
+                (
+                    c.cred_id.to_vec(),
+                    c.counter,
+                    c.backup_eligible,
+                    c.backup_state,
+                    Some(c.cred),
+                )
+            }
+        };
+    let credential_id = STANDARD.encode(&cred_id);
     // The key bytes as the authenticator sent them (what Auth.js stores); the COSE encoding
     // of the parsed key only if they cannot be found.
-    let key_bytes = match raw_cose_key(&response.response.attestation_object) {
-        Some(bytes) => bytes,
-        None => cose_key_bytes(&credential.cred)?,
+    let key_bytes = match (
+        raw_cose_key(&response.response.attestation_object),
+        parsed_key,
+    ) {
+        (Some(bytes), _) => bytes,
+        (None, Some(key)) => cose_key_bytes(&key)?,
+        (None, None) => return Err(CeremonyError::Verification("no credential key".into())),
     };
     Ok(Authenticator {
         provider_account_id: credential_id.clone(),
         credential_id,
         user_id: None,
-        counter: u64::from(credential.counter),
-        credential_backed_up: credential.backup_state,
+        counter: u64::from(counter),
+        credential_backed_up: backup_state,
         credential_public_key: STANDARD.encode(key_bytes),
         transports,
-        credential_device_type: if credential.backup_eligible {
+        credential_device_type: if backup_eligible {
             "multiDevice"
         } else {
             "singleDevice"
@@ -236,18 +333,40 @@ pub(crate) fn verify_registration(
     })
 }
 
-/// Verifies an authentication response against the stored row.
+/// Verifies an authentication response against the stored row; returns the new signature
+/// counter.
 pub(crate) fn verify_authentication(
     p: &WebAuthnProvider,
     rp: &RelyingPartyOf,
     response: &PublicKeyCredential,
     state: &AuthenticationState,
+    challenge: &[u8],
     row: &Authenticator,
-) -> Result<AuthenticationResult, CeremonyError> {
-    let credential = credential_from_row(row, policy(p.user_verification))?;
+) -> Result<u32, CeremonyError> {
+    let key = stored_key(row)?;
+    if let Some(ed25519) = eddsa::key_of(&key) {
+        let expected = eddsa::Expected {
+            challenge,
+            rp,
+            require_user_verification: p.require_user_verification,
+        };
+        return eddsa::verify_authentication(response, &expected, &ed25519?, row.counter);
+    }
+    let credential = credential_from_row(row, verify_policy(p))?;
     core(p, rp)?
         .authenticate_single_credential(response, state, &credential)
+        .map(|result| result.counter())
         .map_err(|e| CeremonyError::Verification(format!("{e:?}")))
+}
+
+/// The CBOR of a row's `credentialPublicKey`.
+fn stored_key(row: &Authenticator) -> Result<Cbor, CeremonyError> {
+    let bad =
+        || CeremonyError::Setup("stored authenticator: unreadable credentialPublicKey".into());
+    let bytes = STANDARD
+        .decode(&row.credential_public_key)
+        .map_err(|_| bad())?;
+    serde_cbor_2::from_slice(&bytes).map_err(|_| bad())
 }
 
 /// A `webauthn-rs` credential from an Auth.js authenticator row.
@@ -259,11 +378,7 @@ pub(crate) fn credential_from_row(
     let cred_id = STANDARD
         .decode(&row.credential_id)
         .map_err(|_| bad("credentialID"))?;
-    let key_bytes = STANDARD
-        .decode(&row.credential_public_key)
-        .map_err(|_| bad("credentialPublicKey"))?;
-    let key: Cbor = serde_cbor_2::from_slice(&key_bytes).map_err(|_| bad("credentialPublicKey"))?;
-    let cred = COSEKey::try_from(&key).map_err(|_| bad("credentialPublicKey"))?;
+    let cred = COSEKey::try_from(&stored_key(row)?).map_err(|_| bad("credentialPublicKey"))?;
     let counter = u32::try_from(row.counter).map_err(|_| bad("counter"))?;
     let transports = transports_list(row.transports.as_deref()).map(|list| {
         list.iter()

@@ -199,9 +199,181 @@ async fn register_a_passkey_then_sign_in_with_it() {
         .unwrap();
     assert_eq!(row.counter, 2, "the counter grows with every sign-in");
 
-    // Discoverable (conditional UI): no email, no allowCredentials.
+    // Discoverable (conditional UI): no email, no allowCredentials key at all (Auth.js).
+    let body = options(&auth, &mut Browser::default(), "passkey", "")
+        .await
+        .json();
+    let o = body["options"].as_object().unwrap();
+    let mut keys: Vec<_> = o.keys().cloned().collect();
+    keys.sort();
+    assert_eq!(keys, ["challenge", "rpId", "timeout", "userVerification"]);
     let (r, _) = sign_in(&auth, &mut key, "passkey", "").await;
     assert_eq!(r.location(), Some(ORIGIN));
+}
+
+/// Ed25519 credentials (offered first, as Auth.js does) register, sign in, and are refused
+/// like the others when the response is forged, replayed, cloned or unverified.
+#[tokio::test]
+async fn ed25519_credentials_register_and_sign_in() {
+    let (auth, _, db) = setup(WebAuthnProvider::passkey());
+    let mut key = SoftAuthenticator::ed25519();
+    let browser = register(&auth, &mut key, "passkey", "ed@example.com").await;
+    assert_eq!(session_email(&auth, &browser).await, "ed@example.com");
+    use base64::Engine;
+    let id = base64::engine::general_purpose::STANDARD.encode(key.credential_id());
+    let row = db.get_authenticator(&id).await.unwrap().unwrap();
+    let cose = base64::engine::general_purpose::STANDARD
+        .decode(&row.credential_public_key)
+        .unwrap();
+    assert_eq!(
+        &cose[..5],
+        &[0xa4, 0x01, 0x01, 0x03, 0x27],
+        "OKP / EdDSA key stored"
+    );
+    assert_eq!(
+        (row.counter, row.credential_device_type.as_str()),
+        (1, "multiDevice")
+    );
+
+    let (r, browser) = sign_in(&auth, &mut key, "passkey", "").await;
+    assert_eq!(r.location(), Some(ORIGIN));
+    assert_eq!(session_email(&auth, &browser).await, "ed@example.com");
+
+    type Tweak = fn(&mut SoftAuthenticator);
+    let tweaks: [(&str, Tweak); 4] = [
+        ("tampered signature", |k| k.tamper_signature = true),
+        ("wrong RP id", |k| {
+            k.rp_id_override = Some("evil.example".into())
+        }),
+        ("no user verification", |k| k.user_verified = false),
+        ("cloned (counter regression)", |k| k.set_counter(0)),
+    ];
+    for (what, tweak) in tweaks {
+        let mut bad = key.clone();
+        tweak(&mut bad);
+        let (r, browser) = sign_in(&auth, &mut bad, "passkey", "").await;
+        assert_eq!(r.location(), Some(VERIFY_ERROR), "{what}");
+        assert!(
+            browser.get("__Secure-authjs.session-token").is_none(),
+            "{what}"
+        );
+    }
+    // Wrong origin.
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "passkey", "").await.json();
+    let data = key
+        .clone()
+        .authenticate(&body["options"], "https://evil.example");
+    let r = submit(&auth, &mut browser, "passkey", "authenticate", &data).await;
+    assert_eq!(r.location(), Some(VERIFY_ERROR));
+    // A registration whose user was not verified is refused too.
+    let mut unverified = SoftAuthenticator::ed25519();
+    unverified.user_verified = false;
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "passkey", "?email=uv@example.com")
+        .await
+        .json();
+    let data = unverified.register(&body["options"], ORIGIN);
+    let r = submit(&auth, &mut browser, "passkey", "register", &data).await;
+    assert_eq!(r.location(), Some(VERIFY_ERROR));
+    // Only the accepted ceremonies moved the counter (registration 1, sign-in 2).
+    assert_eq!(db.get_authenticator(&id).await.unwrap().unwrap().counter, 2);
+}
+
+/// Auth.js's `registrationOptions` / `authenticationOptions` / `verify*Options`
+/// pass-through: algorithms, extensions, attestation and the verification's user
+/// verification requirement are each the provider's to set.
+#[tokio::test]
+async fn ceremony_options_are_the_providers_to_set() {
+    let mut ext = serde_json::Map::new();
+    ext.insert("minPinLength".into(), serde_json::json!(true));
+    let mut auth_ext = serde_json::Map::new();
+    auth_ext.insert("appid".into(), serde_json::json!("https://authjs.test"));
+    let provider = WebAuthnProvider::new()
+        .supported_algorithms([-7, -257])
+        .attestation(authcore::providers::Attestation::Direct)
+        .registration_extensions(ext)
+        .authentication_extensions(auth_ext)
+        .require_user_verification(false);
+    let (auth, _, _) = setup(provider);
+    let body = options(
+        &auth,
+        &mut Browser::default(),
+        "webauthn",
+        "?email=o@example.com",
+    )
+    .await
+    .json();
+    let o = &body["options"];
+    assert_eq!(
+        o["pubKeyCredParams"],
+        serde_json::json!([{"alg": -7, "type": "public-key"}, {"alg": -257, "type": "public-key"}])
+    );
+    assert_eq!(o["attestation"], "direct");
+    assert_eq!(
+        o["extensions"],
+        serde_json::json!({"minPinLength": true, "credProps": true})
+    );
+    assert_eq!(
+        o["authenticatorSelection"],
+        serde_json::json!({"residentKey": "preferred", "userVerification": "preferred", "requireResidentKey": false})
+    );
+    // An Ed25519 key is not among the algorithms: refused.
+    let mut ed = SoftAuthenticator::ed25519();
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "webauthn", "?email=ed@example.com")
+        .await
+        .json();
+    let mut offered = body["options"].clone();
+    offered["pubKeyCredParams"] = serde_json::json!([{"alg": -8, "type": "public-key"}]);
+    let data = ed.register(&offered, ORIGIN);
+    let r = submit(&auth, &mut browser, "webauthn", "register", &data).await;
+    assert_eq!(r.location(), Some(VERIFY_ERROR));
+    // User verification not required: a key without UV registers and signs in.
+    let mut key = SoftAuthenticator::new();
+    key.user_verified = false;
+    register(&auth, &mut key, "webauthn", "nouv@example.com").await;
+    let body = options(
+        &auth,
+        &mut Browser::default(),
+        "webauthn",
+        "?email=nouv@example.com",
+    )
+    .await
+    .json();
+    assert_eq!(
+        body["options"]["extensions"],
+        serde_json::json!({"appid": "https://authjs.test"})
+    );
+    let (r, _) = sign_in(&auth, &mut key, "webauthn", "?email=nouv@example.com").await;
+    assert_eq!(r.location(), Some(ORIGIN));
+    // With the default (required, as SimpleWebAuthn under Auth.js), the same key is refused.
+    let (strict, _, _) = setup(WebAuthnProvider::new());
+    let mut key = SoftAuthenticator::new();
+    key.user_verified = false;
+    let mut browser = Browser::default();
+    let body = options(&strict, &mut browser, "webauthn", "?email=nouv@example.com")
+        .await
+        .json();
+    assert_eq!(
+        body["options"]["authenticatorSelection"]["userVerification"],
+        "preferred"
+    );
+    let data = key.register(&body["options"], ORIGIN);
+    let r = submit(&strict, &mut browser, "webauthn", "register", &data).await;
+    assert_eq!(r.location(), Some(VERIFY_ERROR));
+    // An algorithm authcore cannot verify fails the build, naming the provider.
+    for algorithms in [vec![-7, 12345], vec![]] {
+        let err = builder()
+            .adapter(MemoryAdapter::new())
+            .provider(WebAuthnProvider::new().supported_algorithms(algorithms.clone()))
+            .build()
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("\"webauthn\""),
+            "{algorithms:?}: {err}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -216,7 +388,37 @@ async fn registration_options_follow_the_provider() {
     assert_eq!(o["user"]["name"], "a@example.com");
     assert_eq!(o["authenticatorSelection"]["residentKey"], "required");
     assert_eq!(o["authenticatorSelection"]["userVerification"], "required");
+    assert_eq!(o["authenticatorSelection"]["requireResidentKey"], true);
     assert_eq!(o["timeout"], 300_000);
+    // SimpleWebAuthn's defaults under Auth.js: EdDSA, ES256, RS256 in this order, no
+    // attestation, an empty exclusion list and credProps.
+    assert_eq!(
+        o["pubKeyCredParams"],
+        serde_json::json!([
+            {"alg": -8, "type": "public-key"},
+            {"alg": -7, "type": "public-key"},
+            {"alg": -257, "type": "public-key"},
+        ])
+    );
+    assert_eq!(o["attestation"], "none");
+    assert_eq!(o["excludeCredentials"], serde_json::json!([]));
+    assert_eq!(o["extensions"], serde_json::json!({"credProps": true}));
+    let mut keys: Vec<_> = o.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "attestation",
+            "authenticatorSelection",
+            "challenge",
+            "excludeCredentials",
+            "extensions",
+            "pubKeyCredParams",
+            "rp",
+            "timeout",
+            "user"
+        ]
+    );
 
     // Unknown action → 400; no decision possible → 400.
     let r = options(&auth, &mut browser, "passkey", "?action=delete").await;
@@ -522,10 +724,11 @@ async fn jwt_strategy_and_new_user_page() {
     );
     assert!(browser.get("__Secure-authjs.session-token").unwrap().len() > 100);
     assert_eq!(session_email(&auth, &browser).await, "j@example.com");
-    // WebAuthn (not passkey): user verification preferred, so a key without it works.
+    // WebAuthn (not passkey): the options only prefer user verification, but Auth.js's
+    // verifier (SimpleWebAuthn's default `requireUserVerification: true`) still insists.
     key.user_verified = false;
     let (r, _) = sign_in(&auth, &mut key, "webauthn", "?email=j@example.com").await;
-    assert_eq!(r.location(), Some(ORIGIN));
+    assert_eq!(r.location(), Some(VERIFY_ERROR));
 }
 
 #[tokio::test]
@@ -612,25 +815,36 @@ fn configuration_checks() {
 }
 
 /// An authenticator registered by an Auth.js app — the row `@simplewebauthn/server` 9.0.3
-/// (the verifier @auth/core uses) produced, stored as Auth.js stores it — signs in here.
+/// (the verifier @auth/core uses) produced, stored as Auth.js stores it — signs in here,
+/// for an ES256 key and for an Ed25519 one (Auth.js offers EdDSA first).
 #[tokio::test]
 async fn authenticator_row_made_by_simplewebauthn_signs_in() {
+    for key in [SoftAuthenticator::new(), SoftAuthenticator::ed25519()] {
+        authjs_row_signs_in(key).await;
+    }
+}
+
+async fn authjs_row_signs_in(mut key: SoftAuthenticator) {
     use authcore::adapter::NewUser;
     use authcore::types::{Account, Authenticator, ProviderType};
     use std::io::Write;
 
+    let alg = key.algorithm();
     let interop = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop");
     assert!(
         interop.join("node_modules/@simplewebauthn/server").is_dir(),
         "run `npm ci --prefix interop` first"
     );
-    let mut key = SoftAuthenticator::new();
     let challenge = "YXV0aGpzLXJlZ2lzdHJhdGlvbi1jaGFsbGVuZ2U";
     let options = serde_json::json!({
         "challenge": challenge,
         "rp": { "id": "authjs.test", "name": "authjs.test" },
         "user": { "id": "YXV0aGpzLXVzZXI", "name": "authjs@example.com", "displayName": "" },
-        "pubKeyCredParams": [{ "type": "public-key", "alg": -7 }],
+        "pubKeyCredParams": [
+            { "type": "public-key", "alg": -8 },
+            { "type": "public-key", "alg": -7 },
+            { "type": "public-key", "alg": -257 },
+        ],
     });
     let response = key.register(&options, ORIGIN);
     let mut node = std::process::Command::new("node")
@@ -654,7 +868,7 @@ async fn authenticator_row_made_by_simplewebauthn_signs_in() {
     let out = node.wait_with_output().unwrap();
     assert!(
         out.status.success(),
-        "@simplewebauthn/server refused the registration"
+        "@simplewebauthn/server refused the registration of a {alg} key"
     );
     let row: Authenticator = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(row.credential_device_type, "multiDevice");
@@ -683,10 +897,15 @@ async fn authenticator_row_made_by_simplewebauthn_signs_in() {
     .unwrap();
 
     let (r, browser) = sign_in(&auth, &mut key, "passkey", "?email=authjs@example.com").await;
-    assert_eq!(r.location(), Some(ORIGIN));
+    assert_eq!(r.location(), Some(ORIGIN), "{alg}");
     assert_eq!(session_email(&auth, &browser).await, "authjs@example.com");
     let stored = db.get_authenticator(&credential_id).await.unwrap().unwrap();
-    assert_eq!(stored.counter, 2);
+    assert_eq!(stored.counter, 2, "{alg}");
+    // A forged signature of the same key is refused.
+    let mut forged = key.clone();
+    forged.tamper_signature = true;
+    let (r, _) = sign_in(&auth, &mut forged, "passkey", "").await;
+    assert_eq!(r.location(), Some(VERIFY_ERROR), "{alg}");
 }
 
 /// The stored public key is the COSE key exactly as the authenticator sent it (as Auth.js

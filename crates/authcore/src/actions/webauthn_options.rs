@@ -152,7 +152,7 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, 
         }
     };
     let state = state.map_err(|e| setup_error(CeremonyError::Setup(e.to_string())))?;
-    let challenge = seal_challenge(ctx, db, p, ceremony, state, register_data).await?;
+    let challenge = seal_challenge(ctx, db, p, ceremony, &options, state, register_data).await?;
     let mut r = ResponseInternal::json(json!({ "action": ceremony.as_str(), "options": options }));
     r.cookies.push(challenge);
     Ok(r)
@@ -191,6 +191,7 @@ async fn seal_challenge(
     db: &dyn Adapter,
     p: &WebAuthnProvider,
     ceremony: Ceremony,
+    options: &Value,
     state: Value,
     register_data: Option<RegisterUser>,
 ) -> Result<crate::cookies::SetCookie, AuthError> {
@@ -198,6 +199,7 @@ async fn seal_challenge(
     let mut claims = json!({
         "provider": p.id,
         "action": ceremony.as_str(),
+        "challenge": options["challenge"],
         "state": state,
     });
     let expires = time::OffsetDateTime::now_utc() + time::Duration::seconds(CHECK_MAX_AGE as i64);
@@ -225,8 +227,10 @@ async fn seal_challenge(
     Ok(cookie.set(token, Some(expires)))
 }
 
-/// What the challenge cookie held: the ceremony state and, for registrations, the user.
+/// What the challenge cookie held: the challenge sent, the ceremony state and, for
+/// registrations, the user.
 pub(crate) struct Challenge<S> {
+    pub challenge: Vec<u8>,
     pub state: S,
     pub register_data: Option<RegisterUser>,
 }
@@ -290,12 +294,23 @@ pub(crate) async fn consume_challenge<S: serde::de::DeserializeOwned>(
         .remove("state")
         .and_then(|v| serde_json::from_value(v).ok())
         .ok_or_else(invalid)?;
+    let challenge = claims
+        .get("challenge")
+        .and_then(Value::as_str)
+        .and_then(|c| {
+            use base64::Engine;
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(c)
+                .ok()
+        })
+        .ok_or_else(invalid)?;
     let register_data = match claims.remove("registerData") {
         Some(v) => Some(serde_json::from_value(v).map_err(|_| invalid())?),
         None => None,
     };
     Ok((
         Challenge {
+            challenge,
             state,
             register_data,
         },

@@ -11,7 +11,10 @@ pub use email::{EmailProvider, VerificationRequest};
 pub use oauth::{
     Checks, ClientAuthMethod, OAuthProvider, ProviderStyle, TokenRequestParams, default_profile,
 };
-pub use webauthn::{RelyingParty, UserVerification, WebAuthnField, WebAuthnProvider};
+pub use webauthn::{
+    Attestation, DEFAULT_ALGORITHMS, RelyingParty, UserVerification, WebAuthnField,
+    WebAuthnProvider,
+};
 
 use crate::types::ProviderType;
 

@@ -55,6 +55,35 @@ pub enum UserVerification {
     Discouraged,
 }
 
+/// Attestation conveyance asked for at registration (WebAuthn `attestation`, SimpleWebAuthn
+/// `attestationType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attestation {
+    /// No attestation (the default, as in Auth.js).
+    None,
+    /// The client may anonymise the statement.
+    Indirect,
+    /// The authenticator's statement as made.
+    Direct,
+    /// An enterprise statement that can identify the device.
+    Enterprise,
+}
+
+impl Attestation {
+    /// The WebAuthn value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Attestation::None => "none",
+            Attestation::Indirect => "indirect",
+            Attestation::Direct => "direct",
+            Attestation::Enterprise => "enterprise",
+        }
+    }
+}
+
+/// Auth.js's (SimpleWebAuthn's) default `supportedAlgorithmIDs`: EdDSA, ES256, RS256.
+pub const DEFAULT_ALGORITHMS: [i64; 3] = [-8, -7, -257];
+
 /// A form field of the WebAuthn sign-in form (Auth.js `formFields`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -81,6 +110,11 @@ pub struct WebAuthnProvider {
     pub(crate) resident_key_required: bool,
     pub(crate) timeout: Duration,
     pub(crate) simple_webauthn_browser_version: Option<SemverString>,
+    pub(crate) supported_algorithms: Vec<i64>,
+    pub(crate) attestation: Attestation,
+    pub(crate) registration_extensions: serde_json::Map<String, serde_json::Value>,
+    pub(crate) authentication_extensions: Option<serde_json::Map<String, serde_json::Value>>,
+    pub(crate) require_user_verification: bool,
 }
 
 impl Default for WebAuthnProvider {
@@ -108,6 +142,13 @@ impl WebAuthnProvider {
             resident_key_required: false,
             timeout: Duration::from_secs(300),
             simple_webauthn_browser_version: None,
+            supported_algorithms: DEFAULT_ALGORITHMS.to_vec(),
+            attestation: Attestation::None,
+            registration_extensions: serde_json::Map::new(),
+            authentication_extensions: None,
+            // SimpleWebAuthn's verify functions default to `requireUserVerification: true`,
+            // and Auth.js passes nothing else, so both presets insist on it.
+            require_user_verification: true,
         }
     }
 
@@ -152,7 +193,9 @@ impl WebAuthnProvider {
         self.form_fields = fields;
         self
     }
-    /// User verification for registration and authentication.
+    /// User verification asked for in the registration and authentication options
+    /// (`authenticatorSelection.userVerification`, `userVerification`). Whether a response
+    /// without it is accepted is [`WebAuthnProvider::require_user_verification`].
     pub fn user_verification(mut self, uv: UserVerification) -> Self {
         self.user_verification = uv;
         self
@@ -172,6 +215,44 @@ impl WebAuthnProvider {
     /// built-in page uses authcore's own script and loads nothing from a CDN.
     pub fn simple_webauthn_browser_version(mut self, version: SemverString) -> Self {
         self.simple_webauthn_browser_version = Some(version);
+        self
+    }
+    /// The credential algorithms offered at registration and accepted, as COSE ids in order
+    /// of preference (Auth.js `registrationOptions.supportedAlgorithmIDs`; default
+    /// [`DEFAULT_ALGORITHMS`]: EdDSA -8, ES256 -7, RS256 -257). Also supported: ES384 -35,
+    /// ES512 -36, RS384 -258, RS512 -259, PS256 -37, PS384 -38, PS512 -39; another id fails
+    /// the configuration build.
+    pub fn supported_algorithms(mut self, ids: impl IntoIterator<Item = i64>) -> Self {
+        self.supported_algorithms = ids.into_iter().collect();
+        self
+    }
+    /// Attestation asked for at registration (default [`Attestation::None`]).
+    pub fn attestation(mut self, attestation: Attestation) -> Self {
+        self.attestation = attestation;
+        self
+    }
+    /// Client extensions for registration (`registrationOptions.extensions`); `credProps`
+    /// is always added, as SimpleWebAuthn does.
+    pub fn registration_extensions(
+        mut self,
+        extensions: serde_json::Map<String, serde_json::Value>,
+    ) -> Self {
+        self.registration_extensions = extensions;
+        self
+    }
+    /// Client extensions for authentication (`authenticationOptions.extensions`).
+    pub fn authentication_extensions(
+        mut self,
+        extensions: serde_json::Map<String, serde_json::Value>,
+    ) -> Self {
+        self.authentication_extensions = Some(extensions);
+        self
+    }
+    /// Whether registrations and assertions without the UV flag are refused
+    /// (`verifyRegistrationOptions` / `verifyAuthenticationOptions.requireUserVerification`;
+    /// default `true`, as SimpleWebAuthn under Auth.js, whatever the options asked for).
+    pub fn require_user_verification(mut self, required: bool) -> Self {
+        self.require_user_verification = required;
         self
     }
     /// Whether conditional UI is on.

@@ -1,5 +1,6 @@
-//! Test harness: a software WebAuthn authenticator (ES256 / P-256, `none`
-//! attestation) that also plays the browser's part of the ceremony.
+//! Test harness: a software WebAuthn authenticator (ES256 / P-256 by default, EdDSA /
+//! Ed25519 with [`SoftAuthenticator::ed25519`]; `none` attestation) that also plays the
+//! browser's part of the ceremony.
 //!
 //! Include it from an integration test with
 //! `#[path = "support/soft_authenticator.rs"] mod soft_authenticator;`.
@@ -39,12 +40,21 @@ const FLAG_BS: u8 = 0x10;
 /// Authenticator data flag: attested credential data included.
 const FLAG_AT: u8 = 0x40;
 
-/// A software passkey: one ES256 credential, answering registration and
+/// A credential's private key.
+#[derive(Clone)]
+enum CredentialKey {
+    /// ES256 (COSE -7).
+    P256(SigningKey),
+    /// EdDSA (COSE -8).
+    Ed25519(ed25519_dalek::SigningKey),
+}
+
+/// A software passkey: one ES256 (or EdDSA) credential, answering registration and
 /// authentication options as `@simplewebauthn/browser` v9 would.
 #[derive(Clone)]
 pub struct SoftAuthenticator {
     /// The credential's private key.
-    key: SigningKey,
+    key: CredentialKey,
     /// The credential id (16 random bytes).
     credential_id: Vec<u8>,
     /// The signature counter last reported.
@@ -99,6 +109,20 @@ impl SoftAuthenticator {
                 break key;
             }
         };
+        Self::with_key(CredentialKey::P256(key))
+    }
+
+    /// A fresh authenticator whose credential is an Ed25519 key (COSE EdDSA, -8), as many
+    /// security keys make when the server offers EdDSA first.
+    pub fn ed25519() -> Self {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).expect("getrandom failed");
+        Self::with_key(CredentialKey::Ed25519(
+            ed25519_dalek::SigningKey::from_bytes(&seed),
+        ))
+    }
+
+    fn with_key(key: CredentialKey) -> Self {
         let mut credential_id = vec![0u8; 16];
         getrandom::fill(&mut credential_id).expect("getrandom failed");
         SoftAuthenticator {
@@ -111,6 +135,14 @@ impl SoftAuthenticator {
             counter_step: 1,
             rp_id_override: None,
             tamper_signature: false,
+        }
+    }
+
+    /// The credential's COSE algorithm id (-7 ES256, -8 EdDSA).
+    pub fn algorithm(&self) -> i64 {
+        match self.key {
+            CredentialKey::P256(_) => -7,
+            CredentialKey::Ed25519(_) => -8,
         }
     }
 
@@ -157,9 +189,10 @@ impl SoftAuthenticator {
             let params = params
                 .as_array()
                 .expect("options.pubKeyCredParams must be an array");
+            let alg = self.algorithm();
             assert!(
-                params.iter().any(|p| p["alg"].as_i64() == Some(-7)),
-                "options.pubKeyCredParams does not allow ES256 (-7): {params:?}"
+                params.iter().any(|p| p["alg"].as_i64() == Some(alg)),
+                "options.pubKeyCredParams does not allow {alg}: {params:?}"
             );
         }
 
@@ -214,8 +247,16 @@ impl SoftAuthenticator {
 
         let mut signed = auth_data.clone();
         signed.extend_from_slice(&Sha256::digest(&client_data_json));
-        let signature: Signature = self.key.sign(&signed);
-        let mut signature = signature.to_der().as_bytes().to_vec();
+        let mut signature = match &self.key {
+            CredentialKey::P256(key) => {
+                let signature: Signature = key.sign(&signed);
+                signature.to_der().as_bytes().to_vec()
+            }
+            CredentialKey::Ed25519(key) => {
+                use ed25519_dalek::Signer as _;
+                key.sign(&signed).to_bytes().to_vec()
+            }
+        };
         if self.tamper_signature {
             *signature.last_mut().expect("empty signature") ^= 0x01;
         }
@@ -261,7 +302,21 @@ impl SoftAuthenticator {
     /// would produce — so a server that stores a re-encoding instead of these bytes is
     /// caught.
     fn cose_public_key(&self) -> Vec<u8> {
-        let point = self.key.verifying_key().to_sec1_point(false);
+        let key = match &self.key {
+            CredentialKey::P256(key) => key,
+            CredentialKey::Ed25519(key) => {
+                let mut cose = vec![
+                    0xa4, // map(4)
+                    0x01, 0x01, // kty: OKP
+                    0x03, 0x27, // alg: EdDSA (-8)
+                    0x20, 0x06, // crv (-1): Ed25519
+                    0x21, 0x58, 0x20, // x (-2): bytes(32)
+                ];
+                cose.extend_from_slice(key.verifying_key().as_bytes());
+                return cose;
+            }
+        };
+        let point = key.verifying_key().to_sec1_point(false);
         let x = point.x().expect("uncompressed point has x");
         let y = point.y().expect("uncompressed point has y");
         let mut key = vec![

@@ -72,9 +72,16 @@ async fn authenticate(
     })?;
     let (challenge, clear) = consume_challenge(ctx, db, p, Ceremony::Authenticate).await?;
     let rp = webauthn::relying_party(p, &ctx.req.url);
-    let result = webauthn::verify_authentication(p, &rp, &response, &challenge.state, &row)
-        .map_err(|e| e.into_auth_error(&p.id))?;
-    db.update_authenticator_counter(&row.credential_id, u64::from(result.counter()))
+    let counter = webauthn::verify_authentication(
+        p,
+        &rp,
+        &response,
+        &challenge.state,
+        &challenge.challenge,
+        &row,
+    )
+    .map_err(|e| e.into_auth_error(&p.id))?;
+    db.update_authenticator_counter(&row.credential_id, u64::from(counter))
         .await?
         .ok_or_else(|| invalid("WebAuthn authenticator vanished while its counter was updated"))?;
     let account = db
@@ -114,9 +121,15 @@ async fn register(
             .collect::<Vec<_>>()
             .join(",")
     });
-    let authenticator =
-        webauthn::verify_registration(p, &rp, &response, &challenge.state, transports)
-            .map_err(|e| e.into_auth_error(&p.id))?;
+    let authenticator = webauthn::verify_registration(
+        p,
+        &rp,
+        &response,
+        &challenge.state,
+        &challenge.challenge,
+        transports,
+    )
+    .map_err(|e| e.into_auth_error(&p.id))?;
     let mut account = Account::new(
         ProviderType::Webauthn,
         p.id.clone(),
