@@ -4,8 +4,9 @@
 //
 // Headless Debian Chromium with a CDP virtual authenticator (CTAP2, internal, resident
 // keys, user verification): register a passkey for a new email on the built-in sign-in
-// page, sign out, sign in with it, sign in through conditional UI (autofill), and fail
-// with a credential the server does not know. Prints one JSON line per step:
+// page, sign out, sign in with it, sign in through conditional UI (autofill), sign in
+// through Auth.js's browser client (@simplewebauthn/browser 9.0.1), and fail with a
+// credential the server does not know. Prints one JSON line per step:
 //   {"step": "...", ...facts}   and finally {"done": true}
 // Any failure prints {"error": "..."} and exits 1.
 import { randomBytes } from 'node:crypto';
@@ -84,6 +85,31 @@ await run(async (browser) => {
   await page.waitForURL(`${base}/`);
   creds = await credentials();
   say({ step: 'conditional', email: (await session())?.user?.email, signCount: creds[0]?.signCount });
+
+  // 3b. Sign out, then sign in the way an Auth.js front end does (next-auth/webauthn's
+  // signIn): options from webauthn-options, the ceremony by @simplewebauthn/browser 9.0.1
+  // (the version Auth.js's client pins), the response posted to the callback. That library
+  // sends userHandle as UTF-8 text of the handle's bytes, which for the random handle the
+  // built-in page registered is no base64url.
+  await signOut();
+  await page.goto(`${base}/`);
+  await page.addScriptTag({
+    path: new URL('./node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js', import.meta.url).pathname,
+  });
+  const client = await page.evaluate(async () => {
+    const options = await (await fetch('/auth/webauthn-options/passkey?action=authenticate')).json();
+    const response = await SimpleWebAuthnBrowser.startAuthentication(options.options);
+    const { csrfToken } = await (await fetch('/auth/csrf')).json();
+    const answer = await fetch('/auth/callback/passkey', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Auth-Return-Redirect': '1' },
+      body: new URLSearchParams({ action: 'authenticate', data: JSON.stringify(response), csrfToken, callbackUrl: '/' }),
+    });
+    return { status: answer.status, body: await answer.json(), userHandle: response.response.userHandle };
+  });
+  creds = await credentials();
+  say({ step: 'simplewebauthn-browser', ...client, email: (await session())?.user?.email,
+    signCount: creds[0]?.signCount });
 
   // 4. A credential the server never registered (same RP id): refused.
   await signOut();

@@ -48,6 +48,13 @@ async fn passkey_register_add_sign_in_conditional_ui_and_unknown_credential() {
     );
     let conditional = &steps["conditional"];
     assert_eq!(conditional["email"], "browser@example.com");
+    // Auth.js's browser client signs in too, though its userHandle is UTF-8 text of the
+    // handle's random bytes (no base64url).
+    let client = &steps["simplewebauthn-browser"];
+    assert_eq!(client["status"], 200, "{client}");
+    assert_eq!(client["body"]["url"], format!("{base}/"), "{client}");
+    assert_eq!(client["email"], "browser@example.com", "{client}");
+    assert!(client["userHandle"].is_string(), "{client}");
     let unknown = &steps["unknown"];
     assert!(
         unknown["url"]
@@ -70,8 +77,17 @@ async fn passkey_register_add_sign_in_conditional_ui_and_unknown_credential() {
     rows.sort_by_key(|r| std::cmp::Reverse(r.counter));
     assert_eq!(
         rows[0].counter,
-        conditional["signCount"].as_u64().unwrap(),
+        client["signCount"].as_u64().unwrap(),
         "{rows:?}"
     );
+    // Offered EdDSA first (as Auth.js), Chromium's authenticator makes Ed25519 keys: the
+    // whole flow above ran on them (COSE map(4): kty OKP, alg -8, crv Ed25519).
+    // ("pAEBAycgBi" is the base64 of a4 01 01 03 27 20 06.)
+    for row in &rows {
+        assert!(
+            row.credential_public_key.starts_with("pAEBAycgBi"),
+            "{row:?}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
