@@ -395,10 +395,6 @@ impl AuthConfigBuilder {
         self
     }
 
-    pub(crate) fn redirect_proxy_url_ref(&self) -> Option<&str> {
-        self.redirect_proxy_url.as_deref()
-    }
-
     /// Options that weaken security.
     pub fn dangerous(mut self, dangerous: DangerousOptions) -> Self {
         self.dangerous = dangerous;
@@ -435,35 +431,47 @@ impl AuthConfigBuilder {
         self
     }
 
-    pub(crate) fn has_secret(&self) -> bool {
-        self.secrets.iter().any(|s| !s.is_empty())
-    }
-    pub(crate) fn secrets_mut(&mut self) -> &mut Vec<String> {
-        &mut self.secrets
-    }
-    pub(crate) fn base_path_ref(&self) -> Option<&str> {
-        self.base_path.as_deref()
-    }
-    pub(crate) fn set_base_path(&mut self, p: String) {
-        self.base_path = Some(p);
-    }
-    pub(crate) fn url_ref(&self) -> Option<&str> {
-        self.url.as_deref()
-    }
-    pub(crate) fn set_url(&mut self, u: String) {
-        self.url = Some(u);
-    }
-    pub(crate) fn trust_host_ref(&self) -> Option<bool> {
-        self.trust_host
-    }
-    pub(crate) fn providers_mut(&mut self) -> &mut Vec<Provider> {
-        &mut self.providers
+    /// Fills the options left unset from the environment (spec §1.3); an explicit option
+    /// always wins. `suppress_base_path_warning` is Auth.js's `setEnvDefaults` argument.
+    pub(crate) fn apply_env_defaults(
+        mut self,
+        env: &Env,
+        suppress_base_path_warning: bool,
+    ) -> Self {
+        let defaults = env.defaults();
+        if let Some(auth_url) = &defaults.auth_url {
+            let parsed = url::Url::parse(auth_url).ok();
+            if self.base_path.is_some() {
+                if !suppress_base_path_warning {
+                    self.warnings.push(WarningCode::EnvUrlBasepathRedundant);
+                }
+            } else if let Some(u) = &parsed {
+                let path = u.path().trim_end_matches('/');
+                self.base_path = Some(if path.is_empty() { "/" } else { path }.to_owned());
+            }
+            if self.url.is_none() && parsed.is_some() {
+                self.url = Some(auth_url.clone());
+            }
+        }
+        if !self.secrets.iter().any(|s| !s.is_empty()) {
+            self.secrets = defaults.secrets;
+        }
+        if self.redirect_proxy_url.is_none() {
+            self.redirect_proxy_url = defaults.redirect_proxy_url;
+        }
+        if self.trust_host.is_none() {
+            self.trust_host = defaults.trust_host;
+        }
+        for p in &mut self.providers {
+            p.apply_env(&env.provider_env(p.id()));
+        }
+        self
     }
 
     /// Validates and prepares the configuration.
     pub fn build(mut self) -> Result<AuthConfig, ConfigError> {
         if let Some(env) = self.env_defaults.take() {
-            self = crate::env::apply_env_defaults(self, &env, false);
+            self = self.apply_env_defaults(&env, false);
         }
         if self.secrets.is_empty() {
             return Err(ConfigError::MissingSecret);
@@ -512,7 +520,7 @@ impl AuthConfigBuilder {
                     if self.adapter.is_none() {
                         return Err(ConfigError::WebAuthnMissingAdapter);
                     }
-                    if !crate::webauthn::algorithms_supported(&w.supported_algorithms) {
+                    if !w.algorithms_supported() {
                         return Err(ConfigError::UnsupportedWebAuthnAlgorithms {
                             provider: id.to_owned(),
                             algorithms: w.supported_algorithms.clone(),
@@ -693,7 +701,7 @@ impl AuthConfigBuilder {
         // for debug messages (Auth.js calls a user-supplied `logger.debug` always).
         let debug = self.debug || logger.debug_enabled();
         let adapter = match self.adapter {
-            Some(a) if debug => Some(crate::adapter::DebugAdapter::wrap(a, logger.clone())),
+            Some(a) if debug => Some(crate::logger::DebugAdapter::wrap(a, logger.clone())),
             other => other,
         };
         if self.dangerous.skip_csrf_check {
@@ -771,6 +779,80 @@ mod tests {
 
     fn creds() -> CredentialsProvider {
         CredentialsProvider::new().authorize(|_, _| async { Ok(None) })
+    }
+
+    fn builder() -> AuthConfigBuilder {
+        AuthConfig::builder().provider(creds())
+    }
+
+    #[test]
+    fn secrets_from_env_in_rotation_order() {
+        let env = Env::from_pairs([("AUTH_SECRET", "0"), ("AUTH_SECRET_1", "1")]);
+        let b = builder().apply_env_defaults(&env, false);
+        assert_eq!(b.secrets.clone(), vec!["1".to_owned(), "0".to_owned()]);
+        let env = Env::from_pairs([
+            ("AUTH_SECRET", "0"),
+            ("AUTH_SECRET_1", "1"),
+            ("AUTH_SECRET_2", "2"),
+            ("AUTH_SECRET_3", "3"),
+        ]);
+        let b = builder().apply_env_defaults(&env, false);
+        assert_eq!(b.secrets.clone(), ["3", "2", "1", "0"]);
+        let b = builder().secrets(["old"]).apply_env_defaults(&env, false);
+        assert_eq!(b.secrets.clone(), ["old"]);
+    }
+
+    #[test]
+    fn base_path_from_auth_url() {
+        let env = Env::from_pairs([("AUTH_URL", "http://n/api/auth"), ("AUTH_SECRET", "s")]);
+        let b = builder().apply_env_defaults(&env, false);
+        assert_eq!(b.base_path.as_deref(), Some("/api/auth"));
+        assert!(b.warnings.is_empty());
+        let b = builder()
+            .base_path("/custom")
+            .apply_env_defaults(&env, false);
+        assert_eq!(b.base_path.as_deref(), Some("/custom"));
+        assert_eq!(b.warnings, [WarningCode::EnvUrlBasepathRedundant]);
+        let b = builder()
+            .base_path("/custom")
+            .apply_env_defaults(&env, true);
+        assert!(b.warnings.is_empty());
+        let env = Env::from_pairs([("AUTH_URL", "not a url")]);
+        let b = builder().apply_env_defaults(&env, false);
+        assert_eq!(b.base_path.as_deref(), None);
+        let config = builder()
+            .secret("s")
+            .apply_env_defaults(&env, false)
+            .build()
+            .unwrap();
+        assert_eq!(config.base_path(), "/auth");
+    }
+
+    #[test]
+    fn trust_host_from_env() {
+        for (k, v) in [
+            ("AUTH_TRUST_HOST", "1"),
+            ("VERCEL", "1"),
+            ("NODE_ENV", "development"),
+            ("NODE_ENV", "test"),
+            ("AUTH_URL", "http://x"),
+            ("AUTH_TRUST_HOST", "true"),
+        ] {
+            let b = builder().apply_env_defaults(&Env::from_pairs([(k, v)]), false);
+            assert_eq!(b.trust_host, Some(true), "{k}={v}");
+        }
+        for (k, v) in [
+            ("AUTH_TRUST_HOST", "false"),
+            ("AUTH_TRUST_HOST", "0"),
+            ("NODE_ENV", "production"),
+        ] {
+            let b = builder().apply_env_defaults(&Env::from_pairs([(k, v)]), false);
+            assert_eq!(b.trust_host, Some(false), "{k}={v}");
+        }
+        let b = builder()
+            .trust_host(false)
+            .apply_env_defaults(&Env::from_pairs([("AUTH_TRUST_HOST", "1")]), false);
+        assert_eq!(b.trust_host, Some(false));
     }
 
     #[test]

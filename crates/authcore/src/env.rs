@@ -16,9 +16,7 @@ use std::collections::HashMap;
 
 use http::HeaderMap;
 
-use crate::config::AuthConfigBuilder;
 use crate::logger::WarningCode;
-use crate::providers::ProviderEnv;
 
 /// A snapshot of environment variables. Its `Debug` output lists the names only: the
 /// values include secrets (`AUTH_SECRET`, client secrets, API keys).
@@ -97,6 +95,19 @@ impl Env {
     }
 }
 
+/// Values read from `AUTH_<ID>_ID`, `_SECRET`, `_ISSUER`, `_KEY` for one provider.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProviderEnv {
+    /// `AUTH_<ID>_ID`.
+    pub client_id: Option<String>,
+    /// `AUTH_<ID>_SECRET`.
+    pub client_secret: Option<String>,
+    /// `AUTH_<ID>_ISSUER`.
+    pub issuer: Option<String>,
+    /// `AUTH_<ID>_KEY`.
+    pub api_key: Option<String>,
+}
+
 /// Whether an env value turns a flag on. Deviation from Auth.js (spec §16.28): `"false"`,
 /// `"0"`, `"no"`, `"off"` and `""` mean off, instead of any defined value meaning on.
 fn is_truthy(v: &str) -> bool {
@@ -106,60 +117,46 @@ fn is_truthy(v: &str) -> bool {
     )
 }
 
-pub(crate) fn apply_env_defaults(
-    mut b: AuthConfigBuilder,
-    env: &Env,
-    suppress_base_path_warning: bool,
-) -> AuthConfigBuilder {
-    if let Some(auth_url) = env.get("AUTH_URL") {
-        if b.base_path_ref().is_some() {
-            if !suppress_base_path_warning {
-                b.warnings.push(WarningCode::EnvUrlBasepathRedundant);
-            }
-        } else if let Ok(u) = url::Url::parse(auth_url) {
-            let path = u.path().trim_end_matches('/');
-            b.set_base_path(if path.is_empty() {
-                "/".to_owned()
-            } else {
-                path.to_owned()
-            });
-        }
-        if b.url_ref().is_none() && url::Url::parse(auth_url).is_ok() {
-            b.set_url(auth_url.to_owned());
-        }
-    }
-    if !b.has_secret() {
-        let secrets = b.secrets_mut();
-        secrets.clear();
-        if let Some(s) = env.get("AUTH_SECRET") {
-            secrets.push(s.to_owned());
-        }
+/// What the environment says about the options `setEnvDefaults` fills (spec §1.3), as
+/// plain values for the config builder, which applies them to the options left unset.
+/// (No `Debug`: it holds secrets.)
+pub(crate) struct EnvDefaults {
+    /// `AUTH_URL` as given.
+    pub auth_url: Option<String>,
+    /// `AUTH_SECRET_3` … `AUTH_SECRET_1`, `AUTH_SECRET`: the rotation order, newest first.
+    pub secrets: Vec<String>,
+    /// `AUTH_REDIRECT_PROXY_URL`.
+    pub redirect_proxy_url: Option<String>,
+    /// From the first of `AUTH_URL`, `AUTH_TRUST_HOST`, `VERCEL`, `CF_PAGES` that is set,
+    /// else `NODE_ENV` other than `production`.
+    pub trust_host: Option<bool>,
+}
+
+impl Env {
+    /// The `setEnvDefaults` values of this snapshot.
+    pub(crate) fn defaults(&self) -> EnvDefaults {
+        let mut secrets: Vec<String> = self
+            .get("AUTH_SECRET")
+            .map(str::to_owned)
+            .into_iter()
+            .collect();
         for i in 1..=3 {
-            if let Some(s) = env.get(&format!("AUTH_SECRET_{i}")) {
+            if let Some(s) = self.get(&format!("AUTH_SECRET_{i}")) {
                 secrets.insert(0, s.to_owned());
             }
         }
-    }
-    if b.redirect_proxy_url_ref().is_none()
-        && let Some(u) = env.get("AUTH_REDIRECT_PROXY_URL")
-    {
-        b = b.redirect_proxy_url(u);
-    }
-    if b.trust_host_ref().is_none() {
-        let trust = ["AUTH_URL", "AUTH_TRUST_HOST", "VERCEL", "CF_PAGES"]
+        let trust_host = ["AUTH_URL", "AUTH_TRUST_HOST", "VERCEL", "CF_PAGES"]
             .iter()
-            .find_map(|k| env.get(k))
+            .find_map(|k| self.get(k))
             .map(is_truthy)
-            .or_else(|| env.get("NODE_ENV").map(|v| v != "production"));
-        if let Some(t) = trust {
-            b = b.trust_host(t);
+            .or_else(|| self.get("NODE_ENV").map(|v| v != "production"));
+        EnvDefaults {
+            auth_url: self.get("AUTH_URL").map(str::to_owned),
+            secrets,
+            redirect_proxy_url: self.get("AUTH_REDIRECT_PROXY_URL").map(str::to_owned),
+            trust_host,
         }
     }
-    for p in b.providers_mut() {
-        let pe = env.provider_env(p.id());
-        p.apply_env(&pe);
-    }
-    b
 }
 
 /// Builds the URL of an action (Auth.js `createActionURL`), for framework integrations.
@@ -213,82 +210,6 @@ pub fn create_action_url(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::AuthConfig;
-    use crate::providers::CredentialsProvider;
-
-    fn builder() -> AuthConfigBuilder {
-        AuthConfig::builder()
-            .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
-    }
-
-    #[test]
-    fn secrets_from_env_in_rotation_order() {
-        let env = Env::from_pairs([("AUTH_SECRET", "0"), ("AUTH_SECRET_1", "1")]);
-        let mut b = apply_env_defaults(builder(), &env, false);
-        assert_eq!(
-            b.secrets_mut().clone(),
-            vec!["1".to_owned(), "0".to_owned()]
-        );
-        let env = Env::from_pairs([
-            ("AUTH_SECRET", "0"),
-            ("AUTH_SECRET_1", "1"),
-            ("AUTH_SECRET_2", "2"),
-            ("AUTH_SECRET_3", "3"),
-        ]);
-        let mut b = apply_env_defaults(builder(), &env, false);
-        assert_eq!(b.secrets_mut().clone(), ["3", "2", "1", "0"]);
-        let mut b = apply_env_defaults(builder().secrets(["old"]), &env, false);
-        assert_eq!(b.secrets_mut().clone(), ["old"]);
-    }
-
-    #[test]
-    fn base_path_from_auth_url() {
-        let env = Env::from_pairs([("AUTH_URL", "http://n/api/auth"), ("AUTH_SECRET", "s")]);
-        let b = apply_env_defaults(builder(), &env, false);
-        assert_eq!(b.base_path_ref(), Some("/api/auth"));
-        assert!(b.warnings.is_empty());
-        let b = apply_env_defaults(builder().base_path("/custom"), &env, false);
-        assert_eq!(b.base_path_ref(), Some("/custom"));
-        assert_eq!(b.warnings, [WarningCode::EnvUrlBasepathRedundant]);
-        let b = apply_env_defaults(builder().base_path("/custom"), &env, true);
-        assert!(b.warnings.is_empty());
-        let env = Env::from_pairs([("AUTH_URL", "not a url")]);
-        let b = apply_env_defaults(builder(), &env, false);
-        assert_eq!(b.base_path_ref(), None);
-        let config = apply_env_defaults(builder().secret("s"), &env, false)
-            .build()
-            .unwrap();
-        assert_eq!(config.base_path(), "/auth");
-    }
-
-    #[test]
-    fn trust_host_from_env() {
-        for (k, v) in [
-            ("AUTH_TRUST_HOST", "1"),
-            ("VERCEL", "1"),
-            ("NODE_ENV", "development"),
-            ("NODE_ENV", "test"),
-            ("AUTH_URL", "http://x"),
-            ("AUTH_TRUST_HOST", "true"),
-        ] {
-            let b = apply_env_defaults(builder(), &Env::from_pairs([(k, v)]), false);
-            assert_eq!(b.trust_host_ref(), Some(true), "{k}={v}");
-        }
-        for (k, v) in [
-            ("AUTH_TRUST_HOST", "false"),
-            ("AUTH_TRUST_HOST", "0"),
-            ("NODE_ENV", "production"),
-        ] {
-            let b = apply_env_defaults(builder(), &Env::from_pairs([(k, v)]), false);
-            assert_eq!(b.trust_host_ref(), Some(false), "{k}={v}");
-        }
-        let b = apply_env_defaults(
-            builder().trust_host(false),
-            &Env::from_pairs([("AUTH_TRUST_HOST", "1")]),
-            false,
-        );
-        assert_eq!(b.trust_host_ref(), Some(false));
-    }
 
     #[test]
     fn provider_env_names() {

@@ -4,10 +4,7 @@
 //! Each [`AuthError`] variant maps, in one `match`, to the Auth.js error type name, its kind
 //! (sign-in page or error page) and whether the type may be shown to the client (§12.1).
 
-use std::error::Error as StdError;
-
-/// A boxed error from user code (callbacks, `authorize`, adapters).
-pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+pub use crate::box_error::BoxError;
 
 /// Which page an error redirects to (Auth.js `kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -326,7 +323,7 @@ pub enum ConfigError {
     WebAuthnMissingAdapter,
     /// A WebAuthn provider offers a credential algorithm that cannot be verified, or none.
     #[error(
-        "WebAuthn provider \"{provider}\": unsupported credential algorithm list {algorithms:?}; use COSE ids among -8 (EdDSA), -7, -35, -36 (ECDSA), -257, -258, -259 (RSA PKCS#1), -37, -38, -39 (RSA-PSS)"
+        "WebAuthn provider \"{provider}\": unsupported credential algorithm list {algorithms:?}; use COSE ids among -8 (EdDSA), -7 (ES256), -35 (ES384), -257 (RS256)"
     )]
     UnsupportedWebAuthnAlgorithms {
         /// Provider id.

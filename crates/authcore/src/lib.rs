@@ -43,6 +43,7 @@
 
 mod actions;
 pub mod adapter;
+mod box_error;
 pub mod callbacks;
 pub mod config;
 pub mod cookies;
@@ -58,6 +59,7 @@ pub mod providers;
 mod random;
 pub mod request;
 pub mod response;
+mod theme;
 pub mod types;
 mod webauthn;
 

@@ -13,6 +13,10 @@
 //! Log lines never carry secrets: errors are rendered from their type and message, and
 //! no cookie value, token or secret is put into an error message by authcore.
 
+mod debug_adapter;
+
+pub(crate) use debug_adapter::DebugAdapter;
+
 use std::error::Error as _;
 use std::fmt::Write as _;
 

@@ -94,7 +94,8 @@ fn verify_policy(p: &WebAuthnProvider) -> UserVerificationPolicy {
     }
 }
 
-/// The `webauthn-rs-core` algorithms of a COSE id list; `None` when one is unknown.
+/// The `webauthn-rs-core` algorithms of a COSE id list (validated when the configuration
+/// is built); `None` when one is unknown.
 fn cose_algorithms(ids: &[i64]) -> Option<Vec<COSEAlgorithm>> {
     ids.iter()
         .map(|&id| match COSEAlgorithm::try_from(i128::from(id)) {
@@ -102,11 +103,6 @@ fn cose_algorithms(ids: &[i64]) -> Option<Vec<COSEAlgorithm>> {
             Ok(alg) => Some(alg),
         })
         .collect()
-}
-
-/// Whether every id of a non-empty list is an algorithm authcore verifies.
-pub(crate) fn algorithms_supported(ids: &[i64]) -> bool {
-    !ids.is_empty() && cose_algorithms(ids).is_some()
 }
 
 fn core(p: &WebAuthnProvider, rp: &RelyingPartyOf) -> Result<WebauthnCore, CeremonyError> {

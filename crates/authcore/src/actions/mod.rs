@@ -10,8 +10,6 @@ pub(crate) mod signin;
 pub(crate) mod signout;
 pub(crate) mod webauthn_options;
 
-pub(crate) use pages::plain_css_color;
-
 use http::Method;
 use serde_json::Value;
 

@@ -9,6 +9,7 @@ use crate::cookies::encode_uri_component;
 use crate::error::AuthError;
 use crate::providers::Provider;
 use crate::response::ResponseInternal;
+use crate::theme::plain_css_color;
 use crate::types::Theme;
 
 const CSS: &str = include_str!("../../templates/style.css");
@@ -63,17 +64,6 @@ impl<'a> Shell<'a> {
         );
         r
     }
-}
-
-/// A theme or provider colour if it is a plain CSS colour token (`#abc`, `rebeccapurple`,
-/// `rgb(1, 2, 3)`), so it cannot break out of the stylesheet.
-pub(crate) fn plain_css_color(value: &str) -> Option<&str> {
-    let plain = !value.is_empty()
-        && value.len() <= 64
-        && value.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || matches!(b, b'#' | b'(' | b')' | b',' | b'.' | b'%' | b' ')
-        });
-    plain.then_some(value)
 }
 
 struct FieldView {

@@ -5,8 +5,8 @@ use serde_json::json;
 use super::Ctx;
 use crate::error::AuthError;
 use crate::oauth::checks::{self, CHECK_MAX_AGE, CheckKind, CheckVerb};
-use crate::oauth::flow::{self, CheckValues};
 use crate::oauth::{OAuthError, ReqwestClient};
+use crate::providers::oauth::flow::{self, CheckValues};
 use crate::providers::{OAuthProvider, Provider};
 use crate::response::ResponseInternal;
 

@@ -9,17 +9,15 @@
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
-mod debug;
 pub mod memory;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use crate::error::BoxError;
+use crate::box_error::BoxError;
 use crate::types::{Account, Authenticator};
 
-pub(crate) use debug::DebugAdapter;
 pub use memory::MemoryAdapter;
 
 /// How long past its expiry an unused verification token is kept before an adapter's

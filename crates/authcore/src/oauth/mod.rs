@@ -3,7 +3,6 @@
 //! does the I/O (reqwest by default, replaceable per provider).
 
 pub(crate) mod checks;
-pub(crate) mod flow;
 pub mod id_token;
 
 use std::sync::{Arc, OnceLock, RwLock};

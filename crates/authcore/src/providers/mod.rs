@@ -6,6 +6,7 @@ pub mod email;
 pub mod oauth;
 pub mod webauthn;
 
+pub use crate::env::ProviderEnv;
 pub use credentials::{AuthorizeError, AuthorizeRequest, CredentialField, CredentialsProvider};
 pub use email::{EmailProvider, VerificationRequest};
 pub use oauth::{
@@ -107,17 +108,4 @@ impl From<CredentialsProvider> for Provider {
     fn from(p: CredentialsProvider) -> Self {
         Provider::Credentials(p)
     }
-}
-
-/// Values read from `AUTH_<ID>_ID`, `_SECRET`, `_ISSUER`, `_KEY` for one provider.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProviderEnv {
-    /// `AUTH_<ID>_ID`.
-    pub client_id: Option<String>,
-    /// `AUTH_<ID>_SECRET`.
-    pub client_secret: Option<String>,
-    /// `AUTH_<ID>_ISSUER`.
-    pub issuer: Option<String>,
-    /// `AUTH_<ID>_KEY`.
-    pub api_key: Option<String>,
 }

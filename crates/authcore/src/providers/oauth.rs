@@ -10,6 +10,8 @@
 //! assert_eq!(google.id(), "google");
 //! ```
 
+pub(crate) mod flow;
+
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;

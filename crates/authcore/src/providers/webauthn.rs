@@ -84,6 +84,11 @@ impl Attestation {
 /// Auth.js's (SimpleWebAuthn's) default `supportedAlgorithmIDs`: EdDSA, ES256, RS256.
 pub const DEFAULT_ALGORITHMS: [i64; 3] = [-8, -7, -257];
 
+/// The COSE algorithms authcore verifies: EdDSA (Ed25519), ES256, ES384, RS256 (what
+/// `webauthn-rs-core` 0.6 and `ed25519-dalek` check; SimpleWebAuthn also lists ES512 and
+/// the other RSA variants).
+const VERIFIABLE_ALGORITHMS: [i64; 4] = [-8, -7, -35, -257];
+
 /// A form field of the WebAuthn sign-in form (Auth.js `formFields`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -219,9 +224,8 @@ impl WebAuthnProvider {
     }
     /// The credential algorithms offered at registration and accepted, as COSE ids in order
     /// of preference (Auth.js `registrationOptions.supportedAlgorithmIDs`; default
-    /// [`DEFAULT_ALGORITHMS`]: EdDSA -8, ES256 -7, RS256 -257). Also supported: ES384 -35,
-    /// ES512 -36, RS384 -258, RS512 -259, PS256 -37, PS384 -38, PS512 -39; another id fails
-    /// the configuration build.
+    /// [`DEFAULT_ALGORITHMS`]: EdDSA -8, ES256 -7, RS256 -257). ES384 -35 is also
+    /// verified; another id (or an empty list) fails the configuration build.
     pub fn supported_algorithms(mut self, ids: impl IntoIterator<Item = i64>) -> Self {
         self.supported_algorithms = ids.into_iter().collect();
         self
@@ -254,6 +258,15 @@ impl WebAuthnProvider {
     pub fn require_user_verification(mut self, required: bool) -> Self {
         self.require_user_verification = required;
         self
+    }
+    /// Whether the algorithm list is non-empty and every id in it can be verified
+    /// (checked when the configuration is built).
+    pub(crate) fn algorithms_supported(&self) -> bool {
+        !self.supported_algorithms.is_empty()
+            && self
+                .supported_algorithms
+                .iter()
+                .all(|id| VERIFIABLE_ALGORITHMS.contains(id))
     }
     /// Whether conditional UI is on.
     pub fn conditional_ui(&self) -> bool {

@@ -160,8 +160,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::oauth::flow;
     use crate::providers::catalog::test_support::{object, param, tokens};
+    use crate::providers::oauth::flow;
     use crate::providers::{Checks, ClientAuthMethod};
     use crate::types::ProviderType;
 

@@ -82,8 +82,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::oauth::flow;
     use crate::providers::catalog::test_support::{object, tokens};
+    use crate::providers::oauth::flow;
     use crate::providers::{Checks, ClientAuthMethod};
     use crate::types::ProviderType;
 

@@ -93,7 +93,7 @@ struct Colors<'a> {
 
 /// A theme colour if it is a plain CSS colour token, else `default` (never raw into `style`).
 fn css_color<'a>(value: &'a str, default: &'a str) -> &'a str {
-    crate::actions::plain_css_color(value).unwrap_or(default)
+    crate::theme::plain_css_color(value).unwrap_or(default)
 }
 
 /// Auth.js default HTML body. The link and host are HTML-escaped by askama; theme colours

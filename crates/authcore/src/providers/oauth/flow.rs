@@ -1,5 +1,7 @@
 //! The protocol steps of the authorization code flow (spec §6.2, §6.4): endpoint
-//! resolution, the authorization URL, the token request and response, userinfo.
+//! resolution, the authorization URL, the token request and response, userinfo. They sit
+//! with the provider they run for, above the protocol pieces of [`crate::oauth`]
+//! (HTTP client, discovery, JWKS, check cookies, ID tokens).
 
 use std::sync::Arc;
 
@@ -9,8 +11,8 @@ use bytes::Bytes;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{HttpClient, Metadata, OAuthError, discover, form_encode, get_json};
-use crate::providers::oauth::{ClientAuthMethod, OAuthProvider};
+use super::{ClientAuthMethod, OAuthProvider};
+use crate::oauth::{HttpClient, Metadata, OAuthError, discover, form_encode, get_json};
 use crate::types::{JsonObject, ProviderType, TokenSet};
 
 /// Endpoints and issuer facts for one flow.

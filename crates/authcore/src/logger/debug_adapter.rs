@@ -1,5 +1,6 @@
 //! The debug channel around an adapter (spec §10.1): every call is logged as
-//! `adapter_<method>` with its arguments before it runs.
+//! `adapter_<method>` with its arguments before it runs. It lives with the logger (above
+//! the adapter layer) so that adapters never depend on logging.
 //!
 //! Auth.js logs the arguments verbatim. authcore does not put secrets in logs, so session
 //! tokens, verification tokens and an account's OAuth tokens are written as `[redacted]`;
@@ -14,11 +15,11 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
-use super::{
+use super::Logger;
+use crate::adapter::{
     Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, NewUser, UserUpdate,
     VerificationToken,
 };
-use crate::logger::Logger;
 use crate::types::{Account, Authenticator, iso_string as iso};
 
 const REDACTED: &str = "[redacted]";
