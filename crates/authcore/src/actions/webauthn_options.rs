@@ -8,7 +8,7 @@ use super::Ctx;
 use crate::actions::callback::login::current_user;
 use crate::adapter::{Adapter, AdapterUser};
 use crate::error::AuthError;
-use crate::oauth::checks::CHECK_MAX_AGE;
+use crate::oauth::checks::{CHECK_MAX_AGE, open_claims, seal_claims};
 use crate::providers::{Provider, WebAuthnProvider};
 use crate::response::ResponseInternal;
 use crate::webauthn::{self, CeremonyError, RegisterUser};
@@ -217,14 +217,7 @@ async fn seal_challenge(
         claims["registerData"] = json!(user);
     }
     let claims = claims.as_object().cloned().unwrap_or_default();
-    let token = ctx
-        .config
-        .codec
-        .encode(&claims, &cookie.name, CHECK_MAX_AGE)
-        .map_err(|e| AuthError::InvalidCheck {
-            message: format!("could not seal the WebAuthn challenge: {e}"),
-        })?;
-    Ok(cookie.set(token, Some(expires)))
+    seal_claims(&ctx.config.codec, cookie, &claims)
 }
 
 /// What the challenge cookie held: the challenge sent, the ceremony state and, for
@@ -256,14 +249,8 @@ pub(crate) async fn consume_challenge<S: serde::de::DeserializeOwned>(
     let invalid = || AuthError::InvalidCheck {
         message: "Challenge cookie missing or invalid".into(),
     };
-    let raw = ctx.req.cookies.get(&cookie.name).ok_or_else(invalid)?;
-    let mut claims = ctx
-        .config
-        .codec
-        .decode(raw, &cookie.name)
-        .ok()
-        .flatten()
-        .ok_or_else(invalid)?;
+    let mut claims =
+        open_claims(&ctx.config.codec, cookie, &ctx.req.cookies).ok_or_else(invalid)?;
     let refused = |reason: &str| AuthError::WebAuthnVerificationError {
         reason: reason.to_owned(),
     };

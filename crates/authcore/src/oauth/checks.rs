@@ -9,6 +9,7 @@ use time::OffsetDateTime;
 use crate::cookies::{RequestCookies, ResolvedCookie, SameSite, SetCookie};
 use crate::error::AuthError;
 use crate::jwt::JwtCodec;
+use crate::types::JsonObject;
 
 /// Lifetime of check cookies and of the state / challenge JWEs.
 pub(crate) const CHECK_MAX_AGE: u64 = 15 * 60;
@@ -80,6 +81,34 @@ pub(crate) fn cookie_for(
     }
 }
 
+/// Seals `claims` into `cookie`: a JWE with the cookie name as salt, valid for
+/// [`CHECK_MAX_AGE`]. The one mechanism behind the OAuth check cookies and the WebAuthn
+/// challenge cookie.
+pub(crate) fn seal_claims(
+    codec: &JwtCodec,
+    cookie: &ResolvedCookie,
+    claims: &JsonObject,
+) -> Result<SetCookie, AuthError> {
+    let token = codec
+        .encode(claims, &cookie.name, CHECK_MAX_AGE)
+        .map_err(|e| AuthError::InvalidCheck {
+            message: format!("could not seal the {} cookie: {e}", cookie.name),
+        })?;
+    let expires = OffsetDateTime::now_utc() + time::Duration::seconds(CHECK_MAX_AGE as i64);
+    Ok(cookie.set(token, Some(expires)))
+}
+
+/// The claims of the sealed `cookie` of a request; `None` when it is missing, does not
+/// decode, or has expired.
+pub(crate) fn open_claims(
+    codec: &JwtCodec,
+    cookie: &ResolvedCookie,
+    cookies: &RequestCookies,
+) -> Option<JsonObject> {
+    let raw = cookies.get(&cookie.name)?;
+    codec.decode(raw, &cookie.name).ok().flatten()
+}
+
 /// Creates the sealed cookie holding `value` for `provider`.
 pub(crate) fn seal(
     codec: &JwtCodec,
@@ -87,15 +116,10 @@ pub(crate) fn seal(
     value: &str,
     provider: &str,
 ) -> Result<SetCookie, AuthError> {
-    let claims = json!({ "value": value, "provider": provider });
-    let claims = claims.as_object().cloned().unwrap_or_default();
-    let token = codec
-        .encode(&claims, &cookie.name, CHECK_MAX_AGE)
-        .map_err(|e| AuthError::InvalidCheck {
-            message: format!("could not seal a check cookie: {e}"),
-        })?;
-    let expires = OffsetDateTime::now_utc() + time::Duration::seconds(CHECK_MAX_AGE as i64);
-    Ok(cookie.set(token, Some(expires)))
+    let mut claims = JsonObject::new();
+    claims.insert("value".into(), json!(value));
+    claims.insert("provider".into(), json!(provider));
+    seal_claims(codec, cookie, &claims)
 }
 
 /// Reads and verifies the check cookie; returns its value and the cookie clearing it.
@@ -110,12 +134,7 @@ pub(crate) fn consume(
     let invalid = || AuthError::InvalidCheck {
         message: format!("{} value could not be parsed", kind.key()),
     };
-    let raw = cookies.get(&cookie.name).ok_or_else(invalid)?;
-    let claims = codec
-        .decode(raw, &cookie.name)
-        .ok()
-        .flatten()
-        .ok_or_else(invalid)?;
+    let claims = open_claims(codec, cookie, cookies).ok_or_else(invalid)?;
     let value = match claims.get("value") {
         Some(Value::String(v)) if !v.is_empty() => v.clone(),
         _ => return Err(invalid()),

@@ -2,9 +2,9 @@
 
 use bytes::Bytes;
 
-use super::{SignedIn, jwt_session_cookies, run_sign_in_callback};
+use super::{SignedIn, finish_sign_in, run_sign_in_callback};
 use crate::actions::Ctx;
-use crate::callbacks::{SignInEvent, SignInParams};
+use crate::callbacks::SignInParams;
 use crate::error::AuthError;
 use crate::providers::{AuthorizeError, CredentialsProvider};
 use crate::random;
@@ -79,33 +79,16 @@ pub(crate) async fn callback(
         }
         _ => None,
     };
-    let cookies = match &db_session {
-        Some(session) => super::login::database_session_cookies(ctx, session),
-        None => {
-            jwt_session_cookies(
-                ctx,
-                SignedIn {
-                    user: &user,
-                    account: &account,
-                    profile: None,
-                    is_new_user: Some(false),
-                },
-            )
-            .await?
-        }
-    };
-    let r = ctx
-        .config
-        .events
-        .sign_in(SignInEvent {
+    finish_sign_in(
+        ctx,
+        SignedIn {
             user: &user,
-            account: Some(&account),
+            account: &account,
             profile: None,
             is_new_user: None,
-        })
-        .await;
-    ctx.event_result("signIn", r);
-    let mut resp = ResponseInternal::redirect(ctx.callback_url.clone());
-    resp.cookies = cookies;
-    Ok(resp)
+        },
+        db_session.as_ref(),
+        Vec::new(),
+    )
+    .await
 }

@@ -111,15 +111,19 @@ pub(crate) fn default_token(user: &User) -> JwtClaims {
 }
 
 /// Sign-in data passed to the `jwt` callback.
+#[derive(Clone, Copy)]
 pub(crate) struct SignedIn<'a> {
     pub user: &'a User,
     pub account: &'a Account,
     pub profile: Option<&'a Profile>,
+    /// Whether login-or-register created the user; `None` for credentials, which have no
+    /// such step (Auth.js then gives the `jwt` callback `false` and the `signIn` event
+    /// nothing).
     pub is_new_user: Option<bool>,
 }
 
 /// JWT strategy: runs the `jwt` callback and returns the session cookies to set (§4.4).
-pub(crate) async fn jwt_session_cookies(
+async fn jwt_session_cookies(
     ctx: &Ctx<'_>,
     signed_in: SignedIn<'_>,
 ) -> Result<Vec<SetCookie>, AuthError> {
@@ -137,7 +141,7 @@ pub(crate) async fn jwt_session_cookies(
             user: Some(signed_in.user),
             account: Some(signed_in.account),
             profile: signed_in.profile,
-            is_new_user: signed_in.is_new_user,
+            is_new_user: Some(signed_in.is_new_user.unwrap_or(false)),
             trigger: Some(trigger),
             session: None,
         })
@@ -177,18 +181,7 @@ pub(crate) async fn finish_sign_in(
         None if ctx.config.session_strategy == crate::config::SessionStrategy::Database => {
             Vec::new()
         }
-        None => {
-            jwt_session_cookies(
-                ctx,
-                SignedIn {
-                    user: signed_in.user,
-                    account: signed_in.account,
-                    profile: signed_in.profile,
-                    is_new_user: signed_in.is_new_user,
-                },
-            )
-            .await?
-        }
+        None => jwt_session_cookies(ctx, signed_in).await?,
     };
     let r = ctx
         .config
