@@ -4,12 +4,12 @@
 //! key as standard padded base64, `singleDevice` / `multiDevice`, comma-joined transports).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde_cbor_2::Value as Cbor;
 use serde_json::{Value, json};
-use webauthn_rs_core::WebauthnCore;
 use webauthn_rs_core::proto::{
     AttestationConveyancePreference, AttestationFormat, AuthenticationState,
     AuthenticatorTransport, COSEAlgorithm, COSEKey, COSEKeyType, Credential, ParsedAttestation,
@@ -17,36 +17,17 @@ use webauthn_rs_core::proto::{
     UserVerificationPolicy,
 };
 
-use crate::providers::webauthn::{Attestation, UserVerification, WebAuthnProvider};
+use crate::providers::webauthn::{Attestation, RelyingPartyOf, UserVerification, WebAuthnProvider};
 use crate::types::Authenticator;
 
 mod eddsa;
 
-/// The relying party of one request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RelyingPartyOf {
-    pub id: String,
-    pub name: String,
-    pub origin: String,
-}
-
-/// Auth.js `getRelayingParty`: configured values, else the request URL's `hostname`, `host`
-/// and `origin`.
-pub(crate) fn relying_party(p: &WebAuthnProvider, url: &url::Url) -> RelyingPartyOf {
-    let rp = &p.relying_party;
-    // `url.host`: host and non-default port, as the URL serialises them.
-    let host = || url[url::Position::BeforeHost..url::Position::AfterPort].to_owned();
-    RelyingPartyOf {
-        id: rp
-            .id
-            .clone()
-            .unwrap_or_else(|| url.host_str().unwrap_or_default().to_owned()),
-        name: rp.name.clone().unwrap_or_else(host),
-        origin: rp
-            .origin
-            .clone()
-            .unwrap_or_else(|| crate::request::origin_of(url)),
-    }
+/// The relying party of a request (built once per relying party by the provider).
+pub(crate) fn relying_party(
+    p: &WebAuthnProvider,
+    url: &url::Url,
+) -> Result<Arc<RelyingPartyOf>, CeremonyError> {
+    p.relying_party_for(url).map_err(CeremonyError::Setup)
 }
 
 /// Why a ceremony step failed.
@@ -105,19 +86,6 @@ fn cose_algorithms(ids: &[i64]) -> Option<Vec<COSEAlgorithm>> {
         .collect()
 }
 
-fn core(p: &WebAuthnProvider, rp: &RelyingPartyOf) -> Result<WebauthnCore, CeremonyError> {
-    let origin = url::Url::parse(&rp.origin)
-        .map_err(|e| CeremonyError::Setup(format!("relying party origin {:?}: {e}", rp.origin)))?;
-    Ok(WebauthnCore::new_unsafe_experts_only(
-        &rp.name,
-        &rp.id,
-        vec![origin],
-        p.timeout,
-        None,
-        None,
-    ))
-}
-
 /// The user a registration is for (Auth.js `registerData`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RegisterUser {
@@ -138,7 +106,7 @@ pub(crate) fn registration_options(
     user_handle: &[u8],
     exclude: &[Authenticator],
 ) -> Result<(Value, RegistrationState), CeremonyError> {
-    let core = core(p, rp)?;
+    let core = &rp.core;
     let display = user
         .name
         .as_deref()
@@ -229,7 +197,7 @@ pub(crate) fn authentication_options(
     rp: &RelyingPartyOf,
     allow: Option<&[Authenticator]>,
 ) -> Result<(Value, AuthenticationState), CeremonyError> {
-    let core = core(p, rp)?;
+    let core = &rp.core;
     let builder = core
         .new_challenge_authenticate_builder(Vec::new(), Some(verify_policy(p)))
         .map_err(|e| CeremonyError::Setup(format!("authentication options: {e:?}")))?;
@@ -289,7 +257,8 @@ pub(crate) fn verify_registration(
                 None,
             ),
             None => {
-                let c = core(p, rp)?
+                let c = rp
+                    .core
                     .register_credential(response, state, None)
                     .map_err(|e| CeremonyError::Verification(format!("{e:?}")))?;
                 (
@@ -349,7 +318,7 @@ pub(crate) fn verify_authentication(
         return eddsa::verify_authentication(response, &expected, &ed25519?, row.counter);
     }
     let credential = credential_from_row(row, verify_policy(p))?;
-    core(p, rp)?
+    rp.core
         .authenticate_single_credential(response, state, &credential)
         .map(|result| result.counter())
         .map_err(|e| CeremonyError::Verification(format!("{e:?}")))
@@ -502,7 +471,7 @@ mod tests {
     #[test]
     fn excluded_credentials_keep_their_own_transports() {
         let p = WebAuthnProvider::new();
-        let rp = relying_party(&p, &url::Url::parse("http://localhost:3000/").unwrap());
+        let rp = relying_party(&p, &url::Url::parse("http://localhost:3000/").unwrap()).unwrap();
         let row = |id: &str, transports: Option<&str>| Authenticator {
             credential_id: id.into(),
             user_id: None,
@@ -536,7 +505,8 @@ mod tests {
         let rp = relying_party(
             &p,
             &url::Url::parse("http://localhost:3000/auth/x").unwrap(),
-        );
+        )
+        .unwrap();
         assert_eq!(rp.id, "localhost");
         assert_eq!(rp.name, "localhost:3000");
         assert_eq!(rp.origin, "http://localhost:3000");
@@ -545,10 +515,30 @@ mod tests {
             "Example",
             "https://login.example.com",
         ));
-        let rp = relying_party(&p, &url::Url::parse("http://localhost:3000/").unwrap());
+        let rp = relying_party(&p, &url::Url::parse("http://localhost:3000/").unwrap()).unwrap();
         assert_eq!(
             (rp.id.as_str(), rp.name.as_str(), rp.origin.as_str()),
             ("example.com", "Example", "https://login.example.com")
         );
+        // Built once: every request gets the same relying party.
+        let again = relying_party(&p, &url::Url::parse("http://other:1/").unwrap()).unwrap();
+        assert!(Arc::ptr_eq(&rp, &again));
+        // From the request: one per host, and no more than the bound however many hosts.
+        let p = WebAuthnProvider::new();
+        let a = relying_party(&p, &url::Url::parse("https://a.example/x").unwrap()).unwrap();
+        let a2 = relying_party(&p, &url::Url::parse("https://a.example/y").unwrap()).unwrap();
+        assert!(Arc::ptr_eq(&a, &a2));
+        for i in 0..100 {
+            let url = url::Url::parse(&format!("https://h{i}.example/")).unwrap();
+            assert_eq!(relying_party(&p, &url).unwrap().id, format!("h{i}.example"));
+        }
+        assert_eq!(p.relying_parties.kept(), 16);
+        // A configured origin that is no URL is a setup error, not a panic.
+        let p = WebAuthnProvider::new().relying_party(crate::providers::RelyingParty::new(
+            "example.com",
+            "Example",
+            "not a url",
+        ));
+        assert!(relying_party(&p, &url::Url::parse("https://x/").unwrap()).is_err());
     }
 }

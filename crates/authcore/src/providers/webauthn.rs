@@ -17,7 +17,10 @@
 //! # let _ = config;
 //! ```
 
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
+
+use webauthn_rs_core::WebauthnCore;
 
 use crate::types::SemverString;
 
@@ -41,6 +44,33 @@ impl RelyingParty {
             name: Some(name.into()),
             origin: Some(origin.into()),
         }
+    }
+}
+
+/// The relying party of a request, resolved from the configuration and the request URL,
+/// with its `webauthn-rs-core` verifier.
+#[derive(Debug)]
+pub(crate) struct RelyingPartyOf {
+    pub id: String,
+    pub name: String,
+    pub origin: String,
+    pub core: WebauthnCore,
+}
+
+/// How many request-derived relying parties (one per host) a provider keeps built.
+const MAX_KEPT_RELYING_PARTIES: usize = 16;
+
+/// The relying parties a provider has met, each built once: the configured one, or one
+/// per host when it comes from the request (a bounded number, so hostile `Host` headers
+/// cannot grow it).
+#[derive(Debug, Default)]
+pub(crate) struct RelyingParties(RwLock<Vec<Arc<RelyingPartyOf>>>);
+
+impl RelyingParties {
+    /// How many are kept.
+    #[cfg(test)]
+    pub(crate) fn kept(&self) -> usize {
+        self.0.read().map_or(0, |kept| kept.len())
     }
 }
 
@@ -120,6 +150,8 @@ pub struct WebAuthnProvider {
     pub(crate) registration_extensions: serde_json::Map<String, serde_json::Value>,
     pub(crate) authentication_extensions: Option<serde_json::Map<String, serde_json::Value>>,
     pub(crate) require_user_verification: bool,
+    /// Shared by clones of the provider (the configuration keeps one).
+    pub(crate) relying_parties: Arc<RelyingParties>,
 }
 
 impl Default for WebAuthnProvider {
@@ -154,6 +186,7 @@ impl WebAuthnProvider {
             // SimpleWebAuthn's verify functions default to `requireUserVerification: true`,
             // and Auth.js passes nothing else, so both presets insist on it.
             require_user_verification: true,
+            relying_parties: Arc::default(),
         }
     }
 
@@ -258,6 +291,57 @@ impl WebAuthnProvider {
     pub fn require_user_verification(mut self, required: bool) -> Self {
         self.require_user_verification = required;
         self
+    }
+    /// Auth.js `getRelayingParty`: the configured id, name and origin, else the request
+    /// URL's `hostname`, `host` and `origin`; built once per relying party. Fails when the
+    /// origin is no URL.
+    pub(crate) fn relying_party_for(&self, url: &url::Url) -> Result<Arc<RelyingPartyOf>, String> {
+        let rp = &self.relying_party;
+        let id = rp
+            .id
+            .as_deref()
+            .unwrap_or_else(|| url.host_str().unwrap_or_default());
+        // `url.host`: host and non-default port, as the URL serialises them.
+        let name = rp
+            .name
+            .as_deref()
+            .unwrap_or(&url[url::Position::BeforeHost..url::Position::AfterPort]);
+        let request_origin;
+        let origin = match &rp.origin {
+            Some(o) => o.as_str(),
+            None => {
+                request_origin = url.origin().ascii_serialization();
+                &request_origin
+            }
+        };
+        let same = |r: &&Arc<RelyingPartyOf>| r.id == id && r.name == name && r.origin == origin;
+        if let Ok(kept) = self.relying_parties.0.read()
+            && let Some(r) = kept.iter().find(same)
+        {
+            return Ok(r.clone());
+        }
+        let origin_url =
+            url::Url::parse(origin).map_err(|e| format!("relying party origin {origin:?}: {e}"))?;
+        let built = Arc::new(RelyingPartyOf {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            origin: origin.to_owned(),
+            core: WebauthnCore::new_unsafe_experts_only(
+                name,
+                id,
+                vec![origin_url],
+                self.timeout,
+                None,
+                None,
+            ),
+        });
+        if let Ok(mut kept) = self.relying_parties.0.write()
+            && kept.len() < MAX_KEPT_RELYING_PARTIES
+            && !kept.iter().any(|r| same(&r))
+        {
+            kept.push(built.clone());
+        }
+        Ok(built)
     }
     /// Whether the algorithm list is non-empty and every id in it can be verified
     /// (checked when the configuration is built).
