@@ -31,7 +31,7 @@
 use std::path::Path;
 
 use authcore::env::Env;
-use authcore::types::{ColorScheme, PagesOptions, Theme};
+use authcore::types::{PagesOptions, Theme};
 use serde::Deserialize;
 
 /// A secret read from the file (secret, client secrets, SMTP URL with its password, demo
@@ -70,12 +70,14 @@ pub struct ConfigFile {
     /// `[providers.github]`, `[providers.google]`, `[providers.oidc]`.
     #[serde(default)]
     pub providers: ProvidersSection,
-    /// `[theme]` of the built-in pages.
+    /// `[theme]` of the built-in pages (`color_scheme`, `brand_color`, `button_text`,
+    /// `logo`: authcore's `Theme`, so a new theme option needs no edit here).
     #[serde(default)]
-    pub theme: ThemeSection,
-    /// `[pages]`: custom page paths.
+    pub theme: Theme,
+    /// `[pages]`: custom page paths (`sign_in`, `sign_out`, `error`, `verify_request`,
+    /// `new_user`: authcore's `PagesOptions`).
     #[serde(default)]
-    pub pages: PagesSection,
+    pub pages: PagesOptions,
 }
 
 /// `[server]`.
@@ -152,38 +154,6 @@ pub struct OidcSection {
     pub secret: SecretValue,
     /// Button name.
     pub name: Option<String>,
-}
-
-/// `[theme]`.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[non_exhaustive]
-pub struct ThemeSection {
-    /// `auto`, `light` or `dark`.
-    pub color_scheme: Option<ColorScheme>,
-    /// Button colour.
-    pub brand_color: Option<String>,
-    /// Button text colour.
-    pub button_text: Option<String>,
-    /// Logo URL.
-    pub logo: Option<String>,
-}
-
-/// `[pages]`.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[non_exhaustive]
-pub struct PagesSection {
-    /// Custom sign-in page path.
-    pub sign_in: Option<String>,
-    /// Custom sign-out page path.
-    pub sign_out: Option<String>,
-    /// Custom error page path.
-    pub error: Option<String>,
-    /// Custom "check your email" page path.
-    pub verify_request: Option<String>,
-    /// Page for first sign-ins.
-    pub new_user: Option<String>,
 }
 
 /// Why the file could not be used.
@@ -265,30 +235,5 @@ impl ConfigFile {
             pairs.push(("AUTH_TRUST_HOST", trust.to_string()));
         }
         Env::from_pairs(pairs).overlay(process)
-    }
-
-    /// The `[theme]` over the default theme.
-    pub fn theme(&self) -> Theme {
-        let t = &self.theme;
-        let mut theme = Theme::default();
-        if let Some(c) = t.color_scheme {
-            theme.color_scheme = c;
-        }
-        theme.brand_color = t.brand_color.clone().unwrap_or_default();
-        theme.button_text = t.button_text.clone().unwrap_or_default();
-        theme.logo = t.logo.clone().unwrap_or_default();
-        theme
-    }
-
-    /// The `[pages]`.
-    pub fn pages(&self) -> PagesOptions {
-        let p = &self.pages;
-        PagesOptions {
-            sign_in: p.sign_in.clone(),
-            sign_out: p.sign_out.clone(),
-            error: p.error.clone(),
-            verify_request: p.verify_request.clone(),
-            new_user: p.new_user.clone(),
-        }
     }
 }

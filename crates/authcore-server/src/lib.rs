@@ -185,8 +185,8 @@ impl DemoConfig {
     pub fn from_file(path: &std::path::Path, process: Env) -> Result<Self, DemoConfigError> {
         let file = ConfigFile::load(path).map_err(DemoConfigError::File)?;
         let mut config = Self::from_env(file.env_under(process))?;
-        config.theme = file.theme();
-        config.pages = file.pages();
+        config.theme = file.theme.clone();
+        config.pages = file.pages.clone();
         Ok(config)
     }
 

@@ -549,6 +549,15 @@ error = "/oops"
     std::fs::write(&path, "[theme]\ncolor_scheme = \"purple\"\n").unwrap();
     let err = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap_err();
     assert!(err.to_string().contains("purple"), "{err}");
+    // [theme] and [pages] are authcore's own types, as strict as the file's other tables.
+    for (typo, key) in [
+        ("[theme]\nbrand_colour = \"#000\"\n", "brand_colour"),
+        ("[pages]\nsignin = \"/login\"\n", "signin"),
+    ] {
+        std::fs::write(&path, typo).unwrap();
+        let err = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap_err();
+        assert!(err.to_string().contains(key), "{err}");
+    }
     let err = DemoConfig::from_file(&dir.join("missing.toml"), authcore::env::Env::default())
         .unwrap_err();
     assert!(err.to_string().contains("cannot read"), "{err}");

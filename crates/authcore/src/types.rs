@@ -498,23 +498,30 @@ pub struct PublicProvider {
 }
 
 /// Custom page paths (`pages`). Each replaces a built-in page.
+///
+/// Deserialises from Auth.js's camelCase names and from snake_case ones (the server's
+/// TOML `[pages]`); an unknown key is an error, so a typo is not silently ignored.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PagesOptions {
     /// Sign-in page (also receives sign-in errors).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "sign_in")]
     pub sign_in: Option<String>,
     /// Sign-out page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "sign_out")]
     pub sign_out: Option<String>,
     /// Error page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// "Check your email" page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "verify_request"
+    )]
     pub verify_request: Option<String>,
     /// Page for first sign-ins of new users.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "new_user")]
     pub new_user: Option<String>,
 }
 
@@ -543,20 +550,23 @@ impl ColorScheme {
 }
 
 /// Theme of the built-in pages.
+///
+/// Deserialises from Auth.js's camelCase names and from snake_case ones (the server's
+/// TOML `[theme]`); an unknown key is an error, so a typo is not silently ignored.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Theme {
     /// Colour scheme.
-    #[serde(default)]
+    #[serde(default, alias = "color_scheme")]
     pub color_scheme: ColorScheme,
     /// Logo URL.
     #[serde(default)]
     pub logo: String,
     /// Brand colour (CSS).
-    #[serde(default)]
+    #[serde(default, alias = "brand_color")]
     pub brand_color: String,
     /// Button text colour (CSS).
-    #[serde(default)]
+    #[serde(default, alias = "button_text")]
     pub button_text: String,
 }
 
