@@ -12,43 +12,41 @@ pub(crate) async fn signout(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError
     let Some(token) = store.value() else {
         return Ok(ResponseInternal::redirect(ctx.callback_url.clone()));
     };
-    if ctx.config.session_strategy == crate::config::SessionStrategy::Database
+    // The `signOut` event's result, unless the session could not be read or deleted (then
+    // a `SignOutError` is logged); the cookie is cleared in every case.
+    let event = if ctx.config.session_strategy == crate::config::SessionStrategy::Database
         && let Some(adapter) = &ctx.config.adapter
     {
         match adapter.delete_session(&token).await {
             Ok(deleted) => {
                 let deleted = deleted.and_then(|s| serde_json::to_value(s).ok());
-                let r = ctx
-                    .config
-                    .events
+                let events = &ctx.config.events;
+                Ok(events
                     .sign_out(SignOutEvent::Session(deleted.as_ref()))
-                    .await;
-                ctx.event_result("signOut", r);
+                    .await)
             }
-            Err(e) => ctx.log_error(&AuthError::SignOutError {
+            Err(e) => Err(AuthError::SignOutError {
                 source: Box::new(e),
             }),
         }
-        let mut resp = ResponseInternal::redirect(ctx.callback_url.clone());
-        resp.cookies = store.clean();
-        return Ok(resp);
-    }
-    match ctx
-        .config
-        .codec
-        .decode(&token, &ctx.cookies.session_token.name)
-    {
-        Ok(claims) => {
-            let r = ctx
-                .config
-                .events
-                .sign_out(SignOutEvent::Token(claims.as_ref()))
-                .await;
-            ctx.event_result("signOut", r);
+    } else {
+        match ctx
+            .config
+            .codec
+            .decode(&token, &ctx.cookies.session_token.name)
+        {
+            Ok(claims) => {
+                let events = &ctx.config.events;
+                Ok(events.sign_out(SignOutEvent::Token(claims.as_ref())).await)
+            }
+            Err(e) => Err(AuthError::SignOutError {
+                source: Box::new(e),
+            }),
         }
-        Err(e) => ctx.log_error(&AuthError::SignOutError {
-            source: Box::new(e),
-        }),
+    };
+    match event {
+        Ok(r) => ctx.event_result("signOut", r),
+        Err(e) => ctx.log_error(&e),
     }
     let mut resp = ResponseInternal::redirect(ctx.callback_url.clone());
     resp.cookies = store.clean();

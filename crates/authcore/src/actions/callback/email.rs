@@ -43,6 +43,27 @@ fn adapter<'a>(ctx: &'a Ctx<'_>) -> Result<&'a dyn crate::adapter::Adapter, Auth
 }
 
 /// POST /signin/:email — creates a token and sends the link (spec §7.1).
+/// The user and account the `signIn` callback sees for `email`, when the link is asked for
+/// and when it is followed: the stored user, or (Auth.js) one with a fresh id that
+/// login-or-register creates only after the link is followed.
+fn sign_in_subject(
+    p: &EmailProvider,
+    existing: Option<&crate::adapter::AdapterUser>,
+    email: &str,
+) -> (User, Account) {
+    let user = match existing {
+        Some(u) => User::from(u),
+        None => User {
+            id: Some(random::uuid_v4()),
+            email: Some(email.to_owned()),
+            ..User::default()
+        },
+    };
+    let mut account = Account::new(ProviderType::Email, p.id.clone(), email.to_owned());
+    account.user_id = user.id.clone();
+    (user, account)
+}
+
 pub(crate) async fn send_link(
     ctx: &Ctx<'_>,
     p: &EmailProvider,
@@ -51,16 +72,8 @@ pub(crate) async fn send_link(
     let email = p
         .normalize(ctx.req.body_str("email").unwrap_or(""))
         .map_err(|e| config_error(&p.id, e.to_string()))?;
-    let user = match db.get_user_by_email(&email).await? {
-        Some(u) => User::from(&u),
-        None => User {
-            id: Some(random::uuid_v4()),
-            email: Some(email.clone()),
-            ..User::default()
-        },
-    };
-    let mut account = Account::new(ProviderType::Email, p.id.clone(), email.clone());
-    account.user_id = user.id.clone();
+    let existing = db.get_user_by_email(&email).await?;
+    let (user, account) = sign_in_subject(p, existing.as_ref(), &email);
     if let Some(url) = run_sign_in_callback(
         ctx,
         SignInParams {
@@ -157,16 +170,7 @@ pub(crate) async fn callback(
         }
     };
     let existing = db.get_user_by_email(&invite.identifier).await?;
-    let user = match &existing {
-        Some(u) => User::from(u),
-        None => User {
-            id: Some(random::uuid_v4()),
-            email: Some(invite.identifier.clone()),
-            ..User::default()
-        },
-    };
-    let mut account = Account::new(ProviderType::Email, p.id.clone(), invite.identifier.clone());
-    account.user_id = user.id.clone();
+    let (user, mut account) = sign_in_subject(p, existing.as_ref(), &invite.identifier);
     if let Some(url) = run_sign_in_callback(
         ctx,
         SignInParams {

@@ -179,6 +179,15 @@ pub(crate) async fn callback(
 
     // Token exchange: the standard request, or the provider's custom one.
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let token_http_error = |reason: String| {
+        route_error(
+            id,
+            OAuthError::Http {
+                step: "token",
+                reason,
+            },
+        )
+    };
     let (status, body) = if let Some(custom) = &p.token_request {
         let params = crate::providers::TokenRequestParams {
             code: code.to_owned(),
@@ -186,15 +195,9 @@ pub(crate) async fn callback(
             code_verifier: verifier.clone(),
             token_endpoint: endpoints.token.clone(),
         };
-        let (status, json) = custom(params, client.clone()).await.map_err(|e| {
-            route_error(
-                id,
-                OAuthError::Http {
-                    step: "token",
-                    reason: e.to_string(),
-                },
-            )
-        })?;
+        let (status, json) = custom(params, client.clone())
+            .await
+            .map_err(|e| token_http_error(e.to_string()))?;
         (
             status,
             bytes::Bytes::from(serde_json::to_vec(&json).unwrap_or_default()),
@@ -213,15 +216,10 @@ pub(crate) async fn callback(
             verifier.as_deref(),
         )
         .map_err(|e| route_error(id, e))?;
-        let resp = client.send(req).await.map_err(|e| {
-            route_error(
-                id,
-                OAuthError::Http {
-                    step: "token",
-                    reason: e.to_string(),
-                },
-            )
-        })?;
+        let resp = client
+            .send(req)
+            .await
+            .map_err(|e| token_http_error(e.to_string()))?;
         (resp.status().as_u16(), resp.into_body())
     };
     let tokens =
