@@ -194,9 +194,14 @@ pub(crate) async fn finish_sign_in(
         })
         .await;
     ctx.event_result("signIn", r);
-    cookies.append(&mut session_cookies);
     let mut resp =
         ResponseInternal::redirect(success_redirect(ctx, signed_in.is_new_user == Some(true)));
-    resp.cookies = cookies;
+    // Most sign-ins add no cookie of their own: no second vector then.
+    resp.cookies = if cookies.is_empty() {
+        session_cookies
+    } else {
+        cookies.append(&mut session_cookies);
+        cookies
+    };
     Ok(resp)
 }
