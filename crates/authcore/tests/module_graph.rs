@@ -82,7 +82,11 @@ fn no_module_reaches_itself() {
         .filter(|m| reachable(&graph, m).contains(*m))
         .map(|m| format!("{m} -> {:?}", graph[m]))
         .collect();
-    assert!(circles.is_empty(), "import circles:\n{}", circles.join("\n"));
+    assert!(
+        circles.is_empty(),
+        "import circles:\n{}",
+        circles.join("\n")
+    );
 }
 
 #[test]
