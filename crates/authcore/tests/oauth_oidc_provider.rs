@@ -180,8 +180,10 @@ async fn client_secret_post_jwt_and_public_client() {
 #[tokio::test]
 async fn oauth_only_provider_shape() {
     let op = OidcProvider::start().await;
+    // A plain OAuth provider gets no default scope (only OIDC ones do, as in Auth.js).
     let provider = OAuthProvider::oauth("oauth", "Plain OAuth")
         .authorization_url(format!("{}/auth", op.issuer))
+        .authorization_param("scope", "openid email")
         .token_url(format!("{}/token", op.issuer))
         .userinfo_url(format!("{}/me", op.issuer))
         .client_id("client-basic")

@@ -126,7 +126,8 @@ pub(crate) fn assert_request(config: &ConfigInner, req: &RequestInternal) -> Res
         url.set_fragment(None);
         return Err(AuthError::UntrustedHost { url: url.into() });
     }
-    if let Some(cb) = req.query.get("callbackUrl")
+    // An empty value is no value, as Auth.js's truthiness checks have it.
+    if let Some(cb) = req.query.get("callbackUrl").filter(|cb| !cb.is_empty())
         && !is_valid_http_url(cb, &req.origin)
     {
         return Err(AuthError::InvalidCallbackUrl {
@@ -134,7 +135,10 @@ pub(crate) fn assert_request(config: &ConfigInner, req: &RequestInternal) -> Res
         });
     }
     let cookies = config.cookies(req.is_https);
-    if let Some(cb) = req.cookies.get(&cookies.callback_url.name)
+    if let Some(cb) = req
+        .cookies
+        .get(&cookies.callback_url.name)
+        .filter(|cb| !cb.is_empty())
         && !is_valid_http_url(cb, &req.origin)
     {
         return Err(AuthError::InvalidCallbackUrl {

@@ -357,11 +357,14 @@ mod tests {
             },
         )
         .unwrap();
+        // The configured params first, as in the URL Auth.js builds (checked against
+        // @auth/core by the differential suite).
         assert_eq!(
             url.as_str(),
-            "https://github.com/login/oauth/authorize?response_type=code&client_id=Iv1.abc\
+            "https://github.com/login/oauth/authorize?scope=read%3Auser+user%3Aemail\
+             &response_type=code&client_id=Iv1.abc\
              &redirect_uri=https%3A%2F%2Fapp.example%2Fauth%2Fcallback%2Fgithub\
-             &scope=read%3Auser+user%3Aemail&code_challenge=ch&code_challenge_method=S256"
+             &code_challenge=ch&code_challenge_method=S256"
         );
     }
 

@@ -153,6 +153,13 @@ pub(crate) fn authorization_url(
     })?;
     let mut pairs: Vec<(String, String)> = url.query_pairs().into_owned().collect();
     let url_params = pairs.clone();
+    // Auth.js writes a configured endpoint's params into its URL when it normalises the
+    // provider, so there they come first; a discovered endpoint gets them after these.
+    if p.authorization.url.as_deref() == Some(endpoint) {
+        for (k, v) in &p.authorization.params {
+            set_param(&mut pairs, k, v);
+        }
+    }
     set_param(&mut pairs, "response_type", "code");
     set_param(&mut pairs, "client_id", &p.client_id);
     set_param(&mut pairs, "redirect_uri", redirect_uri);
@@ -175,7 +182,7 @@ pub(crate) fn authorization_url(
     if let Some(n) = checks.nonce {
         set_param(&mut pairs, "nonce", n);
     }
-    if !pairs.iter().any(|(n, _)| n == "scope") {
+    if p.kind == ProviderType::Oidc && !pairs.iter().any(|(n, _)| n == "scope") {
         set_param(&mut pairs, "scope", "openid profile email");
     }
     url.query_pairs_mut().clear().extend_pairs(&pairs);
