@@ -2,13 +2,14 @@
 // the real @auth/core (pinned in interop/package.json) behind node:http, configured like the
 // authcore side of the same test.
 //
-//   node interop/differential-server.mjs jwt|database
+//   node interop/differential-server.mjs jwt|database [<OIDC issuer>]
 //
 // Listens on 127.0.0.1 (port chosen by the OS), prints {"port": N} on stdout, and exits when
 // its stdin closes (so it never outlives the test). Variants:
 // - jwt: a Credentials provider (ada / pw) and an OAuth provider with fixed endpoints: its
 //   authorization endpoint is never fetched, its token endpoint is this server's
-//   POST /__token, which refuses every code (`invalid_grant`), JWT sessions.
+//   POST /__token, which refuses every code (`invalid_grant`), and with an issuer an OIDC
+//   provider `oidc` (the test's oidc-provider, client `client-basic`), JWT sessions.
 // - database: an in-memory adapter (rows as a SQL adapter returns them: absent columns are
 //   null), an email provider whose mails are kept for the test (GET /__mail?email=… answers
 //   the last link as {"url": …}), a Passkey provider, database sessions.
@@ -21,6 +22,7 @@ import Passkey from "./node_modules/@auth/core/providers/passkey.js";
 
 const SECRET = "differential-suite-secret-long-enough-for-both";
 const variant = process.argv[2];
+const issuer = process.argv[3];
 
 const oauth = {
   id: "demo-oauth",
@@ -111,7 +113,15 @@ function memoryAdapter() {
 
 const mail = new Map();
 const configs = {
-  jwt: { providers: [credentials, oauth] },
+  jwt: {
+    providers: [
+      credentials,
+      oauth,
+      ...(issuer
+        ? [{ id: "oidc", name: "OIDC", type: "oidc", issuer, clientId: "client-basic", clientSecret: "secret-basic" }]
+        : []),
+    ],
+  },
   database: {
     adapter: memoryAdapter(),
     experimental: { enableWebAuthn: true },

@@ -18,6 +18,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+#[path = "../../authcore/tests/support/oidc_provider.rs"]
+mod oidc_provider;
+
 use authcore::adapter::MemoryAdapter;
 use authcore::providers::{
     Checks, CredentialField, CredentialsProvider, EmailProvider, OAuthProvider, WebAuthnProvider,
@@ -27,6 +30,9 @@ use authcore_axum::AuthRouterExt;
 use serde_json::{Value, json};
 
 const SECRET: &str = "differential-suite-secret-long-enough-for-both";
+/// The origin both servers are addressed as (`Host`), whatever port they listen on: one of
+/// the redirect URIs the test OpenID provider knows.
+const ORIGIN: &str = "http://localhost:3000";
 const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A difference the suite expects, and why it is kept.
@@ -50,7 +56,8 @@ const DEVIATIONS: &[Deviation] = &[Deviation {
 
 /// One request of a scenario. `{csrf}` in the path or form is the CSRF token the side got
 /// last, `{state}` the `state` of its last authorization redirect, `{mail}` the path of the
-/// last sign-in link mailed to `ada@example.com`.
+/// last sign-in link mailed to `ada@example.com`, `{idp}` the callback the OpenID provider
+/// sends the browser to after signing in there (`{idp-callback}` the same again).
 struct Step {
     id: &'static str,
     method: &'static str,
@@ -274,6 +281,23 @@ fn scenarios() -> Vec<Scenario> {
             ],
         ),
         s(
+            "oidc-sign-in",
+            Jwt,
+            vec![
+                get("csrf", "/auth/csrf"),
+                post(
+                    "signin",
+                    "/auth/signin/oidc",
+                    &[("csrfToken", "{csrf}"), ("callbackUrl", "/dashboard")],
+                ),
+                get("callback", "{idp}"),
+                get("session", "/auth/session"),
+                get("callback-replayed", "{idp-callback}"),
+                post("signout", "/auth/signout", &[("csrfToken", "{csrf}")]),
+                get("session-after", "/auth/session"),
+            ],
+        ),
+        s(
             "email-sign-in",
             Database,
             vec![
@@ -351,7 +375,7 @@ struct NodeServer {
 }
 
 impl NodeServer {
-    fn start(variant: Variant) -> Self {
+    fn start(variant: Variant, issuer: Option<&str>) -> Self {
         let interop = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop");
         assert!(
             interop.join("node_modules/@auth/core").is_dir(),
@@ -364,6 +388,7 @@ impl NodeServer {
                 Variant::Jwt => "jwt",
                 Variant::Database => "database",
             })
+            .args(issuer)
             .current_dir(&interop)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -402,7 +427,12 @@ type Outbox = Arc<Mutex<HashMap<String, String>>>;
 
 /// authcore configured as `interop/differential-server.mjs` configures @auth/core; the OAuth
 /// provider's token endpoint is the reference server's `/__token` (it refuses every code).
-fn authcore_config(variant: Variant, outbox: Outbox, token_url: String) -> AuthConfig {
+fn authcore_config(
+    variant: Variant,
+    outbox: Outbox,
+    token_url: String,
+    issuer: Option<&str>,
+) -> AuthConfig {
     let builder = AuthConfig::builder()
         .secret(SECRET)
         .trust_host(true)
@@ -454,23 +484,43 @@ fn authcore_config(variant: Variant, outbox: Outbox, token_url: String) -> AuthC
             )
             .provider(WebAuthnProvider::passkey()),
     };
+    let builder = match issuer {
+        Some(issuer) => builder.provider(
+            OAuthProvider::oidc("oidc", "OIDC")
+                .issuer(issuer)
+                .client_id("client-basic")
+                .client_secret("secret-basic"),
+        ),
+        None => builder,
+    };
     builder.build().unwrap()
 }
 
 /// One server under test, with its own cookie jar and captured values.
 struct Side {
     label: &'static str,
+    /// Where it listens (`http://127.0.0.1:<port>`); requests carry `Host: localhost:3000`.
     base: String,
     client: reqwest::Client,
     jar: BTreeMap<String, String>,
     csrf: String,
     /// The `state` of the last authorization redirect.
     state: String,
+    /// The last `Location`, as sent.
+    location: Option<String>,
     outbox: Option<Outbox>,
+    idp: Option<Arc<oidc_provider::OidcProvider>>,
+    /// The path of the last callback the provider sent the browser to.
+    idp_callback: String,
 }
 
 impl Side {
-    fn new(label: &'static str, base: String, outbox: Option<Outbox>) -> Self {
+    fn new(
+        label: &'static str,
+        base: String,
+        outbox: Option<Outbox>,
+        idp: Option<Arc<oidc_provider::OidcProvider>>,
+    ) -> Self {
         Side {
             label,
             base,
@@ -482,7 +532,10 @@ impl Side {
             jar: BTreeMap::new(),
             csrf: String::new(),
             state: String::new(),
+            location: None,
             outbox,
+            idp,
+            idp_callback: String::new(),
         }
     }
 
@@ -504,26 +557,42 @@ impl Side {
             }
         };
         let url = url.unwrap_or_else(|| panic!("{}: no link was mailed", self.label));
-        url.strip_prefix(&self.base).unwrap_or(&url).to_owned()
+        url.strip_prefix(ORIGIN).unwrap_or(&url).to_owned()
     }
 
-    async fn fill(&self, template: &str) -> String {
+    async fn fill(&mut self, template: &str) -> String {
         let mut s = template
             .replace("{csrf}", &self.csrf)
             .replace("{state}", &self.state);
         if s.contains("{mail}") {
             s = s.replace("{mail}", &self.mail_path().await);
         }
-        s
+        if s.contains("{idp}") {
+            // The user signs in at the OpenID provider; the browser comes back with this.
+            let idp = self
+                .idp
+                .as_ref()
+                .expect("a scenario with {idp} needs the provider");
+            let authorize = self.location.as_deref().expect("no authorization redirect");
+            let back = idp
+                .authorize(authorize, &format!("{ORIGIN}/auth/callback/"))
+                .await;
+            let path = back.url().strip_prefix(ORIGIN).unwrap_or(back.url());
+            self.idp_callback = path.to_owned();
+            s = s.replace("{idp}", path);
+        }
+        s.replace("{idp-callback}", &self.idp_callback)
     }
 
     /// Sends the step and returns what the suite compares.
     async fn send(&mut self, step: &Step) -> Observed {
-        let url = format!("{}{}", self.base, self.fill(step.path).await);
+        let path = self.fill(step.path).await;
+        let url = format!("{}{path}", self.base);
         let mut req = match step.method {
             "GET" => self.client.get(&url),
             _ => self.client.post(&url),
-        };
+        }
+        .header("host", ORIGIN.trim_start_matches("http://"));
         if !self.jar.is_empty() {
             let cookie: Vec<String> = self.jar.iter().map(|(k, v)| format!("{k}={v}")).collect();
             req = req.header("cookie", cookie.join("; "));
@@ -565,7 +634,8 @@ impl Side {
         {
             self.state = state;
         }
-        let location = raw_location.map(|l| normalise_url(&l, &self.base));
+        self.location.clone_from(&raw_location);
+        let location = raw_location.map(|l| normalise_url(&l, ORIGIN));
         let content_type = res.headers().get("content-type").map(|v| {
             v.to_str()
                 .unwrap()
@@ -597,12 +667,12 @@ impl Side {
                 if let Some(t) = v.get("csrfToken").and_then(Value::as_str) {
                     self.csrf = t.to_owned();
                 }
-                normalise_json(&mut v, &self.base, None);
+                normalise_json(&mut v, ORIGIN, None);
                 v
             }
             Some("text/html") => {
                 let mut v = json!({ "callbackUrl": hidden_callback_url(&text) });
-                normalise_json(&mut v, &self.base, None);
+                normalise_json(&mut v, ORIGIN, None);
                 v
             }
             _ => json!(text),
@@ -752,12 +822,22 @@ struct Difference {
     authcore: Value,
 }
 
-async fn run_scenario(scenario: &Scenario, node: &NodeServer) -> Vec<Difference> {
+async fn run_scenario(
+    scenario: &Scenario,
+    node: &NodeServer,
+    idp: Option<&Arc<oidc_provider::OidcProvider>>,
+) -> Vec<Difference> {
     let outbox = Outbox::default();
     let token_url = format!("{}/__token", node.base);
-    let auth = Auth::new(authcore_config(scenario.variant, outbox.clone(), token_url));
-    let mut authjs = Side::new("@auth/core", node.base.clone(), None);
-    let mut authcore = Side::new("authcore", serve(auth).await, Some(outbox));
+    let issuer = idp.map(|p| p.issuer.clone());
+    let auth = Auth::new(authcore_config(
+        scenario.variant,
+        outbox.clone(),
+        token_url,
+        issuer.as_deref(),
+    ));
+    let mut authjs = Side::new("@auth/core", node.base.clone(), None, idp.cloned());
+    let mut authcore = Side::new("authcore", serve(auth).await, Some(outbox), idp.cloned());
     let mut differences = Vec::new();
     for step in &scenario.steps {
         let a = authjs.send(step).await;
@@ -786,10 +866,13 @@ async fn run_scenario(scenario: &Scenario, node: &NodeServer) -> Vec<Difference>
 async fn authcore_answers_as_authjs_does() {
     let mut differences = Vec::new();
     let all = scenarios();
+    // The JWT variant also signs in at a real OpenID provider (oidc-provider on loopback).
+    let idp = Arc::new(oidc_provider::OidcProvider::start().await);
     for variant in [Variant::Jwt, Variant::Database] {
-        let node = NodeServer::start(variant);
+        let idp = (variant == Variant::Jwt).then_some(&idp);
+        let node = NodeServer::start(variant, idp.map(|p| p.issuer.as_str()));
         for scenario in all.iter().filter(|s| s.variant == variant) {
-            differences.extend(run_scenario(scenario, &node).await);
+            differences.extend(run_scenario(scenario, &node, idp).await);
         }
     }
     let listed = |d: &Difference| {
