@@ -20,6 +20,8 @@ use std::time::Duration;
 
 #[path = "../../authcore/tests/support/oidc_provider.rs"]
 mod oidc_provider;
+#[path = "../../authcore/tests/support/soft_authenticator.rs"]
+mod soft_authenticator;
 
 use authcore::adapter::MemoryAdapter;
 use authcore::providers::{
@@ -57,7 +59,8 @@ const DEVIATIONS: &[Deviation] = &[Deviation {
 /// One request of a scenario. `{csrf}` in the path or form is the CSRF token the side got
 /// last, `{state}` the `state` of its last authorization redirect, `{mail}` the path of the
 /// last sign-in link mailed to `ada@example.com`, `{idp}` the callback the OpenID provider
-/// sends the browser to after signing in there (`{idp-callback}` the same again).
+/// sends the browser to after signing in there (`{idp-callback}` the same again),
+/// `{register}` / `{assertion}` the side's passkey's answer to its last WebAuthn options.
 struct Step {
     id: &'static str,
     method: &'static str,
@@ -336,6 +339,52 @@ fn scenarios() -> Vec<Scenario> {
             ],
         ),
         s(
+            "passkey-sign-in",
+            Database,
+            vec![
+                get(
+                    "register-options",
+                    "/auth/webauthn-options/passkey?email=pk%40example.com",
+                ),
+                post(
+                    "register",
+                    "/auth/callback/passkey",
+                    &[("action", "register"), ("data", "{register}")],
+                ),
+                get("session", "/auth/session"),
+                get("csrf", "/auth/csrf"),
+                get(
+                    "add-while-signed-in-options",
+                    "/auth/webauthn-options/passkey",
+                ),
+                post("signout", "/auth/signout", &[("csrfToken", "{csrf}")]),
+                get(
+                    "authenticate-options",
+                    "/auth/webauthn-options/passkey?email=pk%40example.com",
+                ),
+                post(
+                    "authenticate",
+                    "/auth/callback/passkey",
+                    &[("action", "authenticate"), ("data", "{assertion}")],
+                ),
+                get("session-after-authenticate", "/auth/session"),
+                get(
+                    "discoverable-options",
+                    "/auth/webauthn-options/passkey?action=authenticate",
+                ),
+                post(
+                    "authenticate-discoverable",
+                    "/auth/callback/passkey",
+                    &[("action", "authenticate"), ("data", "{assertion}")],
+                ),
+                post(
+                    "authenticate-without-challenge",
+                    "/auth/callback/passkey",
+                    &[("action", "authenticate"), ("data", "{assertion}")],
+                ),
+            ],
+        ),
+        s(
             "passkey-options",
             Database,
             vec![
@@ -512,6 +561,10 @@ struct Side {
     idp: Option<Arc<oidc_provider::OidcProvider>>,
     /// The path of the last callback the provider sent the browser to.
     idp_callback: String,
+    /// This side's passkey (each server registers its own).
+    passkey: soft_authenticator::SoftAuthenticator,
+    /// The last JSON body, as sent.
+    json: Value,
 }
 
 impl Side {
@@ -536,6 +589,8 @@ impl Side {
             outbox,
             idp,
             idp_callback: String::new(),
+            passkey: soft_authenticator::SoftAuthenticator::new(),
+            json: Value::Null,
         }
     }
 
@@ -580,6 +635,15 @@ impl Side {
             let path = back.url().strip_prefix(ORIGIN).unwrap_or(back.url());
             self.idp_callback = path.to_owned();
             s = s.replace("{idp}", path);
+        }
+        // The passkey answers the last webauthn-options, as the browser would.
+        if s.contains("{register}") {
+            let data = self.passkey.register(&self.json["options"], ORIGIN);
+            s = s.replace("{register}", &data.to_string());
+        }
+        if s.contains("{assertion}") {
+            let data = self.passkey.authenticate(&self.json["options"], ORIGIN);
+            s = s.replace("{assertion}", &data.to_string());
         }
         s.replace("{idp-callback}", &self.idp_callback)
     }
@@ -667,6 +731,7 @@ impl Side {
                 if let Some(t) = v.get("csrfToken").and_then(Value::as_str) {
                     self.csrf = t.to_owned();
                 }
+                self.json = v.clone();
                 normalise_json(&mut v, ORIGIN, None);
                 v
             }
@@ -754,7 +819,13 @@ fn normalise_json(v: &mut Value, base: &str, key: Option<&str>) {
             for (k, x) in o.iter_mut() {
                 normalise_json(x, base, Some(k));
             }
-            // WebAuthn options: the user handle and the RP of the port differ by design.
+            // Credential descriptors: each server's passkey has its own id.
+            if o.get("type").and_then(Value::as_str) == Some("public-key")
+                && let Some(id) = o.get_mut("id")
+            {
+                *id = json!("<random>");
+            }
+            // WebAuthn options: the user handle differs by design.
             if let Some(user) = o.get_mut("user").and_then(Value::as_object_mut)
                 && user.contains_key("displayName")
                 && let Some(id) = user.get_mut("id")

@@ -17,12 +17,22 @@ pub(crate) struct Login {
     pub user: User,
     /// Whether the user was created now.
     pub is_new_user: bool,
-    /// A new database session (database strategy only).
+    /// The database session to set: a new one, or the current one when the user was
+    /// signed in already (database strategy only).
     pub session: Option<AdapterSession>,
 }
 
 /// The user of the current session, if any (errors mean "nobody").
 pub(crate) async fn current_user(ctx: &Ctx<'_>, adapter: &dyn Adapter) -> Option<AdapterUser> {
+    current_session(ctx, adapter).await.map(|(user, _)| user)
+}
+
+/// The user of the current session and, with the database strategy, its row (errors mean
+/// "nobody").
+async fn current_session(
+    ctx: &Ctx<'_>,
+    adapter: &dyn Adapter,
+) -> Option<(AdapterUser, Option<AdapterSession>)> {
     let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
     let token = store.value()?;
     match ctx.config.session_strategy {
@@ -33,14 +43,14 @@ pub(crate) async fn current_user(ctx: &Ctx<'_>, adapter: &dyn Adapter) -> Option
                 .decode(&token, &ctx.cookies.session_token.name)
                 .ok()??;
             let sub = claims.get("sub")?.as_str()?.to_owned();
-            adapter.get_user(&sub).await.ok()?
+            Some((adapter.get_user(&sub).await.ok()??, None))
         }
         SessionStrategy::Database => adapter
             .get_session_and_user(&token)
             .await
             .ok()?
             .filter(|(s, _)| s.expires > OffsetDateTime::now_utc())
-            .map(|(_, u)| u),
+            .map(|(s, u)| (u, Some(s))),
     }
 }
 
@@ -103,7 +113,9 @@ pub(crate) async fn account_login(
     );
     let not_linked = |message: &str| rules.not_linked(message);
     let events = &ctx.config.events;
-    let current = current_user(ctx, adapter).await;
+    // Signed in already: the current session stays, and Auth.js sets its cookie again.
+    let (current, current_session) = current_session(ctx, adapter).await.unzip();
+    let current_session = current_session.flatten();
     let by_account = adapter
         .get_user_by_account(&account.provider, &account.provider_account_id)
         .await?;
@@ -114,7 +126,7 @@ pub(crate) async fn account_login(
                 Ok(Login {
                     user: User::from(&owner),
                     is_new_user: false,
-                    session: None,
+                    session: current_session,
                 })
             }
             Some(_) => Err(not_linked(
@@ -144,7 +156,7 @@ pub(crate) async fn account_login(
         return Ok(Login {
             user,
             is_new_user: false,
-            session: None,
+            session: current_session,
         });
     }
     let by_email = match &profile_user.email {

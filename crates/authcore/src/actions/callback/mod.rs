@@ -166,9 +166,9 @@ async fn jwt_session_cookies(
     Ok(ctx.write_session_cookie(&store, &encoded, expires))
 }
 
-/// The end of every sign-in with an adapter-aware provider (spec §2.6): the session cookie
-/// (a new database session, the current one kept when an account was linked to it, or a
-/// JWT), the `signIn` event, and the redirect (`newUser` page or callback URL).
+/// The end of every sign-in (spec §2.6): the session cookie (a new database session, the
+/// current one when the user was signed in already, or a JWT), the `signIn` event, and the
+/// redirect (`newUser` page or callback URL).
 pub(crate) async fn finish_sign_in(
     ctx: &Ctx<'_>,
     signed_in: SignedIn<'_>,
@@ -177,10 +177,6 @@ pub(crate) async fn finish_sign_in(
 ) -> Result<ResponseInternal, AuthError> {
     let mut session_cookies = match db_session {
         Some(session) => login::database_session_cookies(ctx, session),
-        // Signed in already and linked an account: the current session stays.
-        None if ctx.config.session_strategy == crate::config::SessionStrategy::Database => {
-            Vec::new()
-        }
         None => jwt_session_cookies(ctx, signed_in).await?,
     };
     let r = ctx
