@@ -237,6 +237,14 @@ async fn signed_in_user_links_a_second_account_and_conflicts_are_refused() {
         Some(&session_token),
         "the session stays"
     );
+    // ... and its cookie is set again, as Auth.js does (the differential suite compares it).
+    assert!(
+        r.set_cookies
+            .iter()
+            .any(|c| c.starts_with(&format!("authjs.session-token={session_token};"))),
+        "{:?}",
+        r.set_cookies
+    );
     assert!(
         db.get_user_by_email("alice@example.com")
             .await
