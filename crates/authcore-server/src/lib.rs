@@ -1,10 +1,11 @@
 //! The authcore demo server: a credentials sign-in (`demo` / a configurable password), a
 //! home page showing the session, and a page only signed-in users may see.
 //!
-//! OAuth providers are added when their credentials are in the environment (see [`auth`]):
-//! GitHub (`AUTH_GITHUB_ID`, `AUTH_GITHUB_SECRET`), Google (`AUTH_GOOGLE_ID`,
-//! `AUTH_GOOGLE_SECRET`) and a generic OpenID Connect provider with id `oidc`
-//! (`AUTH_OIDC_ISSUER`, `AUTH_OIDC_ID`, `AUTH_OIDC_SECRET`, optional `AUTH_OIDC_NAME`).
+//! OAuth providers are added when their credentials are in the environment (see
+//! [`oauth_providers`]): any preset of authcore's catalogue by its Auth.js variables
+//! (`AUTH_DISCORD_ID` / `AUTH_DISCORD_SECRET`, `AUTH_KEYCLOAK_ISSUER` …) and a generic OpenID
+//! Connect provider with id `oidc` (`AUTH_OIDC_ISSUER`, `AUTH_OIDC_ID`, `AUTH_OIDC_SECRET`,
+//! optional `AUTH_OIDC_NAME`).
 //!
 //! With a database (the default), passkeys (WebAuthn, id `passkey`) and email sign-in
 //! (magic links) are offered too. Magic links go
@@ -22,7 +23,7 @@ use std::sync::Arc;
 use askama::Template;
 use authcore::adapter::{Adapter, NewUser};
 use authcore::env::Env;
-use authcore::providers::catalog::{self, GitHubOptions};
+use authcore::providers::catalog::{self, CatalogError};
 use authcore::providers::{
     CredentialField, CredentialsProvider, EmailProvider, OAuthProvider, WebAuthnProvider,
 };
@@ -332,7 +333,7 @@ fn auth_with_database(
             // the passkey alone, also from the email field's autofill.
             .provider(WebAuthnProvider::passkey());
     }
-    for p in oauth_providers(&config.env) {
+    for p in oauth_providers(&config.env)? {
         builder = builder.provider(p);
     }
     if let Some(secret) = config.secret {
@@ -363,29 +364,28 @@ pub fn email_provider(delivery: &EmailDelivery, from: &str) -> EmailProvider {
     }
 }
 
-/// The OAuth providers whose settings are all present (and non-empty) in `env`, in this
-/// order:
+/// The OAuth providers configured in `env`, in this order:
 ///
-/// * GitHub ([`catalog::github()`]) with `AUTH_GITHUB_ID` and `AUTH_GITHUB_SECRET`;
-/// * Google ([`catalog::google()`]) with `AUTH_GOOGLE_ID` and `AUTH_GOOGLE_SECRET`;
+/// * every preset of the catalogue ([`catalog::entries()`]: Apple, Auth0, Discord, GitHub,
+///   GitLab, Google, Keycloak, Microsoft Entra ID, Okta) with any of its `AUTH_<ID>_ID`,
+///   `AUTH_<ID>_SECRET`, `AUTH_<ID>_ISSUER` set to a non-empty value (id upper-cased, `-` →
+///   `_`); it needs the id and the secret, and the presets that take one need the issuer;
 /// * a generic OpenID Connect provider ([`catalog::oidc()`]), id `oidc`, with
 ///   `AUTH_OIDC_ISSUER`, `AUTH_OIDC_ID` and `AUTH_OIDC_SECRET`; its name is `AUTH_OIDC_NAME`
 ///   or [`DEFAULT_OIDC_NAME`].
 ///
-/// Register `<origin><base path>/callback/<id>` (by default
-/// `http://127.0.0.1:3000/auth/callback/github` …) as their redirect URI.
-pub fn oauth_providers(env: &Env) -> Vec<OAuthProvider> {
+/// A preset with some of its settings but not all is an error naming the missing variable
+/// (the server then does not start). Register `<origin><base path>/callback/<id>` (by
+/// default `http://127.0.0.1:3000/auth/callback/github` …) as their redirect URI.
+pub fn oauth_providers(env: &Env) -> Result<Vec<OAuthProvider>, CatalogError> {
     let var = |k: &str| env.get(k).filter(|v| !v.trim().is_empty());
     let mut providers = Vec::new();
-    if let (Some(id), Some(secret)) = (var("AUTH_GITHUB_ID"), var("AUTH_GITHUB_SECRET")) {
-        providers.push(
-            catalog::github(GitHubOptions::default())
-                .client_id(id)
-                .client_secret(secret),
-        );
-    }
-    if let (Some(id), Some(secret)) = (var("AUTH_GOOGLE_ID"), var("AUTH_GOOGLE_SECRET")) {
-        providers.push(catalog::google().client_id(id).client_secret(secret));
+    for entry in catalog::entries() {
+        let settings = env.provider_env(entry.id);
+        let given = |v: &Option<String>| v.as_deref().is_some_and(|v| !v.trim().is_empty());
+        if given(&settings.client_id) || given(&settings.client_secret) || given(&settings.issuer) {
+            providers.push(entry.build(&settings)?);
+        }
     }
     if let (Some(issuer), Some(id), Some(secret)) = (
         var("AUTH_OIDC_ISSUER"),
@@ -399,7 +399,7 @@ pub fn oauth_providers(env: &Env) -> Vec<OAuthProvider> {
                 .client_secret(secret),
         );
     }
-    providers
+    Ok(providers)
 }
 
 /// The demo application: `/` (home), `/protected` (signed-in users only) and authcore
@@ -571,7 +571,7 @@ mod tests {
 
     #[test]
     fn oauth_providers_from_env() {
-        assert!(oauth_providers(&Env::default()).is_empty());
+        assert!(oauth_providers(&Env::default()).unwrap().is_empty());
         let providers = oauth_providers(&Env::from_pairs([
             ("AUTH_GITHUB_ID", "gh-id"),
             ("AUTH_GITHUB_SECRET", "gh-secret"),
@@ -580,7 +580,8 @@ mod tests {
             ("AUTH_OIDC_ISSUER", "https://sso.example.com"),
             ("AUTH_OIDC_ID", "o-id"),
             ("AUTH_OIDC_SECRET", "o-secret"),
-        ]));
+        ]))
+        .unwrap();
         let ids: Vec<&str> = providers.iter().map(OAuthProvider::id).collect();
         assert_eq!(ids, ["github", "google", "oidc"]);
         let expected = [
@@ -597,5 +598,44 @@ mod tests {
             );
         }
         assert!(format!("{:?}", providers[2]).contains("https://sso.example.com"));
+    }
+
+    /// Any catalogue preset by its Auth.js variables, as a user moving from Auth.js sets them.
+    #[test]
+    fn catalogue_providers_from_env() {
+        let providers = oauth_providers(&Env::from_pairs([
+            ("AUTH_DISCORD_ID", "d-id"),
+            ("AUTH_DISCORD_SECRET", "d-secret"),
+            ("AUTH_KEYCLOAK_ID", "k-id"),
+            ("AUTH_KEYCLOAK_SECRET", "k-secret"),
+            ("AUTH_KEYCLOAK_ISSUER", "https://kc.example/realms/main"),
+            ("AUTH_MICROSOFT_ENTRA_ID_ID", "m-id"),
+            ("AUTH_MICROSOFT_ENTRA_ID_SECRET", "m-secret"),
+        ]))
+        .unwrap();
+        let ids: Vec<&str> = providers.iter().map(OAuthProvider::id).collect();
+        assert_eq!(ids, ["discord", "keycloak", "microsoft-entra-id"]);
+        // Some settings but not all: an error naming what is missing, without the secret.
+        for (pairs, missing) in [
+            (
+                vec![("AUTH_OKTA_ID", "o"), ("AUTH_OKTA_SECRET", "top-secret")],
+                "AUTH_OKTA_ISSUER",
+            ),
+            (
+                vec![("AUTH_DISCORD_SECRET", "top-secret")],
+                "AUTH_DISCORD_ID",
+            ),
+        ] {
+            let err = oauth_providers(&Env::from_pairs(pairs))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(missing), "{err}");
+            assert!(!err.contains("top-secret"), "{err}");
+        }
+        // ... and the whole configuration fails to build with it.
+        let mut config = DemoConfig::new("a secret long enough for the demo");
+        config.env = Env::from_pairs([("AUTH_AUTH0_ID", "a"), ("AUTH_AUTH0_SECRET", "b")]);
+        let err = auth(config).unwrap_err().to_string();
+        assert!(err.contains("AUTH_AUTH0_ISSUER"), "{err}");
     }
 }

@@ -297,6 +297,36 @@ async fn oauth_providers_from_env_are_listed() {
 
 #[tokio::test]
 async fn oauth_providers_need_all_their_settings() {
+    // A catalogue preset with some settings but not all: the server does not start, and
+    // says which variable is missing (never the secret).
+    for (vars, missing) in [
+        (
+            vec![("AUTH_GITHUB_ID", "Iv1.0123456789abcdef")],
+            "AUTH_GITHUB_SECRET",
+        ),
+        (
+            vec![
+                ("AUTH_GOOGLE_ID", "1234.apps.googleusercontent.com"),
+                ("AUTH_GOOGLE_SECRET", ""),
+            ],
+            "AUTH_GOOGLE_SECRET",
+        ),
+        (
+            vec![
+                ("AUTH_KEYCLOAK_ID", "kc"),
+                ("AUTH_KEYCLOAK_SECRET", "kc-secret-value"),
+            ],
+            "AUTH_KEYCLOAK_ISSUER",
+        ),
+    ] {
+        let mut pairs = vec![("AUTH_SECRET", "a demo test secret, long and random enough")];
+        pairs.extend_from_slice(&vars);
+        let config = DemoConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
+        let err = app(config).unwrap_err().to_string();
+        assert!(err.contains(missing), "{err}");
+        assert!(!err.contains("kc-secret-value"), "{err}");
+    }
+
     // Nothing set: the credentials provider alone.
     let json = providers_json(&demo_with_env(&[])).await;
     let ids: Vec<&str> = json
@@ -307,10 +337,11 @@ async fn oauth_providers_need_all_their_settings() {
         .collect();
     assert_eq!(ids, ["credentials"]);
 
-    // Incomplete or empty settings add nothing; the OIDC name has a default.
+    // Empty settings add nothing, nor does the generic OIDC provider without its issuer;
+    // its name has a default.
     let json = providers_json(&demo_with_env(&[
-        ("AUTH_GITHUB_ID", "Iv1.0123456789abcdef"),
-        ("AUTH_GOOGLE_ID", "1234.apps.googleusercontent.com"),
+        ("AUTH_GITHUB_ID", ""),
+        ("AUTH_GOOGLE_ID", " "),
         ("AUTH_GOOGLE_SECRET", ""),
         ("AUTH_OIDC_ID", "authcore-demo"),
         ("AUTH_OIDC_SECRET", "oidc-secret"),

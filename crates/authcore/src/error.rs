@@ -280,6 +280,36 @@ impl AuthError {
     }
 }
 
+/// Why a catalogue preset could not be built from configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CatalogError {
+    /// No preset has this id.
+    #[error("unknown provider id {id:?}; the catalogue has: {known}")]
+    UnknownId {
+        /// The id asked for.
+        id: String,
+        /// The known ids, comma-separated.
+        known: String,
+    },
+    /// A client id or secret is missing.
+    #[error("provider {id:?}: set both {prefix}_ID and {prefix}_SECRET")]
+    MissingClient {
+        /// The provider id.
+        id: &'static str,
+        /// `AUTH_<ID>`.
+        prefix: String,
+    },
+    /// The preset needs an issuer and none is set.
+    #[error("provider {id:?} needs its issuer: set {prefix}_ISSUER (e.g. the tenant or realm URL)")]
+    MissingIssuer {
+        /// The provider id.
+        id: &'static str,
+        /// `AUTH_<ID>`.
+        prefix: String,
+    },
+}
+
 /// A configuration mistake found when building an [`AuthConfig`](crate::AuthConfig).
 ///
 /// The message says what to fix.
@@ -451,6 +481,9 @@ pub enum ConfigError {
     /// Session ages out of range.
     #[error("invalid session options: {0}")]
     InvalidSessionOptions(&'static str),
+    /// A catalogue preset could not be built from its settings (`AUTH_<ID>_*`).
+    #[error("{0}")]
+    Catalog(#[from] CatalogError),
 }
 
 #[cfg(test)]

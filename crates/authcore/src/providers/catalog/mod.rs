@@ -1,6 +1,6 @@
 //! Built-in provider presets, mirroring `@auth/core/providers/<name>` (spec §6.7).
 //!
-//! Each preset is a function returning an [`OAuthProvider`](super::OAuthProvider) with
+//! Each preset is a function returning an [`OAuthProvider`] with
 //! the Auth.js defaults (id, name, type, issuer / endpoints, params, checks, client
 //! authentication, profile mapping, button style). The client id and secret are left empty: set them with
 //! [`client_id`](super::OAuthProvider::client_id) /
@@ -70,8 +70,140 @@ pub use okta::okta;
 
 use serde_json::Value;
 
-use super::ProviderStyle;
+use super::{OAuthProvider, ProviderEnv, ProviderStyle};
+pub use crate::error::CatalogError;
 use crate::types::JsonObject;
+
+/// One preset of the catalogue, by its Auth.js id: what a host needs to offer it from
+/// configuration alone (`AUTH_<ID>_ID`, `_SECRET`, `_ISSUER`, or a config file).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct CatalogEntry {
+    /// The Auth.js provider id (`github`, `microsoft-entra-id` …).
+    pub id: &'static str,
+    /// The display name.
+    pub name: &'static str,
+    /// Whether an issuer must be configured (`AUTH_<ID>_ISSUER`).
+    pub needs_issuer: bool,
+    make: fn(Option<String>) -> OAuthProvider,
+}
+
+/// The catalogue, in the order a sign-in page lists its providers when all are enabled.
+const CATALOG: &[CatalogEntry] = &[
+    CatalogEntry {
+        id: "apple",
+        name: "Apple",
+        needs_issuer: false,
+        make: |_| apple(),
+    },
+    CatalogEntry {
+        id: "auth0",
+        name: "Auth0",
+        needs_issuer: true,
+        make: |issuer| auth0(issuer.unwrap_or_default()),
+    },
+    CatalogEntry {
+        id: "discord",
+        name: "Discord",
+        needs_issuer: false,
+        make: |_| discord(),
+    },
+    CatalogEntry {
+        id: "github",
+        name: "GitHub",
+        needs_issuer: false,
+        make: |_| github(GitHubOptions::default()),
+    },
+    CatalogEntry {
+        id: "gitlab",
+        name: "GitLab",
+        needs_issuer: false,
+        make: |_| gitlab(GitLabOptions::default()),
+    },
+    CatalogEntry {
+        id: "google",
+        name: "Google",
+        needs_issuer: false,
+        make: |_| google(),
+    },
+    CatalogEntry {
+        id: "keycloak",
+        name: "Keycloak",
+        needs_issuer: true,
+        make: |issuer| keycloak(issuer.unwrap_or_default()),
+    },
+    CatalogEntry {
+        id: "microsoft-entra-id",
+        name: "Microsoft Entra ID",
+        needs_issuer: false,
+        make: |issuer| {
+            microsoft_entra_id(MicrosoftEntraIdOptions {
+                tenant: None,
+                issuer,
+            })
+        },
+    },
+    CatalogEntry {
+        id: "okta",
+        name: "Okta",
+        needs_issuer: true,
+        make: |issuer| okta(issuer.unwrap_or_default()),
+    },
+];
+
+/// Every preset of the catalogue.
+pub fn entries() -> &'static [CatalogEntry] {
+    CATALOG
+}
+
+/// The preset with this Auth.js id.
+pub fn entry(id: &str) -> Result<&'static CatalogEntry, CatalogError> {
+    CATALOG
+        .iter()
+        .find(|e| e.id == id)
+        .ok_or_else(|| CatalogError::UnknownId {
+            id: id.to_owned(),
+            known: CATALOG.iter().map(|e| e.id).collect::<Vec<_>>().join(", "),
+        })
+}
+
+impl CatalogEntry {
+    /// `AUTH_<ID>` (upper-cased, `-` → `_`): the prefix of its variables.
+    pub fn env_prefix(&self) -> String {
+        format!("AUTH_{}", self.id.to_ascii_uppercase().replace('-', "_"))
+    }
+
+    /// The preset with the client id, secret and (where it takes one) issuer of `env`
+    /// (read by [`Env::provider_env`](crate::env::Env::provider_env)). A missing id or
+    /// secret, or a missing issuer where one is needed, is an error naming the variable.
+    ///
+    /// ```
+    /// use authcore::env::Env;
+    /// use authcore::providers::catalog;
+    ///
+    /// let env = Env::from_pairs([("AUTH_DISCORD_ID", "id"), ("AUTH_DISCORD_SECRET", "s")]);
+    /// let discord = catalog::entry("discord").unwrap();
+    /// let p = discord.build(&env.provider_env(discord.id)).unwrap();
+    /// assert_eq!(p.id(), "discord");
+    /// ```
+    pub fn build(&self, env: &ProviderEnv) -> Result<OAuthProvider, CatalogError> {
+        let set = |v: &Option<String>| v.clone().filter(|v| !v.trim().is_empty());
+        let (Some(id), Some(secret)) = (set(&env.client_id), set(&env.client_secret)) else {
+            return Err(CatalogError::MissingClient {
+                id: self.id,
+                prefix: self.env_prefix(),
+            });
+        };
+        let issuer = set(&env.issuer);
+        if self.needs_issuer && issuer.is_none() {
+            return Err(CatalogError::MissingIssuer {
+                id: self.id,
+                prefix: self.env_prefix(),
+            });
+        }
+        Ok((self.make)(issuer).client_id(id).client_secret(secret))
+    }
+}
 
 /// A profile value as Auth.js would put it into the user: strings as they are, numbers
 /// stringified (`String(id)`), `null` / missing / anything else → `None`.
@@ -213,5 +345,78 @@ mod tests {
             // Everything is either configured or discoverable.
             assert_eq!(p.missing_endpoint(), None, "{id}");
         }
+    }
+}
+
+#[cfg(test)]
+mod catalog_tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> ProviderEnv {
+        let get = |k: &str| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| (*v).to_owned())
+        };
+        ProviderEnv {
+            client_id: get("id"),
+            client_secret: get("secret"),
+            issuer: get("issuer"),
+            api_key: None,
+        }
+    }
+
+    #[test]
+    fn every_entry_builds_its_preset() {
+        for e in entries() {
+            let p = e
+                .build(&env(&[
+                    ("id", "client"),
+                    ("secret", "s"),
+                    ("issuer", "https://idp.example/realm"),
+                ]))
+                .unwrap();
+            assert_eq!((p.id.as_str(), p.name.as_str()), (e.id, e.name));
+            assert_eq!(
+                (p.client_id.as_str(), p.client_secret.as_deref()),
+                ("client", Some("s"))
+            );
+            if e.needs_issuer {
+                assert_eq!(p.issuer.as_deref(), Some("https://idp.example/realm"));
+            }
+        }
+    }
+
+    #[test]
+    fn missing_settings_name_the_variable() {
+        let keycloak = entry("keycloak").unwrap();
+        let err = keycloak
+            .build(&env(&[("id", "c"), ("secret", "s")]))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "provider \"keycloak\" needs its issuer: set AUTH_KEYCLOAK_ISSUER (e.g. the tenant or realm URL)"
+        );
+        let entra = entry("microsoft-entra-id").unwrap();
+        assert_eq!(entra.env_prefix(), "AUTH_MICROSOFT_ENTRA_ID");
+        let err = entra
+            .build(&env(&[("id", "c"), ("secret", " ")]))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("AUTH_MICROSOFT_ENTRA_ID_SECRET"),
+            "{err}"
+        );
+        // Entra ID takes an issuer when given, else the `common` tenant.
+        let p = entra.build(&env(&[("id", "c"), ("secret", "s")])).unwrap();
+        assert_eq!(
+            p.issuer.as_deref(),
+            Some("https://login.microsoftonline.com/common/v2.0")
+        );
+        let err = entry("nope").unwrap_err().to_string();
+        assert!(
+            err.contains("\"nope\"") && err.contains("discord, github"),
+            "{err}"
+        );
     }
 }
