@@ -18,7 +18,7 @@
 //! from = "Example <no-reply@example.com>"           # AUTHCORE_EMAIL_FROM
 //!
 //! [providers.github]                                # AUTH_GITHUB_ID / AUTH_GITHUB_SECRET
-//! id = "…"
+//! id = "…"                                          # (any catalogue id, and `oidc`)
 //! secret = "…"
 //!
 //! [theme]
@@ -28,9 +28,11 @@
 //!
 //! The complete list is `authcore.example.toml` at the root of the repository.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use authcore::env::Env;
+use authcore::providers::catalog;
 use authcore::types::{PagesOptions, Theme};
 use serde::Deserialize;
 
@@ -67,7 +69,7 @@ pub struct ConfigFile {
     /// `[email]`.
     #[serde(default)]
     pub email: EmailSection,
-    /// `[providers.github]`, `[providers.google]`, `[providers.oidc]`.
+    /// `[providers.<id>]`: any catalogue preset by its Auth.js id, and `oidc`.
     #[serde(default)]
     pub providers: ProvidersSection,
     /// `[theme]` of the built-in pages (`color_scheme`, `brand_color`, `button_text`,
@@ -117,42 +119,44 @@ pub struct EmailSection {
     pub from: Option<String>,
 }
 
-/// `[providers.*]`.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[providers.<id>]`: any preset of authcore's catalogue by its Auth.js id
+/// (`[providers.discord]`, `[providers.microsoft-entra-id]` …), and `[providers.oidc]` for
+/// any OpenID Connect issuer. Every section has the same keys; an unknown id is refused with
+/// the list of known ones.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct ProvidersSection {
-    /// GitHub (`AUTH_GITHUB_ID`, `AUTH_GITHUB_SECRET`).
-    pub github: Option<ClientSection>,
-    /// Google (`AUTH_GOOGLE_ID`, `AUTH_GOOGLE_SECRET`).
-    pub google: Option<ClientSection>,
-    /// Any OpenID Connect issuer (`AUTH_OIDC_ISSUER`, `_ID`, `_SECRET`, `_NAME`).
-    pub oidc: Option<OidcSection>,
+pub struct ProvidersSection(pub BTreeMap<String, ProviderSection>);
+
+impl<'de> Deserialize<'de> for ProvidersSection {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let sections = BTreeMap::<String, ProviderSection>::deserialize(d)?;
+        for id in sections.keys() {
+            if id != "oidc" && catalog::entry(id).is_err() {
+                let mut known: Vec<&str> = catalog::entries().iter().map(|e| e.id).collect();
+                known.push("oidc");
+                return Err(serde::de::Error::custom(format!(
+                    "unknown provider [providers.{id}]; known: {}",
+                    known.join(", ")
+                )));
+            }
+        }
+        Ok(ProvidersSection(sections))
+    }
 }
 
-/// An OAuth client.
+/// One `[providers.<id>]` section: the provider's `AUTH_<ID>_ID`, `_SECRET`, `_ISSUER` (and,
+/// for `oidc`, `AUTH_OIDC_NAME`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
-pub struct ClientSection {
+pub struct ProviderSection {
     /// Client id.
     pub id: String,
     /// Client secret.
     pub secret: SecretValue,
-}
-
-/// `[providers.oidc]`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[non_exhaustive]
-pub struct OidcSection {
-    /// Issuer URL.
-    pub issuer: String,
-    /// Client id.
-    pub id: String,
-    /// Client secret.
-    pub secret: SecretValue,
-    /// Button name.
+    /// Issuer URL (tenant, realm …), for the presets that take one and for `oidc`.
+    pub issuer: Option<String>,
+    /// Button name (`oidc` only; the presets carry their brand's).
     pub name: Option<String>,
 }
 
@@ -204,10 +208,10 @@ impl ConfigFile {
         fn secret(v: &Option<SecretValue>) -> Option<&str> {
             v.as_ref().map(SecretValue::expose)
         }
-        let mut pairs: Vec<(&str, String)> = Vec::new();
-        let mut put = |key: &'static str, value: Option<&str>| {
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        let mut put = |key: &str, value: Option<&str>| {
             if let Some(v) = value {
-                pairs.push((key, v.to_owned()));
+                pairs.push((key.to_owned(), v.to_owned()));
             }
         };
         put("AUTHCORE_ADDR", self.server.addr.as_deref());
@@ -217,22 +221,15 @@ impl ConfigFile {
         put("AUTH_URL", self.auth.url.as_deref());
         put("SMTP_URL", secret(&self.email.smtp_url));
         put("AUTHCORE_EMAIL_FROM", self.email.from.as_deref());
-        if let Some(g) = &self.providers.github {
-            put("AUTH_GITHUB_ID", Some(&g.id));
-            put("AUTH_GITHUB_SECRET", Some(g.secret.expose()));
-        }
-        if let Some(g) = &self.providers.google {
-            put("AUTH_GOOGLE_ID", Some(&g.id));
-            put("AUTH_GOOGLE_SECRET", Some(g.secret.expose()));
-        }
-        if let Some(o) = &self.providers.oidc {
-            put("AUTH_OIDC_ISSUER", Some(&o.issuer));
-            put("AUTH_OIDC_ID", Some(&o.id));
-            put("AUTH_OIDC_SECRET", Some(o.secret.expose()));
-            put("AUTH_OIDC_NAME", o.name.as_deref());
+        for (id, p) in &self.providers.0 {
+            let prefix = format!("AUTH_{}", id.to_ascii_uppercase().replace('-', "_"));
+            put(&format!("{prefix}_ID"), Some(&p.id));
+            put(&format!("{prefix}_SECRET"), Some(p.secret.expose()));
+            put(&format!("{prefix}_ISSUER"), p.issuer.as_deref());
+            put(&format!("{prefix}_NAME"), p.name.as_deref());
         }
         if let Some(trust) = self.auth.trust_host {
-            pairs.push(("AUTH_TRUST_HOST", trust.to_string()));
+            pairs.push(("AUTH_TRUST_HOST".to_owned(), trust.to_string()));
         }
         Env::from_pairs(pairs).overlay(process)
     }

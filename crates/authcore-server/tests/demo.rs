@@ -534,6 +534,11 @@ trust_host = true
 id = "Iv1.file"
 secret = "file-secret"
 
+[providers.microsoft-entra-id]
+id = "entra-file"
+secret = "entra-secret"
+issuer = "https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0"
+
 [theme]
 color_scheme = "dark"
 brand_color = "#123456"
@@ -553,6 +558,10 @@ error = "/oops"
     let app = app(config).unwrap();
     let providers = providers_json(&app).await;
     assert_eq!(providers["github"]["name"], "GitHub");
+    assert_eq!(
+        providers["microsoft-entra-id"]["name"],
+        "Microsoft Entra ID"
+    );
     let page = text(get(&app, "/auth/signin", &mut CookieJar::default()).await).await;
     assert!(page.contains("__next-auth-theme-dark"));
     assert!(page.contains("--brand-color:#123456"));
@@ -572,6 +581,31 @@ error = "/oops"
             .unwrap()
             .contains("error")
     );
+
+    // An unknown provider id is refused with the known ones; a preset without its issuer
+    // stops the start with the variable named, and the secret is not printed.
+    std::fs::write(
+        &path,
+        "[providers.myspace]\nid = \"x\"\nsecret = \"top-secret\"\n",
+    )
+    .unwrap();
+    let err = DemoConfig::from_file(&path, authcore::env::Env::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("myspace") && err.contains("discord") && err.contains("oidc"),
+        "{err}"
+    );
+    assert!(!err.contains("top-secret"), "{err}");
+    std::fs::write(
+        &path,
+        "[auth]\nsecret = \"s3cret-s3cret\"\n[providers.okta]\nid = \"x\"\nsecret = \"top-secret\"\n",
+    )
+    .unwrap();
+    let config = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap();
+    let err = authcore_server::app(config).unwrap_err().to_string();
+    assert!(err.contains("AUTH_OKTA_ISSUER"), "{err}");
+    assert!(!err.contains("top-secret"), "{err}");
 
     // Typos and bad values are reported with the key.
     std::fs::write(&path, "[server]\nadress = \"x\"\n").unwrap();
