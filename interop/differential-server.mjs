@@ -16,7 +16,7 @@
 import http from "node:http";
 import { randomUUID } from "node:crypto";
 
-import { Auth } from "./node_modules/@auth/core/index.js";
+import { Auth, createActionURL } from "./node_modules/@auth/core/index.js";
 import Credentials from "./node_modules/@auth/core/providers/credentials.js";
 import Passkey from "./node_modules/@auth/core/providers/passkey.js";
 
@@ -161,7 +161,11 @@ async function toRequest(req, port) {
     for await (const chunk of req) chunks.push(chunk);
     if (chunks.length > 0) init.body = Buffer.concat(chunks);
   }
-  return new Request(`http://${req.headers.host ?? `127.0.0.1:${port}`}${req.url}`, init);
+  // The origin as Auth.js's framework integrations find it (`X-Forwarded-*` first, the
+  // host being trusted); @auth/core itself takes the request URL as given.
+  headers.set("host", req.headers.host ?? `127.0.0.1:${port}`);
+  const origin = createActionURL("", "http", headers, {}, {}).origin;
+  return new Request(`${origin}${req.url}`, init);
 }
 
 const server = http.createServer(async (req, res) => {
