@@ -130,7 +130,12 @@ pub struct ProvidersSection(pub BTreeMap<String, ProviderSection>);
 impl<'de> Deserialize<'de> for ProvidersSection {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let sections = BTreeMap::<String, ProviderSection>::deserialize(d)?;
-        for id in sections.keys() {
+        for (id, section) in &sections {
+            if id != "oidc" && section.name.is_some() {
+                return Err(serde::de::Error::custom(format!(
+                    "[providers.{id}]: `name` is only for [providers.oidc] (the presets carry their brand's)"
+                )));
+            }
             if id != "oidc" && catalog::entry(id).is_err() {
                 let mut known: Vec<&str> = catalog::entries().iter().map(|e| e.id).collect();
                 known.push("oidc");

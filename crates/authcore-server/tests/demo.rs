@@ -607,6 +607,17 @@ error = "/oops"
     assert!(err.contains("AUTH_OKTA_ISSUER"), "{err}");
     assert!(!err.contains("top-secret"), "{err}");
 
+    // `name` belongs to the generic OIDC provider only.
+    std::fs::write(
+        &path,
+        "[providers.github]\nid = \"x\"\nsecret = \"s\"\nname = \"My GitHub\"\n",
+    )
+    .unwrap();
+    let err = DemoConfig::from_file(&path, authcore::env::Env::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`name` is only for [providers.oidc]"), "{err}");
+
     // Typos and bad values are reported with the key.
     std::fs::write(&path, "[server]\nadress = \"x\"\n").unwrap();
     let err = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap_err();
