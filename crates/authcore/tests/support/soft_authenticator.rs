@@ -74,6 +74,12 @@ pub struct SoftAuthenticator {
     pub rp_id_override: Option<String>,
     /// Corrupt the assertion signature (flips bits of its last byte; the DER stays well formed).
     pub tamper_signature: bool,
+    /// Make ES256 assertions whose `r` and `s` both fill 32 bytes (default `false`): about
+    /// one signature in 128 has a shorter one, which `@simplewebauthn/server` 9.0.3 (under
+    /// Auth.js 0.41.3) fails to verify, so tests that compare with it set this. The
+    /// signature stays deterministic: the client data gets Chrome's
+    /// `other_keys_can_be_added_here` member until the signature is full length.
+    pub full_length_ecdsa: bool,
 }
 
 impl Default for SoftAuthenticator {
@@ -135,6 +141,7 @@ impl SoftAuthenticator {
             counter_step: 1,
             rp_id_override: None,
             tamper_signature: false,
+            full_length_ecdsa: false,
         }
     }
 
@@ -242,21 +249,36 @@ impl SoftAuthenticator {
 
         self.counter = self.counter.wrapping_add(self.counter_step);
 
-        let client_data_json = client_data_json("webauthn.get", challenge, origin);
         let auth_data = self.authenticator_data(rp_id, 0);
-
-        let mut signed = auth_data.clone();
-        signed.extend_from_slice(&Sha256::digest(&client_data_json));
-        let mut signature = match &self.key {
-            CredentialKey::P256(key) => {
-                let signature: Signature = key.sign(&signed);
-                signature.to_der().as_bytes().to_vec()
-            }
-            CredentialKey::Ed25519(key) => {
-                use ed25519_dalek::Signer as _;
-                key.sign(&signed).to_bytes().to_vec()
-            }
-        };
+        let (client_data_json, mut signature) = (0u32..)
+            .find_map(|attempt| {
+                let mut client_data_json = client_data_json("webauthn.get", challenge, origin);
+                if attempt > 0 {
+                    client_data_json.pop();
+                    client_data_json.extend_from_slice(
+                        format!(r#","other_keys_can_be_added_here":"{attempt}"}}"#).as_bytes(),
+                    );
+                }
+                let mut signed = auth_data.clone();
+                signed.extend_from_slice(&Sha256::digest(&client_data_json));
+                let signature = match &self.key {
+                    CredentialKey::P256(key) => {
+                        let signature: Signature = key.sign(&signed);
+                        let short =
+                            signature.r().to_bytes()[0] == 0 || signature.s().to_bytes()[0] == 0;
+                        if short && self.full_length_ecdsa {
+                            return None;
+                        }
+                        signature.to_der().as_bytes().to_vec()
+                    }
+                    CredentialKey::Ed25519(key) => {
+                        use ed25519_dalek::Signer as _;
+                        key.sign(&signed).to_bytes().to_vec()
+                    }
+                };
+                Some((client_data_json, signature))
+            })
+            .expect("some attempt gives a full-length signature");
         if self.tamper_signature {
             *signature.last_mut().expect("empty signature") ^= 0x01;
         }
