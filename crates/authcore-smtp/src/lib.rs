@@ -269,6 +269,14 @@ pub fn email_provider(sender: SmtpSender, from: &str) -> EmailProvider {
         })
 }
 
+/// The Auth.js `nodemailer` provider (id `nodemailer`, name `Nodemailer`): the same as
+/// [`email_provider`] under that id, for configurations written for it.
+pub fn nodemailer_provider(sender: SmtpSender, from: &str) -> EmailProvider {
+    email_provider(sender, from)
+        .with_id("nodemailer")
+        .with_name("Nodemailer")
+}
+
 /// The Auth.js default sign-in message for `request`: subject `Sign in to <host>`, text and
 /// HTML alternatives (rendered by [`authcore::providers::email::mail`]).
 pub fn sign_in_message(request: &VerificationRequest) -> Result<Message, Error> {

@@ -300,13 +300,25 @@ pub enum CatalogError {
         /// `AUTH_<ID>`.
         prefix: String,
     },
-    /// The preset needs an issuer and none is set.
-    #[error("provider {id:?} needs its issuer: set {prefix}_ISSUER (e.g. the tenant or realm URL)")]
-    MissingIssuer {
+    /// A setting the preset needs (issuer, account id …) is not set.
+    #[error("provider {id:?} needs {what}: set {var}")]
+    MissingSetting {
         /// The provider id.
         id: &'static str,
-        /// `AUTH_<ID>`.
-        prefix: String,
+        /// The variable (`AUTH_KEYCLOAK_ISSUER`).
+        var: String,
+        /// What it is (`its issuer (the realm URL, …)`).
+        what: &'static str,
+    },
+    /// A setting has a value the preset cannot use.
+    #[error("provider {id:?}: {var} {reason}")]
+    InvalidSetting {
+        /// The provider id.
+        id: &'static str,
+        /// The variable.
+        var: String,
+        /// What is wrong (never the value itself).
+        reason: &'static str,
     },
 }
 

@@ -44,6 +44,7 @@
 mod actions;
 pub mod adapter;
 mod box_error;
+mod brand_icons;
 pub mod callbacks;
 pub mod config;
 pub mod cookies;

@@ -5,6 +5,7 @@ use askama::Template;
 use http::{HeaderValue, StatusCode, header};
 
 use super::Ctx;
+use crate::brand_icons::brand_icon;
 use crate::cookies::encode_uri_component;
 use crate::error::AuthError;
 use crate::providers::Provider;
@@ -91,8 +92,10 @@ struct ProviderView {
     kind: FormKind,
     /// OAuth buttons carry the callback URL; credential forms rely on the cookie.
     callback_url: Option<String>,
-    /// A configured logo URL (OAuth), else a monogram is drawn.
+    /// A configured logo URL (OAuth); else the brand icon, else a monogram is drawn.
     logo: Option<String>,
+    /// The brand icon's SVG path data (24×24), inlined (OAuth without a configured logo).
+    icon: Option<&'static str>,
     /// First letter of the name, for the monogram.
     monogram: String,
     /// The submit button's id (`submitButton` for email as in Auth.js, else per provider).
@@ -166,6 +169,44 @@ fn render(t: &impl Template) -> Result<String, AuthError> {
         callback: "render page",
         source: Box::new(e),
     })
+}
+
+/// The colour of a badge's icon or monogram on a `#rgb[a]` / `#rrggbb[aa]` brand colour:
+/// `#fff` where it contrasts at least 3:1 (WCAG, graphics; white on the brand colour is what
+/// brands themselves mostly do), else whichever of `#fff` and `#000` contrasts more. `#fff`
+/// for any other colour token.
+fn readable_on(color: &str) -> &'static str {
+    let hex = color.strip_prefix('#').unwrap_or_default();
+    let channels: Option<Vec<u8>> = match hex.len() {
+        3 | 4 => hex
+            .chars()
+            .take(3)
+            .map(|c| c.to_digit(16).map(|d| (d * 17) as u8))
+            .collect(),
+        6 | 8 => (0..3)
+            .map(|k| u8::from_str_radix(hex.get(2 * k..2 * k + 2)?, 16).ok())
+            .collect(),
+        _ => None,
+    };
+    let Some(channels) = channels else {
+        return "#fff";
+    };
+    let linear = |c: u8| {
+        let x = f64::from(c) / 255.0;
+        if x <= 0.04045 {
+            x / 12.92
+        } else {
+            ((x + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let l =
+        0.2126 * linear(channels[0]) + 0.7152 * linear(channels[1]) + 0.0722 * linear(channels[2]);
+    let (on_white, on_black) = (1.05 / (l + 0.05), (l + 0.05) / 0.05);
+    if on_white >= 3.0 || on_white >= on_black {
+        "#fff"
+    } else {
+        "#000"
+    }
 }
 
 /// `?` or `&` to append a query to `url`.
@@ -246,6 +287,7 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
                 kind,
                 callback_url: None,
                 logo: None,
+                icon: None,
                 monogram: monogram.clone(),
                 fields,
                 hr_before: false,
@@ -273,24 +315,27 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
                     )
                 },
                 Provider::OAuth(o) => {
-                    let brand = o
-                        .style
-                        .brand_color
-                        .as_deref()
-                        .and_then(plain_css_color)
-                        .unwrap_or("#fff");
-                    let text = o
-                        .style
-                        .text
-                        .as_deref()
-                        .and_then(plain_css_color)
-                        .unwrap_or("#fff");
-                    provider_css.push_str(&format!(
-                        ".provider-{i}{{--provider-brand-color:{brand};--provider-text-color:{text}}}"
-                    ));
+                    // The badge (brand icon or monogram) in the preset's colours; the text
+                    // colour, when the preset has none, is black or white, whichever reads
+                    // better on the brand colour (Auth.js inverts its label over the colour).
+                    // Without a brand colour the badge is neutral, in the page's colours.
+                    if let Some(brand) = o.style.brand_color.as_deref().and_then(plain_css_color)
+                    {
+                        let text = o
+                            .style
+                            .text
+                            .as_deref()
+                            .and_then(plain_css_color)
+                            .unwrap_or_else(|| readable_on(brand));
+                        provider_css.push_str(&format!(
+                            ".provider-{i}{{--provider-brand-color:{brand};--provider-text-color:{text}}}"
+                        ));
+                    }
+                    let logo = o.style.logo.clone().filter(|l| !l.is_empty());
                     ProviderView {
                         callback_url: form_callback_url.clone(),
-                        logo: o.style.logo.clone(),
+                        icon: if logo.is_some() { None } else { brand_icon(&o.id) },
+                        logo,
                         ..view(
                             FormKind::Button,
                             ctx.auth_url(&format!("/signin/{}", o.id)),
@@ -470,4 +515,144 @@ pub(crate) fn verify_request_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, Aut
         host: &host,
     })?;
     Ok(shell.respond(StatusCode::OK, html))
+}
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::{BodyExt, Full};
+
+    use crate::brand_icons::{WITH_ICON, brand_icon};
+    use crate::providers::catalog::{self, GitHubOptions};
+    use crate::providers::{OAuthProvider, ProviderStyle};
+
+    /// The sign-in page of a configuration with these OAuth providers.
+    async fn signin_html(providers: Vec<OAuthProvider>) -> String {
+        let mut builder = crate::AuthConfig::builder()
+            .secret("a unit test secret, long and random enough")
+            .trust_host(true);
+        for p in providers {
+            builder = builder.provider(p.client_id("id").client_secret("secret"));
+        }
+        let auth = crate::Auth::new(builder.build().unwrap());
+        let req = http::Request::get("http://localhost:3000/auth/signin")
+            .body(Full::new(bytes::Bytes::new()))
+            .unwrap();
+        let body = auth.handle(req).await.into_body().collect().await.unwrap();
+        String::from_utf8(body.to_bytes().to_vec()).unwrap()
+    }
+
+    fn custom(id: &str, name: &str) -> OAuthProvider {
+        OAuthProvider::oauth(id, name)
+            .authorization_url("https://idp.example.com/authorize")
+            .token_url("https://idp.example.com/token")
+            .userinfo_url("https://idp.example.com/userinfo")
+    }
+
+    /// The button of provider `id`, from its opening tag to its end.
+    fn button<'a>(html: &'a str, id: &str) -> &'a str {
+        let start = html
+            .find(&format!("id=\"submitButton-{id}\""))
+            .unwrap_or_else(|| panic!("no button for {id}"));
+        let end = start + html[start..].find("</button>").unwrap();
+        &html[start..end]
+    }
+
+    #[tokio::test]
+    async fn a_brand_icon_replaces_the_monogram_where_there_is_one() {
+        let html = signin_html(vec![
+            catalog::github(GitHubOptions::default()),
+            custom("acme", "Acme"),
+            custom("twitch", "Twitch (custom logo)").style(ProviderStyle {
+                logo: Some("https://example.com/twitch.svg".into()),
+                ..ProviderStyle::default()
+            }),
+        ])
+        .await;
+
+        // An id with an icon: inline SVG in the button's text colour, no monogram.
+        let github = button(&html, "github");
+        let path = brand_icon("github").unwrap();
+        assert!(
+            github.contains(&format!(
+                "<svg viewBox=\"0 0 24 24\" width=\"16\" height=\"16\" fill=\"currentColor\" aria-hidden=\"true\" focusable=\"false\"><path d=\"{path}\"/></svg>"
+            )),
+            "{github}"
+        );
+        assert!(!github.contains("provider-monogram"), "{github}");
+
+        // An id without one: the monogram.
+        assert_eq!(brand_icon("acme"), None);
+        let acme = button(&html, "acme");
+        assert!(
+            acme.contains(
+                "<span class=\"provider-logo provider-monogram\" aria-hidden=\"true\">A</span>"
+            ),
+            "{acme}"
+        );
+        assert!(!acme.contains("<svg"), "{acme}");
+
+        // A configured logo wins over the brand icon.
+        let twitch = button(&html, "twitch");
+        assert!(brand_icon("twitch").is_some());
+        assert!(
+            twitch.contains("<img class=\"provider-logo\" src=\"https://example.com/twitch.svg\""),
+            "{twitch}"
+        );
+        assert!(!twitch.contains("<svg"), "{twitch}");
+    }
+
+    #[test]
+    fn badge_text_colour_reads_on_the_brand_colour() {
+        use super::readable_on;
+        for (brand, text) in [
+            ("#000", "#fff"),
+            ("#fff", "#000"),
+            ("#1db954", "#000"),
+            ("#FF4500", "#fff"),
+            ("#32e6e2", "#000"),
+            ("#1a73e8", "#fff"),
+            ("#FFD21E", "#000"),
+            ("#0052ffcc", "#fff"),
+            ("#ff0", "#000"),
+            ("#24292f", "#fff"),
+            ("rebeccapurple", "#fff"),
+            ("#12345", "#fff"),
+            ("#gggggg", "#fff"),
+        ] {
+            assert_eq!(readable_on(brand), text, "{brand}");
+        }
+    }
+
+    /// The generated path data is inlined into the page as it is: only SVG path characters,
+    /// nothing that could end the attribute or open markup.
+    #[test]
+    fn every_brand_icon_is_plain_path_data() {
+        assert!(WITH_ICON.len() >= 40, "{WITH_ICON:?}");
+        assert!(WITH_ICON.is_sorted(), "sorted, as generated");
+        for id in WITH_ICON {
+            let path = brand_icon(id).unwrap_or_else(|| panic!("{id} has no icon"));
+            assert!(path.starts_with(['M', 'm']), "{id}: {path}");
+            let bad: Vec<char> = path
+                .chars()
+                .filter(|c| {
+                    !(c.is_ascii_digit()
+                        || " .,-+eE".contains(*c)
+                        || "MmLlHhVvCcSsQqTtAaZz".contains(*c))
+                })
+                .collect();
+            assert!(bad.is_empty(), "{id}: {bad:?}");
+            for c in ['<', '>', '"', '&', '\''] {
+                assert!(!path.contains(c), "{id}");
+            }
+        }
+        // The brands the issue names, and a few ids that fall back to the monogram.
+        for id in [
+            "github", "gitlab", "google", "apple", "discord", "spotify", "twitter",
+        ] {
+            assert!(brand_icon(id).is_some(), "{id}");
+        }
+        for id in ["microsoft-entra-id", "credentials", "oidc", ""] {
+            assert_eq!(brand_icon(id), None, "{id}");
+        }
+    }
 }

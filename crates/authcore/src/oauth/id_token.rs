@@ -434,20 +434,43 @@ pub fn verify_id_token(
     jwks: &Jwks,
     checks: &IdTokenChecks<'_>,
 ) -> Result<Map<String, Value>, IdTokenError> {
+    let jws = verified_jws(token, jwks, checks.allowed_algs)?;
+    check_claims(&jws.claims, checks)?;
+    Ok(jws.claims)
+}
+
+/// A compact JWS without `crit` headers whose `alg` is one of `allowed_algs`, and that
+/// `alg`; nothing verified yet.
+fn parse_with_allowed_alg<'a>(
+    token: &'a str,
+    allowed_algs: &[String],
+) -> Result<(CompactJws<'a>, String), IdTokenError> {
     let jws = parse_compact(token)?;
     if jws.header.contains_key("crit") {
         // RFC 7515 §4.1.11: extensions we do not understand must make the token invalid.
         return Err(malformed("crit header parameters are not supported"));
     }
     let alg = match jws.header.get("alg") {
-        Some(Value::String(alg)) => alg.as_str(),
+        Some(Value::String(alg)) => alg.clone(),
         _ => return Err(malformed("header alg is missing or not a string")),
     };
-    if !checks.allowed_algs.iter().any(|allowed| allowed == alg) {
+    if !allowed_algs.contains(&alg) {
         return Err(IdTokenError::AlgorithmNotAllowed {
-            alg: for_diagnostics(alg),
+            alg: for_diagnostics(&alg),
         });
     }
+    Ok((jws, alg))
+}
+
+/// A compact JWS whose signature verifies with a key of `jwks` under one of
+/// `allowed_algs` (never `none` or `HS*`), claims not yet checked.
+fn verified_jws<'a>(
+    token: &'a str,
+    jwks: &Jwks,
+    allowed_algs: &[String],
+) -> Result<CompactJws<'a>, IdTokenError> {
+    let (jws, alg) = parse_with_allowed_alg(token, allowed_algs)?;
+    let alg = alg.as_str();
     let (algorithm, kind) =
         supported_alg(alg).ok_or_else(|| IdTokenError::UnsupportedAlgorithm {
             alg: for_diagnostics(alg),
@@ -473,6 +496,68 @@ pub fn verify_id_token(
         return Err(IdTokenError::InvalidSignature);
     }
 
+    Ok(jws)
+}
+
+/// Verifies a signed userinfo response (`application/jwt`, OpenID Connect Core §5.3.2)
+/// with the provider's JWK Set: the signature as for an ID token, `sub` present, and
+/// `iss` / `aud`, when present, the issuer and the client.
+pub fn verify_signed_userinfo(
+    token: &str,
+    jwks: &Jwks,
+    issuer: &str,
+    client_id: &str,
+    allowed_algs: &[String],
+) -> Result<Map<String, Value>, IdTokenError> {
+    let jws = verified_jws(token, jwks, allowed_algs)?;
+    let claims = jws.claims;
+    if string_claim(&claims, "sub")?.is_none() {
+        return Err(IdTokenError::MissingClaim { claim: "sub" });
+    }
+    if string_claim(&claims, "iss")?.is_some_and(|iss| iss != issuer) {
+        return Err(IdTokenError::InvalidClaim { claim: "iss" });
+    }
+    let audience_ok = match claims.get("aud") {
+        None => true,
+        Some(Value::String(aud)) => aud == client_id,
+        Some(Value::Array(auds)) => auds.iter().any(|a| a.as_str() == Some(client_id)),
+        Some(_) => false,
+    };
+    if !audience_ok {
+        return Err(IdTokenError::InvalidClaim { claim: "aud" });
+    }
+    Ok(claims)
+}
+
+/// Verifies an ID token signed with the client secret (`HS256`, `HS384`, `HS512`; OpenID
+/// Connect Core §10.1), for a client configured with such an
+/// `id_token_signed_response_alg` (LINE): the key is the secret, never a JWK, so a token
+/// "signed" with a provider's public key cannot pass. `checks.allowed_algs` must name the
+/// algorithm.
+pub fn verify_id_token_with_secret(
+    token: &str,
+    client_secret: &str,
+    checks: &IdTokenChecks<'_>,
+) -> Result<Map<String, Value>, IdTokenError> {
+    let (jws, alg) = parse_with_allowed_alg(token, checks.allowed_algs)?;
+    let alg = alg.as_str();
+    let algorithm = match alg {
+        "HS256" => Algorithm::HS256,
+        "HS384" => Algorithm::HS384,
+        "HS512" => Algorithm::HS512,
+        _ => {
+            return Err(IdTokenError::UnsupportedAlgorithm {
+                alg: for_diagnostics(alg),
+            });
+        }
+    };
+    if client_secret.is_empty() {
+        return Err(IdTokenError::InvalidSignature);
+    }
+    let key = DecodingKey::from_secret(client_secret.as_bytes());
+    if !signature_verifies(algorithm, &key, jws.signing_input, &jws.signature) {
+        return Err(IdTokenError::InvalidSignature);
+    }
     check_claims(&jws.claims, checks)?;
     Ok(jws.claims)
 }
@@ -1045,6 +1130,100 @@ mod tests {
         // A symmetric key published in the JWKS is ignored as well.
         let set = jwks(vec![json!({"kty": "oct", "k": b64(&n), "kid": "rsa"})]);
         assert!(set.is_empty());
+    }
+
+    #[test]
+    fn signed_userinfo() {
+        let algs = ["RS256".to_owned()];
+        let check = |claims: Value| {
+            verify_signed_userinfo(&rs256(&claims), &all_keys(), ISSUER, CLIENT_ID, &algs)
+        };
+        let ok = json!({"sub": "u1", "name": "Ada", "iss": ISSUER, "aud": CLIENT_ID});
+        assert_eq!(check(ok.clone()).unwrap()["name"], "Ada");
+        // iss and aud are optional, but must match when present.
+        assert!(check(json!({"sub": "u1"})).is_ok());
+        assert!(check(json!({"sub": "u1", "aud": ["other", CLIENT_ID]})).is_ok());
+        let mut wrong_iss = ok.clone();
+        wrong_iss["iss"] = json!("https://evil.example");
+        assert_eq!(
+            check(wrong_iss),
+            Err(IdTokenError::InvalidClaim { claim: "iss" })
+        );
+        let mut wrong_aud = ok.clone();
+        wrong_aud["aud"] = json!("other");
+        assert_eq!(
+            check(wrong_aud),
+            Err(IdTokenError::InvalidClaim { claim: "aud" })
+        );
+        assert_eq!(
+            check(json!({"name": "no sub"})),
+            Err(IdTokenError::MissingClaim { claim: "sub" })
+        );
+        // Signed by another key, or with another algorithm: refused before any claim.
+        let forged = sign(
+            Algorithm::RS256,
+            Some("rsa"),
+            &ok,
+            &keys().rsa_other.encoding,
+        );
+        assert!(verify_signed_userinfo(&forged, &all_keys(), ISSUER, CLIENT_ID, &algs).is_err());
+        let es = sign(Algorithm::ES256, Some("ec256"), &ok, &keys().ec256.encoding);
+        assert!(matches!(
+            verify_signed_userinfo(&es, &all_keys(), ISSUER, CLIENT_ID, &algs),
+            Err(IdTokenError::AlgorithmNotAllowed { .. })
+        ));
+    }
+
+    #[test]
+    fn tokens_signed_with_the_client_secret() {
+        let verify = |token: &str, secret: &str, alg: &str| {
+            let algs = [alg.to_owned()];
+            let checks = IdTokenChecks {
+                issuer: ISSUER,
+                client_id: CLIENT_ID,
+                expected_nonce: None,
+                allowed_algs: &algs,
+                now: NOW,
+                clock_tolerance: 30,
+            };
+            verify_id_token_with_secret(token, secret, &checks)
+        };
+        let secret = "channel-secret";
+        let hs_key = EncodingKey::from_secret(secret.as_bytes());
+        let token = sign(Algorithm::HS256, None, &claims(), &hs_key);
+        assert!(verify(&token, secret, "HS256").is_ok());
+        assert_eq!(
+            verify(&token, "another secret", "HS256"),
+            Err(IdTokenError::InvalidSignature)
+        );
+        assert_eq!(
+            verify(&token, "", "HS256"),
+            Err(IdTokenError::InvalidSignature)
+        );
+        assert_eq!(
+            verify(&token, secret, "HS512"),
+            Err(IdTokenError::AlgorithmNotAllowed {
+                alg: "HS256".into()
+            })
+        );
+        // An asymmetric token is not checked against the secret.
+        let es = sign(
+            Algorithm::ES256,
+            Some("ec256"),
+            &claims(),
+            &keys().ec256.encoding,
+        );
+        assert_eq!(
+            verify(&es, secret, "ES256"),
+            Err(IdTokenError::UnsupportedAlgorithm {
+                alg: "ES256".into()
+            })
+        );
+        // The claims are checked as for any ID token.
+        let mut late = claims();
+        late["exp"] = json!(NOW - 3600);
+        let token = sign(Algorithm::HS256, None, &late, &hs_key);
+        assert!(verify(&token, secret, "HS256").is_err());
     }
 
     #[test]

@@ -10,7 +10,8 @@ pub use crate::env::ProviderEnv;
 pub use credentials::{AuthorizeError, AuthorizeRequest, CredentialField, CredentialsProvider};
 pub use email::{EmailProvider, VerificationRequest};
 pub use oauth::{
-    Checks, ClientAuthMethod, OAuthProvider, ProviderStyle, TokenRequestParams, default_profile,
+    Checks, ClientAuthMethod, ClientValue, OAuthProvider, ProviderStyle, TokenRequestParams,
+    UserinfoContext, default_profile,
 };
 pub use webauthn::{
     Attestation, DEFAULT_ALGORITHMS, RelyingParty, UserVerification, WebAuthnField,

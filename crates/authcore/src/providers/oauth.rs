@@ -109,9 +109,51 @@ pub type ProfileFn = dyn Fn(&JsonObject, &TokenSet) -> Result<User, BoxError> + 
 pub type AccountFn = dyn Fn(&TokenSet) -> TokenSet + Send + Sync;
 /// Custom userinfo request: given the tokens, returns the profile JSON.
 pub type UserinfoFn =
-    dyn Fn(TokenSet, Arc<dyn HttpClient>) -> BoxFuture<Result<JsonObject, BoxError>> + Send + Sync;
-/// What a custom token request receives.
+    dyn Fn(UserinfoContext) -> BoxFuture<Result<JsonObject, BoxError>> + Send + Sync;
+
+/// What a custom userinfo request receives (Auth.js `userinfo.request({ tokens, provider })`).
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct UserinfoContext {
+    /// The validated token response, with any non-standard fields in `extra`.
+    pub tokens: TokenSet,
+    /// The provider's HTTP client.
+    pub http: Arc<dyn HttpClient>,
+    /// The provider's client id (some APIs want it in a header).
+    pub client_id: String,
+    /// The configured or discovered userinfo endpoint.
+    pub userinfo_endpoint: Option<String>,
+}
+
+impl fmt::Debug for UserinfoContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UserinfoContext")
+            .field("client_id", &self.client_id)
+            .field("userinfo_endpoint", &self.userinfo_endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl UserinfoContext {
+    /// The access token (empty when the response had none, which validation prevents).
+    pub fn access_token(&self) -> &str {
+        self.tokens.access_token.as_deref().unwrap_or_default()
+    }
+}
+
+/// A value the provider fills in when it sends a request: some brands want the client id
+/// or secret under their own parameter name (TikTok's `client_key`, WeChat's `appid` and
+/// `secret`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientValue {
+    /// The client id.
+    ClientId,
+    /// The client secret.
+    ClientSecret,
+}
+/// What a custom token request receives. `Debug` prints neither the code nor the secret.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TokenRequestParams {
     /// The authorization code.
@@ -122,6 +164,20 @@ pub struct TokenRequestParams {
     pub code_verifier: Option<String>,
     /// The configured or discovered token endpoint.
     pub token_endpoint: Option<String>,
+    /// The client id.
+    pub client_id: String,
+    /// The client secret, when one is configured.
+    pub client_secret: Option<String>,
+}
+
+impl fmt::Debug for TokenRequestParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenRequestParams")
+            .field("redirect_uri", &self.redirect_uri)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
 }
 /// Custom token request: returns the raw response `(status, JSON body)`, which is then
 /// conformed and validated like any token response.
@@ -151,11 +207,14 @@ pub struct OAuthProvider {
     pub(crate) client_auth: ClientAuthMethod,
     pub(crate) id_token: bool,
     pub(crate) id_token_signed_response_alg: Option<String>,
+    pub(crate) userinfo_signed_response_alg: Option<String>,
     pub(crate) profile: Option<Arc<ProfileFn>>,
     pub(crate) account: Option<Arc<AccountFn>>,
     pub(crate) userinfo_request: Option<Arc<UserinfoFn>>,
     pub(crate) conform: Option<Arc<ConformFn>>,
     pub(crate) token_request: Option<Arc<TokenRequestFn>>,
+    pub(crate) authorization_client_params: Vec<(String, ClientValue)>,
+    pub(crate) token_client_params: Vec<(String, ClientValue)>,
     pub(crate) client_private_key: Option<ClientPrivateKey>,
     pub(crate) authorization_hook: Option<Arc<AuthorizationFn>>,
     pub(crate) allow_dangerous_email_account_linking: bool,
@@ -200,11 +259,14 @@ impl OAuthProvider {
             client_auth: ClientAuthMethod::default(),
             id_token: kind == ProviderType::Oidc,
             id_token_signed_response_alg: None,
+            userinfo_signed_response_alg: None,
             profile: None,
             account: None,
             userinfo_request: None,
             conform: None,
             token_request: None,
+            authorization_client_params: Vec::new(),
+            token_client_params: Vec::new(),
             client_private_key: None,
             authorization_hook: None,
             allow_dangerous_email_account_linking: false,
@@ -229,6 +291,21 @@ impl OAuthProvider {
     /// Provider id.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Display name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `oauth` or `oidc`.
+    pub fn kind(&self) -> ProviderType {
+        self.kind
+    }
+
+    /// Sign-in button style.
+    pub fn button_style(&self) -> &ProviderStyle {
+        &self.style
     }
 
     /// Sets the id (`/auth/signin/<id>`, `/auth/callback/<id>`).
@@ -270,6 +347,24 @@ impl OAuthProvider {
         let name = name.into();
         self.authorization.params.retain(|(n, _)| *n != name);
         self.authorization.params.push((name, value.into()));
+        self
+    }
+    /// Adds an authorization parameter holding the client id or secret under a brand's own
+    /// name (TikTok's `client_key`), filled in when the request is made, so it follows a
+    /// client id set later (by `AUTH_<ID>_ID` too).
+    pub fn authorization_client_param(
+        mut self,
+        name: impl Into<String>,
+        value: ClientValue,
+    ) -> Self {
+        self.authorization_client_params.push((name.into(), value));
+        self
+    }
+    /// Adds a token request body field holding the client id or secret (TikTok's
+    /// `client_key`, WeChat's `appid` / `secret`), next to the standard client
+    /// authentication.
+    pub fn token_client_param(mut self, name: impl Into<String>, value: ClientValue) -> Self {
+        self.token_client_params.push((name.into(), value));
         self
     }
     /// Token endpoint URL.
@@ -315,6 +410,12 @@ impl OAuthProvider {
         self.id_token_signed_response_alg = Some(alg.into());
         self
     }
+    /// OIDC: the userinfo response is a JWT signed with this algorithm (`RS256` …) by a key
+    /// of the provider's JWK Set (BankID Norge), verified before its claims are used.
+    pub fn userinfo_signed_response_alg(mut self, alg: impl Into<String>) -> Self {
+        self.userinfo_signed_response_alg = Some(alg.into());
+        self
+    }
     /// Maps the profile to a user (default: [`default_profile`]).
     pub fn profile<F>(mut self, f: F) -> Self
     where
@@ -335,10 +436,10 @@ impl OAuthProvider {
     /// Custom userinfo request (e.g. GitHub's `/user/emails` fallback).
     pub fn userinfo_request<F, Fut>(mut self, f: F) -> Self
     where
-        F: Fn(TokenSet, Arc<dyn HttpClient>) -> Fut + Send + Sync + 'static,
+        F: Fn(UserinfoContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<JsonObject, BoxError>> + Send + 'static,
     {
-        self.userinfo_request = Some(Arc::new(move |t, c| Box::pin(f(t, c))));
+        self.userinfo_request = Some(Arc::new(move |cx| Box::pin(f(cx))));
         self
     }
     /// The client's private key (PKCS#8 or PKCS#1 PEM, RSA for `RS256` or EC P-256 for
@@ -482,6 +583,14 @@ impl OAuthProvider {
                 && !(*key == "token" && self.token_request.is_some())
         })
         .map(|(k, _)| k)
+    }
+
+    /// The value of a [`ClientValue`] for this provider.
+    pub(crate) fn client_value(&self, v: &ClientValue) -> &str {
+        match v {
+            ClientValue::ClientId => &self.client_id,
+            ClientValue::ClientSecret => self.client_secret.as_deref().unwrap_or_default(),
+        }
     }
 
     pub(crate) fn map_profile(

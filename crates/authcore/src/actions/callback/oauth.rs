@@ -194,6 +194,8 @@ pub(crate) async fn callback(
             redirect_uri: plan.redirect_uri.clone(),
             code_verifier: verifier.clone(),
             token_endpoint: endpoints.token.clone(),
+            client_id: p.client_id.clone(),
+            client_secret: p.client_secret.clone(),
         };
         let (status, json) = custom(params, client.clone())
             .await
@@ -396,6 +398,16 @@ async fn verify_id_token(
         now,
         clock_tolerance: ID_TOKEN_CLOCK_TOLERANCE,
     };
+    // A client configured for HS* (LINE) gets tokens signed with its secret.
+    if p.id_token_signed_response_alg
+        .as_deref()
+        .is_some_and(|a| a.starts_with("HS"))
+    {
+        let secret = p.client_secret.as_deref().unwrap_or_default();
+        return Ok(id_token::verify_id_token_with_secret(
+            token, secret, &checks,
+        )?);
+    }
     let set = jwks(client, &p.caches, jwks_uri, false).await?;
     match id_token::verify_id_token(token, &set, &checks) {
         Err(IdTokenError::UnknownKey { .. }) => {
@@ -424,19 +436,26 @@ async fn profile(
     }
     let info = if let Some(f) = &p.userinfo_request {
         let client: Arc<dyn HttpClient> = p.http.clone().unwrap_or_else(ReqwestClient::shared);
-        f(tokens.clone(), client)
-            .await
-            .map_err(|e| OAuthError::Http {
-                step: "userinfo",
-                reason: e.to_string(),
-            })?
+        let cx = crate::providers::UserinfoContext {
+            tokens: tokens.clone(),
+            http: client,
+            client_id: p.client_id.clone(),
+            userinfo_endpoint: endpoints.userinfo.clone(),
+        };
+        f(cx).await.map_err(|e| OAuthError::Http {
+            step: "userinfo",
+            reason: e.to_string(),
+        })?
     } else {
         let endpoint = endpoints
             .userinfo
             .as_deref()
             .ok_or_else(|| missing("userinfo endpoint configured"))?;
         let access_token = tokens.access_token.as_deref().unwrap_or_default();
-        flow::userinfo(client, endpoint, access_token).await?
+        match &p.userinfo_signed_response_alg {
+            None => flow::userinfo(client, endpoint, access_token).await?,
+            Some(alg) => signed_userinfo(p, client, endpoints, endpoint, access_token, alg).await?,
+        }
     };
     if let Some(claims) = &id_claims
         && claims.get("sub") != info.get("sub")
@@ -447,6 +466,35 @@ async fn profile(
         });
     }
     Ok(info)
+}
+
+/// A signed userinfo response (`application/jwt`), verified with the provider's JWK Set.
+async fn signed_userinfo(
+    p: &OAuthProvider,
+    client: &dyn HttpClient,
+    endpoints: &Endpoints,
+    endpoint: &str,
+    access_token: &str,
+    alg: &str,
+) -> Result<JsonObject, OAuthError> {
+    let jwt = flow::signed_userinfo(client, endpoint, access_token).await?;
+    let jwks_uri = endpoints
+        .jwks_uri
+        .as_deref()
+        .ok_or_else(|| missing("jwks_uri to verify the signed userinfo"))?;
+    let issuer = endpoints
+        .issuer
+        .as_deref()
+        .ok_or_else(|| missing("issuer to check the signed userinfo against"))?;
+    let algs = [alg.to_owned()];
+    let set = jwks(client, &p.caches, jwks_uri, false).await?;
+    Ok(id_token::verify_signed_userinfo(
+        &jwt,
+        &set,
+        issuer,
+        &p.client_id,
+        &algs,
+    )?)
 }
 
 /// `{...tokens, provider, type, providerAccountId}` (what callbacks and events receive).

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{is_truthy, string_field, style};
 use crate::error::BoxError;
 use crate::oauth::HttpClient;
-use crate::providers::OAuthProvider;
+use crate::providers::{OAuthProvider, UserinfoContext};
 use crate::types::{JsonObject, TokenSet, User};
 
 /// Options of the [`github()`] preset (Auth.js `GitHub(config)`).
@@ -77,12 +77,9 @@ pub fn github(options: GitHubOptions) -> OAuthProvider {
         .authorization_param("scope", "read:user user:email")
         .token_url(format!("{base_url}/login/oauth/access_token"))
         .userinfo_url(format!("{api_base_url}/user"))
-        .userinfo_request(move |tokens: TokenSet, client: Arc<dyn HttpClient>| {
+        .userinfo_request(move |cx: UserinfoContext| {
             let api = Arc::clone(&api);
-            async move {
-                let access_token = tokens.access_token.unwrap_or_default();
-                fetch_profile(client.as_ref(), &api, &access_token).await
-            }
+            async move { fetch_profile(cx.http.as_ref(), &api, cx.access_token()).await }
         })
         .profile(profile)
         .style(style("#24292f", Some("#fff")))
@@ -269,7 +266,13 @@ mod tests {
             .clone()
             .expect("GitHub has a custom userinfo request");
         let client: Arc<dyn HttpClient> = stand_in.clone();
-        request(tokens(TOKEN), client).await
+        request(UserinfoContext {
+            tokens: tokens(TOKEN),
+            http: client,
+            client_id: "client".to_owned(),
+            userinfo_endpoint: p.userinfo.url.clone(),
+        })
+        .await
     }
 
     #[test]

@@ -82,6 +82,16 @@ pub fn microsoft_entra_id(options: MicrosoftEntraIdOptions) -> OAuthProvider {
         .style(style("#0072c6", Some("#fff")))
 }
 
+/// Azure Active Directory, id `azure-ad`: Auth.js's deprecated name of
+/// [`microsoft_entra_id()`], kept so configurations written for it keep working (its
+/// routes are `/callback/azure-ad`, its variables `AUTH_AZURE_AD_*`). Use
+/// `microsoft-entra-id` for new configurations.
+pub fn azure_ad(options: MicrosoftEntraIdOptions) -> OAuthProvider {
+    microsoft_entra_id(options)
+        .with_id("azure-ad")
+        .with_name("Azure Active Directory")
+}
+
 /// `{id: sub, name, email, image: null}` (without the Graph photo).
 fn profile(p: &JsonObject, _tokens: &TokenSet) -> Result<User, BoxError> {
     Ok(User {

@@ -163,6 +163,9 @@ pub(crate) fn authorization_url(
     set_param(&mut pairs, "response_type", "code");
     set_param(&mut pairs, "client_id", &p.client_id);
     set_param(&mut pairs, "redirect_uri", redirect_uri);
+    for (k, v) in &p.authorization_client_params {
+        set_param(&mut pairs, k, p.client_value(v));
+    }
     for (k, v) in p
         .authorization
         .params
@@ -205,6 +208,9 @@ pub(crate) fn token_request(
         form.append_pair("code_verifier", v);
     }
     form.append_pair("grant_type", "authorization_code");
+    for (k, v) in &p.token_client_params {
+        form.append_pair(k, p.client_value(v));
+    }
     let secret = p.client_secret.as_deref().unwrap_or("");
     let mut builder = http::Request::post(token_endpoint)
         .header(http::header::ACCEPT, "application/json")
@@ -366,14 +372,15 @@ pub(crate) fn process_token_response(
     })
 }
 
-/// `GET userinfo` with the access token.
-pub(crate) async fn userinfo(
+/// `GET userinfo` with the access token, asking for `accept`: the successful answer.
+async fn get_userinfo(
     client: &dyn HttpClient,
     endpoint: &str,
     access_token: &str,
-) -> Result<JsonObject, OAuthError> {
+    accept: &str,
+) -> Result<http::Response<Bytes>, OAuthError> {
     let req = http::Request::get(endpoint)
-        .header(http::header::ACCEPT, "application/json")
+        .header(http::header::ACCEPT, accept)
         .header(
             http::header::AUTHORIZATION,
             format!("Bearer {access_token}"),
@@ -393,6 +400,16 @@ pub(crate) async fn userinfo(
             reason: format!("HTTP {}", resp.status().as_u16()),
         });
     }
+    Ok(resp)
+}
+
+/// `GET userinfo` with the access token: its JSON object.
+pub(crate) async fn userinfo(
+    client: &dyn HttpClient,
+    endpoint: &str,
+    access_token: &str,
+) -> Result<JsonObject, OAuthError> {
+    let resp = get_userinfo(client, endpoint, access_token, "application/json").await?;
     match serde_json::from_slice::<Value>(resp.body()) {
         Ok(Value::Object(m)) => Ok(m),
         _ => Err(OAuthError::InvalidResponse {
@@ -400,6 +417,25 @@ pub(crate) async fn userinfo(
             reason: "not a JSON object".into(),
         }),
     }
+}
+
+/// `GET userinfo` for a client registered for signed userinfo: the compact JWT it answers
+/// (`application/jwt`), signature not yet checked.
+pub(crate) async fn signed_userinfo(
+    client: &dyn HttpClient,
+    endpoint: &str,
+    access_token: &str,
+) -> Result<String, OAuthError> {
+    let resp = get_userinfo(client, endpoint, access_token, "application/jwt").await?;
+    std::str::from_utf8(resp.body())
+        .map(str::trim)
+        .ok()
+        .filter(|t| t.split('.').count() == 3)
+        .map(str::to_owned)
+        .ok_or_else(|| OAuthError::InvalidResponse {
+            step: "userinfo",
+            reason: "not a signed JWT (application/jwt) as registered".into(),
+        })
 }
 
 #[allow(dead_code)]
