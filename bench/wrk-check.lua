@@ -5,6 +5,7 @@
 --   WRK_METHOD        request method (default GET)
 --   WRK_BODY          request body; sent as application/x-www-form-urlencoded
 --   WRK_COOKIE        Cookie header value
+--   WRK_HOST          Host header value (optional; name-based virtual hosts)
 --   WRK_EXPECT_CLASS  expected status class: 2 (2xx, default) or 3 (3xx)
 --   WRK_EXPECT_BODY   substring every response body must contain (optional)
 --   WRK_REJECT_LOCATION  substring a Location header must NOT contain (optional)
@@ -24,6 +25,8 @@ if body and body ~= "" then
   wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
 end
 if cookie and cookie ~= "" then wrk.headers["Cookie"] = cookie end
+local host = os.getenv("WRK_HOST")
+if host and host ~= "" then wrk.headers["Host"] = host end
 if expect_body == "" then expect_body = nil end
 if reject_location == "" then reject_location = nil end
 

@@ -10,6 +10,11 @@ command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 # Headless Chromium for the browser tests (WebAuthn with a virtual authenticator).
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# The real proxies in front of the gateway (started on loopback by the tests themselves;
+# the packages' own services are not used).
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
+command -v caddy >/dev/null 2>&1 || need_apt+=(caddy)
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "==> installing ${need_apt[*]} with apt"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
@@ -17,8 +22,9 @@ fi
 
 # Real peers, pinned by their package-lock.json: @auth/core for the interop tests, the
 # oidc-provider OpenID provider that the OAuth end-to-end tests start on loopback, the SMTP
-# server of the email tests, and playwright-core driving Debian's Chromium.
-for dir in interop testsupport/oidc testsupport/smtp testsupport/browser; do
+# server of the email tests, playwright-core driving Debian's Chromium, and simple-icons for
+# the check that the vendored brand icons are current.
+for dir in interop testsupport/oidc testsupport/smtp testsupport/browser scripts; do
   echo "==> npm ci --prefix $dir"
   npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
 done
@@ -36,6 +42,9 @@ if command -v redis-cli >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 -p 6379 ping
     --dir /var/lib/redis --logfile /var/log/redis/ci.log || true
   for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
 fi
+
+echo "==> brand icons vendored from the pinned simple-icons (crates/authcore/src/brand_icons.rs)"
+node scripts/vendor-brand-icons.mjs --check
 
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check

@@ -6,22 +6,23 @@ import { chromium } from 'playwright-core';
 /** Prints one JSON line for the Rust harness. */
 export const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 
-/** Headless Chromium (`CHROMIUM`, default /usr/bin/chromium). */
-export function launch() {
+/** Headless Chromium (`CHROMIUM`, default /usr/bin/chromium); `hostRules` are more
+ * `--host-resolver-rules` entries (`MAP *.example.test 127.0.0.1`). */
+export function launch(hostRules = []) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     headless: true,
     args: [
       '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      '--host-resolver-rules=MAP localhost 127.0.0.1',
+      `--host-resolver-rules=${['MAP localhost 127.0.0.1', ...hostRules].join(', ')}`,
     ],
   });
 }
 
 /** Runs `test(browser)`, then prints {"done": true}, or {"error": …} and exits 1. */
-export async function run(test) {
-  const browser = await launch();
+export async function run(test, hostRules = []) {
+  const browser = await launch(hostRules);
   try {
     await test(browser);
     say({ done: true });

@@ -105,6 +105,8 @@ function accountClaims(id) {
     email_verified: true,
     picture: `https://example.com/${id}.png`,
     preferred_username: id,
+    // Accounts named admin-… are in the `admins` group (the gateway's group rules).
+    ...(id.startsWith('admin') ? { groups: ['admins'] } : {}),
   };
 }
 
@@ -187,7 +189,7 @@ const provider = new Provider(issuer, {
   jwks: { keys: [rsaJwk, ecJwk] },
   claims: {
     openid: ['sub'],
-    profile: ['name', 'picture', 'preferred_username'],
+    profile: ['name', 'picture', 'preferred_username', 'groups'],
     email: ['email', 'email_verified'],
   },
   scopes: ['openid', 'profile', 'email'],

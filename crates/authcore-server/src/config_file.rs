@@ -21,6 +21,11 @@
 //! id = "…"                                          # (any catalogue id, and `oidc`)
 //! secret = "…"
 //!
+//! [providers.keycloak]                              # a preset's settings by key:
+//! id = "…"                                          # issuer → AUTH_KEYCLOAK_ISSUER
+//! secret = "…"
+//! issuer = "https://kc.example.com/realms/main"
+//!
 //! [theme]
 //! color_scheme = "dark"                             # auto | light | dark
 //! brand_color = "#0b5ed7"
@@ -80,6 +85,8 @@ pub struct ConfigFile {
     /// `new_user`: authcore's `PagesOptions`).
     #[serde(default)]
     pub pages: PagesOptions,
+    /// `[gateway]`: the single sign-on gateway (rules, header names, keys …).
+    pub gateway: Option<crate::gateway::GatewaySection>,
 }
 
 /// `[server]`.
@@ -131,17 +138,33 @@ impl<'de> Deserialize<'de> for ProvidersSection {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let sections = BTreeMap::<String, ProviderSection>::deserialize(d)?;
         for (id, section) in &sections {
-            if id != "oidc" && section.name.is_some() {
-                return Err(serde::de::Error::custom(format!(
-                    "[providers.{id}]: `name` is only for [providers.oidc] (the presets carry their brand's)"
-                )));
-            }
-            if id != "oidc" && catalog::entry(id).is_err() {
+            let allowed: Vec<&str> = if id == "oidc" {
+                vec!["issuer", "name"]
+            } else if let Ok(entry) = catalog::entry(id) {
+                entry.settings.iter().map(|s| s.key).collect()
+            } else {
                 let mut known: Vec<&str> = catalog::entries().iter().map(|e| e.id).collect();
                 known.push("oidc");
                 return Err(serde::de::Error::custom(format!(
                     "unknown provider [providers.{id}]; known: {}",
                     known.join(", ")
+                )));
+            };
+            if let Some(key) = section
+                .settings
+                .keys()
+                .find(|k| !allowed.contains(&k.as_str()))
+            {
+                let hint = if key == "name" {
+                    " (`name` is only for [providers.oidc]; the presets carry their brand's)"
+                        .to_owned()
+                } else if allowed.is_empty() {
+                    "; it takes only `id` and `secret`".to_owned()
+                } else {
+                    format!("; it takes `id`, `secret`, `{}`", allowed.join("`, `"))
+                };
+                return Err(serde::de::Error::custom(format!(
+                    "[providers.{id}]: unknown key `{key}`{hint}"
                 )));
             }
         }
@@ -149,20 +172,20 @@ impl<'de> Deserialize<'de> for ProvidersSection {
     }
 }
 
-/// One `[providers.<id>]` section: the provider's `AUTH_<ID>_ID`, `_SECRET`, `_ISSUER` (and,
-/// for `oidc`, `AUTH_OIDC_NAME`).
+/// One `[providers.<id>]` section: the provider's `AUTH_<ID>_ID`, `_SECRET` and the
+/// preset's settings by key (`issuer` → `AUTH_<ID>_ISSUER`, `account_id` →
+/// `AUTH_<ID>_ACCOUNT_ID` …; for `oidc`, `issuer` and `name`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ProviderSection {
     /// Client id.
     pub id: String,
     /// Client secret.
     pub secret: SecretValue,
-    /// Issuer URL (tenant, realm …), for the presets that take one and for `oidc`.
-    pub issuer: Option<String>,
-    /// Button name (`oidc` only; the presets carry their brand's).
-    pub name: Option<String>,
+    /// The other keys: the preset's settings (checked against the catalogue; an API key
+    /// may be among them, so `Debug` redacts them all).
+    #[serde(flatten)]
+    pub settings: BTreeMap<String, SecretValue>,
 }
 
 /// Why the file could not be used.
@@ -227,11 +250,20 @@ impl ConfigFile {
         put("SMTP_URL", secret(&self.email.smtp_url));
         put("AUTHCORE_EMAIL_FROM", self.email.from.as_deref());
         for (id, p) in &self.providers.0 {
-            let prefix = format!("AUTH_{}", id.to_ascii_uppercase().replace('-', "_"));
-            put(&format!("{prefix}_ID"), Some(&p.id));
-            put(&format!("{prefix}_SECRET"), Some(p.secret.expose()));
-            put(&format!("{prefix}_ISSUER"), p.issuer.as_deref());
-            put(&format!("{prefix}_NAME"), p.name.as_deref());
+            // The preset's own variable names (Ory Hydra's are AUTH_HYDRA_*).
+            let var = |key: &str| match catalog::entry(id) {
+                Ok(entry) => entry.env_var(key),
+                Err(_) => format!(
+                    "AUTH_{}_{}",
+                    id.to_ascii_uppercase().replace('-', "_"),
+                    key.to_ascii_uppercase()
+                ),
+            };
+            put(&var("id"), Some(&p.id));
+            put(&var("secret"), Some(p.secret.expose()));
+            for (key, value) in &p.settings {
+                put(&var(key), Some(value.expose()));
+            }
         }
         if let Some(trust) = self.auth.trust_host {
             pairs.push(("AUTH_TRUST_HOST".to_owned(), trust.to_string()));

@@ -40,6 +40,7 @@ use serde_json::Value;
 use subtle::ConstantTimeEq;
 
 pub mod config_file;
+pub mod gateway;
 pub use config_file::{ConfigFile, ConfigFileError, SecretValue};
 
 /// Listen address when `AUTHCORE_ADDR` is not set.
@@ -77,6 +78,9 @@ pub struct DemoConfig {
     pub theme: Theme,
     /// Custom page paths (`[pages]` of the config file).
     pub pages: PagesOptions,
+    /// The single sign-on gateway ([`gateway`]), when `[gateway]` or its variables ask
+    /// for it.
+    pub gateway: Option<Arc<gateway::Gateway>>,
 }
 
 /// Default sender of the demo's magic-link mails.
@@ -140,6 +144,8 @@ pub enum DemoConfigError {
     InvalidSmtpUrl(authcore_smtp::Error),
     /// The configuration file cannot be read or parsed.
     File(ConfigFileError),
+    /// The gateway configuration cannot be used.
+    Gateway(gateway::GatewayError),
 }
 
 impl std::fmt::Display for DemoConfigError {
@@ -151,6 +157,7 @@ impl std::fmt::Display for DemoConfigError {
             ),
             DemoConfigError::InvalidSmtpUrl(e) => write!(f, "SMTP_URL: {e}"),
             DemoConfigError::File(e) => write!(f, "configuration file: {e}"),
+            DemoConfigError::Gateway(e) => write!(f, "gateway: {e}"),
             DemoConfigError::Random(e) => {
                 write!(
                     f,
@@ -178,6 +185,7 @@ impl DemoConfig {
             email_from: DEFAULT_EMAIL_FROM.to_owned(),
             theme: Theme::default(),
             pages: PagesOptions::default(),
+            gateway: None,
         }
     }
 
@@ -185,7 +193,7 @@ impl DemoConfig {
     /// `process` taking precedence over the file's values.
     pub fn from_file(path: &std::path::Path, process: Env) -> Result<Self, DemoConfigError> {
         let file = ConfigFile::load(path).map_err(DemoConfigError::File)?;
-        let mut config = Self::from_env(file.env_under(process))?;
+        let mut config = Self::from_env_and_gateway(file.env_under(process), file.gateway.clone())?;
         config.theme = file.theme.clone();
         config.pages = file.pages.clone();
         Ok(config)
@@ -194,6 +202,13 @@ impl DemoConfig {
     /// Reads `AUTHCORE_ADDR`, `AUTHCORE_DEMO_PASSWORD` and `AUTH_SECRET` from `env`; without
     /// a secret, makes a random one ([`secret_is_ephemeral`](Self::secret_is_ephemeral)).
     pub fn from_env(env: Env) -> Result<Self, DemoConfigError> {
+        Self::from_env_and_gateway(env, None)
+    }
+
+    fn from_env_and_gateway(
+        env: Env,
+        section: Option<gateway::GatewaySection>,
+    ) -> Result<Self, DemoConfigError> {
         let addr = match env.get("AUTHCORE_ADDR").filter(|v| !v.trim().is_empty()) {
             Some(v) => v.trim().parse().map_err(|_| DemoConfigError::InvalidAddr {
                 value: v.to_owned(),
@@ -237,6 +252,18 @@ impl DemoConfig {
             .filter(|v| !v.trim().is_empty())
             .unwrap_or(DEFAULT_EMAIL_FROM)
             .to_owned();
+        let gateway = if gateway::Gateway::is_configured(&env, section.as_ref()) {
+            let g = gateway::Gateway::new(&env, section.unwrap_or_default())
+                .map_err(DemoConfigError::Gateway)?;
+            if g.needs_token_claims() && database_url.is_some() {
+                return Err(DemoConfigError::Gateway(gateway::GatewayError::Invalid(
+                    "rules on allow_providers or allow_groups need JWT sessions, which carry them: set AUTHCORE_DATABASE_URL=none (or [server] database_url = \"none\")".into(),
+                )));
+            }
+            Some(Arc::new(g))
+        } else {
+            None
+        };
         Ok(DemoConfig {
             addr,
             secret,
@@ -248,6 +275,7 @@ impl DemoConfig {
             email_from,
             theme: Theme::default(),
             pages: PagesOptions::default(),
+            gateway,
         })
     }
 }
@@ -336,6 +364,19 @@ fn auth_with_database(
     for p in oauth_providers(&config.env)? {
         builder = builder.provider(p);
     }
+    if let Some(g) = &config.gateway {
+        builder = builder.callbacks(g.callbacks());
+        if let Some(domain) = g.cookie_domain() {
+            // The session is shared with every subdomain the proxies protect.
+            builder = builder.cookies(authcore::cookies::CookiesOverrides {
+                session_token: authcore::cookies::CookieOverride {
+                    domain: Some(Some(domain.to_owned())),
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+        }
+    }
     if let Some(secret) = config.secret {
         builder = builder.secret(secret);
     }
@@ -366,10 +407,10 @@ pub fn email_provider(delivery: &EmailDelivery, from: &str) -> EmailProvider {
 
 /// The OAuth providers configured in `env`, in this order:
 ///
-/// * every preset of the catalogue ([`catalog::entries()`]: Apple, Auth0, Discord, GitHub,
-///   GitLab, Google, Keycloak, Microsoft Entra ID, Okta) with any of its `AUTH_<ID>_ID`,
-///   `AUTH_<ID>_SECRET`, `AUTH_<ID>_ISSUER` set to a non-empty value (id upper-cased, `-` →
-///   `_`); it needs the id and the secret, and the presets that take one need the issuer;
+/// * every preset of the catalogue ([`catalog::entries()`], the 93 OAuth / OIDC ids of
+///   Auth.js) with any of its `AUTH_<ID>_ID`, `AUTH_<ID>_SECRET` or settings
+///   (`AUTH_<ID>_ISSUER`, `AUTH_NETSUITE_ACCOUNT_ID` …) set to a non-empty value (id
+///   upper-cased, `-` → `_`); it needs the id, the secret and its required settings;
 /// * a generic OpenID Connect provider ([`catalog::oidc()`]), id `oidc`, with
 ///   `AUTH_OIDC_ISSUER`, `AUTH_OIDC_ID` and `AUTH_OIDC_SECRET`; its name is `AUTH_OIDC_NAME`
 ///   or [`DEFAULT_OIDC_NAME`].
@@ -381,10 +422,8 @@ pub fn oauth_providers(env: &Env) -> Result<Vec<OAuthProvider>, CatalogError> {
     let var = |k: &str| env.get(k).filter(|v| !v.trim().is_empty());
     let mut providers = Vec::new();
     for entry in catalog::entries() {
-        let settings = env.provider_env(entry.id);
-        let given = |v: &Option<String>| v.as_deref().is_some_and(|v| !v.trim().is_empty());
-        if given(&settings.client_id) || given(&settings.client_secret) || given(&settings.issuer) {
-            providers.push(entry.build(&settings)?);
+        if entry.is_configured(env) {
+            providers.push(entry.build(env)?);
         }
     }
     if let (Some(issuer), Some(id), Some(secret)) = (
@@ -405,7 +444,18 @@ pub fn oauth_providers(env: &Env) -> Result<Vec<OAuthProvider>, CatalogError> {
 /// The demo application: `/` (home), `/protected` (signed-in users only) and authcore
 /// under its base path (`/auth` unless `AUTH_URL` says otherwise).
 pub fn app(config: DemoConfig) -> Result<Router, ConfigError> {
-    Ok(router(auth(config)?))
+    let gateway = config.gateway.clone();
+    Ok(router_with_gateway(auth(config)?, gateway))
+}
+
+/// The demo application around an existing handler, with the gateway's routes
+/// ([`gateway::routes`]) when one is configured.
+pub fn router_with_gateway(auth: Auth, gateway: Option<Arc<gateway::Gateway>>) -> Router {
+    let app = router(auth.clone());
+    match gateway {
+        Some(gateway) => app.merge(gateway::routes(gateway::GatewayState { auth, gateway })),
+        None => app,
+    }
 }
 
 /// The demo application around an existing handler.

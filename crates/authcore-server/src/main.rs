@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use authcore::env::Env;
-use authcore_server::{DEMO_USERNAME, DemoConfig, auth_from_config, router};
+use authcore_server::{DEMO_USERNAME, DemoConfig, auth_from_config, router_with_gateway};
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main(flavor = "current_thread")]
@@ -76,7 +76,11 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         authcore_server::EmailDelivery::Smtp(sender) => Some(format!("{sender:?}")),
         _ => None,
     };
-    let app = router(auth_from_config(config).await.map_err(|e| e.to_string())?);
+    let gateway = config.gateway.clone();
+    let app = router_with_gateway(
+        auth_from_config(config).await.map_err(|e| e.to_string())?,
+        gateway,
+    );
 
     let listener = tokio::net::TcpListener::bind(addr)
         .await

@@ -1,108 +1,21 @@
 //! The demo app, driven in memory.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
+#[path = "support/in_memory.rs"]
+mod in_memory;
 
 use authcore_server::{DemoConfig, app, auth_from_config, router};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use axum::response::Response;
+use in_memory::*;
 use serde_json::Value;
-use tower::ServiceExt;
-
-const ORIGIN: &str = "http://localhost:3000";
 
 fn demo() -> Router {
     app(DemoConfig::new(
         "a demo test secret, long and random enough",
     ))
     .unwrap()
-}
-
-/// The cookies a browser would keep for `localhost:3000`.
-#[derive(Default, Debug)]
-struct CookieJar(BTreeMap<String, String>);
-
-impl CookieJar {
-    fn store(&mut self, res: &Response) {
-        for v in res.headers().get_all(header::SET_COOKIE) {
-            let v = v.to_str().unwrap();
-            let mut attrs = v.split(';').map(str::trim);
-            let (name, value) = attrs.next().unwrap().split_once('=').unwrap();
-            let expired = attrs.any(|a| a.eq_ignore_ascii_case("max-age=0"));
-            if expired || value.is_empty() {
-                self.0.remove(name);
-            } else {
-                self.0.insert(name.to_owned(), value.to_owned());
-            }
-        }
-    }
-
-    fn header(&self) -> String {
-        self.0
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
-
-    fn has(&self, name: &str) -> bool {
-        self.0.contains_key(name)
-    }
-}
-
-async fn send(app: &Router, req: Request<Body>, jar: &mut CookieJar) -> Response {
-    let res = app.clone().oneshot(req).await.unwrap();
-    jar.store(&res);
-    res
-}
-
-async fn get(app: &Router, path: &str, jar: &mut CookieJar) -> Response {
-    let req = Request::get(format!("{ORIGIN}{path}"))
-        .header(header::COOKIE, jar.header())
-        .body(Body::empty())
-        .unwrap();
-    send(app, req, jar).await
-}
-
-async fn text(res: Response) -> String {
-    let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
-        .await
-        .unwrap();
-    String::from_utf8(bytes.to_vec()).unwrap()
-}
-
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                char::from(b).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
-
-async fn sign_in(app: &Router, jar: &mut CookieJar, username: &str, password: &str) -> Response {
-    let res = get(app, "/auth/csrf", jar).await;
-    assert_eq!(res.status(), StatusCode::OK);
-    let json: Value = serde_json::from_str(&text(res).await).unwrap();
-    let csrf = json["csrfToken"].as_str().unwrap().to_owned();
-    let body = format!(
-        "csrfToken={}&username={}&password={}&callbackUrl={}",
-        encode(&csrf),
-        encode(username),
-        encode(password),
-        encode("/protected"),
-    );
-    let req = Request::post(format!("{ORIGIN}/auth/callback/credentials"))
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .header(header::COOKIE, jar.header())
-        .body(Body::from(body))
-        .unwrap();
-    send(app, req, jar).await
 }
 
 #[tokio::test]

@@ -1,0 +1,409 @@
+//! Who the user is, as the gateway tells an upstream: the identity read from the session,
+//! plain identity headers, and optionally a short-lived signed JWT (JWS, EdDSA or ES256)
+//! whose public keys the server publishes as a JWK Set, so an upstream can verify it
+//! without the session secret.
+
+use std::path::{Path, PathBuf};
+
+use aws_lc_rs::signature::{
+    ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _,
+};
+use axum::http::{HeaderName, HeaderValue};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rustls_pki_types::PrivateKeyDer;
+use rustls_pki_types::pem::PemObject as _;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::rules::Identity;
+
+/// The identity of a session JSON (`user.id`, `user.email`, `user.name`,
+/// `user.provider`, `user.groups`, as the gateway's callbacks put them there).
+pub fn identity_of(session: &Value) -> Identity {
+    let user = session.get("user");
+    let text = |k: &str| {
+        user.and_then(|u| u.get(k))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let groups = user
+        .and_then(|u| u.get("groups"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    Identity {
+        id: text("id"),
+        email: text("email"),
+        name: text("name"),
+        provider: text("provider"),
+        groups,
+    }
+}
+
+/// Names of the identity headers sent to the upstream (`[gateway.headers]`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct HeaderNames {
+    /// The user id (default `X-Auth-Request-User`).
+    pub user: String,
+    /// The email (default `X-Auth-Request-Email`).
+    pub email: String,
+    /// The display name (default `X-Auth-Request-Name`).
+    pub name: String,
+    /// Groups or roles, comma-separated (default `X-Auth-Request-Groups`).
+    pub groups: String,
+    /// The sign-in provider (default `X-Auth-Request-Provider`).
+    pub provider: String,
+    /// The signed identity JWT, when signing keys are configured (default
+    /// `X-Auth-Request-Jwt`).
+    pub jwt: String,
+}
+
+impl Default for HeaderNames {
+    fn default() -> Self {
+        HeaderNames {
+            user: "X-Auth-Request-User".into(),
+            email: "X-Auth-Request-Email".into(),
+            name: "X-Auth-Request-Name".into(),
+            groups: "X-Auth-Request-Groups".into(),
+            provider: "X-Auth-Request-Provider".into(),
+            jwt: "X-Auth-Request-Jwt".into(),
+        }
+    }
+}
+
+impl HeaderNames {
+    /// Checks every name is a valid header name; the error names the bad one.
+    pub fn validate(&self) -> Result<(), String> {
+        for (key, name) in self.all() {
+            HeaderName::try_from(name)
+                .map_err(|_| format!("[gateway.headers] {key} = {name:?} is not a header name"))?;
+        }
+        Ok(())
+    }
+
+    fn all(&self) -> [(&'static str, &str); 6] {
+        [
+            ("user", &self.user),
+            ("email", &self.email),
+            ("name", &self.name),
+            ("groups", &self.groups),
+            ("provider", &self.provider),
+            ("jwt", &self.jwt),
+        ]
+    }
+
+    /// Every configured name (lower case), for stripping from the client's request.
+    pub fn lowercase(&self) -> Vec<String> {
+        self.all()
+            .iter()
+            .map(|(_, n)| n.to_ascii_lowercase())
+            .collect()
+    }
+
+    /// The identity headers for `who` (`None`: nobody signed in): every one, empty where
+    /// there is no value (or the value cannot be a header value), so that a proxy copying
+    /// them replaces whatever a client sent (Caddy 2.6 would otherwise pass its placeholder
+    /// text on). The JWT header is added separately.
+    pub fn headers_for(&self, who: Option<&Identity>) -> Vec<(HeaderName, HeaderValue)> {
+        let groups = who.map(|w| w.groups.join(","));
+        [
+            (&self.user, who.and_then(|w| w.id.as_deref())),
+            (&self.email, who.and_then(|w| w.email.as_deref())),
+            (&self.name, who.and_then(|w| w.name.as_deref())),
+            (&self.provider, who.and_then(|w| w.provider.as_deref())),
+            (&self.groups, groups.as_deref()),
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| {
+            let value = value
+                .and_then(|v| HeaderValue::from_bytes(v.as_bytes()).ok())
+                .unwrap_or_else(|| HeaderValue::from_static(""));
+            Some((HeaderName::try_from(name.as_str()).ok()?, value))
+        })
+        .collect()
+    }
+}
+
+/// Why the signing keys cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// A file cannot be read.
+    #[error("signing key {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file is not a PKCS#8 Ed25519 or P-256 private key.
+    #[error(
+        "signing key {path}: not a PKCS#8 PEM Ed25519 or P-256 private key (make one with `openssl genpkey -algorithm ed25519 -out key.pem`)"
+    )]
+    Unusable {
+        /// The file.
+        path: PathBuf,
+    },
+    /// No key was given.
+    #[error("[gateway] signing_keys is empty")]
+    Empty,
+}
+
+/// One key: its `kid` (RFC 7638 thumbprint), algorithm, signing key and public JWK.
+struct SigningKey {
+    kid: String,
+    alg: jsonwebtoken::Algorithm,
+    encoding: jsonwebtoken::EncodingKey,
+    jwk: Value,
+}
+
+/// The signing keys: the first signs, all are published (rotation: put the new key first
+/// and keep the old one listed until tokens signed with it have expired).
+pub struct SigningKeys {
+    keys: Vec<SigningKey>,
+}
+
+impl std::fmt::Debug for SigningKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kids: Vec<&str> = self.keys.iter().map(|k| k.kid.as_str()).collect();
+        f.debug_struct("SigningKeys").field("kids", &kids).finish()
+    }
+}
+
+/// RFC 7638 thumbprint of a public JWK with these required members (in lexicographic
+/// order, as the RFC's canonical form wants).
+fn thumbprint(members: &[(&str, &str)]) -> String {
+    let canonical: Vec<String> = members
+        .iter()
+        .map(|(k, v)| format!("{}:{}", json!(k), json!(v)))
+        .collect();
+    URL_SAFE_NO_PAD.encode(Sha256::digest(format!("{{{}}}", canonical.join(","))))
+}
+
+impl SigningKeys {
+    /// Reads PKCS#8 PEM private keys (Ed25519 → EdDSA, P-256 → ES256) from files.
+    pub fn load(paths: &[PathBuf]) -> Result<Self, KeyError> {
+        let pems = paths
+            .iter()
+            .map(|p| {
+                std::fs::read(p)
+                    .map(|pem| (p.as_path(), pem))
+                    .map_err(|source| KeyError::Read {
+                        path: p.clone(),
+                        source,
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::from_pems(&pems)
+    }
+
+    /// The keys of PEM texts (each with the path to name in errors).
+    pub fn from_pems(pems: &[(&Path, Vec<u8>)]) -> Result<Self, KeyError> {
+        if pems.is_empty() {
+            return Err(KeyError::Empty);
+        }
+        let keys = pems
+            .iter()
+            .map(|(path, pem)| {
+                Self::key(pem).ok_or_else(|| KeyError::Unusable {
+                    path: path.to_path_buf(),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(SigningKeys { keys })
+    }
+
+    fn key(pem: &[u8]) -> Option<SigningKey> {
+        let PrivateKeyDer::Pkcs8(der) = PrivateKeyDer::from_pem_slice(pem).ok()? else {
+            return None;
+        };
+        let der = der.secret_pkcs8_der();
+        if let Ok(pair) = Ed25519KeyPair::from_pkcs8_maybe_unchecked(der) {
+            let x = URL_SAFE_NO_PAD.encode(pair.public_key().as_ref());
+            let kid = thumbprint(&[("crv", "Ed25519"), ("kty", "OKP"), ("x", &x)]);
+            return Some(SigningKey {
+                jwk: json!({"kty": "OKP", "crv": "Ed25519", "x": x, "kid": kid, "alg": "EdDSA", "use": "sig"}),
+                kid,
+                alg: jsonwebtoken::Algorithm::EdDSA,
+                encoding: jsonwebtoken::EncodingKey::from_ed_der(der),
+            });
+        }
+        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der).ok()?;
+        let point = pair.public_key().as_ref();
+        let (x, y) = point.get(1..)?.split_at(32);
+        let (x, y) = (URL_SAFE_NO_PAD.encode(x), URL_SAFE_NO_PAD.encode(y));
+        let kid = thumbprint(&[("crv", "P-256"), ("kty", "EC"), ("x", &x), ("y", &y)]);
+        Some(SigningKey {
+            jwk: json!({"kty": "EC", "crv": "P-256", "x": x, "y": y, "kid": kid, "alg": "ES256", "use": "sig"}),
+            kid,
+            alg: jsonwebtoken::Algorithm::ES256,
+            encoding: jsonwebtoken::EncodingKey::from_ec_der(der),
+        })
+    }
+
+    /// The JWK Set of every key.
+    pub fn jwks(&self) -> Value {
+        json!({"keys": self.keys.iter().map(|k| k.jwk.clone()).collect::<Vec<_>>()})
+    }
+
+    /// A JWT for `who`, valid `ttl_secs` from `now`: `iss` the gateway, `aud` the origin of
+    /// the upstream (`https://app.example.com`), `sub`, `email`, `name`, `groups`,
+    /// `provider`, `iat`, `exp`, with the signing key's `kid`.
+    pub fn sign(
+        &self,
+        who: &Identity,
+        issuer: &str,
+        audience: &str,
+        now: i64,
+        ttl_secs: i64,
+    ) -> Result<String, jsonwebtoken::errors::Error> {
+        let key = &self.keys[0];
+        let mut header = jsonwebtoken::Header::new(key.alg);
+        header.kid = Some(key.kid.clone());
+        let claims = json!({
+            "iss": issuer, "aud": audience, "sub": who.id, "email": who.email,
+            "name": who.name, "groups": who.groups, "provider": who.provider,
+            "iat": now, "exp": now + ttl_secs,
+        });
+        jsonwebtoken::encode(&header, &claims, &key.encoding)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key made with `openssl genpkey -algorithm ed25519` (a test key, nothing signs with
+    /// it elsewhere); P-256 keys are made per test.
+    const ED25519: &str = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIDVxnv4w4wgPqJ158P31oPHcIhs3jJ0M3H9yYO2Z5T+g\n-----END PRIVATE KEY-----\n";
+
+    fn p256_pem() -> Vec<u8> {
+        let rng = aws_lc_rs::rand::SystemRandom::new();
+        let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(doc.as_ref());
+        let lines: Vec<&str> = b64
+            .as_bytes()
+            .chunks(64)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        format!(
+            "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+            lines.join("\n")
+        )
+        .into_bytes()
+    }
+
+    fn who() -> Identity {
+        Identity {
+            id: Some("u1".into()),
+            email: Some("ada@example.com".into()),
+            groups: vec!["admins".into()],
+            ..Identity::default()
+        }
+    }
+
+    #[test]
+    fn signed_identity_verifies_with_the_published_keys() {
+        let p = Path::new("k.pem");
+        for pems in [
+            vec![(p, ED25519.as_bytes().to_vec()), (p, p256_pem())],
+            vec![(p, p256_pem()), (p, ED25519.as_bytes().to_vec())],
+        ] {
+            let keys = SigningKeys::from_pems(&pems).unwrap();
+            let token = keys
+                .sign(
+                    &who(),
+                    "https://auth.example.com",
+                    "https://app.example.com",
+                    1_700_000_000,
+                    60,
+                )
+                .unwrap();
+            let header = jsonwebtoken::decode_header(&token).unwrap();
+            let jwks: jsonwebtoken::jwk::JwkSet = serde_json::from_value(keys.jwks()).unwrap();
+            assert_eq!(jwks.keys.len(), 2);
+            let jwk = jwks.find(header.kid.as_deref().unwrap()).unwrap();
+            let mut validation = jsonwebtoken::Validation::new(header.alg);
+            validation.set_audience(&["https://app.example.com"]);
+            validation.set_issuer(&["https://auth.example.com"]);
+            validation.validate_exp = false;
+            let data = jsonwebtoken::decode::<Value>(
+                &token,
+                &jsonwebtoken::DecodingKey::from_jwk(jwk).unwrap(),
+                &validation,
+            )
+            .unwrap();
+            assert_eq!(data.claims["sub"], "u1");
+            assert_eq!(data.claims["groups"], json!(["admins"]));
+            assert_eq!(data.claims["exp"], 1_700_000_060);
+        }
+    }
+
+    #[test]
+    fn unusable_keys_are_named() {
+        let err = SigningKeys::from_pems(&[(Path::new("bad.pem"), b"nope".to_vec())]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("signing key bad.pem: not a PKCS#8"),
+            "{err}"
+        );
+        assert!(matches!(SigningKeys::from_pems(&[]), Err(KeyError::Empty)));
+    }
+
+    #[test]
+    fn kid_is_the_rfc7638_thumbprint() {
+        // RFC 8037 appendix A.3: the Ed25519 example key's thumbprint.
+        assert_eq!(
+            thumbprint(&[
+                ("crv", "Ed25519"),
+                ("kty", "OKP"),
+                ("x", "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo")
+            ]),
+            "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k"
+        );
+    }
+
+    #[test]
+    fn identity_headers() {
+        let names = HeaderNames::default();
+        let mut w = who();
+        w.name = Some("bad\r\nname".into());
+        let headers = names.headers_for(Some(&w));
+        let get = |n: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k.as_str() == n)
+                .map(|(_, v)| v.to_str().unwrap().to_owned())
+        };
+        assert_eq!(get("x-auth-request-user").as_deref(), Some("u1"));
+        assert_eq!(get("x-auth-request-groups").as_deref(), Some("admins"));
+        assert_eq!(get("x-auth-request-name").as_deref(), Some(""));
+        let anonymous = names.headers_for(None);
+        assert_eq!(anonymous.len(), 5);
+        assert!(anonymous.iter().all(|(_, v)| v.is_empty()));
+        assert!(names.validate().is_ok());
+        let bad = HeaderNames {
+            email: "bad header".into(),
+            ..HeaderNames::default()
+        };
+        assert!(bad.validate().unwrap_err().contains("email"));
+        let session =
+            json!({"user": {"id": "u1", "email": "a@b.c", "groups": ["g"], "provider": "oidc"}});
+        let id = identity_of(&session);
+        assert_eq!(
+            (id.id.as_deref(), id.provider.as_deref()),
+            (Some("u1"), Some("oidc"))
+        );
+        assert_eq!(id.groups, ["g"]);
+    }
+}

@@ -1,0 +1,477 @@
+//! `authcore-server` as a single sign-on gateway in front of applications that do not know
+//! about authentication: nginx (`auth_request`), Caddy (`forward_auth`) and Traefik
+//! (`ForwardAuth`) ask [`FORWARD_AUTH_PATH`] about each request; authcore reads the session,
+//! evaluates the [access rules](rules), and answers allow (2xx with identity headers and,
+//! optionally, a signed identity JWT), sign in first (401 or a redirect to the sign-in page),
+//! or forbidden (403). `docs/gateway.md` has the proxy configurations.
+//!
+//! Configured by the `[gateway]` section of the configuration file (rules, header names)
+//! and the variables `AUTHCORE_COOKIE_DOMAIN`, `AUTHCORE_ALLOWED_REDIRECT_HOSTS`,
+//! `AUTHCORE_GATEWAY_DEFAULT` and `AUTHCORE_GATEWAY_SIGNING_KEYS`, which win over the file.
+
+pub mod identity;
+pub mod original;
+pub mod rules;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use askama::Template;
+use authcore::callbacks::{Callbacks, JwtParams, RedirectParams, SessionParams, default_redirect};
+use authcore::env::Env;
+use authcore::jwt::JwtClaims;
+use authcore::{Auth, BoxError};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{Html, IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::Value;
+
+use identity::{HeaderNames, SigningKeys, identity_of};
+use original::{ProxyStyle, original_request};
+use rules::{AccessRules, Decision, HostList, Policy, RuleConfig};
+
+/// Where the proxies send their forward-auth sub-requests.
+pub const FORWARD_AUTH_PATH: &str = "/forward-auth";
+/// The page a proxy shows for a 403 (nginx cannot pass the forward-auth answer's body on).
+pub const FORBIDDEN_PATH: &str = "/forward-auth/forbidden";
+/// The signing keys' public JWK Set.
+pub const JWKS_PATH: &str = "/.well-known/jwks.json";
+/// The header carrying the sign-in URL in a 401 answer (for nginx's `auth_request_set`).
+pub const SIGN_IN_URL_HEADER: &str = "x-auth-sign-in";
+
+/// Lifetime of the signed identity JWT when `jwt_ttl` is not set.
+pub const DEFAULT_JWT_TTL_SECS: i64 = 60;
+
+/// The `[gateway]` section as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct GatewaySection {
+    /// `Domain` of the session cookie (`.example.com`: every subdomain shares the sign-in).
+    pub cookie_domain: Option<String>,
+    /// Hosts a `callbackUrl` may point to besides the server's own (`app.example.com`,
+    /// `*.example.com`).
+    #[serde(default)]
+    pub allowed_redirect_hosts: Vec<String>,
+    /// The policy where no rule matches (default `signed_in`).
+    pub default: Option<Policy>,
+    /// The profile claim with the user's groups or roles (default: `groups`, else `roles`).
+    pub groups_claim: Option<String>,
+    /// PKCS#8 PEM private keys (Ed25519 or P-256) for the signed identity JWT; the first
+    /// signs, all are published at [`JWKS_PATH`].
+    #[serde(default)]
+    pub signing_keys: Vec<PathBuf>,
+    /// Lifetime of the signed identity JWT in seconds (default 60).
+    pub jwt_ttl: Option<i64>,
+    /// Identity header names.
+    #[serde(default)]
+    pub headers: HeaderNames,
+    /// The access rules, first match wins.
+    #[serde(default)]
+    pub rules: Vec<RuleConfig>,
+}
+
+/// Why the gateway configuration cannot be used (the message says what to fix).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GatewayError {
+    /// A rule.
+    #[error(transparent)]
+    Rule(#[from] rules::RuleError),
+    /// The signing keys.
+    #[error(transparent)]
+    Key(#[from] identity::KeyError),
+    /// Anything else.
+    #[error("[gateway] {0}")]
+    Invalid(String),
+}
+
+/// The validated gateway.
+#[derive(Debug)]
+pub struct Gateway {
+    rules: AccessRules,
+    headers: HeaderNames,
+    keys: Option<SigningKeys>,
+    jwt_ttl: i64,
+    redirect_hosts: HostList,
+    cookie_domain: Option<String>,
+    groups_claim: Option<String>,
+    /// `<AUTH_URL>` (origin and base path), for sign-in URLs and the JWT issuer.
+    auth_url: String,
+}
+
+fn env_list(env: &Env, key: &str) -> Option<Vec<String>> {
+    env.get(key).filter(|v| !v.trim().is_empty()).map(|v| {
+        v.split(',')
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect()
+    })
+}
+
+impl Gateway {
+    /// Whether `env` or `section` asks for the gateway.
+    pub fn is_configured(env: &Env, section: Option<&GatewaySection>) -> bool {
+        section.is_some()
+            || [
+                "AUTHCORE_COOKIE_DOMAIN",
+                "AUTHCORE_ALLOWED_REDIRECT_HOSTS",
+                "AUTHCORE_GATEWAY_DEFAULT",
+                "AUTHCORE_GATEWAY_SIGNING_KEYS",
+            ]
+            .iter()
+            .any(|k| env.get(k).is_some_and(|v| !v.trim().is_empty()))
+    }
+
+    /// Validates the section with the variables of `env` on top, once, at start-up.
+    pub fn new(env: &Env, section: GatewaySection) -> Result<Self, GatewayError> {
+        let invalid = |m: String| GatewayError::Invalid(m);
+        let auth_url = env
+            .get("AUTH_URL")
+            .map(|u| u.trim().trim_end_matches('/').to_owned())
+            .filter(|u| url::Url::parse(u).is_ok_and(|u| u.has_host()))
+            .ok_or_else(|| {
+                invalid(
+                    "needs AUTH_URL (or [auth] url): the public URL of the auth routes, like https://auth.example.com/auth"
+                        .into(),
+                )
+            })?;
+        let default = match env.get("AUTHCORE_GATEWAY_DEFAULT").map(str::trim) {
+            Some("bypass") => Policy::Bypass,
+            Some("signed_in") => Policy::SignedIn,
+            Some("deny") => Policy::Deny,
+            Some(other) if !other.is_empty() => {
+                return Err(invalid(format!(
+                    "AUTHCORE_GATEWAY_DEFAULT={other:?}: use bypass, signed_in or deny"
+                )));
+            }
+            _ => section.default.unwrap_or(Policy::SignedIn),
+        };
+        let rules = AccessRules::new(section.rules, default)?;
+        section.headers.validate().map_err(invalid)?;
+        let redirect_hosts = env_list(env, "AUTHCORE_ALLOWED_REDIRECT_HOSTS")
+            .unwrap_or(section.allowed_redirect_hosts);
+        let redirect_hosts = HostList::parse(&redirect_hosts)
+            .map_err(|e| invalid(format!("allowed_redirect_hosts: {e}")))?;
+        let cookie_domain = env
+            .get("AUTHCORE_COOKIE_DOMAIN")
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+            .or(section.cookie_domain);
+        if let Some(d) = &cookie_domain {
+            let bare = d.trim_start_matches('.');
+            if bare.is_empty()
+                || !bare.contains('.')
+                || HostList::parse(&[bare.to_owned()]).is_err()
+            {
+                return Err(invalid(format!(
+                    "cookie_domain {d:?} is not a domain like .example.com"
+                )));
+            }
+        }
+        let key_paths = env_list(env, "AUTHCORE_GATEWAY_SIGNING_KEYS")
+            .map(|v| v.into_iter().map(PathBuf::from).collect())
+            .unwrap_or(section.signing_keys);
+        let keys = if key_paths.is_empty() {
+            None
+        } else {
+            Some(SigningKeys::load(&key_paths)?)
+        };
+        let jwt_ttl = section.jwt_ttl.unwrap_or(DEFAULT_JWT_TTL_SECS);
+        if !(1..=3600).contains(&jwt_ttl) {
+            return Err(invalid(format!(
+                "jwt_ttl = {jwt_ttl}: between 1 and 3600 seconds"
+            )));
+        }
+        Ok(Gateway {
+            rules,
+            headers: section.headers,
+            keys,
+            jwt_ttl,
+            redirect_hosts,
+            cookie_domain,
+            groups_claim: section.groups_claim,
+            auth_url,
+        })
+    }
+
+    /// The session cookie's `Domain`, if any.
+    pub fn cookie_domain(&self) -> Option<&str> {
+        self.cookie_domain.as_deref()
+    }
+
+    /// Whether a rule needs the provider or groups (carried by JWT sessions only).
+    pub fn needs_token_claims(&self) -> bool {
+        self.rules.uses_provider_or_groups()
+    }
+
+    /// The callbacks that put the user id, provider and groups into the session and keep
+    /// redirects to the allow-listed hosts.
+    pub fn callbacks(self: &Arc<Self>) -> GatewayCallbacks {
+        GatewayCallbacks {
+            gateway: Arc::clone(self),
+        }
+    }
+
+    fn sign_in_url(&self, callback: &str) -> String {
+        let q: String = form_urlencoded_byte_serialize(callback);
+        format!("{}/signin?callbackUrl={q}", self.auth_url)
+    }
+}
+
+fn form_urlencoded_byte_serialize(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+/// The gateway's [`Callbacks`].
+#[derive(Debug, Clone)]
+pub struct GatewayCallbacks {
+    gateway: Arc<Gateway>,
+}
+
+/// Groups from a profile claim: an array of strings, or one string of names separated by
+/// spaces or commas.
+fn groups_from(v: Option<&Value>) -> Vec<String> {
+    match v {
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        Some(Value::String(s)) => s
+            .split([' ', ','])
+            .filter(|g| !g.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[authcore::async_trait]
+impl Callbacks for GatewayCallbacks {
+    async fn redirect(&self, params: RedirectParams<'_>) -> Result<String, BoxError> {
+        if let Ok(u) = url::Url::parse(params.url)
+            && matches!(u.scheme(), "https" | "http")
+            && u.username().is_empty()
+            && u.password().is_none()
+            && u.host_str()
+                .is_some_and(|h| self.gateway.redirect_hosts.matches(h))
+        {
+            return Ok(u.into());
+        }
+        Ok(default_redirect(params.url, params.base_url))
+    }
+
+    async fn jwt(&self, mut params: JwtParams<'_>) -> Result<Option<JwtClaims>, BoxError> {
+        if let Some(account) = params.account {
+            params
+                .token
+                .insert("provider".into(), Value::from(account.provider.clone()));
+            let groups = params.profile.map(|p| {
+                let claim = |k: &str| p.extra.get(k);
+                match &self.gateway.groups_claim {
+                    Some(name) => groups_from(claim(name)),
+                    None => {
+                        let g = groups_from(claim("groups"));
+                        if g.is_empty() {
+                            groups_from(claim("roles"))
+                        } else {
+                            g
+                        }
+                    }
+                }
+            });
+            params
+                .token
+                .insert("groups".into(), Value::from(groups.unwrap_or_default()));
+        }
+        Ok(Some(params.token))
+    }
+
+    async fn session(&self, params: SessionParams<'_>) -> Result<Value, BoxError> {
+        let mut session = serde_json::to_value(params.session)?;
+        if let Some(user) = session.get_mut("user").and_then(Value::as_object_mut) {
+            let id = params
+                .token
+                .and_then(|t| t.get("sub").cloned())
+                .or_else(|| params.user.and_then(|u| u.id.clone()).map(Value::from));
+            if let Some(id) = id {
+                user.insert("id".into(), id);
+            }
+            if let Some(token) = params.token {
+                for key in ["provider", "groups"] {
+                    if let Some(v) = token.get(key) {
+                        user.insert(key.into(), v.clone());
+                    }
+                }
+            }
+        }
+        Ok(session)
+    }
+}
+
+#[derive(Template)]
+#[template(path = "forbidden.html")]
+struct ForbiddenPage<'a> {
+    sign_out_url: &'a str,
+    who: Option<&'a str>,
+}
+
+/// The 403 page: who is signed in, and a way to sign out.
+fn forbidden_page(gateway: &Gateway, who: Option<&str>) -> Response {
+    let sign_out_url = format!("{}/signout", gateway.auth_url);
+    let page = ForbiddenPage {
+        sign_out_url: &sign_out_url,
+        who,
+    };
+    match page.render() {
+        Ok(body) => (StatusCode::FORBIDDEN, Html(body)).into_response(),
+        Err(_) => StatusCode::FORBIDDEN.into_response(),
+    }
+}
+
+/// The state of the gateway routes.
+#[derive(Clone, Debug)]
+pub struct GatewayState {
+    /// The authcore handler (session reads).
+    pub auth: Auth,
+    /// The gateway.
+    pub gateway: Arc<Gateway>,
+}
+
+/// `GET /forward-auth`: the decision for the request in the proxy's headers.
+pub async fn forward_auth(
+    State(state): State<GatewayState>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let gateway = &state.gateway;
+    let original = match original_request(&headers) {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::warn!(error = %e, "forward-auth request without a usable original request");
+            return (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response();
+        }
+    };
+    let lookup = match state.auth.lookup_session(&uri, &headers).await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(error = %e, "forward-auth: session lookup failed");
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        }
+    };
+    let who = lookup.session.as_ref().map(identity_of);
+    let decision = gateway
+        .rules
+        .decide(&original.hostname, &original.path, who.as_ref());
+    tracing::debug!(host = %original.host, path = %original.path, ?decision, "forward-auth");
+    let mut response = match decision {
+        Decision::Allow => {
+            let mut r = StatusCode::OK.into_response();
+            for (name, value) in gateway.headers.headers_for(who.as_ref()) {
+                r.headers_mut().insert(name, value);
+            }
+            let jwt = match (&gateway.keys, &who) {
+                (Some(keys), Some(who)) => {
+                    let origin = format!("{}://{}", original.scheme, original.host);
+                    match keys.sign(who, &gateway.auth_url, &origin, time_now(), gateway.jwt_ttl) {
+                        Ok(jwt) => HeaderValue::try_from(jwt).ok(),
+                        Err(e) => {
+                            tracing::error!(error = %e, "forward-auth: cannot sign the identity");
+                            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                        }
+                    }
+                }
+                _ => None,
+            };
+            if let Ok(name) = header::HeaderName::try_from(gateway.headers.jwt.as_str()) {
+                r.headers_mut()
+                    .insert(name, jwt.unwrap_or_else(|| HeaderValue::from_static("")));
+            }
+            r
+        }
+        Decision::SignIn => {
+            let target = gateway.sign_in_url(&original.url);
+            match original.style {
+                ProxyStyle::Nginx => {
+                    let mut r = StatusCode::UNAUTHORIZED.into_response();
+                    if let Ok(v) = HeaderValue::try_from(target) {
+                        r.headers_mut().insert(SIGN_IN_URL_HEADER, v);
+                    }
+                    r
+                }
+                ProxyStyle::Forwarded => {
+                    let mut r = StatusCode::FOUND.into_response();
+                    if let Ok(v) = HeaderValue::try_from(target) {
+                        r.headers_mut().insert(header::LOCATION, v);
+                    }
+                    r
+                }
+            }
+        }
+        Decision::Forbidden => forbidden_page(
+            gateway,
+            who.as_ref()
+                .and_then(|w| w.email.as_deref().or(w.name.as_deref())),
+        ),
+    };
+    // A refreshed session cookie goes back through the proxy.
+    for c in lookup.set_cookie {
+        response.headers_mut().append(header::SET_COOKIE, c);
+    }
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// `GET /forward-auth/forbidden`: the 403 page for proxies that show their own error
+/// pages (nginx's `error_page 403`).
+pub async fn forbidden(
+    State(state): State<GatewayState>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let who = match state.auth.lookup_session(&uri, &headers).await {
+        Ok(l) => l.session.as_ref().map(identity_of),
+        Err(_) => None,
+    };
+    forbidden_page(
+        &state.gateway,
+        who.as_ref()
+            .and_then(|w| w.email.as_deref().or(w.name.as_deref())),
+    )
+}
+
+/// `GET /.well-known/jwks.json`: the public keys of the signed identity.
+pub async fn jwks(State(state): State<GatewayState>) -> Response {
+    match &state.gateway.keys {
+        Some(keys) => (
+            [
+                (header::CACHE_CONTROL, "max-age=300"),
+                (header::CONTENT_TYPE, "application/jwk-set+json"),
+            ],
+            keys.jwks().to_string(),
+        )
+            .into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// The gateway's routes.
+pub fn routes(state: GatewayState) -> axum::Router {
+    use axum::routing::get;
+    axum::Router::new()
+        .route(FORWARD_AUTH_PATH, get(forward_auth).head(forward_auth))
+        .route(FORBIDDEN_PATH, get(forbidden))
+        .route(JWKS_PATH, get(jwks))
+        .with_state(state)
+}
+
+fn time_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}

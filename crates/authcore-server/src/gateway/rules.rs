@@ -1,0 +1,537 @@
+//! Access rules of the gateway: ordered rules matched on host and path prefix, the first
+//! match decides; a default policy otherwise. Pure data and functions: the forward-auth
+//! endpoint hands in the original request and the identity, and gets a [`Decision`].
+//!
+//! ```
+//! use authcore_server::gateway::rules::{AccessRules, Decision, Identity, Policy, RuleConfig};
+//!
+//! #[derive(serde::Deserialize)]
+//! struct File { rules: Vec<RuleConfig> }
+//! let file: File = toml::from_str(r#"
+//!     [[rules]]
+//!     name = "public"
+//!     path = "/public/"
+//!     policy = "bypass"
+//!
+//!     [[rules]]
+//!     hosts = ["admin.example.com"]
+//!     allow_domains = ["example.com"]
+//! "#).unwrap();
+//! let rules = AccessRules::new(file.rules, Policy::SignedIn).unwrap();
+//! let mut ada = Identity::default();
+//! ada.email = Some("ada@example.com".into());
+//! assert_eq!(rules.decide("app.example.com", "/public/logo.png", None), Decision::Allow);
+//! assert_eq!(rules.decide("admin.example.com", "/", Some(&ada)), Decision::Allow);
+//! assert_eq!(rules.decide("app.example.com", "/", None), Decision::SignIn);
+//! //! ```
+
+use serde::Deserialize;
+
+/// What a rule (or the default) asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    /// Public: no session needed.
+    Bypass,
+    /// Any signed-in user.
+    SignedIn,
+    /// Signed-in users on the rule's allow-lists.
+    Allow,
+    /// Nobody.
+    Deny,
+}
+
+/// One `[[gateway.rules]]` table as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct RuleConfig {
+    /// A name for messages and logs.
+    pub name: Option<String>,
+    /// Hosts it applies to: exact (`app.example.com`) or one leading wildcard label
+    /// (`*.example.com`, which does not match `example.com` itself); empty: every host.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Path prefix it applies to (`/admin/`); none: every path.
+    pub path: Option<String>,
+    /// The policy; with allow-lists and no policy, `allow`.
+    pub policy: Option<Policy>,
+    /// Allowed email addresses (compared case-insensitively).
+    #[serde(default)]
+    pub allow_emails: Vec<String>,
+    /// Allowed email domains (`example.com`: the part after `@`, case-insensitive).
+    #[serde(default)]
+    pub allow_domains: Vec<String>,
+    /// Allowed sign-in providers (`github`, `oidc` …).
+    #[serde(default)]
+    pub allow_providers: Vec<String>,
+    /// Allowed groups or roles (from the provider's `groups` / `roles` claim).
+    #[serde(default)]
+    pub allow_groups: Vec<String>,
+}
+
+/// A rule that does not make sense, named by its position and name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("[[gateway.rules]] number {number}{name}: {problem}")]
+#[non_exhaustive]
+pub struct RuleError {
+    /// 1-based position in the file.
+    pub number: usize,
+    /// ` ("<name>")` or empty.
+    pub name: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+/// Who is asking, from the session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Identity {
+    /// The user id.
+    pub id: Option<String>,
+    /// The email address.
+    pub email: Option<String>,
+    /// The display name.
+    pub name: Option<String>,
+    /// The provider the user signed in with.
+    pub provider: Option<String>,
+    /// Groups or roles.
+    pub groups: Vec<String>,
+}
+
+/// The answer for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Let it through.
+    Allow,
+    /// Not signed in: sign in first.
+    SignIn,
+    /// Signed in, but not allowed here.
+    Forbidden,
+}
+
+/// A host pattern: exact or `*.suffix`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HostPattern {
+    Exact(String),
+    /// `.example.com` for `*.example.com`.
+    Subdomains(String),
+}
+
+impl HostPattern {
+    fn parse(p: &str) -> Result<Self, String> {
+        let p = p.trim().to_ascii_lowercase();
+        let valid = |h: &str| {
+            !h.is_empty()
+                && h.split('.').all(|label| {
+                    !label.is_empty()
+                        && label
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                })
+        };
+        match p.strip_prefix("*.") {
+            Some(rest) if valid(rest) => Ok(HostPattern::Subdomains(format!(".{rest}"))),
+            None if valid(p.split(':').next().unwrap_or_default()) => Ok(HostPattern::Exact(p)),
+            _ => Err(format!(
+                "host {p:?} is neither a host name nor `*.` and a domain"
+            )),
+        }
+    }
+
+    fn matches(&self, host: &str) -> bool {
+        match self {
+            HostPattern::Exact(h) => h == host,
+            HostPattern::Subdomains(suffix) => {
+                host.len() > suffix.len() && host.ends_with(suffix.as_str())
+            }
+        }
+    }
+}
+
+/// Host patterns (`example.com`, `*.example.com`) as used by the rules and the redirect
+/// allow-list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostList(Vec<HostPattern>);
+
+impl HostList {
+    /// Parses patterns; the error names the bad one.
+    pub fn parse(patterns: &[String]) -> Result<Self, String> {
+        patterns
+            .iter()
+            .map(|p| HostPattern::parse(p))
+            .collect::<Result<_, _>>()
+            .map(HostList)
+    }
+
+    /// Whether `host` (lower-cased, without port unless the pattern has one) matches.
+    pub fn matches(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        let bare = host.split(':').next().unwrap_or_default();
+        self.0.iter().any(|p| p.matches(&host) || p.matches(bare))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Rule {
+    hosts: HostList,
+    path: Option<String>,
+    policy: Policy,
+    emails: Vec<String>,
+    domains: Vec<String>,
+    providers: Vec<String>,
+    groups: Vec<String>,
+}
+
+impl Rule {
+    fn applies(&self, host: &str, path: &str) -> bool {
+        (self.hosts.is_empty() || self.hosts.matches(host))
+            && self.path.as_deref().is_none_or(|p| path.starts_with(p))
+    }
+
+    fn admits(&self, who: &Identity) -> bool {
+        let email = who.email.as_deref().map(str::to_ascii_lowercase);
+        let domain = email
+            .as_deref()
+            .and_then(|e| e.rsplit_once('@'))
+            .map(|(_, d)| d.to_owned());
+        email.as_ref().is_some_and(|e| self.emails.contains(e))
+            || domain.as_ref().is_some_and(|d| self.domains.contains(d))
+            || who
+                .provider
+                .as_ref()
+                .is_some_and(|p| self.providers.contains(p))
+            || who.groups.iter().any(|g| self.groups.contains(g))
+    }
+}
+
+/// The validated rules and the default policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessRules {
+    rules: Vec<Rule>,
+    default: Policy,
+}
+
+impl Default for AccessRules {
+    /// No rules; every request needs a signed-in user.
+    fn default() -> Self {
+        AccessRules {
+            rules: Vec::new(),
+            default: Policy::SignedIn,
+        }
+    }
+}
+
+impl AccessRules {
+    /// Validates the rules once, at start-up. The default may not be `allow` (it has no
+    /// lists).
+    pub fn new(configs: Vec<RuleConfig>, default: Policy) -> Result<Self, RuleError> {
+        if default == Policy::Allow {
+            return Err(RuleError {
+                number: 0,
+                name: " (the default policy)".into(),
+                problem: "`allow` needs allow-lists; use a rule, or bypass / signed_in / deny"
+                    .into(),
+            });
+        }
+        let rules = configs
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| Self::rule(i + 1, c))
+            .collect::<Result<_, _>>()?;
+        Ok(AccessRules { rules, default })
+    }
+
+    fn rule(number: usize, c: RuleConfig) -> Result<Rule, RuleError> {
+        let error = |problem: String| RuleError {
+            number,
+            name: c
+                .name
+                .as_deref()
+                .map(|n| format!(" ({n:?})"))
+                .unwrap_or_default(),
+            problem,
+        };
+        let lower = |v: &[String]| -> Vec<String> {
+            v.iter().map(|s| s.trim().to_ascii_lowercase()).collect()
+        };
+        let has_lists = !(c.allow_emails.is_empty()
+            && c.allow_domains.is_empty()
+            && c.allow_providers.is_empty()
+            && c.allow_groups.is_empty());
+        let policy = match (c.policy, has_lists) {
+            (None | Some(Policy::Allow), true) => Policy::Allow,
+            (Some(Policy::Allow), false) => {
+                return Err(error("`allow` needs at least one allow_* list".into()));
+            }
+            (Some(p), true) => {
+                return Err(error(format!(
+                    "allow_* lists only go with policy `allow`, not {p:?}"
+                )));
+            }
+            (Some(p), false) => p,
+            (None, false) => {
+                return Err(error(
+                    "give a policy (bypass, signed_in, allow, deny) or allow_* lists".into(),
+                ));
+            }
+        };
+        if let Some(p) = &c.path
+            && !p.starts_with('/')
+        {
+            return Err(error(format!("path {p:?} must start with /")));
+        }
+        if let Some(bad) = c.allow_emails.iter().find(|e| !e.contains('@')) {
+            return Err(error(format!(
+                "allow_emails entry {bad:?} is not an address"
+            )));
+        }
+        if let Some(bad) = c
+            .allow_domains
+            .iter()
+            .find(|d| d.contains('@') || d.is_empty())
+        {
+            return Err(error(format!(
+                "allow_domains entry {bad:?} is not a domain (no @)"
+            )));
+        }
+        Ok(Rule {
+            hosts: HostList::parse(&c.hosts).map_err(error)?,
+            path: c.path.clone(),
+            policy,
+            emails: lower(&c.allow_emails),
+            domains: lower(&c.allow_domains),
+            providers: c.allow_providers.clone(),
+            groups: c.allow_groups.clone(),
+        })
+    }
+
+    /// The decision for a request to `host` (without port, any case) and `path`, by
+    /// `who` (`None`: not signed in). The first rule whose host and path match decides.
+    pub fn decide(&self, host: &str, path: &str, who: Option<&Identity>) -> Decision {
+        let rule = self
+            .rules
+            .iter()
+            .find(|r| r.applies(&host.to_ascii_lowercase(), path));
+        let policy = rule.map_or(self.default, |r| r.policy);
+        match (policy, who) {
+            (Policy::Bypass, _) => Decision::Allow,
+            (_, None) => Decision::SignIn,
+            (Policy::SignedIn, Some(_)) => Decision::Allow,
+            (Policy::Deny, Some(_)) => Decision::Forbidden,
+            (Policy::Allow, Some(who)) => {
+                if rule.is_some_and(|r| r.admits(who)) {
+                    Decision::Allow
+                } else {
+                    Decision::Forbidden
+                }
+            }
+        }
+    }
+
+    /// Whether a rule looks at providers or groups (which need the session to carry them).
+    pub fn uses_provider_or_groups(&self) -> bool {
+        self.rules
+            .iter()
+            .any(|r| !r.providers.is_empty() || !r.groups.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(name: &str) -> RuleConfig {
+        RuleConfig {
+            name: Some(name.into()),
+            ..RuleConfig::default()
+        }
+    }
+
+    fn who(email: &str, provider: &str, groups: &[&str]) -> Identity {
+        Identity {
+            id: Some("u1".into()),
+            email: Some(email.into()),
+            name: None,
+            provider: Some(provider.into()),
+            groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+        }
+    }
+
+    fn rules() -> AccessRules {
+        AccessRules::new(
+            vec![
+                RuleConfig {
+                    path: Some("/public/".into()),
+                    policy: Some(Policy::Bypass),
+                    ..rule("public")
+                },
+                RuleConfig {
+                    hosts: vec!["admin.example.com".into()],
+                    allow_emails: vec!["Root@Example.com".into()],
+                    allow_groups: vec!["admins".into()],
+                    ..rule("admin")
+                },
+                RuleConfig {
+                    hosts: vec!["*.corp.example.com".into()],
+                    allow_domains: vec!["example.com".into()],
+                    allow_providers: vec!["oidc".into()],
+                    ..rule("corp")
+                },
+                RuleConfig {
+                    hosts: vec!["closed.example.com".into()],
+                    policy: Some(Policy::Deny),
+                    ..rule("closed")
+                },
+            ],
+            Policy::SignedIn,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn first_match_wins() {
+        use Decision::{Allow, Forbidden, SignIn};
+        let r = rules();
+        let ada = who("ada@example.com", "github", &[]);
+        let root = who("root@example.com", "github", &[]);
+        let admin = who("eve@elsewhere.org", "github", &["admins"]);
+        let partner = who("bob@partner.org", "oidc", &[]);
+        let stranger = who("eve@elsewhere.org", "github", &["users"]);
+        for (host, path, identity, want) in [
+            // Bypass before everything, even on the admin host, without a session.
+            ("admin.example.com", "/public/x.css", None, Allow),
+            ("app.example.com", "/public/", None, Allow),
+            ("app.example.com", "/publicity", None, SignIn),
+            // Default: signed in.
+            ("app.example.com", "/", None, SignIn),
+            ("app.example.com", "/", Some(&stranger), Allow),
+            // Allow-lists: email (any case), groups.
+            ("admin.example.com", "/", Some(&root), Allow),
+            ("ADMIN.example.com", "/", Some(&admin), Allow),
+            ("admin.example.com", "/", Some(&ada), Forbidden),
+            ("admin.example.com", "/", None, SignIn),
+            // Wildcard hosts: subdomains only; domain or provider.
+            ("wiki.corp.example.com", "/", Some(&ada), Allow),
+            ("wiki.corp.example.com", "/", Some(&partner), Allow),
+            ("wiki.corp.example.com", "/", Some(&stranger), Forbidden),
+            ("corp.example.com", "/", Some(&stranger), Allow),
+            ("closed.example.com", "/", Some(&root), Forbidden),
+            ("closed.example.com", "/", None, SignIn),
+        ] {
+            assert_eq!(
+                r.decide(host, path, identity),
+                want,
+                "{host}{path} {identity:?}"
+            );
+        }
+        assert!(r.uses_provider_or_groups());
+    }
+
+    #[test]
+    fn default_policies() {
+        let any = who("a@b.c", "github", &[]);
+        for (default, anonymous, signed_in) in [
+            (Policy::Bypass, Decision::Allow, Decision::Allow),
+            (Policy::SignedIn, Decision::SignIn, Decision::Allow),
+            (Policy::Deny, Decision::SignIn, Decision::Forbidden),
+        ] {
+            let r = AccessRules::new(vec![], default).unwrap();
+            assert_eq!(r.decide("h", "/", None), anonymous);
+            assert_eq!(r.decide("h", "/", Some(&any)), signed_in);
+        }
+        assert!(AccessRules::new(vec![], Policy::Allow).is_err());
+    }
+
+    #[test]
+    fn bad_rules_are_named() {
+        for (config, problem) in [
+            (rule("a"), "give a policy"),
+            (
+                RuleConfig {
+                    policy: Some(Policy::Allow),
+                    ..rule("a")
+                },
+                "needs at least one allow_* list",
+            ),
+            (
+                RuleConfig {
+                    policy: Some(Policy::Bypass),
+                    allow_emails: vec!["a@b.c".into()],
+                    ..rule("a")
+                },
+                "only go with policy `allow`",
+            ),
+            (
+                RuleConfig {
+                    policy: Some(Policy::Bypass),
+                    hosts: vec!["exa mple.com".into()],
+                    ..rule("a")
+                },
+                "neither a host name",
+            ),
+            (
+                RuleConfig {
+                    policy: Some(Policy::Bypass),
+                    hosts: vec!["*.".into()],
+                    ..rule("a")
+                },
+                "neither a host name",
+            ),
+            (
+                RuleConfig {
+                    policy: Some(Policy::Bypass),
+                    path: Some("admin".into()),
+                    ..rule("a")
+                },
+                "must start with /",
+            ),
+            (
+                RuleConfig {
+                    allow_emails: vec!["example.com".into()],
+                    ..rule("a")
+                },
+                "not an address",
+            ),
+            (
+                RuleConfig {
+                    allow_domains: vec!["@example.com".into()],
+                    ..rule("a")
+                },
+                "not a domain",
+            ),
+        ] {
+            let ok = RuleConfig {
+                policy: Some(Policy::SignedIn),
+                ..RuleConfig::default()
+            };
+            let err = AccessRules::new(vec![ok, config], Policy::SignedIn).unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.starts_with("[[gateway.rules]] number 2 (\"a\"): "),
+                "{text}"
+            );
+            assert!(text.contains(problem), "{text}");
+        }
+    }
+
+    #[test]
+    fn host_lists() {
+        let list = HostList::parse(&["example.com".into(), "*.example.com".into()]).unwrap();
+        for (host, want) in [
+            ("example.com", true),
+            ("EXAMPLE.com:8443", true),
+            ("a.example.com", true),
+            ("a.b.example.com", true),
+            ("evil-example.com", false),
+            ("example.com.evil.org", false),
+            ("", false),
+        ] {
+            assert_eq!(list.matches(host), want, "{host}");
+        }
+    }
+}

@@ -1,0 +1,531 @@
+//! The gateway behind the real proxies: Debian's `nginx` and `caddy`, each started on
+//! loopback with the configuration of `docs/gateway.md` (example.com → example.test, ports
+//! → free ones) in front of authcore and an application that echoes the headers it gets.
+//! A client resolving the test host names to 127.0.0.1 walks through sign-in, single
+//! sign-on across subdomains, the rules, public paths, sign-out and the attacks.
+#![allow(clippy::unwrap_used)]
+
+#[path = "../../authcore/tests/support/oidc_provider.rs"]
+mod oidc_provider;
+#[allow(dead_code)]
+mod support;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use authcore_server::{DemoConfig, app};
+use axum::http::HeaderMap;
+use serde_json::{Value, json};
+
+const HOSTS: [&str; 4] = ["auth", "app1", "app2", "admin"];
+
+/// A child process killed when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("authcore-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The fenced block after `<!-- gateway-test: <name> -->` in docs/gateway.md.
+fn documented_config(name: &str) -> String {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/gateway.md"
+    ))
+    .unwrap();
+    let marker = format!("<!-- gateway-test: {name} -->");
+    let after = &doc[doc.find(&marker).unwrap() + marker.len()..];
+    let start = after.find("```").unwrap();
+    let body = &after[start..];
+    let body = &body[body.find('\n').unwrap() + 1..];
+    body[..body.find("```").unwrap()].to_owned()
+}
+
+/// The ports of one run: the proxy, authcore, the echo application.
+#[derive(Clone, Copy, Debug)]
+struct Ports {
+    proxy: u16,
+    authcore: u16,
+    app: u16,
+}
+
+/// Serves the application: it answers every request with the request headers as JSON.
+async fn start_echo_app() -> u16 {
+    let app = axum::Router::new().fallback(|headers: HeaderMap| async move {
+        let seen: serde_json::Map<String, Value> = headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    json!(v.to_str().unwrap_or("<binary>")),
+                )
+            })
+            .collect();
+        (
+            [("content-type", "application/json")],
+            Value::Object(seen).to_string(),
+        )
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    port
+}
+
+/// Serves authcore with the gateway, reachable by the browser as
+/// `http://auth.example.test:<proxy>`, with the credentials demo user and, when given, the
+/// real OpenID provider (id `oidc`).
+async fn start_authcore(dir: &Path, proxy: u16, idp: Option<&str>) -> u16 {
+    let key = dir.join("identity.pem");
+    assert!(
+        Command::new("openssl")
+            .args(["genpkey", "-algorithm", "ed25519", "-out"])
+            .arg(&key)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let config = format!(
+        r#"
+[server]
+database_url = "none"
+[auth]
+secret = "a proxy test secret, long and random enough"
+url = "http://auth.example.test:{proxy}/auth"
+[gateway]
+cookie_domain = ".example.test"
+allowed_redirect_hosts = ["*.example.test"]
+signing_keys = ["{key}"]
+[[gateway.rules]]
+name = "public assets"
+path = "/public/"
+policy = "bypass"
+[[gateway.rules]]
+name = "admin panel"
+hosts = ["admin.example.test"]
+allow_emails = ["root@example.test"]
+allow_groups = ["admins"]
+"#,
+        key = key.display()
+    );
+    let path = dir.join("authcore.toml");
+    std::fs::write(&path, config).unwrap();
+    let env = match idp {
+        Some(issuer) => authcore::env::Env::from_pairs([
+            ("AUTH_OIDC_ISSUER", issuer),
+            ("AUTH_OIDC_ID", "client-basic"),
+            ("AUTH_OIDC_SECRET", "secret-basic"),
+        ]),
+        None => authcore::env::Env::default(),
+    };
+    let app = app(DemoConfig::from_file(&path, env).unwrap()).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    port
+}
+
+fn substitute(text: &str, ports: Ports) -> String {
+    text.replace("example.com", "example.test")
+        .replace("127.0.0.1:3000", &format!("127.0.0.1:{}", ports.authcore))
+        .replace("127.0.0.1:8080", &format!("127.0.0.1:{}", ports.app))
+}
+
+fn start_nginx(dir: &Path, ports: Ports) -> Running {
+    for t in ["body", "proxy", "fastcgi", "uwsgi", "scgi"] {
+        std::fs::create_dir_all(dir.join("tmp").join(t)).unwrap();
+    }
+    let site = substitute(&documented_config("nginx"), ports)
+        .replace("listen 80;", &format!("listen 127.0.0.1:{};", ports.proxy));
+    let d = dir.display();
+    let conf = format!(
+        "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log info;\n\
+         events {{ worker_connections 64; }}\n\
+         http {{\n  access_log off;\n  client_body_temp_path {d}/tmp/body;\n  proxy_temp_path {d}/tmp/proxy;\n\
+         fastcgi_temp_path {d}/tmp/fastcgi;\n  uwsgi_temp_path {d}/tmp/uwsgi;\n  scgi_temp_path {d}/tmp/scgi;\n\
+         {site}\n}}\n"
+    );
+    let path = dir.join("nginx.conf");
+    std::fs::write(&path, conf).unwrap();
+    // Debian puts it in /usr/sbin, which not every PATH has.
+    let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap_or("nginx");
+    let child = Command::new(nginx)
+        .arg("-p")
+        .arg(dir)
+        .arg("-e")
+        .arg(dir.join("error.log"))
+        .arg("-c")
+        .arg(&path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("nginx (apt-get install nginx)");
+    Running(child)
+}
+
+fn start_caddy(dir: &Path, ports: Ports) -> Running {
+    let mut site = substitute(&documented_config("caddy"), ports);
+    for h in HOSTS {
+        site = site.replace(
+            &format!("{h}.example.test"),
+            &format!("http://{h}.example.test:{}", ports.proxy),
+        );
+    }
+    let conf = format!(
+        "{{\n\tadmin off\n\tauto_https off\n\tdefault_bind 127.0.0.1\n\thttp_port {}\n\tstorage file_system {}\n}}\n\n{site}",
+        ports.proxy,
+        dir.join("data").display()
+    );
+    let path = dir.join("Caddyfile");
+    std::fs::write(&path, conf).unwrap();
+    let child = Command::new("caddy")
+        .args(["run", "--adapter", "caddyfile", "--config"])
+        .arg(&path)
+        .env("HOME", dir)
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("caddy (apt-get install caddy)");
+    Running(child)
+}
+
+async fn wait_for_port(port: u16, proxy: &mut Running, name: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        if let Some(status) = proxy.0.try_wait().unwrap() {
+            let mut err = String::new();
+            if let Some(mut e) = proxy.0.stderr.take() {
+                use std::io::Read;
+                let _ = e.read_to_string(&mut err);
+            }
+            panic!("{name} exited ({status}): {err}");
+        }
+        assert!(Instant::now() < deadline, "{name} did not listen on {port}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A browser-like client: the test host names resolve to the proxy on 127.0.0.1, cookies
+/// are kept, redirects are not followed (each step is checked).
+fn client(proxy: u16) -> reqwest::Client {
+    let mut b = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .cookie_store(true)
+        .timeout(Duration::from_secs(10));
+    for h in HOSTS {
+        b = b.resolve(
+            &format!("{h}.example.test"),
+            SocketAddr::from(([127, 0, 0, 1], proxy)),
+        );
+    }
+    b.build().unwrap()
+}
+
+fn location(r: &reqwest::Response) -> String {
+    r.headers()["location"].to_str().unwrap().to_owned()
+}
+
+/// CSRF + credentials sign-in through the proxy, with `callback`.
+async fn sign_in(c: &reqwest::Client, auth: &str, callback: &str) -> reqwest::Response {
+    let csrf: Value = c
+        .get(format!("{auth}/auth/csrf"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    c.post(format!("{auth}/auth/callback/credentials"))
+        .form(&[
+            ("csrfToken", csrf["csrfToken"].as_str().unwrap()),
+            ("username", "demo"),
+            ("password", "authcore-demo"),
+            ("callbackUrl", callback),
+        ])
+        .send()
+        .await
+        .unwrap()
+}
+
+/// An identity header the application did not get, or got empty (nginx drops empty
+/// headers, Caddy passes them on empty).
+fn blank(seen: &Value, header: &str) -> bool {
+    seen.get(header).is_none_or(|v| v == "")
+}
+
+/// The whole walk through one proxy.
+async fn walk(name: &str, ports: Ports) {
+    let p = ports.proxy;
+    let auth = format!("http://auth.example.test:{p}");
+    let app1 = format!("http://app1.example.test:{p}");
+    let app2 = format!("http://app2.example.test:{p}");
+    let admin = format!("http://admin.example.test:{p}");
+    let c = client(p);
+
+    // A protected page sends the browser to the sign-in page, back to the original URL after.
+    let r = c
+        .get(format!("{app1}/dashboard?tab=1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 302, "{name}: {:?}", r.text().await);
+    let target = format!("{app1}/dashboard?tab=1");
+    let signin = format!(
+        "{auth}/auth/signin?callbackUrl={}",
+        url::form_urlencoded::byte_serialize(target.as_bytes()).collect::<String>()
+    );
+    assert_eq!(location(&r), signin, "{name}");
+    let r = c.get(&signin).send().await.unwrap();
+    assert_eq!(r.status(), 200, "{name}");
+    assert!(r.text().await.unwrap().contains("Sign in"), "{name}");
+    let r = sign_in(&c, &auth, &target).await;
+    assert_eq!(r.status(), 302, "{name}");
+    assert_eq!(location(&r), target, "{name}: back on the original URL");
+
+    // The application sees who it is, and nothing a client made up.
+    let seen: Value = c
+        .get(&target)
+        .header("x-auth-request-email", "root@example.test")
+        .header("x-auth-request-groups", "admins")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        seen["x-auth-request-email"], "demo@example.com",
+        "{name}: {seen}"
+    );
+    assert_eq!(seen["x-auth-request-name"], "Demo User", "{name}: {seen}");
+    assert_eq!(
+        seen["x-auth-request-provider"], "credentials",
+        "{name}: {seen}"
+    );
+    assert!(blank(&seen, "x-auth-request-groups"), "{name}: {seen}");
+    assert!(
+        seen["x-auth-request-jwt"]
+            .as_str()
+            .is_some_and(|j| j.split('.').count() == 3),
+        "{name}: {seen}"
+    );
+
+    // Single sign-on: the second subdomain is signed in too.
+    let r = c.get(format!("{app2}/")).send().await.unwrap();
+    assert_eq!(r.status(), 200, "{name}");
+    let seen: Value = r.json().await.unwrap();
+    assert_eq!(seen["x-auth-request-email"], "demo@example.com", "{name}");
+
+    // Outside the rules: the 403 page, with a way out.
+    let r = c.get(format!("{admin}/")).send().await.unwrap();
+    assert_eq!(r.status(), 403, "{name}");
+    let page = r.text().await.unwrap();
+    assert!(
+        page.contains("Access denied") && page.contains("/auth/signout"),
+        "{name}: {page}"
+    );
+
+    // A public path needs no session, and forged identity headers do not pass.
+    let anonymous = client(p);
+    let seen: Value = anonymous
+        .get(format!("{app1}/public/app.css"))
+        .header("x-auth-request-email", "root@example.test")
+        .header("x-auth-request-user", "1")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(blank(&seen, "x-auth-request-email"), "{name}: {seen}");
+    assert!(blank(&seen, "x-auth-request-user"), "{name}: {seen}");
+    // Forged cookies are no session.
+    let r = anonymous
+        .get(format!("{app1}/dashboard"))
+        .header(
+            "cookie",
+            "authjs.session-token=forged.forged.forged.forged.forged",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 302, "{name}");
+
+    // callbackUrl to a host outside the allow-list goes home instead.
+    let other = client(p);
+    let r = sign_in(&other, &auth, "http://evil.example.org/steal").await;
+    assert_eq!(location(&r), auth, "{name}");
+
+    // Sign-out ends access on both subdomains.
+    let csrf: Value = c
+        .get(format!("{auth}/auth/csrf"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let r = c
+        .post(format!("{auth}/auth/signout"))
+        .form(&[("csrfToken", csrf["csrfToken"].as_str().unwrap())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 302, "{name}");
+    for host in [&app1, &app2] {
+        let r = c.get(format!("{host}/")).send().await.unwrap();
+        assert_eq!(r.status(), 302, "{name}: {host} after sign-out");
+    }
+}
+
+/// Which proxy.
+#[derive(Clone, Copy, Debug)]
+enum Proxy {
+    Nginx,
+    Caddy,
+}
+
+/// Starts authcore (with the OpenID provider when given), the application and `proxy` on
+/// `port`; runs `check` with the ports; stops everything.
+async fn behind<F, Fut>(proxy: Proxy, port: u16, idp: Option<&str>, check: F)
+where
+    F: FnOnce(Ports) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let name = format!("{proxy:?}").to_lowercase();
+    let dir = temp_dir(&format!("gateway-{name}-{}", idp.is_some()));
+    let ports = Ports {
+        proxy: port,
+        authcore: start_authcore(&dir, port, idp).await,
+        app: start_echo_app().await,
+    };
+    let mut running = match proxy {
+        Proxy::Nginx => start_nginx(&dir, ports),
+        Proxy::Caddy => start_caddy(&dir, ports),
+    };
+    wait_for_port(port, &mut running, &name).await;
+    check(ports).await;
+    drop(running);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_auth_request() {
+    behind(Proxy::Nginx, free_port(), None, |ports| {
+        walk("nginx", ports)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caddy_forward_auth() {
+    behind(Proxy::Caddy, free_port(), None, |ports| {
+        walk("caddy", ports)
+    })
+    .await;
+}
+
+/// The walk in headless Chromium (`testsupport/browser/gateway.mjs`), with credentials and
+/// the real OpenID provider, whose redirect URI has the proxy's port.
+async fn browser_walk(proxy: Proxy) {
+    let port = free_port();
+    let redirect = format!("http://auth.example.test:{port}/auth/callback/oidc");
+    let idp = oidc_provider::OidcProvider::start_with_redirect_uris(&[&redirect]).await;
+    behind(proxy, port, Some(&idp.issuer), |ports| async move {
+        let p = ports.proxy;
+        let urls = json!({
+            "auth": format!("http://auth.example.test:{p}"),
+            "app1": format!("http://app1.example.test:{p}"),
+            "app2": format!("http://app2.example.test:{p}"),
+            "admin": format!("http://admin.example.test:{p}"),
+        });
+        let steps = support::browser::run(
+            "gateway.mjs",
+            &[&urls.to_string()],
+            Duration::from_secs(120),
+        )
+        .await;
+        let step = |name: &str| {
+            steps
+                .iter()
+                .find(|s| s["step"] == name)
+                .unwrap_or_else(|| panic!("{proxy:?}: no step {name} in {steps:?}"))
+                .clone()
+        };
+        let app1 = &urls["app1"].as_str().unwrap();
+        let s = step("credentials");
+        assert_eq!(s["url"], format!("{app1}/dashboard?tab=1"), "{proxy:?}");
+        assert_eq!(s["seen"]["email"], "demo@example.com", "{proxy:?}");
+        assert_eq!(
+            step("second subdomain")["seen"]["email"],
+            "demo@example.com"
+        );
+        let s = step("forbidden");
+        assert_eq!(
+            (s["status"].as_u64(), s["text"].as_str()),
+            (Some(403), Some("Access denied"))
+        );
+        assert_eq!(
+            s["signOut"],
+            format!("{}/auth/signout", urls["auth"].as_str().unwrap())
+        );
+        let s = step("public");
+        assert_eq!(s["status"], 200);
+        assert_eq!(s["seen"]["email"], Value::Null);
+        assert_eq!(step("signed out")["signInAgain"], json!([true, true]));
+        let s = step("oidc");
+        assert_eq!(s["url"], format!("{app1}/dashboard?tab=1"));
+        assert_eq!(
+            (s["seen"]["email"].as_str(), s["seen"]["provider"].as_str()),
+            (Some("user-1@example.com"), Some("oidc")),
+            "{proxy:?}"
+        );
+        assert_eq!(step("oidc not admin")["status"], 403);
+        let s = step("oidc admin");
+        assert_eq!(s["seen"]["email"], "admin-1@example.com");
+        assert_eq!(s["seen"]["groups"], "admins");
+    })
+    .await;
+    drop(idp);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_in_chromium() {
+    browser_walk(Proxy::Nginx).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caddy_in_chromium() {
+    browser_walk(Proxy::Caddy).await;
+}

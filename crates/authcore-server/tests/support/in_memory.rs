@@ -1,0 +1,104 @@
+//! The demo app driven in memory, as a browser would: a cookie jar, requests through the
+//! router, the CSRF + credentials sign-in.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use axum::response::Response;
+use serde_json::Value;
+use tower::ServiceExt;
+
+pub const ORIGIN: &str = "http://localhost:3000";
+
+/// The cookies a browser would keep for `localhost:3000`.
+#[derive(Default, Debug)]
+pub struct CookieJar(pub BTreeMap<String, String>);
+
+impl CookieJar {
+    pub fn store(&mut self, res: &Response) {
+        for v in res.headers().get_all(header::SET_COOKIE) {
+            let v = v.to_str().unwrap();
+            let mut attrs = v.split(';').map(str::trim);
+            let (name, value) = attrs.next().unwrap().split_once('=').unwrap();
+            let expired = attrs.any(|a| a.eq_ignore_ascii_case("max-age=0"));
+            if expired || value.is_empty() {
+                self.0.remove(name);
+            } else {
+                self.0.insert(name.to_owned(), value.to_owned());
+            }
+        }
+    }
+
+    pub fn header(&self) -> String {
+        self.0
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+}
+
+pub async fn send(app: &Router, req: Request<Body>, jar: &mut CookieJar) -> Response {
+    let res = app.clone().oneshot(req).await.unwrap();
+    jar.store(&res);
+    res
+}
+
+pub async fn get(app: &Router, path: &str, jar: &mut CookieJar) -> Response {
+    let req = Request::get(format!("{ORIGIN}{path}"))
+        .header(header::COOKIE, jar.header())
+        .body(Body::empty())
+        .unwrap();
+    send(app, req, jar).await
+}
+
+pub async fn text(res: Response) -> String {
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+pub fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+pub async fn sign_in(
+    app: &Router,
+    jar: &mut CookieJar,
+    username: &str,
+    password: &str,
+) -> Response {
+    let res = get(app, "/auth/csrf", jar).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let json: Value = serde_json::from_str(&text(res).await).unwrap();
+    let csrf = json["csrfToken"].as_str().unwrap().to_owned();
+    let body = format!(
+        "csrfToken={}&username={}&password={}&callbackUrl={}",
+        encode(&csrf),
+        encode(username),
+        encode(password),
+        encode("/protected"),
+    );
+    let req = Request::post(format!("{ORIGIN}/auth/callback/credentials"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::COOKIE, jar.header())
+        .body(Body::from(body))
+        .unwrap();
+    send(app, req, jar).await
+}
