@@ -7,6 +7,8 @@
 //! addr = "127.0.0.1:3000"                           # AUTHCORE_ADDR
 //! database_url = "sqlite://authcore.db?mode=rwc"    # AUTHCORE_DATABASE_URL ("none": JWT only)
 //! demo_password = "change me"                       # AUTHCORE_DEMO_PASSWORD
+//! metrics_addr = "127.0.0.1:9464"                   # AUTHCORE_METRICS_ADDR (Prometheus)
+//! log_format = "json"                               # AUTHCORE_LOG_FORMAT (text | json)
 //!
 //! [auth]
 //! secret = "…"                                      # AUTH_SECRET
@@ -100,6 +102,10 @@ pub struct ServerSection {
     pub database_url: Option<String>,
     /// The demo user's password (`AUTHCORE_DEMO_PASSWORD`).
     pub demo_password: Option<SecretValue>,
+    /// Where Prometheus metrics are served (`AUTHCORE_METRICS_ADDR`); none: not kept.
+    pub metrics_addr: Option<String>,
+    /// `text` or `json` (`AUTHCORE_LOG_FORMAT`).
+    pub log_format: Option<String>,
 }
 
 /// `[auth]`.
@@ -245,6 +251,8 @@ impl ConfigFile {
         put("AUTHCORE_ADDR", self.server.addr.as_deref());
         put("AUTHCORE_DATABASE_URL", self.server.database_url.as_deref());
         put("AUTHCORE_DEMO_PASSWORD", secret(&self.server.demo_password));
+        put("AUTHCORE_METRICS_ADDR", self.server.metrics_addr.as_deref());
+        put("AUTHCORE_LOG_FORMAT", self.server.log_format.as_deref());
         put("AUTH_SECRET", secret(&self.auth.secret));
         put("AUTH_URL", self.auth.url.as_deref());
         put("SMTP_URL", secret(&self.email.smtp_url));

@@ -41,6 +41,7 @@ use subtle::ConstantTimeEq;
 
 pub mod config_file;
 pub mod gateway;
+pub mod ops;
 pub use config_file::{ConfigFile, ConfigFileError, SecretValue};
 
 /// Listen address when `AUTHCORE_ADDR` is not set.
@@ -81,6 +82,10 @@ pub struct DemoConfig {
     /// The single sign-on gateway ([`gateway`]), when `[gateway]` or its variables ask
     /// for it.
     pub gateway: Option<Arc<gateway::Gateway>>,
+    /// Where `/metrics` is served (`AUTHCORE_METRICS_ADDR`); none: no metrics are kept.
+    pub metrics_addr: Option<SocketAddr>,
+    /// How logs are written (`AUTHCORE_LOG_FORMAT`: `text` or `json`).
+    pub log_format: ops::LogFormat,
 }
 
 /// Default sender of the demo's magic-link mails.
@@ -133,11 +138,15 @@ pub fn redact_url_password(url: &str) -> String {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum DemoConfigError {
-    /// `AUTHCORE_ADDR` is not a socket address.
+    /// `AUTHCORE_ADDR` or `AUTHCORE_METRICS_ADDR` is not a socket address.
     InvalidAddr {
+        /// The variable.
+        var: &'static str,
         /// The value.
         value: String,
     },
+    /// `AUTHCORE_LOG_FORMAT` is neither `text` nor `json`.
+    InvalidLogFormat(String),
     /// No `AUTH_SECRET`, and the OS random generator failed.
     Random(getrandom::Error),
     /// `SMTP_URL` cannot be used.
@@ -151,10 +160,11 @@ pub enum DemoConfigError {
 impl std::fmt::Display for DemoConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            DemoConfigError::InvalidAddr { value } => write!(
+            DemoConfigError::InvalidAddr { var, value } => write!(
                 f,
-                "AUTHCORE_ADDR={value:?} is not a socket address (like {DEFAULT_ADDR})"
+                "{var}={value:?} is not a socket address (like {DEFAULT_ADDR})"
             ),
+            DemoConfigError::InvalidLogFormat(message) => f.write_str(message),
             DemoConfigError::InvalidSmtpUrl(e) => write!(f, "SMTP_URL: {e}"),
             DemoConfigError::File(e) => write!(f, "configuration file: {e}"),
             DemoConfigError::Gateway(e) => write!(f, "gateway: {e}"),
@@ -186,6 +196,8 @@ impl DemoConfig {
             theme: Theme::default(),
             pages: PagesOptions::default(),
             gateway: None,
+            metrics_addr: None,
+            log_format: ops::LogFormat::Text,
         }
     }
 
@@ -209,12 +221,27 @@ impl DemoConfig {
         env: Env,
         section: Option<gateway::GatewaySection>,
     ) -> Result<Self, DemoConfigError> {
-        let addr = match env.get("AUTHCORE_ADDR").filter(|v| !v.trim().is_empty()) {
-            Some(v) => v.trim().parse().map_err(|_| DemoConfigError::InvalidAddr {
-                value: v.to_owned(),
-            })?,
-            None => SocketAddr::from(([127, 0, 0, 1], 3000)),
+        let socket_addr = |var: &'static str| -> Result<Option<SocketAddr>, DemoConfigError> {
+            match env.get(var).filter(|v| !v.trim().is_empty()) {
+                Some(v) => v
+                    .trim()
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| DemoConfigError::InvalidAddr {
+                        var,
+                        value: v.to_owned(),
+                    }),
+                None => Ok(None),
+            }
         };
+        let addr =
+            socket_addr("AUTHCORE_ADDR")?.unwrap_or(SocketAddr::from(([127, 0, 0, 1], 3000)));
+        let metrics_addr = socket_addr("AUTHCORE_METRICS_ADDR")?;
+        let log_format = env
+            .get("AUTHCORE_LOG_FORMAT")
+            .unwrap_or_default()
+            .parse()
+            .map_err(DemoConfigError::InvalidLogFormat)?;
         let demo_password = env
             .get("AUTHCORE_DEMO_PASSWORD")
             .filter(|v| !v.is_empty())
@@ -276,6 +303,8 @@ impl DemoConfig {
             theme: Theme::default(),
             pages: PagesOptions::default(),
             gateway,
+            metrics_addr,
+            log_format,
         })
     }
 }
@@ -292,8 +321,36 @@ pub fn auth(config: DemoConfig) -> Result<Auth, ConfigError> {
 pub async fn auth_from_config(
     config: DemoConfig,
 ) -> Result<Auth, Box<dyn std::error::Error + Send + Sync>> {
+    Ok(auth_and_database(config).await?.0)
+}
+
+/// The standalone server's application: the demo pages and authcore ([`router`]), the
+/// gateway's routes when one is configured ([`gateway::routes`]), the probes `/healthz`
+/// and `/readyz` ([`ops::probe_routes`], the latter pinging the database), and, when
+/// [`DemoConfig::metrics_addr`] is set, request counts and latencies per route
+/// ([`ops::with_http_metrics`]; the `/metrics` listener itself is the binary's).
+pub async fn server_app(
+    config: DemoConfig,
+) -> Result<Router, Box<dyn std::error::Error + Send + Sync>> {
+    let gateway = config.gateway.clone();
+    let http_metrics = config.metrics_addr.is_some();
+    let (auth, database) = auth_and_database(config).await?;
+    let base_path = auth.config().base_path().to_owned();
+    let app =
+        router_with_gateway(auth, gateway).merge(ops::probe_routes(ops::Readiness::new(database)));
+    Ok(if http_metrics {
+        ops::with_http_metrics(app, &base_path)
+    } else {
+        app
+    })
+}
+
+/// [`auth_from_config`], and the database it opened (for readiness checks).
+async fn auth_and_database(
+    config: DemoConfig,
+) -> Result<(Auth, Option<authcore_sqlx::SqlxAdapter>), Box<dyn std::error::Error + Send + Sync>> {
     let Some(url) = config.database_url.clone() else {
-        return Ok(auth(config)?);
+        return Ok((auth(config)?, None));
     };
     let db = if url.starts_with("postgres") {
         authcore_sqlx::SqlxAdapter::postgres(&url).await?
@@ -312,7 +369,8 @@ pub async fn auth_from_config(
             .await?
         }
     };
-    Ok(auth_with_database(config, Some((db, user.id)))?)
+    let auth = auth_with_database(config, Some((db.clone(), user.id)))?;
+    Ok((auth, Some(db)))
 }
 
 /// The demo user's email.

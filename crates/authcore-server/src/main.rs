@@ -5,23 +5,23 @@
 //! `AUTHCORE_DATABASE_URL`, `SMTP_URL`, `AUTH_GITHUB_*` …, `RUST_LOG`.
 #![forbid(unsafe_code)]
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use authcore::env::Env;
-use authcore_server::{DEMO_USERNAME, DemoConfig, auth_from_config, router_with_gateway};
-use tracing_subscriber::EnvFilter;
+use authcore_server::{DEMO_USERNAME, DemoConfig, ops, server_app};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
-    match run().await {
+    // The log format is a setting: read the configuration first (its errors are printed).
+    let config = match config_path().and_then(|path| read_config(path.as_deref())) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("authcore-server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    ops::init_logging(config.log_format);
+    match run(config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");
@@ -58,14 +58,35 @@ fn config_path() -> Result<Option<std::path::PathBuf>, String> {
     Ok(path.or_else(|| std::env::var_os("AUTHCORE_CONFIG").map(Into::into)))
 }
 
-async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let config = match config_path()? {
+fn read_config(path: Option<&std::path::Path>) -> Result<DemoConfig, String> {
+    match path {
         Some(path) => {
-            let config = DemoConfig::from_file(&path, Env::from_process())?;
+            let config =
+                DemoConfig::from_file(path, Env::from_process()).map_err(|e| e.to_string())?;
             println!("configuration: {}", path.display());
-            config
+            Ok(config)
         }
-        None => DemoConfig::from_env(Env::from_process())?,
+        None => DemoConfig::from_env(Env::from_process()).map_err(|e| e.to_string()),
+    }
+}
+
+async fn run(config: DemoConfig) -> Result<(), Box<dyn std::error::Error>> {
+    let metrics = match config.metrics_addr {
+        Some(addr) => {
+            let handle = ops::install_prometheus()?;
+            ops::spawn_upkeep(handle.clone());
+            let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+                format!("cannot listen on {addr} for metrics: {e} (set AUTHCORE_METRICS_ADDR)")
+            })?;
+            let local = listener.local_addr()?;
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(listener, ops::metrics_router(handle)).await {
+                    tracing::error!(error = %e, "metrics listener failed");
+                }
+            });
+            Some(local)
+        }
+        None => None,
     };
     let addr = config.addr;
     let password = config.demo_password.clone();
@@ -76,11 +97,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         authcore_server::EmailDelivery::Smtp(sender) => Some(format!("{sender:?}")),
         _ => None,
     };
-    let gateway = config.gateway.clone();
-    let app = router_with_gateway(
-        auth_from_config(config).await.map_err(|e| e.to_string())?,
-        gateway,
-    );
+    let app = server_app(config).await.map_err(|e| e.to_string())?;
 
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -101,6 +118,17 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 "  email sign-in: magic links are printed here (set SMTP_URL to send real mail)"
             ),
         }
+    }
+    println!(
+        "  probes: http://{local}{} (alive), http://{local}{} (database reachable)",
+        ops::HEALTHZ_PATH,
+        ops::READYZ_PATH
+    );
+    if let Some(metrics) = metrics {
+        println!(
+            "  metrics: http://{metrics}{} (Prometheus)",
+            ops::METRICS_PATH
+        );
     }
     if let Some(url) = public_url {
         println!("  public URL (AUTH_URL): {url}");

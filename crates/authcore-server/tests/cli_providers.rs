@@ -4,76 +4,23 @@
 //! naming what to fix, never printing a secret.
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[path = "support/binary.rs"]
+mod binary;
+use binary::ServerProcess;
 
 /// Runs the server with `env` (on a free port, without a database) and `config` as its
 /// TOML file, until it exits or says it is listening (at most 20 s): (`Some(success)` when
 /// it exited, `None` when it is serving), with everything it printed.
 fn run(env: &[(&str, &str)], config: Option<&str>) -> (Option<bool>, String) {
-    let dir = std::env::temp_dir().join(format!(
-        "authcore-cli-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_authcore-server"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("AUTHCORE_ADDR", "127.0.0.1:0")
-        .env("AUTHCORE_DATABASE_URL", "none")
-        .env("AUTH_SECRET", "a cli test secret, long and random enough")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    if let Some(text) = config {
-        let path = dir.join("authcore.toml");
-        std::fs::write(&path, text).unwrap();
-        cmd.arg("--config").arg(&path);
-    }
-    let mut child = cmd.spawn().unwrap();
-    // Both streams, line by line, into one channel.
-    let (tx, rx) = mpsc::channel::<String>();
-    let stdout = child.stdout.take().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    for stream in [Box::new(stdout) as Box<dyn Read + Send>, Box::new(stderr)] {
-        let tx = tx.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-    }
-    drop(tx);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut out = String::new();
-    let status = loop {
-        match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(line) => {
-                let serving = line.contains("listening on");
-                out.push_str(&line);
-                out.push('\n');
-                if serving {
-                    break None;
-                }
-            }
-            // Both streams closed: the process is ending.
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                break Some(child.wait().unwrap().success());
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                assert!(Instant::now() < deadline, "no answer in 20 s: {out}");
-            }
-        }
+    let mut server = ServerProcess::spawn(env, config);
+    let limit = Duration::from_secs(20);
+    let status = match server.wait_for_line(|l| l.contains("listening on"), limit) {
+        Some(_) => None,
+        None => Some(server.wait_for_exit(limit).success()),
     };
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&dir);
-    (status, out)
+    (status, std::mem::take(&mut server.output))
 }
 
 /// Environment, config file, what the message must name.

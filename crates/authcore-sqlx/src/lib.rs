@@ -234,6 +234,19 @@ impl SqlxAdapter {
         }
     }
 
+    /// Checks that the database answers (`SELECT 1` on a pooled connection), for readiness
+    /// probes. It waits at most the pool's acquire timeout (30 s by default): wrap it in a
+    /// shorter timeout of your own where a probe needs one.
+    pub async fn ping(&self) -> Result<(), Error> {
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
+        }
+        .map_err(Error::Connect)
+    }
+
     /// Closes the pool: waits for connections in use to be returned, then closes them all.
     pub async fn close(&self) {
         match &self.backend {

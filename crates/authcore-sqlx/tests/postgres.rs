@@ -39,7 +39,9 @@ async fn conformance_in_a_fresh_schema() {
         // Fresh ids every run: the same database passes again.
         conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
         common::stale_tokens_are_dropped(&adapter).await;
+        adapter.ping().await.expect("an open database answers");
         adapter.close().await;
+        assert!(adapter.ping().await.is_err(), "a closed pool does not");
     })
     .await;
 }

@@ -282,3 +282,12 @@ async fn missing_directory_is_a_connect_error() {
         .expect_err("missing directory");
     assert!(matches!(err, authcore_sqlx::Error::Connect(_)), "{err:?}");
 }
+
+#[tokio::test]
+async fn ping_answers_while_open_and_fails_once_closed() {
+    let dir = TempDir::new();
+    let adapter = fresh(&dir).await;
+    adapter.ping().await.expect("an open database answers");
+    adapter.close().await;
+    assert!(adapter.ping().await.is_err(), "a closed pool does not");
+}

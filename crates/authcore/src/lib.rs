@@ -60,6 +60,7 @@ pub mod providers;
 mod random;
 pub mod request;
 pub mod response;
+pub mod telemetry;
 mod theme;
 pub mod types;
 mod webauthn;

@@ -352,6 +352,7 @@ pub async fn forward_auth(
         Ok(o) => o,
         Err(e) => {
             tracing::warn!(error = %e, "forward-auth request without a usable original request");
+            count_decision("bad_request");
             return (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response();
         }
     };
@@ -359,6 +360,7 @@ pub async fn forward_auth(
         Ok(l) => l,
         Err(e) => {
             tracing::error!(error = %e, "forward-auth: session lookup failed");
+            count_decision("error");
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         }
     };
@@ -369,6 +371,7 @@ pub async fn forward_auth(
     tracing::debug!(host = %original.host, path = %original.path, ?decision, "forward-auth");
     let mut response = match decision {
         Decision::Allow => {
+            count_decision("allow");
             let mut r = StatusCode::OK.into_response();
             for (name, value) in gateway.headers.headers_for(who.as_ref()) {
                 r.headers_mut().insert(name, value);
@@ -380,6 +383,7 @@ pub async fn forward_auth(
                         Ok(jwt) => HeaderValue::try_from(jwt).ok(),
                         Err(e) => {
                             tracing::error!(error = %e, "forward-auth: cannot sign the identity");
+                            count_decision("error");
                             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
                         }
                     }
@@ -393,6 +397,7 @@ pub async fn forward_auth(
             r
         }
         Decision::SignIn => {
+            count_decision("sign_in");
             let target = gateway.sign_in_url(&original.url);
             match original.style {
                 ProxyStyle::Nginx => {
@@ -411,11 +416,14 @@ pub async fn forward_auth(
                 }
             }
         }
-        Decision::Forbidden => forbidden_page(
-            gateway,
-            who.as_ref()
-                .and_then(|w| w.email.as_deref().or(w.name.as_deref())),
-        ),
+        Decision::Forbidden => {
+            count_decision("forbidden");
+            forbidden_page(
+                gateway,
+                who.as_ref()
+                    .and_then(|w| w.email.as_deref().or(w.name.as_deref())),
+            )
+        }
     };
     // A refreshed session cookie goes back through the proxy.
     for c in lookup.set_cookie {
@@ -425,6 +433,11 @@ pub async fn forward_auth(
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
+}
+
+/// Counts one forward-auth answer ([`crate::ops::FORWARD_AUTH_DECISIONS`]).
+fn count_decision(decision: &'static str) {
+    metrics::counter!(crate::ops::FORWARD_AUTH_DECISIONS, "decision" => decision).increment(1);
 }
 
 /// `GET /forward-auth/forbidden`: the 403 page for proxies that show their own error

@@ -10,6 +10,7 @@ use crate::error::{AuthError, BoxError};
 use crate::response::{InternalBody, ResponseInternal};
 use crate::types::{Session, SessionUser};
 
+use crate::telemetry::{self, SessionReadOutcome};
 use crate::types::iso_string;
 
 pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
@@ -17,31 +18,62 @@ pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError
     if is_update {
         ctx.require_csrf("session")?;
     }
+    let database = ctx.config.session_strategy == crate::config::SessionStrategy::Database
+        && ctx.config.adapter.is_some();
+    let (response, outcome) = read(ctx, database, is_update).await;
+    telemetry::session_read(database, outcome);
+    Ok(if is_update {
+        response
+    } else {
+        response.with_no_cache()
+    })
+}
+
+/// The session (or `null`) for the request's cookie, and what the read found.
+async fn read(
+    ctx: &Ctx<'_>,
+    database: bool,
+    is_update: bool,
+) -> (ResponseInternal, SessionReadOutcome) {
     let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
-    let finish = |r: ResponseInternal| if is_update { r } else { r.with_no_cache() };
     let Some(token) = store.value() else {
-        return Ok(finish(ResponseInternal::json(Value::Null)));
+        return (
+            ResponseInternal::json(Value::Null),
+            SessionReadOutcome::None,
+        );
     };
-    if ctx.config.session_strategy == crate::config::SessionStrategy::Database
-        && let Some(adapter) = &ctx.config.adapter
-    {
-        return match database_session(ctx, &**adapter, &store, &token, is_update).await {
-            Ok(r) => Ok(finish(r)),
-            Err(source) => {
-                // Auth.js logs `SessionTokenError` and answers null.
-                ctx.log_error(&AuthError::SessionTokenError { source });
-                Ok(finish(ResponseInternal::json(Value::Null)))
-            }
-        };
-    }
-    match refresh(ctx, &store, &token, is_update).await {
-        Ok(r) => Ok(finish(r)),
-        Err(source) => {
-            ctx.log_error(&AuthError::JwtSessionError { source });
-            let mut r = ResponseInternal::json(Value::Null);
-            r.cookies = store.clean();
-            Ok(finish(r))
+    let result = match &ctx.config.adapter {
+        Some(adapter) if database => {
+            database_session(ctx, &**adapter, &store, &token, is_update)
+                .await
+                .map_err(|source| {
+                    // Auth.js logs `SessionTokenError` and answers null.
+                    ctx.log_error(&AuthError::SessionTokenError { source });
+                    (
+                        ResponseInternal::json(Value::Null),
+                        SessionReadOutcome::Error,
+                    )
+                })
         }
+        _ => refresh(ctx, &store, &token, is_update)
+            .await
+            .map_err(|source| {
+                ctx.log_error(&AuthError::JwtSessionError { source });
+                let mut r = ResponseInternal::json(Value::Null);
+                r.cookies = store.clean();
+                (r, SessionReadOutcome::Invalid)
+            }),
+    };
+    match result {
+        Ok(r) => {
+            let outcome = if matches!(r.body, Some(InternalBody::Json(Value::Null))) {
+                SessionReadOutcome::Invalid
+            } else {
+                SessionReadOutcome::Active
+            };
+            (r, outcome)
+        }
+        Err(failed) => failed,
     }
 }
 

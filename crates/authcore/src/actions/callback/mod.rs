@@ -19,6 +19,10 @@ use crate::types::{Account, Profile, User};
 
 pub(crate) async fn callback(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     let result = callback_for_provider(ctx).await;
+    crate::telemetry::sign_in(
+        ctx.provider.map(Provider::id),
+        result.as_ref().err().map(AuthError::error_type),
+    );
     if let Err(e) = &result {
         ctx.debug("callback route error details", || {
             serde_json::json!({

@@ -1,0 +1,132 @@
+//! The `authcore-server` binary as a child process: a clean environment (free port, no
+//! database, a fixed secret) plus the test's variables and optional TOML file; its stdout
+//! and stderr read line by line. Killed when dropped.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A running (or ended) server process.
+pub struct ServerProcess {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    /// Everything it printed so far, both streams interleaved.
+    pub output: String,
+    dir: PathBuf,
+}
+
+impl ServerProcess {
+    /// Starts the server with `env` over the defaults and `config` as its `--config` file.
+    pub fn spawn(env: &[(&str, &str)], config: Option<&str>) -> Self {
+        static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "authcore-bin-{}-{}",
+            std::process::id(),
+            COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_authcore-server"));
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("AUTHCORE_ADDR", "127.0.0.1:0")
+            .env("AUTHCORE_DATABASE_URL", "none")
+            .env("AUTH_SECRET", "a cli test secret, long and random enough")
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        if let Some(text) = config {
+            let path = dir.join("authcore.toml");
+            std::fs::write(&path, text).unwrap();
+            cmd.arg("--config").arg(&path);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let (tx, rx) = mpsc::channel::<String>();
+        let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        for stream in [Box::new(stdout) as Box<dyn Read + Send>, Box::new(stderr)] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    let _ = tx.send(line);
+                }
+            });
+        }
+        ServerProcess {
+            child,
+            lines: rx,
+            output: String::new(),
+            dir,
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Reads output until a line satisfies `wanted` (returned), or the process closes both
+    /// streams (`None`). Panics after `limit` with what was printed.
+    pub fn wait_for_line(
+        &mut self,
+        wanted: impl Fn(&str) -> bool,
+        limit: Duration,
+    ) -> Option<String> {
+        let deadline = Instant::now() + limit;
+        loop {
+            match self.lines.recv_timeout(Duration::from_millis(100)) {
+                Ok(line) => {
+                    self.output.push_str(&line);
+                    self.output.push('\n');
+                    if wanted(&line) {
+                        return Some(line);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    assert!(
+                        Instant::now() < deadline,
+                        "no such line in {limit:?}:\n{}",
+                        self.output
+                    );
+                }
+            }
+        }
+    }
+
+    /// Reads the rest of the output and waits for the exit (at most `limit`).
+    pub fn wait_for_exit(&mut self, limit: Duration) -> ExitStatus {
+        let _ = self.wait_for_line(|_| false, limit);
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "still running:\n{}", self.output);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Sends SIGTERM (as a service manager or Kubernetes does).
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.pid().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -TERM failed");
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

@@ -1,0 +1,69 @@
+//! Metrics authcore records through the [`metrics`] facade, as it logs through `tracing`:
+//! nothing is kept or exported unless the host installs a recorder (for Prometheus,
+//! `metrics-exporter-prometheus`, as `authcore-server` does); without one each record is a
+//! check of one atomic. Label values are bounded: configured provider ids (or `unknown`),
+//! Auth.js error type names, and the fixed outcomes below.
+//!
+//! | Name | Kind | Labels |
+//! |------|------|--------|
+//! | [`SIGN_INS`] | counter | `provider`, `outcome` (`success`, or the Auth.js error type: `CredentialsSignin`, `OAuthCallbackError`, `AccessDenied` …) |
+//! | [`SESSION_READS`] | counter | `strategy` (`jwt`, `database`), `outcome` (`active`; `none`: no cookie; `invalid`: expired, unknown or forged; `error`: the session store failed) |
+
+use metrics::{Key, Label, Metadata};
+
+/// Callbacks (`/callback/<provider>`) that ended a sign-in, by provider and outcome.
+pub const SIGN_INS: &str = "authcore_sign_ins_total";
+/// Session reads (`/session`, and the lookups of guards and the gateway), by strategy and
+/// outcome.
+pub const SESSION_READS: &str = "authcore_session_reads_total";
+
+/// What a session read found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SessionReadOutcome {
+    /// A valid session.
+    Active = 0,
+    /// No session cookie.
+    None = 1,
+    /// A cookie that is not (or no longer) a session: expired, unknown, forged.
+    Invalid = 2,
+    /// The session store failed.
+    Error = 3,
+}
+
+/// The labels of every (strategy, outcome) pair, indexed `[database][outcome]`: session
+/// reads are the hot path, and static labels make their key without an allocation.
+static SESSION_READ_LABELS: [[[Label; 2]; 4]; 2] = {
+    const fn pair(strategy: &'static str, outcome: &'static str) -> [Label; 2] {
+        [
+            Label::from_static_parts("strategy", strategy),
+            Label::from_static_parts("outcome", outcome),
+        ]
+    }
+    const fn outcomes(strategy: &'static str) -> [[Label; 2]; 4] {
+        [
+            pair(strategy, "active"),
+            pair(strategy, "none"),
+            pair(strategy, "invalid"),
+            pair(strategy, "error"),
+        ]
+    }
+    [outcomes("jwt"), outcomes("database")]
+};
+
+static METADATA: Metadata<'static> =
+    Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
+
+/// Counts one session read.
+pub(crate) fn session_read(database: bool, outcome: SessionReadOutcome) {
+    let labels = &SESSION_READ_LABELS[usize::from(database)][outcome as usize];
+    let key = Key::from_static_parts(SESSION_READS, labels);
+    metrics::with_recorder(|r| r.register_counter(&key, &METADATA)).increment(1);
+}
+
+/// Counts one sign-in callback: `provider` is a configured provider's id (or `unknown`),
+/// `error` the Auth.js type of the error that ended it, if any.
+pub(crate) fn sign_in(provider: Option<&str>, error: Option<&'static str>) {
+    let provider = provider.unwrap_or("unknown").to_owned();
+    metrics::counter!(SIGN_INS, "provider" => provider, "outcome" => error.unwrap_or("success"))
+        .increment(1);
+}
