@@ -9,11 +9,15 @@
 //! demo_password = "change me"                       # AUTHCORE_DEMO_PASSWORD
 //! metrics_addr = "127.0.0.1:9464"                   # AUTHCORE_METRICS_ADDR (Prometheus)
 //! log_format = "json"                               # AUTHCORE_LOG_FORMAT (text | json)
+//! header_read_timeout = 10                          # AUTHCORE_HEADER_READ_TIMEOUT (seconds)
+//! request_timeout = 30                              # AUTHCORE_REQUEST_TIMEOUT (seconds)
+//! max_connections = 10000                           # AUTHCORE_MAX_CONNECTIONS
 //!
 //! [auth]
 //! secret = "…"                                      # AUTH_SECRET
 //! url = "https://auth.example.com/auth"             # AUTH_URL
 //! trust_host = true                                 # AUTH_TRUST_HOST
+//! allowed_hosts = ["auth.example.com"]              # AUTHCORE_ALLOWED_HOSTS
 //!
 //! [email]
 //! smtp_url = "smtps://user:pass@smtp.example.com"   # SMTP_URL
@@ -63,7 +67,7 @@ impl std::fmt::Debug for SecretValue {
 }
 
 /// The file's contents. Unknown keys are refused, so a typo is reported, not ignored.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ConfigFile {
@@ -92,7 +96,7 @@ pub struct ConfigFile {
 }
 
 /// `[server]`.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ServerSection {
@@ -106,6 +110,12 @@ pub struct ServerSection {
     pub metrics_addr: Option<String>,
     /// `text` or `json` (`AUTHCORE_LOG_FORMAT`).
     pub log_format: Option<String>,
+    /// Seconds allowed for a request head (`AUTHCORE_HEADER_READ_TIMEOUT`).
+    pub header_read_timeout: Option<f64>,
+    /// Seconds allowed for an answer (`AUTHCORE_REQUEST_TIMEOUT`).
+    pub request_timeout: Option<f64>,
+    /// Open connections at most (`AUTHCORE_MAX_CONNECTIONS`).
+    pub max_connections: Option<u64>,
 }
 
 /// `[auth]`.
@@ -119,6 +129,8 @@ pub struct AuthSection {
     pub url: Option<String>,
     /// Trust `Host` / `X-Forwarded-*` (`AUTH_TRUST_HOST`).
     pub trust_host: Option<bool>,
+    /// The request hosts to answer (`AUTHCORE_ALLOWED_HOSTS`).
+    pub allowed_hosts: Option<Vec<String>>,
 }
 
 /// `[email]`.
@@ -253,8 +265,21 @@ impl ConfigFile {
         put("AUTHCORE_DEMO_PASSWORD", secret(&self.server.demo_password));
         put("AUTHCORE_METRICS_ADDR", self.server.metrics_addr.as_deref());
         put("AUTHCORE_LOG_FORMAT", self.server.log_format.as_deref());
+        let number = |v: Option<f64>| v.map(|v| v.to_string());
+        put(
+            "AUTHCORE_HEADER_READ_TIMEOUT",
+            number(self.server.header_read_timeout).as_deref(),
+        );
+        put(
+            "AUTHCORE_REQUEST_TIMEOUT",
+            number(self.server.request_timeout).as_deref(),
+        );
+        let max_connections = self.server.max_connections.map(|n| n.to_string());
+        put("AUTHCORE_MAX_CONNECTIONS", max_connections.as_deref());
         put("AUTH_SECRET", secret(&self.auth.secret));
         put("AUTH_URL", self.auth.url.as_deref());
+        let allowed_hosts = self.auth.allowed_hosts.as_ref().map(|h| h.join(","));
+        put("AUTHCORE_ALLOWED_HOSTS", allowed_hosts.as_deref());
         put("SMTP_URL", secret(&self.email.smtp_url));
         put("AUTHCORE_EMAIL_FROM", self.email.from.as_deref());
         for (id, p) in &self.providers.0 {

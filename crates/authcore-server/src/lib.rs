@@ -42,6 +42,7 @@ use subtle::ConstantTimeEq;
 pub mod config_file;
 pub mod gateway;
 pub mod ops;
+pub mod serve;
 pub use config_file::{ConfigFile, ConfigFileError, SecretValue};
 
 /// Listen address when `AUTHCORE_ADDR` is not set.
@@ -86,6 +87,12 @@ pub struct DemoConfig {
     pub metrics_addr: Option<SocketAddr>,
     /// How logs are written (`AUTHCORE_LOG_FORMAT`: `text` or `json`).
     pub log_format: ops::LogFormat,
+    /// The request hosts to answer (`AUTHCORE_ALLOWED_HOSTS`, comma-separated: exact
+    /// names, IP literals, `*.example.com`); see [`host_trust`].
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Header read and request timeouts, connection cap (`AUTHCORE_HEADER_READ_TIMEOUT`,
+    /// `AUTHCORE_REQUEST_TIMEOUT`, `AUTHCORE_MAX_CONNECTIONS`).
+    pub limits: serve::ConnectionLimits,
 }
 
 /// Default sender of the demo's magic-link mails.
@@ -145,8 +152,8 @@ pub enum DemoConfigError {
         /// The value.
         value: String,
     },
-    /// `AUTHCORE_LOG_FORMAT` is neither `text` nor `json`.
-    InvalidLogFormat(String),
+    /// A setting has a value it cannot take (the message names it).
+    InvalidSetting(String),
     /// No `AUTH_SECRET`, and the OS random generator failed.
     Random(getrandom::Error),
     /// `SMTP_URL` cannot be used.
@@ -164,7 +171,7 @@ impl std::fmt::Display for DemoConfigError {
                 f,
                 "{var}={value:?} is not a socket address (like {DEFAULT_ADDR})"
             ),
-            DemoConfigError::InvalidLogFormat(message) => f.write_str(message),
+            DemoConfigError::InvalidSetting(message) => f.write_str(message),
             DemoConfigError::InvalidSmtpUrl(e) => write!(f, "SMTP_URL: {e}"),
             DemoConfigError::File(e) => write!(f, "configuration file: {e}"),
             DemoConfigError::Gateway(e) => write!(f, "gateway: {e}"),
@@ -198,6 +205,8 @@ impl DemoConfig {
             gateway: None,
             metrics_addr: None,
             log_format: ops::LogFormat::Text,
+            allowed_hosts: None,
+            limits: serve::ConnectionLimits::default(),
         }
     }
 
@@ -241,7 +250,9 @@ impl DemoConfig {
             .get("AUTHCORE_LOG_FORMAT")
             .unwrap_or_default()
             .parse()
-            .map_err(DemoConfigError::InvalidLogFormat)?;
+            .map_err(DemoConfigError::InvalidSetting)?;
+        let limits = serve::ConnectionLimits::from_vars(|k| env.get(k))
+            .map_err(DemoConfigError::InvalidSetting)?;
         let demo_password = env
             .get("AUTHCORE_DEMO_PASSWORD")
             .filter(|v| !v.is_empty())
@@ -291,6 +302,7 @@ impl DemoConfig {
         } else {
             None
         };
+        let allowed_hosts = gateway::env_list(&env, "AUTHCORE_ALLOWED_HOSTS");
         Ok(DemoConfig {
             addr,
             secret,
@@ -305,6 +317,8 @@ impl DemoConfig {
             gateway,
             metrics_addr,
             log_format,
+            allowed_hosts,
+            limits,
         })
     }
 }
@@ -380,6 +394,7 @@ fn auth_with_database(
     config: DemoConfig,
     database: Option<(authcore_sqlx::SqlxAdapter, String)>,
 ) -> Result<Auth, ConfigError> {
+    let trust = host_trust(&config);
     let demo_user_id: Arc<str> = database.as_ref().map_or("1", |(_, id)| id.as_str()).into();
     let password: Arc<str> = config.demo_password.into();
     let provider = CredentialsProvider::new()
@@ -435,14 +450,41 @@ fn auth_with_database(
             });
         }
     }
+    if let HostTrust::AllowList(hosts) = trust {
+        builder = builder.allowed_hosts(hosts);
+    }
     if let Some(secret) = config.secret {
         builder = builder.secret(secret);
     }
-    // The demo listens on loopback: trust the Host header unless told otherwise.
-    if config.env.get("AUTH_TRUST_HOST").is_none() {
-        builder = builder.trust_host(true);
-    }
     Ok(Auth::new(builder.env_defaults(&config.env).build()?))
+}
+
+/// Host names a server listening on loopback answers when nothing else is configured.
+pub const LOOPBACK_HOSTS: [&str; 4] = ["localhost", "*.localhost", "127.0.0.1", "[::1]"];
+
+/// Which request hosts the server builds its links from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HostTrust {
+    /// Only these hosts (`AUTHCORE_ALLOWED_HOSTS`, or [`LOOPBACK_HOSTS`] on loopback).
+    AllowList(Vec<String>),
+    /// As `AUTH_URL` / `AUTH_TRUST_HOST` say; with neither (on a public address), no host
+    /// is trusted and every request answers `UntrustedHost`.
+    AsConfigured,
+}
+
+/// The server trusts no request host by default: `AUTHCORE_ALLOWED_HOSTS` when set (with
+/// `AUTH_TRUST_HOST` it may come from `X-Forwarded-Host`); else `AUTH_URL` or an explicit
+/// `AUTH_TRUST_HOST`; else, while it listens on loopback, the loopback names only.
+pub fn host_trust(config: &DemoConfig) -> HostTrust {
+    let set = |k: &str| config.env.get(k).is_some_and(|v| !v.trim().is_empty());
+    if let Some(hosts) = &config.allowed_hosts {
+        HostTrust::AllowList(hosts.clone())
+    } else if set("AUTH_URL") || set("AUTH_TRUST_HOST") || !config.addr.ip().is_loopback() {
+        HostTrust::AsConfigured
+    } else {
+        HostTrust::AllowList(LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect())
+    }
 }
 
 /// The demo's email provider (id `email`): SMTP when configured, otherwise a console sender

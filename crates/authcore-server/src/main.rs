@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 
 use authcore::env::Env;
-use authcore_server::{DEMO_USERNAME, DemoConfig, ops, server_app};
+use authcore_server::{DEMO_USERNAME, DemoConfig, HostTrust, ops, server_app};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
@@ -89,6 +89,7 @@ async fn run(config: DemoConfig) -> Result<(), Box<dyn std::error::Error>> {
         None => None,
     };
     let addr = config.addr;
+    let limits = config.limits;
     let password = config.demo_password.clone();
     let ephemeral = config.secret_is_ephemeral;
     let public_url = config.env.get("AUTH_URL").map(str::to_owned);
@@ -96,6 +97,13 @@ async fn run(config: DemoConfig) -> Result<(), Box<dyn std::error::Error>> {
     let smtp = match &config.email {
         authcore_server::EmailDelivery::Smtp(sender) => Some(format!("{sender:?}")),
         _ => None,
+    };
+    let trusted_hosts = match authcore_server::host_trust(&config) {
+        HostTrust::AllowList(hosts) => format!("{} (set AUTHCORE_ALLOWED_HOSTS)", hosts.join(", ")),
+        _ if config.env.get("AUTH_URL").is_some() => "the host of AUTH_URL".to_owned(),
+        _ if config.env.get("AUTH_TRUST_HOST").is_some() => "as AUTH_TRUST_HOST says".to_owned(),
+        _ => "none: every request answers UntrustedHost; set AUTH_URL or AUTHCORE_ALLOWED_HOSTS"
+            .to_owned(),
     };
     let app = server_app(config).await.map_err(|e| e.to_string())?;
 
@@ -130,6 +138,7 @@ async fn run(config: DemoConfig) -> Result<(), Box<dyn std::error::Error>> {
             ops::METRICS_PATH
         );
     }
+    println!("  request hosts: {trusted_hosts}");
     if let Some(url) = public_url {
         println!("  public URL (AUTH_URL): {url}");
     }
@@ -144,9 +153,7 @@ async fn run(config: DemoConfig) -> Result<(), Box<dyn std::error::Error>> {
     }
     tracing::info!(%local, "listening");
 
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    authcore_server::serve::serve(listener, app, limits, shutdown_signal()).await;
     tracing::info!("shut down");
     Ok(())
 }

@@ -639,3 +639,61 @@ async fn request_log_at_debug_level() {
         "{line}"
     );
 }
+
+/// The server trusts no request host by default: only the loopback names while it listens
+/// on loopback; `AUTHCORE_ALLOWED_HOSTS`, `AUTH_TRUST_HOST` or `AUTH_URL` say otherwise.
+#[tokio::test]
+async fn request_hosts_are_trusted_only_as_configured() {
+    // Environment, Host header, trusted.
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, bool);
+    let cases: &[Case] = &[
+        (&[], "localhost:3000", true),
+        (&[], "127.0.0.1:3000", true),
+        (&[], "[::1]:3000", true),
+        (&[], "app.localhost", true),
+        (&[], "evil.example", false),
+        (&[], "localhost.evil.example", false),
+        (
+            &[("AUTHCORE_ADDR", "0.0.0.0:3000")],
+            "localhost:3000",
+            false,
+        ),
+        (
+            &[("AUTHCORE_ALLOWED_HOSTS", "auth.example.com, *.example.org")],
+            "auth.example.com",
+            true,
+        ),
+        (
+            &[("AUTHCORE_ALLOWED_HOSTS", "auth.example.com")],
+            "a.example.org",
+            false,
+        ),
+        (
+            &[("AUTHCORE_ALLOWED_HOSTS", "auth.example.com")],
+            "localhost:3000",
+            false,
+        ),
+        (&[("AUTH_TRUST_HOST", "true")], "evil.example", true),
+        (
+            &[("AUTH_URL", "https://auth.example.com/auth")],
+            "evil.example",
+            true,
+        ),
+    ];
+    for (env, host, trusted) in cases {
+        let mut pairs = vec![
+            ("AUTH_SECRET", "a demo test secret, long and random enough"),
+            ("AUTHCORE_DATABASE_URL", "none"),
+        ];
+        pairs.extend_from_slice(env);
+        let config = DemoConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
+        let app = app(config).unwrap();
+        let req = Request::get("/auth/csrf")
+            .header(header::HOST, *host)
+            .body(Body::empty())
+            .unwrap();
+        let res = send(&app, req, &mut CookieJar::default()).await;
+        let want = if *trusted { 200 } else { 500 };
+        assert_eq!(res.status().as_u16(), want, "{env:?} Host: {host}");
+    }
+}

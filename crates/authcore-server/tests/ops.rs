@@ -452,3 +452,49 @@ async fn sigterm_lets_the_request_in_flight_finish_with_json_logs_and_metrics() 
         assert!(!server.output.contains(secret), "secret in the output");
     }
 }
+
+/// A request whose answer takes longer than `AUTHCORE_REQUEST_TIMEOUT` gets 503 at that
+/// time (here a sign-in whose provider does not answer), with a log line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_slower_than_the_request_timeout_get_503() {
+    let (issuer, _started) = slow_issuer(Duration::from_secs(5));
+    let mut server = ServerProcess::spawn(
+        &[
+            ("AUTH_OIDC_ISSUER", issuer.as_str()),
+            ("AUTH_OIDC_ID", "ops-client"),
+            ("AUTH_OIDC_SECRET", "ops-client-secret-value"),
+            ("AUTHCORE_REQUEST_TIMEOUT", "0.5"),
+        ],
+        None,
+    );
+    let base = server.base_url();
+    let client = reqwest::Client::builder()
+        .cookie_store(true)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let csrf: serde_json::Value = client
+        .get(format!("{base}/auth/csrf"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let start = std::time::Instant::now();
+    let res = client
+        .post(format!("{base}/auth/signin/oidc"))
+        .form(&[("csrfToken", csrf["csrfToken"].as_str().unwrap())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 503);
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    server
+        .wait_for_line(|l| l.contains("request timed out"), Duration::from_secs(10))
+        .unwrap();
+}

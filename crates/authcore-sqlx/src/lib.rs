@@ -97,6 +97,9 @@ pub struct SqlxAdapter {
     backend: Backend,
 }
 
+/// How long a query waits for a pooled connection before failing.
+pub const DEFAULT_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 #[derive(Clone)]
 enum Backend {
     #[cfg(feature = "sqlite")]
@@ -149,7 +152,9 @@ impl SqlxAdapter {
             .journal_mode(SqliteJournalMode::Wal)
             .foreign_keys(true)
             .synchronous(SqliteSynchronous::Normal);
-        let pool = sqlx::SqlitePool::connect_with(options)
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .acquire_timeout(DEFAULT_ACQUIRE_TIMEOUT)
+            .connect_with(options)
             .await
             .map_err(Error::Connect)?;
         Ok(Self::from_sqlite_pool(pool))
@@ -167,13 +172,18 @@ impl SqlxAdapter {
 #[cfg(feature = "postgres")]
 impl SqlxAdapter {
     /// Connects to PostgreSQL (`postgres://user:password@host:port/database?…`), with
-    /// sqlx's default pool settings.
+    /// sqlx's default pool settings except the acquire timeout: a request waits at most
+    /// [`DEFAULT_ACQUIRE_TIMEOUT`] (5 s, not sqlx's 30 s) for a connection, so that with the
+    /// database down it fails fast (Auth.js `Configuration`) instead of hanging. For other
+    /// settings build the pool yourself and use [`SqlxAdapter::from_postgres_pool`].
     pub async fn postgres(url: &str) -> Result<Self, Error> {
         use sqlx::postgres::PgConnectOptions;
         use std::str::FromStr;
 
         let options = PgConnectOptions::from_str(url).map_err(Error::InvalidUrl)?;
-        let pool = sqlx::PgPool::connect_with(options)
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .acquire_timeout(DEFAULT_ACQUIRE_TIMEOUT)
+            .connect_with(options)
             .await
             .map_err(Error::Connect)?;
         Ok(Self::from_postgres_pool(pool))

@@ -89,6 +89,8 @@ pub(crate) struct ConfigInner {
     /// The secret coerced to a JavaScript string (`"a,b"` for a list), for CSRF hashes.
     pub secret_string: String,
     pub trust_host: bool,
+    /// Request hosts to answer (`None`: as `trust_host` says).
+    pub allowed_hosts: Option<crate::hosts::HostList>,
     pub url: Option<url::Url>,
     pub session_strategy: SessionStrategy,
     pub session_max_age: u64,
@@ -186,6 +188,7 @@ pub struct AuthConfigBuilder {
     secrets: Vec<String>,
     base_path: Option<String>,
     trust_host: Option<bool>,
+    allowed_hosts: Option<Vec<String>>,
     url: Option<String>,
     session_strategy: Option<SessionStrategy>,
     session_max_age: Duration,
@@ -217,6 +220,7 @@ impl Default for AuthConfigBuilder {
             secrets: Vec::new(),
             base_path: None,
             trust_host: None,
+            allowed_hosts: None,
             url: None,
             session_strategy: None,
             session_max_age: Duration::from_secs(30 * 24 * 60 * 60),
@@ -276,6 +280,37 @@ impl AuthConfigBuilder {
     /// fails with `UntrustedHost`.
     pub fn trust_host(mut self, trust: bool) -> Self {
         self.trust_host = Some(trust);
+        self
+    }
+
+    /// The request hosts authcore answers, and builds its links, redirects and mails from:
+    /// exact names (`app.example.com`, optionally with a port), IP literals and
+    /// `*.example.com` (see [`HostList`](crate::hosts::HostList)). A request for any other
+    /// host fails with `UntrustedHost`, so a forged `Host` can never put a magic-link token
+    /// or an OAuth code into a link to another site.
+    ///
+    /// A finer choice than [`trust_host`](Self::trust_host), which trusts every host:
+    /// with `trust_host(true)` as well, the host and protocol may come from
+    /// `X-Forwarded-Host` / `X-Forwarded-Proto` (behind a proxy), and the host must still
+    /// be on the list; without it, only the `Host` header is read. A fixed
+    /// [`url`](Self::url) takes precedence over both. An invalid pattern fails
+    /// [`build`](Self::build) with [`ConfigError::InvalidAllowedHost`].
+    ///
+    /// ```
+    /// # use authcore::{AuthConfig, providers::CredentialsProvider};
+    /// let config = AuthConfig::builder()
+    ///     .secret("a long random secret")
+    ///     .allowed_hosts(["app.example.com", "*.example.org", "localhost:3000"])
+    ///     .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+    ///     .build();
+    /// assert!(config.is_ok());
+    /// ```
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
         self
     }
 
@@ -692,6 +727,13 @@ impl AuthConfigBuilder {
         let codec = JwtCodec::new(&self.secrets).map_err(|_| ConfigError::MissingSecret)?;
         let secret_string = self.secrets.join(",");
         let trust_host = self.trust_host.unwrap_or(false) || url.is_some();
+        let allowed_hosts = self
+            .allowed_hosts
+            .map(|hosts| {
+                crate::hosts::HostList::parse(&hosts)
+                    .map_err(|message| ConfigError::InvalidAllowedHost { message })
+            })
+            .transpose()?;
 
         let logger = self.logger;
         if self.debug {
@@ -718,6 +760,7 @@ impl AuthConfigBuilder {
                 codec,
                 secret_string,
                 trust_host,
+                allowed_hosts,
                 url,
                 session_strategy: strategy,
                 session_max_age: max_age,

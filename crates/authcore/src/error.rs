@@ -425,6 +425,13 @@ pub enum ConfigError {
         /// The offending value.
         url: String,
     },
+    /// An [`allowed_hosts`](crate::config::AuthConfigBuilder::allowed_hosts) pattern is
+    /// not a host name, IP address or `*.` and a domain.
+    #[error("invalid allowed host: {message}")]
+    InvalidAllowedHost {
+        /// What is wrong, naming the pattern.
+        message: String,
+    },
     /// A cookie name is not a valid RFC 6265 token.
     #[error("invalid cookie name {name:?}: cookie names must be RFC 6265 tokens")]
     InvalidCookieName {

@@ -52,6 +52,7 @@ pub mod csrf;
 pub mod env;
 pub mod error;
 mod handler;
+pub mod hosts;
 pub mod jose;
 pub mod jwt;
 pub mod logger;

@@ -101,7 +101,8 @@ pub struct Gateway {
     auth_url: String,
 }
 
-fn env_list(env: &Env, key: &str) -> Option<Vec<String>> {
+/// A comma-separated list variable (blank entries dropped); `None` when unset or blank.
+pub(crate) fn env_list(env: &Env, key: &str) -> Option<Vec<String>> {
     env.get(key).filter(|v| !v.trim().is_empty()).map(|v| {
         v.split(',')
             .map(|s| s.trim().to_owned())

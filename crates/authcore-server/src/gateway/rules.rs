@@ -25,6 +25,7 @@
 //! assert_eq!(rules.decide("app.example.com", "/", None), Decision::SignIn);
 //! //! ```
 
+pub use authcore::hosts::HostList;
 use serde::Deserialize;
 
 /// What a rule (or the default) asks for.
@@ -108,72 +109,6 @@ pub enum Decision {
     SignIn,
     /// Signed in, but not allowed here.
     Forbidden,
-}
-
-/// A host pattern: exact or `*.suffix`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum HostPattern {
-    Exact(String),
-    /// `.example.com` for `*.example.com`.
-    Subdomains(String),
-}
-
-impl HostPattern {
-    fn parse(p: &str) -> Result<Self, String> {
-        let p = p.trim().to_ascii_lowercase();
-        let valid = |h: &str| {
-            !h.is_empty()
-                && h.split('.').all(|label| {
-                    !label.is_empty()
-                        && label
-                            .bytes()
-                            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-                })
-        };
-        match p.strip_prefix("*.") {
-            Some(rest) if valid(rest) => Ok(HostPattern::Subdomains(format!(".{rest}"))),
-            None if valid(p.split(':').next().unwrap_or_default()) => Ok(HostPattern::Exact(p)),
-            _ => Err(format!(
-                "host {p:?} is neither a host name nor `*.` and a domain"
-            )),
-        }
-    }
-
-    fn matches(&self, host: &str) -> bool {
-        match self {
-            HostPattern::Exact(h) => h == host,
-            HostPattern::Subdomains(suffix) => {
-                host.len() > suffix.len() && host.ends_with(suffix.as_str())
-            }
-        }
-    }
-}
-
-/// Host patterns (`example.com`, `*.example.com`) as used by the rules and the redirect
-/// allow-list.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HostList(Vec<HostPattern>);
-
-impl HostList {
-    /// Parses patterns; the error names the bad one.
-    pub fn parse(patterns: &[String]) -> Result<Self, String> {
-        patterns
-            .iter()
-            .map(|p| HostPattern::parse(p))
-            .collect::<Result<_, _>>()
-            .map(HostList)
-    }
-
-    /// Whether `host` (lower-cased, without port unless the pattern has one) matches.
-    pub fn matches(&self, host: &str) -> bool {
-        let host = host.to_ascii_lowercase();
-        let bare = host.split(':').next().unwrap_or_default();
-        self.0.iter().any(|p| p.matches(&host) || p.matches(bare))
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -516,22 +451,6 @@ mod tests {
                 "{text}"
             );
             assert!(text.contains(problem), "{text}");
-        }
-    }
-
-    #[test]
-    fn host_lists() {
-        let list = HostList::parse(&["example.com".into(), "*.example.com".into()]).unwrap();
-        for (host, want) in [
-            ("example.com", true),
-            ("EXAMPLE.com:8443", true),
-            ("a.example.com", true),
-            ("a.b.example.com", true),
-            ("evil-example.com", false),
-            ("example.com.evil.org", false),
-            ("", false),
-        ] {
-            assert_eq!(list.matches(host), want, "{host}");
         }
     }
 }

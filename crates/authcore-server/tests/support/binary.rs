@@ -21,6 +21,11 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts the server with `env` over the defaults and `config` as its `--config` file.
     pub fn spawn(env: &[(&str, &str)], config: Option<&str>) -> Self {
+        Self::spawn_wrapped(&[], env, config)
+    }
+
+    /// [`spawn`](Self::spawn) under a wrapper command (`["prlimit", "--nofile=1024", "--"]`).
+    pub fn spawn_wrapped(wrapper: &[&str], env: &[(&str, &str)], config: Option<&str>) -> Self {
         static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
             "authcore-bin-{}-{}",
@@ -28,7 +33,15 @@ impl ServerProcess {
             COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_authcore-server"));
+        let binary = env!("CARGO_BIN_EXE_authcore-server");
+        let mut cmd = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(binary);
+                c
+            }
+            None => Command::new(binary),
+        };
         cmd.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("AUTHCORE_ADDR", "127.0.0.1:0")
@@ -97,6 +110,19 @@ impl ServerProcess {
                 }
             }
         }
+    }
+
+    /// Waits (at most 20 s) for the `listening on http://…/` line and returns that base URL
+    /// (`http://127.0.0.1:port`).
+    pub fn base_url(&mut self) -> String {
+        let line = self
+            .wait_for_line(
+                |l| l.contains("listening on http://"),
+                Duration::from_secs(20),
+            )
+            .expect("the server exited instead of listening");
+        let addr = line.split("http://").nth(1).unwrap_or_default();
+        format!("http://{}", addr.trim_end_matches('/'))
     }
 
     /// Reads the rest of the output and waits for the exit (at most `limit`).

@@ -116,9 +116,21 @@ fn is_valid_http_url(url: &str, origin: &str) -> bool {
     parsed.is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
 }
 
+/// Whether links may be built from the request's host: a fixed URL, else the allow-list
+/// when there is one, else `trust_host`.
+fn host_is_trusted(config: &ConfigInner, url: &url::Url) -> bool {
+    if config.url.is_some() {
+        return true;
+    }
+    match &config.allowed_hosts {
+        Some(list) => list.matches(&url[url::Position::BeforeHost..url::Position::AfterPort]),
+        None => config.trust_host,
+    }
+}
+
 /// Per-request assertions (spec §12.3) that cannot be checked at build time.
 pub(crate) fn assert_request(config: &ConfigInner, req: &RequestInternal) -> Result<(), AuthError> {
-    if !config.trust_host {
+    if !host_is_trusted(config, &req.url) {
         // Without the query: it can carry a magic-link token or an OAuth code (Auth.js logs
         // the whole URL).
         let mut url = req.url.clone();

@@ -1,0 +1,231 @@
+//! The server's HTTP/1.1 listener, with the connection hygiene `axum::serve` leaves out:
+//!
+//! * a **header read timeout** ([`ConnectionLimits::header_read_timeout`], default 10 s):
+//!   a connection that has not sent a whole request head by then is closed. It also bounds
+//!   idle keep-alive connections, whose wait for the next request head is timed the same
+//!   way;
+//! * a **request timeout** ([`ConnectionLimits::request_timeout`], default 30 s): a request
+//!   whose answer takes longer gets `503` and a log line;
+//! * a **cap on open connections** ([`ConnectionLimits::max_connections`]): at the cap the
+//!   server stops accepting (new connections wait in the kernel's backlog) until one
+//!   closes, so a flood of idle or half-sent connections cannot exhaust its file
+//!   descriptors; the default is three quarters of the process's descriptor limit, at most
+//!   10,000;
+//! * **graceful shutdown**: when `shutdown` resolves, the listener closes at once, requests
+//!   in flight finish (for at most the request timeout), idle connections close.
+//!
+//! A host that embeds authcore in its own server should set the same limits on it (hyper's
+//! `http1::Builder::header_read_timeout` with a timer, a timeout layer, a connection cap).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{ConnectInfo, Request};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tower::Service;
+
+/// Connection limits of the listener (`[server]` of the config file, `AUTHCORE_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConnectionLimits {
+    /// Time allowed for a request head (`AUTHCORE_HEADER_READ_TIMEOUT`, seconds).
+    pub header_read_timeout: Duration,
+    /// Time allowed for an answer (`AUTHCORE_REQUEST_TIMEOUT`, seconds).
+    pub request_timeout: Duration,
+    /// Open connections at most (`AUTHCORE_MAX_CONNECTIONS`).
+    pub max_connections: usize,
+}
+
+/// Default [`ConnectionLimits::header_read_timeout`].
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default [`ConnectionLimits::request_timeout`].
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_connections: default_max_connections(),
+        }
+    }
+}
+
+/// Three quarters of the soft `RLIMIT_NOFILE` (the rest is for the database, the mail
+/// relay, the providers and the log), at most 10,000; 768 when the limit is unknown.
+pub fn default_max_connections() -> usize {
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(u64::MAX);
+    let usable = soft.saturating_mul(3) / 4;
+    usize::try_from(usable.min(10_000)).unwrap_or(768).max(16)
+}
+
+impl ConnectionLimits {
+    /// Reads the three settings from `get` (a variable lookup), each optional: seconds as
+    /// a decimal number (`10`, `0.5`), a positive connection count.
+    pub fn from_vars<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, String> {
+        let mut limits = ConnectionLimits::default();
+        let seconds = |key: &str| -> Result<Option<Duration>, String> {
+            let Some(v) = get(key).map(str::trim).filter(|v| !v.is_empty()) else {
+                return Ok(None);
+            };
+            v.parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+                .map(|s| Some(Duration::from_secs_f64(s)))
+                .ok_or_else(|| format!("{key}={v:?} is not a number of seconds (like 10 or 0.5)"))
+        };
+        if let Some(d) = seconds("AUTHCORE_HEADER_READ_TIMEOUT")? {
+            limits.header_read_timeout = d;
+        }
+        if let Some(d) = seconds("AUTHCORE_REQUEST_TIMEOUT")? {
+            limits.request_timeout = d;
+        }
+        if let Some(v) = get("AUTHCORE_MAX_CONNECTIONS")
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+        {
+            limits.max_connections =
+                v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    format!("AUTHCORE_MAX_CONNECTIONS={v:?} is not a positive number")
+                })?;
+        }
+        Ok(limits)
+    }
+}
+
+/// Serves `app` on `listener` with `limits` until `shutdown` resolves, then drains (see
+/// the module docs). Handlers can read the peer address as `ConnectInfo<SocketAddr>`.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()>,
+) {
+    let timeout = limits.request_timeout;
+    let app = app.layer(middleware::from_fn(move |req: Request, next: Next| {
+        answer_within(timeout, req, next)
+    }));
+    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .keep_alive(true);
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&permits).acquire_owned() => match permit {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(c) => c,
+                Err(e) => {
+                    accept_failed(&e).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+            req.extensions_mut()
+                .insert(ConnectInfo::<std::net::SocketAddr>(peer));
+            app.clone().call(req.map(axum::body::Body::new))
+        });
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            // A client that goes away or times out is routine, not an error to report.
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, %peer, "connection closed");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let open = limits.max_connections - permits.available_permits();
+    tracing::info!(open, "listener closed; finishing open requests");
+    let drain = limits.request_timeout + limits.header_read_timeout;
+    if tokio::time::timeout(drain, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            ?drain,
+            "connections still open after the drain time; closing them"
+        );
+    }
+}
+
+async fn answer_within(limit: Duration, req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_owned();
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::warn!(path, ?limit, "request timed out");
+            (StatusCode::SERVICE_UNAVAILABLE, "request timed out\n").into_response()
+        }
+    }
+}
+
+/// Out of descriptors or memory: wait, then accept again (the cap should prevent it);
+/// connection-level errors (the peer reset before the accept): go on at once.
+async fn accept_failed(e: &std::io::Error) {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    if matches!(
+        e.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    ) {
+        return;
+    }
+    tracing::error!(error = %e, "accept failed; retrying in 100 ms");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_from_variables() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| *v)
+        };
+        let l = ConnectionLimits::from_vars(vars(&[])).unwrap();
+        assert_eq!(l.header_read_timeout, DEFAULT_HEADER_READ_TIMEOUT);
+        assert!(l.max_connections >= 16 && l.max_connections <= 10_000);
+        let l = ConnectionLimits::from_vars(vars(&[
+            ("AUTHCORE_HEADER_READ_TIMEOUT", "0.5"),
+            ("AUTHCORE_REQUEST_TIMEOUT", "3"),
+            ("AUTHCORE_MAX_CONNECTIONS", "64"),
+        ]))
+        .unwrap();
+        assert_eq!(l.header_read_timeout, Duration::from_millis(500));
+        assert_eq!(l.request_timeout, Duration::from_secs(3));
+        assert_eq!(l.max_connections, 64);
+        for (k, v) in [
+            ("AUTHCORE_HEADER_READ_TIMEOUT", "ten"),
+            ("AUTHCORE_REQUEST_TIMEOUT", "-1"),
+            ("AUTHCORE_REQUEST_TIMEOUT", "NaN"),
+            ("AUTHCORE_MAX_CONNECTIONS", "0"),
+        ] {
+            let pairs: &'static [(&'static str, &'static str)] =
+                Box::leak(vec![(k, v)].into_boxed_slice());
+            let err = ConnectionLimits::from_vars(vars(pairs)).unwrap_err();
+            assert!(err.contains(k), "{err}");
+        }
+    }
+}
