@@ -258,7 +258,7 @@ fi
 START=$(date +%s)
 if [[ $ONLY != node ]]; then
   echo "authcore (Rust) on 127.0.0.1:$RUST_PORT" >&2
-  start_server authcore "$RUST_PORT" env AUTHCORE_DATABASE_URL="${AUTHCORE_DATABASE_URL:-none}" AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "$RUST_BIN"
+  start_server authcore "$RUST_PORT" env AUTHCORE_RATE_LIMITS=off AUTHCORE_DATABASE_URL="${AUTHCORE_DATABASE_URL:-none}" AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "$RUST_BIN"
   bench_server rust "$RUST_PORT"
   stop_server
 fi

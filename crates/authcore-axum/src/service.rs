@@ -5,9 +5,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use std::net::SocketAddr;
+
+use authcore::request::ClientAddr;
 use authcore::{Auth, BoxError};
 use axum::body::{Body, HttpBody};
-use axum::extract::OriginalUri;
+use axum::extract::{ConnectInfo, OriginalUri};
 use axum::response::Response;
 use http::Request;
 use tower_service::Service;
@@ -72,6 +75,14 @@ where
     fn call(&mut self, mut req: Request<B>) -> Self::Future {
         if let Some(OriginalUri(uri)) = req.extensions_mut().remove::<OriginalUri>() {
             *req.uri_mut() = uri;
+        }
+        // The peer address for per-client rate limits, from axum's `ConnectInfo`
+        // (`into_make_service_with_connect_info::<SocketAddr>()`), unless the host set one.
+        if req.extensions().get::<ClientAddr>().is_none()
+            && let Some(ConnectInfo(peer)) = req.extensions().get::<ConnectInfo<SocketAddr>>()
+        {
+            let ip = peer.ip();
+            req.extensions_mut().insert(ClientAddr(ip));
         }
         let auth = self.auth.clone();
         Box::pin(async move { Ok(auth.handle(req).await.map(Body::new)) })

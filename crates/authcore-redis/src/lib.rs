@@ -79,6 +79,7 @@
 mod adapter;
 mod error;
 mod keys;
+mod ratelimit;
 mod scripts;
 
 use std::fmt;
@@ -88,6 +89,7 @@ use authcore::adapter::AdapterError;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 pub use error::{BackendErrorKind, RedisBackendError};
+pub use ratelimit::RedisRateLimitStore;
 
 use error::RedisBackendError as BackendError;
 use keys::Keys;

@@ -153,3 +153,24 @@ return 1
 "#,
     )
 });
+
+/// Rate limiting: count one event unless locked; lock when over the limit.
+///
+/// KEYS[1] count key, KEYS[2] lock key. ARGV[1] limit, ARGV[2] window (ms), ARGV[3]
+/// lock-out (ms). Returns the lock's time left in ms, or 0 when the event is allowed.
+pub(crate) static RATE_COUNT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r#"
+local left = redis.call('PTTL', KEYS[2])
+if left > 0 then return left end
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if n > tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
+  redis.call('DEL', KEYS[1])
+  return tonumber(ARGV[3])
+end
+return 0
+"#,
+    )
+});

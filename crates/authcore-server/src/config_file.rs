@@ -93,6 +93,92 @@ pub struct ConfigFile {
     pub pages: PagesOptions,
     /// `[gateway]`: the single sign-on gateway (rules, header names, keys …).
     pub gateway: Option<crate::gateway::GatewaySection>,
+    /// `[rate_limits]`: the brute-force limits, each adjustable.
+    pub rate_limits: Option<RateLimitsSection>,
+}
+
+/// `[rate_limits]`: `enabled = false` turns them all off (as `AUTHCORE_RATE_LIMITS=off`);
+/// each limit (`credentials_per_identifier`, `credentials_per_client`,
+/// `emails_per_address`, `emails_per_client`, `requests_per_client`) takes
+/// `{ limit = 5, window = 900, lockout = 900 }` (seconds; lock-out defaults to the window)
+/// or `false` to turn that one off; unnamed ones keep the recommended values.
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct RateLimitsSection {
+    /// All limits on (default) or off.
+    pub enabled: Option<bool>,
+    /// Failed credentials sign-ins per identifier.
+    pub credentials_per_identifier: Option<LimitSetting>,
+    /// Failed credentials sign-ins per client address.
+    pub credentials_per_client: Option<LimitSetting>,
+    /// Magic-link mails per address.
+    pub emails_per_address: Option<LimitSetting>,
+    /// Magic-link mails per client address.
+    pub emails_per_client: Option<LimitSetting>,
+    /// `POST` and `webauthn-options` requests per client address.
+    pub requests_per_client: Option<LimitSetting>,
+}
+
+/// One limit of `[rate_limits]`: a table, or `false` for off.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum LimitSetting {
+    /// `false`: off (`true` keeps the recommended value).
+    Switch(bool),
+    /// `{ limit, window, lockout }`.
+    Limit {
+        /// Events per window.
+        limit: u32,
+        /// Seconds.
+        window: f64,
+        /// Seconds locked after going over (default: the window).
+        lockout: Option<f64>,
+    },
+}
+
+impl RateLimitsSection {
+    /// `base` with this section's changes.
+    pub fn apply(&self, base: authcore::ratelimit::RateLimits) -> authcore::ratelimit::RateLimits {
+        use authcore::ratelimit::{RateLimit, RateLimits};
+        if self.enabled == Some(false) {
+            return RateLimits::default();
+        }
+        let mut limits = if base.any() {
+            base
+        } else {
+            RateLimits::recommended()
+        };
+        let seconds = |s: f64| std::time::Duration::from_secs_f64(s.clamp(0.001, 31_536_000.0));
+        let set = |slot: &mut Option<RateLimit>, setting: &Option<LimitSetting>| match setting {
+            None | Some(LimitSetting::Switch(true)) => {}
+            Some(LimitSetting::Switch(false)) => *slot = None,
+            Some(LimitSetting::Limit {
+                limit,
+                window,
+                lockout,
+            }) => {
+                let rule = RateLimit::new(*limit, seconds(*window));
+                *slot = Some(match lockout {
+                    Some(l) => rule.lockout(seconds(*l)),
+                    None => rule,
+                });
+            }
+        };
+        set(
+            &mut limits.credentials_per_identifier,
+            &self.credentials_per_identifier,
+        );
+        set(
+            &mut limits.credentials_per_client,
+            &self.credentials_per_client,
+        );
+        set(&mut limits.emails_per_address, &self.emails_per_address);
+        set(&mut limits.emails_per_client, &self.emails_per_client);
+        set(&mut limits.requests_per_client, &self.requests_per_client);
+        limits
+    }
 }
 
 /// `[server]`.
@@ -116,6 +202,9 @@ pub struct ServerSection {
     pub request_timeout: Option<f64>,
     /// Open connections at most (`AUTHCORE_MAX_CONNECTIONS`).
     pub max_connections: Option<u64>,
+    /// Redis for the rate-limit counts of every instance (`AUTHCORE_REDIS_URL`; may hold a
+    /// password).
+    pub redis_url: Option<SecretValue>,
 }
 
 /// `[auth]`.
@@ -131,6 +220,8 @@ pub struct AuthSection {
     pub trust_host: Option<bool>,
     /// The request hosts to answer (`AUTHCORE_ALLOWED_HOSTS`).
     pub allowed_hosts: Option<Vec<String>>,
+    /// Proxies whose `X-Forwarded-For` names the client (`AUTHCORE_TRUSTED_PROXIES`).
+    pub trusted_proxies: Option<Vec<String>>,
 }
 
 /// `[email]`.
@@ -276,10 +367,13 @@ impl ConfigFile {
         );
         let max_connections = self.server.max_connections.map(|n| n.to_string());
         put("AUTHCORE_MAX_CONNECTIONS", max_connections.as_deref());
+        put("AUTHCORE_REDIS_URL", secret(&self.server.redis_url));
         put("AUTH_SECRET", secret(&self.auth.secret));
         put("AUTH_URL", self.auth.url.as_deref());
         let allowed_hosts = self.auth.allowed_hosts.as_ref().map(|h| h.join(","));
         put("AUTHCORE_ALLOWED_HOSTS", allowed_hosts.as_deref());
+        let trusted_proxies = self.auth.trusted_proxies.as_ref().map(|h| h.join(","));
+        put("AUTHCORE_TRUSTED_PROXIES", trusted_proxies.as_deref());
         put("SMTP_URL", secret(&self.email.smtp_url));
         put("AUTHCORE_EMAIL_FROM", self.email.from.as_deref());
         for (id, p) in &self.providers.0 {

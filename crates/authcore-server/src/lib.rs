@@ -90,6 +90,15 @@ pub struct DemoConfig {
     /// The request hosts to answer (`AUTHCORE_ALLOWED_HOSTS`, comma-separated: exact
     /// names, IP literals, `*.example.com`); see [`host_trust`].
     pub allowed_hosts: Option<Vec<String>>,
+    /// Brute-force limits: [`RateLimits::recommended`](authcore::ratelimit::RateLimits::recommended)
+    /// unless `AUTHCORE_RATE_LIMITS=off`; `[rate_limits]` of the config file adjusts each.
+    pub rate_limits: authcore::ratelimit::RateLimits,
+    /// Redis for the rate-limit counts, shared by every instance (`AUTHCORE_REDIS_URL`);
+    /// none: counted in this process.
+    pub redis_url: Option<String>,
+    /// Proxies whose `X-Forwarded-For` names the client (`AUTHCORE_TRUSTED_PROXIES`:
+    /// addresses or CIDR ranges, comma-separated).
+    pub trusted_proxies: Vec<String>,
     /// Header read and request timeouts, connection cap (`AUTHCORE_HEADER_READ_TIMEOUT`,
     /// `AUTHCORE_REQUEST_TIMEOUT`, `AUTHCORE_MAX_CONNECTIONS`).
     pub limits: serve::ConnectionLimits,
@@ -207,6 +216,9 @@ impl DemoConfig {
             log_format: ops::LogFormat::Text,
             allowed_hosts: None,
             limits: serve::ConnectionLimits::default(),
+            rate_limits: authcore::ratelimit::RateLimits::recommended(),
+            redis_url: None,
+            trusted_proxies: Vec::new(),
         }
     }
 
@@ -216,6 +228,9 @@ impl DemoConfig {
         let file = ConfigFile::load(path).map_err(DemoConfigError::File)?;
         let mut config = Self::from_env_and_gateway(file.env_under(process), file.gateway.clone())?;
         config.theme = file.theme.clone();
+        if let Some(section) = &file.rate_limits {
+            config.rate_limits = section.apply(config.rate_limits);
+        }
         config.pages = file.pages.clone();
         Ok(config)
     }
@@ -303,6 +318,24 @@ impl DemoConfig {
             None
         };
         let allowed_hosts = gateway::env_list(&env, "AUTHCORE_ALLOWED_HOSTS");
+        let rate_limits = match env.get("AUTHCORE_RATE_LIMITS").map(str::trim) {
+            None | Some("" | "on" | "recommended") => {
+                authcore::ratelimit::RateLimits::recommended()
+            }
+            Some("off") => authcore::ratelimit::RateLimits::default(),
+            Some(other) => {
+                return Err(DemoConfigError::InvalidSetting(format!(
+                    "AUTHCORE_RATE_LIMITS={other:?} is not `recommended` or `off`"
+                )));
+            }
+        };
+        let trusted_proxies =
+            gateway::env_list(&env, "AUTHCORE_TRUSTED_PROXIES").unwrap_or_default();
+        let redis_url = env
+            .get("AUTHCORE_REDIS_URL")
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned);
         Ok(DemoConfig {
             addr,
             secret,
@@ -319,6 +352,9 @@ impl DemoConfig {
             log_format,
             allowed_hosts,
             limits,
+            rate_limits,
+            redis_url,
+            trusted_proxies,
         })
     }
 }
@@ -326,7 +362,24 @@ impl DemoConfig {
 /// Builds the authcore handler of the demo: a credentials provider accepting `demo` / the
 /// demo password, then the OAuth providers configured in `config.env` ([`oauth_providers`]).
 pub fn auth(config: DemoConfig) -> Result<Auth, ConfigError> {
-    auth_with_database(config, None)
+    auth_with_database(config, None, None)
+}
+
+/// The shared rate-limit store of `AUTHCORE_REDIS_URL`, connected lazily (the server
+/// starts while Redis is down; the limits then fail open, logged, until it is back).
+fn rate_limit_store(
+    config: &DemoConfig,
+) -> Result<Option<authcore_redis::RedisRateLimitStore>, Box<dyn std::error::Error + Send + Sync>> {
+    let Some(url) = &config.redis_url else {
+        return Ok(None);
+    };
+    let options = authcore_redis::ConnectOptions::default()
+        .connection_timeout(std::time::Duration::from_secs(2))
+        .response_timeout(std::time::Duration::from_secs(2));
+    let redis = authcore_redis::RedisAdapter::connect_lazy(url, options)
+        .map_err(|e| format!("AUTHCORE_REDIS_URL: {e}"))?
+        .with_prefix("authcore:");
+    Ok(Some(redis.rate_limit_store()))
 }
 
 /// Opens the configured database ([`DemoConfig::database_url`]: created and migrated if
@@ -364,7 +417,8 @@ async fn auth_and_database(
     config: DemoConfig,
 ) -> Result<(Auth, Option<authcore_sqlx::SqlxAdapter>), Box<dyn std::error::Error + Send + Sync>> {
     let Some(url) = config.database_url.clone() else {
-        return Ok((auth(config)?, None));
+        let limits = rate_limit_store(&config)?;
+        return Ok((auth_with_database(config, None, limits)?, None));
     };
     let db = if url.starts_with("postgres") {
         authcore_sqlx::SqlxAdapter::postgres(&url).await?
@@ -383,7 +437,8 @@ async fn auth_and_database(
             .await?
         }
     };
-    let auth = auth_with_database(config, Some((db.clone(), user.id)))?;
+    let limits = rate_limit_store(&config)?;
+    let auth = auth_with_database(config, Some((db.clone(), user.id)), limits)?;
     Ok((auth, Some(db)))
 }
 
@@ -393,6 +448,7 @@ pub const DEMO_EMAIL: &str = "demo@example.com";
 fn auth_with_database(
     config: DemoConfig,
     database: Option<(authcore_sqlx::SqlxAdapter, String)>,
+    rate_limit_store: Option<authcore_redis::RedisRateLimitStore>,
 ) -> Result<Auth, ConfigError> {
     let trust = host_trust(&config);
     let demo_user_id: Arc<str> = database.as_ref().map_or("1", |(_, id)| id.as_str()).into();
@@ -452,6 +508,12 @@ fn auth_with_database(
     }
     if let HostTrust::AllowList(hosts) = trust {
         builder = builder.allowed_hosts(hosts);
+    }
+    builder = builder
+        .rate_limits(config.rate_limits)
+        .trusted_proxies(config.trusted_proxies.clone());
+    if let Some(store) = rate_limit_store {
+        builder = builder.rate_limit_store(store);
     }
     if let Some(secret) = config.secret {
         builder = builder.secret(secret);

@@ -597,49 +597,6 @@ secret = "oidc-secret"
     );
 }
 
-/// With DEBUG logging on when the router is built, each request is logged with its method,
-/// path and status; without it the logging middleware is not installed.
-#[tokio::test]
-async fn request_log_at_debug_level() {
-    use std::sync::{Arc, Mutex};
-
-    #[derive(Clone, Default)]
-    struct Lines(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Lines {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    let lines = Lines::default();
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
-    let app = demo();
-    let mut jar = CookieJar::default();
-    let req = Request::get(format!("{ORIGIN}/auth/providers"))
-        .body(Body::empty())
-        .unwrap();
-    assert_eq!(send(&app, req, &mut jar).await.status(), StatusCode::OK);
-    let log = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
-    let line = log
-        .lines()
-        .find(|l| l.contains("request") && l.contains("/auth/providers"))
-        .unwrap_or_else(|| panic!("no request line in {log}"));
-    assert!(
-        line.contains("status=200") && line.contains("method=GET"),
-        "{line}"
-    );
-}
-
 /// The server trusts no request host by default: only the loopback names while it listens
 /// on loopback; `AUTHCORE_ALLOWED_HOSTS`, `AUTH_TRUST_HOST` or `AUTH_URL` say otherwise.
 #[tokio::test]
@@ -696,4 +653,74 @@ async fn request_hosts_are_trusted_only_as_configured() {
         let want = if *trusted { 200 } else { 500 };
         assert_eq!(res.status().as_u16(), want, "{env:?} Host: {host}");
     }
+}
+
+/// The server locks a user out after 5 wrong passwords by default (then even the right one
+/// is refused for 15 minutes); `AUTHCORE_RATE_LIMITS=off` and `[rate_limits]` change that.
+#[tokio::test]
+async fn wrong_passwords_lock_the_demo_user_by_default() {
+    let app = demo();
+    let mut jar = CookieJar::default();
+    let error = |res: &axum::response::Response| {
+        let location = res.headers()[header::LOCATION].to_str().unwrap().to_owned();
+        location
+            .split("error=")
+            .nth(1)
+            .map(|e| e.split('&').next().unwrap_or_default().to_owned())
+            .unwrap_or_default()
+    };
+    for _ in 0..5 {
+        let res = sign_in(&app, &mut jar, "demo", "wrong").await;
+        assert_eq!(error(&res), "CredentialsSignin");
+    }
+    let res = sign_in(&app, &mut jar, "demo", "wrong").await;
+    assert_eq!(error(&res), "RateLimited");
+    assert_eq!(res.headers()[header::RETRY_AFTER], "900");
+    let res = sign_in(&app, &mut jar, "demo", "authcore-demo").await;
+    assert_eq!(error(&res), "RateLimited");
+
+    let off = DemoConfig::from_env(authcore::env::Env::from_pairs([
+        ("AUTH_SECRET", "a demo test secret, long and random enough"),
+        ("AUTHCORE_DATABASE_URL", "none"),
+        ("AUTHCORE_RATE_LIMITS", "off"),
+    ]))
+    .unwrap();
+    assert!(!off.rate_limits.any());
+    let err = DemoConfig::from_env(authcore::env::Env::from_pairs([(
+        "AUTHCORE_RATE_LIMITS",
+        "sometimes",
+    )]))
+    .unwrap_err();
+    assert!(err.to_string().contains("AUTHCORE_RATE_LIMITS"), "{err}");
+
+    let file = authcore_server::ConfigFile::parse(
+        r#"
+[rate_limits]
+credentials_per_identifier = { limit = 2, window = 60, lockout = 600 }
+requests_per_client = false
+"#,
+    )
+    .unwrap();
+    let limits = file
+        .rate_limits
+        .unwrap()
+        .apply(authcore::ratelimit::RateLimits::recommended());
+    let per_id = limits.credentials_per_identifier.unwrap();
+    assert_eq!(
+        (
+            per_id.limit(),
+            per_id.window().as_secs(),
+            per_id.lockout_duration().as_secs()
+        ),
+        (2, 60, 600)
+    );
+    assert!(limits.requests_per_client.is_none());
+    assert!(
+        limits.emails_per_address.is_some(),
+        "the others stay recommended"
+    );
+    assert!(
+        authcore_server::ConfigFile::parse("[rate_limits]\nsignins = 3\n").is_err(),
+        "unknown limits are refused"
+    );
 }

@@ -498,3 +498,45 @@ async fn answers_slower_than_the_request_timeout_get_503() {
         .wait_for_line(|l| l.contains("request timed out"), Duration::from_secs(10))
         .unwrap();
 }
+
+/// The binary takes the client address from the connection: past `requests_per_client`
+/// POSTs from one address, the next gets `RateLimited`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_limits_posts_per_client_address() {
+    let mut server = ServerProcess::spawn(
+        &[],
+        Some("[rate_limits]\nrequests_per_client = { limit = 3, window = 60 }\n"),
+    );
+    let base = server.base_url();
+    let client = reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let csrf: serde_json::Value = client
+        .get(format!("{base}/auth/csrf"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = csrf["csrfToken"].as_str().unwrap().to_owned();
+    let mut errors = Vec::new();
+    for _ in 0..4 {
+        let res = client
+            .post(format!("{base}/auth/signout"))
+            .form(&[("csrfToken", token.as_str())])
+            .send()
+            .await
+            .unwrap();
+        errors.push(
+            res.headers()[header::LOCATION]
+                .to_str()
+                .unwrap()
+                .contains("error=RateLimited"),
+        );
+    }
+    assert_eq!(errors, [false, false, false, true]);
+}

@@ -91,6 +91,11 @@ pub(crate) struct ConfigInner {
     pub trust_host: bool,
     /// Request hosts to answer (`None`: as `trust_host` says).
     pub allowed_hosts: Option<crate::hosts::HostList>,
+    /// Brute-force limits, and where their counts live (`None` when all are off).
+    pub rate_limits: crate::ratelimit::RateLimits,
+    pub rate_limit_store: Option<Arc<dyn crate::ratelimit::RateLimitStore>>,
+    /// Peers whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     pub url: Option<url::Url>,
     pub session_strategy: SessionStrategy,
     pub session_max_age: u64,
@@ -189,6 +194,9 @@ pub struct AuthConfigBuilder {
     base_path: Option<String>,
     trust_host: Option<bool>,
     allowed_hosts: Option<Vec<String>>,
+    rate_limits: crate::ratelimit::RateLimits,
+    rate_limit_store: Option<Arc<dyn crate::ratelimit::RateLimitStore>>,
+    trusted_proxies: Vec<String>,
     url: Option<String>,
     session_strategy: Option<SessionStrategy>,
     session_max_age: Duration,
@@ -221,6 +229,9 @@ impl Default for AuthConfigBuilder {
             base_path: None,
             trust_host: None,
             allowed_hosts: None,
+            rate_limits: crate::ratelimit::RateLimits::default(),
+            rate_limit_store: None,
+            trusted_proxies: Vec::new(),
             url: None,
             session_strategy: None,
             session_max_age: Duration::from_secs(30 * 24 * 60 * 60),
@@ -311,6 +322,33 @@ impl AuthConfigBuilder {
         S: Into<String>,
     {
         self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Brute-force limits ([`crate::ratelimit`]); all off by default, as in Auth.js.
+    /// [`RateLimits::recommended`](crate::ratelimit::RateLimits::recommended) is a good
+    /// start. Counts live in a [`MemoryRateLimitStore`](crate::ratelimit::MemoryRateLimitStore)
+    /// unless [`rate_limit_store`](Self::rate_limit_store) gives a shared one.
+    pub fn rate_limits(mut self, limits: crate::ratelimit::RateLimits) -> Self {
+        self.rate_limits = limits;
+        self
+    }
+
+    /// Where rate-limit counts live (e.g. Redis, shared by every instance).
+    pub fn rate_limit_store(mut self, store: impl crate::ratelimit::RateLimitStore) -> Self {
+        self.rate_limit_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Proxies (addresses or CIDR ranges: `10.0.0.0/8`, `127.0.0.1`, `::1`) whose
+    /// `X-Forwarded-For` names the client for the per-client rate limits. An invalid entry
+    /// fails [`build`](Self::build) with [`ConfigError::InvalidTrustedProxy`].
+    pub fn trusted_proxies<I, S>(mut self, proxies: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.trusted_proxies = proxies.into_iter().map(Into::into).collect();
         self
     }
 
@@ -734,6 +772,26 @@ impl AuthConfigBuilder {
                     .map_err(|message| ConfigError::InvalidAllowedHost { message })
             })
             .transpose()?;
+        let trusted_proxies = self
+            .trusted_proxies
+            .iter()
+            .map(|p| {
+                let p = p.trim();
+                p.parse::<ipnet::IpNet>()
+                    .or_else(|_| p.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                    .map_err(|_| ConfigError::InvalidTrustedProxy {
+                        entry: p.to_owned(),
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let rate_limit_store = match self.rate_limit_store {
+            Some(store) => Some(store),
+            None if self.rate_limits.any() => {
+                Some(Arc::new(crate::ratelimit::MemoryRateLimitStore::default())
+                    as Arc<dyn crate::ratelimit::RateLimitStore>)
+            }
+            None => None,
+        };
 
         let logger = self.logger;
         if self.debug {
@@ -761,6 +819,9 @@ impl AuthConfigBuilder {
                 secret_string,
                 trust_host,
                 allowed_hosts,
+                rate_limits: self.rate_limits,
+                rate_limit_store,
+                trusted_proxies,
                 url,
                 session_strategy: strategy,
                 session_max_age: max_age,

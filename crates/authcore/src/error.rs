@@ -134,6 +134,15 @@ pub enum AuthError {
         /// The OAuth `error` code.
         error: String,
     },
+    /// Too many attempts: a [rate limit](crate::ratelimit) is exceeded (authcore's own; not
+    /// an Auth.js type). The message names the limit, never the identifier or address.
+    #[error("RateLimited: too many attempts ({limit}); retry in {} s", retry_after.as_secs().max(1))]
+    RateLimited {
+        /// Which limit (`credentials_per_identifier`, `requests_per_client` …).
+        limit: &'static str,
+        /// When the client may try again.
+        retry_after: std::time::Duration,
+    },
     /// The provider's `profile()` mapping failed (logged only).
     #[error("Failed to map the profile of provider {provider}")]
     OAuthProfileParseError {
@@ -220,6 +229,7 @@ impl AuthError {
             AuthError::AccountNotLinked { .. } => "AccountNotLinked",
             AuthError::WebAuthnVerificationError { .. } => "WebAuthnVerificationError",
             AuthError::OAuthProfileParseError { .. } => "OAuthProfileParseError",
+            AuthError::RateLimited { .. } => "RateLimited",
         }
     }
 
@@ -230,7 +240,8 @@ impl AuthError {
             | AuthError::MissingCsrf { .. }
             | AuthError::OAuthCallbackError { .. }
             | AuthError::OAuthAccountNotLinked { .. }
-            | AuthError::AccountNotLinked { .. } => ErrorKind::SignIn,
+            | AuthError::AccountNotLinked { .. }
+            | AuthError::RateLimited { .. } => ErrorKind::SignIn,
             _ => ErrorKind::Error,
         }
     }
@@ -247,6 +258,7 @@ impl AuthError {
                 | AuthError::AccountNotLinked { .. }
                 | AuthError::WebAuthnVerificationError { .. }
                 | AuthError::Verification { .. }
+                | AuthError::RateLimited { .. }
         )
     }
 
@@ -431,6 +443,15 @@ pub enum ConfigError {
     InvalidAllowedHost {
         /// What is wrong, naming the pattern.
         message: String,
+    },
+    /// A [`trusted_proxies`](crate::config::AuthConfigBuilder::trusted_proxies) entry is
+    /// neither an IP address nor a CIDR range.
+    #[error(
+        "invalid trusted proxy {entry:?}: use an IP address or a CIDR range such as 10.0.0.0/8"
+    )]
+    InvalidTrustedProxy {
+        /// The entry.
+        entry: String,
     },
     /// A cookie name is not a valid RFC 6265 token.
     #[error("invalid cookie name {name:?}: cookie names must be RFC 6265 tokens")]

@@ -69,7 +69,17 @@ impl Auth {
             Err(Failure::Assertion(e)) => render(assertion_failure(c, &parsed, &e), false),
             Err(Failure::Action(e)) => {
                 let r = error_response(c, &parsed, &e);
-                render(if return_redirect { url_json(r) } else { r }, false)
+                let mut r = if return_redirect { url_json(r) } else { r };
+                if let AuthError::RateLimited { retry_after, .. } = &e {
+                    // JSON clients get 429 (the redirect keeps its 302); both say when.
+                    if return_redirect {
+                        r.status = Some(StatusCode::TOO_MANY_REQUESTS);
+                    }
+                    let seconds = retry_after.as_secs().max(1);
+                    r.headers
+                        .insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
+                }
+                render(r, false)
             }
         }
     }

@@ -59,6 +59,7 @@ pub mod logger;
 pub mod oauth;
 pub mod providers;
 mod random;
+pub mod ratelimit;
 pub mod request;
 pub mod response;
 pub mod telemetry;

@@ -183,6 +183,44 @@ pub(crate) struct RequestInternal {
     pub headers: HeaderMap,
     /// `X-Auth-Return-Redirect` was sent.
     pub return_redirect: bool,
+    /// The client's address ([`ClientAddr`], through trusted proxies), if the host gave one.
+    pub client: Option<std::net::IpAddr>,
+}
+
+/// The address of the peer that sent a request: hosts put it in the request's extensions
+/// (`request.extensions_mut().insert(ClientAddr(peer.ip()))`; authcore-axum does it from
+/// axum's `ConnectInfo`) so that per-client rate limits apply. When it is one of the
+/// configured trusted proxies, the client is the last `X-Forwarded-For` address that is not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClientAddr(pub std::net::IpAddr);
+
+/// The client address: the peer, or behind trusted proxies the right-most
+/// `X-Forwarded-For` entry that is not one (an unparsable entry stops the walk there).
+fn client_addr(config: &ConfigInner, parts: &http::request::Parts) -> Option<std::net::IpAddr> {
+    let peer = parts.extensions.get::<ClientAddr>()?.0.to_canonical();
+    let trusted = |ip: &std::net::IpAddr| config.trusted_proxies.iter().any(|n| n.contains(ip));
+    if !trusted(&peer) {
+        return Some(peer);
+    }
+    let mut client = peer;
+    let values: Vec<&str> = parts
+        .headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    for entry in values.iter().rev().flat_map(|v| v.rsplit(',')) {
+        match entry.trim().parse::<std::net::IpAddr>() {
+            Ok(ip) => {
+                client = ip.to_canonical();
+                if !trusted(&client) {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    Some(client)
 }
 
 impl RequestInternal {
@@ -260,6 +298,7 @@ where
         return Err(ParseError::Method(parts.method));
     }
     let url = request_url(config, &parts.uri, &parts.headers)?;
+    let client = client_addr(config, &parts);
     let (action, provider_id) = parse_action_and_provider_id(url.path(), &config.base_path)?;
     let provider_id = provider_id.map(str::to_owned);
 
@@ -300,6 +339,7 @@ where
         cookies,
         headers: parts.headers,
         return_redirect,
+        client,
     })
 }
 

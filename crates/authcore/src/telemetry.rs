@@ -7,6 +7,7 @@
 //! | Name | Kind | Labels |
 //! |------|------|--------|
 //! | [`SIGN_INS`] | counter | `provider`, `outcome` (`success`, or the Auth.js error type: `CredentialsSignin`, `OAuthCallbackError`, `AccessDenied` …) |
+//! | [`RATE_LIMITED`] | counter | `limit` (`credentials_per_identifier`, `requests_per_client` …) |
 //! | [`SESSION_READS`] | counter | `strategy` (`jwt`, `database`), `outcome` (`active`; `none`: no cookie; `invalid`: expired, unknown or forged; `error`: the session store failed) |
 
 use metrics::{Key, Label, Metadata};
@@ -58,6 +59,14 @@ pub(crate) fn session_read(database: bool, outcome: SessionReadOutcome) {
     let labels = &SESSION_READ_LABELS[usize::from(database)][outcome as usize];
     let key = Key::from_static_parts(SESSION_READS, labels);
     metrics::with_recorder(|r| r.register_counter(&key, &METADATA)).increment(1);
+}
+
+/// Requests refused by a rate limit, by limit name.
+pub const RATE_LIMITED: &str = "authcore_rate_limited_total";
+
+/// Counts one request refused by the rate limit `limit`.
+pub(crate) fn rate_limited(limit: &'static str) {
+    metrics::counter!(RATE_LIMITED, "limit" => limit).increment(1);
 }
 
 /// Counts one sign-in callback: `provider` is a configured provider's id (or `unknown`),

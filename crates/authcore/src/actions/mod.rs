@@ -3,6 +3,7 @@
 
 pub(crate) mod callback;
 pub(crate) mod csrf;
+pub(crate) mod limits;
 pub(crate) mod pages;
 pub(crate) mod providers;
 pub(crate) mod session;
@@ -237,6 +238,10 @@ pub(crate) async fn init<'a>(
 /// reads included — that large, to be allocated and copied by the server on each request.
 pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     let req = ctx.req;
+    if req.is_post() || req.action == Action::WebauthnOptions {
+        ctx.count_attempt(limits::Limit::RequestsPerClient, None)
+            .await?;
+    }
     let cannot = || AuthError::unknown_action(format!("Cannot handle action: {}", req.action));
     match (&req.method, req.action) {
         (&Method::GET, Action::Providers) => Ok(providers::providers(ctx)),

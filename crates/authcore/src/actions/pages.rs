@@ -225,6 +225,7 @@ fn signin_error_message(error: &str) -> &'static str {
         "EmailSignin" => "The e-mail could not be sent.",
         "CredentialsSignin" => "Sign in failed. Check the details you provided are correct.",
         "SessionRequired" => "Please sign in to access this page.",
+        "RateLimited" => "Too many attempts. Please wait a few minutes before you try again.",
         _ => "Unable to sign in.",
     }
 }

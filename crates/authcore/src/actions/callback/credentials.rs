@@ -4,6 +4,7 @@ use bytes::Bytes;
 
 use super::{SignedIn, finish_sign_in, run_sign_in_callback};
 use crate::actions::Ctx;
+use crate::actions::limits::Limit;
 use crate::callbacks::SignInParams;
 use crate::error::AuthError;
 use crate::providers::{AuthorizeError, CredentialsProvider};
@@ -35,8 +36,17 @@ pub(crate) async fn callback(
 ) -> Result<ResponseInternal, AuthError> {
     let no_body = JsonObject::new();
     let credentials = ctx.req.body.as_ref().unwrap_or(&no_body);
+    // Failures are limited per identifier (the `username` or `email` field) and per client.
+    let identifier = ["username", "email"]
+        .iter()
+        .find_map(|k| credentials.get(*k).and_then(|v| v.as_str()))
+        .filter(|v| !v.trim().is_empty());
+    ctx.check_not_locked(Limit::CredentialsPerIdentifier, identifier)
+        .await?;
+    ctx.check_not_locked(Limit::CredentialsPerClient, None)
+        .await?;
     let request = authorize_request(ctx, credentials);
-    let user = provider
+    let outcome = provider
         .call_authorize(credentials.clone(), request)
         .await
         .map_err(|e| match e {
@@ -45,12 +55,25 @@ pub(crate) async fn callback(
                 provider: provider.id.clone(),
                 source,
             },
-        })?;
-    let Some(mut user) = user else {
-        return Err(AuthError::CredentialsSignin {
-            code: "credentials".to_owned(),
         });
+    let mut user = match outcome {
+        Ok(Some(user)) => user,
+        // An error of `authorize` itself is no wrong password: not counted.
+        Err(e @ AuthError::CallbackRouteError { .. }) => return Err(e),
+        failed => {
+            let failure = failed
+                .err()
+                .unwrap_or_else(|| AuthError::CredentialsSignin {
+                    code: "credentials".to_owned(),
+                });
+            ctx.count_attempt(Limit::CredentialsPerIdentifier, identifier)
+                .await?;
+            ctx.count_attempt(Limit::CredentialsPerClient, None).await?;
+            return Err(failure);
+        }
     };
+    ctx.reset_limit(Limit::CredentialsPerIdentifier, identifier)
+        .await;
     let id = user.id.get_or_insert_with(random::uuid_v4).clone();
     let account = Account::new(ProviderType::Credentials, provider.id.clone(), id.clone());
 

@@ -6,6 +6,7 @@ use time::OffsetDateTime;
 
 use super::{SignedIn, login, run_sign_in_callback};
 use crate::actions::Ctx;
+use crate::actions::limits::Limit;
 use crate::adapter::VerificationToken;
 use crate::callbacks::SignInParams;
 use crate::error::AuthError;
@@ -72,6 +73,10 @@ pub(crate) async fn send_link(
     let email = p
         .normalize(ctx.req.body_str("email").unwrap_or(""))
         .map_err(|e| config_error(&p.id, e.to_string()))?;
+    // No mail bombing through authcore: sends are limited per address and per client.
+    ctx.count_attempt(Limit::EmailsPerAddress, Some(&email))
+        .await?;
+    ctx.count_attempt(Limit::EmailsPerClient, None).await?;
     let existing = db.get_user_by_email(&email).await?;
     let (user, account) = sign_in_subject(p, existing.as_ref(), &email);
     if let Some(url) = run_sign_in_callback(

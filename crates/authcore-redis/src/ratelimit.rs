@@ -1,0 +1,93 @@
+//! [`RedisRateLimitStore`]: authcore's rate-limit counts in Redis, shared by every instance.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use authcore::BoxError;
+use authcore::ratelimit::{RateLimit, RateLimitStore};
+use redis::aio::ConnectionManager;
+
+use crate::RedisAdapter;
+use crate::scripts::RATE_COUNT;
+
+/// Rate-limit counts in Redis: a fixed window per key (`INCR` + `PEXPIRE`) and a lock key
+/// with the lock-out as its expiry, updated by one Lua script so that concurrent instances
+/// never both pass the limit. Every key expires by itself. Made by
+/// [`RedisAdapter::rate_limit_store`]; it shares the adapter's connection and prefix
+/// (keys `<prefix>ratelimit:<key>` and `…:lock`).
+#[derive(Clone)]
+pub struct RedisRateLimitStore {
+    conn: ConnectionManager,
+    prefix: String,
+}
+
+impl std::fmt::Debug for RedisRateLimitStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisRateLimitStore")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisAdapter {
+    /// A rate-limit store on this adapter's connection and key prefix.
+    pub fn rate_limit_store(&self) -> RedisRateLimitStore {
+        RedisRateLimitStore {
+            conn: self.conn.clone(),
+            prefix: format!("{}ratelimit:", self.prefix()),
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+impl RedisRateLimitStore {
+    fn keys(&self, key: &str) -> (String, String) {
+        let count = format!("{}{key}", self.prefix);
+        let lock = format!("{count}:lock");
+        (count, lock)
+    }
+}
+
+#[async_trait]
+impl RateLimitStore for RedisRateLimitStore {
+    async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError> {
+        let (_, lock) = self.keys(key);
+        let left: i64 = redis::cmd("PTTL")
+            .arg(&lock)
+            .query_async(&mut self.conn.clone())
+            .await?;
+        Ok(u64::try_from(left)
+            .ok()
+            .filter(|ms| *ms > 0)
+            .map(Duration::from_millis))
+    }
+
+    async fn count(&self, key: &str, limit: &RateLimit) -> Result<Option<Duration>, BoxError> {
+        let (count, lock) = self.keys(key);
+        let locked_ms: i64 = RATE_COUNT
+            .key(&count)
+            .key(&lock)
+            .arg(limit.limit())
+            .arg(millis(limit.window()))
+            .arg(millis(limit.lockout_duration()))
+            .invoke_async(&mut self.conn.clone())
+            .await?;
+        Ok(u64::try_from(locked_ms)
+            .ok()
+            .filter(|ms| *ms > 0)
+            .map(Duration::from_millis))
+    }
+
+    async fn reset(&self, key: &str) -> Result<(), BoxError> {
+        let (count, lock) = self.keys(key);
+        redis::cmd("DEL")
+            .arg(&count)
+            .arg(&lock)
+            .query_async::<()>(&mut self.conn.clone())
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,63 @@
+//! The demo's request log. In a test binary of its own: `tracing` caches per call site
+//! whether anyone listens, and other tests logging on other threads at the
+//! same time could make that cache miss this test's scoped subscriber.
+#![allow(clippy::unwrap_used)]
+
+#[path = "support/in_memory.rs"]
+mod in_memory;
+
+use authcore_server::{DemoConfig, app};
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use in_memory::*;
+
+fn demo() -> Router {
+    app(DemoConfig::new(
+        "a demo test secret, long and random enough",
+    ))
+    .unwrap()
+}
+
+/// With DEBUG logging on when the router is built, each request is logged with its method,
+/// path and status; without it the logging middleware is not installed.
+#[tokio::test]
+async fn request_log_at_debug_level() {
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Lines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let app = demo();
+    let mut jar = CookieJar::default();
+    let req = Request::get(format!("{ORIGIN}/auth/providers"))
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&app, req, &mut jar).await.status(), StatusCode::OK);
+    let log = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.contains("request") && l.contains("/auth/providers"))
+        .unwrap_or_else(|| panic!("no request line in {log}"));
+    assert!(
+        line.contains("status=200") && line.contains("method=GET"),
+        "{line}"
+    );
+}

@@ -1,0 +1,133 @@
+//! The rate limits of [`crate::ratelimit`] applied to a request: keys, checks, counts.
+
+use std::time::Duration;
+
+use super::Ctx;
+use crate::error::AuthError;
+use crate::ratelimit::{RateLimit, RateLimits};
+
+/// One of the limits of [`RateLimits`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Limit {
+    CredentialsPerIdentifier,
+    CredentialsPerClient,
+    EmailsPerAddress,
+    EmailsPerClient,
+    RequestsPerClient,
+}
+
+impl Limit {
+    fn name(self) -> &'static str {
+        match self {
+            Limit::CredentialsPerIdentifier => "credentials_per_identifier",
+            Limit::CredentialsPerClient => "credentials_per_client",
+            Limit::EmailsPerAddress => "emails_per_address",
+            Limit::EmailsPerClient => "emails_per_client",
+            Limit::RequestsPerClient => "requests_per_client",
+        }
+    }
+
+    fn of(self, limits: &RateLimits) -> Option<&RateLimit> {
+        match self {
+            Limit::CredentialsPerIdentifier => limits.credentials_per_identifier.as_ref(),
+            Limit::CredentialsPerClient => limits.credentials_per_client.as_ref(),
+            Limit::EmailsPerAddress => limits.emails_per_address.as_ref(),
+            Limit::EmailsPerClient => limits.emails_per_client.as_ref(),
+            Limit::RequestsPerClient => limits.requests_per_client.as_ref(),
+        }
+    }
+
+    /// Whether the subject is the client address (else an identifier from the request).
+    fn per_client(self) -> bool {
+        matches!(
+            self,
+            Limit::CredentialsPerClient | Limit::EmailsPerClient | Limit::RequestsPerClient
+        )
+    }
+}
+
+impl Ctx<'_> {
+    /// The store key for `limit` and `identifier` (ignored for per-client limits), or
+    /// `None` when the limit is off or has no subject.
+    fn limit_key(&self, limit: Limit, identifier: Option<&str>) -> Option<(String, RateLimit)> {
+        let rule = *limit.of(&self.config.rate_limits)?;
+        let subject = if limit.per_client() {
+            self.req.client?.to_string()
+        } else {
+            identifier?.trim().to_lowercase()
+        };
+        Some((format!("authcore:{}:{subject}", limit.name()), rule))
+    }
+
+    fn limited(limit: Limit, retry_after: Duration) -> AuthError {
+        crate::telemetry::rate_limited(limit.name());
+        AuthError::RateLimited {
+            limit: limit.name(),
+            retry_after,
+        }
+    }
+
+    /// Fails with `RateLimited` while the subject of `limit` is locked out.
+    pub(crate) async fn check_not_locked(
+        &self,
+        limit: Limit,
+        identifier: Option<&str>,
+    ) -> Result<(), AuthError> {
+        let (Some(store), Some((key, _))) = (
+            &self.config.rate_limit_store,
+            self.limit_key(limit, identifier),
+        ) else {
+            return Ok(());
+        };
+        match store.locked(&key).await {
+            Ok(Some(left)) => Err(Self::limited(limit, left)),
+            Ok(None) => Ok(()),
+            Err(e) => {
+                // Fail open: a store outage must not stop every sign-in; it is logged.
+                tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
+                Ok(())
+            }
+        }
+    }
+
+    /// Counts one event for `limit`; fails with `RateLimited` when the subject is locked or
+    /// this event went over the limit.
+    pub(crate) async fn count_attempt(
+        &self,
+        limit: Limit,
+        identifier: Option<&str>,
+    ) -> Result<(), AuthError> {
+        let (Some(store), Some((key, rule))) = (
+            &self.config.rate_limit_store,
+            self.limit_key(limit, identifier),
+        ) else {
+            return Ok(());
+        };
+        let locked = match store.locked(&key).await {
+            Ok(Some(left)) => Some(left),
+            Ok(None) => store.count(&key, &rule).await.unwrap_or_else(|e| {
+                tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
+                None
+            }),
+            Err(e) => {
+                tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
+                None
+            }
+        };
+        match locked {
+            Some(left) => Err(Self::limited(limit, left)),
+            None => Ok(()),
+        }
+    }
+
+    /// Forgets the subject's count (a success).
+    pub(crate) async fn reset_limit(&self, limit: Limit, identifier: Option<&str>) {
+        if let (Some(store), Some((key, _))) = (
+            &self.config.rate_limit_store,
+            self.limit_key(limit, identifier),
+        ) && let Err(e) = store.reset(&key).await
+        {
+            tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
+        }
+    }
+}

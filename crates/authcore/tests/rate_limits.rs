@@ -1,0 +1,317 @@
+//! Brute-force limits (issue 17): failed credentials sign-ins per identifier and per
+//! client (successes reset the identifier), magic-link mails per address and per client,
+//! POSTs per client; the client address from the host's `ClientAddr`, through trusted
+//! proxies only; the answers (redirect with `error=RateLimited`, 429 for JSON, both with
+//! `Retry-After`); a failing store fails open with a log line.
+#![allow(clippy::unwrap_used)]
+mod common;
+
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use authcore::adapter::MemoryAdapter;
+use authcore::providers::{EmailProvider, VerificationRequest};
+use authcore::ratelimit::{RateLimit, RateLimitStore, RateLimits};
+use authcore::request::ClientAddr;
+use authcore::{Auth, BoxError};
+use common::*;
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+fn limits() -> RateLimits {
+    RateLimits::default()
+}
+
+/// A credentials sign-in as `username` / `password` from `client` (through `xff`).
+async fn sign_in(
+    auth: &Auth,
+    username: &str,
+    password: &str,
+    client: Option<&str>,
+    xff: Option<&str>,
+) -> TestResponse {
+    let (csrf, token) = csrf_pair();
+    let mut b = post("/auth/callback/credentials").header("cookie", csrf);
+    if let Some(xff) = xff {
+        b = b.header("x-forwarded-for", xff);
+    }
+    let mut req = b
+        .body(form(&[
+            ("csrfToken", &token),
+            ("username", username),
+            ("password", password),
+        ]))
+        .unwrap();
+    if let Some(ip) = client {
+        req.extensions_mut()
+            .insert(ClientAddr(ip.parse::<IpAddr>().unwrap()));
+    }
+    send(auth, req).await
+}
+
+fn error_of(r: &TestResponse) -> String {
+    let location = r.location().unwrap_or_default();
+    let url = url::Url::parse(location).unwrap();
+    url.query_pairs()
+        .find(|(k, _)| k == "error")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn failed_sign_ins_lock_the_identifier_and_a_success_resets_it() {
+    let (auth, rec) = auth_with(builder().rate_limits(RateLimits {
+        credentials_per_identifier: Some(RateLimit::new(3, MINUTE).lockout(2 * MINUTE)),
+        ..limits()
+    }));
+    // Two failures, a success (resets), then three failures are still allowed.
+    for _ in 0..2 {
+        assert_eq!(
+            error_of(&sign_in(&auth, "demo", "bad", None, None).await),
+            "CredentialsSignin"
+        );
+    }
+    assert!(
+        sign_in(&auth, "demo", "pw", None, None)
+            .await
+            .cookie(SESSION_COOKIE)
+            .is_some()
+    );
+    for _ in 0..3 {
+        assert_eq!(
+            error_of(&sign_in(&auth, "demo", "bad", None, None).await),
+            "CredentialsSignin"
+        );
+    }
+    // The fourth failure goes over: locked, and then even the right password is refused.
+    let r = sign_in(&auth, "DEMO ", "bad", None, None).await;
+    assert_eq!(error_of(&r), "RateLimited");
+    assert_eq!(r.status, 302);
+    assert_eq!(r.headers["retry-after"], "120");
+    assert!(
+        r.location()
+            .unwrap()
+            .starts_with("https://authjs.test/auth/signin?")
+    );
+    let r = sign_in(&auth, "demo", "pw", None, None).await;
+    assert_eq!(error_of(&r), "RateLimited");
+    assert!(r.cookie(SESSION_COOKIE).is_none());
+    // Another identifier is not affected.
+    assert_eq!(
+        error_of(&sign_in(&auth, "someone", "bad", None, None).await),
+        "CredentialsSignin"
+    );
+    assert!(rec.error_types().contains(&"RateLimited".to_owned()));
+    for line in rec.errors() {
+        assert!(
+            !line.to_lowercase().contains("demo"),
+            "the identifier is not logged: {line}"
+        );
+    }
+    // The sign-in page explains it.
+    let page = send(
+        &auth,
+        get("/auth/signin?error=RateLimited").body(empty()).unwrap(),
+    )
+    .await;
+    assert!(page.text().contains("Too many attempts"), "{}", page.text());
+}
+
+#[tokio::test]
+async fn failures_per_client_count_across_identifiers_and_trust_only_configured_proxies() {
+    let (auth, _) = auth_with(
+        builder()
+            .rate_limits(RateLimits {
+                credentials_per_client: Some(RateLimit::new(2, MINUTE)),
+                ..limits()
+            })
+            .trusted_proxies(["10.0.0.0/8"]),
+    );
+    let from = |ip| sign_in(&auth, "x", "bad", Some(ip), None);
+    assert_eq!(error_of(&from("192.0.2.1").await), "CredentialsSignin");
+    assert_eq!(
+        error_of(&sign_in(&auth, "y", "bad", Some("192.0.2.1"), None).await),
+        "CredentialsSignin"
+    );
+    assert_eq!(
+        error_of(&sign_in(&auth, "z", "bad", Some("192.0.2.1"), None).await),
+        "RateLimited"
+    );
+    // Another client is not; nor a request without a client address.
+    assert_eq!(error_of(&from("192.0.2.2").await), "CredentialsSignin");
+    for _ in 0..4 {
+        assert_eq!(
+            error_of(&sign_in(&auth, "x", "bad", None, None).await),
+            "CredentialsSignin"
+        );
+    }
+    // An untrusted peer's X-Forwarded-For is ignored: the peer is the client (locked).
+    let r = sign_in(&auth, "x", "bad", Some("192.0.2.1"), Some("198.51.100.7")).await;
+    assert_eq!(error_of(&r), "RateLimited");
+    // Behind a trusted proxy, the last untrusted X-Forwarded-For entry is the client.
+    for _ in 0..2 {
+        let r = sign_in(
+            &auth,
+            "x",
+            "bad",
+            Some("10.0.0.5"),
+            Some("192.0.2.1, 203.0.113.9, 10.1.1.1"),
+        )
+        .await;
+        assert_eq!(
+            error_of(&r),
+            "CredentialsSignin",
+            "203.0.113.9 is a new client"
+        );
+    }
+    let r = sign_in(&auth, "x", "bad", Some("10.0.0.5"), Some("203.0.113.9")).await;
+    assert_eq!(error_of(&r), "RateLimited");
+    // The proxy's own other clients are separate.
+    let r = sign_in(&auth, "x", "bad", Some("10.0.0.5"), Some("203.0.113.10")).await;
+    assert_eq!(error_of(&r), "CredentialsSignin");
+}
+
+type Outbox = Arc<Mutex<Vec<VerificationRequest>>>;
+
+#[tokio::test]
+async fn magic_links_are_limited_per_address_and_per_client() {
+    let outbox = Outbox::default();
+    let sent = outbox.clone();
+    let email = EmailProvider::new("a@example.com").send_verification_request(move |r| {
+        let sent = sent.clone();
+        async move {
+            sent.lock().unwrap().push(r);
+            Ok(())
+        }
+    });
+    let (auth, _) = auth_with(
+        builder()
+            .provider(email)
+            .adapter(MemoryAdapter::new())
+            .rate_limits(RateLimits {
+                emails_per_address: Some(RateLimit::new(2, MINUTE)),
+                emails_per_client: Some(RateLimit::new(3, MINUTE)),
+                ..limits()
+            }),
+    );
+    let request = |address: &'static str, ip: &'static str| {
+        let auth = auth.clone();
+        async move {
+            let (csrf, token) = csrf_pair();
+            let mut req = post("/auth/signin/email")
+                .header("cookie", csrf)
+                .body(form(&[("csrfToken", &token), ("email", address)]))
+                .unwrap();
+            req.extensions_mut().insert(ClientAddr(ip.parse().unwrap()));
+            send(&auth, req).await
+        }
+    };
+    for _ in 0..2 {
+        assert!(
+            request("victim@example.com", "192.0.2.1")
+                .await
+                .location()
+                .unwrap()
+                .contains("verify-request")
+        );
+    }
+    // The same address (any case) from another client: over the per-address limit.
+    assert_eq!(
+        error_of(&request("VICTIM@example.com", "192.0.2.9").await),
+        "RateLimited"
+    );
+    assert_eq!(outbox.lock().unwrap().len(), 2, "no third mail");
+    // One client, many addresses: its third mail passes, the fourth does not.
+    assert!(
+        request("other@example.com", "192.0.2.1")
+            .await
+            .location()
+            .unwrap()
+            .contains("verify-request")
+    );
+    assert_eq!(
+        error_of(&request("third@example.com", "192.0.2.1").await),
+        "RateLimited"
+    );
+    assert_eq!(outbox.lock().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn posts_per_client_get_429_with_retry_after_for_json() {
+    let (auth, _) = auth_with(builder().rate_limits(RateLimits {
+        requests_per_client: Some(RateLimit::new(2, MINUTE)),
+        ..limits()
+    }));
+    let sign_out = || {
+        let auth = auth.clone();
+        async move {
+            let (csrf, token) = csrf_pair();
+            let mut req = post("/auth/signout")
+                .header("cookie", csrf)
+                .header("x-auth-return-redirect", "1")
+                .body(form(&[("csrfToken", &token)]))
+                .unwrap();
+            req.extensions_mut()
+                .insert(ClientAddr("192.0.2.1".parse().unwrap()));
+            send(&auth, req).await
+        }
+    };
+    assert_eq!(sign_out().await.status, 200);
+    assert_eq!(sign_out().await.status, 200);
+    let r = sign_out().await;
+    assert_eq!(r.status, 429);
+    assert_eq!(r.headers["retry-after"], "60");
+    assert!(
+        r.json()["url"]
+            .as_str()
+            .unwrap()
+            .contains("error=RateLimited")
+    );
+    // GETs (session reads) are not counted.
+    let mut req = get("/auth/session").body(empty()).unwrap();
+    req.extensions_mut()
+        .insert(ClientAddr("192.0.2.1".parse().unwrap()));
+    assert_eq!(send(&auth, req).await.status, 200);
+}
+
+/// A store that always fails.
+#[derive(Debug)]
+struct Down;
+
+#[async_trait::async_trait]
+impl RateLimitStore for Down {
+    async fn locked(&self, _: &str) -> Result<Option<Duration>, BoxError> {
+        Err("connection refused".into())
+    }
+    async fn count(&self, _: &str, _: &RateLimit) -> Result<Option<Duration>, BoxError> {
+        Err("connection refused".into())
+    }
+    async fn reset(&self, _: &str) -> Result<(), BoxError> {
+        Err("connection refused".into())
+    }
+}
+
+#[tokio::test]
+async fn a_failing_store_fails_open() {
+    let (auth, _) = auth_with(
+        builder()
+            .rate_limits(RateLimits::recommended())
+            .rate_limit_store(Down),
+    );
+    let r = sign_in(&auth, "demo", "pw", Some("192.0.2.1"), None).await;
+    assert!(r.cookie(SESSION_COOKIE).is_some(), "sign-in still works");
+    assert_eq!(
+        error_of(&sign_in(&auth, "demo", "bad", Some("192.0.2.1"), None).await),
+        "CredentialsSignin"
+    );
+}
+
+#[test]
+fn invalid_trusted_proxies_fail_the_build() {
+    let err = builder()
+        .trusted_proxies(["10.0.0.0/33"])
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("10.0.0.0/33"), "{err}");
+}
