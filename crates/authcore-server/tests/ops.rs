@@ -355,24 +355,11 @@ async fn sigterm_lets_the_request_in_flight_finish_with_json_logs_and_metrics() 
         .unwrap();
     let metrics_addr = address(&metrics_line);
 
-    let client = reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(15))
-        .build()
-        .unwrap();
+    let client = binary::browser();
     let base = format!("http://{addr}");
     let health = client.get(format!("{base}/healthz")).send().await.unwrap();
     assert_eq!(health.status(), 200);
-    let csrf: serde_json::Value = client
-        .get(format!("{base}/auth/csrf"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = csrf["csrfToken"].as_str().unwrap().to_owned();
+    let token = binary::csrf_token(&client, &base).await;
     let exposition = client
         .get(format!("http://{metrics_addr}/metrics"))
         .send()
@@ -468,23 +455,12 @@ async fn answers_slower_than_the_request_timeout_get_503() {
         None,
     );
     let base = server.base_url();
-    let client = reqwest::Client::builder()
-        .cookie_store(true)
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
-    let csrf: serde_json::Value = client
-        .get(format!("{base}/auth/csrf"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let client = binary::browser();
+    let token = binary::csrf_token(&client, &base).await;
     let start = std::time::Instant::now();
     let res = client
         .post(format!("{base}/auth/signin/oidc"))
-        .form(&[("csrfToken", csrf["csrfToken"].as_str().unwrap())])
+        .form(&[("csrfToken", token.as_str())])
         .send()
         .await
         .unwrap();
@@ -508,21 +484,8 @@ async fn the_binary_limits_posts_per_client_address() {
         Some("[rate_limits]\nrequests_per_client = { limit = 3, window = 60 }\n"),
     );
     let base = server.base_url();
-    let client = reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
-    let csrf: serde_json::Value = client
-        .get(format!("{base}/auth/csrf"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = csrf["csrfToken"].as_str().unwrap().to_owned();
+    let client = binary::browser();
+    let token = binary::csrf_token(&client, &base).await;
     let mut errors = Vec::new();
     for _ in 0..4 {
         let res = client

@@ -5,29 +5,15 @@
 #[path = "support/binary.rs"]
 mod binary;
 
-use std::time::Duration;
-
 use binary::ServerProcess;
 
 async fn sign_in(base: &str, username: &str) -> String {
-    let client = reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
-    let csrf: serde_json::Value = client
-        .get(format!("{base}/auth/csrf"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let client = binary::browser();
+    let token = binary::csrf_token(&client, base).await;
     let res = client
         .post(format!("{base}/auth/callback/credentials"))
         .form(&[
-            ("csrfToken", csrf["csrfToken"].as_str().unwrap()),
+            ("csrfToken", token.as_str()),
             ("username", username),
             ("password", "wrong"),
         ])

@@ -23,7 +23,7 @@
 //! assert_eq!(rules.decide("app.example.com", "/public/logo.png", None), Decision::Allow);
 //! assert_eq!(rules.decide("admin.example.com", "/", Some(&ada)), Decision::Allow);
 //! assert_eq!(rules.decide("app.example.com", "/", None), Decision::SignIn);
-//! //! ```
+//! ```
 
 pub use authcore::hosts::HostList;
 use serde::Deserialize;

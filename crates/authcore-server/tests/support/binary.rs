@@ -156,3 +156,26 @@ impl Drop for ServerProcess {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// An HTTP client as a browser: cookies kept, redirects not followed, a 15 s timeout.
+pub fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(15))
+        .build()
+        .unwrap()
+}
+
+/// `GET <base>/auth/csrf`: the token (its cookie stays in `client`).
+pub async fn csrf_token(client: &reqwest::Client, base: &str) -> String {
+    let csrf: serde_json::Value = client
+        .get(format!("{base}/auth/csrf"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    csrf["csrfToken"].as_str().unwrap().to_owned()
+}
