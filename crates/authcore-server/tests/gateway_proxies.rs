@@ -9,6 +9,8 @@
 mod oidc_provider;
 #[allow(dead_code)]
 mod support;
+#[path = "support/binary.rs"]
+mod binary;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -258,17 +260,10 @@ fn location(r: &reqwest::Response) -> String {
 
 /// CSRF + credentials sign-in through the proxy, with `callback`.
 async fn sign_in(c: &reqwest::Client, auth: &str, callback: &str) -> reqwest::Response {
-    let csrf: Value = c
-        .get(format!("{auth}/auth/csrf"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let csrf = binary::csrf_token(c, auth).await;
     c.post(format!("{auth}/auth/callback/credentials"))
         .form(&[
-            ("csrfToken", csrf["csrfToken"].as_str().unwrap()),
+            ("csrfToken", csrf.as_str()),
             ("username", "demo"),
             ("password", "authcore-demo"),
             ("callbackUrl", callback),
