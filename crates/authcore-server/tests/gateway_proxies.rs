@@ -5,12 +5,12 @@
 //! sign-on across subdomains, the rules, public paths, sign-out and the attacks.
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/binary.rs"]
+mod binary;
 #[path = "../../authcore/tests/support/oidc_provider.rs"]
 mod oidc_provider;
 #[allow(dead_code)]
 mod support;
-#[path = "support/binary.rs"]
-mod binary;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

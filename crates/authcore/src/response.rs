@@ -126,13 +126,17 @@ fn json_bytes(v: &Value) -> Bytes {
     Bytes::from(serde_json::to_vec(v).unwrap_or_default())
 }
 
-/// A `Location` value: URLs produced by authcore are already encoded; anything a header
-/// cannot carry is percent-encoded rather than dropped.
+/// Bytes a `Location` URI never carries raw: controls, space and everything non-ASCII.
+const LOCATION_ESCAPES: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b' ');
+
+/// A `Location` value: URLs produced by authcore are already encoded; anything else a URI
+/// cannot carry (non-ASCII characters of a callback URL, spaces, controls) is
+/// percent-encoded as UTF-8, which is how browsers read it, rather than sent as raw bytes
+/// that clients decode differently.
 fn location_value(s: &str) -> HeaderValue {
-    HeaderValue::from_str(s).unwrap_or_else(|_| {
-        let enc = percent_encoding::utf8_percent_encode(s, percent_encoding::CONTROLS).to_string();
-        HeaderValue::from_str(&enc).unwrap_or_else(|_| HeaderValue::from_static("/"))
-    })
+    let enc: std::borrow::Cow<'_, str> =
+        percent_encoding::utf8_percent_encode(s, LOCATION_ESCAPES).into();
+    HeaderValue::from_str(&enc).unwrap_or_else(|_| HeaderValue::from_static("/"))
 }
 
 /// Renders the record as an HTTP response. With `return_redirect`, a redirect becomes
@@ -188,6 +192,20 @@ mod tests {
 
     use super::*;
     use crate::cookies::{CookieOptions, CookieSet, CookieSpec, Priority, SameSite};
+
+    #[test]
+    fn location_is_ascii_with_non_ascii_percent_encoded_as_utf8() {
+        // Found by fuzzing (fuzz/regressions/callback_url): raw UTF-8 in `Location`.
+        for (url, want) in [
+            ("https://a.test/p?q=1%20&r#f", "https://a.test/p?q=1%20&r#f"),
+            ("http://localhost:3000/caf\u{e9}", "http://localhost:3000/caf%C3%A9"),
+            ("/a b\tc", "/a%20b%09c"),
+            ("/\u{ff}0/", "/%C3%BF0/"),
+        ] {
+            let v = location_value(url);
+            assert_eq!(v.to_str().unwrap(), want);
+        }
+    }
 
     #[test]
     fn response_record_serialises_with_authjs_names() {

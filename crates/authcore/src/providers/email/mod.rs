@@ -263,7 +263,7 @@ pub fn normalize_email(input: &str) -> Result<String, InvalidEmail> {
     if input.len() > 4 * MAX_EMAIL_LEN {
         return Err(InvalidEmail::Format);
     }
-    let s: String = input.nfkc().collect::<String>().to_lowercase();
+    let s = fold_case(input);
     let s = s.trim();
     if s.is_empty() {
         return Err(InvalidEmail::Missing);
@@ -282,7 +282,20 @@ pub fn normalize_email(input: &str) -> Result<String, InvalidEmail> {
     if local.is_empty() || local.len() > 64 || domain.is_empty() {
         return Err(InvalidEmail::Format);
     }
-    Ok(format!("{local}@{domain}"))
+    let out = format!("{local}@{domain}");
+    // Normalising an accepted address again must give it back, so that every spelling of
+    // one address finds the same user; the few strings whose folding is not yet stable
+    // after one round are refused rather than stored in a form that changes later.
+    if fold_case(&out) != out {
+        return Err(InvalidEmail::Format);
+    }
+    Ok(out)
+}
+
+/// NFKC, lower case, NFKC again: lower-casing can leave a sequence that NFKC composes
+/// (`"Y\u{30a}"` → `"y\u{30a}"` → `"\u{1e99}"`), so one NFKC before it is not enough.
+fn fold_case(s: &str) -> String {
+    s.nfkc().collect::<String>().to_lowercase().nfkc().collect()
 }
 
 #[cfg(test)]
@@ -312,6 +325,18 @@ mod tests {
             assert_eq!(normalize_email(bad), Err(InvalidEmail::Format));
         }
         assert!(normalize_email(&format!("{}@example.com", "a".repeat(64))).is_ok());
+        // Found by fuzzing (fuzz/regressions/email_normalise): both spellings of one
+        // address normalise to one string, which normalises to itself.
+        for (input, want) in [
+            ("Y\u{30a}@A", "\u{1e99}@a"),
+            ("y\u{30a}@a", "\u{1e99}@a"),
+            ("\u{1e99}@a", "\u{1e99}@a"),
+            ("\u{212b}ngstr\u{f6}m@EXAMPLE.com", "\u{e5}ngstr\u{f6}m@example.com"),
+        ] {
+            let out = normalize_email(input).unwrap();
+            assert_eq!(out, want, "{input:?}");
+            assert_eq!(normalize_email(&out).unwrap(), out);
+        }
         for bad in [
             "\"foo@evil.com\"@example.com",
             "foo@evil.com@example.com",
