@@ -233,6 +233,21 @@ pub struct SessionEvent<'a> {
     pub token: Option<&'a JwtClaims>,
 }
 
+/// Message of the `rateLimited` event (an authcore addition: Auth.js has no rate limits).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct RateLimitedEvent<'a> {
+    /// The limit of [`crate::ratelimit::RateLimits`] that refused the request, by its field
+    /// name (`credentials_per_identifier`, `emails_per_client`, …).
+    pub limit: &'static str,
+    /// The identifier (user name or email address) for per-identifier limits.
+    pub identifier: Option<&'a str>,
+    /// The client address, when the host gave one.
+    pub client: Option<std::net::IpAddr>,
+    /// How long until the subject may try again.
+    pub retry_after: std::time::Duration,
+}
+
 /// Auth.js events: awaited, errors logged as `EventError` and otherwise ignored.
 #[async_trait]
 pub trait Events: Send + Sync + 'static {
@@ -268,6 +283,11 @@ pub trait Events: Send + Sync + 'static {
     }
     /// After every successful session read or update.
     async fn session(&self, message: SessionEvent<'_>) -> Result<(), BoxError> {
+        let _ = message;
+        Ok(())
+    }
+    /// After a request was refused by a rate limit (for alerting on brute force).
+    async fn rate_limited(&self, message: RateLimitedEvent<'_>) -> Result<(), BoxError> {
         let _ = message;
         Ok(())
     }

@@ -7,7 +7,9 @@
 //! clears the identifier's count; the others count every attempt. A limited request gets
 //! the Auth.js error redirect with `error=RateLimited` (the built-in sign-in page explains
 //! it), or `429` with `Retry-After` when it asked for JSON (`X-Auth-Return-Redirect`); the
-//! logger gets a `RateLimited` error naming the limit, never the key.
+//! logger gets a `RateLimited` error naming the limit, never the key; the
+//! [`Events::rate_limited`](crate::callbacks::Events::rate_limited) event gets the limit,
+//! the identifier as counted and the client address (for alerting).
 //!
 //! Counts live in a [`RateLimitStore`]: [`MemoryRateLimitStore`] (one process; bounded
 //! memory) or a shared one such as `authcore-redis`'s, for several instances.

@@ -198,7 +198,10 @@ mod tests {
         // Found by fuzzing (fuzz/regressions/callback_url): raw UTF-8 in `Location`.
         for (url, want) in [
             ("https://a.test/p?q=1%20&r#f", "https://a.test/p?q=1%20&r#f"),
-            ("http://localhost:3000/caf\u{e9}", "http://localhost:3000/caf%C3%A9"),
+            (
+                "http://localhost:3000/caf\u{e9}",
+                "http://localhost:3000/caf%C3%A9",
+            ),
             ("/a b\tc", "/a%20b%09c"),
             ("/\u{ff}0/", "/%C3%BF0/"),
         ] {

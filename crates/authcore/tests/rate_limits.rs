@@ -2,7 +2,7 @@
 //! client (successes reset the identifier), magic-link mails per address and per client,
 //! POSTs per client; the client address from the host's `ClientAddr`, through trusted
 //! proxies only; the answers (redirect with `error=RateLimited`, 429 for JSON, both with
-//! `Retry-After`); a failing store fails open with a log line.
+//! `Retry-After`) and the `rate_limited` event; a failing store fails open with a log line.
 #![allow(clippy::unwrap_used)]
 mod common;
 
@@ -16,6 +16,7 @@ use authcore::ratelimit::{RateLimit, RateLimitStore, RateLimits};
 use authcore::request::ClientAddr;
 use authcore::{Auth, BoxError};
 use common::*;
+use serde_json::Value;
 
 const MINUTE: Duration = Duration::from_secs(60);
 
@@ -103,6 +104,22 @@ async fn failed_sign_ins_lock_the_identifier_and_a_success_resets_it() {
         "CredentialsSignin"
     );
     assert!(rec.error_types().contains(&"RateLimited".to_owned()));
+    // Each refusal is an event naming the limit and the identifier (for alerting).
+    let seen: Vec<Value> = rec
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(name, _)| name == "rateLimited")
+        .map(|(_, v)| v.clone())
+        .collect();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for e in seen {
+        assert_eq!(e["limit"], "credentials_per_identifier");
+        assert_eq!(e["identifier"], "demo", "as counted: trimmed, lower case");
+        assert_eq!(e["client"], Value::Null);
+        assert!(matches!(e["retryAfter"].as_u64(), Some(119..=120)), "{e}");
+    }
     for line in rec.errors() {
         assert!(
             !line.to_lowercase().contains("demo"),

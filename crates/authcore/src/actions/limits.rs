@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::Ctx;
+use crate::callbacks::RateLimitedEvent;
 use crate::error::AuthError;
 use crate::ratelimit::{RateLimit, RateLimits};
 
@@ -46,6 +47,11 @@ impl Limit {
     }
 }
 
+/// An identifier as it is counted: trimmed, lower case.
+fn normalize_identifier(identifier: &str) -> String {
+    identifier.trim().to_lowercase()
+}
+
 impl Ctx<'_> {
     /// The store key for `limit` and `identifier` (ignored for per-client limits), or
     /// `None` when the limit is off or has no subject.
@@ -54,13 +60,31 @@ impl Ctx<'_> {
         let subject = if limit.per_client() {
             self.req.client?.to_string()
         } else {
-            identifier?.trim().to_lowercase()
+            normalize_identifier(identifier?)
         };
         Some((format!("authcore:{}:{subject}", limit.name()), rule))
     }
 
-    fn limited(limit: Limit, retry_after: Duration) -> AuthError {
+    /// The refusal: counted, told to the `rateLimited` event, and the error to answer with
+    /// (the caller's error path logs it).
+    async fn limited(
+        &self,
+        limit: Limit,
+        identifier: Option<&str>,
+        retry_after: Duration,
+    ) -> AuthError {
         crate::telemetry::rate_limited(limit.name());
+        let subject = identifier
+            .filter(|_| !limit.per_client())
+            .map(normalize_identifier);
+        let event = RateLimitedEvent {
+            limit: limit.name(),
+            identifier: subject.as_deref(),
+            client: self.req.client,
+            retry_after,
+        };
+        let r = self.config.events.rate_limited(event).await;
+        self.event_result("rateLimited", r);
         AuthError::RateLimited {
             limit: limit.name(),
             retry_after,
@@ -80,7 +104,7 @@ impl Ctx<'_> {
             return Ok(());
         };
         match store.locked(&key).await {
-            Ok(Some(left)) => Err(Self::limited(limit, left)),
+            Ok(Some(left)) => Err(self.limited(limit, identifier, left).await),
             Ok(None) => Ok(()),
             Err(e) => {
                 // Fail open: a store outage must not stop every sign-in; it is logged.
@@ -115,7 +139,7 @@ impl Ctx<'_> {
             }
         };
         match locked {
-            Some(left) => Err(Self::limited(limit, left)),
+            Some(left) => Err(self.limited(limit, identifier, left).await),
             None => Ok(()),
         }
     }

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use authcore::callbacks::{Events, SessionEvent, SignInEvent, SignOutEvent};
+use authcore::callbacks::{Events, RateLimitedEvent, SessionEvent, SignInEvent, SignOutEvent};
 use authcore::error::BoxError;
 use authcore::logger::{Logger, WarningCode};
 use authcore::providers::{AuthorizeError, CredentialField, CredentialsProvider};
@@ -125,6 +125,18 @@ impl Events for Recorder {
         self.events.lock().unwrap().push((
             "session".into(),
             serde_json::json!({"session": m.session, "token": m.token}),
+        ));
+        Ok(())
+    }
+    async fn rate_limited(&self, m: RateLimitedEvent<'_>) -> Result<(), BoxError> {
+        self.events.lock().unwrap().push((
+            "rateLimited".into(),
+            serde_json::json!({
+                "limit": m.limit,
+                "identifier": m.identifier,
+                "client": m.client,
+                "retryAfter": m.retry_after.as_secs(),
+            }),
         ));
         Ok(())
     }

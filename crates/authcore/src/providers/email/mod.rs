@@ -331,7 +331,10 @@ mod tests {
             ("Y\u{30a}@A", "\u{1e99}@a"),
             ("y\u{30a}@a", "\u{1e99}@a"),
             ("\u{1e99}@a", "\u{1e99}@a"),
-            ("\u{212b}ngstr\u{f6}m@EXAMPLE.com", "\u{e5}ngstr\u{f6}m@example.com"),
+            (
+                "\u{212b}ngstr\u{f6}m@EXAMPLE.com",
+                "\u{e5}ngstr\u{f6}m@example.com",
+            ),
         ] {
             let out = normalize_email(input).unwrap();
             assert_eq!(out, want, "{input:?}");
