@@ -57,3 +57,14 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 echo "==> cargo test"
 cargo test --workspace --locked
+
+echo "==> cargo deny (licences, bans, sources; advisories need the network, which CI has not)"
+command -v cargo-deny >/dev/null 2>&1 || cargo install cargo-deny --locked
+cargo deny --log-level error check licenses bans sources
+
+# Coverage-guided fuzzing, short form: every target of fuzz/ replays its saved regressions
+# and fuzzes a few seconds from its committed seeds (stable toolchain, `cargo fuzz -s none`;
+# fuzz/README.md has the long runs). The fuzz crate has its own target directory, kept
+# between runs like the workspace's.
+echo "==> fuzz smoke (scripts/fuzz-smoke.sh)"
+scripts/fuzz-smoke.sh

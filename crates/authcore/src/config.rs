@@ -94,6 +94,9 @@ pub(crate) struct ConfigInner {
     /// Brute-force limits, and where their counts live (`None` when all are off).
     pub rate_limits: crate::ratelimit::RateLimits,
     pub rate_limit_store: Option<Arc<dyn crate::ratelimit::RateLimitStore>>,
+    /// Where single-use values (OAuth authorization codes) are marked as used: the rate-limit
+    /// store when there is one (shared by instances), else one of this process.
+    pub single_use_store: Arc<dyn crate::ratelimit::RateLimitStore>,
     /// Peers whose `X-Forwarded-For` names the client.
     pub trusted_proxies: Vec<ipnet::IpNet>,
     pub url: Option<url::Url>,
@@ -792,6 +795,10 @@ impl AuthConfigBuilder {
             }
             None => None,
         };
+        let single_use_store = rate_limit_store.clone().unwrap_or_else(|| {
+            Arc::new(crate::ratelimit::MemoryRateLimitStore::default())
+                as Arc<dyn crate::ratelimit::RateLimitStore>
+        });
 
         let logger = self.logger;
         if self.debug {
@@ -821,6 +828,7 @@ impl AuthConfigBuilder {
                 allowed_hosts,
                 rate_limits: self.rate_limits,
                 rate_limit_store,
+                single_use_store,
                 trusted_proxies,
                 url,
                 session_strategy: strategy,

@@ -448,7 +448,12 @@ impl<'a> ProtectedHeader<'a> {
         if json.trim_ascii_start().first() != Some(&b'{') {
             return Err(malformed("protected header is not a JSON object"));
         }
-        serde_json::from_slice(json).map_err(|_| malformed("protected header is not valid JSON"))
+        // JSON text is UTF-8 (RFC 8259 §8.1); serde_json does not check the strings it skips,
+        // so a header with invalid UTF-8 in an unknown member would pass without this (found
+        // by fuzzing, `fuzz/regressions/jwt_decode/`).
+        let json =
+            std::str::from_utf8(json).map_err(|_| malformed("protected header is not UTF-8"))?;
+        serde_json::from_str(json).map_err(|_| malformed("protected header is not valid JSON"))
     }
 }
 
@@ -639,6 +644,19 @@ mod tests {
 
     fn b64(bytes: &[u8]) -> String {
         URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    #[test]
+    fn protected_headers_must_be_utf8_json_objects() {
+        assert!(ProtectedHeader::parse(br#"{"alg":"dir","enc":"A256GCM","x":"ok"}"#).is_ok());
+        for bad in [
+            &b"{\"alg\":\"dir\",\"enc\":\"A256GCM\",\"x\":\"\x97\"}"[..],
+            b"{\"alg\":\"d\xffr\"}",
+            b"[\"alg\"]",
+            b"{\"alg\":",
+        ] {
+            assert!(ProtectedHeader::parse(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

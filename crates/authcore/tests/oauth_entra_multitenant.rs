@@ -112,15 +112,20 @@ async fn sign_in(auth: &authcore::Auth) -> TestResponse {
     .await;
     assert_eq!(r.status, 302, "{:?}", r.text());
     let pkce = r.cookie("__Secure-authjs.pkce.code_verifier").unwrap();
+    // A fresh code per sign-in: a used one is refused before the token request.
+    static CODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let code = CODES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     send(
         auth,
-        get("/auth/callback/microsoft-entra-id?code=c0de")
-            .header(
-                "cookie",
-                format!("{csrf}; __Secure-authjs.pkce.code_verifier={pkce}"),
-            )
-            .body(empty())
-            .unwrap(),
+        get(&format!(
+            "/auth/callback/microsoft-entra-id?code=c0de{code}"
+        ))
+        .header(
+            "cookie",
+            format!("{csrf}; __Secure-authjs.pkce.code_verifier={pkce}"),
+        )
+        .body(empty())
+        .unwrap(),
     )
     .await
 }

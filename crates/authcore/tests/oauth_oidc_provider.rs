@@ -335,6 +335,71 @@ async fn code_replay_iss_mismatch_and_provider_error() {
     );
 }
 
+/// Counts the token requests (POSTs to the token endpoint) it forwards.
+#[derive(Clone, Default)]
+struct CountingClient(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+#[authcore::async_trait]
+impl authcore::oauth::HttpClient for CountingClient {
+    async fn send(
+        &self,
+        request: http::Request<Bytes>,
+    ) -> Result<http::Response<Bytes>, authcore::BoxError> {
+        if request.method() == http::Method::POST && request.uri().path().ends_with("/token") {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        authcore::oauth::ReqwestClient::shared().send(request).await
+    }
+}
+
+/// A callback delivered 20 times at once with the same cookies (a replay race, on two
+/// handlers sharing one store as two instances would) exchanges the code once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_callback_replays_exchange_the_code_once() {
+    let op = OidcProvider::start().await;
+    let counter = CountingClient::default();
+    let store = authcore::ratelimit::MemoryRateLimitStore::default();
+    let instance = || {
+        Auth::new(
+            AuthConfig::builder()
+                .secret(SECRET)
+                .trust_host(true)
+                .provider(oidc(&op, "client-basic", "secret-basic").http_client(counter.clone()))
+                .rate_limit_store(store.clone())
+                .build()
+                .unwrap(),
+        )
+    };
+    let (a, b) = (instance(), instance());
+    let prefix = format!("{APP}/auth/callback/oidc");
+    let mut jar = Jar::default();
+    let url = start(&a, "oidc", &mut jar).await;
+    let cb = op.authorize(&url, &prefix).await;
+    let tasks: Vec<_> = (0..20)
+        .map(|i| {
+            let (auth, cb, mut jar) = (
+                if i % 2 == 0 { a.clone() } else { b.clone() },
+                cb.clone(),
+                jar.clone(),
+            );
+            tokio::spawn(async move {
+                let _ = deliver(&auth, &cb, &mut jar).await;
+                jar.0.contains_key("authjs.session-token")
+            })
+        })
+        .collect();
+    let mut signed_in = 0;
+    for t in tasks {
+        signed_in += usize::from(t.await.unwrap());
+    }
+    assert_eq!(signed_in, 1, "exactly one replay signs in");
+    assert_eq!(
+        counter.0.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "one token request"
+    );
+}
+
 #[tokio::test]
 async fn check_cookie_from_another_provider_is_refused() {
     let op = OidcProvider::start_with_redirect_uris(&[

@@ -19,6 +19,11 @@ use crate::random;
 use crate::response::ResponseInternal;
 use crate::types::{Account, JsonObject, Profile, ProviderType, TokenSet};
 
+/// How long a used authorization code is remembered: the lifetime of the check cookies
+/// a callback needs (codes themselves live minutes at most).
+const CODE_REPLAY_WINDOW: std::time::Duration =
+    std::time::Duration::from_secs(checks::CHECK_MAX_AGE);
+
 /// Clock tolerance for ID tokens (oauth4webapi: 30 s).
 const ID_TOKEN_CLOCK_TOLERANCE: i64 = 30;
 
@@ -176,6 +181,19 @@ pub(crate) async fn callback(
     } else {
         None
     };
+
+    // An authorization code is exchanged once (RFC 6749 §4.1.2 asks providers to refuse a
+    // second use; not every provider does, nor atomically): a replay, concurrent or not,
+    // gets the answer the provider gives a used code, without a token request.
+    if !ctx
+        .first_use(&format!("oauth_code:{id}"), code, CODE_REPLAY_WINDOW)
+        .await
+    {
+        return Err(AuthError::OAuthCallbackError {
+            provider: id.to_owned(),
+            error: "invalid_grant".to_owned(),
+        });
+    }
 
     // Token exchange: the standard request, or the provider's custom one.
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
