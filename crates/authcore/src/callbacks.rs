@@ -177,7 +177,16 @@ pub fn default_redirect(url: &str, base_url: &str) -> String {
         return s;
     }
     match url::Url::parse(url) {
-        Ok(u) if u.origin().ascii_serialization() == base_url => url.to_owned(),
+        // A URL parser drops leading and trailing controls and spaces and every tab or
+        // newline, so such a value is only on the origin in its parsed form: return that
+        // (found by fuzzing: "http://localhost:3000\u{1}" went out as written).
+        Ok(u) if u.origin().ascii_serialization() == base_url => {
+            if url.bytes().any(|b| b.is_ascii_control() || b == b' ') {
+                u.into()
+            } else {
+                url.to_owned()
+            }
+        }
         _ => base_url.to_owned(),
     }
 }
@@ -342,6 +351,17 @@ mod tests {
             let out = default_redirect(tricky, base);
             let u = url::Url::parse(&out).unwrap();
             assert_eq!(u.origin().ascii_serialization(), base, "{tricky}");
+        }
+        // Controls and spaces the parser drops: the parsed form goes out (fuzzing finding).
+        for (messy, clean) in [
+            (
+                "http://localhost:3000\u{1}\0\u{12}",
+                "http://localhost:3000/",
+            ),
+            (" http://localhost:3000/a\tb\n ", "http://localhost:3000/ab"),
+            ("http://localhost:3000/a b", "http://localhost:3000/a%20b"),
+        ] {
+            assert_eq!(default_redirect(messy, base), clean, "{messy:?}");
         }
     }
 }
