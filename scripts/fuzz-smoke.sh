@@ -17,7 +17,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root/fuzz"
 
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/var/tmp/authcore-fuzz-target}"
+# A target directory of its own (instrumented builds share nothing with the workspace's),
+# kept between runs: FUZZ_TARGET_DIR, not the caller's CARGO_TARGET_DIR.
+export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-/var/tmp/authcore-fuzz-target}"
 # As `cargo fuzz run` does: the bundled SQLite (pulled in by authcore-server) defines the
 # same static table twice, which AddressSanitizer would report as an ODR violation.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_odr_violation=0"

@@ -12,6 +12,8 @@
 //! header_read_timeout = 10                          # AUTHCORE_HEADER_READ_TIMEOUT (seconds)
 //! request_timeout = 30                              # AUTHCORE_REQUEST_TIMEOUT (seconds)
 //! max_connections = 10000                           # AUTHCORE_MAX_CONNECTIONS
+//! database_max_connections = 10                     # AUTHCORE_DATABASE_MAX_CONNECTIONS
+//! database_timeout = 5                              # AUTHCORE_DATABASE_TIMEOUT (seconds)
 //!
 //! [auth]
 //! secret = "…"                                      # AUTH_SECRET
@@ -202,6 +204,10 @@ pub struct ServerSection {
     pub request_timeout: Option<f64>,
     /// Open connections at most (`AUTHCORE_MAX_CONNECTIONS`).
     pub max_connections: Option<u64>,
+    /// Database pool size (`AUTHCORE_DATABASE_MAX_CONNECTIONS`).
+    pub database_max_connections: Option<u64>,
+    /// Seconds allowed for one database operation (`AUTHCORE_DATABASE_TIMEOUT`).
+    pub database_timeout: Option<f64>,
     /// Redis for the rate-limit counts of every instance (`AUTHCORE_REDIS_URL`; may hold a
     /// password).
     pub redis_url: Option<SecretValue>,
@@ -367,6 +373,15 @@ impl ConfigFile {
         );
         let max_connections = self.server.max_connections.map(|n| n.to_string());
         put("AUTHCORE_MAX_CONNECTIONS", max_connections.as_deref());
+        let database_max_connections = self.server.database_max_connections.map(|n| n.to_string());
+        put(
+            "AUTHCORE_DATABASE_MAX_CONNECTIONS",
+            database_max_connections.as_deref(),
+        );
+        put(
+            "AUTHCORE_DATABASE_TIMEOUT",
+            number(self.server.database_timeout).as_deref(),
+        );
         put("AUTHCORE_REDIS_URL", secret(&self.server.redis_url));
         put("AUTH_SECRET", secret(&self.auth.secret));
         put("AUTH_URL", self.auth.url.as_deref());

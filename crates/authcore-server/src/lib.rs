@@ -102,6 +102,9 @@ pub struct DemoConfig {
     /// Header read and request timeouts, connection cap (`AUTHCORE_HEADER_READ_TIMEOUT`,
     /// `AUTHCORE_REQUEST_TIMEOUT`, `AUTHCORE_MAX_CONNECTIONS`).
     pub limits: serve::ConnectionLimits,
+    /// The database pool: its size (`AUTHCORE_DATABASE_MAX_CONNECTIONS`, default 10) and the
+    /// bound on each database operation (`AUTHCORE_DATABASE_TIMEOUT`, seconds, default 5).
+    pub database_pool: authcore_sqlx::PoolSettings,
 }
 
 /// Default sender of the demo's magic-link mails.
@@ -216,6 +219,7 @@ impl DemoConfig {
             log_format: ops::LogFormat::Text,
             allowed_hosts: None,
             limits: serve::ConnectionLimits::default(),
+            database_pool: authcore_sqlx::PoolSettings::default(),
             rate_limits: authcore::ratelimit::RateLimits::recommended(),
             redis_url: None,
             trusted_proxies: Vec::new(),
@@ -331,6 +335,17 @@ impl DemoConfig {
         };
         let trusted_proxies =
             gateway::env_list(&env, "AUTHCORE_TRUSTED_PROXIES").unwrap_or_default();
+        let mut database_pool = authcore_sqlx::PoolSettings::default();
+        if let Some(d) = serve::seconds_var(|k| env.get(k), "AUTHCORE_DATABASE_TIMEOUT")
+            .map_err(DemoConfigError::InvalidSetting)?
+        {
+            database_pool = database_pool.timeout(d);
+        }
+        if let Some(n) = serve::count_var(|k| env.get(k), "AUTHCORE_DATABASE_MAX_CONNECTIONS")
+            .map_err(DemoConfigError::InvalidSetting)?
+        {
+            database_pool = database_pool.max_connections(u32::try_from(n).unwrap_or(u32::MAX));
+        }
         let redis_url = env
             .get("AUTHCORE_REDIS_URL")
             .map(str::trim)
@@ -352,6 +367,7 @@ impl DemoConfig {
             log_format,
             allowed_hosts,
             limits,
+            database_pool,
             rate_limits,
             redis_url,
             trusted_proxies,
@@ -421,9 +437,9 @@ async fn auth_and_database(
         return Ok((auth_with_database(config, None, limits)?, None));
     };
     let db = if url.starts_with("postgres") {
-        authcore_sqlx::SqlxAdapter::postgres(&url).await?
+        authcore_sqlx::SqlxAdapter::postgres_with(&url, config.database_pool).await?
     } else {
-        authcore_sqlx::SqlxAdapter::sqlite(&url).await?
+        authcore_sqlx::SqlxAdapter::sqlite_with(&url, config.database_pool).await?
     };
     db.migrate().await?;
     let user = match db.get_user_by_email(DEMO_EMAIL).await? {
@@ -779,6 +795,32 @@ mod tests {
 
         let e = DemoConfig::from_env(Env::from_pairs([("AUTHCORE_ADDR", "nope")])).unwrap_err();
         assert!(e.to_string().contains("AUTHCORE_ADDR"));
+    }
+
+    #[test]
+    fn database_pool_from_env() {
+        let c = DemoConfig::from_env(Env::default()).unwrap();
+        assert_eq!(c.database_pool, authcore_sqlx::PoolSettings::default());
+        assert_eq!(c.database_pool.timeout, std::time::Duration::from_secs(5));
+        let c = DemoConfig::from_env(Env::from_pairs([
+            ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "32"),
+            ("AUTHCORE_DATABASE_TIMEOUT", "1.5"),
+        ]))
+        .unwrap();
+        assert_eq!(c.database_pool.max_connections, 32);
+        assert_eq!(
+            c.database_pool.timeout,
+            std::time::Duration::from_millis(1500)
+        );
+        for (key, bad) in [
+            ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "0"),
+            ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "many"),
+            ("AUTHCORE_DATABASE_TIMEOUT", "-1"),
+            ("AUTHCORE_DATABASE_TIMEOUT", "soon"),
+        ] {
+            let e = DemoConfig::from_env(Env::from_pairs([(key, bad)])).unwrap_err();
+            assert!(e.to_string().contains(key), "{e}");
+        }
     }
 
     #[test]

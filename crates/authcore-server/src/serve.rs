@@ -73,33 +73,47 @@ impl ConnectionLimits {
     /// a decimal number (`10`, `0.5`), a positive connection count.
     pub fn from_vars<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, String> {
         let mut limits = ConnectionLimits::default();
-        let seconds = |key: &str| -> Result<Option<Duration>, String> {
-            let Some(v) = get(key).map(str::trim).filter(|v| !v.is_empty()) else {
-                return Ok(None);
-            };
-            v.parse::<f64>()
-                .ok()
-                .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
-                .map(|s| Some(Duration::from_secs_f64(s)))
-                .ok_or_else(|| format!("{key}={v:?} is not a number of seconds (like 10 or 0.5)"))
-        };
-        if let Some(d) = seconds("AUTHCORE_HEADER_READ_TIMEOUT")? {
+        if let Some(d) = seconds_var(&get, "AUTHCORE_HEADER_READ_TIMEOUT")? {
             limits.header_read_timeout = d;
         }
-        if let Some(d) = seconds("AUTHCORE_REQUEST_TIMEOUT")? {
+        if let Some(d) = seconds_var(&get, "AUTHCORE_REQUEST_TIMEOUT")? {
             limits.request_timeout = d;
         }
-        if let Some(v) = get("AUTHCORE_MAX_CONNECTIONS")
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-        {
-            limits.max_connections =
-                v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    format!("AUTHCORE_MAX_CONNECTIONS={v:?} is not a positive number")
-                })?;
+        if let Some(n) = count_var(&get, "AUTHCORE_MAX_CONNECTIONS")? {
+            limits.max_connections = n;
         }
         Ok(limits)
     }
+}
+
+/// Variable `key` from `get` as seconds (a decimal number: `10`, `0.5`; up to a day), if set.
+pub(crate) fn seconds_var<'a>(
+    get: impl Fn(&str) -> Option<&'a str>,
+    key: &str,
+) -> Result<Option<Duration>, String> {
+    let Some(v) = get(key).map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    v.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
+        .map(|s| Some(Duration::from_secs_f64(s)))
+        .ok_or_else(|| format!("{key}={v:?} is not a number of seconds (like 10 or 0.5)"))
+}
+
+/// Variable `key` from `get` as a positive count, if set.
+pub(crate) fn count_var<'a>(
+    get: impl Fn(&str) -> Option<&'a str>,
+    key: &str,
+) -> Result<Option<usize>, String> {
+    let Some(v) = get(key).map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    v.parse::<usize>()
+        .ok()
+        .filter(|n| *n > 0)
+        .map(Some)
+        .ok_or_else(|| format!("{key}={v:?} is not a positive number"))
 }
 
 /// Serves `app` on `listener` with `limits` until `shutdown` resolves, then drains (see

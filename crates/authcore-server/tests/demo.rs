@@ -438,6 +438,8 @@ async fn config_file_with_environment_on_top() {
 addr = "127.0.0.1:4100"
 database_url = "none"
 demo_password = "from-the-file"
+database_max_connections = 4
+database_timeout = 2.5
 
 [auth]
 secret = "a file secret, long and random enough"
@@ -466,6 +468,11 @@ error = "/oops"
     let config = DemoConfig::from_file(&path, env).unwrap();
     assert_eq!(config.addr.to_string(), "127.0.0.1:4100");
     assert_eq!(config.database_url, None);
+    assert_eq!(config.database_pool.max_connections, 4);
+    assert_eq!(
+        config.database_pool.timeout,
+        std::time::Duration::from_millis(2500)
+    );
     assert_eq!(config.demo_password, "from-the-env");
     assert!(!config.secret_is_ephemeral);
     let app = app(config).unwrap();

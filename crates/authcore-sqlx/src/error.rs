@@ -90,3 +90,16 @@ pub(crate) fn data_error(op: &'static str, what: &str) -> AdapterError {
         source: None,
     }))
 }
+
+/// An operation that did not finish within the adapter's timeout (the database is down,
+/// silent or overloaded).
+pub(crate) fn timed_out(op: &'static str, after: std::time::Duration) -> AdapterError {
+    AdapterError::Backend(Box::new(BackendError {
+        op,
+        summary: format!(
+            "no answer from the database within {} ms",
+            after.as_millis()
+        ),
+        source: None,
+    }))
+}

@@ -84,6 +84,7 @@ use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, NewUser, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator, ProviderType};
+use std::time::Duration;
 use time::OffsetDateTime;
 
 pub use authcore::adapter::STALE_TOKEN_GRACE;
@@ -95,10 +96,58 @@ pub use error::Error;
 #[derive(Clone)]
 pub struct SqlxAdapter {
     backend: Backend,
+    /// The longest one adapter operation may take ([`PoolSettings::timeout`]).
+    timeout: Duration,
 }
 
-/// How long a query waits for a pooled connection before failing.
-pub const DEFAULT_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a query waits for a pooled connection before failing, and the default bound
+/// on a whole adapter operation ([`PoolSettings::timeout`]).
+pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The pool size and time bound of [`SqlxAdapter::postgres_with`] and
+/// [`SqlxAdapter::sqlite_with`].
+///
+/// ```
+/// use std::time::Duration;
+/// let settings = authcore_sqlx::PoolSettings::default()
+///     .max_connections(20)
+///     .timeout(Duration::from_secs(2));
+/// assert_eq!(settings.max_connections, 20);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PoolSettings {
+    /// The most connections the pool opens (default 10, sqlx's default).
+    pub max_connections: u32,
+    /// The longest one adapter operation may take, waiting for a connection included
+    /// (default [`DEFAULT_ACQUIRE_TIMEOUT`], 5 s). With the database down or silent, a
+    /// request fails within it (Auth.js `Configuration`) instead of hanging: a query on a
+    /// connection whose server stopped answering would otherwise wait for TCP to give up.
+    pub timeout: Duration,
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        PoolSettings {
+            max_connections: 10,
+            timeout: DEFAULT_ACQUIRE_TIMEOUT,
+        }
+    }
+}
+
+impl PoolSettings {
+    /// Sets [`PoolSettings::max_connections`] (at least 1).
+    pub fn max_connections(mut self, max: u32) -> Self {
+        self.max_connections = max.max(1);
+        self
+    }
+
+    /// Sets [`PoolSettings::timeout`] (at least 1 ms).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+}
 
 #[derive(Clone)]
 enum Backend {
@@ -139,6 +188,11 @@ impl SqlxAdapter {
     /// database sign-in went from 2,100 req/s with a 1 s p99 to 6,900 req/s with an 8 ms
     /// p99. For `FULL`, build the pool yourself and use [`SqlxAdapter::from_sqlite_pool`].
     pub async fn sqlite(url_or_path: &str) -> Result<Self, Error> {
+        Self::sqlite_with(url_or_path, PoolSettings::default()).await
+    }
+
+    /// [`SqlxAdapter::sqlite`] with a pool size and time bound.
+    pub async fn sqlite_with(url_or_path: &str, settings: PoolSettings) -> Result<Self, Error> {
         use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
         use std::str::FromStr;
 
@@ -153,11 +207,12 @@ impl SqlxAdapter {
             .foreign_keys(true)
             .synchronous(SqliteSynchronous::Normal);
         let pool = sqlx::sqlite::SqlitePoolOptions::new()
-            .acquire_timeout(DEFAULT_ACQUIRE_TIMEOUT)
+            .max_connections(settings.max_connections)
+            .acquire_timeout(settings.timeout)
             .connect_with(options)
             .await
             .map_err(Error::Connect)?;
-        Ok(Self::from_sqlite_pool(pool))
+        Ok(Self::from_sqlite_pool(pool).with_timeout(settings.timeout))
     }
 
     /// Uses an existing SQLite pool. Its connections should enforce foreign keys (sqlx's
@@ -165,34 +220,44 @@ impl SqlxAdapter {
     pub fn from_sqlite_pool(pool: sqlx::SqlitePool) -> Self {
         SqlxAdapter {
             backend: Backend::Sqlite(pool),
+            timeout: DEFAULT_ACQUIRE_TIMEOUT,
         }
     }
 }
 
 #[cfg(feature = "postgres")]
 impl SqlxAdapter {
-    /// Connects to PostgreSQL (`postgres://user:password@host:port/database?…`), with
-    /// sqlx's default pool settings except the acquire timeout: a request waits at most
-    /// [`DEFAULT_ACQUIRE_TIMEOUT`] (5 s, not sqlx's 30 s) for a connection, so that with the
-    /// database down it fails fast (Auth.js `Configuration`) instead of hanging. For other
-    /// settings build the pool yourself and use [`SqlxAdapter::from_postgres_pool`].
+    /// Connects to PostgreSQL (`postgres://user:password@host:port/database?…`) with the
+    /// default [`PoolSettings`]: 10 connections, and every adapter operation bounded by
+    /// [`DEFAULT_ACQUIRE_TIMEOUT`] (5 s; sqlx waits 30 s for a connection and has no bound
+    /// on a query), so that with the database down or silent a request fails fast (Auth.js
+    /// `Configuration`) instead of hanging. For other settings, see
+    /// [`SqlxAdapter::postgres_with`] or build the pool yourself
+    /// ([`SqlxAdapter::from_postgres_pool`]).
     pub async fn postgres(url: &str) -> Result<Self, Error> {
+        Self::postgres_with(url, PoolSettings::default()).await
+    }
+
+    /// [`SqlxAdapter::postgres`] with a pool size and time bound.
+    pub async fn postgres_with(url: &str, settings: PoolSettings) -> Result<Self, Error> {
         use sqlx::postgres::PgConnectOptions;
         use std::str::FromStr;
 
         let options = PgConnectOptions::from_str(url).map_err(Error::InvalidUrl)?;
         let pool = sqlx::postgres::PgPoolOptions::new()
-            .acquire_timeout(DEFAULT_ACQUIRE_TIMEOUT)
+            .max_connections(settings.max_connections)
+            .acquire_timeout(settings.timeout)
             .connect_with(options)
             .await
             .map_err(Error::Connect)?;
-        Ok(Self::from_postgres_pool(pool))
+        Ok(Self::from_postgres_pool(pool).with_timeout(settings.timeout))
     }
 
     /// Uses an existing PostgreSQL pool.
     pub fn from_postgres_pool(pool: sqlx::PgPool) -> Self {
         SqlxAdapter {
             backend: Backend::Postgres(pool),
+            timeout: DEFAULT_ACQUIRE_TIMEOUT,
         }
     }
 }
@@ -269,15 +334,39 @@ impl SqlxAdapter {
 }
 
 /// Calls `module::function(pool, args…)` for the backend in use.
+/// Runs operation `$f` on the backend, bounded by the adapter's timeout.
 macro_rules! dispatch {
     ($self:ident, $f:ident($($arg:expr),*)) => {
-        match &$self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => sqlite::$f(pool, $($arg),*).await,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => postgres::$f(pool, $($arg),*).await,
-        }
+        $self
+            .bounded(stringify!($f), async {
+                match &$self.backend {
+                    #[cfg(feature = "sqlite")]
+                    Backend::Sqlite(pool) => sqlite::$f(pool, $($arg),*).await,
+                    #[cfg(feature = "postgres")]
+                    Backend::Postgres(pool) => postgres::$f(pool, $($arg),*).await,
+                }
+            })
+            .await
     };
+}
+
+impl SqlxAdapter {
+    /// Bounds every adapter operation by `timeout` (the constructors set
+    /// [`PoolSettings::timeout`]; pools handed in get [`DEFAULT_ACQUIRE_TIMEOUT`]).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    async fn bounded<T>(
+        &self,
+        op: &'static str,
+        operation: impl std::future::Future<Output = Result<T, AdapterError>>,
+    ) -> Result<T, AdapterError> {
+        tokio::time::timeout(self.timeout, operation)
+            .await
+            .unwrap_or_else(|_| Err(error::timed_out(op, self.timeout)))
+    }
 }
 
 #[async_trait]

@@ -448,6 +448,34 @@ async fn assert_forgeries_refused(auth: &authcore::Auth, key: &SoftAuthenticator
     assert_eq!(r.location(), Some(VERIFY_ERROR));
 }
 
+/// One assertion (of a passkey whose counter stays 0, so only the single-use challenge can
+/// tell) submitted 20 times at once with the same challenge cookie signs in once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_replays_of_one_assertion_sign_in_once() {
+    let (auth, _, _) = setup(WebAuthnProvider::passkey());
+    let mut key = SoftAuthenticator::new();
+    key.counter_step = 0;
+    register(&auth, &mut key, "passkey", "race@example.com").await;
+    let mut browser = Browser::default();
+    let body = options(&auth, &mut browser, "passkey", "").await.json();
+    let data = key.authenticate(&body["options"], ORIGIN);
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let (auth, data, mut browser) =
+                (auth.clone(), data.clone(), Browser(browser.0.clone()));
+            tokio::spawn(async move {
+                submit(&auth, &mut browser, "passkey", "authenticate", &data).await;
+                browser.get("__Secure-authjs.session-token").is_some()
+            })
+        })
+        .collect();
+    let mut signed_in = 0;
+    for t in tasks {
+        signed_in += usize::from(t.await.unwrap());
+    }
+    assert_eq!(signed_in, 1);
+}
+
 #[tokio::test]
 async fn forged_and_replayed_responses_are_refused() {
     let (auth, rec, db) = setup(WebAuthnProvider::passkey());
