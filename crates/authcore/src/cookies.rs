@@ -578,11 +578,11 @@ impl<'a> SessionCookieStore<'a> {
             .filter(|(n, v)| n.starts_with(base) && !v.is_empty())
             .collect();
         if chunks.len() > 1 {
-            // Sort by the integer after the last '.'; names without one compare equal (§3.3).
-            chunks.sort_by(|a, b| match (chunk_index(a.0), chunk_index(b.0)) {
-                (Some(x), Some(y)) => x.cmp(&y),
-                _ => std::cmp::Ordering::Equal,
-            });
+            // Sort by the integer after the last '.' (§3.3). Names without one (only in a
+            // malformed mix) go first, in request order: a total order, which Auth.js's
+            // comparator (NaN for them) is not and which `sort` requires — an inconsistent
+            // one panicked on a crafted `Cookie` header (found by fuzzing).
+            chunks.sort_by_key(|c| chunk_index(c.0));
         }
         SessionCookieStore { spec, chunks }
     }
@@ -771,6 +771,14 @@ mod tests {
         assert_eq!(out.len(), 4);
         let clean = SessionCookieStore::new(&spec, &req).clean();
         assert_eq!(clean.len(), 1);
+        // A malformed mix of indexed and unindexed names sorts without panicking (fuzzing
+        // finding: the old comparator was not a total order): unindexed first, in order.
+        let req = RequestCookies::parse([
+            "authjs.session-token.1=B; authjs.session-tokenX=x; authjs.session-token.0=A; \
+             authjs.session-token=y; authjs.session-token.x=z; authjs.session-token.2=C",
+        ]);
+        let store = SessionCookieStore::new(&spec, &req);
+        assert_eq!(store.value().as_deref(), Some("xyzABC"));
     }
 
     #[test]
