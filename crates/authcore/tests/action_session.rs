@@ -266,3 +266,85 @@ async fn rotated_secret_still_reads_old_sessions() {
             .is_some()
     );
 }
+
+/// Concurrent updates of one chunked session (a token over 4 KB): every answer's cookies
+/// are a whole chunk set of its own update — chunks `.0`…`.n-1` that reassemble and decode,
+/// the request's other chunks cleared — whatever order the updates ran in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_updates_of_a_chunked_session_each_answer_a_whole_cookie_set() {
+    let (auth, _) = auth_with(builder().callbacks(Spy::default()));
+    let mut claims = alice();
+    claims["blob"] = json!("x".repeat(9000));
+    let token = auth
+        .config()
+        .jwt()
+        .encode(claims.as_object().unwrap(), SESSION_COOKIE, 3600)
+        .unwrap();
+    // The browser's chunked cookie, as authcore writes it.
+    let chunks: Vec<String> = token
+        .as_bytes()
+        .chunks(authcore::cookies::CHUNK_SIZE)
+        .enumerate()
+        .map(|(i, c)| format!("{SESSION_COOKIE}.{i}={}", std::str::from_utf8(c).unwrap()))
+        .collect();
+    assert!(chunks.len() >= 3);
+    let (csrf, csrf_token) = csrf_pair();
+    let cookie = format!("{}; {csrf}", chunks.join("; "));
+    let tasks: Vec<_> = (0..20)
+        .map(|i| {
+            let (auth, cookie, csrf_token) = (auth.clone(), cookie.clone(), csrf_token.clone());
+            tokio::spawn(async move {
+                let name = format!("Alice {i}");
+                let body = json!({"csrfToken": csrf_token, "data": {"name": name}});
+                let r = send(
+                    &auth,
+                    http::Request::post(url("/auth/session"))
+                        .header("content-type", "application/json")
+                        .header("cookie", &cookie)
+                        .body(http_body_util::Full::new(body.to_string().into()))
+                        .unwrap(),
+                )
+                .await;
+                (name, r)
+            })
+        })
+        .collect();
+    for t in tasks {
+        let (name, r) = t.await.unwrap();
+        assert_eq!(r.status, 200);
+        assert_eq!(r.json()["user"]["name"], name.as_str());
+        // Set chunks: consecutive from 0; every request chunk either rewritten or cleared.
+        let mut set = Vec::new();
+        let mut cleared = Vec::new();
+        for c in r.set_cookies() {
+            let (nv, attrs) = c.split_once(';').unwrap();
+            let (n, v) = nv.split_once('=').unwrap();
+            let Some(i) = n.strip_prefix(&format!("{SESSION_COOKIE}.")) else {
+                continue;
+            };
+            let i: usize = i.parse().unwrap();
+            if attrs.contains("Max-Age=0") {
+                cleared.push(i);
+            } else {
+                set.push((i, v.to_owned()));
+            }
+        }
+        set.sort();
+        assert!(set.iter().enumerate().all(|(k, (i, _))| k == *i), "{set:?}");
+        for i in 0..chunks.len() {
+            assert!(
+                i < set.len() || cleared.contains(&i),
+                "chunk {i} left stale"
+            );
+        }
+        let token: String = set.iter().map(|(_, v)| v.as_str()).collect();
+        let decoded = auth
+            .config()
+            .jwt()
+            .decode(&token, SESSION_COOKIE)
+            .unwrap()
+            .unwrap();
+        assert_eq!(decoded["name"], name.as_str());
+        assert_eq!(decoded["blob"].as_str().map(str::len), Some(9000));
+    }
+}
