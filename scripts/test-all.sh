@@ -68,3 +68,19 @@ cargo deny --log-level error check licenses bans sources
 # between runs like the workspace's.
 echo "==> fuzz smoke (scripts/fuzz-smoke.sh)"
 scripts/fuzz-smoke.sh
+
+# Publishable crates: every crate packages (metadata, versioned path dependencies, the files
+# it needs) and builds from its package alone.
+echo "==> cargo package --workspace (verified)"
+cargo package --workspace --locked
+
+# The MSRV (rust-version of Cargo.toml) builds everything. When it is the toolchain in use,
+# the steps above were that check.
+msrv="$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)"
+if rustc --version | grep -Eq "^rustc ${msrv//./\\.}(\.0)? "; then
+  echo "==> MSRV $msrv: the toolchain in use ($(rustc --version))"
+else
+  echo "==> MSRV $msrv: cargo +$msrv check"
+  rustup toolchain list | grep -q "^$msrv" || rustup toolchain install "$msrv" --profile minimal
+  cargo "+$msrv" check --workspace --all-targets --locked
+fi

@@ -240,3 +240,8 @@ fn open_client(url: &str) -> Result<redis::Client, AdapterError> {
         .into()
     })
 }
+
+/// The README's examples, compiled as doctests so that they cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -552,3 +552,8 @@ macro_rules! session_columns {
 }
 
 pub(crate) use {account_columns, authenticator_columns, session_columns, user_columns};
+
+/// The README's examples, compiled as doctests so that they cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -76,3 +76,8 @@ pub use types::*;
 /// The crates in authcore's public API, re-exported so a host needs nothing but `authcore`
 /// to build requests, read responses and write callbacks (versions always match).
 pub use {bytes, http, http_body, http_body_util, serde_json, time, url};
+
+/// The README's examples, compiled as doctests so that they cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
