@@ -86,6 +86,8 @@ pub(crate) struct ConfigInner {
     pub providers: Vec<Provider>,
     pub base_path: String,
     pub codec: JwtCodec,
+    /// A host's session-token format instead of `codec`'s JWE (Auth.js `jwt.encode/decode`).
+    pub session_codec: Option<Arc<dyn crate::jwt::SessionTokenCodec>>,
     /// The secret coerced to a JavaScript string (`"a,b"` for a list), for CSRF hashes.
     pub secret_string: String,
     pub trust_host: bool,
@@ -124,6 +126,31 @@ pub(crate) struct ConfigInner {
 }
 
 impl ConfigInner {
+    /// Encodes a session token: the host's [`SessionTokenCodec`](crate::jwt::SessionTokenCodec)
+    /// when set, else the JWE.
+    pub(crate) fn encode_session(
+        &self,
+        claims: &crate::jwt::JwtClaims,
+        salt: &str,
+    ) -> Result<String, crate::error::BoxError> {
+        match &self.session_codec {
+            Some(codec) => codec.encode(claims, salt, self.jwt_max_age),
+            None => Ok(self.codec.encode(claims, salt, self.jwt_max_age)?),
+        }
+    }
+
+    /// Decodes a session token (see [`ConfigInner::encode_session`]).
+    pub(crate) fn decode_session(
+        &self,
+        token: &str,
+        salt: &str,
+    ) -> Result<Option<crate::jwt::JwtClaims>, crate::error::BoxError> {
+        match &self.session_codec {
+            Some(codec) => codec.decode(token, salt),
+            None => Ok(self.codec.decode(token, salt)?),
+        }
+    }
+
     /// Cookies for a request over HTTPS (`secure`) or not.
     pub(crate) fn cookies(&self, request_is_https: bool) -> &ResolvedCookies {
         if self.use_secure_cookies.unwrap_or(request_is_https) {
@@ -208,6 +235,7 @@ pub struct AuthConfigBuilder {
     theme: Theme,
     callbacks: Arc<dyn Callbacks>,
     events: Arc<dyn Events>,
+    session_codec: Option<Arc<dyn crate::jwt::SessionTokenCodec>>,
     logger: Arc<dyn Logger>,
     debug: bool,
     use_secure_cookies: Option<bool>,
@@ -243,6 +271,7 @@ impl Default for AuthConfigBuilder {
             theme: Theme::default(),
             callbacks: Arc::new(DefaultCallbacks),
             events: Arc::new(NoEvents),
+            session_codec: None,
             logger: Arc::new(TracingLogger),
             debug: false,
             use_secure_cookies: None,
@@ -395,6 +424,15 @@ impl AuthConfigBuilder {
     /// Callbacks (`sign_in`, `redirect`, `jwt`, `session`).
     pub fn callbacks(mut self, callbacks: impl Callbacks) -> Self {
         self.callbacks = Arc::new(callbacks);
+        self
+    }
+
+    /// Replaces the session token's JWE with the host's own format (Auth.js
+    /// `jwt: { encode, decode }`), e.g. a signed JWS that other services verify with a
+    /// public key; see [`SessionTokenCodec`](crate::jwt::SessionTokenCodec). The OAuth
+    /// check cookies stay JWEs.
+    pub fn session_token_codec(mut self, codec: impl crate::jwt::SessionTokenCodec) -> Self {
+        self.session_codec = Some(Arc::new(codec));
         self
     }
 
@@ -838,6 +876,7 @@ impl AuthConfigBuilder {
                 theme: self.theme,
                 callbacks: self.callbacks,
                 events: self.events,
+                session_codec: self.session_codec,
                 logger,
                 debug,
                 use_secure_cookies: self.use_secure_cookies,

@@ -220,7 +220,7 @@ impl Auth {
             .as_deref()
             .or(options.cookie_name.as_deref())
             .unwrap_or(&session.name);
-        self.config.inner.codec.decode(&raw, salt).ok().flatten()
+        self.config.inner.decode_session(&raw, salt).ok().flatten()
     }
 
     /// The undecoded session token of a request (`getToken({raw: true})`).

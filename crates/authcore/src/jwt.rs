@@ -9,6 +9,7 @@ use std::io::Write as _;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::error::BoxError;
 use crate::jose::{JoseError, KeyRing};
 
 /// A JWT claims set. `serde_json`'s `preserve_order` keeps claims in insertion order, as
@@ -163,6 +164,63 @@ impl JwtCodec {
             serde_json::from_slice(&plaintext).map_err(|_| JwtError::InvalidPayload)?;
         validate_times(&claims, now_unix)?;
         Ok(Some(claims))
+    }
+}
+
+/// The session token's format (Auth.js `jwt: { encode, decode }`): replaces the JWE of
+/// [`JwtCodec`] for the session cookie only — the session action, sign-in, sign-out,
+/// [`Auth::get_token`](crate::Auth::get_token) and the framework extractors use it; the
+/// OAuth check and WebAuthn challenge cookies stay JWEs, as in Auth.js. Set it with
+/// [`AuthConfigBuilder::session_token_codec`](crate::AuthConfigBuilder::session_token_codec).
+///
+/// Synchronous, so that `get_token` stays a plain function; `encode` must set the expiry
+/// (`exp`) from `max_age_secs` as it sees fit, and `decode` must refuse what it did not
+/// make and what has expired (`Ok(None)` or an error both mean "no session").
+///
+/// ```
+/// use authcore::BoxError;
+/// use authcore::jwt::{JwtClaims, SessionTokenCodec};
+///
+/// /// Claims as plain JSON: for illustration only, never for production.
+/// struct PlainJson;
+///
+/// impl SessionTokenCodec for PlainJson {
+///     fn encode(&self, claims: &JwtClaims, _salt: &str, _max_age: u64) -> Result<String, BoxError> {
+///         Ok(authcore::serde_json::to_string(claims)?)
+///     }
+///     fn decode(&self, token: &str, _salt: &str) -> Result<Option<JwtClaims>, BoxError> {
+///         Ok(Some(authcore::serde_json::from_str(token)?))
+///     }
+/// }
+/// ```
+pub trait SessionTokenCodec: Send + Sync + 'static {
+    /// The session token for `claims`, in a cookie named (and salted by) `salt`, valid for
+    /// `max_age_secs` (`jwt.maxAge`).
+    ///
+    /// # Errors
+    /// Whatever stops encoding; the request fails as Auth.js's `encode` throwing would.
+    fn encode(&self, claims: &JwtClaims, salt: &str, max_age_secs: u64)
+    -> Result<String, BoxError>;
+
+    /// The claims of `token` (from the cookie named `salt`), or `Ok(None)` for no session.
+    ///
+    /// # Errors
+    /// A token that is malformed, forged or expired; treated as no session.
+    fn decode(&self, token: &str, salt: &str) -> Result<Option<JwtClaims>, BoxError>;
+}
+
+impl SessionTokenCodec for JwtCodec {
+    fn encode(
+        &self,
+        claims: &JwtClaims,
+        salt: &str,
+        max_age_secs: u64,
+    ) -> Result<String, BoxError> {
+        Ok(JwtCodec::encode(self, claims, salt, max_age_secs)?)
+    }
+
+    fn decode(&self, token: &str, salt: &str) -> Result<Option<JwtClaims>, BoxError> {
+        Ok(JwtCodec::decode(self, token, salt)?)
     }
 }
 

@@ -159,8 +159,7 @@ async fn refresh(
     let config = ctx.config;
     let salt: &str = &ctx.cookies.session_token.name;
     let claims = config
-        .codec
-        .decode(token, salt)?
+        .decode_session(token, salt)?
         .ok_or("the session token is empty")?;
     let data = if is_update {
         ctx.req.body.as_ref().and_then(|b| b.get("data"))
@@ -205,7 +204,7 @@ async fn refresh(
             trigger: None,
         })
         .await?;
-    let new_token = config.codec.encode(&token, salt, config.jwt_max_age)?;
+    let new_token = config.encode_session(&token, salt)?;
     let cookies = ctx.write_session_cookie(store, &new_token, expires);
     let r = config
         .events

@@ -32,16 +32,13 @@ pub(crate) async fn signout(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError
     } else {
         match ctx
             .config
-            .codec
-            .decode(&token, &ctx.cookies.session_token.name)
+            .decode_session(&token, &ctx.cookies.session_token.name)
         {
             Ok(claims) => {
                 let events = &ctx.config.events;
                 Ok(events.sign_out(SignOutEvent::Token(claims.as_ref())).await)
             }
-            Err(e) => Err(AuthError::SignOutError {
-                source: Box::new(e),
-            }),
+            Err(source) => Err(AuthError::SignOutError { source }),
         }
     };
     match event {

@@ -39,8 +39,7 @@ async fn current_session(
         SessionStrategy::Jwt => {
             let claims = ctx
                 .config
-                .codec
-                .decode(&token, &ctx.cookies.session_token.name)
+                .decode_session(&token, &ctx.cookies.session_token.name)
                 .ok()??;
             let sub = claims.get("sub")?.as_str()?.to_owned();
             Some((adapter.get_user(&sub).await.ok()??, None))

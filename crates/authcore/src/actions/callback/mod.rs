@@ -158,13 +158,13 @@ async fn jwt_session_cookies(
         return Ok(store.clean());
     };
     let salt: &str = &ctx.cookies.session_token.name;
-    let encoded = config
-        .codec
-        .encode(&token, salt, config.jwt_max_age)
-        .map_err(|e| AuthError::CallbackError {
-            callback: "jwt",
-            source: Box::new(e),
-        })?;
+    let encoded =
+        config
+            .encode_session(&token, salt)
+            .map_err(|source| AuthError::CallbackError {
+                callback: "jwt",
+                source,
+            })?;
     let expires =
         OffsetDateTime::now_utc() + time::Duration::seconds(config.session_max_age as i64);
     Ok(ctx.write_session_cookie(&store, &encoded, expires))
