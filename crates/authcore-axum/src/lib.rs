@@ -15,3 +15,8 @@ pub use session::{OptionalSession, Session, SessionRequired};
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The manual's getting-started example, compiled as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/manual/getting-started.md")]
+pub struct ManualDoctests;

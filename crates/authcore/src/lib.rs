@@ -81,3 +81,8 @@ pub use {bytes, http, http_body, http_body_util, serde_json, time, url};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The manual's provider examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/manual/providers.md")]
+pub struct ManualDoctests;
