@@ -13,11 +13,18 @@
 //     -> {"ok":false,"error":"<message>","code":"<jose error code, if any>"}
 //   {"op":"csrf","secret":...,"token":"<64 hex>"}
 //     -> {"cookie":"<token>|<sha256hex(token + String(secret))>","verified":true}
+//   {"op":"v4encode","secret":"s","token":{...},"maxAge":60}   (next-auth 4's next-auth/jwt)
+//     -> {"token":"<compact JWE>"}
+//   {"op":"v4decode","secret":"s","token":"<compact JWE>"}
+//     -> {"ok":true,"payload":{...}} | {"ok":false,"error":"..."}
 //   {"op":"batch","items":[<op>, ...]} -> {"results":[<result>, ...]}
 //
 // A failing item inside a batch yields {"error":"<message>"} in its slot; the batch goes on.
 
 import { encode, decode } from "@auth/core/jwt";
+// next-auth 4 (pinned; its peers next/react are not installed: `legacy-peer-deps` in .npmrc),
+// whose `next-auth/jwt` needs none of them.
+import nextAuthV4Jwt from "next-auth/jwt";
 // @auth/core does not export its CSRF helpers (the package "exports" map hides lib/), so
 // they are imported by file path from the pinned install. They are the exact functions
 // Auth.js's `init` uses: `createHash` (SHA-256 hex of a string) and `createCSRFToken`
@@ -44,6 +51,19 @@ async function runOp(item) {
         const out = { ok: false, error: String(err?.message ?? err) };
         if (err?.code) out.code = String(err.code);
         return out;
+      }
+    }
+    case "v4encode": {
+      const params = { token: item.token ?? {}, secret: item.secret };
+      if (item.maxAge !== undefined) params.maxAge = item.maxAge;
+      return { token: await nextAuthV4Jwt.encode(params) };
+    }
+    case "v4decode": {
+      try {
+        const payload = await nextAuthV4Jwt.decode({ token: item.token, secret: item.secret });
+        return { ok: true, payload: payload ?? null };
+      } catch (err) {
+        return { ok: false, error: String(err?.message ?? err) };
       }
     }
     case "csrf": {

@@ -236,6 +236,7 @@ pub struct AuthConfigBuilder {
     callbacks: Arc<dyn Callbacks>,
     events: Arc<dyn Events>,
     session_codec: Option<Arc<dyn crate::jwt::SessionTokenCodec>>,
+    next_auth_v4: bool,
     logger: Arc<dyn Logger>,
     debug: bool,
     use_secure_cookies: Option<bool>,
@@ -272,6 +273,7 @@ impl Default for AuthConfigBuilder {
             callbacks: Arc::new(DefaultCallbacks),
             events: Arc::new(NoEvents),
             session_codec: None,
+            next_auth_v4: false,
             logger: Arc::new(TracingLogger),
             debug: false,
             use_secure_cookies: None,
@@ -433,6 +435,18 @@ impl AuthConfigBuilder {
     /// check cookies stay JWEs.
     pub fn session_token_codec(mut self, codec: impl crate::jwt::SessionTokenCodec) -> Self {
         self.session_codec = Some(Arc::new(codec));
+        self
+    }
+
+    /// NextAuth.js v4 compatibility: v4's session token (`next-auth/jwt`:
+    /// [`NextAuthV4Codec`](crate::jwt::NextAuthV4Codec) of the first secret), v4's cookie
+    /// names (`next-auth.session-token`, `__Host-next-auth.csrf-token` …) and, unless
+    /// [`base_path`](Self::base_path) or `AUTH_URL` says otherwise, v4's base path
+    /// `/api/auth`. A Next.js app on next-auth 4 and this service then share sessions (the
+    /// same `NEXTAUTH_SECRET` as the secret). A custom
+    /// [`session_token_codec`](Self::session_token_codec) still wins.
+    pub fn next_auth_v4(mut self) -> Self {
+        self.next_auth_v4 = true;
         self
     }
 
@@ -731,7 +745,12 @@ impl AuthConfigBuilder {
             require_methods(&**adapter, crate::adapter::AdapterMethod::DATABASE_SESSIONS)?;
         }
 
-        let base_path = self.base_path.unwrap_or_else(|| "/auth".to_owned());
+        let default_base = if self.next_auth_v4 {
+            "/api/auth"
+        } else {
+            "/auth"
+        };
+        let base_path = self.base_path.unwrap_or_else(|| default_base.to_owned());
         if base_path != "/" && (!base_path.starts_with('/') || base_path.ends_with('/')) {
             return Err(ConfigError::InvalidBasePath { path: base_path });
         }
@@ -789,9 +808,14 @@ impl AuthConfigBuilder {
         }
         let jwt_max_age = self.jwt_max_age.map_or(max_age, |d| d.as_secs());
 
+        let stem = if self.next_auth_v4 {
+            "next-auth"
+        } else {
+            "authjs"
+        };
         let sets = [
-            CookieSet::defaults(false).with_overrides(&self.cookies),
-            CookieSet::defaults(true).with_overrides(&self.cookies),
+            CookieSet::named(false, stem).with_overrides(&self.cookies),
+            CookieSet::named(true, stem).with_overrides(&self.cookies),
         ];
         for set in &sets {
             for c in set.all() {
@@ -804,6 +828,14 @@ impl AuthConfigBuilder {
         }
 
         let codec = JwtCodec::new(&self.secrets).map_err(|_| ConfigError::MissingSecret)?;
+        let session_codec = match (self.session_codec, self.next_auth_v4) {
+            (Some(custom), _) => Some(custom),
+            (None, true) => self.secrets.first().map(|secret| {
+                Arc::new(crate::jwt::NextAuthV4Codec::new(secret))
+                    as Arc<dyn crate::jwt::SessionTokenCodec>
+            }),
+            (None, false) => None,
+        };
         let secret_string = self.secrets.join(",");
         let trust_host = self.trust_host.unwrap_or(false) || url.is_some();
         let allowed_hosts = self
@@ -876,7 +908,7 @@ impl AuthConfigBuilder {
                 theme: self.theme,
                 callbacks: self.callbacks,
                 events: self.events,
-                session_codec: self.session_codec,
+                session_codec,
                 logger,
                 debug,
                 use_secure_cookies: self.use_secure_cookies,

@@ -160,6 +160,12 @@ pub struct CookieSet {
 impl CookieSet {
     /// Auth.js defaults (§3.1) for secure (`__Secure-`/`__Host-` prefixes) or plain cookies.
     pub fn defaults(secure: bool) -> Self {
+        Self::named(secure, "authjs")
+    }
+
+    /// The defaults with another name stem: `next-auth` gives NextAuth.js v4's names
+    /// (`next-auth.session-token` …), which are otherwise the same cookies.
+    pub fn named(secure: bool, stem: &str) -> Self {
         let p = if secure { "__Secure-" } else { "" };
         let spec = |name: &str, max_age: Option<i64>| CookieSpec {
             name: format!("{p}{name}"),
@@ -169,16 +175,16 @@ impl CookieSet {
             },
         };
         CookieSet {
-            session_token: spec("authjs.session-token", None),
-            callback_url: spec("authjs.callback-url", None),
+            session_token: spec(&format!("{stem}.session-token"), None),
+            callback_url: spec(&format!("{stem}.callback-url"), None),
             csrf_token: CookieSpec {
-                name: format!("{}authjs.csrf-token", if secure { "__Host-" } else { "" }),
+                name: format!("{}{stem}.csrf-token", if secure { "__Host-" } else { "" }),
                 options: CookieOptions::defaults(secure),
             },
-            pkce_code_verifier: spec("authjs.pkce.code_verifier", Some(900)),
-            state: spec("authjs.state", Some(900)),
-            nonce: spec("authjs.nonce", None),
-            webauthn_challenge: spec("authjs.challenge", Some(900)),
+            pkce_code_verifier: spec(&format!("{stem}.pkce.code_verifier"), Some(900)),
+            state: spec(&format!("{stem}.state"), Some(900)),
+            nonce: spec(&format!("{stem}.nonce"), None),
+            webauthn_challenge: spec(&format!("{stem}.challenge"), Some(900)),
         }
     }
 

@@ -141,6 +141,23 @@ impl DerivedKey {
         info.push_str(salt);
         info.push(')');
 
+        Self::hkdf(secret, salt, &info, enc, true)
+    }
+
+    /// The key NextAuth.js v4 uses for its session token: HKDF-SHA256(ikm = `secret`,
+    /// salt = `""`, info = `NextAuth.js Generated Encryption Key`, 32 bytes), for
+    /// `A256GCM`; its tokens carry no `kid`.
+    pub fn derive_next_auth_v4(secret: &[u8]) -> Self {
+        Self::hkdf(
+            secret,
+            "",
+            "NextAuth.js Generated Encryption Key",
+            Enc::A256Gcm,
+            false,
+        )
+    }
+
+    fn hkdf(secret: &[u8], salt: &str, info: &str, enc: Enc, kid_in_header: bool) -> Self {
         let mut bytes = [0u8; 64];
         let okm = &mut bytes[..enc.key_len()];
         Hkdf::<Sha256>::new(Some(salt.as_bytes()), secret)
@@ -151,8 +168,10 @@ impl DerivedKey {
         let mut header = String::with_capacity(64 + kid.len());
         header.push_str(r#"{"alg":"dir","enc":""#);
         header.push_str(enc.name());
-        header.push_str(r#"","kid":""#);
-        header.push_str(&kid);
+        if kid_in_header {
+            header.push_str(r#"","kid":""#);
+            header.push_str(&kid);
+        }
         header.push_str(r#""}"#);
 
         let mac = keyed_mac(&bytes);
@@ -163,6 +182,56 @@ impl DerivedKey {
             kid: kid.into_boxed_str(),
             header_b64: URL_SAFE_NO_PAD.encode(header).into_boxed_str(),
         }
+    }
+
+    /// Encrypts `plaintext` as a compact JWE under this key (either `enc`), with a fresh
+    /// random IV.
+    ///
+    /// # Errors
+    /// [`JoseError::Rng`] if the OS random number generator fails.
+    pub fn encrypt(&self, plaintext: Vec<u8>) -> Result<String, JoseError> {
+        match self.enc {
+            Enc::A256CbcHs512 => {
+                let mut iv = [0u8; 16];
+                getrandom::fill(&mut iv).map_err(|_| JoseError::Rng)?;
+                Ok(encrypt_compact_with_iv(self, &iv, plaintext))
+            }
+            Enc::A256Gcm => {
+                let mut iv = [0u8; 12];
+                getrandom::fill(&mut iv).map_err(|_| JoseError::Rng)?;
+                let mut buf = plaintext;
+                let header = self.protected_header_b64();
+                let tag = Aes256Gcm::new(self.gcm_key())
+                    .encrypt_inout_detached(
+                        (&iv).into(),
+                        header.as_bytes(),
+                        buf.as_mut_slice().into(),
+                    )
+                    .map_err(|_| JoseError::DecryptionFailed)?;
+                Ok(compact(header, &iv, &buf, &tag))
+            }
+        }
+    }
+
+    /// Decrypts a compact JWE made with this key: `alg` `dir`, this key's `enc`, no `crit` or
+    /// `zip`; a `kid` is not required (NextAuth.js v4 writes none) but must match when given.
+    ///
+    /// # Errors
+    /// Any malformed or unauthentic input yields an error; this never panics.
+    pub fn decrypt(&self, token: &str) -> Result<Vec<u8>, JoseError> {
+        let (segments, mut buf) = parse_compact(token)?;
+        let header = ProtectedHeader::parse(&buf)?;
+        let enc = header.checked_enc()?;
+        if enc != self.enc {
+            return Err(JoseError::NoMatchingSecret);
+        }
+        match &header.kid {
+            None => {}
+            Some(Kid::Str(kid)) if kid.as_ref() == self.kid() => {}
+            Some(_) => return Err(JoseError::NoMatchingSecret),
+        }
+        open_compact(self, &segments, &mut buf)?;
+        Ok(buf)
     }
 
     /// The content-encryption algorithm this key is for.
@@ -339,51 +408,9 @@ impl KeyRing {
     /// # Errors
     /// Any malformed or unauthentic input yields an error; this never panics.
     pub fn decrypt(&self, token: &str, salt: &str) -> Result<Vec<u8>, JoseError> {
-        let mut segments = token.split('.');
-        let (
-            Some(header_b64),
-            Some(encrypted_key),
-            Some(iv_b64),
-            Some(ct_b64),
-            Some(tag_b64),
-            None,
-        ) = (
-            segments.next(),
-            segments.next(),
-            segments.next(),
-            segments.next(),
-            segments.next(),
-            segments.next(),
-        )
-        else {
-            return Err(malformed("expected 5 segments"));
-        };
-
-        // One buffer: first the header JSON, then (once the key is chosen) the ciphertext.
-        let mut buf = Vec::with_capacity(header_b64.len().max(ct_b64.len()) / 4 * 3 + 3);
-        URL_SAFE_NO_PAD
-            .decode_vec(header_b64, &mut buf)
-            .map_err(|_| malformed("protected header is not base64url"))?;
+        let (segments, mut buf) = parse_compact(token)?;
         let header = ProtectedHeader::parse(&buf)?;
-
-        // Checks in the order `jose` makes them (spec §4.2).
-        if header.crit.is_some() {
-            return Err(JoseError::UnsupportedHeader { name: "crit" });
-        }
-        if header.zip.is_some() {
-            return Err(JoseError::UnsupportedHeader { name: "zip" });
-        }
-        let alg = header.alg.ok_or(malformed("missing \"alg\""))?;
-        let enc_name = header.enc.ok_or(malformed("missing \"enc\""))?;
-        if alg != "dir" {
-            return Err(JoseError::UnsupportedAlgorithm {
-                alg: truncated(&alg),
-            });
-        }
-        let enc = Enc::from_name(&enc_name).ok_or_else(|| JoseError::UnsupportedEncryption {
-            enc: truncated(&enc_name),
-        })?;
-
+        let enc = header.checked_enc()?;
         let keys = self.keys(salt, enc);
         let key = match &header.kid {
             None => keys.first(),
@@ -392,39 +419,65 @@ impl KeyRing {
             Some(Kid::Other(IgnoredAny)) => None,
         }
         .ok_or(JoseError::NoMatchingSecret)?;
-
-        if !encrypted_key.is_empty() {
-            return Err(malformed("unexpected JWE Encrypted Key for \"dir\""));
-        }
-        buf.clear();
-        URL_SAFE_NO_PAD
-            .decode_vec(ct_b64, &mut buf)
-            .map_err(|_| malformed("ciphertext is not base64url"))?;
-        let aad = header_b64.as_bytes();
-
-        let plaintext_len = match enc {
-            Enc::A256CbcHs512 => {
-                let iv = decode_fixed::<16>(iv_b64, "invalid IV length")?;
-                let tag = decode_fixed::<32>(tag_b64, "invalid authentication tag length")?;
-                decrypt_cbc_hs512_with_mac(key.cbc_key(), &key.mac, &iv, aad, &mut buf, &tag)?
-            }
-            Enc::A256Gcm => {
-                let iv = decode_fixed::<12>(iv_b64, "invalid IV length")?;
-                let tag = decode_fixed::<16>(tag_b64, "invalid authentication tag length")?;
-                Aes256Gcm::new(key.gcm_key())
-                    .decrypt_inout_detached(
-                        (&iv).into(),
-                        aad,
-                        buf.as_mut_slice().into(),
-                        (&tag).into(),
-                    )
-                    .map_err(|_| JoseError::DecryptionFailed)?;
-                buf.len()
-            }
-        };
-        buf.truncate(plaintext_len);
+        open_compact(key, &segments, &mut buf)?;
         Ok(buf)
     }
+}
+
+/// The five segments of a compact JWE, and a buffer holding the decoded protected header.
+fn parse_compact(token: &str) -> Result<([&str; 5], Vec<u8>), JoseError> {
+    let mut parts = token.split('.');
+    let (Some(h), Some(k), Some(iv), Some(ct), Some(tag), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return Err(malformed("expected 5 segments"));
+    };
+    // One buffer: first the header JSON, then (once the key is chosen) the ciphertext.
+    let mut buf = Vec::with_capacity(h.len().max(ct.len()) / 4 * 3 + 3);
+    URL_SAFE_NO_PAD
+        .decode_vec(h, &mut buf)
+        .map_err(|_| malformed("protected header is not base64url"))?;
+    Ok(([h, k, iv, ct, tag], buf))
+}
+
+/// Authenticates and decrypts the segments under `key`, leaving the plaintext in `buf`.
+fn open_compact(
+    key: &DerivedKey,
+    segments: &[&str; 5],
+    buf: &mut Vec<u8>,
+) -> Result<(), JoseError> {
+    let [header_b64, encrypted_key, iv_b64, ct_b64, tag_b64] = *segments;
+    if !encrypted_key.is_empty() {
+        return Err(malformed("unexpected JWE Encrypted Key for \"dir\""));
+    }
+    buf.clear();
+    URL_SAFE_NO_PAD
+        .decode_vec(ct_b64, buf)
+        .map_err(|_| malformed("ciphertext is not base64url"))?;
+    let aad = header_b64.as_bytes();
+
+    let plaintext_len = match key.enc {
+        Enc::A256CbcHs512 => {
+            let iv = decode_fixed::<16>(iv_b64, "invalid IV length")?;
+            let tag = decode_fixed::<32>(tag_b64, "invalid authentication tag length")?;
+            decrypt_cbc_hs512_with_mac(key.cbc_key(), &key.mac, &iv, aad, buf, &tag)?
+        }
+        Enc::A256Gcm => {
+            let iv = decode_fixed::<12>(iv_b64, "invalid IV length")?;
+            let tag = decode_fixed::<16>(tag_b64, "invalid authentication tag length")?;
+            Aes256Gcm::new(key.gcm_key())
+                .decrypt_inout_detached((&iv).into(), aad, buf.as_mut_slice().into(), (&tag).into())
+                .map_err(|_| JoseError::DecryptionFailed)?;
+            buf.len()
+        }
+    };
+    buf.truncate(plaintext_len);
+    Ok(())
 }
 
 /// The header parameters that matter for decryption; the rest are ignored, as `jose` does.
@@ -443,6 +496,27 @@ struct ProtectedHeader<'a> {
 }
 
 impl<'a> ProtectedHeader<'a> {
+    /// The header checks, in the order `jose` makes them (spec §4.2): no `crit`, no `zip`,
+    /// `alg` `dir`, a supported `enc` (returned).
+    fn checked_enc(&self) -> Result<Enc, JoseError> {
+        if self.crit.is_some() {
+            return Err(JoseError::UnsupportedHeader { name: "crit" });
+        }
+        if self.zip.is_some() {
+            return Err(JoseError::UnsupportedHeader { name: "zip" });
+        }
+        let alg = self.alg.as_deref().ok_or(malformed("missing \"alg\""))?;
+        let enc_name = self.enc.as_deref().ok_or(malformed("missing \"enc\""))?;
+        if alg != "dir" {
+            return Err(JoseError::UnsupportedAlgorithm {
+                alg: truncated(alg),
+            });
+        }
+        Enc::from_name(enc_name).ok_or_else(|| JoseError::UnsupportedEncryption {
+            enc: truncated(enc_name),
+        })
+    }
+
     fn parse(json: &'a [u8]) -> Result<Self, JoseError> {
         // serde would also accept a JSON array for a struct; JOSE headers must be objects.
         if json.trim_ascii_start().first() != Some(&b'{') {
@@ -507,14 +581,19 @@ fn encrypt_compact_with_iv(key: &DerivedKey, iv: &[u8; 16], mut plaintext: Vec<u
         header.as_bytes(),
         &mut plaintext,
     );
-    let ciphertext = plaintext;
-    // header "." "" "." iv(22) "." ciphertext "." tag(43)
-    let mut token = String::with_capacity(header.len() + 69 + ciphertext.len().div_ceil(3) * 4);
-    token.push_str(header);
+    compact(header, iv, &plaintext, &tag)
+}
+
+/// `header..iv.ciphertext.tag`, the compact serialization of a `dir` JWE.
+fn compact(header_b64: &str, iv: &[u8], ciphertext: &[u8], tag: &[u8]) -> String {
+    let mut token = String::with_capacity(
+        header_b64.len() + 4 + (iv.len() + ciphertext.len() + tag.len()).div_ceil(3) * 4,
+    );
+    token.push_str(header_b64);
     token.push_str("..");
     URL_SAFE_NO_PAD.encode_string(iv, &mut token);
     token.push('.');
-    URL_SAFE_NO_PAD.encode_string(&ciphertext, &mut token);
+    URL_SAFE_NO_PAD.encode_string(ciphertext, &mut token);
     token.push('.');
     URL_SAFE_NO_PAD.encode_string(tag, &mut token);
     token

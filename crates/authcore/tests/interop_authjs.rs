@@ -1,9 +1,12 @@
 //! Live interop with the real Auth.js: session tokens and CSRF cookies round-trip between
-//! authcore and the pinned `@auth/core` (interop/package.json) in both directions.
+//! authcore and the pinned `@auth/core` (interop/package.json) in both directions; and with
+//! next-auth 4's `next-auth/jwt` for `AuthConfigBuilder::next_auth_v4`.
 //!
 //! Each test spawns `node interop/jwt.mjs` once with a batch of operations (protocol in that
 //! file). Needs Node.js ≥ 20 on PATH (or in `$NODE`) and `npm ci --prefix interop`; without
 //! them the tests fail on purpose — a skipped interop test would hide a wire break.
+
+#![allow(clippy::unwrap_used)]
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -98,7 +101,7 @@ impl NodeBatch {
         );
         for (item, result) in self.items.iter().zip(&results) {
             assert!(
-                result.get("error").is_none() || item["op"] == "decode",
+                result.get("error").is_none() || item["op"] == "decode" || item["op"] == "v4decode",
                 "op {item} failed in node: {result}"
             );
         }
@@ -538,4 +541,111 @@ fn csrf_cookie_values_agree() {
             "CSRF cookie for token {token}, secret {secret_string:?}"
         );
     }
+}
+
+/// One request to `auth`: status, the session cookie it sets (`None` when not set), the body.
+async fn v4_request(
+    auth: &authcore::Auth,
+    req: http::Request<http_body_util::Full<bytes::Bytes>>,
+) -> (u16, Option<String>, Value) {
+    use http_body_util::BodyExt as _;
+    let r = auth.handle(req).await;
+    let status = r.status().as_u16();
+    let cookie = r.headers().get_all("set-cookie").iter().find_map(|v| {
+        let v = v.to_str().unwrap();
+        v.strip_prefix("next-auth.session-token=")
+            .map(|rest| rest.split(';').next().unwrap().to_owned())
+    });
+    let body = r.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        cookie,
+        serde_json::from_slice(&body).unwrap_or(Value::Null),
+    )
+}
+
+/// next-auth 4: a token from `next-auth/jwt` is a session of authcore configured with
+/// `next_auth_v4()` (its cookie name and base path `/api/auth`), and the tokens authcore
+/// writes — refreshed, or from its own sign-in — decode in next-auth; other secrets and
+/// Auth.js v5 tokens are refused both ways.
+#[tokio::test]
+async fn next_auth_v4_sessions_cross_both_ways() {
+    use authcore::providers::{CredentialField, CredentialsProvider};
+    let auth = authcore::Auth::new(
+        authcore::AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .next_auth_v4()
+            .provider(
+                CredentialsProvider::new()
+                    .field("username", CredentialField::new("Username"))
+                    .authorize(|_, _| async {
+                        Ok(Some(
+                            authcore::User::with_id("8")
+                                .name("Grace")
+                                .email("grace@example.com"),
+                        ))
+                    }),
+            )
+            .build()
+            .unwrap(),
+    );
+    let mut batch = NodeBatch::default();
+    let from_v4 = batch.push(json!({"op": "v4encode", "secret": SECRET, "maxAge": 3600,
+        "token": {"sub": "7", "name": "Ada", "email": "ada@example.com"}}));
+    let v5 = batch.encode(json!(SECRET), SALT, &claims(json!({"sub": "7"})), 3600);
+    let results = batch.run();
+    let v4_token = results[from_v4]["token"].as_str().unwrap().to_owned();
+
+    // next-auth → authcore, under v4's base path and cookie name.
+    let session = |token: &str| {
+        http::Request::get("http://localhost:3000/api/auth/session")
+            .header("cookie", format!("next-auth.session-token={token}"))
+            .body(http_body_util::Full::default())
+            .unwrap()
+    };
+    let (status, refreshed, body) = v4_request(&auth, session(&v4_token)).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["user"]["email"], "ada@example.com");
+    let refreshed = refreshed.expect("the session cookie is refreshed");
+    // An Auth.js v5 token is no session here.
+    let v5_token = results[v5]["token"].as_str().unwrap().to_owned();
+    let (_, _, body) = v4_request(&auth, session(&v5_token)).await;
+    assert_eq!(body, Value::Null);
+
+    // authcore's own sign-in writes a v4 token too.
+    let csrf = "b".repeat(64);
+    let csrf_cookie = authcore::csrf::csrf_cookie_value(&csrf, SECRET).replace('|', "%7C");
+    let (status, signed_in, _) = v4_request(
+        &auth,
+        http::Request::post("http://localhost:3000/api/auth/callback/credentials")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("cookie", format!("next-auth.csrf-token={csrf_cookie}"))
+            .body(http_body_util::Full::new(bytes::Bytes::from(format!(
+                "csrfToken={csrf}&username=grace"
+            ))))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 302);
+    let signed_in = signed_in.expect("signed in");
+
+    // authcore → next-auth; another secret fails there.
+    let mut batch = NodeBatch::default();
+    let a = batch.push(json!({"op": "v4decode", "secret": SECRET, "token": refreshed}));
+    let b = batch.push(json!({"op": "v4decode", "secret": SECRET, "token": signed_in}));
+    let c = batch.push(json!({"op": "v4decode", "secret": NEW_SECRET, "token": signed_in}));
+    let results = batch.run();
+    assert_eq!(results[a]["ok"], true, "{}", results[a]);
+    assert_eq!(results[a]["payload"]["email"], "ada@example.com");
+    assert_eq!(results[b]["ok"], true, "{}", results[b]);
+    assert_eq!(results[b]["payload"]["email"], "grace@example.com");
+    assert_eq!(results[b]["payload"]["sub"], "8");
+    assert!(
+        results[b]["payload"]["jti"]
+            .as_str()
+            .is_some_and(is_uuid_v4)
+    );
+    assert!(results[b]["payload"]["exp"].as_i64().unwrap() > now_secs());
+    assert_eq!(results[c]["ok"], false);
 }
