@@ -69,10 +69,10 @@ cargo deny --log-level error check licenses bans sources
 echo "==> fuzz smoke (scripts/fuzz-smoke.sh)"
 scripts/fuzz-smoke.sh
 
-# Publishable crates: every crate packages (metadata, versioned path dependencies, the files
+# Publishable crates (the examples are not published): every crate packages (metadata, versioned path dependencies, the files
 # it needs) and builds from its package alone.
 echo "==> cargo package --workspace (verified)"
-cargo package --workspace --locked
+cargo package --workspace --exclude 'example-*' --locked
 
 # The MSRV (rust-version of Cargo.toml) builds everything. When it is the toolchain in use,
 # the steps above were that check.

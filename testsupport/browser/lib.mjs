@@ -40,3 +40,16 @@ export async function run(test, hostRules = []) {
     await browser.close();
   }
 }
+
+// A full-page screenshot, retried: under CPU load headless Chromium sometimes answers
+// `Page.captureScreenshot` with "Unable to capture screenshot" for a page that is fine.
+export async function screenshot(page, path) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await page.screenshot({ path, fullPage: true });
+    } catch (err) {
+      if (attempt >= 3 || !String(err?.message).includes('Unable to capture screenshot')) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
+  }
+}

@@ -8,7 +8,7 @@
 // failure prints {"error": "..."} and exits 1.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { run, say } from './lib.mjs';
+import { run, say, screenshot } from './lib.mjs';
 
 const [base, shots] = process.argv.slice(2);
 if (!base || !shots) {
@@ -75,7 +75,7 @@ await run(async (browser) => {
         }
         return { worstText, worstElement, worstBorder: worstBorder === Infinity ? null : worstBorder };
       });
-      await page.screenshot({ path: join(shots, `${name}-${scheme}.png`), fullPage: true });
+      await screenshot(page, join(shots, `${name}-${scheme}.png`));
       await page.setViewportSize({ width: 320, height: 700 });
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       await page.setViewportSize({ width: 800, height: 900 });

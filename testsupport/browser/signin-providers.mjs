@@ -9,7 +9,7 @@
 // end; a failure prints {"error": "..."} and exits 1.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { run, say } from './lib.mjs';
+import { run, say, screenshot } from './lib.mjs';
 
 const [base, shots] = process.argv.slice(2);
 if (!base || !shots) {
@@ -80,7 +80,7 @@ await run(async (browser) => {
       }
       return worst;
     });
-    await page.screenshot({ path: join(shots, `signin-providers-${scheme}.png`), fullPage: true });
+    await screenshot(page, join(shots, `signin-providers-${scheme}.png`));
     say({ step: 'providers', scheme, layout, buttons, worstLabel, violations: cspViolations });
     await context.close();
   }
