@@ -5,7 +5,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use authcore::Auth;
-use authcore::cookies::encode_uri_component;
 use axum::extract::OriginalUri;
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
@@ -151,20 +150,12 @@ where
 
 /// `302` to `<sign-in page>?callbackUrl=<path and query of the request>`.
 fn redirect_to_sign_in(auth: &Auth, parts: &Parts) -> Response {
-    let config = auth.config();
-    let mut location = match &config.pages().sign_in {
-        Some(page) => page.clone(),
-        None => format!("{}/signin", config.base_path()),
-    };
-    location.push(if location.contains('?') { '&' } else { '?' });
-    location.push_str("callbackUrl=");
     let uri = parts
         .extensions
         .get::<OriginalUri>()
         .map_or(&parts.uri, |o| &o.0);
     let target = uri.path_and_query().map_or("/", |pq| pq.as_str());
-    location.push_str(&encode_uri_component(target));
-    match HeaderValue::try_from(location) {
+    match HeaderValue::try_from(auth.sign_in_location(target)) {
         Ok(value) => (StatusCode::FOUND, [(http::header::LOCATION, value)]).into_response(),
         // Not reachable: the page comes from a validated config and the rest is encoded.
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),

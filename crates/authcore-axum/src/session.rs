@@ -1,14 +1,12 @@
 //! The [`Session`] and [`OptionalSession`] extractors and the [`SessionRequired`] rejection.
 
-use std::convert::Infallible;
-use std::sync::Arc;
-
-use authcore::Auth;
+use authcore::{Auth, SessionJson};
 use axum::extract::{FromRef, FromRequestParts, OptionalFromRequestParts};
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, StatusCode, Uri};
-use serde_json::{Map, Value};
+use serde_json::Value;
+use std::convert::Infallible;
 
 /// The session of a signed-in user: the JSON object `GET <basePath>/session` returns
 /// (`{"user": {"name", "email", "image"}, "expires"}` by default, plus whatever the
@@ -44,61 +42,26 @@ use serde_json::{Map, Value};
 ///     .with_state(AppState { auth });
 /// ```
 #[derive(Clone, Debug, PartialEq)]
-pub struct Session {
-    json: Arc<Value>,
-}
+pub struct Session(SessionJson);
 
 impl Session {
     /// A session from the JSON `GET <basePath>/session` returned.
     pub fn from_json(json: Value) -> Self {
-        Session {
-            json: Arc::new(json),
-        }
-    }
-
-    /// The whole session JSON.
-    pub fn json(&self) -> &Value {
-        &self.json
+        Session(SessionJson::from_json(json))
     }
 
     /// The whole session JSON, owned.
     pub fn into_json(self) -> Value {
-        Arc::unwrap_or_clone(self.json)
+        self.0.into_json()
     }
+}
 
-    /// A top-level field (`expires`, or one added by the `session` callback).
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.json.get(key)
-    }
+/// The accessors (`user_name`, `user_email`, `expires`, `json` …) of [`SessionJson`].
+impl std::ops::Deref for Session {
+    type Target = SessionJson;
 
-    /// The `user` object.
-    pub fn user(&self) -> Option<&Map<String, Value>> {
-        self.json.get("user")?.as_object()
-    }
-
-    /// A string field of the `user` object (`id` when the `session` callback adds it).
-    pub fn user_str(&self, key: &str) -> Option<&str> {
-        self.user()?.get(key)?.as_str()
-    }
-
-    /// `user.name`.
-    pub fn user_name(&self) -> Option<&str> {
-        self.user_str("name")
-    }
-
-    /// `user.email`.
-    pub fn user_email(&self) -> Option<&str> {
-        self.user_str("email")
-    }
-
-    /// `user.image`.
-    pub fn user_image(&self) -> Option<&str> {
-        self.user_str("image")
-    }
-
-    /// `expires`: when the session ends, as an ISO 8601 string.
-    pub fn expires(&self) -> Option<&str> {
-        self.json.get("expires")?.as_str()
+    fn deref(&self) -> &SessionJson {
+        &self.0
     }
 }
 

@@ -314,6 +314,34 @@ fn session_uri(uri: &http::Uri, base_path: &str) -> String {
     }
 }
 
+impl Auth {
+    /// Where to send an anonymous user who asked for `target` (a path and query of the
+    /// application): the sign-in page (`<basePath>/signin`, or the configured
+    /// `pages.sign_in`) with `callbackUrl` set to `target`, so they come back after signing
+    /// in. What the framework integrations' "require sign-in" middlewares redirect to.
+    ///
+    /// ```
+    /// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+    /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+    /// #     .build().unwrap());
+    /// assert_eq!(
+    ///     auth.sign_in_location("/dashboard?tab=2"),
+    ///     "/auth/signin?callbackUrl=%2Fdashboard%3Ftab%3D2"
+    /// );
+    /// ```
+    pub fn sign_in_location(&self, target: &str) -> String {
+        let config = self.config();
+        let mut location = match &config.pages().sign_in {
+            Some(page) => page.clone(),
+            None => format!("{}/signin", config.base_path()),
+        };
+        location.push(if location.contains('?') { '&' } else { '?' });
+        location.push_str("callbackUrl=");
+        location.push_str(&crate::cookies::encode_uri_component(target));
+        location
+    }
+}
+
 /// Result of [`Auth::lookup_session`].
 #[derive(Debug, Clone, Default)]
 pub struct SessionLookup {

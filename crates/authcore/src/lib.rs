@@ -62,6 +62,7 @@ mod random;
 pub mod ratelimit;
 pub mod request;
 pub mod response;
+mod session_json;
 pub mod telemetry;
 mod theme;
 pub mod types;
@@ -72,6 +73,7 @@ pub use config::{AuthConfig, AuthConfigBuilder, DangerousOptions, SessionStrateg
 pub use error::{AuthError, BoxError, ConfigError, ErrorKind};
 pub use handler::{Auth, GetTokenOptions, RawResult, SessionLookup};
 pub use response::{ResponseBody, ResponseInternal};
+pub use session_json::SessionJson;
 pub use types::*;
 /// The crates in authcore's public API, re-exported so a host needs nothing but `authcore`
 /// to build requests, read responses and write callbacks (versions always match).

@@ -1,0 +1,177 @@
+//! authcore-actix through actix-web's test server: the routes (providers, CSRF, a
+//! credentials sign-in), the `Session` / `OptionalSession` extractors, and `RequireAuth`
+//! (redirect with `callbackUrl`, `401` JSON, the refreshed cookie on the answer).
+#![allow(clippy::unwrap_used)]
+
+use actix_web::dev::ServiceResponse;
+use actix_web::{App, test, web};
+use authcore::providers::{CredentialField, CredentialsProvider};
+use authcore::{Auth, AuthConfig, User};
+use authcore_actix::{OptionalSession, RequireAuth, Session, auth_routes};
+use serde_json::Value;
+
+const SECRET: &str = "actix-test-secret-0123456789abcdef";
+
+fn auth() -> Auth {
+    Auth::new(
+        AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .provider(
+                CredentialsProvider::new()
+                    .field("username", CredentialField::new("Username"))
+                    .authorize(|c, _| async move {
+                        let name = c.get("username").and_then(|v| v.as_str());
+                        Ok((name == Some("ada"))
+                            .then(|| User::with_id("1").name("Ada").email("ada@example.com")))
+                    }),
+            )
+            .build()
+            .unwrap(),
+    )
+}
+
+async fn home(OptionalSession(session): OptionalSession) -> String {
+    match session {
+        Some(s) => format!("hello {}", s.user_name().unwrap_or("?")),
+        None => "anonymous".to_owned(),
+    }
+}
+
+async fn me(session: Session) -> String {
+    session.user_email().unwrap_or("?").to_owned()
+}
+
+macro_rules! app {
+    ($auth:expr) => {
+        test::init_service(
+            App::new()
+                .app_data(web::Data::new($auth.clone()))
+                .service(auth_routes($auth.clone()))
+                .service(
+                    web::scope("/private")
+                        .wrap(RequireAuth::new($auth.clone()))
+                        .route("/page", web::get().to(me)),
+                )
+                .service(
+                    web::scope("/api")
+                        .wrap(RequireAuth::json($auth.clone()))
+                        .route("/me", web::get().to(me)),
+                )
+                .route("/me", web::get().to(me))
+                .route("/", web::get().to(home)),
+        )
+        .await
+    };
+}
+
+fn header(res: &ServiceResponse, name: &str) -> Option<String> {
+    res.headers()
+        .get(name)
+        .map(|v| v.to_str().unwrap().to_owned())
+}
+
+/// `name=value` of the session cookie the answer sets.
+fn session_cookie(res: &ServiceResponse) -> Option<String> {
+    res.headers().get_all("set-cookie").find_map(|v| {
+        let v = v.to_str().unwrap();
+        v.starts_with("authjs.session-token=")
+            .then(|| v.split(';').next().unwrap().to_owned())
+    })
+}
+
+async fn body(res: ServiceResponse) -> String {
+    String::from_utf8(test::read_body(res).await.to_vec()).unwrap()
+}
+
+#[actix_web::test]
+async fn routes_extractors_and_middleware() {
+    let auth = auth();
+    let app = app!(auth);
+
+    // The routes: providers, then a credentials sign-in with the CSRF pair.
+    let res = test::call_service(
+        &app,
+        test::TestRequest::get().uri("/auth/providers").to_request(),
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let providers: Value = serde_json::from_str(&body(res).await).unwrap();
+    assert_eq!(providers["credentials"]["type"], "credentials");
+
+    let res = test::call_service(
+        &app,
+        test::TestRequest::get().uri("/auth/csrf").to_request(),
+    )
+    .await;
+    let csrf_cookie = res
+        .headers()
+        .get_all("set-cookie")
+        .find_map(|v| v.to_str().unwrap().split(';').next().map(str::to_owned))
+        .unwrap();
+    let token: Value = serde_json::from_str(&body(res).await).unwrap();
+    let token = token["csrfToken"].as_str().unwrap().to_owned();
+    let res = test::call_service(
+        &app,
+        test::TestRequest::post()
+            .uri("/auth/callback/credentials")
+            .insert_header(("cookie", csrf_cookie))
+            .insert_header(("content-type", "application/x-www-form-urlencoded"))
+            .set_payload(format!("csrfToken={token}&username=ada"))
+            .to_request(),
+    )
+    .await;
+    assert_eq!(res.status(), 302);
+    let cookie = session_cookie(&res).expect("signed in");
+
+    // The extractors.
+    let get = |path: &str, cookie: Option<&str>| {
+        let mut r = test::TestRequest::get().uri(path);
+        if let Some(c) = cookie {
+            r = r.insert_header(("cookie", c.to_owned()));
+        }
+        r.to_request()
+    };
+    assert_eq!(
+        body(test::call_service(&app, get("/", None)).await).await,
+        "anonymous"
+    );
+    assert_eq!(
+        body(test::call_service(&app, get("/", Some(&cookie))).await).await,
+        "hello Ada"
+    );
+    let res = test::call_service(&app, get("/me", None)).await;
+    assert_eq!(res.status(), 401);
+    assert_eq!(body(res).await, r#"{"error":"SessionRequired"}"#);
+    assert_eq!(
+        body(test::call_service(&app, get("/me", Some(&cookie))).await).await,
+        "ada@example.com"
+    );
+
+    // RequireAuth: a redirect to sign-in and back, 401 for the JSON scope, the refreshed
+    // cookie for signed-in users.
+    let res = test::call_service(&app, get("/private/page?tab=2", None)).await;
+    assert_eq!(res.status(), 302);
+    assert_eq!(
+        header(&res, "location").as_deref(),
+        Some("/auth/signin?callbackUrl=%2Fprivate%2Fpage%3Ftab%3D2")
+    );
+    let res = test::call_service(&app, get("/api/me", None)).await;
+    assert_eq!(res.status(), 401);
+    let res = test::call_service(&app, get("/private/page", Some(&cookie))).await;
+    assert_eq!(res.status(), 200);
+    assert!(
+        session_cookie(&res).is_some(),
+        "the session cookie is refreshed"
+    );
+    assert_eq!(body(res).await, "ada@example.com");
+
+    // A garbage cookie is nobody, and the middleware clears it.
+    let res = test::call_service(
+        &app,
+        get("/private/page", Some("authjs.session-token=garbage")),
+    )
+    .await;
+    assert_eq!(res.status(), 302);
+    assert!(session_cookie(&res).is_some_and(|c| c == "authjs.session-token="));
+}
