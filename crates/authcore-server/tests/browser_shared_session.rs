@@ -1,0 +1,153 @@
+//! One session across a real Auth.js app and an authcore app (issue 18), in headless
+//! Chromium: `@auth/express` (pinned in `testsupport/authjs-express`) and authcore behind
+//! axum on two ports of localhost, the same secret and the default cookies, JWT sessions.
+//! Signing in on either signs in on both, a session update on either shows on both, and
+//! signing out on either ends both — each checked by what each application sees.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use authcore::callbacks::{Callbacks, JwtParams, JwtTrigger};
+use authcore::jwt::JwtClaims;
+use authcore::providers::{CredentialField, CredentialsProvider};
+use authcore::{Auth, AuthConfig, BoxError, User};
+use authcore_axum::{AuthRouterExt, OptionalSession};
+use axum::routing::get;
+use serde_json::{Value, json};
+use support::browser;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+const SECRET: &str = "shared-session-secret-7f3a9c2e5b1d8f4a6c0e";
+
+/// The `jwt` callback of the Express app: a session update may set the name.
+struct TakesNameUpdates;
+
+#[authcore::async_trait]
+impl Callbacks for TakesNameUpdates {
+    async fn jwt(&self, mut p: JwtParams<'_>) -> Result<Option<JwtClaims>, BoxError> {
+        if p.trigger == Some(JwtTrigger::Update)
+            && let Some(name) = p
+                .session
+                .and_then(|s| s.get("name"))
+                .and_then(Value::as_str)
+        {
+            p.token.insert("name".into(), json!(name));
+        }
+        Ok(Some(p.token))
+    }
+}
+
+/// The authcore app: the same users as the Express app (any lower-case name).
+fn authcore_app() -> axum::Router {
+    let auth = Auth::new(
+        AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .provider(
+                CredentialsProvider::new()
+                    .field("username", CredentialField::new("Username"))
+                    .authorize(|c, _| async move {
+                        let name = c.get("username").and_then(Value::as_str).unwrap_or("");
+                        Ok(
+                            (!name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase()))
+                                .then(|| {
+                                    User::with_id(format!("u-{name}"))
+                                        .name(name)
+                                        .email(format!("{name}@example.com"))
+                                }),
+                        )
+                    }),
+            )
+            .callbacks(TakesNameUpdates)
+            .build()
+            .unwrap(),
+    );
+    axum::Router::new()
+        .route("/", get(|| async { "authcore app" }))
+        .route(
+            "/whoami",
+            get(|OptionalSession(s): OptionalSession| async move {
+                let json = s.map_or(Value::Null, |s| s.into_json());
+                ([("content-type", "application/json")], json.to_string())
+            }),
+        )
+        .auth_routes(auth.clone())
+        .with_state(auth)
+}
+
+/// Starts the Express app; its base URL and the process (killed on drop).
+async fn start_authjs() -> (String, tokio::process::Child) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/authjs-express");
+    assert!(
+        dir.join("node_modules/@auth/express").is_dir(),
+        "run `npm ci --prefix testsupport/authjs-express` first"
+    );
+    let mut child = tokio::process::Command::new("node")
+        .arg("app.mjs")
+        .arg(SECRET)
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("cannot start node");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("the Express app did not start within 20 s")
+        .unwrap()
+        .unwrap();
+    let port = serde_json::from_str::<Value>(&line).unwrap()["listening"]
+        .as_u64()
+        .unwrap();
+    (format!("http://localhost:{port}"), child)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_session_across_authjs_and_authcore_in_a_browser() {
+    let (authjs, _express) = start_authjs().await;
+    let authcore = browser::serve(authcore_app()).await;
+    let steps = browser::run(
+        "shared-session.mjs",
+        &[&authjs, &authcore],
+        Duration::from_secs(120),
+    )
+    .await;
+    let step = |name: &str| {
+        steps
+            .iter()
+            .find(|s| s["step"] == name)
+            .unwrap_or_else(|| panic!("no step {name:?} in {steps:?}"))
+    };
+    let user = |s: &Value, app: &str| s[app]["user"].clone();
+
+    let s = step("signed in on Auth.js");
+    for app in ["authjs", "authcore"] {
+        assert_eq!(user(s, app)["email"], "ada@example.com", "{app}: {s}");
+    }
+    let s = step("updated on authcore");
+    assert_eq!(s["result"]["status"], 200, "{s}");
+    for app in ["authjs", "authcore"] {
+        assert_eq!(user(s, app)["name"], "Ada L", "{app}: {s}");
+    }
+    let s = step("updated on Auth.js");
+    for app in ["authjs", "authcore"] {
+        assert_eq!(user(s, app)["name"], "Ada K", "{app}: {s}");
+    }
+    let s = step("signed out on authcore");
+    for app in ["authjs", "authcore"] {
+        assert_eq!(s[app], Value::Null, "{app}: {s}");
+    }
+    let s = step("signed in on authcore");
+    for app in ["authjs", "authcore"] {
+        assert_eq!(user(s, app)["email"], "grace@example.com", "{app}: {s}");
+    }
+    let s = step("signed out on Auth.js");
+    for app in ["authjs", "authcore"] {
+        assert_eq!(s[app], Value::Null, "{app}: {s}");
+    }
+}
