@@ -1,14 +1,22 @@
 #!/usr/bin/env node
 // A real Auth.js app for authcore's shared-session test: Express with @auth/express (pinned
-// in package.json), JWT sessions, a credentials provider, and the `jwt` callback taking
-// session updates — configured as the authcore app beside it (same secret, same cookies).
+// in package.json), a credentials provider and the `jwt` callback taking session updates —
+// configured as the authcore app beside it (same secret, same cookies).
 //
-//   node app.mjs <secret>     → prints {"listening": <port>} once it serves on 127.0.0.1
+//   node app.mjs <secret>                       JWT sessions
+//   node app.mjs <secret> <postgres URL> <schema>
+//                                               database sessions through @auth/pg-adapter on
+//                                               that schema, and magic links (kept in memory,
+//                                               served at GET /test/link?email=…)
+//
+// Prints {"listening": <port>} once it serves on 127.0.0.1.
 import { ExpressAuth, getSession } from '@auth/express';
 import Credentials from '@auth/express/providers/credentials';
+import PostgresAdapter from '@auth/pg-adapter';
 import express from 'express';
+import pg from 'pg';
 
-const secret = process.argv[2];
+const [secret, databaseUrl, schema] = process.argv.slice(2);
 if (!secret) {
   console.error('usage: node app.mjs <secret>');
   process.exit(2);
@@ -36,14 +44,34 @@ const config = {
   },
 };
 
+// Magic links "sent", by address.
+const links = new Map();
+let pool;
+if (databaseUrl) {
+  pool = new pg.Pool({ connectionString: databaseUrl, options: `-c search_path=${schema}`, max: 4 });
+  config.adapter = PostgresAdapter(pool);
+  config.session = { strategy: 'database' };
+  config.providers.push({
+    id: 'email',
+    type: 'email',
+    name: 'Email',
+    from: 'auth@example.com',
+    maxAge: 24 * 60 * 60,
+    sendVerificationRequest: async ({ identifier, url }) => {
+      links.set(identifier, url);
+    },
+  });
+}
+
 const app = express();
 app.set('trust proxy', true);
 app.use('/auth/*', ExpressAuth(config));
 app.get('/', (req, res) => res.send('Auth.js app'));
+app.get('/test/link', (req, res) => res.json({ url: links.get(String(req.query.email)) ?? null }));
 // What the application sees: the session through @auth/express's own getSession.
 app.get('/whoami', async (req, res) => res.json(await getSession(req, config)));
 
 const server = app.listen(0, '127.0.0.1', () => {
   process.stdout.write(`${JSON.stringify({ listening: server.address().port })}\n`);
 });
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+process.on('SIGTERM', () => server.close(() => (pool ? pool.end() : Promise.resolve()).then(() => process.exit(0))));

@@ -2,7 +2,10 @@
 //! Chromium: `@auth/express` (pinned in `testsupport/authjs-express`) and authcore behind
 //! axum on two ports of localhost, the same secret and the default cookies, JWT sessions.
 //! Signing in on either signs in on both, a session update on either shows on both, and
-//! signing out on either ends both — each checked by what each application sees.
+//! signing out on either ends both — each checked by what each application sees. Then the
+//! same with database sessions: `@auth/pg-adapter` and `authcore-sqlx` on one PostgreSQL
+//! schema (created by authcore's migrations, used unchanged by Auth.js), magic links
+//! requested on one app and opened on either.
 #![allow(clippy::unwrap_used)]
 
 mod support;
@@ -80,7 +83,7 @@ fn authcore_app() -> axum::Router {
 }
 
 /// Starts the Express app; its base URL and the process (killed on drop).
-async fn start_authjs() -> (String, tokio::process::Child) {
+async fn start_authjs(database: &[&str]) -> (String, tokio::process::Child) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/authjs-express");
     assert!(
         dir.join("node_modules/@auth/express").is_dir(),
@@ -89,6 +92,7 @@ async fn start_authjs() -> (String, tokio::process::Child) {
     let mut child = tokio::process::Command::new("node")
         .arg("app.mjs")
         .arg(SECRET)
+        .args(database)
         .current_dir(&dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -109,7 +113,7 @@ async fn start_authjs() -> (String, tokio::process::Child) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_session_across_authjs_and_authcore_in_a_browser() {
-    let (authjs, _express) = start_authjs().await;
+    let (authjs, _express) = start_authjs(&[]).await;
     let authcore = browser::serve(authcore_app()).await;
     let steps = browser::run(
         "shared-session.mjs",
@@ -150,4 +154,116 @@ async fn one_session_across_authjs_and_authcore_in_a_browser() {
     for app in ["authjs", "authcore"] {
         assert_eq!(s[app], Value::Null, "{app}: {s}");
     }
+}
+
+/// The test database's URL (as authcore-sqlx's tests: `AUTHCORE_TEST_POSTGRES_URL`).
+fn postgres_url() -> String {
+    std::env::var("AUTHCORE_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+async fn admin_sql(sql: &str) {
+    use sqlx::Connection as _;
+    let mut admin = sqlx::PgConnection::connect(&postgres_url()).await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+}
+
+/// The authcore app on `db` with database sessions and magic links (kept, served at
+/// `GET /test/link?email=…`).
+fn authcore_db_app(db: authcore_sqlx::SqlxAdapter) -> axum::Router {
+    type Links = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>;
+    let links = Links::default();
+    let sent = links.clone();
+    let email = authcore::providers::EmailProvider::new("auth@example.com")
+        .send_verification_request(move |r| {
+            let sent = sent.clone();
+            async move {
+                sent.lock().unwrap().insert(r.identifier, r.url);
+                Ok(())
+            }
+        });
+    let auth = Auth::new(
+        AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .provider(email)
+            .adapter(db)
+            .build()
+            .unwrap(),
+    );
+    let whoami = |OptionalSession(s): OptionalSession| async move {
+        let json = s.map_or(Value::Null, |s| s.into_json());
+        ([("content-type", "application/json")], json.to_string())
+    };
+    axum::Router::new()
+        .route("/", get(|| async { "authcore app" }))
+        .route("/whoami", get(whoami))
+        .route(
+            "/test/link",
+            get(move |uri: axum::http::Uri| {
+                let links = links.clone();
+                async move {
+                    let email = form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+                        .find(|(k, _)| k == "email")
+                        .map(|(_, v)| v.into_owned())
+                        .unwrap_or_default();
+                    let url = links.lock().unwrap().get(&email).cloned();
+                    (
+                        [("content-type", "application/json")],
+                        json!({ "url": url }).to_string(),
+                    )
+                }
+            }),
+        )
+        .auth_routes(auth.clone())
+        .with_state(auth)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_database_session_across_authjs_and_authcore_in_a_browser() {
+    let schema = format!("authcore_shared_{}", std::process::id());
+    admin_sql(&format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+    ))
+    .await;
+    let mut url = url::Url::parse(&postgres_url()).unwrap();
+    url.query_pairs_mut()
+        .append_pair("options", &format!("-c search_path={schema}"));
+    let db = authcore_sqlx::SqlxAdapter::postgres(url.as_str())
+        .await
+        .unwrap();
+    db.migrate().await.unwrap();
+    let (authjs, _express) = start_authjs(&[&postgres_url(), &schema]).await;
+    let authcore = browser::serve(authcore_db_app(db)).await;
+    let steps = browser::run(
+        "shared-session-db.mjs",
+        &[&authjs, &authcore],
+        Duration::from_secs(120),
+    )
+    .await;
+    let step = |name: &str| {
+        steps
+            .iter()
+            .find(|s| s["step"] == name)
+            .unwrap_or_else(|| panic!("no step {name:?} in {steps:?}"))
+    };
+    for (name, email) in [
+        ("signed in on Auth.js", Some("ada@example.com")),
+        ("signed out on authcore", None),
+        ("signed in on authcore", Some("grace@example.com")),
+        ("signed out on Auth.js", None),
+        ("Auth.js link opened on authcore", Some("lin@example.com")),
+    ] {
+        let s = step(name);
+        for app in ["authjs", "authcore"] {
+            match email {
+                Some(e) => assert_eq!(s[app]["user"]["email"], e, "{name}, {app}: {s}"),
+                None => assert_eq!(s[app], Value::Null, "{name}, {app}: {s}"),
+            }
+        }
+    }
+    admin_sql(&format!("DROP SCHEMA {schema} CASCADE")).await;
 }
