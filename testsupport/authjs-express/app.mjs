@@ -1,24 +1,28 @@
 #!/usr/bin/env node
 // A real Auth.js app for authcore's shared-session test: Express with @auth/express (pinned
 // in package.json), a credentials provider and the `jwt` callback taking session updates —
-// configured as the authcore app beside it (same secret, same cookies).
+// configured as the authcore app beside it (same secret, same cookies). Settings from the
+// environment:
 //
-//   node app.mjs <secret>                       JWT sessions
-//   node app.mjs <secret> <postgres URL> <schema>
-//                                               database sessions through @auth/pg-adapter on
-//                                               that schema, and magic links (kept in memory,
-//                                               served at GET /test/link?email=…)
+//   AUTH_SECRET                    the secret (required)
+//   PORT                           where to listen on 127.0.0.1 (default: any free port)
+//   OIDC_ISSUER, OIDC_ID, OIDC_SECRET
+//                                  also sign in at that OpenID provider (id `oidc`)
+//   DATABASE_URL, DATABASE_SCHEMA  database sessions through @auth/pg-adapter on that
+//                                  schema, and magic links (kept in memory, served at
+//                                  GET /test/link?email=…)
 //
-// Prints {"listening": <port>} once it serves on 127.0.0.1.
+// Prints {"listening": <port>} once it serves.
 import { ExpressAuth, getSession } from '@auth/express';
 import Credentials from '@auth/express/providers/credentials';
 import PostgresAdapter from '@auth/pg-adapter';
 import express from 'express';
 import pg from 'pg';
 
-const [secret, databaseUrl, schema] = process.argv.slice(2);
+const env = process.env;
+const secret = env.AUTH_SECRET;
 if (!secret) {
-  console.error('usage: node app.mjs <secret>');
+  console.error('AUTH_SECRET is required');
   process.exit(2);
 }
 
@@ -44,11 +48,26 @@ const config = {
   },
 };
 
+if (env.OIDC_ISSUER) {
+  config.providers.push({
+    id: 'oidc',
+    name: 'OIDC',
+    type: 'oidc',
+    issuer: env.OIDC_ISSUER,
+    clientId: env.OIDC_ID,
+    clientSecret: env.OIDC_SECRET,
+  });
+}
+
 // Magic links "sent", by address.
 const links = new Map();
 let pool;
-if (databaseUrl) {
-  pool = new pg.Pool({ connectionString: databaseUrl, options: `-c search_path=${schema}`, max: 4 });
+if (env.DATABASE_URL) {
+  pool = new pg.Pool({
+    connectionString: env.DATABASE_URL,
+    options: `-c search_path=${env.DATABASE_SCHEMA ?? 'public'}`,
+    max: 4,
+  });
   config.adapter = PostgresAdapter(pool);
   config.session = { strategy: 'database' };
   config.providers.push({
@@ -71,7 +90,7 @@ app.get('/test/link', (req, res) => res.json({ url: links.get(String(req.query.e
 // What the application sees: the session through @auth/express's own getSession.
 app.get('/whoami', async (req, res) => res.json(await getSession(req, config)));
 
-const server = app.listen(0, '127.0.0.1', () => {
+const server = app.listen(Number(env.PORT ?? 0), '127.0.0.1', () => {
   process.stdout.write(`${JSON.stringify({ listening: server.address().port })}\n`);
 });
 process.on('SIGTERM', () => server.close(() => (pool ? pool.end() : Promise.resolve()).then(() => process.exit(0))));

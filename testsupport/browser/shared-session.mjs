@@ -47,5 +47,16 @@ await run(async (browser) => {
   say({ step: 'signed in on authcore', ...(await both()) });
   await signOut(authjs);
   say({ step: 'signed out on Auth.js', ...(await both()) });
+
+  // The real OpenID provider (it signs user-1 in without a form): through either app.
+  for (const [name, base, other] of [['Auth.js', authjs, authcore], ['authcore', authcore, authjs]]) {
+    await page.goto(`${base}/auth/signin`);
+    await Promise.all([
+      page.waitForURL((u) => u.href.startsWith(base) && !u.pathname.startsWith('/auth/')),
+      page.click('form[action$="/signin/oidc"] button'),
+    ]);
+    say({ step: `signed in at the OpenID provider through ${name}`, ...(await both()) });
+    await signOut(other);
+  }
   await context.close();
 });

@@ -5,9 +5,13 @@
 //! signing out on either ends both — each checked by what each application sees. Then the
 //! same with database sessions: `@auth/pg-adapter` and `authcore-sqlx` on one PostgreSQL
 //! schema (created by authcore's migrations, used unchanged by Auth.js), magic links
-//! requested on one app and opened on either.
+//! requested on one app and opened on either. Sign-in at the real OpenID provider
+//! (`oidc-provider`) through either app gives the session to both too.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../../authcore/tests/support/oidc_provider.rs"]
+mod oidc_provider;
+#[allow(dead_code)]
 mod support;
 
 use std::path::PathBuf;
@@ -45,11 +49,18 @@ impl Callbacks for TakesNameUpdates {
 }
 
 /// The authcore app: the same users as the Express app (any lower-case name).
-fn authcore_app() -> axum::Router {
+fn authcore_app(oidc_issuer: Option<&str>) -> axum::Router {
+    let mut config = AuthConfig::builder().secret(SECRET).trust_host(true);
+    if let Some(issuer) = oidc_issuer {
+        let (id, secret) = oidc_provider::clients::BASIC;
+        config = config.provider(
+            authcore::providers::catalog::oidc("oidc", "OIDC", issuer)
+                .client_id(id)
+                .client_secret(secret),
+        );
+    }
     let auth = Auth::new(
-        AuthConfig::builder()
-            .secret(SECRET)
-            .trust_host(true)
+        config
             .provider(
                 CredentialsProvider::new()
                     .field("username", CredentialField::new("Username"))
@@ -82,8 +93,9 @@ fn authcore_app() -> axum::Router {
         .with_state(auth)
 }
 
-/// Starts the Express app; its base URL and the process (killed on drop).
-async fn start_authjs(database: &[&str]) -> (String, tokio::process::Child) {
+/// Starts the Express app with `env` (see `testsupport/authjs-express/app.mjs`) on `port`
+/// (0: any); its base URL and the process (killed on drop).
+async fn start_authjs(port: u16, env: &[(&str, &str)]) -> (String, tokio::process::Child) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/authjs-express");
     assert!(
         dir.join("node_modules/@auth/express").is_dir(),
@@ -91,8 +103,9 @@ async fn start_authjs(database: &[&str]) -> (String, tokio::process::Child) {
     );
     let mut child = tokio::process::Command::new("node")
         .arg("app.mjs")
-        .arg(SECRET)
-        .args(database)
+        .env("AUTH_SECRET", SECRET)
+        .env("PORT", port.to_string())
+        .envs(env.iter().copied())
         .current_dir(&dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -111,10 +124,39 @@ async fn start_authjs(database: &[&str]) -> (String, tokio::process::Child) {
     (format!("http://localhost:{port}"), child)
 }
 
+/// A free loopback port (for apps whose redirect URIs must be registered first).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_session_across_authjs_and_authcore_in_a_browser() {
-    let (authjs, _express) = start_authjs(&[]).await;
-    let authcore = browser::serve(authcore_app()).await;
+    // The real OpenID provider, with both apps' callbacks registered.
+    let authcore_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let authcore_port = authcore_listener.local_addr().unwrap().port();
+    let authjs_port = free_port();
+    let idp = oidc_provider::OidcProvider::start_with_redirect_uris(&[
+        &format!("http://localhost:{authjs_port}/auth/callback/oidc"),
+        &format!("http://localhost:{authcore_port}/auth/callback/oidc"),
+    ])
+    .await;
+    let (client_id, client_secret) = oidc_provider::clients::BASIC;
+    let (authjs, _express) = start_authjs(
+        authjs_port,
+        &[
+            ("OIDC_ISSUER", &idp.issuer),
+            ("OIDC_ID", client_id),
+            ("OIDC_SECRET", client_secret),
+        ],
+    )
+    .await;
+    let app = authcore_app(Some(&idp.issuer));
+    tokio::spawn(async move { axum::serve(authcore_listener, app).await });
+    let authcore = format!("http://localhost:{authcore_port}");
     let steps = browser::run(
         "shared-session.mjs",
         &[&authjs, &authcore],
@@ -154,6 +196,21 @@ async fn one_session_across_authjs_and_authcore_in_a_browser() {
     for app in ["authjs", "authcore"] {
         assert_eq!(s[app], Value::Null, "{app}: {s}");
     }
+    // At the real OpenID provider, from either app.
+    for name in [
+        "signed in at the OpenID provider through Auth.js",
+        "signed in at the OpenID provider through authcore",
+    ] {
+        let s = step(name);
+        for app in ["authjs", "authcore"] {
+            assert_eq!(
+                user(s, app)["email"],
+                "user-1@example.com",
+                "{name}, {app}: {s}"
+            );
+        }
+    }
+    drop(idp);
 }
 
 /// The test database's URL (as authcore-sqlx's tests: `AUTHCORE_TEST_POSTGRES_URL`).
@@ -236,7 +293,14 @@ async fn one_database_session_across_authjs_and_authcore_in_a_browser() {
         .await
         .unwrap();
     db.migrate().await.unwrap();
-    let (authjs, _express) = start_authjs(&[&postgres_url(), &schema]).await;
+    let (authjs, _express) = start_authjs(
+        0,
+        &[
+            ("DATABASE_URL", &postgres_url()),
+            ("DATABASE_SCHEMA", &schema),
+        ],
+    )
+    .await;
     let authcore = browser::serve(authcore_db_app(db)).await;
     let steps = browser::run(
         "shared-session-db.mjs",
