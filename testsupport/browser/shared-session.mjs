@@ -48,6 +48,23 @@ await run(async (browser) => {
   await signOut(authjs);
   say({ step: 'signed out on Auth.js', ...(await both()) });
 
+  // The Auth.js client contract: @auth/express's own sign-in and sign-out forms (their
+  // fields, CSRF token and callbackUrl as Auth.js renders them), posted to authcore.
+  const retarget = () => page.evaluate((target) => {
+    for (const form of document.querySelectorAll('form')) {
+      form.action = form.action.replace(location.origin, target);
+    }
+  }, authcore);
+  await page.goto(`${authjs}/auth/signin`);
+  await retarget();
+  await page.fill('form[action$="/callback/credentials"] input[name="username"]', 'lin');
+  await submit('form[action$="/callback/credentials"] button');
+  say({ step: "Auth.js's sign-in form posted to authcore", ...(await both()) });
+  await page.goto(`${authjs}/auth/signout`);
+  await retarget();
+  await submit('form[action$="/signout"] button');
+  say({ step: "Auth.js's sign-out form posted to authcore", ...(await both()) });
+
   // The real OpenID provider (it signs user-1 in without a form): through either app.
   for (const [name, base, other] of [['Auth.js', authjs, authcore], ['authcore', authcore, authjs]]) {
     await page.goto(`${base}/auth/signin`);

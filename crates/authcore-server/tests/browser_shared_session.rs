@@ -6,7 +6,8 @@
 //! same with database sessions: `@auth/pg-adapter` and `authcore-sqlx` on one PostgreSQL
 //! schema (created by authcore's migrations, used unchanged by Auth.js), magic links
 //! requested on one app and opened on either. Sign-in at the real OpenID provider
-//! (`oidc-provider`) through either app gives the session to both too.
+//! (`oidc-provider`) through either app gives the session to both too, and the sign-in and
+//! sign-out forms of Auth.js's own pages work when posted to authcore.
 #![allow(clippy::unwrap_used)]
 
 #[path = "../../authcore/tests/support/oidc_provider.rs"]
@@ -193,6 +194,15 @@ async fn one_session_across_authjs_and_authcore_in_a_browser() {
         assert_eq!(user(s, app)["email"], "grace@example.com", "{app}: {s}");
     }
     let s = step("signed out on Auth.js");
+    for app in ["authjs", "authcore"] {
+        assert_eq!(s[app], Value::Null, "{app}: {s}");
+    }
+    // Auth.js's own forms work against authcore unchanged.
+    let s = step("Auth.js's sign-in form posted to authcore");
+    for app in ["authjs", "authcore"] {
+        assert_eq!(user(s, app)["email"], "lin@example.com", "{app}: {s}");
+    }
+    let s = step("Auth.js's sign-out form posted to authcore");
     for app in ["authjs", "authcore"] {
         assert_eq!(s[app], Value::Null, "{app}: {s}");
     }
