@@ -73,6 +73,9 @@ scripts/fuzz-smoke.sh
 # Publishable crates (the examples are not published): every crate packages (metadata, versioned path dependencies, the files
 # it needs) and builds from its package alone.
 echo "==> cargo package --workspace (verified)"
+# Fresh package sources: a kept target directory would otherwise verify a crate against the
+# sources of a workspace crate unpacked by an earlier run of the same version.
+rm -rf "${CARGO_TARGET_DIR:-target}/package"
 cargo package --workspace --exclude 'example-*' --locked
 
 # The MSRV (rust-version of Cargo.toml) builds everything. When it is the toolchain in use,
