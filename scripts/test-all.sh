@@ -73,9 +73,14 @@ scripts/fuzz-smoke.sh
 # Publishable crates (the examples are not published): every crate packages (metadata, versioned path dependencies, the files
 # it needs) and builds from its package alone.
 echo "==> cargo package --workspace (verified)"
-# Fresh package sources: a kept target directory would otherwise verify a crate against the
-# sources of a workspace crate unpacked by an earlier run of the same version.
-rm -rf "${CARGO_TARGET_DIR:-target}/package"
+# The verification builds each crate against its workspace siblings as crates of a temporary
+# local registry, whose unpacked sources cargo keeps in CARGO_HOME (registry/src/-<hash>) and
+# never unpacks again for the same version: an earlier run's authcore would be compiled. So
+# those copies, and the builds made from them, are forgotten first.
+target_dir="${CARGO_TARGET_DIR:-target}"
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+rm -rf "$target_dir/package" "$cargo_home"/registry/src/-*/authcore* "$cargo_home"/registry/cache/-*/authcore*
+find "$target_dir/debug/.fingerprint" -maxdepth 1 -name 'authcore*' -exec rm -rf {} + 2>/dev/null || true
 cargo package --workspace --exclude 'example-*' --locked
 
 # The MSRV (rust-version of Cargo.toml) builds everything. When it is the toolchain in use,
