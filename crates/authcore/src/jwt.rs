@@ -265,7 +265,12 @@ impl SessionTokenCodec for NextAuthV4Codec {
     ) -> Result<String, BoxError> {
         let now = unix_now();
         let exp = now.saturating_add(i64::try_from(max_age_secs).unwrap_or(i64::MAX));
-        let jti = uuid::Uuid::new_v4().hyphenated().to_string();
+        let mut random = [0u8; 16];
+        getrandom::fill(&mut random).map_err(|_| JoseError::Rng)?;
+        let jti = uuid::Builder::from_random_bytes(random)
+            .into_uuid()
+            .hyphenated()
+            .to_string();
         let payload = write_claims(claims, now, exp, &jti)?;
         Ok(self.key.encrypt(payload)?)
     }
