@@ -12,8 +12,11 @@
 
 #[path = "../../authcore/tests/support/oidc_provider.rs"]
 mod oidc_provider;
+#[path = "support/pg.rs"]
+mod pg;
 #[allow(dead_code)]
 mod support;
+use pg::{admin_sql, postgres_url};
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -221,21 +224,6 @@ async fn one_session_across_authjs_and_authcore_in_a_browser() {
         }
     }
     drop(idp);
-}
-
-/// The test database's URL (as authcore-sqlx's tests: `AUTHCORE_TEST_POSTGRES_URL`).
-fn postgres_url() -> String {
-    std::env::var("AUTHCORE_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
-
-async fn admin_sql(sql: &str) {
-    use sqlx::Connection as _;
-    let mut admin = sqlx::PgConnection::connect(&postgres_url()).await.unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
-        .execute(&mut admin)
-        .await
-        .unwrap();
 }
 
 /// The authcore app on `db` with database sessions and magic links (kept, served at

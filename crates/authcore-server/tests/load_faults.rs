@@ -16,6 +16,9 @@
 
 #[path = "support/fault_proxy.rs"]
 mod fault_proxy;
+#[path = "support/pg.rs"]
+mod pg;
+use pg::{admin_sql, postgres_url};
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -315,21 +318,6 @@ fn cluster(bases: [String; 2], outbox: Outbox) -> Cluster {
             .build()
             .unwrap(),
     }
-}
-
-/// The test database's URL (as authcore-sqlx's tests: `AUTHCORE_TEST_POSTGRES_URL`).
-fn postgres_url() -> String {
-    std::env::var("AUTHCORE_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
-
-async fn admin_sql(sql: &str) {
-    use sqlx::Connection as _;
-    let mut admin = sqlx::PgConnection::connect(&postgres_url()).await.unwrap();
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
-        .execute(&mut admin)
-        .await
-        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
