@@ -54,9 +54,15 @@ async fn relay(mut client: TcpStream, upstream: SocketAddr, mut mode: watch::Rec
     let Ok(mut server) = TcpStream::connect(upstream).await else {
         return;
     };
+    // One copy future for the connection's life: a mode change to `Up` (already up) must
+    // not drop it, which would lose the bytes it holds.
+    let mut copy = Box::pin(async move {
+        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+        (client, server)
+    });
     loop {
         tokio::select! {
-            _ = tokio::io::copy_bidirectional(&mut client, &mut server) => return,
+            _ = &mut copy => return,
             changed = mode.changed() => {
                 if changed.is_err() {
                     return;
@@ -65,10 +71,15 @@ async fn relay(mut client: TcpStream, upstream: SocketAddr, mut mode: watch::Rec
                 match now {
                     Mode::Up => continue,
                     Mode::Refuse => return,
+                    // Both ends stay open (held by the unfinished copy); nothing moves until
+                    // the mode changes, then the connection is closed.
                     Mode::Silent => {
-                        // Both ends stay open; nothing moves until the mode changes.
-                        let _server = server;
-                        return hold(client, mode).await;
+                        while *mode.borrow_and_update() == Mode::Silent {
+                            if mode.changed().await.is_err() {
+                                break;
+                            }
+                        }
+                        return;
                     }
                 }
             }
