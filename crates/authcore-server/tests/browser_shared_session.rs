@@ -52,9 +52,13 @@ impl Callbacks for TakesNameUpdates {
     }
 }
 
-/// The authcore app: the same users as the Express app (any lower-case name).
-fn authcore_app(oidc_issuer: Option<&str>) -> axum::Router {
+/// The authcore app: the same users as the Express app (any lower-case name); with
+/// `next_auth_v4`, in next-auth 4's dialect.
+fn authcore_app(oidc_issuer: Option<&str>, next_auth_v4: bool) -> axum::Router {
     let mut config = AuthConfig::builder().secret(SECRET).trust_host(true);
+    if next_auth_v4 {
+        config = config.next_auth_v4();
+    }
     if let Some(issuer) = oidc_issuer {
         let (id, secret) = oidc_provider::clients::BASIC;
         config = config.provider(
@@ -158,7 +162,7 @@ async fn one_session_across_authjs_and_authcore_in_a_browser() {
         ],
     )
     .await;
-    let app = authcore_app(Some(&idp.issuer));
+    let app = authcore_app(Some(&idp.issuer), false);
     tokio::spawn(async move { axum::serve(authcore_listener, app).await });
     let authcore = format!("http://localhost:{authcore_port}");
     let steps = browser::run(
@@ -167,12 +171,7 @@ async fn one_session_across_authjs_and_authcore_in_a_browser() {
         Duration::from_secs(120),
     )
     .await;
-    let step = |name: &str| {
-        steps
-            .iter()
-            .find(|s| s["step"] == name)
-            .unwrap_or_else(|| panic!("no step {name:?} in {steps:?}"))
-    };
+    let step = |name: &str| browser::step(&steps, name, "shared session");
     let user = |s: &Value, app: &str| s[app]["user"].clone();
 
     let s = step("signed in on Auth.js");
@@ -224,6 +223,84 @@ async fn one_session_across_authjs_and_authcore_in_a_browser() {
         }
     }
     drop(idp);
+}
+
+/// The Auth.js browser client, `next-auth/react` from npm (5 and 4, bundled by the script),
+/// driven unchanged in Chromium against authcore: `useSession` follows sign-in, session
+/// updates and sign-out (in a second tab too, through the client's own broadcasts);
+/// `signIn`/`signOut` work with and without redirects; wrong credentials come back as
+/// Auth.js's `CredentialsSignin`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_auth_react_drives_authcore_in_a_browser() {
+    for (version, next_auth_v4, base_path) in [("v5", false, "/auth"), ("v4", true, "/api/auth")] {
+        let base = browser::serve(authcore_app(None, next_auth_v4)).await;
+        let steps = browser::run(
+            "next-auth-react.mjs",
+            &[&base, base_path, version],
+            Duration::from_secs(120),
+        )
+        .await;
+        let step = |name: &str| browser::step(&steps, name, version);
+        let email = |v: &Value| v["user"]["email"].clone();
+        let s = step("no session");
+        assert_eq!(s["session"], Value::Null, "{version}: {s}");
+        let s = step("providers and csrf");
+        assert_eq!(
+            s["providers"]["credentials"]["type"], "credentials",
+            "{version}: {s}"
+        );
+        assert_eq!(
+            s["providers"]["credentials"]["callbackUrl"],
+            format!("{base}{base_path}/callback/credentials"),
+            "{version}: {s}"
+        );
+        assert_eq!(
+            s["csrfToken"].as_str().map(str::len),
+            Some(64),
+            "{version}: {s}"
+        );
+        let s = step("wrong credentials");
+        // As from Auth.js: `{url}` of the sign-in page with `error`, answered with 200.
+        assert_eq!(s["result"]["error"], "CredentialsSignin", "{version}: {s}");
+        assert_eq!(s["result"]["url"], Value::Null, "{version}: {s}");
+        assert_eq!(s["session"], Value::Null, "{version}: {s}");
+        let s = step("signed in");
+        assert_eq!(s["result"]["ok"], true, "{version}: {s}");
+        assert_eq!(s["result"]["error"], Value::Null, "{version}: {s}");
+        assert_eq!(email(&s["session"]), "ada@example.com", "{version}: {s}");
+        assert!(s["session"]["expires"].is_string(), "{version}: {s}");
+        let s = step("second tab");
+        assert_eq!(email(&s["session"]), "ada@example.com", "{version}: {s}");
+        let s = step("updated");
+        for key in ["result", "session", "other", "getSession"] {
+            assert_eq!(s[key]["user"]["name"], "Ada L", "{version}, {key}: {s}");
+            assert_eq!(email(&s[key]), "ada@example.com", "{version}, {key}: {s}");
+        }
+        let s = step("signed out");
+        assert_eq!(
+            s["result"]["url"],
+            format!("{base}/react-client"),
+            "{version}: {s}"
+        );
+        for key in ["session", "other", "getSession"] {
+            assert_eq!(s[key], Value::Null, "{version}, {key}: {s}");
+        }
+        let s = step("signed in with a redirect");
+        assert_eq!(
+            s["url"],
+            format!("{base}/react-client?back=1"),
+            "{version}: {s}"
+        );
+        assert_eq!(email(&s["session"]), "grace@example.com", "{version}: {s}");
+        let s = step("signed out with a redirect");
+        assert_eq!(
+            s["url"],
+            format!("{base}/react-client?out=1"),
+            "{version}: {s}"
+        );
+        assert_eq!(s["session"], Value::Null, "{version}: {s}");
+        assert_eq!(step("page errors")["errors"], json!([]), "{version}");
+    }
 }
 
 /// The authcore app on `db` with database sessions and magic links (kept, served at
@@ -306,12 +383,7 @@ async fn one_database_session_across_authjs_and_authcore_in_a_browser() {
         Duration::from_secs(120),
     )
     .await;
-    let step = |name: &str| {
-        steps
-            .iter()
-            .find(|s| s["step"] == name)
-            .unwrap_or_else(|| panic!("no step {name:?} in {steps:?}"))
-    };
+    let step = |name: &str| browser::step(&steps, name, "shared session");
     for (name, email) in [
         ("signed in on Auth.js", Some("ada@example.com")),
         ("signed out on authcore", None),

@@ -471,13 +471,7 @@ async fn browser_walk(proxy: Proxy) {
             Duration::from_secs(120),
         )
         .await;
-        let step = |name: &str| {
-            steps
-                .iter()
-                .find(|s| s["step"] == name)
-                .unwrap_or_else(|| panic!("{proxy:?}: no step {name} in {steps:?}"))
-                .clone()
-        };
+        let step = |name: &str| support::browser::step(&steps, name, &format!("{proxy:?}")).clone();
         let app1 = &urls["app1"].as_str().unwrap();
         let s = step("credentials");
         assert_eq!(s["url"], format!("{app1}/dashboard?tab=1"), "{proxy:?}");

@@ -123,6 +123,9 @@ pub(crate) struct ConfigInner {
     pub session_update_age: u64,
     pub max_body_bytes: usize,
     pub max_cookie_header_bytes: usize,
+    /// next-auth 4's client asks for `{url}` JSON instead of a redirect with a `json=true`
+    /// body field (v5 sends `X-Auth-Return-Redirect`); honoured with `next_auth_v4()`.
+    pub json_body_asks_for_url: bool,
 }
 
 impl ConfigInner {
@@ -444,7 +447,9 @@ impl AuthConfigBuilder {
     /// [`base_path`](Self::base_path) or `AUTH_URL` says otherwise, v4's base path
     /// `/api/auth`. A Next.js app on next-auth 4 and this service then share sessions (the
     /// same `NEXTAUTH_SECRET` as the secret). A custom
-    /// [`session_token_codec`](Self::session_token_codec) still wins.
+    /// [`session_token_codec`](Self::session_token_codec) still wins. v4's
+    /// `next-auth/react` works unchanged: the `json=true` its `signIn`/`signOut` post asks
+    /// for `{"url": …}` JSON instead of a redirect, as `X-Auth-Return-Redirect` does.
     pub fn next_auth_v4(mut self) -> Self {
         self.next_auth_v4 = true;
         self
@@ -922,6 +927,7 @@ impl AuthConfigBuilder {
                 session_update_age: self.session_update_age.as_secs(),
                 max_body_bytes: self.max_body_bytes,
                 max_cookie_header_bytes: self.max_cookie_header_bytes,
+                json_body_asks_for_url: self.next_auth_v4,
             }),
         })
     }

@@ -181,7 +181,7 @@ pub(crate) struct RequestInternal {
     pub body: Option<JsonObject>,
     pub cookies: RequestCookies,
     pub headers: HeaderMap,
-    /// `X-Auth-Return-Redirect` was sent.
+    /// `X-Auth-Return-Redirect` was sent (or, with `next_auth_v4()`, v4's `json=true`).
     pub return_redirect: bool,
     /// The client's address ([`ClientAddr`], through trusted proxies), if the host gave one.
     pub client: Option<std::net::IpAddr>,
@@ -326,7 +326,12 @@ where
     let origin = origin_of(&url);
     let is_https = url.scheme() == "https";
     let query = Query::parse(url.query());
-    let return_redirect = parts.headers.contains_key("x-auth-return-redirect");
+    let return_redirect = parts.headers.contains_key("x-auth-return-redirect")
+        || (config.json_body_asks_for_url
+            && body
+                .as_ref()
+                .and_then(|b| b.get("json"))
+                .is_some_and(|v| v == "true" || v == &Value::Bool(true)));
     Ok(RequestInternal {
         action,
         provider_id,

@@ -22,6 +22,19 @@ async fn sign_in(auth: &authcore::Auth, fields: &[(&str, &str)]) -> TestResponse
     .await
 }
 
+/// next-auth 4's `json=true` body field means nothing to Auth.js v5 (only with
+/// `next_auth_v4()` does it ask for `{url}` JSON): still a redirect.
+#[tokio::test]
+async fn a_json_field_in_the_body_is_no_return_redirect() {
+    let (auth, _) = auth();
+    let r = sign_in(
+        &auth,
+        &[("username", "demo"), ("password", "pw"), ("json", "true")],
+    )
+    .await;
+    assert_eq!(r.status, 302);
+}
+
 #[tokio::test]
 async fn success_sets_session_cookie_and_redirects_to_callback_url() {
     let (auth, rec) = auth();

@@ -616,18 +616,22 @@ async fn next_auth_v4_sessions_cross_both_ways() {
     // authcore's own sign-in writes a v4 token too.
     let csrf = "b".repeat(64);
     let csrf_cookie = authcore::csrf::csrf_cookie_value(&csrf, SECRET).replace('|', "%7C");
-    let (status, signed_in, _) = v4_request(
-        &auth,
+    let sign_in = |extra: &str| {
         http::Request::post("http://localhost:3000/api/auth/callback/credentials")
             .header("content-type", "application/x-www-form-urlencoded")
             .header("cookie", format!("next-auth.csrf-token={csrf_cookie}"))
             .body(http_body_util::Full::new(bytes::Bytes::from(format!(
-                "csrfToken={csrf}&username=grace"
+                "csrfToken={csrf}&username=grace{extra}"
             ))))
-            .unwrap(),
-    )
-    .await;
+            .unwrap()
+    };
+    let (status, signed_in, _) = v4_request(&auth, sign_in("")).await;
     assert_eq!(status, 302);
+    // next-auth 4's `signIn` posts `json=true` and reads `{url}` instead of a redirect.
+    let (status, by_json, body) = v4_request(&auth, sign_in("&json=true")).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, json!({"url": "http://localhost:3000"}));
+    assert!(by_json.is_some());
     let signed_in = signed_in.expect("signed in");
 
     // authcore → next-auth; another secret fails there.

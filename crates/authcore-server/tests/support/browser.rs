@@ -70,3 +70,13 @@ pub async fn run(script: &str, args: &[&str], limit: Duration) -> Vec<Value> {
     let _ = child.wait().await;
     steps
 }
+
+/// The line of `steps` (from [`run`]) whose `"step"` is `name`; panics naming `context`
+/// and listing the steps when there is none.
+#[allow(dead_code)] // not every browser test reads its steps by name
+pub fn step<'a>(steps: &'a [Value], name: &str, context: &str) -> &'a Value {
+    steps
+        .iter()
+        .find(|s| s["step"] == name)
+        .unwrap_or_else(|| panic!("{context}: no step {name:?} in {steps:?}"))
+}
