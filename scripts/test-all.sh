@@ -31,11 +31,20 @@ for dir in interop testsupport/oidc testsupport/smtp testsupport/browser testsup
 done
 
 # Database servers for the adapter tests (PostgreSQL at 127.0.0.1:5432, database `test`,
-# trust auth; Redis at 127.0.0.1:6379): start them if they have stopped.
+# trust auth; MariaDB at 127.0.0.1:3306, `root` without a password, database `test`; Redis
+# at 127.0.0.1:6379): start them if they have stopped.
 if command -v pg_isready >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432; then
   echo "==> starting PostgreSQL"
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start || true
   for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+fi
+if command -v mariadb-admin >/dev/null 2>&1 && ! mariadb-admin -h 127.0.0.1 -P 3306 -u root ping >/dev/null 2>&1; then
+  echo "==> starting MariaDB"
+  start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd || true
+  for _ in $(seq 1 30); do mariadb-admin -h 127.0.0.1 -P 3306 -u root ping >/dev/null 2>&1 && break; sleep 1; done
+fi
+if command -v mariadb >/dev/null 2>&1; then
+  mariadb -h 127.0.0.1 -P 3306 -u root -e 'CREATE DATABASE IF NOT EXISTS test' || true
 fi
 if command -v redis-cli >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
   echo "==> starting Redis"

@@ -69,7 +69,7 @@ pub struct DemoConfig {
     /// the optional OAuth providers (`AUTH_GITHUB_*`, `AUTH_GOOGLE_*`, `AUTH_OIDC_*`).
     pub env: Env,
     /// The database (`AUTHCORE_DATABASE_URL`, default [`DEFAULT_DATABASE_URL`]; `none` for
-    /// no database): `sqlite://…` or `postgres://…`. With one, users and OAuth accounts are
+    /// no database): `sqlite://…`, `postgres://…` or `mysql://…`. With one, users and OAuth accounts are
     /// stored and sessions live in the database.
     pub database_url: Option<String>,
     /// How magic links are delivered (`SMTP_URL`; default: printed to the terminal).
@@ -436,11 +436,7 @@ async fn auth_and_database(
         let limits = rate_limit_store(&config)?;
         return Ok((auth_with_database(config, None, limits)?, None));
     };
-    let db = if url.starts_with("postgres") {
-        authcore_sqlx::SqlxAdapter::postgres_with(&url, config.database_pool).await?
-    } else {
-        authcore_sqlx::SqlxAdapter::sqlite_with(&url, config.database_pool).await?
-    };
+    let db = authcore_sqlx::SqlxAdapter::connect_with(&url, config.database_pool).await?;
     db.migrate().await?;
     let user = match db.get_user_by_email(DEMO_EMAIL).await? {
         Some(u) => u,

@@ -3,6 +3,10 @@
 
 #[path = "support/in_memory.rs"]
 mod in_memory;
+#[path = "support/mysql.rs"]
+mod mysql;
+#[path = "support/pg.rs"]
+mod pg;
 
 use authcore_server::{DemoConfig, app, auth_from_config, router};
 use axum::Router;
@@ -323,13 +327,46 @@ async fn sqlite_database_sessions_survive_a_restart() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("demo.db");
     let _ = std::fs::remove_file(&file);
-    let url = format!("sqlite://{}?mode=rwc", file.display());
+    database_sessions_survive_a_restart(&format!("sqlite://{}?mode=rwc", file.display())).await;
+    assert!(file.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn postgres_database_sessions_survive_a_restart() {
+    let schema = format!("authcore_demo_{}", std::process::id());
+    pg::admin_sql(&format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+    ))
+    .await;
+    let base = pg::postgres_url();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    database_sessions_survive_a_restart(&format!("{base}{sep}options=-c%20search_path%3D{schema}"))
+        .await;
+    pg::admin_sql(&format!("DROP SCHEMA {schema} CASCADE")).await;
+}
+
+#[tokio::test]
+async fn mysql_database_sessions_survive_a_restart() {
+    let name = format!("authcore_demo_{}", std::process::id());
+    mysql::mysql_admin_sql(&format!(
+        "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"
+    ))
+    .await;
+    database_sessions_survive_a_restart(&mysql::mysql_database_url(&name)).await;
+    mysql::mysql_admin_sql(&format!("DROP DATABASE {name}")).await;
+}
+
+/// The demo on the database at `url` (`AUTHCORE_DATABASE_URL`): creates and migrates it,
+/// signs in with a database session that a second instance (a restart) sees, and signs
+/// out on the second, which ends the session on the first.
+async fn database_sessions_survive_a_restart(url: &str) {
     let config = || {
         let mut c = DemoConfig::new("a demo test secret, long and random enough");
-        c.database_url = Some(url.clone());
+        c.database_url = Some(url.to_owned());
         c
     };
-    // First start: creates and migrates the file, seeds the demo user.
+    // First start: creates and migrates the database, seeds the demo user.
     let app = router(auth_from_config(config()).await.unwrap());
     let mut jar = CookieJar::default();
     let res = sign_in(&app, &mut jar, "demo", "authcore-demo").await;
@@ -340,7 +377,6 @@ async fn sqlite_database_sessions_survive_a_restart() {
         36,
         "a database session token, not a JWE: {token}"
     );
-    assert!(file.exists());
 
     // A second instance on the same file (a restart) sees the session.
     let app2 = router(auth_from_config(config()).await.unwrap());
@@ -365,7 +401,6 @@ async fn sqlite_database_sessions_survive_a_restart() {
     old_jar.0.insert("authjs.session-token".into(), token);
     let res = get(&app, "/auth/session", &mut old_jar).await;
     assert_eq!(text(res).await, "null");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]

@@ -12,12 +12,29 @@ pub enum Error {
     /// The URL or path could not be parsed into connection options.
     #[error("invalid database URL or path")]
     InvalidUrl(#[source] sqlx::Error),
+    /// The URL names a database this build does not support (its scheme is given).
+    #[error("unsupported database URL scheme {0:?} (this build reads: {urls})", urls = enabled_urls())]
+    UnsupportedUrl(String),
     /// The database could not be reached or opened.
     #[error("could not connect to the database")]
     Connect(#[source] sqlx::Error),
     /// Running the embedded migrations failed.
     #[error("database migration failed")]
     Migrate(#[source] sqlx::migrate::MigrateError),
+}
+
+/// The URL forms [`crate::SqlxAdapter::connect`] accepts in this build.
+fn enabled_urls() -> String {
+    [
+        (cfg!(feature = "sqlite"), "sqlite: or a file path"),
+        (cfg!(feature = "postgres"), "postgres://"),
+        (cfg!(feature = "mysql"), "mysql:// or mariadb://"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, urls)| *urls)
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 /// The error inside [`AdapterError::Backend`]: which adapter operation failed and why.
@@ -60,12 +77,14 @@ impl std::error::Error for BackendError {
 pub(crate) fn map_sqlx(op: &'static str) -> impl FnOnce(sqlx::Error) -> AdapterError {
     move |e| {
         if let sqlx::Error::Database(db) = &e {
-            let which = db.constraint().unwrap_or_else(|| db.message());
             if db.is_unique_violation() {
+                let which = db
+                    .constraint()
+                    .map_or_else(|| without_values(db.message()), str::to_owned);
                 return AdapterError::Conflict(format!("{op}: already exists ({which})"));
             }
             let code = db.code().map(|c| c.into_owned()).unwrap_or_default();
-            let summary = format!("database error {code}: {}", db.message());
+            let summary = format!("database error {code}: {}", without_values(db.message()));
             return AdapterError::Backend(Box::new(BackendError {
                 op,
                 summary,
@@ -80,6 +99,50 @@ pub(crate) fn map_sqlx(op: &'static str) -> impl FnOnce(sqlx::Error) -> AdapterE
             source: Some(e),
         }))
     }
+}
+
+/// A database's message without the values it quotes. MySQL writes the offending value into
+/// some messages (`Duplicate entry 'ada@example.com' for key 'email'`), PostgreSQL into
+/// some too (`invalid input syntax for type integer: "abc"`): quoted text stays only where
+/// it names a column, key, table, constraint, relation, database or schema, else it becomes
+/// `'…'`.
+fn without_values(message: &str) -> String {
+    const NAMES: [&str; 8] = [
+        "column",
+        "key",
+        "table",
+        "constraint",
+        "relation",
+        "database",
+        "schema",
+        "index",
+    ];
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(open) = rest.find(['\'', '"']) {
+        let quote = rest[open..].chars().next().unwrap_or('\'');
+        let before = &rest[..open];
+        let Some(len) = rest[open + 1..].find(quote) else {
+            break;
+        };
+        let quoted = &rest[open..open + 1 + len + 1];
+        let names_something = before
+            .trim_end()
+            .rsplit(|c: char| !c.is_ascii_alphabetic())
+            .next()
+            .is_some_and(|word| NAMES.iter().any(|n| word.eq_ignore_ascii_case(n)));
+        out.push_str(before);
+        if names_something {
+            out.push_str(quoted);
+        } else {
+            out.push(quote);
+            out.push('…');
+            out.push(quote);
+        }
+        rest = &rest[open + quoted.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A backend error that is not a sqlx error (bad stored data, an id of the wrong shape).
@@ -102,4 +165,43 @@ pub(crate) fn timed_out(op: &'static str, after: std::time::Duration) -> Adapter
         ),
         source: None,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_values;
+
+    #[test]
+    fn quoted_values_are_dropped_and_quoted_names_kept() {
+        for (message, want) in [
+            (
+                "Duplicate entry 'github-race-0' for key 'PRIMARY'",
+                "Duplicate entry '…' for key 'PRIMARY'",
+            ),
+            (
+                "Column 'expires' cannot be null",
+                "Column 'expires' cannot be null",
+            ),
+            (
+                "Incorrect datetime value: '2100-01-01' for column `x`.`expires` at row 1",
+                "Incorrect datetime value: '…' for column `x`.`expires` at row 1",
+            ),
+            (
+                r#"invalid input syntax for type integer: "abc""#,
+                r#"invalid input syntax for type integer: "…""#,
+            ),
+            (
+                r#"duplicate key value violates unique constraint "users_email_key""#,
+                r#"duplicate key value violates unique constraint "users_email_key""#,
+            ),
+            (
+                r#"relation "users" does not exist"#,
+                r#"relation "users" does not exist"#,
+            ),
+            ("an unclosed 'quote", "an unclosed 'quote"),
+            ("", ""),
+        ] {
+            assert_eq!(without_values(message), want, "{message}");
+        }
+    }
 }

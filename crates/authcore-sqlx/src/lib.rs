@@ -1,4 +1,5 @@
-//! SQLite and PostgreSQL storage for [`authcore`]: an [`Adapter`] over [`sqlx`] 0.9.
+//! SQLite, PostgreSQL and MySQL / MariaDB storage for [`authcore`]: an [`Adapter`] over
+//! [`sqlx`] 0.9.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), authcore_sqlx::Error> {
@@ -10,12 +11,29 @@
 //!
 //! let pg = SqlxAdapter::postgres("postgres://app@localhost/app").await?;
 //! pg.migrate().await?;
+//!
+//! // Or by the URL's scheme: sqlite:, postgres://, mysql://, mariadb://.
+//! let my = SqlxAdapter::connect("mysql://app@localhost/app").await?;
+//! my.migrate().await?;
 //! # Ok(()) }
 //! ```
 //!
+//! Every statement is written once for the three databases; what differs between them
+//! (placeholders, identifier quotes, table names, who assigns ids, column types) is data
+//! of each dialect, and no statement needs `RETURNING`.
+//!
 //! # Schema
 //!
-//! The tables are those of Auth.js's official SQL adapter **`@auth/pg-adapter`**, with the
+//! On **MySQL / MariaDB** the tables are those of Auth.js's Drizzle adapter for MySQL
+//! (`@auth/drizzle-adapter`'s default schema): `user`, `account`, `session`,
+//! `verificationToken` and `authenticator`, the same column names as below, ids UUID v4
+//! text. `migrate()` creates them with `utf8mb4_bin` (tokens and credential ids compare
+//! byte for byte; MySQL's default collations ignore case), `DATETIME(3)` in UTC (Drizzle's
+//! `TIMESTAMP` ends in 2038), `TEXT` for OAuth tokens and keys, `BIGINT` for `expires_at`
+//! and `counter`; on tables Drizzle created it changes nothing, and they work as they are
+//! (until 2038, when Drizzle's `INT` and `TIMESTAMP` columns overflow).
+//!
+//! On SQLite and PostgreSQL the tables are those of Auth.js's official SQL adapter **`@auth/pg-adapter`**, with the
 //! same table and column names (quoted camelCase included): `users (id, name, email,
 //! "emailVerified", image)`, `accounts (id, "userId", type, provider, "providerAccountId",
 //! refresh_token, access_token, expires_at, id_token, scope, session_state, token_type)`,
@@ -35,12 +53,12 @@
 //! a uniqueness rule, e.g. two users with one email). `delete_user` deletes a user's
 //! accounts, sessions and authenticators itself, so it does not depend on the cascades.
 //!
-//! | | PostgreSQL | SQLite |
-//! |---|---|---|
-//! | ids | `SERIAL` (as pg-adapter), exposed as decimal strings (`"42"`) | UUID v4 text |
-//! | timestamps | `TIMESTAMPTZ` (microseconds) | ISO 8601 UTC text, `2025-01-31T12:00:00.000Z` (JavaScript's `toISOString()`, milliseconds) |
-//! | `expires_at`, `counter` | `BIGINT` | `INTEGER` |
-//! | `"credentialBackedUp"` | `BOOLEAN` | `INTEGER` 0/1 |
+//! | | PostgreSQL | SQLite | MySQL / MariaDB |
+//! |---|---|---|---|
+//! | ids | `SERIAL` (as pg-adapter), exposed as decimal strings (`"42"`) | UUID v4 text | UUID v4 text (users; accounts and sessions have none) |
+//! | timestamps | `TIMESTAMPTZ` (microseconds) | ISO 8601 UTC text, `2025-01-31T12:00:00.000Z` (JavaScript's `toISOString()`, milliseconds) | `DATETIME(3)`, UTC |
+//! | `expires_at`, `counter` | `BIGINT` | `INTEGER` | `BIGINT` |
+//! | `"credentialBackedUp"` | `BOOLEAN` | `INTEGER` 0/1 | `BOOLEAN` |
 //!
 //! A PostgreSQL id that is not a decimal `INTEGER` cannot name a row: lookups with it
 //! answer `None` (as pg-adapter's `getUser` does) and writes with it fail.
@@ -60,24 +78,33 @@
 //!
 //! # Concurrency
 //!
-//! `use_verification_token` is a single `DELETE … RETURNING`, so two concurrent uses of
-//! one token return it once; uniqueness rules are enforced by the database, so two
-//! concurrent `link_account` of one account give one `Ok` and one `Conflict`.
+//! `use_verification_token` and `delete_session` return the row only to the call whose
+//! `DELETE` removed it, so two concurrent uses of one token return it once; uniqueness
+//! rules are enforced by the database, so two concurrent `link_account` of one account
+//! give one `Ok` and one `Conflict`.
 //!
 //! # Features
 //!
-//! `sqlite` (bundled libsqlite3) and `postgres`, both on by default.
+//! `sqlite` (bundled libsqlite3), `postgres` and `mysql` (MySQL 8, MariaDB 10.5+), all on by
+//! default.
 
 #![forbid(unsafe_code)]
 
-#[cfg(not(any(feature = "sqlite", feature = "postgres")))]
-compile_error!("authcore-sqlx needs at least one of the features `sqlite` and `postgres`");
+#[cfg(not(any(feature = "sqlite", feature = "postgres", feature = "mysql")))]
+compile_error!("authcore-sqlx needs at least one of the features `sqlite`, `postgres` and `mysql`");
 
+mod db;
+mod dialect;
 mod error;
+#[cfg(feature = "mysql")]
+mod mysql;
+mod ops;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+
+use db::Pool;
 
 use async_trait::async_trait;
 use authcore::adapter::{
@@ -95,7 +122,7 @@ pub use error::Error;
 /// in SQLite or PostgreSQL. Cheap to clone: clones share the connection pool.
 #[derive(Clone)]
 pub struct SqlxAdapter {
-    backend: Backend,
+    pool: Pool,
     /// The longest one adapter operation may take ([`PoolSettings::timeout`]).
     timeout: Duration,
 }
@@ -149,22 +176,16 @@ impl PoolSettings {
     }
 }
 
-#[derive(Clone)]
-enum Backend {
-    #[cfg(feature = "sqlite")]
-    Sqlite(sqlx::SqlitePool),
-    #[cfg(feature = "postgres")]
-    Postgres(sqlx::PgPool),
-}
-
 impl std::fmt::Debug for SqlxAdapter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Not the pool's Debug: its connect options include the password.
-        let kind = match &self.backend {
+        let kind = match &self.pool {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(_) => "sqlite",
+            Pool::Sqlite(_) => "sqlite",
             #[cfg(feature = "postgres")]
-            Backend::Postgres(_) => "postgres",
+            Pool::Postgres(_) => "postgres",
+            #[cfg(feature = "mysql")]
+            Pool::MySql(_) => "mysql",
         };
         f.debug_struct("SqlxAdapter")
             .field("backend", &kind)
@@ -219,7 +240,7 @@ impl SqlxAdapter {
     /// default) and, for concurrent writers, use WAL and a busy timeout.
     pub fn from_sqlite_pool(pool: sqlx::SqlitePool) -> Self {
         SqlxAdapter {
-            backend: Backend::Sqlite(pool),
+            pool: Pool::Sqlite(pool),
             timeout: DEFAULT_ACQUIRE_TIMEOUT,
         }
     }
@@ -256,7 +277,7 @@ impl SqlxAdapter {
     /// Uses an existing PostgreSQL pool.
     pub fn from_postgres_pool(pool: sqlx::PgPool) -> Self {
         SqlxAdapter {
-            backend: Backend::Postgres(pool),
+            pool: Pool::Postgres(pool),
             timeout: DEFAULT_ACQUIRE_TIMEOUT,
         }
     }
@@ -276,36 +297,125 @@ impl From<sqlx::PgPool> for SqlxAdapter {
     }
 }
 
+#[cfg(feature = "mysql")]
 impl SqlxAdapter {
-    /// Creates the tables and indexes if they do not exist (embedded migrations from
-    /// `migrations/sqlite` or `migrations/postgres`, recorded in `_sqlx_migrations`).
-    pub async fn migrate(&self) -> Result<(), Error> {
-        match &self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => sqlx::migrate!("migrations/sqlite").run(pool).await,
+    /// Connects to MySQL or MariaDB (`mysql://user:password@host:port/database?…`) with the
+    /// default [`PoolSettings`] (see [`SqlxAdapter::postgres`]).
+    pub async fn mysql(url: &str) -> Result<Self, Error> {
+        Self::mysql_with(url, PoolSettings::default()).await
+    }
+
+    /// [`SqlxAdapter::mysql`] with a pool size and time bound.
+    pub async fn mysql_with(url: &str, settings: PoolSettings) -> Result<Self, Error> {
+        use sqlx::mysql::MySqlConnectOptions;
+        use std::str::FromStr;
+
+        let options = MySqlConnectOptions::from_str(url).map_err(Error::InvalidUrl)?;
+        let pool = sqlx::mysql::MySqlPoolOptions::new()
+            .max_connections(settings.max_connections)
+            .acquire_timeout(settings.timeout)
+            .connect_with(options)
+            .await
+            .map_err(Error::Connect)?;
+        Ok(Self::from_mysql_pool(pool).with_timeout(settings.timeout))
+    }
+
+    /// Uses an existing MySQL / MariaDB pool. Its connections must use the time zone
+    /// `+00:00` (sqlx's default), as the adapter stores UTC in `DATETIME` columns.
+    pub fn from_mysql_pool(pool: sqlx::MySqlPool) -> Self {
+        SqlxAdapter {
+            pool: Pool::MySql(pool),
+            timeout: DEFAULT_ACQUIRE_TIMEOUT,
+        }
+    }
+
+    /// The MySQL / MariaDB pool behind this adapter, for the host's own queries; `None` on
+    /// another database.
+    pub fn mysql_pool(&self) -> Option<&sqlx::MySqlPool> {
+        match &self.pool {
+            Pool::MySql(pool) => Some(pool),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+}
+
+#[cfg(feature = "mysql")]
+impl From<sqlx::MySqlPool> for SqlxAdapter {
+    fn from(pool: sqlx::MySqlPool) -> Self {
+        Self::from_mysql_pool(pool)
+    }
+}
+
+impl SqlxAdapter {
+    /// Connects to the database `url` names: `postgres://` / `postgresql://`,
+    /// `mysql://` / `mariadb://`, or `sqlite:` (a URL or, without a scheme, a file path),
+    /// as far as the enabled features allow.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), authcore_sqlx::Error> {
+    /// let db = authcore_sqlx::SqlxAdapter::connect("sqlite://authcore.db").await?;
+    /// db.migrate().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect(url: &str) -> Result<Self, Error> {
+        Self::connect_with(url, PoolSettings::default()).await
+    }
+
+    /// [`SqlxAdapter::connect`] with a pool size and time bound.
+    pub async fn connect_with(url: &str, settings: PoolSettings) -> Result<Self, Error> {
+        let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+        match scheme.as_deref() {
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => sqlx::migrate!("migrations/postgres").run(pool).await,
+            Some("postgres" | "postgresql") => Self::postgres_with(url, settings).await,
+            #[cfg(feature = "mysql")]
+            Some("mysql") => Self::mysql_with(url, settings).await,
+            #[cfg(feature = "mysql")]
+            Some("mariadb") => {
+                Self::mysql_with(&format!("mysql{}", &url["mariadb".len()..]), settings).await
+            }
+            #[cfg(feature = "sqlite")]
+            _ if scheme.is_none() || url.starts_with("sqlite:") => {
+                Self::sqlite_with(url, settings).await
+            }
+            _ => Err(Error::UnsupportedUrl(scheme.unwrap_or_default())),
+        }
+    }
+
+    /// Creates the tables and indexes if they do not exist (embedded migrations from
+    /// `migrations/sqlite`, `migrations/postgres` or `migrations/mysql`, recorded in
+    /// `_sqlx_migrations`).
+    pub async fn migrate(&self) -> Result<(), Error> {
+        match &self.pool {
+            #[cfg(feature = "sqlite")]
+            Pool::Sqlite(pool) => sqlx::migrate!("migrations/sqlite").run(pool).await,
+            #[cfg(feature = "postgres")]
+            Pool::Postgres(pool) => sqlx::migrate!("migrations/postgres").run(pool).await,
+            #[cfg(feature = "mysql")]
+            Pool::MySql(pool) => sqlx::migrate!("migrations/mysql").run(pool).await,
         }
         .map_err(Error::Migrate)
     }
 
-    /// The SQLite pool behind this adapter, for the host's own queries; `None` on PostgreSQL.
+    /// The SQLite pool behind this adapter, for the host's own queries; `None` on another
+    /// database.
     #[cfg(feature = "sqlite")]
     pub fn sqlite_pool(&self) -> Option<&sqlx::SqlitePool> {
-        match &self.backend {
-            Backend::Sqlite(pool) => Some(pool),
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(_) => None,
+        match &self.pool {
+            Pool::Sqlite(pool) => Some(pool),
+            #[allow(unreachable_patterns)]
+            _ => None,
         }
     }
 
-    /// The PostgreSQL pool behind this adapter, for the host's own queries; `None` on SQLite.
+    /// The PostgreSQL pool behind this adapter, for the host's own queries; `None` on
+    /// another database.
     #[cfg(feature = "postgres")]
     pub fn postgres_pool(&self) -> Option<&sqlx::PgPool> {
-        match &self.backend {
-            Backend::Postgres(pool) => Some(pool),
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(_) => None,
+        match &self.pool {
+            Pool::Postgres(pool) => Some(pool),
+            #[allow(unreachable_patterns)]
+            _ => None,
         }
     }
 
@@ -313,39 +423,24 @@ impl SqlxAdapter {
     /// probes. It waits at most the pool's acquire timeout (30 s by default): wrap it in a
     /// shorter timeout of your own where a probe needs one.
     pub async fn ping(&self) -> Result<(), Error> {
-        match &self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
-        }
-        .map_err(Error::Connect)
+        self.pool
+            .execute("SELECT 1", Vec::new())
+            .await
+            .map(drop)
+            .map_err(Error::Connect)
     }
 
     /// Closes the pool: waits for connections in use to be returned, then closes them all.
     pub async fn close(&self) {
-        match &self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(pool) => pool.close().await,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(pool) => pool.close().await,
-        }
+        db::with_backend!(&self.pool, pool, _backend => pool.close().await)
     }
 }
 
-/// Calls `module::function(pool, args…)` for the backend in use.
-/// Runs operation `$f` on the backend, bounded by the adapter's timeout.
+/// Runs operation `ops::$f` on the pool, bounded by the adapter's timeout.
 macro_rules! dispatch {
     ($self:ident, $f:ident($($arg:expr),*)) => {
         $self
-            .bounded(stringify!($f), async {
-                match &$self.backend {
-                    #[cfg(feature = "sqlite")]
-                    Backend::Sqlite(pool) => sqlite::$f(pool, $($arg),*).await,
-                    #[cfg(feature = "postgres")]
-                    Backend::Postgres(pool) => postgres::$f(pool, $($arg),*).await,
-                }
-            })
+            .bounded(stringify!($f), ops::$f(&$self.pool, $($arg),*))
             .await
     };
 }
@@ -511,47 +606,6 @@ fn counter_from_db(op: &'static str, counter: i64) -> Result<u64, AdapterError> 
     u64::try_from(counter)
         .map_err(|_| error::data_error(op, "negative authenticator counter stored"))
 }
-
-/// The user id an account or authenticator to store belongs to.
-fn required_user_id<'a>(
-    op: &'static str,
-    user_id: &'a Option<String>,
-) -> Result<&'a str, AdapterError> {
-    user_id
-        .as_deref()
-        .ok_or_else(|| error::data_error(op, "no user id given"))
-}
-
-/// The columns of `users`, aliased so one row mapper serves every query that returns a user
-/// (macros rather than consts, so `concat!` builds `&'static str` queries).
-macro_rules! user_columns {
-    () => {
-        r#"users.id AS u_id, users.name AS u_name, users.email AS u_email, users."emailVerified" AS u_verified, users.image AS u_image"#
-    };
-}
-
-/// The columns of `accounts` that map to [`Account`].
-macro_rules! account_columns {
-    () => {
-        r#""userId", type, provider, "providerAccountId", access_token, expires_at, refresh_token, id_token, scope, session_state, token_type"#
-    };
-}
-
-/// The columns of `authenticators`.
-macro_rules! authenticator_columns {
-    () => {
-        r#""credentialID", "userId", "providerAccountId", "credentialPublicKey", counter, "credentialDeviceType", "credentialBackedUp", transports"#
-    };
-}
-
-/// The columns of `sessions`, as returned by every session query.
-macro_rules! session_columns {
-    () => {
-        r#"sessions."sessionToken", sessions."userId", sessions.expires"#
-    };
-}
-
-pub(crate) use {account_columns, authenticator_columns, session_columns, user_columns};
 
 /// The README's examples, compiled as doctests so that they cannot drift from the API.
 #[cfg(doctest)]

@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use authcore::adapter::conformance::{self, Options};
 use authcore::adapter::{Adapter, AdapterError, NewUser};
-use authcore::types::{Account, ProviderType};
 use authcore_sqlx::SqlxAdapter;
 use common::pg::{admin_connection, postgres_url, with_pg_schema};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -34,14 +33,7 @@ async fn pool_adapter(options: PgConnectOptions, max: u32) -> SqlxAdapter {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_in_a_fresh_schema() {
     with_pg_schema(|options, _| async move {
-        let adapter = pool_adapter(options, 5).await;
-        conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
-        // Fresh ids every run: the same database passes again.
-        conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
-        common::stale_tokens_are_dropped(&adapter).await;
-        adapter.ping().await.expect("an open database answers");
-        adapter.close().await;
-        assert!(adapter.ping().await.is_err(), "a closed pool does not");
+        common::conformance_then_close(pool_adapter(options, 5).await).await;
     })
     .await;
 }
@@ -198,39 +190,7 @@ async fn terminated_connection_is_replaced_by_a_default_pool() {
 async fn concurrent_link_account_gives_one_conflict() {
     with_pg_schema(|options, _| async move {
         let adapter = pool_adapter(options, 4).await;
-        let mut users = Vec::new();
-        for email in ["a@example.com", "b@example.com"] {
-            let u = adapter
-                .create_user(NewUser {
-                    email: Some(email.into()),
-                    ..NewUser::default()
-                })
-                .await
-                .unwrap();
-            users.push(u);
-        }
-        for round in 0..20 {
-            let pa_id = format!("race-{round}");
-            let mut acc_a = Account::new(ProviderType::Oauth, "github", &pa_id);
-            acc_a.user_id = Some(users[0].id.clone());
-            let mut acc_b = acc_a.clone();
-            acc_b.user_id = Some(users[1].id.clone());
-            let (x, y) = (adapter.clone(), adapter.clone());
-            let ta = tokio::spawn(async move { x.link_account(acc_a).await });
-            let tb = tokio::spawn(async move { y.link_account(acc_b).await });
-            let (ra, rb) = (ta.await.unwrap(), tb.await.unwrap());
-            let oks = [&ra, &rb].iter().filter(|r| r.is_ok()).count();
-            let conflicts = [&ra, &rb]
-                .iter()
-                .filter(|r| matches!(r, Err(AdapterError::Conflict(_))))
-                .count();
-            assert_eq!((oks, conflicts), (1, 1), "round {round}: {ra:?} {rb:?}");
-            let conflict = [ra, rb].into_iter().find_map(Result::err).unwrap();
-            assert!(
-                !conflict.to_string().contains(&pa_id),
-                "no values in messages: {conflict}"
-            );
-        }
+        common::concurrent_link_account_gives_one_conflict(&adapter).await;
         adapter.close().await;
     })
     .await;

@@ -1,7 +1,7 @@
 //! Races (issue 17): one magic link opened by 50 concurrent requests signs in exactly
-//! once, on PostgreSQL (two handlers sharing the database, as two instances would) and on
-//! SQLite; concurrent reads and updates of one database session keep its row whole.
-#![cfg(all(feature = "postgres", feature = "sqlite"))]
+//! once, on PostgreSQL and MySQL/MariaDB (two handlers sharing the database, as two
+//! instances would) and on SQLite; concurrent reads and updates of one database session keep its row whole.
+#![cfg(all(feature = "postgres", feature = "sqlite", feature = "mysql"))]
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -96,6 +96,26 @@ async fn a_magic_link_signs_in_once_on_postgres() {
                 .await
                 .unwrap();
             let db = SqlxAdapter::from_postgres_pool(pool);
+            db.migrate().await.unwrap();
+            instances.push(instance(db, &outbox));
+        }
+        assert_eq!(open_link_concurrently(&instances, &outbox).await, 1);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_magic_link_signs_in_once_on_mysql() {
+    common::mysql::with_mysql_database(|options, _| async move {
+        let mut instances = Vec::new();
+        let outbox = Outbox::default();
+        for _ in 0..2 {
+            let pool = sqlx::mysql::MySqlPoolOptions::new()
+                .max_connections(10)
+                .connect_with(options.clone())
+                .await
+                .unwrap();
+            let db = SqlxAdapter::from_mysql_pool(pool);
             db.migrate().await.unwrap();
             instances.push(instance(db, &outbox));
         }

@@ -7,9 +7,8 @@ mod common;
 
 use std::time::Duration;
 
-use authcore::adapter::conformance::{self, Options};
+use authcore::adapter::conformance;
 use authcore::adapter::{Adapter, AdapterError, AdapterSession, NewUser};
-use authcore::types::{Account, ProviderType};
 use authcore_sqlx::SqlxAdapter;
 use common::TempDir;
 use sqlx::Connection;
@@ -28,12 +27,7 @@ async fn fresh(dir: &TempDir) -> SqlxAdapter {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_on_a_temporary_file() {
     let dir = TempDir::new();
-    let adapter = fresh(&dir).await;
-    conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
-    // The suite uses fresh ids, so a second run on the same database passes too.
-    conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
-    common::stale_tokens_are_dropped(&adapter).await;
-    adapter.close().await;
+    common::conformance_then_close(fresh(&dir).await).await;
 }
 
 #[tokio::test]
@@ -224,44 +218,7 @@ async fn read_only_database_gives_backend_error() {
 async fn concurrent_link_account_gives_one_conflict() {
     let dir = TempDir::new();
     let adapter = fresh(&dir).await;
-    let a = adapter
-        .create_user(NewUser {
-            email: Some("a@example.com".into()),
-            ..NewUser::default()
-        })
-        .await
-        .unwrap();
-    let b = adapter
-        .create_user(NewUser {
-            email: Some("b@example.com".into()),
-            ..NewUser::default()
-        })
-        .await
-        .unwrap();
-    for round in 0..20 {
-        let pa_id = format!("race-{round}");
-        let mut acc_a = Account::new(ProviderType::Oauth, "github", &pa_id);
-        acc_a.user_id = Some(a.id.clone());
-        let mut acc_b = acc_a.clone();
-        acc_b.user_id = Some(b.id.clone());
-        let (x, y) = (adapter.clone(), adapter.clone());
-        let ta = tokio::spawn(async move { x.link_account(acc_a).await });
-        let tb = tokio::spawn(async move { y.link_account(acc_b).await });
-        let (ra, rb) = (ta.await.unwrap(), tb.await.unwrap());
-        let oks = [&ra, &rb].iter().filter(|r| r.is_ok()).count();
-        let conflicts = [&ra, &rb]
-            .iter()
-            .filter(|r| matches!(r, Err(AdapterError::Conflict(_))))
-            .count();
-        assert_eq!((oks, conflicts), (1, 1), "round {round}: {ra:?} {rb:?}");
-        assert!(
-            adapter
-                .get_user_by_account("github", &pa_id)
-                .await
-                .unwrap()
-                .is_some()
-        );
-    }
+    common::concurrent_link_account_gives_one_conflict(&adapter).await;
     adapter.close().await;
 }
 

@@ -1,10 +1,13 @@
-//! Test fixtures: a SQLite file in a fresh temporary directory, and a fresh PostgreSQL
-//! schema per test (so parallel runs on one server never collide).
+//! Test fixtures: a SQLite file in a fresh temporary directory, a fresh PostgreSQL schema
+//! and a fresh MySQL/MariaDB database per test (so parallel runs on one server never
+//! collide).
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "mysql")]
+pub mod mysql;
 #[cfg(feature = "postgres")]
 pub mod pg;
 
@@ -59,4 +62,101 @@ pub async fn stale_tokens_are_dropped(adapter: &authcore_sqlx::SqlxAdapter) {
     );
     assert!(used("one-hour").await.unwrap().is_some());
     assert!(used("fresh").await.unwrap().is_some());
+}
+
+/// Two concurrent `link_account` of one account (to two users), 20 rounds: one `Ok` and one
+/// `Conflict` each time, the account linked once, and no bound value in the conflict's
+/// message.
+#[allow(clippy::unwrap_used, dead_code)]
+pub async fn concurrent_link_account_gives_one_conflict(adapter: &authcore_sqlx::SqlxAdapter) {
+    use authcore::adapter::{Adapter, AdapterError, NewUser};
+    use authcore::types::{Account, ProviderType};
+    let mut users = Vec::new();
+    for email in ["race-a@example.com", "race-b@example.com"] {
+        let u = adapter
+            .create_user(NewUser {
+                email: Some(email.into()),
+                ..NewUser::default()
+            })
+            .await
+            .unwrap();
+        users.push(u);
+    }
+    for round in 0..20 {
+        let pa_id = format!("race-{round}");
+        let mut acc_a = Account::new(ProviderType::Oauth, "github", &pa_id);
+        acc_a.user_id = Some(users[0].id.clone());
+        let mut acc_b = acc_a.clone();
+        acc_b.user_id = Some(users[1].id.clone());
+        let (x, y) = (adapter.clone(), adapter.clone());
+        let ta = tokio::spawn(async move { x.link_account(acc_a).await });
+        let tb = tokio::spawn(async move { y.link_account(acc_b).await });
+        let (ra, rb) = (ta.await.unwrap(), tb.await.unwrap());
+        let oks = [&ra, &rb].iter().filter(|r| r.is_ok()).count();
+        let conflicts = [&ra, &rb]
+            .iter()
+            .filter(|r| matches!(r, Err(AdapterError::Conflict(_))))
+            .count();
+        assert_eq!((oks, conflicts), (1, 1), "round {round}: {ra:?} {rb:?}");
+        let conflict = [ra, rb].into_iter().find_map(Result::err).unwrap();
+        assert!(
+            !conflict.to_string().contains(&pa_id),
+            "no values in messages: {conflict}"
+        );
+        assert!(
+            adapter
+                .get_user_by_account("github", &pa_id)
+                .await
+                .unwrap()
+                .is_some()
+        );
+    }
+}
+
+/// The conformance suite twice on one database (it uses fresh ids, so the second run
+/// passes too), stale tokens dropped, then `ping` answering while open and failing once
+/// closed.
+#[allow(clippy::unwrap_used, dead_code)]
+pub async fn conformance_then_close(adapter: authcore_sqlx::SqlxAdapter) {
+    use authcore::adapter::conformance::{self, Options};
+    for _ in 0..2 {
+        conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
+    }
+    stale_tokens_are_dropped(&adapter).await;
+    adapter.ping().await.expect("an open database answers");
+    adapter.close().await;
+    assert!(adapter.ping().await.is_err(), "a closed pool does not");
+}
+
+/// Seconds since 1970.
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs()
+}
+
+/// A name for a test's own schema or database: `authcore_test_<seconds>_<random>`.
+pub fn test_store_name(now: u64) -> String {
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    format!("authcore_test_{now}_{}", random.get(..12).unwrap_or("x"))
+}
+
+/// Whether `name` (from [`test_store_name`]) was made over an hour before `now`: left
+/// behind by a test process that was killed.
+pub fn is_stale_test_store(name: &str, now: u64) -> bool {
+    name.strip_prefix("authcore_test_")
+        .and_then(|rest| rest.split('_').next())
+        .and_then(|secs| secs.parse::<u64>().ok())
+        .is_some_and(|t| t + 3600 < now)
+}
+
+/// Re-raises the panic of a test's task (after its schema or database was dropped).
+pub fn resume_panic(result: Result<(), tokio::task::JoinError>) {
+    if let Err(e) = result {
+        match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(e) => panic!("test task failed: {e}"),
+        }
+    }
 }

@@ -2,7 +2,6 @@
 
 use std::future::Future;
 use std::str::FromStr;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgConnection};
@@ -55,19 +54,9 @@ where
     Fut: Future<Output = ()> + Send + 'static,
 {
     let mut admin = admin_connection().await;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_secs();
+    let now = super::now_secs();
     drop_stale_schemas(&mut admin, now).await;
-    let schema = format!(
-        "authcore_test_{now}_{}",
-        uuid::Uuid::new_v4()
-            .simple()
-            .to_string()
-            .get(..12)
-            .unwrap_or("x")
-    );
+    let schema = super::test_store_name(now);
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
         .execute(&mut admin)
         .await
@@ -83,12 +72,7 @@ where
         .await
         .expect("drop test schema");
     let _ = admin.close().await;
-    if let Err(e) = result {
-        match e.try_into_panic() {
-            Ok(panic) => std::panic::resume_unwind(panic),
-            Err(e) => panic!("test task failed: {e}"),
-        }
-    }
+    super::resume_panic(result);
 }
 
 /// Schemas left behind by test processes that were killed (older than an hour).
@@ -100,11 +84,7 @@ async fn drop_stale_schemas(admin: &mut PgConnection, now: u64) {
     .await
     .unwrap_or_default();
     for name in names {
-        let created = name
-            .strip_prefix("authcore_test_")
-            .and_then(|rest| rest.split('_').next())
-            .and_then(|secs| secs.parse::<u64>().ok());
-        if created.is_some_and(|t| t + 3600 < now) {
+        if super::is_stale_test_store(&name, now) {
             let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
                 "DROP SCHEMA IF EXISTS {name} CASCADE"
             )))

@@ -1,0 +1,197 @@
+//! The pool of whichever database is in use, and the four ways [`crate::ops`] talks to it
+//! (fetch one row, fetch all, execute, execute several in a transaction), with values
+//! passed as [`Arg`] and read back as [`Val`] so that the operations are written once. Each
+//! backend module (`sqlite`, `postgres`, `mysql`) supplies its dialect and how it binds an
+//! [`Arg`] and reads a [`Col`].
+
+use time::OffsetDateTime;
+
+use crate::dialect::{Dialect, Queries};
+
+/// A value bound to a statement.
+#[derive(Debug, Clone)]
+pub(crate) enum Arg {
+    Text(Option<String>),
+    Int(Option<i64>),
+    Bool(bool),
+    Time(Option<OffsetDateTime>),
+    /// A user id, as the adapter's callers know it (on PostgreSQL the decimal form of the
+    /// `SERIAL` integer; check it with [`Pool::is_user_id`] first).
+    UserId(String),
+}
+
+impl Arg {
+    pub fn text(s: impl Into<String>) -> Self {
+        Arg::Text(Some(s.into()))
+    }
+}
+
+/// How to read one column of a result row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Col {
+    Text,
+    Int,
+    Bool,
+    Time,
+    /// A user id: read as text whatever the column's type.
+    UserId,
+}
+
+/// One column of a result row, read as its [`Col`] says; SQL `NULL` is [`Val::Null`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Val {
+    Null,
+    Text(String),
+    Int(i64),
+    Bool(bool),
+    Time(OffsetDateTime),
+}
+
+/// `sql` with `args` bound by the backend's `bind`.
+fn statement<DB: sqlx::Database>(sql: &'static str, args: Vec<Arg>, bind: Binder<DB>) -> Query<DB> {
+    args.into_iter().fold(sqlx::query(sql), bind)
+}
+
+/// A statement of database `DB`.
+pub(crate) type Query<DB> = sqlx::query::Query<'static, DB, <DB as sqlx::Database>::Arguments>;
+
+/// How a backend binds one [`Arg`].
+type Binder<DB> = fn(Query<DB>, Arg) -> Query<DB>;
+
+/// Reads `row` as `cols` say: text, integers and booleans here, user ids and times (whose
+/// column types differ between databases) with the backend's `read_column`.
+fn read_row<'r, R>(
+    row: &'r R,
+    cols: &[Col],
+    read_column: fn(&'r R, usize, Col) -> Result<Option<Val>, sqlx::Error>,
+) -> Result<Vec<Val>, sqlx::Error>
+where
+    R: sqlx::Row,
+    usize: sqlx::ColumnIndex<R>,
+    String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    bool: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    let mut values = Vec::with_capacity(cols.len());
+    for (i, &col) in cols.iter().enumerate() {
+        let value = match col {
+            Col::Text => row.try_get::<Option<String>, _>(i)?.map(Val::Text),
+            Col::Int => row.try_get::<Option<i64>, _>(i)?.map(Val::Int),
+            Col::Bool => row.try_get::<Option<bool>, _>(i)?.map(Val::Bool),
+            Col::UserId | Col::Time => read_column(row, i, col)?,
+        };
+        values.push(value.unwrap_or(Val::Null));
+    }
+    Ok(values)
+}
+
+/// The connection pool of the database in use.
+#[derive(Clone)]
+pub(crate) enum Pool {
+    #[cfg(feature = "sqlite")]
+    Sqlite(sqlx::SqlitePool),
+    #[cfg(feature = "postgres")]
+    Postgres(sqlx::PgPool),
+    #[cfg(feature = "mysql")]
+    MySql(sqlx::MySqlPool),
+}
+
+/// Runs `$body` with `$pool` bound to the pool in use and `$backend` to its module.
+macro_rules! with_backend {
+    ($self:expr, $pool:ident, $backend:ident => $body:expr) => {
+        match $self {
+            #[cfg(feature = "sqlite")]
+            Pool::Sqlite($pool) => {
+                #[allow(unused_imports)]
+                use crate::sqlite as $backend;
+                $body
+            }
+            #[cfg(feature = "postgres")]
+            Pool::Postgres($pool) => {
+                #[allow(unused_imports)]
+                use crate::postgres as $backend;
+                $body
+            }
+            #[cfg(feature = "mysql")]
+            Pool::MySql($pool) => {
+                #[allow(unused_imports)]
+                use crate::mysql as $backend;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_backend;
+
+impl Pool {
+    /// The dialect of the database in use.
+    pub fn dialect(&self) -> &'static Dialect {
+        with_backend!(self, _pool, backend => &backend::DIALECT)
+    }
+
+    /// Every statement, rendered for the database in use.
+    pub fn sql(&self) -> &'static Queries {
+        self.dialect().queries()
+    }
+
+    /// Whether `id` can name a user row here (on PostgreSQL: the canonical decimal form of
+    /// an `INTEGER`); other ids name no row.
+    pub fn is_user_id(&self, id: &str) -> bool {
+        self.dialect().is_user_id(id)
+    }
+
+    /// The first row of `sql` with `args`, read as `cols` say.
+    pub async fn fetch_optional(
+        &self,
+        sql: &'static str,
+        args: Vec<Arg>,
+        cols: &[Col],
+    ) -> Result<Option<Vec<Val>>, sqlx::Error> {
+        with_backend!(self, pool, backend => {
+            statement(sql, args, backend::bind)
+                .fetch_optional(pool)
+                .await?
+                .map(|row| read_row(&row, cols, backend::read_column))
+                .transpose()
+        })
+    }
+
+    /// Every row of `sql` with `args`.
+    pub async fn fetch_all(
+        &self,
+        sql: &'static str,
+        args: Vec<Arg>,
+        cols: &[Col],
+    ) -> Result<Vec<Vec<Val>>, sqlx::Error> {
+        with_backend!(self, pool, backend => {
+            statement(sql, args, backend::bind)
+                .fetch_all(pool)
+                .await?
+                .iter()
+                .map(|row| read_row(row, cols, backend::read_column))
+                .collect()
+        })
+    }
+
+    /// Runs `sql` with `args`; the number of rows it changed (for a `DELETE`, the rows
+    /// deleted; an `UPDATE` on MySQL counts only rows whose values changed).
+    pub async fn execute(&self, sql: &'static str, args: Vec<Arg>) -> Result<u64, sqlx::Error> {
+        with_backend!(self, pool, backend => {
+            Ok(statement(sql, args, backend::bind).execute(pool).await?.rows_affected())
+        })
+    }
+
+    /// Runs the statements in one transaction: all or none.
+    pub async fn execute_all(
+        &self,
+        statements: Vec<(&'static str, Vec<Arg>)>,
+    ) -> Result<(), sqlx::Error> {
+        with_backend!(self, pool, backend => {
+            let mut tx = pool.begin().await?;
+            for (sql, args) in statements {
+                statement(sql, args, backend::bind).execute(&mut *tx).await?;
+            }
+            tx.commit().await
+        })
+    }
+}

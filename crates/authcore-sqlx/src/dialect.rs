@@ -1,0 +1,255 @@
+//! What differs between the SQL databases, as data: identifier quotes, placeholders, table
+//! names, and who assigns ids. Every statement is written once (in [`Queries`]) with `"`
+//! quotes, `?` placeholders and `{…}` fragments, and rendered once per dialect.
+
+use std::sync::OnceLock;
+
+/// Who assigns a row's id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ids {
+    /// The database (`SERIAL`): an insert returns it.
+    Serial,
+    /// The adapter: a UUID v4 text, bound as the first value of the insert.
+    Uuid,
+    /// The table has no id column (the key is another column).
+    None,
+}
+
+/// One SQL dialect and the table layout that goes with it (a `static` of each backend).
+#[derive(Debug)]
+pub(crate) struct Dialect {
+    /// Quotes identifiers: `"` (standard SQL) or `` ` `` (MySQL).
+    pub quote: char,
+    /// `$1, $2, …` (PostgreSQL) instead of `?`.
+    pub numbered_placeholders: bool,
+    /// `users`, `accounts`, `sessions`, `verification_token`, `authenticators` as named here.
+    pub tables: Tables,
+    /// Ids of `users`.
+    pub user_ids: Ids,
+    /// Ids of `accounts` and `sessions`.
+    pub row_ids: Ids,
+    /// Every statement rendered for this dialect, on first use (`OnceLock::new()`).
+    pub queries: OnceLock<Queries>,
+}
+
+/// The table names of a dialect's layout.
+#[derive(Debug)]
+pub(crate) struct Tables {
+    pub users: &'static str,
+    pub accounts: &'static str,
+    pub sessions: &'static str,
+    pub verification_tokens: &'static str,
+    pub authenticators: &'static str,
+}
+
+/// The table names of Auth.js's `@auth/pg-adapter` (also used on SQLite).
+pub(crate) const PG_ADAPTER_TABLES: Tables = Tables {
+    users: "users",
+    accounts: "accounts",
+    sessions: "sessions",
+    verification_tokens: "verification_token",
+    authenticators: "authenticators",
+};
+
+impl Dialect {
+    /// Every statement, rendered for this dialect.
+    pub fn queries(&'static self) -> &'static Queries {
+        self.queries.get_or_init(|| Queries::render(self))
+    }
+
+    /// Whether `id` can name a user row: with `SERIAL` ids only the canonical decimal form
+    /// of an `INTEGER` ([`serial_id`]); other ids name no row.
+    pub fn is_user_id(&self, id: &str) -> bool {
+        self.user_ids != Ids::Serial || serial_id(id).is_some()
+    }
+
+    /// Renders a statement template: `"` becomes the dialect's quote, each `?` its next
+    /// placeholder, and the fragments
+    /// - `{users}`, `{accounts}`, `{sessions}`, `{tokens}`, `{authenticators}`: table names;
+    /// - `{user}`, `{account}`, `{session}`, `{authenticator}`: a row's columns, in the
+    ///   order the row readers of [`crate::ops`] expect;
+    /// - `{uid,}` / `{u?,}` and `{rid,}` / `{r?,}`: the id column and its value when the
+    ///   adapter assigns ids of users, resp. accounts and sessions (else nothing);
+    /// - `{returning id}`: ` RETURNING id` when the database assigns user ids.
+    ///
+    /// Templates contain no string literals, so `"` and `?` mean nothing else in them.
+    pub fn render(&self, template: &str) -> String {
+        let t = &self.tables;
+        let q = |name: &str| format!("\"{name}\"");
+        let adapter_ids = |ids: Ids, text: &'static str| if ids == Ids::Uuid { text } else { "" };
+        let expanded = template
+            .replace("{user}", USER_COLUMNS)
+            .replace("{account}", ACCOUNT_COLUMNS)
+            .replace("{session}", SESSION_COLUMNS)
+            .replace("{authenticator}", AUTHENTICATOR_COLUMNS)
+            .replace("{users}", &q(t.users))
+            .replace("{accounts}", &q(t.accounts))
+            .replace("{sessions}", &q(t.sessions))
+            .replace("{tokens}", &q(t.verification_tokens))
+            .replace("{authenticators}", &q(t.authenticators))
+            .replace("{uid,}", adapter_ids(self.user_ids, "id, "))
+            .replace("{u?,}", adapter_ids(self.user_ids, "?, "))
+            .replace("{rid,}", adapter_ids(self.row_ids, "id, "))
+            .replace("{r?,}", adapter_ids(self.row_ids, "?, "))
+            .replace(
+                "{returning id}",
+                if self.user_ids == Ids::Serial {
+                    " RETURNING id"
+                } else {
+                    ""
+                },
+            );
+        debug_assert!(!expanded.contains('{'), "unknown fragment in {template:?}");
+        let mut out = String::with_capacity(expanded.len() + 16);
+        let mut n = 0;
+        for c in expanded.chars() {
+            match c {
+                '"' => out.push(self.quote),
+                '?' if self.numbered_placeholders => {
+                    n += 1;
+                    out.push('$');
+                    out.push_str(&n.to_string());
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    }
+}
+
+/// A `SERIAL` id: the decimal form of an `INTEGER`, in its canonical spelling so that one
+/// row has one id string.
+pub(crate) fn serial_id(id: &str) -> Option<i32> {
+    id.parse::<i32>().ok().filter(|n| n.to_string() == id)
+}
+
+/// `users` columns of [`crate::ops`]'s user reader (table-qualified: they are also read
+/// joined with `sessions` and `accounts`).
+const USER_COLUMNS: &str =
+    r#"{users}.id, {users}.name, {users}.email, {users}."emailVerified", {users}.image"#;
+
+/// `accounts` columns of the account reader.
+const ACCOUNT_COLUMNS: &str = r#""userId", type, provider, "providerAccountId", access_token, expires_at, refresh_token, id_token, scope, session_state, token_type"#;
+
+/// `sessions` columns of the session reader.
+const SESSION_COLUMNS: &str =
+    r#"{sessions}."sessionToken", {sessions}."userId", {sessions}.expires"#;
+
+/// `authenticators` columns of the authenticator reader.
+const AUTHENTICATOR_COLUMNS: &str = r#""credentialID", "userId", "providerAccountId", "credentialPublicKey", counter, "credentialDeviceType", "credentialBackedUp", transports"#;
+
+/// Declares [`Queries`]: each statement's name and template, written once for every dialect.
+macro_rules! queries {
+    ($($(#[$doc:meta])* $name:ident = $template:expr;)*) => {
+        /// Every statement of the adapter, rendered for one dialect.
+        #[derive(Debug)]
+        pub(crate) struct Queries {
+            $($(#[$doc])* pub $name: String,)*
+        }
+
+        impl Queries {
+            pub fn render(d: &Dialect) -> Self {
+                Queries { $($name: d.render($template),)* }
+            }
+        }
+    };
+}
+
+queries! {
+    /// Binds: [id,] name, email, emailVerified, image.
+    insert_user = r#"INSERT INTO {users} ({uid,}name, email, "emailVerified", image) VALUES ({u?,}?, ?, ?, ?){returning id}"#;
+    get_user = "SELECT {user} FROM {users} WHERE {users}.id = ?";
+    get_user_by_email = "SELECT {user} FROM {users} WHERE {users}.email = ?";
+    get_user_by_account = r#"SELECT {user} FROM {users} JOIN {accounts} ON {users}.id = {accounts}."userId" WHERE {accounts}.provider = ? AND {accounts}."providerAccountId" = ?"#;
+    /// One statement: `CASE WHEN <field given> THEN <new value> ELSE <column> END`.
+    update_user = concat!(
+        "UPDATE {users} SET ",
+        "name = CASE WHEN ? THEN ? ELSE name END, ",
+        "email = CASE WHEN ? THEN ? ELSE email END, ",
+        r#""emailVerified" = CASE WHEN ? THEN ? ELSE "emailVerified" END, "#,
+        "image = CASE WHEN ? THEN ? ELSE image END ",
+        "WHERE id = ?"
+    );
+    delete_user_authenticators = r#"DELETE FROM {authenticators} WHERE "userId" = ?"#;
+    delete_user_sessions = r#"DELETE FROM {sessions} WHERE "userId" = ?"#;
+    delete_user_accounts = r#"DELETE FROM {accounts} WHERE "userId" = ?"#;
+    delete_user = "DELETE FROM {users} WHERE id = ?";
+    link_account = "INSERT INTO {accounts} ({rid,}{account}) VALUES ({r?,}?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    unlink_account = r#"DELETE FROM {accounts} WHERE provider = ? AND "providerAccountId" = ?"#;
+    get_account = r#"SELECT {account} FROM {accounts} WHERE provider = ? AND "providerAccountId" = ?"#;
+    insert_session = r#"INSERT INTO {sessions} ({rid,}"sessionToken", "userId", expires) VALUES ({r?,}?, ?, ?)"#;
+    get_session = r#"SELECT {session} FROM {sessions} WHERE "sessionToken" = ?"#;
+    get_session_and_user = r#"SELECT {session}, {user} FROM {sessions} JOIN {users} ON {users}.id = {sessions}."userId" WHERE {sessions}."sessionToken" = ?"#;
+    update_session = r#"UPDATE {sessions} SET expires = ? WHERE "sessionToken" = ?"#;
+    delete_session = r#"DELETE FROM {sessions} WHERE "sessionToken" = ?"#;
+    delete_stale_tokens = "DELETE FROM {tokens} WHERE expires < ?";
+    insert_token = "INSERT INTO {tokens} (identifier, expires, token) VALUES (?, ?, ?)";
+    get_token = "SELECT identifier, expires, token FROM {tokens} WHERE identifier = ? AND token = ?";
+    delete_token = "DELETE FROM {tokens} WHERE identifier = ? AND token = ?";
+    insert_authenticator = "INSERT INTO {authenticators} ({authenticator}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+    get_authenticator = r#"SELECT {authenticator} FROM {authenticators} WHERE "credentialID" = ?"#;
+    list_authenticators = r#"SELECT {authenticator} FROM {authenticators} WHERE "userId" = ?"#;
+    update_authenticator_counter = r#"UPDATE {authenticators} SET counter = ? WHERE "credentialID" = ?"#;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(all(feature = "postgres", feature = "mysql"))]
+    fn placeholders_quotes_tables_and_ids_follow_the_dialect() {
+        let (pg, my) = (&crate::postgres::DIALECT, &crate::mysql::DIALECT);
+        let t = r#"INSERT INTO {users} ({uid,}"emailVerified") VALUES ({u?,}?){returning id}"#;
+        assert_eq!(
+            pg.render(t),
+            r#"INSERT INTO "users" ("emailVerified") VALUES ($1) RETURNING id"#
+        );
+        assert_eq!(
+            my.render(t),
+            "INSERT INTO `user` (id, `emailVerified`) VALUES (?, ?)"
+        );
+        let t = "INSERT INTO {sessions} ({rid,}expires) VALUES ({r?,}?)";
+        assert_eq!(my.render(t), "INSERT INTO `session` (expires) VALUES (?)");
+        // Placeholders are numbered in order on PostgreSQL.
+        let q = pg.queries();
+        assert!(q.update_user.contains("$8 ELSE image END WHERE id = $9"));
+        assert!(q.link_account.ends_with("$10, $11)"));
+    }
+
+    #[test]
+    fn every_statement_renders_without_leftover_fragments() {
+        let dialects: &[&'static Dialect] = &[
+            #[cfg(feature = "sqlite")]
+            &crate::sqlite::DIALECT,
+            #[cfg(feature = "postgres")]
+            &crate::postgres::DIALECT,
+            #[cfg(feature = "mysql")]
+            &crate::mysql::DIALECT,
+        ];
+        for d in dialects {
+            let q = d.queries();
+            for sql in [&q.update_user, &q.get_session_and_user, &q.link_account] {
+                assert!(!sql.contains('{') && !sql.contains('}'), "{sql}");
+            }
+        }
+    }
+
+    #[test]
+    fn only_canonical_integers_are_serial_ids() {
+        assert_eq!(serial_id("42"), Some(42));
+        assert_eq!(serial_id("0"), Some(0));
+        assert_eq!(serial_id("-3"), Some(-3));
+        for bad in [
+            "",
+            "+42",
+            "042",
+            " 42",
+            "4.2",
+            "9999999999",
+            "0e8400e2-9b1d-41d4-a716-446655440000",
+        ] {
+            assert_eq!(serial_id(bad), None, "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,591 @@
+//! The adapter's operations, written once for every database: statements from
+//! [`Queries`](crate::dialect::Queries), values as [`Arg`] / [`Val`].
+//!
+//! No statement relies on `RETURNING` (MySQL has none, MariaDB none for `UPDATE`): a write
+//! is followed by a read where the caller needs the row, and the single-use deletes
+//! (`use_verification_token`, `delete_session`) read the row, then delete it and return it
+//! only if this call's `DELETE` removed it, so two concurrent uses still return it once.
+
+use authcore::adapter::{
+    AdapterError, AdapterSession, AdapterUser, NewUser, UserUpdate, VerificationToken,
+};
+use authcore::types::{Account, Authenticator};
+use time::OffsetDateTime;
+
+use crate::db::{Arg, Col, Pool, Val};
+use crate::dialect::Ids;
+use crate::error::{data_error, map_sqlx};
+
+// ---------------------------------------------------------------------------------------
+// Reading rows
+
+const USER: [Col; 5] = [Col::UserId, Col::Text, Col::Text, Col::Time, Col::Text];
+const SESSION: [Col; 3] = [Col::Text, Col::UserId, Col::Time];
+const SESSION_AND_USER: [Col; 8] = [
+    Col::Text,
+    Col::UserId,
+    Col::Time,
+    Col::UserId,
+    Col::Text,
+    Col::Text,
+    Col::Time,
+    Col::Text,
+];
+const ACCOUNT: [Col; 11] = [
+    Col::UserId,
+    Col::Text,
+    Col::Text,
+    Col::Text,
+    Col::Text,
+    Col::Int,
+    Col::Text,
+    Col::Text,
+    Col::Text,
+    Col::Text,
+    Col::Text,
+];
+const TOKEN: [Col; 3] = [Col::Text, Col::Time, Col::Text];
+const AUTHENTICATOR: [Col; 8] = [
+    Col::Text,
+    Col::UserId,
+    Col::Text,
+    Col::Text,
+    Col::Int,
+    Col::Text,
+    Col::Bool,
+    Col::Text,
+];
+
+/// Takes a row's values in order, checking each against what the column must hold.
+struct Reader {
+    op: &'static str,
+    values: std::vec::IntoIter<Val>,
+}
+
+impl Reader {
+    fn new(op: &'static str, row: Vec<Val>) -> Self {
+        Reader {
+            op,
+            values: row.into_iter(),
+        }
+    }
+
+    fn next(&mut self) -> Val {
+        self.values.next().unwrap_or(Val::Null)
+    }
+
+    fn mismatch(&self) -> AdapterError {
+        data_error(self.op, "unexpected value stored")
+    }
+
+    fn opt_text(&mut self) -> Result<Option<String>, AdapterError> {
+        match self.next() {
+            Val::Null => Ok(None),
+            Val::Text(s) => Ok(Some(s)),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn text(&mut self) -> Result<String, AdapterError> {
+        self.opt_text()?.ok_or_else(|| self.mismatch())
+    }
+
+    fn opt_int(&mut self) -> Result<Option<i64>, AdapterError> {
+        match self.next() {
+            Val::Null => Ok(None),
+            Val::Int(n) => Ok(Some(n)),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn int(&mut self) -> Result<i64, AdapterError> {
+        self.opt_int()?.ok_or_else(|| self.mismatch())
+    }
+
+    fn bool(&mut self) -> Result<bool, AdapterError> {
+        match self.next() {
+            Val::Bool(b) => Ok(b),
+            Val::Int(n) => Ok(n != 0),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn opt_time(&mut self) -> Result<Option<OffsetDateTime>, AdapterError> {
+        match self.next() {
+            Val::Null => Ok(None),
+            Val::Time(t) => Ok(Some(t)),
+            _ => Err(self.mismatch()),
+        }
+    }
+
+    fn time(&mut self) -> Result<OffsetDateTime, AdapterError> {
+        self.opt_time()?.ok_or_else(|| self.mismatch())
+    }
+
+    fn user(&mut self) -> Result<AdapterUser, AdapterError> {
+        Ok(AdapterUser {
+            id: self.text()?,
+            name: self.opt_text()?,
+            email: self.opt_text()?,
+            email_verified: self.opt_time()?,
+            image: self.opt_text()?,
+        })
+    }
+
+    fn session(&mut self) -> Result<AdapterSession, AdapterError> {
+        Ok(AdapterSession {
+            session_token: self.text()?,
+            user_id: self.text()?,
+            expires: self.time()?,
+        })
+    }
+
+    fn account(&mut self) -> Result<Account, AdapterError> {
+        let user_id = self.text()?;
+        let kind = self.text()?;
+        let mut a = Account::new(
+            crate::parse_provider_type(self.op, &kind)?,
+            self.text()?,
+            self.text()?,
+        );
+        a.user_id = Some(user_id);
+        a.access_token = self.opt_text()?;
+        a.expires_at = self.opt_int()?;
+        a.refresh_token = self.opt_text()?;
+        a.id_token = self.opt_text()?;
+        a.scope = self.opt_text()?;
+        a.session_state = self.opt_text()?;
+        a.token_type = self.opt_text()?;
+        Ok(a)
+    }
+
+    fn token(&mut self) -> Result<VerificationToken, AdapterError> {
+        Ok(VerificationToken {
+            identifier: self.text()?,
+            expires: self.time()?,
+            token: self.text()?,
+        })
+    }
+
+    fn authenticator(&mut self) -> Result<Authenticator, AdapterError> {
+        Ok(Authenticator {
+            credential_id: self.text()?,
+            user_id: Some(self.text()?),
+            provider_account_id: self.text()?,
+            credential_public_key: self.text()?,
+            counter: crate::counter_from_db(self.op, self.int()?)?,
+            credential_device_type: self.text()?,
+            credential_backed_up: self.bool()?,
+            transports: self.opt_text()?,
+        })
+    }
+}
+
+/// Reads the optional row `row` of operation `op` with `read`.
+fn one<T>(
+    op: &'static str,
+    row: Option<Vec<Val>>,
+    read: impl FnOnce(&mut Reader) -> Result<T, AdapterError>,
+) -> Result<Option<T>, AdapterError> {
+    row.map(|row| read(&mut Reader::new(op, row))).transpose()
+}
+
+/// A new id for a table whose ids the adapter assigns.
+fn new_id(ids: Ids) -> Option<String> {
+    (ids == Ids::Uuid).then(|| uuid::Uuid::new_v4().to_string())
+}
+
+/// [`Pool::is_user_id`] for rows to write, where an id naming no row is an error.
+fn required_user_id(pool: &Pool, op: &'static str, id: Option<&str>) -> Result<Arg, AdapterError> {
+    match id {
+        Some(id) if pool.is_user_id(id) => Ok(Arg::UserId(id.to_owned())),
+        Some(_) => Err(data_error(op, "user id is not an id of this database")),
+        None => Err(data_error(op, "no user id given")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Users
+
+pub(crate) async fn create_user(pool: &Pool, user: NewUser) -> Result<AdapterUser, AdapterError> {
+    const OP: &str = "create_user";
+    let id = new_id(pool.dialect().user_ids);
+    let mut args = Vec::with_capacity(5);
+    args.extend(id.clone().map(Arg::UserId));
+    args.extend([
+        Arg::Text(user.name),
+        Arg::Text(user.email),
+        Arg::Time(user.email_verified),
+        Arg::Text(user.image),
+    ]);
+    let sql = &pool.sql().insert_user;
+    let id = match id {
+        Some(id) => {
+            pool.execute(sql, args).await.map_err(map_sqlx(OP))?;
+            id
+        }
+        None => {
+            let row = pool
+                .fetch_optional(sql, args, &[Col::UserId])
+                .await
+                .map_err(map_sqlx(OP))?;
+            one(OP, row, Reader::text)?.ok_or_else(|| data_error(OP, "no id returned"))?
+        }
+    };
+    get_user(pool, &id)
+        .await?
+        .ok_or_else(|| data_error(OP, "the new user was not found"))
+}
+
+async fn fetch_user(
+    pool: &Pool,
+    op: &'static str,
+    sql: &'static str,
+    args: Vec<Arg>,
+) -> Result<Option<AdapterUser>, AdapterError> {
+    let row = pool
+        .fetch_optional(sql, args, &USER)
+        .await
+        .map_err(map_sqlx(op))?;
+    one(op, row, Reader::user)
+}
+
+pub(crate) async fn get_user(pool: &Pool, id: &str) -> Result<Option<AdapterUser>, AdapterError> {
+    if !pool.is_user_id(id) {
+        return Ok(None);
+    }
+    let args = vec![Arg::UserId(id.to_owned())];
+    fetch_user(pool, "get_user", &pool.sql().get_user, args).await
+}
+
+pub(crate) async fn get_user_by_email(
+    pool: &Pool,
+    email: &str,
+) -> Result<Option<AdapterUser>, AdapterError> {
+    let args = vec![Arg::text(email)];
+    fetch_user(
+        pool,
+        "get_user_by_email",
+        &pool.sql().get_user_by_email,
+        args,
+    )
+    .await
+}
+
+pub(crate) async fn get_user_by_account(
+    pool: &Pool,
+    provider: &str,
+    provider_account_id: &str,
+) -> Result<Option<AdapterUser>, AdapterError> {
+    let args = vec![Arg::text(provider), Arg::text(provider_account_id)];
+    let sql = &pool.sql().get_user_by_account;
+    fetch_user(pool, "get_user_by_account", sql, args).await
+}
+
+pub(crate) async fn update_user(
+    pool: &Pool,
+    up: UserUpdate,
+) -> Result<Option<AdapterUser>, AdapterError> {
+    const OP: &str = "update_user";
+    if !pool.is_user_id(&up.id) {
+        return Ok(None);
+    }
+    let args = vec![
+        Arg::Bool(up.name.is_some()),
+        Arg::Text(up.name.flatten()),
+        Arg::Bool(up.email.is_some()),
+        Arg::Text(up.email.flatten()),
+        Arg::Bool(up.email_verified.is_some()),
+        Arg::Time(up.email_verified.flatten()),
+        Arg::Bool(up.image.is_some()),
+        Arg::Text(up.image.flatten()),
+        Arg::UserId(up.id.clone()),
+    ];
+    pool.execute(&pool.sql().update_user, args)
+        .await
+        .map_err(map_sqlx(OP))?;
+    get_user(pool, &up.id).await
+}
+
+pub(crate) async fn delete_user(pool: &Pool, id: &str) -> Result<(), AdapterError> {
+    if !pool.is_user_id(id) {
+        return Ok(());
+    }
+    // Explicit deletes, not only the cascades: databases created by other tools may lack
+    // the foreign keys.
+    let sql = pool.sql();
+    let statements = [
+        &sql.delete_user_authenticators,
+        &sql.delete_user_sessions,
+        &sql.delete_user_accounts,
+        &sql.delete_user,
+    ]
+    .map(|s| (s.as_str(), vec![Arg::UserId(id.to_owned())]));
+    pool.execute_all(statements.into())
+        .await
+        .map_err(map_sqlx("delete_user"))
+}
+
+// ---------------------------------------------------------------------------------------
+// Accounts
+
+pub(crate) async fn link_account(pool: &Pool, a: Account) -> Result<(), AdapterError> {
+    const OP: &str = "link_account";
+    let user_id = required_user_id(pool, OP, a.user_id.as_deref())?;
+    let mut args = Vec::with_capacity(12);
+    args.extend(new_id(pool.dialect().row_ids).map(Arg::text));
+    args.extend([
+        user_id,
+        Arg::text(a.kind.as_str()),
+        Arg::Text(Some(a.provider)),
+        Arg::Text(Some(a.provider_account_id)),
+        Arg::Text(a.access_token),
+        Arg::Int(a.expires_at),
+        Arg::Text(a.refresh_token),
+        Arg::Text(a.id_token),
+        Arg::Text(a.scope),
+        Arg::Text(a.session_state),
+        Arg::Text(a.token_type),
+    ]);
+    pool.execute(&pool.sql().link_account, args)
+        .await
+        .map_err(map_sqlx(OP))?;
+    Ok(())
+}
+
+pub(crate) async fn unlink_account(
+    pool: &Pool,
+    provider: &str,
+    provider_account_id: &str,
+) -> Result<(), AdapterError> {
+    let args = vec![Arg::text(provider), Arg::text(provider_account_id)];
+    pool.execute(&pool.sql().unlink_account, args)
+        .await
+        .map_err(map_sqlx("unlink_account"))?;
+    Ok(())
+}
+
+pub(crate) async fn get_account(
+    pool: &Pool,
+    provider_account_id: &str,
+    provider: &str,
+) -> Result<Option<Account>, AdapterError> {
+    const OP: &str = "get_account";
+    let args = vec![Arg::text(provider), Arg::text(provider_account_id)];
+    let row = pool
+        .fetch_optional(&pool.sql().get_account, args, &ACCOUNT)
+        .await
+        .map_err(map_sqlx(OP))?;
+    one(OP, row, Reader::account)
+}
+
+// ---------------------------------------------------------------------------------------
+// Sessions
+
+async fn get_session(
+    pool: &Pool,
+    op: &'static str,
+    token: &str,
+) -> Result<Option<AdapterSession>, AdapterError> {
+    let row = pool
+        .fetch_optional(&pool.sql().get_session, vec![Arg::text(token)], &SESSION)
+        .await
+        .map_err(map_sqlx(op))?;
+    one(op, row, Reader::session)
+}
+
+pub(crate) async fn create_session(
+    pool: &Pool,
+    s: AdapterSession,
+) -> Result<AdapterSession, AdapterError> {
+    const OP: &str = "create_session";
+    let user_id = required_user_id(pool, OP, Some(s.user_id.as_str()))?;
+    let mut args = Vec::with_capacity(4);
+    args.extend(new_id(pool.dialect().row_ids).map(Arg::text));
+    args.extend([
+        Arg::text(s.session_token.as_str()),
+        user_id,
+        Arg::Time(Some(s.expires)),
+    ]);
+    pool.execute(&pool.sql().insert_session, args)
+        .await
+        .map_err(map_sqlx(OP))?;
+    // Read back: the stored expiry has the column's precision.
+    get_session(pool, OP, &s.session_token)
+        .await?
+        .ok_or_else(|| data_error(OP, "the new session was not found"))
+}
+
+pub(crate) async fn get_session_and_user(
+    pool: &Pool,
+    token: &str,
+) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError> {
+    const OP: &str = "get_session_and_user";
+    let row = pool
+        .fetch_optional(
+            &pool.sql().get_session_and_user,
+            vec![Arg::text(token)],
+            &SESSION_AND_USER,
+        )
+        .await
+        .map_err(map_sqlx(OP))?;
+    one(OP, row, |r| Ok((r.session()?, r.user()?)))
+}
+
+pub(crate) async fn update_session(
+    pool: &Pool,
+    token: &str,
+    expires: OffsetDateTime,
+) -> Result<Option<AdapterSession>, AdapterError> {
+    const OP: &str = "update_session";
+    let args = vec![Arg::Time(Some(expires)), Arg::text(token)];
+    pool.execute(&pool.sql().update_session, args)
+        .await
+        .map_err(map_sqlx(OP))?;
+    get_session(pool, OP, token).await
+}
+
+pub(crate) async fn delete_session(
+    pool: &Pool,
+    token: &str,
+) -> Result<Option<AdapterSession>, AdapterError> {
+    const OP: &str = "delete_session";
+    let Some(session) = get_session(pool, OP, token).await? else {
+        return Ok(None);
+    };
+    let deleted = pool
+        .execute(&pool.sql().delete_session, vec![Arg::text(token)])
+        .await
+        .map_err(map_sqlx(OP))?;
+    Ok((deleted > 0).then_some(session))
+}
+
+// ---------------------------------------------------------------------------------------
+// Verification tokens
+
+pub(crate) async fn create_verification_token(
+    pool: &Pool,
+    t: VerificationToken,
+) -> Result<(), AdapterError> {
+    const OP: &str = "create_verification_token";
+    // Unused tokens are never deleted by Auth.js; drop those a day past their expiry so the
+    // table stays bounded (WebAuthn challenges add one per options request).
+    let stale_before = OffsetDateTime::now_utc() - crate::STALE_TOKEN_GRACE;
+    let sql = pool.sql();
+    pool.execute(
+        &sql.delete_stale_tokens,
+        vec![Arg::Time(Some(stale_before))],
+    )
+    .await
+    .map_err(map_sqlx(OP))?;
+    let args = vec![
+        Arg::Text(Some(t.identifier)),
+        Arg::Time(Some(t.expires)),
+        Arg::Text(Some(t.token)),
+    ];
+    pool.execute(&sql.insert_token, args)
+        .await
+        .map_err(map_sqlx(OP))?;
+    Ok(())
+}
+
+pub(crate) async fn use_verification_token(
+    pool: &Pool,
+    identifier: &str,
+    token: &str,
+) -> Result<Option<VerificationToken>, AdapterError> {
+    const OP: &str = "use_verification_token";
+    let key = || vec![Arg::text(identifier), Arg::text(token)];
+    let sql = pool.sql();
+    let row = pool
+        .fetch_optional(&sql.get_token, key(), &TOKEN)
+        .await
+        .map_err(map_sqlx(OP))?;
+    let Some(found) = one(OP, row, Reader::token)? else {
+        return Ok(None);
+    };
+    // Only the use whose DELETE removed the row gets it: concurrent uses return it once.
+    let deleted = pool
+        .execute(&sql.delete_token, key())
+        .await
+        .map_err(map_sqlx(OP))?;
+    Ok((deleted > 0).then_some(found))
+}
+
+// ---------------------------------------------------------------------------------------
+// Authenticators
+
+pub(crate) async fn get_authenticator(
+    pool: &Pool,
+    credential_id: &str,
+) -> Result<Option<Authenticator>, AdapterError> {
+    const OP: &str = "get_authenticator";
+    let args = vec![Arg::text(credential_id)];
+    let row = pool
+        .fetch_optional(&pool.sql().get_authenticator, args, &AUTHENTICATOR)
+        .await
+        .map_err(map_sqlx(OP))?;
+    one(OP, row, Reader::authenticator)
+}
+
+pub(crate) async fn create_authenticator(
+    pool: &Pool,
+    a: Authenticator,
+) -> Result<Authenticator, AdapterError> {
+    const OP: &str = "create_authenticator";
+    let user_id = required_user_id(pool, OP, a.user_id.as_deref())?;
+    let args = vec![
+        Arg::text(a.credential_id.as_str()),
+        user_id,
+        Arg::Text(Some(a.provider_account_id)),
+        Arg::Text(Some(a.credential_public_key)),
+        Arg::Int(Some(crate::counter_to_db(OP, a.counter)?)),
+        Arg::Text(Some(a.credential_device_type)),
+        Arg::Bool(a.credential_backed_up),
+        Arg::Text(a.transports),
+    ];
+    pool.execute(&pool.sql().insert_authenticator, args)
+        .await
+        .map_err(map_sqlx(OP))?;
+    get_authenticator(pool, &a.credential_id)
+        .await?
+        .ok_or_else(|| data_error(OP, "the new authenticator was not found"))
+}
+
+pub(crate) async fn list_authenticators_by_user_id(
+    pool: &Pool,
+    user_id: &str,
+) -> Result<Vec<Authenticator>, AdapterError> {
+    const OP: &str = "list_authenticators_by_user_id";
+    if !pool.is_user_id(user_id) {
+        return Ok(Vec::new());
+    }
+    let args = vec![Arg::UserId(user_id.to_owned())];
+    let rows = pool
+        .fetch_all(&pool.sql().list_authenticators, args, &AUTHENTICATOR)
+        .await
+        .map_err(map_sqlx(OP))?;
+    let mut list = rows
+        .into_iter()
+        .map(|row| Reader::new(OP, row).authenticator())
+        .collect::<Result<Vec<_>, _>>()?;
+    // Bytewise order whatever the database's collation (base64 mixes cases).
+    list.sort_unstable_by(|a, b| a.credential_id.cmp(&b.credential_id));
+    Ok(list)
+}
+
+pub(crate) async fn update_authenticator_counter(
+    pool: &Pool,
+    credential_id: &str,
+    counter: u64,
+) -> Result<Option<Authenticator>, AdapterError> {
+    const OP: &str = "update_authenticator_counter";
+    let args = vec![
+        Arg::Int(Some(crate::counter_to_db(OP, counter)?)),
+        Arg::text(credential_id),
+    ];
+    pool.execute(&pool.sql().update_authenticator_counter, args)
+        .await
+        .map_err(map_sqlx(OP))?;
+    get_authenticator(pool, credential_id).await
+}
