@@ -55,6 +55,8 @@ const MODES = new Set([
   'token-error',
   'token-500',
   'slow-token',
+  // Refresh-token grants are refused (invalid_grant); code grants work as usual.
+  'refresh-error',
 ]);
 let mode = 'normal';
 if (process.env.OIDC_MODE) {
@@ -163,6 +165,14 @@ const clients = [
     jwks: { keys: [clientPublicJwk] },
   },
   {
+    // The only client given refresh tokens (rotated on every use).
+    ...common,
+    grant_types: ['authorization_code', 'refresh_token'],
+    client_id: 'client-refresh',
+    client_secret: 'secret-refresh',
+    token_endpoint_auth_method: 'client_secret_basic',
+  },
+  {
     ...common,
     client_id: 'client-formpost',
     client_secret: 'secret-formpost',
@@ -209,8 +219,15 @@ const provider = new Provider(issuer, {
     url: (_ctx, interaction) => `/interaction/${interaction.uid}`,
   },
   // Explicit lifetimes (seconds); also silences oidc-provider's notices.
+  // Refresh tokens for the clients allowed the grant (client-refresh), without
+  // offline_access and consent prompts, rotated on every use (a reused one is refused and
+  // revokes the grant, as rotation asks).
+  issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+  rotateRefreshToken: true,
   ttl: {
-    AccessToken: 3600,
+    // OIDC_ACCESS_TOKEN_TTL (seconds) makes access tokens short for refresh tests.
+    AccessToken: Number(process.env.OIDC_ACCESS_TOKEN_TTL ?? 3600),
+    RefreshToken: 86400,
     AuthorizationCode: 600,
     Grant: 3600,
     IdToken: 3600,
@@ -239,6 +256,8 @@ const TOKEN_PATH = new URL(provider.pathFor('token'), issuer).pathname;
 // ---------------------------------------------------------------------------
 
 let lastTokenRequest = null;
+/** How many refresh-token grants the token endpoint has seen (`GET /__test/refresh-count`). */
+let refreshRequests = 0;
 
 const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
@@ -336,6 +355,10 @@ provider.use(async (ctx, next) => {
     sendJson(ctx, 200, lastTokenRequest);
     return;
   }
+  if (ctx.path === '/__test/refresh-count') {
+    sendJson(ctx, 200, { count: refreshRequests });
+    return;
+  }
   await next();
 });
 
@@ -383,6 +406,7 @@ provider.use(async (ctx, next) => {
   // already been consumed (it logs a one-time warning about that on stderr).
   ctx.req.body = raw;
   const currentMode = mode;
+  if (new URLSearchParams(raw).get('grant_type') === 'refresh_token') refreshRequests += 1;
   lastTokenRequest = {
     method: ctx.method,
     path: ctx.path,
@@ -419,6 +443,15 @@ provider.use(async (ctx, next) => {
       return;
     case 'slow-token':
       await sleep(SLOW_TOKEN_MS);
+      break;
+    case 'refresh-error':
+      if (lastTokenRequest.body.grant_type === 'refresh_token') {
+        sendJson(ctx, 400, {
+          error: 'invalid_grant',
+          error_description: 'refresh refused (test mode refresh-error)',
+        });
+        return;
+      }
       break;
     default:
       break;

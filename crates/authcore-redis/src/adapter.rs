@@ -122,6 +122,28 @@ impl RedisAdapter {
         )
     }
 
+    /// The records whose keys the set `index` holds (those that still exist).
+    async fn load_indexed<T: DeserializeOwned>(
+        &self,
+        op: &'static str,
+        index: &str,
+    ) -> Result<Vec<T>, AdapterError> {
+        let mut conn = self.conn.clone();
+        let members: Vec<String> = conn.smembers(index).await.map_err(redis_err(op))?;
+        if members.is_empty() {
+            return Ok(Vec::new());
+        }
+        let raws: Vec<Option<String>> = redis::cmd("MGET")
+            .arg(&members)
+            .query_async(&mut conn)
+            .await
+            .map_err(redis_err(op))?;
+        raws.into_iter()
+            .flatten()
+            .map(|raw| decode(op, &raw))
+            .collect()
+    }
+
     async fn compare_and_set(
         &self,
         op: &'static str,
@@ -550,26 +572,9 @@ impl Adapter for RedisAdapter {
         user_id: &str,
     ) -> Result<Vec<Authenticator>, AdapterError> {
         const OP: &str = "listAuthenticatorsByUserId";
-        let mut conn = self.conn.clone();
-        let members: Vec<String> = conn
-            .smembers(self.keys.authenticators_by_user(user_id))
-            .await
-            .map_err(redis_err(OP))?;
-        if members.is_empty() {
-            return Ok(Vec::new());
-        }
-        let raws: Vec<Option<String>> = redis::cmd("MGET")
-            .arg(&members)
-            .query_async(&mut conn)
-            .await
-            .map_err(redis_err(OP))?;
-        let mut list = Vec::with_capacity(raws.len());
-        for raw in raws.into_iter().flatten() {
-            let authenticator: Authenticator = decode(OP, &raw)?;
-            if authenticator.user_id.as_deref() == Some(user_id) {
-                list.push(authenticator);
-            }
-        }
+        let index = self.keys.authenticators_by_user(user_id);
+        let mut list: Vec<Authenticator> = self.load_indexed(OP, &index).await?;
+        list.retain(|a| a.user_id.as_deref() == Some(user_id));
         list.sort_by(|a, b| a.credential_id.cmp(&b.credential_id));
         Ok(list)
     }
@@ -598,6 +603,61 @@ impl Adapter for RedisAdapter {
             let json = encode(OP, &stored)?;
             if self.compare_and_set(OP, &key, &raw, &json, None).await? {
                 return Ok(Some(authenticator));
+            }
+        }
+        Err(contention(OP))
+    }
+
+    async fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError> {
+        const OP: &str = "listAccountsByUserId";
+        let index = self.keys.accounts_by_user(user_id);
+        let mut list: Vec<Account> = self.load_indexed(OP, &index).await?;
+        list.retain(|a| a.user_id.as_deref() == Some(user_id));
+        list.sort_by(|a, b| {
+            (&a.provider, &a.provider_account_id).cmp(&(&b.provider, &b.provider_account_id))
+        });
+        Ok(list)
+    }
+
+    async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {
+        const OP: &str = "updateAccount";
+        if names_index(&account.provider) {
+            return Ok(false);
+        }
+        let key = self
+            .keys
+            .account(&account.provider, &account.provider_account_id);
+        for _ in 0..MAX_UPDATE_ATTEMPTS {
+            let Some(raw) = self.get_raw(OP, &key).await? else {
+                return Ok(false);
+            };
+            let mut stored = decode_object(OP, &raw)?;
+            let current: Account = from_object(OP, &stored)?;
+            if current.provider != account.provider
+                || current.provider_account_id != account.provider_account_id
+            {
+                return Ok(false);
+            }
+            // The token fields only, as they are named in the stored JSON.
+            let tokens = serde_json::to_value(account)
+                .map_err(|_| data_err(OP, "account not serialisable"))?;
+            for name in [
+                "access_token",
+                "expires_at",
+                "refresh_token",
+                "id_token",
+                "scope",
+                "session_state",
+                "token_type",
+            ] {
+                match tokens.get(name) {
+                    Some(v) if !v.is_null() => stored.insert(name.into(), v.clone()),
+                    _ => stored.remove(name),
+                };
+            }
+            let json = encode(OP, &stored)?;
+            if self.compare_and_set(OP, &key, &raw, &json, None).await? {
+                return Ok(true);
             }
         }
         Err(contention(OP))

@@ -177,6 +177,8 @@ queries! {
     link_account = "INSERT INTO {accounts} ({rid,}{account}) VALUES ({r?,}?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     unlink_account = r#"DELETE FROM {accounts} WHERE provider = ? AND "providerAccountId" = ?"#;
     get_account = r#"SELECT {account} FROM {accounts} WHERE provider = ? AND "providerAccountId" = ?"#;
+    list_accounts = r#"SELECT {account} FROM {accounts} WHERE "userId" = ?"#;
+    update_account = r#"UPDATE {accounts} SET access_token = ?, expires_at = ?, refresh_token = ?, id_token = ?, scope = ?, session_state = ?, token_type = ? WHERE provider = ? AND "providerAccountId" = ?"#;
     insert_session = r#"INSERT INTO {sessions} ({rid,}"sessionToken", "userId", expires) VALUES ({r?,}?, ?, ?)"#;
     get_session = r#"SELECT {session} FROM {sessions} WHERE "sessionToken" = ?"#;
     get_session_and_user = r#"SELECT {session}, {user} FROM {sessions} JOIN {users} ON {users}.id = {sessions}."userId" WHERE {sessions}."sessionToken" = ?"#;

@@ -558,6 +558,14 @@ impl Adapter for SqlxAdapter {
         dispatch!(self, get_account(provider_account_id, provider))
     }
 
+    async fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError> {
+        dispatch!(self, list_accounts_by_user_id(user_id))
+    }
+
+    async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {
+        dispatch!(self, update_account(account))
+    }
+
     async fn get_authenticator(
         &self,
         credential_id: &str,

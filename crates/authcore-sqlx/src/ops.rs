@@ -379,6 +379,58 @@ pub(crate) async fn get_account(
     one(OP, row, Reader::account)
 }
 
+pub(crate) async fn list_accounts_by_user_id(
+    pool: &Pool,
+    user_id: &str,
+) -> Result<Vec<Account>, AdapterError> {
+    const OP: &str = "list_accounts_by_user_id";
+    if !pool.is_user_id(user_id) {
+        return Ok(Vec::new());
+    }
+    let args = vec![Arg::UserId(user_id.to_owned())];
+    let rows = pool
+        .fetch_all(&pool.sql().list_accounts, args, &ACCOUNT)
+        .await
+        .map_err(map_sqlx(OP))?;
+    let mut list = rows
+        .into_iter()
+        .map(|row| Reader::new(OP, row).account())
+        .collect::<Result<Vec<_>, _>>()?;
+    list.sort_unstable_by(|a, b| {
+        (&a.provider, &a.provider_account_id).cmp(&(&b.provider, &b.provider_account_id))
+    });
+    Ok(list)
+}
+
+pub(crate) async fn update_account(pool: &Pool, a: &Account) -> Result<bool, AdapterError> {
+    const OP: &str = "update_account";
+    let key = || {
+        vec![
+            Arg::text(a.provider.as_str()),
+            Arg::text(a.provider_account_id.as_str()),
+        ]
+    };
+    let mut args = vec![
+        Arg::Text(a.access_token.clone()),
+        Arg::Int(a.expires_at),
+        Arg::Text(a.refresh_token.clone()),
+        Arg::Text(a.id_token.clone()),
+        Arg::Text(a.scope.clone()),
+        Arg::Text(a.session_state.clone()),
+        Arg::Text(a.token_type.clone()),
+    ];
+    args.extend(key());
+    pool.execute(&pool.sql().update_account, args)
+        .await
+        .map_err(map_sqlx(OP))?;
+    // Not the UPDATE's row count: MySQL counts only rows whose values changed.
+    let row = pool
+        .fetch_optional(&pool.sql().get_account, key(), &[Col::UserId])
+        .await
+        .map_err(map_sqlx(OP))?;
+    Ok(row.is_some())
+}
+
 // ---------------------------------------------------------------------------------------
 // Sessions
 

@@ -126,6 +126,8 @@ pub(crate) struct ConfigInner {
     /// next-auth 4's client asks for `{url}` JSON instead of a redirect with a `json=true`
     /// body field (v5 sends `X-Auth-Return-Redirect`); honoured with `next_auth_v4()`.
     pub json_body_asks_for_url: bool,
+    /// Some OAuth provider refreshes access tokens (`refresh_access_token`).
+    pub refreshes_tokens: bool,
 }
 
 impl ConfigInner {
@@ -736,6 +738,10 @@ impl AuthConfigBuilder {
         {
             require_methods(&**adapter, crate::adapter::AdapterMethod::WEBAUTHN)?;
         }
+        let refreshes_tokens = self
+            .providers
+            .iter()
+            .any(|p| matches!(p, Provider::OAuth(o) if o.refresh.is_some()));
         if strategy == SessionStrategy::Database {
             let credentials_only = self
                 .providers
@@ -748,6 +754,9 @@ impl AuthConfigBuilder {
                 return Err(ConfigError::MissingAdapter);
             };
             require_methods(&**adapter, crate::adapter::AdapterMethod::DATABASE_SESSIONS)?;
+            if refreshes_tokens {
+                require_methods(&**adapter, crate::adapter::AdapterMethod::REFRESH_TOKENS)?;
+            }
         }
 
         let default_base = if self.next_auth_v4 {
@@ -928,6 +937,7 @@ impl AuthConfigBuilder {
                 max_body_bytes: self.max_body_bytes,
                 max_cookie_header_bytes: self.max_cookie_header_bytes,
                 json_body_asks_for_url: self.next_auth_v4,
+                refreshes_tokens,
             }),
         })
     }

@@ -100,6 +100,15 @@ pub enum AuthError {
         #[source]
         source: BoxError,
     },
+    /// An account's access token could not be refreshed (logged only; the session stays
+    /// valid with `"error": "RefreshTokenError"`, as in Auth.js's refresh-token recipe).
+    #[error("Refresh token error: provider {provider}: {reason}")]
+    RefreshTokenError {
+        /// The account's provider.
+        provider: String,
+        /// Why (the provider's error or the failure to reach it; never a token).
+        reason: String,
+    },
     /// Sign-out side effects failed (logged only).
     #[error("Sign-out error")]
     SignOutError {
@@ -218,6 +227,7 @@ impl AuthError {
             AuthError::InvalidCheck { .. } => "InvalidCheck",
             AuthError::JwtSessionError { .. } => "JWTSessionError",
             AuthError::SessionTokenError { .. } => "SessionTokenError",
+            AuthError::RefreshTokenError { .. } => "RefreshTokenError",
             AuthError::SignOutError { .. } => "SignOutError",
             AuthError::EventError { .. } => "EventError",
             AuthError::CallbackError { .. } => "CallbackRouteError",

@@ -129,6 +129,32 @@ impl RateLimits {
     }
 }
 
+/// Marks `value` of `kind` as used in `store`; `false` when it was already used within
+/// `ttl` (by this process or, with a shared store, by any instance). Only a hash of the
+/// value is stored. A failing store lets the value through (and logs), as the limits do.
+pub(crate) async fn first_use(
+    store: &dyn RateLimitStore,
+    kind: &str,
+    value: &str,
+    ttl: Duration,
+) -> bool {
+    use sha2::Digest as _;
+    let key = format!(
+        "authcore:used:{kind}:{}",
+        hex::encode(sha2::Sha256::digest(value.as_bytes()))
+    );
+    match store
+        .count(&key, &RateLimit::new(1, ttl).lockout(ttl))
+        .await
+    {
+        Ok(over) => over.is_none(),
+        Err(e) => {
+            tracing::error!(error = %e, kind, "single-use store failed");
+            true
+        }
+    }
+}
+
 /// Where counts are kept. Keys are opaque strings made by authcore (a limit's name and a
 /// hash-free identifier or address); a store must be atomic per key.
 #[async_trait]

@@ -148,23 +148,7 @@ impl Ctx<'_> {
     /// this process or, with a shared store, by any instance). Only a hash of the value is
     /// stored. A failing store lets the value through (and logs), as the limits do.
     pub(crate) async fn first_use(&self, kind: &str, value: &str, ttl: Duration) -> bool {
-        use sha2::Digest as _;
-        let key = format!(
-            "authcore:used:{kind}:{}",
-            hex::encode(sha2::Sha256::digest(value.as_bytes()))
-        );
-        match self
-            .config
-            .single_use_store
-            .count(&key, &RateLimit::new(1, ttl).lockout(ttl))
-            .await
-        {
-            Ok(over) => over.is_none(),
-            Err(e) => {
-                tracing::error!(error = %e, kind, "single-use store failed");
-                true
-            }
-        }
+        crate::ratelimit::first_use(&*self.config.single_use_store, kind, value, ttl).await
     }
 
     /// Forgets the subject's count (a success).

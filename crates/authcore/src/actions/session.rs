@@ -7,6 +7,8 @@ use super::Ctx;
 use crate::callbacks::{JwtParams, JwtTrigger, SessionEvent, SessionParams};
 use crate::cookies::SessionCookieStore;
 use crate::error::{AuthError, BoxError};
+use crate::providers::Provider;
+use crate::providers::oauth::refresh::{self, RefreshFailure};
 use crate::response::{InternalBody, ResponseInternal};
 use crate::types::{Session, SessionUser};
 
@@ -100,6 +102,8 @@ async fn database_session(
         r.cookies = store.clean();
         return Ok(r);
     };
+    let refresh_failed =
+        config.refreshes_tokens && refresh_account_tokens(ctx, adapter, &user.id).await?;
     let max_age = time::Duration::seconds(config.session_max_age as i64);
     let update_age = time::Duration::seconds(config.session_update_age as i64);
     let new_expires = now + max_age;
@@ -116,7 +120,7 @@ async fn database_session(
     // The user row's columns, an empty one as `null` (the JWT strategy leaves out what the
     // token lacks).
     let column = |v: &Option<String>| Some(v.clone().map_or(Value::Null, Value::String));
-    let default_session = Session {
+    let mut default_session = Session {
         user: Some(SessionUser {
             name: column(&user.name),
             email: column(&user.email),
@@ -125,6 +129,11 @@ async fn database_session(
         expires: iso_string(session.expires),
         extra: Default::default(),
     };
+    if refresh_failed {
+        default_session
+            .extra
+            .insert("error".into(), REFRESH_TOKEN_ERROR.into());
+    }
     let body = config
         .callbacks
         .session(SessionParams {
@@ -158,9 +167,10 @@ async fn refresh(
 ) -> Result<ResponseInternal, BoxError> {
     let config = ctx.config;
     let salt: &str = &ctx.cookies.session_token.name;
-    let claims = config
+    let mut claims = config
         .decode_session(token, salt)?
         .ok_or("the session token is empty")?;
+    refresh_access_token(ctx, &mut claims).await;
     let data = if is_update {
         ctx.req.body.as_ref().and_then(|b| b.get("data"))
     } else {
@@ -185,7 +195,7 @@ async fn refresh(
     };
     let expires =
         OffsetDateTime::now_utc() + time::Duration::seconds(config.session_max_age as i64);
-    let session = Session {
+    let mut session = Session {
         user: Some(SessionUser {
             name: token.get("name").cloned(),
             email: token.get("email").cloned(),
@@ -194,6 +204,12 @@ async fn refresh(
         expires: iso_string(expires),
         extra: Default::default(),
     };
+    // As the session callback of Auth.js's refresh-token recipe does.
+    if token.get("error").and_then(Value::as_str) == Some(REFRESH_TOKEN_ERROR) {
+        session
+            .extra
+            .insert("error".into(), REFRESH_TOKEN_ERROR.into());
+    }
     let body = config
         .callbacks
         .session(SessionParams {
@@ -219,6 +235,119 @@ async fn refresh(
         cookies,
         ..Default::default()
     })
+}
+
+/// The session's `error` when its access token could not be refreshed (the value of
+/// Auth.js's refresh-token recipe).
+pub(crate) const REFRESH_TOKEN_ERROR: &str = "RefreshTokenError";
+
+/// The provider of an account's tokens, when it refreshes them
+/// ([`OAuthProvider::refresh_access_token`]) and the access token expiring at `expires_at`
+/// is due, with the refresh token to use.
+///
+/// [`OAuthProvider::refresh_access_token`]: crate::providers::OAuthProvider::refresh_access_token
+fn due_refresh<'c, 't>(
+    ctx: &Ctx<'c>,
+    provider: Option<&str>,
+    refresh_token: Option<&'t str>,
+    expires_at: Option<i64>,
+) -> Option<(&'c crate::providers::OAuthProvider, &'t str)> {
+    let Some(Provider::OAuth(p)) = provider.and_then(|id| ctx.config.provider(id)) else {
+        return None;
+    };
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    let due = refresh::is_due(expires_at, now, p.refresh?.margin);
+    due.then_some((&**p, refresh_token?))
+}
+
+/// [`refresh::refresh`] with the single-use store of the configuration; a failure is logged.
+async fn refresh_logged(
+    ctx: &Ctx<'_>,
+    p: &crate::providers::OAuthProvider,
+    refresh_token: &str,
+) -> refresh::RefreshResult {
+    let store = ctx.config.single_use_store.clone();
+    let result = refresh::refresh(p, store, refresh_token).await;
+    if let Err(RefreshFailure::Failed(reason)) = &result {
+        ctx.log_error(&AuthError::RefreshTokenError {
+            provider: p.id.clone(),
+            reason: reason.to_string(),
+        });
+    }
+    result
+}
+
+/// JWT strategy: refreshes the access token kept in the session token's claims when it is
+/// due: new tokens go into the claims, a failure marks them with `error`, another instance
+/// refreshing the same token leaves them as they are.
+async fn refresh_access_token(ctx: &Ctx<'_>, claims: &mut crate::jwt::JwtClaims) {
+    let str_claim = |name| claims.get(name).and_then(Value::as_str);
+    let expires_at = claims.get("expires_at").and_then(Value::as_i64);
+    let Some((p, refresh_token)) = due_refresh(
+        ctx,
+        str_claim("provider"),
+        str_claim("refresh_token"),
+        expires_at,
+    ) else {
+        return;
+    };
+    let refresh_token = refresh_token.to_owned();
+    match refresh_logged(ctx, p, &refresh_token).await {
+        Ok(t) => {
+            refresh::put_tokens(
+                claims,
+                &p.id,
+                t.access_token.as_deref(),
+                t.expires_at,
+                t.refresh_token.as_deref(),
+            );
+            claims.remove("error");
+        }
+        Err(RefreshFailure::ClaimedElsewhere) => {}
+        Err(RefreshFailure::Failed(_)) => {
+            claims.insert("error".into(), REFRESH_TOKEN_ERROR.into());
+        }
+    }
+}
+
+/// Database strategy: refreshes the due access tokens of the user's accounts and stores
+/// them in the `accounts` rows; whether a refresh failed.
+async fn refresh_account_tokens(
+    ctx: &Ctx<'_>,
+    adapter: &dyn crate::adapter::Adapter,
+    user_id: &str,
+) -> Result<bool, BoxError> {
+    let mut failed = false;
+    for mut account in adapter.list_accounts_by_user_id(user_id).await? {
+        let Some((p, refresh_token)) = due_refresh(
+            ctx,
+            Some(&account.provider),
+            account.refresh_token.as_deref(),
+            account.expires_at,
+        ) else {
+            continue;
+        };
+        match refresh_logged(ctx, p, refresh_token).await {
+            Ok(t) => {
+                account.access_token = t.access_token;
+                account.expires_at = t.expires_at;
+                account.refresh_token = t.refresh_token;
+                for (kept, new) in [
+                    (&mut account.id_token, t.id_token),
+                    (&mut account.scope, t.scope),
+                    (&mut account.token_type, t.token_type),
+                ] {
+                    if new.is_some() {
+                        *kept = new;
+                    }
+                }
+                adapter.update_account(&account).await?;
+            }
+            Err(RefreshFailure::ClaimedElsewhere) => {}
+            Err(RefreshFailure::Failed(_)) => failed = true,
+        }
+    }
+    Ok(failed)
 }
 
 #[cfg(test)]

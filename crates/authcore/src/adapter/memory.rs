@@ -239,6 +239,39 @@ impl Adapter for MemoryAdapter {
             .cloned())
     }
 
+    async fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError> {
+        let mut list: Vec<Account> = self
+            .lock()
+            .accounts
+            .values()
+            .filter(|a| a.user_id.as_deref() == Some(user_id))
+            .cloned()
+            .collect();
+        list.sort_by(|a, b| {
+            (&a.provider, &a.provider_account_id).cmp(&(&b.provider, &b.provider_account_id))
+        });
+        Ok(list)
+    }
+
+    async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        let key = (
+            account.provider.clone(),
+            account.provider_account_id.clone(),
+        );
+        let Some(stored) = s.accounts.get_mut(&key) else {
+            return Ok(false);
+        };
+        stored.access_token.clone_from(&account.access_token);
+        stored.expires_at = account.expires_at;
+        stored.refresh_token.clone_from(&account.refresh_token);
+        stored.id_token.clone_from(&account.id_token);
+        stored.scope.clone_from(&account.scope);
+        stored.session_state.clone_from(&account.session_state);
+        stored.token_type.clone_from(&account.token_type);
+        Ok(true)
+    }
+
     async fn get_authenticator(&self, id: &str) -> Result<Option<Authenticator>, AdapterError> {
         Ok(self.lock().authenticators.get(id).cloned())
     }

@@ -144,6 +144,8 @@ pub enum AdapterMethod {
     CreateAuthenticator,
     ListAuthenticatorsByUserId,
     UpdateAuthenticatorCounter,
+    ListAccountsByUserId,
+    UpdateAccount,
 }
 
 impl AdapterMethod {
@@ -169,6 +171,8 @@ impl AdapterMethod {
             AdapterMethod::CreateAuthenticator => "createAuthenticator",
             AdapterMethod::ListAuthenticatorsByUserId => "listAuthenticatorsByUserId",
             AdapterMethod::UpdateAuthenticatorCounter => "updateAuthenticatorCounter",
+            AdapterMethod::ListAccountsByUserId => "listAccountsByUserId",
+            AdapterMethod::UpdateAccount => "updateAccount",
         }
     }
 
@@ -184,6 +188,13 @@ impl AdapterMethod {
         AdapterMethod::GetSessionAndUser,
         AdapterMethod::UpdateSession,
         AdapterMethod::DeleteSession,
+    ];
+
+    /// What refreshing access tokens with database sessions needs (beyond Auth.js: its
+    /// adapters have no way to list or update accounts).
+    pub const REFRESH_TOKENS: &'static [AdapterMethod] = &[
+        AdapterMethod::ListAccountsByUserId,
+        AdapterMethod::UpdateAccount,
     ];
 
     /// What WebAuthn providers need in addition (spec §10.2).
@@ -350,6 +361,19 @@ pub trait Adapter: Send + Sync + 'static {
         Err(AdapterError::Unsupported(
             AdapterMethod::ListAuthenticatorsByUserId,
         ))
+    }
+    /// A user's accounts, ordered by provider and provider account id (beyond Auth.js).
+    async fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::ListAccountsByUserId,
+        ))
+    }
+    /// Replaces the tokens of the account with `account`'s provider and provider account
+    /// id (`access_token`, `expires_at`, `refresh_token`, `id_token`, `scope`,
+    /// `session_state`, `token_type`); `Ok(false)` when there is no such account (beyond
+    /// Auth.js: used to keep refreshed access tokens).
+    async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::UpdateAccount))
     }
     /// Sets an authenticator's counter; unknown id → `Ok(None)`.
     async fn update_authenticator_counter(

@@ -13,7 +13,8 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use crate::error::BoxError;
-use crate::types::JsonObject;
+use crate::types::{JsonObject, TokenSet};
+use futures_util::future::{BoxFuture, Shared};
 
 /// Largest provider response authcore reads (discovery, JWKS, token, userinfo): 1 MiB.
 pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
@@ -97,17 +98,55 @@ pub struct Metadata {
     pub authorization_response_iss_parameter_supported: bool,
 }
 
-/// Per-provider caches of discovery and JWKS, shared by clones of the provider.
-#[derive(Default)]
+/// Per-provider caches of discovery and JWKS, and the access-token refreshes in flight,
+/// shared by clones of the provider.
 pub struct ProviderCaches {
     metadata: RwLock<Option<(Arc<Metadata>, Instant)>>,
     jwks: RwLock<Option<(Arc<id_token::Jwks>, Instant)>>,
+    pub(crate) refreshes: RefreshFlights,
+}
+
+impl Default for ProviderCaches {
+    fn default() -> Self {
+        ProviderCaches {
+            metadata: RwLock::default(),
+            jwks: RwLock::default(),
+            refreshes: new_flights(),
+        }
+    }
 }
 
 impl std::fmt::Debug for ProviderCaches {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ProviderCaches")
     }
+}
+
+/// How long a refresh's outcome answers reads that still carry the refresh token it used
+/// (and how long the claim on it lasts across instances).
+pub(crate) const REFRESH_WINDOW: Duration = Duration::from_secs(60);
+
+/// Why no new tokens came back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RefreshFailure {
+    /// Another instance claimed this refresh token first: it refreshes.
+    ClaimedElsewhere,
+    /// The provider refused or could not be reached (the reason, without token values).
+    Failed(Arc<str>),
+}
+
+/// The outcome shared by every read of one refresh token.
+pub(crate) type RefreshResult = Result<TokenSet, RefreshFailure>;
+
+/// The refreshes in flight or just done, by hash of the refresh token they used.
+pub(crate) type RefreshFlights =
+    moka::sync::Cache<String, Shared<BoxFuture<'static, RefreshResult>>>;
+
+pub(crate) fn new_flights() -> RefreshFlights {
+    moka::sync::Cache::builder()
+        .max_capacity(100_000)
+        .time_to_live(REFRESH_WINDOW)
+        .build()
 }
 
 /// Why a provider step failed.

@@ -11,6 +11,7 @@
 //! ```
 
 pub(crate) mod flow;
+pub(crate) mod refresh;
 
 use std::fmt;
 use std::future::Future;
@@ -222,6 +223,7 @@ pub struct OAuthProvider {
     pub(crate) tenant_issuer: bool,
     pub(crate) style: ProviderStyle,
     pub(crate) http: Option<Arc<dyn HttpClient>>,
+    pub(crate) refresh: Option<refresh::RefreshSettings>,
     pub(crate) caches: Arc<ProviderCaches>,
 }
 
@@ -274,6 +276,7 @@ impl OAuthProvider {
             tenant_issuer: false,
             style: ProviderStyle::default(),
             http: None,
+            refresh: None,
             caches: Arc::default(),
         }
     }
@@ -518,6 +521,28 @@ impl OAuthProvider {
         self.style = style;
         self
     }
+    /// Keeps the access token fresh (refresh-token rotation; Auth.js only documents a recipe):
+    /// a session read finding the account's access token within `margin` of its
+    /// `expires_at` asks the token endpoint for new tokens with the refresh token
+    /// (`grant_type=refresh_token`, the provider's client authentication) and keeps them —
+    /// in the JWT (claims `access_token`, `expires_at`, `refresh_token`, `provider`, set at
+    /// sign-in) or in the `accounts` row. A failed refresh leaves the session valid with
+    /// `"error": "RefreshTokenError"` in it and logs; a later read tries again. Concurrent
+    /// reads share one token request, and instances sharing a rate-limit store (Redis)
+    /// never send one rotating refresh token twice.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let google = authcore::providers::OAuthProvider::oidc("google", "Google")
+    ///     .issuer("https://accounts.google.com")
+    ///     .refresh_access_token(Duration::from_secs(60));
+    /// # let _ = google;
+    /// ```
+    pub fn refresh_access_token(mut self, margin: std::time::Duration) -> Self {
+        self.refresh = Some(refresh::RefreshSettings { margin });
+        self
+    }
+
     /// Replaces the HTTP client for this provider (Auth.js `customFetch`).
     pub fn http_client(mut self, client: impl HttpClient) -> Self {
         self.http = Some(Arc::new(client));

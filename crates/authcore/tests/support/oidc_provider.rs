@@ -45,6 +45,8 @@ pub mod clients {
     pub const POST: (&str, &str) = ("client-post", "secret-post");
     /// Public client (`none`); PKCE (S256) is mandatory for it.
     pub const PUBLIC: &str = "client-public";
+    /// `client_secret_basic`, given refresh tokens (rotated on every use).
+    pub const REFRESH: (&str, &str) = ("client-refresh", "secret-refresh");
     /// `client_secret_basic`, allowed response modes `query` and `form_post`.
     pub const FORMPOST: (&str, &str) = ("client-formpost", "secret-formpost");
 }
@@ -62,6 +64,7 @@ pub const MODES: &[&str] = &[
     "token-error",
     "token-500",
     "slow-token",
+    "refresh-error",
 ];
 
 /// Where the authorization response was delivered.
@@ -168,6 +171,16 @@ impl OidcProvider {
     /// Like [`OidcProvider::start`], registering `uris` as the redirect URIs
     /// of every client.
     pub async fn start_with_redirect_uris(uris: &[&str]) -> OidcProvider {
+        Self::start_with(uris, &[]).await
+    }
+
+    /// Like [`OidcProvider::start_with_redirect_uris`], with more environment for the
+    /// provider (`OIDC_ACCESS_TOKEN_TTL`: access-token lifetime in seconds).
+    pub async fn start_with(uris: &[&str], env: &[(&str, &str)]) -> OidcProvider {
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
         let dir = repo_root().join("testsupport").join("oidc");
         let script = dir.join("server.mjs");
         assert!(
@@ -190,7 +203,7 @@ impl OidcProvider {
         // async worker, but panic on the caller's thread (so the test's output
         // capture shows the message).
         let started =
-            tokio::task::spawn_blocking(move || Self::spawn_and_wait(&dir, &script, &uris))
+            tokio::task::spawn_blocking(move || Self::spawn_and_wait(&dir, &script, &uris, &env))
                 .await
                 .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
         match started {
@@ -211,6 +224,7 @@ impl OidcProvider {
         dir: &Path,
         script: &Path,
         uris: &str,
+        env: &[(String, String)],
     ) -> Result<(String, u16, Child, Option<ChildStdin>, Arc<Mutex<String>>), String> {
         let node = std::env::var_os("NODE").unwrap_or_else(|| "node".into());
         let mut child = Command::new(&node)
@@ -220,6 +234,7 @@ impl OidcProvider {
             .env_remove("OIDC_IGNORE_STDIN")
             .env_remove("OIDC_MODE")
             .env_remove("NODE_OPTIONS")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -382,6 +397,14 @@ impl OidcProvider {
             v["pem"].as_str().unwrap_or_default().to_owned(),
             v["kid"].as_str().unwrap_or_default().to_owned(),
         )
+    }
+
+    /// How many refresh-token grants the token endpoint has seen.
+    pub async fn refresh_count(&self) -> u64 {
+        self.get_json(&format!("{}/__test/refresh-count", self.issuer))
+            .await["count"]
+            .as_u64()
+            .unwrap_or_default()
     }
 
     pub async fn last_token_request(&self) -> serde_json::Value {

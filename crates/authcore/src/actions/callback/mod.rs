@@ -138,10 +138,25 @@ async fn jwt_session_cookies(
     } else {
         JwtTrigger::SignIn
     };
+    let mut token = default_token(signed_in.user);
+    // A provider that refreshes access tokens keeps the account's tokens in the JWT.
+    let account = signed_in.account;
+    if account.refresh_token.is_some()
+        && let Some(Provider::OAuth(p)) = config.provider(&account.provider)
+        && p.refresh.is_some()
+    {
+        crate::providers::oauth::refresh::put_tokens(
+            &mut token,
+            &account.provider,
+            account.access_token.as_deref(),
+            account.expires_at,
+            account.refresh_token.as_deref(),
+        );
+    }
     let token = config
         .callbacks
         .jwt(JwtParams {
-            token: default_token(signed_in.user),
+            token,
             user: Some(signed_in.user),
             account: Some(signed_in.account),
             profile: signed_in.profile,

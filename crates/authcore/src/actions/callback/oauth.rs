@@ -227,15 +227,13 @@ pub(crate) async fn callback(
             .token
             .as_deref()
             .ok_or_else(|| route_error(id, missing("token_endpoint")))?;
-        let req = flow::token_request(
-            p,
-            issuer.as_deref(),
-            token_endpoint,
+        let grant = flow::Grant::Code {
             code,
-            &plan.redirect_uri,
-            verifier.as_deref(),
-        )
-        .map_err(|e| route_error(id, e))?;
+            redirect_uri: &plan.redirect_uri,
+            code_verifier: verifier.as_deref(),
+        };
+        let req = flow::token_request(p, issuer.as_deref(), token_endpoint, grant)
+            .map_err(|e| route_error(id, e))?;
         let resp = client
             .send(req)
             .await

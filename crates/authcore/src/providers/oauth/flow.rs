@@ -192,22 +192,45 @@ pub(crate) fn authorization_url(
     Ok(url)
 }
 
-/// The token request (spec §6.4 steps 2 and 5).
+/// What a token request asks for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Grant<'a> {
+    /// `authorization_code` (spec §6.4 steps 2 and 5).
+    Code {
+        code: &'a str,
+        redirect_uri: &'a str,
+        code_verifier: Option<&'a str>,
+    },
+    /// `refresh_token` (RFC 6749 §6): new tokens for a refresh token.
+    Refresh { refresh_token: &'a str },
+}
+
+/// The token request for `grant`, with the provider's client authentication.
 pub(crate) fn token_request(
     p: &OAuthProvider,
     issuer: Option<&str>,
     token_endpoint: &str,
-    code: &str,
-    redirect_uri: &str,
-    code_verifier: Option<&str>,
+    grant: Grant<'_>,
 ) -> Result<http::Request<Bytes>, OAuthError> {
     let mut form = form_urlencoded::Serializer::new(String::new());
-    form.append_pair("redirect_uri", redirect_uri);
-    form.append_pair("code", code);
-    if let Some(v) = code_verifier {
-        form.append_pair("code_verifier", v);
+    match grant {
+        Grant::Code {
+            code,
+            redirect_uri,
+            code_verifier,
+        } => {
+            form.append_pair("redirect_uri", redirect_uri);
+            form.append_pair("code", code);
+            if let Some(v) = code_verifier {
+                form.append_pair("code_verifier", v);
+            }
+            form.append_pair("grant_type", "authorization_code");
+        }
+        Grant::Refresh { refresh_token } => {
+            form.append_pair("grant_type", "refresh_token");
+            form.append_pair("refresh_token", refresh_token);
+        }
     }
-    form.append_pair("grant_type", "authorization_code");
     for (k, v) in &p.token_client_params {
         form.append_pair(k, p.client_value(v));
     }
@@ -513,13 +536,16 @@ mod tests {
     #[test]
     fn token_request_client_authentication() {
         let p = provider();
+        let code = |code, redirect_uri, code_verifier| Grant::Code {
+            code,
+            redirect_uri,
+            code_verifier,
+        };
         let r = token_request(
             &p,
             None,
             "https://idp/token",
-            "c0de",
-            "https://app/cb",
-            Some("ver"),
+            code("c0de", "https://app/cb", Some("ver")),
         )
         .unwrap();
         let auth = r.headers()["authorization"].to_str().unwrap().to_owned();
@@ -536,7 +562,7 @@ mod tests {
             "redirect_uri=https%3A%2F%2Fapp%2Fcb&code=c0de&code_verifier=ver&grant_type=authorization_code"
         );
         let p = provider().client_auth(ClientAuthMethod::ClientSecretPost);
-        let r = token_request(&p, None, "https://idp/token", "c", "r", None).unwrap();
+        let r = token_request(&p, None, "https://idp/token", code("c", "r", None)).unwrap();
         assert!(r.headers().get("authorization").is_none());
         let body = String::from_utf8(r.body().to_vec()).unwrap();
         assert!(
@@ -545,13 +571,23 @@ mod tests {
         );
         let p = provider().client_auth(ClientAuthMethod::None);
         let body = String::from_utf8(
-            token_request(&p, None, "https://idp/token", "c", "r", None)
+            token_request(&p, None, "https://idp/token", code("c", "r", None))
                 .unwrap()
                 .body()
                 .to_vec(),
         )
         .unwrap();
         assert!(body.ends_with("client_id=my+client") && !body.contains("secret"));
+        // A refresh grant: the same client authentication, no redirect URI or code.
+        let p = provider().client_auth(ClientAuthMethod::ClientSecretPost);
+        let refresh = Grant::Refresh {
+            refresh_token: "rt/1",
+        };
+        let r = token_request(&p, None, "https://idp/token", refresh).unwrap();
+        assert_eq!(
+            String::from_utf8(r.body().to_vec()).unwrap(),
+            "grant_type=refresh_token&refresh_token=rt%2F1&client_id=my+client&client_secret=s3cr%3Aet"
+        );
     }
 
     #[test]
