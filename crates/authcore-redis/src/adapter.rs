@@ -608,6 +608,16 @@ impl Adapter for RedisAdapter {
         Err(contention(OP))
     }
 
+    async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
+        const OP: &str = "deleteAuthenticator";
+        if names_index(credential_id) {
+            return Ok(false);
+        }
+        let key = self.keys.authenticator(credential_id);
+        let prefix = self.keys.authenticators_by_user("");
+        Ok(self.delete_indexed(OP, &key, prefix).await?.is_some())
+    }
+
     async fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError> {
         const OP: &str = "listAccountsByUserId";
         let index = self.keys.accounts_by_user(user_id);

@@ -173,6 +173,7 @@ queries! {
     delete_user_authenticators = r#"DELETE FROM {authenticators} WHERE "userId" = ?"#;
     delete_user_sessions = r#"DELETE FROM {sessions} WHERE "userId" = ?"#;
     delete_user_accounts = r#"DELETE FROM {accounts} WHERE "userId" = ?"#;
+    delete_user_tokens = "DELETE FROM {tokens} WHERE identifier IN (SELECT email FROM {users} WHERE id = ?)";
     delete_user = "DELETE FROM {users} WHERE id = ?";
     link_account = "INSERT INTO {accounts} ({rid,}{account}) VALUES ({r?,}?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     unlink_account = r#"DELETE FROM {accounts} WHERE provider = ? AND "providerAccountId" = ?"#;
@@ -191,6 +192,7 @@ queries! {
     insert_authenticator = "INSERT INTO {authenticators} ({authenticator}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
     get_authenticator = r#"SELECT {authenticator} FROM {authenticators} WHERE "credentialID" = ?"#;
     list_authenticators = r#"SELECT {authenticator} FROM {authenticators} WHERE "userId" = ?"#;
+    delete_authenticator = r#"DELETE FROM {authenticators} WHERE "credentialID" = ?"#;
     update_authenticator_counter = r#"UPDATE {authenticators} SET counter = ? WHERE "credentialID" = ?"#;
 }
 

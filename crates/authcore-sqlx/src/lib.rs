@@ -562,6 +562,10 @@ impl Adapter for SqlxAdapter {
         dispatch!(self, list_accounts_by_user_id(user_id))
     }
 
+    async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
+        dispatch!(self, delete_authenticator(credential_id))
+    }
+
     async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {
         dispatch!(self, update_account(account))
     }

@@ -312,12 +312,13 @@ pub(crate) async fn delete_user(pool: &Pool, id: &str) -> Result<(), AdapterErro
         return Ok(());
     }
     // Explicit deletes, not only the cascades: databases created by other tools may lack
-    // the foreign keys.
+    // the foreign keys. Unused magic links for the user's address go too. One transaction.
     let sql = pool.sql();
     let statements = [
         &sql.delete_user_authenticators,
         &sql.delete_user_sessions,
         &sql.delete_user_accounts,
+        &sql.delete_user_tokens,
         &sql.delete_user,
     ]
     .map(|s| (s.as_str(), vec![Arg::UserId(id.to_owned())]));
@@ -624,6 +625,20 @@ pub(crate) async fn list_authenticators_by_user_id(
     // Bytewise order whatever the database's collation (base64 mixes cases).
     list.sort_unstable_by(|a, b| a.credential_id.cmp(&b.credential_id));
     Ok(list)
+}
+
+pub(crate) async fn delete_authenticator(
+    pool: &Pool,
+    credential_id: &str,
+) -> Result<bool, AdapterError> {
+    let deleted = pool
+        .execute(
+            &pool.sql().delete_authenticator,
+            vec![Arg::text(credential_id)],
+        )
+        .await
+        .map_err(map_sqlx("delete_authenticator"))?;
+    Ok(deleted > 0)
 }
 
 pub(crate) async fn update_authenticator_counter(

@@ -41,6 +41,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod account;
 mod actions;
 pub mod adapter;
 mod box_error;

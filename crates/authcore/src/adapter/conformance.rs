@@ -44,6 +44,9 @@ pub struct Options {
     pub account_extras: bool,
     /// How many times the racing checks repeat their race (default 8).
     pub race_rounds: usize,
+    /// Whether `delete_user` also deletes unused verification tokens of the user's email
+    /// (default `true`; the Redis adapter leaves them to their expiry).
+    pub deletes_user_tokens: bool,
 }
 
 impl Default for Options {
@@ -51,6 +54,7 @@ impl Default for Options {
         Options {
             account_extras: true,
             race_rounds: 8,
+            deletes_user_tokens: true,
         }
     }
 }
@@ -59,6 +63,12 @@ impl Options {
     /// Sets [`Options::account_extras`].
     pub fn account_extras(mut self, stored: bool) -> Self {
         self.account_extras = stored;
+        self
+    }
+
+    /// Sets [`Options::deletes_user_tokens`].
+    pub fn deletes_user_tokens(mut self, deletes: bool) -> Self {
+        self.deletes_user_tokens = deletes;
         self
     }
 
@@ -86,7 +96,11 @@ pub async fn run_all_with<A: Adapter + Clone>(adapter: A, options: Options) {
     verification_tokens(&adapter).await;
     verification_token_race(&adapter, &options).await;
     authenticators(&adapter).await;
+    authenticator_deletion(&adapter).await;
     delete_user(&adapter).await;
+    if options.deletes_user_tokens {
+        delete_user_tokens(&adapter).await;
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1259,6 +1273,127 @@ pub async fn authenticators<A: Adapter>(adapter: &A) {
         adapter.get_authenticator(&a.credential_id).await,
     );
     eq(CHECK, "authenticator after conflicting create", &got, &a);
+}
+
+/// `delete_user` also deletes the unused verification tokens of the user's email, and no
+/// one else's.
+pub async fn delete_user_tokens<A: Adapter>(adapter: &A) {
+    const CHECK: &str = "delete_user_tokens";
+    use AdapterMethod::*;
+    if !supported(
+        adapter,
+        CHECK,
+        &[
+            CreateUser,
+            DeleteUser,
+            CreateVerificationToken,
+            UseVerificationToken,
+        ],
+    ) {
+        return;
+    }
+    let victim = new_user(adapter, CHECK, "delete-tokens").await;
+    let bystander = new_user(adapter, CHECK, "delete-tokens-bystander").await;
+    let token = |u: &AdapterUser| VerificationToken {
+        identifier: u.email.clone().unwrap_or_default(),
+        token: random_id(),
+        expires: instant(3600),
+    };
+    let (gone, kept) = (token(&victim), token(&bystander));
+    for t in [&gone, &kept] {
+        ok(
+            CHECK,
+            "create_verification_token",
+            adapter.create_verification_token(t.clone()).await,
+        );
+    }
+    ok(CHECK, "delete_user", adapter.delete_user(&victim.id).await);
+    none(
+        CHECK,
+        "use_verification_token of the deleted user's address",
+        adapter
+            .use_verification_token(&gone.identifier, &gone.token)
+            .await,
+    );
+    some(
+        CHECK,
+        "use_verification_token of another address",
+        adapter
+            .use_verification_token(&kept.identifier, &kept.token)
+            .await,
+    );
+}
+
+/// `delete_authenticator` removes one passkey (from `get_authenticator` and the user's list)
+/// and reports whether it existed; an authcore extension, skipped when unsupported.
+pub async fn authenticator_deletion<A: Adapter>(adapter: &A) {
+    const CHECK: &str = "authenticator_deletion";
+    use AdapterMethod::*;
+    if !supported(
+        adapter,
+        CHECK,
+        &[
+            CreateUser,
+            CreateAuthenticator,
+            GetAuthenticator,
+            ListAuthenticatorsByUserId,
+            DeleteAuthenticator,
+        ],
+    ) {
+        return;
+    }
+    let user = new_user(adapter, CHECK, "authenticator-deletion").await;
+    let (gone, kept) = (random_id(), random_id());
+    for id in [&gone, &kept] {
+        ok(
+            CHECK,
+            "create_authenticator",
+            adapter
+                .create_authenticator(authenticator(&user.id, id, id.clone()))
+                .await,
+        );
+    }
+    let deleted = ok(
+        CHECK,
+        "delete_authenticator",
+        adapter.delete_authenticator(&gone).await,
+    );
+    eq(
+        CHECK,
+        "delete_authenticator of a stored one",
+        &deleted,
+        &true,
+    );
+    none(
+        CHECK,
+        "get_authenticator(deleted)",
+        adapter.get_authenticator(&gone).await,
+    );
+    let left: Vec<String> = ok(
+        CHECK,
+        "list_authenticators_by_user_id",
+        adapter.list_authenticators_by_user_id(&user.id).await,
+    )
+    .into_iter()
+    .map(|a| a.credential_id)
+    .collect();
+    eq(
+        CHECK,
+        "the user's authenticators after a deletion",
+        &left,
+        &vec![kept],
+    );
+    let again = ok(
+        CHECK,
+        "delete_authenticator again",
+        adapter.delete_authenticator(&gone).await,
+    );
+    eq(
+        CHECK,
+        "delete_authenticator of an unknown one",
+        &again,
+        &false,
+    );
 }
 
 /// delete_user removes the user with its accounts, sessions and authenticators, and

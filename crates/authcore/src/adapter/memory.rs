@@ -138,7 +138,9 @@ impl Adapter for MemoryAdapter {
 
     async fn delete_user(&self, id: &str) -> Result<(), AdapterError> {
         let mut s = self.lock();
-        s.users.remove(id);
+        if let Some(email) = s.users.remove(id).and_then(|u| u.email) {
+            s.tokens.retain(|(identifier, _), _| *identifier != email);
+        }
         s.accounts.retain(|_, a| a.user_id.as_deref() != Some(id));
         s.sessions.retain(|_, x| x.user_id != id);
         s.authenticators
@@ -270,6 +272,10 @@ impl Adapter for MemoryAdapter {
         stored.session_state.clone_from(&account.session_state);
         stored.token_type.clone_from(&account.token_type);
         Ok(true)
+    }
+
+    async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
+        Ok(self.lock().authenticators.remove(credential_id).is_some())
     }
 
     async fn get_authenticator(&self, id: &str) -> Result<Option<Authenticator>, AdapterError> {

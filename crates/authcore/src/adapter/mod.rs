@@ -146,6 +146,7 @@ pub enum AdapterMethod {
     UpdateAuthenticatorCounter,
     ListAccountsByUserId,
     UpdateAccount,
+    DeleteAuthenticator,
 }
 
 impl AdapterMethod {
@@ -173,6 +174,7 @@ impl AdapterMethod {
             AdapterMethod::UpdateAuthenticatorCounter => "updateAuthenticatorCounter",
             AdapterMethod::ListAccountsByUserId => "listAccountsByUserId",
             AdapterMethod::UpdateAccount => "updateAccount",
+            AdapterMethod::DeleteAuthenticator => "deleteAuthenticator",
         }
     }
 
@@ -374,6 +376,13 @@ pub trait Adapter: Send + Sync + 'static {
     /// Auth.js: used to keep refreshed access tokens).
     async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {
         Err(AdapterError::Unsupported(AdapterMethod::UpdateAccount))
+    }
+    /// Deletes an authenticator (a passkey the user removes); whether it existed (beyond
+    /// Auth.js).
+    async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::DeleteAuthenticator,
+        ))
     }
     /// Sets an authenticator's counter; unknown id → `Ok(None)`.
     async fn update_authenticator_counter(
