@@ -39,6 +39,7 @@ use axum::routing::get;
 use serde_json::Value;
 use subtle::ConstantTimeEq;
 
+mod account;
 pub mod config_file;
 pub mod gateway;
 pub mod ops;
@@ -640,6 +641,7 @@ pub fn router(auth: Auth) -> Router {
     let app = Router::new()
         .route("/", get(home_page))
         .merge(protected)
+        .merge(account::routes())
         .auth_routes(auth.clone());
     // The request log is a DEBUG line; without it the middleware (a boxed future per
     // request) is not installed at all.

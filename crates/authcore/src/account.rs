@@ -96,6 +96,48 @@ pub enum AccountError {
 }
 
 impl Auth {
+    /// Whether `csrf_token` (the `csrfToken` a form or JSON body of the host's own route
+    /// sent, from `GET <basePath>/csrf`) matches the CSRF cookie of the request to `uri`
+    /// with `headers`: the double-submit check of Auth.js's own POSTs (constant time), for
+    /// the host's state-changing routes such as account management.
+    pub async fn verify_csrf(
+        &self,
+        uri: &http::Uri,
+        headers: &http::HeaderMap,
+        csrf_token: &str,
+    ) -> bool {
+        let Ok(req) = self.session_request(uri, headers).await else {
+            return false;
+        };
+        let c = &*self.config().inner;
+        let cookie = req.cookies.get(&c.cookies(req.is_https).csrf_token.name);
+        crate::csrf::check_or_create(cookie, &c.secret_string, true, Some(csrf_token)).verified
+    }
+
+    /// The id of the signed-in user of a request to `uri` with `headers` (what the account
+    /// functions take): the database session's user, or the JWT's `sub`. `None` when
+    /// signed out, expired, or on any failure.
+    pub async fn session_user_id(
+        &self,
+        uri: &http::Uri,
+        headers: &http::HeaderMap,
+    ) -> Option<String> {
+        let req = self.session_request(uri, headers).await.ok()?;
+        let c = &*self.config().inner;
+        let spec = &c.cookies(req.is_https).session_token;
+        let token = crate::cookies::SessionCookieStore::new(spec, &req.cookies).value()?;
+        match &c.adapter {
+            Some(adapter) if c.session_strategy == crate::config::SessionStrategy::Database => {
+                let (session, user) = adapter.get_session_and_user(&token).await.ok()??;
+                (session.expires > time::OffsetDateTime::now_utc()).then_some(user.id)
+            }
+            _ => {
+                let claims = c.decode_session(&token, &spec.name).ok()??;
+                claims.get("sub")?.as_str().map(str::to_owned)
+            }
+        }
+    }
+
     fn adapter(&self) -> Result<&dyn Adapter, AccountError> {
         self.config()
             .inner

@@ -130,26 +130,7 @@ impl Auth {
         headers: &http::HeaderMap,
     ) -> Result<SessionLookup, AuthError> {
         let c = &*self.config.inner;
-        let mut builder = http::Request::get(session_uri(uri, &c.base_path));
-        if let Some(h) = builder.headers_mut() {
-            for name in [
-                http::header::COOKIE,
-                http::header::HOST,
-                http::HeaderName::from_static("x-forwarded-host"),
-                http::HeaderName::from_static("x-forwarded-proto"),
-            ] {
-                for v in headers.get_all(&name) {
-                    h.append(name.clone(), v.clone());
-                }
-            }
-        }
-        let invalid = |message: String| AuthError::InvalidRequest { message };
-        let req = builder
-            .body(http_body_util::Empty::<Bytes>::new())
-            .map_err(|e| invalid(e.to_string()))?;
-        let parsed = parse_request(c, req)
-            .await
-            .map_err(|e| invalid(e.to_string()))?;
+        let parsed = self.session_request(uri, headers).await?;
         let resp = run(c, &parsed).await.map_err(|f| match f {
             Failure::Assertion(e) | Failure::Action(e) => {
                 c.logger.error(&e);
@@ -307,6 +288,38 @@ impl GetTokenOptions {
 }
 
 /// `<basePath>/session`, keeping the scheme and authority of an absolute `uri`.
+impl Auth {
+    /// `GET <basePath>/session` as a request to another route (`uri`, with `headers`)
+    /// would send it: its cookies and host headers, parsed.
+    pub(crate) async fn session_request(
+        &self,
+        uri: &http::Uri,
+        headers: &http::HeaderMap,
+    ) -> Result<RequestInternal, AuthError> {
+        let c = &*self.config.inner;
+        let mut builder = http::Request::get(session_uri(uri, &c.base_path));
+        if let Some(h) = builder.headers_mut() {
+            for name in [
+                http::header::COOKIE,
+                http::header::HOST,
+                http::HeaderName::from_static("x-forwarded-host"),
+                http::HeaderName::from_static("x-forwarded-proto"),
+            ] {
+                for v in headers.get_all(&name) {
+                    h.append(name.clone(), v.clone());
+                }
+            }
+        }
+        let invalid = |message: String| AuthError::InvalidRequest { message };
+        let req = builder
+            .body(http_body_util::Empty::<Bytes>::new())
+            .map_err(|e| invalid(e.to_string()))?;
+        parse_request(c, req)
+            .await
+            .map_err(|e| invalid(e.to_string()))
+    }
+}
+
 fn session_uri(uri: &http::Uri, base_path: &str) -> String {
     match (uri.scheme_str(), uri.authority()) {
         (Some(s), Some(a)) => format!("{s}://{a}{base_path}/session"),

@@ -1,0 +1,165 @@
+//! Account management as JSON endpoints (issue 19), for the signed-in user of the request
+//! (their session cookie) and, for every change, the CSRF token of `GET <basePath>/csrf` in
+//! the JSON body (`csrfToken`), as Auth.js's own POSTs:
+//!
+//! | route | body | answer |
+//! |---|---|---|
+//! | `GET /account` | — | the user's sign-in methods (`accounts`, `passkeys`, `email`) |
+//! | `POST /account/unlink` | `{csrfToken, provider, providerAccountId}` | the methods left |
+//! | `POST /account/passkeys/delete` | `{csrfToken, credentialID}` | the methods left |
+//! | `POST /account/delete` | `{csrfToken}` | `{}`; the user, their accounts, sessions and passkeys are gone |
+//!
+//! Errors are JSON `{"error": <code>}`: `400 InvalidRequest` (a body that is not the JSON
+//! above), `401 SessionRequired` (signed out), `403 MissingCSRF`,
+//! `404 NotFound` (not the user's), `409 LastSignInMethod` (the only way in left),
+//! `501 NoAdapter` (the server runs without a database), `503 AdapterError` (logged).
+
+use authcore::Auth;
+use authcore::account::{AccountError, SignInMethods};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+/// The account routes (state: the [`Auth`]).
+pub(crate) fn routes() -> Router<Auth> {
+    Router::new()
+        .route("/account", get(methods))
+        .route("/account/unlink", post(unlink))
+        .route("/account/passkeys/delete", post(delete_passkey))
+        .route("/account/delete", post(delete_user))
+}
+
+/// `value` as a JSON answer with `status`.
+fn json_response(status: StatusCode, value: &impl Serialize) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+/// The JSON body of a change, or `400 InvalidRequest`.
+fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, Refusal> {
+    serde_json::from_slice(bytes).map_err(|_| Refusal(StatusCode::BAD_REQUEST, "InvalidRequest"))
+}
+
+/// The user's sign-in methods, as the answer of every successful call but the last.
+async fn methods_of(auth: &Auth, user_id: &str) -> Result<Response, Refusal> {
+    let methods: SignInMethods = auth.sign_in_methods(user_id).await?;
+    Ok(json_response(StatusCode::OK, &methods))
+}
+
+impl From<AccountError> for Refusal {
+    fn from(e: AccountError) -> Self {
+        match e {
+            AccountError::NotFound => Refusal(StatusCode::NOT_FOUND, "NotFound"),
+            AccountError::LastSignInMethod => Refusal(StatusCode::CONFLICT, "LastSignInMethod"),
+            AccountError::NoAdapter => Refusal(StatusCode::NOT_IMPLEMENTED, "NoAdapter"),
+            other => {
+                tracing::error!(error = %other, "account management failed");
+                Refusal(StatusCode::SERVICE_UNAVAILABLE, "AdapterError")
+            }
+        }
+    }
+}
+
+/// An error answer of these routes: its status and error code.
+struct Refusal(StatusCode, &'static str);
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        json_response(self.0, &json!({ "error": self.1 }))
+    }
+}
+
+/// The signed-in user's id, after checking `csrf_token` when the call changes something.
+async fn user_id(
+    auth: &Auth,
+    uri: &Uri,
+    headers: &HeaderMap,
+    csrf_token: Option<&str>,
+) -> Result<String, Refusal> {
+    let Some(id) = auth.session_user_id(uri, headers).await else {
+        return Err(Refusal(StatusCode::UNAUTHORIZED, "SessionRequired"));
+    };
+    if let Some(token) = csrf_token
+        && !auth.verify_csrf(uri, headers, token).await
+    {
+        return Err(Refusal(StatusCode::FORBIDDEN, "MissingCSRF"));
+    }
+    Ok(id)
+}
+
+async fn methods(
+    State(auth): State<Auth>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, Refusal> {
+    let id = user_id(&auth, &uri, &headers, None).await?;
+    methods_of(&auth, &id).await
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UnlinkBody {
+    #[serde(default)]
+    csrf_token: String,
+    provider: String,
+    provider_account_id: String,
+}
+
+async fn unlink(
+    State(auth): State<Auth>,
+    uri: Uri,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, Refusal> {
+    let body: UnlinkBody = body(&bytes)?;
+    let id = user_id(&auth, &uri, &headers, Some(&body.csrf_token)).await?;
+    auth.unlink_account(&id, &body.provider, &body.provider_account_id)
+        .await?;
+    methods_of(&auth, &id).await
+}
+
+#[derive(serde::Deserialize)]
+struct PasskeyBody {
+    #[serde(default, rename = "csrfToken")]
+    csrf_token: String,
+    #[serde(rename = "credentialID")]
+    credential_id: String,
+}
+
+async fn delete_passkey(
+    State(auth): State<Auth>,
+    uri: Uri,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, Refusal> {
+    let body: PasskeyBody = body(&bytes)?;
+    let id = user_id(&auth, &uri, &headers, Some(&body.csrf_token)).await?;
+    auth.delete_passkey(&id, &body.credential_id).await?;
+    methods_of(&auth, &id).await
+}
+
+#[derive(serde::Deserialize)]
+struct CsrfBody {
+    #[serde(default, rename = "csrfToken")]
+    csrf_token: String,
+}
+
+async fn delete_user(
+    State(auth): State<Auth>,
+    uri: Uri,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, Refusal> {
+    let body: CsrfBody = body(&bytes)?;
+    let id = user_id(&auth, &uri, &headers, Some(&body.csrf_token)).await?;
+    auth.delete_user(&id).await?;
+    Ok(json_response(StatusCode::OK, &json!({})))
+}

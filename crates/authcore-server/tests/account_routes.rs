@@ -1,0 +1,148 @@
+//! The server's account-management JSON endpoints (issue 19) on the demo app with its
+//! SQLite database: the signed-in user's methods, unlinking an account and deleting the
+//! user behind CSRF, and the refusals (signed out, no or a wrong CSRF token, another
+//! user's account, the last way in, a body that is not JSON).
+#![allow(clippy::unwrap_used)]
+
+#[path = "support/in_memory.rs"]
+mod in_memory;
+
+use authcore::adapter::Adapter as _;
+use authcore::types::{Account, ProviderType};
+use authcore_server::{DemoConfig, auth_from_config, router};
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use in_memory::*;
+use serde_json::{Value, json};
+
+/// The demo on a fresh SQLite file, its database, and the file's directory (removed on drop).
+async fn demo() -> (Router, authcore_sqlx::SqlxAdapter, TempDir) {
+    let dir = TempDir(std::env::temp_dir().join(format!(
+        "authcore-account-routes-{}-{}",
+        std::process::id(),
+        uuid_like()
+    )));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.0.join("demo.db").display());
+    let mut config = DemoConfig::new("an account-routes test secret, long enough");
+    config.database_url = Some(url.clone());
+    let app = router(auth_from_config(config).await.unwrap());
+    let db = authcore_sqlx::SqlxAdapter::sqlite(&url).await.unwrap();
+    (app, db, dir)
+}
+
+fn uuid_like() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+async fn csrf(app: &Router, jar: &mut CookieJar) -> String {
+    let json: Value = serde_json::from_str(&text(get(app, "/auth/csrf", jar).await).await).unwrap();
+    json["csrfToken"].as_str().unwrap().to_owned()
+}
+
+/// `POST <path>` with a JSON body; the status and the JSON answer.
+async fn post(app: &Router, jar: &mut CookieJar, path: &str, body: &str) -> (StatusCode, Value) {
+    let req = Request::post(format!("{ORIGIN}{path}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::COOKIE, jar.header())
+        .body(Body::from(body.to_owned()))
+        .unwrap();
+    let res = send(app, req, jar).await;
+    let status = res.status();
+    (
+        status,
+        serde_json::from_str(&text(res).await).unwrap_or(Value::Null),
+    )
+}
+
+async fn methods(app: &Router, jar: &mut CookieJar) -> (StatusCode, Value) {
+    let res = get(app, "/account", jar).await;
+    let status = res.status();
+    (
+        status,
+        serde_json::from_str(&text(res).await).unwrap_or(Value::Null),
+    )
+}
+
+#[tokio::test]
+async fn the_signed_in_user_manages_their_accounts_behind_csrf() {
+    let (app, db, _dir) = demo().await;
+    let mut jar = CookieJar::default();
+    assert_eq!(methods(&app, &mut jar).await.0, StatusCode::UNAUTHORIZED);
+    sign_in(&app, &mut jar, "demo", "authcore-demo").await;
+    let demo = db
+        .get_user_by_email("demo@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    let mut github = Account::new(ProviderType::Oauth, "github", "gh-1");
+    github.user_id = Some(demo.id.clone());
+    github.access_token = Some("gho_secret".into());
+    db.link_account(github).await.unwrap();
+
+    let (status, listed) = methods(&app, &mut jar).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    assert_eq!(
+        listed,
+        json!({
+            "accounts": [{"provider": "github", "providerAccountId": "gh-1", "type": "oauth"}],
+            "passkeys": [],
+            "email": "demo@example.com",
+        })
+    );
+
+    let token = csrf(&app, &mut jar).await;
+    let unlink = |csrf: &str, id: &str| {
+        json!({"csrfToken": csrf, "provider": "github", "providerAccountId": id}).to_string()
+    };
+    for (body, status, error) in [
+        (unlink("", "gh-1"), StatusCode::FORBIDDEN, "MissingCSRF"),
+        (
+            unlink(&"0".repeat(64), "gh-1"),
+            StatusCode::FORBIDDEN,
+            "MissingCSRF",
+        ),
+        (unlink(&token, "gh-2"), StatusCode::NOT_FOUND, "NotFound"),
+        (
+            "not json".to_owned(),
+            StatusCode::BAD_REQUEST,
+            "InvalidRequest",
+        ),
+    ] {
+        let (got, answer) = post(&app, &mut jar, "/account/unlink", &body).await;
+        assert_eq!(
+            (got, answer["error"].as_str()),
+            (status, Some(error)),
+            "{body}"
+        );
+    }
+    assert!(db.get_account("gh-1", "github").await.unwrap().is_some());
+
+    // Magic links remain: the GitHub account may go.
+    let (status, left) = post(&app, &mut jar, "/account/unlink", &unlink(&token, "gh-1")).await;
+    assert_eq!(status, StatusCode::OK, "{left}");
+    assert_eq!(left["accounts"], json!([]));
+    assert!(db.get_account("gh-1", "github").await.unwrap().is_none());
+
+    let body = json!({"csrfToken": token}).to_string();
+    let (status, _) = post(&app, &mut jar, "/account/delete", &body).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(db.get_user(&demo.id).await.unwrap().is_none());
+    assert_eq!(
+        methods(&app, &mut jar).await.0,
+        StatusCode::UNAUTHORIZED,
+        "signed out"
+    );
+}
