@@ -2,7 +2,8 @@
 
 use async_trait::async_trait;
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, NewUser, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, NewUser, SessionActivity, UserUpdate,
+    VerificationToken,
 };
 use authcore::{Account, Authenticator};
 use redis::AsyncCommands;
@@ -606,6 +607,96 @@ impl Adapter for RedisAdapter {
             }
         }
         Err(contention(OP))
+    }
+
+    async fn list_sessions_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<SessionActivity>, AdapterError> {
+        const OP: &str = "listSessionsByUserId";
+        let index = self.keys.sessions_by_user(user_id);
+        let records: Vec<Map<String, Value>> = self.load_indexed(OP, &index).await?;
+        let time_field = |rec: &Map<String, Value>, name: &str| {
+            rec.get(name).and_then(Value::as_str).and_then(|t| {
+                OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+            })
+        };
+        let mut list = Vec::with_capacity(records.len());
+        for rec in records {
+            let session: AdapterSession = from_object(OP, &rec)?;
+            if session.user_id != user_id {
+                continue;
+            }
+            list.push(SessionActivity {
+                created_at: time_field(&rec, "createdAt"),
+                last_seen_at: time_field(&rec, "lastSeenAt"),
+                user_agent: rec
+                    .get("userAgent")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                session,
+            });
+        }
+        list.sort_by(|a, b| a.session.session_token.cmp(&b.session.session_token));
+        Ok(list)
+    }
+
+    async fn record_session_activity(
+        &self,
+        session_token: &str,
+        at: OffsetDateTime,
+        user_agent: Option<&str>,
+    ) -> Result<(), AdapterError> {
+        const OP: &str = "recordSessionActivity";
+        if names_index(session_token) {
+            return Ok(());
+        }
+        let key = self.keys.session(session_token);
+        let at = authcore::types::iso_string(at);
+        for _ in 0..MAX_UPDATE_ATTEMPTS {
+            let Some(raw) = self.get_raw(OP, &key).await? else {
+                return Ok(());
+            };
+            let mut stored = decode_object(OP, &raw)?;
+            let session: AdapterSession = from_object(OP, &stored)?;
+            if session.session_token != session_token {
+                return Ok(());
+            }
+            stored
+                .entry("createdAt")
+                .or_insert_with(|| Value::from(at.clone()));
+            stored.insert("lastSeenAt".into(), Value::from(at.clone()));
+            if let Some(ua) = user_agent {
+                stored.insert("userAgent".into(), Value::from(ua));
+            }
+            let json = encode(OP, &stored)?;
+            let expiry = Some(expiry_millis(session.expires));
+            if self.compare_and_set(OP, &key, &raw, &json, expiry).await? {
+                return Ok(());
+            }
+        }
+        Err(contention(OP))
+    }
+
+    async fn delete_sessions_by_user_id(
+        &self,
+        user_id: &str,
+        keep: Option<&str>,
+    ) -> Result<u64, AdapterError> {
+        const OP: &str = "deleteSessionsByUserId";
+        let mut deleted = 0;
+        for activity in self.list_sessions_by_user_id(user_id).await? {
+            let token = &activity.session.session_token;
+            if Some(token.as_str()) == keep {
+                continue;
+            }
+            let key = self.keys.session(token);
+            let prefix = self.keys.sessions_by_user("");
+            if self.delete_indexed(OP, &key, prefix).await?.is_some() {
+                deleted += 1;
+            }
+        }
+        Ok(deleted)
     }
 
     async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {

@@ -8,14 +8,18 @@
 //! | `POST /account/unlink` | `{csrfToken, provider, providerAccountId}` | the methods left |
 //! | `POST /account/passkeys/delete` | `{csrfToken, credentialID}` | the methods left |
 //! | `POST /account/delete` | `{csrfToken}` | `{}`; the user, their accounts, sessions and passkeys are gone |
+//! | `GET /account/sessions` | — | the user's sessions (`id`, `createdAt`, `lastSeenAt`, `userAgent`, `expires`, `current`) |
+//! | `POST /account/sessions/revoke` | `{csrfToken, id}` | the sessions left |
+//! | `POST /account/sessions/revoke-others` | `{csrfToken}` | the sessions left ("sign out everywhere else") |
 //!
 //! Errors are JSON `{"error": <code>}`: `400 InvalidRequest` (a body that is not the JSON
 //! above), `401 SessionRequired` (signed out), `403 MissingCSRF`,
 //! `404 NotFound` (not the user's), `409 LastSignInMethod` (the only way in left),
-//! `501 NoAdapter` (the server runs without a database), `503 AdapterError` (logged).
+//! `501 NoAdapter` / `501 NoDatabaseSessions` (the server runs without a database),
+//! `503 AdapterError` (logged).
 
 use authcore::Auth;
-use authcore::account::{AccountError, SignInMethods};
+use authcore::account::{AccountError, CurrentSession, SignInMethods};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -33,6 +37,12 @@ pub(crate) fn routes() -> Router<Auth> {
         .route("/account/unlink", post(unlink))
         .route("/account/passkeys/delete", post(delete_passkey))
         .route("/account/delete", post(delete_user))
+        .route("/account/sessions", get(sessions))
+        .route("/account/sessions/revoke", post(revoke_session))
+        .route(
+            "/account/sessions/revoke-others",
+            post(revoke_other_sessions),
+        )
 }
 
 /// `value` as a JSON answer with `status`.
@@ -60,6 +70,9 @@ impl From<AccountError> for Refusal {
             AccountError::NotFound => Refusal(StatusCode::NOT_FOUND, "NotFound"),
             AccountError::LastSignInMethod => Refusal(StatusCode::CONFLICT, "LastSignInMethod"),
             AccountError::NoAdapter => Refusal(StatusCode::NOT_IMPLEMENTED, "NoAdapter"),
+            AccountError::NoDatabaseSessions => {
+                Refusal(StatusCode::NOT_IMPLEMENTED, "NoDatabaseSessions")
+            }
             other => {
                 tracing::error!(error = %other, "account management failed");
                 Refusal(StatusCode::SERVICE_UNAVAILABLE, "AdapterError")
@@ -84,7 +97,18 @@ async fn user_id(
     headers: &HeaderMap,
     csrf_token: Option<&str>,
 ) -> Result<String, Refusal> {
-    let Some(id) = auth.session_user_id(uri, headers).await else {
+    Ok(current(auth, uri, headers, csrf_token).await?.user_id)
+}
+
+/// The request's signed-in user and session, after checking `csrf_token` when the call
+/// changes something.
+async fn current(
+    auth: &Auth,
+    uri: &Uri,
+    headers: &HeaderMap,
+    csrf_token: Option<&str>,
+) -> Result<CurrentSession, Refusal> {
+    let Some(id) = auth.current_session(uri, headers).await else {
         return Err(Refusal(StatusCode::UNAUTHORIZED, "SessionRequired"));
     };
     if let Some(token) = csrf_token
@@ -162,4 +186,53 @@ async fn delete_user(
     let id = user_id(&auth, &uri, &headers, Some(&body.csrf_token)).await?;
     auth.delete_user(&id).await?;
     Ok(json_response(StatusCode::OK, &json!({})))
+}
+
+/// The user's sessions, the request's marked.
+async fn sessions_of(auth: &Auth, current: &CurrentSession) -> Result<Response, Refusal> {
+    let list = auth
+        .sessions(&current.user_id, current.session_id.as_deref())
+        .await?;
+    Ok(json_response(StatusCode::OK, &list))
+}
+
+async fn sessions(
+    State(auth): State<Auth>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, Refusal> {
+    let me = current(&auth, &uri, &headers, None).await?;
+    sessions_of(&auth, &me).await
+}
+
+#[derive(serde::Deserialize)]
+struct RevokeBody {
+    #[serde(default, rename = "csrfToken")]
+    csrf_token: String,
+    id: String,
+}
+
+async fn revoke_session(
+    State(auth): State<Auth>,
+    uri: Uri,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, Refusal> {
+    let body: RevokeBody = body(&bytes)?;
+    let me = current(&auth, &uri, &headers, Some(&body.csrf_token)).await?;
+    auth.revoke_session(&me.user_id, &body.id).await?;
+    sessions_of(&auth, &me).await
+}
+
+async fn revoke_other_sessions(
+    State(auth): State<Auth>,
+    uri: Uri,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, Refusal> {
+    let body: CsrfBody = body(&bytes)?;
+    let me = current(&auth, &uri, &headers, Some(&body.csrf_token)).await?;
+    auth.revoke_other_sessions(&me.user_id, me.session_id.as_deref())
+        .await?;
+    sessions_of(&auth, &me).await
 }

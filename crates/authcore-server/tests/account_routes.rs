@@ -146,3 +146,71 @@ async fn the_signed_in_user_manages_their_accounts_behind_csrf() {
         "signed out"
     );
 }
+
+#[tokio::test]
+async fn the_signed_in_user_lists_and_revokes_their_sessions() {
+    let (app, _db, _dir) = demo().await;
+    let (mut laptop, mut phone, mut tablet) = (
+        CookieJar::default(),
+        CookieJar::default(),
+        CookieJar::default(),
+    );
+    for jar in [&mut laptop, &mut phone, &mut tablet] {
+        sign_in(&app, jar, "demo", "authcore-demo").await;
+    }
+    let res = get(&app, "/account/sessions", &mut laptop).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let list: Value = serde_json::from_str(&text(res).await).unwrap();
+    let list = list.as_array().unwrap().clone();
+    assert_eq!(list.len(), 3, "{list:?}");
+    let current: Vec<&Value> = list.iter().filter(|s| s["current"] == true).collect();
+    assert_eq!(current.len(), 1, "{list:?}");
+    for s in &list {
+        assert_eq!(s["userAgent"], "authcore-test-browser/1.0", "{s}");
+        assert!(
+            s["createdAt"].is_string() && s["lastSeenAt"].is_string(),
+            "{s}"
+        );
+        assert_eq!(s["id"].as_str().unwrap().len(), 32, "{s}");
+        let token = &laptop.0["authjs.session-token"];
+        assert!(
+            !s.to_string().contains(token.as_str()),
+            "no token in the list: {s}"
+        );
+    }
+    let other = list.iter().find(|s| s["current"] == false).unwrap()["id"].clone();
+
+    let token = csrf(&app, &mut laptop).await;
+    let revoke = |id: &Value| json!({"csrfToken": token, "id": id}).to_string();
+    let (status, answer) = post(
+        &app,
+        &mut laptop,
+        "/account/sessions/revoke",
+        &revoke(&json!("f".repeat(32))),
+    )
+    .await;
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("NotFound"))
+    );
+    let (status, left) = post(
+        &app,
+        &mut laptop,
+        "/account/sessions/revoke",
+        &revoke(&other),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{left}");
+    assert_eq!(left.as_array().unwrap().len(), 2, "{left}");
+
+    // Sign out everywhere else: the phone and the tablet are signed out, the laptop is not.
+    let body = json!({"csrfToken": token}).to_string();
+    let (status, left) = post(&app, &mut laptop, "/account/sessions/revoke-others", &body).await;
+    assert_eq!(status, StatusCode::OK, "{left}");
+    assert_eq!(left.as_array().unwrap().len(), 1, "{left}");
+    assert_eq!(left[0]["current"], true);
+    for jar in [&mut phone, &mut tablet] {
+        assert_eq!(methods(&app, jar).await.0, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(methods(&app, &mut laptop).await.0, StatusCode::OK);
+}

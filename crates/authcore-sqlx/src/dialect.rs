@@ -185,6 +185,11 @@ queries! {
     get_session_and_user = r#"SELECT {session}, {user} FROM {sessions} JOIN {users} ON {users}.id = {sessions}."userId" WHERE {sessions}."sessionToken" = ?"#;
     update_session = r#"UPDATE {sessions} SET expires = ? WHERE "sessionToken" = ?"#;
     delete_session = r#"DELETE FROM {sessions} WHERE "sessionToken" = ?"#;
+    list_sessions = r#"SELECT {session}, "createdAt", "lastSeenAt", "userAgent" FROM {sessions} WHERE "userId" = ?"#;
+    /// Binds: at (first use), at, user agent (NULL keeps the stored one), token.
+    record_session_activity = r#"UPDATE {sessions} SET "createdAt" = COALESCE("createdAt", ?), "lastSeenAt" = ?, "userAgent" = COALESCE(?, "userAgent") WHERE "sessionToken" = ?"#;
+    /// Binds: user id, the token to keep ('' for none: tokens are never empty).
+    delete_user_sessions_but = r#"DELETE FROM {sessions} WHERE "userId" = ? AND "sessionToken" <> ?"#;
     delete_stale_tokens = "DELETE FROM {tokens} WHERE expires < ?";
     insert_token = "INSERT INTO {tokens} (identifier, expires, token) VALUES (?, ?, ?)";
     get_token = "SELECT identifier, expires, token FROM {tokens} WHERE identifier = ? AND token = ?";

@@ -108,7 +108,8 @@ use db::Pool;
 
 use async_trait::async_trait;
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, NewUser, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, NewUser, SessionActivity, UserUpdate,
+    VerificationToken,
 };
 use authcore::types::{Account, Authenticator, ProviderType};
 use std::time::Duration;
@@ -564,6 +565,30 @@ impl Adapter for SqlxAdapter {
 
     async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
         dispatch!(self, delete_authenticator(credential_id))
+    }
+
+    async fn list_sessions_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<SessionActivity>, AdapterError> {
+        dispatch!(self, list_sessions_by_user_id(user_id))
+    }
+
+    async fn record_session_activity(
+        &self,
+        session_token: &str,
+        at: OffsetDateTime,
+        user_agent: Option<&str>,
+    ) -> Result<(), AdapterError> {
+        dispatch!(self, record_session_activity(session_token, at, user_agent))
+    }
+
+    async fn delete_sessions_by_user_id(
+        &self,
+        user_id: &str,
+        keep: Option<&str>,
+    ) -> Result<u64, AdapterError> {
+        dispatch!(self, delete_sessions_by_user_id(user_id, keep))
     }
 
     async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {

@@ -7,7 +7,8 @@
 //! only if this call's `DELETE` removed it, so two concurrent uses still return it once.
 
 use authcore::adapter::{
-    AdapterError, AdapterSession, AdapterUser, NewUser, UserUpdate, VerificationToken,
+    AdapterError, AdapterSession, AdapterUser, NewUser, SessionActivity, UserUpdate,
+    VerificationToken,
 };
 use authcore::types::{Account, Authenticator};
 use time::OffsetDateTime;
@@ -511,6 +512,78 @@ pub(crate) async fn delete_session(
         .await
         .map_err(map_sqlx(OP))?;
     Ok((deleted > 0).then_some(session))
+}
+
+pub(crate) async fn list_sessions_by_user_id(
+    pool: &Pool,
+    user_id: &str,
+) -> Result<Vec<SessionActivity>, AdapterError> {
+    const OP: &str = "list_sessions_by_user_id";
+    const COLUMNS: [Col; 6] = [
+        Col::Text,
+        Col::UserId,
+        Col::Time,
+        Col::Time,
+        Col::Time,
+        Col::Text,
+    ];
+    if !pool.is_user_id(user_id) {
+        return Ok(Vec::new());
+    }
+    let args = vec![Arg::UserId(user_id.to_owned())];
+    let rows = pool
+        .fetch_all(&pool.sql().list_sessions, args, &COLUMNS)
+        .await
+        .map_err(map_sqlx(OP))?;
+    let mut list = rows
+        .into_iter()
+        .map(|row| {
+            let mut r = Reader::new(OP, row);
+            Ok(SessionActivity {
+                session: r.session()?,
+                created_at: r.opt_time()?,
+                last_seen_at: r.opt_time()?,
+                user_agent: r.opt_text()?,
+            })
+        })
+        .collect::<Result<Vec<_>, AdapterError>>()?;
+    list.sort_unstable_by(|a, b| a.session.session_token.cmp(&b.session.session_token));
+    Ok(list)
+}
+
+pub(crate) async fn record_session_activity(
+    pool: &Pool,
+    token: &str,
+    at: OffsetDateTime,
+    user_agent: Option<&str>,
+) -> Result<(), AdapterError> {
+    let args = vec![
+        Arg::Time(Some(at)),
+        Arg::Time(Some(at)),
+        Arg::Text(user_agent.map(str::to_owned)),
+        Arg::text(token),
+    ];
+    pool.execute(&pool.sql().record_session_activity, args)
+        .await
+        .map_err(map_sqlx("record_session_activity"))?;
+    Ok(())
+}
+
+pub(crate) async fn delete_sessions_by_user_id(
+    pool: &Pool,
+    user_id: &str,
+    keep: Option<&str>,
+) -> Result<u64, AdapterError> {
+    if !pool.is_user_id(user_id) {
+        return Ok(0);
+    }
+    let args = vec![
+        Arg::UserId(user_id.to_owned()),
+        Arg::text(keep.unwrap_or("")),
+    ];
+    pool.execute(&pool.sql().delete_user_sessions_but, args)
+        .await
+        .map_err(map_sqlx("delete_sessions_by_user_id"))
 }
 
 // ---------------------------------------------------------------------------------------

@@ -77,6 +77,41 @@ impl SignInMethods {
     }
 }
 
+/// A database session of the user, as session management shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// An id for the session that is not its token (hex of the token's SHA-256, cut):
+    /// what [`Auth::revoke_session`] takes.
+    pub id: String,
+    /// When it was created (ISO 8601), if recorded (not for sessions Auth.js created).
+    pub created_at: Option<String>,
+    /// Its last recorded use (at most every `session_update_age`).
+    pub last_seen_at: Option<String>,
+    /// The `User-Agent` of its last recorded use.
+    pub user_agent: Option<String>,
+    /// When it expires.
+    pub expires: String,
+    /// Whether it is the session of the request that asked.
+    pub current: bool,
+}
+
+/// The signed-in user of a request, for account and session management.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CurrentSession {
+    /// The user's id.
+    pub user_id: String,
+    /// The database session's [`SessionInfo::id`] (`None` with JWT sessions).
+    pub session_id: Option<String>,
+}
+
+/// The [`SessionInfo::id`] of session token `token`.
+fn session_id(token: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(token.as_bytes());
+    hex::encode(&digest[..16])
+}
+
 /// Why an account-management call was refused.
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +125,9 @@ pub enum AccountError {
     /// It is the user's last way to sign in.
     #[error("the last way to sign in cannot be removed")]
     LastSignInMethod,
+    /// Session management needs database sessions (JWT sessions are not stored).
+    #[error("sessions are listed and revoked with database sessions only")]
+    NoDatabaseSessions,
     /// The adapter failed.
     #[error(transparent)]
     Adapter(#[from] AdapterError),
@@ -114,14 +152,14 @@ impl Auth {
         crate::csrf::check_or_create(cookie, &c.secret_string, true, Some(csrf_token)).verified
     }
 
-    /// The id of the signed-in user of a request to `uri` with `headers` (what the account
+    /// The signed-in user of a request to `uri` with `headers` (whose id the account
     /// functions take): the database session's user, or the JWT's `sub`. `None` when
     /// signed out, expired, or on any failure.
-    pub async fn session_user_id(
+    pub async fn current_session(
         &self,
         uri: &http::Uri,
         headers: &http::HeaderMap,
-    ) -> Option<String> {
+    ) -> Option<CurrentSession> {
         let req = self.session_request(uri, headers).await.ok()?;
         let c = &*self.config().inner;
         let spec = &c.cookies(req.is_https).session_token;
@@ -129,13 +167,92 @@ impl Auth {
         match &c.adapter {
             Some(adapter) if c.session_strategy == crate::config::SessionStrategy::Database => {
                 let (session, user) = adapter.get_session_and_user(&token).await.ok()??;
-                (session.expires > time::OffsetDateTime::now_utc()).then_some(user.id)
+                (session.expires > time::OffsetDateTime::now_utc()).then(|| CurrentSession {
+                    user_id: user.id,
+                    session_id: Some(session_id(&token)),
+                })
             }
             _ => {
                 let claims = c.decode_session(&token, &spec.name).ok()??;
-                claims.get("sub")?.as_str().map(str::to_owned)
+                Some(CurrentSession {
+                    user_id: claims.get("sub")?.as_str()?.to_owned(),
+                    session_id: None,
+                })
             }
         }
+    }
+
+    /// The adapter, for session management (database sessions only).
+    fn session_store(&self) -> Result<&dyn Adapter, AccountError> {
+        let adapter = self.adapter()?;
+        if self.config().inner.session_strategy != crate::config::SessionStrategy::Database {
+            return Err(AccountError::NoDatabaseSessions);
+        }
+        Ok(adapter)
+    }
+
+    /// The user's database sessions (created, last seen, user agent, expiry), the one with
+    /// id `current` marked.
+    pub async fn sessions(
+        &self,
+        user_id: &str,
+        current: Option<&str>,
+    ) -> Result<Vec<SessionInfo>, AccountError> {
+        let iso = crate::types::iso_string;
+        let list = self
+            .session_store()?
+            .list_sessions_by_user_id(user_id)
+            .await?;
+        Ok(list
+            .into_iter()
+            .map(|a| {
+                let id = session_id(&a.session.session_token);
+                SessionInfo {
+                    current: current == Some(id.as_str()),
+                    id,
+                    created_at: a.created_at.map(iso),
+                    last_seen_at: a.last_seen_at.map(iso),
+                    user_agent: a.user_agent,
+                    expires: iso(a.session.expires),
+                }
+            })
+            .collect())
+    }
+
+    /// Signs one of the user's sessions out (by [`SessionInfo::id`]).
+    pub async fn revoke_session(&self, user_id: &str, id: &str) -> Result<(), AccountError> {
+        let adapter = self.session_store()?;
+        let token = adapter
+            .list_sessions_by_user_id(user_id)
+            .await?
+            .into_iter()
+            .map(|a| a.session.session_token)
+            .find(|t| session_id(t) == id)
+            .ok_or(AccountError::NotFound)?;
+        adapter.delete_session(&token).await?;
+        Ok(())
+    }
+
+    /// Signs the user out everywhere but the session with id `keep` ("sign out everywhere
+    /// else"; `None`: everywhere); how many sessions ended.
+    pub async fn revoke_other_sessions(
+        &self,
+        user_id: &str,
+        keep: Option<&str>,
+    ) -> Result<u64, AccountError> {
+        let adapter = self.session_store()?;
+        let keep_token = match keep {
+            Some(id) => adapter
+                .list_sessions_by_user_id(user_id)
+                .await?
+                .into_iter()
+                .map(|a| a.session.session_token)
+                .find(|t| session_id(t) == id),
+            None => None,
+        };
+        Ok(adapter
+            .delete_sessions_by_user_id(user_id, keep_token.as_deref())
+            .await?)
     }
 
     fn adapter(&self) -> Result<&dyn Adapter, AccountError> {

@@ -244,3 +244,78 @@ fn app_without_adapter() -> Auth {
             .unwrap(),
     )
 }
+
+#[tokio::test]
+async fn sessions_are_listed_and_revoked_one_or_all_others() {
+    let db = MemoryAdapter::new();
+    let auth = app(&db, true);
+    let ada = user(&db, "ada@example.com", &["github"]).await;
+    let bob = user(&db, "bob@example.com", &["github"]).await;
+    for (token, ua) in [("ada-2", "Phone/1"), ("ada-3", "Tablet/1")] {
+        db.create_session(AdapterSession {
+            session_token: token.into(),
+            user_id: ada.clone(),
+            expires: time::OffsetDateTime::now_utc() + time::Duration::days(1),
+        })
+        .await
+        .unwrap();
+        db.record_session_activity(token, time::OffsetDateTime::now_utc(), Some(ua))
+            .await
+            .unwrap();
+    }
+    let all = auth.sessions(&ada, None).await.unwrap();
+    assert_eq!(all.len(), 3);
+    let current = all
+        .iter()
+        .find(|s| s.user_agent.as_deref() == Some("Phone/1"))
+        .unwrap();
+    let listed = auth.sessions(&ada, Some(&current.id)).await.unwrap();
+    assert_eq!(listed.iter().filter(|s| s.current).count(), 1);
+    assert!(
+        listed.iter().all(|s| !s.id.contains("ada-")),
+        "ids are not tokens"
+    );
+
+    // Another user's session is not found; one of Ada's is revoked.
+    let bobs = auth.sessions(&bob, None).await.unwrap();
+    let wrong = auth.revoke_session(&ada, &bobs[0].id).await;
+    assert!(matches!(wrong, Err(AccountError::NotFound)), "{wrong:?}");
+    let tablet = listed
+        .iter()
+        .find(|s| s.user_agent.as_deref() == Some("Tablet/1"))
+        .unwrap();
+    auth.revoke_session(&ada, &tablet.id).await.unwrap();
+    assert!(db.get_session_and_user("ada-3").await.unwrap().is_none());
+
+    // Everywhere else: only the current one stays; Bob keeps his.
+    assert_eq!(
+        auth.revoke_other_sessions(&ada, Some(&current.id))
+            .await
+            .unwrap(),
+        1
+    );
+    let left = auth.sessions(&ada, Some(&current.id)).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert!(left[0].current);
+    assert_eq!(auth.sessions(&bob, None).await.unwrap().len(), 1);
+
+    // With JWT sessions there is nothing stored to list.
+    let jwt = Auth::new(
+        AuthConfig::builder()
+            .secret("account-management-secret")
+            .trust_host(true)
+            .provider(
+                EmailProvider::new("auth@example.com")
+                    .send_verification_request(|_| async { Ok(()) }),
+            )
+            .adapter(db.clone())
+            .session_strategy(authcore::SessionStrategy::Jwt)
+            .build()
+            .unwrap(),
+    );
+    let none = jwt.sessions(&ada, None).await;
+    assert!(
+        matches!(none, Err(AccountError::NoDatabaseSessions)),
+        "{none:?}"
+    );
+}

@@ -97,6 +97,7 @@ pub async fn sign_in(
     );
     let req = Request::post(format!("{ORIGIN}/auth/callback/credentials"))
         .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::USER_AGENT, "authcore-test-browser/1.0")
         .header(header::COOKIE, jar.header())
         .body(Body::from(body))
         .unwrap();

@@ -36,6 +36,32 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Records a use of database session `token` (now, with the request's `User-Agent`)
+    /// when the adapter keeps session activity (session management); a failure is logged
+    /// and does not fail the request.
+    pub(crate) async fn record_session_activity(
+        &self,
+        adapter: &dyn crate::adapter::Adapter,
+        token: &str,
+    ) {
+        if !adapter.supports(crate::adapter::AdapterMethod::RecordSessionActivity) {
+            return;
+        }
+        let user_agent = self
+            .req
+            .headers
+            .get(http::header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .map(|ua| truncate_chars(ua, MAX_USER_AGENT_CHARS));
+        let now = time::OffsetDateTime::now_utc();
+        if let Err(e) = adapter
+            .record_session_activity(token, now, user_agent)
+            .await
+        {
+            self.log_error(&AuthError::AdapterError { source: e });
+        }
+    }
+
     /// `<origin><basePath><suffix>`.
     pub(crate) fn auth_url(&self, suffix: &str) -> String {
         let o = &self.req.origin;
@@ -259,4 +285,12 @@ pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthErro
         }
         _ => Err(cannot()),
     }
+}
+
+/// The longest `User-Agent` kept with a session (in characters).
+const MAX_USER_AGENT_CHARS: usize = 512;
+
+/// `s` cut to at most `max` characters.
+fn truncate_chars(s: &str, max: usize) -> &str {
+    s.char_indices().nth(max).map_or(s, |(i, _)| &s[..i])
 }

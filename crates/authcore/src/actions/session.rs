@@ -109,6 +109,7 @@ async fn database_session(
     let new_expires = now + max_age;
     if session.expires - max_age + update_age <= now {
         adapter.update_session(token, new_expires).await?;
+        ctx.record_session_activity(adapter, token).await;
     }
     let data = if is_update {
         ctx.req.body.as_ref().and_then(|b| b.get("data"))

@@ -30,8 +30,8 @@ use serde_json::json;
 use time::{Duration, OffsetDateTime};
 
 use super::{
-    Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, NewUser, UserUpdate,
-    VerificationToken,
+    Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, NewUser, SessionActivity,
+    UserUpdate, VerificationToken,
 };
 use crate::types::{Account, Authenticator, JsonObject, ProviderType};
 
@@ -97,6 +97,7 @@ pub async fn run_all_with<A: Adapter + Clone>(adapter: A, options: Options) {
     verification_token_race(&adapter, &options).await;
     authenticators(&adapter).await;
     authenticator_deletion(&adapter).await;
+    session_activity(&adapter).await;
     delete_user(&adapter).await;
     if options.deletes_user_tokens {
         delete_user_tokens(&adapter).await;
@@ -1322,6 +1323,120 @@ pub async fn delete_user_tokens<A: Adapter>(adapter: &A) {
             .use_verification_token(&kept.identifier, &kept.token)
             .await,
     );
+}
+
+/// `record_session_activity` records a session's first and last use and user agent,
+/// `list_sessions_by_user_id` lists them (the user's only), `delete_sessions_by_user_id`
+/// deletes the user's sessions but the one kept; authcore extensions, skipped when
+/// unsupported.
+pub async fn session_activity<A: Adapter>(adapter: &A) {
+    const CHECK: &str = "session_activity";
+    use AdapterMethod::*;
+    if !supported(
+        adapter,
+        CHECK,
+        &[
+            CreateUser,
+            CreateSession,
+            GetSessionAndUser,
+            ListSessionsByUserId,
+            RecordSessionActivity,
+            DeleteSessionsByUserId,
+        ],
+    ) {
+        return;
+    }
+    let user = new_user(adapter, CHECK, "session-activity").await;
+    let other = new_user(adapter, CHECK, "session-activity-other").await;
+    let session = |u: &AdapterUser| AdapterSession {
+        session_token: random_id(),
+        user_id: u.id.clone(),
+        expires: instant(3600),
+    };
+    let mut mine = [session(&user), session(&user)];
+    mine.sort_by(|a, b| a.session_token.cmp(&b.session_token));
+    let theirs = session(&other);
+    for s in mine.iter().chain([&theirs]) {
+        ok(
+            CHECK,
+            "create_session",
+            adapter.create_session(s.clone()).await,
+        );
+    }
+    let (first, later) = (instant(-60), instant(0));
+    let token = &mine[0].session_token;
+    ok(
+        CHECK,
+        "record_session_activity",
+        adapter
+            .record_session_activity(token, first, Some("Agent/1"))
+            .await,
+    );
+    ok(
+        CHECK,
+        "record_session_activity again",
+        adapter.record_session_activity(token, later, None).await,
+    );
+    let listed = ok(
+        CHECK,
+        "list_sessions_by_user_id",
+        adapter.list_sessions_by_user_id(&user.id).await,
+    );
+    let want = vec![
+        SessionActivity {
+            session: mine[0].clone(),
+            created_at: Some(first),
+            last_seen_at: Some(later),
+            user_agent: Some("Agent/1".to_owned()),
+        },
+        SessionActivity {
+            session: mine[1].clone(),
+            created_at: None,
+            last_seen_at: None,
+            user_agent: None,
+        },
+    ];
+    eq(
+        CHECK,
+        "the user's sessions with their activity",
+        &listed,
+        &want,
+    );
+    let deleted = ok(
+        CHECK,
+        "delete_sessions_by_user_id (keeping one)",
+        adapter
+            .delete_sessions_by_user_id(&user.id, Some(token))
+            .await,
+    );
+    eq(CHECK, "sessions deleted but the one kept", &deleted, &1);
+    some(
+        CHECK,
+        "the kept session",
+        adapter.get_session_and_user(token).await,
+    );
+    none(
+        CHECK,
+        "a deleted session",
+        adapter.get_session_and_user(&mine[1].session_token).await,
+    );
+    some(
+        CHECK,
+        "another user's session",
+        adapter.get_session_and_user(&theirs.session_token).await,
+    );
+    let deleted = ok(
+        CHECK,
+        "delete_sessions_by_user_id (all)",
+        adapter.delete_sessions_by_user_id(&user.id, None).await,
+    );
+    eq(CHECK, "the last session deleted", &deleted, &1);
+    let listed = ok(
+        CHECK,
+        "list_sessions_by_user_id",
+        adapter.list_sessions_by_user_id(&user.id).await,
+    );
+    eq(CHECK, "no sessions left", &listed, &Vec::new());
 }
 
 /// `delete_authenticator` removes one passkey (from `get_authenticator` and the user's list)

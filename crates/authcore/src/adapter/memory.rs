@@ -21,7 +21,8 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, NewUser, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, NewUser, SessionActivity, UserUpdate,
+    VerificationToken,
 };
 use crate::types::{Account, Authenticator};
 
@@ -31,6 +32,8 @@ struct Store {
     /// Keyed by (provider, provider_account_id).
     accounts: HashMap<(String, String), Account>,
     sessions: HashMap<String, AdapterSession>,
+    /// Recorded use of sessions: created, last seen, user agent.
+    activity: HashMap<String, (OffsetDateTime, OffsetDateTime, Option<String>)>,
     /// Keyed by (identifier, token).
     tokens: HashMap<(String, String), VerificationToken>,
     authenticators: HashMap<String, Authenticator>,
@@ -143,6 +146,10 @@ impl Adapter for MemoryAdapter {
         }
         s.accounts.retain(|_, a| a.user_id.as_deref() != Some(id));
         s.sessions.retain(|_, x| x.user_id != id);
+        let Store {
+            sessions, activity, ..
+        } = &mut *s;
+        activity.retain(|token, _| sessions.contains_key(token));
         s.authenticators
             .retain(|_, a| a.user_id.as_deref() != Some(id));
         Ok(())
@@ -204,7 +211,9 @@ impl Adapter for MemoryAdapter {
     }
 
     async fn delete_session(&self, token: &str) -> Result<Option<AdapterSession>, AdapterError> {
-        Ok(self.lock().sessions.remove(token))
+        let mut s = self.lock();
+        s.activity.remove(token);
+        Ok(s.sessions.remove(token))
     }
 
     async fn create_verification_token(&self, t: VerificationToken) -> Result<(), AdapterError> {
@@ -272,6 +281,69 @@ impl Adapter for MemoryAdapter {
         stored.session_state.clone_from(&account.session_state);
         stored.token_type.clone_from(&account.token_type);
         Ok(true)
+    }
+
+    async fn list_sessions_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<SessionActivity>, AdapterError> {
+        let s = self.lock();
+        let mut list: Vec<SessionActivity> = s
+            .sessions
+            .values()
+            .filter(|x| x.user_id == user_id)
+            .map(|x| {
+                let activity = s.activity.get(&x.session_token);
+                SessionActivity {
+                    session: x.clone(),
+                    created_at: activity.map(|a| a.0),
+                    last_seen_at: activity.map(|a| a.1),
+                    user_agent: activity.and_then(|a| a.2.clone()),
+                }
+            })
+            .collect();
+        list.sort_by(|a, b| a.session.session_token.cmp(&b.session.session_token));
+        Ok(list)
+    }
+
+    async fn record_session_activity(
+        &self,
+        session_token: &str,
+        at: OffsetDateTime,
+        user_agent: Option<&str>,
+    ) -> Result<(), AdapterError> {
+        let mut s = self.lock();
+        if !s.sessions.contains_key(session_token) {
+            return Ok(());
+        }
+        let entry = s
+            .activity
+            .entry(session_token.to_owned())
+            .or_insert((at, at, None));
+        entry.1 = at;
+        if let Some(ua) = user_agent {
+            entry.2 = Some(ua.to_owned());
+        }
+        Ok(())
+    }
+
+    async fn delete_sessions_by_user_id(
+        &self,
+        user_id: &str,
+        keep: Option<&str>,
+    ) -> Result<u64, AdapterError> {
+        let mut s = self.lock();
+        let gone: Vec<String> = s
+            .sessions
+            .iter()
+            .filter(|(token, x)| x.user_id == user_id && Some(token.as_str()) != keep)
+            .map(|(token, _)| token.clone())
+            .collect();
+        for token in &gone {
+            s.sessions.remove(token);
+            s.activity.remove(token);
+        }
+        Ok(gone.len() as u64)
     }
 
     async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {

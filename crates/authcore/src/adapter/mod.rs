@@ -109,6 +109,20 @@ pub struct AdapterSession {
     pub expires: OffsetDateTime,
 }
 
+/// A database session with what authcore records about its use (beyond Auth.js's
+/// schema; rows written by Auth.js have none of it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionActivity {
+    /// The session.
+    pub session: AdapterSession,
+    /// When it was created (its first recorded activity).
+    pub created_at: Option<OffsetDateTime>,
+    /// Its last recorded use (recorded at most every `session_update_age`).
+    pub last_seen_at: Option<OffsetDateTime>,
+    /// The `User-Agent` of its last recorded use.
+    pub user_agent: Option<String>,
+}
+
 /// A verification (magic link) token; `token` is the hash of the emailed token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerificationToken {
@@ -147,6 +161,9 @@ pub enum AdapterMethod {
     ListAccountsByUserId,
     UpdateAccount,
     DeleteAuthenticator,
+    ListSessionsByUserId,
+    RecordSessionActivity,
+    DeleteSessionsByUserId,
 }
 
 impl AdapterMethod {
@@ -175,6 +192,9 @@ impl AdapterMethod {
             AdapterMethod::ListAccountsByUserId => "listAccountsByUserId",
             AdapterMethod::UpdateAccount => "updateAccount",
             AdapterMethod::DeleteAuthenticator => "deleteAuthenticator",
+            AdapterMethod::ListSessionsByUserId => "listSessionsByUserId",
+            AdapterMethod::RecordSessionActivity => "recordSessionActivity",
+            AdapterMethod::DeleteSessionsByUserId => "deleteSessionsByUserId",
         }
     }
 
@@ -376,6 +396,39 @@ pub trait Adapter: Send + Sync + 'static {
     /// Auth.js: used to keep refreshed access tokens).
     async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {
         Err(AdapterError::Unsupported(AdapterMethod::UpdateAccount))
+    }
+    /// A user's database sessions with their recorded activity, ordered by session token
+    /// (beyond Auth.js).
+    async fn list_sessions_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<SessionActivity>, AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::ListSessionsByUserId,
+        ))
+    }
+    /// Records a use of the session `session_token` at `at` (and its `User-Agent`, when
+    /// given): the first record also sets its creation time (beyond Auth.js).
+    async fn record_session_activity(
+        &self,
+        session_token: &str,
+        at: OffsetDateTime,
+        user_agent: Option<&str>,
+    ) -> Result<(), AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::RecordSessionActivity,
+        ))
+    }
+    /// Deletes a user's sessions but `keep` ("sign out everywhere else"); how many went
+    /// (beyond Auth.js).
+    async fn delete_sessions_by_user_id(
+        &self,
+        user_id: &str,
+        keep: Option<&str>,
+    ) -> Result<u64, AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::DeleteSessionsByUserId,
+        ))
     }
     /// Deletes an authenticator (a passkey the user removes); whether it existed (beyond
     /// Auth.js).

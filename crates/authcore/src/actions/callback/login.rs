@@ -70,6 +70,8 @@ async fn new_session(
             expires,
         })
         .await?;
+    ctx.record_session_activity(adapter, &session.session_token)
+        .await;
     Ok(Some(session))
 }
 

@@ -1,0 +1,5 @@
+-- What authcore records about a database session's use (session management): when it was
+-- created, last seen, and from which user agent. Nullable: rows written by Auth.js have none.
+ALTER TABLE sessions ADD COLUMN "createdAt" TEXT;
+ALTER TABLE sessions ADD COLUMN "lastSeenAt" TEXT;
+ALTER TABLE sessions ADD COLUMN "userAgent" TEXT;
