@@ -2,8 +2,8 @@
 
 use async_trait::async_trait;
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, NewUser, SessionActivity, UserUpdate,
-    VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity,
+    UserUpdate, VerificationToken,
 };
 use authcore::{Account, Authenticator};
 use redis::AsyncCommands;
@@ -341,6 +341,10 @@ impl Adapter for RedisAdapter {
             .arg(self.keys.sessions_by_user(id))
             .arg(self.keys.authenticators_by_user(id))
             .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err(OP))?;
+        let () = conn
+            .del(self.keys.jwt_revocation(id))
             .await
             .map_err(redis_err(OP))?;
         Ok(())
@@ -697,6 +701,55 @@ impl Adapter for RedisAdapter {
             }
         }
         Ok(deleted)
+    }
+
+    async fn revoke_jwt_sessions(
+        &self,
+        user_id: &str,
+        before: OffsetDateTime,
+        keep: Option<&str>,
+    ) -> Result<(), AdapterError> {
+        const OP: &str = "revokeJwtSessions";
+        if !is_user_id(user_id) {
+            return Err(data_err(OP, "not a user id of this adapter"));
+        }
+        let json = serde_json::json!({
+            "before": authcore::types::iso_string(before),
+            "keep": keep,
+        })
+        .to_string();
+        let mut conn = self.conn.clone();
+        let () = conn
+            .set(self.keys.jwt_revocation(user_id), json)
+            .await
+            .map_err(redis_err(OP))?;
+        Ok(())
+    }
+
+    async fn get_jwt_revocation(
+        &self,
+        user_id: &str,
+    ) -> Result<Option<JwtRevocation>, AdapterError> {
+        const OP: &str = "getJwtRevocation";
+        if !is_user_id(user_id) {
+            return Ok(None);
+        }
+        let Some(raw) = self.get_raw(OP, &self.keys.jwt_revocation(user_id)).await? else {
+            return Ok(None);
+        };
+        let stored = decode_object(OP, &raw)?;
+        let before = stored
+            .get("before")
+            .and_then(Value::as_str)
+            .and_then(|t| {
+                OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+            })
+            .ok_or_else(|| data_err(OP, "unreadable revocation stored"))?;
+        let keep = stored
+            .get("keep")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Ok(Some(JwtRevocation { before, keep }))
     }
 
     async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {

@@ -80,6 +80,11 @@ impl Keys {
         format!("{}user:authenticator:{credential_id}", self.prefix)
     }
 
+    /// `user:jwt-revocation:<userId>` → the user's JWT revocation as JSON.
+    pub(crate) fn jwt_revocation(&self, user_id: &str) -> String {
+        format!("{}user:jwt-revocation:{user_id}", self.prefix)
+    }
+
     /// `user:authenticator:by-user-id:<userId>` → set of authenticator keys.
     pub(crate) fn authenticators_by_user(&self, user_id: &str) -> String {
         format!("{}user:authenticator:{BY_USER_ID}{user_id}", self.prefix)

@@ -1,5 +1,6 @@
 //! The database session read (`get_session_and_user`, what every request with a database
-//! session costs) on SQLite, PostgreSQL and MySQL/MariaDB, one
+//! session costs) and the JWT revocation list's read (`get_jwt_revocation`, what it adds to
+//! a JWT session read) on SQLite, PostgreSQL and MySQL/MariaDB, one
 //! round trip each, measured from the caller: `cargo bench -p authcore-sqlx --bench
 //! session_read`. A database that is not running is skipped with a line saying so.
 #![allow(clippy::unwrap_used, missing_docs)]
@@ -8,8 +9,9 @@ use authcore::adapter::{Adapter, AdapterSession, NewUser};
 use authcore_sqlx::SqlxAdapter;
 use criterion::{Criterion, criterion_group, criterion_main};
 
-/// A user with one session in `adapter`; the session token.
-async fn one_session(adapter: &SqlxAdapter) -> String {
+/// A user with one session in `adapter` (and a JWT revocation); the session token and the
+/// user id.
+async fn one_session(adapter: &SqlxAdapter) -> (String, String) {
     adapter.migrate().await.unwrap();
     let user = adapter
         .create_user(NewUser {
@@ -23,19 +25,30 @@ async fn one_session(adapter: &SqlxAdapter) -> String {
     adapter
         .create_session(AdapterSession {
             session_token: token.clone(),
-            user_id: user.id,
+            user_id: user.id.clone(),
             expires: time::OffsetDateTime::now_utc() + time::Duration::days(1),
         })
         .await
         .unwrap();
-    token
+    adapter
+        .revoke_jwt_sessions(&user.id, time::OffsetDateTime::now_utc(), None)
+        .await
+        .unwrap();
+    (token, user.id)
 }
 
 fn bench(c: &mut Criterion, name: &str, rt: &tokio::runtime::Runtime, adapter: SqlxAdapter) {
-    let token = rt.block_on(one_session(&adapter));
-    c.bench_function(name, |b| {
+    let (token, user_id) = rt.block_on(one_session(&adapter));
+    c.bench_function(&format!("get_session_and_user/{name}"), |b| {
         b.iter(|| {
             let found = rt.block_on(adapter.get_session_and_user(&token)).unwrap();
+            assert!(found.is_some());
+        })
+    });
+    // What the JWT revocation list adds to a JWT session read.
+    c.bench_function(&format!("get_jwt_revocation/{name}"), |b| {
+        b.iter(|| {
+            let found = rt.block_on(adapter.get_jwt_revocation(&user_id)).unwrap();
             assert!(found.is_some());
         })
     });
@@ -52,7 +65,7 @@ fn session_read(c: &mut Criterion) {
     let sqlite = rt
         .block_on(SqlxAdapter::sqlite(dir.join("bench.db").to_str().unwrap()))
         .unwrap();
-    bench(c, "get_session_and_user/sqlite", &rt, sqlite);
+    bench(c, "sqlite", &rt, sqlite);
     let _ = std::fs::remove_dir_all(&dir);
 
     let pg_url = std::env::var("AUTHCORE_TEST_POSTGRES_URL")
@@ -64,7 +77,7 @@ fn session_read(c: &mut Criterion) {
             let pool = pg.postgres_pool().unwrap();
             rt.block_on(sqlx::query("CREATE SCHEMA IF NOT EXISTS authcore_bench").execute(pool))
                 .unwrap();
-            bench(c, "get_session_and_user/postgres", &rt, pg)
+            bench(c, "postgres", &rt, pg)
         }
         Err(e) => eprintln!("PostgreSQL skipped: {e}"),
     }
@@ -86,7 +99,7 @@ fn session_read(c: &mut Criterion) {
                 let my = rt
                     .block_on(SqlxAdapter::mysql(&format!("{server}/authcore_bench")))
                     .unwrap();
-                bench(c, "get_session_and_user/mysql", &rt, my);
+                bench(c, "mysql", &rt, my);
             }
             Err(e) => eprintln!("MySQL skipped: {e}"),
         }

@@ -40,6 +40,8 @@ pub(crate) struct Tables {
     pub sessions: &'static str,
     pub verification_tokens: &'static str,
     pub authenticators: &'static str,
+    /// The JWT revocation list (authcore's own table).
+    pub revocations: &'static str,
 }
 
 /// The table names of Auth.js's `@auth/pg-adapter` (also used on SQLite).
@@ -49,6 +51,7 @@ pub(crate) const PG_ADAPTER_TABLES: Tables = Tables {
     sessions: "sessions",
     verification_tokens: "verification_token",
     authenticators: "authenticators",
+    revocations: "session_revocations",
 };
 
 impl Dialect {
@@ -65,7 +68,8 @@ impl Dialect {
 
     /// Renders a statement template: `"` becomes the dialect's quote, each `?` its next
     /// placeholder, and the fragments
-    /// - `{users}`, `{accounts}`, `{sessions}`, `{tokens}`, `{authenticators}`: table names;
+    /// - `{users}`, `{accounts}`, `{sessions}`, `{tokens}`, `{authenticators}`,
+    ///   `{revocations}`: table names;
     /// - `{user}`, `{account}`, `{session}`, `{authenticator}`: a row's columns, in the
     ///   order the row readers of [`crate::ops`] expect;
     /// - `{uid,}` / `{u?,}` and `{rid,}` / `{r?,}`: the id column and its value when the
@@ -87,6 +91,7 @@ impl Dialect {
             .replace("{sessions}", &q(t.sessions))
             .replace("{tokens}", &q(t.verification_tokens))
             .replace("{authenticators}", &q(t.authenticators))
+            .replace("{revocations}", &q(t.revocations))
             .replace("{uid,}", adapter_ids(self.user_ids, "id, "))
             .replace("{u?,}", adapter_ids(self.user_ids, "?, "))
             .replace("{rid,}", adapter_ids(self.row_ids, "id, "))
@@ -174,7 +179,10 @@ queries! {
     delete_user_sessions = r#"DELETE FROM {sessions} WHERE "userId" = ?"#;
     delete_user_accounts = r#"DELETE FROM {accounts} WHERE "userId" = ?"#;
     delete_user_tokens = "DELETE FROM {tokens} WHERE identifier IN (SELECT email FROM {users} WHERE id = ?)";
+    delete_user_revocation = r#"DELETE FROM {revocations} WHERE "userId" = ?"#;
     delete_user = "DELETE FROM {users} WHERE id = ?";
+    insert_revocation = r#"INSERT INTO {revocations} ("userId", "revokedBefore", "keepSession") VALUES (?, ?, ?)"#;
+    get_revocation = r#"SELECT "revokedBefore", "keepSession" FROM {revocations} WHERE "userId" = ?"#;
     link_account = "INSERT INTO {accounts} ({rid,}{account}) VALUES ({r?,}?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     unlink_account = r#"DELETE FROM {accounts} WHERE provider = ? AND "providerAccountId" = ?"#;
     get_account = r#"SELECT {account} FROM {accounts} WHERE provider = ? AND "providerAccountId" = ?"#;

@@ -108,8 +108,8 @@ use db::Pool;
 
 use async_trait::async_trait;
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, NewUser, SessionActivity, UserUpdate,
-    VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity,
+    UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator, ProviderType};
 use std::time::Duration;
@@ -589,6 +589,22 @@ impl Adapter for SqlxAdapter {
         keep: Option<&str>,
     ) -> Result<u64, AdapterError> {
         dispatch!(self, delete_sessions_by_user_id(user_id, keep))
+    }
+
+    async fn revoke_jwt_sessions(
+        &self,
+        user_id: &str,
+        before: OffsetDateTime,
+        keep: Option<&str>,
+    ) -> Result<(), AdapterError> {
+        dispatch!(self, revoke_jwt_sessions(user_id, before, keep))
+    }
+
+    async fn get_jwt_revocation(
+        &self,
+        user_id: &str,
+    ) -> Result<Option<JwtRevocation>, AdapterError> {
+        dispatch!(self, get_jwt_revocation(user_id))
     }
 
     async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {

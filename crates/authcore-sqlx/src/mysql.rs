@@ -20,6 +20,7 @@ pub(crate) static DIALECT: Dialect = Dialect {
         sessions: "session",
         verification_tokens: "verificationToken",
         authenticators: "authenticator",
+        revocations: "sessionRevocation",
     },
     user_ids: Ids::Uuid,
     row_ids: Ids::None,

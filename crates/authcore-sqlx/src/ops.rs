@@ -7,7 +7,7 @@
 //! only if this call's `DELETE` removed it, so two concurrent uses still return it once.
 
 use authcore::adapter::{
-    AdapterError, AdapterSession, AdapterUser, NewUser, SessionActivity, UserUpdate,
+    AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity, UserUpdate,
     VerificationToken,
 };
 use authcore::types::{Account, Authenticator};
@@ -320,6 +320,7 @@ pub(crate) async fn delete_user(pool: &Pool, id: &str) -> Result<(), AdapterErro
         &sql.delete_user_sessions,
         &sql.delete_user_accounts,
         &sql.delete_user_tokens,
+        &sql.delete_user_revocation,
         &sql.delete_user,
     ]
     .map(|s| (s.as_str(), vec![Arg::UserId(id.to_owned())]));
@@ -584,6 +585,51 @@ pub(crate) async fn delete_sessions_by_user_id(
     pool.execute(&pool.sql().delete_user_sessions_but, args)
         .await
         .map_err(map_sqlx("delete_sessions_by_user_id"))
+}
+
+pub(crate) async fn revoke_jwt_sessions(
+    pool: &Pool,
+    user_id: &str,
+    before: OffsetDateTime,
+    keep: Option<&str>,
+) -> Result<(), AdapterError> {
+    const OP: &str = "revoke_jwt_sessions";
+    let user = required_user_id(pool, OP, Some(user_id))?;
+    let sql = pool.sql();
+    // Replaces the user's revocation: delete and insert in one transaction.
+    let statements = vec![
+        (sql.delete_user_revocation.as_str(), vec![user.clone()]),
+        (
+            sql.insert_revocation.as_str(),
+            vec![
+                user,
+                Arg::Time(Some(before)),
+                Arg::Text(keep.map(str::to_owned)),
+            ],
+        ),
+    ];
+    pool.execute_all(statements).await.map_err(map_sqlx(OP))
+}
+
+pub(crate) async fn get_jwt_revocation(
+    pool: &Pool,
+    user_id: &str,
+) -> Result<Option<JwtRevocation>, AdapterError> {
+    const OP: &str = "get_jwt_revocation";
+    if !pool.is_user_id(user_id) {
+        return Ok(None);
+    }
+    let args = vec![Arg::UserId(user_id.to_owned())];
+    let row = pool
+        .fetch_optional(&pool.sql().get_revocation, args, &[Col::Time, Col::Text])
+        .await
+        .map_err(map_sqlx(OP))?;
+    one(OP, row, |r| {
+        Ok(JwtRevocation {
+            before: r.time()?,
+            keep: r.opt_text()?,
+        })
+    })
 }
 
 // ---------------------------------------------------------------------------------------

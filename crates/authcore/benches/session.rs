@@ -1,5 +1,7 @@
 //! One full `GET /auth/session` with a valid cookie through `Auth::handle`, in memory
-//! (`cargo bench -p authcore --bench session`). Also `GET /auth/csrf` and `/auth/providers`.
+//! (`cargo bench -p authcore --bench session`). Also `GET /auth/csrf` and `/auth/providers`,
+//! and the session read with the JWT revocation list (`jwt_revocation`, on the memory
+//! adapter: the list's own cost, without a database round trip).
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use authcore::providers::CredentialsProvider;
@@ -35,7 +37,7 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     let rt = &rt;
-    let run = |path: &'static str, cookie: String| {
+    let run = |auth: &Auth, path: &'static str, cookie: String| {
         let auth = auth.clone();
         move || {
             let req = http::Request::get(path)
@@ -50,13 +52,30 @@ fn bench(c: &mut Criterion) {
             })
         }
     };
-    let mut session = run("/auth/session", cookie.clone());
+    let mut session = run(&auth, "/auth/session", cookie.clone());
     assert!(session().starts_with(b"{\"user\""));
     c.bench_function("get_session_valid_cookie", |b| b.iter(&mut session));
-    let mut csrf_req = run("/auth/csrf", cookie.clone());
+    let mut csrf_req = run(&auth, "/auth/csrf", cookie.clone());
     c.bench_function("get_csrf", |b| b.iter(&mut csrf_req));
-    let mut providers = run("/auth/providers", cookie);
+    let mut providers = run(&auth, "/auth/providers", cookie.clone());
     c.bench_function("get_providers", |b| b.iter(&mut providers));
+
+    let revocable_auth = Auth::new(
+        AuthConfig::builder()
+            .secret("bench-secret-bench-secret-bench-secret")
+            .trust_host(true)
+            .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+            .adapter(authcore::adapter::MemoryAdapter::new())
+            .session_strategy(authcore::SessionStrategy::Jwt)
+            .jwt_revocation(true)
+            .build()
+            .unwrap(),
+    );
+    let mut revocable = run(&revocable_auth, "/auth/session", cookie);
+    assert!(revocable().starts_with(b"{\"user\""));
+    c.bench_function("get_session_valid_cookie_jwt_revocation", |b| {
+        b.iter(&mut revocable)
+    });
 }
 
 criterion_group!(benches, bench);

@@ -101,7 +101,8 @@ pub struct SessionInfo {
 pub struct CurrentSession {
     /// The user's id.
     pub user_id: String,
-    /// The database session's [`SessionInfo::id`] (`None` with JWT sessions).
+    /// The database session's [`SessionInfo::id`], or with JWT sessions the `sid` the
+    /// revocation list gives them (`None` without it).
     pub session_id: Option<String>,
 }
 
@@ -176,7 +177,10 @@ impl Auth {
                 let claims = c.decode_session(&token, &spec.name).ok()??;
                 Some(CurrentSession {
                     user_id: claims.get("sub")?.as_str()?.to_owned(),
-                    session_id: None,
+                    session_id: claims
+                        .get("sid")
+                        .and_then(|v| v.as_str())
+                        .map(str::to_owned),
                 })
             }
         }
@@ -234,12 +238,22 @@ impl Auth {
     }
 
     /// Signs the user out everywhere but the session with id `keep` ("sign out everywhere
-    /// else"; `None`: everywhere); how many sessions ended.
+    /// else"; `None`: everywhere); how many database sessions ended. With JWT sessions and
+    /// the revocation list ([`jwt_revocation`](crate::AuthConfigBuilder::jwt_revocation)),
+    /// every JWT session signed in until now but `keep` (a [`CurrentSession::session_id`])
+    /// is refused from its next read on; their number is unknown (0).
     pub async fn revoke_other_sessions(
         &self,
         user_id: &str,
         keep: Option<&str>,
     ) -> Result<u64, AccountError> {
+        if self.config().inner.jwt_revocation {
+            let now = time::OffsetDateTime::now_utc();
+            self.adapter()?
+                .revoke_jwt_sessions(user_id, now, keep)
+                .await?;
+            return Ok(0);
+        }
         let adapter = self.session_store()?;
         let keep_token = match keep {
             Some(id) => adapter

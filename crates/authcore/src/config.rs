@@ -128,6 +128,8 @@ pub(crate) struct ConfigInner {
     pub json_body_asks_for_url: bool,
     /// Some OAuth provider refreshes access tokens (`refresh_access_token`).
     pub refreshes_tokens: bool,
+    /// JWT sessions are checked against the adapter's revocation list.
+    pub jwt_revocation: bool,
 }
 
 impl ConfigInner {
@@ -250,6 +252,7 @@ pub struct AuthConfigBuilder {
     redirect_proxy_url: Option<String>,
     adapter: Option<Arc<dyn crate::adapter::Adapter>>,
     credentials_database_sessions: bool,
+    jwt_revocation: bool,
     session_update_age: Duration,
     max_body_bytes: usize,
     max_cookie_header_bytes: usize,
@@ -287,6 +290,7 @@ impl Default for AuthConfigBuilder {
             redirect_proxy_url: None,
             adapter: None,
             credentials_database_sessions: false,
+            jwt_revocation: false,
             session_update_age: Duration::from_secs(24 * 60 * 60),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_cookie_header_bytes: DEFAULT_MAX_COOKIE_HEADER_BYTES,
@@ -514,6 +518,18 @@ impl AuthConfigBuilder {
         self
     }
 
+    /// The JWT revocation list (opt-in, beyond Auth.js): JWT sessions get a session id
+    /// (`sid`) and sign-in time (`sat`, milliseconds) claim, and every JWT session read asks the adapter
+    /// whether the user revoked sessions signed in before some time
+    /// ([`Auth::revoke_other_sessions`](crate::Auth::revoke_other_sessions): "sign out
+    /// everywhere" for JWT sessions). Costs one adapter read per session read; needs an
+    /// adapter with `revoke_jwt_sessions` / `get_jwt_revocation`. Tokens signed in before it
+    /// was turned on count as signed in at time 0.
+    pub fn jwt_revocation(mut self, enabled: bool) -> Self {
+        self.jwt_revocation = enabled;
+        self
+    }
+
     /// Auth.js `experimental.enableWebAuthn`, accepted so that ported configurations build
     /// unchanged. WebAuthn is stable in authcore: a WebAuthn provider works without it, and
     /// no `experimental-webauthn` warning is logged.
@@ -738,6 +754,13 @@ impl AuthConfigBuilder {
         {
             require_methods(&**adapter, crate::adapter::AdapterMethod::WEBAUTHN)?;
         }
+        let jwt_revocation = self.jwt_revocation && strategy == SessionStrategy::Jwt;
+        if jwt_revocation {
+            let Some(adapter) = &self.adapter else {
+                return Err(ConfigError::MissingAdapter);
+            };
+            require_methods(&**adapter, crate::adapter::AdapterMethod::JWT_REVOCATION)?;
+        }
         let refreshes_tokens = self
             .providers
             .iter()
@@ -938,6 +961,7 @@ impl AuthConfigBuilder {
                 max_cookie_header_bytes: self.max_cookie_header_bytes,
                 json_body_asks_for_url: self.next_auth_v4,
                 refreshes_tokens,
+                jwt_revocation,
             }),
         })
     }

@@ -171,6 +171,21 @@ async fn refresh(
     let mut claims = config
         .decode_session(token, salt)?
         .ok_or("the session token is empty")?;
+    if config.jwt_revocation {
+        match revoked(ctx, &claims).await {
+            Ok(false) => {}
+            Ok(true) => {
+                let mut r = ResponseInternal::json(Value::Null);
+                r.cookies = store.clean();
+                return Ok(r);
+            }
+            // The store is down: no session now, but the cookie stays for when it is back.
+            Err(source) => {
+                ctx.log_error(&AuthError::SessionTokenError { source });
+                return Ok(ResponseInternal::json(Value::Null));
+            }
+        }
+    }
     refresh_access_token(ctx, &mut claims).await;
     let data = if is_update {
         ctx.req.body.as_ref().and_then(|b| b.get("data"))
@@ -236,6 +251,26 @@ async fn refresh(
         cookies,
         ..Default::default()
     })
+}
+
+/// Whether the JWT session `claims` is on the user's revocation list: signed in (`sat`, ms)
+/// before the user's revocation and not the session it kept (`sid`). A token without
+/// `sat` counts as signed in at time 0. An adapter failure is an error, not a pass.
+async fn revoked(ctx: &Ctx<'_>, claims: &crate::jwt::JwtClaims) -> Result<bool, BoxError> {
+    let (Some(adapter), Some(user_id)) = (
+        &ctx.config.adapter,
+        claims.get("sub").and_then(Value::as_str),
+    ) else {
+        return Ok(false);
+    };
+    let Some(revocation) = adapter.get_jwt_revocation(user_id).await? else {
+        return Ok(false);
+    };
+    let signed_in_at = claims.get("sat").and_then(Value::as_i64).unwrap_or(0);
+    let kept = revocation.keep.is_some()
+        && revocation.keep.as_deref() == claims.get("sid").and_then(Value::as_str);
+    let before = super::callback::unix_millis(revocation.before);
+    Ok(signed_in_at < before && !kept)
 }
 
 /// The session's `error` when its access token could not be refreshed (the value of

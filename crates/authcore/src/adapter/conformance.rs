@@ -30,8 +30,8 @@ use serde_json::json;
 use time::{Duration, OffsetDateTime};
 
 use super::{
-    Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, NewUser, SessionActivity,
-    UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, JwtRevocation, NewUser,
+    SessionActivity, UserUpdate, VerificationToken,
 };
 use crate::types::{Account, Authenticator, JsonObject, ProviderType};
 
@@ -98,6 +98,7 @@ pub async fn run_all_with<A: Adapter + Clone>(adapter: A, options: Options) {
     authenticators(&adapter).await;
     authenticator_deletion(&adapter).await;
     session_activity(&adapter).await;
+    jwt_revocation(&adapter).await;
     delete_user(&adapter).await;
     if options.deletes_user_tokens {
         delete_user_tokens(&adapter).await;
@@ -1437,6 +1438,81 @@ pub async fn session_activity<A: Adapter>(adapter: &A) {
         adapter.list_sessions_by_user_id(&user.id).await,
     );
     eq(CHECK, "no sessions left", &listed, &Vec::new());
+}
+
+/// `revoke_jwt_sessions` stores one revocation per user (a later one replaces it) that
+/// `get_jwt_revocation` reads back; other users have none; an authcore extension, skipped
+/// when unsupported.
+pub async fn jwt_revocation<A: Adapter>(adapter: &A) {
+    const CHECK: &str = "jwt_revocation";
+    use AdapterMethod::*;
+    if !supported(
+        adapter,
+        CHECK,
+        &[CreateUser, RevokeJwtSessions, GetJwtRevocation],
+    ) {
+        return;
+    }
+    let user = new_user(adapter, CHECK, "jwt-revocation").await;
+    let other = new_user(adapter, CHECK, "jwt-revocation-other").await;
+    none(
+        CHECK,
+        "get_jwt_revocation before any",
+        adapter.get_jwt_revocation(&user.id).await,
+    );
+    let (first, second) = (instant(-60), instant(0));
+    ok(
+        CHECK,
+        "revoke_jwt_sessions",
+        adapter
+            .revoke_jwt_sessions(&user.id, first, Some("sid-1"))
+            .await,
+    );
+    ok(
+        CHECK,
+        "revoke_jwt_sessions again",
+        adapter.revoke_jwt_sessions(&user.id, second, None).await,
+    );
+    let got = some(
+        CHECK,
+        "get_jwt_revocation",
+        adapter.get_jwt_revocation(&user.id).await,
+    );
+    eq(
+        CHECK,
+        "the latest revocation",
+        &got,
+        &JwtRevocation {
+            before: second,
+            keep: None,
+        },
+    );
+    ok(
+        CHECK,
+        "revoke_jwt_sessions keeping one",
+        adapter
+            .revoke_jwt_sessions(&user.id, first, Some("sid-2"))
+            .await,
+    );
+    let got = some(
+        CHECK,
+        "get_jwt_revocation",
+        adapter.get_jwt_revocation(&user.id).await,
+    );
+    eq(
+        CHECK,
+        "a revocation keeping a session",
+        &got,
+        &JwtRevocation {
+            before: first,
+            keep: Some("sid-2".to_owned()),
+        },
+    );
+    none(
+        CHECK,
+        "another user's revocation",
+        adapter.get_jwt_revocation(&other.id).await,
+    );
 }
 
 /// `delete_authenticator` removes one passkey (from `get_authenticator` and the user's list)

@@ -21,8 +21,8 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, NewUser, SessionActivity, UserUpdate,
-    VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity,
+    UserUpdate, VerificationToken,
 };
 use crate::types::{Account, Authenticator};
 
@@ -32,6 +32,8 @@ struct Store {
     /// Keyed by (provider, provider_account_id).
     accounts: HashMap<(String, String), Account>,
     sessions: HashMap<String, AdapterSession>,
+    /// JWT revocations by user id.
+    revocations: HashMap<String, JwtRevocation>,
     /// Recorded use of sessions: created, last seen, user agent.
     activity: HashMap<String, (OffsetDateTime, OffsetDateTime, Option<String>)>,
     /// Keyed by (identifier, token).
@@ -141,6 +143,7 @@ impl Adapter for MemoryAdapter {
 
     async fn delete_user(&self, id: &str) -> Result<(), AdapterError> {
         let mut s = self.lock();
+        s.revocations.remove(id);
         if let Some(email) = s.users.remove(id).and_then(|u| u.email) {
             s.tokens.retain(|(identifier, _), _| *identifier != email);
         }
@@ -344,6 +347,29 @@ impl Adapter for MemoryAdapter {
             s.activity.remove(token);
         }
         Ok(gone.len() as u64)
+    }
+
+    async fn revoke_jwt_sessions(
+        &self,
+        user_id: &str,
+        before: OffsetDateTime,
+        keep: Option<&str>,
+    ) -> Result<(), AdapterError> {
+        let revocation = JwtRevocation {
+            before,
+            keep: keep.map(str::to_owned),
+        };
+        self.lock()
+            .revocations
+            .insert(user_id.to_owned(), revocation);
+        Ok(())
+    }
+
+    async fn get_jwt_revocation(
+        &self,
+        user_id: &str,
+    ) -> Result<Option<JwtRevocation>, AdapterError> {
+        Ok(self.lock().revocations.get(user_id).cloned())
     }
 
     async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {

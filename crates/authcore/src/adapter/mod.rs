@@ -123,6 +123,15 @@ pub struct SessionActivity {
     pub user_agent: Option<String>,
 }
 
+/// A user's JWT revocation: sessions signed in before `before` are revoked, but `keep`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JwtRevocation {
+    /// Sessions signed in before this are revoked.
+    pub before: OffsetDateTime,
+    /// The `sid` of the session that stays (the one that asked to sign out elsewhere).
+    pub keep: Option<String>,
+}
+
 /// A verification (magic link) token; `token` is the hash of the emailed token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerificationToken {
@@ -164,6 +173,8 @@ pub enum AdapterMethod {
     ListSessionsByUserId,
     RecordSessionActivity,
     DeleteSessionsByUserId,
+    RevokeJwtSessions,
+    GetJwtRevocation,
 }
 
 impl AdapterMethod {
@@ -195,6 +206,8 @@ impl AdapterMethod {
             AdapterMethod::ListSessionsByUserId => "listSessionsByUserId",
             AdapterMethod::RecordSessionActivity => "recordSessionActivity",
             AdapterMethod::DeleteSessionsByUserId => "deleteSessionsByUserId",
+            AdapterMethod::RevokeJwtSessions => "revokeJwtSessions",
+            AdapterMethod::GetJwtRevocation => "getJwtRevocation",
         }
     }
 
@@ -217,6 +230,12 @@ impl AdapterMethod {
     pub const REFRESH_TOKENS: &'static [AdapterMethod] = &[
         AdapterMethod::ListAccountsByUserId,
         AdapterMethod::UpdateAccount,
+    ];
+
+    /// What the JWT revocation list needs (`AuthConfigBuilder::jwt_revocation`).
+    pub const JWT_REVOCATION: &'static [AdapterMethod] = &[
+        AdapterMethod::RevokeJwtSessions,
+        AdapterMethod::GetJwtRevocation,
     ];
 
     /// What WebAuthn providers need in addition (spec §10.2).
@@ -429,6 +448,25 @@ pub trait Adapter: Send + Sync + 'static {
         Err(AdapterError::Unsupported(
             AdapterMethod::DeleteSessionsByUserId,
         ))
+    }
+    /// Revokes the user's JWT sessions signed in before `before`, except session `keep`
+    /// (its `sid` claim), replacing any earlier revocation of the user (the JWT revocation
+    /// list, beyond Auth.js).
+    async fn revoke_jwt_sessions(
+        &self,
+        user_id: &str,
+        before: OffsetDateTime,
+        keep: Option<&str>,
+    ) -> Result<(), AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::RevokeJwtSessions))
+    }
+    /// The user's JWT revocation, if any: sessions signed in before the time are revoked,
+    /// except the one whose `sid` is given.
+    async fn get_jwt_revocation(
+        &self,
+        user_id: &str,
+    ) -> Result<Option<JwtRevocation>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::GetJwtRevocation))
     }
     /// Deletes an authenticator (a passkey the user removes); whether it existed (beyond
     /// Auth.js).

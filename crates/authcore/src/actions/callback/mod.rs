@@ -99,6 +99,11 @@ pub(crate) fn success_redirect(ctx: &Ctx<'_>, is_new_user: bool) -> String {
     }
 }
 
+/// Milliseconds since 1970 (the `sat` claim).
+pub(crate) fn unix_millis(t: OffsetDateTime) -> i64 {
+    i64::try_from(t.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
+}
+
 /// The default token at sign-in (§4.4): `{name, email, picture, sub}`.
 pub(crate) fn default_token(user: &User) -> JwtClaims {
     let mut t = JwtClaims::new();
@@ -152,6 +157,11 @@ async fn jwt_session_cookies(
             account.expires_at,
             account.refresh_token.as_deref(),
         );
+    }
+    if config.jwt_revocation {
+        // A session id and sign-in time that later reads keep (the revocation list).
+        token.insert("sid".into(), crate::random::uuid_v4().into());
+        token.insert("sat".into(), unix_millis(OffsetDateTime::now_utc()).into());
     }
     let token = config
         .callbacks
