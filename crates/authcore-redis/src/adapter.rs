@@ -752,6 +752,37 @@ impl Adapter for RedisAdapter {
         Ok(Some(JwtRevocation { before, keep }))
     }
 
+    async fn rename_authenticator(
+        &self,
+        credential_id: &str,
+        name: Option<&str>,
+    ) -> Result<bool, AdapterError> {
+        const OP: &str = "renameAuthenticator";
+        if names_index(credential_id) {
+            return Ok(false);
+        }
+        let key = self.keys.authenticator(credential_id);
+        for _ in 0..MAX_UPDATE_ATTEMPTS {
+            let Some(raw) = self.get_raw(OP, &key).await? else {
+                return Ok(false);
+            };
+            let mut stored = decode_object(OP, &raw)?;
+            let authenticator: Authenticator = from_object(OP, &stored)?;
+            if authenticator.credential_id != credential_id {
+                return Ok(false);
+            }
+            match name {
+                Some(n) => stored.insert("name".into(), Value::from(n)),
+                None => stored.remove("name"),
+            };
+            let json = encode(OP, &stored)?;
+            if self.compare_and_set(OP, &key, &raw, &json, None).await? {
+                return Ok(true);
+            }
+        }
+        Err(contention(OP))
+    }
+
     async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
         const OP: &str = "deleteAuthenticator";
         if names_index(credential_id) {

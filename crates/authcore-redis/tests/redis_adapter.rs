@@ -54,6 +54,7 @@ fn authenticator(user_id: &str, credential_id: &str) -> Authenticator {
         credential_public_key: "cHVibGljLWtleQ==".into(),
         transports: Some("usb,nfc".into()),
         credential_device_type: "singleDevice".into(),
+        name: None,
     }
 }
 

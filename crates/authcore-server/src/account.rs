@@ -7,13 +7,14 @@
 //! | `GET /account` | — | the user's sign-in methods (`accounts`, `passkeys`, `email`) |
 //! | `POST /account/unlink` | `{csrfToken, provider, providerAccountId}` | the methods left |
 //! | `POST /account/passkeys/delete` | `{csrfToken, credentialID}` | the methods left |
+//! | `POST /account/passkeys/rename` | `{csrfToken, credentialID, name}` | the methods (an empty name clears it) |
 //! | `POST /account/delete` | `{csrfToken}` | `{}`; the user, their accounts, sessions and passkeys are gone |
 //! | `GET /account/sessions` | — | the user's sessions (`id`, `createdAt`, `lastSeenAt`, `userAgent`, `expires`, `current`) |
 //! | `POST /account/sessions/revoke` | `{csrfToken, id}` | the sessions left |
 //! | `POST /account/sessions/revoke-others` | `{csrfToken}` | the sessions left ("sign out everywhere else") |
 //!
 //! Errors are JSON `{"error": <code>}`: `400 InvalidRequest` (a body that is not the JSON
-//! above), `401 SessionRequired` (signed out), `403 MissingCSRF`,
+//! above; `InvalidName`: a passkey name over 64 characters), `401 SessionRequired` (signed out), `403 MissingCSRF`,
 //! `404 NotFound` (not the user's), `409 LastSignInMethod` (the only way in left),
 //! `501 NoAdapter` / `501 NoDatabaseSessions` (the server runs without a database),
 //! `503 AdapterError` (logged).
@@ -36,6 +37,7 @@ pub(crate) fn routes() -> Router<Auth> {
         .route("/account", get(methods))
         .route("/account/unlink", post(unlink))
         .route("/account/passkeys/delete", post(delete_passkey))
+        .route("/account/passkeys/rename", post(rename_passkey))
         .route("/account/delete", post(delete_user))
         .route("/account/sessions", get(sessions))
         .route("/account/sessions/revoke", post(revoke_session))
@@ -70,6 +72,7 @@ impl From<AccountError> for Refusal {
             AccountError::NotFound => Refusal(StatusCode::NOT_FOUND, "NotFound"),
             AccountError::LastSignInMethod => Refusal(StatusCode::CONFLICT, "LastSignInMethod"),
             AccountError::NoAdapter => Refusal(StatusCode::NOT_IMPLEMENTED, "NoAdapter"),
+            AccountError::InvalidName => Refusal(StatusCode::BAD_REQUEST, "InvalidName"),
             AccountError::NoDatabaseSessions => {
                 Refusal(StatusCode::NOT_IMPLEMENTED, "NoDatabaseSessions")
             }
@@ -167,6 +170,28 @@ async fn delete_passkey(
     let body: PasskeyBody = body(&bytes)?;
     let id = user_id(&auth, &uri, &headers, Some(&body.csrf_token)).await?;
     auth.delete_passkey(&id, &body.credential_id).await?;
+    methods_of(&auth, &id).await
+}
+
+#[derive(serde::Deserialize)]
+struct RenameBody {
+    #[serde(default, rename = "csrfToken")]
+    csrf_token: String,
+    #[serde(rename = "credentialID")]
+    credential_id: String,
+    name: String,
+}
+
+async fn rename_passkey(
+    State(auth): State<Auth>,
+    uri: Uri,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, Refusal> {
+    let body: RenameBody = body(&bytes)?;
+    let id = user_id(&auth, &uri, &headers, Some(&body.csrf_token)).await?;
+    auth.rename_passkey(&id, &body.credential_id, &body.name)
+        .await?;
     methods_of(&auth, &id).await
 }
 

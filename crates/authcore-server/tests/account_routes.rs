@@ -130,6 +130,44 @@ async fn the_signed_in_user_manages_their_accounts_behind_csrf() {
     }
     assert!(db.get_account("gh-1", "github").await.unwrap().is_some());
 
+    // A passkey, named by its owner.
+    db.create_authenticator(authcore::types::Authenticator {
+        credential_id: "cred-1".into(),
+        user_id: Some(demo.id.clone()),
+        provider_account_id: "cred-1".into(),
+        credential_public_key: "pk".into(),
+        counter: 0,
+        credential_device_type: "multiDevice".into(),
+        credential_backed_up: true,
+        transports: None,
+        name: None,
+    })
+    .await
+    .unwrap();
+    let rename = |name: &str| {
+        json!({"csrfToken": token, "credentialID": "cred-1", "name": name}).to_string()
+    };
+    let (status, named) = post(
+        &app,
+        &mut jar,
+        "/account/passkeys/rename",
+        &rename("Laptop"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{named}");
+    assert_eq!(named["passkeys"][0]["name"], "Laptop");
+    let (status, answer) = post(
+        &app,
+        &mut jar,
+        "/account/passkeys/rename",
+        &rename(&"x".repeat(65)),
+    )
+    .await;
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("InvalidName"))
+    );
+
     // Magic links remain: the GitHub account may go.
     let (status, left) = post(&app, &mut jar, "/account/unlink", &unlink(&token, "gh-1")).await;
     assert_eq!(status, StatusCode::OK, "{left}");

@@ -141,7 +141,7 @@ const SESSION_COLUMNS: &str =
     r#"{sessions}."sessionToken", {sessions}."userId", {sessions}.expires"#;
 
 /// `authenticators` columns of the authenticator reader.
-const AUTHENTICATOR_COLUMNS: &str = r#""credentialID", "userId", "providerAccountId", "credentialPublicKey", counter, "credentialDeviceType", "credentialBackedUp", transports"#;
+const AUTHENTICATOR_COLUMNS: &str = r#""credentialID", "userId", "providerAccountId", "credentialPublicKey", counter, "credentialDeviceType", "credentialBackedUp", transports, name"#;
 
 /// Declares [`Queries`]: each statement's name and template, written once for every dialect.
 macro_rules! queries {
@@ -202,7 +202,8 @@ queries! {
     insert_token = "INSERT INTO {tokens} (identifier, expires, token) VALUES (?, ?, ?)";
     get_token = "SELECT identifier, expires, token FROM {tokens} WHERE identifier = ? AND token = ?";
     delete_token = "DELETE FROM {tokens} WHERE identifier = ? AND token = ?";
-    insert_authenticator = "INSERT INTO {authenticators} ({authenticator}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+    insert_authenticator = "INSERT INTO {authenticators} ({authenticator}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    rename_authenticator = r#"UPDATE {authenticators} SET name = ? WHERE "credentialID" = ?"#;
     get_authenticator = r#"SELECT {authenticator} FROM {authenticators} WHERE "credentialID" = ?"#;
     list_authenticators = r#"SELECT {authenticator} FROM {authenticators} WHERE "userId" = ?"#;
     delete_authenticator = r#"DELETE FROM {authenticators} WHERE "credentialID" = ?"#;

@@ -567,6 +567,14 @@ impl Adapter for SqlxAdapter {
         dispatch!(self, delete_authenticator(credential_id))
     }
 
+    async fn rename_authenticator(
+        &self,
+        credential_id: &str,
+        name: Option<&str>,
+    ) -> Result<bool, AdapterError> {
+        dispatch!(self, rename_authenticator(credential_id, name))
+    }
+
     async fn list_sessions_by_user_id(
         &self,
         user_id: &str,

@@ -46,7 +46,7 @@ const ACCOUNT: [Col; 11] = [
     Col::Text,
 ];
 const TOKEN: [Col; 3] = [Col::Text, Col::Time, Col::Text];
-const AUTHENTICATOR: [Col; 8] = [
+const AUTHENTICATOR: [Col; 9] = [
     Col::Text,
     Col::UserId,
     Col::Text,
@@ -54,6 +54,7 @@ const AUTHENTICATOR: [Col; 8] = [
     Col::Int,
     Col::Text,
     Col::Bool,
+    Col::Text,
     Col::Text,
 ];
 
@@ -178,6 +179,7 @@ impl Reader {
             credential_device_type: self.text()?,
             credential_backed_up: self.bool()?,
             transports: self.opt_text()?,
+            name: self.opt_text()?,
         })
     }
 }
@@ -715,6 +717,7 @@ pub(crate) async fn create_authenticator(
         Arg::Text(Some(a.credential_device_type)),
         Arg::Bool(a.credential_backed_up),
         Arg::Text(a.transports),
+        Arg::Text(a.name),
     ];
     pool.execute(&pool.sql().insert_authenticator, args)
         .await
@@ -758,6 +761,20 @@ pub(crate) async fn delete_authenticator(
         .await
         .map_err(map_sqlx("delete_authenticator"))?;
     Ok(deleted > 0)
+}
+
+pub(crate) async fn rename_authenticator(
+    pool: &Pool,
+    credential_id: &str,
+    name: Option<&str>,
+) -> Result<bool, AdapterError> {
+    const OP: &str = "rename_authenticator";
+    let args = vec![Arg::Text(name.map(str::to_owned)), Arg::text(credential_id)];
+    pool.execute(&pool.sql().rename_authenticator, args)
+        .await
+        .map_err(map_sqlx(OP))?;
+    // Not the UPDATE's row count: MySQL counts only rows whose values changed.
+    Ok(get_authenticator(pool, credential_id).await?.is_some())
 }
 
 pub(crate) async fn update_authenticator_counter(

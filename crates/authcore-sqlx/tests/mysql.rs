@@ -129,6 +129,7 @@ async fn tokens_and_ids_compare_byte_for_byte() {
                     credential_device_type: "singleDevice".into(),
                     credential_backed_up: false,
                     transports: None,
+                    name: None,
                 })
                 .await
                 .unwrap_or_else(|e| panic!("{id} is a credential of its own: {e}"));
@@ -261,6 +262,7 @@ async fn works_on_a_database_created_by_auth_js_drizzle_schema() {
                 credential_device_type: "multiDevice".into(),
                 credential_backed_up: true,
                 transports: Some("internal".into()),
+                name: None,
             })
             .await
             .unwrap();

@@ -50,6 +50,8 @@ pub struct Passkey {
     pub credential_backed_up: bool,
     /// Transports, comma-separated, as stored.
     pub transports: Option<String>,
+    /// The name the user gave it.
+    pub name: Option<String>,
 }
 
 /// The ways a user can sign in, as the adapter knows them.
@@ -67,6 +69,7 @@ pub struct SignInMethods {
 impl SignInMethods {
     /// How many independent ways to sign in these are: each OAuth / OIDC account, each
     /// passkey, and magic links (email accounts only record that they were used).
+    /// Passwords of a credentials provider live outside the adapter and are not counted.
     pub fn count(&self) -> usize {
         let oauth = self
             .accounts
@@ -106,6 +109,9 @@ pub struct CurrentSession {
     pub session_id: Option<String>,
 }
 
+/// The longest passkey name [`Auth::rename_passkey`] accepts (in characters).
+pub const MAX_PASSKEY_NAME_CHARS: usize = 64;
+
 /// The [`SessionInfo::id`] of session token `token`.
 fn session_id(token: &str) -> String {
     use sha2::Digest as _;
@@ -126,6 +132,10 @@ pub enum AccountError {
     /// It is the user's last way to sign in.
     #[error("the last way to sign in cannot be removed")]
     LastSignInMethod,
+    /// A passkey name that is longer than [`MAX_PASSKEY_NAME_CHARS`] or has control
+    /// characters.
+    #[error("a passkey name has at most 64 characters and no control characters")]
+    InvalidName,
     /// Session management needs database sessions (JWT sessions are not stored).
     #[error("sessions are listed and revoked with database sessions only")]
     NoDatabaseSessions,
@@ -306,6 +316,7 @@ impl Auth {
                         credential_device_type: a.credential_device_type,
                         credential_backed_up: a.credential_backed_up,
                         transports: a.transports,
+                        name: a.name,
                     })
                     .collect()
             } else {
@@ -378,6 +389,30 @@ impl Auth {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Names one of the user's passkeys (trimmed; an empty name clears it).
+    pub async fn rename_passkey(
+        &self,
+        user_id: &str,
+        credential_id: &str,
+        name: &str,
+    ) -> Result<(), AccountError> {
+        let name = name.trim();
+        if name.chars().count() > MAX_PASSKEY_NAME_CHARS || name.chars().any(char::is_control) {
+            return Err(AccountError::InvalidName);
+        }
+        let adapter = self.adapter()?;
+        let owned = adapter
+            .get_authenticator(credential_id)
+            .await?
+            .is_some_and(|a| a.user_id.as_deref() == Some(user_id));
+        if !owned {
+            return Err(AccountError::NotFound);
+        }
+        let name = (!name.is_empty()).then_some(name);
+        adapter.rename_authenticator(credential_id, name).await?;
         Ok(())
     }
 

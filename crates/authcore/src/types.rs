@@ -267,6 +267,9 @@ pub struct Authenticator {
     /// `singleDevice` or `multiDevice`.
     #[serde(rename = "credentialDeviceType")]
     pub credential_device_type: String,
+    /// The name the user gave the passkey (beyond Auth.js, whose rows have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// A database session row (`AdapterSession`).

@@ -295,6 +295,7 @@ pub(crate) fn verify_registration(
             "singleDevice"
         }
         .to_owned(),
+        name: None,
     })
 }
 
@@ -455,6 +456,7 @@ mod tests {
             credential_public_key: STANDARD.encode(cose_key_bytes(&key).unwrap()),
             transports: Some("internal,hybrid".into()),
             credential_device_type: "multiDevice".into(),
+            name: None,
         };
         assert_eq!(row.credential_id, "AQIDBAU=");
         let cred = credential_from_row(&row, UserVerificationPolicy::Required).unwrap();
@@ -481,6 +483,7 @@ mod tests {
             credential_public_key: String::new(),
             transports: transports.map(Into::into),
             credential_device_type: "singleDevice".into(),
+            name: None,
         };
         // The first row's id does not decode: it is skipped, and the second row keeps
         // its own transports instead of inheriting the first's.

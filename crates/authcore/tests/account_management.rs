@@ -56,6 +56,7 @@ async fn user(db: &MemoryAdapter, email: &str, methods: &[&str]) -> String {
                     credential_device_type: "multiDevice".into(),
                     credential_backed_up: true,
                     transports: Some("internal".into()),
+                    name: None,
                 })
                 .await
                 .unwrap();
@@ -151,6 +152,32 @@ async fn the_last_way_to_sign_in_stays() {
         "{last:?}"
     );
     app(&db, true).delete_passkey(&bob, "cred-2").await.unwrap();
+}
+
+#[tokio::test]
+async fn passkeys_are_named_by_their_owner() {
+    let db = MemoryAdapter::new();
+    let auth = app(&db, true);
+    let ada = user(&db, "ada@example.com", &["passkey:cred-1"]).await;
+    let bob = user(&db, "bob@example.com", &["passkey:cred-2"]).await;
+    auth.rename_passkey(&ada, "cred-1", "  Work laptop ")
+        .await
+        .unwrap();
+    let methods = auth.sign_in_methods(&ada).await.unwrap();
+    assert_eq!(methods.passkeys[0].name.as_deref(), Some("Work laptop"));
+    for (user, id, name) in [(&ada, "cred-2", "mine now"), (&bob, "cred-1", "mine now")] {
+        let r = auth.rename_passkey(user, id, name).await;
+        assert!(matches!(r, Err(AccountError::NotFound)), "{r:?}");
+    }
+    for bad in ["x".repeat(65), "tab\there".to_owned()] {
+        let r = auth.rename_passkey(&ada, "cred-1", &bad).await;
+        assert!(matches!(r, Err(AccountError::InvalidName)), "{r:?}");
+    }
+    auth.rename_passkey(&ada, "cred-1", " ").await.unwrap();
+    assert_eq!(
+        auth.sign_in_methods(&ada).await.unwrap().passkeys[0].name,
+        None
+    );
 }
 
 #[tokio::test]

@@ -335,6 +335,7 @@ fn authenticator(user_id: &str, provider_account_id: &str, credential_id: String
         credential_public_key: format!("pQECAyYgASFYI{}+/A==", random_id()),
         transports: Some("usb,nfc".to_owned()),
         credential_device_type: "singleDevice".to_owned(),
+        name: None,
     }
 }
 
@@ -1515,8 +1516,9 @@ pub async fn jwt_revocation<A: Adapter>(adapter: &A) {
     );
 }
 
-/// `delete_authenticator` removes one passkey (from `get_authenticator` and the user's list)
-/// and reports whether it existed; an authcore extension, skipped when unsupported.
+/// `rename_authenticator` names a passkey (and clears the name), `delete_authenticator`
+/// removes one (from `get_authenticator` and the user's list); both report whether it
+/// existed; authcore extensions, skipped when unsupported.
 pub async fn authenticator_deletion<A: Adapter>(adapter: &A) {
     const CHECK: &str = "authenticator_deletion";
     use AdapterMethod::*;

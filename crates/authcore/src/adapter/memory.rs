@@ -372,6 +372,19 @@ impl Adapter for MemoryAdapter {
         Ok(self.lock().revocations.get(user_id).cloned())
     }
 
+    async fn rename_authenticator(
+        &self,
+        credential_id: &str,
+        name: Option<&str>,
+    ) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        let Some(a) = s.authenticators.get_mut(credential_id) else {
+            return Ok(false);
+        };
+        a.name = name.map(str::to_owned);
+        Ok(true)
+    }
+
     async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
         Ok(self.lock().authenticators.remove(credential_id).is_some())
     }

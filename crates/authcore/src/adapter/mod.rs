@@ -175,6 +175,7 @@ pub enum AdapterMethod {
     DeleteSessionsByUserId,
     RevokeJwtSessions,
     GetJwtRevocation,
+    RenameAuthenticator,
 }
 
 impl AdapterMethod {
@@ -208,6 +209,7 @@ impl AdapterMethod {
             AdapterMethod::DeleteSessionsByUserId => "deleteSessionsByUserId",
             AdapterMethod::RevokeJwtSessions => "revokeJwtSessions",
             AdapterMethod::GetJwtRevocation => "getJwtRevocation",
+            AdapterMethod::RenameAuthenticator => "renameAuthenticator",
         }
     }
 
@@ -473,6 +475,17 @@ pub trait Adapter: Send + Sync + 'static {
     async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
         Err(AdapterError::Unsupported(
             AdapterMethod::DeleteAuthenticator,
+        ))
+    }
+    /// Sets (or with `None` clears) the name of an authenticator; whether it exists (beyond
+    /// Auth.js).
+    async fn rename_authenticator(
+        &self,
+        credential_id: &str,
+        name: Option<&str>,
+    ) -> Result<bool, AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::RenameAuthenticator,
         ))
     }
     /// Sets an authenticator's counter; unknown id → `Ok(None)`.
