@@ -196,6 +196,56 @@ impl Auth {
         }
     }
 
+    /// The signed-in user's access token at `provider`, refreshed first when it is due
+    /// ([`OAuthProvider::refresh_access_token`]), with the `Set-Cookie` values the route's
+    /// answer must carry (a JWT session that was refreshed has a new cookie): from the
+    /// session token's claims with JWT sessions, from the `accounts` row with database
+    /// sessions. `None` when signed out or without a token for that provider.
+    ///
+    /// [`OAuthProvider::refresh_access_token`]: crate::providers::OAuthProvider::refresh_access_token
+    pub async fn access_token(
+        &self,
+        uri: &http::Uri,
+        headers: &http::HeaderMap,
+        provider: &str,
+    ) -> Option<(String, Vec<http::HeaderValue>)> {
+        let lookup = self.lookup_session(uri, headers).await.ok()?;
+        lookup.session.as_ref()?;
+        let c = &*self.config().inner;
+        let token = match &c.adapter {
+            Some(adapter) if c.session_strategy == crate::config::SessionStrategy::Database => {
+                let me = self.current_session(uri, headers).await?;
+                let accounts = adapter.list_accounts_by_user_id(&me.user_id).await.ok()?;
+                accounts
+                    .into_iter()
+                    .find(|a| a.provider == provider)?
+                    .access_token?
+            }
+            _ => {
+                // The refreshed cookie if the read set one, else the request's.
+                let req = self.session_request(uri, headers).await.ok()?;
+                let spec = &c.cookies(req.is_https).session_token;
+                let set: Vec<&str> = lookup
+                    .set_cookie
+                    .iter()
+                    .filter_map(|v| v.to_str().ok()?.split(';').next())
+                    .collect();
+                let refreshed = crate::cookies::RequestCookies::parse(set.iter().copied());
+                let cookie = crate::cookies::SessionCookieStore::new(spec, &refreshed)
+                    .value()
+                    .or_else(|| {
+                        crate::cookies::SessionCookieStore::new(spec, &req.cookies).value()
+                    })?;
+                let claims = c.decode_session(&cookie, &spec.name).ok()??;
+                if claims.get("provider").and_then(|v| v.as_str()) != Some(provider) {
+                    return None;
+                }
+                claims.get("access_token")?.as_str()?.to_owned()
+            }
+        };
+        Some((token, lookup.set_cookie))
+    }
+
     /// The adapter, for session management (database sessions only).
     fn session_store(&self) -> Result<&dyn Adapter, AccountError> {
         let adapter = self.adapter()?;

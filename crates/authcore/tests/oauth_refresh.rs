@@ -155,6 +155,22 @@ async fn session_reads_refresh_the_access_token_once_and_rotate_the_refresh_toke
     }
     assert_eq!(access_tokens.len(), 1, "{access_tokens:?}");
     assert_eq!(op.refresh_count().await, 2);
+
+    // The helper for routes: the fresh access token, refreshed when due, with the cookie
+    // that keeps the new tokens.
+    let mut headers = http::HeaderMap::new();
+    headers.insert("cookie", after.header().parse().unwrap());
+    let uri: http::Uri = format!("{APP}/api").parse().unwrap();
+    let (token, set_cookie) = auth.access_token(&uri, &headers, "oidc").await.unwrap();
+    // The cookie's refresh token was just used by the reads above: their new tokens, no
+    // third token request.
+    assert_eq!(op.refresh_count().await, 2);
+    assert!(!set_cookie.is_empty());
+    assert_eq!(
+        Some(Value::from(token).to_string()),
+        access_tokens.into_iter().next()
+    );
+    assert!(auth.access_token(&uri, &headers, "github").await.is_none());
     assert_eq!(errors.0.lock().unwrap().len(), 0, "{:?}", errors.0);
 }
 
@@ -233,4 +249,15 @@ async fn database_sessions_refresh_the_accounts_row() {
     assert_eq!(session["error"], "RefreshTokenError", "{session}");
     assert_eq!(account().await, refreshed, "the stored tokens are kept");
     assert_eq!(errors.0.lock().unwrap().len(), 1, "{:?}", errors.0);
+
+    // The helper for routes reads the row's token (the kept one: refreshing fails now).
+    let mut headers = http::HeaderMap::new();
+    headers.insert("cookie", jar.header().parse().unwrap());
+    let uri: http::Uri = format!("{APP}/api").parse().unwrap();
+    let (token, _) = auth.access_token(&uri, &headers, "oidc").await.unwrap();
+    assert_eq!(
+        Some(token),
+        account().await.access_token,
+        "the row's (fresh) token"
+    );
 }
