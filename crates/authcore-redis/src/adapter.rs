@@ -340,6 +340,7 @@ impl Adapter for RedisAdapter {
             .arg(self.keys.accounts_by_user(id))
             .arg(self.keys.sessions_by_user(id))
             .arg(self.keys.authenticators_by_user(id))
+            .arg(self.keys.tokens_by_identifier_prefix())
             .invoke_async(&mut conn)
             .await
             .map_err(redis_err(OP))?;
@@ -491,12 +492,27 @@ impl Adapter for RedisAdapter {
             .keys
             .verification_token(&token.identifier, &token.token);
         let json = encode(OP, &token)?;
+        let index = self.keys.tokens_by_identifier(&token.identifier);
+        let expires = expiry_millis(token.expires);
         let mut conn = self.conn.clone();
-        let _: () = redis::cmd("SET")
+        // The token, and its key in the address's index (which `deleteUser` empties),
+        // expiring with the newest token.
+        let _: () = redis::pipe()
+            .atomic()
+            .cmd("SET")
             .arg(&key)
             .arg(json)
             .arg("PXAT")
-            .arg(expiry_millis(token.expires))
+            .arg(expires)
+            .ignore()
+            .cmd("SADD")
+            .arg(&index)
+            .arg(&key)
+            .ignore()
+            .cmd("PEXPIREAT")
+            .arg(&index)
+            .arg(expires)
+            .ignore()
             .query_async(&mut conn)
             .await
             .map_err(redis_err(OP))?;

@@ -75,6 +75,16 @@ impl Keys {
         format!("{}user:token:{identifier}:{token}", self.prefix)
     }
 
+    /// `user:token-index:` (the Lua scripts append an identifier).
+    pub(crate) fn tokens_by_identifier_prefix(&self) -> String {
+        format!("{}user:token-index:", self.prefix)
+    }
+
+    /// `user:token-index:<identifier>` → set of the identifier's token keys.
+    pub(crate) fn tokens_by_identifier(&self, identifier: &str) -> String {
+        format!("{}user:token-index:{identifier}", self.prefix)
+    }
+
     /// `user:authenticator:<credentialID>` → the authenticator as JSON.
     pub(crate) fn authenticator(&self, credential_id: &str) -> String {
         format!("{}user:authenticator:{credential_id}", self.prefix)

@@ -45,6 +45,8 @@
 //! | `user:session:<sessionToken>` | string | session JSON (`sessionToken`, `userId`, `expires`) | at `expires` |
 //! | `user:session:by-user-id:<userId>` | set | keys of the user's sessions (dead members pruned on the next `createSession`) | none |
 //! | `user:token:<identifier>:<token>` | string | verification token JSON (`identifier`, `token`, `expires`) | at `expires` |
+//! | `user:token-index:<identifier>` | set | keys of the identifier's tokens (`deleteUser` deletes them) | at the newest token's `expires` |
+//! | `user:jwt-revocation:<userId>` | string | the user's JWT revocation (`before`, `keep`) | none |
 //! | `user:authenticator:<credentialID>` | string | authenticator JSON (`credentialID`, `userId`, `providerAccountId`, `counter` …), claimed with `SET NX` | none |
 //! | `user:authenticator:by-user-id:<userId>` | set | keys of the user's authenticators | none |
 //!

@@ -118,7 +118,8 @@ return raw
 /// account, session and authenticator in the user's index sets, with the sets.
 ///
 /// KEYS[1] user key. ARGV[1] user id, ARGV[2] email key prefix, ARGV[3..5] the account,
-/// session and authenticator index keys. A record listed in an index but owned by another
+/// session and authenticator index keys, ARGV[6] the token index prefix (the unused magic
+/// links of the user's address go too). A record listed in an index but owned by another
 /// user (`userId` differs) is left alone. Returns 1.
 pub(crate) static DELETE_USER: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
@@ -134,6 +135,9 @@ if user then
   if rec and type(rec.email) == 'string' then
     local email_key = ARGV[2] .. rec.email
     if redis.call('GET', email_key) == ARGV[1] then redis.call('DEL', email_key) end
+    local tokens = ARGV[6] .. rec.email
+    for _, member in ipairs(redis.call('SMEMBERS', tokens)) do redis.call('DEL', member) end
+    redis.call('DEL', tokens)
   end
   redis.call('DEL', KEYS[1])
 end

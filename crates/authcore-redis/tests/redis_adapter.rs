@@ -106,6 +106,7 @@ async fn key_layout_and_field_names_follow_upstream() {
             "user:session:tok-1".to_owned(),
             format!("user:session:by-user-id:{id}"),
             "user:token:ada@example.com:hashed".to_owned(),
+            "user:token-index:ada@example.com".to_owned(),
             "user:authenticator:Y3JlZA==".to_owned(),
             format!("user:authenticator:by-user-id:{id}"),
         ];

@@ -45,7 +45,7 @@ pub struct Options {
     /// How many times the racing checks repeat their race (default 8).
     pub race_rounds: usize,
     /// Whether `delete_user` also deletes unused verification tokens of the user's email
-    /// (default `true`; the Redis adapter leaves them to their expiry).
+    /// (default `true`; an adapter that cannot find tokens by address turns it off).
     pub deletes_user_tokens: bool,
 }
 
