@@ -185,6 +185,15 @@ impl Auth {
             }
             _ => {
                 let claims = c.decode_session(&token, &spec.name).ok()??;
+                // A revoked (or, the store failing, unverifiable) JWT is no session.
+                if c.jwt_revocation
+                    && !matches!(
+                        crate::actions::session::revoked(c, &claims).await,
+                        Ok(false)
+                    )
+                {
+                    return None;
+                }
                 Some(CurrentSession {
                     user_id: claims.get("sub")?.as_str()?.to_owned(),
                     session_id: claims

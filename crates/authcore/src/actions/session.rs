@@ -172,7 +172,7 @@ async fn refresh(
         .decode_session(token, salt)?
         .ok_or("the session token is empty")?;
     if config.jwt_revocation {
-        match revoked(ctx, &claims).await {
+        match revoked(config, &claims).await {
             Ok(false) => {}
             Ok(true) => {
                 let mut r = ResponseInternal::json(Value::Null);
@@ -256,11 +256,13 @@ async fn refresh(
 /// Whether the JWT session `claims` is on the user's revocation list: signed in (`sat`, ms)
 /// before the user's revocation and not the session it kept (`sid`). A token without
 /// `sat` counts as signed in at time 0. An adapter failure is an error, not a pass.
-async fn revoked(ctx: &Ctx<'_>, claims: &crate::jwt::JwtClaims) -> Result<bool, BoxError> {
-    let (Some(adapter), Some(user_id)) = (
-        &ctx.config.adapter,
-        claims.get("sub").and_then(Value::as_str),
-    ) else {
+pub(crate) async fn revoked(
+    config: &crate::config::ConfigInner,
+    claims: &crate::jwt::JwtClaims,
+) -> Result<bool, BoxError> {
+    let (Some(adapter), Some(user_id)) =
+        (&config.adapter, claims.get("sub").and_then(Value::as_str))
+    else {
         return Ok(false);
     };
     let Some(revocation) = adapter.get_jwt_revocation(user_id).await? else {
