@@ -12,7 +12,9 @@
 #
 # Env: DURATION (10s), WARMUP (2s), CONNECTIONS (32), ONLY (both|rust|node),
 #      AUTH_SECRET (fixed bench secret), RUST_PORT (3000), NODE_PORT (3001), CEILING_PORT (3002),
-#      CARGO_TARGET_DIR (respected), SKIP_BUILD=1 (use the existing release binary).
+#      CARGO_TARGET_DIR (respected), SKIP_BUILD=1 (use the existing release binary),
+#      POSTGRES_URL (database sessions on PostgreSQL; default the local server's
+#      `authcore_bench` database, created when missing; empty: skip that scenario).
 # Output: a table on stdout, also written to bench/results/latest.md (git-ignored).
 set -euo pipefail
 
@@ -29,6 +31,9 @@ CEILING_PORT=${CEILING_PORT:-3002}
 CEILING=""
 export AUTH_SECRET=${AUTH_SECRET:-authcore-bench-secret-4f0c2a9e7d1b}
 DEMO_PASSWORD=${AUTHCORE_DEMO_PASSWORD:-authcore-demo}
+# The database-session scenario on PostgreSQL (this machine kind's server, a database of
+# its own so the tests' `test` is left alone; created when missing; "" skips it).
+POSTGRES_URL=${POSTGRES_URL-postgres://postgres@127.0.0.1:5432/authcore_bench}
 export AUTHCORE_DEMO_PASSWORD=$DEMO_PASSWORD
 LUA="$ROOT/bench/wrk-check.lua"
 RESULTS_DIR="$ROOT/bench/results"
@@ -197,22 +202,37 @@ parse_wrk() {
   ' "$1"
 }
 
-SCENARIOS=(session csrf providers signin)
+# Scenarios both servers run; then authcore alone with database sessions (DB_SCENARIOS,
+# each on its own server start with AUTHCORE_DATABASE_URL set).
+SCENARIOS=(session session_none csrf providers signin_page signin)
+DB_SCENARIOS=(session_sqlite session_postgres)
 declare -A LABEL=(
   [session]="GET /auth/session (valid JWT)"
+  [session_none]="GET /auth/session (no cookie)"
   [csrf]="GET /auth/csrf"
   [providers]="GET /auth/providers"
+  [signin_page]="GET /auth/signin (HTML page)"
   [signin]="POST /auth/callback/credentials"
+  [session_sqlite]="GET /auth/session (database session, SQLite)"
+  [session_postgres]="GET /auth/session (database session, PostgreSQL)"
 )
 declare -A RESULT # [server:scenario] = "rps p99 errors"
 declare -A IDLE_RSS
+declare -A PEAK_RSS # VmHWM after the load: the most the server held at once
 ERRORS=()
 
-# bench_server <server key> <port>: the server must already be running.
+peak_rss_mib() {
+  awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"
+}
+
+# bench_server <server key> <port> [scenario ...]: the server must already be running.
 bench_server() {
   local key=$1 port=$2 base="http://127.0.0.1:$2" jar="$WORK/$1.jar"
+  shift 2
+  local scenarios=("$@")
+  ((${#scenarios[@]} > 0)) || scenarios=("${SCENARIOS[@]}")
   local csrf csrf_cookie session_cookie
-  IDLE_RSS[$key]=$(rss_mib "$SERVER_PID")
+  IDLE_RSS[$key]=${IDLE_RSS[$key]:-$(rss_mib "$SERVER_PID")}
 
   csrf=$(sign_in "$base" "$jar")
   csrf_cookie=$(jar_cookie "$jar" authjs.csrf-token)
@@ -222,13 +242,19 @@ bench_server() {
     die "$key: GET /auth/session with the new session cookie does not return the demo user"
 
   local s
-  for s in "${SCENARIOS[@]}"; do
+  for s in "${scenarios[@]}"; do
     local out="$WORK/$key-$s.txt"
     echo "  $key: ${LABEL[$s]} ..." >&2
     case $s in
-      session)
+      session | session_sqlite | session_postgres)
         run_wrk "$out" "$base/auth/session" WRK_COOKIE="authjs.session-token=$session_cookie" \
           WRK_EXPECT_BODY='"demo@example.com"'
+        ;;
+      session_none)
+        run_wrk "$out" "$base/auth/session" WRK_EXPECT_BODY='null'
+        ;;
+      signin_page)
+        run_wrk "$out" "$base/auth/signin" WRK_EXPECT_BODY='action="http://127.0.0.1:'"$port"'/auth/callback/credentials"'
         ;;
       csrf)
         run_wrk "$out" "$base/auth/csrf" WRK_EXPECT_BODY='"csrfToken"'
@@ -243,6 +269,7 @@ bench_server() {
         ;;
     esac
     RESULT[$key:$s]=$(parse_wrk "$out")
+    [[ $s == session_sqlite || $s == session_postgres ]] || PEAK_RSS[$key]=$(peak_rss_mib "$SERVER_PID")
     local errors=${RESULT[$key:$s]##* }
     if ((errors > 0)); then
       ERRORS+=("$key ${LABEL[$s]}: $errors bad responses/socket errors — $(grep -h -E 'first_bad_response|Non-2xx|Socket errors' "$out" | tr '\n' ' ')")
@@ -258,9 +285,28 @@ fi
 START=$(date +%s)
 if [[ $ONLY != node ]]; then
   echo "authcore (Rust) on 127.0.0.1:$RUST_PORT" >&2
-  start_server authcore "$RUST_PORT" env AUTHCORE_RATE_LIMITS=off AUTHCORE_DATABASE_URL="${AUTHCORE_DATABASE_URL:-none}" AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "$RUST_BIN"
+  rust_server() { # <database url>
+    start_server authcore "$RUST_PORT" env AUTHCORE_RATE_LIMITS=off AUTHCORE_DATABASE_URL="$1" \
+      AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "$RUST_BIN"
+  }
+  rust_server none
   bench_server rust "$RUST_PORT"
   stop_server
+  # Database sessions: a fresh SQLite file; PostgreSQL at POSTGRES_URL when it answers.
+  rust_server "sqlite://$WORK/demo.db?mode=rwc"
+  bench_server rust "$RUST_PORT" session_sqlite
+  stop_server
+  if [[ -n $POSTGRES_URL ]] && ! psql "$POSTGRES_URL" -Atc 'select 1' >/dev/null 2>&1; then
+    pg_db=${POSTGRES_URL##*/}
+    pg_db=${pg_db%%\?*}
+    psql "${POSTGRES_URL%/*}/postgres" -qc "create database \"$pg_db\"" >/dev/null 2>&1 ||
+      die "PostgreSQL at $POSTGRES_URL does not answer (start it, or POSTGRES_URL= to skip)"
+  fi
+  if [[ -n $POSTGRES_URL ]]; then
+    rust_server "$POSTGRES_URL"
+    bench_server rust "$RUST_PORT" session_postgres
+    stop_server
+  fi
 fi
 if [[ $ONLY != node ]]; then
   # The ceiling: the same HTTP stack answering a fixed body with no work. No server on this
@@ -295,6 +341,12 @@ ratio() { # <scenario> [numerator "rps p99 err"; default: authcore's result]
   awk -v a="${a%% *}" -v b="${b%% *}" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'
 }
 
+share() { # <scenario>: authcore's rate as a percentage of the ceiling's
+  local a=${RESULT[rust:$1]:-}
+  [[ -n $a && -n $CEILING ]] || { echo "-"; return; }
+  awk -v a="${a%% *}" -v c="${CEILING%% *}" 'BEGIN { if (c > 0) printf "%.0f %%", 100 * a / c; else print "-" }'
+}
+
 cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 [[ -n $cpu_model ]] || cpu_model=$(lscpu 2>/dev/null | awk -F': +' '/Model name/ { print $2; exit }')
 auth_core_version=$(node -p 'require("./interop/node_modules/@auth/core/package.json").version' 2>/dev/null || echo "?")
@@ -307,7 +359,7 @@ report() {
   echo "- server pinned to CPU 0, wrk pinned to CPU 1: wrk -t1 -c$CONNECTIONS -d$DURATION --latency (after a $WARMUP warm-up)"
   [[ $ONLY == rust ]] || echo "- @auth/core $auth_core_version on Node $(node --version 2>/dev/null || echo '?'), bench/authjs-server.mjs"
   [[ $ONLY == node ]] || echo "- authcore: release build of authcore-server ($RUST_BIN)"
-  echo "- authcore idle RSS (before load): ${IDLE_RSS[rust]:--} MiB; @auth/core idle RSS: ${IDLE_RSS[node]:--} MiB"
+  echo "- RSS: authcore idle ${IDLE_RSS[rust]:--} MiB, peak under load (VmHWM) ${PEAK_RSS[rust]:--} MiB; @auth/core idle ${IDLE_RSS[node]:--} MiB, peak ${PEAK_RSS[node]:--} MiB (JWT runs; the database runs start their own server)"
   echo "- command: ONLY=$ONLY DURATION=$DURATION WARMUP=$WARMUP bench/load.sh (${ELAPSED}s)"
   if [[ -n $CEILING ]]; then
     local c_rps c_p99 c_err c_flag=""
@@ -317,14 +369,15 @@ report() {
       "$c_rps" "$c_p99" "$c_flag"
   fi
   echo
-  echo "| endpoint | authcore req/s | authcore p99 | @auth/core req/s | @auth/core p99 | ratio | ceiling ratio |"
-  echo "|---|---:|---:|---:|---:|---:|---:|"
+  echo "| endpoint | authcore req/s | of ceiling | authcore p99 | @auth/core req/s | @auth/core p99 | authcore ÷ @auth/core | ceiling ÷ @auth/core |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
   local s
-  for s in "${SCENARIOS[@]}"; do
-    echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(cell rust "$s" 2) | $(cell node "$s" 1) | $(cell node "$s" 2) | $(ratio "$s") | $(ratio "$s" "$CEILING") |"
+  for s in "${SCENARIOS[@]}" "${DB_SCENARIOS[@]}"; do
+    [[ -n ${RESULT[rust:$s]:-}${RESULT[node:$s]:-} ]] || continue
+    echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(share "$s") | $(cell rust "$s" 2) | $(cell node "$s" 1) | $(cell node "$s" 2) | $(ratio "$s") | $(ratio "$s" "$CEILING") |"
   done
   echo
-  echo "ratio = authcore req/s ÷ @auth/core req/s; ceiling ratio = ceiling req/s ÷ @auth/core req/s, the most any server on this stack and machine could reach. Every response was checked (status class, body or Location)."
+  echo "of ceiling = authcore req/s ÷ ceiling req/s (the no-work server of the same run); ceiling ÷ @auth/core = the most any server on this stack and machine could reach against @auth/core. Every response was checked (status class, body or Location)."
   if ((${#ERRORS[@]} > 0)); then
     echo
     echo "**Errors — the flagged numbers are not valid:**"

@@ -24,7 +24,6 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::{ConnectInfo, Request};
 use axum::http::StatusCode;
-use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
@@ -125,9 +124,6 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) {
     let timeout = limits.request_timeout;
-    let app = app.layer(middleware::from_fn(move |req: Request, next: Next| {
-        answer_within(timeout, req, next)
-    }));
     let permits = Arc::new(Semaphore::new(limits.max_connections));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
@@ -158,7 +154,7 @@ pub async fn serve(
         let service = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
             req.extensions_mut()
                 .insert(ConnectInfo::<std::net::SocketAddr>(peer));
-            app.clone().call(req.map(axum::body::Body::new))
+            answer_within(timeout, app.clone(), req.map(axum::body::Body::new))
         });
         let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
@@ -184,13 +180,19 @@ pub async fn serve(
     }
 }
 
-async fn answer_within(limit: Duration, req: Request, next: Next) -> Response {
-    let path = req.uri().path().to_owned();
-    match tokio::time::timeout(limit, next.run(req)).await {
+/// `app`'s answer to `req`, or `503` when it takes longer than `limit`. Called straight from
+/// the connection's service (no middleware layer: no boxed future per request).
+async fn answer_within(
+    limit: Duration,
+    mut app: Router,
+    req: Request,
+) -> Result<Response, std::convert::Infallible> {
+    let uri = req.uri().clone();
+    match tokio::time::timeout(limit, app.call(req)).await {
         Ok(response) => response,
         Err(_) => {
-            tracing::warn!(path, ?limit, "request timed out");
-            (StatusCode::SERVICE_UNAVAILABLE, "request timed out\n").into_response()
+            tracing::warn!(path = uri.path(), ?limit, "request timed out");
+            Ok((StatusCode::SERVICE_UNAVAILABLE, "request timed out\n").into_response())
         }
     }
 }

@@ -1,5 +1,7 @@
 //! Runs one hot path in a loop, in memory, for instruction-level profiling:
 //! `valgrind --tool=callgrind target/release/examples/hot_loop session 20000`.
+//! Requests: `session` (valid JWT), `session_none`, `csrf`, `providers`, `signin_page`,
+//! anything else: the credentials sign-in.
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use authcore::http_body_util::{BodyExt, Full};
@@ -64,6 +66,14 @@ fn main() {
                 .body(Full::new(Bytes::new()))
                 .unwrap(),
             "providers" => http::Request::get("/auth/providers")
+                .header("host", "127.0.0.1:3000")
+                .body(Full::new(Bytes::new()))
+                .unwrap(),
+            "session_none" => http::Request::get("/auth/session")
+                .header("host", "127.0.0.1:3000")
+                .body(Full::new(Bytes::new()))
+                .unwrap(),
+            "signin_page" => http::Request::get("/auth/signin")
                 .header("host", "127.0.0.1:3000")
                 .body(Full::new(Bytes::new()))
                 .unwrap(),

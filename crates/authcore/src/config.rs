@@ -130,6 +130,8 @@ pub(crate) struct ConfigInner {
     pub refreshes_tokens: bool,
     /// JWT sessions are checked against the adapter's revocation list.
     pub jwt_revocation: bool,
+    /// Per-origin values worked out once (request URL base, `/providers` body).
+    pub sites: crate::site::Sites,
 }
 
 impl ConfigInner {
@@ -962,6 +964,7 @@ impl AuthConfigBuilder {
                 json_body_asks_for_url: self.next_auth_v4,
                 refreshes_tokens,
                 jwt_revocation,
+                sites: Default::default(),
             }),
         })
     }

@@ -64,6 +64,7 @@ pub mod ratelimit;
 pub mod request;
 pub mod response;
 mod session_json;
+mod site;
 pub mod telemetry;
 mod theme;
 pub mod types;

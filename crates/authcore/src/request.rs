@@ -1,6 +1,7 @@
 //! Request parsing (spec §1.1): `http::Request` → the internal request record.
 
 use std::fmt;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method};
@@ -10,6 +11,7 @@ use serde_json::Value;
 use crate::config::ConfigInner;
 use crate::cookies::RequestCookies;
 use crate::error::BoxError;
+use crate::site::Site;
 use crate::types::JsonObject;
 
 /// The nine Auth.js actions.
@@ -185,6 +187,8 @@ pub(crate) struct RequestInternal {
     pub return_redirect: bool,
     /// The client's address ([`ClientAddr`], through trusted proxies), if the host gave one.
     pub client: Option<std::net::IpAddr>,
+    /// What this request's origin alone decides, shared with the other requests to it.
+    pub site: Arc<Site>,
 }
 
 /// The address of the peer that sent a request: hosts put it in the request's extensions
@@ -240,16 +244,19 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// Builds the request URL: the fixed `url` when configured; otherwise, with `trust_host`,
 /// `X-Forwarded-Host` / `X-Forwarded-Proto`, then `Host`, the URI authority and scheme.
+/// Returns it with its origin's cached [`Site`](crate::site::Site).
 fn request_url(
     config: &ConfigInner,
     uri: &http::Uri,
     headers: &HeaderMap,
-) -> Result<url::Url, ParseError> {
+) -> Result<(url::Url, Arc<Site>), ParseError> {
     let path_and_query = uri.path_and_query().map_or("/", |p| p.as_str());
+    let to_err = |e: url::ParseError| ParseError::Url(e.to_string());
     if let Some(fixed) = &config.url {
-        return fixed
-            .join(path_and_query)
-            .map_err(|e| ParseError::Url(e.to_string()));
+        // The fixed URL's path is replaced by the request's, as `URL(path, fixed)` does.
+        let site = config.sites.of_url(fixed).map_err(to_err)?;
+        let url = site.url(path_and_query).map_err(to_err)?;
+        return Ok((url, site));
     }
     let forwarded = |name: &str| {
         if config.trust_host {
@@ -273,14 +280,16 @@ fn request_url(
         return Err(ParseError::Url(format!("unsupported protocol {proto:?}")));
     }
     // The host must be a bare authority; anything else would change the URL's meaning.
-    if host
-        .bytes()
-        .any(|b| matches!(b, b'/' | b'\\' | b'?' | b'#' | b'@') || b.is_ascii_whitespace())
+    if host.is_empty()
+        || host
+            .bytes()
+            .any(|b| matches!(b, b'/' | b'\\' | b'?' | b'#' | b'@') || b.is_ascii_whitespace())
     {
         return Err(ParseError::Url("invalid Host header".to_owned()));
     }
-    let s = format!("{proto}://{host}{path_and_query}");
-    url::Url::parse(&s).map_err(|e| ParseError::Url(e.to_string()))
+    let site = config.sites.get(proto == "https", host).map_err(to_err)?;
+    let url = site.url(path_and_query).map_err(to_err)?;
+    Ok((url, site))
 }
 
 /// Parses an `http::Request` (spec §1.1), reading the body of POSTs up to the limit.
@@ -297,7 +306,7 @@ where
     if parts.method != Method::GET && parts.method != Method::POST {
         return Err(ParseError::Method(parts.method));
     }
-    let url = request_url(config, &parts.uri, &parts.headers)?;
+    let (url, site) = request_url(config, &parts.uri, &parts.headers)?;
     let client = client_addr(config, &parts);
     let (action, provider_id) = parse_action_and_provider_id(url.path(), &config.base_path)?;
     let provider_id = provider_id.map(str::to_owned);
@@ -323,7 +332,7 @@ where
         None
     };
 
-    let origin = origin_of(&url);
+    let origin = String::from(&*site.origin);
     let is_https = url.scheme() == "https";
     let query = Query::parse(url.query());
     let return_redirect = parts.headers.contains_key("x-auth-return-redirect")
@@ -345,6 +354,7 @@ where
         headers: parts.headers,
         return_redirect,
         client,
+        site,
     })
 }
 
@@ -398,40 +408,8 @@ where
     }
 }
 
-/// `url.origin().ascii_serialization()`, cut from the URL's own serialisation for http(s)
-/// URLs: the scheme, host and (non-default) port are already written there, so the host is
-/// not formatted again (an IPv4 host goes through `Display` in `url`'s version).
-pub(crate) fn origin_of(url: &url::Url) -> String {
-    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-        return url.origin().ascii_serialization();
-    }
-    let scheme = &url[..url::Position::AfterScheme];
-    let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
-    let mut origin = String::with_capacity(scheme.len() + 3 + authority.len());
-    origin.push_str(scheme);
-    origin.push_str("://");
-    origin.push_str(authority);
-    origin
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn origin_of_matches_the_url_crate() {
-        for u in [
-            "http://127.0.0.1:3000/auth/session",
-            "https://authjs.test/auth",
-            "https://user:pw@Example.COM:443/x?y#z",
-            "http://[::1]:8080/",
-            "http://xn--bcher-kva.example/",
-            "https://bücher.example:8443/a",
-            "http://10.0.0.1:80/",
-        ] {
-            let url = url::Url::parse(u).unwrap();
-            assert_eq!(origin_of(&url), url.origin().ascii_serialization(), "{u}");
-        }
-    }
-
     use super::*;
     use proptest::prelude::*;
 

@@ -1,9 +1,10 @@
 //! `GET /providers` (spec §2.1): every provider with its sign-in and callback URLs.
 
+use bytes::Bytes;
 use serde_json::{Map, Value};
 
 use super::Ctx;
-use crate::response::ResponseInternal;
+use crate::response::{InternalBody, ResponseInternal};
 use crate::types::PublicProvider;
 
 pub(crate) fn public_providers(ctx: &Ctx<'_>) -> Vec<PublicProvider> {
@@ -20,11 +21,19 @@ pub(crate) fn public_providers(ctx: &Ctx<'_>) -> Vec<PublicProvider> {
         .collect()
 }
 
+/// The body depends on the origin and the configuration alone: it is rendered once per
+/// origin and kept with the origin's [`Site`](crate::site::Site).
 pub(crate) fn providers(ctx: &Ctx<'_>) -> ResponseInternal {
-    let mut map = Map::new();
-    for p in public_providers(ctx) {
-        let id = p.id.clone();
-        map.insert(id, serde_json::to_value(p).unwrap_or(Value::Null));
+    let body = ctx.req.site.providers_json.get_or_init(|| {
+        let mut map = Map::new();
+        for p in public_providers(ctx) {
+            let id = p.id.clone();
+            map.insert(id, serde_json::to_value(p).unwrap_or(Value::Null));
+        }
+        serde_json::to_vec(&map).map_or_else(|_| Bytes::from_static(b"{}"), Bytes::from)
+    });
+    ResponseInternal {
+        body: Some(InternalBody::JsonBytes(body.clone())),
+        ..Default::default()
     }
-    ResponseInternal::json(Value::Object(map))
 }
