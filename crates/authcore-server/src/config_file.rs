@@ -14,6 +14,7 @@
 //! max_connections = 10000                           # AUTHCORE_MAX_CONNECTIONS
 //! database_max_connections = 10                     # AUTHCORE_DATABASE_MAX_CONNECTIONS
 //! database_timeout = 5                              # AUTHCORE_DATABASE_TIMEOUT (seconds)
+//! workers = 2                                       # AUTHCORE_WORKERS (default: the CPUs)
 //!
 //! [auth]
 //! secret = "…"                                      # AUTH_SECRET
@@ -208,6 +209,8 @@ pub struct ServerSection {
     pub database_max_connections: Option<u64>,
     /// Seconds allowed for one database operation (`AUTHCORE_DATABASE_TIMEOUT`).
     pub database_timeout: Option<f64>,
+    /// Threads serving requests (`AUTHCORE_WORKERS`).
+    pub workers: Option<u64>,
     /// Redis for the rate-limit counts of every instance (`AUTHCORE_REDIS_URL`; may hold a
     /// password).
     pub redis_url: Option<SecretValue>,
@@ -382,6 +385,8 @@ impl ConfigFile {
             "AUTHCORE_DATABASE_TIMEOUT",
             number(self.server.database_timeout).as_deref(),
         );
+        let workers = self.server.workers.map(|n| n.to_string());
+        put("AUTHCORE_WORKERS", workers.as_deref());
         put("AUTHCORE_REDIS_URL", secret(&self.server.redis_url));
         put("AUTH_SECRET", secret(&self.auth.secret));
         put("AUTH_URL", self.auth.url.as_deref());

@@ -106,6 +106,10 @@ pub struct DemoConfig {
     /// The database pool: its size (`AUTHCORE_DATABASE_MAX_CONNECTIONS`, default 10) and the
     /// bound on each database operation (`AUTHCORE_DATABASE_TIMEOUT`, seconds, default 5).
     pub database_pool: authcore_sqlx::PoolSettings,
+    /// Threads that serve requests (`AUTHCORE_WORKERS`; default: the CPUs the process may
+    /// run on). With 1 the server runs on a single-threaded runtime
+    /// ([`serve::runtime`]).
+    pub workers: usize,
 }
 
 /// Default sender of the demo's magic-link mails.
@@ -221,6 +225,7 @@ impl DemoConfig {
             allowed_hosts: None,
             limits: serve::ConnectionLimits::default(),
             database_pool: authcore_sqlx::PoolSettings::default(),
+            workers: serve::default_workers(),
             rate_limits: authcore::ratelimit::RateLimits::recommended(),
             redis_url: None,
             trusted_proxies: Vec::new(),
@@ -347,6 +352,9 @@ impl DemoConfig {
         {
             database_pool = database_pool.max_connections(u32::try_from(n).unwrap_or(u32::MAX));
         }
+        let workers = serve::count_var(|k| env.get(k), "AUTHCORE_WORKERS")
+            .map_err(DemoConfigError::InvalidSetting)?
+            .unwrap_or_else(serve::default_workers);
         let redis_url = env
             .get("AUTHCORE_REDIS_URL")
             .map(str::trim)
@@ -369,6 +377,7 @@ impl DemoConfig {
             allowed_hosts,
             limits,
             database_pool,
+            workers,
             rate_limits,
             redis_url,
             trusted_proxies,

@@ -10,8 +10,7 @@ use std::process::ExitCode;
 use authcore::env::Env;
 use authcore_server::{DEMO_USERNAME, DemoConfig, HostTrust, ops, server_app};
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     // The log format is a setting: read the configuration first (its errors are printed).
     let config = match config_path().and_then(|path| read_config(path.as_deref())) {
         Ok(config) => config,
@@ -21,7 +20,14 @@ async fn main() -> ExitCode {
         }
     };
     ops::init_logging(config.log_format);
-    match run(config).await {
+    let runtime = match authcore_server::serve::runtime(config.workers) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("authcore-server: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");

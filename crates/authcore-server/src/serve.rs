@@ -85,6 +85,28 @@ impl ConnectionLimits {
     }
 }
 
+/// The default number of worker threads: the CPUs this process may run on (its affinity
+/// mask, so `taskset -c 0` gives 1).
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
+/// The runtime for `workers` threads: a single-threaded one for 1 (no work stealing, no
+/// cross-thread wake-ups: the fastest on one core), else a multi-threaded one with that
+/// many workers.
+pub fn runtime(workers: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    if workers <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .enable_all()
+            .build()
+    }
+}
+
 /// Variable `key` from `get` as seconds (a decimal number: `10`, `0.5`; up to a day), if set.
 pub(crate) fn seconds_var<'a>(
     get: impl Fn(&str) -> Option<&'a str>,

@@ -228,9 +228,7 @@ impl SqlxAdapter {
             .journal_mode(SqliteJournalMode::Wal)
             .foreign_keys(true)
             .synchronous(SqliteSynchronous::Normal);
-        let pool = sqlx::sqlite::SqlitePoolOptions::new()
-            .max_connections(settings.max_connections)
-            .acquire_timeout(settings.timeout)
+        let pool = pool_options(&settings)
             .connect_with(options)
             .await
             .map_err(Error::Connect)?;
@@ -245,6 +243,30 @@ impl SqlxAdapter {
             timeout: DEFAULT_ACQUIRE_TIMEOUT,
         }
     }
+}
+
+/// A pooled connection idle at least this long is pinged before it is used.
+pub const PING_IF_IDLE_FOR: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Pool options of the three backends: size and acquire bound from `settings`, and a ping
+/// before use only for a connection idle [`PING_IF_IDLE_FOR`] or longer (one that may
+/// have gone stale). sqlx's default pings on every acquire, which adds a round trip to
+/// every query of a busy server (measured on the PostgreSQL session read:
+/// `docs/architecture.md`, *Hot path*).
+fn pool_options<DB: sqlx::Database>(settings: &PoolSettings) -> sqlx::pool::PoolOptions<DB> {
+    use sqlx::Connection as _;
+    sqlx::pool::PoolOptions::new()
+        .max_connections(settings.max_connections)
+        .acquire_timeout(settings.timeout)
+        .test_before_acquire(false)
+        .before_acquire(|conn: &mut DB::Connection, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= PING_IF_IDLE_FOR {
+                    conn.ping().await?;
+                }
+                Ok(true)
+            })
+        })
 }
 
 #[cfg(feature = "postgres")]
@@ -266,9 +288,7 @@ impl SqlxAdapter {
         use std::str::FromStr;
 
         let options = PgConnectOptions::from_str(url).map_err(Error::InvalidUrl)?;
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .max_connections(settings.max_connections)
-            .acquire_timeout(settings.timeout)
+        let pool = pool_options(&settings)
             .connect_with(options)
             .await
             .map_err(Error::Connect)?;
@@ -312,9 +332,7 @@ impl SqlxAdapter {
         use std::str::FromStr;
 
         let options = MySqlConnectOptions::from_str(url).map_err(Error::InvalidUrl)?;
-        let pool = sqlx::mysql::MySqlPoolOptions::new()
-            .max_connections(settings.max_connections)
-            .acquire_timeout(settings.timeout)
+        let pool = pool_options(&settings)
             .connect_with(options)
             .await
             .map_err(Error::Connect)?;

@@ -10,7 +10,7 @@ use std::hint::black_box;
 
 use aes::Aes256;
 use aes::cipher::{
-    BlockModeDecrypt, BlockModeEncrypt, InnerIvInit, KeyInit as _, KeyIvInit, block_padding::Pkcs7,
+    BlockModeDecrypt, BlockModeEncrypt, InnerIvInit, KeyIvInit, block_padding::Pkcs7,
 };
 use aws_lc_rs::cipher::{
     AES_256, DecryptionContext, EncryptionContext, PaddedBlockDecryptingKey,

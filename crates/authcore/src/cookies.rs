@@ -32,7 +32,10 @@ pub fn encode_uri_component(s: &str) -> Cow<'_, str> {
     if s.bytes().all(|b| URI_COMPONENT_UNRESERVED[usize::from(b)]) {
         return Cow::Borrowed(s);
     }
-    utf8_percent_encode(s, URI_COMPONENT).into()
+    // Into one buffer sized for a few escapes, rather than grown chunk by chunk.
+    let mut out = String::with_capacity(s.len() + s.len() / 2 + 8);
+    out.extend(utf8_percent_encode(s, URI_COMPONENT));
+    Cow::Owned(out)
 }
 
 /// The bytes [`URI_COMPONENT`] leaves as they are (ASCII alphanumerics and `-_.!~*'()`),

@@ -32,8 +32,10 @@ fn push_hash_hex(out: &mut String, token: &str, secret_string: &str) {
     let digest = h.finalize();
     let mut buf = [0u8; 64];
     // `hex` writes exactly 64 lowercase hex chars for 32 bytes.
-    if hex::encode_to_slice(digest.as_slice(), &mut buf).is_ok() {
-        out.extend(buf.iter().map(|&b| b as char));
+    if hex::encode_to_slice(digest.as_slice(), &mut buf).is_ok()
+        && let Ok(hex) = std::str::from_utf8(&buf)
+    {
+        out.push_str(hex);
     }
 }
 

@@ -205,12 +205,12 @@ impl DerivedKey {
         match &self.cipher {
             Cipher::CbcHs512(_) => {
                 let mut iv = [0u8; 16];
-                getrandom::fill(&mut iv).map_err(|_| JoseError::Rng)?;
+                crate::random::fill(&mut iv).map_err(|_| JoseError::Rng)?;
                 encrypt_compact_with_iv(self, &iv, plaintext)
             }
             Cipher::Gcm(gcm) => {
                 let mut iv = [0u8; 12];
-                getrandom::fill(&mut iv).map_err(|_| JoseError::Rng)?;
+                crate::random::fill(&mut iv).map_err(|_| JoseError::Rng)?;
                 let mut buf = plaintext;
                 let header = self.protected_header_b64();
                 let tag = gcm
@@ -387,7 +387,7 @@ impl KeyRing {
         let keys = self.keys(salt, Enc::A256CbcHs512);
         let key = keys.first().ok_or(JoseError::NoSecret)?;
         let mut iv = [0u8; 16];
-        getrandom::fill(&mut iv).map_err(|_| JoseError::Rng)?;
+        crate::random::fill(&mut iv).map_err(|_| JoseError::Rng)?;
         encrypt_compact_with_iv(key, &iv, plaintext)
     }
 

@@ -120,7 +120,7 @@ impl JwtCodec {
         let exp = now_unix.saturating_add(i64::try_from(max_age_secs).unwrap_or(i64::MAX));
         // One OS CSPRNG call gives both the `jti` (UUID v4) and the IV.
         let mut random = [0u8; 32];
-        getrandom::fill(&mut random).map_err(|_| JoseError::Rng)?;
+        crate::random::fill(&mut random).map_err(|_| JoseError::Rng)?;
         let (jti_bytes, iv) = random.split_at(16);
         let mut jti = [0u8; uuid::fmt::Hyphenated::LENGTH];
         let jti = uuid::Builder::from_random_bytes(jti_bytes.try_into().unwrap_or_default())
@@ -266,7 +266,7 @@ impl SessionTokenCodec for NextAuthV4Codec {
         let now = unix_now();
         let exp = now.saturating_add(i64::try_from(max_age_secs).unwrap_or(i64::MAX));
         let mut random = [0u8; 16];
-        getrandom::fill(&mut random).map_err(|_| JoseError::Rng)?;
+        crate::random::fill(&mut random).map_err(|_| JoseError::Rng)?;
         let jti = uuid::Builder::from_random_bytes(random)
             .into_uuid()
             .hyphenated()

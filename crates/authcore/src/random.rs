@@ -1,19 +1,77 @@
 //! Randomness from the OS CSPRNG.
+//!
+//! Small draws (tokens, IVs, nonces: the two or three a request makes) come from a
+//! per-thread block of OS random bytes, refilled by one `getrandom` call every
+//! [`POOL_BYTES`] bytes instead of one system call per draw. Every byte still comes from
+//! the OS CSPRNG and is handed out once: it is wiped from the block as it is taken. A forked
+//! child (which inherits a copy of the block) is recognised by its process id and refills
+//! before its first draw, so parent and child never share a byte.
+
+use std::cell::RefCell;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+/// Size of a thread's block of OS random bytes.
+const POOL_BYTES: usize = 512;
+
+/// Draws longer than this go straight to the OS.
+const MAX_POOLED_DRAW: usize = 64;
+
+struct Pool {
+    bytes: [u8; POOL_BYTES],
+    /// Bytes already handed out (wiped); `POOL_BYTES` when the block must be refilled.
+    used: usize,
+    /// The process the block was filled in.
+    pid: u32,
+}
+
+thread_local! {
+    static POOL: RefCell<Pool> = const {
+        RefCell::new(Pool { bytes: [0; POOL_BYTES], used: POOL_BYTES, pid: 0 })
+    };
+}
+
+/// Fills `out` with bytes from the OS CSPRNG (see the module docs).
+///
+/// # Errors
+/// The OS random number generator failed.
+pub(crate) fn fill(out: &mut [u8]) -> Result<(), getrandom::Error> {
+    if out.len() > MAX_POOLED_DRAW {
+        return getrandom::fill(out);
+    }
+    POOL.with_borrow_mut(|pool| {
+        let pid = std::process::id();
+        if pool.pid != pid || pool.used + out.len() > POOL_BYTES {
+            getrandom::fill(&mut pool.bytes)?;
+            pool.used = 0;
+            pool.pid = pid;
+        }
+        let taken = &mut pool.bytes[pool.used..pool.used + out.len()];
+        out.copy_from_slice(taken);
+        taken.fill(0);
+        pool.used += out.len();
+        Ok(())
+    })
+}
 
 /// `N` random bytes. The OS CSPRNG failing is unrecoverable for an auth server.
 pub(crate) fn bytes<const N: usize>() -> [u8; N] {
     let mut buf = [0u8; N];
     #[allow(clippy::expect_used)]
-    getrandom::fill(&mut buf).expect("the OS random number generator failed");
+    fill(&mut buf).expect("the OS random number generator failed");
     buf
 }
 
 /// `N` random bytes as lowercase hex (`2N` chars).
 pub(crate) fn hex_token<const N: usize>() -> String {
-    hex::encode(bytes::<N>())
+    let raw = bytes::<N>();
+    // Into a buffer of the exact size: `hex::encode` goes character by character.
+    let mut out = vec![0u8; 2 * N];
+    match hex::encode_to_slice(raw, &mut out) {
+        Ok(()) => String::from_utf8(out).unwrap_or_else(|_| hex::encode(raw)),
+        Err(_) => hex::encode(raw),
+    }
 }
 
 /// `N` random bytes as unpadded base64url.
@@ -28,4 +86,39 @@ pub(crate) fn uuid_v4() -> String {
         .into_uuid()
         .hyphenated()
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_never_repeat_and_span_refills() {
+        let mut seen = std::collections::HashSet::new();
+        // Several refills of the block, with draws that straddle its end.
+        for _ in 0..(4 * POOL_BYTES / 24) {
+            let mut b = [0u8; 24];
+            fill(&mut b).unwrap();
+            assert!(seen.insert(b), "a draw repeated");
+        }
+        let mut big = [0u8; 200];
+        fill(&mut big).unwrap();
+        assert!(big.iter().any(|&b| b != 0));
+        let t = hex_token::<32>();
+        assert_eq!(t.len(), 64);
+        assert!(
+            t.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
+    }
+
+    #[test]
+    fn taken_bytes_are_wiped_from_the_block() {
+        let mut b = [0u8; 32];
+        fill(&mut b).unwrap();
+        POOL.with_borrow(|pool| {
+            assert!(pool.used >= 32);
+            assert!(pool.bytes[..pool.used].iter().all(|&x| x == 0));
+        });
+    }
 }

@@ -165,10 +165,15 @@ struct VerifyRequestTemplate<'a> {
 }
 
 fn render(t: &impl Template) -> Result<String, AuthError> {
-    t.render().map_err(|e| AuthError::CallbackError {
-        callback: "render page",
-        source: Box::new(e),
-    })
+    // Every page carries the stylesheet: size the buffer for it and the markup at once
+    // rather than growing it by doubling.
+    let mut html = String::with_capacity(CSS.len() + 4096);
+    t.render_into(&mut html)
+        .map_err(|e| AuthError::CallbackError {
+            callback: "render page",
+            source: Box::new(e),
+        })?;
+    Ok(html)
 }
 
 /// The colour of a badge's icon or monogram on a `#rgb[a]` / `#rrggbb[aa]` brand colour:
