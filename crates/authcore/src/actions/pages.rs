@@ -67,11 +67,12 @@ impl<'a> Shell<'a> {
     }
 }
 
-struct FieldView {
-    key: String,
-    label: String,
-    input_type: String,
-    attributes: Vec<(String, String)>,
+/// A form field, borrowing from the configuration and the request.
+struct FieldView<'a> {
+    key: &'a str,
+    label: &'a str,
+    input_type: &'a str,
+    attributes: Vec<(&'a str, &'a str)>,
 }
 
 /// How a provider's form is drawn.
@@ -85,27 +86,27 @@ enum FormKind {
     WebAuthn,
 }
 
-struct ProviderView {
-    id: String,
-    name: String,
+struct ProviderView<'a> {
+    id: &'a str,
+    name: &'a str,
     action: String,
     kind: FormKind,
     /// OAuth buttons carry the callback URL; credential forms rely on the cookie.
-    callback_url: Option<String>,
+    callback_url: Option<&'a str>,
     /// A configured logo URL (OAuth); else the brand icon, else a monogram is drawn.
-    logo: Option<String>,
+    logo: Option<&'a str>,
     /// The brand icon's SVG path data (24×24), inlined (OAuth without a configured logo).
     icon: Option<&'static str>,
     /// First letter of the name, for the monogram.
     monogram: String,
     /// The submit button's id (`submitButton` for email as in Auth.js, else per provider).
     button_id: String,
-    fields: Vec<FieldView>,
+    fields: Vec<FieldView<'a>>,
     /// A separator goes between a form and its neighbours (Auth.js), not between buttons.
     hr_before: bool,
 }
 
-impl ProviderView {
+impl ProviderView<'_> {
     fn is_button(&self) -> bool {
         self.kind == FormKind::Button
     }
@@ -131,7 +132,7 @@ struct SigninTemplate<'a> {
     provider_css: String,
     csrf_token: &'a str,
     error_message: Option<&'static str>,
-    providers: Vec<ProviderView>,
+    providers: Vec<ProviderView<'a>>,
     webauthn: Option<WebAuthnScript>,
 }
 
@@ -273,8 +274,8 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
     // The OAuth forms' hidden `callbackUrl`: the query's value as given (Auth.js spreads
     // the query over the page's props), validated again when the form is posted; else the
     // resolved URL. An empty value leaves the input out, as Auth.js's `callbackUrl &&`.
-    let form_callback_url = q.get("callbackUrl").unwrap_or(&ctx.callback_url).to_owned();
-    let form_callback_url = (!form_callback_url.is_empty()).then_some(form_callback_url);
+    let form_callback_url =
+        Some(q.get("callbackUrl").unwrap_or(&ctx.callback_url)).filter(|cb| !cb.is_empty());
     let mut provider_css = String::new();
     let providers = ctx
         .config
@@ -282,13 +283,13 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let id = p.id().to_owned();
-            let name = p.name().to_owned();
+            let id = p.id();
+            let name = p.name();
             let monogram = name.chars().next().map(|c| c.to_uppercase().to_string()).unwrap_or_default();
             let view = |kind, action: String, fields| ProviderView {
                 button_id: format!("submitButton-{id}"),
-                id: id.clone(),
-                name: name.clone(),
+                id,
+                name,
                 action,
                 kind,
                 callback_url: None,
@@ -305,17 +306,14 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
                         FormKind::Fields,
                         ctx.auth_url(&format!("/signin/{}", e.id)),
                         vec![FieldView {
-                            key: "email".into(),
-                            label: "Email".into(),
-                            input_type: "email".into(),
+                            key: "email",
+                            label: "Email",
+                            input_type: "email",
                             attributes: vec![
-                                ("placeholder".into(), "email@example.com".into()),
-                                ("autocomplete".into(), "email".into()),
-                                ("required".into(), String::new()),
-                                (
-                                    "value".into(),
-                                    q.get("email").unwrap_or_default().to_owned(),
-                                ),
+                                ("placeholder", "email@example.com"),
+                                ("autocomplete", "email"),
+                                ("required", ""),
+                                ("value", q.get("email").unwrap_or_default()),
                             ],
                         }],
                     )
@@ -337,9 +335,9 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
                             ".provider-{i}{{--provider-brand-color:{brand};--provider-text-color:{text}}}"
                         ));
                     }
-                    let logo = o.style.logo.clone().filter(|l| !l.is_empty());
+                    let logo = o.style.logo.as_deref().filter(|l| !l.is_empty());
                     ProviderView {
-                        callback_url: form_callback_url.clone(),
+                        callback_url: form_callback_url,
                         icon: if logo.is_some() { None } else { brand_icon(&o.id) },
                         logo,
                         ..view(
@@ -355,17 +353,17 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
                     w.form_fields
                         .iter()
                         .map(|f| {
-                            let mut attributes = vec![("data-form-field".into(), String::new())];
+                            let mut attributes = vec![("data-form-field", "")];
                             if f.required {
-                                attributes.push(("required".into(), String::new()));
+                                attributes.push(("required", ""));
                             }
                             if let Some(a) = &f.autocomplete {
-                                attributes.push(("autocomplete".into(), a.clone()));
+                                attributes.push(("autocomplete", a.as_str()));
                             }
                             FieldView {
-                                key: f.name.clone(),
-                                label: f.label.clone(),
-                                input_type: if f.name == "email" { "email" } else { "text" }.into(),
+                                key: &f.name,
+                                label: &f.label,
+                                input_type: if f.name == "email" { "email" } else { "text" },
                                 attributes,
                             }
                         })
@@ -377,10 +375,14 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
                     c.fields
                         .iter()
                         .map(|(key, f)| FieldView {
-                            key: key.clone(),
-                            label: f.label.clone(),
-                            input_type: f.input_type.clone(),
-                            attributes: f.attributes.clone(),
+                            key,
+                            label: &f.label,
+                            input_type: &f.input_type,
+                            attributes: f
+                                .attributes
+                                .iter()
+                                .map(|(k, v)| (k.as_str(), v.as_str()))
+                                .collect(),
                         })
                         .collect(),
                 ),
