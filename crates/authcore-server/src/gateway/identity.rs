@@ -171,7 +171,13 @@ struct SigningKey {
 /// and keep the old one listed until tokens signed with it have expired).
 pub struct SigningKeys {
     keys: Vec<SigningKey>,
+    /// Identity JWTs made recently, by their claims other than `iat` / `exp`: reused while
+    /// young (see [`SigningKeys::sign`]). At most [`MAX_CACHED_JWTS`]; starts over when full.
+    recent: std::sync::Mutex<std::collections::HashMap<String, (i64, String)>>,
 }
+
+/// Identity JWTs kept for reuse at most (one per signed-in user and upstream origin).
+pub const MAX_CACHED_JWTS: usize = 4096;
 
 impl std::fmt::Debug for SigningKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -220,7 +226,10 @@ impl SigningKeys {
                 })
             })
             .collect::<Result<_, _>>()?;
-        Ok(SigningKeys { keys })
+        Ok(SigningKeys {
+            keys,
+            recent: Default::default(),
+        })
     }
 
     fn key(pem: &[u8]) -> Option<SigningKey> {
@@ -256,9 +265,14 @@ impl SigningKeys {
         json!({"keys": self.keys.iter().map(|k| k.jwk.clone()).collect::<Vec<_>>()})
     }
 
-    /// A JWT for `who`, valid `ttl_secs` from `now`: `iss` the gateway, `aud` the origin of
-    /// the upstream (`https://app.example.com`), `sub`, `email`, `name`, `groups`,
+    /// A JWT for `who`, valid `ttl_secs` from its `iat`: `iss` the gateway, `aud` the origin
+    /// of the upstream (`https://app.example.com`), `sub`, `email`, `name`, `groups`,
     /// `provider`, `iat`, `exp`, with the signing key's `kid`.
+    ///
+    /// Signing costs more than the rest of a forward-auth check (`jsonwebtoken` parses the
+    /// PKCS#8 key again for every signature), so a JWT with the same claims made less than a
+    /// tenth of `ttl_secs` ago is returned again: every JWT an upstream receives still has at
+    /// least 90 % of its lifetime ahead of it.
     pub fn sign(
         &self,
         who: &Identity,
@@ -268,14 +282,38 @@ impl SigningKeys {
         ttl_secs: i64,
     ) -> Result<String, jsonwebtoken::errors::Error> {
         let key = &self.keys[0];
-        let mut header = jsonwebtoken::Header::new(key.alg);
-        header.kid = Some(key.kid.clone());
-        let claims = json!({
+        let mut claims = json!({
             "iss": issuer, "aud": audience, "sub": who.id, "email": who.email,
             "name": who.name, "groups": who.groups, "provider": who.provider,
-            "iat": now, "exp": now + ttl_secs,
         });
-        jsonwebtoken::encode(&header, &claims, &key.encoding)
+        let identity = claims.to_string();
+        let reuse_for = ttl_secs / 10;
+        let recent = self
+            .recent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((iat, jwt)) = recent.get(&identity)
+            && (0..reuse_for).contains(&(now - iat))
+        {
+            return Ok(jwt.clone());
+        }
+        drop(recent);
+        claims["iat"] = now.into();
+        claims["exp"] = (now + ttl_secs).into();
+        let mut header = jsonwebtoken::Header::new(key.alg);
+        header.kid = Some(key.kid.clone());
+        let jwt = jsonwebtoken::encode(&header, &claims, &key.encoding)?;
+        if reuse_for > 0 {
+            let mut recent = self
+                .recent
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if recent.len() >= MAX_CACHED_JWTS {
+                recent.clear();
+            }
+            recent.insert(identity, (now, jwt.clone()));
+        }
+        Ok(jwt)
     }
 }
 
@@ -310,6 +348,46 @@ mod tests {
             groups: vec!["admins".into()],
             ..Identity::default()
         }
+    }
+
+    #[test]
+    fn identity_jwts_are_reused_for_a_tenth_of_their_lifetime() {
+        let p = Path::new("k.pem");
+        let keys = SigningKeys::from_pems(&[(p, ED25519.as_bytes().to_vec())]).unwrap();
+        let (iss, aud) = ("https://auth.example.com", "https://app.example.com");
+        let t0 = 1_700_000_000;
+        let first = keys.sign(&who(), iss, aud, t0, 60).unwrap();
+        assert_eq!(keys.sign(&who(), iss, aud, t0 + 5, 60).unwrap(), first);
+        // Six seconds is a tenth of 60: a new JWT, with its own iat.
+        let later = keys.sign(&who(), iss, aud, t0 + 6, 60).unwrap();
+        assert_ne!(later, first);
+        let payload = |jwt: &str| -> Value {
+            let part = jwt.split('.').nth(1).unwrap();
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(part).unwrap()).unwrap()
+        };
+        assert_eq!(payload(&later)["iat"], t0 + 6);
+        assert_eq!(payload(&later)["exp"], t0 + 66);
+        // Another upstream, another user, a clock that went back, a short lifetime: signed anew.
+        assert_ne!(
+            keys.sign(&who(), iss, "https://b.example.com", t0 + 7, 60)
+                .unwrap(),
+            later
+        );
+        let other = Identity {
+            email: Some("other@example.com".into()),
+            ..who()
+        };
+        assert_eq!(
+            payload(&keys.sign(&other, iss, aud, t0 + 7, 60).unwrap())["email"],
+            "other@example.com"
+        );
+        assert_eq!(
+            payload(&keys.sign(&who(), iss, aud, t0 + 1, 60).unwrap())["iat"],
+            t0 + 1
+        );
+        keys.sign(&who(), iss, aud, t0 + 100, 9).unwrap();
+        let short = keys.sign(&who(), iss, aud, t0 + 101, 9).unwrap();
+        assert_eq!(payload(&short)["iat"], t0 + 101);
     }
 
     #[test]
