@@ -303,20 +303,17 @@ measure_ceiling() {
 SCALE=""
 measure_scaling() {
   ((CPUS >= 2)) || return 0
-  local jar="$WORK/scale.jar" cookie out="$WORK/scale.txt"
+  # Unpinned: start_server and run_wrk read these two arrays (bash scopes them dynamically).
+  local SERVER_CPU=() LOAD_CPU=()
+  local jar="$WORK/scale.jar" cookie
   echo "authcore on both cores (AUTHCORE_WORKERS=2, unpinned): GET /auth/session ..." >&2
-  env AUTHCORE_RATE_LIMITS=off AUTHCORE_DATABASE_URL=none AUTHCORE_WORKERS=2 \
-    AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "$RUST_BIN" >"$WORK/scale.log" 2>&1 &
-  SERVER_PID=$!
-  for _ in $(seq 100); do curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$RUST_PORT/auth/providers" && break; sleep 0.1; done
+  start_server authcore-2cores "$RUST_PORT" env AUTHCORE_RATE_LIMITS=off AUTHCORE_DATABASE_URL=none \
+    AUTHCORE_WORKERS=2 AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "$RUST_BIN"
   sign_in "http://127.0.0.1:$RUST_PORT" "$jar" >/dev/null
   cookie=$(jar_cookie "$jar" authjs.session-token)
-  local limit=$(($(seconds "$WARMUP") + $(seconds "$DURATION") + 30))
-  env WRK_COOKIE="authjs.session-token=$cookie" WRK_EXPECT_BODY='"demo@example.com"' \
-    timeout "$limit" wrk -t1 -c"$CONNECTIONS" -d"$WARMUP" -s "$LUA" "http://127.0.0.1:$RUST_PORT/auth/session" >/dev/null
-  env WRK_COOKIE="authjs.session-token=$cookie" WRK_EXPECT_BODY='"demo@example.com"' \
-    timeout "$limit" wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s "$LUA" "http://127.0.0.1:$RUST_PORT/auth/session" >"$out"
-  SCALE=$(parse_wrk "$out")
+  run_wrk "$WORK/scale.txt" "http://127.0.0.1:$RUST_PORT/auth/session" \
+    WRK_COOKIE="authjs.session-token=$cookie" WRK_EXPECT_BODY='"demo@example.com"'
+  SCALE=$(parse_wrk "$WORK/scale.txt")
   ((${SCALE##* } == 0)) || ERRORS+=("two-core GET /auth/session: bad responses or socket errors")
   stop_server
 }

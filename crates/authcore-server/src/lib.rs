@@ -352,9 +352,18 @@ impl DemoConfig {
         {
             database_pool = database_pool.max_connections(u32::try_from(n).unwrap_or(u32::MAX));
         }
-        let workers = serve::count_var(|k| env.get(k), "AUTHCORE_WORKERS")
+        let workers = match serve::count_var(|k| env.get(k), "AUTHCORE_WORKERS")
             .map_err(DemoConfigError::InvalidSetting)?
-            .unwrap_or_else(serve::default_workers);
+        {
+            Some(n) if n > serve::MAX_WORKERS => {
+                return Err(DemoConfigError::InvalidSetting(format!(
+                    "AUTHCORE_WORKERS={n} is more than {} threads",
+                    serve::MAX_WORKERS
+                )));
+            }
+            Some(n) => n,
+            None => serve::default_workers(),
+        };
         let redis_url = env
             .get("AUTHCORE_REDIS_URL")
             .map(str::trim)
@@ -815,6 +824,8 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(c.database_pool.max_connections, 32);
+        let w = DemoConfig::from_env(Env::from_pairs([("AUTHCORE_WORKERS", "3")])).unwrap();
+        assert_eq!(w.workers, 3);
         assert_eq!(
             c.database_pool.timeout,
             std::time::Duration::from_millis(1500)
@@ -824,6 +835,8 @@ mod tests {
             ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "many"),
             ("AUTHCORE_DATABASE_TIMEOUT", "-1"),
             ("AUTHCORE_DATABASE_TIMEOUT", "soon"),
+            ("AUTHCORE_WORKERS", "0"),
+            ("AUTHCORE_WORKERS", "1000000"),
         ] {
             let e = DemoConfig::from_env(Env::from_pairs([(key, bad)])).unwrap_err();
             assert!(e.to_string().contains(key), "{e}");

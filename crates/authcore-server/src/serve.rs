@@ -85,10 +85,14 @@ impl ConnectionLimits {
     }
 }
 
+/// The most worker threads `AUTHCORE_WORKERS` may ask for (a typo such as `1000000` would
+/// otherwise start that many threads).
+pub const MAX_WORKERS: usize = 1024;
+
 /// The default number of worker threads: the CPUs this process may run on (its affinity
 /// mask, so `taskset -c 0` gives 1).
 pub fn default_workers() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_WORKERS))
 }
 
 /// The runtime for `workers` threads: a single-threaded one for 1 (no work stealing, no

@@ -56,27 +56,11 @@ fn main() {
     let mut total = 0usize;
     for _ in 0..n {
         let req = match which.as_str() {
-            "session" => http::Request::get("/auth/session")
-                .header("host", "127.0.0.1:3000")
-                .header("cookie", session_cookie.as_str())
-                .body(Full::new(Bytes::new()))
-                .unwrap(),
-            "csrf" => http::Request::get("/auth/csrf")
-                .header("host", "127.0.0.1:3000")
-                .body(Full::new(Bytes::new()))
-                .unwrap(),
-            "providers" => http::Request::get("/auth/providers")
-                .header("host", "127.0.0.1:3000")
-                .body(Full::new(Bytes::new()))
-                .unwrap(),
-            "session_none" => http::Request::get("/auth/session")
-                .header("host", "127.0.0.1:3000")
-                .body(Full::new(Bytes::new()))
-                .unwrap(),
-            "signin_page" => http::Request::get("/auth/signin")
-                .header("host", "127.0.0.1:3000")
-                .body(Full::new(Bytes::new()))
-                .unwrap(),
+            "session" => get("/auth/session", Some(&session_cookie)),
+            "session_none" => get("/auth/session", None),
+            "csrf" => get("/auth/csrf", None),
+            "providers" => get("/auth/providers", None),
+            "signin_page" => get("/auth/signin", None),
             _ => http::Request::post("/auth/callback/credentials")
                 .header("host", "127.0.0.1:3000")
                 .header("cookie", csrf_cookie.as_str())
@@ -96,4 +80,13 @@ fn main() {
         total += b.len();
     }
     println!("{total}");
+}
+
+/// `GET <path>` to the demo's host, with `cookie` when given.
+fn get(path: &str, cookie: Option<&str>) -> http::Request<Full<Bytes>> {
+    let mut req = http::Request::get(path).header("host", "127.0.0.1:3000");
+    if let Some(cookie) = cookie {
+        req = req.header("cookie", cookie);
+    }
+    req.body(Full::new(Bytes::new())).unwrap()
 }

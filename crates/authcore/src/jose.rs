@@ -203,10 +203,10 @@ impl DerivedKey {
     /// [`JoseError::Rng`] if the OS random number generator fails.
     pub fn encrypt(&self, plaintext: Vec<u8>) -> Result<String, JoseError> {
         match &self.cipher {
-            Cipher::CbcHs512(_) => {
+            Cipher::CbcHs512(cbc) => {
                 let mut iv = [0u8; 16];
                 crate::random::fill(&mut iv).map_err(|_| JoseError::Rng)?;
-                encrypt_compact_with_iv(self, &iv, plaintext)
+                Ok(cbc.compact(self.protected_header_b64(), &iv, plaintext))
             }
             Cipher::Gcm(gcm) => {
                 let mut iv = [0u8; 12];
@@ -385,10 +385,7 @@ impl KeyRing {
     /// [`JoseError::Rng`] if the OS random number generator fails.
     pub fn encrypt(&self, plaintext: Vec<u8>, salt: &str) -> Result<String, JoseError> {
         let keys = self.keys(salt, Enc::A256CbcHs512);
-        let key = keys.first().ok_or(JoseError::NoSecret)?;
-        let mut iv = [0u8; 16];
-        crate::random::fill(&mut iv).map_err(|_| JoseError::Rng)?;
-        encrypt_compact_with_iv(key, &iv, plaintext)
+        keys.first().ok_or(JoseError::NoSecret)?.encrypt(plaintext)
     }
 
     /// [`KeyRing::encrypt`] with a caller-supplied IV, which must come from the OS CSPRNG.
@@ -400,7 +397,13 @@ impl KeyRing {
     ) -> Result<String, JoseError> {
         let keys = self.keys(salt, Enc::A256CbcHs512);
         let key = keys.first().ok_or(JoseError::NoSecret)?;
-        encrypt_compact_with_iv(key, &iv, plaintext)
+        match &key.cipher {
+            Cipher::CbcHs512(cbc) => Ok(cbc.compact(key.protected_header_b64(), &iv, plaintext)),
+            // `keys` was asked for A256CBC-HS512 keys: there is no other kind here.
+            Cipher::Gcm(_) => Err(JoseError::UnsupportedEncryption {
+                enc: Enc::A256Gcm.name().to_owned(),
+            }),
+        }
     }
 
     /// Decrypts a compact JWE written by Auth.js (or by [`KeyRing::encrypt`]) for `salt`.
@@ -573,23 +576,6 @@ const fn cbc_padded_len(len: usize) -> usize {
     (len / 16 + 1) * 16
 }
 
-/// Writes the compact JWE for `plaintext` under `key` with `iv`: `A256CBC-HS512` (a key
-/// for another `enc` encrypts with a fresh IV of its own length instead).
-fn encrypt_compact_with_iv(
-    key: &DerivedKey,
-    iv: &[u8; 16],
-    mut plaintext: Vec<u8>,
-) -> Result<String, JoseError> {
-    let header = key.protected_header_b64();
-    match &key.cipher {
-        Cipher::CbcHs512(cbc) => {
-            let tag = cbc.seal(iv, header.as_bytes(), &mut plaintext);
-            Ok(compact(header, iv, &plaintext, &tag))
-        }
-        Cipher::Gcm(_) => key.encrypt(plaintext),
-    }
-}
-
 /// `header..iv.ciphertext.tag`, the compact serialization of a `dir` JWE.
 fn compact(header_b64: &str, iv: &[u8], ciphertext: &[u8], tag: &[u8]) -> String {
     let mut token = String::with_capacity(
@@ -636,6 +622,13 @@ impl CbcHs512 {
             .less_safe_encrypt(buf, EncryptionContext::Iv128(FixedLength::from(*iv)))
             .expect("an IV of the block size and a growable buffer");
         self.tag(aad, iv, buf)
+    }
+
+    /// The compact JWE `header..iv.ciphertext.tag` of `plaintext` under `header_b64`
+    /// (also the AAD) and `iv`.
+    fn compact(&self, header_b64: &str, iv: &[u8; 16], mut plaintext: Vec<u8>) -> String {
+        let tag = self.seal(iv, header_b64.as_bytes(), &mut plaintext);
+        compact(header_b64, iv, &plaintext, &tag)
     }
 
     /// Verifies `tag` in constant time *before* decrypting, then decrypts `ciphertext` in
