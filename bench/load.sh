@@ -30,6 +30,10 @@ RUST_PORT=${RUST_PORT:-3000}
 NODE_PORT=${NODE_PORT:-3001}
 CEILING_PORT=${CEILING_PORT:-3002}
 CEILING=""
+# The body length of the demo's sign-in page on 127.0.0.1:3000, for the page ceiling (the
+# report shows the length measured in the run beside it).
+SIGNIN_PAGE_BYTES=${SIGNIN_PAGE_BYTES:-5404}
+MEASURED_PAGE_BYTES=""
 export AUTH_SECRET=${AUTH_SECRET:-authcore-bench-secret-4f0c2a9e7d1b}
 DEMO_PASSWORD=${AUTHCORE_DEMO_PASSWORD:-authcore-demo}
 # The database-session scenario on PostgreSQL (this machine kind's server, a database of
@@ -174,8 +178,24 @@ run_wrk() {
   local limit=$(($(seconds "$WARMUP") + $(seconds "$DURATION") + 30))
   env "$@" timeout "$limit" "${LOAD_CPU[@]}" wrk -t1 -c"$CONNECTIONS" -d"$WARMUP" -s "$LUA" "$url" >/dev/null ||
     die "wrk warm-up failed for $url"
+  local ticks_before
+  ticks_before=$(cpu_ticks "$SERVER_PID")
   env "$@" timeout "$limit" "${LOAD_CPU[@]}" wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s "$LUA" "$url" >"$out" ||
     die "wrk failed for $url"
+  echo "server_cpu_ticks $(($(cpu_ticks "$SERVER_PID") - ticks_before))" >>"$out"
+}
+
+cpu_ticks() { # <pid>: CPU time of the process, all its threads, in clock ticks (user + system)
+  awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+# cpu_per_request <wrk output> → the server's CPU time per answered request, in µs.
+cpu_per_request() {
+  awk -v hz="$(getconf CLK_TCK)" '
+    $2 == "requests" && $3 == "in" { n = $1 }
+    $1 == "server_cpu_ticks" { t = $2 }
+    END { if (n > 0) printf "%.1f", t * 1e6 / hz / n; else print "-" }
+  ' "$1"
 }
 
 # parse <wrk output> → "req_per_s p99_ms errors"; errors = socket errors + wrong answers
@@ -255,6 +275,7 @@ bench_server() {
         run_wrk "$out" "$base/auth/session" WRK_EXPECT_BODY='null'
         ;;
       signin_page)
+        [[ $key != rust ]] || MEASURED_PAGE_BYTES=$(curl -sf "$base/auth/signin" | wc -c)
         run_wrk "$out" "$base/auth/signin" WRK_EXPECT_BODY='action="http://127.0.0.1:'"$port"'/auth/callback/credentials"'
         ;;
       csrf)
@@ -289,13 +310,19 @@ START=$(date +%s)
 # speed drifts over minutes, so it is measured before and after authcore's runs and the
 # mean is the yardstick (both are reported).
 CEILINGS=()
+PAGE_CEILINGS=()
 measure_ceiling() {
   local n=${#CEILINGS[@]}
   echo "ceiling (axum, fixed body) on 127.0.0.1:$CEILING_PORT" >&2
-  start_server ceiling "$CEILING_PORT" env AUTHCORE_ADDR="127.0.0.1:$CEILING_PORT" "$CEILING_BIN"
+  start_server ceiling "$CEILING_PORT" env AUTHCORE_ADDR="127.0.0.1:$CEILING_PORT" \
+    CEILING_PAGE_BYTES="$SIGNIN_PAGE_BYTES" "$CEILING_BIN"
   run_wrk "$WORK/ceiling-$n.txt" "http://127.0.0.1:$CEILING_PORT/auth/csrf" WRK_EXPECT_BODY='"csrfToken"'
   CEILINGS+=("$(parse_wrk "$WORK/ceiling-$n.txt")")
   ((${CEILINGS[-1]##* } == 0)) || ERRORS+=("ceiling run $((n + 1)): bad responses or socket errors")
+  # The same with a body as long as the demo's sign-in page: what sending it costs.
+  run_wrk "$WORK/page-ceiling-$n.txt" "http://127.0.0.1:$CEILING_PORT/page" WRK_EXPECT_BODY='action="ceiling"'
+  PAGE_CEILINGS+=("$(parse_wrk "$WORK/page-ceiling-$n.txt")")
+  ((${PAGE_CEILINGS[-1]##* } == 0)) || ERRORS+=("page ceiling run $((n + 1)): bad responses or socket errors")
   stop_server
 }
 # Two-core scaling: the demo unpinned with two workers (and wrk unpinned beside it, as it
@@ -398,10 +425,17 @@ report() {
     ((c_err == 0)) || c_flag=" (ERR)"
     printf -- '- ceiling (examples/ceiling.rs: the same axum/hyper/tokio stack answering a fixed body, no work): %.0f req/s (mean of %s and %s req/s, before and after authcore), p99 %.2f ms%s\n' \
       "$c_rps" "${CEILINGS[0]%% *}" "${CEILINGS[1]%% *}" "$c_p99" "$c_flag"
+    if [[ -n ${RESULT[rust:signin_page]:-} ]]; then
+      printf '%s\n' "${PAGE_CEILINGS[@]}" | awk -v a="${RESULT[rust:signin_page]%% *}" -v b="$SIGNIN_PAGE_BYTES" -v m="$MEASURED_PAGE_BYTES" '
+        { r += $1; n++ } END { if (n > 0 && r > 0) printf "- page ceiling (the same server answering a fixed %d-byte HTML body; the demo'"'"'s sign-in page measured %s bytes): %.0f req/s; the sign-in page reaches %.0f %% of it\n", b, m, r / n, 100 * a * n / r }'
+    fi
   fi
   if [[ -n $SCALE && -n ${RESULT[rust:session]:-} ]]; then
-    awk -v two="${SCALE%% *}" -v one="${RESULT[rust:session]%% *}" 'BEGIN {
-      printf "- two cores: GET /auth/session with AUTHCORE_WORKERS=2, server and wrk unpinned: %.0f req/s = %.2fx the one-core rate (wrk needs CPU time on the same two cores)\n", two, two / one }'
+    awk -v two="${SCALE%% *}" -v one="${RESULT[rust:session]%% *}" \
+      -v cpu1="$(cpu_per_request "$WORK/rust-session.txt")" -v cpu2="$(cpu_per_request "$WORK/scale.txt")" 'BEGIN {
+      printf "- two cores: GET /auth/session with AUTHCORE_WORKERS=2, server and wrk unpinned: %.0f req/s = %.2fx the one-core rate (wrk needs CPU time on the same two cores)\n", two, two / one
+      if (cpu1 + 0 > 0 && cpu2 + 0 > 0)
+        printf "- server CPU time per request: %s µs on one core, %s µs with two workers: with two cores to itself the server would answer %.2fx its one-core rate (2 × %s ÷ %s)\n", cpu1, cpu2, 2 * cpu1 / cpu2, cpu1, cpu2 }'
   fi
   echo
   echo "| endpoint | authcore req/s | of ceiling | authcore p99 | @auth/core req/s | @auth/core p99 | authcore ÷ @auth/core | ceiling ÷ @auth/core |"

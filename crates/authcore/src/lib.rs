@@ -65,6 +65,7 @@ pub mod request;
 pub mod response;
 mod session_json;
 mod site;
+mod spliced;
 pub mod telemetry;
 mod theme;
 pub mod types;

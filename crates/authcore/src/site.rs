@@ -1,7 +1,7 @@
 //! What a request's origin alone decides, worked out once per origin and shared by every
 //! request to it: the parsed origin URL (so a request URL is its path joined to it, without
-//! parsing and IDNA-mapping the host again), the origin string, and the `GET /providers`
-//! body (which depends on nothing else).
+//! parsing and IDNA-mapping the host again), the origin string, the `GET /providers` body
+//! and the built-in sign-in page (which depend on nothing else).
 //!
 //! The cache is keyed by the scheme and the host *as sent*; it holds at most
 //! [`MAX_SITES`] entries and starts over when full, so hosts an attacker makes up (with
@@ -11,6 +11,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use bytes::Bytes;
+
+use crate::spliced::SplicedPage;
 
 /// Entries kept at most (origins in use are a handful: the public host, localhost …).
 pub(crate) const MAX_SITES: usize = 64;
@@ -24,6 +26,9 @@ pub(crate) struct Site {
     pub origin: Arc<str>,
     /// The `GET /providers` JSON, rendered on first use.
     pub providers_json: OnceLock<Bytes>,
+    /// The built-in sign-in page without a message, cut where a request's values go;
+    /// rendered on first use (`None`: the page cannot be cut, see [`SplicedPage::parse`]).
+    pub signin_page: OnceLock<Option<SplicedPage>>,
 }
 
 impl Site {
@@ -33,6 +38,7 @@ impl Site {
             base,
             origin,
             providers_json: OnceLock::new(),
+            signin_page: OnceLock::new(),
         }
     }
 

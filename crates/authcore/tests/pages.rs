@@ -29,19 +29,24 @@ async fn page(auth: &authcore::Auth, path: &str) -> TestResponse {
     send(auth, get(path).body(empty()).unwrap()).await
 }
 
-/// The page with its random parts masked, for snapshots.
-fn masked(r: &TestResponse) -> String {
+/// The nonce the response's CSP names.
+fn csp_nonce(r: &TestResponse) -> String {
     let csp = r.headers["content-security-policy"].to_str().unwrap();
     let nonce = csp
         .split("'nonce-")
         .nth(1)
-        .and_then(|s| s.split('\'').next())
-        .unwrap();
+        .and_then(|s| s.split('\'').next());
+    nonce.unwrap().to_owned()
+}
+
+/// The page with its random parts masked, for snapshots.
+fn masked(r: &TestResponse) -> String {
+    let nonce = csp_nonce(r);
     // The shared stylesheet is the same in every page; the theme's and providers' parts
     // after it stay in the snapshot.
     let mut html = r
         .text()
-        .replace(nonce, "[nonce]")
+        .replace(&nonce, "[nonce]")
         .replace(include_str!("../templates/style.css"), "[style.css]")
         .replace(include_str!("../templates/webauthn.js"), "[webauthn.js]");
     if let Some(start) = html.find("name=\"csrfToken\" value=\"") {
@@ -79,17 +84,7 @@ async fn sign_in_page_snapshot() {
     assert_security_headers(&r);
     let html = r.text();
     // The inline style and script carry this response's nonce; nothing is loaded from elsewhere.
-    let csp = r.headers["content-security-policy"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let nonce = csp
-        .split("'nonce-")
-        .nth(1)
-        .unwrap()
-        .split('\'')
-        .next()
-        .unwrap();
+    let nonce = csp_nonce(&r);
     assert!(html.contains(&format!("<style nonce=\"{nonce}\">")));
     assert!(html.contains(&format!("<script nonce=\"{nonce}\"")));
     assert!(!html.contains("src=\"http"), "no external resources");
@@ -321,4 +316,49 @@ async fn custom_pages_redirect_with_encoded_parameters() {
             .location(),
         Some("/check-mail?provider=email&type=email")
     );
+}
+
+/// The sign-in page is rendered once per origin and completed per request (its nonce, CSRF
+/// token and callback URL spliced in): what each request gets is the page rendered whole
+/// for it, on its own origin.
+#[tokio::test]
+async fn spliced_sign_in_page_is_the_page_rendered_whole() {
+    let (auth, _) = auth_with(all_kinds());
+    let on = |origin: &str, query: &str| {
+        http::Request::get(format!("{origin}/auth/signin{query}"))
+            .body(empty())
+            .unwrap()
+    };
+    for origin in ["http://authjs.test", "https://other.test:8443"] {
+        for query in ["", "?callbackUrl=%2Fdashboard%3Fa%3D1%26b%3D%22x%22"] {
+            // `email=` (empty) renders the same markup but is never spliced.
+            let whole_query = if query.is_empty() {
+                "?email=".to_owned()
+            } else {
+                format!("{query}&email=")
+            };
+            let whole = send(&auth, on(origin, &whole_query)).await;
+            for _ in 0..2 {
+                let spliced = send(&auth, on(origin, query)).await;
+                assert_security_headers(&spliced);
+                assert_eq!(masked(&spliced), masked(&whole), "{origin}{query}");
+                // Its own token (the one its cookie holds) and nonce (the one its CSP names).
+                let html = spliced.text();
+                let name = if origin.starts_with("https:") {
+                    "__Host-authjs.csrf-token"
+                } else {
+                    "authjs.csrf-token"
+                };
+                let cookie = decoded_cookie(&spliced, name).unwrap();
+                let token = cookie.split('|').next().unwrap();
+                assert!(html.contains(&format!("name=\"csrfToken\" value=\"{token}\"")));
+                let nonce = csp_nonce(&spliced);
+                assert!(html.contains(&format!("<style nonce=\"{nonce}\">")));
+                assert!(
+                    html.contains(&format!("action=\"{origin}/auth/callback/credentials\"")),
+                    "{html}"
+                );
+            }
+        }
+    }
 }

@@ -1,11 +1,17 @@
 //! `GET /csrf` (spec §2.2).
 
 use http::StatusCode;
-use serde_json::json;
 
 use super::Ctx;
 use crate::logger::WarningCode;
-use crate::response::ResponseInternal;
+use crate::response::{InternalBody, ResponseInternal};
+
+/// The body, `{"csrfToken":"…"}`, serialised without building a `serde_json::Value`.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CsrfBody<'a> {
+    csrf_token: &'a str,
+}
 
 pub(crate) fn csrf(ctx: &Ctx<'_>) -> ResponseInternal {
     if ctx.config.dangerous.skip_csrf_check {
@@ -16,5 +22,14 @@ pub(crate) fn csrf(ctx: &Ctx<'_>) -> ResponseInternal {
             ..Default::default()
         };
     }
-    ResponseInternal::json(json!({ "csrfToken": ctx.csrf_token })).with_no_cache()
+    let body = serde_json::to_vec(&CsrfBody {
+        csrf_token: &ctx.csrf_token,
+    })
+    // Serialising a struct of one string cannot fail.
+    .unwrap_or_default();
+    ResponseInternal {
+        body: Some(InternalBody::JsonBytes(body.into())),
+        ..Default::default()
+    }
+    .with_no_cache()
 }

@@ -10,6 +10,7 @@ use crate::cookies::encode_uri_component;
 use crate::error::AuthError;
 use crate::providers::Provider;
 use crate::response::ResponseInternal;
+use crate::spliced::{Slot, SplicedPage};
 use crate::theme::plain_css_color;
 use crate::types::Theme;
 
@@ -25,8 +26,17 @@ struct Shell<'a> {
     logo: Option<&'a str>,
 }
 
+/// A new CSP nonce for a page.
+fn page_nonce() -> String {
+    crate::random::b64url_token::<16>()
+}
+
 impl<'a> Shell<'a> {
     fn new(theme: &'a Theme) -> Self {
+        Self::with_nonce(theme, page_nonce())
+    }
+
+    fn with_nonce(theme: &'a Theme, nonce: String) -> Self {
         let mut theme_css = String::new();
         if let Some(c) = plain_css_color(&theme.brand_color) {
             theme_css.push_str(&format!(":root{{--brand-color:{c}}}"));
@@ -35,7 +45,7 @@ impl<'a> Shell<'a> {
             theme_css.push_str(&format!(":root{{--button-text-color:{c}}}"));
         }
         Shell {
-            nonce: crate::random::b64url_token::<16>(),
+            nonce,
             theme_css,
             color_scheme: theme.color_scheme.as_str(),
             logo: Some(theme.logo.as_str()).filter(|l| !l.is_empty()),
@@ -276,6 +286,53 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
     // resolved URL. An empty value leaves the input out, as Auth.js's `callbackUrl &&`.
     let form_callback_url =
         Some(q.get("callbackUrl").unwrap_or(&ctx.callback_url)).filter(|cb| !cb.is_empty());
+    let theme = &ctx.config.theme;
+    let nonce = page_nonce();
+    // Without a message or a prefilled address, the page differs between requests to one
+    // origin only in its nonce, CSRF token and callback URL: it is rendered once per origin
+    // with markers there and completed per request.
+    let spliced = match form_callback_url {
+        Some(callback_url) if q.get("error").is_none() && q.get("email").is_none() => ctx
+            .req
+            .site
+            .signin_page
+            .get_or_init(|| {
+                let shell = Shell::with_nonce(theme, Slot::Nonce.marker().into());
+                let marked = render_signin(
+                    ctx,
+                    &shell,
+                    Slot::CsrfToken.marker(),
+                    Some(Slot::CallbackUrl.marker()),
+                );
+                marked.ok().as_deref().and_then(SplicedPage::parse)
+            })
+            .as_ref()
+            .map(|page| {
+                page.fill(|slot| match slot {
+                    Slot::Nonce => &nonce,
+                    Slot::CsrfToken => &ctx.csrf_token,
+                    Slot::CallbackUrl => callback_url,
+                })
+            }),
+        _ => None,
+    };
+    let shell = Shell::with_nonce(theme, nonce);
+    let html = match spliced {
+        Some(html) => html,
+        None => render_signin(ctx, &shell, &ctx.csrf_token, form_callback_url)?,
+    };
+    Ok(shell.respond(StatusCode::OK, html))
+}
+
+/// The sign-in page with `shell`, `csrf_token` in its forms and `form_callback_url` in its
+/// OAuth forms.
+fn render_signin(
+    ctx: &Ctx<'_>,
+    shell: &Shell<'_>,
+    csrf_token: &str,
+    form_callback_url: Option<&str>,
+) -> Result<String, AuthError> {
+    let q = &ctx.req.query;
     let mut provider_css = String::new();
     let providers = ctx
         .config
@@ -393,17 +450,15 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
     for i in 1..providers.len() {
         providers[i].hr_before = !(providers[i].is_button() && providers[i - 1].is_button());
     }
-    let shell = Shell::new(&ctx.config.theme);
-    let html = render(&SigninTemplate {
+    render(&SigninTemplate {
         css: CSS,
-        shell: &shell,
+        shell,
         provider_css,
-        csrf_token: &ctx.csrf_token,
+        csrf_token,
         error_message: q.get("error").map(signin_error_message),
         providers,
         webauthn: webauthn_script(ctx),
-    })?;
-    Ok(shell.respond(StatusCode::OK, html))
+    })
 }
 
 pub(crate) fn signout_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
