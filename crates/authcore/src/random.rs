@@ -4,8 +4,11 @@
 //! per-thread block of OS random bytes, refilled by one `getrandom` call every
 //! [`POOL_BYTES`] bytes instead of one system call per draw. Every byte still comes from
 //! the OS CSPRNG and is handed out once: it is wiped from the block as it is taken. A forked
-//! child (which inherits a copy of the block) is recognised by its process id and refills
-//! before its first draw, so parent and child never share a byte.
+//! child (which inherits a copy of the block) refills before its first draw, so parent and
+//! child never share a byte: a `pthread_atfork` handler (`forkguard`) counts forks, and a
+//! block is used only while the count is the one it was filled under. (Comparing process
+//! ids instead costs a `getpid` system call per draw.) Where the handler cannot be
+//! registered, every draw goes to the OS.
 
 use std::cell::RefCell;
 
@@ -13,7 +16,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 /// Size of a thread's block of OS random bytes.
-const POOL_BYTES: usize = 512;
+const POOL_BYTES: usize = 4096;
 
 /// Draws longer than this go straight to the OS.
 const MAX_POOLED_DRAW: usize = 64;
@@ -22,13 +25,14 @@ struct Pool {
     bytes: [u8; POOL_BYTES],
     /// Bytes already handed out (wiped); `POOL_BYTES` when the block must be refilled.
     used: usize,
-    /// The process the block was filled in.
-    pid: u32,
+    /// Notices a fork since the block was filled; `None` before the first fill, or when
+    /// forks cannot be noticed (then nothing is pooled).
+    fork: Option<forkguard::Guard>,
 }
 
 thread_local! {
     static POOL: RefCell<Pool> = const {
-        RefCell::new(Pool { bytes: [0; POOL_BYTES], used: POOL_BYTES, pid: 0 })
+        RefCell::new(Pool { bytes: [0; POOL_BYTES], used: POOL_BYTES, fork: None })
     };
 }
 
@@ -41,11 +45,20 @@ pub(crate) fn fill(out: &mut [u8]) -> Result<(), getrandom::Error> {
         return getrandom::fill(out);
     }
     POOL.with_borrow_mut(|pool| {
-        let pid = std::process::id();
-        if pool.pid != pid || pool.used + out.len() > POOL_BYTES {
+        let forked = pool
+            .fork
+            .as_mut()
+            .is_none_or(forkguard::Guard::detected_fork);
+        if forked || pool.used + out.len() > POOL_BYTES {
+            // The fork count is taken before the block is filled: a fork from here on is
+            // noticed by the next draw.
+            pool.fork = forkguard::Guard::try_new().ok();
+            pool.used = POOL_BYTES;
+            if pool.fork.is_none() {
+                return getrandom::fill(out);
+            }
             getrandom::fill(&mut pool.bytes)?;
             pool.used = 0;
-            pool.pid = pid;
         }
         let taken = &mut pool.bytes[pool.used..pool.used + out.len()];
         out.copy_from_slice(taken);
@@ -110,6 +123,16 @@ mod tests {
             t.bytes()
                 .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
         );
+    }
+
+    /// Forks are noticed by the `pthread_atfork` handler (the crate's `atfork` feature),
+    /// not by a `getpid` per draw; and a fill sets up the guard.
+    #[cfg(unix)]
+    #[test]
+    fn forks_are_noticed_by_an_atfork_handler() {
+        assert_eq!(forkguard::Guard::FLAVOR, forkguard::Flavor::Atfork);
+        fill(&mut [0u8; 8]).unwrap();
+        POOL.with_borrow(|pool| assert!(pool.fork.is_some()));
     }
 
     #[test]
