@@ -13,10 +13,14 @@
 # Env: DURATION (10s), WARMUP (2s), CONNECTIONS (32), ONLY (both|rust|node),
 #      AUTH_SECRET (fixed bench secret), RUST_PORT (3000), NODE_PORT (3001), CEILING_PORT (3002),
 #      CARGO_TARGET_DIR (respected), SKIP_BUILD=1 (use the existing release binary),
-#      SCALING=0 (skip the two-core run of the demo),
+#      SCALING=0 (skip the two-core run of the demo), SIGNIN_PAGE_BYTES (5404: the body
+#      length of the page ceiling, the ceiling server answering a page as long as the demo's
+#      sign-in page),
 #      POSTGRES_URL (database sessions on PostgreSQL; default the local server's
 #      `authcore_bench` database, created when missing; empty: skip that scenario).
-# Output: a table on stdout, also written to bench/results/latest.md (git-ignored).
+# Output: a table on stdout, also written to bench/results/latest.md (git-ignored), with the
+# ceiling, the page ceiling, RSS, and the server's CPU time per request (user + system, all
+# threads, over the measured run) for the session read on one core and with two workers.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

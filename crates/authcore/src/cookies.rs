@@ -32,15 +32,15 @@ pub fn encode_uri_component(s: &str) -> Cow<'_, str> {
     for (i, &b) in bytes.iter().enumerate().skip(first) {
         if !URI_COMPONENT_UNRESERVED[usize::from(b)] {
             // A run is ASCII and follows an escaped character's last byte, so a non-empty
-            // `run_start..i` lies on character boundaries (an empty one may not).
-            if run_start < i {
-                out.push_str(&s[run_start..i]);
-            }
+            // `run_start..i` lies on character boundaries; an empty one, inside a
+            // multi-byte character, may not (`get` gives `None` there: nothing to copy).
+            out.push_str(s.get(run_start..i).unwrap_or_default());
             out.push_str(percent_encode_byte(b));
             run_start = i + 1;
         }
     }
-    out.push_str(&s[run_start..]);
+    // The last escaped byte, if any, ended a character.
+    out.push_str(s.get(run_start..).unwrap_or_default());
     Cow::Owned(out)
 }
 

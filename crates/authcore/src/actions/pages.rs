@@ -52,29 +52,32 @@ impl<'a> Shell<'a> {
         }
     }
 
-    /// The page response with its security headers: a CSP that lets only this page's own
-    /// inline style and script run (by nonce), no framing, no MIME sniffing.
     fn respond(&self, status: StatusCode, html: String) -> ResponseInternal {
-        let mut r = ResponseInternal::html(status, html);
-        let csp = format!(
-            "default-src 'none'; style-src 'nonce-{n}'; script-src 'nonce-{n}'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'",
-            n = self.nonce
-        );
-        if let Ok(v) = HeaderValue::from_str(&csp) {
-            r.headers.insert(header::CONTENT_SECURITY_POLICY, v);
-        }
-        r.headers
-            .insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-        r.headers.insert(
-            header::X_CONTENT_TYPE_OPTIONS,
-            HeaderValue::from_static("nosniff"),
-        );
-        r.headers.insert(
-            header::REFERRER_POLICY,
-            HeaderValue::from_static("same-origin"),
-        );
-        r
+        page_response(&self.nonce, status, html)
     }
+}
+
+/// The page response with its security headers: a CSP that lets only the page's own inline
+/// style and script run (by `nonce`), no framing, no MIME sniffing.
+fn page_response(nonce: &str, status: StatusCode, html: String) -> ResponseInternal {
+    let mut r = ResponseInternal::html(status, html);
+    let csp = format!(
+        "default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'"
+    );
+    if let Ok(v) = HeaderValue::from_str(&csp) {
+        r.headers.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
+    r.headers
+        .insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    r.headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    r.headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    r
 }
 
 /// A form field, borrowing from the configuration and the request.
@@ -316,12 +319,14 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
             }),
         _ => None,
     };
-    let shell = Shell::with_nonce(theme, nonce);
     let html = match spliced {
         Some(html) => html,
-        None => render_signin(ctx, &shell, &ctx.csrf_token, form_callback_url)?,
+        None => {
+            let shell = Shell::with_nonce(theme, nonce.clone());
+            render_signin(ctx, &shell, &ctx.csrf_token, form_callback_url)?
+        }
     };
-    Ok(shell.respond(StatusCode::OK, html))
+    Ok(page_response(&nonce, StatusCode::OK, html))
 }
 
 /// The sign-in page with `shell`, `csrf_token` in its forms and `form_callback_url` in its
