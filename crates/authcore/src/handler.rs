@@ -314,9 +314,11 @@ impl Auth {
         let req = builder
             .body(http_body_util::Empty::<Bytes>::new())
             .map_err(|e| invalid(e.to_string()))?;
-        parse_request(c, req)
+        let mut parsed = parse_request(c, req)
             .await
-            .map_err(|e| invalid(e.to_string()))
+            .map_err(|e| invalid(e.to_string()))?;
+        parsed.lookup = true;
+        Ok(parsed)
     }
 }
 

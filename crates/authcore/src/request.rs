@@ -189,6 +189,11 @@ pub(crate) struct RequestInternal {
     pub client: Option<std::net::IpAddr>,
     /// What this request's origin alone decides, shared with the other requests to it.
     pub site: Arc<Site>,
+    /// A session read the host makes for itself ([`Auth::lookup_session`](crate::Auth::lookup_session)
+    /// and the account functions), not a request to answer: init sets no cookies for it
+    /// (no CSRF token, no callback-URL cookie), since only the session cookies reach the
+    /// host's response.
+    pub lookup: bool,
 }
 
 /// The address of the peer that sent a request: hosts put it in the request's extensions
@@ -355,6 +360,7 @@ where
         return_redirect,
         client,
         site,
+        lookup: false,
     })
 }
 

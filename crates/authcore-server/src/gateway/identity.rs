@@ -282,11 +282,17 @@ impl SigningKeys {
         ttl_secs: i64,
     ) -> Result<String, jsonwebtoken::errors::Error> {
         let key = &self.keys[0];
-        let mut claims = json!({
-            "iss": issuer, "aud": audience, "sub": who.id, "email": who.email,
-            "name": who.name, "groups": who.groups, "provider": who.provider,
-        });
-        let identity = claims.to_string();
+        let identity_claims = IdentityClaims {
+            iss: issuer,
+            aud: audience,
+            sub: who.id.as_deref(),
+            email: who.email.as_deref(),
+            name: who.name.as_deref(),
+            groups: &who.groups,
+            provider: who.provider.as_deref(),
+        };
+        // The claims' JSON is also the cache key (serialising a struct of strings cannot fail).
+        let identity = serde_json::to_string(&identity_claims).unwrap_or_default();
         let reuse_for = ttl_secs / 10;
         let recent = self
             .recent
@@ -298,8 +304,11 @@ impl SigningKeys {
             return Ok(jwt.clone());
         }
         drop(recent);
-        claims["iat"] = now.into();
-        claims["exp"] = (now + ttl_secs).into();
+        let claims = SignedClaims {
+            identity: identity_claims,
+            iat: now,
+            exp: now + ttl_secs,
+        };
         let mut header = jsonwebtoken::Header::new(key.alg);
         header.kid = Some(key.kid.clone());
         let jwt = jsonwebtoken::encode(&header, &claims, &key.encoding)?;
@@ -315,6 +324,28 @@ impl SigningKeys {
         }
         Ok(jwt)
     }
+}
+
+/// The identity JWT's claims but its times, in the order they are written (`null` for an
+/// unknown id, email, name or provider, as the upstreams read them).
+#[derive(serde::Serialize)]
+struct IdentityClaims<'a> {
+    iss: &'a str,
+    aud: &'a str,
+    sub: Option<&'a str>,
+    email: Option<&'a str>,
+    name: Option<&'a str>,
+    groups: &'a [String],
+    provider: Option<&'a str>,
+}
+
+/// The identity JWT's claims.
+#[derive(serde::Serialize)]
+struct SignedClaims<'a> {
+    #[serde(flatten)]
+    identity: IdentityClaims<'a>,
+    iat: i64,
+    exp: i64,
 }
 
 #[cfg(test)]

@@ -209,8 +209,9 @@ pub(crate) async fn init<'a>(
     };
     let mut init_cookies = Vec::new();
     // Auth.js answers `GET /providers` without the cookies init made (its renderer drops
-    // them), so none is made: no CSRF token, no callback-URL cookie.
-    let sets_cookies = req.action != Action::Providers;
+    // them), so none is made: no CSRF token, no callback-URL cookie. Nor for the host's own
+    // session lookups, whose responses keep only the session cookies.
+    let sets_cookies = req.action != Action::Providers && !req.lookup;
 
     let (csrf_token, csrf_verified) = if config.dangerous.skip_csrf_check {
         (String::new(), true)
