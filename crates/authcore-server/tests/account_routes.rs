@@ -21,8 +21,10 @@ async fn demo() -> (Router, authcore_sqlx::SqlxAdapter, TempDir) {
     let dir = TempDir(std::env::temp_dir().join(format!(
         "authcore-account-routes-{}-{}",
         std::process::id(),
-        uuid_like()
+        unique_in_process()
     )));
+    // A directory a crashed earlier run of a process with this id may have left.
+    let _ = std::fs::remove_dir_all(&dir.0);
     std::fs::create_dir_all(&dir.0).unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.0.join("demo.db").display());
     let mut config = DemoConfig::new("an account-routes test secret, long enough");
@@ -32,11 +34,11 @@ async fn demo() -> (Router, authcore_sqlx::SqlxAdapter, TempDir) {
     (app, db, dir)
 }
 
-fn uuid_like() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
+/// A number no other `demo()` of this process has used: the tests run concurrently, and two
+/// clock readings can be equal (two tests then shared one database: a flaky session count).
+fn unique_in_process() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 struct TempDir(std::path::PathBuf);
