@@ -16,6 +16,7 @@
 #      SCALING=0 (skip the two-core run of the demo), SIGNIN_PAGE_BYTES (5404: the body
 #      length of the page ceiling, the ceiling server answering a page as long as the demo's
 #      sign-in page),
+#      BASELINE_BIN, ROUNDS, AB_SCENARIOS (an A/B run against an older build, see below),
 #      POSTGRES_URL (database sessions on PostgreSQL; default the local server's
 #      `authcore_bench` database, created when missing; empty: skip that scenario).
 # Output: a table on stdout, also written to bench/results/latest.md (git-ignored), with the
@@ -302,6 +303,41 @@ bench_server() {
     fi
   done
 }
+
+# ---------------------------------------------------------------- A/B
+# BASELINE_BIN=<another authcore-server build>: that build and this one take turns, ROUNDS
+# times (4), on AB_SCENARIOS (space-separated; default the JWT scenarios), and the mean
+# req/s of each is reported; nothing else runs. Alternating cancels most of the VM's drift,
+# which a ceiling fraction from separate runs does not.
+if [[ -n ${BASELINE_BIN:-} ]]; then
+  [[ -x $BASELINE_BIN ]] || die "BASELINE_BIN=$BASELINE_BIN is not an executable"
+  read -r -a ab_scenarios <<<"${AB_SCENARIOS:-${SCENARIOS[*]}}"
+  for ((round = 1; round <= ${ROUNDS:-4}; round++)); do
+    for side in baseline current; do
+      bin=$RUST_BIN
+      [[ $side == current ]] || bin=$BASELINE_BIN
+      start_server "ab-$side" "$RUST_PORT" env AUTHCORE_RATE_LIMITS=off AUTHCORE_DATABASE_URL=none \
+        AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "$bin"
+      bench_server "$side$round" "$RUST_PORT" "${ab_scenarios[@]}"
+      stop_server
+    done
+  done
+  echo "# A/B: $BASELINE_BIN (baseline) against $RUST_BIN, ${ROUNDS:-4} alternating rounds of wrk -t1 -c$CONNECTIONS -d$DURATION"
+  echo
+  echo "| endpoint | baseline req/s (mean) | current req/s (mean) | change |"
+  echo "|---|---:|---:|---:|"
+  for s in "${ab_scenarios[@]}"; do
+    for ((round = 1; round <= ${ROUNDS:-4}; round++)); do
+      echo "b ${RESULT[baseline$round:$s]%% *}"
+      echo "c ${RESULT[current$round:$s]%% *}"
+    done | awk -v label="${LABEL[$s]}" '
+      { sum[$1] += $2; n[$1]++ }
+      END { b = sum["b"] / n["b"]; c = sum["c"] / n["c"]
+            printf "| %s | %.0f | %.0f | %+.1f %% |\n", label, b, c, 100 * (c - b) / b }'
+  done
+  ((${#ERRORS[@]} == 0)) || { printf -- '- %s\n' "${ERRORS[@]}"; exit 1; }
+  exit 0
+fi
 
 # ---------------------------------------------------------------- run
 LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
