@@ -291,19 +291,21 @@ impl SigningKeys {
             groups: &who.groups,
             provider: who.provider.as_deref(),
         };
-        // The claims' JSON is also the cache key (serialising a struct of strings cannot fail).
-        let identity = serde_json::to_string(&identity_claims).unwrap_or_default();
+        // The claims' JSON is also the cache key. Serialising strings cannot fail; were it to,
+        // nothing is cached rather than every identity sharing one empty key.
+        let identity = serde_json::to_string(&identity_claims).ok();
         let reuse_for = ttl_secs / 10;
-        let recent = self
-            .recent
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((iat, jwt)) = recent.get(&identity)
-            && (0..reuse_for).contains(&(now - iat))
-        {
-            return Ok(jwt.clone());
+        if let Some(identity) = &identity {
+            let recent = self
+                .recent
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some((iat, jwt)) = recent.get(identity)
+                && (0..reuse_for).contains(&(now - iat))
+            {
+                return Ok(jwt.clone());
+            }
         }
-        drop(recent);
         let claims = SignedClaims {
             identity: identity_claims,
             iat: now,
@@ -312,7 +314,9 @@ impl SigningKeys {
         let mut header = jsonwebtoken::Header::new(key.alg);
         header.kid = Some(key.kid.clone());
         let jwt = jsonwebtoken::encode(&header, &claims, &key.encoding)?;
-        if reuse_for > 0 {
+        if let Some(identity) = identity
+            && reuse_for > 0
+        {
             let mut recent = self
                 .recent
                 .lock()
