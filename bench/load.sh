@@ -16,7 +16,8 @@
 #      SCALING=0 (skip the two-core run of the demo), SIGNIN_PAGE_BYTES (5404: the body
 #      length of the page ceiling, the ceiling server answering a page as long as the demo's
 #      sign-in page),
-#      BASELINE_BIN, ROUNDS, AB_SCENARIOS (an A/B run against an older build, see below),
+#      BASELINE_BIN, BASELINE_ENV, ROUNDS, AB_SCENARIOS (an A/B run against an older build
+#      or other settings, see below),
 #      POSTGRES_URL (database sessions on PostgreSQL; default the local server's
 #      `authcore_bench` database, created when missing; empty: skip that scenario).
 # Output: a table on stdout, also written to bench/results/latest.md (git-ignored), with the
@@ -304,25 +305,56 @@ bench_server() {
   done
 }
 
+# The PostgreSQL database of session_postgres: "" when POSTGRES_URL is empty, created
+# when missing; the script stops when the server does not answer.
+postgres_bench_url() {
+  [[ -n $POSTGRES_URL ]] || return 0
+  if ! psql "$POSTGRES_URL" -Atc 'select 1' >/dev/null 2>&1; then
+    local pg_db=${POSTGRES_URL##*/}
+    pg_db=${pg_db%%\?*}
+    psql "${POSTGRES_URL%/*}/postgres" -qc "create database \"$pg_db\"" >/dev/null 2>&1 ||
+      die "PostgreSQL at $POSTGRES_URL does not answer (start it, or POSTGRES_URL= to skip)"
+  fi
+  echo "$POSTGRES_URL"
+}
+
+# The AUTHCORE_DATABASE_URL a scenario runs on.
+database_of() {
+  case $1 in
+    session_sqlite) echo "sqlite://$WORK/demo.db?mode=rwc" ;;
+    session_postgres) postgres_bench_url ;;
+    *) echo none ;;
+  esac
+}
+
 # ---------------------------------------------------------------- A/B
-# BASELINE_BIN=<another authcore-server build>: that build and this one take turns, ROUNDS
-# times (4), on AB_SCENARIOS (space-separated; default the JWT scenarios), and the mean
-# req/s of each is reported; nothing else runs. Alternating cancels most of the VM's drift,
-# which a ceiling fraction from separate runs does not.
-if [[ -n ${BASELINE_BIN:-} ]]; then
+# BASELINE_BIN=<another authcore-server build> and/or BASELINE_ENV="NAME=value ..." (the
+# baseline is this build with those settings, e.g. AUTHCORE_DATABASE_DIRECT_READS=off):
+# baseline and current take turns, ROUNDS times (4), on AB_SCENARIOS (space-separated;
+# default the JWT scenarios; session_sqlite and session_postgres run on their database), and
+# the mean req/s of each is reported; nothing else runs. Alternating cancels most of the
+# VM's drift, which a ceiling fraction from separate runs does not.
+if [[ -n ${BASELINE_BIN:-} || -n ${BASELINE_ENV:-} ]]; then
+  BASELINE_BIN=${BASELINE_BIN:-$RUST_BIN}
   [[ -x $BASELINE_BIN ]] || die "BASELINE_BIN=$BASELINE_BIN is not an executable"
+  read -r -a baseline_env <<<"${BASELINE_ENV:-}"
   read -r -a ab_scenarios <<<"${AB_SCENARIOS:-${SCENARIOS[*]}}"
   for ((round = 1; round <= ${ROUNDS:-4}; round++)); do
     for side in baseline current; do
       bin=$RUST_BIN
-      [[ $side == current ]] || bin=$BASELINE_BIN
-      start_server "ab-$side" "$RUST_PORT" env AUTHCORE_RATE_LIMITS=off AUTHCORE_DATABASE_URL=none \
-        AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "$bin"
-      bench_server "$side$round" "$RUST_PORT" "${ab_scenarios[@]}"
-      stop_server
+      side_env=()
+      [[ $side == current ]] || { bin=$BASELINE_BIN; side_env=("${baseline_env[@]}"); }
+      for s in "${ab_scenarios[@]}"; do
+        db=$(database_of "$s") || exit 1
+        [[ -n $db ]] || die "$s needs POSTGRES_URL"
+        start_server "ab-$side" "$RUST_PORT" env AUTHCORE_RATE_LIMITS=off AUTHCORE_DATABASE_URL="$db" \
+          AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "${side_env[@]}" "$bin"
+        bench_server "$side$round" "$RUST_PORT" "$s"
+        stop_server
+      done
     done
   done
-  echo "# A/B: $BASELINE_BIN (baseline) against $RUST_BIN, ${ROUNDS:-4} alternating rounds of wrk -t1 -c$CONNECTIONS -d$DURATION"
+  echo "# A/B: $BASELINE_BIN ${BASELINE_ENV:-} (baseline) against $RUST_BIN, ${ROUNDS:-4} alternating rounds of wrk -t1 -c$CONNECTIONS -d$DURATION"
   echo
   echo "| endpoint | baseline req/s (mean) | current req/s (mean) | change |"
   echo "|---|---:|---:|---:|"
@@ -395,20 +427,13 @@ if [[ $ONLY != node ]]; then
   bench_server rust "$RUST_PORT"
   stop_server
   # Database sessions: a fresh SQLite file; PostgreSQL at POSTGRES_URL when it answers.
-  rust_server "sqlite://$WORK/demo.db?mode=rwc"
-  bench_server rust "$RUST_PORT" session_sqlite
-  stop_server
-  if [[ -n $POSTGRES_URL ]] && ! psql "$POSTGRES_URL" -Atc 'select 1' >/dev/null 2>&1; then
-    pg_db=${POSTGRES_URL##*/}
-    pg_db=${pg_db%%\?*}
-    psql "${POSTGRES_URL%/*}/postgres" -qc "create database \"$pg_db\"" >/dev/null 2>&1 ||
-      die "PostgreSQL at $POSTGRES_URL does not answer (start it, or POSTGRES_URL= to skip)"
-  fi
-  if [[ -n $POSTGRES_URL ]]; then
-    rust_server "$POSTGRES_URL"
-    bench_server rust "$RUST_PORT" session_postgres
+  for s in "${DB_SCENARIOS[@]}"; do
+    db=$(database_of "$s") || exit 1
+    [[ -n $db ]] || continue # POSTGRES_URL="": skipped
+    rust_server "$db"
+    bench_server rust "$RUST_PORT" "$s"
     stop_server
-  fi
+  done
   measure_ceiling
   # The yardstick: the two ceilings' mean rate (worst p99, errors summed).
   CEILING=$(printf '%s\n' "${CEILINGS[@]}" |

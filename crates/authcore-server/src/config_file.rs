@@ -14,6 +14,7 @@
 //! max_connections = 10000                           # AUTHCORE_MAX_CONNECTIONS
 //! database_max_connections = 10                     # AUTHCORE_DATABASE_MAX_CONNECTIONS
 //! database_timeout = 5                              # AUTHCORE_DATABASE_TIMEOUT (seconds)
+//! database_direct_reads = true                      # AUTHCORE_DATABASE_DIRECT_READS (on | off)
 //! workers = 2                                       # AUTHCORE_WORKERS (default: the CPUs)
 //!
 //! [auth]
@@ -209,6 +210,8 @@ pub struct ServerSection {
     pub database_max_connections: Option<u64>,
     /// Seconds allowed for one database operation (`AUTHCORE_DATABASE_TIMEOUT`).
     pub database_timeout: Option<f64>,
+    /// Session reads on connections of their own (`AUTHCORE_DATABASE_DIRECT_READS`).
+    pub database_direct_reads: Option<bool>,
     /// Threads serving requests (`AUTHCORE_WORKERS`).
     pub workers: Option<u64>,
     /// Redis for the rate-limit counts of every instance (`AUTHCORE_REDIS_URL`; may hold a
@@ -385,6 +388,11 @@ impl ConfigFile {
             "AUTHCORE_DATABASE_TIMEOUT",
             number(self.server.database_timeout).as_deref(),
         );
+        let direct_reads = self
+            .server
+            .database_direct_reads
+            .map(|on| if on { "on" } else { "off" });
+        put("AUTHCORE_DATABASE_DIRECT_READS", direct_reads);
         let workers = self.server.workers.map(|n| n.to_string());
         put("AUTHCORE_WORKERS", workers.as_deref());
         put("AUTHCORE_REDIS_URL", secret(&self.server.redis_url));

@@ -103,8 +103,11 @@ pub struct DemoConfig {
     /// Header read and request timeouts, connection cap (`AUTHCORE_HEADER_READ_TIMEOUT`,
     /// `AUTHCORE_REQUEST_TIMEOUT`, `AUTHCORE_MAX_CONNECTIONS`).
     pub limits: serve::ConnectionLimits,
-    /// The database pool: its size (`AUTHCORE_DATABASE_MAX_CONNECTIONS`, default 10) and the
-    /// bound on each database operation (`AUTHCORE_DATABASE_TIMEOUT`, seconds, default 5).
+    /// The database pool: its size (`AUTHCORE_DATABASE_MAX_CONNECTIONS`, default 10), the
+    /// bound on each database operation (`AUTHCORE_DATABASE_TIMEOUT`, seconds, default 5)
+    /// and whether session reads take their own connections on SQLite and PostgreSQL
+    /// (`AUTHCORE_DATABASE_DIRECT_READS`, `on` or `off`, default `on`:
+    /// [`authcore_sqlx::PoolSettings::direct_session_reads`]).
     pub database_pool: authcore_sqlx::PoolSettings,
     /// Threads that serve requests (`AUTHCORE_WORKERS`; default: the CPUs the process may
     /// run on). With 1 the server runs on a single-threaded runtime
@@ -351,6 +354,15 @@ impl DemoConfig {
             .map_err(DemoConfigError::InvalidSetting)?
         {
             database_pool = database_pool.max_connections(u32::try_from(n).unwrap_or(u32::MAX));
+        }
+        match env.get("AUTHCORE_DATABASE_DIRECT_READS") {
+            None | Some("on") => {}
+            Some("off") => database_pool = database_pool.direct_session_reads(false),
+            Some(other) => {
+                return Err(DemoConfigError::InvalidSetting(format!(
+                    "AUTHCORE_DATABASE_DIRECT_READS={other:?} is not `on` or `off`"
+                )));
+            }
         }
         let workers = match serve::count_var(|k| env.get(k), "AUTHCORE_WORKERS")
             .map_err(DemoConfigError::InvalidSetting)?
@@ -821,9 +833,14 @@ mod tests {
         let c = DemoConfig::from_env(Env::from_pairs([
             ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "32"),
             ("AUTHCORE_DATABASE_TIMEOUT", "1.5"),
+            ("AUTHCORE_DATABASE_DIRECT_READS", "off"),
         ]))
         .unwrap();
         assert_eq!(c.database_pool.max_connections, 32);
+        assert!(!c.database_pool.direct_session_reads);
+        let on = DemoConfig::from_env(Env::from_pairs([("AUTHCORE_DATABASE_DIRECT_READS", "on")]))
+            .unwrap();
+        assert!(on.database_pool.direct_session_reads);
         let w = DemoConfig::from_env(Env::from_pairs([("AUTHCORE_WORKERS", "3")])).unwrap();
         assert_eq!(w.workers, 3);
         assert_eq!(
@@ -835,6 +852,7 @@ mod tests {
             ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "many"),
             ("AUTHCORE_DATABASE_TIMEOUT", "-1"),
             ("AUTHCORE_DATABASE_TIMEOUT", "soon"),
+            ("AUTHCORE_DATABASE_DIRECT_READS", "yes"),
             ("AUTHCORE_WORKERS", "0"),
             ("AUTHCORE_WORKERS", "1000000"),
         ] {

@@ -475,6 +475,7 @@ database_url = "none"
 demo_password = "from-the-file"
 database_max_connections = 4
 database_timeout = 2.5
+database_direct_reads = false
 
 [auth]
 secret = "a file secret, long and random enough"
@@ -508,6 +509,7 @@ error = "/oops"
         config.database_pool.timeout,
         std::time::Duration::from_millis(2500)
     );
+    assert!(!config.database_pool.direct_session_reads);
     assert_eq!(config.demo_password, "from-the-env");
     assert!(!config.secret_is_ephemeral);
     let app = app(config).unwrap();

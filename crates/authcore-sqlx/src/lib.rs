@@ -95,6 +95,7 @@ compile_error!("authcore-sqlx needs at least one of the features `sqlite`, `post
 
 mod db;
 mod dialect;
+mod direct;
 mod error;
 #[cfg(feature = "mysql")]
 mod mysql;
@@ -105,6 +106,7 @@ mod postgres;
 mod sqlite;
 
 use db::Pool;
+use direct::DirectReads;
 
 use async_trait::async_trait;
 use authcore::adapter::{
@@ -112,6 +114,7 @@ use authcore::adapter::{
     UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator, ProviderType};
+use std::sync::Arc;
 use std::time::Duration;
 use time::OffsetDateTime;
 
@@ -124,6 +127,8 @@ pub use error::Error;
 #[derive(Clone)]
 pub struct SqlxAdapter {
     pool: Pool,
+    /// The session read's own path ([`PoolSettings::direct_session_reads`]).
+    direct: Option<Arc<DirectReads>>,
     /// The longest one adapter operation may take ([`PoolSettings::timeout`]).
     timeout: Duration,
 }
@@ -152,6 +157,30 @@ pub struct PoolSettings {
     /// request fails within it (Auth.js `Configuration`) instead of hanging: a query on a
     /// connection whose server stopped answering would otherwise wait for TCP to give up.
     pub timeout: Duration,
+    /// Whether the session read (`get_session_and_user`, made by every request that
+    /// carries a database session) takes a path of its own on SQLite and PostgreSQL
+    /// (default `true`; MySQL reads always go through the pool):
+    ///
+    /// - **SQLite**: on the calling thread, on read-only connections of its own to the
+    ///   same file (one per CPU at most), instead of a trip to a pooled connection's
+    ///   worker thread. A read of cached pages takes microseconds; one that has to read
+    ///   the disk blocks the async worker thread for that long. A locked database is left
+    ///   to the pool, which waits for it. Not used for in-memory databases.
+    /// - **PostgreSQL**: on `tokio-postgres` connections of its own (one per CPU at most,
+    ///   named `authcore-session-reads` in `pg_stat_activity` unless the URL sets an
+    ///   `application_name`), the statement prepared once per connection and concurrent
+    ///   reads pipelined on it; sqlx pings a connection each time it goes back to the
+    ///   pool. Not used when the URL requires TLS. The password is taken from the URL or
+    ///   `PGPASSWORD` (not `~/.pgpass`).
+    ///
+    /// The results are the pool's: whenever this path cannot answer (all its connections
+    /// busy, the database unreachable, any error), the read goes through the pool, and a
+    /// failed connection is reopened at most once a second. Only the URL constructors
+    /// ([`SqlxAdapter::sqlite_with`], [`SqlxAdapter::postgres_with`],
+    /// [`SqlxAdapter::connect_with`]) set it up; pools handed in read through the pool.
+    /// On the demo server it made the SQLite session read xx % and the PostgreSQL one
+    /// yy % faster (`docs/architecture.md`, *Hot path*).
+    pub direct_session_reads: bool,
 }
 
 impl Default for PoolSettings {
@@ -159,6 +188,7 @@ impl Default for PoolSettings {
         PoolSettings {
             max_connections: 10,
             timeout: DEFAULT_ACQUIRE_TIMEOUT,
+            direct_session_reads: true,
         }
     }
 }
@@ -173,6 +203,12 @@ impl PoolSettings {
     /// Sets [`PoolSettings::timeout`] (at least 1 ms).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Sets [`PoolSettings::direct_session_reads`].
+    pub fn direct_session_reads(mut self, on: bool) -> Self {
+        self.direct_session_reads = on;
         self
     }
 }
@@ -228,11 +264,18 @@ impl SqlxAdapter {
             .journal_mode(SqliteJournalMode::Wal)
             .foreign_keys(true)
             .synchronous(SqliteSynchronous::Normal);
+        let direct_path = settings
+            .direct_session_reads
+            .then(|| sqlite::direct_read_path(url_or_path, &options))
+            .flatten();
         let pool = pool_options(&settings)
             .connect_with(options)
             .await
             .map_err(Error::Connect)?;
-        Ok(Self::from_sqlite_pool(pool).with_timeout(settings.timeout))
+        let mut adapter = Self::from_sqlite_pool(pool).with_timeout(settings.timeout);
+        adapter.direct =
+            direct_path.map(|path| Arc::new(DirectReads::sqlite(path, settings.max_connections)));
+        Ok(adapter)
     }
 
     /// Uses an existing SQLite pool. Its connections should enforce foreign keys (sqlx's
@@ -240,6 +283,7 @@ impl SqlxAdapter {
     pub fn from_sqlite_pool(pool: sqlx::SqlitePool) -> Self {
         SqlxAdapter {
             pool: Pool::Sqlite(pool),
+            direct: None,
             timeout: DEFAULT_ACQUIRE_TIMEOUT,
         }
     }
@@ -288,17 +332,25 @@ impl SqlxAdapter {
         use std::str::FromStr;
 
         let options = PgConnectOptions::from_str(url).map_err(Error::InvalidUrl)?;
+        let direct_config = settings
+            .direct_session_reads
+            .then(|| direct::postgres_client_config(url, &options, settings.timeout))
+            .flatten();
         let pool = pool_options(&settings)
             .connect_with(options)
             .await
             .map_err(Error::Connect)?;
-        Ok(Self::from_postgres_pool(pool).with_timeout(settings.timeout))
+        let mut adapter = Self::from_postgres_pool(pool).with_timeout(settings.timeout);
+        adapter.direct = direct_config
+            .map(|config| Arc::new(DirectReads::postgres(config, settings.max_connections)));
+        Ok(adapter)
     }
 
     /// Uses an existing PostgreSQL pool.
     pub fn from_postgres_pool(pool: sqlx::PgPool) -> Self {
         SqlxAdapter {
             pool: Pool::Postgres(pool),
+            direct: None,
             timeout: DEFAULT_ACQUIRE_TIMEOUT,
         }
     }
@@ -344,6 +396,7 @@ impl SqlxAdapter {
     pub fn from_mysql_pool(pool: sqlx::MySqlPool) -> Self {
         SqlxAdapter {
             pool: Pool::MySql(pool),
+            direct: None,
             timeout: DEFAULT_ACQUIRE_TIMEOUT,
         }
     }
@@ -449,8 +502,12 @@ impl SqlxAdapter {
             .map_err(Error::Connect)
     }
 
-    /// Closes the pool: waits for connections in use to be returned, then closes them all.
+    /// Closes the pool: waits for connections in use to be returned, then closes them all
+    /// (and those of [`PoolSettings::direct_session_reads`]).
     pub async fn close(&self) {
+        if let Some(direct) = &self.direct {
+            direct.close().await;
+        }
         db::with_backend!(&self.pool, pool, _backend => pool.close().await)
     }
 }
@@ -536,7 +593,9 @@ impl Adapter for SqlxAdapter {
         &self,
         session_token: &str,
     ) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError> {
-        dispatch!(self, get_session_and_user(session_token))
+        // Half the bound for the direct path, so that the pool has the rest if it fails.
+        let direct = self.direct.as_deref().map(|d| (d, self.timeout / 2));
+        dispatch!(self, get_session_and_user(direct, session_token))
     }
 
     async fn update_session(

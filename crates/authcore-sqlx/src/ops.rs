@@ -11,10 +11,12 @@ use authcore::adapter::{
     VerificationToken,
 };
 use authcore::types::{Account, Authenticator};
+use std::time::Duration;
 use time::OffsetDateTime;
 
 use crate::db::{Arg, Col, Pool, Val};
 use crate::dialect::Ids;
+use crate::direct::{DirectReads, Read};
 use crate::error::{data_error, map_sqlx};
 
 // ---------------------------------------------------------------------------------------
@@ -22,7 +24,7 @@ use crate::error::{data_error, map_sqlx};
 
 const USER: [Col; 5] = [Col::UserId, Col::Text, Col::Text, Col::Time, Col::Text];
 const SESSION: [Col; 3] = [Col::Text, Col::UserId, Col::Time];
-const SESSION_AND_USER: [Col; 8] = [
+pub(crate) const SESSION_AND_USER: [Col; 8] = [
     Col::Text,
     Col::UserId,
     Col::Time,
@@ -473,19 +475,28 @@ pub(crate) async fn create_session(
         .ok_or_else(|| data_error(OP, "the new session was not found"))
 }
 
+/// Read on `direct` (within its bound) when given, through the pool when that cannot answer.
 pub(crate) async fn get_session_and_user(
     pool: &Pool,
+    direct: Option<(&DirectReads, Duration)>,
     token: &str,
 ) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError> {
     const OP: &str = "get_session_and_user";
-    let row = pool
-        .fetch_optional(
-            &pool.sql().get_session_and_user,
-            vec![Arg::text(token)],
-            &SESSION_AND_USER,
-        )
-        .await
-        .map_err(map_sqlx(OP))?;
+    let read = match direct {
+        Some((direct, bound)) => direct.fetch_optional(token, bound).await,
+        None => Read::UsePool,
+    };
+    let row = match read {
+        Read::Row(row) => row,
+        Read::UsePool => pool
+            .fetch_optional(
+                &pool.sql().get_session_and_user,
+                vec![Arg::text(token)],
+                &SESSION_AND_USER,
+            )
+            .await
+            .map_err(map_sqlx(OP))?,
+    };
     one(OP, row, |r| Ok((r.session()?, r.user()?)))
 }
 

@@ -42,10 +42,9 @@ async fn conformance_in_a_fresh_schema() {
 #[tokio::test]
 async fn url_constructor_and_serial_ids() {
     with_pg_schema(|_, schema| async move {
-        let base = postgres_url();
-        let sep = if base.contains('?') { '&' } else { '?' };
-        let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
-        let adapter = SqlxAdapter::postgres(&url).await.expect("connect by URL");
+        let adapter = SqlxAdapter::postgres(&schema_url(&schema))
+            .await
+            .expect("connect by URL");
         adapter.migrate().await.expect("migrate");
         adapter.migrate().await.expect("second migrate is a no-op");
         let a = adapter
@@ -192,6 +191,60 @@ async fn concurrent_link_account_gives_one_conflict() {
         let adapter = pool_adapter(options, 4).await;
         common::concurrent_link_account_gives_one_conflict(&adapter).await;
         adapter.close().await;
+    })
+    .await;
+}
+
+/// The URL of the test server with `search_path` set to `schema`.
+fn schema_url(schema: &str) -> String {
+    let base = postgres_url();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{sep}options=-c%20search_path%3D{schema}")
+}
+
+/// The conformance suite through the URL constructor, whose session reads take their own
+/// `tokio-postgres` connections (`PoolSettings::direct_session_reads`): every write is seen
+/// by the next read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_with_direct_session_reads() {
+    with_pg_schema(|_, schema| async move {
+        let adapter = SqlxAdapter::postgres(&schema_url(&schema))
+            .await
+            .expect("connect by URL");
+        adapter.migrate().await.expect("migrate");
+        common::conformance_then_close(adapter).await;
+    })
+    .await;
+}
+
+/// The session read on its own connection answers while the pool's only connection is
+/// taken; with direct reads off, the read waits for the pool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direct_session_reads_answer_while_the_pool_is_taken() {
+    use authcore_sqlx::PoolSettings;
+    with_pg_schema(|_, schema| async move {
+        let settings = PoolSettings::default()
+            .max_connections(1)
+            .timeout(Duration::from_millis(500));
+        let url = schema_url(&schema);
+        let direct = SqlxAdapter::postgres_with(&url, settings)
+            .await
+            .expect("connect");
+        direct.migrate().await.expect("migrate");
+        let pooled = SqlxAdapter::postgres_with(&url, settings.direct_session_reads(false))
+            .await
+            .expect("connect");
+        common::session_reads_answer_while_the_pool_is_taken(&direct, &pooled, async |adapter| {
+            adapter
+                .postgres_pool()
+                .expect("PostgreSQL")
+                .acquire()
+                .await
+                .expect("the pool's connection")
+        })
+        .await;
+        direct.close().await;
+        pooled.close().await;
     })
     .await;
 }

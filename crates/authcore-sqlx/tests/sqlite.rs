@@ -248,3 +248,39 @@ async fn ping_answers_while_open_and_fails_once_closed() {
     adapter.close().await;
     assert!(adapter.ping().await.is_err(), "a closed pool does not");
 }
+
+/// The session read on the calling thread (`PoolSettings::direct_session_reads`) answers
+/// while the pool's only connection is taken; with it off, the read waits for the pool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direct_session_reads_answer_while_the_pool_is_taken() {
+    use authcore_sqlx::PoolSettings;
+    let dir = TempDir::new();
+    let path = dir.path().join("authcore.db");
+    let settings = PoolSettings::default()
+        .max_connections(1)
+        .timeout(Duration::from_millis(300));
+    let open = |direct| {
+        SqlxAdapter::sqlite_with(
+            path.to_str().expect("utf-8 path"),
+            settings.direct_session_reads(direct),
+        )
+    };
+    let direct = open(true).await.expect("open");
+    direct.migrate().await.expect("migrate");
+    let pooled = open(false).await.expect("open");
+    common::session_reads_answer_while_the_pool_is_taken(&direct, &pooled, async |adapter| {
+        adapter
+            .sqlite_pool()
+            .expect("SQLite")
+            .acquire()
+            .await
+            .expect("the pool's connection")
+    })
+    .await;
+    // In memory, there is no file for a second connection: reads go through the pool.
+    let memory = SqlxAdapter::sqlite_with("sqlite::memory:", settings)
+        .await
+        .expect("memory");
+    memory.migrate().await.expect("migrate");
+    conformance::sessions(&memory).await;
+}

@@ -160,3 +160,62 @@ pub fn resume_panic(result: Result<(), tokio::task::JoinError>) {
         }
     }
 }
+
+/// [`authcore_sqlx::PoolSettings::direct_session_reads`]: `direct` (direct reads on) and
+/// `pooled` (off) are two adapters on one migrated database, each with a pool of one
+/// connection and a short time bound. With that connection held by `hold`, `direct` still
+/// answers the session read (a session, and `None` for an unknown token) and `pooled`
+/// times out; once it is released, both answer alike.
+#[allow(clippy::unwrap_used, dead_code)]
+pub async fn session_reads_answer_while_the_pool_is_taken<Held>(
+    direct: &authcore_sqlx::SqlxAdapter,
+    pooled: &authcore_sqlx::SqlxAdapter,
+    hold: impl AsyncFn(&authcore_sqlx::SqlxAdapter) -> Held,
+) {
+    use authcore::adapter::{Adapter, AdapterError, AdapterSession, NewUser};
+    let user = direct
+        .create_user(NewUser {
+            email: Some("direct@example.com".into()),
+            name: Some("Direct".into()),
+            ..NewUser::default()
+        })
+        .await
+        .unwrap();
+    // Whole seconds: what every database stores exactly.
+    let expires = time::OffsetDateTime::from_unix_timestamp(
+        time::OffsetDateTime::now_utc().unix_timestamp() + 86_400,
+    )
+    .unwrap();
+    let session = direct
+        .create_session(AdapterSession {
+            session_token: "direct-read-token".into(),
+            user_id: user.id.clone(),
+            expires,
+        })
+        .await
+        .unwrap();
+    let read = async |adapter: &authcore_sqlx::SqlxAdapter, token: &str| {
+        adapter.get_session_and_user(token).await
+    };
+
+    let both_held = (hold(direct).await, hold(pooled).await);
+    let (got_session, got_user) = read(direct, "direct-read-token")
+        .await
+        .expect("the direct path answers without the pool")
+        .expect("the session exists");
+    assert_eq!(got_session, session);
+    assert_eq!(got_user, user);
+    assert_eq!(read(direct, "no-such-token").await.unwrap(), None);
+    let err = read(pooled, "direct-read-token")
+        .await
+        .expect_err("without direct reads the read waits for the held connection");
+    assert!(matches!(err, AdapterError::Backend(_)), "{err:?}");
+    drop(both_held);
+
+    let through_pool = read(pooled, "direct-read-token").await.unwrap();
+    assert_eq!(
+        read(direct, "direct-read-token").await.unwrap(),
+        through_pool
+    );
+    assert_eq!(through_pool.map(|(_, u)| u), Some(user));
+}

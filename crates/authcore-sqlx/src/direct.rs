@@ -1,0 +1,153 @@
+//! The session read on a path of its own.
+//!
+//! `get_session_and_user` runs on every request that carries a database session, so its
+//! cost is most of a database session read's. Through sqlx it costs a pool checkout, a
+//! ping when the connection goes back (sqlx has no switch for it: transact-rs/sqlx#1743)
+//! and, on SQLite, two hops to the connection's worker thread. Here it runs instead:
+//!
+//! - on **SQLite**, on the calling thread, on a read-only connection of its own
+//!   ([`SqliteReads`]): one of a few, taken with `try_lock`, with a cached prepared
+//!   statement. A read of pages in SQLite's or the OS's cache takes microseconds; the
+//!   thread blocks for it as it would for any other short computation.
+//! - on **PostgreSQL**, on a `tokio-postgres` client with the statement prepared once
+//!   ([`PgReads`]): concurrent reads share a connection and are pipelined on it.
+//!
+//! Either is an accelerator only: whenever it cannot answer (every connection busy, the
+//! database busy or unreachable, any error), the read goes through the pool as before,
+//! so results and errors are those of the pool path. A broken connection is dropped and
+//! reopened at the next read, at most once a [`RETRY_AFTER`].
+
+// A MySQL-only build reads through the pool alone.
+#![cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+#[cfg(feature = "postgres")]
+use postgres::PgReads;
+#[cfg(feature = "postgres")]
+pub(crate) use postgres::client_config as postgres_client_config;
+#[cfg(feature = "sqlite")]
+use sqlite::SqliteReads;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::db::Val;
+
+/// How long a connection that failed (to open or to answer) is left alone; meanwhile its
+/// reads go through the pool.
+pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// What a direct read found.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Read {
+    /// The row (`None`: no row matched), read as the columns said.
+    Row(Option<Vec<Val>>),
+    /// No answer here: read through the pool.
+    UsePool,
+}
+
+/// The direct read path of the database in use.
+pub(crate) struct DirectReads {
+    backend: Backend,
+    /// Set by [`DirectReads::close`]: connections closed, reads left to the (closed) pool.
+    closed: AtomicBool,
+}
+
+// One per adapter, behind an `Arc`: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+enum Backend {
+    #[cfg(feature = "sqlite")]
+    Sqlite(SqliteReads),
+    #[cfg(feature = "postgres")]
+    Postgres(PgReads),
+    /// A MySQL-only build has no direct reads, and no value of this type.
+    #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+    #[allow(dead_code)]
+    None(std::convert::Infallible),
+}
+
+impl DirectReads {
+    /// Session reads from the SQLite database file at `path`.
+    #[cfg(feature = "sqlite")]
+    pub fn sqlite(path: std::path::PathBuf, max_connections: u32) -> Self {
+        DirectReads::new(Backend::Sqlite(SqliteReads::new(
+            path,
+            crate::sqlite::DIALECT
+                .queries()
+                .get_session_and_user
+                .as_str(),
+            &crate::ops::SESSION_AND_USER,
+            connection_count(max_connections),
+        )))
+    }
+
+    /// Session reads from the PostgreSQL server `config` names.
+    #[cfg(feature = "postgres")]
+    pub fn postgres(config: tokio_postgres::Config, max_connections: u32) -> Self {
+        DirectReads::new(Backend::Postgres(PgReads::new(
+            config,
+            crate::postgres::DIALECT
+                .queries()
+                .get_session_and_user
+                .as_str(),
+            &crate::ops::SESSION_AND_USER,
+            connection_count(max_connections),
+        )))
+    }
+
+    fn new(backend: Backend) -> Self {
+        DirectReads {
+            backend,
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// The row of the statement this path serves for `arg` (a session token), taking at
+    /// most `bound` (SQLite reads do not wait: they answer or leave it to the pool at once).
+    #[cfg_attr(
+        not(feature = "postgres"),
+        allow(unused_variables, clippy::unused_async)
+    )]
+    pub async fn fetch_optional(&self, arg: &str, bound: Duration) -> Read {
+        if self.closed.load(Ordering::Relaxed) {
+            return Read::UsePool;
+        }
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(reads) => reads.fetch_optional(arg),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(reads) => reads.fetch_optional(arg, bound).await,
+            #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+            Backend::None(never) => match *never {},
+        }
+    }
+
+    /// Closes the connections for good; later reads go to the pool.
+    pub async fn close(&self) {
+        self.closed.store(true, Ordering::Relaxed);
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(reads) => reads.close(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(reads) => reads.close().await,
+            #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+            Backend::None(never) => match *never {},
+        }
+    }
+}
+
+/// The number of direct connections: one per thread that may read at once (the async
+/// runtime's workers), at most `max_connections`.
+fn connection_count(max_connections: u32) -> usize {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    threads.clamp(
+        1,
+        usize::try_from(max_connections)
+            .unwrap_or(usize::MAX)
+            .max(1),
+    )
+}
