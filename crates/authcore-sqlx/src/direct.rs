@@ -81,7 +81,7 @@ impl DirectReads {
                 .get_session_and_user
                 .as_str(),
             &crate::ops::SESSION_AND_USER,
-            connection_count(max_connections),
+            connection_count(max_connections, usize::MAX),
         )))
     }
 
@@ -95,7 +95,7 @@ impl DirectReads {
                 .get_session_and_user
                 .as_str(),
             &crate::ops::SESSION_AND_USER,
-            connection_count(max_connections),
+            connection_count(max_connections, MAX_POSTGRES_CONNECTIONS),
         )))
     }
 
@@ -140,14 +140,34 @@ impl DirectReads {
     }
 }
 
+/// The most PostgreSQL connections the direct path opens: reads are pipelined, so a few
+/// carry the load of many threads, and each costs a server process.
+const MAX_POSTGRES_CONNECTIONS: usize = 4;
+
 /// The number of direct connections: one per thread that may read at once (the async
-/// runtime's workers), at most `max_connections`.
-fn connection_count(max_connections: u32) -> usize {
+/// runtime's workers), at most `max_connections` (the pool's size) and `cap`.
+fn connection_count(max_connections: u32, cap: usize) -> usize {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    threads.clamp(
-        1,
-        usize::try_from(max_connections)
-            .unwrap_or(usize::MAX)
-            .max(1),
-    )
+    let max = usize::try_from(max_connections)
+        .unwrap_or(usize::MAX)
+        .min(cap);
+    threads.clamp(1, max.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_connection_per_thread_within_the_pool_size_and_the_cap() {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(connection_count(1, usize::MAX), 1);
+        assert_eq!(connection_count(0, usize::MAX), 1);
+        assert_eq!(connection_count(u32::MAX, usize::MAX), threads);
+        assert_eq!(connection_count(u32::MAX, 1), 1);
+        assert_eq!(
+            connection_count(10, MAX_POSTGRES_CONNECTIONS),
+            threads.min(MAX_POSTGRES_CONNECTIONS)
+        );
+    }
 }

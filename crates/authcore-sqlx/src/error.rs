@@ -106,7 +106,7 @@ pub(crate) fn map_sqlx(op: &'static str) -> impl FnOnce(sqlx::Error) -> AdapterE
 /// some too (`invalid input syntax for type integer: "abc"`): quoted text stays only where
 /// it names a column, key, table, constraint, relation, database or schema, else it becomes
 /// `'…'`.
-fn without_values(message: &str) -> String {
+pub(crate) fn without_values(message: &str) -> String {
     const NAMES: [&str; 8] = [
         "column",
         "key",

@@ -103,12 +103,12 @@ impl PgReads {
             Ok(row) => match row.map(|row| read_row(&row, self.cols)).transpose() {
                 Ok(row) => Read::Row(row),
                 Err(e) => {
-                    tracing::warn!(error = %e, "PostgreSQL session read: unreadable row; reading through the pool");
+                    tracing::warn!(error = %describe(&e), "PostgreSQL session read: unreadable row; reading through the pool");
                     Read::UsePool
                 }
             },
             Err(e) => {
-                tracing::warn!(error = %e, "PostgreSQL session read failed; reading through the pool");
+                tracing::warn!(error = %describe(&e), "PostgreSQL session read failed; reading through the pool");
                 let mut slot = slot.lock().await;
                 if slot
                     .reader
@@ -146,7 +146,7 @@ impl PgReads {
                 Some(reader)
             }
             Err(e) => {
-                tracing::warn!(error = %e, "PostgreSQL session reads: cannot connect; reading through the pool");
+                tracing::warn!(error = %describe(&e), "PostgreSQL session reads: cannot connect; reading through the pool");
                 None
             }
         }
@@ -158,7 +158,7 @@ impl Reader {
         let (client, connection) = config.connect(NoTls).await?;
         let connection = AbortOnDrop(tokio::spawn(async move {
             if let Err(e) = connection.await {
-                tracing::debug!(error = %e, "PostgreSQL session-read connection closed");
+                tracing::debug!(error = %describe(&e), "PostgreSQL session-read connection closed");
             }
         }));
         let statement = client.prepare(sql).await?;
@@ -167,6 +167,20 @@ impl Reader {
             statement,
             _connection: connection,
         })
+    }
+}
+
+/// For the log: a server error by its SQLSTATE code and its message without quoted values
+/// (as `crate::error` reports sqlx's; never the `DETAIL`); others as they are (I/O,
+/// protocol and decoding errors hold no values).
+fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!(
+            "database error {}: {}",
+            db.code().code(),
+            crate::error::without_values(db.message())
+        ),
+        None => e.to_string(),
     }
 }
 
