@@ -99,14 +99,16 @@ impl PgReads {
         let Some(reader) = self.reader(slot).await else {
             return Read::UsePool;
         };
-        match reader.client.query_opt(&reader.statement, &[&arg]).await {
-            Ok(row) => match row.map(|row| read_row(&row, self.cols)).transpose() {
-                Ok(row) => Read::Row(row),
-                Err(e) => {
-                    tracing::warn!(error = %describe(&e), "PostgreSQL session read: unreadable row; reading through the pool");
-                    Read::UsePool
-                }
-            },
+        let read = reader
+            .client
+            .query_opt(&reader.statement, &[&arg])
+            .await
+            .and_then(|row| row.map(|row| read_row(&row, self.cols)).transpose());
+        match read {
+            Ok(row) => Read::Row(row),
+            // The connection broke, or the statement no longer fits the table (a migration
+            // since it was prepared): a new connection prepares it again, after a pause that
+            // also keeps a lasting fault to one log line a second.
             Err(e) => {
                 tracing::warn!(error = %describe(&e), "PostgreSQL session read failed; reading through the pool");
                 let mut slot = slot.lock().await;

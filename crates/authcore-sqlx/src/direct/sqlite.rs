@@ -1,4 +1,4 @@
-//! SQLite reads on the calling thread, on read-only connections of their own.
+//! SQLite reads on the calling thread, on connections of their own that only read (`query_only`).
 
 use std::path::PathBuf;
 use std::sync::{Mutex, TryLockError};
