@@ -71,10 +71,15 @@ enum Backend {
 }
 
 impl DirectReads {
-    /// Session reads from the SQLite database file at `path`.
+    /// Session reads from the SQLite database file at `path`, or `None` (logged) when no
+    /// connection to it opens now: then every read stays on the pool.
     #[cfg(feature = "sqlite")]
-    pub fn sqlite(path: std::path::PathBuf, max_connections: u32) -> Self {
-        DirectReads::new(Backend::Sqlite(SqliteReads::new(
+    pub fn sqlite(path: std::path::PathBuf, max_connections: u32) -> Option<Self> {
+        if let Err(e) = sqlite::open(&path) {
+            tracing::warn!(error = %e, "SQLite session reads stay on the pool: cannot open the file apart from it");
+            return None;
+        }
+        Some(DirectReads::new(Backend::Sqlite(SqliteReads::new(
             path,
             crate::sqlite::DIALECT
                 .queries()
@@ -82,13 +87,33 @@ impl DirectReads {
                 .as_str(),
             &crate::ops::SESSION_AND_USER,
             connection_count(max_connections, usize::MAX),
-        )))
+        ))))
     }
 
-    /// Session reads from the PostgreSQL server `config` names.
+    /// Session reads from the PostgreSQL server `config` names, or `None` (logged) when it
+    /// cannot connect now where the pool just did (a password only in `~/.pgpass`, say):
+    /// then every read stays on the pool, instead of failing over to it once a second.
     #[cfg(feature = "postgres")]
-    pub fn postgres(config: tokio_postgres::Config, max_connections: u32) -> Self {
-        DirectReads::new(Backend::Postgres(PgReads::new(
+    pub async fn postgres(
+        config: tokio_postgres::Config,
+        max_connections: u32,
+        bound: Duration,
+    ) -> Option<Self> {
+        match tokio::time::timeout(bound, postgres::try_connect(&config)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "PostgreSQL session reads stay on the pool: cannot connect apart from it");
+                return None;
+            }
+            Err(_) => {
+                tracing::warn!(
+                    ?bound,
+                    "PostgreSQL session reads stay on the pool: connecting apart from it timed out"
+                );
+                return None;
+            }
+        }
+        Some(DirectReads::new(Backend::Postgres(PgReads::new(
             config,
             crate::postgres::DIALECT
                 .queries()
@@ -96,7 +121,7 @@ impl DirectReads {
                 .as_str(),
             &crate::ops::SESSION_AND_USER,
             connection_count(max_connections, MAX_POSTGRES_CONNECTIONS),
-        )))
+        ))))
     }
 
     fn new(backend: Backend) -> Self {
@@ -157,6 +182,25 @@ fn connection_count(max_connections: u32, cap: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "sqlite")]
+    #[test]
+    fn no_sqlite_reads_without_a_file_to_open() {
+        let missing = std::env::temp_dir().join(format!(
+            "authcore-direct-{}-absent/none.db",
+            std::process::id()
+        ));
+        assert!(DirectReads::sqlite(missing, 10).is_none());
+    }
+
+    #[cfg(feature = "postgres")]
+    #[tokio::test]
+    async fn no_postgres_reads_without_a_server_to_reach() {
+        let mut config = tokio_postgres::Config::new();
+        config.host("127.0.0.1").port(1).user("nobody");
+        let reads = DirectReads::postgres(config, 10, Duration::from_secs(3)).await;
+        assert!(reads.is_none());
+    }
 
     #[test]
     fn one_connection_per_thread_within_the_pool_size_and_the_cap() {

@@ -166,12 +166,16 @@ pub struct PoolSettings {
     ///   worker thread. A read of cached pages takes microseconds; one that has to read
     ///   the disk blocks the async worker thread for that long. A locked database is left
     ///   to the pool, which waits for it. Not used for in-memory databases.
-    /// - **PostgreSQL**: on `tokio-postgres` connections of its own (one per CPU at most,
+    /// - **PostgreSQL**: on `tokio-postgres` connections of its own (one per CPU, at most 4,
     ///   named `authcore-session-reads` in `pg_stat_activity` unless the URL sets an
     ///   `application_name`), the statement prepared once per connection and concurrent
     ///   reads pipelined on it; sqlx pings a connection each time it goes back to the
     ///   pool. Not used when the URL requires TLS. The password is taken from the URL or
     ///   `PGPASSWORD` (not `~/.pgpass`).
+    ///
+    /// Either is set up only if a connection of its own opens when the adapter is built
+    /// (where it cannot — a password only in `~/.pgpass`, say — a warning is logged and
+    /// every read stays on the pool).
     ///
     /// The results are the pool's: whenever this path cannot answer (all its connections
     /// busy, the database unreachable, any error), the read goes through the pool, and a
@@ -274,8 +278,9 @@ impl SqlxAdapter {
             .await
             .map_err(Error::Connect)?;
         let mut adapter = Self::from_sqlite_pool(pool).with_timeout(settings.timeout);
-        adapter.direct =
-            direct_path.map(|path| Arc::new(DirectReads::sqlite(path, settings.max_connections)));
+        adapter.direct = direct_path
+            .and_then(|path| DirectReads::sqlite(path, settings.max_connections))
+            .map(Arc::new);
         Ok(adapter)
     }
 
@@ -342,8 +347,12 @@ impl SqlxAdapter {
             .await
             .map_err(Error::Connect)?;
         let mut adapter = Self::from_postgres_pool(pool).with_timeout(settings.timeout);
-        adapter.direct = direct_config
-            .map(|config| Arc::new(DirectReads::postgres(config, settings.max_connections)));
+        if let Some(config) = direct_config {
+            adapter.direct =
+                DirectReads::postgres(config, settings.max_connections, settings.timeout)
+                    .await
+                    .map(Arc::new);
+        }
         Ok(adapter)
     }
 

@@ -172,6 +172,15 @@ impl Reader {
     }
 }
 
+/// Connects with `config` and closes the connection again: whether this path can reach
+/// the server at all (the error as [`describe`] gives it).
+pub(super) async fn try_connect(config: &Config) -> Result<(), String> {
+    let (client, connection) = config.connect(NoTls).await.map_err(|e| describe(&e))?;
+    // Without a client, the connection says goodbye to the server and ends.
+    drop(client);
+    connection.await.map_err(|e| describe(&e))
+}
+
 /// For the log: a server error by its SQLSTATE code and its message without quoted values
 /// (as `crate::error` reports sqlx's; never the `DETAIL`); others as they are (I/O,
 /// protocol and decoding errors hold no values).

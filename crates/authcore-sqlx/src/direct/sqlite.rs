@@ -96,7 +96,7 @@ impl SqliteReads {
 }
 
 /// A connection that never writes and never waits for a lock.
-fn open(path: &std::path::Path) -> rusqlite::Result<Connection> {
+pub(super) fn open(path: &std::path::Path) -> rusqlite::Result<Connection> {
     // Read-write (but `query_only`): a read-only connection cannot always use the WAL index.
     // Read-only where the file is (`mode=ro` on a read-only file system, say).
     let connection = Connection::open_with_flags(
