@@ -161,11 +161,12 @@ pub struct PoolSettings {
     /// carries a database session) takes a path of its own on SQLite and PostgreSQL
     /// (default `true`; MySQL reads always go through the pool):
     ///
-    /// - **SQLite**: on the calling thread, on read-only connections of its own to the
-    ///   same file (one per CPU at most), instead of a trip to a pooled connection's
-    ///   worker thread. A read of cached pages takes microseconds; one that has to read
-    ///   the disk blocks the async worker thread for that long. A locked database is left
-    ///   to the pool, which waits for it. Not used for in-memory databases.
+    /// - **SQLite**: on the calling thread, on connections of its own to the same file
+    ///   that only read (`query_only`; one per CPU at most), instead of a trip to a pooled
+    ///   connection's worker thread. A read of cached pages takes microseconds; one that
+    ///   has to read the disk blocks the async worker thread for that long. A locked
+    ///   database is left to the pool, which waits for it. Not used for in-memory
+    ///   databases, nor for URLs with `vfs` or `immutable`.
     /// - **PostgreSQL**: on `tokio-postgres` connections of its own (one per CPU, at most 4,
     ///   named `authcore-session-reads` in `pg_stat_activity` unless the URL sets an
     ///   `application_name`), the statement prepared once per connection and concurrent
