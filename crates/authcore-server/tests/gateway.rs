@@ -169,6 +169,9 @@ async fn forward_auth_decisions_and_identity() {
             Some("credentials")
         );
         assert_eq!(header_of(&res, "cache-control"), Some("no-store"));
+        // A session signed in just now is not re-issued on every check (once per
+        // `updateAge`: `LookupOptions::refresh_jwt_after`).
+        assert!(res.headers().get(header::SET_COOKIE).is_none());
         // The signed identity verifies with the published keys, for this upstream.
         let jwt = header_of(&res, "x-auth-request-jwt").unwrap().to_owned();
         let jwks = text(get(&app, "/.well-known/jwks.json", &mut jar).await).await;

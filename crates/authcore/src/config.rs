@@ -195,6 +195,11 @@ impl AuthConfig {
         self.inner.session_strategy
     }
 
+    /// How often a session is extended (`session.updateAge`, 24 hours by default).
+    pub fn session_update_age(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.inner.session_update_age)
+    }
+
     /// The JWT encoder/decoder bound to the configured secrets.
     pub fn jwt(&self) -> &JwtCodec {
         &self.inner.codec

@@ -129,8 +129,32 @@ impl Auth {
         uri: &http::Uri,
         headers: &http::HeaderMap,
     ) -> Result<SessionLookup, AuthError> {
+        self.lookup_session_with(uri, headers, LookupOptions::default())
+            .await
+    }
+
+    /// [`Auth::lookup_session`] with [`LookupOptions`]: e.g. a gateway that checks every
+    /// request re-issues the JWT session cookie only now and then.
+    ///
+    /// ```
+    /// # async fn demo(auth: authcore::Auth, uri: http::Uri, headers: http::HeaderMap) {
+    /// use std::time::Duration;
+    /// let options = authcore::LookupOptions::default().refresh_jwt_after(Duration::from_secs(3600));
+    /// let lookup = auth.lookup_session_with(&uri, &headers, options).await;
+    /// # }
+    /// ```
+    pub async fn lookup_session_with(
+        &self,
+        uri: &http::Uri,
+        headers: &http::HeaderMap,
+        options: LookupOptions,
+    ) -> Result<SessionLookup, AuthError> {
         let c = &*self.config.inner;
-        let parsed = self.session_request(uri, headers).await?;
+        let mut parsed = self.session_request(uri, headers).await?;
+        // At most half the session's lifetime, so an active session never runs out.
+        parsed.jwt_refresh_age = options
+            .refresh_jwt_after
+            .map(|age| age.as_secs().min(c.session_max_age / 2));
         let resp = run(c, &parsed).await.map_err(|f| match f {
             Failure::Assertion(e) | Failure::Action(e) => {
                 c.logger.error(&e);
@@ -354,6 +378,26 @@ impl Auth {
         location.push_str("callbackUrl=");
         location.push_str(&crate::cookies::encode_uri_component(target));
         location
+    }
+}
+
+/// How [`Auth::lookup_session_with`] looks a session up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LookupOptions {
+    /// Re-issue a JWT session cookie only once it is at least this old (by the token's
+    /// `iat`; at most half the session's `max_age` is used), unless a token refresh or the
+    /// `jwt` callback changed the token: a younger cookie is left as it is and no
+    /// `Set-Cookie` is returned for it. `None` (the default): re-issued on every lookup, as
+    /// `GET <basePath>/session` does. Database sessions keep their own `update_age` rule.
+    pub refresh_jwt_after: Option<std::time::Duration>,
+}
+
+impl LookupOptions {
+    /// Sets [`LookupOptions::refresh_jwt_after`].
+    pub fn refresh_jwt_after(mut self, age: std::time::Duration) -> Self {
+        self.refresh_jwt_after = Some(age);
+        self
     }
 }
 

@@ -74,7 +74,7 @@ mod webauthn;
 pub use async_trait::async_trait;
 pub use config::{AuthConfig, AuthConfigBuilder, DangerousOptions, SessionStrategy};
 pub use error::{AuthError, BoxError, ConfigError, ErrorKind};
-pub use handler::{Auth, GetTokenOptions, RawResult, SessionLookup};
+pub use handler::{Auth, GetTokenOptions, LookupOptions, RawResult, SessionLookup};
 pub use response::{ResponseBody, ResponseInternal};
 pub use session_json::SessionJson;
 pub use types::*;

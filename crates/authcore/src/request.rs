@@ -194,6 +194,9 @@ pub(crate) struct RequestInternal {
     /// (no CSRF token, no callback-URL cookie), since only the session cookies reach the
     /// host's response.
     pub lookup: bool,
+    /// For a lookup: a JWT session cookie younger than this (seconds, by its `iat`) is left
+    /// as it is when nothing changed the token ([`crate::LookupOptions::refresh_jwt_after`]).
+    pub jwt_refresh_age: Option<u64>,
 }
 
 /// The address of the peer that sent a request: hosts put it in the request's extensions
@@ -361,6 +364,7 @@ where
         client,
         site,
         lookup: false,
+        jwt_refresh_age: None,
     })
 }
 

@@ -348,3 +348,70 @@ async fn concurrent_updates_of_a_chunked_session_each_answer_a_whole_cookie_set(
         assert_eq!(decoded["blob"].as_str().map(str::len), Some(9000));
     }
 }
+
+/// A `jwt` callback that changes the token on every read.
+struct CountsReads;
+
+#[authcore::async_trait]
+impl Callbacks for CountsReads {
+    async fn jwt(&self, mut p: JwtParams<'_>) -> Result<Option<JwtClaims>, BoxError> {
+        let reads = p.token.get("reads").and_then(Value::as_u64).unwrap_or(0);
+        p.token.insert("reads".into(), (reads + 1).into());
+        Ok(Some(p.token))
+    }
+}
+
+/// `lookup_session_with(refresh_jwt_after)`: the cookie of a token younger than the age is
+/// left as it is (no `Set-Cookie`; the session's `expires` is the token's), unless the
+/// `jwt` callback changed the token; otherwise it is re-issued as `lookup_session` does.
+#[tokio::test]
+async fn lookup_leaves_a_young_cookie_as_it_is_unless_the_token_changed() {
+    use authcore::LookupOptions;
+    use std::time::Duration;
+    let hour = Duration::from_secs(3600);
+    let refresh_after = |age| LookupOptions::default().refresh_jwt_after(age);
+    for (case, config, options, reissued) in [
+        ("default", builder(), LookupOptions::default(), true),
+        (
+            "younger than the age",
+            builder(),
+            refresh_after(hour),
+            false,
+        ),
+        ("age zero", builder(), refresh_after(Duration::ZERO), true),
+        (
+            "age capped at half of a 1 s max age",
+            builder().session_max_age(Duration::from_secs(1)),
+            refresh_after(hour),
+            true,
+        ),
+        (
+            "the callback changed the token",
+            builder().callbacks(CountsReads),
+            refresh_after(hour),
+            true,
+        ),
+    ] {
+        let (auth, _) = auth_with(config);
+        let cookie = session_cookie(&auth, alice());
+        let mut headers = http::HeaderMap::new();
+        headers.insert("cookie", cookie.parse().unwrap());
+        let lookup = auth
+            .lookup_session_with(&url("/app").parse().unwrap(), &headers, options)
+            .await
+            .unwrap();
+        let session = lookup.session.expect(case);
+        assert_eq!(session["user"]["email"], "alice@example.com", "{case}");
+        assert_eq!(!lookup.set_cookie.is_empty(), reissued, "{case}");
+        if !reissued {
+            // The token's own expiry (an hour, as session_cookie made it), not 30 days.
+            let expires = time::OffsetDateTime::parse(
+                session["expires"].as_str().unwrap(),
+                &time::format_description::well_known::Rfc3339,
+            )
+            .unwrap();
+            let left = expires - time::OffsetDateTime::now_utc();
+            assert!(left <= time::Duration::hours(1), "{case}: {left}");
+        }
+    }
+}

@@ -20,7 +20,7 @@ use askama::Template;
 use authcore::callbacks::{Callbacks, JwtParams, RedirectParams, SessionParams, default_redirect};
 use authcore::env::Env;
 use authcore::jwt::JwtClaims;
-use authcore::{Auth, BoxError};
+use authcore::{Auth, BoxError, LookupOptions};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{Html, IntoResponse, Response};
@@ -357,7 +357,15 @@ pub async fn forward_auth(
             return (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response();
         }
     };
-    let lookup = match state.auth.lookup_session(&uri, &headers).await {
+    // The session cookie is re-issued once per `updateAge`, not on every check: each
+    // re-issue is a JWE encrypt and a `Set-Cookie` on the answer (docs/gateway.md).
+    let options =
+        LookupOptions::default().refresh_jwt_after(state.auth.config().session_update_age());
+    let lookup = match state
+        .auth
+        .lookup_session_with(&uri, &headers, options)
+        .await
+    {
         Ok(l) => l,
         Err(e) => {
             tracing::error!(error = %e, "forward-auth: session lookup failed");

@@ -186,6 +186,13 @@ async fn refresh(
             }
         }
     }
+    // A lookup that may leave a young cookie as it is keeps the token as read, to see
+    // whether the refresh or the callback below changes it.
+    let young = if is_update {
+        None
+    } else {
+        young_token(ctx.req.jwt_refresh_age, &claims)
+    };
     refresh_access_token(ctx, &mut claims).await;
     let data = if is_update {
         ctx.req.body.as_ref().and_then(|b| b.get("data"))
@@ -209,8 +216,12 @@ async fn refresh(
         r.cookies = store.clean();
         return Ok(r);
     };
-    let expires =
-        OffsetDateTime::now_utc() + time::Duration::seconds(config.session_max_age as i64);
+    let keep = young
+        .filter(|(read, _)| *read == token)
+        .map(|(_, expires)| expires);
+    let expires = keep.unwrap_or_else(|| {
+        OffsetDateTime::now_utc() + time::Duration::seconds(config.session_max_age as i64)
+    });
     let mut session = Session {
         user: Some(SessionUser {
             name: token.get("name").cloned(),
@@ -236,8 +247,12 @@ async fn refresh(
             trigger: None,
         })
         .await?;
-    let new_token = config.encode_session(&token, salt)?;
-    let cookies = ctx.write_session_cookie(store, &new_token, expires);
+    let cookies = if keep.is_some() {
+        Vec::new()
+    } else {
+        let new_token = config.encode_session(&token, salt)?;
+        ctx.write_session_cookie(store, &new_token, expires)
+    };
     let r = config
         .events
         .session(SessionEvent {
@@ -246,11 +261,33 @@ async fn refresh(
         })
         .await;
     ctx.event_result("session", r);
+    // A lookup hands the value to the host as it is, instead of bytes it would parse back.
+    let body = if ctx.req.lookup {
+        InternalBody::Json(body)
+    } else {
+        InternalBody::JsonBytes(serde_json::to_vec(&body)?.into())
+    };
     Ok(ResponseInternal {
-        body: Some(InternalBody::JsonBytes(serde_json::to_vec(&body)?.into())),
+        body: Some(body),
         cookies,
         ..Default::default()
     })
+}
+
+/// The token as read and its expiry, when a lookup may leave its cookie as it is
+/// ([`crate::LookupOptions::refresh_jwt_after`]): issued (`iat`) less than `refresh_age`
+/// seconds ago, with an `exp`.
+fn young_token(
+    refresh_age: Option<u64>,
+    claims: &crate::jwt::JwtClaims,
+) -> Option<(crate::jwt::JwtClaims, OffsetDateTime)> {
+    let refresh_age = i64::try_from(refresh_age?).ok()?;
+    let issued = claims.get("iat")?.as_i64()?;
+    let expires = OffsetDateTime::from_unix_timestamp(claims.get("exp")?.as_i64()?).ok()?;
+    let age = OffsetDateTime::now_utc()
+        .unix_timestamp()
+        .checked_sub(issued)?;
+    ((0..refresh_age).contains(&age)).then(|| (claims.clone(), expires))
 }
 
 /// Whether the JWT session `claims` is on the user's revocation list: signed in (`sat`, ms)
