@@ -5,8 +5,8 @@
 //! ping when the connection goes back (sqlx has no switch for it: transact-rs/sqlx#1743)
 //! and, on SQLite, two hops to the connection's worker thread. Here it runs instead:
 //!
-//! - on **SQLite**, on the calling thread, on a read-only connection of its own
-//!   ([`SqliteReads`]): one of a few, taken with `try_lock`, with a cached prepared
+//! - on **SQLite**, on the calling thread, on a connection of its own that only reads
+//!   (`query_only`; [`SqliteReads`]): one of a few, taken with `try_lock`, with a cached prepared
 //!   statement. A read of pages in SQLite's or the OS's cache takes microseconds; the
 //!   thread blocks for it as it would for any other short computation.
 //! - on **PostgreSQL**, on a `tokio-postgres` client with the statement prepared once

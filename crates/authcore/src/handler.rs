@@ -151,10 +151,12 @@ impl Auth {
     ) -> Result<SessionLookup, AuthError> {
         let c = &*self.config.inner;
         let mut parsed = self.session_request(uri, headers).await?;
-        // At most half the session's lifetime, so an active session never runs out.
-        parsed.jwt_refresh_age = options
-            .refresh_jwt_after
-            .map(|age| age.as_secs().min(c.session_max_age / 2));
+        parsed.lookup = Some(crate::request::Lookup {
+            // At most half the session's lifetime, so an active session never runs out.
+            jwt_refresh_age: options
+                .refresh_jwt_after
+                .map(|age| age.as_secs().min(c.session_max_age / 2)),
+        });
         let resp = run(c, &parsed).await.map_err(|f| match f {
             Failure::Assertion(e) | Failure::Action(e) => {
                 c.logger.error(&e);
@@ -341,7 +343,7 @@ impl Auth {
         let mut parsed = parse_request(c, req)
             .await
             .map_err(|e| invalid(e.to_string()))?;
-        parsed.lookup = true;
+        parsed.lookup = Some(crate::request::Lookup::default());
         Ok(parsed)
     }
 }

@@ -189,13 +189,18 @@ pub(crate) struct RequestInternal {
     pub client: Option<std::net::IpAddr>,
     /// What this request's origin alone decides, shared with the other requests to it.
     pub site: Arc<Site>,
-    /// A session read the host makes for itself ([`Auth::lookup_session`](crate::Auth::lookup_session)
-    /// and the account functions), not a request to answer: init sets no cookies for it
-    /// (no CSRF token, no callback-URL cookie), since only the session cookies reach the
-    /// host's response.
-    pub lookup: bool,
-    /// For a lookup: a JWT session cookie younger than this (seconds, by its `iat`) is left
-    /// as it is when nothing changed the token ([`crate::LookupOptions::refresh_jwt_after`]).
+    /// Set for a session read the host makes for itself
+    /// ([`Auth::lookup_session`](crate::Auth::lookup_session) and the account functions),
+    /// not a request to answer: init sets no cookies for it (no CSRF token, no callback-URL
+    /// cookie), since only the session cookies reach the host's response.
+    pub lookup: Option<Lookup>,
+}
+
+/// How a host's own session read ([`RequestInternal::lookup`]) treats the session.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Lookup {
+    /// A JWT session cookie younger than this (seconds, by its `iat`) is left as it is when
+    /// nothing changed the token ([`crate::LookupOptions::refresh_jwt_after`]).
     pub jwt_refresh_age: Option<u64>,
 }
 
@@ -363,8 +368,7 @@ where
         return_redirect,
         client,
         site,
-        lookup: false,
-        jwt_refresh_age: None,
+        lookup: None,
     })
 }
 

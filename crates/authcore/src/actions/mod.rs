@@ -211,7 +211,7 @@ pub(crate) async fn init<'a>(
     // Auth.js answers `GET /providers` without the cookies init made (its renderer drops
     // them), so none is made: no CSRF token, no callback-URL cookie. Nor for the host's own
     // session lookups, whose responses keep only the session cookies.
-    let sets_cookies = req.action != Action::Providers && !req.lookup;
+    let sets_cookies = req.action != Action::Providers && req.lookup.is_none();
 
     let (csrf_token, csrf_verified) = if config.dangerous.skip_csrf_check {
         (String::new(), true)

@@ -191,7 +191,7 @@ async fn refresh(
     let young = if is_update {
         None
     } else {
-        young_token(ctx.req.jwt_refresh_age, &claims)
+        young_token(ctx.req.lookup.and_then(|l| l.jwt_refresh_age), &claims)
     };
     refresh_access_token(ctx, &mut claims).await;
     let data = if is_update {
@@ -262,7 +262,7 @@ async fn refresh(
         .await;
     ctx.event_result("session", r);
     // A lookup hands the value to the host as it is, instead of bytes it would parse back.
-    let body = if ctx.req.lookup {
+    let body = if ctx.req.lookup.is_some() {
         InternalBody::Json(body)
     } else {
         InternalBody::JsonBytes(serde_json::to_vec(&body)?.into())
