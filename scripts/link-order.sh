@@ -68,10 +68,12 @@ kill -INT "$PID"
 wait "$PID" || true
 PID=""
 
-# Every function callgrind named (`fn=` / `cfn=`), first appearance first; addresses
-# without a name are left out. Names outside the binary (libc's) are skipped by the linker.
+# Every function callgrind named (`fn=` / `cfn=`), sorted (they are all in use, so their
+# order among themselves matters little, and a sorted file changes little between runs);
+# addresses without a name are left out. Names outside the binary (libc's) are skipped by
+# the linker.
 sed -n -E 's/^c?fn=(\([0-9]+\) ?)?//p' "$WORK/callgrind.out" | grep -v -E '^(0x[0-9a-f]+)?$' |
-  awk '!seen[$0]++' >"$OUT.new"
+  LC_ALL=C sort -u >"$OUT.new"
 mv "$OUT.new" "$OUT"
 echo "link-order.sh: $(wc -l <"$OUT") symbols in $OUT" >&2
 cargo build --release -p authcore-server --bin authcore-server >&2
