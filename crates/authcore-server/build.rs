@@ -4,8 +4,8 @@
 //! its code instead of pages scattered over all of it (idle RSS, see the README).
 //!
 //! Only where the linker is known to be LLD (the default of Rust ≥ 1.90 on
-//! `x86_64-unknown-linux-gnu`, this crate's MSRV is later) and the flags do not choose
-//! another one; `AUTHCORE_LINK_ORDER=off` leaves it out.
+//! `x86_64-unknown-linux-gnu`, this crate's MSRV is later): not when the flags or Cargo's
+//! configuration choose a linker; `AUTHCORE_LINK_ORDER=off` leaves it out.
 
 use std::env;
 use std::path::Path;
@@ -13,17 +13,16 @@ use std::path::Path;
 fn main() {
     println!("cargo:rerun-if-changed=link-order.txt");
     println!("cargo:rerun-if-env-changed=AUTHCORE_LINK_ORDER");
+    println!("cargo:rerun-if-env-changed=CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER");
     let target = env::var("TARGET").unwrap_or_default();
     let profile = env::var("PROFILE").unwrap_or_default();
     let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
-    let other_linker = [
-        "linker-features",
-        "link-self-contained",
-        "fuse-ld",
-        "linker-flavor",
-    ]
-    .iter()
-    .any(|f| flags.contains(f))
+    // `-C linker=…`, `-C linker-flavor`, `-C linker-features`, `-C link-self-contained`,
+    // `-C link-arg=-fuse-ld=…`, or a linker from Cargo's configuration (`RUSTC_LINKER`).
+    let other_linker = ["linker", "link-self-contained", "fuse-ld"]
+        .iter()
+        .any(|f| flags.contains(f))
+        || env::var_os("RUSTC_LINKER").is_some()
         || env::var_os("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER").is_some();
     let off = env::var("AUTHCORE_LINK_ORDER").is_ok_and(|v| v == "off");
     let file =
