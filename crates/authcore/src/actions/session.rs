@@ -46,7 +46,7 @@ async fn read(
     };
     let result = match &ctx.config.adapter {
         Some(adapter) if database => {
-            database_session(ctx, &**adapter, &store, &token, is_update)
+            Box::pin(database_session(ctx, &**adapter, &store, &token, is_update))
                 .await
                 .map_err(|source| {
                     // Auth.js logs `SessionTokenError` and answers null.
@@ -336,6 +336,8 @@ fn due_refresh<'c, 't>(
 }
 
 /// [`refresh::refresh`] with the single-use store of the configuration; a failure is logged.
+/// Callers box it: the token request's future is large and rarely due, and inlined it would
+/// grow every session read's future.
 async fn refresh_logged(
     ctx: &Ctx<'_>,
     p: &crate::providers::OAuthProvider,
@@ -367,7 +369,7 @@ async fn refresh_access_token(ctx: &Ctx<'_>, claims: &mut crate::jwt::JwtClaims)
         return;
     };
     let refresh_token = refresh_token.to_owned();
-    match refresh_logged(ctx, p, &refresh_token).await {
+    match Box::pin(refresh_logged(ctx, p, &refresh_token)).await {
         Ok(t) => {
             refresh::put_tokens(
                 claims,
@@ -402,7 +404,7 @@ async fn refresh_account_tokens(
         ) else {
             continue;
         };
-        match refresh_logged(ctx, p, refresh_token).await {
+        match Box::pin(refresh_logged(ctx, p, refresh_token)).await {
             Ok(t) => {
                 account.access_token = t.access_token;
                 account.expires_at = t.expires_at;
