@@ -125,8 +125,14 @@ if [[ $ONLY != node ]]; then
   CEILING_BIN="$target_dir/release/examples/ceiling"
   if [[ ${SKIP_BUILD:-0} != 1 ]]; then
     echo "building authcore-server and the ceiling example (release)..." >&2
-    cargo build --release -p authcore-server --bin authcore-server --example ceiling >&2 ||
+    # Two builds: with the example in the same invocation, Cargo would unify the features of
+    # authcore-server's dev-dependencies into the server's own build, which changes its
+    # symbols' hashes and so defeats link-order.txt (build.rs); alone, the server is built
+    # exactly as `cargo run --release -p authcore-server` builds it.
+    cargo build --release -p authcore-server --bin authcore-server >&2 ||
       die "cargo build --release -p authcore-server failed"
+    cargo build --release -p authcore-server --example ceiling >&2 ||
+      die "cargo build --release -p authcore-server --example ceiling failed"
   fi
   [[ -x $RUST_BIN ]] || die "$RUST_BIN not found (build failed or CARGO_TARGET_DIR differs)"
   [[ -x $CEILING_BIN ]] || die "$CEILING_BIN not found (build failed or CARGO_TARGET_DIR differs)"

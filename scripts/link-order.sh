@@ -8,6 +8,9 @@
 #
 #   scripts/link-order.sh        # builds (release), traces, rewrites the file, rebuilds
 #
+# The names carry hashes of the crates' versions and resolved features: the file matches a
+# build of the server alone (`cargo build --release -p authcore-server`, as `cargo run` and
+# bench/load.sh make it), not one made in the same invocation as an example or a test.
 # A symbol that the build no longer has is skipped by the linker, so a stale file only
 # loses part of its effect; rerun this after larger changes (the README's RSS figure
 # says how much it still buys: compare with AUTHCORE_LINK_ORDER=off).
