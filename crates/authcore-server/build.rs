@@ -19,6 +19,8 @@ fn main() {
     let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
     // `-C linker=…`, `-C linker-flavor`, `-C linker-features`, `-C link-self-contained`,
     // `-C link-arg=-fuse-ld=…`, or a linker from Cargo's configuration (`RUSTC_LINKER`).
+    // Deliberately broad (it also catches `-C linker-plugin-lto`): a build without the
+    // ordering file only loses its RSS saving, one with it under another linker fails.
     let other_linker = ["linker", "link-self-contained", "fuse-ld"]
         .iter()
         .any(|f| flags.contains(f))

@@ -389,3 +389,27 @@ async fn database_down_gives_clean_responses_and_log_lines() {
     );
     assert!(rec.error_types().contains(&"SignOutError".to_owned()));
 }
+
+/// A host's own lookup of a database session gets the session value (handed over as a
+/// value, not as JSON bytes) and the re-set session cookie, as `GET /session` answers.
+#[tokio::test]
+async fn host_lookup_of_a_database_session() {
+    let (auth, ..) = setup(Duration::days(1)).await;
+    let mut headers = http::HeaderMap::new();
+    headers.insert("cookie", format!("{SESSION_COOKIE}=tok-1").parse().unwrap());
+    let lookup = auth
+        .lookup_session(&url("/app").parse().unwrap(), &headers)
+        .await
+        .unwrap();
+    let session = lookup.session.unwrap();
+    assert_eq!(session["user"]["email"], "dee@example.com");
+    assert_eq!(session["user"]["name"], "Dee");
+    assert!(
+        lookup.set_cookie.iter().any(|c| c
+            .to_str()
+            .unwrap()
+            .starts_with(&format!("{SESSION_COOKIE}=tok-1;"))),
+        "{:?}",
+        lookup.set_cookie
+    );
+}

@@ -154,7 +154,7 @@ async fn database_session(
         .await;
     ctx.event_result("session", r);
     Ok(ResponseInternal {
-        body: Some(InternalBody::JsonBytes(serde_json::to_vec(&body)?.into())),
+        body: Some(session_body(ctx, body)?),
         cookies: store.write(token, new_expires),
         ..Default::default()
     })
@@ -261,16 +261,20 @@ async fn refresh(
         })
         .await;
     ctx.event_result("session", r);
-    // A lookup hands the value to the host as it is, instead of bytes it would parse back.
-    let body = if ctx.req.lookup.is_some() {
+    Ok(ResponseInternal {
+        body: Some(session_body(ctx, body)?),
+        cookies,
+        ..Default::default()
+    })
+}
+
+/// The session's body: for a host's lookup the value as it is, instead of bytes it would
+/// parse back; for a response, the serialised JSON.
+fn session_body(ctx: &Ctx<'_>, body: Value) -> Result<InternalBody, serde_json::Error> {
+    Ok(if ctx.req.lookup.is_some() {
         InternalBody::Json(body)
     } else {
         InternalBody::JsonBytes(serde_json::to_vec(&body)?.into())
-    };
-    Ok(ResponseInternal {
-        body: Some(body),
-        cookies,
-        ..Default::default()
     })
 }
 
