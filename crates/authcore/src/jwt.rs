@@ -160,8 +160,7 @@ impl JwtCodec {
             return Ok(None);
         }
         let plaintext = self.keys.decrypt(token, salt)?;
-        let claims: JwtClaims =
-            serde_json::from_slice(&plaintext).map_err(|_| JwtError::InvalidPayload)?;
+        let claims = parse_claims(&plaintext)?;
         validate_times(&claims, now_unix)?;
         Ok(Some(claims))
     }
@@ -280,11 +279,43 @@ impl SessionTokenCodec for NextAuthV4Codec {
             return Ok(None);
         }
         let plaintext = self.key.decrypt(token)?;
-        let claims: JwtClaims =
-            serde_json::from_slice(&plaintext).map_err(|_| JwtError::InvalidPayload)?;
+        let claims = parse_claims(&plaintext)?;
         validate_times(&claims, unix_now())?;
         Ok(Some(claims))
     }
+}
+
+/// Room for the claims of a signed-in user (`name`, `email`, `picture`, `sub`, `iat`,
+/// `exp`, `jti` and a few of the application's) before the map grows.
+const CLAIMS_CAPACITY: usize = 8;
+
+/// A decrypted payload as claims: a JSON object, and nothing after it. The same as
+/// `serde_json::from_slice::<JwtClaims>` (a repeated name keeps its first place and its
+/// last value), but the map is made with room for [`CLAIMS_CAPACITY`] claims instead of
+/// growing while it is read (`hot_loop session`: −1 % instructions; a larger capacity
+/// measured +1 %).
+fn parse_claims(payload: &[u8]) -> Result<JwtClaims, JwtError> {
+    struct Claims;
+    impl<'de> serde::de::Visitor<'de> for Claims {
+        type Value = JwtClaims;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<JwtClaims, A::Error> {
+            let mut claims = JwtClaims::with_capacity(CLAIMS_CAPACITY);
+            while let Some((name, value)) = map.next_entry::<String, serde_json::Value>()? {
+                claims.insert(name, value);
+            }
+            Ok(claims)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(payload);
+    let claims = serde::Deserializer::deserialize_map(&mut de, Claims)
+        .and_then(|claims| de.end().map(|()| claims));
+    claims.map_err(|_| JwtError::InvalidPayload)
 }
 
 fn unix_now() -> i64 {
@@ -392,6 +423,37 @@ mod tests {
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use proptest::prelude::*;
     use serde_json::{Value, json};
+
+    #[test]
+    fn claims_parse_as_serde_json_parses_a_map() {
+        for payload in [
+            &br#"{"name":"A","email":"a@example.com","iat":1,"exp":2,"jti":"x"}"#[..],
+            br#"{"a":1,"b":2,"a":3}"#,
+            br#" {"nested":{"k":[1,2,{"z":null}]},"s":"\u00e9\n"} "#,
+            br#"{}"#,
+            br#"{"1":1,"2":2,"3":3,"4":4,"5":5,"6":6,"7":7,"8":8,"9":9,"10":10,"11":11,"12":12,"13":13,"14":14}"#,
+        ] {
+            let expected: JwtClaims = serde_json::from_slice(payload).unwrap();
+            let parsed = parse_claims(payload).unwrap();
+            assert_eq!(parsed, expected);
+            assert!(parsed.keys().eq(expected.keys()), "order of {payload:?}");
+        }
+        for bad in [
+            &b"[1,2]"[..],
+            b"\"claims\"",
+            b"null",
+            b"{\"a\":1} {}",
+            b"{\"a\":1",
+            b"{\"a\":\"\xff\"}",
+            b"",
+        ] {
+            assert!(serde_json::from_slice::<JwtClaims>(bad).is_err(), "{bad:?}");
+            assert!(
+                matches!(parse_claims(bad), Err(JwtError::InvalidPayload)),
+                "{bad:?}"
+            );
+        }
+    }
 
     const VECTORS: &str = include_str!("../testdata/authjs-jwt-vectors.json");
     const SALT: &str = "authjs.session-token";
