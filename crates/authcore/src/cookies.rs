@@ -375,10 +375,12 @@ impl SetCookie {
             let _ = write!(out, "; Max-Age={m}");
         }
         if let Some(d) = &o.domain {
-            let _ = write!(out, "; Domain={d}");
+            out.push_str("; Domain=");
+            out.push_str(d);
         }
         if !o.path.is_empty() {
-            let _ = write!(out, "; Path={}", o.path);
+            out.push_str("; Path=");
+            out.push_str(&o.path);
         }
         if let Some(e) = self.expires {
             out.push_str("; Expires=");
