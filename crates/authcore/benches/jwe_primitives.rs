@@ -114,8 +114,9 @@ fn bench(c: &mut Criterion) {
             m.finalize().into_bytes()
         })
     });
-    // The same input in one `update`: whole blocks reach the compression function together
-    // (its AVX2 form schedules two blocks at once), as `CbcHs512::tag` feeds them.
+    // The same input in one `update`, so that whole blocks reach the compression function
+    // together (its AVX2 form schedules two blocks at once). `CbcHs512::tag` feeds four
+    // pieces: this measured within 1 % of it (docs/architecture.md, *Hot path*).
     g.bench_function("rustcrypto_one_update", |b| {
         let mut input = Vec::with_capacity(AAD + 16 + ciphertext.len() + 8);
         b.iter(|| {
