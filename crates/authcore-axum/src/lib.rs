@@ -1,11 +1,13 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+mod dispatch;
 mod layer;
 mod router;
 mod service;
 mod session;
 
+pub use dispatch::AuthDispatch;
 pub use layer::{RequireAuth, RequireAuthLayer};
 pub use router::AuthRouterExt;
 pub use service::AuthService;

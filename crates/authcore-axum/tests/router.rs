@@ -2,10 +2,15 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use authcore::providers::{CredentialField, CredentialsProvider};
 use authcore::{Auth, AuthConfig, User};
-use authcore_axum::{AuthRouterExt, AuthService, OptionalSession, RequireAuthLayer, Session};
+use authcore_axum::{
+    AuthDispatch, AuthRouterExt, AuthService, OptionalSession, RequireAuthLayer, Session,
+};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Extension;
@@ -13,7 +18,7 @@ use axum::response::Response;
 use axum::routing::get;
 use http::{Request, StatusCode, header};
 use serde_json::Value;
-use tower::ServiceExt;
+use tower::{Service, ServiceExt};
 
 const ORIGIN: &str = "http://localhost:3000";
 
@@ -163,7 +168,15 @@ fn form_encode(pairs: &[(&str, &str)]) -> String {
         .join("&")
 }
 
-async fn send(app: &Router, req: Request<Body>, jar: &mut CookieJar) -> Response {
+/// What the tests drive: a `Router`, or an `AuthDispatch` in front of one.
+trait App: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send {}
+
+impl<S> App for S where
+    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send
+{
+}
+
+async fn send(app: &impl App, req: Request<Body>, jar: &mut CookieJar) -> Response {
     let res = app.clone().oneshot(req).await.unwrap();
     jar.store(&res);
     res
@@ -185,7 +198,7 @@ fn location(res: &Response) -> &str {
 }
 
 /// Signs in through the router (csrf → credentials callback); returns the callback response.
-async fn sign_in(app: &Router, base: &str, jar: &mut CookieJar, password: &str) -> Response {
+async fn sign_in(app: &impl App, base: &str, jar: &mut CookieJar, password: &str) -> Response {
     let res = send(app, get_req(&format!("{base}/csrf"), jar), jar).await;
     assert_eq!(res.status(), StatusCode::OK);
     let csrf = body_json(res).await["csrfToken"]
@@ -209,7 +222,12 @@ async fn sign_in(app: &Router, base: &str, jar: &mut CookieJar, password: &str) 
 
 #[tokio::test]
 async fn mounts_under_default_base_path() {
-    let app = app(auth("/auth"));
+    let auth = auth("/auth");
+    default_base_path(app(auth.clone())).await;
+    default_base_path(AuthDispatch::new(auth.clone(), app(auth))).await;
+}
+
+async fn default_base_path(app: impl App) {
     let mut jar = CookieJar::default();
     let res = send(&app, get_req("/auth/providers", &jar), &mut jar).await;
     assert_eq!(res.status(), StatusCode::OK);
@@ -241,7 +259,12 @@ async fn mounts_under_default_base_path() {
 
 #[tokio::test]
 async fn mounts_under_custom_base_path() {
-    let app = app(auth("/api/auth"));
+    let auth = auth("/api/auth");
+    custom_base_path(app(auth.clone())).await;
+    custom_base_path(AuthDispatch::new(auth.clone(), app(auth))).await;
+}
+
+async fn custom_base_path(app: impl App) {
     let mut jar = CookieJar::default();
     let res = send(&app, get_req("/api/auth/providers", &jar), &mut jar).await;
     assert_eq!(res.status(), StatusCode::OK);
@@ -271,6 +294,45 @@ async fn mounts_under_custom_base_path() {
     assert_eq!(location(&res), "http://localhost:3000/protected");
     let res = send(&app, get_req("/protected", &jar), &mut jar).await;
     assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(body_string(res).await, "hello Ada Lovelace");
+}
+
+/// `AuthDispatch` answers authcore's actions before the router: its layers do not run for
+/// them, and everything else (the bare base path and unknown actions included) is the
+/// router's.
+#[tokio::test]
+async fn dispatch_answers_actions_before_the_router() {
+    let auth = auth("/auth");
+    let routed = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&routed);
+    let router = app(auth.clone()).layer(axum::middleware::from_fn(
+        move |req: axum::extract::Request, next: axum::middleware::Next| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            next.run(req)
+        },
+    ));
+    let dispatch = AuthDispatch::new(auth, router);
+    let mut jar = CookieJar::default();
+    for (path, status, through_router) in [
+        ("/auth/providers", StatusCode::OK, false),
+        ("/auth/csrf", StatusCode::OK, false),
+        ("/auth/session", StatusCode::OK, false),
+        ("/auth/signin", StatusCode::OK, false),
+        ("/auth/nope", StatusCode::BAD_REQUEST, true),
+        ("/auth", StatusCode::BAD_REQUEST, true),
+        ("/maybe", StatusCode::OK, true),
+        ("/nope", StatusCode::NOT_FOUND, true),
+    ] {
+        let before = routed.load(Ordering::SeqCst);
+        let res = send(&dispatch, get_req(path, &jar), &mut jar).await;
+        assert_eq!(res.status(), status, "{path}");
+        let went_through = routed.load(Ordering::SeqCst) > before;
+        assert_eq!(went_through, through_router, "{path}");
+    }
+    // A whole sign-in through the dispatch, then a guarded page of the router.
+    let res = sign_in(&dispatch, "/auth", &mut jar, "pw").await;
+    assert_eq!(location(&res), "http://localhost:3000/protected");
+    let res = send(&dispatch, get_req("/protected", &jar), &mut jar).await;
     assert_eq!(body_string(res).await, "hello Ada Lovelace");
 }
 

@@ -29,7 +29,7 @@ use authcore::providers::{
 };
 use authcore::types::{PagesOptions, Theme};
 use authcore::{Auth, AuthConfig, ConfigError, User};
-use authcore_axum::{AuthRouterExt, OptionalSession, RequireAuthLayer, Session};
+use authcore_axum::{AuthDispatch, AuthRouterExt, OptionalSession, RequireAuthLayer, Session};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -38,6 +38,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use serde_json::Value;
 use subtle::ConstantTimeEq;
+use tower::util::Either;
 
 mod account;
 pub mod config_file;
@@ -446,17 +447,44 @@ pub async fn auth_from_config(
 pub async fn server_app(
     config: DemoConfig,
 ) -> Result<Router, Box<dyn std::error::Error + Send + Sync>> {
+    Ok(app_and_auth(config).await?.0)
+}
+
+/// What the server's listener calls: [`server_app`] behind an [`AuthDispatch`], which
+/// answers authcore's actions (`/auth/session`, `/auth/csrf` …) without the router's
+/// work per request and leaves every other request to the router; or the router alone
+/// when one of its layers must see every request (HTTP metrics, the request log at DEBUG).
+pub async fn server_service(
+    config: DemoConfig,
+) -> Result<ServerService, Box<dyn std::error::Error + Send + Sync>> {
+    let (app, auth, layered) = app_and_auth(config).await?;
+    Ok(if layered {
+        Either::Right(app)
+    } else {
+        Either::Left(AuthDispatch::new(auth, app))
+    })
+}
+
+/// [`server_service`]'s service.
+pub type ServerService = Either<AuthDispatch<Router>, Router>;
+
+/// The server's router, its handler, and whether a layer of the router must see every
+/// request.
+async fn app_and_auth(
+    config: DemoConfig,
+) -> Result<(Router, Auth, bool), Box<dyn std::error::Error + Send + Sync>> {
     let gateway = config.gateway.clone();
     let http_metrics = config.metrics_addr.is_some();
     let (auth, database) = auth_and_database(config).await?;
     let base_path = auth.config().base_path().to_owned();
-    let app =
-        router_with_gateway(auth, gateway).merge(ops::probe_routes(ops::Readiness::new(database)));
-    Ok(if http_metrics {
+    let app = router_with_gateway(auth.clone(), gateway)
+        .merge(ops::probe_routes(ops::Readiness::new(database)));
+    let app = if http_metrics {
         ops::with_http_metrics(app, &base_path)
     } else {
         app
-    })
+    };
+    Ok((app, auth, http_metrics || request_log_enabled()))
 }
 
 /// [`auth_from_config`], and the database it opened (for readiness checks).
@@ -675,12 +703,17 @@ pub fn router(auth: Auth) -> Router {
         .auth_routes(auth.clone());
     // The request log is a DEBUG line; without it the middleware (a boxed future per
     // request) is not installed at all.
-    let app = if tracing::enabled!(tracing::Level::DEBUG) {
+    let app = if request_log_enabled() {
         app.layer(middleware::from_fn(log_request))
     } else {
         app
     };
     app.with_state(auth)
+}
+
+/// Whether the request log (a DEBUG line per request, [`router`]'s layer) is on.
+fn request_log_enabled() -> bool {
+    tracing::enabled!(tracing::Level::DEBUG)
 }
 
 /// The signed-in user, as the pages show it.

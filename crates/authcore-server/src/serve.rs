@@ -17,11 +17,11 @@
 //! A host that embeds authcore in its own server should set the same limits on it (hyper's
 //! `http1::Builder::header_read_timeout` with a timer, a timeout layer, a connection cap).
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use axum::extract::{ConnectInfo, Request};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -141,14 +141,18 @@ pub(crate) fn count_var<'a>(
         .ok_or_else(|| format!("{key}={v:?} is not a positive number"))
 }
 
-/// Serves `app` on `listener` with `limits` until `shutdown` resolves, then drains (see
-/// the module docs). Handlers can read the peer address as `ConnectInfo<SocketAddr>`.
-pub async fn serve(
+/// Serves `app` (a [`Router`](axum::Router), or [`crate::server_service`]'s service) on
+/// `listener` with `limits` until `shutdown` resolves, then drains (see the module docs).
+/// Handlers can read the peer address as `ConnectInfo<SocketAddr>`.
+pub async fn serve<S>(
     listener: TcpListener,
-    app: Router,
+    app: S,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()>,
-) {
+) where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
     let timeout = limits.request_timeout;
     let permits = Arc::new(Semaphore::new(limits.max_connections));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -208,13 +212,16 @@ pub async fn serve(
 
 /// `app`'s answer to `req`, or `503` when it takes longer than `limit`. Called straight from
 /// the connection's service (no middleware layer: no boxed future per request).
-async fn answer_within(
-    limit: Duration,
-    mut app: Router,
-    req: Request,
-) -> Result<Response, std::convert::Infallible> {
+async fn answer_within<S>(limit: Duration, mut app: S, req: Request) -> Result<Response, Infallible>
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
     let uri = req.uri().clone();
-    match tokio::time::timeout(limit, app.call(req)).await {
+    let answer = async move {
+        std::future::poll_fn(|cx| app.poll_ready(cx)).await?;
+        app.call(req).await
+    };
+    match tokio::time::timeout(limit, answer).await {
         Ok(response) => response,
         Err(_) => {
             tracing::warn!(path = uri.path(), ?limit, "request timed out");

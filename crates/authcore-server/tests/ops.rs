@@ -16,7 +16,7 @@ use std::time::Duration;
 use authcore::env::Env;
 use authcore_server::gateway::FORWARD_AUTH_PATH;
 use authcore_server::ops::{self, Readiness};
-use authcore_server::{DemoConfig, server_app};
+use authcore_server::{DemoConfig, server_service};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use binary::ServerProcess;
@@ -71,7 +71,7 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-async fn forward_auth(app: &axum::Router, original: Option<&str>, jar: &mut CookieJar) -> u16 {
+async fn forward_auth(app: &impl App, original: Option<&str>, jar: &mut CookieJar) -> u16 {
     let mut req =
         Request::get(format!("{ORIGIN}{FORWARD_AUTH_PATH}")).header(header::COOKIE, jar.header());
     if let Some(url) = original {
@@ -97,7 +97,9 @@ async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
     ]))
     .unwrap();
     let handle = ops::install_prometheus().unwrap();
-    let app = server_app(config).await.unwrap();
+    // With metrics on, the listener's service is the router with its metrics layer alone.
+    let app = server_service(config).await.unwrap();
+    assert!(matches!(app, tower::util::Either::Right(_)));
     let mut jar = CookieJar::default();
 
     // Probes.
@@ -146,7 +148,8 @@ async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
     get(&app, "/auth/callback/no-such-provider", &mut nobody).await;
 
     // The JWT strategy: a session, and a cookie that does not decrypt.
-    let jwt_app = server_app(
+    // Without metrics, authcore's actions are answered before the router.
+    let jwt_app = server_service(
         DemoConfig::from_env(Env::from_pairs([
             ("AUTH_SECRET", "an ops test secret, long and random enough"),
             ("AUTHCORE_DATABASE_URL", "none"),
@@ -155,6 +158,7 @@ async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
     )
     .await
     .unwrap();
+    assert!(matches!(jwt_app, tower::util::Either::Left(_)));
     let mut jwt_jar = CookieJar::default();
     sign_in(&jwt_app, &mut jwt_jar, "demo", "authcore-demo").await;
     get(&jwt_app, "/auth/session", &mut jwt_jar).await;

@@ -4,14 +4,27 @@
 
 use std::collections::BTreeMap;
 
-use axum::Router;
+use std::convert::Infallible;
+
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use axum::response::Response;
 use serde_json::Value;
-use tower::ServiceExt;
+use tower::{Service, ServiceExt};
 
 pub const ORIGIN: &str = "http://localhost:3000";
+
+/// What the tests drive: the router (`server_app`) or the listener's service
+/// (`server_service`).
+pub trait App:
+    Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send
+{
+}
+
+impl<S> App for S where
+    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send
+{
+}
 
 /// The cookies a browser would keep for `localhost:3000`.
 #[derive(Default, Debug)]
@@ -45,13 +58,13 @@ impl CookieJar {
     }
 }
 
-pub async fn send(app: &Router, req: Request<Body>, jar: &mut CookieJar) -> Response {
+pub async fn send(app: &impl App, req: Request<Body>, jar: &mut CookieJar) -> Response {
     let res = app.clone().oneshot(req).await.unwrap();
     jar.store(&res);
     res
 }
 
-pub async fn get(app: &Router, path: &str, jar: &mut CookieJar) -> Response {
+pub async fn get(app: &impl App, path: &str, jar: &mut CookieJar) -> Response {
     let req = Request::get(format!("{ORIGIN}{path}"))
         .header(header::COOKIE, jar.header())
         .body(Body::empty())
@@ -79,7 +92,7 @@ pub fn encode(s: &str) -> String {
 }
 
 pub async fn sign_in(
-    app: &Router,
+    app: &impl App,
     jar: &mut CookieJar,
     username: &str,
     password: &str,
