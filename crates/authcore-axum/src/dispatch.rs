@@ -62,18 +62,16 @@ impl<S> AuthDispatch<S> {
         }
     }
 
-    /// The application behind.
-    pub fn inner(&self) -> &S {
-        &self.inner
-    }
-
     /// Whether a request for `path` goes to authcore.
     fn takes(&self, path: &str) -> bool {
         is_action_path(path, self.auth.auth().config().base_path())
     }
 }
 
-/// `<base>/<action>` or `<base>/<action>/…`.
+/// `<base>/<action>` or `<base>/<action>/…`. A first look only, made for every request the
+/// service sees (the application's too), so it allocates nothing, unlike
+/// `authcore::request::parse_action_and_provider_id`, whose stricter rules (repeated
+/// slashes, provider segments) authcore applies to whatever reaches it either way.
 fn is_action_path(path: &str, base: &str) -> bool {
     path.strip_prefix(base)
         .and_then(|rest| rest.strip_prefix('/'))

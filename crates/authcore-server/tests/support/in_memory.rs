@@ -3,7 +3,6 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-
 use std::convert::Infallible;
 
 use axum::body::Body;
