@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         }
     };
     ops::init_logging(config.log_format);
-    let runtime = match authcore_server::serve::runtime(config.workers) {
+    let runtime = match authcore_server::serve::runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("authcore-server: cannot start the runtime: {e}");
@@ -96,6 +96,7 @@ async fn run(config: DemoConfig) -> Result<(), Box<dyn std::error::Error>> {
     };
     let addr = config.addr;
     let limits = config.limits;
+    let workers = config.workers;
     let password = config.demo_password.clone();
     let ephemeral = config.secret_is_ephemeral;
     let public_url = config.env.get("AUTH_URL").map(str::to_owned);
@@ -159,7 +160,7 @@ async fn run(config: DemoConfig) -> Result<(), Box<dyn std::error::Error>> {
     }
     tracing::info!(%local, "listening");
 
-    authcore_server::serve::serve(listener, app, limits, shutdown_signal()).await;
+    authcore_server::serve::serve_workers(listener, app, limits, workers, shutdown_signal()).await;
     tracing::info!("shut down");
     Ok(())
 }
