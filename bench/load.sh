@@ -21,8 +21,11 @@
 #      POSTGRES_URL (database sessions on PostgreSQL; default the local server's
 #      `authcore_bench` database, created when missing; empty: skip that scenario).
 # Output: a table on stdout, also written to bench/results/latest.md (git-ignored), with the
-# ceiling, the page ceiling, RSS, and the server's CPU time per request (user + system, all
-# threads, over the measured run) for the session read on one core and with two workers.
+# ceiling, the page ceiling, RSS, the server's CPU time per request (user + system, all
+# threads, over the measured run) for the session read on one core and with two workers,
+# and the CPU time the hypervisor stole from the server's CPU during each measured run
+# (/proc/stat; runs above STEAL_LIMIT %, default 2, are listed: on a shared VM they measure
+# the neighbours).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -190,11 +193,40 @@ run_wrk() {
   local limit=$(($(seconds "$WARMUP") + $(seconds "$DURATION") + 30))
   env "$@" timeout "$limit" "${LOAD_CPU[@]}" wrk -t1 -c"$CONNECTIONS" -d"$WARMUP" -s "$LUA" "$url" >/dev/null ||
     die "wrk warm-up failed for $url"
-  local ticks_before
+  local ticks_before steal_before
   ticks_before=$(cpu_ticks "$SERVER_PID")
+  steal_before=$(steal_ticks)
   env "$@" timeout "$limit" "${LOAD_CPU[@]}" wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s "$LUA" "$url" >"$out" ||
     die "wrk failed for $url"
   echo "server_cpu_ticks $(($(cpu_ticks "$SERVER_PID") - ticks_before))" >>"$out"
+  echo "steal_ticks $(($(steal_ticks) - steal_before)) of $(($(seconds "$DURATION") * $(getconf CLK_TCK) * STEAL_CPUS))" >>"$out"
+}
+
+# Steal time (the hypervisor running something else on the server's CPU, /proc/stat) in
+# clock ticks: of CPU 0 where the server is pinned, of all CPUs for unpinned runs.
+STEAL_LINE=cpu0
+STEAL_CPUS=1
+((CPUS >= 2)) || { STEAL_LINE=cpu; STEAL_CPUS=$CPUS; }
+steal_ticks() {
+  awk -v c="$STEAL_LINE" '$1 == c { print $9 + 0 }' /proc/stat
+}
+
+# steal_pct <wrk output> → the share of the measured run the server's CPU was stolen, in %.
+steal_pct() {
+  awk '$1 == "steal_ticks" { if ($4 > 0) printf "%.1f", 100 * $2 / $4; else print "-" }' "$1"
+}
+
+# Scenarios whose server CPU was stolen more than STEAL_LIMIT % of the measured run: their
+# rates say more about the VM's neighbours than about the server.
+STEAL_LIMIT=${STEAL_LIMIT:-2}
+STOLEN=()
+note_steal() { # <wrk output> <label>
+  local pct
+  pct=$(steal_pct "$1")
+  [[ $pct != - ]] || return 0
+  if awk -v p="$pct" -v l="$STEAL_LIMIT" 'BEGIN { exit !(p > l) }'; then
+    STOLEN+=("$2: $pct % of CPU time stolen")
+  fi
 }
 
 cpu_ticks() { # <pid>: CPU time of the process, all its threads, in clock ticks (user + system)
@@ -303,6 +335,7 @@ bench_server() {
         ;;
     esac
     RESULT[$key:$s]=$(parse_wrk "$out")
+    note_steal "$out" "$key ${LABEL[$s]}"
     [[ $s == session_sqlite || $s == session_postgres ]] || PEAK_RSS[$key]=$(peak_rss_mib "$SERVER_PID")
     local errors=${RESULT[$key:$s]##* }
     if ((errors > 0)); then
@@ -396,10 +429,12 @@ measure_ceiling() {
     CEILING_PAGE_BYTES="$SIGNIN_PAGE_BYTES" "$CEILING_BIN"
   run_wrk "$WORK/ceiling-$n.txt" "http://127.0.0.1:$CEILING_PORT/auth/csrf" WRK_EXPECT_BODY='"csrfToken"'
   CEILINGS+=("$(parse_wrk "$WORK/ceiling-$n.txt")")
+  note_steal "$WORK/ceiling-$n.txt" "ceiling run $((n + 1))"
   ((${CEILINGS[-1]##* } == 0)) || ERRORS+=("ceiling run $((n + 1)): bad responses or socket errors")
   # The same with a body as long as the demo's sign-in page: what sending it costs.
   run_wrk "$WORK/page-ceiling-$n.txt" "http://127.0.0.1:$CEILING_PORT/page" WRK_EXPECT_BODY='action="ceiling"'
   PAGE_CEILINGS+=("$(parse_wrk "$WORK/page-ceiling-$n.txt")")
+  note_steal "$WORK/page-ceiling-$n.txt" "page ceiling run $((n + 1))"
   ((${PAGE_CEILINGS[-1]##* } == 0)) || ERRORS+=("page ceiling run $((n + 1)): bad responses or socket errors")
   stop_server
 }
@@ -409,7 +444,7 @@ SCALE=""
 measure_scaling() {
   ((CPUS >= 2)) || return 0
   # Unpinned: start_server and run_wrk read these two arrays (bash scopes them dynamically).
-  local SERVER_CPU=() LOAD_CPU=()
+  local SERVER_CPU=() LOAD_CPU=() STEAL_LINE=cpu STEAL_CPUS=$CPUS
   local jar="$WORK/scale.jar" cookie
   echo "authcore on both cores (AUTHCORE_WORKERS=2, unpinned): GET /auth/session ..." >&2
   start_server authcore-2cores "$RUST_PORT" env AUTHCORE_RATE_LIMITS=off AUTHCORE_DATABASE_URL=none \
@@ -419,6 +454,7 @@ measure_scaling() {
   run_wrk "$WORK/scale.txt" "http://127.0.0.1:$RUST_PORT/auth/session" \
     WRK_COOKIE="authjs.session-token=$cookie" WRK_EXPECT_BODY='"demo@example.com"'
   SCALE=$(parse_wrk "$WORK/scale.txt")
+  note_steal "$WORK/scale.txt" "two-core run"
   ((${SCALE##* } == 0)) || ERRORS+=("two-core GET /auth/session: bad responses or socket errors")
   stop_server
 }
@@ -470,6 +506,12 @@ ratio() { # <scenario> [numerator "rps p99 err"; default: authcore's result]
   awk -v a="${a%% *}" -v b="${b%% *}" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'
 }
 
+stolen() { # <scenario>: the share of authcore's measured run its CPU was stolen
+  local f="$WORK/rust-$1.txt"
+  [[ -f $f ]] || { echo "-"; return; }
+  echo "$(steal_pct "$f") %"
+}
+
 share() { # <scenario>: authcore's rate as a percentage of the ceiling's
   local a=${RESULT[rust:$1]:-}
   [[ -n $a && -n $CEILING ]] || { echo "-"; return; }
@@ -494,8 +536,8 @@ report() {
     local c_rps c_p99 c_err c_flag=""
     read -r c_rps c_p99 c_err <<<"$CEILING"
     ((c_err == 0)) || c_flag=" (ERR)"
-    printf -- '- ceiling (examples/ceiling.rs: the same axum/hyper/tokio stack answering a fixed body, no work): %.0f req/s (mean of %s and %s req/s, before and after authcore), p99 %.2f ms%s\n' \
-      "$c_rps" "${CEILINGS[0]%% *}" "${CEILINGS[1]%% *}" "$c_p99" "$c_flag"
+    printf -- '- ceiling (examples/ceiling.rs: the same axum/hyper/tokio stack answering a fixed body, no work): %.0f req/s (mean of %s and %s req/s, before and after authcore; CPU 0 stolen %s %% and %s %%), p99 %.2f ms%s\n' \
+      "$c_rps" "${CEILINGS[0]%% *}" "${CEILINGS[1]%% *}" "$(steal_pct "$WORK/ceiling-0.txt")" "$(steal_pct "$WORK/ceiling-1.txt")" "$c_p99" "$c_flag"
     if [[ -n ${RESULT[rust:signin_page]:-} ]]; then
       printf '%s\n' "${PAGE_CEILINGS[@]}" | awk -v a="${RESULT[rust:signin_page]%% *}" -v b="$SIGNIN_PAGE_BYTES" -v m="$MEASURED_PAGE_BYTES" '
         { r += $1; n++ } END { if (n > 0 && r > 0) printf "- page ceiling (the same server answering a fixed %d-byte HTML body; the demo'"'"'s sign-in page measured %s bytes): %.0f req/s; the sign-in page reaches %.0f %% of it\n", b, m, r / n, 100 * a * n / r }'
@@ -509,15 +551,21 @@ report() {
         printf "- server CPU time per request: %s µs on one core, %s µs with two workers: with two cores to itself the server would answer %.2fx its one-core rate (2 × %s ÷ %s)\n", cpu1, cpu2, 2 * cpu1 / cpu2, cpu1, cpu2 }'
   fi
   echo
-  echo "| endpoint | authcore req/s | of ceiling | authcore p99 | @auth/core req/s | @auth/core p99 | authcore ÷ @auth/core | ceiling ÷ @auth/core |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| endpoint | authcore req/s | of ceiling | authcore p99 | CPU 0 stolen (authcore run) | @auth/core req/s | @auth/core p99 | authcore ÷ @auth/core | ceiling ÷ @auth/core |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
   local s
   for s in "${SCENARIOS[@]}" "${DB_SCENARIOS[@]}"; do
     [[ -n ${RESULT[rust:$s]:-}${RESULT[node:$s]:-} ]] || continue
-    echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(share "$s") | $(cell rust "$s" 2) | $(cell node "$s" 1) | $(cell node "$s" 2) | $(ratio "$s") | $(ratio "$s" "$CEILING") |"
+    echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(share "$s") | $(cell rust "$s" 2) | $(stolen "$s") | $(cell node "$s" 1) | $(cell node "$s" 2) | $(ratio "$s") | $(ratio "$s" "$CEILING") |"
   done
   echo
   echo "of ceiling = authcore req/s ÷ ceiling req/s (the no-work server of the same run); ceiling ÷ @auth/core = the most any server on this stack and machine could reach against @auth/core. Every response was checked (status class, body or Location)."
+  echo "CPU 0 stolen = the share of the measured run the hypervisor gave the server's CPU to something else (/proc/stat steal); above $STEAL_LIMIT % a rate says more about the VM's neighbours than about the server."
+  if ((${#STOLEN[@]} > 0)); then
+    echo
+    echo "**Stolen CPU time above $STEAL_LIMIT % (STEAL_LIMIT) — these numbers measure the VM, not the code:**"
+    printf -- '- %s\n' "${STOLEN[@]}"
+  fi
   if ((${#ERRORS[@]} > 0)); then
     echo
     echo "**Errors — the flagged numbers are not valid:**"
