@@ -141,27 +141,31 @@ pub(crate) fn count_var<'a>(
 /// Every connection is served on the runtime this is called on; [`serve_workers`] spreads
 /// them over threads of their own. Handlers can read the peer address as
 /// `ConnectInfo<SocketAddr>`.
-pub async fn serve<S>(
+pub async fn serve<S: ListenerService>(
     listener: TcpListener,
     app: S,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()>,
-) where
-    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
+) {
+    serve_workers(listener, app, limits, 1, shutdown).await;
+}
+
+/// What [`serve`] and [`serve_workers`] serve: a cloneable service answering every request
+/// (an axum [`Router`](axum::Router), [`crate::ServerService`]), sent to worker threads.
+pub trait ListenerService:
+    Service<Request, Response = Response, Error = Infallible, Future: Send + 'static>
+    + Clone
+    + Send
+    + 'static
 {
-    let connections = Connections::new(app, limits);
-    accept_loop(
-        &listener,
-        &connections.permits,
-        shutdown,
-        |stream, peer, permit| {
-            connections.spawn(stream, peer, permit);
-        },
-    )
-    .await;
-    drop(listener);
-    connections.drain().await;
+}
+
+impl<S> ListenerService for S where
+    S: Service<Request, Response = Response, Error = Infallible, Future: Send + 'static>
+        + Clone
+        + Send
+        + 'static
+{
 }
 
 /// [`serve`] on `workers` threads, each running a single-threaded runtime of its own:
@@ -169,27 +173,21 @@ pub async fn serve<S>(
 /// connections (itself included), which serves it to the end. No work stealing and no
 /// wake-ups across threads per request, which a multi-threaded runtime costs on every
 /// request; the connection cap, the limits and the drain are those of [`serve`], over all
-/// workers. With `workers` ≤ 1 this is [`serve`]. When `shutdown` resolves, every worker
-/// drains and its thread ends before this returns.
+/// workers. With `workers` ≤ 1 the calling task's runtime serves alone ([`serve`]). When
+/// `shutdown` resolves, every worker drains and its thread ends before this returns.
 ///
 /// Each extra worker's runtime lives as long as its thread: a task a request spawns there
 /// (a database connection's driver, say) keeps running while the worker serves, and other
 /// workers may use what it drives meanwhile.
-pub async fn serve_workers<S>(
+pub async fn serve_workers<S: ListenerService>(
     listener: TcpListener,
     app: S,
     limits: ConnectionLimits,
     workers: usize,
     shutdown: impl Future<Output = ()>,
-) where
-    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    if workers <= 1 {
-        return serve(listener, app, limits, shutdown).await;
-    }
+) {
     let local = Connections::new(app, limits);
-    let mut extra = Vec::with_capacity(workers - 1);
+    let mut extra = Vec::with_capacity(workers.saturating_sub(1));
     for index in 1..workers {
         match Worker::start(index, &local) {
             Ok(worker) => extra.push(worker),
@@ -199,6 +197,7 @@ pub async fn serve_workers<S>(
         }
     }
     // The next in turn among the least loaded (index 0: the calling task's runtime).
+    let runtimes = extra.len() + 1;
     let mut next = 0;
     accept_loop(
         &listener,
@@ -209,8 +208,8 @@ pub async fn serve_workers<S>(
                 .chain(extra.iter().map(|w| w.open.load(Ordering::Relaxed)));
             let least = counts
                 .enumerate()
-                .min_by_key(|&(i, open)| (open, (i + workers - next) % workers));
-            next = (next + 1) % workers;
+                .min_by_key(|&(i, open)| (open, (i + runtimes - next) % runtimes));
+            next = (next + 1) % runtimes;
             match least {
                 Some((i, _)) if i > 0 => extra[i - 1].hand_over(stream, peer, permit, &local),
                 _ => local.spawn(stream, peer, permit),
@@ -270,11 +269,7 @@ struct Connections<S> {
     open: Arc<AtomicUsize>,
 }
 
-impl<S> Connections<S>
-where
-    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
+impl<S: ListenerService> Connections<S> {
     /// The first runtime's connections.
     fn new(app: S, limits: ConnectionLimits) -> Self {
         let mut http = hyper::server::conn::http1::Builder::new();
@@ -373,11 +368,7 @@ struct Worker {
 }
 
 impl Worker {
-    fn start<S>(index: usize, first: &Connections<S>) -> std::io::Result<Self>
-    where
-        S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-        S::Future: Send + 'static,
-    {
+    fn start<S: ListenerService>(index: usize, first: &Connections<S>) -> std::io::Result<Self> {
         let own = first.for_worker();
         let open = Arc::clone(&own.open);
         let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Handover>();
@@ -409,16 +400,13 @@ impl Worker {
 
     /// Gives the worker `stream` (counted in its `open` at once); serves it on `fallback`
     /// (the accepting runtime) when the worker is gone.
-    fn hand_over<S>(
+    fn hand_over<S: ListenerService>(
         &self,
         stream: tokio::net::TcpStream,
         peer: SocketAddr,
         permit: OwnedSemaphorePermit,
         fallback: &Connections<S>,
-    ) where
-        S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-        S::Future: Send + 'static,
-    {
+    ) {
         let stream = match stream.into_std() {
             Ok(s) => s,
             Err(e) => {
