@@ -14,22 +14,24 @@ use time::OffsetDateTime;
 /// assert_eq!(authcore::cookies::encode_uri_component("/a b?x=é"), "%2Fa%20b%3Fx%3D%C3%A9");
 /// ```
 pub fn encode_uri_component(s: &str) -> Cow<'_, str> {
+    if !s.bytes().any(|b| !URI_COMPONENT_UNRESERVED[usize::from(b)]) {
+        // The common case (JWEs, hex tokens): nothing to escape.
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + s.len() / 2 + 8);
+    push_uri_component(&mut out, s);
+    Cow::Owned(out)
+}
+
+/// Appends `encodeURIComponent(s)` to `out` (what [`encode_uri_component`] returns).
+pub(crate) fn push_uri_component(out: &mut String, s: &str) {
     // A table lookup per byte is several times cheaper than `percent_encoding`'s chunked
     // scan with its set test. Runs of unreserved bytes are copied whole; every other byte
     // (an ASCII separator or a byte of a multi-byte UTF-8 character, which
     // `encodeURIComponent` escapes byte by byte too) is written by the crate's
     // `percent_encode_byte`.
-    let bytes = s.as_bytes();
-    let Some(first) = bytes
-        .iter()
-        .position(|&b| !URI_COMPONENT_UNRESERVED[usize::from(b)])
-    else {
-        // The common case (JWEs, hex tokens): nothing to escape.
-        return Cow::Borrowed(s);
-    };
-    let mut out = String::with_capacity(s.len() + s.len() / 2 + 8);
     let mut run_start = 0;
-    for (i, &b) in bytes.iter().enumerate().skip(first) {
+    for (i, &b) in s.as_bytes().iter().enumerate() {
         if !URI_COMPONENT_UNRESERVED[usize::from(b)] {
             // A run is ASCII and follows an escaped character's last byte, so a non-empty
             // `run_start..i` lies on character boundaries; an empty one, inside a
@@ -41,26 +43,12 @@ pub fn encode_uri_component(s: &str) -> Cow<'_, str> {
     }
     // The last escaped byte, if any, ended a character.
     out.push_str(s.get(run_start..).unwrap_or_default());
-    Cow::Owned(out)
 }
 
 /// The bytes `encodeURIComponent` leaves as they are (ASCII alphanumerics and `-_.!~*'()`),
 /// as a lookup table; a property test checks the encoder against `percent_encoding` with
 /// the same set.
-static URI_COMPONENT_UNRESERVED: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 128 {
-        let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                b'-' | b'_' | b'.' | b'!' | b'~' | b'*' | b'\'' | b'(' | b')'
-            );
-        b += 1;
-    }
-    table
-};
+static URI_COMPONENT_UNRESERVED: [bool; 256] = crate::byte_class::alphanumerics_and(b"-_.!~*'()");
 
 /// Maximum characters of one session cookie chunk (Auth.js `CHUNK_SIZE`).
 pub const CHUNK_SIZE: usize = 4096 - 160;
@@ -366,10 +354,10 @@ impl SetCookie {
     /// `Max-Age`, `Domain`, `Path`, `Expires`, `HttpOnly`, `Secure`, `Partitioned`,
     /// `Priority`, `SameSite`.
     pub fn to_header_value(&self) -> String {
-        let mut out = String::with_capacity(self.name.len() + self.value.len() + 96);
+        let mut out = String::with_capacity(self.name.len() + self.value.len() * 3 / 2 + 112);
         out.push_str(&self.name);
         out.push('=');
-        out.push_str(&encode_uri_component(&self.value));
+        push_uri_component(&mut out, &self.value);
         let o = &self.options;
         if let Some(m) = self.max_age.or(o.max_age) {
             let _ = write!(out, "; Max-Age={m}");

@@ -46,6 +46,7 @@ mod actions;
 pub mod adapter;
 mod box_error;
 mod brand_icons;
+mod byte_class;
 pub mod callbacks;
 pub mod config;
 pub mod cookies;

@@ -1,9 +1,9 @@
 //! Request parsing (spec §1.1): `http::Request` → the internal request record.
 
 use std::fmt;
-use std::sync::Arc;
 
 use bytes::Bytes;
+use http::uri::PathAndQuery;
 use http::{HeaderMap, Method};
 use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::config::ConfigInner;
 use crate::cookies::RequestCookies;
 use crate::error::BoxError;
-use crate::site::Site;
+use crate::site::RequestUrl;
 use crate::types::JsonObject;
 
 /// The nine Auth.js actions.
@@ -174,8 +174,8 @@ pub(crate) struct RequestInternal {
     pub action: Action,
     pub provider_id: Option<String>,
     pub method: Method,
-    /// The full request URL.
-    pub url: url::Url,
+    /// The full request URL, with its origin's cached values.
+    pub url: RequestUrl,
     /// `scheme://host[:port]`.
     pub origin: String,
     pub is_https: bool,
@@ -187,8 +187,6 @@ pub(crate) struct RequestInternal {
     pub return_redirect: bool,
     /// The client's address ([`ClientAddr`], through trusted proxies), if the host gave one.
     pub client: Option<std::net::IpAddr>,
-    /// What this request's origin alone decides, shared with the other requests to it.
-    pub site: Arc<Site>,
     /// Set for a session read the host makes for itself
     /// ([`Auth::lookup_session`](crate::Auth::lookup_session) and the account functions),
     /// not a request to answer: init sets no cookies for it (no CSRF token, no callback-URL
@@ -262,14 +260,16 @@ fn request_url(
     config: &ConfigInner,
     uri: &http::Uri,
     headers: &HeaderMap,
-) -> Result<(url::Url, Arc<Site>), ParseError> {
-    let path_and_query = uri.path_and_query().map_or("/", |p| p.as_str());
+) -> Result<RequestUrl, ParseError> {
+    let path_and_query = uri
+        .path_and_query()
+        .cloned()
+        .unwrap_or_else(|| PathAndQuery::from_static("/"));
     let to_err = |e: url::ParseError| ParseError::Url(e.to_string());
     if let Some(fixed) = &config.url {
         // The fixed URL's path is replaced by the request's, as `URL(path, fixed)` does.
         let site = config.sites.of_url(fixed).map_err(to_err)?;
-        let url = site.url(path_and_query).map_err(to_err)?;
-        return Ok((url, site));
+        return site.request_url(path_and_query).map_err(to_err);
     }
     let forwarded = |name: &str| {
         if config.trust_host {
@@ -301,8 +301,7 @@ fn request_url(
         return Err(ParseError::Url("invalid Host header".to_owned()));
     }
     let site = config.sites.get(proto == "https", host).map_err(to_err)?;
-    let url = site.url(path_and_query).map_err(to_err)?;
-    Ok((url, site))
+    site.request_url(path_and_query).map_err(to_err)
 }
 
 /// Parses an `http::Request` (spec §1.1), reading the body of POSTs up to the limit.
@@ -319,7 +318,7 @@ where
     if parts.method != Method::GET && parts.method != Method::POST {
         return Err(ParseError::Method(parts.method));
     }
-    let (url, site) = request_url(config, &parts.uri, &parts.headers)?;
+    let url = request_url(config, &parts.uri, &parts.headers)?;
     let client = client_addr(config, &parts);
     let (action, provider_id) = parse_action_and_provider_id(url.path(), &config.base_path)?;
     let provider_id = provider_id.map(str::to_owned);
@@ -345,8 +344,8 @@ where
         None
     };
 
-    let origin = String::from(&*site.origin);
-    let is_https = url.scheme() == "https";
+    let origin = String::from(&*url.site.origin);
+    let is_https = url.is_https();
     let query = Query::parse(url.query());
     let return_redirect = parts.headers.contains_key("x-auth-return-redirect")
         || (config.json_body_asks_for_url
@@ -367,7 +366,6 @@ where
         headers: parts.headers,
         return_redirect,
         client,
-        site,
         lookup: None,
     })
 }

@@ -122,6 +122,10 @@ impl ResponseInternal {
 }
 
 fn json_bytes(v: &Value) -> Bytes {
+    if v.is_null() {
+        // The signed-out session, on every request without a session.
+        return Bytes::from_static(b"null");
+    }
     // Serialising a `Value` cannot fail.
     Bytes::from(serde_json::to_vec(v).unwrap_or_default())
 }

@@ -7,10 +7,12 @@
 //! [`MAX_SITES`] entries and starts over when full, so hosts an attacker makes up (with
 //! `trust_host`) cost them a cache miss each, never memory.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use bytes::Bytes;
+use http::uri::PathAndQuery;
 
 use crate::spliced::SplicedPage;
 
@@ -43,9 +45,25 @@ impl Site {
     }
 
     /// The request URL for `path_and_query` (as the request line sent it) on this origin:
-    /// what `Url::parse("<origin><path_and_query>")` gives, joined to the cached base when
-    /// that is the same thing (a path that starts with one `/`); parsed whole otherwise.
-    pub fn url(&self, path_and_query: &str) -> Result<url::Url, url::ParseError> {
+    /// what `Url::parse("<origin><path_and_query>")` gives. Kept as sent when the parser
+    /// would leave it unchanged ([`is_kept_as_sent`]), so no `Url` is built for it;
+    /// otherwise joined to the cached base (a path that starts with one `/`) or parsed whole.
+    pub fn request_url(
+        self: &Arc<Self>,
+        path_and_query: PathAndQuery,
+    ) -> Result<RequestUrl, url::ParseError> {
+        let form = if is_kept_as_sent(path_and_query.as_str()) {
+            UrlForm::AsSent(path_and_query)
+        } else {
+            UrlForm::Parsed(self.parse_url(path_and_query.as_str())?)
+        };
+        Ok(RequestUrl {
+            site: Arc::clone(self),
+            form,
+        })
+    }
+
+    fn parse_url(&self, path_and_query: &str) -> Result<url::Url, url::ParseError> {
         let b = path_and_query.as_bytes();
         // `//x` and `/\x` would be scheme-relative references to another host for `join`,
         // but are paths in the whole URL.
@@ -56,6 +74,100 @@ impl Site {
         s.push_str(&self.origin);
         s.push_str(path_and_query);
         url::Url::parse(&s)
+    }
+
+    /// `<origin>/`, parsed: the host, port and origin of every request to this site.
+    pub fn base(&self) -> &url::Url {
+        &self.base
+    }
+}
+
+/// Whether the URL parser keeps `path_and_query` (starting with `/`) exactly as it is after
+/// an http(s) origin: a path of bytes it neither escapes nor rewrites (no `\`, no segment
+/// starting with `.` or `%`, which could be a dot segment) and a query of printable ASCII it
+/// does not escape. Conservative: anything else is parsed, which gives the same URL.
+fn is_kept_as_sent(path_and_query: &str) -> bool {
+    let (path, query) = match path_and_query.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (path_and_query, None),
+    };
+    let path = path.as_bytes();
+    let query_kept =
+        |b: u8| matches!(b, 0x21..=0x7e) && !matches!(b, b'"' | b'#' | b'<' | b'>' | b'\'');
+    path.first() == Some(&b'/')
+        && path.iter().all(|&b| PATH_KEPT[usize::from(b)])
+        && !path
+            .windows(2)
+            .any(|w| w[0] == b'/' && matches!(w[1], b'.' | b'%'))
+        && query.is_none_or(|q| q.bytes().all(query_kept))
+}
+
+/// Path bytes the URL parser leaves as they are (wherever a segment does not start with
+/// them, for `.` and `%`): ASCII alphanumerics, `/` and `-._~!$&()*+,;=:@%`.
+static PATH_KEPT: [bool; 256] = crate::byte_class::alphanumerics_and(b"/-._~!$&()*+,;=:@%");
+
+/// A request's URL: its origin's [`Site`] and its path and query, as sent or parsed.
+#[derive(Debug)]
+pub(crate) struct RequestUrl {
+    /// What the request's origin alone decides, shared with the other requests to it.
+    pub site: Arc<Site>,
+    form: UrlForm,
+}
+
+#[derive(Debug)]
+enum UrlForm {
+    /// The path and query as sent, which is what parsing would give.
+    AsSent(PathAndQuery),
+    /// The whole URL, parsed.
+    Parsed(url::Url),
+}
+
+impl RequestUrl {
+    /// The path, as `Url::path`.
+    pub fn path(&self) -> &str {
+        match &self.form {
+            UrlForm::AsSent(pq) => pq.path(),
+            UrlForm::Parsed(url) => url.path(),
+        }
+    }
+
+    /// The query without `?`, as `Url::query`.
+    pub fn query(&self) -> Option<&str> {
+        match &self.form {
+            UrlForm::AsSent(pq) => pq.query(),
+            UrlForm::Parsed(url) => url.query(),
+        }
+    }
+
+    /// Whether the origin is `https`.
+    pub fn is_https(&self) -> bool {
+        self.site.base.scheme() == "https"
+    }
+
+    /// The host and non-default port, as `url.host` serialises them.
+    pub fn authority(&self) -> &str {
+        &self.site.base[url::Position::BeforeHost..url::Position::AfterPort]
+    }
+
+    /// The whole URL, serialised as `Url::as_str`.
+    pub fn to_str(&self) -> Cow<'_, str> {
+        match &self.form {
+            UrlForm::AsSent(pq) => {
+                let mut s = String::with_capacity(self.site.origin.len() + pq.as_str().len());
+                s.push_str(&self.site.origin);
+                s.push_str(pq.as_str());
+                Cow::Owned(s)
+            }
+            UrlForm::Parsed(url) => Cow::Borrowed(url.as_str()),
+        }
+    }
+
+    /// The URL without its query and fragment.
+    pub fn without_query(&self) -> String {
+        match &self.form {
+            UrlForm::AsSent(pq) => format!("{}{}", self.site.origin, pq.path()),
+            UrlForm::Parsed(url) => url[..url::Position::AfterPath].to_owned(),
+        }
     }
 }
 
@@ -137,6 +249,38 @@ mod tests {
         }
     }
 
+    /// `site`'s request URL for `pq` against `Url::parse` of the whole URL: the same path,
+    /// query and serialisation, or both refused (`pq` as `http` accepts a request target;
+    /// what it refuses never reaches authcore). Returns whether `pq` was kept as sent.
+    fn assert_same_as_whole_parse(site: &Arc<Site>, pq: &str) -> Option<bool> {
+        let sent = PathAndQuery::try_from(pq).ok()?;
+        let whole = url::Url::parse(&format!("{}{}", site.origin, sent.as_str()));
+        let ours = site.request_url(sent);
+        let (whole, ours) = match (whole, ours) {
+            (Ok(w), Ok(o)) => (w, o),
+            (w, o) => {
+                assert_eq!(w.is_ok(), o.is_ok(), "{} + {pq:?}", site.origin);
+                return None;
+            }
+        };
+        let ctx = format!("{} + {pq:?}", site.origin);
+        assert_eq!(ours.path(), whole.path(), "{ctx}");
+        assert_eq!(ours.query(), whole.query(), "{ctx}");
+        assert_eq!(ours.to_str(), whole.as_str(), "{ctx}");
+        assert_eq!(
+            ours.without_query(),
+            &whole[..url::Position::AfterPath],
+            "{ctx}"
+        );
+        assert_eq!(ours.is_https(), whole.scheme() == "https", "{ctx}");
+        assert_eq!(
+            ours.authority(),
+            &whole[url::Position::BeforeHost..url::Position::AfterPort],
+            "{ctx}"
+        );
+        Some(matches!(ours.form, UrlForm::AsSent(_)))
+    }
+
     #[test]
     fn same_url_as_a_whole_parse() {
         let sites = Sites::default();
@@ -149,20 +293,27 @@ mod tests {
         ] {
             for https in [false, true] {
                 let site = sites.get(https, host).unwrap();
-                let scheme = if https { "https" } else { "http" };
-                for pq in [
-                    "/",
-                    "/auth/session",
-                    "/auth/signin?callbackUrl=%2Fa%3Fb&x=1",
-                    "//evil.example/auth/session",
-                    "/\\evil.example/x",
-                    "/auth/../auth/./csrf",
-                    "/a b/%zz?q=<>\"",
-                    "?q",
-                    "",
+                for (pq, kept) in [
+                    ("/", true),
+                    ("/auth/session", true),
+                    ("/auth/callback/credentials", true),
+                    ("/auth/signin?callbackUrl=%2Fa%3Fb&x=1", true),
+                    ("/auth/a.b/c%41?", true),
+                    ("//evil.example/auth/session", true),
+                    ("/\\evil.example/x", false),
+                    ("/auth/../auth/./csrf", false),
+                    ("/auth/%2e%2E/csrf", false),
+                    ("/auth/.%2e/csrf", false),
+                    ("/a/.", false),
+                    ("/a{b}/%zz?q=<>\"", false),
+                    ("/a?q='x'", false),
+                    ("/a?q=\u{e9}", false),
+                    ("?q", false),
+                    ("", false),
                 ] {
-                    let whole = url::Url::parse(&format!("{scheme}://{host}{pq}"));
-                    assert_eq!(site.url(pq).ok(), whole.ok(), "{scheme}://{host} + {pq:?}");
+                    if let Some(as_sent) = assert_same_as_whole_parse(&site, pq) {
+                        assert_eq!(as_sent, kept, "{https} {host} {pq:?}");
+                    }
                 }
             }
         }
@@ -184,10 +335,11 @@ mod tests {
 
     proptest! {
         #[test]
-        fn join_matches_parse(pq in "/[a-zA-Z0-9/\\\\.%?#&=:@ _-]{0,24}") {
+        fn request_urls_match_a_whole_parse(
+            pq in "/?[a-zA-Z0-9/\\\\.%?#&=:@ _'\"<>{}|^`~!$()*+,;\u{e9}-]{0,24}"
+        ) {
             let site = Sites::default().get(false, "h.example:8080").unwrap();
-            let whole = url::Url::parse(&format!("http://h.example:8080{pq}"));
-            prop_assert_eq!(site.url(&pq).ok(), whole.ok());
+            assert_same_as_whole_parse(&site, &pq);
         }
     }
 }

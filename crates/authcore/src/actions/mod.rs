@@ -21,6 +21,7 @@ use crate::error::{AuthError, BoxError};
 use crate::providers::Provider;
 use crate::request::{Action, RequestInternal};
 use crate::response::ResponseInternal;
+use crate::site::RequestUrl;
 
 /// Per-request state computed by `init` (spec §2, "common to every action").
 pub(crate) struct Ctx<'a> {
@@ -145,12 +146,12 @@ fn is_valid_http_url(url: &str, origin: &str) -> bool {
 
 /// Whether links may be built from the request's host: a fixed URL, else the allow-list
 /// when there is one, else `trust_host`.
-fn host_is_trusted(config: &ConfigInner, url: &url::Url) -> bool {
+fn host_is_trusted(config: &ConfigInner, url: &RequestUrl) -> bool {
     if config.url.is_some() {
         return true;
     }
     match &config.allowed_hosts {
-        Some(list) => list.matches(&url[url::Position::BeforeHost..url::Position::AfterPort]),
+        Some(list) => list.matches(url.authority()),
         None => config.trust_host,
     }
 }
@@ -160,10 +161,9 @@ pub(crate) fn assert_request(config: &ConfigInner, req: &RequestInternal) -> Res
     if !host_is_trusted(config, &req.url) {
         // Without the query: it can carry a magic-link token or an OAuth code (Auth.js logs
         // the whole URL).
-        let mut url = req.url.clone();
-        url.set_query(None);
-        url.set_fragment(None);
-        return Err(AuthError::UntrustedHost { url: url.into() });
+        return Err(AuthError::UntrustedHost {
+            url: req.url.without_query(),
+        });
     }
     // An empty value is no value, as Auth.js's truthiness checks have it.
     if let Some(cb) = req.query.get("callbackUrl").filter(|cb| !cb.is_empty())

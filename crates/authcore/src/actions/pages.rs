@@ -297,6 +297,7 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
     let spliced = match form_callback_url {
         Some(callback_url) if q.get("error").is_none() && q.get("email").is_none() => ctx
             .req
+            .url
             .site
             .signin_page
             .get_or_init(|| {
@@ -475,7 +476,7 @@ pub(crate) fn signout_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError>
         css: CSS,
         shell: &shell,
         csrf_token: &ctx.csrf_token,
-        action: ctx.req.url.as_str(),
+        action: &ctx.req.url.to_str(),
     })?;
     Ok(shell.respond(StatusCode::OK, html))
 }
@@ -570,8 +571,9 @@ pub(crate) fn verify_request_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, Aut
             .unwrap_or_default();
         return Ok(ResponseInternal::redirect(format!("{page}{search}")));
     }
-    let host = ctx.req.url.host_str().unwrap_or_default();
-    let host = match ctx.req.url.port() {
+    let base = ctx.req.url.site.base();
+    let host = base.host_str().unwrap_or_default();
+    let host = match base.port() {
         Some(p) => format!("{host}:{p}"),
         None => host.to_owned(),
     };

@@ -24,7 +24,7 @@ pub(crate) fn public_providers(ctx: &Ctx<'_>) -> Vec<PublicProvider> {
 /// The body depends on the origin and the configuration alone: it is rendered once per
 /// origin and kept with the origin's [`Site`](crate::site::Site).
 pub(crate) fn providers(ctx: &Ctx<'_>) -> ResponseInternal {
-    let body = ctx.req.site.providers_json.get_or_init(|| {
+    let body = ctx.req.url.site.providers_json.get_or_init(|| {
         let mut map = Map::new();
         for p in public_providers(ctx) {
             let id = p.id.clone();

@@ -111,7 +111,8 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, 
     let Some(ceremony) = decide(requested, logged_in, &info) else {
         return Ok(bad_request("Invalid request"));
     };
-    let rp = webauthn::relying_party(p, &ctx.req.url).map_err(|e| e.into_auth_error(&p.id))?;
+    let rp = webauthn::relying_party(p, ctx.req.url.site.base())
+        .map_err(|e| e.into_auth_error(&p.id))?;
     let user_id = info.user.as_ref().map(|u| u.id.clone());
     // `None` without a stored user: Auth.js then leaves `allowCredentials` out.
     let known = match &user_id {

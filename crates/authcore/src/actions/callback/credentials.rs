@@ -17,7 +17,7 @@ fn authorize_request(ctx: &Ctx<'_>, credentials: &JsonObject) -> http::Request<B
     let body = Bytes::from(serde_json::to_vec(credentials).unwrap_or_default());
     let mut builder = http::Request::builder()
         .method(ctx.req.method.clone())
-        .uri(ctx.req.url.as_str());
+        .uri(&*ctx.req.url.to_str());
     if let Some(h) = builder.headers_mut() {
         h.clone_from(&ctx.req.headers);
         h.insert(

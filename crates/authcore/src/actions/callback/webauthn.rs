@@ -71,7 +71,8 @@ async fn authenticate(
         ))
     })?;
     let (challenge, clear) = consume_challenge(ctx, db, p, Ceremony::Authenticate).await?;
-    let rp = webauthn::relying_party(p, &ctx.req.url).map_err(|e| e.into_auth_error(&p.id))?;
+    let rp = webauthn::relying_party(p, ctx.req.url.site.base())
+        .map_err(|e| e.into_auth_error(&p.id))?;
     let counter = webauthn::verify_authentication(
         p,
         &rp,
@@ -112,7 +113,8 @@ async fn register(
     let user = challenge
         .register_data
         .ok_or_else(|| invalid("Missing user registration data in WebAuthn challenge cookie"))?;
-    let rp = webauthn::relying_party(p, &ctx.req.url).map_err(|e| e.into_auth_error(&p.id))?;
+    let rp = webauthn::relying_party(p, ctx.req.url.site.base())
+        .map_err(|e| e.into_auth_error(&p.id))?;
     // Auth.js `transportsToString`: the browser's list, comma-joined.
     let transports = response.response.transports.as_ref().map(|list| {
         list.iter()
