@@ -22,6 +22,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 
 use axum::extract::{ConnectInfo, Request};
@@ -435,23 +436,32 @@ impl Worker {
 }
 
 /// `app`'s answer to `req`, or `503` when it takes longer than `limit`. Called straight from
-/// the connection's service (no middleware layer: no boxed future per request).
+/// the connection's service (no middleware layer: no boxed future per request). The timer
+/// starts when the answer first has to wait: one answered at its first poll (a JWT session
+/// read, a cached page) reads no clock and makes no timer entry; the wait before that first
+/// poll is the CPU time of the request itself, microseconds.
 async fn answer_within<S>(limit: Duration, mut app: S, req: Request) -> Result<Response, Infallible>
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
-    let uri = req.uri().clone();
-    let answer = async move {
+    let path = req.uri().path_and_query().cloned();
+    let mut answer = std::pin::pin!(async move {
         std::future::poll_fn(|cx| app.poll_ready(cx)).await?;
         app.call(req).await
-    };
-    match tokio::time::timeout(limit, answer).await {
-        Ok(response) => response,
-        Err(_) => {
-            tracing::warn!(path = uri.path(), ?limit, "request timed out");
-            Ok((StatusCode::SERVICE_UNAVAILABLE, "request timed out\n").into_response())
+    });
+    let mut timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(response) = answer.as_mut().poll(cx) {
+            return Poll::Ready(response);
         }
-    }
+        let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        timer.as_mut().poll(cx).map(|()| {
+            let path = path.as_ref().map_or("/", |p| p.path());
+            tracing::warn!(path, ?limit, "request timed out");
+            Ok((StatusCode::SERVICE_UNAVAILABLE, "request timed out\n").into_response())
+        })
+    })
+    .await
 }
 
 /// Out of descriptors or memory: wait, then accept again (the cap should prevent it);

@@ -14,7 +14,8 @@ use time::OffsetDateTime;
 /// assert_eq!(authcore::cookies::encode_uri_component("/a b?x=é"), "%2Fa%20b%3Fx%3D%C3%A9");
 /// ```
 pub fn encode_uri_component(s: &str) -> Cow<'_, str> {
-    if !s.bytes().any(|b| !URI_COMPONENT_UNRESERVED[usize::from(b)]) {
+    let first = next_escaped(s.as_bytes(), 0);
+    if first == s.len() {
         // The common case (JWEs, hex tokens): nothing to escape.
         return Cow::Borrowed(s);
     }
@@ -25,24 +26,46 @@ pub fn encode_uri_component(s: &str) -> Cow<'_, str> {
 
 /// Appends `encodeURIComponent(s)` to `out` (what [`encode_uri_component`] returns).
 pub(crate) fn push_uri_component(out: &mut String, s: &str) {
-    // A table lookup per byte is several times cheaper than `percent_encoding`'s chunked
-    // scan with its set test. Runs of unreserved bytes are copied whole; every other byte
-    // (an ASCII separator or a byte of a multi-byte UTF-8 character, which
-    // `encodeURIComponent` escapes byte by byte too) is written by the crate's
-    // `percent_encode_byte`.
+    // Runs of unreserved bytes are copied whole; every other byte (an ASCII separator or a
+    // byte of a multi-byte UTF-8 character, which `encodeURIComponent` escapes byte by byte
+    // too) is written by the crate's `percent_encode_byte`.
+    let bytes = s.as_bytes();
     let mut run_start = 0;
-    for (i, &b) in s.as_bytes().iter().enumerate() {
-        if !URI_COMPONENT_UNRESERVED[usize::from(b)] {
-            // A run is ASCII and follows an escaped character's last byte, so a non-empty
-            // `run_start..i` lies on character boundaries; an empty one, inside a
-            // multi-byte character, may not (`get` gives `None` there: nothing to copy).
-            out.push_str(s.get(run_start..i).unwrap_or_default());
-            out.push_str(percent_encode_byte(b));
-            run_start = i + 1;
-        }
+    loop {
+        let i = next_escaped(bytes, run_start);
+        // A run is ASCII and follows an escaped character's last byte, so a non-empty
+        // `run_start..i` lies on character boundaries; an empty one, inside a multi-byte
+        // character, may not (`get` gives `None` there: nothing to copy).
+        out.push_str(s.get(run_start..i).unwrap_or_default());
+        let Some(&b) = bytes.get(i) else {
+            return;
+        };
+        out.push_str(percent_encode_byte(b));
+        run_start = i + 1;
     }
-    // The last escaped byte, if any, ended a character.
-    out.push_str(s.get(run_start..).unwrap_or_default());
+}
+
+/// The index of the first byte at or after `from` that `encodeURIComponent` escapes, or the
+/// length. Long unreserved runs (a JWE, a hex token) are checked eight bytes per step, the
+/// lookups combined without a branch each: a table lookup per byte is several times cheaper
+/// than `percent_encoding`'s set test, and this is several times cheaper again on a cookie.
+fn next_escaped(bytes: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        if !chunk.iter().fold(true, |all, &b| {
+            all & URI_COMPONENT_UNRESERVED[usize::from(b)]
+        }) {
+            break;
+        }
+        i += 8;
+    }
+    bytes
+        .get(i..)
+        .and_then(|rest| {
+            rest.iter()
+                .position(|&b| !URI_COMPONENT_UNRESERVED[usize::from(b)])
+        })
+        .map_or(bytes.len(), |at| i + at)
 }
 
 /// The bytes `encodeURIComponent` leaves as they are (ASCII alphanumerics and `-_.!~*'()`),
@@ -461,45 +484,43 @@ pub struct RequestCookies {
 /// (a property test compares this with its decoder): a CSRF cookie (`token%7Chash`)
 /// would otherwise be decoded byte by byte after its first escape.
 pub(crate) fn decode_uri_component(s: &str) -> Option<String> {
-    if !has_valid_escapes(s) {
-        return None;
+    match s.find('%') {
+        None => Some(s.to_owned()),
+        Some(first) => decode_from(s, first),
     }
-    let mut out = Vec::with_capacity(s.len());
-    let mut rest = s.as_bytes();
-    while let Some(at) = rest.iter().position(|&b| b == b'%') {
-        out.extend_from_slice(&rest[..at]);
-        out.extend(percent_decode(rest.get(at..at + 3)?));
-        rest = rest.get(at + 3..)?;
-    }
-    out.extend_from_slice(rest);
-    String::from_utf8(out).ok()
 }
 
-fn has_valid_escapes(raw: &str) -> bool {
-    let b = raw.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let ok = b.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
-                && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
-            if !ok {
-                return false;
-            }
-            i += 3;
-        } else {
-            i += 1;
+/// [`decode_uri_component`] of `s`, whose first `%` is at `first` (found by `str::find`,
+/// which is `memchr`: a session cookie is a kilobyte without one).
+fn decode_from(s: &str, first: usize) -> Option<String> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut rest = s;
+    let mut at = first;
+    loop {
+        out.extend_from_slice(rest.get(..at)?.as_bytes());
+        let escape = rest.as_bytes().get(at..at + 3)?;
+        if !escape[1..].iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        out.extend(percent_decode(escape));
+        // Three ASCII bytes: the next character starts after them.
+        rest = rest.get(at + 3..)?;
+        match rest.find('%') {
+            Some(next) => at = next,
+            None => break,
         }
     }
-    true
+    out.extend_from_slice(rest.as_bytes());
+    String::from_utf8(out).ok()
 }
 
 /// `decodeURIComponent` semantics: decode only when the value contains `%`, keep the raw
 /// value when any escape is malformed or the result is not UTF-8.
 fn decode_cookie_value(raw: &str) -> String {
-    if !raw.contains('%') {
-        return raw.to_owned();
+    match raw.find('%') {
+        None => raw.to_owned(),
+        Some(first) => decode_from(raw, first).unwrap_or_else(|| raw.to_owned()),
     }
-    decode_uri_component(raw).unwrap_or_else(|| raw.to_owned())
 }
 
 impl RequestCookies {
@@ -844,7 +865,11 @@ mod tests {
         fn decode_uri_component_matches_the_crate(
             s in prop_oneof![any::<String>(), "([a-z|]|%[0-9a-fA-F]{2}|%[0-9g]?){0,40}"]
         ) {
-            let expected = has_valid_escapes(&s)
+            // Every `%` starts two hex digits (the strictness `percent_encoding` lacks).
+            let has_valid_escapes = s.split('%').skip(1).all(|after| {
+                after.len() >= 2 && after.as_bytes()[..2].iter().all(u8::is_ascii_hexdigit)
+            });
+            let expected = has_valid_escapes
                 .then(|| percent_encoding::percent_decode_str(&s).decode_utf8().ok().map(Cow::into_owned))
                 .flatten();
             prop_assert_eq!(decode_uri_component(&s), expected);
