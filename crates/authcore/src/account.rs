@@ -159,7 +159,7 @@ impl Auth {
             return false;
         };
         let c = &*self.config().inner;
-        let cookie = req.cookies.get(&c.cookies(req.is_https).csrf_token.name);
+        let cookie = req.cookies.get(&c.cookies(req.is_https()).csrf_token.name);
         crate::csrf::check_or_create(cookie, &c.secret_string, true, Some(csrf_token)).verified
     }
 
@@ -173,7 +173,7 @@ impl Auth {
     ) -> Option<CurrentSession> {
         let req = self.session_request(uri, headers).await.ok()?;
         let c = &*self.config().inner;
-        let spec = &c.cookies(req.is_https).session_token;
+        let spec = &c.cookies(req.is_https()).session_token;
         let token = crate::cookies::SessionCookieStore::new(spec, &req.cookies).value()?;
         match &c.adapter {
             Some(adapter) if c.session_strategy == crate::config::SessionStrategy::Database => {
@@ -233,7 +233,7 @@ impl Auth {
             _ => {
                 // The refreshed cookie if the read set one, else the request's.
                 let req = self.session_request(uri, headers).await.ok()?;
-                let spec = &c.cookies(req.is_https).session_token;
+                let spec = &c.cookies(req.is_https()).session_token;
                 let set: Vec<&str> = lookup
                     .set_cookie
                     .iter()

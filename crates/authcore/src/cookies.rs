@@ -20,19 +20,24 @@ pub fn encode_uri_component(s: &str) -> Cow<'_, str> {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + s.len() / 2 + 8);
-    push_uri_component(&mut out, s);
+    push_escaped_from(&mut out, s, first);
     Cow::Owned(out)
 }
 
 /// Appends `encodeURIComponent(s)` to `out` (what [`encode_uri_component`] returns).
 pub(crate) fn push_uri_component(out: &mut String, s: &str) {
+    push_escaped_from(out, s, next_escaped(s.as_bytes(), 0));
+}
+
+/// [`push_uri_component`] of `s`, whose first byte to escape is at `first` (or its length).
+fn push_escaped_from(out: &mut String, s: &str, first: usize) {
     // Runs of unreserved bytes are copied whole; every other byte (an ASCII separator or a
     // byte of a multi-byte UTF-8 character, which `encodeURIComponent` escapes byte by byte
     // too) is written by the crate's `percent_encode_byte`.
     let bytes = s.as_bytes();
     let mut run_start = 0;
+    let mut i = first;
     loop {
-        let i = next_escaped(bytes, run_start);
         // A run is ASCII and follows an escaped character's last byte, so a non-empty
         // `run_start..i` lies on character boundaries; an empty one, inside a multi-byte
         // character, may not (`get` gives `None` there: nothing to copy).
@@ -42,6 +47,7 @@ pub(crate) fn push_uri_component(out: &mut String, s: &str) {
         };
         out.push_str(percent_encode_byte(b));
         run_start = i + 1;
+        i = next_escaped(bytes, run_start);
     }
 }
 
@@ -484,18 +490,12 @@ pub struct RequestCookies {
 /// (a property test compares this with its decoder): a CSRF cookie (`token%7Chash`)
 /// would otherwise be decoded byte by byte after its first escape.
 pub(crate) fn decode_uri_component(s: &str) -> Option<String> {
-    match s.find('%') {
-        None => Some(s.to_owned()),
-        Some(first) => decode_from(s, first),
-    }
-}
-
-/// [`decode_uri_component`] of `s`, whose first `%` is at `first` (found by `str::find`,
-/// which is `memchr`: a session cookie is a kilobyte without one).
-fn decode_from(s: &str, first: usize) -> Option<String> {
+    // `str::find` is `memchr`: a session cookie is a kilobyte without a `%`.
+    let Some(mut at) = s.find('%') else {
+        return Some(s.to_owned());
+    };
     let mut out = Vec::with_capacity(s.len());
     let mut rest = s;
-    let mut at = first;
     loop {
         out.extend_from_slice(rest.get(..at)?.as_bytes());
         let escape = rest.as_bytes().get(at..at + 3)?;
@@ -517,10 +517,7 @@ fn decode_from(s: &str, first: usize) -> Option<String> {
 /// `decodeURIComponent` semantics: decode only when the value contains `%`, keep the raw
 /// value when any escape is malformed or the result is not UTF-8.
 fn decode_cookie_value(raw: &str) -> String {
-    match raw.find('%') {
-        None => raw.to_owned(),
-        Some(first) => decode_from(raw, first).unwrap_or_else(|| raw.to_owned()),
-    }
+    decode_uri_component(raw).unwrap_or_else(|| raw.to_owned())
 }
 
 impl RequestCookies {

@@ -163,7 +163,7 @@ impl Auth {
                 e
             }
         })?;
-        let session_cookie = &*c.cookies(parsed.is_https).session_token.name;
+        let session_cookie = &*c.cookies(parsed.is_https()).session_token.name;
         let set_cookie = resp
             .cookies
             .iter()
@@ -476,7 +476,7 @@ fn assertion_failure(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> R
             .get("callbackUrl")
             .is_some_and(|cb| cb.starts_with(page.as_str()));
         if !looping {
-            return ResponseInternal::redirect(page_url(&req.origin, page, "error=Configuration"));
+            return ResponseInternal::redirect(page_url(req.origin(), page, "error=Configuration"));
         }
         c.logger.error(&AuthError::InvalidRequest {
             message: format!(
@@ -484,8 +484,8 @@ fn assertion_failure(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> R
             ),
         });
     }
-    let signin = format!("{}{}/signin", req.origin, c.base_path);
-    pages::error_page_response(&c.theme, &req.origin, signin, "Configuration").unwrap_or_else(
+    let signin = format!("{}{}/signin", req.origin(), c.base_path);
+    pages::error_page_response(&c.theme, req.origin(), signin, "Configuration").unwrap_or_else(
         |_| ResponseInternal {
             status: Some(StatusCode::INTERNAL_SERVER_ERROR),
             ..Default::default()
@@ -533,8 +533,8 @@ fn error_response(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> Resp
         ErrorKind::Error => (&c.pages.error, "/error"),
     };
     let url = match custom {
-        Some(page) => page_url(&req.origin, page, &query),
-        None => format!("{}{}{}?{}", req.origin, c.base_path, builtin, query),
+        Some(page) => page_url(req.origin(), page, &query),
+        None => format!("{}{}{}?{}", req.origin(), c.base_path, builtin, query),
     };
     // A fresh response: cookies produced so far are dropped (spec §16.7).
     ResponseInternal::redirect(url)

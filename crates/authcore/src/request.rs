@@ -176,9 +176,6 @@ pub(crate) struct RequestInternal {
     pub method: Method,
     /// The full request URL, with its origin's cached values.
     pub url: RequestUrl,
-    /// `scheme://host[:port]`.
-    pub origin: String,
-    pub is_https: bool,
     pub query: Query,
     pub body: Option<JsonObject>,
     pub cookies: RequestCookies,
@@ -239,6 +236,16 @@ fn client_addr(config: &ConfigInner, parts: &http::request::Parts) -> Option<std
 }
 
 impl RequestInternal {
+    /// `scheme://host[:port]`, as Auth.js serialises `url.origin`.
+    pub(crate) fn origin(&self) -> &str {
+        &self.url.site.origin
+    }
+
+    /// Whether the request URL is `https`.
+    pub(crate) fn is_https(&self) -> bool {
+        self.url.is_https()
+    }
+
     pub(crate) fn is_post(&self) -> bool {
         self.method == Method::POST
     }
@@ -344,8 +351,6 @@ where
         None
     };
 
-    let origin = String::from(&*url.site.origin);
-    let is_https = url.is_https();
     let query = Query::parse(url.query());
     let return_redirect = parts.headers.contains_key("x-auth-return-redirect")
         || (config.json_body_asks_for_url
@@ -358,8 +363,6 @@ where
         provider_id,
         method: parts.method,
         url,
-        origin,
-        is_https,
         query,
         body,
         cookies,

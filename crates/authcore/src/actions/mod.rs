@@ -65,7 +65,7 @@ impl Ctx<'_> {
 
     /// `<origin><basePath><suffix>`.
     pub(crate) fn auth_url(&self, suffix: &str) -> String {
-        let o = &self.req.origin;
+        let o = self.req.origin();
         let b = &self.config.base_path;
         let mut s = String::with_capacity(o.len() + b.len() + suffix.len());
         s.push_str(o);
@@ -84,7 +84,7 @@ impl Ctx<'_> {
             .callbacks
             .redirect(RedirectParams {
                 url,
-                base_url: &self.req.origin,
+                base_url: self.req.origin(),
             })
             .await
             .map_err(|source| AuthError::CallbackError {
@@ -167,18 +167,18 @@ pub(crate) fn assert_request(config: &ConfigInner, req: &RequestInternal) -> Res
     }
     // An empty value is no value, as Auth.js's truthiness checks have it.
     if let Some(cb) = req.query.get("callbackUrl").filter(|cb| !cb.is_empty())
-        && !is_valid_http_url(cb, &req.origin)
+        && !is_valid_http_url(cb, req.origin())
     {
         return Err(AuthError::InvalidCallbackUrl {
             received: cb.to_owned(),
         });
     }
-    let cookies = config.cookies(req.is_https);
+    let cookies = config.cookies(req.is_https());
     if let Some(cb) = req
         .cookies
         .get(&cookies.callback_url.name)
         .filter(|cb| !cb.is_empty())
-        && !is_valid_http_url(cb, &req.origin)
+        && !is_valid_http_url(cb, req.origin())
     {
         return Err(AuthError::InvalidCallbackUrl {
             received: cb.to_owned(),
@@ -192,7 +192,7 @@ pub(crate) async fn init<'a>(
     config: &'a ConfigInner,
     req: &'a RequestInternal,
 ) -> Result<Ctx<'a>, AuthError> {
-    let cookies = config.cookies(req.is_https);
+    let cookies = config.cookies(req.is_https());
     let provider = match &req.provider_id {
         Some(id) => Some(config.provider(id).ok_or_else(|| {
             AuthError::ProviderNotFound {
@@ -248,7 +248,7 @@ pub(crate) async fn init<'a>(
         .filter(|s| !s.is_empty());
     let callback_url = match param.or(cookie_value.filter(|s| !s.is_empty())) {
         Some(url) => ctx.redirect_callback(url).await?,
-        None => req.origin.clone(),
+        None => req.origin().to_owned(),
     };
     if sets_cookies && cookie_value != Some(callback_url.as_str()) {
         ctx.init_cookies

@@ -555,7 +555,7 @@ pub(crate) fn error_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     }
     error_page_response(
         &ctx.config.theme,
-        &ctx.req.origin,
+        ctx.req.origin(),
         ctx.auth_url("/signin"),
         error.unwrap_or(""),
     )
@@ -581,7 +581,7 @@ pub(crate) fn verify_request_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, Aut
     let html = render(&VerifyRequestTemplate {
         css: CSS,
         shell: &shell,
-        origin: &ctx.req.origin,
+        origin: ctx.req.origin(),
         host: &host,
     })?;
     Ok(shell.respond(StatusCode::OK, html))

@@ -45,7 +45,7 @@ async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<ResponseIntern
     let plan = flow::redirect_plan(
         p,
         ctx.config.redirect_proxy_url.as_deref(),
-        &ctx.req.origin,
+        ctx.req.origin(),
         own_callback.clone(),
     );
     if plan.proxied {

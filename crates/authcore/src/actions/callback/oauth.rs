@@ -74,7 +74,7 @@ pub(crate) async fn callback(
     let plan = flow::redirect_plan(
         p,
         ctx.config.redirect_proxy_url.as_deref(),
-        &ctx.req.origin,
+        ctx.req.origin(),
         ctx.auth_url(&format!("/callback/{id}")),
     );
     // Redirect proxy hop (§6.4 step 0): relay the callback to the deployment in `state`.
@@ -92,7 +92,7 @@ pub(crate) async fn callback(
         if let Some(origin) = claims.get("origin").and_then(Value::as_str) {
             let target =
                 url::Url::parse(origin).map_err(|_| check_failed("State could not be decoded"))?;
-            if target.origin().ascii_serialization() != ctx.req.origin {
+            if target.origin().ascii_serialization() != ctx.req.origin() {
                 ctx.debug("Proxy redirecting to", || json!({ "origin": origin }));
                 let query = form_urlencoded::Serializer::new(String::new())
                     .extend_pairs(&params)
