@@ -29,14 +29,7 @@ fn push_hash_hex(out: &mut String, token: &str, secret_string: &str) {
     let mut h = Sha256::new();
     h.update(token.as_bytes());
     h.update(secret_string.as_bytes());
-    let digest = h.finalize();
-    let mut buf = [0u8; 64];
-    // `hex` writes exactly 64 lowercase hex chars for 32 bytes.
-    if hex::encode_to_slice(digest.as_slice(), &mut buf).is_ok()
-        && let Ok(hex) = std::str::from_utf8(&buf)
-    {
-        out.push_str(hex);
-    }
+    crate::random::push_hex(out, &h.finalize());
 }
 
 /// Outcome of the CSRF step of request initialisation.

@@ -78,12 +78,23 @@ pub(crate) fn bytes<const N: usize>() -> [u8; N] {
 
 /// `N` random bytes as lowercase hex (`2N` chars).
 pub(crate) fn hex_token<const N: usize>() -> String {
-    let raw = bytes::<N>();
-    // Into a buffer of the exact size: `hex::encode` goes character by character.
-    let mut out = vec![0u8; 2 * N];
-    match hex::encode_to_slice(raw, &mut out) {
-        Ok(()) => String::from_utf8(out).unwrap_or_else(|_| hex::encode(raw)),
-        Err(_) => hex::encode(raw),
+    let mut out = String::with_capacity(2 * N);
+    push_hex(&mut out, &bytes::<N>());
+    out
+}
+
+/// Appends `bytes` as lowercase hex, through a stack buffer (`hex::encode` goes character
+/// by character; a zeroed heap buffer costs a `calloc`).
+pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
+    let mut buf = [0u8; 64];
+    for chunk in bytes.chunks(32) {
+        let hex = &mut buf[..2 * chunk.len()];
+        // `hex` writes exactly two ASCII hex digits per byte into a slice of that length.
+        if hex::encode_to_slice(chunk, hex).is_ok()
+            && let Ok(hex) = std::str::from_utf8(hex)
+        {
+            out.push_str(hex);
+        }
     }
 }
 
@@ -123,6 +134,20 @@ mod tests {
             t.bytes()
                 .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
         );
+    }
+
+    #[test]
+    fn push_hex_matches_the_hex_crate() {
+        let bytes: Vec<u8> = (0..=255u8).rev().collect();
+        for len in [0, 1, 31, 32, 33, 64, 100, 256] {
+            let mut out = String::from("x");
+            push_hex(&mut out, &bytes[..len]);
+            assert_eq!(
+                out,
+                format!("x{}", hex::encode(&bytes[..len])),
+                "{len} bytes"
+            );
+        }
     }
 
     /// Forks are noticed by the `pthread_atfork` handler (the crate's `atfork` feature),

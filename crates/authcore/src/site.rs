@@ -31,6 +31,10 @@ pub(crate) struct Site {
     /// The built-in sign-in page without a message, cut where a request's values go;
     /// rendered on first use (`None`: the page cannot be cut, see [`SplicedPage::parse`]).
     pub signin_page: OnceLock<Option<SplicedPage>>,
+    /// Whether links may be built from this origin's host (the configuration's allow-list
+    /// or `trust_host`), decided on first use: the cache belongs to one configuration, so
+    /// the answer cannot change.
+    pub host_trusted: OnceLock<bool>,
 }
 
 impl Site {
@@ -41,6 +45,7 @@ impl Site {
             origin,
             providers_json: OnceLock::new(),
             signin_page: OnceLock::new(),
+            host_trusted: OnceLock::new(),
         }
     }
 

@@ -219,6 +219,43 @@ async fn links_redirects_and_mails_use_only_allowed_origins() {
     }
 }
 
+/// The decision is kept per origin: one configuration answering allowed and forged hosts
+/// in turn, each more than once (and spelt in another case), decides each the same way
+/// every time.
+#[tokio::test]
+async fn trust_is_decided_per_origin_and_stays_so() {
+    let (auth, _outbox) = auth(false);
+    let hosts = [
+        ("app.example.com", true),
+        ("evil.example", false),
+        ("APP.example.com", true),
+        ("app.example.com.evil.org", false),
+        ("localhost:3001", false),
+    ];
+    for round in 0..3 {
+        for (host, trusted) in hosts {
+            let r = send(
+                &auth,
+                request("/auth/signin/github", &[("host", host)], &[]),
+            )
+            .await;
+            let context = format!("round {round}, host {host}");
+            if trusted {
+                let location = r
+                    .location()
+                    .unwrap_or_else(|| panic!("{context}: {}", r.text()));
+                assert!(
+                    location.contains("redirect_uri=http%3A%2F%2Fapp.example.com%2F"),
+                    "{context}: {location}"
+                );
+            } else {
+                assert!(r.status.as_u16() >= 400, "{context}: {}", r.status);
+                assert!(r.location().is_none(), "{context}");
+            }
+        }
+    }
+}
+
 #[test]
 fn invalid_patterns_fail_the_build_with_the_pattern_named() {
     for bad in ["https://app.example.com", "*", "app.example.com/path"] {

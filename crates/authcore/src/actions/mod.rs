@@ -21,7 +21,7 @@ use crate::error::{AuthError, BoxError};
 use crate::providers::Provider;
 use crate::request::{Action, RequestInternal};
 use crate::response::ResponseInternal;
-use crate::site::RequestUrl;
+use crate::site::{RequestUrl, Site};
 
 /// Per-request state computed by `init` (spec §2, "common to every action").
 pub(crate) struct Ctx<'a> {
@@ -134,26 +134,41 @@ impl Ctx<'_> {
     }
 }
 
-/// Whether `url` is an http(s) URL, resolving a leading `/` against `origin` (§11.2).
-fn is_valid_http_url(url: &str, origin: &str) -> bool {
+/// Whether `url` is an http(s) URL, resolving a leading `/` against the request's origin
+/// (§11.2). A URL on the origin itself (what the callback-url cookie holds on every request
+/// of a browser that signed in from the site) is one without being parsed.
+fn is_valid_http_url(url: &str, site: &Site) -> bool {
+    if is_on_origin(url, &site.origin) {
+        return true;
+    }
     let parsed = if url.starts_with('/') {
-        url::Url::parse(origin).and_then(|o| o.join(url))
+        site.base().join(url)
     } else {
         url::Url::parse(url)
     };
     parsed.is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
 }
 
+/// Whether `url` is `origin` (an http(s) origin as serialised) or starts with it followed
+/// by a path, query or fragment: the authority ends there, as the origin's own did, and
+/// nothing after it can make the URL parser fail.
+fn is_on_origin(url: &str, origin: &str) -> bool {
+    url.strip_prefix(origin)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', '?', '#']))
+}
+
 /// Whether links may be built from the request's host: a fixed URL, else the allow-list
-/// when there is one, else `trust_host`.
+/// when there is one, else `trust_host`. Decided once per origin (the URL's cached site).
 fn host_is_trusted(config: &ConfigInner, url: &RequestUrl) -> bool {
     if config.url.is_some() {
         return true;
     }
-    match &config.allowed_hosts {
-        Some(list) => list.matches(url.authority()),
-        None => config.trust_host,
-    }
+    *url.site
+        .host_trusted
+        .get_or_init(|| match &config.allowed_hosts {
+            Some(list) => list.matches(url.authority()),
+            None => config.trust_host,
+        })
 }
 
 /// Per-request assertions (spec §12.3) that cannot be checked at build time.
@@ -167,7 +182,7 @@ pub(crate) fn assert_request(config: &ConfigInner, req: &RequestInternal) -> Res
     }
     // An empty value is no value, as Auth.js's truthiness checks have it.
     if let Some(cb) = req.query.get("callbackUrl").filter(|cb| !cb.is_empty())
-        && !is_valid_http_url(cb, req.origin())
+        && !is_valid_http_url(cb, &req.url.site)
     {
         return Err(AuthError::InvalidCallbackUrl {
             received: cb.to_owned(),
@@ -178,7 +193,7 @@ pub(crate) fn assert_request(config: &ConfigInner, req: &RequestInternal) -> Res
         .cookies
         .get(&cookies.callback_url.name)
         .filter(|cb| !cb.is_empty())
-        && !is_valid_http_url(cb, req.origin())
+        && !is_valid_http_url(cb, &req.url.site)
     {
         return Err(AuthError::InvalidCallbackUrl {
             received: cb.to_owned(),
@@ -297,4 +312,75 @@ const MAX_USER_AGENT_CHARS: usize = 512;
 /// `s` cut to at most `max` characters.
 fn truncate_chars(s: &str, max: usize) -> &str {
     s.char_indices().nth(max).map_or(s, |(i, _)| &s[..i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The check before the origin shortcut: parse the origin, join or parse the URL.
+    fn parsed_is_http(url: &str, origin: &str) -> bool {
+        let parsed = if url.starts_with('/') {
+            url::Url::parse(origin).and_then(|o| o.join(url))
+        } else {
+            url::Url::parse(url)
+        };
+        parsed.is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+    }
+
+    fn site(https: bool, host: &str) -> std::sync::Arc<Site> {
+        crate::site::Sites::default().get(https, host).unwrap()
+    }
+
+    #[test]
+    fn callback_urls_are_judged_as_the_whole_parse_judges_them() {
+        let site = site(false, "127.0.0.1:3000");
+        for (url, want) in [
+            ("http://127.0.0.1:3000", true),
+            ("http://127.0.0.1:3000/", true),
+            ("http://127.0.0.1:3000/after?x=1#y", true),
+            ("http://127.0.0.1:3000?x", true),
+            ("http://127.0.0.1:3000#x", true),
+            ("http://127.0.0.1:3000/a b\t%zz\\..", true),
+            ("http://127.0.0.1:3000@evil.example/", true),
+            ("http://127.0.0.1:30001/", true),
+            ("http://127.0.0.1:3000:1/", false),
+            ("http://127.0.0.1:300000/", false),
+            ("https://app.example/x", true),
+            ("/dashboard", true),
+            ("//evil.example/x", true),
+            ("//[", false),
+            ("/\t/[", false),
+            ("javascript:alert(1)", false),
+            ("ftp://127.0.0.1:3000/", false),
+            ("http://[/", false),
+            ("", false),
+            ("relative", false),
+        ] {
+            assert_eq!(is_valid_http_url(url, &site), want, "{url:?}");
+            assert_eq!(parsed_is_http(url, &site.origin), want, "{url:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn the_origin_shortcut_agrees_with_the_parse(
+            (https, host) in prop_oneof![
+                Just((false, "127.0.0.1:3000")),
+                Just((true, "[::1]:8443")),
+                Just((true, "APP.example.com")),
+                Just((false, "b\u{fc}cher.example")),
+            ],
+            rest in "[/?#@:.a-z0-9%\\\\ \t\u{e9}\\[\\]]{0,12}",
+        ) {
+            let site = site(https, host);
+            let url = format!("{}{rest}", site.origin);
+            if is_on_origin(&url, &site.origin) {
+                let parsed = url::Url::parse(&url).unwrap();
+                prop_assert_eq!(parsed.origin().ascii_serialization(), site.origin.to_string());
+            }
+            prop_assert_eq!(is_valid_http_url(&url, &site), parsed_is_http(&url, &site.origin));
+        }
+    }
 }
