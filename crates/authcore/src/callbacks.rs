@@ -193,8 +193,9 @@ pub fn default_redirect(url: &str, base_url: &str) -> String {
 
 /// Hot-path shortcut: `url` is `base_url` itself or `base_url` followed by `/`, `?` or `#`,
 /// which a URL parser would also give the origin `base_url` (the origin has no userinfo,
-/// path or trailing characters that could change the authority).
-fn is_same_origin_fast(url: &str, base_url: &str) -> bool {
+/// path or trailing characters that could change the authority). Also the request check's
+/// shortcut for callback URLs (`actions::is_valid_http_url`).
+pub(crate) fn is_same_origin_fast(url: &str, base_url: &str) -> bool {
     match url.strip_prefix(base_url) {
         Some("") => true,
         Some(rest) => {
