@@ -14,6 +14,7 @@ async function seen(page) {
   const text = await page.locator('body').innerText();
   const headers = JSON.parse(text);
   return {
+    user: headers['x-auth-request-user'] || null,
     email: headers['x-auth-request-email'] || null,
     provider: headers['x-auth-request-provider'] || null,
     groups: headers['x-auth-request-groups'] || null,
@@ -29,6 +30,30 @@ async function expectSignInPage(page, what) {
 async function signOut(page) {
   await page.goto(`${auth}/auth/signout`);
   await Promise.all([page.waitForURL((u) => u.href.startsWith(auth)), page.click('#submitButton')]);
+}
+
+/** Signs in at the OpenID provider as `hint` from the sign-in page `callbackUrl` leads to. */
+async function signInWithOidc(page, hint, callbackUrl) {
+  await page.goto(callbackUrl);
+  await expectSignInPage(page, callbackUrl);
+  const csrf = await page.locator('input[name=csrfToken]').first().inputValue();
+  await Promise.all([
+    page.waitForURL(callbackUrl),
+    page.evaluate(({ action, csrfToken, callbackUrl }) => {
+      const form = document.createElement('form');
+      form.method = 'POST';
+      form.action = action;
+      for (const [name, value] of Object.entries({ csrfToken, callbackUrl })) {
+        const input = document.createElement('input');
+        input.type = 'hidden';
+        input.name = name;
+        input.value = value;
+        form.append(input);
+      }
+      document.body.append(form);
+      form.submit();
+    }, { action: `${auth}/auth/signin/oidc?login_hint=${hint}&prompt=login`, csrfToken: csrf, callbackUrl }),
+  ]);
 }
 
 await run(async (browser) => {
@@ -88,26 +113,12 @@ await run(async (browser) => {
 
   // Signing in again as admin-1 (the provider honours login_hint; prompt=login ends its own
   // session of user-1), straight to the admin host.
-  await oidcPage.goto(`${admin}/`);
-  await expectSignInPage(oidcPage, 'admin page');
-  const csrf = await oidcPage.locator('input[name=csrfToken]').first().inputValue();
-  await Promise.all([
-    oidcPage.waitForURL(`${admin}/`),
-    oidcPage.evaluate(({ action, csrfToken, callbackUrl }) => {
-      const form = document.createElement('form');
-      form.method = 'POST';
-      form.action = action;
-      for (const [name, value] of Object.entries({ csrfToken, callbackUrl })) {
-        const input = document.createElement('input');
-        input.type = 'hidden';
-        input.name = name;
-        input.value = value;
-        form.append(input);
-      }
-      document.body.append(form);
-      form.submit();
-    }, { action: `${auth}/auth/signin/oidc?login_hint=admin-1&prompt=login`, csrfToken: csrf, callbackUrl: `${admin}/` }),
-  ]);
+  await signInWithOidc(oidcPage, 'admin-1', `${admin}/`);
   say({ step: 'oidc admin', url: oidcPage.url(), seen: await seen(oidcPage) });
+  await signOut(oidcPage);
+
+  // user-1 once more: the same user id as at the first sign-in.
+  await signInWithOidc(oidcPage, 'user-1', `${app1}/`);
+  say({ step: 'oidc again', url: oidcPage.url(), seen: await seen(oidcPage) });
   await oidc.close();
 }, ['MAP *.example.test 127.0.0.1']);

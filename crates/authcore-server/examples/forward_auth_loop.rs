@@ -6,7 +6,7 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use authcore_server::DemoConfig;
-use authcore_server::gateway::{GatewayState, forward_auth};
+use authcore_server::gateway::{GatewayState, nginx};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 
@@ -49,7 +49,9 @@ signing_keys = ["{key}"]
     let jwt = auth.config().jwt();
     let token = jwt.encode(user.as_object().unwrap(), "authjs.session-token", 3600);
     let state = GatewayState { auth, gateway };
-    let uri: Uri = "http://auth.example.test/forward-auth".parse().unwrap();
+    let uri: Uri = "http://auth.example.test/forward-auth/nginx"
+        .parse()
+        .unwrap();
     let mut headers = HeaderMap::new();
     headers.insert(header::HOST, HeaderValue::from_static("auth.example.test"));
     headers.insert(
@@ -66,11 +68,7 @@ signing_keys = ["{key}"]
         .build()
         .unwrap();
     for _ in 0..n {
-        let response = rt.block_on(forward_auth(
-            State(state.clone()),
-            uri.clone(),
-            headers.clone(),
-        ));
+        let response = rt.block_on(nginx(State(state.clone()), uri.clone(), headers.clone()));
         assert_eq!(response.status(), StatusCode::OK);
     }
     std::fs::remove_dir_all(&dir).ok();

@@ -551,6 +551,7 @@ fn auth_with_database(
         .provider(provider)
         .theme(config.theme.clone())
         .pages(config.pages.clone());
+    let with_adapter = database.is_some();
     if let Some((db, _)) = database {
         // Users and OAuth accounts are stored; credentials sign-ins get database sessions too.
         builder = builder
@@ -565,7 +566,7 @@ fn auth_with_database(
         builder = builder.provider(p);
     }
     if let Some(g) = &config.gateway {
-        builder = builder.callbacks(g.callbacks());
+        builder = builder.callbacks(g.callbacks(with_adapter));
         if let Some(domain) = g.cookie_domain() {
             // The session is shared with every subdomain the proxies protect.
             builder = builder.cookies(authcore::cookies::CookiesOverrides {

@@ -6,7 +6,7 @@
 #[path = "support/in_memory.rs"]
 mod in_memory;
 
-use authcore_server::gateway::{FORWARD_AUTH_PATH, SIGN_IN_URL_HEADER};
+use authcore_server::gateway::{CADDY_PATH, FORWARD_AUTH_PATH, NGINX_ANSWER_PATH, NGINX_PATH};
 use authcore_server::{DemoConfig, app};
 use axum::Router;
 use axum::body::Body;
@@ -66,37 +66,50 @@ fn gateway_app(extra: &str) -> (Router, std::path::PathBuf) {
     (app(config).unwrap(), dir)
 }
 
-/// A forward-auth sub-request for `url` as nginx (`X-Original-URL`) or Caddy
-/// (`X-Forwarded-*`) sends it, with the browser's cookies.
-async fn ask(
-    app: &Router,
-    url: &str,
-    nginx: bool,
-    jar: &mut CookieJar,
-) -> axum::response::Response {
-    let mut req =
-        Request::get(format!("{ORIGIN}{FORWARD_AUTH_PATH}")).header(header::COOKIE, jar.header());
-    if nginx {
-        req = req
-            .header("x-original-url", url)
-            .header("x-original-method", "GET");
-    } else {
-        let u = url::Url::parse(url).unwrap();
-        let host = match u.port() {
-            Some(p) => format!("{}:{p}", u.host_str().unwrap()),
-            None => u.host_str().unwrap().to_owned(),
-        };
-        let uri = match u.query() {
-            Some(q) => format!("{}?{q}", u.path()),
-            None => u.path().to_owned(),
-        };
-        req = req
-            .header("x-forwarded-method", "GET")
-            .header("x-forwarded-proto", u.scheme())
-            .header("x-forwarded-host", host)
-            .header("x-forwarded-uri", uri);
+/// Which endpoint a sub-request goes to, with that proxy's headers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Via {
+    /// nginx `auth_request` (`X-Original-URL`), answered by status only.
+    Nginx,
+    /// nginx's error page for that answer (`error_page 401 403`).
+    NginxAnswer,
+    /// Caddy `forward_auth` (`X-Forwarded-*`).
+    Caddy,
+}
+
+/// A forward-auth sub-request for `url` as the proxy sends it, with the browser's cookies
+/// and `extra` client headers (a browser navigation's `Accept` unless `extra` has one).
+fn sub_request(url: &str, via: Via, jar: &CookieJar, extra: &[(&str, &str)]) -> Request<Body> {
+    let path = match via {
+        Via::Nginx => NGINX_PATH,
+        Via::NginxAnswer => NGINX_ANSWER_PATH,
+        Via::Caddy => CADDY_PATH,
+    };
+    let mut req = Request::get(format!("{ORIGIN}{path}")).header(header::COOKIE, jar.header());
+    if !extra.iter().any(|(k, _)| k.eq_ignore_ascii_case("accept")) {
+        req = req.header(header::ACCEPT, "text/html,application/xhtml+xml");
     }
-    send(app, req.body(Body::empty()).unwrap(), jar).await
+    for (k, v) in extra {
+        req = req.header(*k, *v);
+    }
+    if via == Via::Caddy {
+        let (scheme, rest) = url.split_once("://").unwrap();
+        let (host, uri) = rest.split_at(rest.find('/').unwrap());
+        req.header("x-forwarded-method", "GET")
+            .header("x-forwarded-proto", scheme)
+            .header("x-forwarded-host", host)
+            .header("x-forwarded-uri", uri)
+    } else {
+        req.header("x-original-url", url)
+            .header("x-original-method", "GET")
+    }
+    .body(Body::empty())
+    .unwrap()
+}
+
+async fn ask(app: &Router, url: &str, via: Via, jar: &mut CookieJar) -> axum::response::Response {
+    let req = sub_request(url, via, jar, &[]);
+    send(app, req, jar).await
 }
 
 fn header_of<'a>(res: &'a axum::response::Response, name: &str) -> Option<&'a str> {
@@ -108,28 +121,33 @@ async fn forward_auth_decisions_and_identity() {
     let (app, dir) = gateway_app("");
     let mut jar = CookieJar::default();
 
-    // Not signed in: nginx gets 401 and the sign-in URL, Caddy a redirect to it.
-    let res = ask(&app, "https://app1.example.test/page?x=1", true, &mut jar).await;
+    // Not signed in: nginx's auth_request gets 401, its error page and Caddy a redirect to
+    // the sign-in page.
+    let res = ask(
+        &app,
+        "https://app1.example.test/page?x=1",
+        Via::Nginx,
+        &mut jar,
+    )
+    .await;
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(
-        header_of(&res, SIGN_IN_URL_HEADER),
-        Some(
-            "http://localhost:3000/auth/signin?callbackUrl=https%3A%2F%2Fapp1.example.test%2Fpage%3Fx%3D1"
-        )
-    );
-    let res = ask(&app, "https://app1.example.test/page", false, &mut jar).await;
-    assert_eq!(res.status(), StatusCode::FOUND);
-    assert_eq!(
-        header_of(&res, "location"),
-        Some(
-            "http://localhost:3000/auth/signin?callbackUrl=https%3A%2F%2Fapp1.example.test%2Fpage"
-        )
-    );
+    assert_eq!(header_of(&res, "location"), None);
+    for via in [Via::NginxAnswer, Via::Caddy] {
+        let res = ask(&app, "https://app1.example.test/page?x=1", via, &mut jar).await;
+        assert_eq!(res.status(), StatusCode::FOUND, "{via:?}");
+        assert_eq!(
+            header_of(&res, "location"),
+            Some(
+                "http://localhost:3000/auth/signin?callbackUrl=https%3A%2F%2Fapp1.example.test%2Fpage%3Fx%3D1"
+            ),
+            "{via:?}"
+        );
+    }
     // A bypass path is public.
     let res = ask(
         &app,
         "https://app1.example.test/public/app.css",
-        true,
+        Via::Nginx,
         &mut jar,
     )
     .await;
@@ -154,16 +172,20 @@ async fn forward_auth_decisions_and_identity() {
         "{session_cookie}"
     );
 
-    // Signed in: allowed with the identity, for both conventions.
-    for nginx in [true, false] {
-        let res = ask(&app, "https://app2.example.test/", nginx, &mut jar).await;
+    // Signed in: allowed with the identity, for both conventions. Without a database the
+    // user id is `<provider>:<providerAccountId>`.
+    for via in [Via::Nginx, Via::Caddy] {
+        let res = ask(&app, "https://app2.example.test/", via, &mut jar).await;
         assert_eq!(res.status(), StatusCode::OK);
         assert_eq!(
             header_of(&res, "x-auth-request-email"),
             Some("demo@example.com")
         );
         assert_eq!(header_of(&res, "x-auth-request-name"), Some("Demo User"));
-        assert_eq!(header_of(&res, "x-auth-request-user"), Some("1"));
+        assert_eq!(
+            header_of(&res, "x-auth-request-user"),
+            Some("credentials:1")
+        );
         assert_eq!(
             header_of(&res, "x-auth-request-provider"),
             Some("credentials")
@@ -188,21 +210,32 @@ async fn forward_auth_decisions_and_identity() {
         .unwrap()
         .claims;
         assert_eq!(claims["email"], "demo@example.com");
-        assert_eq!(claims["sub"], "1");
+        assert_eq!(claims["sub"], "credentials:1");
     }
+    // The same subject at the next sign-in.
+    let mut again = CookieJar::default();
+    sign_in(&app, &mut again, "demo", "authcore-demo").await;
+    let res = ask(&app, "https://app2.example.test/", Via::Caddy, &mut again).await;
+    assert_eq!(
+        header_of(&res, "x-auth-request-user"),
+        Some("credentials:1")
+    );
 
     // Rules: not on the admins' list → 403 page offering sign-out; not in the domain → 403.
     for host in ["admin.example.test", "wiki.team.example.test"] {
-        let res = ask(&app, &format!("https://{host}/"), true, &mut jar).await;
+        let url = format!("https://{host}/");
+        let res = ask(&app, &url, Via::Nginx, &mut jar).await;
         assert_eq!(res.status(), StatusCode::FORBIDDEN, "{host}");
-        let page = text(res).await;
-        assert!(
-            page.contains("demo@example.com")
-                && page.contains("http://localhost:3000/auth/signout")
-        );
+        for via in [Via::NginxAnswer, Via::Caddy] {
+            let res = ask(&app, &url, via, &mut jar).await;
+            assert_eq!(res.status(), StatusCode::FORBIDDEN, "{host}");
+            let page = text(res).await;
+            assert!(
+                page.contains("demo@example.com")
+                    && page.contains("http://localhost:3000/auth/signout")
+            );
+        }
     }
-    let res = get(&app, "/forward-auth/forbidden", &mut jar).await;
-    assert_eq!(res.status(), StatusCode::FORBIDDEN);
 
     // A forged or stale cookie is no session.
     let mut forged = CookieJar::default();
@@ -210,13 +243,171 @@ async fn forward_auth_decisions_and_identity() {
         "authjs.session-token".into(),
         "eyJhbGciOiJkaXIi.forged".into(),
     );
-    let res = ask(&app, "https://app1.example.test/", true, &mut forged).await;
+    let res = ask(&app, "https://app1.example.test/", Via::Nginx, &mut forged).await;
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
 
-    // No original request: a clear 400.
-    let res = get(&app, FORWARD_AUTH_PATH, &mut jar).await;
+    // No original request: a clear 400 naming the header the proxy must set.
+    let res = get(&app, CADDY_PATH, &mut jar).await;
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
-    assert!(text(res).await.contains("X-Original-URL"));
+    assert!(text(res).await.contains("x-forwarded-proto is missing"));
+    // The retired endpoint says where to go, whatever it is sent.
+    let req = sub_request("https://app1.example.test/public/x", Via::Nginx, &jar, &[]);
+    let req = {
+        let (mut parts, body) = req.into_parts();
+        parts.uri = format!("{ORIGIN}{FORWARD_AUTH_PATH}").parse().unwrap();
+        Request::from_parts(parts, body)
+    };
+    let res = send(&app, req, &mut jar).await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let body = text(res).await;
+    assert!(
+        body.contains("/forward-auth/nginx") && body.contains("/forward-auth/caddy"),
+        "{body}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// API calls get 401 with the sign-in URL in JSON, page navigations the redirect; a rule
+/// can force either.
+#[tokio::test]
+async fn api_calls_get_401_and_rules_can_force_the_answer() {
+    let (app, dir) = gateway_app(
+        "[[gateway.rules]]\nhosts = [\"api.example.test\"]\npolicy = \"signed_in\"\nunauthenticated = \"unauthorized\"\n\
+         [[gateway.rules]]\nhosts = [\"old.example.test\"]\npolicy = \"signed_in\"\nunauthenticated = \"redirect\"\n",
+    );
+    let mut jar = CookieJar::default();
+    let navigation: &[(&str, &str)] = &[("sec-fetch-mode", "navigate"), ("accept", "text/html")];
+    let fetch: &[(&str, &str)] = &[("sec-fetch-mode", "cors"), ("accept", "*/*")];
+    for (host, headers, want) in [
+        ("app1", navigation, 302),
+        ("app1", &[][..], 302),
+        ("app1", fetch, 401),
+        ("app1", &[("accept", "application/json")][..], 401),
+        ("app1", &[("accept", "*/*")][..], 401),
+        ("app1", &[("x-requested-with", "XMLHttpRequest")][..], 401),
+        (
+            "app1",
+            &[("sec-fetch-mode", "no-cors"), ("accept", "text/html")][..],
+            401,
+        ),
+        ("app1", &[("accept", "TEXT/HTML;q=0.9")][..], 302),
+        ("api", navigation, 401),
+        ("old", fetch, 302),
+    ] {
+        let url = format!("https://{host}.example.test/x?y=1");
+        for via in [Via::NginxAnswer, Via::Caddy] {
+            let res = send(&app, sub_request(&url, via, &jar, headers), &mut jar).await;
+            assert_eq!(res.status().as_u16(), want, "{host} {headers:?} {via:?}");
+            let sign_in = format!(
+                "http://localhost:3000/auth/signin?callbackUrl={}",
+                form_urlencoded::byte_serialize(url.as_bytes()).collect::<String>()
+            );
+            if want == 401 {
+                assert_eq!(header_of(&res, "content-type"), Some("application/json"));
+                let body: Value = serde_json::from_str(&text(res).await).unwrap();
+                assert_eq!(
+                    body,
+                    serde_json::json!({"error": "SessionRequired", "url": sign_in})
+                );
+            } else {
+                assert_eq!(header_of(&res, "location"), Some(sign_in.as_str()));
+            }
+        }
+        // nginx's auth_request only learns "sign in first".
+        let res = send(&app, sub_request(&url, Via::Nginx, &jar, headers), &mut jar).await;
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The attacks on the endpoints themselves, without a proxy in front: each is refused or
+/// judged by the proxy's own headers, never let through to a protected path.
+#[tokio::test]
+async fn client_steering_and_bad_input_are_refused() {
+    let (app, dir) = gateway_app("");
+    let mut jar = CookieJar::default();
+    let protected = "https://app1.example.test/secret";
+    // A client's X-Original-URL on Caddy's endpoint (Caddy passes it on) is not read.
+    let steer: &[(&str, &str)] = &[
+        ("x-original-url", "https://app1.example.test/public/x"),
+        ("X-Original-Url", "https://app1.example.test/public/x"),
+        ("x-original-method", "GET"),
+        ("x-http-method-override", "GET"),
+    ];
+    let res = send(
+        &app,
+        sub_request(protected, Via::Caddy, &jar, steer),
+        &mut jar,
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    // …and a client's X-Forwarded-* on nginx's endpoint are not either.
+    let steer: &[(&str, &str)] = &[
+        ("x-forwarded-host", "app1.example.test"),
+        ("x-forwarded-uri", "/public/x"),
+        ("x-forwarded-proto", "https"),
+    ];
+    let res = send(
+        &app,
+        sub_request(protected, Via::Nginx, &jar, steer),
+        &mut jar,
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    // Two values of a header the endpoint reads: refused, not guessed.
+    let twice: &[(&str, &str)] = &[("x-forwarded-uri", "/public/x")];
+    let res = send(
+        &app,
+        sub_request(protected, Via::Caddy, &jar, twice),
+        &mut jar,
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+
+    // Path confusion: refused (400; 403 to nginx's auth_request, whose error page says 400).
+    for path in [
+        "/public/..%2fsecret",
+        "/public/%2E%2E%2Fsecret",
+        "/public//../secret",
+        "/public/..;/secret",
+        "/public/%252e%252e/secret",
+        "/public/%2e%2e%5csecret",
+        "/public/%00/../secret",
+        "/public/..%c0%af",
+    ] {
+        let url = format!("https://app1.example.test{path}");
+        let res = send(&app, sub_request(&url, Via::Caddy, &jar, &[]), &mut jar).await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{path}");
+        let res = send(&app, sub_request(&url, Via::Nginx, &jar, &[]), &mut jar).await;
+        assert_eq!(res.status(), StatusCode::FORBIDDEN, "{path}");
+        let res = send(
+            &app,
+            sub_request(&url, Via::NginxAnswer, &jar, &[]),
+            &mut jar,
+        )
+        .await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{path}");
+    }
+
+    // An oversize Cookie header: 431, not 500.
+    let mut big = CookieJar::default();
+    big.0.insert("filler".into(), "x".repeat(70 * 1024));
+    for (via, want) in [
+        (Via::Caddy, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE),
+        (Via::Nginx, StatusCode::FORBIDDEN),
+        (
+            Via::NginxAnswer,
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        ),
+    ] {
+        let res = send(&app, sub_request(protected, via, &big, &[]), &mut big).await;
+        assert_eq!(res.status(), want, "{via:?}");
+    }
+    // A long URL (16 KiB, a Grafana Explore link) gets its sign-in redirect.
+    let long = format!("{protected}?left={}", "%7B%22q%22%3A1%7D".repeat(1000));
+    let res = send(&app, sub_request(&long, Via::Caddy, &jar, &[]), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    assert!(header_of(&res, "location").unwrap().len() > 16_000);
     let _ = std::fs::remove_dir_all(dir);
 }
 

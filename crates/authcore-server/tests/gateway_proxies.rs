@@ -1,8 +1,10 @@
 //! The gateway behind the real proxies: Debian's `nginx` and `caddy`, each started on
 //! loopback with the configuration of `docs/gateway.md` (example.com → example.test, ports
-//! → free ones) in front of authcore and an application that echoes the headers it gets.
-//! A client resolving the test host names to 127.0.0.1 walks through sign-in, single
-//! sign-on across subdomains, the rules, public paths, sign-out and the attacks.
+//! → free ones) in front of authcore and an application that echoes the headers it gets and
+//! records every request it receives. A client resolving the test host names to 127.0.0.1
+//! walks through sign-in, single sign-on across subdomains, the rules, public paths and
+//! sign-out; then the attack suite sends raw requests (byte for byte, so no client library
+//! normalises the path or the header names) and checks what the application received.
 #![allow(clippy::unwrap_used)]
 
 #[path = "support/binary.rs"]
@@ -15,10 +17,11 @@ mod support;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use authcore_server::{DemoConfig, app};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Uri};
 use serde_json::{Value, json};
 
 const HOSTS: [&str; 4] = ["auth", "app1", "app2", "admin"];
@@ -71,27 +74,56 @@ struct Ports {
     app: u16,
 }
 
-/// Serves the application: it answers every request with the request headers as JSON.
-async fn start_echo_app() -> u16 {
-    let app = axum::Router::new().fallback(|headers: HeaderMap| async move {
-        let seen: serde_json::Map<String, Value> = headers
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_owned(),
-                    json!(v.to_str().unwrap_or("<binary>")),
-                )
-            })
-            .collect();
-        (
-            [("content-type", "application/json")],
-            Value::Object(seen).to_string(),
-        )
+/// One request the application received: its target as sent, and every header (names lower
+/// case, repeated ones each).
+#[derive(Clone, Debug)]
+struct Received {
+    target: String,
+    headers: Vec<(String, String)>,
+}
+
+/// What the application received, in order.
+type Log = Arc<Mutex<Vec<Received>>>;
+
+/// Serves the application: it answers every request with the request headers as JSON and
+/// records it in the returned log.
+async fn start_echo_app() -> (u16, Log) {
+    let log: Log = Arc::default();
+    let record = Arc::clone(&log);
+    let app = axum::Router::new().fallback(move |uri: Uri, headers: HeaderMap| {
+        let record = Arc::clone(&record);
+        async move {
+            record.lock().unwrap().push(Received {
+                target: uri.to_string(),
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.as_str().to_owned(),
+                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                        )
+                    })
+                    .collect(),
+            });
+            let seen: serde_json::Map<String, Value> = headers
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str().to_owned(),
+                        json!(v.to_str().unwrap_or("<binary>")),
+                    )
+                })
+                .collect();
+            (
+                [("content-type", "application/json")],
+                Value::Object(seen).to_string(),
+            )
+        }
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move { axum::serve(listener, app).await });
-    port
+    (port, log)
 }
 
 /// Serves authcore with the gateway, reachable by the browser as
@@ -241,9 +273,20 @@ async fn wait_for_port(port: u16, proxy: &mut Running, name: &str) {
 /// A browser-like client: the test host names resolve to the proxy on 127.0.0.1, cookies
 /// are kept, redirects are not followed (each step is checked).
 fn client(proxy: u16) -> reqwest::Client {
+    client_with(proxy, Arc::new(reqwest::cookie::Jar::default()))
+}
+
+/// [`client`] keeping its cookies in `jar`.
+fn client_with(proxy: u16, jar: Arc<reqwest::cookie::Jar>) -> reqwest::Client {
+    let mut accept = reqwest::header::HeaderMap::new();
+    accept.insert(
+        reqwest::header::ACCEPT,
+        reqwest::header::HeaderValue::from_static("text/html,application/xhtml+xml,*/*;q=0.8"),
+    );
     let mut b = reqwest::Client::builder()
+        .default_headers(accept)
         .redirect(reqwest::redirect::Policy::none())
-        .cookie_store(true)
+        .cookie_provider(jar)
         .timeout(Duration::from_secs(10));
     for h in HOSTS {
         b = b.resolve(
@@ -405,7 +448,7 @@ async fn walk(name: &str, ports: Ports) {
 }
 
 /// Which proxy.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Proxy {
     Nginx,
     Caddy,
@@ -415,38 +458,41 @@ enum Proxy {
 /// `port`; runs `check` with the ports; stops everything.
 async fn behind<F, Fut>(proxy: Proxy, port: u16, idp: Option<&str>, check: F)
 where
-    F: FnOnce(Ports) -> Fut,
+    F: FnOnce(Ports, Log) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
     let name = format!("{proxy:?}").to_lowercase();
     let dir = temp_dir(&format!("gateway-{name}-{}", idp.is_some()));
+    let (app, log) = start_echo_app().await;
     let ports = Ports {
         proxy: port,
         authcore: start_authcore(&dir, port, idp).await,
-        app: start_echo_app().await,
+        app,
     };
     let mut running = match proxy {
         Proxy::Nginx => start_nginx(&dir, ports),
         Proxy::Caddy => start_caddy(&dir, ports),
     };
     wait_for_port(port, &mut running, &name).await;
-    check(ports).await;
+    check(ports, log).await;
     drop(running);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nginx_auth_request() {
-    behind(Proxy::Nginx, free_port(), None, |ports| {
-        walk("nginx", ports)
+    behind(Proxy::Nginx, free_port(), None, |ports, log| async move {
+        walk("nginx", ports).await;
+        attacks(Proxy::Nginx, ports, &log).await;
     })
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn caddy_forward_auth() {
-    behind(Proxy::Caddy, free_port(), None, |ports| {
-        walk("caddy", ports)
+    behind(Proxy::Caddy, free_port(), None, |ports, log| async move {
+        walk("caddy", ports).await;
+        attacks(Proxy::Caddy, ports, &log).await;
     })
     .await;
 }
@@ -457,7 +503,7 @@ async fn browser_walk(proxy: Proxy) {
     let port = free_port();
     let redirect = format!("http://auth.example.test:{port}/auth/callback/oidc");
     let idp = oidc_provider::OidcProvider::start_with_redirect_uris(&[&redirect]).await;
-    behind(proxy, port, Some(&idp.issuer), |ports| async move {
+    behind(proxy, port, Some(&idp.issuer), |ports, _log| async move {
         let p = ports.proxy;
         let urls = json!({
             "auth": format!("http://auth.example.test:{p}"),
@@ -504,6 +550,14 @@ async fn browser_walk(proxy: Proxy) {
         let s = step("oidc admin");
         assert_eq!(s["seen"]["email"], "admin-1@example.com");
         assert_eq!(s["seen"]["groups"], "admins");
+        // A returning user has the same id (`oidc:<sub>`) at every sign-in.
+        let first = step("oidc")["seen"]["user"].clone();
+        assert!(
+            first.as_str().is_some_and(|u| u.starts_with("oidc:")),
+            "{first}"
+        );
+        assert_eq!(step("oidc again")["seen"]["user"], first, "{proxy:?}");
+        assert_ne!(s["seen"]["user"], first);
     })
     .await;
     drop(idp);
@@ -517,4 +571,373 @@ async fn nginx_in_chromium() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn caddy_in_chromium() {
     browser_walk(Proxy::Caddy).await;
+}
+
+/// The answer to a raw request.
+#[derive(Debug)]
+struct RawAnswer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl RawAnswer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Sends `request_line` and `headers` byte for byte to the proxy (`Connection: close`) and
+/// reads the whole answer.
+async fn raw(port: u16, request_line: &str, headers: &[(&str, &str)]) -> RawAnswer {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut request = format!("{request_line}\r\n");
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("Connection: close\r\n\r\n");
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut buf))
+        .await
+        .expect("the proxy answers within 10 s")
+        .unwrap();
+    let mut slots = [httparse::EMPTY_HEADER; 64];
+    let mut parsed = httparse::Response::new(&mut slots);
+    let httparse::Status::Complete(head) = parsed.parse(&buf).unwrap() else {
+        panic!("incomplete answer: {}", String::from_utf8_lossy(&buf));
+    };
+    RawAnswer {
+        status: parsed.code.unwrap(),
+        headers: parsed
+            .headers
+            .iter()
+            .map(|h| {
+                (
+                    h.name.to_owned(),
+                    String::from_utf8_lossy(h.value).into_owned(),
+                )
+            })
+            .collect(),
+        body: String::from_utf8_lossy(&buf[head..]).into_owned(),
+    }
+}
+
+/// The demo user's session cookie (`Cookie` header value), signed in through the proxy.
+async fn session_cookie(p: u16) -> String {
+    let jar = Arc::new(reqwest::cookie::Jar::default());
+    let c = client_with(p, Arc::clone(&jar));
+    let auth = format!("http://auth.example.test:{p}");
+    let r = sign_in(&c, &auth, &format!("http://app1.example.test:{p}/")).await;
+    assert_eq!(r.status(), 302);
+    use reqwest::cookie::CookieStore;
+    let url = format!("http://app1.example.test:{p}/").parse().unwrap();
+    let cookies = jar.cookies(&url).unwrap();
+    let cookies = cookies.to_str().unwrap().to_owned();
+    assert!(cookies.contains("authjs.session-token="), "{cookies}");
+    cookies
+}
+
+const IDENTITY: [&str; 6] = [
+    "x-auth-request-user",
+    "x-auth-request-email",
+    "x-auth-request-name",
+    "x-auth-request-groups",
+    "x-auth-request-provider",
+    "x-auth-request-jwt",
+];
+
+/// The attacks of docs/gateway.md's "What the gateway trusts", as raw requests through the
+/// proxy: each is answered without the application being reached (or, where it is allowed
+/// through, with nothing the client made up).
+async fn attacks(proxy: Proxy, ports: Ports, log: &Log) {
+    let p = ports.proxy;
+    let app1 = format!("app1.example.test:{p}");
+    let admin = format!("admin.example.test:{p}");
+    let page = ("Accept", "text/html,application/xhtml+xml");
+    let reached = || log.lock().unwrap().len();
+    // Sends the request and checks the application was not reached; the answer comes back.
+    let not_reached = |what: String, line: String, headers: Vec<(&'static str, String)>| async move {
+        let before = reached();
+        let pairs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let answer = raw(p, &line, &pairs).await;
+        let got: Vec<String> = log.lock().unwrap()[before..]
+            .iter()
+            .map(|r| r.target.clone())
+            .collect();
+        assert!(
+            got.is_empty(),
+            "{proxy:?}, {what}: the application got {got:?} ({answer:?})"
+        );
+        assert!(
+            !(200..300).contains(&answer.status),
+            "{proxy:?}, {what}: {answer:?}"
+        );
+        answer
+    };
+    let host = |h: &str| ("Host", h.to_owned());
+    let accept = || (page.0, page.1.to_owned());
+
+    // 1. A client's header naming a public URL does not make a protected one public, in any
+    //    spelling, alone or repeated, in either proxy's convention.
+    let public_url = format!("http://{app1}/public/x");
+    let steering: Vec<Vec<(&'static str, String)>> = vec![
+        vec![("X-Original-URL", public_url.clone())],
+        vec![("x-original-url", public_url.clone())],
+        vec![("X-ORIGINAL-URL", public_url.clone())],
+        vec![("X_Original_URL", public_url.clone())],
+        vec![
+            ("X-Original-URL", public_url.clone()),
+            ("X-Original-URL", public_url.clone()),
+        ],
+        vec![
+            ("X-Forwarded-Uri", "/public/x".into()),
+            ("X-Forwarded-Host", app1.clone()),
+            ("X-Forwarded-Proto", "http".into()),
+            ("X-Forwarded-Method", "GET".into()),
+        ],
+        vec![
+            ("X-Forwarded-Uri", "/public/x".into()),
+            ("X-Forwarded-Uri", "/public/y".into()),
+        ],
+        vec![("X_Forwarded_Uri", "/public/x".into())],
+        vec![("Forwarded", format!("host={app1};proto=http"))],
+        vec![("X-Rewrite-URL", "/public/x".into())],
+    ];
+    for extra in &steering {
+        let mut headers = vec![host(&app1), accept()];
+        headers.extend(extra.iter().cloned());
+        let a = not_reached(
+            format!("steering {extra:?}"),
+            "GET /secret HTTP/1.1".into(),
+            headers,
+        )
+        .await;
+        assert_eq!(a.status, 302, "{proxy:?} {extra:?}");
+        assert!(
+            a.header("location")
+                .unwrap()
+                .contains("/auth/signin?callbackUrl=")
+        );
+    }
+
+    // Signed in as demo, who may not use admin.example.test.
+    let cookie = session_cookie(p).await;
+    for extra in &steering {
+        let mut headers = vec![host(&admin), accept(), ("Cookie", cookie.clone())];
+        // The header names app1, which demo may use.
+        headers.extend(extra.iter().cloned());
+        let a = not_reached(
+            format!("admin, steering {extra:?}"),
+            "GET / HTTP/1.1".into(),
+            headers,
+        )
+        .await;
+        assert_eq!(a.status, 403, "{proxy:?} {extra:?}");
+    }
+    // Host confusion: the request line names admin, Host names app1; X-Forwarded-Host too.
+    let a = not_reached(
+        "absolute-form request line".into(),
+        format!("GET http://{admin}/ HTTP/1.1"),
+        vec![host(&app1), accept(), ("Cookie", cookie.clone())],
+    )
+    .await;
+    assert!(matches!(a.status, 400 | 403), "{proxy:?}: {a:?}");
+    let a = not_reached(
+        "X-Forwarded-Host".into(),
+        "GET / HTTP/1.1".into(),
+        vec![
+            host(&admin),
+            accept(),
+            ("Cookie", cookie.clone()),
+            ("X-Forwarded-Host", app1.clone()),
+        ],
+    )
+    .await;
+    assert_eq!(a.status, 403, "{proxy:?}");
+
+    // 2. Identity headers in every spelling, repeated, on an allowed request: the
+    //    application gets exactly authcore's, once each.
+    let before = reached();
+    let mut headers: Vec<(&str, &str)> = vec![("Host", &app1), page, ("Cookie", &cookie)];
+    let forged = [
+        ("X_Auth_Request_Email", "admin@evil.test"),
+        ("X_AUTH_REQUEST_GROUPS", "admins"),
+        ("x_auth_request_user", "1"),
+        ("X-AUTH-REQUEST-EMAIL", "admin@evil.test"),
+        ("x-auth-request-groups", "admins"),
+        ("X-Auth-Request-Groups", "admins"),
+        ("X-Auth-Request-Jwt", "forged.forged.forged"),
+        ("X-Auth-Request-Provider", "github"),
+    ];
+    headers.extend(forged);
+    let a = raw(p, "GET /dashboard HTTP/1.1", &headers).await;
+    assert_eq!(a.status, 200, "{proxy:?}: {a:?}");
+    let received = log.lock().unwrap()[before].clone();
+    for name in IDENTITY {
+        // As a CGI or WSGI application reads them: `-` and `_` alike, any case.
+        let values: Vec<&str> = received
+            .headers
+            .iter()
+            .filter(|(k, _)| k.replace('_', "-") == name)
+            .map(|(_, v)| v.as_str())
+            .collect();
+        let want: &[&str] = match name {
+            "x-auth-request-email" => &["demo@example.com"],
+            "x-auth-request-user" => &["credentials:1"],
+            "x-auth-request-provider" => &["credentials"],
+            "x-auth-request-name" => &["Demo User"],
+            _ => &[],
+        };
+        if name == "x-auth-request-jwt" {
+            assert!(
+                values.len() == 1 && values[0] != "forged.forged.forged",
+                "{proxy:?} {name}: {values:?}"
+            );
+        } else if want.is_empty() {
+            // nginx drops a header set to an empty value, Caddy passes it on empty.
+            assert!(
+                values.iter().all(|v| v.is_empty()) && values.len() <= 1,
+                "{proxy:?} {name}: {values:?}"
+            );
+        } else {
+            assert_eq!(values, want, "{proxy:?} {name}: {received:?}");
+        }
+    }
+    // authcore's own request headers, sent by the client, do not reach the application.
+    for extra in &steering {
+        let before = reached();
+        let mut headers: Vec<(&str, &str)> = vec![("Host", &app1), page, ("Cookie", &cookie)];
+        headers.extend(extra.iter().map(|(k, v)| (*k, v.as_str())));
+        assert_eq!(
+            raw(p, "GET /dashboard HTTP/1.1", &headers).await.status,
+            200
+        );
+        let received = log.lock().unwrap()[before].clone();
+        let leaked: Vec<_> = received
+            .headers
+            .iter()
+            .filter(|(k, _)| {
+                let k = k.replace('_', "-");
+                k == "x-original-url" || k == "x-forwarded-uri" || k == "x-forwarded-method"
+            })
+            .collect();
+        assert!(leaked.is_empty(), "{proxy:?} {extra:?}: {leaked:?}");
+    }
+
+    // 3. Path confusion: encoded dot segments and friends do not escape the public rule.
+    for target in [
+        "/public/..%2fsecret",
+        "/public/..%2Fsecret",
+        "/public/%2E%2E%2Fsecret",
+        "/public/%2e%2e/secret",
+        "/public/.%2e/secret",
+        "/public//../secret",
+        "/public/../secret",
+        "/public/..;/secret",
+        "/public/%252e%252e/secret",
+        "/public/%252E%252E%252Fsecret",
+        "/public/..%5csecret",
+        "/public\\..\\secret",
+        "/public/%00/../secret",
+        "/public/..%c0%afsecret",
+    ] {
+        let a = not_reached(
+            format!("path {target}"),
+            format!("GET {target} HTTP/1.1"),
+            vec![host(&app1), accept()],
+        )
+        .await;
+        assert!((400..500).contains(&a.status), "{proxy:?} {target}: {a:?}");
+    }
+
+    // 4. Method overrides from the client change nothing.
+    let a = not_reached(
+        "method override".into(),
+        "POST /secret HTTP/1.1".into(),
+        vec![
+            host(&app1),
+            accept(),
+            ("Content-Length", "0".into()),
+            ("X-HTTP-Method-Override", "GET".into()),
+            ("X-HTTP-Method", "GET".into()),
+            ("X-Original-Method", "GET".into()),
+            ("X-Forwarded-Method", "GET".into()),
+        ],
+    )
+    .await;
+    assert_eq!(a.status, 302, "{proxy:?}");
+
+    // 5. A 16 KiB URL (a Grafana Explore link): the redirect to sign in, and the sign-in page.
+    let long = format!(
+        "/explore?left={}",
+        "%7B%22datasource%22%3A%22x%22%7D".repeat(520)
+    );
+    assert!(long.len() > 16_000);
+    let a = not_reached(
+        "long URL".into(),
+        format!("GET {long} HTTP/1.1"),
+        vec![host(&app1), accept()],
+    )
+    .await;
+    assert_eq!(a.status, 302, "{proxy:?}: {}", a.body);
+    let location = a.header("location").unwrap().to_owned();
+    let sign_in_target = location
+        .strip_prefix(&format!("http://auth.example.test:{p}"))
+        .unwrap_or_else(|| panic!("{location}"));
+    let a = raw(
+        p,
+        &format!("GET {sign_in_target} HTTP/1.1"),
+        &[("Host", &format!("auth.example.test:{p}")), page],
+    )
+    .await;
+    assert_eq!(
+        a.status, 200,
+        "{proxy:?}: the sign-in page for a long URL: {}",
+        a.body
+    );
+
+    // 6. An oversize Cookie header: a 4xx (authcore's 431, or nginx's own 400), never a 500.
+    let big = format!("filler={}", "x".repeat(70 * 1024));
+    let a = not_reached(
+        "oversize cookie".into(),
+        "GET /secret HTTP/1.1".into(),
+        vec![host(&app1), accept(), ("Cookie", big)],
+    )
+    .await;
+    assert!(matches!(a.status, 400 | 431), "{proxy:?}: {a:?}");
+
+    // 7. API calls get 401 with the sign-in URL, not a redirect they cannot follow.
+    for extra in [
+        vec![("Accept", "application/json".to_owned())],
+        vec![
+            ("Accept", "*/*".to_owned()),
+            ("Sec-Fetch-Mode", "cors".to_owned()),
+        ],
+        vec![accept(), ("X-Requested-With", "XMLHttpRequest".to_owned())],
+    ] {
+        let mut headers = vec![host(&app1)];
+        headers.extend(extra.clone());
+        let a = not_reached(
+            format!("API {extra:?}"),
+            "GET /api/data HTTP/1.1".into(),
+            headers,
+        )
+        .await;
+        assert_eq!(a.status, 401, "{proxy:?} {extra:?}: {a:?}");
+        assert!(
+            a.body.contains("\"error\":\"SessionRequired\"")
+                && a.body.contains(&format!(
+                    "http://auth.example.test:{p}/auth/signin?callbackUrl="
+                )),
+            "{proxy:?}: {}",
+            a.body
+        );
+    }
 }

@@ -14,7 +14,7 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 use authcore::env::Env;
-use authcore_server::gateway::FORWARD_AUTH_PATH;
+use authcore_server::gateway::NGINX_PATH;
 use authcore_server::ops::{self, Readiness};
 use authcore_server::{DemoConfig, server_service};
 use axum::body::Body;
@@ -73,7 +73,7 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 
 async fn forward_auth(app: &impl App, original: Option<&str>, jar: &mut CookieJar) -> u16 {
     let mut req =
-        Request::get(format!("{ORIGIN}{FORWARD_AUTH_PATH}")).header(header::COOKIE, jar.header());
+        Request::get(format!("{ORIGIN}{NGINX_PATH}")).header(header::COOKIE, jar.header());
     if let Some(url) = original {
         req = req.header("x-original-url", url);
     }
@@ -123,12 +123,13 @@ async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
     let res = get(&app, "/auth/session", &mut jar).await;
     assert!(text(res).await.contains("demo@example.com"));
 
-    // Forward auth: allowed with the session, sign-in without, 400 without the headers.
+    // Forward auth: allowed with the session, sign-in without, refused (403 to nginx's
+    // auth_request, whose error page says 400) without the headers.
     assert_eq!(
         forward_auth(&app, Some("http://app.test/x"), &mut jar).await,
         200
     );
-    assert_eq!(forward_auth(&app, None, &mut jar).await, 400);
+    assert_eq!(forward_auth(&app, None, &mut jar).await, 403);
     let mut forged = CookieJar::default();
     forged
         .0
@@ -226,7 +227,7 @@ async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
         (ops::HTTP_REQUESTS, &[("route", "/auth/{*rest}")], 1.0),
         (
             ops::HTTP_REQUESTS,
-            &[("route", "/forward-auth"), ("status", "401")],
+            &[("route", "/forward-auth/nginx"), ("status", "401")],
             2.0,
         ),
         (

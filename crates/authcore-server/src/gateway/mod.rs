@@ -1,9 +1,12 @@
 //! `authcore-server` as a single sign-on gateway in front of applications that do not know
 //! about authentication: nginx (`auth_request`), Caddy (`forward_auth`) and Traefik
-//! (`ForwardAuth`) ask [`FORWARD_AUTH_PATH`] about each request; authcore reads the session,
-//! evaluates the [access rules](rules), and answers allow (2xx with identity headers and,
-//! optionally, a signed identity JWT), sign in first (401 or a redirect to the sign-in page),
-//! or forbidden (403). `docs/gateway.md` has the proxy configurations.
+//! (`ForwardAuth`) ask their own endpoint ([`NGINX_PATH`], [`CADDY_PATH`], [`TRAEFIK_PATH`])
+//! about each request; each endpoint reads only the headers its proxy sets
+//! ([`original`]), the path is judged in one unambiguous form ([`path`]), authcore reads
+//! the session, evaluates the [access rules](rules), and answers allow (2xx with identity
+//! headers and, optionally, a signed identity JWT), sign in first (a redirect to the sign-in
+//! page, or 401 for API calls), forbidden (403), or refused (400 / 431 for what it will not
+//! judge). `docs/gateway.md` has the proxy configurations.
 //!
 //! Configured by the `[gateway]` section of the configuration file (rules, header names)
 //! and the variables `AUTHCORE_COOKIE_DOMAIN`, `AUTHCORE_ALLOWED_REDIRECT_HOSTS`,
@@ -11,6 +14,7 @@
 
 pub mod identity;
 pub mod original;
+pub mod path;
 pub mod rules;
 
 use std::path::PathBuf;
@@ -20,7 +24,7 @@ use askama::Template;
 use authcore::callbacks::{Callbacks, JwtParams, RedirectParams, SessionParams, default_redirect};
 use authcore::env::Env;
 use authcore::jwt::JwtClaims;
-use authcore::{Auth, BoxError, LookupOptions};
+use authcore::{Auth, AuthError, BoxError, LookupOptions};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{Html, IntoResponse, Response};
@@ -28,17 +32,23 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use identity::{HeaderNames, SigningKeys, identity_of};
-use original::{ProxyStyle, original_request};
-use rules::{AccessRules, Decision, HostList, Policy, RuleConfig};
+use original::{Convention, OriginalRequest, original_request};
+use rules::{AccessRules, Decision, HostList, Identity, Policy, RuleConfig, Unauthenticated};
 
-/// Where the proxies send their forward-auth sub-requests.
+/// The endpoint that read whichever convention's headers a request carried; it now only
+/// answers a configuration error naming the per-proxy endpoints.
 pub const FORWARD_AUTH_PATH: &str = "/forward-auth";
-/// The page a proxy shows for a 403 (nginx cannot pass the forward-auth answer's body on).
-pub const FORBIDDEN_PATH: &str = "/forward-auth/forbidden";
+/// nginx `auth_request`: answers by status only (200, 401, 403), as `auth_request` needs.
+pub const NGINX_PATH: &str = "/forward-auth/nginx";
+/// nginx `error_page 401 403`: the whole answer for a request [`NGINX_PATH`] did not let
+/// through (the redirect to sign in or 401 JSON, the 403 page, or 400 / 431).
+pub const NGINX_ANSWER_PATH: &str = "/forward-auth/nginx/answer";
+/// Caddy `forward_auth`.
+pub const CADDY_PATH: &str = "/forward-auth/caddy";
+/// Traefik `ForwardAuth`.
+pub const TRAEFIK_PATH: &str = "/forward-auth/traefik";
 /// The signing keys' public JWK Set.
 pub const JWKS_PATH: &str = "/.well-known/jwks.json";
-/// The header carrying the sign-in URL in a 401 answer (for nginx's `auth_request_set`).
-pub const SIGN_IN_URL_HEADER: &str = "x-auth-sign-in";
 
 /// Lifetime of the signed identity JWT when `jwt_ttl` is not set.
 pub const DEFAULT_JWT_TTL_SECS: i64 = 60;
@@ -209,10 +219,13 @@ impl Gateway {
     }
 
     /// The callbacks that put the user id, provider and groups into the session and keep
-    /// redirects to the allow-listed hosts.
-    pub fn callbacks(self: &Arc<Self>) -> GatewayCallbacks {
+    /// redirects to the allow-listed hosts. Without a database (`with_adapter` false) the
+    /// user id is `<provider>:<providerAccountId>`, the same at every sign-in, instead of
+    /// the random id Auth.js gives a user it does not store.
+    pub fn callbacks(self: &Arc<Self>, with_adapter: bool) -> GatewayCallbacks {
         GatewayCallbacks {
             gateway: Arc::clone(self),
+            with_adapter,
         }
     }
 
@@ -230,6 +243,13 @@ fn form_urlencoded_byte_serialize(s: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct GatewayCallbacks {
     gateway: Arc<Gateway>,
+    with_adapter: bool,
+}
+
+/// The stable subject of a user without a database: `<provider>:<providerAccountId>`
+/// (provider ids have no `:`, so the pair is recoverable and two providers never collide).
+pub fn stable_subject(provider: &str, provider_account_id: &str) -> String {
+    format!("{provider}:{provider_account_id}")
 }
 
 /// Groups from a profile claim: an array of strings, or one string of names separated by
@@ -267,6 +287,17 @@ impl Callbacks for GatewayCallbacks {
 
     async fn jwt(&self, mut params: JwtParams<'_>) -> Result<Option<JwtClaims>, BoxError> {
         if let Some(account) = params.account {
+            if !self.with_adapter {
+                // Auth.js gives a user without an adapter a random id at every sign-in; an
+                // application behind the gateway needs to recognise a returning user.
+                params.token.insert(
+                    "sub".into(),
+                    Value::from(stable_subject(
+                        &account.provider,
+                        &account.provider_account_id,
+                    )),
+                );
+            }
             params
                 .token
                 .insert("provider".into(), Value::from(account.provider.clone()));
@@ -321,11 +352,11 @@ struct ForbiddenPage<'a> {
 }
 
 /// The 403 page: who is signed in, and a way to sign out.
-fn forbidden_page(gateway: &Gateway, who: Option<&str>) -> Response {
+fn forbidden_page(gateway: &Gateway, who: Option<&Identity>) -> Response {
     let sign_out_url = format!("{}/signout", gateway.auth_url);
     let page = ForbiddenPage {
         sign_out_url: &sign_out_url,
-        who,
+        who: who.and_then(|w| w.email.as_deref().or(w.name.as_deref())),
     };
     match page.render() {
         Ok(body) => (StatusCode::FORBIDDEN, Html(body)).into_response(),
@@ -342,45 +373,122 @@ pub struct GatewayState {
     pub gateway: Arc<Gateway>,
 }
 
-/// `GET /forward-auth`: the decision for the request in the proxy's headers.
-pub async fn forward_auth(
-    State(state): State<GatewayState>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
-    let gateway = &state.gateway;
-    let original = match original_request(&headers) {
+/// What the gateway says about one request.
+#[derive(Debug)]
+enum Verdict {
+    /// Let it through, with this identity (none on a public path without a session).
+    Allow(OriginalRequest, Option<Identity>),
+    /// Nobody is signed in.
+    SignIn(OriginalRequest),
+    /// Signed in, but not allowed here.
+    Forbidden(Option<Identity>),
+    /// Not judged: the request is unusable (400) or too large (431).
+    Refused(StatusCode, String),
+    /// The session could not be read (the database failed).
+    Failed,
+}
+
+impl Verdict {
+    /// The `decision` label of [`crate::ops::FORWARD_AUTH_DECISIONS`].
+    fn label(&self) -> &'static str {
+        match self {
+            Verdict::Allow(..) => "allow",
+            Verdict::SignIn(_) => "sign_in",
+            Verdict::Forbidden(_) => "forbidden",
+            Verdict::Refused(..) => "bad_request",
+            Verdict::Failed => "error",
+        }
+    }
+}
+
+/// Judges the request a forward-auth sub-request asks about, reading the headers of
+/// `convention` only; the session cookies a refresh re-issued come with it.
+async fn judge(
+    state: &GatewayState,
+    convention: Convention,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> (Verdict, Vec<HeaderValue>) {
+    let original = match original_request(headers, convention) {
         Ok(o) => o,
         Err(e) => {
-            tracing::warn!(error = %e, "forward-auth request without a usable original request");
-            count_decision("bad_request");
-            return (StatusCode::BAD_REQUEST, format!("{e}\n")).into_response();
+            tracing::warn!(error = %e, ?convention, "forward-auth: request refused");
+            return (
+                Verdict::Refused(StatusCode::BAD_REQUEST, e.to_string()),
+                Vec::new(),
+            );
         }
     };
     // The session cookie is re-issued once per `updateAge`, not on every check: each
     // re-issue is a JWE encrypt and a `Set-Cookie` on the answer (docs/gateway.md).
     let options =
         LookupOptions::default().refresh_jwt_after(state.auth.config().session_update_age());
-    let lookup = match state
-        .auth
-        .lookup_session_with(&uri, &headers, options)
-        .await
-    {
+    let lookup = match state.auth.lookup_session_with(uri, headers, options).await {
         Ok(l) => l,
+        Err(AuthError::InvalidRequest { message }) => {
+            // Only the request's cookies are parsed here: too many of them, or garbage.
+            let cookie_bytes: usize = headers
+                .get_all(header::COOKIE)
+                .iter()
+                .map(|v| v.len())
+                .sum();
+            let status = if cookie_bytes > authcore::config::DEFAULT_MAX_COOKIE_HEADER_BYTES {
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            tracing::warn!(error = %message, %status, "forward-auth: request refused");
+            return (Verdict::Refused(status, message), Vec::new());
+        }
         Err(e) => {
             tracing::error!(error = %e, "forward-auth: session lookup failed");
-            count_decision("error");
-            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+            return (Verdict::Failed, Vec::new());
         }
     };
     let who = lookup.session.as_ref().map(identity_of);
-    let decision = gateway
+    let decision = state
+        .gateway
         .rules
         .decide(&original.hostname, &original.path, who.as_ref());
     tracing::debug!(host = %original.host, path = %original.path, ?decision, "forward-auth");
-    let mut response = match decision {
-        Decision::Allow => {
-            count_decision("allow");
+    let verdict = match decision {
+        Decision::Allow => Verdict::Allow(original, who),
+        Decision::SignIn => Verdict::SignIn(original),
+        Decision::Forbidden => Verdict::Forbidden(who),
+    };
+    (verdict, lookup.set_cookie)
+}
+
+/// Whether the client is a page navigation (answered with a redirect to the sign-in page)
+/// rather than an API call (answered 401): not when `Sec-Fetch-Mode` is there and not
+/// `navigate`, `X-Requested-With` is there, or `Accept` is there without `text/html`.
+/// These are the client's own headers: it can only choose the form of its own answer.
+fn is_page_navigation(h: &HeaderMap) -> bool {
+    let value = |name| h.get(name).map(|v| v.to_str().unwrap_or_default());
+    let mode_ok = value("sec-fetch-mode").is_none_or(|m| m.eq_ignore_ascii_case("navigate"));
+    let accept_ok = value("accept").is_none_or(|a| a.to_ascii_lowercase().contains("text/html"));
+    mode_ok && accept_ok && !h.contains_key("x-requested-with")
+}
+
+/// How a verdict is told to the proxy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    /// nginx `auth_request`: 200, 401 or 403 and nothing else (any other status is an
+    /// error there); a refusal is a 403 whose page ([`NGINX_ANSWER_PATH`]) says why.
+    StatusOnly,
+    /// Caddy, Traefik and nginx's error page: the proxy passes the whole answer on.
+    Whole,
+}
+
+fn respond(
+    state: &GatewayState,
+    verdict: Verdict,
+    answer: Answer,
+    request: &HeaderMap,
+) -> Response {
+    let gateway = &state.gateway;
+    match (verdict, answer) {
+        (Verdict::Allow(original, who), _) => {
             let mut r = StatusCode::OK.into_response();
             for (name, value) in gateway.headers.headers_for(who.as_ref()) {
                 r.headers_mut().insert(name, value);
@@ -392,7 +500,6 @@ pub async fn forward_auth(
                         Ok(jwt) => HeaderValue::try_from(jwt).ok(),
                         Err(e) => {
                             tracing::error!(error = %e, "forward-auth: cannot sign the identity");
-                            count_decision("error");
                             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
                         }
                     }
@@ -405,37 +512,61 @@ pub async fn forward_auth(
             }
             r
         }
-        Decision::SignIn => {
-            count_decision("sign_in");
+        (Verdict::SignIn(_), Answer::StatusOnly) => StatusCode::UNAUTHORIZED.into_response(),
+        (Verdict::SignIn(original), Answer::Whole) => {
             let target = gateway.sign_in_url(&original.url);
-            match original.style {
-                ProxyStyle::Nginx => {
-                    let mut r = StatusCode::UNAUTHORIZED.into_response();
-                    if let Ok(v) = HeaderValue::try_from(target) {
-                        r.headers_mut().insert(SIGN_IN_URL_HEADER, v);
-                    }
-                    r
+            let page = match gateway
+                .rules
+                .unauthenticated(&original.hostname, &original.path)
+            {
+                Unauthenticated::Auto => is_page_navigation(request),
+                Unauthenticated::Redirect => true,
+                Unauthenticated::Unauthorized => false,
+            };
+            if page {
+                match HeaderValue::try_from(target) {
+                    Ok(v) => (StatusCode::FOUND, [(header::LOCATION, v)]).into_response(),
+                    Err(_) => StatusCode::BAD_REQUEST.into_response(),
                 }
-                ProxyStyle::Forwarded => {
-                    let mut r = StatusCode::FOUND.into_response();
-                    if let Ok(v) = HeaderValue::try_from(target) {
-                        r.headers_mut().insert(header::LOCATION, v);
-                    }
-                    r
-                }
+            } else {
+                let body = serde_json::json!({ "error": "SessionRequired", "url": target });
+                (
+                    StatusCode::UNAUTHORIZED,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    body.to_string(),
+                )
+                    .into_response()
             }
         }
-        Decision::Forbidden => {
-            count_decision("forbidden");
-            forbidden_page(
-                gateway,
-                who.as_ref()
-                    .and_then(|w| w.email.as_deref().or(w.name.as_deref())),
-            )
+        (Verdict::Forbidden(_) | Verdict::Refused(..), Answer::StatusOnly) => {
+            StatusCode::FORBIDDEN.into_response()
         }
-    };
+        (Verdict::Forbidden(who), Answer::Whole) => forbidden_page(gateway, who.as_ref()),
+        (Verdict::Refused(status, reason), Answer::Whole) => {
+            (status, format!("{reason}\n")).into_response()
+        }
+        (Verdict::Failed, _) => StatusCode::SERVICE_UNAVAILABLE.into_response(),
+    }
+}
+
+/// One forward-auth endpoint: judge by `convention`, answer as `answer`; `count` says
+/// whether this is the decision (counted in the metrics) or nginx's second look for its
+/// error page.
+async fn forward_auth(
+    state: GatewayState,
+    convention: Convention,
+    answer: Answer,
+    count: bool,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let (verdict, set_cookie) = judge(&state, convention, &uri, &headers).await;
+    if count {
+        count_decision(verdict.label());
+    }
+    let mut response = respond(&state, verdict, answer, &headers);
     // A refreshed session cookie goes back through the proxy.
-    for c in lookup.set_cookie {
+    for c in set_cookie {
         response.headers_mut().append(header::SET_COOKIE, c);
     }
     response
@@ -444,27 +575,65 @@ pub async fn forward_auth(
     response
 }
 
-/// Counts one forward-auth answer ([`crate::ops::FORWARD_AUTH_DECISIONS`]).
-fn count_decision(decision: &'static str) {
-    metrics::counter!(crate::ops::FORWARD_AUTH_DECISIONS, "decision" => decision).increment(1);
+/// [`NGINX_PATH`]: the decision for nginx's `auth_request`.
+pub async fn nginx(State(state): State<GatewayState>, uri: Uri, headers: HeaderMap) -> Response {
+    forward_auth(
+        state,
+        Convention::Nginx,
+        Answer::StatusOnly,
+        true,
+        uri,
+        headers,
+    )
+    .await
 }
 
-/// `GET /forward-auth/forbidden`: the 403 page for proxies that show their own error
-/// pages (nginx's `error_page 403`).
-pub async fn forbidden(
+/// [`NGINX_ANSWER_PATH`]: what nginx shows for a 401 or 403 of [`NGINX_PATH`].
+pub async fn nginx_answer(
     State(state): State<GatewayState>,
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    let who = match state.auth.lookup_session(&uri, &headers).await {
-        Ok(l) => l.session.as_ref().map(identity_of),
-        Err(_) => None,
-    };
-    forbidden_page(
-        &state.gateway,
-        who.as_ref()
-            .and_then(|w| w.email.as_deref().or(w.name.as_deref())),
+    forward_auth(state, Convention::Nginx, Answer::Whole, false, uri, headers).await
+}
+
+/// [`CADDY_PATH`] and [`TRAEFIK_PATH`]: the decision for Caddy's `forward_auth` and
+/// Traefik's `ForwardAuth`.
+pub async fn forwarded(
+    State(state): State<GatewayState>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    forward_auth(
+        state,
+        Convention::Forwarded,
+        Answer::Whole,
+        true,
+        uri,
+        headers,
     )
+    .await
+}
+
+/// [`FORWARD_AUTH_PATH`]: a configuration error. It read whichever convention's headers a
+/// request carried, and Caddy and Traefik pass the client's headers on.
+pub async fn retired() -> Response {
+    tracing::error!(
+        "a proxy asked /forward-auth, which is retired: point nginx at {NGINX_PATH}, Caddy at {CADDY_PATH}, Traefik at {TRAEFIK_PATH} (docs/gateway.md)"
+    );
+    count_decision("bad_request");
+    (
+        StatusCode::BAD_REQUEST,
+        format!(
+            "configuration error: {FORWARD_AUTH_PATH} is retired; nginx asks {NGINX_PATH}, Caddy {CADDY_PATH}, Traefik {TRAEFIK_PATH} (docs/gateway.md)\n"
+        ),
+    )
+        .into_response()
+}
+
+/// Counts one forward-auth answer ([`crate::ops::FORWARD_AUTH_DECISIONS`]).
+fn count_decision(decision: &'static str) {
+    metrics::counter!(crate::ops::FORWARD_AUTH_DECISIONS, "decision" => decision).increment(1);
 }
 
 /// `GET /.well-known/jwks.json`: the public keys of the signed identity.
@@ -484,10 +653,13 @@ pub async fn jwks(State(state): State<GatewayState>) -> Response {
 
 /// The gateway's routes.
 pub fn routes(state: GatewayState) -> axum::Router {
-    use axum::routing::get;
+    use axum::routing::{any, get};
     axum::Router::new()
-        .route(FORWARD_AUTH_PATH, get(forward_auth).head(forward_auth))
-        .route(FORBIDDEN_PATH, get(forbidden))
+        .route(FORWARD_AUTH_PATH, any(retired))
+        .route(NGINX_PATH, any(nginx))
+        .route(NGINX_ANSWER_PATH, any(nginx_answer))
+        .route(CADDY_PATH, any(forwarded))
+        .route(TRAEFIK_PATH, any(forwarded))
         .route(JWKS_PATH, get(jwks))
         .with_state(state)
 }

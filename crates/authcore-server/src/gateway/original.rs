@@ -1,17 +1,29 @@
-//! The request a proxy asks about, from the headers it sends with a forward-auth
-//! sub-request: nginx `auth_request` (`X-Original-URL`, `X-Original-Method`), Caddy
-//! `forward_auth` and Traefik `ForwardAuth` (`X-Forwarded-Method`, `-Proto`, `-Host`,
-//! `-Uri`).
+//! The request a proxy asks about, read from the headers that proxy sets and overwrites on
+//! its forward-auth sub-request, and from nothing else. Each proxy has its own endpoint and
+//! so its own [`Convention`]: a client can send the other convention's headers (Caddy and
+//! Traefik copy the client's headers onto the sub-request), and they are never read.
+//!
+//! - nginx `auth_request`: `X-Original-URL` and `X-Original-Method`, set in the guide's
+//!   `location` block (`proxy_set_header` replaces what the client sent).
+//! - Caddy `forward_auth`, Traefik `ForwardAuth`: `X-Forwarded-Method`, `-Proto`, `-Host`,
+//!   `-Uri`, which both set on every sub-request (Caddy from the request it received,
+//!   Traefik unless told to trust the client's).
+//!
+//! A header given twice, a list where one value is meant, a URL with credentials or an
+//! ambiguous path ([`path`](super::path)) is refused, never guessed at.
 
-use axum::http::HeaderMap;
+use axum::http::uri::{Authority, PathAndQuery};
+use axum::http::{HeaderMap, Uri};
 
-/// Which convention the proxy used: it decides how "sign in first" is answered (nginx's
-/// `auth_request` only understands 2xx / 401 / 403; Caddy and Traefik pass a redirect on).
+use super::path::{PathRefusal, judged_path};
+
+/// Which headers a forward-auth endpoint reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProxyStyle {
-    /// `X-Original-URL`.
+pub enum Convention {
+    /// nginx `auth_request`: `X-Original-URL` (+ `X-Original-Method`).
     Nginx,
-    /// `X-Forwarded-Host` + `X-Forwarded-Uri`.
+    /// Caddy `forward_auth`, Traefik `ForwardAuth`: `X-Forwarded-Method`, `-Proto`,
+    /// `-Host`, `-Uri`.
     Forwarded,
 }
 
@@ -26,114 +38,155 @@ pub struct OriginalRequest {
     pub host: String,
     /// Host without port.
     pub hostname: String,
-    /// Path (percent-encoded as sent).
+    /// The path the rules judge ([`judged_path`]).
     pub path: String,
-    /// The full URL.
+    /// The full URL, as sent (the `callbackUrl` of a sign-in).
     pub url: String,
-    /// The convention of the headers.
-    pub style: ProxyStyle,
 }
 
-/// Why the original request could not be read (a proxy misconfiguration).
+/// Why the original request could not be read: a proxy misconfiguration, or a request
+/// the gateway refuses to judge. The answer is `400`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum OriginalRequestError {
-    /// Neither convention's headers are there.
-    #[error(
-        "no original request: the proxy must send X-Original-URL (nginx) or X-Forwarded-Host and X-Forwarded-Uri (Caddy, Traefik)"
-    )]
-    Missing,
+    /// A header the convention needs is not there.
+    #[error("{header} is missing: the proxy must set it (docs/gateway.md has the configuration)")]
+    Missing {
+        /// The header.
+        header: &'static str,
+    },
     /// A header is there but unusable.
     #[error("{header} is not usable: {reason}")]
     Invalid {
         /// The header.
         header: &'static str,
-        /// Why (never the whole value).
+        /// Why (never the value).
         reason: &'static str,
     },
+    /// The path is refused.
+    #[error("the path is refused: {0}")]
+    Path(#[from] PathRefusal),
 }
 
-fn header<'a>(
+/// The one value of `name`; two or more are refused (which one a proxy overwrote is not
+/// known).
+fn single<'a>(
     h: &'a HeaderMap,
     name: &'static str,
 ) -> Result<Option<&'a str>, OriginalRequestError> {
-    match h.get(name) {
-        None => Ok(None),
-        Some(v) => v
-            .to_str()
-            .map(|s| Some(s.trim()))
-            .map_err(|_| OriginalRequestError::Invalid {
-                header: name,
-                reason: "not visible ASCII",
-            }),
-    }
-}
-
-/// Reads the original request from a forward-auth sub-request's headers.
-pub fn original_request(h: &HeaderMap) -> Result<OriginalRequest, OriginalRequestError> {
-    if let Some(raw) = header(h, "x-original-url")? {
-        let method = header(h, "x-original-method")?.unwrap_or("GET");
-        return from_url(raw, method, ProxyStyle::Nginx, "X-Original-URL");
-    }
-    let (Some(host), Some(uri)) = (
-        header(h, "x-forwarded-host")?,
-        header(h, "x-forwarded-uri")?,
-    ) else {
-        return Err(OriginalRequestError::Missing);
+    let mut values = h.get_all(name).iter();
+    let Some(v) = values.next() else {
+        return Ok(None);
     };
-    let proto = header(h, "x-forwarded-proto")?.unwrap_or("https");
-    let method = header(h, "x-forwarded-method")?.unwrap_or("GET");
-    // A list (several proxies): the first is the client-facing one.
-    let first = |v: &str| v.split(',').next().unwrap_or_default().trim().to_owned();
-    if !uri.starts_with('/') {
+    if values.next().is_some() {
         return Err(OriginalRequestError::Invalid {
-            header: "X-Forwarded-Uri",
-            reason: "must start with /",
+            header: name,
+            reason: "given more than once",
         });
     }
-    let url = format!("{}://{}{uri}", first(proto), first(host));
-    from_url(&url, method, ProxyStyle::Forwarded, "X-Forwarded-Host")
+    v.to_str()
+        .map(|s| Some(s.trim()))
+        .map_err(|_| OriginalRequestError::Invalid {
+            header: name,
+            reason: "not visible ASCII",
+        })
 }
 
-fn from_url(
-    raw: &str,
-    method: &str,
-    style: ProxyStyle,
-    name: &'static str,
+fn required<'a>(h: &'a HeaderMap, name: &'static str) -> Result<&'a str, OriginalRequestError> {
+    single(h, name)?.ok_or(OriginalRequestError::Missing { header: name })
+}
+
+/// Reads the original request from a forward-auth sub-request's headers, by `convention`
+/// only.
+pub fn original_request(
+    h: &HeaderMap,
+    convention: Convention,
 ) -> Result<OriginalRequest, OriginalRequestError> {
-    let invalid = |reason| OriginalRequestError::Invalid {
-        header: name,
-        reason,
-    };
-    let url = url::Url::parse(raw).map_err(|_| invalid("not an absolute URL"))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(invalid("not http or https"));
+    match convention {
+        Convention::Nginx => {
+            const URL: &str = "x-original-url";
+            let invalid = |reason| OriginalRequestError::Invalid {
+                header: "x-original-url",
+                reason,
+            };
+            let uri: Uri = required(h, URL)?
+                .parse()
+                .map_err(|_| invalid("not an absolute URL"))?;
+            let (Some(scheme), Some(authority), Some(target)) =
+                (uri.scheme_str(), uri.authority(), uri.path_and_query())
+            else {
+                return Err(invalid("not an absolute URL"));
+            };
+            let method = single(h, "x-original-method")?.unwrap_or("GET");
+            build(scheme, authority, target, method, "x-original-url")
+        }
+        Convention::Forwarded => {
+            let list = |header| OriginalRequestError::Invalid {
+                header,
+                reason: "a list where one value is meant",
+            };
+            let proto = required(h, "x-forwarded-proto")?;
+            let host = required(h, "x-forwarded-host")?;
+            let uri = required(h, "x-forwarded-uri")?;
+            if proto.contains(',') {
+                return Err(list("x-forwarded-proto"));
+            }
+            if host.contains(',') {
+                return Err(list("x-forwarded-host"));
+            }
+            let authority: Authority = host.parse().map_err(|_| OriginalRequestError::Invalid {
+                header: "x-forwarded-host",
+                reason: "not a host",
+            })?;
+            let target: PathAndQuery = uri.parse().map_err(|_| OriginalRequestError::Invalid {
+                header: "x-forwarded-uri",
+                reason: "not a path",
+            })?;
+            let method = single(h, "x-forwarded-method")?.unwrap_or("GET");
+            build(proto, &authority, &target, method, "x-forwarded-host")
+        }
     }
-    if !url.username().is_empty() || url.password().is_some() {
+}
+
+fn build(
+    scheme: &str,
+    authority: &Authority,
+    target: &PathAndQuery,
+    method: &str,
+    header: &'static str,
+) -> Result<OriginalRequest, OriginalRequestError> {
+    let invalid = |reason| OriginalRequestError::Invalid { header, reason };
+    let scheme = scheme.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return Err(invalid("not http or https")),
+    };
+    if authority.as_str().contains('@') {
         return Err(invalid("carries credentials"));
     }
-    let hostname = url
-        .host_str()
-        .ok_or_else(|| invalid("has no host"))?
-        .to_ascii_lowercase();
-    let host = match url.port() {
-        Some(port) => format!("{hostname}:{port}"),
-        None => hostname.clone(),
+    let hostname = authority.host().to_ascii_lowercase();
+    if hostname.is_empty() {
+        return Err(invalid("has no host"));
+    }
+    let host = match authority.port_u16() {
+        Some(port) if port != default_port => format!("{hostname}:{port}"),
+        _ => hostname.clone(),
     };
     if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
         return Err(OriginalRequestError::Invalid {
-            header: "X-Original-Method / X-Forwarded-Method",
+            header: "x-original-method / x-forwarded-method",
             reason: "not a method",
         });
     }
+    let path = judged_path(target.path())?;
     Ok(OriginalRequest {
         method: method.to_ascii_uppercase(),
-        scheme: url.scheme().to_owned(),
+        url: format!("{scheme}://{host}{target}"),
+        scheme,
         host,
         hostname,
-        path: url.path().to_owned(),
-        url: url.to_string(),
-        style,
+        path,
     })
 }
 
@@ -144,64 +197,104 @@ mod tests {
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
-            h.insert(*k, v.parse().unwrap());
+            h.append(*k, v.parse().unwrap());
         }
         h
     }
 
+    const FORWARDED: [(&str, &str); 4] = [
+        ("x-forwarded-method", "GET"),
+        ("x-forwarded-proto", "http"),
+        ("x-forwarded-host", "wiki.example.com:8080"),
+        ("x-forwarded-uri", "/page?x=1"),
+    ];
+
     #[test]
-    fn nginx_and_forwarded_conventions() {
-        let r = original_request(&headers(&[
-            ("x-original-url", "https://App.example.com/a/b?c=d"),
-            ("x-original-method", "post"),
-        ]))
+    fn each_convention_reads_its_own_headers() {
+        let r = original_request(
+            &headers(&[
+                ("x-original-url", "https://App.example.com:443/a/b?c=d"),
+                ("x-original-method", "post"),
+            ]),
+            Convention::Nginx,
+        )
         .unwrap();
         assert_eq!(
-            (r.method.as_str(), r.host.as_str(), r.path.as_str(), r.style),
-            ("POST", "app.example.com", "/a/b", ProxyStyle::Nginx)
+            (r.method.as_str(), r.host.as_str(), r.path.as_str()),
+            ("POST", "app.example.com", "/a/b")
         );
         assert_eq!(r.url, "https://app.example.com/a/b?c=d");
-        let r = original_request(&headers(&[
-            ("x-forwarded-method", "GET"),
-            ("x-forwarded-proto", "http"),
-            ("x-forwarded-host", "wiki.example.com:8080, inner"),
-            ("x-forwarded-uri", "/page?x=1"),
-        ]))
-        .unwrap();
+        let r = original_request(&headers(&FORWARDED), Convention::Forwarded).unwrap();
         assert_eq!(
-            (
-                r.host.as_str(),
-                r.hostname.as_str(),
-                r.url.as_str(),
-                r.style
-            ),
+            (r.host.as_str(), r.hostname.as_str(), r.url.as_str()),
             (
                 "wiki.example.com:8080",
                 "wiki.example.com",
                 "http://wiki.example.com:8080/page?x=1",
-                ProxyStyle::Forwarded
             )
+        );
+    }
+
+    /// The other convention's headers, sent by a client, change nothing.
+    #[test]
+    fn the_other_conventions_headers_are_not_read() {
+        let mut with_forged: Vec<(&'static str, &str)> = FORWARDED.to_vec();
+        with_forged.push(("x-original-url", "http://wiki.example.com:8080/public/x"));
+        let r = original_request(&headers(&with_forged), Convention::Forwarded).unwrap();
+        assert_eq!(r.path, "/page");
+        let err = original_request(&headers(&FORWARDED), Convention::Nginx).unwrap_err();
+        assert_eq!(
+            err,
+            OriginalRequestError::Missing {
+                header: "x-original-url"
+            }
+        );
+        let r = original_request(
+            &headers(&[
+                ("x-original-url", "https://a.example.com/secret"),
+                ("x-forwarded-host", "b.example.com"),
+                ("x-forwarded-uri", "/public/x"),
+            ]),
+            Convention::Nginx,
+        )
+        .unwrap();
+        assert_eq!(
+            (r.hostname.as_str(), r.path.as_str()),
+            ("a.example.com", "/secret")
         );
     }
 
     #[test]
     fn unusable_headers_are_errors() {
-        for (pairs, want) in [
-            (vec![], "no original request"),
+        let nginx = |url: &'static str| vec![("x-original-url", url)];
+        let forwarded = |replace: (&'static str, &'static str)| {
+            FORWARDED
+                .iter()
+                .map(|&(k, v)| if k == replace.0 { replace } else { (k, v) })
+                .collect::<Vec<_>>()
+        };
+        let mut twice = nginx("https://a/b");
+        twice.push(("x-original-url", "https://a/public/"));
+        let mut host_twice = forwarded(("x-forwarded-host", "a"));
+        host_twice.push(("x-forwarded-host", "b"));
+        for (convention, pairs, want) in [
+            (Convention::Nginx, vec![], "x-original-url is missing"),
+            (Convention::Nginx, nginx("/relative"), "not an absolute URL"),
+            (Convention::Nginx, nginx("ftp://a/b"), "not http or https"),
             (
-                vec![("x-forwarded-host", "a.example.com")],
-                "no original request",
-            ),
-            (
-                vec![("x-original-url", "/relative")],
-                "X-Original-URL is not usable",
-            ),
-            (vec![("x-original-url", "ftp://a/b")], "not http or https"),
-            (
-                vec![("x-original-url", "https://u:p@a/b")],
+                Convention::Nginx,
+                nginx("https://u:p@a/b"),
                 "carries credentials",
             ),
             (
+                Convention::Nginx,
+                nginx("https://a/public/..%2fsecret"),
+                "dot segment",
+            ),
+            (Convention::Nginx, nginx("https://a/public/%252e"), "twice"),
+            (Convention::Nginx, twice, "given more than once"),
+            (
+                Convention::Nginx,
                 vec![
                     ("x-original-url", "https://a/b"),
                     ("x-original-method", "G T"),
@@ -209,15 +302,55 @@ mod tests {
                 "not a method",
             ),
             (
-                vec![("x-forwarded-host", "a"), ("x-forwarded-uri", "b")],
-                "must start with /",
+                Convention::Forwarded,
+                vec![],
+                "x-forwarded-proto is missing",
             ),
             (
-                vec![("x-forwarded-host", "a b"), ("x-forwarded-uri", "/")],
-                "not an absolute URL",
+                Convention::Forwarded,
+                forwarded(("x-forwarded-uri", "b")),
+                "not a path",
+            ),
+            (
+                Convention::Forwarded,
+                forwarded(("x-forwarded-uri", "*")),
+                "does not start with /",
+            ),
+            (
+                Convention::Forwarded,
+                forwarded(("x-forwarded-host", "a b")),
+                "not a host",
+            ),
+            (
+                Convention::Forwarded,
+                forwarded(("x-forwarded-host", "a, b")),
+                "a list",
+            ),
+            (
+                Convention::Forwarded,
+                forwarded(("x-forwarded-proto", "https, http")),
+                "a list",
+            ),
+            (
+                Convention::Forwarded,
+                forwarded(("x-forwarded-proto", "gopher")),
+                "not http or https",
+            ),
+            (
+                Convention::Forwarded,
+                forwarded(("x-forwarded-host", "u@a")),
+                "credentials",
+            ),
+            (Convention::Forwarded, host_twice, "given more than once"),
+            (
+                Convention::Forwarded,
+                forwarded(("x-forwarded-uri", "/public/..;/secret")),
+                "dot segment",
             ),
         ] {
-            let err = original_request(&headers(&pairs)).unwrap_err().to_string();
+            let err = original_request(&headers(&pairs), convention)
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(want), "{pairs:?}: {err}");
         }
     }

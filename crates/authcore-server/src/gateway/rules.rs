@@ -69,6 +69,23 @@ pub struct RuleConfig {
     /// Allowed groups or roles (from the provider's `groups` / `roles` claim).
     #[serde(default)]
     pub allow_groups: Vec<String>,
+    /// How a request without a session is answered (default `auto`).
+    pub unauthenticated: Option<Unauthenticated>,
+}
+
+/// How a request without a session is answered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unauthenticated {
+    /// A redirect to the sign-in page for page navigations, `401` with a JSON body naming
+    /// the sign-in URL for API calls (`Sec-Fetch-Mode` other than `navigate`, `Accept`
+    /// without `text/html`, or `X-Requested-With`).
+    #[default]
+    Auto,
+    /// Always the redirect to the sign-in page.
+    Redirect,
+    /// Always `401` with the JSON body.
+    Unauthorized,
 }
 
 /// A rule that does not make sense, named by its position and name.
@@ -120,6 +137,7 @@ struct Rule {
     domains: Vec<String>,
     providers: Vec<String>,
     groups: Vec<String>,
+    unauthenticated: Unauthenticated,
 }
 
 impl Rule {
@@ -216,9 +234,13 @@ impl AccessRules {
             }
         };
         if let Some(p) = &c.path
-            && !p.starts_with('/')
+            && super::path::judged_path(p).as_deref() != Ok(p.as_str())
         {
-            return Err(error(format!("path {p:?} must start with /")));
+            return Err(error(format!(
+                "path {p:?} must start with / and be written as the rules see paths: decoded, without dot segments, repeated slashes or backslashes ({})",
+                super::path::judged_path(p)
+                    .map_or_else(|e| e.to_string(), |j| format!("did you mean {j}?"))
+            )));
         }
         if let Some(bad) = c.allow_emails.iter().find(|e| !e.contains('@')) {
             return Err(error(format!(
@@ -242,16 +264,14 @@ impl AccessRules {
             domains: lower(&c.allow_domains),
             providers: c.allow_providers.clone(),
             groups: c.allow_groups.clone(),
+            unauthenticated: c.unauthenticated.unwrap_or_default(),
         })
     }
 
     /// The decision for a request to `host` (without port, any case) and `path`, by
     /// `who` (`None`: not signed in). The first rule whose host and path match decides.
     pub fn decide(&self, host: &str, path: &str, who: Option<&Identity>) -> Decision {
-        let rule = self
-            .rules
-            .iter()
-            .find(|r| r.applies(&host.to_ascii_lowercase(), path));
+        let rule = self.rule_for(host, path);
         let policy = rule.map_or(self.default, |r| r.policy);
         match (policy, who) {
             (Policy::Bypass, _) => Decision::Allow,
@@ -266,6 +286,18 @@ impl AccessRules {
                 }
             }
         }
+    }
+
+    /// How a request to `host` and `path` without a session is answered (the deciding
+    /// rule's `unauthenticated`; `auto` without one).
+    pub fn unauthenticated(&self, host: &str, path: &str) -> Unauthenticated {
+        self.rule_for(host, path)
+            .map_or(Unauthenticated::Auto, |r| r.unauthenticated)
+    }
+
+    fn rule_for(&self, host: &str, path: &str) -> Option<&Rule> {
+        let host = host.to_ascii_lowercase();
+        self.rules.iter().find(|r| r.applies(&host, path))
     }
 
     /// Whether a rule looks at providers or groups (which need the session to carry them).
@@ -424,6 +456,22 @@ mod tests {
                     ..rule("a")
                 },
                 "must start with /",
+            ),
+            (
+                RuleConfig {
+                    policy: Some(Policy::Bypass),
+                    path: Some("/public//x".into()),
+                    ..rule("a")
+                },
+                "did you mean /public/x?",
+            ),
+            (
+                RuleConfig {
+                    policy: Some(Policy::Bypass),
+                    path: Some("/public/../x".into()),
+                    ..rule("a")
+                },
+                "dot segment",
             ),
             (
                 RuleConfig {
