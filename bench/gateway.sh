@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load run of the forward-auth gateway behind nginx (docs/gateway.md's configuration):
 # every request to a protected application goes through nginx's auth_request to authcore's
-# /forward-auth (session JWT decrypted, rules evaluated, identity headers and a signed
+# /forward-auth/nginx (session JWT decrypted, rules evaluated, identity headers and a signed
 # EdDSA identity JWT made), then to the application (here an nginx `return` that echoes the
 # identity it received). The no-work ceiling is the same nginx proxying the same
 # application without auth_request, measured in the same run.
