@@ -503,3 +503,41 @@ async fn bad_gateway_configurations_are_refused_with_the_rule_named() {
     assert!(err.contains("need JWT sessions"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// With a database, the user id is the stored user's, the same at every sign-in.
+#[tokio::test]
+async fn with_a_database_the_user_id_is_the_stored_users() {
+    let (_, dir) = gateway_app("");
+    let db = dir.join("gateway.db");
+    let _ = std::fs::remove_file(&db);
+    let text = std::fs::read_to_string(dir.join("authcore.toml"))
+        .unwrap()
+        .replace(
+            "database_url = \"none\"",
+            &format!("database_url = \"sqlite://{}?mode=rwc\"", db.display()),
+        );
+    let path = dir.join("authcore-db.toml");
+    std::fs::write(&path, text).unwrap();
+    let config = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap();
+    let gateway = config.gateway.clone();
+    let app = authcore_server::router_with_gateway(
+        authcore_server::auth_from_config(config).await.unwrap(),
+        gateway,
+    );
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let mut jar = CookieJar::default();
+        assert_eq!(
+            sign_in(&app, &mut jar, "demo", "authcore-demo")
+                .await
+                .status(),
+            StatusCode::FOUND
+        );
+        let res = ask(&app, "https://app2.example.test/", Via::Caddy, &mut jar).await;
+        assert_eq!(res.status(), StatusCode::OK);
+        ids.push(header_of(&res, "x-auth-request-user").unwrap().to_owned());
+    }
+    assert_eq!(ids[0], ids[1]);
+    assert!(!ids[0].is_empty() && !ids[0].contains(':'), "{ids:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -618,7 +618,7 @@ pub async fn forwarded(
 /// [`FORWARD_AUTH_PATH`]: a configuration error. It read whichever convention's headers a
 /// request carried, and Caddy and Traefik pass the client's headers on.
 pub async fn retired() -> Response {
-    tracing::error!(
+    tracing::warn!(
         "a proxy asked /forward-auth, which is retired: point nginx at {NGINX_PATH}, Caddy at {CADDY_PATH}, Traefik at {TRAEFIK_PATH} (docs/gateway.md)"
     );
     count_decision("bad_request");
