@@ -203,6 +203,15 @@ pub enum AuthError {
         /// What was wrong.
         message: String,
     },
+    /// The request's body or `Cookie` headers exceed the configured limit (the handler
+    /// answers 413 or 431; reported as Auth.js's `InvalidRequest` type).
+    #[error("{message}")]
+    RequestTooLarge {
+        /// Which limit.
+        message: String,
+        /// `413` for the body, `431` for the `Cookie` headers.
+        status: http::StatusCode,
+    },
 }
 
 impl From<crate::adapter::AdapterError> for AuthError {
@@ -231,7 +240,9 @@ impl AuthError {
             AuthError::SignOutError { .. } => "SignOutError",
             AuthError::EventError { .. } => "EventError",
             AuthError::CallbackError { .. } => "CallbackRouteError",
-            AuthError::InvalidRequest { .. } => "InvalidRequest",
+            AuthError::InvalidRequest { .. } | AuthError::RequestTooLarge { .. } => {
+                "InvalidRequest"
+            }
             AuthError::OAuthCallbackError { .. } => "OAuthCallbackError",
             AuthError::AdapterError { .. } => "AdapterError",
             AuthError::Verification { .. } => "Verification",

@@ -340,9 +340,7 @@ impl Auth {
         let req = builder
             .body(http_body_util::Empty::<Bytes>::new())
             .map_err(|e| invalid(e.to_string()))?;
-        let mut parsed = parse_request(c, req)
-            .await
-            .map_err(|e| invalid(e.to_string()))?;
+        let mut parsed = parse_request(c, req).await.map_err(AuthError::from)?;
         parsed.lookup = Some(crate::request::Lookup::default());
         Ok(parsed)
     }
@@ -431,19 +429,17 @@ async fn run(c: &ConfigInner, req: &RequestInternal) -> Result<ResponseInternal,
 
 /// 400 `"Bad request."` for what does not parse; 413 / 431 for what is too large.
 fn bad_request(c: &ConfigInner, e: ParseError) -> ResponseInternal {
-    c.logger.error(&AuthError::InvalidRequest {
-        message: e.to_string(),
-    });
+    let e = AuthError::from(e);
+    c.logger.error(&e);
     if c.debug {
         c.logger
             .debug("request", &json!({ "error": e.to_string() }));
     }
     let (status, body) = match e {
-        ParseError::BodyTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "Payload too large."),
-        ParseError::CookiesTooLarge(_) => (
-            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            "Request header fields too large.",
-        ),
+        AuthError::RequestTooLarge { status, .. } if status == StatusCode::PAYLOAD_TOO_LARGE => {
+            (status, "Payload too large.")
+        }
+        AuthError::RequestTooLarge { status, .. } => (status, "Request header fields too large."),
         _ => (StatusCode::BAD_REQUEST, "Bad request."),
     };
     ResponseInternal {

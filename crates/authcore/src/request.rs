@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::config::ConfigInner;
 use crate::cookies::RequestCookies;
-use crate::error::BoxError;
+use crate::error::{AuthError, BoxError};
 use crate::site::RequestUrl;
 use crate::types::JsonObject;
 
@@ -113,6 +113,25 @@ pub enum ParseError {
     /// The body could not be read.
     #[error("Cannot read the request body: {0}")]
     Body(String),
+}
+
+impl From<ParseError> for AuthError {
+    /// What does not parse is an `InvalidRequest`; what is too large says its status.
+    fn from(e: ParseError) -> Self {
+        let status = match e {
+            ParseError::BodyTooLarge(_) => http::StatusCode::PAYLOAD_TOO_LARGE,
+            ParseError::CookiesTooLarge(_) => http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            _ => {
+                return AuthError::InvalidRequest {
+                    message: e.to_string(),
+                };
+            }
+        };
+        AuthError::RequestTooLarge {
+            message: e.to_string(),
+            status,
+        }
+    }
 }
 
 /// Parses `<basePath>/<action>[/<providerId>]` (spec §1.1 step 3).

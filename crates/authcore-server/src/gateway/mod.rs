@@ -248,7 +248,7 @@ pub struct GatewayCallbacks {
 
 /// The stable subject of a user without a database: `<provider>:<providerAccountId>`
 /// (provider ids have no `:`, so the pair is recoverable and two providers never collide).
-pub fn stable_subject(provider: &str, provider_account_id: &str) -> String {
+fn stable_subject(provider: &str, provider_account_id: &str) -> String {
     format!("{provider}:{provider_account_id}")
 }
 
@@ -425,20 +425,14 @@ async fn judge(
         LookupOptions::default().refresh_jwt_after(state.auth.config().session_update_age());
     let lookup = match state.auth.lookup_session_with(uri, headers, options).await {
         Ok(l) => l,
-        Err(AuthError::InvalidRequest { message }) => {
-            // Only the request's cookies are parsed here: too many of them, or garbage.
-            let cookie_bytes: usize = headers
-                .get_all(header::COOKIE)
-                .iter()
-                .map(|v| v.len())
-                .sum();
-            let status = if cookie_bytes > authcore::config::DEFAULT_MAX_COOKIE_HEADER_BYTES {
-                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
-            } else {
-                StatusCode::BAD_REQUEST
+        // Only the request's cookies are parsed here: too many of them, or garbage.
+        Err(e @ (AuthError::InvalidRequest { .. } | AuthError::RequestTooLarge { .. })) => {
+            let status = match e {
+                AuthError::RequestTooLarge { status, .. } => status,
+                _ => StatusCode::BAD_REQUEST,
             };
-            tracing::warn!(error = %message, %status, "forward-auth: request refused");
-            return (Verdict::Refused(status, message), Vec::new());
+            tracing::warn!(error = %e, %status, "forward-auth: request refused");
+            return (Verdict::Refused(status, e.to_string()), Vec::new());
         }
         Err(e) => {
             tracing::error!(error = %e, "forward-auth: session lookup failed");
@@ -450,7 +444,13 @@ async fn judge(
         .gateway
         .rules
         .decide(&original.hostname, &original.path, who.as_ref());
-    tracing::debug!(host = %original.host, path = %original.path, ?decision, "forward-auth");
+    tracing::debug!(
+        method = %original.method,
+        host = %original.host,
+        path = %original.path,
+        ?decision,
+        "forward-auth"
+    );
     let verdict = match decision {
         Decision::Allow => Verdict::Allow(original, who),
         Decision::SignIn => Verdict::SignIn(original),
@@ -480,13 +480,7 @@ enum Answer {
     Whole,
 }
 
-fn respond(
-    state: &GatewayState,
-    verdict: Verdict,
-    answer: Answer,
-    request: &HeaderMap,
-) -> Response {
-    let gateway = &state.gateway;
+fn respond(gateway: &Gateway, verdict: Verdict, answer: Answer, request: &HeaderMap) -> Response {
     match (verdict, answer) {
         (Verdict::Allow(original, who), _) => {
             let mut r = StatusCode::OK.into_response();
@@ -549,22 +543,21 @@ fn respond(
     }
 }
 
-/// One forward-auth endpoint: judge by `convention`, answer as `answer`; `count` says
-/// whether this is the decision (counted in the metrics) or nginx's second look for its
-/// error page.
+/// One forward-auth endpoint: judge by `convention`, answer as `answer`. The decision is
+/// counted in the metrics, nginx's second look for its error page is not.
 async fn forward_auth(
     state: GatewayState,
     convention: Convention,
     answer: Answer,
-    count: bool,
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
     let (verdict, set_cookie) = judge(&state, convention, &uri, &headers).await;
-    if count {
+    let second_look = convention == Convention::Nginx && answer == Answer::Whole;
+    if !second_look {
         count_decision(verdict.label());
     }
-    let mut response = respond(&state, verdict, answer, &headers);
+    let mut response = respond(&state.gateway, verdict, answer, &headers);
     // A refreshed session cookie goes back through the proxy.
     for c in set_cookie {
         response.headers_mut().append(header::SET_COOKIE, c);
@@ -577,15 +570,7 @@ async fn forward_auth(
 
 /// [`NGINX_PATH`]: the decision for nginx's `auth_request`.
 pub async fn nginx(State(state): State<GatewayState>, uri: Uri, headers: HeaderMap) -> Response {
-    forward_auth(
-        state,
-        Convention::Nginx,
-        Answer::StatusOnly,
-        true,
-        uri,
-        headers,
-    )
-    .await
+    forward_auth(state, Convention::Nginx, Answer::StatusOnly, uri, headers).await
 }
 
 /// [`NGINX_ANSWER_PATH`]: what nginx shows for a 401 or 403 of [`NGINX_PATH`].
@@ -594,7 +579,7 @@ pub async fn nginx_answer(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    forward_auth(state, Convention::Nginx, Answer::Whole, false, uri, headers).await
+    forward_auth(state, Convention::Nginx, Answer::Whole, uri, headers).await
 }
 
 /// [`CADDY_PATH`] and [`TRAEFIK_PATH`]: the decision for Caddy's `forward_auth` and
@@ -604,15 +589,7 @@ pub async fn forwarded(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    forward_auth(
-        state,
-        Convention::Forwarded,
-        Answer::Whole,
-        true,
-        uri,
-        headers,
-    )
-    .await
+    forward_auth(state, Convention::Forwarded, Answer::Whole, uri, headers).await
 }
 
 /// [`FORWARD_AUTH_PATH`]: a configuration error. It read whichever convention's headers a

@@ -96,71 +96,76 @@ fn required<'a>(h: &'a HeaderMap, name: &'static str) -> Result<&'a str, Origina
     single(h, name)?.ok_or(OriginalRequestError::Missing { header: name })
 }
 
+/// [`required`], and not a list (`a, b`: which entry a proxy chain appended is not known).
+fn required_one<'a>(h: &'a HeaderMap, name: &'static str) -> Result<&'a str, OriginalRequestError> {
+    let v = required(h, name)?;
+    if v.contains(',') {
+        return Err(OriginalRequestError::Invalid {
+            header: name,
+            reason: "a list where one value is meant",
+        });
+    }
+    Ok(v)
+}
+
 /// Reads the original request from a forward-auth sub-request's headers, by `convention`
 /// only.
 pub fn original_request(
     h: &HeaderMap,
     convention: Convention,
 ) -> Result<OriginalRequest, OriginalRequestError> {
+    let invalid = |header, reason| OriginalRequestError::Invalid { header, reason };
     match convention {
         Convention::Nginx => {
             const URL: &str = "x-original-url";
-            let invalid = |reason| OriginalRequestError::Invalid {
-                header: "x-original-url",
-                reason,
-            };
+            const METHOD: &str = "x-original-method";
             let uri: Uri = required(h, URL)?
                 .parse()
-                .map_err(|_| invalid("not an absolute URL"))?;
+                .map_err(|_| invalid(URL, "not an absolute URL"))?;
             let (Some(scheme), Some(authority), Some(target)) =
                 (uri.scheme_str(), uri.authority(), uri.path_and_query())
             else {
-                return Err(invalid("not an absolute URL"));
+                return Err(invalid(URL, "not an absolute URL"));
             };
-            let method = single(h, "x-original-method")?.unwrap_or("GET");
-            build(scheme, authority, target, method, "x-original-url")
+            let method = (single(h, METHOD)?.unwrap_or("GET"), METHOD);
+            build((scheme, URL), (authority, URL), target, method)
         }
         Convention::Forwarded => {
-            let list = |header| OriginalRequestError::Invalid {
-                header,
-                reason: "a list where one value is meant",
-            };
-            let proto = required(h, "x-forwarded-proto")?;
-            let host = required(h, "x-forwarded-host")?;
-            let uri = required(h, "x-forwarded-uri")?;
-            if proto.contains(',') {
-                return Err(list("x-forwarded-proto"));
-            }
-            if host.contains(',') {
-                return Err(list("x-forwarded-host"));
-            }
-            let authority: Authority = host.parse().map_err(|_| OriginalRequestError::Invalid {
-                header: "x-forwarded-host",
-                reason: "not a host",
-            })?;
-            let target: PathAndQuery = uri.parse().map_err(|_| OriginalRequestError::Invalid {
-                header: "x-forwarded-uri",
-                reason: "not a path",
-            })?;
-            let method = single(h, "x-forwarded-method")?.unwrap_or("GET");
-            build(proto, &authority, &target, method, "x-forwarded-host")
+            const HOST: &str = "x-forwarded-host";
+            const METHOD: &str = "x-forwarded-method";
+            const PROTO: &str = "x-forwarded-proto";
+            let proto = required_one(h, PROTO)?;
+            let authority: Authority = required_one(h, HOST)?
+                .parse()
+                .map_err(|_| invalid(HOST, "not a host"))?;
+            let target: PathAndQuery = required(h, "x-forwarded-uri")?
+                .parse()
+                .map_err(|_| invalid("x-forwarded-uri", "not a path"))?;
+            let method = (single(h, METHOD)?.unwrap_or("GET"), METHOD);
+            build((proto, PROTO), (&authority, HOST), &target, method)
         }
     }
 }
 
+/// The original request from its parts, each with the header it was read from (for the
+/// error).
 fn build(
-    scheme: &str,
-    authority: &Authority,
+    (scheme, scheme_header): (&str, &'static str),
+    (authority, header): (&Authority, &'static str),
     target: &PathAndQuery,
-    method: &str,
-    header: &'static str,
+    (method, method_header): (&str, &'static str),
 ) -> Result<OriginalRequest, OriginalRequestError> {
     let invalid = |reason| OriginalRequestError::Invalid { header, reason };
     let scheme = scheme.to_ascii_lowercase();
     let default_port = match scheme.as_str() {
         "http" => 80,
         "https" => 443,
-        _ => return Err(invalid("not http or https")),
+        _ => {
+            return Err(OriginalRequestError::Invalid {
+                header: scheme_header,
+                reason: "not http or https",
+            });
+        }
     };
     if authority.as_str().contains('@') {
         return Err(invalid("carries credentials"));
@@ -175,7 +180,7 @@ fn build(
     };
     if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
         return Err(OriginalRequestError::Invalid {
-            header: "x-original-method / x-forwarded-method",
+            header: method_header,
             reason: "not a method",
         });
     }
