@@ -1,10 +1,12 @@
 // Browser end-to-end test of authcore's passkeys, driven by the Rust test
 // crates/authcore-server/tests/browser_webauthn.rs, which serves the demo app and passes
-// its base URL (http://localhost:<port>) as the only argument.
+// its base URL (http://localhost:<port>) and the token of a database session of a user
+// whose email is proven (as a magic-link sign-in leaves it).
 //
 // Headless Debian Chromium with a CDP virtual authenticator (CTAP2, internal, resident
-// keys, user verification): register a passkey for a new email on the built-in sign-in
-// page, sign out, sign in with it, sign in through conditional UI (autofill), sign in
+// keys, user verification): signed in by that session, register a passkey on the
+// built-in sign-in page (a new address cannot sign up with a passkey alone where an
+// email provider could later prove it), sign out, sign in with it, sign in through conditional UI (autofill), sign in
 // through Auth.js's browser client (@simplewebauthn/browser 9.0.1), and fail with a
 // credential the server does not know. Prints one JSON line per step:
 //   {"step": "...", ...facts}   and finally {"done": true}
@@ -12,9 +14,9 @@
 import { randomBytes } from 'node:crypto';
 import { run, say } from './lib.mjs';
 
-const base = process.argv[2];
-if (!base) {
-  console.error('usage: node webauthn.mjs http://localhost:<port>');
+const [base, sessionToken] = process.argv.slice(2);
+if (!base || !sessionToken) {
+  console.error('usage: node webauthn.mjs http://localhost:<port> <session token>');
   process.exit(2);
 }
 
@@ -39,7 +41,9 @@ await run(async (browser) => {
     if ((await session()) !== null) throw new Error('still signed in after sign-out');
   };
 
-  // 1. Register a passkey for a new email (no passkey yet: conditional UI stays idle).
+  // 1. Signed in by email, register a first passkey (conditional UI stays idle).
+  await context.addCookies([{ name: 'authjs.session-token', value: sessionToken, url: base }]);
+  if ((await session())?.user?.email !== 'browser@example.com') throw new Error('not signed in');
   await page.goto(`${base}/auth/signin`);
   await page.fill('#input-email-for-passkey-provider', 'browser@example.com');
   await Promise.all([page.waitForURL(`${base}/`), page.click('#submitButton-passkey')]);

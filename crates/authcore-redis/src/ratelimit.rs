@@ -8,13 +8,15 @@ use authcore::ratelimit::{RateLimit, RateLimitStore};
 use redis::aio::ConnectionManager;
 
 use crate::RedisAdapter;
-use crate::scripts::RATE_COUNT;
+use crate::scripts::{RATE_COUNT, RATE_GIVE_BACK};
 
 /// Rate-limit counts in Redis: a fixed window per key (`INCR` + `PEXPIRE`) and a lock key
-/// with the lock-out as its expiry, updated by one Lua script so that concurrent instances
-/// never both pass the limit. Every key expires by itself. Made by
-/// [`RedisAdapter::rate_limit_store`]; it shares the adapter's connection and prefix
-/// (keys `<prefix>ratelimit:<key>` and `…:lock`).
+/// with the lock-out as its expiry, checked and updated by one Lua script so that
+/// concurrent requests, on any number of instances, are counted one by one. Every key
+/// expires by itself. Made by [`RedisAdapter::rate_limit_store`]; it shares the adapter's
+/// connection and prefix. Counts and locks live in separate namespaces,
+/// `<prefix>ratelimit:count:<key>` and `<prefix>ratelimit:lock:<key>`, so no key's count
+/// can be another's lock (authcore's keys carry their subject hashed besides).
 #[derive(Clone)]
 pub struct RedisRateLimitStore {
     conn: ConnectionManager,
@@ -44,10 +46,12 @@ fn millis(d: Duration) -> u64 {
 }
 
 impl RedisRateLimitStore {
+    /// The count key and the lock key of `key`.
     fn keys(&self, key: &str) -> (String, String) {
-        let count = format!("{}{key}", self.prefix);
-        let lock = format!("{count}:lock");
-        (count, lock)
+        (
+            format!("{}count:{key}", self.prefix),
+            format!("{}lock:{key}", self.prefix),
+        )
     }
 }
 
@@ -79,6 +83,15 @@ impl RateLimitStore for RedisRateLimitStore {
             .ok()
             .filter(|ms| *ms > 0)
             .map(Duration::from_millis))
+    }
+
+    async fn give_back(&self, key: &str) -> Result<(), BoxError> {
+        let (count, _) = self.keys(key);
+        RATE_GIVE_BACK
+            .key(&count)
+            .invoke_async::<()>(&mut self.conn.clone())
+            .await?;
+        Ok(())
     }
 
     async fn reset(&self, key: &str) -> Result<(), BoxError> {

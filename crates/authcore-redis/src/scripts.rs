@@ -178,3 +178,15 @@ return 0
 "#,
     )
 });
+
+/// Rate limiting: take back one counted event (never below zero; the window's expiry and
+/// any lock stay). KEYS[1] count key.
+pub(crate) static RATE_GIVE_BACK: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r#"
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n and n > 0 then redis.call('DECR', KEYS[1]) end
+return 0
+"#,
+    )
+});

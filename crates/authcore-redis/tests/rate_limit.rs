@@ -62,3 +62,40 @@ async fn two_instances_never_let_more_than_the_limit_through() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn give_back_returns_one_event_and_counts_and_locks_have_separate_namespaces() {
+    with_db(|db| async move {
+        let store = db.adapter.rate_limit_store();
+        let limit = RateLimit::new(2, Duration::from_secs(60));
+        assert_eq!(store.count("k", &limit).await.unwrap(), None);
+        assert_eq!(store.count("k", &limit).await.unwrap(), None);
+        store.give_back("k").await.unwrap();
+        assert_eq!(store.count("k", &limit).await.unwrap(), None);
+        assert!(store.count("k", &limit).await.unwrap().is_some());
+        // A lock is not lifted by giving back, and never goes below zero elsewhere.
+        store.give_back("k").await.unwrap();
+        assert!(store.locked("k").await.unwrap().is_some());
+        for _ in 0..3 {
+            store.give_back("fresh").await.unwrap();
+        }
+        let one = RateLimit::new(1, Duration::from_secs(60));
+        assert_eq!(store.count("fresh", &one).await.unwrap(), None);
+        assert!(store.count("fresh", &one).await.unwrap().is_some());
+        // Keys named like another key's lock or count stay their own.
+        for steer in ["k:lock", "lock:k", "count:k", "k:count"] {
+            assert_eq!(store.locked(steer).await.unwrap(), None, "{steer}");
+            assert_eq!(store.count(steer, &limit).await.unwrap(), None, "{steer}");
+            store.reset(steer).await.unwrap();
+        }
+        assert!(store.locked("k").await.unwrap().is_some());
+        let mut keys = db.keys().await;
+        keys.sort();
+        assert!(
+            keys.iter()
+                .all(|k| k.starts_with("ratelimit:count:") || k.starts_with("ratelimit:lock:")),
+            "{keys:?}"
+        );
+    })
+    .await;
+}

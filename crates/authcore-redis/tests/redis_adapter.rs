@@ -738,7 +738,25 @@ async fn odd_stored_data_is_a_backend_error_without_values() {
             None
         );
         assert_eq!(a.get_account(&user.id, "by-user-id").await.unwrap(), None);
+        assert_eq!(
+            a.get_authenticator(&format!("by-user-id:{}", user.id))
+                .await
+                .unwrap(),
+            None
+        );
         assert!(a.get_session_and_user("s1").await.unwrap().is_some());
+        // A `:` moved between identifier and token names the same key, but not the record.
+        a.create_verification_token(VerificationToken {
+            identifier: "a@x.test:p".into(),
+            token: "t".into(),
+            expires: now() + Duration::hours(1),
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            a.use_verification_token("a@x.test", "p:t").await.unwrap(),
+            None
+        );
     })
     .await;
 }

@@ -47,12 +47,25 @@ pub(crate) fn routes() -> Router<Auth> {
         )
 }
 
-/// `value` as a JSON answer with `status`.
+/// `value` as a JSON answer with `status`. Every answer is about one user: never cached
+/// (the header of Auth.js's session answer).
 fn json_response(status: StatusCode, value: &impl Serialize) -> Response {
-    match serde_json::to_vec(value) {
-        Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
-        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-    }
+    let (status, body) = match serde_json::to_vec(value) {
+        Ok(body) => (status, body),
+        Err(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            br#"{"error":"InternalError"}"#.to_vec(),
+        ),
+    };
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "private, no-cache, no-store"),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 /// The JSON body of a change, or `400 InvalidRequest`.

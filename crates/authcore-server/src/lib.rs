@@ -25,7 +25,8 @@ use authcore::adapter::{Adapter, NewUser};
 use authcore::env::Env;
 use authcore::providers::catalog::{self, CatalogError};
 use authcore::providers::{
-    CredentialField, CredentialsProvider, EmailProvider, OAuthProvider, WebAuthnProvider,
+    AuthorizeError, CredentialField, CredentialsProvider, EmailProvider, OAuthProvider,
+    WebAuthnProvider,
 };
 use authcore::types::{PagesOptions, Theme};
 use authcore::{Auth, AuthConfig, ConfigError, User};
@@ -497,20 +498,32 @@ async fn auth_and_database(
     };
     let db = authcore_sqlx::SqlxAdapter::connect_with(&url, config.database_pool).await?;
     db.migrate().await?;
-    let user = match db.get_user_by_email(DEMO_EMAIL).await? {
-        Some(u) => u,
-        None => {
-            db.create_user(NewUser {
-                name: Some("Demo User".into()),
-                email: Some(DEMO_EMAIL.into()),
-                ..Default::default()
-            })
-            .await?
-        }
-    };
+    demo_user(&db).await?;
     let limits = rate_limit_store(&config)?;
-    let auth = auth_with_database(config, Some((db.clone(), user.id)), limits)?;
+    let auth = auth_with_database(config, Some(db.clone()), limits)?;
     Ok((auth, Some(db)))
+}
+
+/// The demo user's row, made if it is missing: at start-up, and at each password sign-in,
+/// so that a demo user deleted from the account page comes back at the next sign-in
+/// instead of breaking it. Two sign-ins racing to make it read the one that won.
+async fn demo_user(
+    db: &authcore_sqlx::SqlxAdapter,
+) -> Result<authcore::adapter::AdapterUser, authcore::adapter::AdapterError> {
+    if let Some(u) = db.get_user_by_email(DEMO_EMAIL).await? {
+        return Ok(u);
+    }
+    let created = db
+        .create_user(NewUser {
+            name: Some("Demo User".into()),
+            email: Some(DEMO_EMAIL.into()),
+            ..Default::default()
+        })
+        .await;
+    match created {
+        Ok(u) => Ok(u),
+        Err(e) => db.get_user_by_email(DEMO_EMAIL).await?.ok_or(e),
+    }
 }
 
 /// The demo user's email.
@@ -518,11 +531,11 @@ pub const DEMO_EMAIL: &str = "demo@example.com";
 
 fn auth_with_database(
     config: DemoConfig,
-    database: Option<(authcore_sqlx::SqlxAdapter, String)>,
+    database: Option<authcore_sqlx::SqlxAdapter>,
     rate_limit_store: Option<authcore_redis::RedisRateLimitStore>,
 ) -> Result<Auth, ConfigError> {
     let trust = host_trust(&config);
-    let demo_user_id: Arc<str> = database.as_ref().map_or("1", |(_, id)| id.as_str()).into();
+    let users = database.clone();
     let password: Arc<str> = config.demo_password.into();
     let provider = CredentialsProvider::new()
         .field(
@@ -537,14 +550,25 @@ fn auth_with_database(
         )
         .authorize(move |credentials, _request| {
             let expected = Arc::clone(&password);
-            let id = Arc::clone(&demo_user_id);
+            let users = users.clone();
             async move {
                 let field = |k: &str| credentials.get(k).and_then(Value::as_str);
                 let user_ok = field("username") == Some(DEMO_USERNAME);
                 let password_ok = field("password")
                     .is_some_and(|p| bool::from(p.as_bytes().ct_eq(expected.as_bytes())));
-                Ok((user_ok && password_ok)
-                    .then(|| User::with_id(&*id).name("Demo User").email(DEMO_EMAIL)))
+                if !(user_ok && password_ok) {
+                    return Ok(None);
+                }
+                let id = match &users {
+                    Some(db) => {
+                        demo_user(db)
+                            .await
+                            .map_err(|e| AuthorizeError::Other(e.into()))?
+                            .id
+                    }
+                    None => "1".to_owned(),
+                };
+                Ok(Some(User::with_id(id).name("Demo User").email(DEMO_EMAIL)))
             }
         });
     let mut builder = AuthConfig::builder()
@@ -552,7 +576,7 @@ fn auth_with_database(
         .theme(config.theme.clone())
         .pages(config.pages.clone());
     let with_adapter = database.is_some();
-    if let Some((db, _)) = database {
+    if let Some(db) = database {
         // Users and OAuth accounts are stored; credentials sign-ins get database sessions too.
         builder = builder
             .adapter(db)
@@ -594,7 +618,8 @@ fn auth_with_database(
 }
 
 /// Host names a server listening on loopback answers when nothing else is configured.
-pub const LOOPBACK_HOSTS: [&str; 4] = ["localhost", "*.localhost", "127.0.0.1", "[::1]"];
+/// Any port: the server's own port and those of the apps behind the gateway.
+pub const LOOPBACK_HOSTS: [&str; 4] = ["localhost:*", "*.localhost:*", "127.0.0.1:*", "[::1]:*"];
 
 /// Which request hosts the server builds its links from.
 #[derive(Debug, Clone, PartialEq, Eq)]

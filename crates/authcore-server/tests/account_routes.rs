@@ -62,6 +62,7 @@ async fn post(app: &Router, jar: &mut CookieJar, path: &str, body: &str) -> (Sta
         .body(Body::from(body.to_owned()))
         .unwrap();
     let res = send(app, req, jar).await;
+    assert_private(&res);
     let status = res.status();
     (
         status,
@@ -69,8 +70,17 @@ async fn post(app: &Router, jar: &mut CookieJar, path: &str, body: &str) -> (Sta
     )
 }
 
+/// Every account answer is about one user: never cached.
+fn assert_private(res: &axum::response::Response) {
+    assert_eq!(
+        res.headers()[header::CACHE_CONTROL],
+        "private, no-cache, no-store"
+    );
+}
+
 async fn methods(app: &Router, jar: &mut CookieJar) -> (StatusCode, Value) {
     let res = get(app, "/account", jar).await;
+    assert_private(&res);
     let status = res.status();
     (
         status,
@@ -185,6 +195,16 @@ async fn the_signed_in_user_manages_their_accounts_behind_csrf() {
         StatusCode::UNAUTHORIZED,
         "signed out"
     );
+    // The deleted demo user comes back, as a new row, at the next password sign-in.
+    sign_in(&app, &mut jar, "demo", "authcore-demo").await;
+    let (status, listed) = methods(&app, &mut jar).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    let again = db
+        .get_user_by_email("demo@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(again.id, demo.id);
 }
 
 #[tokio::test]
@@ -199,6 +219,7 @@ async fn the_signed_in_user_lists_and_revokes_their_sessions() {
         sign_in(&app, jar, "demo", "authcore-demo").await;
     }
     let res = get(&app, "/account/sessions", &mut laptop).await;
+    assert_private(&res);
     assert_eq!(res.status(), StatusCode::OK);
     let list: Value = serde_json::from_str(&text(res).await).unwrap();
     let list = list.as_array().unwrap().clone();

@@ -24,8 +24,29 @@ async fn passkey_register_add_sign_in_conditional_ui_and_unknown_credential() {
     config.database_url = Some(url.clone());
     let app = router(auth_from_config(config).await.unwrap());
     let base = browser::serve(app).await;
+    // The state a magic-link sign-in leaves: a user with a proven address and a database
+    // session (a passkey alone cannot create the account of an address the email provider
+    // could prove later).
+    let db = authcore_sqlx::SqlxAdapter::sqlite(&url).await.unwrap();
+    let now = time::OffsetDateTime::now_utc();
+    let user = db
+        .create_user(authcore::adapter::NewUser {
+            email: Some("browser@example.com".into()),
+            email_verified: Some(now),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let token = format!("browser-session-{}", std::process::id());
+    db.create_session(authcore::adapter::AdapterSession {
+        session_token: token.clone(),
+        user_id: user.id.clone(),
+        expires: now + time::Duration::hours(1),
+    })
+    .await
+    .unwrap();
     let steps: std::collections::HashMap<String, Value> =
-        browser::run("webauthn.mjs", &[&base], Duration::from_secs(120))
+        browser::run("webauthn.mjs", &[&base, &token], Duration::from_secs(120))
             .await
             .into_iter()
             .map(|v| (v["step"].as_str().unwrap().to_owned(), v))
@@ -66,7 +87,6 @@ async fn passkey_register_add_sign_in_conditional_ui_and_unknown_credential() {
     assert_eq!(unknown["session"], Value::Null);
 
     // The server's row: Auth.js format, counter as the authenticator last reported it.
-    let db = authcore_sqlx::SqlxAdapter::sqlite(&url).await.unwrap();
     let user = db
         .get_user_by_email("browser@example.com")
         .await

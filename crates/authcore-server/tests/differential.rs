@@ -1106,7 +1106,15 @@ fn authcore_config(
                     }
                 }),
             )
-            .provider(WebAuthnProvider::passkey()),
+            .provider(WebAuthnProvider::passkey())
+            // The passkey scenarios compare Auth.js's passkey sign-up for a new address,
+            // which authcore keeps behind this option where an email provider could prove
+            // the address later (the default refuses it: docs/security.md, passkey
+            // sign-up; tested in crates/authcore/tests/webauthn.rs).
+            .dangerous(authcore::config::DangerousOptions {
+                passkey_sign_up_without_email_proof: true,
+                ..Default::default()
+            }),
     };
     let builder = match issuer {
         Some(issuer) => builder.provider(

@@ -177,10 +177,11 @@ impl Auth {
         let token = crate::cookies::SessionCookieStore::new(spec, &req.cookies).value()?;
         match &c.adapter {
             Some(adapter) if c.session_strategy == crate::config::SessionStrategy::Database => {
-                let (session, user) = adapter.get_session_and_user(&token).await.ok()??;
+                let stored = c.stored_session_token(&token);
+                let (session, user) = adapter.get_session_and_user(&stored).await.ok()??;
                 (session.expires > time::OffsetDateTime::now_utc()).then(|| CurrentSession {
                     user_id: user.id,
-                    session_id: Some(session_id(&token)),
+                    session_id: Some(session_id(&stored)),
                 })
             }
             _ => {

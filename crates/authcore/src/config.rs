@@ -34,6 +34,13 @@ pub const DEFAULT_MAX_COOKIE_HEADER_BYTES: usize = 64 * 1024;
 pub struct DangerousOptions {
     /// Disable the CSRF double-submit check (`skipCSRFCheck`); `GET /csrf` answers 404.
     pub skip_csrf_check: bool,
+    /// Let a passkey create the account of an email address nobody has proven, even where
+    /// an email provider (or an OAuth provider linking by email) can later sign in as that
+    /// address — Auth.js's behaviour. Whoever registers first then holds a passkey on the
+    /// account the address's owner signs in to later: an account taken over in advance.
+    /// Off, passkey sign-up there needs the address proven first (sign in by email, then
+    /// add the passkey); see `docs/security.md`.
+    pub passkey_sign_up_without_email_proof: bool,
 }
 
 /// A validated configuration, cheap to clone.
@@ -120,6 +127,7 @@ pub(crate) struct ConfigInner {
     pub redirect_proxy_url: Option<String>,
     pub adapter: Option<Arc<dyn crate::adapter::Adapter>>,
     pub credentials_database_sessions: bool,
+    pub hash_session_tokens: bool,
     pub session_update_age: u64,
     pub max_body_bytes: usize,
     pub max_cookie_header_bytes: usize,
@@ -135,6 +143,18 @@ pub(crate) struct ConfigInner {
 }
 
 impl ConfigInner {
+    /// The form in which a database session token from a cookie is stored and looked up:
+    /// itself, or with [`hash_session_tokens`](AuthConfigBuilder::hash_session_tokens) its
+    /// SHA-256 in hex, so that a reader of the database holds no usable cookie.
+    pub(crate) fn stored_session_token<'t>(&self, token: &'t str) -> std::borrow::Cow<'t, str> {
+        if self.hash_session_tokens {
+            use sha2::Digest as _;
+            hex::encode(sha2::Sha256::digest(token.as_bytes())).into()
+        } else {
+            token.into()
+        }
+    }
+
     /// Encodes a session token: the host's [`SessionTokenCodec`](crate::jwt::SessionTokenCodec)
     /// when set, else the JWE.
     pub(crate) fn encode_session(
@@ -259,6 +279,7 @@ pub struct AuthConfigBuilder {
     redirect_proxy_url: Option<String>,
     adapter: Option<Arc<dyn crate::adapter::Adapter>>,
     credentials_database_sessions: bool,
+    hash_session_tokens: bool,
     jwt_revocation: bool,
     session_update_age: Duration,
     max_body_bytes: usize,
@@ -297,6 +318,7 @@ impl Default for AuthConfigBuilder {
             redirect_proxy_url: None,
             adapter: None,
             credentials_database_sessions: false,
+            hash_session_tokens: false,
             jwt_revocation: false,
             session_update_age: Duration::from_secs(24 * 60 * 60),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -345,10 +367,12 @@ impl AuthConfigBuilder {
     }
 
     /// The request hosts authcore answers, and builds its links, redirects and mails from:
-    /// exact names (`app.example.com`, optionally with a port), IP literals and
-    /// `*.example.com` (see [`HostList`](crate::hosts::HostList)). A request for any other
-    /// host fails with `UntrustedHost`, so a forged `Host` can never put a magic-link token
-    /// or an OAuth code into a link to another site.
+    /// exact names (`app.example.com`), IP literals and `*.example.com`, each with an
+    /// optional port (`localhost:3000`, or `:*` for any; see
+    /// [`HostList`](crate::hosts::HostList)). A pattern without a port means the scheme's
+    /// default port only (443 for `https`, 80 for `http`). A request for any other host or
+    /// port fails with `UntrustedHost`, so a forged `Host` can never put a magic-link token
+    /// or an OAuth code into a link to another site or port.
     ///
     /// A finer choice than [`trust_host`](Self::trust_host), which trusts every host:
     /// with `trust_host(true)` as well, the host and protocol may come from
@@ -522,6 +546,17 @@ impl AuthConfigBuilder {
     /// JWT cannot be.
     pub fn credentials_database_sessions(mut self, enabled: bool) -> Self {
         self.credentials_database_sessions = enabled;
+        self
+    }
+
+    /// Beyond Auth.js (opt-in): store database session tokens as their SHA-256 (hex)
+    /// instead of as sent, and look cookies up by that hash. Whoever can read the
+    /// `sessions` table (a backup, a read replica, an SQL injection elsewhere) then holds no
+    /// cookie that signs in. Incompatible with an Auth.js app sharing the database: it
+    /// stores and looks up tokens as sent. Sessions made before turning it on (or off)
+    /// are not found afterwards: their users sign in again.
+    pub fn hash_session_tokens(mut self, enabled: bool) -> Self {
+        self.hash_session_tokens = enabled;
         self
     }
 
@@ -928,6 +963,12 @@ impl AuthConfigBuilder {
         if self.dangerous.skip_csrf_check {
             logger.warn(WarningCode::CsrfDisabled);
         }
+        if self.dangerous.passkey_sign_up_without_email_proof {
+            tracing::warn!(
+                "dangerous: passkeys may create accounts for unproven email addresses \
+                 (passkey_sign_up_without_email_proof)"
+            );
+        }
         for w in &self.warnings {
             logger.warn(*w);
         }
@@ -963,6 +1004,7 @@ impl AuthConfigBuilder {
                 redirect_proxy_url,
                 adapter,
                 credentials_database_sessions: self.credentials_database_sessions,
+                hash_session_tokens: self.hash_session_tokens,
                 session_update_age: self.session_update_age.as_secs(),
                 max_body_bytes: self.max_body_bytes,
                 max_cookie_header_bytes: self.max_cookie_header_bytes,

@@ -1,29 +1,54 @@
-//! Host allow-lists: exact host names (`app.example.com`, optionally with a port:
-//! `localhost:3000`), IP literals (`127.0.0.1`, `[::1]`) and every subdomain of a domain
-//! (`*.example.com`, which does not match `example.com` itself). Compared lower-cased.
+//! Host allow-lists: exact host names (`app.example.com`), IP literals (`127.0.0.1`,
+//! `[::1]`) and every subdomain of a domain (`*.example.com`, which does not match
+//! `example.com` itself), each optionally with a port (`localhost:3000`) or `:*` for any
+//! port. Compared lower-cased.
 //!
-//! Used by [`AuthConfigBuilder::allowed_hosts`](crate::config::AuthConfigBuilder::allowed_hosts)
-//! (which request hosts authcore builds its URLs from) and by hosts such as
-//! `authcore-server`'s gateway (rules, redirect allow-list).
+//! Two readings of a pattern without a port:
+//! - [`HostList::allows`] — trusting a request's host to build links from
+//!   ([`AuthConfigBuilder::allowed_hosts`](crate::config::AuthConfigBuilder::allowed_hosts)):
+//!   the scheme's default port only, so `Host: app.example.com:9999` gets no magic link to
+//!   port 9999; write `:*` for any port.
+//! - [`HostList::matches`] — classifying requests by host (`authcore-server`'s gateway
+//!   rules and redirect allow-list): any port.
 //!
 //! ```
 //! use authcore::hosts::HostList;
 //!
-//! let list = HostList::parse(["example.com", "*.example.com", "[::1]"]).unwrap();
-//! assert!(list.matches("EXAMPLE.com:8443"));
-//! assert!(list.matches("a.b.example.com"));
-//! assert!(list.matches("[::1]:3000"));
+//! let list = HostList::parse(["example.com", "*.example.com", "[::1]:*"]).unwrap();
+//! assert!(list.allows("EXAMPLE.com", 443));
+//! assert!(list.allows("example.com:443", 443));
+//! assert!(!list.allows("example.com:8443", 443));
+//! assert!(list.allows("a.b.example.com", 443));
+//! assert!(list.allows("[::1]:3000", 80));
+//! assert!(list.matches("example.com:8443"));
 //! assert!(!list.matches("example.com.evil.org"));
 //! assert!(HostList::parse(["https://example.com"]).is_err());
 //! ```
 
-/// One pattern.
+/// One pattern: which hosts, and which ports.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum HostPattern {
-    /// A host, with `:port` when the pattern names one.
+struct HostPattern {
+    host: HostName,
+    port: PortRule,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HostName {
+    /// A host name or IP literal.
     Exact(String),
     /// `.example.com` for `*.example.com`.
     Subdomains(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PortRule {
+    /// No port written: the scheme's default for [`HostList::allows`], any for
+    /// [`HostList::matches`].
+    Unwritten,
+    /// `:*`.
+    Any,
+    /// `:3000`.
+    Is(u16),
 }
 
 impl HostPattern {
@@ -31,37 +56,49 @@ impl HostPattern {
         let p = p.trim().to_ascii_lowercase();
         let invalid = || {
             format!(
-                "host {p:?} is neither a host name (with an optional :port), an IP address nor `*.` and a domain"
+                "host {p:?} is neither a host name (with an optional :port or :*), an IP address nor `*.` and a domain"
             )
         };
-        if let Some(rest) = p.strip_prefix("*.") {
-            return if is_domain(rest) {
-                Ok(HostPattern::Subdomains(format!(".{rest}")))
-            } else {
-                Err(invalid())
-            };
-        }
         let (host, port) = split_port(&p);
-        let host_ok = is_domain(host)
+        let port = match port {
+            None => PortRule::Unwritten,
+            Some("*") => PortRule::Any,
+            Some(n) => PortRule::Is(n.parse::<u16>().map_err(|_| invalid())?),
+        };
+        let host = if let Some(rest) = host.strip_prefix("*.") {
+            if !is_domain(rest) {
+                return Err(invalid());
+            }
+            HostName::Subdomains(format!(".{rest}"))
+        } else if is_domain(host)
             || host
                 .strip_prefix('[')
                 .and_then(|h| h.strip_suffix(']'))
-                .is_some_and(|ip| ip.parse::<std::net::Ipv6Addr>().is_ok());
-        let port_ok = port.is_none_or(|port| port.parse::<u16>().is_ok());
-        if host_ok && port_ok {
-            Ok(HostPattern::Exact(p))
+                .is_some_and(|ip| ip.parse::<std::net::Ipv6Addr>().is_ok())
+        {
+            HostName::Exact(host.to_owned())
         } else {
-            Err(invalid())
-        }
+            return Err(invalid());
+        };
+        Ok(HostPattern { host, port })
     }
 
-    fn matches(&self, host: &str) -> bool {
-        match self {
-            HostPattern::Exact(h) => h == host,
-            HostPattern::Subdomains(suffix) => {
+    /// Whether the pattern covers `host` (lower case, no port) and `port` (as written in
+    /// the request, if at all); `default_port` decides an unwritten pattern port (`None`:
+    /// any).
+    fn covers(&self, host: &str, port: Option<u16>, default_port: Option<u16>) -> bool {
+        let host_ok = match &self.host {
+            HostName::Exact(h) => h == host,
+            HostName::Subdomains(suffix) => {
                 host.len() > suffix.len() && host.ends_with(suffix.as_str())
             }
-        }
+        };
+        let port_ok = match (self.port, default_port) {
+            (PortRule::Any, _) | (PortRule::Unwritten, None) => true,
+            (PortRule::Unwritten, Some(default)) => port.is_none_or(|p| p == default),
+            (PortRule::Is(n), _) => port == Some(n),
+        };
+        host_ok && port_ok
     }
 }
 
@@ -106,14 +143,29 @@ impl HostList {
             .map(HostList)
     }
 
+    /// Whether `authority` (`host` or `host:port`, any case) may be trusted, for a scheme
+    /// whose default port is `default_port`: a pattern that names a port needs that port,
+    /// `:*` takes any, and a pattern without one takes the default port only (written or
+    /// not). An authority with a port that is no number is refused.
+    pub fn allows(&self, authority: &str, default_port: u16) -> bool {
+        self.check(authority, Some(default_port))
+    }
+
     /// Whether `authority` (`host` or `host:port`, any case) matches a pattern: with its
-    /// port for patterns that name one, without it for the others.
+    /// port for patterns that name one, any port for the others.
     pub fn matches(&self, authority: &str) -> bool {
+        self.check(authority, None)
+    }
+
+    fn check(&self, authority: &str, default_port: Option<u16>) -> bool {
         let authority = authority.to_ascii_lowercase();
-        let (bare, _) = split_port(&authority);
-        self.0
-            .iter()
-            .any(|p| p.matches(&authority) || p.matches(bare))
+        let (host, port) = split_port(&authority);
+        let port = match port.map(str::parse::<u16>) {
+            None => None,
+            Some(Ok(p)) => Some(p),
+            Some(Err(_)) => return false,
+        };
+        self.0.iter().any(|p| p.covers(host, port, default_port))
     }
 
     /// Whether the list has no pattern.
@@ -154,6 +206,41 @@ mod tests {
             ("", false),
         ] {
             assert_eq!(list.matches(host), want, "{host}");
+        }
+    }
+
+    /// Trusting a host: a pattern without a port is the scheme's default port only.
+    #[test]
+    fn allowed_hosts_without_a_port_mean_the_default_port() {
+        let list = HostList::parse([
+            "auth.example.com",
+            "*.example.org",
+            "localhost:3000",
+            "127.0.0.1:*",
+            "*.localhost:*",
+        ])
+        .unwrap();
+        for (host, default, want) in [
+            ("auth.example.com", 443, true),
+            ("auth.example.com:443", 443, true),
+            ("AUTH.example.com:443", 443, true),
+            ("auth.example.com:9999", 443, false),
+            ("auth.example.com:80", 443, false),
+            ("auth.example.com:80", 80, true),
+            ("auth.example.com:0443", 443, true),
+            ("auth.example.com:", 443, false),
+            ("auth.example.com:x", 443, false),
+            ("a.example.org", 443, true),
+            ("a.example.org:8443", 443, false),
+            ("localhost:3000", 80, true),
+            ("localhost", 80, false),
+            ("localhost:3001", 80, false),
+            ("127.0.0.1:9", 80, true),
+            ("127.0.0.1", 80, true),
+            ("app.localhost:4000", 80, true),
+            ("localhost.evil.com", 80, false),
+        ] {
+            assert_eq!(list.allows(host, default), want, "{host} ({default})");
         }
     }
 

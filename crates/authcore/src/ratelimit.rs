@@ -2,9 +2,12 @@
 //! client address), on magic-link mails (per address and per client) and on every `POST`
 //! and `webauthn-options` request per client address.
 //!
-//! A limit allows `limit` events per `window` (GCRA, from `governor`); the event that goes
-//! over it locks the key for `lockout`. Credentials count failures only, and a success
-//! clears the identifier's count; the others count every attempt. A limited request gets
+//! A limit allows `limit` events per `window` (a fixed window from the key's first event);
+//! the event that goes over it locks the key for `lockout`. Every attempt is counted
+//! before the work it guards, so parallel attempts cannot pass together; for credentials a
+//! success clears the identifier's count and gives the client's attempt back (the limits
+//! are on failures), and an `authorize` that errors gives both back. The others count
+//! every attempt. A limited request gets
 //! the Auth.js error redirect with `error=RateLimited` (the built-in sign-in page explains
 //! it), or `429` with `Retry-After` when it asked for JSON (`X-Auth-Return-Redirect`); the
 //! logger gets a `RateLimited` error naming the limit, never the key; the
@@ -34,7 +37,6 @@
 
 use std::fmt;
 use std::num::NonZeroU32;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -129,6 +131,17 @@ impl RateLimits {
     }
 }
 
+/// The store key of `subject` under `namespace`: `<namespace>:<hex SHA-256 of subject>`.
+/// Subjects (identifiers typed by a client, addresses, single-use values) enter keys only
+/// hashed, so no subject can name another key: `demo:lock` is just another hash.
+pub(crate) fn subject_key(namespace: &str, subject: &str) -> String {
+    use sha2::Digest as _;
+    format!(
+        "{namespace}:{}",
+        hex::encode(sha2::Sha256::digest(subject.as_bytes()))
+    )
+}
+
 /// Marks `value` of `kind` as used in `store`; `false` when it was already used within
 /// `ttl` (by this process or, with a shared store, by any instance). Only a hash of the
 /// value is stored. A failing store lets the value through (and logs), as the limits do.
@@ -138,11 +151,7 @@ pub(crate) async fn first_use(
     value: &str,
     ttl: Duration,
 ) -> bool {
-    use sha2::Digest as _;
-    let key = format!(
-        "authcore:used:{kind}:{}",
-        hex::encode(sha2::Sha256::digest(value.as_bytes()))
-    );
+    let key = subject_key(&format!("used:{kind}"), value);
     match store
         .count(&key, &RateLimit::new(1, ttl).lockout(ttl))
         .await
@@ -155,36 +164,66 @@ pub(crate) async fn first_use(
     }
 }
 
-/// Where counts are kept. Keys are opaque strings made by authcore (a limit's name and a
-/// hash-free identifier or address); a store must be atomic per key.
+/// Where counts are kept: a fixed window per key and a lock-out. Keys are made by authcore
+/// (a namespace and a hash, see [`RateLimitStore::count`]); a store must make each call
+/// atomic per key, so that concurrent requests, on one instance or many, are counted one
+/// by one.
+///
+/// An attempt is counted *before* the work it guards (a password check, a mail), so a
+/// burst of parallel attempts gets at most the limit's worth through, however long that
+/// work takes; an attempt that turns out not to count (a successful sign-in against the
+/// per-client failure limit) is given back.
 #[async_trait]
 pub trait RateLimitStore: Send + Sync + fmt::Debug + 'static {
-    /// The time left if `key` is locked out.
-    async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError>;
-    /// Counts one event for `key` under `limit`; the time until it may try again when this
-    /// one went over (the key is then locked for the lock-out).
+    /// Counts one event for `key` under `limit`, in one atomic step with the lock check:
+    /// `None` when the event is allowed (and counted); the time until the key may try
+    /// again when it is locked (the event is not counted) or when this event went over the
+    /// limit (the key is then locked for the lock-out and its count starts again).
     async fn count(&self, key: &str, limit: &RateLimit) -> Result<Option<Duration>, BoxError>;
+    /// Takes back one counted event of `key` (never below zero; a lock stays).
+    async fn give_back(&self, key: &str) -> Result<(), BoxError>;
     /// Forgets `key`'s count and lock (after a success).
     async fn reset(&self, key: &str) -> Result<(), BoxError>;
+    /// The time left if `key` is locked out (read only: for tests and operators).
+    async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError>;
 }
 
-type Gcra = governor::DefaultDirectRateLimiter;
+/// One key's state: events counted in the current window, and a lock-out deadline.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    count: u32,
+    ends: Instant,
+    locked_until: Option<Instant>,
+}
 
-/// Counts in this process: a GCRA limiter per key (`governor`) and lock-out deadlines, in
-/// two caches bounded by `max_keys` (`moka`): a flood of distinct keys evicts the least
-/// useful entries instead of growing memory (an evicted count starts again from zero).
-/// Idle keys expire after their window.
+impl Window {
+    /// When the entry is of no more use: the later of the window's end and the lock's.
+    fn expires(&self) -> Instant {
+        self.locked_until.map_or(self.ends, |l| l.max(self.ends))
+    }
+
+    fn locked_at(&self, now: Instant) -> Option<Duration> {
+        self.locked_until
+            .map(|until| until.saturating_duration_since(now))
+            .filter(|left| !left.is_zero())
+    }
+}
+
+/// Counts in this process, with the same fixed-window rule as the Redis store: a window
+/// starts at a key's first event, the event over the limit locks the key for the lock-out.
+/// Entries live in a cache bounded by `max_keys` (`moka`, whose per-key compute makes
+/// each step atomic): a flood of distinct keys evicts the least useful entries instead of
+/// growing memory (an evicted count starts again from zero). Entries expire at the end of
+/// their window or lock.
 #[derive(Clone)]
 pub struct MemoryRateLimitStore {
-    counters: moka::sync::Cache<String, Arc<(Gcra, RateLimit)>>,
-    locks: moka::sync::Cache<String, Instant>,
+    windows: moka::sync::Cache<String, Window>,
 }
 
 impl fmt::Debug for MemoryRateLimitStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MemoryRateLimitStore")
-            .field("keys", &self.counters.entry_count())
-            .field("locked", &self.locks.entry_count())
+            .field("keys", &self.windows.entry_count())
             .finish()
     }
 }
@@ -198,99 +237,113 @@ impl Default for MemoryRateLimitStore {
     }
 }
 
-/// Expires a counter after its window without events, a lock at its deadline.
+/// Expires an entry when its window and lock are over.
 struct Expire;
 
-impl moka::Expiry<String, Arc<(Gcra, RateLimit)>> for Expire {
-    fn expire_after_create(
-        &self,
-        _: &String,
-        value: &Arc<(Gcra, RateLimit)>,
-        _: Instant,
-    ) -> Option<Duration> {
-        Some(value.1.window)
+impl moka::Expiry<String, Window> for Expire {
+    fn expire_after_create(&self, _: &String, w: &Window, now: Instant) -> Option<Duration> {
+        Some(w.expires().saturating_duration_since(now))
     }
 
-    fn expire_after_read(
+    fn expire_after_update(
         &self,
         _: &String,
-        value: &Arc<(Gcra, RateLimit)>,
-        _: Instant,
+        w: &Window,
+        now: Instant,
         _: Option<Duration>,
-        _: Instant,
     ) -> Option<Duration> {
-        Some(value.1.window)
-    }
-}
-
-impl moka::Expiry<String, Instant> for Expire {
-    fn expire_after_create(&self, _: &String, until: &Instant, now: Instant) -> Option<Duration> {
-        Some(until.saturating_duration_since(now))
+        Some(w.expires().saturating_duration_since(now))
     }
 }
 
 impl MemoryRateLimitStore {
-    /// A store holding at most `max_keys` counters (and as many locks).
+    /// A store holding at most `max_keys` keys.
     pub fn new(max_keys: u64) -> Self {
         MemoryRateLimitStore {
-            counters: moka::sync::Cache::builder()
-                .max_capacity(max_keys)
-                .expire_after(Expire)
-                .build(),
-            locks: moka::sync::Cache::builder()
+            windows: moka::sync::Cache::builder()
                 .max_capacity(max_keys)
                 .expire_after(Expire)
                 .build(),
         }
     }
 
-    /// Counters held now (after pending evictions), for tests and metrics.
+    /// Keys held now (after pending evictions), for tests and metrics.
     pub fn len(&self) -> u64 {
-        self.counters.run_pending_tasks();
-        self.counters.entry_count()
+        self.windows.run_pending_tasks();
+        self.windows.entry_count()
     }
 
-    /// Whether no counter is held.
+    /// Whether no key is held.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
 
-fn gcra(limit: &RateLimit) -> Gcra {
-    let period = limit.window / limit.limit.get();
-    let quota = governor::Quota::with_period(period.max(Duration::from_nanos(1)))
-        .unwrap_or_else(|| governor::Quota::per_second(NonZeroU32::MIN))
-        .allow_burst(limit.limit);
-    governor::RateLimiter::direct(quota)
+/// One event under `limit` at `now`: the new state and the refusal, if any.
+fn step(current: Option<Window>, limit: &RateLimit, now: Instant) -> (Window, Option<Duration>) {
+    let fresh = Window {
+        count: 0,
+        ends: now + limit.window,
+        locked_until: None,
+    };
+    let mut w = match current {
+        Some(w) if w.locked_at(now).is_some() => {
+            let left = w.locked_at(now);
+            return (w, left);
+        }
+        Some(w) if w.ends > now => Window {
+            locked_until: None,
+            ..w
+        },
+        _ => fresh,
+    };
+    w.count = w.count.saturating_add(1);
+    if w.count > limit.limit.get() {
+        let lock = Window {
+            locked_until: Some(now + limit.lockout),
+            ..fresh
+        };
+        return (lock, Some(limit.lockout));
+    }
+    (w, None)
 }
 
 #[async_trait]
 impl RateLimitStore for MemoryRateLimitStore {
-    async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError> {
+    async fn count(&self, key: &str, limit: &RateLimit) -> Result<Option<Duration>, BoxError> {
         let now = Instant::now();
-        Ok(self
-            .locks
-            .get(key)
-            .map(|until| until.saturating_duration_since(now))
-            .filter(|left| !left.is_zero()))
+        let mut refused = None;
+        self.windows.entry_by_ref(key).and_compute_with(|entry| {
+            let (next, r) = step(entry.map(|e| e.into_value()), limit, now);
+            refused = r;
+            moka::ops::compute::Op::Put(next)
+        });
+        Ok(refused)
     }
 
-    async fn count(&self, key: &str, limit: &RateLimit) -> Result<Option<Duration>, BoxError> {
-        let entry = self
-            .counters
-            .get_with_by_ref(key, || Arc::new((gcra(limit), *limit)));
-        if entry.0.check().is_ok() {
-            return Ok(None);
-        }
-        self.locks
-            .insert(key.to_owned(), Instant::now() + limit.lockout);
-        Ok(Some(limit.lockout))
+    async fn give_back(&self, key: &str) -> Result<(), BoxError> {
+        self.windows.entry_by_ref(key).and_compute_with(|entry| {
+            match entry.map(|e| e.into_value()) {
+                Some(w) if w.count > 0 => moka::ops::compute::Op::Put(Window {
+                    count: w.count - 1,
+                    ..w
+                }),
+                _ => moka::ops::compute::Op::Nop,
+            }
+        });
+        Ok(())
     }
 
     async fn reset(&self, key: &str) -> Result<(), BoxError> {
-        self.counters.invalidate(key);
-        self.locks.invalidate(key);
+        self.windows.invalidate(key);
         Ok(())
+    }
+
+    async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError> {
+        Ok(self
+            .windows
+            .get(key)
+            .and_then(|w| w.locked_at(Instant::now())))
     }
 }
 
@@ -338,9 +391,73 @@ mod tests {
             let _ = block_on(store.count(&key, &limit)).unwrap();
             let _ = block_on(store.count(&key, &limit)).unwrap();
         }
-        store.locks.run_pending_tasks();
-        assert!(store.len() <= 1_000, "{} counters", store.len());
-        assert!(store.locks.entry_count() <= 1_000);
+        assert!(store.len() <= 1_000, "{} keys", store.len());
+    }
+
+    #[test]
+    fn a_locked_key_is_refused_without_counting_and_give_back_returns_one() {
+        let store = MemoryRateLimitStore::default();
+        let limit = RateLimit::new(2, Duration::from_secs(60));
+        assert_eq!(block_on(store.count("k", &limit)).unwrap(), None);
+        assert_eq!(block_on(store.count("k", &limit)).unwrap(), None);
+        // Giving one back makes room for exactly one more.
+        block_on(store.give_back("k")).unwrap();
+        assert_eq!(block_on(store.count("k", &limit)).unwrap(), None);
+        assert!(block_on(store.count("k", &limit)).unwrap().is_some());
+        // Locked: refused, and a give-back does not unlock.
+        block_on(store.give_back("k")).unwrap();
+        assert!(block_on(store.count("k", &limit)).unwrap().is_some());
+        // Give-back never goes below zero.
+        let other = RateLimit::new(1, Duration::from_secs(60));
+        for _ in 0..3 {
+            block_on(store.give_back("fresh")).unwrap();
+        }
+        assert_eq!(block_on(store.count("fresh", &other)).unwrap(), None);
+        assert!(block_on(store.count("fresh", &other)).unwrap().is_some());
+    }
+
+    #[test]
+    fn parallel_threads_get_exactly_the_limit_through() {
+        let store = MemoryRateLimitStore::default();
+        let limit = RateLimit::new(5, Duration::from_secs(60));
+        let allowed = std::sync::atomic::AtomicU32::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..16 {
+                s.spawn(|| {
+                    for _ in 0..25 {
+                        if block_on(store.count("k", &limit)).unwrap().is_none() {
+                            allowed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(allowed.into_inner(), 5);
+    }
+
+    #[test]
+    fn a_window_starts_again_after_it_ends() {
+        let limit = RateLimit::new(1, Duration::from_secs(10));
+        let t0 = Instant::now();
+        let (w, r) = step(None, &limit, t0);
+        assert_eq!((w.count, r), (1, None));
+        let (w2, r) = step(Some(w), &limit, t0 + Duration::from_secs(11));
+        assert_eq!((w2.count, r), (1, None));
+        let (locked, r) = step(Some(w2), &limit, t0 + Duration::from_secs(12));
+        assert_eq!(r, Some(Duration::from_secs(10)));
+        let (_, r) = step(Some(locked), &limit, t0 + Duration::from_secs(21));
+        assert!(r.is_some_and(|left| left <= Duration::from_secs(1)));
+        let (after, r) = step(Some(locked), &limit, t0 + Duration::from_secs(23));
+        assert_eq!((after.count, r), (1, None));
+    }
+
+    #[test]
+    fn subjects_enter_keys_hashed() {
+        let a = subject_key("limit:x", "demo");
+        let b = subject_key("limit:x", "demo:lock");
+        assert_ne!(a, b);
+        assert!(a.starts_with("limit:x:") && a.len() == "limit:x:".len() + 64);
+        assert!(!b.contains("lock"));
     }
 
     #[test]

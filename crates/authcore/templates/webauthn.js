@@ -76,7 +76,10 @@
       });
       return fetch(url, { credentials: "same-origin" }).then(function (res) {
         return res.ok ? res.json() : res.json().then(function (body) {
-          throw new Error(body && body.error ? body.error : "HTTP " + res.status);
+          // A sentence when the server has one (a passkey sign-up that needs the email
+          // address proven first), else the error code.
+          var why = body && (body.message || body.error);
+          throw new Error(why || "HTTP " + res.status);
         });
       });
     }

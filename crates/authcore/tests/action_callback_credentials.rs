@@ -89,6 +89,7 @@ async fn null_user_redirects_with_credentials_code() {
 async fn custom_code_and_plain_errors() {
     let (auth, _) = auth_with(builder().dangerous(DangerousOptions {
         skip_csrf_check: true,
+        ..Default::default()
     }));
     let r = send(
         &auth,

@@ -75,6 +75,7 @@ async fn plain_http_uses_unprefixed_names() {
 async fn skip_csrf_check_answers_404_and_clears_the_cookie() {
     let (auth, rec) = auth_with(builder().dangerous(DangerousOptions {
         skip_csrf_check: true,
+        ..Default::default()
     }));
     let r = send(&auth, get("/auth/csrf").body(empty()).unwrap()).await;
     assert_eq!(r.status, 404);

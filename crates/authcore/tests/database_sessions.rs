@@ -413,3 +413,70 @@ async fn host_lookup_of_a_database_session() {
         lookup.set_cookie
     );
 }
+
+/// `hash_session_tokens`: the row holds the token's SHA-256, the cookie the token. A
+/// database reader's copy of the row signs nobody in; the cookie still does everything.
+#[tokio::test]
+async fn hashed_session_tokens_keep_no_usable_cookie_in_the_database() {
+    use sha2::Digest as _;
+    let db = MemoryAdapter::new();
+    let outbox = Outbox::default();
+    let (auth, _) = auth_with(
+        builder()
+            .adapter(db.clone())
+            .provider(outbox_provider(&outbox))
+            .hash_session_tokens(true),
+    );
+    let url = magic_link_url(&auth, &outbox, "hash@example.com").await;
+    let r = send(&auth, http::Request::get(&url).body(empty()).unwrap()).await;
+    let token = r.cookie(SESSION_COOKIE).unwrap();
+    let stored = hex::encode(sha2::Sha256::digest(token.as_bytes()));
+    assert!(db.get_session_and_user(&token).await.unwrap().is_none());
+    let user = db
+        .get_user_by_email("hash@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    let rows = db.list_sessions_by_user_id(&user.id).await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].session.session_token, stored);
+
+    let session = |cookie: String| {
+        let auth = auth.clone();
+        async move {
+            send(
+                &auth,
+                get("/auth/session")
+                    .header("cookie", format!("{SESSION_COOKIE}={cookie}"))
+                    .body(empty())
+                    .unwrap(),
+            )
+            .await
+        }
+    };
+    // The cookie reads the session (and the cookie set again is the token, not the hash).
+    let r = session(token.clone()).await;
+    assert_eq!(r.json()["user"]["email"], "hash@example.com");
+    assert_eq!(r.cookie(SESSION_COOKIE).as_deref(), Some(token.as_str()));
+    // The stored form, as a cookie, is no session.
+    assert_eq!(session(stored.clone()).await.json(), Value::Null);
+    // The account functions find it; sign-out deletes the row.
+    let headers = {
+        let mut h = http::HeaderMap::new();
+        h.insert(
+            "cookie",
+            format!("{SESSION_COOKIE}={token}").parse().unwrap(),
+        );
+        h
+    };
+    let uri: http::Uri = "https://authjs.test/account".parse().unwrap();
+    let current = auth.current_session(&uri, &headers).await.unwrap();
+    assert_eq!(current.user_id, user.id);
+    let listed = auth
+        .sessions(&user.id, current.session_id.as_deref())
+        .await
+        .unwrap();
+    assert!(listed[0].current);
+    sign_out_session(&auth, &token).await;
+    assert!(db.get_session_and_user(&stored).await.unwrap().is_none());
+}

@@ -15,7 +15,7 @@ use common::*;
 
 type Outbox = Arc<Mutex<Vec<VerificationRequest>>>;
 
-const ALLOWED: [&str; 2] = ["app.example.com", "*.example.org"];
+const ALLOWED: [&str; 3] = ["app.example.com", "*.example.org", "dev.example.net:3000"];
 
 fn auth(trust_host: bool) -> (Auth, Outbox) {
     let outbox = Outbox::default();
@@ -80,11 +80,30 @@ async fn links_redirects_and_mails_use_only_allowed_origins() {
             &[("host", "app.example.com")],
             Some("http://app.example.com"),
         ),
+        // A pattern without a port is the scheme's default port only.
+        (false, &[("host", "APP.example.com:8443")], None),
+        (false, &[("host", "app.example.com:9999")], None),
         (
             false,
-            &[("host", "APP.example.com:8443")],
-            Some("http://app.example.com:8443"),
+            &[("host", "app.example.com:80")],
+            Some("http://app.example.com"),
         ),
+        (false, &[("host", "app.example.com:443")], None),
+        (
+            true,
+            &[
+                ("host", "internal:8080"),
+                ("x-forwarded-host", "a.example.org:8443"),
+                ("x-forwarded-proto", "https"),
+            ],
+            None,
+        ),
+        (
+            false,
+            &[("host", "dev.example.net:3000")],
+            Some("http://dev.example.net:3000"),
+        ),
+        (false, &[("host", "dev.example.net")], None),
         (false, &[("host", "evil.example")], None),
         (false, &[("host", "app.example.com.evil.org")], None),
         (false, &[("host", "example.org")], None),

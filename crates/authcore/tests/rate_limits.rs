@@ -304,6 +304,9 @@ impl RateLimitStore for Down {
     async fn count(&self, _: &str, _: &RateLimit) -> Result<Option<Duration>, BoxError> {
         Err("connection refused".into())
     }
+    async fn give_back(&self, _: &str) -> Result<(), BoxError> {
+        Err("connection refused".into())
+    }
     async fn reset(&self, _: &str) -> Result<(), BoxError> {
         Err("connection refused".into())
     }

@@ -139,6 +139,15 @@ async fn session_email(auth: &authcore::Auth, browser: &Browser) -> Value {
 
 const ORIGIN: &str = "https://authjs.test";
 
+/// How many passkeys the user with `email` has.
+async fn passkeys_of(db: &MemoryAdapter, email: &str) -> usize {
+    let user = db.get_user_by_email(email).await.unwrap().unwrap();
+    db.list_authenticators_by_user_id(&user.id)
+        .await
+        .unwrap()
+        .len()
+}
+
 #[tokio::test]
 async fn register_a_passkey_then_sign_in_with_it() {
     let (auth, rec, db) = setup(WebAuthnProvider::passkey());
@@ -679,18 +688,7 @@ async fn signed_in_users_add_a_second_key_and_emails_are_not_taken_over() {
     let data = second.register(&body["options"], ORIGIN);
     let r = submit(&auth, &mut browser, "passkey", "register", &data).await;
     assert_eq!(r.location(), Some(ORIGIN));
-    let user = db
-        .get_user_by_email("owner@example.com")
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        db.list_authenticators_by_user_id(&user.id)
-            .await
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(passkeys_of(&db, "owner@example.com").await, 2);
     let (r, _) = sign_in(&auth, &mut second, "passkey", "").await;
     assert_eq!(r.location(), Some(ORIGIN));
 
@@ -704,6 +702,221 @@ async fn signed_in_users_add_a_second_key_and_emails_are_not_taken_over() {
     )
     .await;
     assert_eq!(r.status, 400, "an existing user must sign in first");
+}
+
+/// Email + passkey over a memory adapter (database sessions), mails kept in `outbox`.
+fn email_and_passkey(
+    outbox: &Outbox,
+    dangerous: bool,
+) -> (authcore::Auth, Recorder, MemoryAdapter) {
+    let db = MemoryAdapter::new();
+    let (auth, rec) = auth_with(
+        builder()
+            .provider(outbox_provider(outbox))
+            .provider(WebAuthnProvider::passkey())
+            .adapter(db.clone())
+            .dangerous(authcore::config::DangerousOptions {
+                passkey_sign_up_without_email_proof: dangerous,
+                ..Default::default()
+            }),
+    );
+    (auth, rec, db)
+}
+
+/// Signs in by magic link in `browser`.
+async fn sign_in_by_email(
+    auth: &authcore::Auth,
+    outbox: &Outbox,
+    browser: &mut Browser,
+    email: &str,
+) {
+    let url = magic_link_url(auth, outbox, email).await;
+    let r = send(
+        auth,
+        http::Request::get(&url)
+            .header("cookie", browser.header())
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    browser.keep(&r);
+    assert!(r.cookie(SESSION_COOKIE).is_some(), "{:?}", r.headers);
+}
+
+/// The pre-registered takeover: an attacker registers a passkey for an address before its
+/// owner signs up, then waits for the owner's magic-link sign-in to land in that account.
+#[tokio::test]
+async fn a_passkey_cannot_prepare_the_account_of_an_unproven_address() {
+    let outbox = Outbox::default();
+    let (auth, _, db) = email_and_passkey(&outbox, false);
+    // A known address, to compare answers with.
+    sign_in_by_email(&auth, &outbox, &mut Browser::default(), "known@example.com").await;
+
+    let mut attacker = SoftAuthenticator::new();
+    let mut answers = Vec::new();
+    for email in [
+        "carol@example.com",
+        "known@example.com",
+        "Carol@Example.com",
+    ] {
+        for query in [
+            format!("?action=register&email={email}"),
+            format!("?email={email}&action=register"),
+        ] {
+            let r = options(&auth, &mut Browser::default(), "passkey", &query).await;
+            assert_eq!(r.status, 403, "{query}: {}", r.text());
+            assert!(r.cookie(CHALLENGE_COOKIE).is_none(), "{query}: no ceremony");
+            answers.push(r.text());
+        }
+    }
+    // Known or not, the answer is the same.
+    answers.dedup();
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&answers[0]).unwrap()["error"],
+        "EmailProofRequired"
+    );
+    // Without an action, an unknown address gets an authentication, not a registration.
+    let mut browser = Browser::default();
+    let r = options(&auth, &mut browser, "passkey", "?email=carol@example.com").await;
+    assert_eq!(r.json()["action"], "authenticate", "{}", r.text());
+    // A registration sent with that challenge cookie is refused too.
+    let data = attacker.authenticate(&r.json()["options"], ORIGIN);
+    let r = submit(&auth, &mut browser, "passkey", "register", &data).await;
+    assert!(r.cookie(SESSION_COOKIE).is_none());
+    assert!(
+        db.get_user_by_email("carol@example.com")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // Carol proves her address, then adds her own passkey; the attacker's cannot sign in.
+    let mut carol = Browser::default();
+    sign_in_by_email(&auth, &outbox, &mut carol, "carol@example.com").await;
+    assert_eq!(passkeys_of(&db, "carol@example.com").await, 0);
+    let r = options(&auth, &mut carol, "passkey", "?action=register").await;
+    assert_eq!(r.json()["action"], "register");
+    let mut own = SoftAuthenticator::new();
+    let data = own.register(&r.json()["options"], ORIGIN);
+    let r = submit(&auth, &mut carol, "passkey", "register", &data).await;
+    assert_eq!(r.location(), Some(ORIGIN), "{:?}", r.headers);
+    let (r, _) = sign_in(&auth, &mut own, "passkey", "").await;
+    assert_eq!(r.location(), Some(ORIGIN));
+    let (r, browser) = sign_in(&auth, &mut attacker, "passkey", "").await;
+    assert!(r.cookie(SESSION_COOKIE).is_none(), "{:?}", r.headers);
+    assert_eq!(session_email(&auth, &browser).await, Value::Null);
+}
+
+/// Auth.js's behaviour is there only behind the dangerous option, and shows why.
+#[tokio::test]
+async fn the_authjs_passkey_sign_up_is_a_dangerous_option() {
+    let outbox = Outbox::default();
+    let (auth, _, db) = email_and_passkey(&outbox, true);
+    let mut attacker = SoftAuthenticator::new();
+    register(&auth, &mut attacker, "passkey", "dave@example.com").await;
+    let mut dave = Browser::default();
+    sign_in_by_email(&auth, &outbox, &mut dave, "dave@example.com").await;
+    // The owner's account carries the attacker's passkey: the takeover the default stops.
+    assert_eq!(passkeys_of(&db, "dave@example.com").await, 1);
+    let (r, browser) = sign_in(&auth, &mut attacker, "passkey", "").await;
+    assert_eq!(r.location(), Some(ORIGIN));
+    assert_eq!(session_email(&auth, &browser).await, "dave@example.com");
+}
+
+/// Registering a new address with a credential that belongs to someone else fails before
+/// anything is written: no user, account or session, nothing planted in the owner's list.
+#[tokio::test]
+async fn a_registration_with_a_taken_credential_leaves_no_row() {
+    let (auth, _, db) = setup(WebAuthnProvider::passkey());
+    let mut key = SoftAuthenticator::new();
+    register(&auth, &mut key, "passkey", "owner@example.com").await;
+    let owner = db
+        .get_user_by_email("owner@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    let sessions_before = db.list_sessions_by_user_id(&owner.id).await.unwrap().len();
+
+    let mut browser = Browser::default();
+    let r = options(
+        &auth,
+        &mut browser,
+        "passkey",
+        "?email=intruder@example.com",
+    )
+    .await;
+    assert_eq!(r.json()["action"], "register");
+    let data = key.register(&r.json()["options"], ORIGIN);
+    let r = send(
+        &auth,
+        post("/auth/callback/passkey")
+            .header("cookie", browser.header())
+            .header("user-agent", "planted-session")
+            .body(form(&[("action", "register"), ("data", &data.to_string())]))
+            .unwrap(),
+    )
+    .await;
+    assert!(r.cookie(SESSION_COOKIE).is_none(), "{:?}", r.headers);
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/signin?error=AccountNotLinked")
+    );
+    assert!(
+        db.get_user_by_email("intruder@example.com")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let sessions = db.list_sessions_by_user_id(&owner.id).await.unwrap();
+    assert_eq!(sessions.len(), sessions_before, "{sessions:?}");
+    assert_eq!(passkeys_of(&db, "owner@example.com").await, 1);
+}
+
+/// `hide_accounts`: the options for a known address list no credential ids, as for an
+/// unknown one; without it they do (Auth.js).
+#[tokio::test]
+async fn hidden_accounts_get_the_same_options_as_unknown_addresses() {
+    let outbox = Outbox::default();
+    for hide in [false, true] {
+        let db = MemoryAdapter::new();
+        let (auth, _) = auth_with(
+            builder()
+                .provider(outbox_provider(&outbox))
+                .provider(WebAuthnProvider::passkey().hide_accounts(hide))
+                .adapter(db.clone()),
+        );
+        let mut owner = Browser::default();
+        sign_in_by_email(&auth, &outbox, &mut owner, "known@example.com").await;
+        let r = options(&auth, &mut owner, "passkey", "?action=register").await;
+        let data = SoftAuthenticator::new().register(&r.json()["options"], ORIGIN);
+        let r = submit(&auth, &mut owner, "passkey", "register", &data).await;
+        assert_eq!(r.location(), Some(ORIGIN));
+
+        let listed = |email: &'static str| {
+            let auth = auth.clone();
+            async move {
+                let r = options(
+                    &auth,
+                    &mut Browser::default(),
+                    "passkey",
+                    &format!("?email={email}"),
+                )
+                .await;
+                let body = r.json();
+                assert_eq!(body["action"], "authenticate", "{body}");
+                body["options"].get("allowCredentials").cloned()
+            }
+        };
+        let known = listed("known@example.com").await;
+        let unknown = listed("nobody@example.com").await;
+        assert_eq!(unknown, None);
+        if hide {
+            assert_eq!(known, None);
+        } else {
+            assert_eq!(known.unwrap().as_array().unwrap().len(), 1);
+        }
+    }
 }
 
 #[tokio::test]

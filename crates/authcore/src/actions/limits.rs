@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::Ctx;
 use crate::callbacks::RateLimitedEvent;
 use crate::error::AuthError;
-use crate::ratelimit::{RateLimit, RateLimits};
+use crate::ratelimit::{RateLimit, RateLimits, subject_key};
 
 /// One of the limits of [`RateLimits`].
 #[derive(Debug, Clone, Copy)]
@@ -54,7 +54,8 @@ fn normalize_identifier(identifier: &str) -> String {
 
 impl Ctx<'_> {
     /// The store key for `limit` and `identifier` (ignored for per-client limits), or
-    /// `None` when the limit is off or has no subject.
+    /// `None` when the limit is off or has no subject. The subject enters the key hashed
+    /// ([`subject_key`]), so no identifier can name another key.
     fn limit_key(&self, limit: Limit, identifier: Option<&str>) -> Option<(String, RateLimit)> {
         let rule = *limit.of(&self.config.rate_limits)?;
         let subject = if limit.per_client() {
@@ -62,7 +63,10 @@ impl Ctx<'_> {
         } else {
             normalize_identifier(identifier?)
         };
-        Some((format!("authcore:{}:{subject}", limit.name()), rule))
+        Some((
+            subject_key(&format!("limit:{}", limit.name()), &subject),
+            rule,
+        ))
     }
 
     /// The refusal: counted, told to the `rateLimited` event, and the error to answer with
@@ -91,31 +95,10 @@ impl Ctx<'_> {
         }
     }
 
-    /// Fails with `RateLimited` while the subject of `limit` is locked out.
-    pub(crate) async fn check_not_locked(
-        &self,
-        limit: Limit,
-        identifier: Option<&str>,
-    ) -> Result<(), AuthError> {
-        let (Some(store), Some((key, _))) = (
-            &self.config.rate_limit_store,
-            self.limit_key(limit, identifier),
-        ) else {
-            return Ok(());
-        };
-        match store.locked(&key).await {
-            Ok(Some(left)) => Err(self.limited(limit, identifier, left).await),
-            Ok(None) => Ok(()),
-            Err(e) => {
-                // Fail open: a store outage must not stop every sign-in; it is logged.
-                tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
-                Ok(())
-            }
-        }
-    }
-
-    /// Counts one event for `limit`; fails with `RateLimited` when the subject is locked or
-    /// this event went over the limit.
+    /// Reserves one attempt under `limit` before the work it guards (counted in one atomic
+    /// step with the lock check); fails with `RateLimited` when the subject is locked or
+    /// this attempt went over the limit. A failing store lets the attempt through (and
+    /// logs): an outage must not stop every sign-in.
     pub(crate) async fn count_attempt(
         &self,
         limit: Limit,
@@ -127,20 +110,25 @@ impl Ctx<'_> {
         ) else {
             return Ok(());
         };
-        let locked = match store.locked(&key).await {
-            Ok(Some(left)) => Some(left),
-            Ok(None) => store.count(&key, &rule).await.unwrap_or_else(|e| {
-                tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
-                None
-            }),
+        match store.count(&key, &rule).await {
+            Ok(Some(left)) => Err(self.limited(limit, identifier, left).await),
+            Ok(None) => Ok(()),
             Err(e) => {
                 tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
-                None
+                Ok(())
             }
-        };
-        match locked {
-            Some(left) => Err(self.limited(limit, identifier, left).await),
-            None => Ok(()),
+        }
+    }
+
+    /// Gives back an attempt reserved by [`Ctx::count_attempt`] that turned out not to
+    /// count (a success against a failure limit, an error of the check itself).
+    pub(crate) async fn give_back(&self, limit: Limit, identifier: Option<&str>) {
+        if let (Some(store), Some((key, _))) = (
+            &self.config.rate_limit_store,
+            self.limit_key(limit, identifier),
+        ) && let Err(e) = store.give_back(&key).await
+        {
+            tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
         }
     }
 

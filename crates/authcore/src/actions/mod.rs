@@ -37,7 +37,8 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Records a use of database session `token` (now, with the request's `User-Agent`)
+    /// Records a use of database session `token` (its stored form: see
+    /// `ConfigInner::stored_session_token`; now, with the request's `User-Agent`)
     /// when the adapter keeps session activity (session management); a failure is logged
     /// and does not fail the request.
     pub(crate) async fn record_session_activity(
@@ -159,7 +160,8 @@ fn host_is_trusted(config: &ConfigInner, url: &RequestUrl) -> bool {
     *url.site
         .host_trusted
         .get_or_init(|| match &config.allowed_hosts {
-            Some(list) => list.matches(url.authority()),
+            // A pattern without a port is the scheme's default port only.
+            Some(list) => list.allows(url.authority(), if url.is_https() { 443 } else { 80 }),
             None => config.trust_host,
         })
 }

@@ -90,9 +90,11 @@ async fn database_session(
 ) -> Result<ResponseInternal, BoxError> {
     let config = ctx.config;
     let now = OffsetDateTime::now_utc();
-    let found = match adapter.get_session_and_user(token).await? {
+    // The adapter sees the stored form; the cookie keeps the token.
+    let stored = &*config.stored_session_token(token);
+    let found = match adapter.get_session_and_user(stored).await? {
         Some((s, _)) if s.expires < now => {
-            adapter.delete_session(token).await?;
+            adapter.delete_session(stored).await?;
             None
         }
         other => other,
@@ -108,8 +110,8 @@ async fn database_session(
     let update_age = time::Duration::seconds(config.session_update_age as i64);
     let new_expires = now + max_age;
     if session.expires - max_age + update_age <= now {
-        adapter.update_session(token, new_expires).await?;
-        ctx.record_session_activity(adapter, token).await;
+        adapter.update_session(stored, new_expires).await?;
+        ctx.record_session_activity(adapter, stored).await;
     }
     let data = if is_update {
         ctx.req.body.as_ref().and_then(|b| b.get("data"))

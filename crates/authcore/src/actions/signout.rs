@@ -17,7 +17,10 @@ pub(crate) async fn signout(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError
     let event = if ctx.config.session_strategy == crate::config::SessionStrategy::Database
         && let Some(adapter) = &ctx.config.adapter
     {
-        match adapter.delete_session(&token).await {
+        match adapter
+            .delete_session(&ctx.config.stored_session_token(&token))
+            .await
+        {
             Ok(deleted) => {
                 let deleted = deleted.and_then(|s| serde_json::to_value(s).ok());
                 let events = &ctx.config.events;

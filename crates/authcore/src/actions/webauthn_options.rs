@@ -50,6 +50,33 @@ fn decide(requested: Option<&str>, logged_in: bool, info: &UserInfo) -> Option<C
     }
 }
 
+/// Whether a passkey registered without a session (which creates the account of the email
+/// it names) needs the address proven first: when another provider signs in by proving the
+/// address — an email provider, or an OAuth provider that links accounts by email — the
+/// owner's later sign-in would otherwise land in an account someone else prepared, with
+/// that someone's passkey on it. Auth.js allows it; here only behind
+/// `DangerousOptions::passkey_sign_up_without_email_proof`. Where nothing can prove an
+/// address, the email is just the name of a passkey account and sign-up stays open.
+pub(crate) fn sign_up_needs_proof(config: &crate::config::ConfigInner) -> bool {
+    !config.dangerous.passkey_sign_up_without_email_proof
+        && config.providers.iter().any(|p| match p {
+            Provider::Email(_) => true,
+            Provider::OAuth(o) => o.allow_dangerous_email_account_linking,
+            _ => false,
+        })
+}
+
+/// The answer to a passkey sign-up that needs the address proven first (the same for
+/// every address, known or not).
+fn proof_required() -> ResponseInternal {
+    let mut r = ResponseInternal::json(json!({
+        "error": "EmailProofRequired",
+        "message": "Sign in with your email address first, then add a passkey.",
+    }));
+    r.status = Some(StatusCode::FORBIDDEN);
+    r
+}
+
 pub(crate) fn provider<'a>(ctx: &Ctx<'a>) -> Result<&'a WebAuthnProvider, AuthError> {
     match ctx.provider {
         Some(Provider::WebAuthn(p)) => Ok(p),
@@ -75,6 +102,11 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, 
     }
     let current = current_user(ctx, db).await;
     let logged_in = current.is_some();
+    let needs_proof = !logged_in && sign_up_needs_proof(ctx.config);
+    if needs_proof && requested == Some("register") {
+        tracing::debug!(provider = %p.id, "passkey sign-up refused: email not proven");
+        return Ok(proof_required());
+    }
     let info = match current {
         Some(u) => UserInfo {
             user: Some(u),
@@ -108,14 +140,21 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, 
             },
         },
     };
-    let Some(ceremony) = decide(requested, logged_in, &info) else {
-        return Ok(bad_request("Invalid request"));
+    let ceremony = match decide(requested, logged_in, &info) {
+        // An unknown address without a session would register: where sign-up needs the
+        // address proven, it gets an authentication like everyone else instead (the
+        // browser then offers the passkeys it has, and the built-in page the email link).
+        Some(Ceremony::Register) if needs_proof => Ceremony::Authenticate,
+        Some(c) => c,
+        None => return Ok(bad_request("Invalid request")),
     };
     let rp = webauthn::relying_party(p, ctx.req.url.site.base())
         .map_err(|e| e.into_auth_error(&p.id))?;
     let user_id = info.user.as_ref().map(|u| u.id.clone());
-    // `None` without a stored user: Auth.js then leaves `allowCredentials` out.
+    // `None` without a stored user: Auth.js then leaves `allowCredentials` out; so does
+    // `hide_accounts` for every address when nobody is signed in.
     let known = match &user_id {
+        Some(_) if p.hide_accounts && !logged_in => None,
         Some(id) => Some(db.list_authenticators_by_user_id(id).await?),
         None => None,
     };

@@ -150,6 +150,7 @@ pub struct WebAuthnProvider {
     pub(crate) registration_extensions: serde_json::Map<String, serde_json::Value>,
     pub(crate) authentication_extensions: Option<serde_json::Map<String, serde_json::Value>>,
     pub(crate) require_user_verification: bool,
+    pub(crate) hide_accounts: bool,
     /// Shared by clones of the provider (the configuration keeps one).
     pub(crate) relying_parties: Arc<RelyingParties>,
 }
@@ -186,6 +187,7 @@ impl WebAuthnProvider {
             // SimpleWebAuthn's verify functions default to `requireUserVerification: true`,
             // and Auth.js passes nothing else, so both presets insist on it.
             require_user_verification: true,
+            hide_accounts: false,
             relying_parties: Arc::default(),
         }
     }
@@ -351,6 +353,16 @@ impl WebAuthnProvider {
                 .supported_algorithms
                 .iter()
                 .all(|id| VERIFIABLE_ALGORITHMS.contains(id))
+    }
+    /// Answer `webauthn-options` alike for every email address (beyond Auth.js, off by
+    /// default): without a session the options never list the credential ids of a known
+    /// address (Auth.js's `allowCredentials`), so they no longer tell who has an account.
+    /// The trade-off: the browser is then offered only discoverable credentials (passkeys,
+    /// which conditional UI uses anyway); a security key registered without a resident
+    /// key cannot sign in, as it needs its id in the list.
+    pub fn hide_accounts(mut self, on: bool) -> Self {
+        self.hide_accounts = on;
+        self
     }
     /// Whether conditional UI is on.
     pub fn conditional_ui(&self) -> bool {

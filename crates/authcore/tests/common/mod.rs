@@ -385,3 +385,47 @@ pub fn decoded_cookie(r: &TestResponse, name: &str) -> Option<String> {
             .into_owned()
     })
 }
+
+/// The magic-link mails an [`outbox_provider`] has "sent".
+pub type Outbox = Arc<Mutex<Vec<authcore::providers::VerificationRequest>>>;
+
+/// An email provider that keeps its mails in `outbox`.
+pub fn outbox_provider(outbox: &Outbox) -> authcore::providers::EmailProvider {
+    let outbox = outbox.clone();
+    authcore::providers::EmailProvider::new("Auth <no-reply@example.com>")
+        .send_verification_request(move |r| {
+            let outbox = outbox.clone();
+            async move {
+                outbox.lock().unwrap().push(r);
+                Ok(())
+            }
+        })
+}
+
+/// Asks for a magic link to `email` and returns the link's URL from `outbox`.
+pub async fn magic_link_url(auth: &Auth, outbox: &Outbox, email: &str) -> String {
+    let (csrf, token) = csrf_pair();
+    let r = send(
+        auth,
+        post("/auth/signin/email")
+            .header("cookie", csrf)
+            .body(form(&[("csrfToken", &token), ("email", email)]))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, 302, "{}", r.text());
+    outbox.lock().unwrap().pop().unwrap().url
+}
+
+/// `POST /auth/signout` with session cookie value `token` and a valid CSRF pair.
+pub async fn sign_out_session(auth: &Auth, token: &str) -> TestResponse {
+    let (csrf, csrf_token) = csrf_pair();
+    send(
+        auth,
+        post("/auth/signout")
+            .header("cookie", format!("{SESSION_COOKIE}={token}; {csrf}"))
+            .body(form(&[("csrfToken", &csrf_token)]))
+            .unwrap(),
+    )
+    .await
+}

@@ -41,10 +41,17 @@ pub(crate) async fn callback(
         .iter()
         .find_map(|k| credentials.get(*k).and_then(|v| v.as_str()))
         .filter(|v| !v.trim().is_empty());
-    ctx.check_not_locked(Limit::CredentialsPerIdentifier, identifier)
-        .await?;
-    ctx.check_not_locked(Limit::CredentialsPerClient, None)
-        .await?;
+    // Each attempt is reserved before `authorize` runs, so parallel guesses are counted
+    // one by one whatever `authorize` costs; the limits are on failures, so a success
+    // clears the identifier's count and gives the client's attempt back.
+    ctx.count_attempt(Limit::CredentialsPerClient, None).await?;
+    if let Err(e) = ctx
+        .count_attempt(Limit::CredentialsPerIdentifier, identifier)
+        .await
+    {
+        ctx.give_back(Limit::CredentialsPerClient, None).await;
+        return Err(e);
+    }
     let request = authorize_request(ctx, credentials);
     let outcome = provider
         .call_authorize(credentials.clone(), request)
@@ -59,21 +66,24 @@ pub(crate) async fn callback(
     let mut user = match outcome {
         Ok(Some(user)) => user,
         // An error of `authorize` itself is no wrong password: not counted.
-        Err(e @ AuthError::CallbackRouteError { .. }) => return Err(e),
+        Err(e @ AuthError::CallbackRouteError { .. }) => {
+            ctx.give_back(Limit::CredentialsPerIdentifier, identifier)
+                .await;
+            ctx.give_back(Limit::CredentialsPerClient, None).await;
+            return Err(e);
+        }
+        // A failure: the reserved attempts stay counted.
         failed => {
-            let failure = failed
+            return Err(failed
                 .err()
                 .unwrap_or_else(|| AuthError::CredentialsSignin {
                     code: "credentials".to_owned(),
-                });
-            ctx.count_attempt(Limit::CredentialsPerIdentifier, identifier)
-                .await?;
-            ctx.count_attempt(Limit::CredentialsPerClient, None).await?;
-            return Err(failure);
+                }));
         }
     };
     ctx.reset_limit(Limit::CredentialsPerIdentifier, identifier)
         .await;
+    ctx.give_back(Limit::CredentialsPerClient, None).await;
     let id = user.id.get_or_insert_with(random::uuid_v4).clone();
     let account = Account::new(ProviderType::Credentials, provider.id.clone(), id.clone());
 

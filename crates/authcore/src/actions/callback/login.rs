@@ -20,6 +20,37 @@ pub(crate) struct Login {
     /// The database session to set: a new one, or the current one when the user was
     /// signed in already (database strategy only).
     pub session: Option<AdapterSession>,
+    /// Whether [`Login::open_session`] still has to open a session (the account branches
+    /// leave it to the caller, so that nothing is written after it can fail).
+    pub session_pending: bool,
+}
+
+impl Login {
+    /// Opens the database session of a sign-in that has none yet: the last write of a
+    /// sign-in, so that a step refused before it leaves no session behind.
+    pub(crate) async fn open_session(
+        &mut self,
+        ctx: &Ctx<'_>,
+        adapter: &dyn Adapter,
+    ) -> Result<(), AuthError> {
+        if std::mem::take(&mut self.session_pending)
+            && let Some(id) = self.user.id.as_deref()
+        {
+            self.session = new_session(ctx, adapter, id).await?;
+        }
+        Ok(())
+    }
+
+    /// Undoes a user created by this sign-in (with its accounts) after a later step
+    /// failed, so that a refused sign-in leaves no row. Best effort: logged if it fails.
+    pub(crate) async fn undo_new_user(&self, adapter: &dyn Adapter) {
+        if self.is_new_user
+            && let Some(id) = self.user.id.as_deref()
+            && let Err(e) = adapter.delete_user(id).await
+        {
+            tracing::error!(error = %e, "could not remove the user of a refused sign-in");
+        }
+    }
 }
 
 /// The user of the current session, if any (errors mean "nobody").
@@ -45,11 +76,18 @@ async fn current_session(
             Some((adapter.get_user(&sub).await.ok()??, None))
         }
         SessionStrategy::Database => adapter
-            .get_session_and_user(&token)
+            .get_session_and_user(&ctx.config.stored_session_token(&token))
             .await
             .ok()?
             .filter(|(s, _)| s.expires > OffsetDateTime::now_utc())
-            .map(|(s, u)| (u, Some(s))),
+            // The cookie's token, not its stored form: the session's cookie is set again.
+            .map(|(s, u)| {
+                let s = AdapterSession {
+                    session_token: token.into_owned(),
+                    ..s
+                };
+                (u, Some(s))
+            }),
     }
 }
 
@@ -63,15 +101,19 @@ async fn new_session(
     }
     let expires =
         OffsetDateTime::now_utc() + time::Duration::seconds(ctx.config.session_max_age as i64);
-    let session = adapter
+    // The cookie gets the token; the database its stored form.
+    let token = random::uuid_v4();
+    let stored = ctx.config.stored_session_token(&token).into_owned();
+    let mut session = adapter
         .create_session(AdapterSession {
-            session_token: random::uuid_v4(),
+            session_token: stored,
             user_id: user_id.to_owned(),
             expires,
         })
         .await?;
     ctx.record_session_activity(adapter, &session.session_token)
         .await;
+    session.session_token = token;
     Ok(Some(session))
 }
 
@@ -98,6 +140,8 @@ impl AccountRules {
 }
 
 /// OAuth / OIDC and WebAuthn branches of spec §10.3. `account.user_id` is filled on return.
+/// A new session is not opened here: the caller opens it with [`Login::open_session`]
+/// after its own last write.
 pub(crate) async fn account_login(
     ctx: &Ctx<'_>,
     adapter: &dyn Adapter,
@@ -128,6 +172,7 @@ pub(crate) async fn account_login(
                     user: User::from(&owner),
                     is_new_user: false,
                     session: current_session,
+                    session_pending: false,
                 })
             }
             Some(_) => Err(not_linked(
@@ -135,11 +180,11 @@ pub(crate) async fn account_login(
             )),
             None => {
                 account.user_id = Some(owner.id.clone());
-                let session = new_session(ctx, adapter, &owner.id).await?;
                 Ok(Login {
                     user: User::from(&owner),
                     is_new_user: false,
-                    session,
+                    session: None,
+                    session_pending: true,
                 })
             }
         };
@@ -158,6 +203,7 @@ pub(crate) async fn account_login(
             user,
             is_new_user: false,
             session: current_session,
+            session_pending: false,
         });
     }
     let by_email = match &profile_user.email {
@@ -187,17 +233,21 @@ pub(crate) async fn account_login(
     // Auth.js fires createUser even for the dangerous email link (§16.19).
     ctx.event_result("createUser", events.create_user(&public).await);
     account.user_id = Some(user.id.clone());
-    adapter.link_account(account.clone()).await?;
-    ctx.event_result(
-        "linkAccount",
-        events.link_account(&public, account, profile).await,
-    );
-    let session = new_session(ctx, adapter, &user.id).await?;
-    Ok(Login {
+    let login = Login {
         user: public,
         is_new_user,
-        session,
-    })
+        session: None,
+        session_pending: true,
+    };
+    if let Err(e) = adapter.link_account(account.clone()).await {
+        login.undo_new_user(adapter).await;
+        return Err(e.into());
+    }
+    ctx.event_result(
+        "linkAccount",
+        events.link_account(&login.user, account, profile).await,
+    );
+    Ok(login)
 }
 
 /// Email branch of spec §10.3: verify the existing user (ending another user's database
@@ -218,7 +268,9 @@ pub(crate) async fn email_login(
                     && let Some(current) = current_user(ctx, adapter).await
                     && current.id != u.id
                 {
-                    adapter.delete_session(&token).await?;
+                    adapter
+                        .delete_session(&ctx.config.stored_session_token(&token))
+                        .await?;
                 }
             }
             let updated = adapter
@@ -253,6 +305,7 @@ pub(crate) async fn email_login(
         user: User::from(&user),
         is_new_user,
         session,
+        session_pending: false,
     })
 }
 

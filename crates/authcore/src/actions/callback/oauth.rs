@@ -295,7 +295,16 @@ pub(crate) async fn callback(
     let mut user = mapped;
     // Without an adapter the user id is random per sign-in, as in Auth.js (§16.18).
     user.id = Some(random::uuid_v4());
-    user.email = user.email.map(|e| e.to_lowercase());
+    // Auth.js lower-cases the profile's address; it is normalised here as magic-link
+    // addresses are, so that one address is one account whichever way it arrives. An
+    // address the normaliser refuses is dropped (the sign-in goes on without one).
+    user.email = user.email.and_then(|e| match crate::providers::email::normalize_email(&e) {
+        Ok(email) => Some(email),
+        Err(error) => {
+            tracing::warn!(provider = %id, %error, "OAuth profile email refused; signing in without it");
+            None
+        }
+    });
     let tokens = match &p.account {
         Some(f) => f(&tokens),
         None => tokens,
@@ -328,7 +337,7 @@ pub(crate) async fn callback(
     let mut account = account;
     let (user, is_new_user, db_session) = match &ctx.config.adapter {
         Some(adapter) => {
-            let login = login::account_login(
+            let mut login = login::account_login(
                 ctx,
                 &**adapter,
                 &user,
@@ -339,6 +348,7 @@ pub(crate) async fn callback(
                 },
             )
             .await?;
+            login.open_session(ctx, &**adapter).await?;
             (login.user, Some(login.is_new_user), login.session)
         }
         None => (user, None, None),

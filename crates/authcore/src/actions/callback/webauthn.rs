@@ -9,7 +9,7 @@ use webauthn_rs_core::proto::{PublicKeyCredential, RegisterPublicKeyCredential};
 
 use super::{SignedIn, login, run_sign_in_callback};
 use crate::actions::Ctx;
-use crate::actions::webauthn_options::{Ceremony, adapter, consume_challenge};
+use crate::actions::webauthn_options::{Ceremony, adapter, consume_challenge, sign_up_needs_proof};
 use crate::adapter::Adapter;
 use crate::callbacks::SignInParams;
 use crate::error::AuthError;
@@ -113,6 +113,13 @@ async fn register(
     let user = challenge
         .register_data
         .ok_or_else(|| invalid("Missing user registration data in WebAuthn challenge cookie"))?;
+    // A challenge for a new account made before the configuration required proof of the
+    // address is refused as its options would be now.
+    if user.id.is_none() && sign_up_needs_proof(ctx.config) {
+        return Err(AuthError::AccessDenied {
+            source: Some("passkey sign-up needs the email address proven first".into()),
+        });
+    }
     let rp = webauthn::relying_party(p, ctx.req.url.site.base())
         .map_err(|e| e.into_auth_error(&p.id))?;
     // Auth.js `transportsToString`: the browser's list, comma-joined.
@@ -132,6 +139,17 @@ async fn register(
         transports,
     )
     .map_err(|e| e.into_auth_error(&p.id))?;
+    // A credential id that is registered already (to anyone) is refused before anything
+    // is written: no user, account or session row for a registration that cannot finish.
+    if db
+        .get_authenticator(&authenticator.credential_id)
+        .await?
+        .is_some()
+    {
+        return Err(AuthError::AccountNotLinked {
+            message: "This passkey is registered already".into(),
+        });
+    }
     let mut account = Account::new(
         ProviderType::Webauthn,
         p.id.clone(),
@@ -168,7 +186,7 @@ async fn sign_in(
         },
     )
     .await?;
-    let result = login::account_login(
+    let mut result = login::account_login(
         ctx,
         db,
         &user,
@@ -179,8 +197,21 @@ async fn sign_in(
     .await?;
     if let Some(mut authenticator) = new_authenticator {
         authenticator.user_id = result.user.id.clone();
-        db.create_authenticator(authenticator).await?;
+        if let Err(e) = db.create_authenticator(authenticator).await {
+            // Lost a race for the credential id: remove what this sign-in wrote.
+            if result.is_new_user {
+                result.undo_new_user(db).await;
+            } else if let Err(e) = db
+                .unlink_account(&account.provider, &account.provider_account_id)
+                .await
+            {
+                tracing::error!(error = %e, "could not remove the account of a refused passkey");
+            }
+            return Err(e.into());
+        }
     }
+    // The session last, so that every refused step above leaves none.
+    result.open_session(ctx, db).await?;
     super::finish_sign_in(
         ctx,
         SignedIn {

@@ -246,8 +246,11 @@ pub const MAX_EMAIL_LEN: usize = 254;
 /// Auth.js default normaliser (spec §7.1): NFKC, lower case, trimmed; exactly one `@` with
 /// non-empty parts and no `"`; the domain is cut at the first `,`.
 ///
-/// Stricter than Auth.js: control characters (CR/LF header injection), inner whitespace,
-/// `<`/`>`, and addresses longer than [`MAX_EMAIL_LEN`] (or a local part over 64) are refused.
+/// Stricter than Auth.js: control characters (CR/LF header injection), format characters
+/// (Unicode category Cf: zero-width spaces and joiners, bidi controls — invisible, they
+/// would make a second account look like the first), inner whitespace, `<`/`>`, and
+/// addresses longer than [`MAX_EMAIL_LEN`] (or a local part over 64) are refused. The same
+/// normaliser applies to magic-link addresses, passkey registrations and OAuth profiles.
 ///
 /// ```
 /// use authcore::providers::email::normalize_email;
@@ -256,6 +259,7 @@ pub const MAX_EMAIL_LEN: usize = 254;
 /// assert!(normalize_email("foo@evil.com@example.com").is_err());
 /// ```
 pub fn normalize_email(input: &str) -> Result<String, InvalidEmail> {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory as _};
     if input.is_empty() {
         return Err(InvalidEmail::Missing);
     }
@@ -269,8 +273,12 @@ pub fn normalize_email(input: &str) -> Result<String, InvalidEmail> {
         return Err(InvalidEmail::Missing);
     }
     if s.len() > MAX_EMAIL_LEN
-        || s.chars()
-            .any(|c| matches!(c, '"' | '<' | '>') || c.is_control() || c.is_whitespace())
+        || s.chars().any(|c| {
+            matches!(c, '"' | '<' | '>')
+                || c.is_control()
+                || c.is_whitespace()
+                || c.general_category() == GeneralCategory::Format
+        })
     {
         return Err(InvalidEmail::Format);
     }
@@ -318,6 +326,17 @@ mod tests {
         );
         assert_eq!(normalize_email(""), Err(InvalidEmail::Missing));
         assert_eq!(normalize_email("   "), Err(InvalidEmail::Missing));
+        // Invisible format characters (Cf) would make a look-alike second account.
+        for bad in [
+            "demo@example.com\u{200b}",
+            "de\u{200d}mo@example.com",
+            "demo@exa\u{2060}mple.com",
+            "\u{feff}demo@example.com",
+            "demo@example.com\u{202e}",
+            "demo\u{ad}@example.com",
+        ] {
+            assert_eq!(normalize_email(bad), Err(InvalidEmail::Format), "{bad:?}");
+        }
         let long_local = format!("{}@example.com", "a".repeat(65));
         let long_total = format!("a@{}.com", "b".repeat(250));
         let huge = "x".repeat(1 << 20);
