@@ -11,9 +11,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use authcore::providers::CredentialsProvider;
+use authcore::adapter::MemoryAdapter;
+use authcore::providers::{CredentialsProvider, EmailProvider};
 use authcore::ratelimit::{RateLimit, RateLimits};
-use authcore::{Auth, AuthConfig, User};
+use authcore::{Auth, AuthConfig, SessionStrategy, User};
 use authcore_axum::AuthRouterExt;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -29,10 +30,12 @@ enum Store {
     Redis,
 }
 
-/// A served handler and the number of `authorize` calls it has made.
+/// A served handler, the number of `authorize` calls it has made and of magic-link mails
+/// it has sent.
 struct Target {
     addr: SocketAddr,
     authorize_calls: Arc<AtomicUsize>,
+    mails: Arc<AtomicUsize>,
 }
 
 async fn start(store: Store, limits: RateLimits) -> Target {
@@ -53,10 +56,19 @@ async fn start(store: Store, limits: RateLimits) -> Target {
                 .then(|| User::with_id(field("username").unwrap_or_default())))
         }
     });
+    let mails = Arc::new(AtomicUsize::new(0));
+    let sent = Arc::clone(&mails);
+    let email = EmailProvider::new("auth@example.com").send_verification_request(move |_| {
+        sent.fetch_add(1, Ordering::SeqCst);
+        async { Ok(()) }
+    });
     let mut builder = AuthConfig::builder()
         .secret("attempt-accounting-secret-0123456789")
         .trust_host(true)
         .provider(provider)
+        .provider(email)
+        .adapter(MemoryAdapter::new())
+        .session_strategy(SessionStrategy::Jwt)
         .rate_limits(limits);
     if let Store::Redis = store {
         let url = std::env::var("AUTHCORE_TEST_REDIS_URL")
@@ -83,6 +95,7 @@ async fn start(store: Store, limits: RateLimits) -> Target {
     Target {
         addr,
         authorize_calls: calls,
+        mails,
     }
 }
 
@@ -185,20 +198,30 @@ fn outcome(raw: &[u8]) -> Outcome {
     }
 }
 
-fn sign_in_request(csrf: &(String, String), username: &str, password: &str) -> Vec<u8> {
-    let body = form_urlencoded::Serializer::new(String::new())
-        .append_pair("csrfToken", &csrf.1)
-        .append_pair("username", username)
-        .append_pair("password", password)
-        .finish();
+/// A form `POST` to `path` with the CSRF pair and `fields`.
+fn form_request(csrf: &(String, String), path: &str, fields: &[(&str, &str)]) -> Vec<u8> {
+    let mut body = form_urlencoded::Serializer::new(String::new());
+    body.append_pair("csrfToken", &csrf.1);
+    for (k, v) in fields {
+        body.append_pair(k, v);
+    }
+    let body = body.finish();
     format!(
-        "POST /auth/callback/credentials HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
          Cookie: {}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
          Content-Length: {}\r\n\r\n{body}",
         csrf.0,
         body.len()
     )
     .into_bytes()
+}
+
+fn sign_in_request(csrf: &(String, String), username: &str, password: &str) -> Vec<u8> {
+    form_request(
+        csrf,
+        "/auth/callback/credentials",
+        &[("username", username), ("password", password)],
+    )
 }
 
 /// Sends every request but its last byte on a connection of its own, then all last bytes
@@ -363,4 +386,50 @@ async fn identifiers_cannot_steer_other_keys_in_memory() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identifiers_cannot_steer_other_keys_in_redis() {
     identifiers_cannot_steer_other_keys(Store::Redis).await;
+}
+
+/// Mails to an address spelled around the victim's key (`victim@example.com:lock`) count
+/// for that string only: they do not reset the victim's mail count.
+async fn mail_names_cannot_reset_another_address(store: Store) {
+    let target = start(
+        store,
+        RateLimits {
+            emails_per_address: Some(RateLimit::new(3, WINDOW)),
+            ..RateLimits::default()
+        },
+    )
+    .await;
+    let pair = csrf(target.addr).await;
+    let send = |email: &'static str| {
+        let request = form_request(&pair, "/auth/signin/email", &[("email", email)]);
+        async move {
+            let raw = exchange(target.addr, &request).await;
+            let (head, _) = split(&raw);
+            head.headers
+                .iter()
+                .any(|(k, v)| k == "location" && v.contains("error=RateLimited"))
+        }
+    };
+    for _ in 0..3 {
+        assert!(!send("victim@example.com").await, "{store:?}");
+    }
+    assert!(send("victim@example.com").await, "{store:?}: limited");
+    for steer in ["victim@example.com:lock", "victim@example.com:count"] {
+        for _ in 0..3 {
+            send(steer).await;
+        }
+    }
+    assert!(send("victim@example.com").await, "{store:?}: still limited");
+    // 3 to the victim, 3 to each steering name: no fourth mail to the victim.
+    assert_eq!(target.mails.load(Ordering::SeqCst), 9, "{store:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mail_names_cannot_reset_another_address_in_memory() {
+    mail_names_cannot_reset_another_address(Store::Memory).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mail_names_cannot_reset_another_address_in_redis() {
+    mail_names_cannot_reset_another_address(Store::Redis).await;
 }
