@@ -17,6 +17,8 @@
 //     -> {"token":"<compact JWE>"}
 //   {"op":"v4decode","secret":"s","token":"<compact JWE>"}
 //     -> {"ok":true,"payload":{...}} | {"ok":false,"error":"..."}
+//   {"op":"v4session","secret":"s","token":"<session cookie value>"|null}
+//     -> {"body":<what next-auth 4's session route answers>}  (its core handler, JWT sessions)
 //   {"op":"batch","items":[<op>, ...]} -> {"results":[<result>, ...]}
 //
 // A failing item inside a batch yields {"error":"<message>"} in its slot; the batch goes on.
@@ -25,6 +27,8 @@ import { encode, decode } from "@auth/core/jwt";
 // next-auth 4 (pinned; its peers next/react are not installed: `legacy-peer-deps` in .npmrc),
 // whose `next-auth/jwt` needs none of them.
 import nextAuthV4Jwt from "next-auth/jwt";
+// next-auth 4's route handler, by file path (its "exports" map hides core/).
+import nextAuthV4Core from "./node_modules/next-auth/core/index.js";
 // @auth/core does not export its CSRF helpers (the package "exports" map hides lib/), so
 // they are imported by file path from the pinned install. They are the exact functions
 // Auth.js's `init` uses: `createHash` (SHA-256 hex of a string) and `createCSRFToken`
@@ -65,6 +69,17 @@ async function runOp(item) {
       } catch (err) {
         return { ok: false, error: String(err?.message ?? err) };
       }
+    }
+    case "v4session": {
+      const cookies = item.token ? { "next-auth.session-token": item.token } : {};
+      const res = await nextAuthV4Core.AuthHandler({
+        req: {
+          action: "session", method: "GET", cookies, query: {}, body: {},
+          headers: { host: "localhost:3000" }, host: "http://localhost:3000",
+        },
+        options: { providers: [], secret: item.secret, logger: { error() {}, warn() {}, debug() {} } },
+      });
+      return { body: res.body ?? null };
     }
     case "csrf": {
       if (typeof item.token !== "string") throw new Error("csrf: token must be a string");

@@ -134,6 +134,8 @@ pub(crate) struct ConfigInner {
     /// next-auth 4's client asks for `{url}` JSON instead of a redirect with a `json=true`
     /// body field (v5 sends `X-Auth-Return-Redirect`); honoured with `next_auth_v4()`.
     pub json_body_asks_for_url: bool,
+    /// next-auth 4's session route answers `{}` without a session (v5: `null`).
+    pub empty_session_is_object: bool,
     /// Some OAuth provider refreshes access tokens (`refresh_access_token`).
     pub refreshes_tokens: bool,
     /// JWT sessions are checked against the adapter's revocation list.
@@ -486,7 +488,8 @@ impl AuthConfigBuilder {
     /// same `NEXTAUTH_SECRET` as the secret). A custom
     /// [`session_token_codec`](Self::session_token_codec) still wins. v4's
     /// `next-auth/react` works unchanged: the `json=true` its `signIn`/`signOut` post asks
-    /// for `{"url": …}` JSON instead of a redirect, as `X-Auth-Return-Redirect` does.
+    /// for `{"url": …}` JSON instead of a redirect, as `X-Auth-Return-Redirect` does. The
+    /// session action answers `{}` without a session, as v4 does (v5: `null`).
     pub fn next_auth_v4(mut self) -> Self {
         self.next_auth_v4 = true;
         self
@@ -1009,6 +1012,7 @@ impl AuthConfigBuilder {
                 max_body_bytes: self.max_body_bytes,
                 max_cookie_header_bytes: self.max_cookie_header_bytes,
                 json_body_asks_for_url: self.next_auth_v4,
+                empty_session_is_object: self.next_auth_v4,
                 refreshes_tokens,
                 jwt_revocation,
                 sites: Default::default(),

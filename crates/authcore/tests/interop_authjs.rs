@@ -608,10 +608,25 @@ async fn next_auth_v4_sessions_cross_both_ways() {
     assert_eq!(status, 200);
     assert_eq!(body["user"]["email"], "ada@example.com");
     let refreshed = refreshed.expect("the session cookie is refreshed");
-    // An Auth.js v5 token is no session here.
+    // An Auth.js v5 token is no session here; without a session, v4 answers `{}` (v5:
+    // `null`), as next-auth 4.24's own session route does for the same cookies.
     let v5_token = results[v5]["token"].as_str().unwrap().to_owned();
     let (_, _, body) = v4_request(&auth, session(&v5_token)).await;
-    assert_eq!(body, Value::Null);
+    assert_eq!(body, json!({}));
+    let (_, _, no_cookie) = v4_request(
+        &auth,
+        http::Request::get("http://localhost:3000/api/auth/session")
+            .body(http_body_util::Full::default())
+            .unwrap(),
+    )
+    .await;
+    let mut batch = NodeBatch::default();
+    let v4_none = batch.push(json!({"op": "v4session", "secret": SECRET, "token": null}));
+    let v4_foreign = batch.push(json!({"op": "v4session", "secret": SECRET, "token": v5_token}));
+    let answers = batch.run();
+    assert_eq!(no_cookie, answers[v4_none]["body"]);
+    assert_eq!(body, answers[v4_foreign]["body"]);
+    assert_eq!(no_cookie, json!({}));
 
     // authcore's own sign-in writes a v4 token too.
     let csrf = "b".repeat(64);

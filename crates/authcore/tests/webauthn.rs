@@ -2,6 +2,8 @@
 //! driven in memory, with a software authenticator playing browser and device.
 #![allow(clippy::unwrap_used)]
 mod common;
+#[path = "support/interop_node.rs"]
+mod interop_node;
 #[path = "support/soft_authenticator.rs"]
 mod soft_authenticator;
 
@@ -1052,14 +1054,9 @@ async fn authenticator_row_made_by_simplewebauthn_signs_in() {
 async fn authjs_row_signs_in(mut key: SoftAuthenticator) {
     use authcore::adapter::NewUser;
     use authcore::types::{Account, Authenticator, ProviderType};
-    use std::io::Write;
 
     let alg = key.algorithm();
-    let interop = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop");
-    assert!(
-        interop.join("node_modules/@simplewebauthn/server").is_dir(),
-        "run `npm ci --prefix interop` first"
-    );
+    interop_node::interop_dir("@simplewebauthn/server");
     let challenge = "YXV0aGpzLXJlZ2lzdHJhdGlvbi1jaGFsbGVuZ2U";
     let options = serde_json::json!({
         "challenge": challenge,
@@ -1072,30 +1069,16 @@ async fn authjs_row_signs_in(mut key: SoftAuthenticator) {
         ],
     });
     let response = key.register(&options, ORIGIN);
-    let mut node = std::process::Command::new("node")
-        .arg("webauthn-register.mjs")
-        .current_dir(&interop)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("cannot start node");
     let input = serde_json::json!({
         "response": response,
         "expectedChallenge": challenge,
         "expectedOrigin": ORIGIN,
         "expectedRPID": "authjs.test",
     });
-    node.stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = node.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "@simplewebauthn/server refused the registration of a {alg} key"
-    );
-    let row: Authenticator = serde_json::from_slice(&out.stdout).unwrap();
+    let out = interop_node::run("webauthn-register.mjs", &input).unwrap_or_else(|| {
+        panic!("@simplewebauthn/server refused the registration of a {alg} key")
+    });
+    let row: Authenticator = serde_json::from_slice(&out).unwrap();
     assert_eq!(row.credential_device_type, "multiDevice");
 
     let (auth, _, db) = setup(WebAuthnProvider::passkey());

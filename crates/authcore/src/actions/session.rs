@@ -22,8 +22,15 @@ pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError
     }
     let database = ctx.config.session_strategy == crate::config::SessionStrategy::Database
         && ctx.config.adapter.is_some();
-    let (response, outcome) = read(ctx, database, is_update).await;
+    let (mut response, outcome) = read(ctx, database, is_update).await;
     telemetry::session_read(database, outcome);
+    // next-auth 4's session route starts from an empty body and answers it as it is when
+    // there is no session (`next-auth/core/routes/session`): `{}` where v5 answers `null`.
+    if ctx.config.empty_session_is_object
+        && matches!(response.body, Some(InternalBody::Json(Value::Null)))
+    {
+        response.body = Some(InternalBody::Json(Value::Object(Default::default())));
+    }
     Ok(if is_update {
         response
     } else {

@@ -59,17 +59,26 @@ impl ReqwestClient {
     }
 }
 
+/// A transport error without the request URL's query: a token endpoint can carry the client
+/// secret there (WeChat's `secret`, as Auth.js sends it), and errors reach the logger.
+fn without_query(mut e: reqwest::Error) -> reqwest::Error {
+    if let Some(url) = e.url_mut() {
+        url.set_query(None);
+    }
+    e
+}
+
 #[async_trait]
 impl HttpClient for ReqwestClient {
     async fn send(&self, request: http::Request<Bytes>) -> Result<http::Response<Bytes>, BoxError> {
         let request = reqwest::Request::try_from(request.map(reqwest::Body::from))?;
-        let mut response = self.client.execute(request).await?;
+        let mut response = self.client.execute(request).await.map_err(without_query)?;
         let mut out = http::Response::builder().status(response.status().as_u16());
         if let Some(h) = out.headers_mut() {
             h.clone_from(response.headers());
         }
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await? {
+        while let Some(chunk) = response.chunk().await.map_err(without_query)? {
             if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
                 return Err(format!("response larger than {MAX_RESPONSE_BYTES} bytes").into());
             }

@@ -216,6 +216,8 @@ pub struct OAuthProvider {
     pub(crate) token_request: Option<Arc<TokenRequestFn>>,
     pub(crate) authorization_client_params: Vec<(String, ClientValue)>,
     pub(crate) token_client_params: Vec<(String, ClientValue)>,
+    pub(crate) token_url_client_params: Vec<(String, ClientValue)>,
+    pub(crate) default_scope: bool,
     pub(crate) client_private_key: Option<ClientPrivateKey>,
     pub(crate) authorization_hook: Option<Arc<AuthorizationFn>>,
     pub(crate) allow_dangerous_email_account_linking: bool,
@@ -269,6 +271,8 @@ impl OAuthProvider {
             token_request: None,
             authorization_client_params: Vec::new(),
             token_client_params: Vec::new(),
+            token_url_client_params: Vec::new(),
+            default_scope: true,
             client_private_key: None,
             authorization_hook: None,
             allow_dangerous_email_account_linking: false,
@@ -368,6 +372,21 @@ impl OAuthProvider {
     /// authentication.
     pub fn token_client_param(mut self, name: impl Into<String>, value: ClientValue) -> Self {
         self.token_client_params.push((name.into(), value));
+        self
+    }
+    /// Adds a token endpoint query parameter holding the client id or secret (WeChat's
+    /// `appid` / `secret`): Auth.js writes a token endpoint's `params` into its URL.
+    pub fn token_url_client_param(mut self, name: impl Into<String>, value: ClientValue) -> Self {
+        self.token_url_client_params.push((name.into(), value));
+        self
+    }
+    /// Whether an authorization URL configured without a `scope` gets
+    /// `scope=openid profile email`, as Auth.js's provider normalisation does for every
+    /// provider with an authorization endpoint (`normalizeOAuth` in
+    /// `@auth/core/lib/utils/providers`). On by default; a brand that refuses scopes it
+    /// does not know turns it off.
+    pub fn default_scope(mut self, on: bool) -> Self {
+        self.default_scope = on;
         self
     }
     /// Token endpoint URL.

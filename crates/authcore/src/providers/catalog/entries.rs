@@ -168,7 +168,7 @@ pub(super) const CATALOG: &[CatalogEntry] = &[
         provider_id: "box",
         settings: &[],
         deprecated_for: None,
-        deviations: "",
+        deviations: "Sends no scope when none is configured: Auth.js adds scope=openid profile email, which are no Box scopes (Box's scope parameter can only narrow the application's own scopes).",
         make: |_| Ok(box_com()),
     },
     CatalogEntry {
@@ -638,7 +638,7 @@ pub(super) const CATALOG: &[CatalogEntry] = &[
         provider_id: "notion",
         settings: &[],
         deprecated_for: None,
-        deviations: "",
+        deviations: "Sends the callback URL as redirect_uri (Auth.js sends its redirectUri option, without one the literal string undefined, which Notion refuses as no registered redirect URI).",
         make: |_| Ok(notion()),
     },
     CatalogEntry {

@@ -176,6 +176,10 @@ pub fn box_com() -> OAuthProvider {
     )
     .profile(fields("id", "name", "login", "avatar_url"))
     .style(style("#0075C9", Some("#fff")))
+    // Box's `scope` can only narrow the application's own Box scopes
+    // (https://developer.box.com/guides/api-calls/permissions-and-errors/scopes/):
+    // Auth.js's `openid profile email` are none of them.
+    .default_scope(false)
 }
 
 /// BoxyHQ SAML (SAML Jackson), id `boxyhq-saml`: endpoints under `issuer` (your Jackson
@@ -1144,8 +1148,8 @@ pub fn wechat(platform: WeChatPlatform) -> OAuthProvider {
     .checks(state_only())
     .authorization_client_param("appid", ClientValue::ClientId)
     .authorization_param("scope", scope)
-    .token_client_param("appid", ClientValue::ClientId)
-    .token_client_param("secret", ClientValue::ClientSecret)
+    .token_url_client_param("appid", ClientValue::ClientId)
+    .token_url_client_param("secret", ClientValue::ClientSecret)
     .conform(|status, mut body| {
         if let Value::Object(m) = &mut body
             && !m.contains_key("errcode")

@@ -159,6 +159,11 @@ pub(crate) fn authorization_url(
         for (k, v) in &p.authorization.params {
             set_param(&mut pairs, k, v);
         }
+        // Auth.js `normalizeOAuth`: a configured endpoint without a scope asks for
+        // `openid profile email`, whatever the provider's type.
+        if p.default_scope && !pairs.iter().any(|(n, _)| n == "scope") {
+            set_param(&mut pairs, "scope", "openid profile email");
+        }
     }
     set_param(&mut pairs, "response_type", "code");
     set_param(&mut pairs, "client_id", &p.client_id);
@@ -235,7 +240,22 @@ pub(crate) fn token_request(
         form.append_pair(k, p.client_value(v));
     }
     let secret = p.client_secret.as_deref().unwrap_or("");
-    let mut builder = http::Request::post(token_endpoint)
+    // Auth.js writes a token endpoint's `params` into its URL.
+    let with_query;
+    let url = if p.token_url_client_params.is_empty() {
+        token_endpoint
+    } else {
+        let mut u = url::Url::parse(token_endpoint).map_err(|e| OAuthError::InvalidResponse {
+            step: "token",
+            reason: format!("invalid token endpoint: {e}"),
+        })?;
+        for (k, v) in &p.token_url_client_params {
+            u.query_pairs_mut().append_pair(k, p.client_value(v));
+        }
+        with_query = u.to_string();
+        &with_query
+    };
+    let mut builder = http::Request::post(url)
         .header(http::header::ACCEPT, "application/json")
         .header(
             http::header::CONTENT_TYPE,
