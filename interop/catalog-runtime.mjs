@@ -7,9 +7,14 @@
 //
 // Input: {"app": "http://localhost:3000", "cases": [{"id", "options": {...},
 // "answers": {"<METHOD> <url without query>": "<JSON body>"}, "code", "clientId",
-// "clientSecret"}]}. Output: one JSON array, per case {"id", "location", "requests":
-// [{"method", "url", "headers", "body"}], "status", "error"}.
+// "clientSecret", "formPost", "idToken"}]}. `idToken` (OpenID Connect presets):
+// {"url": <token endpoint>, "answer": {...token answer}, "claims": {...}, "alg": "RS256" |
+// "HS256", "pem": <PKCS #8 key for RS256, kid "k1">}: the token answer gets an ID token with
+// those claims, `iat`, `exp` and the `nonce` of the sign-in redirect. Output: one JSON
+// array, per case {"id", "location", "requests": [{"method", "url", "headers", "body"}],
+// "status", "error"}.
 import { Auth } from "./node_modules/@auth/core/index.js";
+import { SignJWT, importPKCS8 } from "./node_modules/jose/dist/webapi/index.js";
 
 const input = JSON.parse(await new Promise((resolve) => {
   let text = "";
@@ -70,13 +75,39 @@ async function run(c) {
   const location = res.headers.get("location");
   cookie = cookies(res, jar);
   const out = { id: c.id, location, status: res.status, requests: [] };
+  const signInRequests = recorded;
   let state = null;
-  try { state = new URL(location).searchParams.get("state"); } catch { /* no URL */ }
+  let nonce = null;
+  try {
+    state = new URL(location).searchParams.get("state");
+    nonce = new URL(location).searchParams.get("nonce");
+  } catch { /* no URL */ }
+  if (c.idToken) {
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { ...c.idToken.claims, iat: now, exp: now + 300 };
+    if (nonce) claims.nonce = nonce;
+    const rs256 = c.idToken.alg === "RS256";
+    const key = rs256
+      ? await importPKCS8(c.idToken.pem, "RS256")
+      : new TextEncoder().encode(c.clientSecret);
+    const idToken = await new SignJWT(claims)
+      .setProtectedHeader(rs256 ? { alg: "RS256", kid: "k1" } : { alg: "HS256" })
+      .sign(key);
+    const u = new URL(c.idToken.url);
+    u.search = "";
+    answers[`POST ${u.href}`] = JSON.stringify({ ...c.idToken.answer, id_token: idToken });
+  }
   const params = new URLSearchParams({ code: c.code });
   if (state) params.set("state", state);
   recorded = [];
-  res = await Auth(new Request(`${APP}/auth/callback/${id}?${params}`, { headers: { cookie } }), config);
-  out.requests = recorded;
+  res = await Auth(c.formPost
+    ? new Request(`${APP}/auth/callback/${id}`, {
+      method: "POST",
+      headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: params,
+    })
+    : new Request(`${APP}/auth/callback/${id}?${params}`, { headers: { cookie } }), config);
+  out.requests = [...signInRequests, ...recorded];
   out.callbackStatus = res.status;
   out.callbackLocation = res.headers.get("location");
   return out;

@@ -1856,25 +1856,32 @@ fn answers_of(row: &OAuthRow) -> BTreeMap<String, String> {
 
 /// What the installed `@auth/core` sends for every row (`interop/catalog-runtime.mjs`).
 fn authjs_runtime(rows: &[OAuthRow]) -> BTreeMap<String, Value> {
-    interop_node::interop_dir("@auth/core/package.json");
     let cases: Vec<Value> = rows
         .iter()
-        .map(|row| {
-            let options: serde_json::Map<String, Value> = row
-                .settings
-                .iter()
-                .map(|(k, v)| (authjs_option(k).to_owned(), json!(v)))
-                .collect();
-            json!({
-                "id": row.id,
-                "options": options,
-                "answers": answers_of(row),
-                "code": CODE,
-                "clientId": CLIENT_ID,
-                "clientSecret": CLIENT_SECRET,
-            })
-        })
+        .map(|row| authjs_case(row.id, row.settings, &answers_of(row)))
         .collect();
+    authjs_run(cases)
+}
+
+/// One case for `interop/catalog-runtime.mjs`.
+fn authjs_case(id: &str, settings: &[(&str, &str)], answers: &BTreeMap<String, String>) -> Value {
+    let options: serde_json::Map<String, Value> = settings
+        .iter()
+        .map(|(k, v)| (authjs_option(k).to_owned(), json!(v)))
+        .collect();
+    json!({
+        "id": id,
+        "options": options,
+        "answers": answers,
+        "code": CODE,
+        "clientId": CLIENT_ID,
+        "clientSecret": CLIENT_SECRET,
+    })
+}
+
+/// Runs the cases through the installed `@auth/core`; the results by id.
+fn authjs_run(cases: Vec<Value>) -> BTreeMap<String, Value> {
+    interop_node::interop_dir("@auth/core/package.json");
     let out = interop_node::run(
         "catalog-runtime.mjs",
         &json!({ "app": APP, "cases": cases }),
@@ -1884,6 +1891,66 @@ fn authjs_runtime(rows: &[OAuthRow]) -> BTreeMap<String, Value> {
     results
         .into_iter()
         .map(|r| (r["id"].as_str().unwrap().to_owned(), r))
+        .collect()
+}
+
+/// The differences found are exactly the `listed` ones, each with its deviation text in
+/// the catalogue.
+fn assert_listed(found: &BTreeMap<&str, Vec<&str>>, listed: &[(&str, &[&str])], report: &[String]) {
+    let listed: BTreeMap<&str, Vec<&str>> = listed
+        .iter()
+        .map(|(id, parts)| (*id, parts.to_vec()))
+        .collect();
+    assert_eq!(
+        found,
+        &listed,
+        "differences from @auth/core:\n{}",
+        report.join("\n")
+    );
+    for id in listed.keys() {
+        assert!(
+            !catalog::entry(id).unwrap().deviations.is_empty(),
+            "{id} differs from @auth/core without a deviation in the catalogue"
+        );
+    }
+}
+
+/// What the stand-in received, comparable.
+fn ours_sent(stand_in: &StandIn) -> Vec<Sent> {
+    stand_in
+        .received()
+        .iter()
+        .map(|r| {
+            let headers: Vec<(String, String)> = r
+                .headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_owned()))
+                .collect();
+            sent(r.method.as_str(), &r.url, &headers, &r.body)
+        })
+        .collect()
+}
+
+/// What `@auth/core` sent in one case of `catalog-runtime.mjs`, comparable.
+fn theirs_sent(result: &Value) -> Vec<Sent> {
+    result["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let headers: Vec<(String, String)> = r["headers"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+                .collect();
+            sent(
+                r["method"].as_str().unwrap(),
+                r["url"].as_str().unwrap(),
+                &headers,
+                r["body"].as_str().unwrap().as_bytes(),
+            )
+        })
         .collect()
 }
 
@@ -1919,37 +1986,8 @@ async fn every_oauth2_preset_sends_what_authjs_sends_at_run_time() {
             .find(|(k, _)| k == "state")
             .map(|(_, v)| v.into_owned());
         callback(&auth, &mut jar, &provider_id, state.as_deref(), false).await;
-        let ours: Vec<Sent> = stand_in
-            .received()
-            .iter()
-            .map(|r| {
-                let headers: Vec<(String, String)> = r
-                    .headers
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_owned()))
-                    .collect();
-                sent(r.method.as_str(), &r.url, &headers, &r.body)
-            })
-            .collect();
-        let their_requests: Vec<Sent> = theirs["requests"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| {
-                let headers: Vec<(String, String)> = r["headers"]
-                    .as_object()
-                    .unwrap()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
-                    .collect();
-                sent(
-                    r["method"].as_str().unwrap(),
-                    r["url"].as_str().unwrap(),
-                    &headers,
-                    r["body"].as_str().unwrap().as_bytes(),
-                )
-            })
-            .collect();
+        let ours = ours_sent(&stand_in);
+        let their_requests = theirs_sent(theirs);
         let their_location = theirs["location"].as_str().unwrap_or_default();
         let mut parts = Vec::new();
         if authorize_of(&location) != authorize_of(their_location) {
@@ -1983,22 +2021,7 @@ async fn every_oauth2_preset_sends_what_authjs_sends_at_run_time() {
             found.insert(row.id, parts);
         }
     }
-    let listed: BTreeMap<&str, Vec<&str>> = RUNTIME_DIFFERENCES
-        .iter()
-        .map(|(id, parts)| (*id, parts.to_vec()))
-        .collect();
-    assert_eq!(
-        found,
-        listed,
-        "differences from @auth/core:\n{}",
-        report.join("\n")
-    );
-    for id in listed.keys() {
-        assert!(
-            !catalog::entry(id).unwrap().deviations.is_empty(),
-            "{id} differs from @auth/core without a deviation in the catalogue"
-        );
-    }
+    assert_listed(&found, RUNTIME_DIFFERENCES, &report);
 }
 
 /// A preset with made-up settings, to look at.
@@ -2543,6 +2566,8 @@ fn oidc_rows() -> Vec<OidcRow> {
 struct OpKey {
     encoding: jsonwebtoken::EncodingKey,
     jwk: Value,
+    /// The private key (PKCS #8 PEM), for the Auth.js side of the run-time comparison.
+    pem: String,
 }
 
 fn op_key() -> OpKey {
@@ -2561,6 +2586,7 @@ fn op_key() -> OpKey {
     let public = PublicKeyComponents::<Vec<u8>>::from(pair.public_key());
     OpKey {
         encoding: jsonwebtoken::EncodingKey::from_rsa_pem(pem.as_bytes()).unwrap(),
+        pem: pem.clone(),
         jwk: json!({
             "kty": "RSA", "kid": "k1", "alg": "RS256", "use": "sig",
             "n": URL_SAFE_NO_PAD.encode(&public.n), "e": URL_SAFE_NO_PAD.encode(&public.e),
@@ -2582,6 +2608,105 @@ fn origin_of(url: &str) -> String {
     format!("{}://{}", u.scheme(), u.host_str().unwrap())
 }
 
+/// What the stand-in answers for an OIDC row: its discovery document, JWKS and userinfo
+/// (`"<METHOD> <url>"` → body), and how its token answer is made.
+struct OidcPlan {
+    /// `https://<issuer host>/__op`, where the discovered endpoints live.
+    op: String,
+    answers: BTreeMap<String, String>,
+    token_url: String,
+    userinfo_url: String,
+    /// The ID token's claims but `iat`, `exp` and `nonce`.
+    claims: serde_json::Map<String, Value>,
+    /// The token answer but its `id_token`.
+    answer: serde_json::Map<String, Value>,
+    hs256: bool,
+}
+
+fn oidc_plan(row: &OidcRow, key: &OpKey) -> OidcPlan {
+    let op = format!("{}/__op", origin_of(row.issuer));
+    let token_url = row
+        .token
+        .map_or_else(|| format!("{op}/token"), str::to_owned);
+    let userinfo_url = row
+        .userinfo
+        .and_then(|(u, _)| u)
+        .map_or_else(|| format!("{op}/userinfo"), str::to_owned);
+    let alg = if row.hs256 { "HS256" } else { "RS256" };
+    let mut answers = BTreeMap::new();
+    answers.insert(
+        format!("GET {}", row.discovery),
+        json!({
+            "issuer": row.issuer,
+            "authorization_endpoint": format!("{op}/authorize"),
+            "token_endpoint": format!("{op}/token"),
+            "userinfo_endpoint": format!("{op}/userinfo"),
+            "jwks_uri": format!("{op}/jwks"),
+            "response_types_supported": ["code"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": [alg],
+        })
+        .to_string(),
+    );
+    answers.insert(
+        format!("GET {op}/jwks"),
+        json!({"keys": [key.jwk]}).to_string(),
+    );
+    if let Some((_, answer)) = row.userinfo {
+        let answer = if row.signed_userinfo {
+            // A JWT signed by the OP's key, with its issuer and audience.
+            let mut claims: serde_json::Map<String, Value> = serde_json::from_str(answer).unwrap();
+            claims.insert("iss".into(), json!(row.issuer));
+            claims.insert("aud".into(), json!(CLIENT_ID));
+            key.sign(&claims)
+        } else {
+            answer.to_owned()
+        };
+        answers.insert(format!("GET {userinfo_url}"), answer);
+    }
+    let mut claims: serde_json::Map<String, Value> = serde_json::from_str(row.claims).unwrap();
+    claims.insert("iss".into(), json!(row.issuer));
+    claims.insert("aud".into(), json!(CLIENT_ID));
+    let mut answer: serde_json::Map<String, Value> = serde_json::from_str(BEARER).unwrap();
+    let extra: serde_json::Map<String, Value> = serde_json::from_str(row.token_fields).unwrap();
+    answer.extend(extra);
+    OidcPlan {
+        op,
+        answers,
+        token_url,
+        userinfo_url,
+        claims,
+        answer,
+        hs256: row.hs256,
+    }
+}
+
+impl OidcPlan {
+    /// The token answer with an ID token for this sign-in (`nonce` from its redirect).
+    fn token_answer(&self, key: &OpKey, nonce: Option<&str>) -> String {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let mut claims = self.claims.clone();
+        claims.insert("iat".into(), json!(now));
+        claims.insert("exp".into(), json!(now + 300));
+        if let Some(n) = nonce {
+            claims.insert("nonce".into(), json!(n));
+        }
+        let id_token = if self.hs256 {
+            jsonwebtoken::encode(
+                &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+                &claims,
+                &jsonwebtoken::EncodingKey::from_secret(CLIENT_SECRET.as_bytes()),
+            )
+            .unwrap()
+        } else {
+            key.sign(&claims)
+        };
+        let mut answer = self.answer.clone();
+        answer.insert("id_token".into(), json!(id_token));
+        Value::Object(answer).to_string()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_oidc_preset_signs_in_with_its_discovery_and_claims() {
     let stand_in = StandIn::start().await;
@@ -2591,49 +2716,11 @@ async fn every_oidc_preset_signs_in_with_its_discovery_and_claims() {
         let what = row.id;
         stand_in.reset();
         let (auth, db, provider_id) = app(row.id, row.settings, &stand_in);
-        let op = format!("{}/__op", origin_of(row.issuer));
-        let token_url = row
-            .token
-            .map_or_else(|| format!("{op}/token"), str::to_owned);
-        let userinfo_url = row
-            .userinfo
-            .and_then(|(u, _)| u)
-            .map_or_else(|| format!("{op}/userinfo"), str::to_owned);
-        let alg = if row.hs256 { "HS256" } else { "RS256" };
-        stand_in.answer(
-            "GET",
-            row.discovery,
-            200,
-            json!({
-                "issuer": row.issuer,
-                "authorization_endpoint": format!("{op}/authorize"),
-                "token_endpoint": format!("{op}/token"),
-                "userinfo_endpoint": format!("{op}/userinfo"),
-                "jwks_uri": format!("{op}/jwks"),
-                "response_types_supported": ["code"],
-                "subject_types_supported": ["public"],
-                "id_token_signing_alg_values_supported": [alg],
-            })
-            .to_string(),
-        );
-        stand_in.answer(
-            "GET",
-            &format!("{op}/jwks"),
-            200,
-            json!({"keys": [key.jwk]}).to_string(),
-        );
-        if let Some((_, answer)) = row.userinfo {
-            let answer = if row.signed_userinfo {
-                // A JWT signed by the OP's key, with its issuer and audience.
-                let mut claims: serde_json::Map<String, Value> =
-                    serde_json::from_str(answer).unwrap();
-                claims.insert("iss".into(), json!(row.issuer));
-                claims.insert("aud".into(), json!(CLIENT_ID));
-                key.sign(&claims)
-            } else {
-                answer.to_owned()
-            };
-            stand_in.answer("GET", &userinfo_url, 200, answer);
+        let plan = oidc_plan(&row, &key);
+        let (op, token_url, userinfo_url) = (&plan.op, &plan.token_url, &plan.userinfo_url);
+        for (k, answer) in &plan.answers {
+            let (method, url) = k.split_once(' ').unwrap();
+            stand_in.answer(method, url, 200, answer);
         }
 
         let mut jar = Jar::default();
@@ -2646,30 +2733,12 @@ async fn every_oidc_preset_signs_in_with_its_discovery_and_claims() {
             check_authorization(what, &location, &expected, row.checks, &provider_id);
 
         // The ID token for this sign-in, in the token answer.
-        let now = time::OffsetDateTime::now_utc().unix_timestamp();
-        let mut claims: serde_json::Map<String, Value> = serde_json::from_str(row.claims).unwrap();
-        claims.insert("iss".into(), json!(row.issuer));
-        claims.insert("aud".into(), json!(CLIENT_ID));
-        claims.insert("iat".into(), json!(now));
-        claims.insert("exp".into(), json!(now + 300));
-        if let Some(n) = &nonce {
-            claims.insert("nonce".into(), json!(n));
-        }
-        let id_token = if row.hs256 {
-            jsonwebtoken::encode(
-                &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-                &claims,
-                &jsonwebtoken::EncodingKey::from_secret(CLIENT_SECRET.as_bytes()),
-            )
-            .unwrap()
-        } else {
-            key.sign(&claims)
-        };
-        let mut answer: serde_json::Map<String, Value> = serde_json::from_str(BEARER).unwrap();
-        answer.insert("id_token".into(), json!(id_token));
-        let extra: serde_json::Map<String, Value> = serde_json::from_str(row.token_fields).unwrap();
-        answer.extend(extra);
-        stand_in.answer("POST", &token_url, 200, Value::Object(answer).to_string());
+        stand_in.answer(
+            "POST",
+            token_url,
+            200,
+            plan.token_answer(&key, nonce.as_deref()),
+        );
 
         let form_post = row.params.contains("response_mode=form_post");
         let r = callback(&auth, &mut jar, &provider_id, state.as_deref(), form_post).await;
@@ -2690,13 +2759,13 @@ async fn every_oidc_preset_signs_in_with_its_discovery_and_claims() {
         check_token_request(
             what,
             token,
-            &token_url,
+            token_url,
             row.auth,
             &[],
             row.checks.pkce,
             &provider_id,
         );
-        let userinfo_calls = received.iter().filter(|r| r.url == userinfo_url).count();
+        let userinfo_calls = received.iter().filter(|r| &r.url == userinfo_url).count();
         assert_eq!(
             userinfo_calls,
             usize::from(row.userinfo.is_some()),
@@ -2715,4 +2784,137 @@ async fn every_oidc_preset_signs_in_with_its_discovery_and_claims() {
         missing.is_empty(),
         "OIDC presets without a row: {missing:?}"
     );
+}
+
+/// Where an OpenID Connect preset sends, at run time, something else than the installed
+/// `@auth/core` (`discovery`, `authorize`, `token`, `userinfo`); as
+/// [`RUNTIME_DIFFERENCES`], each with its reason in the catalogue's deviations.
+const OIDC_RUNTIME_DIFFERENCES: &[(&str, &[&str])] =
+    &[("frontegg", &["discovery"]), ("fusionauth", &["discovery"])];
+
+/// Every OpenID Connect preset's discovery, authorization redirect, token request and
+/// userinfo requests against what the installed `@auth/core` sends at run time for the
+/// same options, discovery document, keys and ID token claims.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_oidc_preset_sends_what_authjs_sends_at_run_time() {
+    let key = op_key();
+    let rows = oidc_rows();
+    let plans: Vec<OidcPlan> = rows.iter().map(|r| oidc_plan(r, &key)).collect();
+    let cases = rows
+        .iter()
+        .zip(&plans)
+        .map(|(row, plan)| {
+            let answers: BTreeMap<String, String> = plan
+                .answers
+                .iter()
+                .map(|(k, v)| {
+                    let (method, url) = k.split_once(' ').unwrap();
+                    (format!("{method} {}", split(url).0), v.clone())
+                })
+                .collect();
+            let mut case = authjs_case(row.id, row.settings, &answers);
+            case["formPost"] = json!(row.params.contains("response_mode=form_post"));
+            case["idToken"] = json!({
+                "url": plan.token_url,
+                "answer": plan.answer,
+                "claims": plan.claims,
+                "alg": if row.hs256 { "HS256" } else { "RS256" },
+                "pem": key.pem,
+            });
+            case
+        })
+        .collect();
+    let authjs = authjs_run(cases);
+    let stand_in = StandIn::start().await;
+    let mut found: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut report = Vec::new();
+    for (row, plan) in rows.iter().zip(&plans) {
+        let theirs = &authjs[row.id];
+        assert!(theirs.get("error").is_none(), "{}: {theirs}", row.id);
+        stand_in.reset();
+        for (k, answer) in &plan.answers {
+            let (method, url) = k.split_once(' ').unwrap();
+            stand_in.answer(method, url, 200, answer);
+        }
+        let (auth, _, provider_id) = app(row.id, row.settings, &stand_in);
+        let mut jar = Jar::default();
+        let location = start(&auth, &provider_id, &mut jar).await;
+        let query = |name: &str| {
+            url::Url::parse(&location)
+                .unwrap()
+                .query_pairs()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+        };
+        let (state, nonce) = (query("state"), query("nonce"));
+        stand_in.answer(
+            "POST",
+            &plan.token_url,
+            200,
+            plan.token_answer(&key, nonce.as_deref()),
+        );
+        let form_post = row.params.contains("response_mode=form_post");
+        callback(&auth, &mut jar, &provider_id, state.as_deref(), form_post).await;
+        let ours = ours_sent(&stand_in);
+        let their_requests = theirs_sent(theirs);
+        // Per part: the discovery URLs asked (Auth.js asks again at the callback), the
+        // token request, the userinfo requests.
+        let discovery = |sent: &[Sent]| -> BTreeSet<String> {
+            sent.iter()
+                .filter(|r| r.url.contains("/.well-known/"))
+                .map(|r| r.url.clone())
+                .collect()
+        };
+        let token = |sent: &[Sent]| -> Option<(String, String, BTreeMap<String, String>, Value)> {
+            sent.iter().find(|r| r.method == "POST").map(|r| {
+                (
+                    r.method.clone(),
+                    r.url.clone(),
+                    r.headers.clone(),
+                    r.body.clone(),
+                )
+            })
+        };
+        let userinfo = |sent: &[Sent]| -> Vec<(String, String, BTreeMap<String, String>)> {
+            sent.iter()
+                .filter(|r| split(&r.url).0 == split(&plan.userinfo_url).0)
+                .map(|r| (r.method.clone(), r.url.clone(), r.headers.clone()))
+                .collect()
+        };
+        let their_location = theirs["location"].as_str().unwrap_or_default();
+        let mut parts = Vec::new();
+        let mut differ = |part: &'static str, ours: String, theirs: String| {
+            if ours != theirs {
+                parts.push(part);
+                report.push(format!(
+                    "{}: {part}\n  ours    {ours}\n  Auth.js {theirs}",
+                    row.id
+                ));
+            }
+        };
+        differ(
+            "discovery",
+            format!("{:?}", discovery(&ours)),
+            format!("{:?}", discovery(&their_requests)),
+        );
+        differ(
+            "authorize",
+            format!("{:?}", authorize_of(&location)),
+            format!("{:?}", authorize_of(their_location)),
+        );
+        differ(
+            "token",
+            format!("{:?}", token(&ours)),
+            format!("{:?}", token(&their_requests)),
+        );
+        differ(
+            "userinfo",
+            format!("{:?}", userinfo(&ours)),
+            format!("{:?}", userinfo(&their_requests)),
+        );
+        if !parts.is_empty() {
+            found.insert(row.id, parts);
+        }
+    }
+    assert_listed(&found, OIDC_RUNTIME_DIFFERENCES, &report);
 }

@@ -62,9 +62,10 @@ pub(super) fn providers_md() -> String {
          rewrites it; the test fails when it is stale). Every provider id of `@auth/core` 0.41.3 is here, under the same \
          id and display name; each preset reproduces the Auth.js preset (parameters, checks, client authentication, \
          requests, profile mapping) and signs in end to end in `crates/authcore/tests/catalog_presets.rs`. The same \
-         test runs every OAuth 2 preset through the installed `@auth/core` too (`interop/catalog-runtime.mjs`, the same \
-         options and brand answers) and compares what both send: the authorization redirect (every parameter), the \
-         token request and the userinfo requests are equal except where the deviations column says otherwise. Like \
+         test runs every preset through the installed `@auth/core` too (`interop/catalog-runtime.mjs`, the same options, \
+         brand answers, discovery documents, keys and ID token claims) and compares what both send: the discovery \
+         request, the authorization redirect (every parameter), the token request and the userinfo requests are equal \
+         except where the deviations column says otherwise. Like \
          Auth.js, an authorization endpoint configured without a `scope` asks for `openid profile email`. `netsuite` \
          and `todoist` cannot sign in with `@auth/core` 0.41.3 at all (it answers 500, `InvalidEndpoints`).\n\n\
          Enable one in the standalone server with its variables (`AUTH_<ID>_ID`, `AUTH_<ID>_SECRET` and its settings), or \

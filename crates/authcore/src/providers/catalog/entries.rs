@@ -357,7 +357,7 @@ pub(super) const CATALOG: &[CatalogEntry] = &[
         provider_id: "frontegg",
         settings: &[required("issuer", "its issuer (your workspace URL)")],
         deprecated_for: None,
-        deviations: "",
+        deviations: "Fetches the discovery document for the keys that verify the ID token (Auth.js, every endpoint configured, fetches none and checks no ID token signature).",
         make: |s| Ok(frontegg(&s.require("issuer")?)),
     },
     CatalogEntry {
@@ -372,7 +372,7 @@ pub(super) const CATALOG: &[CatalogEntry] = &[
             ),
         ],
         deprecated_for: None,
-        deviations: "",
+        deviations: "With tenant_id, the discovery request carries ?tenantId= as the preset's wellKnown says (Auth.js ignores wellKnown at run time and asks for the default tenant's document, whose issuer a second tenant's tokens do not match).",
         make: |s| {
             Ok(fusionauth(
                 &s.require("issuer")?,
