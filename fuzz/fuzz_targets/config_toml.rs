@@ -1,34 +1,4 @@
-//! The standalone server's TOML configuration file:
-//! `authcore_server::config_file::ConfigFile::parse` on arbitrary text, then, for the files it
-//! accepts, `env_under` (the variables the file stands for, under an empty process
-//! environment), `Debug` (which redacts secrets) and `Clone`/`PartialEq`.
-//!
-//! Properties: parsing is deterministic (twice the same result); a clone equals the
-//! original; `[auth] trust_host` and `[server] addr` reach their variables.
+//! libFuzzer entry point of [`authcore_fuzz::targets::config_toml`] (the properties are documented there).
 #![no_main]
 
-use authcore::env::Env;
-use authcore_server::config_file::ConfigFile;
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|text: &str| {
-    let Ok(file) = ConfigFile::parse(text) else {
-        return;
-    };
-    assert_eq!(
-        ConfigFile::parse(text).ok().as_ref(),
-        Some(&file),
-        "parse is not deterministic"
-    );
-    assert_eq!(file.clone(), file);
-    let debug = format!("{file:?}");
-    std::hint::black_box(&debug);
-    let env = file.env_under(Env::from_pairs(Vec::<(String, String)>::new()));
-    if let Some(trust) = file.auth.trust_host {
-        assert_eq!(env.get("AUTH_TRUST_HOST"), Some(trust.to_string().as_str()));
-    }
-    if let Some(addr) = &file.server.addr {
-        assert_eq!(env.get("AUTHCORE_ADDR"), Some(addr.as_str()));
-    }
-    std::hint::black_box(format!("{env:?}"));
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| authcore_fuzz::targets::config_toml::run(data));

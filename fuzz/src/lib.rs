@@ -239,3 +239,14 @@ impl HttpClient for ScriptedClient {
             .body(body.clone())?)
     }
 }
+
+/// The fuzz targets' bodies, callable from the libFuzzer binaries and from the regression test.
+pub mod targets {
+    pub mod callback_url;
+    pub mod config_toml;
+    pub mod cookies;
+    pub mod email_normalise;
+    pub mod jwt_decode;
+    pub mod oauth_responses;
+    pub mod request;
+}

@@ -1,5 +1,6 @@
 //! SMTP delivery for authcore's email (magic link) provider: the Rust counterpart of
-//! Auth.js's `nodemailer` provider and its default sign-in mail (spec §7).
+//! Auth.js's `nodemailer` provider (`providers/nodemailer.ts`) and its default sign-in mail
+//! (`lib/utils/email.ts`).
 //!
 //! ```
 //! use authcore_smtp::{SmtpSender, email_provider};

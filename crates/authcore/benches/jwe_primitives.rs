@@ -2,7 +2,7 @@
 //! the machine at hand (`cargo bench -p authcore --bench jwe_primitives`): AES-256-CBC with
 //! PKCS#7 over a session-sized plaintext (encrypt and decrypt, key already expanded where
 //! the library allows it) and the HMAC-SHA-512 tag over AAD ‖ IV ‖ ciphertext ‖ AL with the
-//! key already set up. `docs/architecture.md` (*Hot path*) records the figures and which one
+//! key already set up. `docs/performance.md` records the figures and which one
 //! the JWE uses.
 #![allow(missing_docs, clippy::unwrap_used)]
 
@@ -116,7 +116,7 @@ fn bench(c: &mut Criterion) {
     });
     // The same input in one `update`, so that whole blocks reach the compression function
     // together (its AVX2 form schedules two blocks at once). `CbcHs512::tag` feeds four
-    // pieces: this measured within 1 % of it (docs/architecture.md, *Hot path*).
+    // pieces: this measured within 1 % of it (docs/performance.md).
     g.bench_function("rustcrypto_one_update", |b| {
         let mut input = Vec::with_capacity(AAD + 16 + ciphertext.len() + 8);
         b.iter(|| {

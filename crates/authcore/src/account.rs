@@ -1,7 +1,8 @@
 //! Account management for a signed-in user (beyond Auth.js, which leaves it to the app): the
 //! ways a user signs in, unlinking one without removing the last, deleting a passkey, and
 //! deleting the user. Linking another provider while signed in needs no API: a sign-in with
-//! it while the session cookie is present links it (Auth.js's behaviour, §10.3).
+//! it while the session cookie is present links it (Auth.js `handleLoginOrRegister` in
+//! `lib/actions/callback/handle-login.ts`).
 //!
 //! Every function takes the user id of the session (`session.user.id` from a session
 //! callback, or the `sub` of the JWT): authorising the caller is the host's job.

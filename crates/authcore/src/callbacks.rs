@@ -1,5 +1,6 @@
 //! Callbacks (`signIn`, `redirect`, `jwt`, `session`) and events, as traits whose default
-//! methods are the Auth.js defaults (spec §11). A host overrides only what it needs.
+//! methods are the Auth.js defaults (`defaultCallbacks` in `lib/init.ts`). A host overrides
+//! only what it needs.
 //!
 //! ```
 //! use authcore::callbacks::{Callbacks, JwtParams};

@@ -611,9 +611,9 @@ impl AuthConfigBuilder {
         self
     }
 
-    /// Fills unset options from environment variables (Auth.js `setEnvDefaults`, spec §1.3):
-    /// `AUTH_SECRET`, `AUTH_SECRET_1..3`, `AUTH_URL`, `AUTH_TRUST_HOST`, and
-    /// `AUTH_<PROVIDER>_ID/SECRET/ISSUER/KEY`.
+    /// Fills unset options from environment variables (Auth.js `setEnvDefaults` in
+    /// `lib/utils/env.ts`): `AUTH_SECRET`, `AUTH_SECRET_1..3`, `AUTH_URL`, `AUTH_TRUST_HOST`,
+    /// and `AUTH_<PROVIDER>_ID/SECRET/ISSUER/KEY`.
     ///
     /// The variables are applied when the configuration is built, so the call may come
     /// anywhere in the chain: providers added after it get their `AUTH_<ID>_*` values, and
@@ -627,8 +627,9 @@ impl AuthConfigBuilder {
         self
     }
 
-    /// Fills the options left unset from the environment (spec §1.3); an explicit option
-    /// always wins. `suppress_base_path_warning` is Auth.js's `setEnvDefaults` argument.
+    /// Fills the options left unset from the environment (Auth.js `lib/utils/env.ts`); an
+    /// explicit option always wins. `suppress_base_path_warning` is Auth.js's `setEnvDefaults`
+    /// argument.
     pub(crate) fn apply_env_defaults(
         mut self,
         env: &Env,
@@ -766,13 +767,13 @@ impl AuthConfigBuilder {
                 }
             }
         }
-        // Database sessions by default when an adapter is set (spec §4.3).
+        // Database sessions by default when an adapter is set (as Auth.js `lib/init.ts`).
         let strategy = self.session_strategy.unwrap_or(if self.adapter.is_some() {
             SessionStrategy::Database
         } else {
             SessionStrategy::Jwt
         });
-        // Email sign-in needs the three verification methods (spec §10.2).
+        // Email sign-in needs the three verification methods (Auth.js `lib/utils/assert.ts`).
         if self
             .providers
             .iter()
@@ -956,8 +957,9 @@ impl AuthConfigBuilder {
         if self.debug {
             warn_debug_enabled_once(&*logger);
         }
-        // The debug channel (spec §12.2): on with `debug`, or for a host logger that asks
-        // for debug messages (Auth.js calls a user-supplied `logger.debug` always).
+        // The debug channel (Auth.js `setLogger` in `lib/utils/logger.ts`): on with `debug`,
+        // or for a host logger that asks for debug messages (Auth.js calls a user-supplied
+        // `logger.debug` always).
         let debug = self.debug || logger.debug_enabled();
         let adapter = match self.adapter {
             Some(a) if debug => Some(crate::logger::DebugAdapter::wrap(a, logger.clone())),
@@ -1021,9 +1023,9 @@ impl AuthConfigBuilder {
     }
 }
 
-/// `MissingAdapterMethods` (spec §10.2) naming every method of `methods` the adapter lacks.
-/// `debug-enabled` is warned once per process, as Auth.js does (spec §12.3), however many
-/// configurations are built (tests, one per tenant …).
+/// `MissingAdapterMethods` (Auth.js `lib/utils/assert.ts`) naming every method of `methods`
+/// the adapter lacks. `debug-enabled` is warned once per process, as Auth.js `assertConfig`
+/// does, however many configurations are built (tests, one per tenant …).
 fn warn_debug_enabled_once(logger: &dyn Logger) {
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {

@@ -1,5 +1,6 @@
-//! Cookies (spec §3): names and options, `Set-Cookie` serialisation in Auth.js attribute
-//! order, request `Cookie` parsing, and session cookie chunking.
+//! Cookies (Auth.js `lib/utils/cookie.ts`, `lib/vendored/cookie.ts`): names and options,
+//! `Set-Cookie` serialisation in Auth.js attribute order, request `Cookie` parsing, and
+//! session cookie chunking.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -185,7 +186,8 @@ pub struct CookieSet {
 }
 
 impl CookieSet {
-    /// Auth.js defaults (§3.1) for secure (`__Secure-`/`__Host-` prefixes) or plain cookies.
+    /// Auth.js defaults (`defaultCookies` in `lib/utils/cookie.ts`) for secure
+    /// (`__Secure-`/`__Host-` prefixes) or plain cookies.
     pub fn defaults(secure: bool) -> Self {
         Self::named(secure, "authjs")
     }
@@ -611,10 +613,11 @@ impl<'a> SessionCookieStore<'a> {
             .filter(|(n, v)| n.starts_with(base) && !v.is_empty())
             .collect();
         if chunks.len() > 1 {
-            // Sort by the integer after the last '.' (§3.3). Names without one (only in a
-            // malformed mix) go first, in request order: a total order, which Auth.js's
-            // comparator (NaN for them) is not and which `sort` requires — an inconsistent
-            // one panicked on a crafted `Cookie` header (found by fuzzing).
+            // Sort by the integer after the last '.', as Auth.js `SessionStore`
+            // (`lib/utils/cookie.ts`). Names without one (only in a malformed mix) go first, in
+            // request order: a total order, which Auth.js's comparator (NaN for them) is not
+            // and which `sort` requires — an inconsistent one panicked on a crafted `Cookie`
+            // header (found by fuzzing).
             chunks.sort_by_key(|c| chunk_index(c.0));
         }
         SessionCookieStore { spec, chunks }

@@ -1,4 +1,4 @@
-//! CSRF double-submit cookie (spec §5).
+//! CSRF double-submit cookie (Auth.js `lib/actions/callback/oauth/csrf-token.ts`).
 //!
 //! Cookie value = `token|sha256hex(token + secret)`; a POST is verified when the cookie's hash
 //! checks out and the body's `csrfToken` equals the cookie's token. Comparisons are constant time.
@@ -11,7 +11,8 @@ use crate::random;
 /// The cookie value Auth.js writes for `token`: `token|sha256hex(token + secret_string)`.
 ///
 /// `secret_string` is the configured secret coerced to a JavaScript string: a list of
-/// secrets is comma-joined (spec §16.2), which keeps cookies interchangeable with Auth.js.
+/// secrets is comma-joined, as in Auth.js `createCSRFToken`
+/// (`lib/actions/callback/oauth/csrf-token.ts`), which keeps cookies interchangeable with it.
 ///
 /// ```
 /// let v = authcore::csrf::csrf_cookie_value("ab", "secret");

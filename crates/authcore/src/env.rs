@@ -1,4 +1,4 @@
-//! Environment defaults (Auth.js `setEnvDefaults`) and `createActionURL` (spec §1.3).
+//! Environment defaults (Auth.js `setEnvDefaults`) and `createActionURL` (`lib/utils/env.ts`).
 //!
 //! ```
 //! use authcore::env::Env;
@@ -108,8 +108,9 @@ pub struct ProviderEnv {
     pub api_key: Option<String>,
 }
 
-/// Whether an env value turns a flag on. Deviation from Auth.js (spec §16.28): `"false"`,
-/// `"0"`, `"no"`, `"off"` and `""` mean off, instead of any defined value meaning on.
+/// Whether an env value turns a flag on. Deviation from Auth.js (docs/architecture.md,
+/// deviations: `AUTH_TRUST_HOST` / `VERCEL` / `CF_PAGES`): `"false"`, `"0"`, `"no"`, `"off"`
+/// and `""` mean off, instead of any defined value meaning on.
 fn is_truthy(v: &str) -> bool {
     !matches!(
         v.trim().to_ascii_lowercase().as_str(),
@@ -117,9 +118,9 @@ fn is_truthy(v: &str) -> bool {
     )
 }
 
-/// What the environment says about the options `setEnvDefaults` fills (spec §1.3), as
-/// plain values for the config builder, which applies them to the options left unset.
-/// (No `Debug`: it holds secrets.)
+/// What the environment says about the options Auth.js `setEnvDefaults` fills
+/// (`lib/utils/env.ts`), as plain values for the config builder, which applies them to the
+/// options left unset. (No `Debug`: it holds secrets.)
 pub(crate) struct EnvDefaults {
     /// `AUTH_URL` as given.
     pub auth_url: Option<String>,

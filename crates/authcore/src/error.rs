@@ -2,7 +2,8 @@
 //! errors found when an [`AuthConfig`](crate::AuthConfig) is built ([`ConfigError`]).
 //!
 //! Each [`AuthError`] variant maps, in one `match`, to the Auth.js error type name, its kind
-//! (sign-in page or error page) and whether the type may be shown to the client (§12.1).
+//! (sign-in page or error page) and whether the type may be shown to the client (Auth.js
+//! `isClientError` in `errors.ts`).
 
 pub use crate::box_error::BoxError;
 

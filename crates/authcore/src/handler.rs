@@ -1,5 +1,5 @@
 //! The request handler: parse → assert → init → action → render, with the Auth.js error
-//! wrapper (spec §1.6) applied in one place.
+//! wrapper (`Auth` in Auth.js `index.ts`) applied in one place.
 
 use bytes::Bytes;
 use http::{Method, StatusCode};
@@ -182,7 +182,7 @@ impl Auth {
         })
     }
 
-    /// Decodes the session token of a request (Auth.js `getToken`, spec §4.6): from the
+    /// Decodes the session token of a request (Auth.js `getToken` in `jwt.ts`): from the
     /// (chunked) session cookie, else from `Authorization: Bearer <token>` (percent-decoded).
     /// `secure` picks the `__Secure-` cookie name. Any failure gives `None`.
     ///
@@ -449,8 +449,8 @@ fn bad_request(c: &ConfigInner, e: ParseError) -> ResponseInternal {
     }
 }
 
-/// A failed per-request assertion (spec §12.3): 500 JSON, or the error page for GETs of the
-/// HTML actions.
+/// A failed per-request assertion (Auth.js `assertConfig`, answered by `Auth` in `index.ts`):
+/// 500 JSON, or the error page for GETs of the HTML actions.
 fn assertion_failure(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> ResponseInternal {
     c.logger.error(e);
     let html_action = matches!(
@@ -490,7 +490,8 @@ fn assertion_failure(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> R
 }
 
 /// `<origin><page>?<query>`; an absolute page URL is used as-is and a page that already has
-/// a query gets `&` (deviations from Auth.js, spec §16.23).
+/// a query gets `&` (docs/architecture.md, deviations: Error redirects to a custom page with
+/// `?` or an absolute URL).
 fn page_url(origin: &str, page: &str, query: &str) -> String {
     let sep = if page.contains('?') { '&' } else { '?' };
     if page.starts_with('/') {
@@ -501,7 +502,7 @@ fn page_url(origin: &str, page: &str, query: &str) -> String {
 }
 
 /// The `X-Auth-Return-Redirect` form of an error: Auth.js answers `Response.json({url})`,
-/// without the `Location` header its successful answers keep (spec §1.5).
+/// without the `Location` header its successful answers keep (`Auth` in `index.ts`).
 fn url_json(r: ResponseInternal) -> ResponseInternal {
     match r.redirect {
         Some(url) => ResponseInternal::json(json!({ "url": url })),
@@ -509,7 +510,7 @@ fn url_json(r: ResponseInternal) -> ResponseInternal {
     }
 }
 
-/// The Auth.js error wrapper (spec §1.6).
+/// The Auth.js error wrapper (the `catch` of `Auth` in `index.ts`).
 fn error_response(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> ResponseInternal {
     c.logger.error(e);
     if req.method == Method::POST && req.action == Action::Session {
@@ -532,6 +533,6 @@ fn error_response(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> Resp
         Some(page) => page_url(req.origin(), page, &query),
         None => format!("{}{}{}?{}", req.origin(), c.base_path, builtin, query),
     };
-    // A fresh response: cookies produced so far are dropped (spec §16.7).
+    // A fresh response: cookies produced so far are dropped, as by Auth.js `Auth` (`index.ts`).
     ResponseInternal::redirect(url)
 }

@@ -1,4 +1,4 @@
-//! JOSE primitives behind every Auth.js token (spec §4.1–4.2).
+//! JOSE primitives behind every Auth.js token (Auth.js `jwt.ts`).
 //!
 //! Auth.js encrypts its session token and all "sealed" cookies as a compact JWE with
 //! `alg: "dir"` and `enc: "A256CBC-HS512"`, keyed by HKDF-SHA256 of the configured secret.
@@ -139,7 +139,7 @@ enum Cipher {
 }
 
 impl DerivedKey {
-    /// Derives the key Auth.js uses for `salt` and `enc` (spec §4.1):
+    /// Derives the key Auth.js uses for `salt` and `enc` (`getDerivedEncryptionKey` in `jwt.ts`):
     /// HKDF-SHA256(ikm = `secret`, salt = `salt`,
     /// info = `Auth.js Generated Encryption Key (<salt>)`, length = [`Enc::key_len`]).
     pub fn derive(secret: &[u8], salt: &str, enc: Enc) -> Self {
@@ -312,7 +312,8 @@ const MAX_CACHED_SALTS: usize = 64;
 
 /// The configured secrets plus a thread-safe cache of the keys derived from them.
 ///
-/// The first secret encrypts; all secrets are tried on decryption (rotation, spec §4.2).
+/// The first secret encrypts; all secrets are tried on decryption (rotation, as in Auth.js
+/// `jwt.ts`).
 /// Its `Debug` output shows no secret material.
 pub struct KeyRing {
     secrets: Box<[Secret]>,
@@ -380,7 +381,7 @@ impl KeyRing {
     }
 
     /// Encrypts `plaintext` as a compact JWE (`dir`, `A256CBC-HS512`, `kid`) under the key
-    /// derived from the first secret and `salt`, with a fresh random IV (spec §4.1).
+    /// derived from the first secret and `salt`, with a fresh random IV (Auth.js `jwt.ts`).
     ///
     /// Takes the plaintext by value to encrypt it in place.
     ///
@@ -513,8 +514,8 @@ struct ProtectedHeader<'a> {
 }
 
 impl<'a> ProtectedHeader<'a> {
-    /// The header checks, in the order `jose` makes them (spec §4.2): no `crit`, no `zip`,
-    /// `alg` `dir`, a supported `enc` (returned).
+    /// The header checks, in the order `jose` makes them for Auth.js `decode` (`jwt.ts`): no
+    /// `crit`, no `zip`, `alg` `dir`, a supported `enc` (returned).
     fn checked_enc(&self) -> Result<Enc, JoseError> {
         if self.crit.is_some() {
             return Err(JoseError::UnsupportedHeader { name: "crit" });

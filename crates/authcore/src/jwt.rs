@@ -1,4 +1,4 @@
-//! Auth.js `jwt.encode` / `jwt.decode` (spec §4.1–4.3): the session token and every
+//! Auth.js `jwt.encode` / `jwt.decode` (`jwt.ts`): the session token and every
 //! encrypted cookie is a JWE (`dir` + `A256CBC-HS512`) whose plaintext is a JSON claims set.
 //!
 //! [`JwtCodec`] is bound to the configured secrets and shares one key cache between clones,
@@ -19,7 +19,7 @@ pub type JwtClaims = serde_json::Map<String, serde_json::Value>;
 /// Clock skew allowed when checking `exp`, `nbf` and `iat` (Auth.js `clockTolerance: 15`).
 pub const CLOCK_TOLERANCE_SECS: i64 = 15;
 
-/// Default token lifetime: 30 days (Auth.js `session.maxAge`, spec §4.3).
+/// Default token lifetime: 30 days (Auth.js `session.maxAge`, set in `lib/init.ts`).
 pub const DEFAULT_MAX_AGE_SECS: u64 = 30 * 24 * 60 * 60;
 
 /// Errors from [`JwtCodec`].
@@ -72,7 +72,8 @@ impl fmt::Debug for JwtCodec {
 }
 
 impl JwtCodec {
-    /// Binds the codec to `secrets`: the first encodes, all decode (rotation, spec §4.2).
+    /// Binds the codec to `secrets`: the first encodes, all decode (rotation, as Auth.js
+    /// `jwt.ts`).
     ///
     /// # Errors
     /// [`JwtError::NoSecret`] if `secrets` is empty, [`JwtError::EmptySecret`] if one is `""`.
@@ -88,7 +89,7 @@ impl JwtCodec {
         })
     }
 
-    /// Encodes `claims` as Auth.js does (spec §4.1): sets `iat` = now, `exp` = now +
+    /// Encodes `claims` as Auth.js `encode` does (`jwt.ts`): sets `iat` = now, `exp` = now +
     /// `max_age_secs` and `jti` = a fresh UUID v4, then encrypts with the first secret,
     /// using `salt` (the cookie name) as HKDF salt.
     ///
@@ -133,7 +134,7 @@ impl JwtCodec {
             .encrypt_with_iv(payload, salt, iv.try_into().unwrap_or_default())?)
     }
 
-    /// Decodes a token as Auth.js does (spec §4.2). An empty token is `Ok(None)`.
+    /// Decodes a token as Auth.js `decode` does (`jwt.ts`). An empty token is `Ok(None)`.
     ///
     /// The key is chosen by the `kid` header (or is the first secret's without one); the
     /// payload must be a JSON object; `exp`, `nbf` and `iat` are checked with a 15 s tolerance.

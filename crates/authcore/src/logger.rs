@@ -1,4 +1,4 @@
-//! The logger interface (spec §12.2) with a default on `tracing`.
+//! The logger interface (Auth.js `lib/utils/logger.ts`) with a default on `tracing`.
 //!
 //! The default logger writes through the `tracing` facade, which prints nothing until the
 //! application installs a subscriber: without one, every `[auth][error]` line is lost. One
@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::error::AuthError;
 
-/// Warning codes (spec §12.4).
+/// Warning codes (Auth.js `warnings.ts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum WarningCode {

@@ -1,4 +1,5 @@
-//! Request parsing (spec §1.1): `http::Request` → the internal request record.
+//! Request parsing (Auth.js `toInternalRequest` in `lib/utils/web.ts`): `http::Request` → the
+//! internal request record.
 
 use std::fmt;
 
@@ -134,7 +135,8 @@ impl From<ParseError> for AuthError {
     }
 }
 
-/// Parses `<basePath>/<action>[/<providerId>]` (spec §1.1 step 3).
+/// Parses `<basePath>/<action>[/<providerId>]` (Auth.js `parseActionAndProviderId` in
+/// `lib/utils/web.ts`).
 ///
 /// `base_path` is the configured base path ("" for the root). Trailing and repeated slashes
 /// are tolerated; a provider id `undefined` counts as absent.
@@ -330,7 +332,8 @@ fn request_url(
     site.request_url(path_and_query).map_err(to_err)
 }
 
-/// Parses an `http::Request` (spec §1.1), reading the body of POSTs up to the limit.
+/// Parses an `http::Request` (Auth.js `toInternalRequest` in `lib/utils/web.ts`), reading the
+/// body of POSTs up to the limit.
 pub(crate) async fn parse_request<B>(
     config: &ConfigInner,
     req: http::Request<B>,

@@ -1,4 +1,5 @@
-//! The internal response record and its conversion to `http::Response` (spec §1.4, §1.5).
+//! The internal response record and its conversion to `http::Response` (Auth.js `toResponse`
+//! in `lib/utils/web.ts`, and the `X-Auth-Return-Redirect` handling of `Auth` in `index.ts`).
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode, header};

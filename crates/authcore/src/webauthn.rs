@@ -1,7 +1,8 @@
-//! WebAuthn protocol pieces (spec §9) over `webauthn-rs-core`, as plain functions: the
-//! relying party of a request, ceremony options, verification, and the mapping between
-//! `webauthn-rs` credentials and Auth.js `Authenticator` rows (credential id and COSE public
-//! key as standard padded base64, `singleDevice` / `multiDevice`, comma-joined transports).
+//! WebAuthn protocol pieces over `webauthn-rs-core` (Auth.js `lib/utils/webauthn-utils.ts`),
+//! as plain functions: the relying party of a request, ceremony options, verification, and
+//! the mapping between `webauthn-rs` credentials and Auth.js `Authenticator` rows (credential
+//! id and COSE public key as standard padded base64, `singleDevice` / `multiDevice`,
+//! comma-joined transports).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! `GET /csrf` (spec §2.2).
+//! `GET /csrf` (Auth.js `renderPage` in `lib/pages/index.ts`).
 
 use http::StatusCode;
 

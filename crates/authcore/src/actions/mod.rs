@@ -23,7 +23,7 @@ use crate::request::{Action, RequestInternal};
 use crate::response::ResponseInternal;
 use crate::site::{RequestUrl, Site};
 
-/// Per-request state computed by `init` (spec §2, "common to every action").
+/// Per-request state computed by `init` (Auth.js `lib/init.ts`).
 pub(crate) struct Ctx<'a> {
     pub config: &'a ConfigInner,
     pub req: &'a RequestInternal,
@@ -136,9 +136,9 @@ impl Ctx<'_> {
 }
 
 /// Whether `url` is an http(s) URL, resolving a leading `/` against the request's origin
-/// (§11.2). A URL on the origin itself (what the callback-url cookie holds on every request
-/// of a browser that signed in from the site) is one without being parsed: the default
-/// `redirect` callback's same-origin shortcut.
+/// (Auth.js `isValidHttpUrl` in `lib/utils/assert.ts`). A URL on the origin itself (what the
+/// callback-url cookie holds on every request of a browser that signed in from the site) is
+/// one without being parsed: the default `redirect` callback's same-origin shortcut.
 fn is_valid_http_url(url: &str, site: &Site) -> bool {
     if crate::callbacks::is_same_origin_fast(url, &site.origin) {
         return true;
@@ -166,7 +166,8 @@ fn host_is_trusted(config: &ConfigInner, url: &RequestUrl) -> bool {
         })
 }
 
-/// Per-request assertions (spec §12.3) that cannot be checked at build time.
+/// Per-request assertions (Auth.js `assertConfig` in `lib/utils/assert.ts`) that cannot be
+/// checked at build time.
 pub(crate) fn assert_request(config: &ConfigInner, req: &RequestInternal) -> Result<(), AuthError> {
     if !host_is_trusted(config, &req.url) {
         // Without the query: it can carry a magic-link token or an OAuth code (Auth.js logs
@@ -197,7 +198,8 @@ pub(crate) fn assert_request(config: &ConfigInner, req: &RequestInternal) -> Res
     Ok(())
 }
 
-/// Request initialisation: provider lookup, CSRF, callback URL (spec §2, §5, §11.2).
+/// Request initialisation: provider lookup, CSRF, callback URL (Auth.js `init` in
+/// `lib/init.ts`).
 pub(crate) async fn init<'a>(
     config: &'a ConfigInner,
     req: &'a RequestInternal,
@@ -268,7 +270,7 @@ pub(crate) async fn init<'a>(
     Ok(ctx)
 }
 
-/// Routes to the action (spec §1.2).
+/// Routes to the action (Auth.js `AuthInternal` in `lib/index.ts`).
 ///
 /// The OAuth / email / WebAuthn actions are boxed (and, inside the session action, the
 /// database read): their futures (HTTP clients, adapters) are kilobytes, and inlined they

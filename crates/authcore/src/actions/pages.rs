@@ -1,5 +1,5 @@
 //! Built-in pages and the GET actions that render them or redirect to custom pages
-//! (spec §2.4, §2.7–2.9, §13).
+//! (Auth.js `renderPage` in `lib/pages/index.ts`, and the pages in `lib/pages/*.tsx`).
 
 use askama::Template;
 use http::{HeaderValue, StatusCode, header};
@@ -233,7 +233,7 @@ fn query_sep(url: &str) -> char {
     if url.contains('?') { '&' } else { '?' }
 }
 
-/// Sign-in page error messages (spec §13.2).
+/// Sign-in page error messages (Auth.js `lib/pages/signin.tsx`).
 fn signin_error_message(error: &str) -> &'static str {
     match error {
         "Signin" | "OAuthSignin" | "OAuthCallbackError" | "OAuthCreateAccount"
@@ -481,7 +481,7 @@ pub(crate) fn signout_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError>
     Ok(shell.respond(StatusCode::OK, html))
 }
 
-/// The built-in error page for an error type (spec §13.3).
+/// The built-in error page for an error type (Auth.js `lib/pages/error.tsx`).
 pub(crate) fn error_page_response(
     theme: &Theme,
     origin: &str,
@@ -536,7 +536,8 @@ pub(crate) fn error_page_response(
         shell: &shell,
         heading,
         lines,
-        // Deviation (spec §16.24): link to `<origin><basePath>/signin`, not `<request URL>/signin`.
+        // Deviation (docs/architecture.md, deviations: Error page "Sign in" link): link to
+        // `<origin><basePath>/signin`, not `<request URL>/signin`.
         signin_href: signin.then_some(signin_url),
         home,
     })?;
@@ -546,7 +547,8 @@ pub(crate) fn error_page_response(
 pub(crate) fn error_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     let error = ctx.req.query.get("error");
     if let Some(page) = &ctx.config.pages.error {
-        // Deviation (spec §16.23): the value is URL-encoded; a missing one stays `undefined`.
+        // Deviation (docs/architecture.md, deviations: `GET /error` redirect to `pages.error`):
+        // the value is URL-encoded; a missing one stays `undefined`.
         let value = error.map_or_else(|| "undefined".into(), encode_uri_component);
         return Ok(ResponseInternal::redirect(format!(
             "{page}{}error={value}",

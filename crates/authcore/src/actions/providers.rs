@@ -1,4 +1,5 @@
-//! `GET /providers` (spec §2.1): every provider with its sign-in and callback URLs.
+//! `GET /providers` (Auth.js `renderPage` in `lib/pages/index.ts`): every provider with its
+//! sign-in and callback URLs.
 
 use bytes::Bytes;
 use serde_json::{Map, Value};

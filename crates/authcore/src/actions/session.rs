@@ -1,4 +1,4 @@
-//! `GET` / `POST /session` with the JWT strategy (spec §4.5).
+//! `GET` / `POST /session` with the JWT strategy (Auth.js `lib/actions/session.ts`).
 
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -86,8 +86,9 @@ async fn read(
     }
 }
 
-/// Database strategy (spec §10.4): look the session up, delete it when expired, push its
-/// expiry back at most every `updateAge`, and re-set the cookie on every call.
+/// Database strategy (Auth.js `lib/actions/session.ts`): look the session up, delete it when
+/// expired, push its expiry back at most every `updateAge`, and re-set the cookie on every
+/// call.
 async fn database_session(
     ctx: &Ctx<'_>,
     adapter: &dyn crate::adapter::Adapter,
@@ -126,7 +127,8 @@ async fn database_session(
         None
     };
     let public_user = crate::types::User::from(&user);
-    // The default body reports the session's expiry before this call's update (§16.5).
+    // The default body reports the session's expiry before this call's update, as in
+    // Auth.js `lib/actions/session.ts`.
     // The user row's columns, an empty one as `null` (the JWT strategy leaves out what the
     // token lacks).
     let column = |v: &Option<String>| Some(v.clone().map_or(Value::Null, Value::String));

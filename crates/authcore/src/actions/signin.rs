@@ -1,4 +1,4 @@
-//! `POST /signin[/:provider]` (spec §2.5, §6.2).
+//! `POST /signin[/:provider]` (Auth.js `lib/actions/signin/index.ts`).
 
 use serde_json::json;
 
@@ -29,7 +29,8 @@ fn route_error(p: &OAuthProvider) -> impl Fn(OAuthError) -> AuthError + '_ {
     }
 }
 
-/// Redirects to the provider's authorization endpoint with the check cookies (§6.2).
+/// Redirects to the provider's authorization endpoint with the check cookies (Auth.js
+/// `lib/actions/signin/authorization-url.ts`).
 async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<ResponseInternal, AuthError> {
     let client = p.http.clone().unwrap_or_else(ReqwestClient::shared);
     let endpoints = flow::resolve_endpoints(p, &*client)
@@ -69,7 +70,8 @@ async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<ResponseIntern
     };
 
     // state: the parameter is itself a JWE (salt "encodedState"); the cookie seals it.
-    // A redirect proxy needs `state` to carry this deployment's callback URL (§6.2 step 4).
+    // A redirect proxy needs `state` to carry this deployment's callback URL (Auth.js
+    // `state.create` in `lib/actions/callback/oauth/checks.ts`).
     let state = if p.checks.state || plan.proxied {
         let random = crate::random::b64url_token::<32>();
         let inner = if plan.proxied && !plan.on_proxy {

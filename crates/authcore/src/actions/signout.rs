@@ -1,4 +1,4 @@
-//! `POST /signout` (spec §2.7).
+//! `POST /signout` (Auth.js `lib/actions/signout.ts`).
 
 use super::Ctx;
 use crate::callbacks::SignOutEvent;

@@ -1,5 +1,6 @@
-//! `GET /webauthn-options/:provider` (spec §9.2): decide between registration and
-//! authentication, and answer the ceremony options with a sealed challenge cookie.
+//! `GET /webauthn-options/:provider` (Auth.js `lib/actions/webauthn-options.ts`): decide
+//! between registration and authentication, and answer the ceremony options with a sealed
+//! challenge cookie.
 
 use http::StatusCode;
 use serde_json::{Value, json};
@@ -37,7 +38,7 @@ struct UserInfo {
     exists: bool,
 }
 
-/// Auth.js `inferWebAuthnOptions` (§9.2 step 5).
+/// Auth.js `inferWebAuthnOptions` (`lib/utils/webauthn-utils.ts`).
 fn decide(requested: Option<&str>, logged_in: bool, info: &UserInfo) -> Option<Ceremony> {
     let has_user = info.user.is_some() || info.new_email.is_some();
     match requested {
@@ -363,7 +364,7 @@ mod tests {
         }
     }
 
-    /// The 12 cases of Auth.js `inferWebAuthnOptions` (spec §15 webauthn-utils).
+    /// The 12 cases of Auth.js's tests of `inferWebAuthnOptions` (`lib/utils/webauthn-utils.ts`).
     #[test]
     fn decision_table() {
         use Ceremony::*;

@@ -1,4 +1,5 @@
-//! The conformance suite every [`Adapter`] backend must pass (spec §10).
+//! The conformance suite every [`Adapter`] backend must pass (the interface of Auth.js
+//! `adapters.ts`).
 //!
 //! Enabled by the `conformance` cargo feature (and always in authcore's own unit tests).
 //! A backend crate adds `authcore = { path = "…", features = ["conformance"] }` to its

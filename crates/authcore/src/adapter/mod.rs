@@ -1,11 +1,11 @@
-//! The database adapter interface (spec §10): users, accounts, sessions, verification
-//! tokens and WebAuthn authenticators. Backends: `authcore-sqlx` (SQLite, PostgreSQL),
-//! `authcore-redis`, and [`MemoryAdapter`] for examples and tests.
+//! The database adapter interface (Auth.js `adapters.ts`): users, accounts, sessions,
+//! verification tokens and WebAuthn authenticators. Backends: `authcore-sqlx` (SQLite,
+//! PostgreSQL), `authcore-redis`, and [`MemoryAdapter`] for examples and tests.
 //!
 //! Every method has a default that answers [`AdapterError::Unsupported`], so a backend
 //! implements what it stores; [`Adapter::supports`] tells the config builder which methods
 //! exist, and the builder refuses a configuration whose providers need a missing one
-//! (spec §10.2).
+//! (as Auth.js `assertConfig` in `lib/utils/assert.ts`).
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -213,7 +213,7 @@ impl AdapterMethod {
         }
     }
 
-    /// Methods a database session strategy needs (spec §10.2).
+    /// Methods a database session strategy needs (Auth.js `lib/utils/assert.ts`).
     pub const DATABASE_SESSIONS: &'static [AdapterMethod] = &[
         AdapterMethod::CreateUser,
         AdapterMethod::GetUser,
@@ -240,7 +240,7 @@ impl AdapterMethod {
         AdapterMethod::GetJwtRevocation,
     ];
 
-    /// What WebAuthn providers need in addition (spec §10.2).
+    /// What WebAuthn providers need in addition (Auth.js `lib/utils/assert.ts`).
     pub const WEBAUTHN: &'static [AdapterMethod] = &[
         AdapterMethod::CreateUser,
         AdapterMethod::GetUser,

@@ -1,6 +1,6 @@
-//! The debug channel around an adapter (spec §10.1): every call is logged as
-//! `adapter_<method>` with its arguments before it runs. It lives with the logger (above
-//! the adapter layer) so that adapters never depend on logging.
+//! The debug channel around an adapter (Auth.js `adapterErrorHandler` in `lib/init.ts`):
+//! every call is logged as `adapter_<method>` with its arguments before it runs. It lives
+//! with the logger (above the adapter layer) so that adapters never depend on logging.
 //!
 //! Auth.js logs the arguments verbatim. authcore does not put secrets in logs, so session
 //! tokens, verification tokens and an account's OAuth tokens are written as `[redacted]`;

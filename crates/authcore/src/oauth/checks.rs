@@ -1,5 +1,6 @@
-//! Sealed check cookies for `state`, PKCE and `nonce` (spec §6.3): the value and the
-//! provider id, encrypted as a JWE with the cookie name as salt, valid for 15 minutes.
+//! Sealed check cookies for `state`, PKCE and `nonce` (Auth.js
+//! `lib/actions/callback/oauth/checks.ts`): the value and the provider id, encrypted as a JWE
+//! with the cookie name as salt, valid for 15 minutes.
 
 use std::sync::Arc;
 

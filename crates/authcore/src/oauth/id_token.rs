@@ -1,4 +1,4 @@
-//! OpenID Connect ID token verification (spec §6.4 step 7).
+//! OpenID Connect ID token verification (OpenID Connect Core §3.1.3.7).
 //!
 //! Auth.js (through oauth4webapi) checks the ID token's claims but trusts TLS for its
 //! integrity and never verifies the signature. authcore keeps exactly those claim checks
@@ -303,7 +303,7 @@ fn parse_jwk(jwk: &Map<String, Value>) -> Option<VerificationKey> {
     })
 }
 
-/// What the ID token must satisfy (oauth4webapi's checks, spec §6.4 step 7).
+/// What the ID token must satisfy (oauth4webapi's checks, OpenID Connect Core §3.1.3.7).
 ///
 /// `Debug` redacts the expected nonce.
 #[derive(Clone, Copy)]
@@ -606,7 +606,7 @@ fn string_claim<'a>(
     }
 }
 
-/// oauth4webapi's ID token claim checks (spec §6.4 step 7).
+/// oauth4webapi's ID token claim checks (OpenID Connect Core §3.1.3.7).
 fn check_claims(
     claims: &Map<String, Value>,
     checks: &IdTokenChecks<'_>,

@@ -1,6 +1,6 @@
-//! OAuth 2 / OpenID Connect protocol steps (spec §6), sans-I/O where possible: each step
-//! builds an `http::Request` and processes an `http::Response`; the [`HttpClient`] seam
-//! does the I/O (reqwest by default, replaceable per provider).
+//! OAuth 2 / OpenID Connect protocol steps (RFC 6749, OpenID Connect Core), sans-I/O where
+//! possible: each step builds an `http::Request` and processes an `http::Response`; the
+//! [`HttpClient`] seam does the I/O (reqwest by default, replaceable per provider).
 
 pub(crate) mod checks;
 pub mod id_token;

@@ -1,4 +1,5 @@
-//! The credentials provider (spec §8): an async `authorize(credentials, request)`.
+//! The credentials provider (Auth.js `providers/credentials.ts`): an async
+//! `authorize(credentials, request)`.
 //!
 //! ```
 //! use authcore::providers::{CredentialField, CredentialsProvider};

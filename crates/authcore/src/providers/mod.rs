@@ -74,7 +74,8 @@ impl Provider {
         }
     }
 
-    /// Fills client id / secret / issuer / API key from `AUTH_<ID>_*` values (spec §1.3).
+    /// Fills client id / secret / issuer / API key from `AUTH_<ID>_*` values (Auth.js
+    /// `setEnvDefaults` in `lib/utils/env.ts`).
     pub(crate) fn apply_env(&mut self, env: &ProviderEnv) {
         match self {
             // Credentials providers have nothing to fill.

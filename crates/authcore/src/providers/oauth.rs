@@ -1,4 +1,5 @@
-//! OAuth 2 and OpenID Connect providers (spec §6): configuration and Auth.js defaults.
+//! OAuth 2 and OpenID Connect providers: configuration and Auth.js defaults (Auth.js
+//! `providers/oauth.ts`, `lib/utils/providers.ts`).
 //!
 //! ```
 //! use authcore::providers::OAuthProvider;
@@ -599,7 +600,7 @@ impl OAuthProvider {
     }
 
     /// The redirect proxy in effect: the provider's, else the config's; never for
-    /// `form_post` providers (spec §6.1).
+    /// `form_post` providers (Auth.js `parseProviders` in `lib/utils/providers.ts`).
     pub(crate) fn effective_redirect_proxy<'a>(
         &'a self,
         config: Option<&'a str>,
@@ -610,7 +611,8 @@ impl OAuthProvider {
         self.redirect_proxy_url.as_deref().or(config)
     }
 
-    /// The first endpoint that is neither configured nor discoverable (spec §12.3 step 4).
+    /// The first endpoint that is neither configured nor discoverable (Auth.js
+    /// `InvalidEndpoints` check in `lib/utils/assert.ts`).
     pub(crate) fn missing_endpoint(&self) -> Option<&'static str> {
         if self.issuer.is_some() {
             return None;
@@ -657,8 +659,9 @@ fn string_claim(p: &JsonObject, key: &str) -> Option<String> {
     }
 }
 
-/// Auth.js default profile mapping (§6.6): `id = sub ?? id`, `name = name ?? nickname ??
-/// preferred_username`, `email`, `image = picture`.
+/// Auth.js default profile mapping (`defaultProfile` in `lib/utils/providers.ts`):
+/// `id = sub ?? id`, `name = name ?? nickname ?? preferred_username`, `email`,
+/// `image = picture`.
 pub fn default_profile(p: &JsonObject) -> User {
     User {
         id: string_claim(p, "sub").or_else(|| string_claim(p, "id")),

@@ -1,7 +1,8 @@
-//! WebAuthn providers (spec §9): [`WebAuthnProvider::new`] (Auth.js `WebAuthn`) and
-//! [`WebAuthnProvider::passkey`] (Auth.js `Passkey`: resident key and user verification
-//! required). Ceremonies are verified with `webauthn-rs-core`; authenticators are stored in
-//! the Auth.js row format, so credentials registered by an Auth.js app keep working.
+//! WebAuthn providers: [`WebAuthnProvider::new`] (Auth.js `WebAuthn`, `providers/webauthn.ts`)
+//! and [`WebAuthnProvider::passkey`] (Auth.js `Passkey`, `providers/passkey.ts`: resident key
+//! and user verification required). Ceremonies are verified with `webauthn-rs-core`;
+//! authenticators are stored in the Auth.js row format, so credentials registered by an
+//! Auth.js app keep working.
 //!
 //! ```
 //! use authcore::AuthConfig;

@@ -58,7 +58,7 @@ pub(crate) fn key_of(cose: &Cbor) -> Option<Result<VerifyingKey, CeremonyError>>
     Some(key())
 }
 
-/// Client data checks (§7.1 steps 7–10, §7.2 steps 11–14).
+/// Client data checks (WebAuthn §7.1 steps 7–10, §7.2 steps 11–14).
 fn check_client_data(json: &[u8], type_: &str, e: &Expected<'_>) -> Result<(), CeremonyError> {
     let c: CollectedClientData =
         serde_json::from_slice(json).map_err(|err| refused(format!("clientDataJSON: {err}")))?;
@@ -197,7 +197,7 @@ pub(crate) fn verify_authentication(
     if !verify_signature(key, &signed, &r.signature) {
         return Err(refused("signature does not verify"));
     }
-    // §7.2 step 22, as SimpleWebAuthn: a counter that does not grow means a cloned key,
+    // WebAuthn §7.2 step 22, as SimpleWebAuthn: a counter that does not grow means a cloned key,
     // unless both are 0 (authenticators without a counter).
     let counter = u64::from(data.counter);
     if (counter > 0 || stored_counter > 0) && counter <= stored_counter {

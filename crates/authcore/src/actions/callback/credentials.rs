@@ -1,4 +1,5 @@
-//! Credentials callback (spec §8): `authorize`, `signIn` callback, JWT session cookie.
+//! Credentials callback (Auth.js `lib/actions/callback/index.ts`): `authorize`, `signIn`
+//! callback, JWT session cookie.
 
 use bytes::Bytes;
 

@@ -1,5 +1,7 @@
-//! Email (magic link) sign-in (spec §7): sending the link (POST /signin/:id) and verifying
-//! it (GET /callback/:id), with the email branch of login-or-register (§10.3).
+//! Email (magic link) sign-in: sending the link (POST /signin/:id, Auth.js
+//! `lib/actions/signin/send-token.ts`) and verifying it (GET /callback/:id, Auth.js
+//! `lib/actions/callback/index.ts`), with the email branch of `handleLoginOrRegister`
+//! (`lib/actions/callback/handle-login.ts`).
 
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
@@ -15,7 +17,8 @@ use crate::random;
 use crate::response::ResponseInternal;
 use crate::types::{Account, ProviderType, User};
 
-/// `sha256hex(token + secret)` as stored by the adapter (spec §7.1 step 6).
+/// `sha256hex(token + secret)` as stored by the adapter (Auth.js
+/// `lib/actions/signin/send-token.ts`).
 fn hash_token(token: &str, secret: &str) -> String {
     let mut h = Sha256::new();
     h.update(token.as_bytes());
@@ -43,7 +46,8 @@ fn adapter<'a>(ctx: &'a Ctx<'_>) -> Result<&'a dyn crate::adapter::Adapter, Auth
         .ok_or_else(|| config_error("email", "email sign-in needs an adapter".into()))
 }
 
-/// POST /signin/:email — creates a token and sends the link (spec §7.1).
+/// POST /signin/:email — creates a token and sends the link (Auth.js `sendToken` in
+/// `lib/actions/signin/send-token.ts`).
 /// The user and account the `signIn` callback sees for `email`, when the link is asked for
 /// and when it is followed: the stored user, or (Auth.js) one with a fresh id that
 /// login-or-register creates only after the link is followed.
@@ -147,7 +151,8 @@ pub(crate) async fn send_link(
     ))))
 }
 
-/// GET /callback/:email?token&email — verifies the link and signs in (spec §7.2).
+/// GET /callback/:email?token&email — verifies the link and signs in (Auth.js
+/// `lib/actions/callback/index.ts`).
 pub(crate) async fn callback(
     ctx: &Ctx<'_>,
     p: &EmailProvider,
@@ -160,7 +165,8 @@ pub(crate) async fn callback(
         .ok_or_else(|| config_error(&p.id, "missing token".into()))?;
     // Deviation: the email is required to look the token up (adapters key by both).
     let email = q.get("email").unwrap_or_default();
-    // Consumed before the expiry check: an expired link cannot be retried (§16.21).
+    // Consumed before the expiry check: an expired link cannot be retried (as in Auth.js
+    // `lib/actions/callback/index.ts`).
     let invite = db
         .use_verification_token(email, &hash_token(token, secret(ctx, p)))
         .await?;

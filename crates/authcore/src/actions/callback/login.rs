@@ -1,5 +1,6 @@
-//! `handleLoginOrRegister` for OAuth / OIDC (spec §10.3): find or create the user, link the
-//! account, and open a database session when that is the strategy.
+//! `handleLoginOrRegister` for OAuth / OIDC (Auth.js `lib/actions/callback/handle-login.ts`):
+//! find or create the user, link the account, and open a database session when that is the
+//! strategy.
 
 use time::OffsetDateTime;
 
@@ -117,7 +118,7 @@ async fn new_session(
     Ok(Some(session))
 }
 
-/// Linking rules of the account branches of spec §10.3.
+/// Linking rules of the account branches of Auth.js `handleLoginOrRegister`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum AccountRules {
     /// OAuth / OIDC: `OAuthAccountNotLinked`, optional dangerous linking by email.
@@ -139,9 +140,9 @@ impl AccountRules {
     }
 }
 
-/// OAuth / OIDC and WebAuthn branches of spec §10.3. `account.user_id` is filled on return.
-/// A new session is not opened here: the caller opens it with [`Login::open_session`]
-/// after its own last write.
+/// OAuth / OIDC and WebAuthn branches of Auth.js `handleLoginOrRegister`. `account.user_id`
+/// is filled on return. A new session is not opened here: the caller opens it with
+/// [`Login::open_session`] after its own last write.
 pub(crate) async fn account_login(
     ctx: &Ctx<'_>,
     adapter: &dyn Adapter,
@@ -230,7 +231,8 @@ pub(crate) async fn account_login(
         ),
     };
     let public = User::from(&user);
-    // Auth.js fires createUser even for the dangerous email link (§16.19).
+    // Auth.js fires createUser even for the dangerous email link
+    // (`lib/actions/callback/handle-login.ts`).
     ctx.event_result("createUser", events.create_user(&public).await);
     account.user_id = Some(user.id.clone());
     let login = Login {
@@ -250,8 +252,8 @@ pub(crate) async fn account_login(
     Ok(login)
 }
 
-/// Email branch of spec §10.3: verify the existing user (ending another user's database
-/// session in this browser) or create one; never links an account.
+/// Email branch of Auth.js `handleLoginOrRegister`: verify the existing user (ending another
+/// user's database session in this browser) or create one; never links an account.
 pub(crate) async fn email_login(
     ctx: &Ctx<'_>,
     adapter: &dyn Adapter,

@@ -1,4 +1,5 @@
-//! `GET` / `POST /callback/:provider` (spec §2.6): one module per provider type.
+//! `GET` / `POST /callback/:provider` (Auth.js `lib/actions/callback/index.ts`): one module
+//! per provider type.
 
 pub(crate) mod credentials;
 pub(crate) mod email;
@@ -50,12 +51,13 @@ async fn callback_for_provider(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthEr
             ctx.require_csrf("callback")?;
             credentials::callback(ctx, p).await
         }
-        // GET, or POST for `response_mode=form_post`; no CSRF check (spec §16.12).
+        // GET, or POST for `response_mode=form_post`; no CSRF check: Auth.js (`lib/index.ts`)
+        // checks it on callbacks of credentials providers only.
         // Boxed, like the other non-credentials callbacks: see `actions::dispatch`.
         Provider::OAuth(p) => Box::pin(oauth::callback(ctx, p)).await,
-        // Any method; no CSRF check (spec §2.6).
+        // Any method; no CSRF check (as above).
         Provider::Email(p) => Box::pin(email::callback(ctx, p)).await,
-        // POST only; no CSRF check (spec §9.4, §16.12).
+        // POST only; no CSRF check (as above).
         Provider::WebAuthn(p) => {
             if !ctx.req.is_post() {
                 return Err(AuthError::invalid_provider(format!(
@@ -68,7 +70,8 @@ async fn callback_for_provider(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthEr
     }
 }
 
-/// Runs the `signIn` callback (spec §6.5). `Ok(Some(url))` aborts the sign-in with a redirect.
+/// Runs the `signIn` callback (Auth.js `handleAuthorized` in `lib/actions/callback/index.ts`).
+/// `Ok(Some(url))` aborts the sign-in with a redirect.
 pub(crate) async fn run_sign_in_callback(
     ctx: &Ctx<'_>,
     params: SignInParams<'_>,
@@ -87,7 +90,7 @@ pub(crate) async fn run_sign_in_callback(
 }
 
 /// Where a successful sign-in redirects: `pages.newUser` for new users (with the callback
-/// URL), else the callback URL (spec §2.6).
+/// URL), else the callback URL (Auth.js `lib/actions/callback/index.ts`).
 pub(crate) fn success_redirect(ctx: &Ctx<'_>, is_new_user: bool) -> String {
     match (&ctx.config.pages.new_user, is_new_user) {
         (Some(page), true) => format!(
@@ -104,7 +107,8 @@ pub(crate) fn unix_millis(t: OffsetDateTime) -> i64 {
     i64::try_from(t.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
 }
 
-/// The default token at sign-in (§4.4): `{name, email, picture, sub}`.
+/// The default token at sign-in (Auth.js `lib/actions/callback/index.ts`):
+/// `{name, email, picture, sub}`.
 pub(crate) fn default_token(user: &User) -> JwtClaims {
     let mut t = JwtClaims::new();
     let mut put = |k: &str, v: &Option<String>| {
@@ -131,7 +135,8 @@ pub(crate) struct SignedIn<'a> {
     pub is_new_user: Option<bool>,
 }
 
-/// JWT strategy: runs the `jwt` callback and returns the session cookies to set (§4.4).
+/// JWT strategy: runs the `jwt` callback and returns the session cookies to set (Auth.js
+/// `lib/actions/callback/index.ts`).
 async fn jwt_session_cookies(
     ctx: &Ctx<'_>,
     signed_in: SignedIn<'_>,
@@ -195,9 +200,9 @@ async fn jwt_session_cookies(
     Ok(ctx.write_session_cookie(&store, &encoded, expires))
 }
 
-/// The end of every sign-in (spec §2.6): the session cookie (a new database session, the
-/// current one when the user was signed in already, or a JWT), the `signIn` event, and the
-/// redirect (`newUser` page or callback URL).
+/// The end of every sign-in (Auth.js `lib/actions/callback/index.ts`): the session cookie (a
+/// new database session, the current one when the user was signed in already, or a JWT), the
+/// `signIn` event, and the redirect (`newUser` page or callback URL).
 pub(crate) async fn finish_sign_in(
     ctx: &Ctx<'_>,
     signed_in: SignedIn<'_>,

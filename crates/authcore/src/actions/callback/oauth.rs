@@ -1,5 +1,6 @@
-//! OAuth / OIDC callback (spec §6.4): checks, token exchange, ID token verification against
-//! the provider's JWKS (which Auth.js skips), userinfo, profile mapping, JWT session.
+//! OAuth / OIDC callback (Auth.js `handleOAuth` in `lib/actions/callback/oauth/callback.ts`):
+//! checks, token exchange, ID token verification against the provider's JWKS (which Auth.js
+//! skips), userinfo, profile mapping, JWT session.
 
 use std::sync::Arc;
 
@@ -77,7 +78,8 @@ pub(crate) async fn callback(
         ctx.req.origin(),
         ctx.auth_url(&format!("/callback/{id}")),
     );
-    // Redirect proxy hop (§6.4 step 0): relay the callback to the deployment in `state`.
+    // Redirect proxy hop (Auth.js `lib/actions/callback/index.ts`): relay the callback to the
+    // deployment in `state`.
     if plan.on_proxy
         && let Some(state) = param("state")
     {
@@ -276,7 +278,8 @@ pub(crate) async fn callback(
             );
             route_error(id, e)
         })?;
-    // Apple posts the user's name once, as a JSON `user` form field (spec §6.4 step 8).
+    // Apple posts the user's name once, as a JSON `user` form field (Auth.js
+    // `lib/actions/callback/oauth/callback.ts`).
     if let Some(Ok(user @ Value::Object(_))) = param("user").map(serde_json::from_str::<Value>) {
         profile.insert("user".into(), user);
     }
@@ -287,13 +290,15 @@ pub(crate) async fn callback(
                 provider: id.to_owned(),
                 source,
             });
-            // Deviation (spec §16.24): back to `<basePath>/signin`, not `<request URL>/signin`.
+            // Deviation (docs/architecture.md, deviations: OAuth `profile()` failure): back to
+            // `<basePath>/signin`, not `<request URL>/signin`.
             return Ok(ResponseInternal::redirect(ctx.auth_url("/signin")));
         }
     };
     let provider_account_id = mapped.id.clone().unwrap_or_else(random::uuid_v4);
     let mut user = mapped;
-    // Without an adapter the user id is random per sign-in, as in Auth.js (§16.18).
+    // Without an adapter the user id is random per sign-in, as in Auth.js
+    // (`getUserAndAccount` in `lib/actions/callback/oauth/callback.ts`).
     user.id = Some(random::uuid_v4());
     // Auth.js lower-cases the profile's address; it is normalised here as magic-link
     // addresses are, so that one address is one account whichever way it arrives. An
@@ -333,7 +338,8 @@ pub(crate) async fn callback(
     {
         return Ok(ResponseInternal::redirect(url));
     }
-    // With an adapter: find or create the user and link the account (§10.3).
+    // With an adapter: find or create the user and link the account (Auth.js
+    // `handleLoginOrRegister` in `lib/actions/callback/handle-login.ts`).
     let mut account = account;
     let (user, is_new_user, db_session) = match &ctx.config.adapter {
         Some(adapter) => {

@@ -1,6 +1,8 @@
-//! `POST /callback/:webauthn` (spec §9.4): verify a registration or an authentication,
-//! then sign in (§10.3 WebAuthn branch). No CSRF check, as in Auth.js (§16.12): the
-//! challenge cookie binds the response to this browser.
+//! `POST /callback/:webauthn` (Auth.js `verifyAuthenticate` / `verifyRegister` in
+//! `lib/utils/webauthn-utils.ts`): verify a registration or an authentication, then sign in
+//! (the WebAuthn branch of `handleLoginOrRegister`, `lib/actions/callback/handle-login.ts`).
+//! No CSRF check, as in Auth.js, whose `lib/index.ts` checks it on callbacks of credentials
+//! providers only: the challenge cookie binds the response to this browser.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -165,7 +167,8 @@ async fn register(
     sign_in(ctx, db, profile_user, account, Some(authenticator), clear).await
 }
 
-/// signIn callback, §10.3 WebAuthn branch, the new authenticator, session, redirect.
+/// signIn callback, the WebAuthn branch of Auth.js `handleLoginOrRegister`, the new
+/// authenticator, session, redirect.
 async fn sign_in(
     ctx: &Ctx<'_>,
     db: &dyn Adapter,
@@ -174,7 +177,8 @@ async fn sign_in(
     new_authenticator: Option<Authenticator>,
     clear_challenge: crate::cookies::SetCookie,
 ) -> Result<ResponseInternal, AuthError> {
-    // Auth.js ignores a redirect returned here (§16.32); `false` still refuses.
+    // Auth.js ignores a redirect returned here (`lib/actions/callback/index.ts`); `false`
+    // still refuses.
     run_sign_in_callback(
         ctx,
         SignInParams {

@@ -1,4 +1,4 @@
-//! Built-in provider presets, mirroring `@auth/core/providers/<name>` (spec §6.7).
+//! Built-in provider presets, mirroring `@auth/core/providers/<name>` (Auth.js `providers/*.ts`).
 //!
 //! Each preset is a function returning an [`OAuthProvider`] with
 //! the Auth.js defaults (id, name, type, issuer / endpoints, params, checks, client

@@ -1,6 +1,6 @@
-//! The Auth.js default sign-in mail (spec §7): subject `Sign in to <host>`, a plain-text
-//! body and an HTML body with a themed button. Every sender (SMTP, the HTTP email services,
-//! a host's own) can reuse it.
+//! The Auth.js default sign-in mail (`lib/utils/email.ts`): subject `Sign in to <host>`, a
+//! plain-text body and an HTML body with a themed button. Every sender (SMTP, the HTTP email
+//! services, a host's own) can reuse it.
 //!
 //! ```
 //! use authcore::providers::email::mail::SignInMail;

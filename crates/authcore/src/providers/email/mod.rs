@@ -1,5 +1,5 @@
-//! Email (magic link) providers (spec §7): the sign-in link is sent by a pluggable sender
-//! (Auth.js `sendVerificationRequest`).
+//! Email (magic link) providers (Auth.js `providers/nodemailer.ts`, `providers/resend.ts`, …):
+//! the sign-in link is sent by a pluggable sender (Auth.js `sendVerificationRequest`).
 //!
 //! ```
 //! use authcore::providers::EmailProvider;
@@ -243,8 +243,9 @@ pub enum InvalidEmail {
 /// Longest address accepted (RFC 5321 path limit, 256 octets including `<` `>`).
 pub const MAX_EMAIL_LEN: usize = 254;
 
-/// Auth.js default normaliser (spec §7.1): NFKC, lower case, trimmed; exactly one `@` with
-/// non-empty parts and no `"`; the domain is cut at the first `,`.
+/// Auth.js default normaliser (`defaultNormalizer` in `lib/actions/signin/send-token.ts`):
+/// NFKC, lower case, trimmed; exactly one `@` with non-empty parts and no `"`; the domain is
+/// cut at the first `,`.
 ///
 /// Stricter than Auth.js: control characters (CR/LF header injection), format characters
 /// (Unicode category Cf: zero-width spaces and joiners, bidi controls — invisible, they

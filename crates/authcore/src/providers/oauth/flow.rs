@@ -1,6 +1,7 @@
-//! The protocol steps of the authorization code flow (spec §6.2, §6.4): endpoint
-//! resolution, the authorization URL, the token request and response, userinfo. They sit
-//! with the provider they run for, above the protocol pieces of [`crate::oauth`]
+//! The protocol steps of the authorization code flow (Auth.js
+//! `lib/actions/signin/authorization-url.ts` and `lib/actions/callback/oauth/callback.ts`):
+//! endpoint resolution, the authorization URL, the token request and response, userinfo.
+//! They sit with the provider they run for, above the protocol pieces of [`crate::oauth`]
 //! (HTTP client, discovery, JWKS, check cookies, ID tokens).
 
 use std::sync::Arc;
@@ -66,7 +67,8 @@ pub(crate) async fn resolve_endpoints(
     Ok(e)
 }
 
-/// Where the provider sends the user back, with a redirect proxy in mind (spec §6.1–6.2).
+/// Where the provider sends the user back, with a redirect proxy in mind (Auth.js
+/// `lib/utils/providers.ts` and `lib/actions/signin/authorization-url.ts`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RedirectPlan {
     /// `redirect_uri` for the authorization and token requests.
@@ -137,9 +139,10 @@ fn set_param(pairs: &mut Vec<(String, String)>, name: &str, value: &str) {
     }
 }
 
-/// The authorization URL (spec §6.2 step 3–7): `response_type`, `client_id`,
-/// `redirect_uri`, the configured params, then every query param of the sign-in request
-/// (which may override anything), then the checks; `scope` defaults to `openid profile email`.
+/// The authorization URL (Auth.js `lib/actions/signin/authorization-url.ts`):
+/// `response_type`, `client_id`, `redirect_uri`, the configured params, then every query
+/// param of the sign-in request (which may override anything), then the checks; `scope`
+/// defaults to `openid profile email`.
 pub(crate) fn authorization_url(
     p: &OAuthProvider,
     endpoint: &str,
@@ -200,7 +203,7 @@ pub(crate) fn authorization_url(
 /// What a token request asks for.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Grant<'a> {
-    /// `authorization_code` (spec §6.4 steps 2 and 5).
+    /// `authorization_code` (RFC 6749 §4.1.3).
     Code {
         code: &'a str,
         redirect_uri: &'a str,
@@ -340,7 +343,8 @@ fn invalid(reason: &str) -> OAuthError {
     }
 }
 
-/// Validates the token response (spec §6.4 steps 6, 7, 9) into a [`TokenSet`].
+/// Validates the token response (RFC 6749 §5.1, Auth.js `lib/actions/callback/oauth/callback.ts`)
+/// into a [`TokenSet`].
 pub(crate) fn process_token_response(
     p: &OAuthProvider,
     status: u16,
@@ -408,7 +412,8 @@ pub(crate) fn process_token_response(
         refresh_token: take_str(&mut obj, "refresh_token")?,
         scope: take_str(&mut obj, "scope")?,
         expires_in,
-        // `expires_at` only when `expires_in` is truthy (spec §16.17).
+        // `expires_at` only when `expires_in` is truthy (0 gives none), as Auth.js
+        // `lib/actions/callback/oauth/callback.ts` computes it.
         expires_at: expires_in.filter(|e| *e > 0).map(|e| now + e),
         authorization_details,
         extra: obj,
