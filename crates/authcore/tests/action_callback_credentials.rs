@@ -1,4 +1,5 @@
-//! POST /auth/callback/:credentials (spec §8, §15 callback tests).
+//! POST /auth/callback/:credentials (Auth.js `providers/credentials.ts` and the credentials
+//! branch of `lib/actions/callback/index.ts`, including the cases Auth.js's own tests check).
 #![allow(clippy::unwrap_used)]
 mod common;
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,4 @@
-//! GET /auth/csrf (spec §2.2, §5).
+//! GET /auth/csrf (Auth.js `lib/pages/index.ts` and `lib/actions/callback/oauth/csrf-token.ts`).
 #![allow(clippy::unwrap_used)]
 mod common;
 use authcore::DangerousOptions;

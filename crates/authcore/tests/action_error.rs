@@ -1,4 +1,4 @@
-//! GET /auth/error (spec §2.8, §13.3).
+//! GET /auth/error (Auth.js `lib/pages/index.ts` and `lib/pages/error.tsx`).
 #![allow(clippy::unwrap_used)]
 mod common;
 use authcore::PagesOptions;

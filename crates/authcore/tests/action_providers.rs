@@ -1,4 +1,4 @@
-//! GET /auth/providers (spec §2.1).
+//! GET /auth/providers (Auth.js `lib/pages/index.ts`).
 #![allow(clippy::unwrap_used)]
 mod common;
 use common::*;
@@ -24,7 +24,8 @@ async fn lists_providers_with_urls_in_config_order() {
         .to_string()
     );
     // Unlike every other action, Auth.js's renderer answers it without init's cookies,
-    // even on a client's first request (the spec's §2 "even /session" stops short of it).
+    // even on a client's first request (`providers` in `lib/pages/index.ts` returns no
+    // `cookies`, so the callback-url cookie `lib/init.ts` queues is not sent).
     assert!(r.set_cookies().is_empty(), "{:?}", r.set_cookies());
     let r = send(
         &auth,

@@ -1,4 +1,5 @@
-//! GET / POST /auth/session with the JWT strategy (spec §4.5, §15 session tests).
+//! GET / POST /auth/session with the JWT strategy (Auth.js `lib/actions/session.ts`,
+//! including the cases Auth.js's own tests check).
 #![allow(clippy::unwrap_used)]
 mod common;
 use std::sync::{Arc, Mutex};

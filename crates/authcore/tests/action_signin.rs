@@ -1,4 +1,5 @@
-//! GET /auth/signin (page) and POST /auth/signin[/:provider] (spec §2.4, §2.5).
+//! GET /auth/signin (page; Auth.js `lib/pages/index.ts`, `lib/pages/signin.tsx`) and
+//! POST /auth/signin[/:provider] (Auth.js `lib/actions/signin/index.ts`).
 #![allow(clippy::unwrap_used)]
 mod common;
 use authcore::PagesOptions;

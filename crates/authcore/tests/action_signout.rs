@@ -1,4 +1,5 @@
-//! GET (page) and POST /auth/signout (spec §2.7).
+//! GET (page) and POST /auth/signout (Auth.js `lib/pages/signout.tsx` and
+//! `lib/actions/signout.ts`).
 #![allow(clippy::unwrap_used)]
 mod common;
 use authcore::PagesOptions;

@@ -1,4 +1,4 @@
-//! GET /auth/verify-request (spec §2.9, §13.5).
+//! GET /auth/verify-request (Auth.js `lib/pages/index.ts` and `lib/pages/verify-request.tsx`).
 #![allow(clippy::unwrap_used)]
 mod common;
 use authcore::PagesOptions;

@@ -1,4 +1,5 @@
-//! Per-request assertions (spec §12.3, §15 assert-config) and build-time validation.
+//! Per-request assertions (Auth.js `lib/utils/assert.ts`, `assertConfig`, including the cases
+//! Auth.js's own tests check) and build-time validation.
 #![allow(clippy::unwrap_used)]
 mod common;
 use authcore::cookies::{CookieOverride, CookiesOverrides};

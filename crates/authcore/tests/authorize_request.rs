@@ -1,6 +1,6 @@
-//! The `request` argument of the credentials `authorize(credentials, request)` (spec §8): a
-//! request to the current URL with the original method and headers and the parsed body as
-//! JSON.
+//! The `request` argument of the credentials `authorize(credentials, request)` (Auth.js
+//! `providers/credentials.ts`; built in `lib/actions/callback/index.ts`): a request to the
+//! current URL with the original method and headers and the parsed body as JSON.
 #![allow(clippy::unwrap_used)]
 mod common;
 use std::sync::{Arc, Mutex};

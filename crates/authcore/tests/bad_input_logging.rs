@@ -1,6 +1,6 @@
-//! Hostile and malformed input is logged (spec §12.2, §14: errors are logged even when
-//! handled) with its Auth.js error type, and no log line carries the secret, a session
-//! token or a magic-link token.
+//! Hostile and malformed input is logged (Auth.js `index.ts`, `Auth`, and
+//! `lib/utils/logger.ts`: errors are logged even when handled) with its Auth.js error type,
+//! and no log line carries the secret, a session token or a magic-link token.
 #![allow(clippy::unwrap_used)]
 mod common;
 use std::sync::{Arc, Mutex};

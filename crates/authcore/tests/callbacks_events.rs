@@ -1,6 +1,7 @@
-//! Events whose handlers fail (spec §11.3: awaited, errors logged as `EventError` and
-//! swallowed) and a custom `redirect` callback (spec §11.1, §11.2), including one that fails
-//! (spec §1.6: `error=Configuration`).
+//! Events whose handlers fail (Auth.js `lib/init.ts`, `eventsErrorHandler`: awaited, errors
+//! logged as `EventError` and swallowed) and a custom `redirect` callback (Auth.js
+//! `lib/init.ts`, `defaultCallbacks`, and `lib/utils/callback-url.ts`), including one that
+//! fails (Auth.js `index.ts`, `Auth`: `error=Configuration`).
 #![allow(clippy::unwrap_used)]
 mod common;
 use std::sync::{Arc, Mutex};
@@ -269,7 +270,8 @@ async fn failing_redirect_callback_is_a_configuration_error() {
     let (auth, rec, _) = with_redirects(PagesOptions::default());
     let configuration = Some("https://authjs.test/auth/error?error=Configuration");
 
-    // Sign-in: no session, a fresh redirect without cookies (spec §1.6, §16.7).
+    // Sign-in: no session, a fresh redirect without cookies (Auth.js `index.ts`, `Auth`:
+    // an error answers a new 302 that drops the cookies set so far).
     let r = credentials_sign_in(&auth, &[("callbackUrl", "/fail")]).await;
     assert_eq!(r.status, 302);
     assert_eq!(r.location(), configuration);
@@ -325,7 +327,7 @@ async fn failing_redirect_callback_is_a_configuration_error() {
     );
     assert!(r.set_cookies().is_empty());
 
-    // POST /session answers 400 null instead of redirecting (spec §1.6 step 2).
+    // POST /session answers 400 null instead of redirecting (Auth.js `index.ts`, `Auth`).
     let (csrf, token) = csrf_pair();
     let r = send(
         &auth,

@@ -1,5 +1,7 @@
-//! Cookie overrides end to end (spec §3.1, §3.2, §16.1): custom names (the session JWT salt
-//! follows the name), custom options in `Set-Cookie`, and forced secure cookies.
+//! Cookie overrides end to end (Auth.js `lib/utils/cookie.ts`, `defaultCookies`, and
+//! `lib/vendored/cookie.ts`, `serialize`): custom names (the session JWT salt follows the
+//! name, as in Auth.js `lib/actions/session.ts`, which uses the cookie name as salt), custom
+//! options in `Set-Cookie`, and forced secure cookies.
 #![allow(clippy::unwrap_used)]
 mod common;
 use authcore::cookies::{CookieOverride, CookiesOverrides, Priority, SameSite};
@@ -181,7 +183,8 @@ async fn custom_cookie_options_appear_in_set_cookie() {
     }));
     let r = sign_in_with_csrf_cookie(&auth, ORIGIN, CSRF_COOKIE).await;
     let session = r.set_cookie_header(SESSION_COOKIE).unwrap();
-    // Attribute order of the npm `cookie` package (spec §3.2).
+    // Attribute order of the npm `cookie` package (Auth.js `lib/vendored/cookie.ts`,
+    // `serialize`).
     assert_eq!(
         attributes(&session),
         [

@@ -1,4 +1,5 @@
-//! Database session strategy through the handler (spec §10.4, §15 session tests, database).
+//! Database session strategy through the handler (Auth.js `lib/actions/session.ts`, its
+//! database branch, including the cases Auth.js's own tests check there).
 #![allow(clippy::unwrap_used)]
 mod common;
 use std::sync::{Arc, Mutex};

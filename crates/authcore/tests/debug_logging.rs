@@ -1,6 +1,6 @@
-//! The debug channel (spec §12.2, §14): `debug(true)` warns `debug-enabled` once per
-//! process; a host logger that asks for them (`debug_enabled`) receives debug messages
-//! without the flag; the
+//! The debug channel (Auth.js `lib/utils/logger.ts`, `setLogger`; the warning comes from
+//! `lib/utils/assert.ts`): `debug(true)` warns `debug-enabled` once per process; a host
+//! logger that asks for them (`debug_enabled`) receives debug messages without the flag; the
 //! messages Auth.js sends (`adapter_<method>`, `CREATE_<COOKIE>`, `request` …) arrive, and
 //! none carries a secret.
 #![allow(clippy::unwrap_used)]

@@ -1,6 +1,8 @@
-//! The HTTP email service presets (spec §7: Resend, SendGrid, Postmark, Mailgun, Loops,
-//! Forward Email) send their request to a local HTTP server standing in for the service
-//! (the real APIs cannot be reached from here); the link in what was sent signs in.
+//! The HTTP email service presets (Auth.js `providers/resend.ts`, `sendgrid.ts`,
+//! `postmark.ts`, `mailgun.ts`, `loops.ts`, `forwardemail.ts`; sent by
+//! `lib/actions/signin/send-token.ts`) send their request to a local HTTP server standing in
+//! for the service (the real APIs cannot be reached from here); the link in what was sent
+//! signs in.
 #![allow(clippy::unwrap_used)]
 mod common;
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,5 @@
-//! Email (magic link) sign-in with an adapter (spec §7, §10.3 email branch).
+//! Email (magic link) sign-in with an adapter (Auth.js `lib/actions/signin/send-token.ts`,
+//! and the email branch of `lib/actions/callback/handle-login.ts`).
 #![allow(clippy::unwrap_used)]
 mod common;
 use std::sync::{Arc, Mutex};
@@ -404,7 +405,8 @@ async fn custom_normaliser_token_generator_secret_and_theme() {
     assert!(stored.is_some());
 }
 
-/// The `signIn` callback of the first step (spec §15 `authorize.test.ts`).
+/// The `signIn` callback of the first step (Auth.js `lib/actions/signin/send-token.ts`,
+/// `sendToken`).
 struct EmailGate(Result<authcore::callbacks::SignInOutcome, &'static str>);
 
 #[authcore::async_trait]

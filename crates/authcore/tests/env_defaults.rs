@@ -1,4 +1,4 @@
-//! Environment defaults (Auth.js `setEnvDefaults`, spec §1.3) end to end, from an
+//! Environment defaults (Auth.js `setEnvDefaults`, `lib/utils/env.ts`) end to end, from an
 //! [`Env`] snapshot (the process environment is never touched): `AUTH_<ID>_ID/SECRET/ISSUER`
 //! fill providers, `AUTH_SECRET_1..3` rotate, `AUTH_URL` sets the base path and origin.
 #![allow(clippy::unwrap_used)]
@@ -263,7 +263,8 @@ async fn auth_secret_1_to_3_rotate_newest_first() {
     let r = session_with(&auth, &token_for("s4", "stranger")).await;
     assert_eq!(r.json(), Value::Null);
 
-    // The CSRF hash uses the list as a JavaScript string, `s3,s2,s1,s0` (spec §16.2).
+    // The CSRF hash uses the list as a JavaScript string, `s3,s2,s1,s0` (Auth.js
+    // `lib/actions/callback/oauth/csrf-token.ts`, `createCSRFToken`).
     let token = "d".repeat(64);
     let cookie = authcore::csrf::csrf_cookie_value(&token, "s3,s2,s1,s0");
     let r = send(

@@ -1,5 +1,5 @@
-//! `Auth::get_token` / `get_raw_token` (Auth.js `getToken`, spec §4.6), including the
-//! jwt.test.ts cases of spec §15: malformed Bearer percent-encoding gives `None`.
+//! `Auth::get_token` / `get_raw_token` (Auth.js `getToken`, `jwt.ts`), including the cases
+//! Auth.js's own tests check: malformed Bearer percent-encoding gives `None`.
 #![allow(clippy::unwrap_used)]
 
 use authcore::http::{HeaderMap, HeaderValue};

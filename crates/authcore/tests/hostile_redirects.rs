@@ -1,7 +1,8 @@
 //! Hostile `callbackUrl`s from the query string, the callback-url cookie and the sign-out
-//! body never send the browser off the origin: the default `redirect` callback (spec §11.1)
-//! joins relative URLs to the origin and replaces other origins with the origin, and query
-//! or cookie values that are not http(s) are refused before any action (spec §12.3).
+//! body never send the browser off the origin: the default `redirect` callback (Auth.js
+//! `lib/init.ts`, `defaultCallbacks`) joins relative URLs to the origin and replaces other
+//! origins with the origin, and query or cookie values that are not http(s) are refused
+//! before any action (Auth.js `lib/utils/assert.ts`, `assertConfig`).
 #![allow(clippy::unwrap_used)]
 mod common;
 use authcore::{Auth, PagesOptions};

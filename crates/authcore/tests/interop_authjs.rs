@@ -379,7 +379,7 @@ fn authjs_encoded_tokens_decode_in_rust() {
 
 #[test]
 fn registered_claims_are_overwritten_like_authjs() {
-    // Auth.js always replaces iat/exp/jti from the caller's token (spec §4.1).
+    // Auth.js always replaces iat/exp/jti from the caller's token (`jwt.ts`, `encode`).
     let payload = claims(json!({"sub": "1", "iat": 1, "exp": 2, "jti": "caller-supplied"}));
     let mut expected = payload.clone();
     for k in ["iat", "exp", "jti"] {
@@ -512,7 +512,8 @@ fn csrf_cookie_values_agree() {
     let secrets = [
         (json!(SECRET), SECRET.to_owned()),
         (json!("sécret-🔑-ünïcode"), "sécret-🔑-ünïcode".to_owned()),
-        // A secret list is joined with "," when concatenated as a JS string (spec §5).
+        // A secret list is joined with "," when concatenated as a JS string (Auth.js
+        // `lib/actions/callback/oauth/csrf-token.ts`, `createCSRFToken`).
         (
             json!([NEW_SECRET, OLD_SECRET]),
             format!("{NEW_SECRET},{OLD_SECRET}"),

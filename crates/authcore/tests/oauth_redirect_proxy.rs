@@ -1,5 +1,8 @@
-//! Redirect proxy (spec §6.1, §6.2 step 2, §6.4 step 0, §15 callback tests). No network:
-//! the provider has explicit endpoints and the proxy hop happens before any provider call.
+//! Redirect proxy (Auth.js `lib/utils/providers.ts` and `lib/init.ts` for `redirectProxyUrl`,
+//! `lib/actions/signin/authorization-url.ts` for the `redirect_uri`, the proxy hop at the
+//! start of `callback` in `lib/actions/callback/index.ts`, with the cases Auth.js's own tests
+//! check). No network: the provider has explicit endpoints and the proxy hop happens before
+//! any provider call.
 #![allow(clippy::unwrap_used)]
 mod common;
 use authcore::providers::OAuthProvider;

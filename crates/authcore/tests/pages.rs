@@ -1,6 +1,7 @@
-//! The built-in pages (spec §13, §2.4–2.9): HTML snapshots (`insta`; the per-response CSP
-//! nonce and the CSRF token are masked), security headers, escaping of hostile query
-//! parameters, themes, and the custom page redirects.
+//! The built-in pages (Auth.js `lib/pages/index.ts`, `signin.tsx`, `signout.tsx`,
+//! `error.tsx`, `verify-request.tsx`): HTML snapshots (`insta`; the per-response CSP nonce
+//! and the CSRF token are masked), security headers, escaping of hostile query parameters,
+//! themes, and the custom page redirects.
 #![allow(clippy::unwrap_used)]
 mod common;
 

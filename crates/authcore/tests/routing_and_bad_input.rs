@@ -1,5 +1,6 @@
-//! Request parsing and routing (spec §1.1, §1.2) and hostile input: every case gets a clear
-//! status and never a panic.
+//! Request parsing and routing (Auth.js `lib/utils/web.ts`, `toInternalRequest` and
+//! `parseActionAndProviderId`; `lib/index.ts`, `AuthInternal`) and hostile input: every case
+//! gets a clear status and never a panic.
 #![allow(clippy::unwrap_used)]
 mod common;
 use common::*;

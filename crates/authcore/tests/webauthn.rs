@@ -1,4 +1,5 @@
-//! WebAuthn and passkeys (spec §9): `GET /webauthn-options/:id` and `POST /callback/:id`
+//! WebAuthn and passkeys (Auth.js `providers/webauthn.ts`, `lib/actions/webauthn-options.ts`,
+//! `lib/utils/webauthn-utils.ts`): `GET /webauthn-options/:id` and `POST /callback/:id`
 //! driven in memory, with a software authenticator playing browser and device.
 #![allow(clippy::unwrap_used)]
 mod common;
