@@ -1,13 +1,12 @@
 //! POST /auth/callback/:credentials (Auth.js `providers/credentials.ts` and the credentials
 //! branch of `lib/actions/callback/index.ts`, including the cases Auth.js's own tests check).
 #![allow(clippy::unwrap_used)]
-mod common;
 use std::sync::{Arc, Mutex};
 
+use crate::common::*;
 use authcore::callbacks::{Callbacks, JwtParams, SignInOutcome, SignInParams};
 use authcore::jwt::JwtClaims;
 use authcore::{BoxError, DangerousOptions, PagesOptions};
-use common::*;
 
 async fn sign_in(auth: &authcore::Auth, fields: &[(&str, &str)]) -> TestResponse {
     let (csrf, token) = csrf_pair();

@@ -1,8 +1,7 @@
 //! GET /auth/csrf (Auth.js `lib/pages/index.ts` and `lib/actions/callback/oauth/csrf-token.ts`).
 #![allow(clippy::unwrap_used)]
-mod common;
+use crate::common::*;
 use authcore::DangerousOptions;
-use common::*;
 
 #[tokio::test]
 async fn returns_token_and_sets_cookie_once() {

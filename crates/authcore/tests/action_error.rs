@@ -1,8 +1,7 @@
 //! GET /auth/error (Auth.js `lib/pages/index.ts` and `lib/pages/error.tsx`).
 #![allow(clippy::unwrap_used)]
-mod common;
+use crate::common::*;
 use authcore::PagesOptions;
-use common::*;
 
 #[tokio::test]
 async fn status_codes_and_headings() {

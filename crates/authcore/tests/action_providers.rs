@@ -1,7 +1,6 @@
 //! GET /auth/providers (Auth.js `lib/pages/index.ts`).
 #![allow(clippy::unwrap_used)]
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[tokio::test]

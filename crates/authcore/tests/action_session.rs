@@ -1,13 +1,12 @@
 //! GET / POST /auth/session with the JWT strategy (Auth.js `lib/actions/session.ts`,
 //! including the cases Auth.js's own tests check).
 #![allow(clippy::unwrap_used)]
-mod common;
 use std::sync::{Arc, Mutex};
 
+use crate::common::*;
 use authcore::BoxError;
 use authcore::callbacks::{Callbacks, JwtParams, JwtTrigger, SessionParams};
 use authcore::jwt::JwtClaims;
-use common::*;
 use serde_json::{Value, json};
 
 fn alice() -> Value {

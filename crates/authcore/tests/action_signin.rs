@@ -1,9 +1,8 @@
 //! GET /auth/signin (page; Auth.js `lib/pages/index.ts`, `lib/pages/signin.tsx`) and
 //! POST /auth/signin[/:provider] (Auth.js `lib/actions/signin/index.ts`).
 #![allow(clippy::unwrap_used)]
-mod common;
+use crate::common::*;
 use authcore::PagesOptions;
-use common::*;
 
 #[tokio::test]
 async fn page_lists_credentials_form_with_csrf_token() {

@@ -1,9 +1,8 @@
 //! GET (page) and POST /auth/signout (Auth.js `lib/pages/signout.tsx` and
 //! `lib/actions/signout.ts`).
 #![allow(clippy::unwrap_used)]
-mod common;
+use crate::common::*;
 use authcore::PagesOptions;
-use common::*;
 use serde_json::json;
 
 #[tokio::test]

@@ -1,8 +1,7 @@
 //! GET /auth/verify-request (Auth.js `lib/pages/index.ts` and `lib/pages/verify-request.tsx`).
 #![allow(clippy::unwrap_used)]
-mod common;
+use crate::common::*;
 use authcore::PagesOptions;
-use common::*;
 
 #[tokio::test]
 async fn builtin_page() {

@@ -1,10 +1,9 @@
 //! Per-request assertions (Auth.js `lib/utils/assert.ts`, `assertConfig`, including the cases
 //! Auth.js's own tests check) and build-time validation.
 #![allow(clippy::unwrap_used)]
-mod common;
+use crate::common::*;
 use authcore::cookies::{CookieOverride, CookiesOverrides};
 use authcore::{AuthConfig, ConfigError, PagesOptions};
-use common::*;
 
 const MESSAGE: &str = r#"{"message":"There was a problem with the server configuration. Check the server logs for more information."}"#;
 

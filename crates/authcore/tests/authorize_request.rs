@@ -2,14 +2,13 @@
 //! `providers/credentials.ts`; built in `lib/actions/callback/index.ts`): a request to the
 //! current URL with the original method and headers and the parsed body as JSON.
 #![allow(clippy::unwrap_used)]
-mod common;
 use std::sync::{Arc, Mutex};
 
+use crate::common::*;
 use authcore::User;
 use authcore::providers::{AuthorizeRequest, CredentialsProvider};
 use authcore::types::JsonObject;
 use bytes::Bytes;
-use common::*;
 use serde_json::{Value, json};
 
 type Seen = Arc<Mutex<Vec<(JsonObject, AuthorizeRequest)>>>;

@@ -2,14 +2,13 @@
 //! `lib/utils/logger.ts`: errors are logged even when handled) with its Auth.js error type,
 //! and no log line carries the secret, a session token or a magic-link token.
 #![allow(clippy::unwrap_used)]
-mod common;
 use std::sync::{Arc, Mutex};
 
+use crate::common::*;
 use authcore::adapter::MemoryAdapter;
 use authcore::providers::{EmailProvider, VerificationRequest};
 use authcore::{Auth, AuthConfig, AuthConfigBuilder};
 use bytes::Bytes;
-use common::*;
 use http::Request;
 use http_body_util::Full;
 use serde_json::json;

@@ -3,15 +3,14 @@
 //! `lib/init.ts`, `defaultCallbacks`, and `lib/utils/callback-url.ts`), including one that
 //! fails (Auth.js `index.ts`, `Auth`: `error=Configuration`).
 #![allow(clippy::unwrap_used)]
-mod common;
 use std::sync::{Arc, Mutex};
 
+use crate::common::*;
 use authcore::callbacks::{
     Callbacks, Events, RedirectParams, SessionEvent, SignInEvent, SignInOutcome, SignInParams,
     SignOutEvent,
 };
 use authcore::{Auth, BoxError, PagesOptions};
-use common::*;
 use serde_json::{Value, json};
 
 /// Every handler fails after recording that it ran.

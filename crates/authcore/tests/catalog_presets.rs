@@ -14,16 +14,10 @@
 //! `providers/provider-types.d.ts` at test time) against the catalogue.
 #![allow(clippy::unwrap_used, clippy::too_many_lines)]
 
-#[path = "support/interop_node.rs"]
-mod interop_node;
-#[path = "support/oauth_flow.rs"]
-mod oauth_flow;
-#[path = "support/oidc_provider.rs"]
-mod oidc_provider;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
+use crate::oauth_flow::{APP, Jar, send, session, start};
 use authcore::adapter::{Adapter, MemoryAdapter};
 use authcore::env::Env;
 use authcore::oauth::HttpClient;
@@ -37,7 +31,6 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request, Uri};
 use http_body_util::Full;
-use oauth_flow::{APP, Jar, send, session, start};
 use serde_json::{Value, json};
 
 const CLIENT_ID: &str = "client-id";
@@ -1544,7 +1537,7 @@ async fn callback(
     provider_id: &str,
     state: Option<&str>,
     form_post: bool,
-) -> oauth_flow::Resp {
+) -> crate::oauth_flow::Resp {
     let mut params = form_urlencoded::Serializer::new(String::new());
     params.append_pair("code", CODE);
     if let Some(s) = state {
@@ -1654,7 +1647,7 @@ async fn check_signed_in(
     auth: &Auth,
     db: &MemoryAdapter,
     jar: &Jar,
-    r: &oauth_flow::Resp,
+    r: &crate::oauth_flow::Resp,
     provider_id: &str,
     user: Expected,
 ) {
@@ -1881,8 +1874,8 @@ fn authjs_case(id: &str, settings: &[(&str, &str)], answers: &BTreeMap<String, S
 
 /// Runs the cases through the installed `@auth/core`; the results by id.
 fn authjs_run(cases: Vec<Value>) -> BTreeMap<String, Value> {
-    interop_node::interop_dir("@auth/core/package.json");
-    let out = interop_node::run(
+    crate::interop_node::interop_dir("@auth/core/package.json");
+    let out = crate::interop_node::run(
         "catalog-runtime.mjs",
         &json!({ "app": APP, "cases": cases }),
     )

@@ -3,9 +3,8 @@
 //! name, as in Auth.js `lib/actions/session.ts`, which uses the cookie name as salt), custom
 //! options in `Set-Cookie`, and forced secure cookies.
 #![allow(clippy::unwrap_used)]
-mod common;
+use crate::common::*;
 use authcore::cookies::{CookieOverride, CookiesOverrides, Priority, SameSite};
-use common::*;
 use serde_json::json;
 
 /// `name=<valid CSRF cookie value>` and the token to echo in the body.

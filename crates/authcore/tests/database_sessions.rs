@@ -1,13 +1,12 @@
 //! Database session strategy through the handler (Auth.js `lib/actions/session.ts`, its
 //! database branch, including the cases Auth.js's own tests check there).
 #![allow(clippy::unwrap_used)]
-mod common;
 use std::sync::{Arc, Mutex};
 
+use crate::common::*;
 use authcore::adapter::{Adapter, AdapterSession, MemoryAdapter, NewUser};
 use authcore::callbacks::{Callbacks, SessionParams};
 use authcore::{BoxError, ConfigError, SessionStrategy};
-use common::*;
 use serde_json::Value;
 use time::{Duration, OffsetDateTime};
 

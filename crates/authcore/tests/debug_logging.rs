@@ -4,15 +4,14 @@
 //! messages Auth.js sends (`adapter_<method>`, `CREATE_<COOKIE>`, `request` …) arrive, and
 //! none carries a secret.
 #![allow(clippy::unwrap_used)]
-mod common;
 
 use std::sync::{Arc, Mutex};
 
+use crate::common::*;
 use authcore::adapter::MemoryAdapter;
 use authcore::logger::{Logger, WarningCode};
 use authcore::providers::OAuthProvider;
 use authcore::{AuthConfig, AuthError, SessionStrategy};
-use common::*;
 use http::Request;
 use serde_json::Value;
 
@@ -66,9 +65,11 @@ fn github_like() -> OAuthProvider {
         .client_secret("client-secret-value")
 }
 
+/// Run alone in a process of its own by the test below (the warning is per process, and
+/// other tests of this binary turn `debug` on too).
 #[test]
-fn debug_enabled_is_warned_once_per_process() {
-    // The only test in this process that sets `debug(true)`.
+#[ignore = "run in a process of its own by debug_enabled_is_warned_once_per_process"]
+fn debug_enabled_warning_in_a_fresh_process() {
     let first = DebugLines::default();
     let second = DebugLines::default();
     for logger in [&first, &second] {
@@ -91,6 +92,22 @@ fn debug_enabled_is_warned_once_per_process() {
     };
     assert_eq!(count(&first) + count(&second), 1);
     assert_eq!(count(&first), 1, "the first configuration warns");
+}
+
+#[test]
+fn debug_enabled_is_warned_once_per_process() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "debug_logging::debug_enabled_warning_in_a_fresh_process",
+            "--ignored",
+            "--test-threads=1",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("1 passed"), "{stdout}");
 }
 
 #[tokio::test]

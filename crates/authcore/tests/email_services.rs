@@ -4,9 +4,9 @@
 //! for the service (the real APIs cannot be reached from here); the link in what was sent
 //! signs in.
 #![allow(clippy::unwrap_used)]
-mod common;
 use std::sync::{Arc, Mutex};
 
+use crate::common::*;
 use authcore::adapter::MemoryAdapter;
 use authcore::env::Env;
 use authcore::providers::EmailProvider;
@@ -14,7 +14,6 @@ use authcore::providers::email::services::{self, EmailService, ServiceTransport}
 use authcore::{AuthConfig, ConfigError};
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode, Uri};
-use common::*;
 use serde_json::Value;
 
 /// One request the stand-in received.

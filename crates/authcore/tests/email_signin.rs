@@ -1,13 +1,12 @@
 //! Email (magic link) sign-in with an adapter (Auth.js `lib/actions/signin/send-token.ts`,
 //! and the email branch of `lib/actions/callback/handle-login.ts`).
 #![allow(clippy::unwrap_used)]
-mod common;
 use std::sync::{Arc, Mutex};
 
+use crate::common::*;
 use authcore::adapter::{Adapter, MemoryAdapter, NewUser, VerificationToken};
 use authcore::providers::{EmailProvider, VerificationRequest};
 use authcore::{AuthConfig, ConfigError};
-use common::*;
 use sha2::Digest;
 
 type Outbox = Arc<Mutex<Vec<VerificationRequest>>>;

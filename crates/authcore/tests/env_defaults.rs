@@ -2,9 +2,9 @@
 //! [`Env`] snapshot (the process environment is never touched): `AUTH_<ID>_ID/SECRET/ISSUER`
 //! fill providers, `AUTH_SECRET_1..3` rotate, `AUTH_URL` sets the base path and origin.
 #![allow(clippy::unwrap_used)]
-mod common;
 use std::sync::{Arc, Mutex};
 
+use crate::common::*;
 use authcore::env::Env;
 use authcore::jwt::JwtCodec;
 use authcore::logger::WarningCode;
@@ -12,7 +12,6 @@ use authcore::oauth::HttpClient;
 use authcore::providers::{ClientAuthMethod, OAuthProvider};
 use authcore::{Auth, AuthConfig, AuthConfigBuilder, BoxError, ConfigError};
 use bytes::Bytes;
-use common::*;
 use serde_json::{Value, json};
 
 const ISSUER: &str = "https://idp.example";

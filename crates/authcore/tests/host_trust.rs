@@ -3,15 +3,14 @@
 //! a request forges: a magic link, an OAuth `redirect_uri` and a sign-in redirect are
 //! checked for every case, with and without `trust_host`.
 #![allow(clippy::unwrap_used)]
-mod common;
 
 use std::sync::{Arc, Mutex};
 
+use crate::common::*;
 use authcore::adapter::MemoryAdapter;
 use authcore::providers::catalog::{GitHubOptions, github};
 use authcore::providers::{EmailProvider, VerificationRequest};
 use authcore::{Auth, AuthConfig, ConfigError};
-use common::*;
 
 type Outbox = Arc<Mutex<Vec<VerificationRequest>>>;
 

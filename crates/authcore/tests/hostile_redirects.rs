@@ -4,9 +4,8 @@
 //! origins with the origin, and query or cookie values that are not http(s) are refused
 //! before any action (Auth.js `lib/utils/assert.ts`, `assertConfig`).
 #![allow(clippy::unwrap_used)]
-mod common;
+use crate::common::*;
 use authcore::{Auth, PagesOptions};
-use common::*;
 use serde_json::json;
 
 /// The audit's list, plus a few parser edge cases.

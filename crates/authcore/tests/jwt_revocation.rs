@@ -5,12 +5,10 @@
 //! answers `null` without clearing the cookie.
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
+use crate::common::*;
 use authcore::adapter::{Adapter, MemoryAdapter};
 use authcore::providers::{CredentialField, CredentialsProvider};
 use authcore::{Auth, AuthConfig, SessionStrategy, User};
-use common::*;
 
 fn app(db: &MemoryAdapter) -> Auth {
     app_on(db.clone())

@@ -3,19 +3,14 @@
 //! accounts linked to the signed-in user, the `newUser` page, database session cookies.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/oauth_flow.rs"]
-mod oauth_flow;
-#[path = "support/oidc_provider.rs"]
-mod oidc_provider;
-
 use std::sync::{Arc, Mutex};
 
+use crate::oauth_flow::*;
+use crate::oidc_provider::OidcProvider;
 use authcore::adapter::{Adapter, MemoryAdapter, NewUser};
 use authcore::callbacks::Events;
 use authcore::providers::OAuthProvider;
 use authcore::{Auth, AuthConfig, BoxError, PagesOptions, User};
-use oauth_flow::*;
-use oidc_provider::OidcProvider;
 
 #[derive(Clone, Default)]
 struct EventLog(Arc<Mutex<Vec<String>>>);

@@ -2,10 +2,10 @@
 //! stand-in `HttpClient` serves its discovery document (issuer with `{tenantid}`), a JWKS
 //! and a token response with an ES256 ID token signed by a key generated in the test.
 #![allow(clippy::unwrap_used)]
-mod common;
 
 use std::sync::{Arc, Mutex};
 
+use crate::common::*;
 use authcore::BoxError;
 use authcore::oauth::HttpClient;
 use authcore::providers::catalog::{MicrosoftEntraIdOptions, microsoft_entra_id};
@@ -14,7 +14,6 @@ use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPai
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
-use common::*;
 use serde_json::{Value, json};
 
 const DISCOVERY: &str =

@@ -2,18 +2,13 @@
 //! `oidc-provider`, started on loopback per test by `support/oidc_provider.rs`).
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/oauth_flow.rs"]
-mod oauth_flow;
-#[path = "support/oidc_provider.rs"]
-mod oidc_provider;
-
+use crate::oauth_flow::*;
+use crate::oidc_provider::{Callback, OidcProvider};
 use authcore::providers::{Checks, ClientAuthMethod, OAuthProvider};
 use authcore::{Auth, AuthConfig};
 use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
-use oauth_flow::*;
-use oidc_provider::{Callback, OidcProvider};
 use serde_json::Value;
 
 const SECRET: &str = "oauth-e2e-secret";

@@ -4,9 +4,8 @@
 //! check). No network: the provider has explicit endpoints and the proxy hop happens before
 //! any provider call.
 #![allow(clippy::unwrap_used)]
-mod common;
+use crate::common::*;
 use authcore::providers::OAuthProvider;
-use common::*;
 use http::Request;
 use serde_json::json;
 

@@ -6,17 +6,12 @@
 //! refused refresh leaves the session valid with `error: "RefreshTokenError"`.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/oauth_flow.rs"]
-mod oauth_flow;
-#[path = "support/oidc_provider.rs"]
-mod oidc_provider;
-
 use std::time::Duration;
 
+use crate::oauth_flow::*;
+use crate::oidc_provider::{OidcProvider, clients};
 use authcore::providers::OAuthProvider;
 use authcore::{Auth, AuthConfig};
-use oauth_flow::*;
-use oidc_provider::{OidcProvider, clients};
 use serde_json::Value;
 
 const SECRET: &str = "oauth-refresh-secret";
@@ -55,7 +50,7 @@ fn app_with(
 async fn short_lived_tokens(extra: &[(&str, &str)]) -> OidcProvider {
     let mut env = vec![("OIDC_ACCESS_TOKEN_TTL", "1")];
     env.extend_from_slice(extra);
-    OidcProvider::start_with(oidc_provider::DEFAULT_REDIRECT_URIS, &env).await
+    OidcProvider::start_with(crate::oidc_provider::DEFAULT_REDIRECT_URIS, &env).await
 }
 
 /// Signs in through the provider; the browser's jar.

@@ -3,13 +3,12 @@
 //! and the CSRF token are masked), security headers, escaping of hostile query parameters,
 //! themes, and the custom page redirects.
 #![allow(clippy::unwrap_used)]
-mod common;
 
+use crate::common::*;
 use authcore::adapter::MemoryAdapter;
 use authcore::providers::catalog::{GitHubOptions, github};
 use authcore::providers::{EmailProvider, WebAuthnProvider};
 use authcore::types::{ColorScheme, PagesOptions, Theme};
-use common::*;
 
 /// Every provider kind, in this order: credentials, GitHub, email, passkey.
 fn all_kinds() -> authcore::AuthConfigBuilder {

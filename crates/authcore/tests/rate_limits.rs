@@ -4,18 +4,17 @@
 //! proxies only; the answers (redirect with `error=RateLimited`, 429 for JSON, both with
 //! `Retry-After`) and the `rate_limited` event; a failing store fails open with a log line.
 #![allow(clippy::unwrap_used)]
-mod common;
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::common::*;
 use authcore::adapter::MemoryAdapter;
 use authcore::providers::{EmailProvider, VerificationRequest};
 use authcore::ratelimit::{RateLimit, RateLimitStore, RateLimits};
 use authcore::request::ClientAddr;
 use authcore::{Auth, BoxError};
-use common::*;
 use serde_json::Value;
 
 const MINUTE: Duration = Duration::from_secs(60);

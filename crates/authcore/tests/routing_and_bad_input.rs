@@ -2,8 +2,7 @@
 //! `parseActionAndProviderId`; `lib/index.ts`, `AuthInternal`) and hostile input: every case
 //! gets a clear status and never a panic.
 #![allow(clippy::unwrap_used)]
-mod common;
-use common::*;
+use crate::common::*;
 use http::Request;
 use proptest::prelude::*;
 

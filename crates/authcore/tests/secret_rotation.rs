@@ -12,10 +12,9 @@
 //! Every user below reads their session on both instances, alternately, at every step, and
 //! keeps whatever cookie the instance sends back, as a browser does.
 #![allow(clippy::unwrap_used)]
-mod common;
 
+use crate::common::*;
 use authcore::Auth;
-use common::*;
 
 const OLD: &str = "old-secret-4f1c0d3a9b8e7f6a5d4c3b2a1f0e9d8c";
 const NEW: &str = "new-secret-7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d";

@@ -3,11 +3,10 @@
 //! sign-in, the session action (read and update), `get_token`, `lookup_session` (what the
 //! framework extractors call) and sign-out; JWEs and forged tokens are no session.
 #![allow(clippy::unwrap_used)]
-mod common;
 
+use crate::common::*;
 use authcore::BoxError;
 use authcore::jwt::{JwtClaims, SessionTokenCodec};
-use common::*;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde_json::{Value, json};
 
@@ -132,7 +131,7 @@ async fn a_signed_jws_session_token_end_to_end() {
     assert!(verify_elsewhere(&r.cookie(SESSION_COOKIE).unwrap(), &public)["exp"].is_i64());
 
     // A JWE (the default format), a JWS signed by another key and a tampered one: no session.
-    let (plain, _) = common::auth();
+    let (plain, _) = crate::common::auth();
     let jwe = session_cookie(&plain, json!({"sub": "1", "email": "demo@example.com"}));
     let foreign = JwsCodec::new([9u8; 32])
         .encode(

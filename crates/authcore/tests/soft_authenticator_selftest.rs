@@ -3,15 +3,12 @@
 //! by an independent relying party, `webauthn-rs-core`.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/soft_authenticator.rs"]
-mod soft_authenticator;
-
 use std::time::Duration;
 
+use crate::soft_authenticator::SoftAuthenticator;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::Value;
-use soft_authenticator::SoftAuthenticator;
 use url::Url;
 use webauthn_rs_core::WebauthnCore;
 use webauthn_rs_core::error::WebauthnError;

@@ -2,19 +2,14 @@
 //! `lib/utils/webauthn-utils.ts`): `GET /webauthn-options/:id` and `POST /callback/:id`
 //! driven in memory, with a software authenticator playing browser and device.
 #![allow(clippy::unwrap_used)]
-mod common;
-#[path = "support/interop_node.rs"]
-mod interop_node;
-#[path = "support/soft_authenticator.rs"]
-mod soft_authenticator;
 
+use crate::common::*;
+use crate::soft_authenticator::SoftAuthenticator;
 use authcore::adapter::{Adapter, MemoryAdapter};
 use authcore::config::SessionStrategy;
 use authcore::providers::{RelyingParty, WebAuthnProvider};
 use authcore::{AuthConfig, ConfigError};
-use common::*;
 use serde_json::Value;
-use soft_authenticator::SoftAuthenticator;
 
 const CHALLENGE_COOKIE: &str = "__Secure-authjs.challenge";
 
@@ -1057,7 +1052,7 @@ async fn authjs_row_signs_in(mut key: SoftAuthenticator) {
     use authcore::types::{Account, Authenticator, ProviderType};
 
     let alg = key.algorithm();
-    interop_node::interop_dir("@simplewebauthn/server");
+    crate::interop_node::interop_dir("@simplewebauthn/server");
     let challenge = "YXV0aGpzLXJlZ2lzdHJhdGlvbi1jaGFsbGVuZ2U";
     let options = serde_json::json!({
         "challenge": challenge,
@@ -1076,7 +1071,7 @@ async fn authjs_row_signs_in(mut key: SoftAuthenticator) {
         "expectedOrigin": ORIGIN,
         "expectedRPID": "authjs.test",
     });
-    let out = interop_node::run("webauthn-register.mjs", &input).unwrap_or_else(|| {
+    let out = crate::interop_node::run("webauthn-register.mjs", &input).unwrap_or_else(|| {
         panic!("@simplewebauthn/server refused the registration of a {alg} key")
     });
     let row: Authenticator = serde_json::from_slice(&out).unwrap();

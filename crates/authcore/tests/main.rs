@@ -1,0 +1,52 @@
+//! authcore's integration tests, in one binary (one link instead of one per file): a module
+//! per action or feature, the shared helpers in `common/` and `support/`.
+#![allow(clippy::unwrap_used, clippy::too_many_lines)]
+
+mod common;
+#[path = "support/interop_node.rs"]
+mod interop_node;
+#[path = "support/oauth_flow.rs"]
+mod oauth_flow;
+#[path = "support/oidc_provider.rs"]
+mod oidc_provider;
+#[path = "support/soft_authenticator.rs"]
+mod soft_authenticator;
+
+mod account_management;
+mod action_callback_credentials;
+mod action_csrf;
+mod action_error;
+mod action_providers;
+mod action_session;
+mod action_signin;
+mod action_signout;
+mod action_verify_request;
+mod assert_config;
+mod authorize_request;
+mod bad_input_logging;
+mod callbacks_events;
+mod catalog_presets;
+mod cookie_overrides;
+mod database_sessions;
+mod debug_logging;
+mod email_services;
+mod email_signin;
+mod env_defaults;
+mod get_token;
+mod host_trust;
+mod hostile_redirects;
+mod interop_authjs;
+mod jwt_revocation;
+mod module_graph;
+mod oauth_adapter_linking;
+mod oauth_entra_multitenant;
+mod oauth_oidc_provider;
+mod oauth_redirect_proxy;
+mod oauth_refresh;
+mod pages;
+mod rate_limits;
+mod routing_and_bad_input;
+mod secret_rotation;
+mod session_token_codec;
+mod soft_authenticator_selftest;
+mod webauthn;
