@@ -37,6 +37,19 @@ pub(crate) enum Col {
     UserId,
 }
 
+/// The columns of the session-and-user read (session token, user id, expiry; the user's id,
+/// name, email, email verified, image): one shape for the pool's query and the direct reads.
+pub(crate) const SESSION_AND_USER: [Col; 8] = [
+    Col::Text,
+    Col::UserId,
+    Col::Time,
+    Col::UserId,
+    Col::Text,
+    Col::Text,
+    Col::Time,
+    Col::Text,
+];
+
 /// One column of a result row, read as its [`Col`] says; SQL `NULL` is [`Val::Null`].
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Val {

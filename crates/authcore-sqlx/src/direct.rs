@@ -85,7 +85,7 @@ impl DirectReads {
                 .queries()
                 .get_session_and_user
                 .as_str(),
-            &crate::ops::SESSION_AND_USER,
+            &crate::db::SESSION_AND_USER,
             connection_count(max_connections, usize::MAX),
         ))))
     }
@@ -119,7 +119,7 @@ impl DirectReads {
                 .queries()
                 .get_session_and_user
                 .as_str(),
-            &crate::ops::SESSION_AND_USER,
+            &crate::db::SESSION_AND_USER,
             connection_count(max_connections, MAX_POSTGRES_CONNECTIONS),
         ))))
     }

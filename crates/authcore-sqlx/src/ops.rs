@@ -14,7 +14,7 @@ use authcore::types::{Account, Authenticator};
 use std::time::Duration;
 use time::OffsetDateTime;
 
-use crate::db::{Arg, Col, Pool, Val};
+use crate::db::{Arg, Col, Pool, SESSION_AND_USER, Val};
 use crate::dialect::Ids;
 use crate::direct::{DirectReads, Read};
 use crate::error::{data_error, map_sqlx};
@@ -24,16 +24,6 @@ use crate::error::{data_error, map_sqlx};
 
 const USER: [Col; 5] = [Col::UserId, Col::Text, Col::Text, Col::Time, Col::Text];
 const SESSION: [Col; 3] = [Col::Text, Col::UserId, Col::Time];
-pub(crate) const SESSION_AND_USER: [Col; 8] = [
-    Col::Text,
-    Col::UserId,
-    Col::Time,
-    Col::UserId,
-    Col::Text,
-    Col::Text,
-    Col::Time,
-    Col::Text,
-];
 const ACCOUNT: [Col; 11] = [
     Col::UserId,
     Col::Text,

@@ -578,6 +578,7 @@ impl AuthConfigBuilder {
     /// Auth.js `experimental.enableWebAuthn`, accepted so that ported configurations build
     /// unchanged. WebAuthn is stable in authcore: a WebAuthn provider works without it, and
     /// no `experimental-webauthn` warning is logged.
+    #[deprecated(note = "WebAuthn is stable in authcore: remove the call, it changes nothing")]
     pub fn experimental_enable_webauthn(self, enabled: bool) -> Self {
         let _ = enabled;
         self

@@ -1027,14 +1027,13 @@ fn configuration_checks() {
         .json()
     });
     assert_eq!(body["options"]["timeout"], u64::from(u32::MAX));
-    // Auth.js's flag is accepted, not required.
-    assert!(
-        base()
-            .adapter(MemoryAdapter::new())
-            .experimental_enable_webauthn(true)
-            .build()
-            .is_ok()
-    );
+    // Auth.js's flag is accepted (deprecated: it changes nothing), not required.
+    #[allow(deprecated)]
+    let with_flag = base()
+        .adapter(MemoryAdapter::new())
+        .experimental_enable_webauthn(true)
+        .build();
+    assert!(with_flag.is_ok());
 }
 
 /// An authenticator registered by an Auth.js app — the row `@simplewebauthn/server` 9.0.3
