@@ -166,6 +166,35 @@ impl RedisAdapter {
         Ok(done == 1)
     }
 
+    /// Read-modify-write of the JSON record at `key`: `change` edits the stored object and
+    /// says what to answer and the new expiry (ms since the epoch; `None` keeps none), or
+    /// `None` when the record is not the one asked for. The write is a compare-and-set, so a
+    /// concurrent writer makes it start again (at most [`MAX_UPDATE_ATTEMPTS`] times, then
+    /// a contention error). `Ok(None)`: no such record, or `change` declined.
+    async fn update_record<T>(
+        &self,
+        op: &'static str,
+        key: &str,
+        mut change: impl FnMut(
+            &mut Map<String, Value>,
+        ) -> Result<Option<(T, Option<i64>)>, AdapterError>,
+    ) -> Result<Option<T>, AdapterError> {
+        for _ in 0..MAX_UPDATE_ATTEMPTS {
+            let Some(raw) = self.get_raw(op, key).await? else {
+                return Ok(None);
+            };
+            let mut stored = decode_object(op, &raw)?;
+            let Some((answer, expiry)) = change(&mut stored)? else {
+                return Ok(None);
+            };
+            let json = encode(op, &stored)?;
+            if self.compare_and_set(op, key, &raw, &json, expiry).await? {
+                return Ok(Some(answer));
+            }
+        }
+        Err(contention(op))
+    }
+
     /// Runs [`scripts::CREATE_INDEXED`]; `false` when `nx` and the record exists.
     async fn create_indexed(
         &self,
@@ -443,26 +472,16 @@ impl Adapter for RedisAdapter {
             return Ok(None);
         }
         let key = self.keys.session(session_token);
-        for _ in 0..MAX_UPDATE_ATTEMPTS {
-            let Some(raw) = self.get_raw(OP, &key).await? else {
-                return Ok(None);
-            };
-            let mut stored = decode_object(OP, &raw)?;
-            let mut session: AdapterSession = from_object(OP, &stored)?;
+        self.update_record(OP, &key, |stored| {
+            let mut session: AdapterSession = from_object(OP, stored)?;
             if session.session_token != session_token {
                 return Ok(None);
             }
             session.expires = expires;
-            merge_fields(&mut stored, to_object(OP, &session)?, &[]);
-            let json = encode(OP, &stored)?;
-            if self
-                .compare_and_set(OP, &key, &raw, &json, Some(expiry_millis(expires)))
-                .await?
-            {
-                return Ok(Some(session));
-            }
-        }
-        Err(contention(OP))
+            merge_fields(stored, to_object(OP, &session)?, &[]);
+            Ok(Some((session, Some(expiry_millis(expires)))))
+        })
+        .await
     }
 
     async fn delete_session(
@@ -610,23 +629,16 @@ impl Adapter for RedisAdapter {
             return Ok(None);
         }
         let key = self.keys.authenticator(credential_id);
-        for _ in 0..MAX_UPDATE_ATTEMPTS {
-            let Some(raw) = self.get_raw(OP, &key).await? else {
-                return Ok(None);
-            };
-            let mut stored = decode_object(OP, &raw)?;
-            let mut authenticator: Authenticator = from_object(OP, &stored)?;
+        self.update_record(OP, &key, |stored| {
+            let mut authenticator: Authenticator = from_object(OP, stored)?;
             if authenticator.credential_id != credential_id {
                 return Ok(None);
             }
             authenticator.counter = counter;
             stored.insert("counter".into(), Value::from(counter));
-            let json = encode(OP, &stored)?;
-            if self.compare_and_set(OP, &key, &raw, &json, None).await? {
-                return Ok(Some(authenticator));
-            }
-        }
-        Err(contention(OP))
+            Ok(Some((authenticator, None)))
+        })
+        .await
     }
 
     async fn list_sessions_by_user_id(
@@ -673,14 +685,10 @@ impl Adapter for RedisAdapter {
         }
         let key = self.keys.session(session_token);
         let at = authcore::types::iso_string(at);
-        for _ in 0..MAX_UPDATE_ATTEMPTS {
-            let Some(raw) = self.get_raw(OP, &key).await? else {
-                return Ok(());
-            };
-            let mut stored = decode_object(OP, &raw)?;
-            let session: AdapterSession = from_object(OP, &stored)?;
+        self.update_record(OP, &key, |stored| {
+            let session: AdapterSession = from_object(OP, stored)?;
             if session.session_token != session_token {
-                return Ok(());
+                return Ok(None);
             }
             stored
                 .entry("createdAt")
@@ -689,13 +697,10 @@ impl Adapter for RedisAdapter {
             if let Some(ua) = user_agent {
                 stored.insert("userAgent".into(), Value::from(ua));
             }
-            let json = encode(OP, &stored)?;
-            let expiry = Some(expiry_millis(session.expires));
-            if self.compare_and_set(OP, &key, &raw, &json, expiry).await? {
-                return Ok(());
-            }
-        }
-        Err(contention(OP))
+            Ok(Some(((), Some(expiry_millis(session.expires)))))
+        })
+        .await
+        .map(|_| ())
     }
 
     async fn delete_sessions_by_user_id(
@@ -778,25 +783,19 @@ impl Adapter for RedisAdapter {
             return Ok(false);
         }
         let key = self.keys.authenticator(credential_id);
-        for _ in 0..MAX_UPDATE_ATTEMPTS {
-            let Some(raw) = self.get_raw(OP, &key).await? else {
-                return Ok(false);
-            };
-            let mut stored = decode_object(OP, &raw)?;
-            let authenticator: Authenticator = from_object(OP, &stored)?;
+        self.update_record(OP, &key, |stored| {
+            let authenticator: Authenticator = from_object(OP, stored)?;
             if authenticator.credential_id != credential_id {
-                return Ok(false);
+                return Ok(None);
             }
             match name {
                 Some(n) => stored.insert("name".into(), Value::from(n)),
                 None => stored.remove("name"),
             };
-            let json = encode(OP, &stored)?;
-            if self.compare_and_set(OP, &key, &raw, &json, None).await? {
-                return Ok(true);
-            }
-        }
-        Err(contention(OP))
+            Ok(Some(((), None)))
+        })
+        .await
+        .map(|done| done.is_some())
     }
 
     async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
@@ -828,20 +827,16 @@ impl Adapter for RedisAdapter {
         let key = self
             .keys
             .account(&account.provider, &account.provider_account_id);
-        for _ in 0..MAX_UPDATE_ATTEMPTS {
-            let Some(raw) = self.get_raw(OP, &key).await? else {
-                return Ok(false);
-            };
-            let mut stored = decode_object(OP, &raw)?;
-            let current: Account = from_object(OP, &stored)?;
+        // The token fields only, as they are named in the stored JSON.
+        let tokens =
+            serde_json::to_value(account).map_err(|_| data_err(OP, "account not serialisable"))?;
+        self.update_record(OP, &key, |stored| {
+            let current: Account = from_object(OP, stored)?;
             if current.provider != account.provider
                 || current.provider_account_id != account.provider_account_id
             {
-                return Ok(false);
+                return Ok(None);
             }
-            // The token fields only, as they are named in the stored JSON.
-            let tokens = serde_json::to_value(account)
-                .map_err(|_| data_err(OP, "account not serialisable"))?;
             for name in [
                 "access_token",
                 "expires_at",
@@ -856,11 +851,9 @@ impl Adapter for RedisAdapter {
                     _ => stored.remove(name),
                 };
             }
-            let json = encode(OP, &stored)?;
-            if self.compare_and_set(OP, &key, &raw, &json, None).await? {
-                return Ok(true);
-            }
-        }
-        Err(contention(OP))
+            Ok(Some(((), None)))
+        })
+        .await
+        .map(|done| done.is_some())
     }
 }
