@@ -817,8 +817,21 @@ impl AuthConfigBuilder {
                 .providers
                 .iter()
                 .all(|p| p.kind() == ProviderType::Credentials);
+            let has_credentials = self
+                .providers
+                .iter()
+                .any(|p| p.kind() == ProviderType::Credentials);
             if credentials_only && !self.credentials_database_sessions {
                 return Err(ConfigError::UnsupportedStrategy);
+            }
+            if has_credentials && !self.credentials_database_sessions {
+                // Auth.js accepts this and its credentials sign-ins end in a `null` session;
+                // here they are refused with a log line that says the same as this warning.
+                tracing::warn!(
+                    "credentials sign-ins are refused under the database session strategy: set \
+                     credentials_database_sessions(true) (authorize returning the adapter's \
+                     user id) or session_strategy(SessionStrategy::Jwt)"
+                );
             }
             let Some(adapter) = &self.adapter else {
                 return Err(ConfigError::MissingAdapter);

@@ -358,9 +358,10 @@ pub enum CatalogError {
 
 /// A configuration mistake found when building an [`AuthConfig`](crate::AuthConfig).
 ///
-/// The message says what to fix.
+/// The message says what to fix. `Debug` prints the same message, so that `build()?` in a
+/// `main` returning `Result<_, Box<dyn Error>>`, `.unwrap()` and `.expect(..)` show it too.
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// No secret was configured.
     #[error(
@@ -388,7 +389,7 @@ pub enum ConfigError {
     },
     /// Credentials-only config with the database strategy.
     #[error(
-        "UnsupportedStrategy: signing in with credentials only supported if JWT strategy is enabled; use SessionStrategy::Jwt or add another provider"
+        "UnsupportedStrategy: credentials sign-ins write a JWT, which the database strategy does not read; use session_strategy(SessionStrategy::Jwt), or credentials_database_sessions(true) with an `authorize` that returns the adapter's user id"
     )]
     UnsupportedStrategy,
     /// Database strategy without an adapter.
@@ -546,6 +547,12 @@ pub enum ConfigError {
     /// A catalogue preset could not be built from its settings (`AUTH_<ID>_*`).
     #[error("{0}")]
     Catalog(#[from] CatalogError),
+}
+
+impl std::fmt::Debug for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 #[cfg(test)]

@@ -43,6 +43,20 @@ pub enum AuthorizeError {
     Other(BoxError),
 }
 
+/// `?` on an adapter call inside `authorize` (a user lookup): reported as `Configuration`.
+impl From<crate::adapter::AdapterError> for AuthorizeError {
+    fn from(e: crate::adapter::AdapterError) -> Self {
+        AuthorizeError::Other(Box::new(e))
+    }
+}
+
+/// `?` on any boxed error inside `authorize`: reported as `Configuration`.
+impl From<BoxError> for AuthorizeError {
+    fn from(e: BoxError) -> Self {
+        AuthorizeError::Other(e)
+    }
+}
+
 impl AuthorizeError {
     /// A `CredentialsSignin` error with a custom code.
     pub fn credentials_signin(code: impl Into<String>) -> Self {

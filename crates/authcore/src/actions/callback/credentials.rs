@@ -35,6 +35,20 @@ pub(crate) async fn callback(
     ctx: &Ctx<'_>,
     provider: &CredentialsProvider,
 ) -> Result<ResponseInternal, AuthError> {
+    let config = ctx.config;
+    if config.session_strategy == crate::config::SessionStrategy::Database
+        && !config.credentials_database_sessions
+    {
+        // Auth.js signs in with a JWT the database strategy never reads: a silent `null`
+        // session. Refused here, loudly, before any password is checked.
+        return Err(AuthError::CallbackRouteError {
+            provider: provider.id.clone(),
+            source: "credentials sign-in under the database session strategy: set \
+                     credentials_database_sessions(true) (authorize returning the adapter's \
+                     user id) or session_strategy(SessionStrategy::Jwt)"
+                .into(),
+        });
+    }
     let no_body = JsonObject::new();
     let credentials = ctx.req.body.as_ref().unwrap_or(&no_body);
     // Failures are limited per identifier (the `username` or `email` field) and per client.
@@ -103,7 +117,6 @@ pub(crate) async fn callback(
         return Ok(ResponseInternal::redirect(url));
     }
 
-    let config = ctx.config;
     let db_session = match &config.adapter {
         Some(adapter)
             if config.credentials_database_sessions
