@@ -314,3 +314,47 @@ async fn hostile_callback_urls_never_leave_the_origin() {
         );
     }
 }
+
+/// `?` works in `authorize` on adapter calls (and boxed errors): the error is a
+/// `Configuration` answer, logged with its cause.
+#[tokio::test]
+async fn question_mark_on_an_adapter_error_in_authorize() {
+    use authcore::adapter::{Adapter, AdapterError, MemoryAdapter};
+    use authcore::providers::{CredentialField, CredentialsProvider};
+    let db = MemoryAdapter::new();
+    let provider = CredentialsProvider::new()
+        .field("username", CredentialField::new("Username"))
+        .authorize(move |_, _| {
+            let db = db.clone();
+            async move {
+                // A lookup that fails, as a database outage would.
+                let found = db.get_user_by_email("ada@example.com").await?;
+                let _: Option<()> = Err(AdapterError::Conflict("store down".into()))?;
+                Ok(found.map(|u| authcore::User::with_id(u.id)))
+            }
+        });
+    let (auth, rec) = auth_with(
+        authcore::AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .provider(provider),
+    );
+    let (csrf, token) = csrf_pair();
+    let r = send(
+        &auth,
+        post("/auth/callback/credentials")
+            .header("cookie", &csrf)
+            .body(form(&[("csrfToken", &token), ("username", "ada")]))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
+    assert!(
+        rec.errors().iter().any(|m| m.contains("store down")),
+        "{:?}",
+        rec.errors()
+    );
+}

@@ -175,3 +175,25 @@ fn build_time_checks() {
         .unwrap_err();
     assert_eq!(e, ConfigError::UnsupportedStrategy);
 }
+
+/// `build()?` in `main`, `.unwrap()` and `.expect()` print `Debug`: it is the message that
+/// says what to fix, not the variant's name.
+#[test]
+fn config_errors_debug_as_their_message() {
+    let e = AuthConfig::builder()
+        .provider(credentials())
+        .build()
+        .unwrap_err();
+    assert_eq!(format!("{e:?}"), e.to_string());
+    assert!(format!("{e:?}").contains("openssl rand"), "{e:?}");
+    let e = AuthConfig::builder()
+        .secret("s")
+        .provider(credentials())
+        .session_strategy(authcore::SessionStrategy::Database)
+        .build()
+        .unwrap_err();
+    assert!(
+        format!("{e:?}").contains("credentials_database_sessions"),
+        "{e:?}"
+    );
+}

@@ -480,3 +480,43 @@ async fn hashed_session_tokens_keep_no_usable_cookie_in_the_database() {
     sign_out_session(&auth, &token).await;
     assert!(db.get_session_and_user(&stored).await.unwrap().is_none());
 }
+
+/// Credentials beside another provider under the database strategy, without
+/// `credentials_database_sessions`: Auth.js signs in with a JWT its session read ignores (a
+/// silent `null`); here the sign-in is refused with a log line that names the option, and
+/// no cookie is set.
+#[tokio::test]
+async fn credentials_under_the_database_strategy_are_refused_loudly() {
+    let outbox = Outbox::default();
+    let (auth, rec) = auth_with(
+        builder()
+            .adapter(MemoryAdapter::new())
+            .provider(outbox_provider(&outbox)),
+    );
+    assert_eq!(auth.config().session_strategy(), SessionStrategy::Database);
+    let (csrf, token) = csrf_pair();
+    let r = send(
+        &auth,
+        post("/auth/callback/credentials")
+            .header("cookie", &csrf)
+            .body(form(&[
+                ("csrfToken", &token),
+                ("username", "demo"),
+                ("password", "pw"),
+            ]))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
+    assert!(r.cookie(SESSION_COOKIE).is_none());
+    assert!(
+        rec.errors()
+            .iter()
+            .any(|m| m.contains("credentials_database_sessions")),
+        "{:?}",
+        rec.errors()
+    );
+}

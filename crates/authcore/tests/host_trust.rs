@@ -38,6 +38,8 @@ fn auth(trust_host: bool) -> (Auth, Outbox) {
                 .client_secret("secret"),
         )
         .adapter(MemoryAdapter::new())
+        // JWT sessions: the credentials flow is one of the three checked.
+        .session_strategy(authcore::SessionStrategy::Jwt)
         .build()
         .unwrap();
     (Auth::new(config), outbox)
