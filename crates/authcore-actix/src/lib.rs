@@ -159,7 +159,7 @@ async fn resolve(
         .iter()
         .filter_map(|v| HeaderValue::from_bytes(v.as_bytes()).ok())
         .collect();
-    let session = lookup.session.map(Session::from_json);
+    let session = lookup.session_json().map(Session);
     match &session {
         Some(s) => {
             req.extensions_mut().insert(s.clone());

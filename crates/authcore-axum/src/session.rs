@@ -87,9 +87,9 @@ pub(crate) async fn resolve_with_cookies(
         return Ok((None, Vec::new()));
     }
     let lookup = auth.lookup_session(uri, headers).await?;
-    match lookup.session {
+    match lookup.session_json() {
         Some(json) => {
-            let session = Session::from_json(json);
+            let session = Session(json);
             extensions.insert(session.clone());
             Ok((Some(session), lookup.set_cookie))
         }

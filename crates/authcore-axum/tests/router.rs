@@ -81,6 +81,10 @@ fn app(auth: Auth) -> Router {
             get(|s: Session| async move { s.user_name().unwrap().to_owned() }),
         )
         .route(
+            "/me/id",
+            get(|s: Session| async move { s.user_id().unwrap_or("none").to_owned() }),
+        )
+        .route(
             "/maybe",
             get(|OptionalSession(s): OptionalSession| async move {
                 s.and_then(|s| s.user_name().map(str::to_owned))
@@ -391,6 +395,9 @@ async fn credentials_sign_in_flow() {
     assert_eq!(body_string(res).await, "hello Ada Lovelace");
     let res = send(&app, get_req("/protected/ext", &jar), &mut jar).await;
     assert_eq!(body_string(res).await, "ada@example.com");
+    // The user id for the handler's own queries: the JWT's `sub`, `authorize`'s id.
+    let res = send(&app, get_req("/me/id", &jar), &mut jar).await;
+    assert_eq!(body_string(res).await, "1");
     let res = send(&app, get_req("/me", &jar), &mut jar).await;
     assert_eq!(body_string(res).await, "Ada Lovelace");
     let res = send(&app, get_req("/api/me", &jar), &mut jar).await;

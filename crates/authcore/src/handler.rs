@@ -176,8 +176,10 @@ impl Auth {
             _ => None,
         }
         .filter(|v: &Value| !v.is_null());
+        let user_id = session.as_ref().and(resp.session_user_id);
         Ok(SessionLookup {
             session,
+            user_id,
             set_cookie,
         })
     }
@@ -406,8 +408,23 @@ impl LookupOptions {
 pub struct SessionLookup {
     /// The session JSON, `None` when signed out.
     pub session: Option<Value>,
+    /// The signed-in user's id (JWT `sub` or the database session's user), with a session.
+    pub user_id: Option<String>,
     /// `Set-Cookie` values refreshing or clearing the session cookie.
     pub set_cookie: Vec<http::HeaderValue>,
+}
+
+impl SessionLookup {
+    /// The session with its user id, as the framework integrations hand it to handlers;
+    /// `None` when signed out.
+    pub fn session_json(&self) -> Option<crate::SessionJson> {
+        let json = self.session.clone()?;
+        let session = crate::SessionJson::from_json(json);
+        Some(match &self.user_id {
+            Some(id) => session.with_user_id(id.as_str()),
+            None => session,
+        })
+    }
 }
 
 enum Failure {

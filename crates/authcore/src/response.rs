@@ -36,6 +36,9 @@ pub struct ResponseInternal {
     pub redirect: Option<String>,
     /// Cookies to set, in order.
     pub cookies: Vec<SetCookie>,
+    /// The session action's user id (JWT `sub` or the database user), for
+    /// [`Auth::lookup_session`](crate::Auth::lookup_session); never sent.
+    pub(crate) session_user_id: Option<String>,
 }
 
 /// Auth.js's `ResponseInternal` as JSON: `{"status", "headers", "body", "redirect",

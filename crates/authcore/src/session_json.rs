@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionJson {
     json: Arc<Value>,
+    user_id: Option<Arc<str>>,
 }
 
 impl SessionJson {
@@ -28,7 +29,22 @@ impl SessionJson {
     pub fn from_json(json: Value) -> Self {
         SessionJson {
             json: Arc::new(json),
+            user_id: None,
         }
+    }
+
+    /// The same session, with the id of its user.
+    pub fn with_user_id(mut self, id: impl Into<Arc<str>>) -> Self {
+        self.user_id = Some(id.into());
+        self
+    }
+
+    /// The signed-in user's id, for a handler's own queries: the JWT session's `sub` (the
+    /// id `authorize` or the adapter gave at sign-in), or the database session's user id.
+    /// It is not in the session JSON (Auth.js leaves it out by default); sessions looked up
+    /// by [`Auth::lookup_session`](crate::Auth::lookup_session) carry it.
+    pub fn user_id(&self) -> Option<&str> {
+        self.user_id.as_deref()
     }
 
     /// The whole session JSON.

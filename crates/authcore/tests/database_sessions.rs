@@ -394,16 +394,23 @@ async fn database_down_gives_clean_responses_and_log_lines() {
 /// value, not as JSON bytes) and the re-set session cookie, as `GET /session` answers.
 #[tokio::test]
 async fn host_lookup_of_a_database_session() {
-    let (auth, ..) = setup(Duration::days(1)).await;
+    let (auth, _, _, _, user_id) = setup(Duration::days(1)).await;
     let mut headers = http::HeaderMap::new();
     headers.insert("cookie", format!("{SESSION_COOKIE}=tok-1").parse().unwrap());
     let lookup = auth
         .lookup_session(&url("/app").parse().unwrap(), &headers)
         .await
         .unwrap();
+    // The user id for the host's own queries: the database user's.
+    assert_eq!(lookup.user_id.as_deref(), Some(user_id.as_str()));
+    let json = lookup.session_json().unwrap();
+    assert_eq!(json.user_id(), Some(user_id.as_str()));
+    assert_eq!(json.user_name(), Some("Dee"));
     let session = lookup.session.unwrap();
     assert_eq!(session["user"]["email"], "dee@example.com");
     assert_eq!(session["user"]["name"], "Dee");
+    // The id is not added to the JSON the session action answers (Auth.js's shape).
+    assert!(session["user"].get("id").is_none());
     assert!(
         lookup.set_cookie.iter().any(|c| c
             .to_str()

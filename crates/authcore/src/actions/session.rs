@@ -167,6 +167,7 @@ async fn database_session(
     Ok(ResponseInternal {
         body: Some(session_body(ctx, body)?),
         cookies: store.write(token, new_expires),
+        session_user_id: Some(user.id),
         ..Default::default()
     })
 }
@@ -275,6 +276,7 @@ async fn refresh(
     Ok(ResponseInternal {
         body: Some(session_body(ctx, body)?),
         cookies,
+        session_user_id: token.get("sub").and_then(Value::as_str).map(str::to_owned),
         ..Default::default()
     })
 }
