@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load with faults (issue 17), full size: crates/authcore-server/tests/load_faults.rs in
+# Load with faults, full size: crates/authcore-server/tests/load_faults.rs in
 # release mode with 10,000 sign-ins and 100,000 session reads per store (PostgreSQL, then
 # Redis), two instances each, then the store refused and silent for 3 s each under traffic.
 # The test command runs the same test with 200 / 2,000.

@@ -1,4 +1,4 @@
-//! Account management as JSON endpoints (issue 19), for the signed-in user of the request
+//! Account management as JSON endpoints, for the signed-in user of the request
 //! (their session cookie) and, for every change, the CSRF token of `GET <basePath>/csrf` in
 //! the JSON body (`csrfToken`), as Auth.js's own POSTs:
 //!

@@ -1,4 +1,4 @@
-//! The server's account-management JSON endpoints (issue 19) on the demo app with its
+//! The server's account-management JSON endpoints on the demo app with its
 //! SQLite database: the signed-in user's methods, unlinking an account and deleting the
 //! user behind CSRF, and the refusals (signed out, no or a wrong CSRF token, another
 //! user's account, the last way in, a body that is not JSON).

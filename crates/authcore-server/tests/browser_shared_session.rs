@@ -1,4 +1,4 @@
-//! One session across a real Auth.js app and an authcore app (issue 18), in headless
+//! One session across a real Auth.js app and an authcore app, in headless
 //! Chromium: `@auth/express` (pinned in `testsupport/authjs-express`) and authcore behind
 //! axum on two ports of localhost, the same secret and the default cookies, JWT sessions.
 //! Signing in on either signs in on both, a session update on either shows on both, and

@@ -1,4 +1,4 @@
-//! Connection hygiene of the binary (issue 17): under a descriptor limit of 1,024, waves of
+//! Connection hygiene of the binary: under a descriptor limit of 1,024, waves of
 //! thousands of connections that send half a request head and stop are closed after the
 //! header read timeout, a normal request keeps being served meanwhile, idle keep-alive
 //! connections are closed too, and the server never runs out of descriptors.

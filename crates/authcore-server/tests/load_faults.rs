@@ -1,4 +1,4 @@
-//! Load with faults (issue 17): two server instances (authcore behind the server's own
+//! Load with faults: two server instances (authcore behind the server's own
 //! listener, each on its loopback port with its own pool) share one store — PostgreSQL,
 //! then Redis — through a TCP proxy that can fail. Users sign in by magic link on one
 //! instance and open the link on the other; then session reads go to random instances,

@@ -1,4 +1,4 @@
-//! The manual cannot drift (issue 18): every error code authcore logs is explained in
+//! The manual cannot drift: every error code authcore logs is explained in
 //! `docs/manual/troubleshooting.md`; the Auth.js migration table names every builder method
 //! and only real ones, and its server settings exist in `authcore.example.toml`; every
 //! relative link (and `#anchor`) in the README and `docs/` resolves.

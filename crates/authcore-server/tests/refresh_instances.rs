@@ -1,4 +1,4 @@
-//! Refresh-token rotation across instances (issue 19): two authcore instances sharing Redis
+//! Refresh-token rotation across instances: two authcore instances sharing Redis
 //! as their single-use store read one JWT session at the same moment, with a refresh due;
 //! the real OpenID provider (rotating refresh tokens) sees one refresh, so the rotating
 //! refresh token is never used twice. The instance that lost the claim answers with the

@@ -1,4 +1,4 @@
-//! Races (issue 17): one magic link opened by 50 concurrent requests signs in exactly
+//! Races: one magic link opened by 50 concurrent requests signs in exactly
 //! once, on PostgreSQL and MySQL/MariaDB (two handlers sharing the database, as two
 //! instances would) and on SQLite; concurrent reads and updates of one database session keep its row whole.
 #![cfg(all(feature = "postgres", feature = "sqlite", feature = "mysql"))]

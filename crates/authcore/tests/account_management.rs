@@ -1,4 +1,4 @@
-//! Account management (issue 19): the ways a user signs in, unlinking accounts and deleting
+//! Account management: the ways a user signs in, unlinking accounts and deleting
 //! passkeys without removing the last way in, and deleting the user, on the memory adapter
 //! (the adapter methods are in the conformance suite every adapter runs).
 #![allow(clippy::unwrap_used)]

@@ -1,4 +1,4 @@
-//! Host trust (issue 17): with an allow-list of hosts, links, redirects and mails are built
+//! Host trust: with an allow-list of hosts, links, redirects and mails are built
 //! only from allowed origins, whatever `Host`, `X-Forwarded-Host` and `X-Forwarded-Proto`
 //! a request forges: a magic link, an OAuth `redirect_uri` and a sign-in redirect are
 //! checked for every case, with and without `trust_host`.

@@ -1,4 +1,4 @@
-//! The JWT revocation list (issue 19, opt-in `jwt_revocation`): "sign out everywhere
+//! The JWT revocation list (opt-in `jwt_revocation`): "sign out everywhere
 //! (else)" for JWT sessions. Three browsers sign in; revoking all but the first ends the
 //! other two at their next read (cookie cleared) and keeps the first; a sign-in after the
 //! revocation is not affected; revoking everywhere ends the first too; a store that fails

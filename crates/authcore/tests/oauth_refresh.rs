@@ -1,4 +1,4 @@
-//! Refresh-token rotation (issue 19) against the real OpenID provider (`oidc-provider`,
+//! Refresh-token rotation against the real OpenID provider (`oidc-provider`,
 //! `client-refresh`: refresh tokens rotated on every use, access tokens living one second),
 //! with the JWT strategy and the database strategy: the access token kept in the session
 //! token (or the `accounts` row) is refreshed by the session read, concurrent reads refresh

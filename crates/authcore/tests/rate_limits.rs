@@ -1,4 +1,4 @@
-//! Brute-force limits (issue 17): failed credentials sign-ins per identifier and per
+//! Brute-force limits: failed credentials sign-ins per identifier and per
 //! client (successes reset the identifier), magic-link mails per address and per client,
 //! POSTs per client; the client address from the host's `ClientAddr`, through trusted
 //! proxies only; the answers (redirect with `error=RateLimited`, 429 for JSON, both with

@@ -1,4 +1,4 @@
-//! Secret rotation across instances (issue 17): a rolling deploy of a new `AUTH_SECRET` over
+//! Secret rotation across instances: a rolling deploy of a new `AUTH_SECRET` over
 //! two instances signs nobody out before the old secret is dropped.
 //!
 //! The first secret of the list encrypts, every one decrypts (Auth.js). An instance that

@@ -1,4 +1,4 @@
-//! A host's own session-token format (Auth.js `jwt: { encode, decode }`, issue 18): an
+//! A host's own session-token format (Auth.js `jwt: { encode, decode }`): an
 //! EdDSA-signed JWS that another service verifies with the public key alone, used for
 //! sign-in, the session action (read and update), `get_token`, `lookup_session` (what the
 //! framework extractors call) and sign-out; JWEs and forged tokens are no session.
