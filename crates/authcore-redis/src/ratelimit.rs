@@ -41,8 +41,13 @@ impl RedisAdapter {
     }
 }
 
+/// A window or lock-out in milliseconds for `PEXPIRE` / `PX`: at least 1, at most a century
+/// (Redis refuses expiries past its clock's range).
 fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+    const CENTURY_MS: u64 = 100 * 365 * 24 * 3600 * 1000;
+    u64::try_from(d.as_millis())
+        .unwrap_or(u64::MAX)
+        .clamp(1, CENTURY_MS)
 }
 
 impl RedisRateLimitStore {

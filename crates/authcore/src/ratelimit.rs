@@ -279,11 +279,18 @@ impl MemoryRateLimitStore {
     }
 }
 
+/// `now + d`, capped at a century (a configured window or lock-out of `Duration::MAX` must
+/// not overflow the clock).
+fn later(now: Instant, d: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+    now.checked_add(d.min(CENTURY)).unwrap_or(now)
+}
+
 /// One event under `limit` at `now`: the new state and the refusal, if any.
 fn step(current: Option<Window>, limit: &RateLimit, now: Instant) -> (Window, Option<Duration>) {
     let fresh = Window {
         count: 0,
-        ends: now + limit.window,
+        ends: later(now, limit.window),
         locked_until: None,
     };
     let mut w = match current {
@@ -300,7 +307,7 @@ fn step(current: Option<Window>, limit: &RateLimit, now: Instant) -> (Window, Op
     w.count = w.count.saturating_add(1);
     if w.count > limit.limit.get() {
         let lock = Window {
-            locked_until: Some(now + limit.lockout),
+            locked_until: Some(later(now, limit.lockout)),
             ..fresh
         };
         return (lock, Some(limit.lockout));
@@ -449,6 +456,15 @@ mod tests {
         assert!(r.is_some_and(|left| left <= Duration::from_secs(1)));
         let (after, r) = step(Some(locked), &limit, t0 + Duration::from_secs(23));
         assert_eq!((after.count, r), (1, None));
+    }
+
+    #[test]
+    fn huge_windows_and_lockouts_do_not_overflow() {
+        let store = MemoryRateLimitStore::default();
+        let limit = RateLimit::new(1, Duration::MAX).lockout(Duration::MAX);
+        assert_eq!(block_on(store.count("k", &limit)).unwrap(), None);
+        assert!(block_on(store.count("k", &limit)).unwrap().is_some());
+        assert!(block_on(store.locked("k")).unwrap().is_some());
     }
 
     #[test]
