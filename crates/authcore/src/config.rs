@@ -677,6 +677,12 @@ impl AuthConfigBuilder {
         if let Some(index) = self.secrets.iter().position(String::is_empty) {
             return Err(ConfigError::EmptySecret { index });
         }
+        // Each OAuth provider's HTTP client, resolved once: its own, else the shared one.
+        for p in &mut self.providers {
+            if let Provider::OAuth(o) = p {
+                o.resolve_http_client();
+            }
+        }
         if self.providers.is_empty() {
             return Err(ConfigError::NoProviders);
         }

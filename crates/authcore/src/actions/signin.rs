@@ -4,8 +4,8 @@ use serde_json::json;
 
 use super::Ctx;
 use crate::error::AuthError;
+use crate::oauth::OAuthError;
 use crate::oauth::checks::{self, CHECK_MAX_AGE, CheckKind, CheckVerb};
-use crate::oauth::{OAuthError, ReqwestClient};
 use crate::providers::oauth::flow::{self, CheckValues};
 use crate::providers::{OAuthProvider, Provider};
 use crate::response::ResponseInternal;
@@ -32,7 +32,7 @@ fn route_error(p: &OAuthProvider) -> impl Fn(OAuthError) -> AuthError + '_ {
 /// Redirects to the provider's authorization endpoint with the check cookies (Auth.js
 /// `lib/actions/signin/authorization-url.ts`).
 async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<ResponseInternal, AuthError> {
-    let client = p.http.clone().unwrap_or_else(ReqwestClient::shared);
+    let client = p.client();
     let endpoints = flow::resolve_endpoints(p, &*client)
         .await
         .map_err(route_error(p))?;

@@ -569,6 +569,20 @@ impl OAuthProvider {
         self
     }
 
+    /// Sets the shared default client where none was given (done once by `build()`).
+    pub(crate) fn resolve_http_client(&mut self) {
+        self.http
+            .get_or_insert_with(crate::oauth::ReqwestClient::shared);
+    }
+
+    /// The HTTP client of every request to the provider: the one given, else the shared
+    /// default (`build()` has resolved it; the fallback serves a provider used unbuilt).
+    pub(crate) fn client(&self) -> Arc<dyn HttpClient> {
+        self.http
+            .clone()
+            .unwrap_or_else(crate::oauth::ReqwestClient::shared)
+    }
+
     pub(crate) fn apply_env(&mut self, env: &super::ProviderEnv) {
         if self.client_id.is_empty()
             && let Some(v) = &env.client_id

@@ -13,7 +13,7 @@ use crate::cookies::SetCookie;
 use crate::error::AuthError;
 use crate::oauth::checks::{self, CheckKind, CheckVerb};
 use crate::oauth::id_token::{self, IdTokenChecks, IdTokenError};
-use crate::oauth::{HttpClient, OAuthError, ReqwestClient, jwks};
+use crate::oauth::{HttpClient, OAuthError, jwks};
 use crate::providers::OAuthProvider;
 use crate::providers::oauth::flow::{self, Endpoints};
 use crate::random;
@@ -103,7 +103,7 @@ pub(crate) async fn callback(
             }
         }
     }
-    let client: Arc<dyn HttpClient> = p.http.clone().unwrap_or_else(ReqwestClient::shared);
+    let client: Arc<dyn HttpClient> = p.client();
     let endpoints = flow::resolve_endpoints(p, &*client)
         .await
         .map_err(|e| route_error(id, e))?;
@@ -467,7 +467,7 @@ async fn profile(
         return Ok(claims);
     }
     let info = if let Some(f) = &p.userinfo_request {
-        let client: Arc<dyn HttpClient> = p.http.clone().unwrap_or_else(ReqwestClient::shared);
+        let client: Arc<dyn HttpClient> = p.client();
         let cx = crate::providers::UserinfoContext {
             tokens: tokens.clone(),
             http: client,

@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures_util::FutureExt as _;
 
 use super::flow::{self, Grant};
-use crate::oauth::{HttpClient, OAuthError, ReqwestClient};
+use crate::oauth::{HttpClient, OAuthError};
 pub(crate) use crate::oauth::{REFRESH_WINDOW, RefreshFailure, RefreshResult};
 use crate::providers::OAuthProvider;
 use crate::ratelimit::RateLimitStore;
@@ -96,7 +96,7 @@ pub(crate) async fn refresh(
 
 /// One refresh-token grant at the provider's token endpoint.
 async fn request(p: &OAuthProvider, refresh_token: &str) -> Result<TokenSet, OAuthError> {
-    let client: Arc<dyn HttpClient> = p.http.clone().unwrap_or_else(ReqwestClient::shared);
+    let client: Arc<dyn HttpClient> = p.client();
     let endpoints = flow::resolve_endpoints(p, &*client).await?;
     let token_endpoint = endpoints
         .token
