@@ -131,11 +131,10 @@ pub(crate) struct ConfigInner {
     pub session_update_age: u64,
     pub max_body_bytes: usize,
     pub max_cookie_header_bytes: usize,
-    /// next-auth 4's client asks for `{url}` JSON instead of a redirect with a `json=true`
-    /// body field (v5 sends `X-Auth-Return-Redirect`); honoured with `next_auth_v4()`.
-    pub json_body_asks_for_url: bool,
-    /// next-auth 4's session route answers `{}` without a session (v5: `null`).
-    pub empty_session_is_object: bool,
+    /// NextAuth.js v4 compatibility (`next_auth_v4()`): next-auth 4's client asks for
+    /// `{url}` JSON with a `json=true` body field (v5 sends `X-Auth-Return-Redirect`), and
+    /// its session route answers `{}` without a session (v5: `null`).
+    pub next_auth_v4: bool,
     /// Some OAuth provider refreshes access tokens (`refresh_access_token`).
     pub refreshes_tokens: bool,
     /// JWT sessions are checked against the adapter's revocation list.
@@ -1033,8 +1032,7 @@ impl AuthConfigBuilder {
                 session_update_age: self.session_update_age.as_secs(),
                 max_body_bytes: self.max_body_bytes,
                 max_cookie_header_bytes: self.max_cookie_header_bytes,
-                json_body_asks_for_url: self.next_auth_v4,
-                empty_session_is_object: self.next_auth_v4,
+                next_auth_v4: self.next_auth_v4,
                 refreshes_tokens,
                 jwt_revocation,
                 sites: Default::default(),

@@ -375,7 +375,7 @@ where
 
     let query = Query::parse(url.query());
     let return_redirect = parts.headers.contains_key("x-auth-return-redirect")
-        || (config.json_body_asks_for_url
+        || (config.next_auth_v4
             && body
                 .as_ref()
                 .and_then(|b| b.get("json"))

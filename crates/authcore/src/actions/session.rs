@@ -26,9 +26,7 @@ pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError
     telemetry::session_read(database, outcome);
     // next-auth 4's session route starts from an empty body and answers it as it is when
     // there is no session (`next-auth/core/routes/session`): `{}` where v5 answers `null`.
-    if ctx.config.empty_session_is_object
-        && matches!(response.body, Some(InternalBody::Json(Value::Null)))
-    {
+    if ctx.config.next_auth_v4 && matches!(response.body, Some(InternalBody::Json(Value::Null))) {
         response.body = Some(InternalBody::Json(Value::Object(Default::default())));
     }
     Ok(if is_update {
