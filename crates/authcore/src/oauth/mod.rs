@@ -343,3 +343,30 @@ pub(crate) async fn jwks(
 pub(crate) fn form_encode(s: &str) -> String {
     form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A token endpoint can carry the client secret in its query (WeChat, as Auth.js sends
+    /// it); a transport error, which reaches the logger, must not show it.
+    #[tokio::test]
+    async fn transport_errors_leave_the_query_out() {
+        // A port nothing listens on: the connection is refused at once.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let req = http::Request::post(format!("http://{addr}/token?appid=a&secret=s3cret-value"))
+            .body(Bytes::new())
+            .unwrap();
+        let err = ReqwestClient::shared().send(req).await.unwrap_err();
+        let mut shown = format!("{err} {err:?}");
+        let mut source = err.source();
+        while let Some(e) = source {
+            shown.push_str(&format!(" {e} {e:?}"));
+            source = e.source();
+        }
+        assert!(!shown.contains("s3cret-value"), "{shown}");
+        assert!(shown.contains("/token"), "{shown}");
+    }
+}
