@@ -339,15 +339,7 @@ async fn question_mark_on_an_adapter_error_in_authorize() {
             .trust_host(true)
             .provider(provider),
     );
-    let (csrf, token) = csrf_pair();
-    let r = send(
-        &auth,
-        post("/auth/callback/credentials")
-            .header("cookie", &csrf)
-            .body(form(&[("csrfToken", &token), ("username", "ada")]))
-            .unwrap(),
-    )
-    .await;
+    let r = post_credentials(&auth, &[("username", "ada")]).await;
     assert_eq!(
         r.location(),
         Some("https://authjs.test/auth/error?error=Configuration")

@@ -240,19 +240,7 @@ async fn credentials_can_opt_into_database_sessions() {
             .adapter(db.clone())
             .credentials_database_sessions(true),
     );
-    let (csrf, token) = csrf_pair();
-    let r = send(
-        &auth,
-        post("/auth/callback/credentials")
-            .header("cookie", &csrf)
-            .body(form(&[
-                ("csrfToken", &token),
-                ("username", "demo"),
-                ("password", "pw"),
-            ]))
-            .unwrap(),
-    )
-    .await;
+    let r = post_credentials(&auth, &[("username", "demo"), ("password", "pw")]).await;
     let cookie = r.cookie(SESSION_COOKIE).unwrap();
     assert_eq!(cookie.len(), 36, "a session token (UUID), not a JWE");
     // The row exists; it has no user in this store, so the session reads as signed out.
@@ -349,19 +337,7 @@ async fn database_down_gives_clean_responses_and_log_lines() {
     assert_eq!((r.status.as_u16(), r.text().as_str()), (200, "null"));
     assert_eq!(rec.error_types(), ["SessionTokenError"]);
     // Sign-in: the Configuration error page, logged as an adapter error, no session cookie.
-    let (csrf, token) = csrf_pair();
-    let r = send(
-        &auth,
-        post("/auth/callback/credentials")
-            .header("cookie", &csrf)
-            .body(form(&[
-                ("csrfToken", &token),
-                ("username", "demo"),
-                ("password", "pw"),
-            ]))
-            .unwrap(),
-    )
-    .await;
+    let r = post_credentials(&auth, &[("username", "demo"), ("password", "pw")]).await;
     assert_eq!(
         r.location(),
         Some("https://authjs.test/auth/error?error=Configuration")
@@ -373,14 +349,7 @@ async fn database_down_gives_clean_responses_and_log_lines() {
         rec.error_types()
     );
     // Sign-out still clears the cookie; the failure is logged.
-    let r = send(
-        &auth,
-        post("/auth/signout")
-            .header("cookie", format!("{SESSION_COOKIE}=tok; {csrf}"))
-            .body(form(&[("csrfToken", &token)]))
-            .unwrap(),
-    )
-    .await;
+    let r = sign_out_session(&auth, "tok").await;
     assert_eq!(r.status, 302);
     assert!(
         r.set_cookie_header(SESSION_COOKIE)
@@ -501,19 +470,7 @@ async fn credentials_under_the_database_strategy_are_refused_loudly() {
             .provider(outbox_provider(&outbox)),
     );
     assert_eq!(auth.config().session_strategy(), SessionStrategy::Database);
-    let (csrf, token) = csrf_pair();
-    let r = send(
-        &auth,
-        post("/auth/callback/credentials")
-            .header("cookie", &csrf)
-            .body(form(&[
-                ("csrfToken", &token),
-                ("username", "demo"),
-                ("password", "pw"),
-            ]))
-            .unwrap(),
-    )
-    .await;
+    let r = post_credentials(&auth, &[("username", "demo"), ("password", "pw")]).await;
     assert_eq!(
         r.location(),
         Some("https://authjs.test/auth/error?error=Configuration")

@@ -429,3 +429,18 @@ pub async fn sign_out_session(auth: &Auth, token: &str) -> TestResponse {
     )
     .await
 }
+
+/// `POST /auth/callback/credentials` with a valid CSRF pair and `fields`.
+pub async fn post_credentials(auth: &Auth, fields: &[(&str, &str)]) -> TestResponse {
+    let (csrf, token) = csrf_pair();
+    let mut pairs = vec![("csrfToken", token.as_str())];
+    pairs.extend_from_slice(fields);
+    send(
+        auth,
+        post("/auth/callback/credentials")
+            .header("cookie", csrf)
+            .body(form(&pairs))
+            .unwrap(),
+    )
+    .await
+}
