@@ -301,6 +301,22 @@ async fn killed_connection_gives_backend_error_then_recovers() {
             .execute(&mut admin)
             .await
             .unwrap();
+        // `KILL` returns before the thread is gone: wait (bounded) until the server no
+        // longer lists it, so the next call meets a closed connection however busy the
+        // machine is.
+        for _ in 0..100 {
+            let listed: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?",
+            )
+            .bind(id)
+            .fetch_one(&mut admin)
+            .await
+            .unwrap();
+            if listed == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
         let err = adapter
             .get_user(&u.id)
             .await
