@@ -68,6 +68,9 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 echo "==> cargo test"
 cargo test --workspace --locked
 
+echo "==> authcore with no optional feature and with each alone (scripts/test-features.sh)"
+./scripts/test-features.sh
+
 echo "==> cargo deny (licences, bans, sources; advisories need the network, which CI has not)"
 command -v cargo-deny >/dev/null 2>&1 || cargo install cargo-deny --locked
 cargo deny --log-level error check licenses bans sources

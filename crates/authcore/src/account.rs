@@ -388,7 +388,7 @@ impl Auth {
             .inner
             .providers
             .iter()
-            .any(|p| matches!(p, Provider::Email(_)));
+            .any(|p| p.kind() == crate::types::ProviderType::Email);
         Ok(SignInMethods {
             accounts,
             passkeys,
@@ -441,6 +441,7 @@ impl Auth {
         let adapter = self.adapter()?;
         let authenticator = adapter.get_authenticator(credential_id).await?;
         adapter.delete_authenticator(credential_id).await?;
+        #[cfg(feature = "webauthn")]
         if let Some(a) = authenticator {
             for p in &self.config().inner.providers {
                 if let Provider::WebAuthn(w) = p {

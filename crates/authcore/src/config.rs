@@ -403,7 +403,9 @@ impl AuthConfigBuilder {
     /// Brute-force limits ([`crate::ratelimit`]); all off by default, as in Auth.js.
     /// [`RateLimits::recommended`](crate::ratelimit::RateLimits::recommended) is a good
     /// start. Counts live in a [`MemoryRateLimitStore`](crate::ratelimit::MemoryRateLimitStore)
-    /// unless [`rate_limit_store`](Self::rate_limit_store) gives a shared one.
+    /// unless [`rate_limit_store`](Self::rate_limit_store) gives a shared one. With the
+    /// `rate-limit` feature (a default).
+    #[cfg(feature = "rate-limit")]
     pub fn rate_limits(mut self, limits: crate::ratelimit::RateLimits) -> Self {
         self.rate_limits = limits;
         self
@@ -677,9 +679,14 @@ impl AuthConfigBuilder {
             return Err(ConfigError::EmptySecret { index });
         }
         // Each OAuth provider's HTTP client, resolved once: its own, else the shared one.
+        #[cfg(feature = "oauth")]
         for p in &mut self.providers {
-            if let Provider::OAuth(o) = p {
-                o.resolve_http_client();
+            if let Provider::OAuth(o) = p
+                && !o.resolve_http_client()
+            {
+                return Err(ConfigError::NoHttpClient {
+                    provider: o.id.clone(),
+                });
             }
         }
         if self.providers.is_empty() {
@@ -707,6 +714,7 @@ impl AuthConfigBuilder {
                     });
                 }
                 Provider::Credentials(_) => {}
+                #[cfg(feature = "email")]
                 Provider::Email(e) => {
                     if e.send.is_none() {
                         return Err(ConfigError::MissingEmailSender {
@@ -719,6 +727,7 @@ impl AuthConfigBuilder {
                         });
                     }
                 }
+                #[cfg(feature = "webauthn")]
                 Provider::WebAuthn(w) => {
                     if self.adapter.is_none() {
                         return Err(ConfigError::WebAuthnMissingAdapter);
@@ -751,6 +760,7 @@ impl AuthConfigBuilder {
                         }
                     }
                 }
+                #[cfg(feature = "oauth")]
                 Provider::OAuth(o) => {
                     if let Some(key) = o.missing_endpoint() {
                         return Err(ConfigError::InvalidEndpoints {
@@ -813,10 +823,7 @@ impl AuthConfigBuilder {
             };
             require_methods(&**adapter, crate::adapter::AdapterMethod::JWT_REVOCATION)?;
         }
-        let refreshes_tokens = self
-            .providers
-            .iter()
-            .any(|p| matches!(p, Provider::OAuth(o) if o.refresh.is_some()));
+        let refreshes_tokens = self.providers.iter().any(Provider::refreshes_tokens);
         if strategy == SessionStrategy::Database {
             let credentials_only = self
                 .providers

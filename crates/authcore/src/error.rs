@@ -541,10 +541,20 @@ pub enum ConfigError {
         /// Provider id.
         provider: String,
     },
+    /// An OAuth provider has no HTTP client: authcore is built without its `reqwest`
+    /// feature and the provider was given none.
+    #[error(
+        "provider \"{provider}\" has no HTTP client: enable authcore's `reqwest` feature or call .http_client(..)"
+    )]
+    NoHttpClient {
+        /// Provider id.
+        provider: String,
+    },
     /// Session ages out of range.
     #[error("invalid session options: {0}")]
     InvalidSessionOptions(&'static str),
     /// A catalogue preset could not be built from its settings (`AUTH_<ID>_*`).
+    #[cfg(feature = "oauth")]
     #[error("{0}")]
     Catalog(#[from] CatalogError),
 }

@@ -14,6 +14,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 use bytes::Bytes;
 use http::uri::PathAndQuery;
 
+#[cfg(feature = "pages")]
 use crate::spliced::SplicedPage;
 
 /// Entries kept at most (origins in use are a handful: the public host, localhost …).
@@ -30,6 +31,7 @@ pub(crate) struct Site {
     pub providers_json: OnceLock<Bytes>,
     /// The built-in sign-in page without a message, cut where a request's values go;
     /// rendered on first use (`None`: the page cannot be cut, see [`SplicedPage::parse`]).
+    #[cfg(feature = "pages")]
     pub signin_page: OnceLock<Option<SplicedPage>>,
     /// Whether links may be built from this origin's host (the configuration's allow-list
     /// or `trust_host`), decided on first use: the cache belongs to one configuration, so
@@ -44,6 +46,7 @@ impl Site {
             base,
             origin,
             providers_json: OnceLock::new(),
+            #[cfg(feature = "pages")]
             signin_page: OnceLock::new(),
             host_trusted: OnceLock::new(),
         }

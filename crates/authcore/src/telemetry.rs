@@ -1,4 +1,5 @@
-//! Metrics authcore records through the [`metrics`] facade, as it logs through `tracing`:
+//! Metrics authcore records through the `metrics` facade (the `metrics` feature; without it
+//! the names below are still defined and nothing is recorded), as it logs through `tracing`:
 //! nothing is kept or exported unless the host installs a recorder (for Prometheus,
 //! `metrics-exporter-prometheus`, as `authcore-server` does); without one each record is a
 //! check of one atomic. Label values are bounded: configured provider ids (or `unknown`),
@@ -10,6 +11,7 @@
 //! | [`RATE_LIMITED`] | counter | `limit` (`credentials_per_identifier`, `requests_per_client` …) |
 //! | [`SESSION_READS`] | counter | `strategy` (`jwt`, `database`), `outcome` (`active`; `none`: no cookie; `invalid`: expired, unknown or forged; `error`: the session store failed) |
 
+#[cfg(feature = "metrics")]
 use metrics::{Key, Label, Metadata};
 
 /// Callbacks (`/callback/<provider>`) that ended a sign-in, by provider and outcome.
@@ -31,6 +33,7 @@ pub(crate) enum SessionReadOutcome {
     Error = 3,
 }
 
+#[cfg(feature = "metrics")]
 /// The labels of every (strategy, outcome) pair, indexed `[database][outcome]`: session
 /// reads are the hot path, and static labels make their key without an allocation.
 static SESSION_READ_LABELS: [[[Label; 2]; 4]; 2] = {
@@ -51,14 +54,20 @@ static SESSION_READ_LABELS: [[[Label; 2]; 4]; 2] = {
     [outcomes("jwt"), outcomes("database")]
 };
 
+#[cfg(feature = "metrics")]
 static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
 
 /// Counts one session read.
 pub(crate) fn session_read(database: bool, outcome: SessionReadOutcome) {
-    let labels = &SESSION_READ_LABELS[usize::from(database)][outcome as usize];
-    let key = Key::from_static_parts(SESSION_READS, labels);
-    metrics::with_recorder(|r| r.register_counter(&key, &METADATA)).increment(1);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (database, outcome);
+    #[cfg(feature = "metrics")]
+    {
+        let labels = &SESSION_READ_LABELS[usize::from(database)][outcome as usize];
+        let key = Key::from_static_parts(SESSION_READS, labels);
+        metrics::with_recorder(|r| r.register_counter(&key, &METADATA)).increment(1);
+    }
 }
 
 /// Requests refused by a rate limit, by limit name.
@@ -66,13 +75,21 @@ pub const RATE_LIMITED: &str = "authcore_rate_limited_total";
 
 /// Counts one request refused by the rate limit `limit`.
 pub(crate) fn rate_limited(limit: &'static str) {
+    #[cfg(not(feature = "metrics"))]
+    let _ = limit;
+    #[cfg(feature = "metrics")]
     metrics::counter!(RATE_LIMITED, "limit" => limit).increment(1);
 }
 
 /// Counts one sign-in callback: `provider` is a configured provider's id (or `unknown`),
 /// `error` the Auth.js type of the error that ended it, if any.
 pub(crate) fn sign_in(provider: Option<&str>, error: Option<&'static str>) {
-    let provider = provider.unwrap_or("unknown").to_owned();
-    metrics::counter!(SIGN_INS, "provider" => provider, "outcome" => error.unwrap_or("success"))
-        .increment(1);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (provider, error);
+    #[cfg(feature = "metrics")]
+    {
+        let provider = provider.unwrap_or("unknown").to_owned();
+        metrics::counter!(SIGN_INS, "provider" => provider, "outcome" => error.unwrap_or("success"))
+            .increment(1);
+    }
 }

@@ -9,6 +9,7 @@ pub(crate) mod providers;
 pub(crate) mod session;
 pub(crate) mod signin;
 pub(crate) mod signout;
+#[cfg(feature = "webauthn")]
 pub(crate) mod webauthn_options;
 
 use http::Method;
@@ -296,6 +297,7 @@ pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthErro
         (&Method::GET | &Method::POST, Action::Callback) => callback::callback(ctx).await,
         (&Method::GET, Action::Error) => pages::error_page(ctx),
         (&Method::GET, Action::VerifyRequest) => pages::verify_request_page(ctx),
+        #[cfg(feature = "webauthn")]
         (&Method::GET, Action::WebauthnOptions) => {
             Box::pin(webauthn_options::webauthn_options(ctx)).await
         }

@@ -1,270 +1,26 @@
-//! Built-in pages and the GET actions that render them or redirect to custom pages
-//! (Auth.js `renderPage` in `lib/pages/index.ts`, and the pages in `lib/pages/*.tsx`).
-
-use askama::Template;
-use http::{HeaderValue, StatusCode, header};
+//! The GET actions of the pages: a redirect to the host's own page where one is configured
+//! (Auth.js `pages`), else the built-in page (Auth.js `renderPage` in `lib/pages/index.ts`);
+//! without the `pages` feature, a short plain-text answer that says which page to configure.
 
 use super::Ctx;
-use crate::brand_icons::brand_icon;
 use crate::cookies::encode_uri_component;
 use crate::error::AuthError;
-use crate::providers::Provider;
 use crate::response::ResponseInternal;
-use crate::spliced::{Slot, SplicedPage};
-use crate::theme::plain_css_color;
-use crate::types::Theme;
 
-const CSS: &str = include_str!("../../templates/style.css");
-
-/// What every page shares: the stylesheet (with the theme's colours), the colour scheme,
-/// the logo, and the CSP nonce of this response's inline `<style>` and `<script>`.
-struct Shell<'a> {
-    nonce: String,
-    /// `:root{…}` overrides from the theme; colours are plain CSS colour tokens only.
-    theme_css: String,
-    color_scheme: &'static str,
-    logo: Option<&'a str>,
-}
-
-/// A new CSP nonce for a page.
-fn page_nonce() -> String {
-    crate::random::b64url_token::<16>()
-}
-
-impl<'a> Shell<'a> {
-    fn new(theme: &'a Theme) -> Self {
-        Self::with_nonce(theme, page_nonce())
-    }
-
-    fn with_nonce(theme: &'a Theme, nonce: String) -> Self {
-        let mut theme_css = String::new();
-        if let Some(c) = plain_css_color(&theme.brand_color) {
-            theme_css.push_str(&format!(":root{{--brand-color:{c}}}"));
-        }
-        if let Some(c) = plain_css_color(&theme.button_text) {
-            theme_css.push_str(&format!(":root{{--button-text-color:{c}}}"));
-        }
-        Shell {
-            nonce,
-            theme_css,
-            color_scheme: theme.color_scheme.as_str(),
-            logo: Some(theme.logo.as_str()).filter(|l| !l.is_empty()),
-        }
-    }
-
-    fn respond(&self, status: StatusCode, html: String) -> ResponseInternal {
-        page_response(&self.nonce, status, html)
-    }
-}
-
-/// The page response with its security headers: a CSP that lets only the page's own inline
-/// style and script run (by `nonce`), no framing, no MIME sniffing.
-fn page_response(nonce: &str, status: StatusCode, html: String) -> ResponseInternal {
-    let mut r = ResponseInternal::html(status, html);
-    let csp = format!(
-        "default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'"
-    );
-    if let Ok(v) = HeaderValue::from_str(&csp) {
-        r.headers.insert(header::CONTENT_SECURITY_POLICY, v);
-    }
-    r.headers
-        .insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    r.headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    r.headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("same-origin"),
-    );
-    r
-}
-
-/// A form field, borrowing from the configuration and the request.
-struct FieldView<'a> {
-    key: &'a str,
-    label: &'a str,
-    input_type: &'a str,
-    attributes: Vec<(&'a str, &'a str)>,
-}
-
-/// How a provider's form is drawn.
-#[derive(PartialEq, Eq)]
-enum FormKind {
-    /// A button (OAuth / OIDC), with the provider's logo or a monogram.
-    Button,
-    /// Fields and a submit button (email, credentials).
-    Fields,
-    /// Fields driven by the inline WebAuthn ceremony script.
-    WebAuthn,
-}
-
-struct ProviderView<'a> {
-    id: &'a str,
-    name: &'a str,
-    action: String,
-    kind: FormKind,
-    /// OAuth buttons carry the callback URL; credential forms rely on the cookie.
-    callback_url: Option<&'a str>,
-    /// A configured logo URL (OAuth); else the brand icon, else a monogram is drawn.
-    logo: Option<&'a str>,
-    /// The brand icon's SVG path data (24×24), inlined (OAuth without a configured logo).
-    icon: Option<&'static str>,
-    /// First letter of the name, for the monogram.
-    monogram: String,
-    /// The submit button's id (`submitButton` for email as in Auth.js, else per provider).
-    button_id: String,
-    fields: Vec<FieldView<'a>>,
-    /// A separator goes between a form and its neighbours (Auth.js), not between buttons.
-    hr_before: bool,
-}
-
-impl ProviderView<'_> {
-    fn is_button(&self) -> bool {
-        self.kind == FormKind::Button
-    }
-    fn is_webauthn(&self) -> bool {
-        self.kind == FormKind::WebAuthn
-    }
-}
-
-/// The WebAuthn ceremony script of the sign-in page (authcore's own, inline).
-struct WebAuthnScript {
-    auth_url: String,
-    /// The provider whose passkeys are offered in autofill (conditional UI), or "".
-    conditional: String,
-    script: &'static str,
-}
-
-#[derive(Template)]
-#[template(path = "signin.html")]
-struct SigninTemplate<'a> {
-    css: &'a str,
-    shell: &'a Shell<'a>,
-    /// Per-provider colour variables (`.provider-N{…}`), plain colour tokens only.
-    provider_css: String,
-    csrf_token: &'a str,
-    error_message: Option<&'static str>,
-    providers: Vec<ProviderView<'a>>,
-    webauthn: Option<WebAuthnScript>,
-}
-
-#[derive(Template)]
-#[template(path = "signout.html")]
-struct SignoutTemplate<'a> {
-    css: &'a str,
-    shell: &'a Shell<'a>,
-    csrf_token: &'a str,
-    action: &'a str,
-}
-
-#[derive(Template)]
-#[template(path = "error.html")]
-struct ErrorTemplate<'a> {
-    css: &'a str,
-    shell: &'a Shell<'a>,
-    heading: &'static str,
-    lines: &'static [&'static str],
-    signin_href: Option<String>,
-    home: Option<(String, String)>,
-}
-
-#[derive(Template)]
-#[template(path = "verify_request.html")]
-struct VerifyRequestTemplate<'a> {
-    css: &'a str,
-    shell: &'a Shell<'a>,
-    origin: &'a str,
-    host: &'a str,
-}
-
-fn render(t: &impl Template) -> Result<String, AuthError> {
-    // Every page carries the stylesheet: size the buffer for it and the markup at once
-    // rather than growing it by doubling.
-    let mut html = String::with_capacity(CSS.len() + 4096);
-    t.render_into(&mut html)
-        .map_err(|e| AuthError::CallbackError {
-            callback: "render page",
-            source: Box::new(e),
-        })?;
-    Ok(html)
-}
-
-/// The colour of a badge's icon or monogram on a `#rgb[a]` / `#rrggbb[aa]` brand colour:
-/// `#fff` where it contrasts at least 3:1 (WCAG, graphics; white on the brand colour is what
-/// brands themselves mostly do), else whichever of `#fff` and `#000` contrasts more. `#fff`
-/// for any other colour token.
-fn readable_on(color: &str) -> &'static str {
-    let hex = color.strip_prefix('#').unwrap_or_default();
-    let channels: Option<Vec<u8>> = match hex.len() {
-        3 | 4 => hex
-            .chars()
-            .take(3)
-            .map(|c| c.to_digit(16).map(|d| (d * 17) as u8))
-            .collect(),
-        6 | 8 => (0..3)
-            .map(|k| u8::from_str_radix(hex.get(2 * k..2 * k + 2)?, 16).ok())
-            .collect(),
-        _ => None,
-    };
-    let Some(channels) = channels else {
-        return "#fff";
-    };
-    let linear = |c: u8| {
-        let x = f64::from(c) / 255.0;
-        if x <= 0.04045 {
-            x / 12.92
-        } else {
-            ((x + 0.055) / 1.055).powf(2.4)
-        }
-    };
-    let l =
-        0.2126 * linear(channels[0]) + 0.7152 * linear(channels[1]) + 0.0722 * linear(channels[2]);
-    let (on_white, on_black) = (1.05 / (l + 0.05), (l + 0.05) / 0.05);
-    if on_white >= 3.0 || on_white >= on_black {
-        "#fff"
-    } else {
-        "#000"
-    }
-}
+#[cfg(feature = "pages")]
+mod builtin;
+#[cfg(feature = "pages")]
+pub(crate) use builtin::error_page_response;
+#[cfg(feature = "pages")]
+use builtin::{render_signin_page, render_signout_page, render_verify_request_page};
+#[cfg(not(feature = "pages"))]
+pub(crate) use plain::{
+    error_page_response, render_signin_page, render_signout_page, render_verify_request_page,
+};
 
 /// `?` or `&` to append a query to `url`.
 fn query_sep(url: &str) -> char {
     if url.contains('?') { '&' } else { '?' }
-}
-
-/// Sign-in page error messages (Auth.js `lib/pages/signin.tsx`).
-fn signin_error_message(error: &str) -> &'static str {
-    match error {
-        "Signin" | "OAuthSignin" | "OAuthCallbackError" | "OAuthCreateAccount"
-        | "EmailCreateAccount" | "Callback" => "Try signing in with a different account.",
-        "OAuthAccountNotLinked" => {
-            "To confirm your identity, sign in with the same account you used originally."
-        }
-        "EmailSignin" => "The e-mail could not be sent.",
-        "CredentialsSignin" => "Sign in failed. Check the details you provided are correct.",
-        "SessionRequired" => "Please sign in to access this page.",
-        "RateLimited" => "Too many attempts. Please wait a few minutes before you try again.",
-        _ => "Unable to sign in.",
-    }
-}
-
-fn webauthn_script(ctx: &Ctx<'_>) -> Option<WebAuthnScript> {
-    let mut webauthn = ctx.config.providers.iter().filter_map(|p| match p {
-        Provider::WebAuthn(w) => Some(w),
-        _ => None,
-    });
-    let first = webauthn.next()?;
-    let conditional = std::iter::once(first)
-        .chain(webauthn)
-        .find(|w| w.enable_conditional_ui)
-        .map(|w| w.id.clone())
-        .unwrap_or_default();
-    Some(WebAuthnScript {
-        auth_url: ctx.auth_url(""),
-        conditional,
-        script: include_str!("../../templates/webauthn.js"),
-    })
 }
 
 pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
@@ -284,264 +40,14 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
         }
         return Ok(ResponseInternal::redirect(url));
     }
-    // The OAuth forms' hidden `callbackUrl`: the query's value as given (Auth.js spreads
-    // the query over the page's props), validated again when the form is posted; else the
-    // resolved URL. An empty value leaves the input out, as Auth.js's `callbackUrl &&`.
-    let form_callback_url =
-        Some(q.get("callbackUrl").unwrap_or(&ctx.callback_url)).filter(|cb| !cb.is_empty());
-    let theme = &ctx.config.theme;
-    let nonce = page_nonce();
-    // Without a message or a prefilled address, the page differs between requests to one
-    // origin only in its nonce, CSRF token and callback URL: it is rendered once per origin
-    // with markers there and completed per request.
-    let spliced = match form_callback_url {
-        Some(callback_url) if q.get("error").is_none() && q.get("email").is_none() => ctx
-            .req
-            .url
-            .site
-            .signin_page
-            .get_or_init(|| {
-                let shell = Shell::with_nonce(theme, Slot::Nonce.marker().into());
-                let marked = render_signin(
-                    ctx,
-                    &shell,
-                    Slot::CsrfToken.marker(),
-                    Some(Slot::CallbackUrl.marker()),
-                );
-                marked.ok().as_deref().and_then(SplicedPage::parse)
-            })
-            .as_ref()
-            .map(|page| {
-                page.fill(|slot| match slot {
-                    Slot::Nonce => &nonce,
-                    Slot::CsrfToken => &ctx.csrf_token,
-                    Slot::CallbackUrl => callback_url,
-                })
-            }),
-        _ => None,
-    };
-    let html = match spliced {
-        Some(html) => html,
-        None => {
-            let shell = Shell::with_nonce(theme, nonce.clone());
-            render_signin(ctx, &shell, &ctx.csrf_token, form_callback_url)?
-        }
-    };
-    Ok(page_response(&nonce, StatusCode::OK, html))
-}
-
-/// The sign-in page with `shell`, `csrf_token` in its forms and `form_callback_url` in its
-/// OAuth forms.
-fn render_signin(
-    ctx: &Ctx<'_>,
-    shell: &Shell<'_>,
-    csrf_token: &str,
-    form_callback_url: Option<&str>,
-) -> Result<String, AuthError> {
-    let q = &ctx.req.query;
-    let mut provider_css = String::new();
-    let providers = ctx
-        .config
-        .providers
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let id = p.id();
-            let name = p.name();
-            let monogram = name.chars().next().map(|c| c.to_uppercase().to_string()).unwrap_or_default();
-            let view = |kind, action: String, fields| ProviderView {
-                button_id: format!("submitButton-{id}"),
-                id,
-                name,
-                action,
-                kind,
-                callback_url: None,
-                logo: None,
-                icon: None,
-                monogram: monogram.clone(),
-                fields,
-                hr_before: false,
-            };
-            match p {
-                Provider::Email(e) => ProviderView {
-                    button_id: "submitButton".into(),
-                    ..view(
-                        FormKind::Fields,
-                        ctx.auth_url(&format!("/signin/{}", e.id)),
-                        vec![FieldView {
-                            key: "email",
-                            label: "Email",
-                            input_type: "email",
-                            attributes: vec![
-                                ("placeholder", "email@example.com"),
-                                ("autocomplete", "email"),
-                                ("required", ""),
-                                ("value", q.get("email").unwrap_or_default()),
-                            ],
-                        }],
-                    )
-                },
-                Provider::OAuth(o) => {
-                    // The badge (brand icon or monogram) in the preset's colours; the text
-                    // colour, when the preset has none, is black or white, whichever reads
-                    // better on the brand colour (Auth.js inverts its label over the colour).
-                    // Without a brand colour the badge is neutral, in the page's colours.
-                    if let Some(brand) = o.style.brand_color.as_deref().and_then(plain_css_color)
-                    {
-                        let text = o
-                            .style
-                            .text
-                            .as_deref()
-                            .and_then(plain_css_color)
-                            .unwrap_or_else(|| readable_on(brand));
-                        provider_css.push_str(&format!(
-                            ".provider-{i}{{--provider-brand-color:{brand};--provider-text-color:{text}}}"
-                        ));
-                    }
-                    let logo = o.style.logo.as_deref().filter(|l| !l.is_empty());
-                    ProviderView {
-                        callback_url: form_callback_url,
-                        icon: if logo.is_some() { None } else { brand_icon(&o.id) },
-                        logo,
-                        ..view(
-                            FormKind::Button,
-                            ctx.auth_url(&format!("/signin/{}", o.id)),
-                            Vec::new(),
-                        )
-                    }
-                }
-                Provider::WebAuthn(w) => view(
-                    FormKind::WebAuthn,
-                    ctx.auth_url(&format!("/callback/{}", w.id)),
-                    w.form_fields
-                        .iter()
-                        .map(|f| {
-                            let mut attributes = vec![("data-form-field", "")];
-                            if f.required {
-                                attributes.push(("required", ""));
-                            }
-                            if let Some(a) = &f.autocomplete {
-                                attributes.push(("autocomplete", a.as_str()));
-                            }
-                            FieldView {
-                                key: &f.name,
-                                label: &f.label,
-                                input_type: if f.name == "email" { "email" } else { "text" },
-                                attributes,
-                            }
-                        })
-                        .collect(),
-                ),
-                Provider::Credentials(c) => view(
-                    FormKind::Fields,
-                    ctx.auth_url(&format!("/callback/{}", c.id)),
-                    c.fields
-                        .iter()
-                        .map(|(key, f)| FieldView {
-                            key,
-                            label: &f.label,
-                            input_type: &f.input_type,
-                            attributes: f
-                                .attributes
-                                .iter()
-                                .map(|(k, v)| (k.as_str(), v.as_str()))
-                                .collect(),
-                        })
-                        .collect(),
-                ),
-            }
-        })
-        .collect::<Vec<_>>();
-    let mut providers = providers;
-    for i in 1..providers.len() {
-        providers[i].hr_before = !(providers[i].is_button() && providers[i - 1].is_button());
-    }
-    render(&SigninTemplate {
-        css: CSS,
-        shell,
-        provider_css,
-        csrf_token,
-        error_message: q.get("error").map(signin_error_message),
-        providers,
-        webauthn: webauthn_script(ctx),
-    })
+    render_signin_page(ctx)
 }
 
 pub(crate) fn signout_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     if let Some(page) = &ctx.config.pages.sign_out {
         return Ok(ResponseInternal::redirect(page.clone()));
     }
-    let shell = Shell::new(&ctx.config.theme);
-    let html = render(&SignoutTemplate {
-        css: CSS,
-        shell: &shell,
-        csrf_token: &ctx.csrf_token,
-        action: &ctx.req.url.to_str(),
-    })?;
-    Ok(shell.respond(StatusCode::OK, html))
-}
-
-/// The built-in error page for an error type (Auth.js `lib/pages/error.tsx`).
-pub(crate) fn error_page_response(
-    theme: &Theme,
-    origin: &str,
-    signin_url: String,
-    error: &str,
-) -> Result<ResponseInternal, AuthError> {
-    let host = url::Url::parse(origin)
-        .ok()
-        .and_then(|u| {
-            u.host_str().map(|h| match u.port() {
-                Some(p) => format!("{h}:{p}"),
-                None => h.to_owned(),
-            })
-        })
-        .unwrap_or_default();
-    let (status, heading, lines, signin): (
-        StatusCode,
-        &'static str,
-        &'static [&'static str],
-        bool,
-    ) = match error {
-        "Configuration" => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Server error",
-            &[
-                "There is a problem with the server configuration.",
-                "Check the server logs for more information.",
-            ],
-            false,
-        ),
-        "AccessDenied" => (
-            StatusCode::FORBIDDEN,
-            "Access Denied",
-            &["You do not have permission to sign in."],
-            true,
-        ),
-        "Verification" => (
-            StatusCode::FORBIDDEN,
-            "Unable to sign in",
-            &[
-                "The sign in link is no longer valid.",
-                "It may have been used already or it may have expired.",
-            ],
-            true,
-        ),
-        _ => (StatusCode::OK, "Error", &[], false),
-    };
-    let home = (!signin && status == StatusCode::OK).then(|| (origin.to_owned(), host));
-    let shell = Shell::new(theme);
-    let html = render(&ErrorTemplate {
-        css: CSS,
-        shell: &shell,
-        heading,
-        lines,
-        // Deviation (docs/architecture.md, deviations: Error page "Sign in" link): link to
-        // `<origin><basePath>/signin`, not `<request URL>/signin`.
-        signin_href: signin.then_some(signin_url),
-        home,
-    })?;
-    Ok(shell.respond(status, html))
+    render_signout_page(ctx)
 }
 
 pub(crate) fn error_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
@@ -573,158 +79,58 @@ pub(crate) fn verify_request_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, Aut
             .unwrap_or_default();
         return Ok(ResponseInternal::redirect(format!("{page}{search}")));
     }
-    let base = ctx.req.url.site.base();
-    let host = base.host_str().unwrap_or_default();
-    let host = match base.port() {
-        Some(p) => format!("{host}:{p}"),
-        None => host.to_owned(),
-    };
-    let shell = Shell::new(&ctx.config.theme);
-    let html = render(&VerifyRequestTemplate {
-        css: CSS,
-        shell: &shell,
-        origin: ctx.req.origin(),
-        host: &host,
-    })?;
-    Ok(shell.respond(StatusCode::OK, html))
+    render_verify_request_page(ctx)
 }
 
-#[cfg(test)]
-mod tests {
-    use http_body_util::{BodyExt, Full};
+/// Without built-in pages: the page's status and one line of text naming the setting that
+/// replaces it.
+#[cfg(not(feature = "pages"))]
+mod plain {
+    use http::StatusCode;
 
-    use crate::brand_icons::{WITH_ICON, brand_icon};
-    use crate::providers::catalog::{self, GitHubOptions};
-    use crate::providers::{OAuthProvider, ProviderStyle};
+    use super::Ctx;
+    use crate::error::AuthError;
+    use crate::response::ResponseInternal;
+    use crate::types::Theme;
 
-    /// The sign-in page of a configuration with these OAuth providers.
-    async fn signin_html(providers: Vec<OAuthProvider>) -> String {
-        let mut builder = crate::AuthConfig::builder()
-            .secret("a unit test secret, long and random enough")
-            .trust_host(true);
-        for p in providers {
-            builder = builder.provider(p.client_id("id").client_secret("secret"));
-        }
-        let auth = crate::Auth::new(builder.build().unwrap());
-        let req = http::Request::get("http://localhost:3000/auth/signin")
-            .body(Full::new(bytes::Bytes::new()))
-            .unwrap();
-        let body = auth.handle(req).await.into_body().collect().await.unwrap();
-        String::from_utf8(body.to_bytes().to_vec()).unwrap()
+    /// A page of one fixed line (nothing from the request is echoed).
+    fn text(status: StatusCode, line: &str) -> ResponseInternal {
+        ResponseInternal::html(status, format!("<!DOCTYPE html><p>{line}</p>"))
     }
 
-    fn custom(id: &str, name: &str) -> OAuthProvider {
-        OAuthProvider::oauth(id, name)
-            .authorization_url("https://idp.example.com/authorize")
-            .token_url("https://idp.example.com/token")
-            .userinfo_url("https://idp.example.com/userinfo")
-    }
-
-    /// The button of provider `id`, from its opening tag to its end.
-    fn button<'a>(html: &'a str, id: &str) -> &'a str {
-        let start = html
-            .find(&format!("id=\"submitButton-{id}\""))
-            .unwrap_or_else(|| panic!("no button for {id}"));
-        let end = start + html[start..].find("</button>").unwrap();
-        &html[start..end]
-    }
-
-    #[tokio::test]
-    async fn a_brand_icon_replaces_the_monogram_where_there_is_one() {
-        let html = signin_html(vec![
-            catalog::github(GitHubOptions::default()),
-            custom("acme", "Acme"),
-            custom("twitch", "Twitch (custom logo)").style(ProviderStyle {
-                logo: Some("https://example.com/twitch.svg".into()),
-                ..ProviderStyle::default()
-            }),
-        ])
-        .await;
-
-        // An id with an icon: inline SVG in the button's text colour, no monogram.
-        let github = button(&html, "github");
-        let path = brand_icon("github").unwrap();
-        assert!(
-            github.contains(&format!(
-                "<svg viewBox=\"0 0 24 24\" width=\"16\" height=\"16\" fill=\"currentColor\" aria-hidden=\"true\" focusable=\"false\"><path d=\"{path}\"/></svg>"
-            )),
-            "{github}"
-        );
-        assert!(!github.contains("provider-monogram"), "{github}");
-
-        // An id without one: the monogram.
-        assert_eq!(brand_icon("acme"), None);
-        let acme = button(&html, "acme");
-        assert!(
-            acme.contains(
-                "<span class=\"provider-logo provider-monogram\" aria-hidden=\"true\">A</span>"
+    fn missing(page: &str) -> Result<ResponseInternal, AuthError> {
+        Ok(text(
+            StatusCode::NOT_FOUND,
+            &format!(
+                "No {page} page: authcore is built without its `pages` feature; set `pages` in the configuration."
             ),
-            "{acme}"
-        );
-        assert!(!acme.contains("<svg"), "{acme}");
-
-        // A configured logo wins over the brand icon.
-        let twitch = button(&html, "twitch");
-        assert!(brand_icon("twitch").is_some());
-        assert!(
-            twitch.contains("<img class=\"provider-logo\" src=\"https://example.com/twitch.svg\""),
-            "{twitch}"
-        );
-        assert!(!twitch.contains("<svg"), "{twitch}");
+        ))
     }
 
-    #[test]
-    fn badge_text_colour_reads_on_the_brand_colour() {
-        use super::readable_on;
-        for (brand, text) in [
-            ("#000", "#fff"),
-            ("#fff", "#000"),
-            ("#1db954", "#000"),
-            ("#FF4500", "#fff"),
-            ("#32e6e2", "#000"),
-            ("#1a73e8", "#fff"),
-            ("#FFD21E", "#000"),
-            ("#0052ffcc", "#fff"),
-            ("#ff0", "#000"),
-            ("#24292f", "#fff"),
-            ("rebeccapurple", "#fff"),
-            ("#12345", "#fff"),
-            ("#gggggg", "#fff"),
-        ] {
-            assert_eq!(readable_on(brand), text, "{brand}");
-        }
+    pub(crate) fn render_signin_page(_: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+        missing("sign-in")
     }
 
-    /// The generated path data is inlined into the page as it is: only SVG path characters,
-    /// nothing that could end the attribute or open markup.
-    #[test]
-    fn every_brand_icon_is_plain_path_data() {
-        assert!(WITH_ICON.len() >= 40, "{WITH_ICON:?}");
-        assert!(WITH_ICON.is_sorted(), "sorted, as generated");
-        for id in WITH_ICON {
-            let path = brand_icon(id).unwrap_or_else(|| panic!("{id} has no icon"));
-            assert!(path.starts_with(['M', 'm']), "{id}: {path}");
-            let bad: Vec<char> = path
-                .chars()
-                .filter(|c| {
-                    !(c.is_ascii_digit()
-                        || " .,-+eE".contains(*c)
-                        || "MmLlHhVvCcSsQqTtAaZz".contains(*c))
-                })
-                .collect();
-            assert!(bad.is_empty(), "{id}: {bad:?}");
-            for c in ['<', '>', '"', '&', '\''] {
-                assert!(!path.contains(c), "{id}");
-            }
-        }
-        // The brands the issue names, and a few ids that fall back to the monogram.
-        for id in [
-            "github", "gitlab", "google", "apple", "discord", "spotify", "twitter",
-        ] {
-            assert!(brand_icon(id).is_some(), "{id}");
-        }
-        for id in ["microsoft-entra-id", "credentials", "oidc", ""] {
-            assert_eq!(brand_icon(id), None, "{id}");
-        }
+    pub(crate) fn render_signout_page(_: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+        missing("sign-out")
+    }
+
+    pub(crate) fn render_verify_request_page(_: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+        missing("verify-request")
+    }
+
+    /// The error type's status (as the built-in page's) and its name.
+    pub(crate) fn error_page_response(
+        _: &Theme,
+        _: &str,
+        _: String,
+        error: &str,
+    ) -> Result<ResponseInternal, AuthError> {
+        let status = match error {
+            "Configuration" => StatusCode::INTERNAL_SERVER_ERROR,
+            "AccessDenied" | "Verification" => StatusCode::FORBIDDEN,
+            _ => StatusCode::OK,
+        };
+        Ok(text(status, "Error"))
     }
 }

@@ -1,27 +1,38 @@
 //! `POST /signin[/:provider]` (Auth.js `lib/actions/signin/index.ts`).
 
+#[cfg(feature = "oauth")]
 use serde_json::json;
 
 use super::Ctx;
+#[cfg(feature = "oauth")]
+use crate::checks::{self, CHECK_MAX_AGE, CheckKind, CheckVerb};
 use crate::error::AuthError;
+#[cfg(feature = "oauth")]
 use crate::oauth::OAuthError;
-use crate::oauth::checks::{self, CHECK_MAX_AGE, CheckKind, CheckVerb};
+#[cfg(feature = "oauth")]
+use crate::providers::OAuthProvider;
+use crate::providers::Provider;
+#[cfg(feature = "oauth")]
 use crate::providers::oauth::flow::{self, CheckValues};
-use crate::providers::{OAuthProvider, Provider};
 use crate::response::ResponseInternal;
 
 pub(crate) async fn signin(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     ctx.require_csrf("signin")?;
     match ctx.provider {
         // Credentials (and WebAuthn) sign in through their callback; go to the built-in page.
-        None | Some(Provider::Credentials(_) | Provider::WebAuthn(_)) => {
+        None | Some(Provider::Credentials(_)) => {
             Ok(ResponseInternal::redirect(ctx.auth_url("/signin")))
         }
+        #[cfg(feature = "webauthn")]
+        Some(Provider::WebAuthn(_)) => Ok(ResponseInternal::redirect(ctx.auth_url("/signin"))),
+        #[cfg(feature = "oauth")]
         Some(Provider::OAuth(p)) => oauth_signin(ctx, p).await,
+        #[cfg(feature = "email")]
         Some(Provider::Email(p)) => super::callback::email::send_link(ctx, p).await,
     }
 }
 
+#[cfg(feature = "oauth")]
 fn route_error(p: &OAuthProvider) -> impl Fn(OAuthError) -> AuthError + '_ {
     move |e| AuthError::CallbackRouteError {
         provider: p.id.clone(),
@@ -29,6 +40,7 @@ fn route_error(p: &OAuthProvider) -> impl Fn(OAuthError) -> AuthError + '_ {
     }
 }
 
+#[cfg(feature = "oauth")]
 /// Redirects to the provider's authorization endpoint with the check cookies (Auth.js
 /// `lib/actions/signin/authorization-url.ts`).
 async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<ResponseInternal, AuthError> {

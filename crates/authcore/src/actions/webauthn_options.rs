@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use super::Ctx;
 use crate::actions::callback::login::current_user;
 use crate::adapter::{Adapter, AdapterUser};
+use crate::checks::{CHECK_MAX_AGE, open_claims, seal_claims};
 use crate::error::AuthError;
-use crate::oauth::checks::{CHECK_MAX_AGE, open_claims, seal_claims};
 use crate::providers::{Provider, WebAuthnProvider};
 use crate::response::ResponseInternal;
 use crate::webauthn::{self, CeremonyError, RegisterUser};
@@ -60,11 +60,7 @@ fn decide(requested: Option<&str>, logged_in: bool, info: &UserInfo) -> Option<C
 /// address, the email is just the name of a passkey account and sign-up stays open.
 pub(crate) fn sign_up_needs_proof(config: &crate::config::ConfigInner) -> bool {
     !config.dangerous.passkey_sign_up_without_email_proof
-        && config.providers.iter().any(|p| match p {
-            Provider::Email(_) => true,
-            Provider::OAuth(o) => o.allow_dangerous_email_account_linking,
-            _ => false,
-        })
+        && config.providers.iter().any(Provider::proves_email)
 }
 
 /// The answer to a passkey sign-up that needs the address proven first (the same for
@@ -118,7 +114,7 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, 
             // Normalised as the email provider and OAuth profiles are (Auth.js uses the raw
             // value, so `Ada@x` would become a second account beside `ada@x`).
             Some(raw) => {
-                let Ok(email) = crate::providers::email::normalize_email(raw) else {
+                let Ok(email) = crate::email_address::normalize_email(raw) else {
                     return Ok(bad_request("Invalid email"));
                 };
                 match db.get_user_by_email(&email).await? {

@@ -1,18 +1,25 @@
 //! Providers: one module per provider type.
 
+#[cfg(feature = "oauth")]
 pub mod catalog;
 pub mod credentials;
+#[cfg(feature = "email")]
 pub mod email;
+#[cfg(feature = "oauth")]
 pub mod oauth;
+#[cfg(feature = "webauthn")]
 pub mod webauthn;
 
 pub use crate::env::ProviderEnv;
 pub use credentials::{AuthorizeError, AuthorizeRequest, CredentialField, CredentialsProvider};
+#[cfg(feature = "email")]
 pub use email::{EmailProvider, VerificationRequest};
+#[cfg(feature = "oauth")]
 pub use oauth::{
     Checks, ClientAuthMethod, ClientValue, OAuthProvider, ProviderStyle, TokenRequestParams,
     UserinfoContext, default_profile,
 };
+#[cfg(feature = "webauthn")]
 pub use webauthn::{
     Attestation, DEFAULT_ALGORITHMS, RelyingParty, UserVerification, WebAuthnField,
     WebAuthnProvider,
@@ -27,10 +34,13 @@ pub enum Provider {
     /// Credentials provider.
     Credentials(CredentialsProvider),
     /// Email (magic link) provider.
+    #[cfg(feature = "email")]
     Email(Box<EmailProvider>),
     /// OAuth 2 or OpenID Connect provider (boxed: it is much larger than the others).
+    #[cfg(feature = "oauth")]
     OAuth(Box<OAuthProvider>),
     /// WebAuthn / passkey provider.
+    #[cfg(feature = "webauthn")]
     WebAuthn(Box<WebAuthnProvider>),
 }
 
@@ -48,8 +58,11 @@ impl Provider {
     pub fn id(&self) -> &str {
         match self {
             Provider::Credentials(p) => &p.id,
+            #[cfg(feature = "oauth")]
             Provider::OAuth(p) => &p.id,
+            #[cfg(feature = "email")]
             Provider::Email(p) => &p.id,
+            #[cfg(feature = "webauthn")]
             Provider::WebAuthn(p) => &p.id,
         }
     }
@@ -58,8 +71,11 @@ impl Provider {
     pub fn name(&self) -> &str {
         match self {
             Provider::Credentials(p) => &p.name,
+            #[cfg(feature = "oauth")]
             Provider::OAuth(p) => &p.name,
+            #[cfg(feature = "email")]
             Provider::Email(p) => &p.name,
+            #[cfg(feature = "webauthn")]
             Provider::WebAuthn(p) => &p.name,
         }
     }
@@ -68,9 +84,34 @@ impl Provider {
     pub fn kind(&self) -> ProviderType {
         match self {
             Provider::Credentials(_) => ProviderType::Credentials,
+            #[cfg(feature = "oauth")]
             Provider::OAuth(p) => p.kind,
+            #[cfg(feature = "email")]
             Provider::Email(_) => ProviderType::Email,
+            #[cfg(feature = "webauthn")]
             Provider::WebAuthn(_) => ProviderType::Webauthn,
+        }
+    }
+
+    /// Whether sign-ins keep the account's tokens to refresh its access token
+    /// ([`OAuthProvider::refresh_access_token`]).
+    pub(crate) fn refreshes_tokens(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        if let Provider::OAuth(o) = self {
+            return o.refresh.is_some();
+        }
+        false
+    }
+
+    /// Whether a sign-in through this provider proves that the user owns an address: an
+    /// email provider, or an OAuth provider that links accounts by email.
+    pub(crate) fn proves_email(&self) -> bool {
+        match self {
+            #[cfg(feature = "email")]
+            Provider::Email(_) => true,
+            #[cfg(feature = "oauth")]
+            Provider::OAuth(o) => o.allow_dangerous_email_account_linking,
+            _ => false,
         }
     }
 
@@ -79,27 +120,34 @@ impl Provider {
     pub(crate) fn apply_env(&mut self, env: &ProviderEnv) {
         match self {
             // Credentials providers have nothing to fill.
-            Provider::Credentials(_) | Provider::WebAuthn(_) => {
+            Provider::Credentials(_) => {
                 let _ = env;
             }
+            #[cfg(feature = "webauthn")]
+            Provider::WebAuthn(_) => {}
+            #[cfg(feature = "oauth")]
             Provider::OAuth(p) => p.apply_env(env),
+            #[cfg(feature = "email")]
             Provider::Email(p) => p.apply_env(env),
         }
     }
 }
 
+#[cfg(feature = "webauthn")]
 impl From<WebAuthnProvider> for Provider {
     fn from(p: WebAuthnProvider) -> Self {
         Provider::WebAuthn(Box::new(p))
     }
 }
 
+#[cfg(feature = "email")]
 impl From<EmailProvider> for Provider {
     fn from(p: EmailProvider) -> Self {
         Provider::Email(Box::new(p))
     }
 }
 
+#[cfg(feature = "oauth")]
 impl From<OAuthProvider> for Provider {
     fn from(p: OAuthProvider) -> Self {
         Provider::OAuth(Box::new(p))

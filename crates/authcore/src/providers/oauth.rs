@@ -569,18 +569,23 @@ impl OAuthProvider {
         self
     }
 
-    /// Sets the shared default client where none was given (done once by `build()`).
-    pub(crate) fn resolve_http_client(&mut self) {
-        self.http
-            .get_or_insert_with(crate::oauth::ReqwestClient::shared);
+    /// Sets the shared default client where none was given (done once by `build()`); false
+    /// when there is none (authcore built without its `reqwest` feature).
+    pub(crate) fn resolve_http_client(&mut self) -> bool {
+        if self.http.is_none() {
+            self.http = crate::http_client::default_client();
+        }
+        self.http.is_some()
     }
 
     /// The HTTP client of every request to the provider: the one given, else the shared
-    /// default (`build()` has resolved it; the fallback serves a provider used unbuilt).
+    /// default (`build()` has resolved it and refuses a provider without one; the fallback
+    /// serves a provider used unbuilt).
     pub(crate) fn client(&self) -> Arc<dyn HttpClient> {
         self.http
             .clone()
-            .unwrap_or_else(crate::oauth::ReqwestClient::shared)
+            .or_else(crate::http_client::default_client)
+            .unwrap_or_else(|| Arc::new(crate::http_client::NoClient))
     }
 
     pub(crate) fn apply_env(&mut self, env: &super::ProviderEnv) {

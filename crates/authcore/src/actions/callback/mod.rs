@@ -2,9 +2,12 @@
 //! per provider type.
 
 pub(crate) mod credentials;
+#[cfg(feature = "email")]
 pub(crate) mod email;
 pub(crate) mod login;
+#[cfg(feature = "oauth")]
 pub(crate) mod oauth;
+#[cfg(feature = "webauthn")]
 pub(crate) mod webauthn;
 
 use time::OffsetDateTime;
@@ -54,10 +57,13 @@ async fn callback_for_provider(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthEr
         // GET, or POST for `response_mode=form_post`; no CSRF check: Auth.js (`lib/index.ts`)
         // checks it on callbacks of credentials providers only.
         // Boxed, like the other non-credentials callbacks: see `actions::dispatch`.
+        #[cfg(feature = "oauth")]
         Provider::OAuth(p) => Box::pin(oauth::callback(ctx, p)).await,
         // Any method; no CSRF check (as above).
+        #[cfg(feature = "email")]
         Provider::Email(p) => Box::pin(email::callback(ctx, p)).await,
         // POST only; no CSRF check (as above).
+        #[cfg(feature = "webauthn")]
         Provider::WebAuthn(p) => {
             if !ctx.req.is_post() {
                 return Err(AuthError::invalid_provider(format!(
@@ -152,9 +158,11 @@ async fn jwt_session_cookies(
     // A provider that refreshes access tokens keeps the account's tokens in the JWT.
     let account = signed_in.account;
     if account.refresh_token.is_some()
-        && let Some(Provider::OAuth(p)) = config.provider(&account.provider)
-        && p.refresh.is_some()
+        && config
+            .provider(&account.provider)
+            .is_some_and(Provider::refreshes_tokens)
     {
+        #[cfg(feature = "oauth")]
         crate::providers::oauth::refresh::put_tokens(
             &mut token,
             &account.provider,

@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 use super::{SignedIn, login, run_sign_in_callback};
 use crate::actions::Ctx;
 use crate::callbacks::SignInParams;
+use crate::checks::{self, CheckKind, CheckVerb};
 use crate::cookies::SetCookie;
 use crate::error::AuthError;
-use crate::oauth::checks::{self, CheckKind, CheckVerb};
 use crate::oauth::id_token::{self, IdTokenChecks, IdTokenError};
 use crate::oauth::{HttpClient, OAuthError, jwks};
 use crate::providers::OAuthProvider;
@@ -303,7 +303,7 @@ pub(crate) async fn callback(
     // Auth.js lower-cases the profile's address; it is normalised here as magic-link
     // addresses are, so that one address is one account whichever way it arrives. An
     // address the normaliser refuses is dropped (the sign-in goes on without one).
-    user.email = user.email.and_then(|e| match crate::providers::email::normalize_email(&e) {
+    user.email = user.email.and_then(|e| match crate::email_address::normalize_email(&e) {
         Ok(email) => Some(email),
         Err(error) => {
             tracing::warn!(provider = %id, %error, "OAuth profile email refused; signing in without it");

@@ -42,7 +42,7 @@ use serde_json::json;
 
 use super::{EmailProvider, VerificationRequest};
 use crate::error::BoxError;
-use crate::oauth::{HttpClient, ReqwestClient};
+use crate::http_client::{HttpClient, default_client};
 
 /// Default sender of the presets (Auth.js).
 pub const DEFAULT_FROM: &str = "Auth.js <no-reply@authjs.dev>";
@@ -82,6 +82,15 @@ pub enum ServiceError {
     /// The provider has no API key.
     #[error("{service}: missing API key")]
     MissingApiKey {
+        /// Service name.
+        service: &'static str,
+    },
+    /// No HTTP client: authcore is built without its `reqwest` feature and the preset was
+    /// given none ([`ServiceTransport::http_client`]).
+    #[error(
+        "{service}: no HTTP client: enable authcore's `reqwest` feature or give one with ServiceTransport::http_client"
+    )]
+    NoHttpClient {
         /// Service name.
         service: &'static str,
     },
@@ -297,7 +306,14 @@ impl EmailService {
     ) -> Result<(), BoxError> {
         let origin = transport.api_origin.as_deref().unwrap_or(self.api_origin());
         let http_request = self.http_request(request, origin)?;
-        let client = transport.http.clone().unwrap_or_else(ReqwestClient::shared);
+        let client =
+            transport
+                .http
+                .clone()
+                .or_else(default_client)
+                .ok_or(ServiceError::NoHttpClient {
+                    service: self.name(),
+                })?;
         let response = client
             .send(http_request)
             .await
@@ -331,7 +347,7 @@ impl EmailService {
 pub struct ServiceTransport {
     /// Replaces the service's API origin (e.g. `http://127.0.0.1:8025`).
     pub api_origin: Option<String>,
-    /// Replaces the shared reqwest client.
+    /// Replaces the shared reqwest client (required without the `reqwest` feature).
     pub http: Option<Arc<dyn HttpClient>>,
 }
 
