@@ -68,6 +68,9 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 echo "==> cargo test"
 cargo test --workspace --locked
 
+echo "==> authcore's public API against crates/authcore/public-api.txt (scripts/public-api.sh)"
+./scripts/public-api.sh
+
 echo "==> authcore with no optional feature and with each alone (scripts/test-features.sh)"
 ./scripts/test-features.sh
 

@@ -10,7 +10,7 @@ use crate::config::{AuthConfig, ConfigInner};
 use crate::cookies::{SetCookie, encode_uri_component};
 use crate::error::{AuthError, BoxError, ErrorKind};
 use crate::request::{Action, ParseError, RequestInternal, parse_request};
-use crate::response::{InternalBody, ResponseBody, ResponseInternal, render};
+use crate::response::{RawBody, RawResponse, ResponseBody, render};
 
 /// The authcore handler: give it an `http::Request`, get the `http::Response`.
 ///
@@ -38,7 +38,7 @@ pub struct Auth {
 }
 
 /// Why [`Auth::handle_raw`] produced no response record.
-pub type RawResult = Result<ResponseInternal, AuthError>;
+pub type RawResult = Result<RawResponse, AuthError>;
 
 impl Auth {
     /// A handler for a validated configuration.
@@ -171,8 +171,8 @@ impl Auth {
             .filter_map(SetCookie::header_value)
             .collect();
         let session = match resp.body {
-            Some(InternalBody::JsonBytes(b)) => serde_json::from_slice(&b).ok(),
-            Some(InternalBody::Json(v)) => Some(v),
+            Some(RawBody::JsonBytes(b)) => serde_json::from_slice(&b).ok(),
+            Some(RawBody::Json(v)) => Some(v),
             _ => None,
         }
         .filter(|v: &Value| !v.is_null());
@@ -432,7 +432,7 @@ enum Failure {
     Action(AuthError),
 }
 
-async fn run(c: &ConfigInner, req: &RequestInternal) -> Result<ResponseInternal, Failure> {
+async fn run(c: &ConfigInner, req: &RequestInternal) -> Result<RawResponse, Failure> {
     actions::assert_request(c, req).map_err(Failure::Assertion)?;
     let ctx = actions::init(c, req).await.map_err(Failure::Action)?;
     let mut resp = actions::dispatch(&ctx).await.map_err(Failure::Action)?;
@@ -445,7 +445,7 @@ async fn run(c: &ConfigInner, req: &RequestInternal) -> Result<ResponseInternal,
 }
 
 /// 400 `"Bad request."` for what does not parse; 413 / 431 for what is too large.
-fn bad_request(c: &ConfigInner, e: ParseError) -> ResponseInternal {
+fn bad_request(c: &ConfigInner, e: ParseError) -> RawResponse {
     let e = AuthError::from(e);
     c.logger.error(&e);
     if c.debug {
@@ -459,25 +459,25 @@ fn bad_request(c: &ConfigInner, e: ParseError) -> ResponseInternal {
         AuthError::RequestTooLarge { status, .. } => (status, "Request header fields too large."),
         _ => (StatusCode::BAD_REQUEST, "Bad request."),
     };
-    ResponseInternal {
+    RawResponse {
         status: Some(status),
-        body: Some(InternalBody::Json(Value::String(body.to_owned()))),
+        body: Some(RawBody::Json(Value::String(body.to_owned()))),
         ..Default::default()
     }
 }
 
 /// A failed per-request assertion (Auth.js `assertConfig`, answered by `Auth` in `index.ts`):
 /// 500 JSON, or the error page for GETs of the HTML actions.
-fn assertion_failure(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> ResponseInternal {
+fn assertion_failure(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> RawResponse {
     c.logger.error(e);
     let html_action = matches!(
         req.action,
         Action::Signin | Action::Signout | Action::Error | Action::VerifyRequest
     );
     if !html_action || req.method != Method::GET {
-        return ResponseInternal {
+        return RawResponse {
             status: Some(StatusCode::INTERNAL_SERVER_ERROR),
-            body: Some(InternalBody::Json(json!({
+            body: Some(RawBody::Json(json!({
                 "message": "There was a problem with the server configuration. Check the server logs for more information."
             }))),
             ..Default::default()
@@ -489,7 +489,7 @@ fn assertion_failure(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> R
             .get("callbackUrl")
             .is_some_and(|cb| cb.starts_with(page.as_str()));
         if !looping {
-            return ResponseInternal::redirect(page_url(req.origin(), page, "error=Configuration"));
+            return RawResponse::redirect(page_url(req.origin(), page, "error=Configuration"));
         }
         c.logger.error(&AuthError::InvalidRequest {
             message: format!(
@@ -499,7 +499,7 @@ fn assertion_failure(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> R
     }
     let signin = format!("{}{}/signin", req.origin(), c.base_path);
     pages::error_page_response(&c.theme, req.origin(), signin, "Configuration").unwrap_or_else(
-        |_| ResponseInternal {
+        |_| RawResponse {
             status: Some(StatusCode::INTERNAL_SERVER_ERROR),
             ..Default::default()
         },
@@ -520,20 +520,20 @@ fn page_url(origin: &str, page: &str, query: &str) -> String {
 
 /// The `X-Auth-Return-Redirect` form of an error: Auth.js answers `Response.json({url})`,
 /// without the `Location` header its successful answers keep (`Auth` in `index.ts`).
-fn url_json(r: ResponseInternal) -> ResponseInternal {
+fn url_json(r: RawResponse) -> RawResponse {
     match r.redirect {
-        Some(url) => ResponseInternal::json(json!({ "url": url })),
+        Some(url) => RawResponse::json(json!({ "url": url })),
         None => r,
     }
 }
 
 /// The Auth.js error wrapper (the `catch` of `Auth` in `index.ts`).
-fn error_response(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> ResponseInternal {
+fn error_response(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> RawResponse {
     c.logger.error(e);
     if req.method == Method::POST && req.action == Action::Session {
-        return ResponseInternal {
+        return RawResponse {
             status: Some(StatusCode::BAD_REQUEST),
-            body: Some(InternalBody::JsonBytes(Bytes::from_static(b"null"))),
+            body: Some(RawBody::JsonBytes(Bytes::from_static(b"null"))),
             ..Default::default()
         };
     }
@@ -551,5 +551,5 @@ fn error_response(c: &ConfigInner, req: &RequestInternal, e: &AuthError) -> Resp
         None => format!("{}{}{}?{}", req.origin(), c.base_path, builtin, query),
     };
     // A fresh response: cookies produced so far are dropped, as by Auth.js `Auth` (`index.ts`).
-    ResponseInternal::redirect(url)
+    RawResponse::redirect(url)
 }

@@ -66,6 +66,10 @@ pub mod callbacks;
 mod checks;
 pub mod config;
 pub mod cookies;
+// `csrf`, `hosts`, `jose`, `request` and `response` are internals that the workspace's other
+// crates, the fuzz targets and the benchmarks reach: hidden from the documentation and not
+// part of the API (what hosts need of them is re-exported below).
+#[doc(hidden)]
 pub mod csrf;
 mod email_address;
 pub mod env;
@@ -73,8 +77,10 @@ pub mod error;
 #[cfg(test)]
 mod feature_tests;
 mod handler;
+#[doc(hidden)]
 pub mod hosts;
 pub mod http_client;
+#[doc(hidden)]
 pub mod jose;
 pub mod jwt;
 pub mod logger;
@@ -83,7 +89,9 @@ pub mod oauth;
 pub mod providers;
 mod random;
 pub mod ratelimit;
+#[doc(hidden)]
 pub mod request;
+#[doc(hidden)]
 pub mod response;
 mod session_json;
 mod site;
@@ -99,9 +107,13 @@ pub use async_trait::async_trait;
 pub use config::{AuthConfig, AuthConfigBuilder, DangerousOptions, SessionStrategy};
 pub use error::{AuthError, BoxError, ConfigError, ErrorKind};
 pub use handler::{Auth, GetTokenOptions, LookupOptions, RawResult, SessionLookup};
-pub use response::{ResponseBody, ResponseInternal};
+pub use request::ClientAddr;
+pub use response::{RawBody, RawResponse, ResponseBody};
 pub use session_json::SessionJson;
-pub use types::*;
+pub use types::{
+    Account, AdapterSession, Authenticator, ColorScheme, JsonObject, PagesOptions, Profile,
+    ProviderType, Session, SessionUser, Theme, TokenSet, User, VerificationToken,
+};
 /// The crates in authcore's public API, re-exported so a host needs nothing but `authcore`
 /// to build requests, read responses and write callbacks (versions always match).
 pub use {bytes, http, http_body, http_body_util, serde_json, time, url};

@@ -11,9 +11,9 @@ use crate::cookies::SetCookie;
 /// Body type of responses produced by authcore.
 pub type ResponseBody = Full<Bytes>;
 
-/// Body of a [`ResponseInternal`].
+/// Body of a [`RawResponse`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum InternalBody {
+pub enum RawBody {
     /// JSON (`Content-Type: application/json`).
     Json(Value),
     /// Already-serialised JSON.
@@ -22,16 +22,16 @@ pub enum InternalBody {
     Html(String),
 }
 
-/// The internal response record `{status, headers, body, redirect, cookies}` (Auth.js
-/// `ResponseInternal`); returned as-is by [`Auth::handle_raw`](crate::Auth::handle_raw).
+/// The response record `{status, headers, body, redirect, cookies}` before it becomes an
+/// `http::Response` (Auth.js `ResponseInternal`); returned as-is by [`Auth::handle_raw`](crate::Auth::handle_raw).
 #[derive(Debug, Clone, Default)]
-pub struct ResponseInternal {
+pub struct RawResponse {
     /// Status (200 unless set; 302 when `redirect` is set).
     pub status: Option<StatusCode>,
     /// Extra headers.
     pub headers: HeaderMap,
     /// Body.
-    pub body: Option<InternalBody>,
+    pub body: Option<RawBody>,
     /// `Location` of a redirect.
     pub redirect: Option<String>,
     /// Cookies to set, in order.
@@ -44,7 +44,7 @@ pub struct ResponseInternal {
 /// Auth.js's `ResponseInternal` as JSON: `{"status", "headers", "body", "redirect",
 /// "cookies"}`, absent fields left out. Headers map each name to its value, or to a list
 /// when repeated; a non-UTF-8 header value is left out.
-impl serde::Serialize for ResponseInternal {
+impl serde::Serialize for RawResponse {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
 
@@ -71,12 +71,12 @@ impl serde::Serialize for ResponseInternal {
             map.serialize_entry("headers", &headers)?;
         }
         match &self.body {
-            Some(InternalBody::Json(v)) => map.serialize_entry("body", v)?,
-            Some(InternalBody::JsonBytes(b)) => {
+            Some(RawBody::Json(v)) => map.serialize_entry("body", v)?,
+            Some(RawBody::JsonBytes(b)) => {
                 let v: Value = serde_json::from_slice(b).unwrap_or(Value::Null);
                 map.serialize_entry("body", &v)?;
             }
-            Some(InternalBody::Html(h)) => map.serialize_entry("body", h)?,
+            Some(RawBody::Html(h)) => map.serialize_entry("body", h)?,
             None => {}
         }
         if let Some(r) = &self.redirect {
@@ -89,25 +89,25 @@ impl serde::Serialize for ResponseInternal {
     }
 }
 
-impl ResponseInternal {
+impl RawResponse {
     pub(crate) fn json(value: Value) -> Self {
-        ResponseInternal {
-            body: Some(InternalBody::Json(value)),
+        RawResponse {
+            body: Some(RawBody::Json(value)),
             ..Default::default()
         }
     }
 
     pub(crate) fn redirect(location: String) -> Self {
-        ResponseInternal {
+        RawResponse {
             redirect: Some(location),
             ..Default::default()
         }
     }
 
     pub(crate) fn html(status: StatusCode, html: String) -> Self {
-        ResponseInternal {
+        RawResponse {
             status: Some(status),
-            body: Some(InternalBody::Html(html)),
+            body: Some(RawBody::Html(html)),
             ..Default::default()
         }
     }
@@ -149,7 +149,7 @@ fn location_value(s: &str) -> HeaderValue {
 
 /// Renders the record as an HTTP response. With `return_redirect`, a redirect becomes
 /// `200 {"url": <location>}` keeping the other headers and cookies.
-pub(crate) fn render(r: ResponseInternal, return_redirect: bool) -> http::Response<ResponseBody> {
+pub(crate) fn render(r: RawResponse, return_redirect: bool) -> http::Response<ResponseBody> {
     let mut headers = r.headers;
     for v in r.cookies.iter().filter_map(SetCookie::header_value) {
         headers.append(header::SET_COOKIE, v);
@@ -159,7 +159,7 @@ pub(crate) fn render(r: ResponseInternal, return_redirect: bool) -> http::Respon
     if let Some(loc) = &r.redirect {
         headers.insert(header::LOCATION, location_value(loc));
         if return_redirect {
-            body = Some(InternalBody::Json(serde_json::json!({ "url": loc })));
+            body = Some(RawBody::Json(serde_json::json!({ "url": loc })));
             status = StatusCode::OK;
         } else {
             status = StatusCode::FOUND;
@@ -167,21 +167,21 @@ pub(crate) fn render(r: ResponseInternal, return_redirect: bool) -> http::Respon
     }
     let bytes = match body {
         None => Bytes::new(),
-        Some(InternalBody::Json(v)) => {
+        Some(RawBody::Json(v)) => {
             headers.insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),
             );
             json_bytes(&v)
         }
-        Some(InternalBody::JsonBytes(b)) => {
+        Some(RawBody::JsonBytes(b)) => {
             headers.insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),
             );
             b
         }
-        Some(InternalBody::Html(s)) => {
+        Some(RawBody::Html(s)) => {
             headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html"));
             Bytes::from(s)
         }
@@ -223,7 +223,7 @@ mod tests {
         let set = CookieSet::defaults(true);
         let cookie = crate::cookies::ResolvedCookie::new(&set.session_token);
         let expires = time::macros::datetime!(2030-01-02 03:04:05 UTC);
-        let mut r = ResponseInternal::redirect("https://authjs.test/".into()).with_no_cache();
+        let mut r = RawResponse::redirect("https://authjs.test/".into()).with_no_cache();
         r.cookies = vec![cookie.set("v".into(), Some(expires)), cookie.clear()];
         r.status = Some(StatusCode::FOUND);
         let v = serde_json::to_value(&r).unwrap();
@@ -243,7 +243,7 @@ mod tests {
         );
         assert_eq!(v["cookies"][1]["options"]["maxAge"], 0);
         assert!(v.get("body").is_none());
-        let html = serde_json::to_value(ResponseInternal::html(StatusCode::OK, "<p>".into()));
+        let html = serde_json::to_value(RawResponse::html(StatusCode::OK, "<p>".into()));
         assert_eq!(html.unwrap(), json!({"status": 200, "body": "<p>"}));
     }
 

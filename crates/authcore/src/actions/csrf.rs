@@ -4,7 +4,7 @@ use http::StatusCode;
 
 use super::Ctx;
 use crate::logger::WarningCode;
-use crate::response::{InternalBody, ResponseInternal};
+use crate::response::{RawBody, RawResponse};
 
 /// The body, `{"csrfToken":"…"}`, serialised without building a `serde_json::Value`.
 #[derive(serde::Serialize)]
@@ -13,10 +13,10 @@ struct CsrfBody<'a> {
     csrf_token: &'a str,
 }
 
-pub(crate) fn csrf(ctx: &Ctx<'_>) -> ResponseInternal {
+pub(crate) fn csrf(ctx: &Ctx<'_>) -> RawResponse {
     if ctx.config.dangerous.skip_csrf_check {
         ctx.config.logger.warn(WarningCode::CsrfDisabled);
-        return ResponseInternal {
+        return RawResponse {
             status: Some(StatusCode::NOT_FOUND),
             cookies: vec![ctx.cookies.csrf_token.clear()],
             ..Default::default()
@@ -27,8 +27,8 @@ pub(crate) fn csrf(ctx: &Ctx<'_>) -> ResponseInternal {
     })
     // Serialising a struct of one string cannot fail.
     .unwrap_or_default();
-    ResponseInternal {
-        body: Some(InternalBody::JsonBytes(body.into())),
+    RawResponse {
+        body: Some(RawBody::JsonBytes(body.into())),
         ..Default::default()
     }
     .with_no_cache()

@@ -21,7 +21,7 @@ use crate::cookies::SetCookie;
 use crate::error::{AuthError, BoxError};
 use crate::providers::Provider;
 use crate::request::{Action, RequestInternal};
-use crate::response::ResponseInternal;
+use crate::response::RawResponse;
 use crate::site::{RequestUrl, Site};
 
 /// Per-request state computed by `init` (Auth.js `lib/init.ts`).
@@ -279,7 +279,7 @@ pub(crate) async fn init<'a>(
 /// allocated and copied by the server on each request (`HOT_LOOP_FUTURE_SIZE=1 hot_loop`
 /// prints the size). The credentials callback and sign-out stay inline: boxed, they shrank
 /// the future by another 0.5 KiB but cost the credentials sign-in ~2 % (one allocation more).
-pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     let req = ctx.req;
     if req.is_post() || req.action == Action::WebauthnOptions {
         ctx.count_attempt(limits::Limit::RequestsPerClient, None)

@@ -5,7 +5,7 @@
 use super::Ctx;
 use crate::cookies::encode_uri_component;
 use crate::error::AuthError;
-use crate::response::ResponseInternal;
+use crate::response::RawResponse;
 
 #[cfg(feature = "pages")]
 mod builtin;
@@ -23,7 +23,7 @@ fn query_sep(url: &str) -> char {
     if url.contains('?') { '&' } else { '?' }
 }
 
-pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     if ctx.req.provider_id.is_some() {
         return Err(AuthError::unknown_action("Unsupported action"));
     }
@@ -38,25 +38,25 @@ pub(crate) fn signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> 
             url.push_str("&error=");
             url.push_str(&encode_uri_component(e));
         }
-        return Ok(ResponseInternal::redirect(url));
+        return Ok(RawResponse::redirect(url));
     }
     render_signin_page(ctx)
 }
 
-pub(crate) fn signout_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+pub(crate) fn signout_page(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     if let Some(page) = &ctx.config.pages.sign_out {
-        return Ok(ResponseInternal::redirect(page.clone()));
+        return Ok(RawResponse::redirect(page.clone()));
     }
     render_signout_page(ctx)
 }
 
-pub(crate) fn error_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+pub(crate) fn error_page(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     let error = ctx.req.query.get("error");
     if let Some(page) = &ctx.config.pages.error {
         // Deviation (docs/architecture.md, deviations: `GET /error` redirect to `pages.error`):
         // the value is URL-encoded; a missing one stays `undefined`.
         let value = error.map_or_else(|| "undefined".into(), encode_uri_component);
-        return Ok(ResponseInternal::redirect(format!(
+        return Ok(RawResponse::redirect(format!(
             "{page}{}error={value}",
             query_sep(page)
         )));
@@ -69,7 +69,7 @@ pub(crate) fn error_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
     )
 }
 
-pub(crate) fn verify_request_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+pub(crate) fn verify_request_page(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     if let Some(page) = &ctx.config.pages.verify_request {
         let search = ctx
             .req
@@ -77,7 +77,7 @@ pub(crate) fn verify_request_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, Aut
             .query()
             .map(|q| format!("?{q}"))
             .unwrap_or_default();
-        return Ok(ResponseInternal::redirect(format!("{page}{search}")));
+        return Ok(RawResponse::redirect(format!("{page}{search}")));
     }
     render_verify_request_page(ctx)
 }
@@ -90,15 +90,15 @@ mod plain {
 
     use super::Ctx;
     use crate::error::AuthError;
-    use crate::response::ResponseInternal;
+    use crate::response::RawResponse;
     use crate::types::Theme;
 
     /// A page of one fixed line (nothing from the request is echoed).
-    fn text(status: StatusCode, line: &str) -> ResponseInternal {
-        ResponseInternal::html(status, format!("<!DOCTYPE html><p>{line}</p>"))
+    fn text(status: StatusCode, line: &str) -> RawResponse {
+        RawResponse::html(status, format!("<!DOCTYPE html><p>{line}</p>"))
     }
 
-    fn missing(page: &str) -> Result<ResponseInternal, AuthError> {
+    fn missing(page: &str) -> Result<RawResponse, AuthError> {
         Ok(text(
             StatusCode::NOT_FOUND,
             &format!(
@@ -107,15 +107,15 @@ mod plain {
         ))
     }
 
-    pub(crate) fn render_signin_page(_: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+    pub(crate) fn render_signin_page(_: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         missing("sign-in")
     }
 
-    pub(crate) fn render_signout_page(_: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+    pub(crate) fn render_signout_page(_: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         missing("sign-out")
     }
 
-    pub(crate) fn render_verify_request_page(_: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+    pub(crate) fn render_verify_request_page(_: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         missing("verify-request")
     }
 
@@ -125,7 +125,7 @@ mod plain {
         _: &str,
         _: String,
         error: &str,
-    ) -> Result<ResponseInternal, AuthError> {
+    ) -> Result<RawResponse, AuthError> {
         let status = match error {
             "Configuration" => StatusCode::INTERNAL_SERVER_ERROR,
             "AccessDenied" | "Verification" => StatusCode::FORBIDDEN,

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use serde_json::{Map, Value};
 
 use super::Ctx;
-use crate::response::{InternalBody, ResponseInternal};
+use crate::response::{RawBody, RawResponse};
 use crate::types::PublicProvider;
 
 pub(crate) fn public_providers(ctx: &Ctx<'_>) -> Vec<PublicProvider> {
@@ -24,7 +24,7 @@ pub(crate) fn public_providers(ctx: &Ctx<'_>) -> Vec<PublicProvider> {
 
 /// The body depends on the origin and the configuration alone: it is rendered once per
 /// origin and kept with the origin's [`Site`](crate::site::Site).
-pub(crate) fn providers(ctx: &Ctx<'_>) -> ResponseInternal {
+pub(crate) fn providers(ctx: &Ctx<'_>) -> RawResponse {
     let body = ctx.req.url.site.providers_json.get_or_init(|| {
         let mut map = Map::new();
         for p in public_providers(ctx) {
@@ -33,8 +33,8 @@ pub(crate) fn providers(ctx: &Ctx<'_>) -> ResponseInternal {
         }
         serde_json::to_vec(&map).map_or_else(|_| Bytes::from_static(b"{}"), Bytes::from)
     });
-    ResponseInternal {
-        body: Some(InternalBody::JsonBytes(body.clone())),
+    RawResponse {
+        body: Some(RawBody::JsonBytes(body.clone())),
         ..Default::default()
     }
 }

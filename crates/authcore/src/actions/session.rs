@@ -7,13 +7,13 @@ use super::Ctx;
 use crate::callbacks::{JwtParams, JwtTrigger, SessionEvent, SessionParams};
 use crate::cookies::SessionCookieStore;
 use crate::error::{AuthError, BoxError};
-use crate::response::{InternalBody, ResponseInternal};
+use crate::response::{RawBody, RawResponse};
 use crate::types::{Session, SessionUser};
 
 use crate::telemetry::{self, SessionReadOutcome};
 use crate::types::iso_string;
 
-pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     let is_update = ctx.req.is_post();
     if is_update {
         ctx.require_csrf("session")?;
@@ -24,8 +24,8 @@ pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError
     telemetry::session_read(database, outcome);
     // next-auth 4's session route starts from an empty body and answers it as it is when
     // there is no session (`next-auth/core/routes/session`): `{}` where v5 answers `null`.
-    if ctx.config.next_auth_v4 && matches!(response.body, Some(InternalBody::Json(Value::Null))) {
-        response.body = Some(InternalBody::Json(Value::Object(Default::default())));
+    if ctx.config.next_auth_v4 && matches!(response.body, Some(RawBody::Json(Value::Null))) {
+        response.body = Some(RawBody::Json(Value::Object(Default::default())));
     }
     Ok(if is_update {
         response
@@ -35,17 +35,10 @@ pub(crate) async fn session(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError
 }
 
 /// The session (or `null`) for the request's cookie, and what the read found.
-async fn read(
-    ctx: &Ctx<'_>,
-    database: bool,
-    is_update: bool,
-) -> (ResponseInternal, SessionReadOutcome) {
+async fn read(ctx: &Ctx<'_>, database: bool, is_update: bool) -> (RawResponse, SessionReadOutcome) {
     let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
     let Some(token) = store.value() else {
-        return (
-            ResponseInternal::json(Value::Null),
-            SessionReadOutcome::None,
-        );
+        return (RawResponse::json(Value::Null), SessionReadOutcome::None);
     };
     let result = match &ctx.config.adapter {
         Some(adapter) if database => {
@@ -54,24 +47,21 @@ async fn read(
                 .map_err(|source| {
                     // Auth.js logs `SessionTokenError` and answers null.
                     ctx.log_error(&AuthError::SessionTokenError { source });
-                    (
-                        ResponseInternal::json(Value::Null),
-                        SessionReadOutcome::Error,
-                    )
+                    (RawResponse::json(Value::Null), SessionReadOutcome::Error)
                 })
         }
         _ => refresh(ctx, &store, &token, is_update)
             .await
             .map_err(|source| {
                 ctx.log_error(&AuthError::JwtSessionError { source });
-                let mut r = ResponseInternal::json(Value::Null);
+                let mut r = RawResponse::json(Value::Null);
                 r.cookies = store.clean();
                 (r, SessionReadOutcome::Invalid)
             }),
     };
     match result {
         Ok(r) => {
-            let outcome = if matches!(r.body, Some(InternalBody::Json(Value::Null))) {
+            let outcome = if matches!(r.body, Some(RawBody::Json(Value::Null))) {
                 SessionReadOutcome::Invalid
             } else {
                 SessionReadOutcome::Active
@@ -91,7 +81,7 @@ async fn database_session(
     store: &SessionCookieStore<'_>,
     token: &str,
     is_update: bool,
-) -> Result<ResponseInternal, BoxError> {
+) -> Result<RawResponse, BoxError> {
     let config = ctx.config;
     let now = OffsetDateTime::now_utc();
     // The adapter sees the stored form; the cookie keeps the token.
@@ -104,7 +94,7 @@ async fn database_session(
         other => other,
     };
     let Some((session, user)) = found else {
-        let mut r = ResponseInternal::json(Value::Null);
+        let mut r = RawResponse::json(Value::Null);
         r.cookies = store.clean();
         return Ok(r);
     };
@@ -160,7 +150,7 @@ async fn database_session(
         })
         .await;
     ctx.event_result("session", r);
-    Ok(ResponseInternal {
+    Ok(RawResponse {
         body: Some(session_body(ctx, body)?),
         cookies: store.write(token, new_expires),
         session_user_id: Some(user.id),
@@ -173,7 +163,7 @@ async fn refresh(
     store: &SessionCookieStore<'_>,
     token: &str,
     is_update: bool,
-) -> Result<ResponseInternal, BoxError> {
+) -> Result<RawResponse, BoxError> {
     let config = ctx.config;
     let salt: &str = &ctx.cookies.session_token.name;
     let mut claims = config
@@ -183,14 +173,14 @@ async fn refresh(
         match revoked(config, &claims).await {
             Ok(false) => {}
             Ok(true) => {
-                let mut r = ResponseInternal::json(Value::Null);
+                let mut r = RawResponse::json(Value::Null);
                 r.cookies = store.clean();
                 return Ok(r);
             }
             // The store is down: no session now, but the cookie stays for when it is back.
             Err(source) => {
                 ctx.log_error(&AuthError::SessionTokenError { source });
-                return Ok(ResponseInternal::json(Value::Null));
+                return Ok(RawResponse::json(Value::Null));
             }
         }
     }
@@ -220,7 +210,7 @@ async fn refresh(
         })
         .await?;
     let Some(token) = token else {
-        let mut r = ResponseInternal::json(Value::Null);
+        let mut r = RawResponse::json(Value::Null);
         r.cookies = store.clean();
         return Ok(r);
     };
@@ -269,7 +259,7 @@ async fn refresh(
         })
         .await;
     ctx.event_result("session", r);
-    Ok(ResponseInternal {
+    Ok(RawResponse {
         body: Some(session_body(ctx, body)?),
         cookies,
         session_user_id: token.get("sub").and_then(Value::as_str).map(str::to_owned),
@@ -279,11 +269,11 @@ async fn refresh(
 
 /// The session's body: for a host's lookup the value as it is, instead of bytes it would
 /// parse back; for a response, the serialised JSON.
-fn session_body(ctx: &Ctx<'_>, body: Value) -> Result<InternalBody, serde_json::Error> {
+fn session_body(ctx: &Ctx<'_>, body: Value) -> Result<RawBody, serde_json::Error> {
     Ok(if ctx.req.lookup.is_some() {
-        InternalBody::Json(body)
+        RawBody::Json(body)
     } else {
-        InternalBody::JsonBytes(serde_json::to_vec(&body)?.into())
+        RawBody::JsonBytes(serde_json::to_vec(&body)?.into())
     })
 }
 

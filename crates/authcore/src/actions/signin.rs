@@ -14,17 +14,15 @@ use crate::providers::OAuthProvider;
 use crate::providers::Provider;
 #[cfg(feature = "oauth")]
 use crate::providers::oauth::flow::{self, CheckValues};
-use crate::response::ResponseInternal;
+use crate::response::RawResponse;
 
-pub(crate) async fn signin(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+pub(crate) async fn signin(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     ctx.require_csrf("signin")?;
     match ctx.provider {
         // Credentials (and WebAuthn) sign in through their callback; go to the built-in page.
-        None | Some(Provider::Credentials(_)) => {
-            Ok(ResponseInternal::redirect(ctx.auth_url("/signin")))
-        }
+        None | Some(Provider::Credentials(_)) => Ok(RawResponse::redirect(ctx.auth_url("/signin"))),
         #[cfg(feature = "webauthn")]
-        Some(Provider::WebAuthn(_)) => Ok(ResponseInternal::redirect(ctx.auth_url("/signin"))),
+        Some(Provider::WebAuthn(_)) => Ok(RawResponse::redirect(ctx.auth_url("/signin"))),
         #[cfg(feature = "oauth")]
         Some(Provider::OAuth(p)) => oauth_signin(ctx, p).await,
         #[cfg(feature = "email")]
@@ -43,7 +41,7 @@ fn route_error(p: &OAuthProvider) -> impl Fn(OAuthError) -> AuthError + '_ {
 #[cfg(feature = "oauth")]
 /// Redirects to the provider's authorization endpoint with the check cookies (Auth.js
 /// `lib/actions/signin/authorization-url.ts`).
-async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<ResponseInternal, AuthError> {
+async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<RawResponse, AuthError> {
     let client = p.client();
     let endpoints = flow::resolve_endpoints(p, &*client)
         .await
@@ -144,7 +142,7 @@ async fn oauth_signin(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<ResponseIntern
         Some(f) => f(url),
         None => url,
     };
-    let mut resp = ResponseInternal::redirect(url);
+    let mut resp = RawResponse::redirect(url);
     resp.cookies = cookies;
     Ok(resp)
 }

@@ -4,13 +4,13 @@ use super::Ctx;
 use crate::callbacks::SignOutEvent;
 use crate::cookies::SessionCookieStore;
 use crate::error::AuthError;
-use crate::response::ResponseInternal;
+use crate::response::RawResponse;
 
-pub(crate) async fn signout(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+pub(crate) async fn signout(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     ctx.require_csrf("signout")?;
     let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
     let Some(token) = store.value() else {
-        return Ok(ResponseInternal::redirect(ctx.callback_url.clone()));
+        return Ok(RawResponse::redirect(ctx.callback_url.clone()));
     };
     // The `signOut` event's result, unless the session could not be read or deleted (then
     // a `SignOutError` is logged); the cookie is cleared in every case.
@@ -48,7 +48,7 @@ pub(crate) async fn signout(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError
         Ok(r) => ctx.event_result("signOut", r),
         Err(e) => ctx.log_error(&e),
     }
-    let mut resp = ResponseInternal::redirect(ctx.callback_url.clone());
+    let mut resp = RawResponse::redirect(ctx.callback_url.clone());
     resp.cookies = store.clean();
     Ok(resp)
 }

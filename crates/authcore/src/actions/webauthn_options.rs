@@ -11,7 +11,7 @@ use crate::adapter::{Adapter, AdapterUser};
 use crate::checks::{CHECK_MAX_AGE, open_claims, seal_claims};
 use crate::error::AuthError;
 use crate::providers::{Provider, WebAuthnProvider};
-use crate::response::ResponseInternal;
+use crate::response::RawResponse;
 use crate::webauthn::{self, CeremonyError, RegisterUser};
 
 /// Which ceremony to run.
@@ -65,8 +65,8 @@ pub(crate) fn sign_up_needs_proof(config: &crate::config::ConfigInner) -> bool {
 
 /// The answer to a passkey sign-up that needs the address proven first (the same for
 /// every address, known or not).
-fn proof_required() -> ResponseInternal {
-    let mut r = ResponseInternal::json(json!({
+fn proof_required() -> RawResponse {
+    let mut r = RawResponse::json(json!({
         "error": "EmailProofRequired",
         "message": "Sign in with your email address first, then add a passkey.",
     }));
@@ -90,7 +90,7 @@ pub(crate) fn adapter<'a>(ctx: &Ctx<'a>) -> Result<&'a dyn Adapter, AuthError> {
         .ok_or_else(|| AuthError::invalid_provider("WebAuthn requires an adapter"))
 }
 
-pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     let p = provider(ctx)?;
     let db = adapter(ctx)?;
     let requested = ctx.req.query.get("action");
@@ -190,13 +190,13 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<ResponseInternal, 
     };
     let state = state.map_err(|e| setup_error(CeremonyError::Setup(e.to_string())))?;
     let challenge = seal_challenge(ctx, db, p, ceremony, &options, state, register_data).await?;
-    let mut r = ResponseInternal::json(json!({ "action": ceremony.as_str(), "options": options }));
+    let mut r = RawResponse::json(json!({ "action": ceremony.as_str(), "options": options }));
     r.cookies.push(challenge);
     Ok(r)
 }
 
-fn bad_request(error: &str) -> ResponseInternal {
-    let mut r = ResponseInternal::json(json!({ "error": error }));
+fn bad_request(error: &str) -> RawResponse {
+    let mut r = RawResponse::json(json!({ "error": error }));
     r.status = Some(StatusCode::BAD_REQUEST);
     r
 }

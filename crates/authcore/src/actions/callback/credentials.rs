@@ -10,7 +10,7 @@ use crate::callbacks::SignInParams;
 use crate::error::AuthError;
 use crate::providers::{AuthorizeError, CredentialsProvider};
 use crate::random;
-use crate::response::ResponseInternal;
+use crate::response::RawResponse;
 use crate::types::{Account, JsonObject, ProviderType};
 
 /// The request given to `authorize`: current URL, original headers and method, body as JSON.
@@ -34,7 +34,7 @@ fn authorize_request(ctx: &Ctx<'_>, credentials: &JsonObject) -> http::Request<B
 pub(crate) async fn callback(
     ctx: &Ctx<'_>,
     provider: &CredentialsProvider,
-) -> Result<ResponseInternal, AuthError> {
+) -> Result<RawResponse, AuthError> {
     let config = ctx.config;
     if config.session_strategy == crate::config::SessionStrategy::Database
         && !config.credentials_database_sessions
@@ -114,7 +114,7 @@ pub(crate) async fn callback(
     )
     .await?
     {
-        return Ok(ResponseInternal::redirect(url));
+        return Ok(RawResponse::redirect(url));
     }
 
     let db_session = match &config.adapter {

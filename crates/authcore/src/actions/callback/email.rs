@@ -14,7 +14,7 @@ use crate::callbacks::SignInParams;
 use crate::error::AuthError;
 use crate::providers::email::{EmailProvider, VerificationRequest};
 use crate::random;
-use crate::response::ResponseInternal;
+use crate::response::RawResponse;
 use crate::types::{Account, ProviderType, User};
 
 /// `sha256hex(token + secret)` as stored by the adapter (Auth.js
@@ -69,10 +69,7 @@ fn sign_in_subject(
     (user, account)
 }
 
-pub(crate) async fn send_link(
-    ctx: &Ctx<'_>,
-    p: &EmailProvider,
-) -> Result<ResponseInternal, AuthError> {
+pub(crate) async fn send_link(ctx: &Ctx<'_>, p: &EmailProvider) -> Result<RawResponse, AuthError> {
     let db = adapter(ctx)?;
     let email = p
         .normalize(ctx.req.body_str("email").unwrap_or(""))
@@ -95,7 +92,7 @@ pub(crate) async fn send_link(
     )
     .await?
     {
-        return Ok(ResponseInternal::redirect(url));
+        return Ok(RawResponse::redirect(url));
     }
     let token = p.new_token();
     if token.is_empty() {
@@ -145,7 +142,7 @@ pub(crate) async fn send_link(
             source,
         });
     }
-    Ok(ResponseInternal::redirect(ctx.auth_url(&format!(
+    Ok(RawResponse::redirect(ctx.auth_url(&format!(
         "/verify-request?provider={}&type=email",
         crate::cookies::encode_uri_component(&p.id)
     ))))
@@ -153,10 +150,7 @@ pub(crate) async fn send_link(
 
 /// GET /callback/:email?token&email — verifies the link and signs in (Auth.js
 /// `lib/actions/callback/index.ts`).
-pub(crate) async fn callback(
-    ctx: &Ctx<'_>,
-    p: &EmailProvider,
-) -> Result<ResponseInternal, AuthError> {
+pub(crate) async fn callback(ctx: &Ctx<'_>, p: &EmailProvider) -> Result<RawResponse, AuthError> {
     let db = adapter(ctx)?;
     let q = &ctx.req.query;
     let token = q
@@ -194,7 +188,7 @@ pub(crate) async fn callback(
     )
     .await?
     {
-        return Ok(ResponseInternal::redirect(url));
+        return Ok(RawResponse::redirect(url));
     }
     let result = login::email_login(ctx, db, existing, &invite.identifier).await?;
     account.user_id = Some(result.user.id.clone().unwrap_or_default());

@@ -18,10 +18,10 @@ use crate::cookies::{SessionCookieStore, SetCookie};
 use crate::error::AuthError;
 use crate::jwt::JwtClaims;
 use crate::providers::Provider;
-use crate::response::ResponseInternal;
+use crate::response::RawResponse;
 use crate::types::{Account, Profile, User};
 
-pub(crate) async fn callback(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+pub(crate) async fn callback(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     let result = callback_for_provider(ctx).await;
     crate::telemetry::sign_in(
         ctx.provider.map(Provider::id),
@@ -39,7 +39,7 @@ pub(crate) async fn callback(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthErro
     result
 }
 
-async fn callback_for_provider(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+async fn callback_for_provider(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     let provider = ctx
         .provider
         .ok_or_else(|| AuthError::invalid_provider("Callback route called without provider"))?;
@@ -216,7 +216,7 @@ pub(crate) async fn finish_sign_in(
     signed_in: SignedIn<'_>,
     db_session: Option<&crate::adapter::AdapterSession>,
     mut cookies: Vec<SetCookie>,
-) -> Result<ResponseInternal, AuthError> {
+) -> Result<RawResponse, AuthError> {
     let mut session_cookies = match db_session {
         Some(session) => login::database_session_cookies(ctx, session),
         None => jwt_session_cookies(ctx, signed_in).await?,
@@ -233,7 +233,7 @@ pub(crate) async fn finish_sign_in(
         .await;
     ctx.event_result("signIn", r);
     let mut resp =
-        ResponseInternal::redirect(success_redirect(ctx, signed_in.is_new_user == Some(true)));
+        RawResponse::redirect(success_redirect(ctx, signed_in.is_new_user == Some(true)));
     // Most sign-ins add no cookie of their own: no second vector then.
     resp.cookies = if cookies.is_empty() {
         session_cookies

@@ -17,7 +17,7 @@ use crate::oauth::{HttpClient, OAuthError, jwks};
 use crate::providers::OAuthProvider;
 use crate::providers::oauth::flow::{self, Endpoints};
 use crate::random;
-use crate::response::ResponseInternal;
+use crate::response::RawResponse;
 use crate::types::{Account, JsonObject, Profile, ProviderType, TokenSet};
 
 /// How long a used authorization code is remembered: the lifetime of the check cookies
@@ -49,10 +49,7 @@ fn check_failed(message: &str) -> AuthError {
     }
 }
 
-pub(crate) async fn callback(
-    ctx: &Ctx<'_>,
-    p: &OAuthProvider,
-) -> Result<ResponseInternal, AuthError> {
+pub(crate) async fn callback(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<RawResponse, AuthError> {
     let id = p.id.as_str();
     // Parameters come from the form body for `response_mode=form_post`, else the query.
     let params: Vec<(String, String)> = if p.is_form_post() && ctx.req.is_post() {
@@ -99,7 +96,7 @@ pub(crate) async fn callback(
                 let query = form_urlencoded::Serializer::new(String::new())
                     .extend_pairs(&params)
                     .finish();
-                return Ok(ResponseInternal::redirect(format!("{origin}?{query}")));
+                return Ok(RawResponse::redirect(format!("{origin}?{query}")));
             }
         }
     }
@@ -292,7 +289,7 @@ pub(crate) async fn callback(
             });
             // Deviation (docs/architecture.md, deviations: OAuth `profile()` failure): back to
             // `<basePath>/signin`, not `<request URL>/signin`.
-            return Ok(ResponseInternal::redirect(ctx.auth_url("/signin")));
+            return Ok(RawResponse::redirect(ctx.auth_url("/signin")));
         }
     };
     let provider_account_id = mapped.id.clone().unwrap_or_else(random::uuid_v4);
@@ -336,7 +333,7 @@ pub(crate) async fn callback(
     )
     .await?
     {
-        return Ok(ResponseInternal::redirect(url));
+        return Ok(RawResponse::redirect(url));
     }
     // With an adapter: find or create the user and link the account (Auth.js
     // `handleLoginOrRegister` in `lib/actions/callback/handle-login.ts`).

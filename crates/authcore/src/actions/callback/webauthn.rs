@@ -16,7 +16,7 @@ use crate::adapter::Adapter;
 use crate::callbacks::SignInParams;
 use crate::error::AuthError;
 use crate::providers::WebAuthnProvider;
-use crate::response::ResponseInternal;
+use crate::response::RawResponse;
 use crate::types::{Account, Authenticator, ProviderType, User};
 use crate::webauthn;
 
@@ -48,7 +48,7 @@ fn without_user_handle(mut data: Value) -> Value {
 pub(crate) async fn callback(
     ctx: &Ctx<'_>,
     p: &WebAuthnProvider,
-) -> Result<ResponseInternal, AuthError> {
+) -> Result<RawResponse, AuthError> {
     let db = adapter(ctx)?;
     match ctx.req.body_str("action") {
         Some("authenticate") => authenticate(ctx, p, db).await,
@@ -61,7 +61,7 @@ async fn authenticate(
     ctx: &Ctx<'_>,
     p: &WebAuthnProvider,
     db: &dyn Adapter,
-) -> Result<ResponseInternal, AuthError> {
+) -> Result<RawResponse, AuthError> {
     let response: PublicKeyCredential = response_data::<Value>(ctx)
         .map(without_user_handle)
         .and_then(|v| serde_json::from_value(v).ok())
@@ -108,7 +108,7 @@ async fn register(
     ctx: &Ctx<'_>,
     p: &WebAuthnProvider,
     db: &dyn Adapter,
-) -> Result<ResponseInternal, AuthError> {
+) -> Result<RawResponse, AuthError> {
     let response: RegisterPublicKeyCredential =
         response_data(ctx).ok_or_else(|| invalid("Invalid WebAuthn Registration response"))?;
     let (challenge, clear) = consume_challenge(ctx, db, p, Ceremony::Register).await?;
@@ -176,7 +176,7 @@ async fn sign_in(
     mut account: Account,
     new_authenticator: Option<Authenticator>,
     clear_challenge: crate::cookies::SetCookie,
-) -> Result<ResponseInternal, AuthError> {
+) -> Result<RawResponse, AuthError> {
     // Auth.js ignores a redirect returned here (`lib/actions/callback/index.ts`); `false`
     // still refuses.
     run_sign_in_callback(

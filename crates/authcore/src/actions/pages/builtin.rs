@@ -8,7 +8,7 @@ use crate::actions::Ctx;
 use crate::brand_icons::brand_icon;
 use crate::error::AuthError;
 use crate::providers::Provider;
-use crate::response::ResponseInternal;
+use crate::response::RawResponse;
 use crate::spliced::{Slot, SplicedPage};
 use crate::theme::plain_css_color;
 use crate::types::Theme;
@@ -51,15 +51,15 @@ impl<'a> Shell<'a> {
         }
     }
 
-    fn respond(&self, status: StatusCode, html: String) -> ResponseInternal {
+    fn respond(&self, status: StatusCode, html: String) -> RawResponse {
         page_response(&self.nonce, status, html)
     }
 }
 
 /// The page response with its security headers: a CSP that lets only the page's own inline
 /// style and script run (by `nonce`), no framing, no MIME sniffing.
-fn page_response(nonce: &str, status: StatusCode, html: String) -> ResponseInternal {
-    let mut r = ResponseInternal::html(status, html);
+fn page_response(nonce: &str, status: StatusCode, html: String) -> RawResponse {
+    let mut r = RawResponse::html(status, html);
     let csp = format!(
         "default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; img-src 'self' data: https:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'"
     );
@@ -263,7 +263,7 @@ fn webauthn_script(ctx: &Ctx<'_>) -> Option<WebAuthnScript> {
 }
 
 /// The built-in sign-in page.
-pub(super) fn render_signin_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+pub(super) fn render_signin_page(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     let q = &ctx.req.query;
     // The OAuth forms' hidden `callbackUrl`: the query's value as given (Auth.js spreads
     // the query over the page's props), validated again when the form is posted; else the
@@ -455,7 +455,7 @@ fn render_signin(
 }
 
 /// The built-in sign-out page.
-pub(super) fn render_signout_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+pub(super) fn render_signout_page(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     let shell = Shell::new(&ctx.config.theme);
     let html = render(&SignoutTemplate {
         css: CSS,
@@ -472,7 +472,7 @@ pub(crate) fn error_page_response(
     origin: &str,
     signin_url: String,
     error: &str,
-) -> Result<ResponseInternal, AuthError> {
+) -> Result<RawResponse, AuthError> {
     let host = url::Url::parse(origin)
         .ok()
         .and_then(|u| {
@@ -530,7 +530,7 @@ pub(crate) fn error_page_response(
 }
 
 /// The built-in verify-request page.
-pub(super) fn render_verify_request_page(ctx: &Ctx<'_>) -> Result<ResponseInternal, AuthError> {
+pub(super) fn render_verify_request_page(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     let base = ctx.req.url.site.base();
     let host = base.host_str().unwrap_or_default();
     let host = match base.port() {
