@@ -64,15 +64,16 @@ def main(path):
             here = f"{prefix}::{name}"
             if kind == "use":
                 target = inner.get("id")
-                glob = " (glob)" if inner.get("is_glob") else ""
-                if target is not None and str(target) in index:
-                    target_item = index[str(target)]
-                    if "module" in target_item["inner"] and not inner.get("is_glob"):
-                        out.add(f"module {prefix}::{inner['name']} (re-export)")
-                        walk(target, f"{prefix}::{inner['name']}", seen)
-                        continue
-                out.add(f"use {prefix}::{inner['name']} = {inner['source']}{glob}")
-                continue
+                here = f"{prefix}::{inner['name']}"
+                target_item = index.get(str(target)) if target is not None else None
+                if target_item is None or inner.get("is_glob"):
+                    # An item of another crate (or a glob): named, not expanded.
+                    glob = " (glob)" if inner.get("is_glob") else ""
+                    out.add(f"use {here} = {inner['source']}{glob}")
+                    continue
+                item, cid = target_item, target
+                kind = next(iter(item["inner"]))
+                inner = item["inner"][kind]
             if kind == "module":
                 out.add(f"module {here}")
                 walk(cid, here, seen)

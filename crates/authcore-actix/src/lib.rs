@@ -16,6 +16,7 @@ use actix_web::dev::{Payload, Service, ServiceRequest, ServiceResponse, Transfor
 use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{FromRequest, HttpMessage, HttpRequest, HttpResponse, ResponseError, Scope, web};
+use authcore::account::AccountRoute;
 use authcore::bytes::Bytes;
 use authcore::http_body_util::{BodyExt as _, Full};
 use authcore::request::ClientAddr;
@@ -53,7 +54,11 @@ async fn handle(req: HttpRequest, body: web::Bytes, auth: web::Data<Auth>) -> Ht
     if let Some(peer) = req.peer_addr() {
         request.extensions_mut().insert(ClientAddr(peer.ip()));
     }
-    let response = auth.handle(request).await;
+    to_actix(auth.handle(request).await).await
+}
+
+/// authcore's answer as an actix response.
+async fn to_actix(response: authcore::http::Response<authcore::ResponseBody>) -> HttpResponse {
     let (parts, body) = response.into_parts();
     let bytes = match body.collect().await {
         Ok(collected) => collected.to_bytes(),
@@ -66,6 +71,41 @@ async fn handle(req: HttpRequest, body: web::Bytes, auth: web::Data<Auth>) -> Ht
         out.append_header((name.as_str(), value.as_bytes()));
     }
     out.body(bytes.to_vec())
+}
+
+/// Registers the account-management JSON routes (`GET /account`, `POST /account/unlink`,
+/// `GET /account/sessions` … — the table in [`authcore::account`]), answered by
+/// [`Auth::handle_account`]: for the signed-in user of the request, every change
+/// CSRF-checked. Add it with [`App::configure`](actix_web::App::configure).
+///
+/// ```
+/// use actix_web::App;
+/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+/// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+/// #     .build().unwrap());
+/// let app = App::new()
+///     .service(authcore_actix::auth_routes(auth.clone()))
+///     .configure(authcore_actix::account_routes(auth));
+/// # let _ = app;
+/// ```
+pub fn account_routes(auth: Auth) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |config| {
+        for route in AccountRoute::ALL {
+            let auth = auth.clone();
+            // Every method reaches authcore, which answers a wrong one with its JSON 405.
+            config.service(web::resource(route.path()).default_service(web::to(
+                move |req: HttpRequest, body: web::Bytes| {
+                    let auth = auth.clone();
+                    async move {
+                        let Some(request) = to_http(&req, Bytes::from(body.to_vec())) else {
+                            return HttpResponse::BadRequest().body("Bad request.");
+                        };
+                        to_actix(auth.handle_account(route, request).await).await
+                    }
+                },
+            )));
+        }
+    }
 }
 
 /// The request as an `http` request for authcore (`None` for a method or URI `http` refuses).

@@ -72,7 +72,7 @@ fn header(res: &ServiceResponse, name: &str) -> Option<String> {
 }
 
 /// `name=value` of the session cookie the answer sets.
-fn session_cookie(res: &ServiceResponse) -> Option<String> {
+fn session_cookie<B>(res: &ServiceResponse<B>) -> Option<String> {
     res.headers().get_all("set-cookie").find_map(|v| {
         let v = v.to_str().unwrap();
         v.starts_with("authjs.session-token=")
@@ -82,6 +82,51 @@ fn session_cookie(res: &ServiceResponse) -> Option<String> {
 
 async fn body(res: ServiceResponse) -> String {
     String::from_utf8(test::read_body(res).await.to_vec()).unwrap()
+}
+
+/// A credentials sign-in through the routes: the session cookie (`name=value`), the CSRF
+/// cookie and the CSRF token it was made with.
+struct SignedIn {
+    session: String,
+    csrf_cookie: String,
+    token: String,
+}
+
+/// Signs `ada` in: the CSRF pair from `/auth/csrf`, then the credentials callback.
+async fn sign_in<S, B>(app: &S) -> SignedIn
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
+    let res =
+        test::call_service(app, test::TestRequest::get().uri("/auth/csrf").to_request()).await;
+    let csrf_cookie = res
+        .headers()
+        .get_all("set-cookie")
+        .find_map(|v| v.to_str().unwrap().split(';').next().map(str::to_owned))
+        .unwrap();
+    let token: Value = serde_json::from_slice(&test::read_body(res).await).unwrap();
+    let token = token["csrfToken"].as_str().unwrap().to_owned();
+    let res = test::call_service(
+        app,
+        test::TestRequest::post()
+            .uri("/auth/callback/credentials")
+            .insert_header(("cookie", csrf_cookie.clone()))
+            .insert_header(("content-type", "application/x-www-form-urlencoded"))
+            .set_payload(format!("csrfToken={token}&username=ada"))
+            .to_request(),
+    )
+    .await;
+    assert_eq!(res.status(), 302);
+    SignedIn {
+        session: session_cookie(&res).expect("signed in"),
+        csrf_cookie,
+        token,
+    }
 }
 
 #[actix_web::test]
@@ -99,30 +144,9 @@ async fn routes_extractors_and_middleware() {
     let providers: Value = serde_json::from_str(&body(res).await).unwrap();
     assert_eq!(providers["credentials"]["type"], "credentials");
 
-    let res = test::call_service(
-        &app,
-        test::TestRequest::get().uri("/auth/csrf").to_request(),
-    )
-    .await;
-    let csrf_cookie = res
-        .headers()
-        .get_all("set-cookie")
-        .find_map(|v| v.to_str().unwrap().split(';').next().map(str::to_owned))
-        .unwrap();
-    let token: Value = serde_json::from_str(&body(res).await).unwrap();
-    let token = token["csrfToken"].as_str().unwrap().to_owned();
-    let res = test::call_service(
-        &app,
-        test::TestRequest::post()
-            .uri("/auth/callback/credentials")
-            .insert_header(("cookie", csrf_cookie))
-            .insert_header(("content-type", "application/x-www-form-urlencoded"))
-            .set_payload(format!("csrfToken={token}&username=ada"))
-            .to_request(),
-    )
-    .await;
-    assert_eq!(res.status(), 302);
-    let cookie = session_cookie(&res).expect("signed in");
+    let SignedIn {
+        session: cookie, ..
+    } = sign_in(&app).await;
 
     // The extractors.
     let get = |path: &str, cookie: Option<&str>| {
@@ -174,4 +198,83 @@ async fn routes_extractors_and_middleware() {
     .await;
     assert_eq!(res.status(), 302);
     assert!(session_cookie(&res).is_some_and(|c| c == "authjs.session-token="));
+}
+
+/// The account routes as `account_routes` registers them: the session from the cookie, a
+/// change refused without the CSRF token of `/auth/csrf`, a wrong method refused as JSON.
+/// (Without an adapter the calls that pass end in `NoAdapter`: the account functions
+/// themselves are tested with the server.)
+#[actix_web::test]
+async fn account_routes_check_the_session_and_csrf() {
+    let auth = auth();
+    let app = test::init_service(
+        App::new()
+            .service(auth_routes(auth.clone()))
+            .configure(authcore_actix::account_routes(auth.clone())),
+    )
+    .await;
+    let call = |req: test::TestRequest| {
+        let app = &app;
+        async move {
+            let res = test::call_service(app, req.to_request()).await;
+            let status = res.status().as_u16();
+            let cache = header(&res, "cache-control");
+            let json: Value = serde_json::from_str(&body(res).await).unwrap();
+            (
+                status,
+                json["error"].as_str().unwrap_or_default().to_owned(),
+                cache,
+            )
+        }
+    };
+    let (status, error, cache) = call(test::TestRequest::get().uri("/account")).await;
+    assert_eq!((status, error.as_str()), (401, "SessionRequired"));
+    assert_eq!(cache.as_deref(), Some("private, no-cache, no-store"));
+
+    let SignedIn {
+        session,
+        csrf_cookie,
+        token,
+    } = sign_in(&app).await;
+    let cookies = format!("{session}; {csrf_cookie}");
+
+    let (status, error, _) = call(
+        test::TestRequest::get()
+            .uri("/account")
+            .insert_header(("cookie", cookies.clone())),
+    )
+    .await;
+    assert_eq!((status, error.as_str()), (501, "NoAdapter"));
+    for (body, expected) in [
+        ("{}".to_owned(), (403, "MissingCSRF")),
+        (r#"{"csrfToken":"forged"}"#.to_owned(), (403, "MissingCSRF")),
+        (format!(r#"{{"csrfToken":"{token}"}}"#), (501, "NoAdapter")),
+    ] {
+        let (status, error, _) = call(
+            test::TestRequest::post()
+                .uri("/account/sessions/revoke-others")
+                .insert_header(("cookie", cookies.clone()))
+                .insert_header(("content-type", "application/json"))
+                .set_payload(body.clone()),
+        )
+        .await;
+        assert_eq!((status, error.as_str()), expected, "{body}");
+    }
+    // The token without the session: no way in.
+    let (status, error, _) = call(
+        test::TestRequest::post()
+            .uri("/account/delete")
+            .insert_header(("cookie", csrf_cookie))
+            .insert_header(("content-type", "application/json"))
+            .set_payload(format!(r#"{{"csrfToken":"{token}"}}"#)),
+    )
+    .await;
+    assert_eq!((status, error.as_str()), (401, "SessionRequired"));
+    let (status, error, _) = call(
+        test::TestRequest::get()
+            .uri("/account/delete")
+            .insert_header(("cookie", cookies)),
+    )
+    .await;
+    assert_eq!((status, error.as_str()), (405, "MethodNotAllowed"));
 }

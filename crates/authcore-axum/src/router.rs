@@ -1,7 +1,11 @@
 //! [`AuthRouterExt`]: mount authcore on an axum [`Router`] with one call.
 
 use authcore::Auth;
+use authcore::account::AccountRoute;
 use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::routing::any;
 
 use crate::AuthService;
 
@@ -34,6 +38,29 @@ pub trait AuthRouterExt {
     /// ```
     #[must_use]
     fn auth_routes(self, auth: Auth) -> Self;
+
+    /// Routes the account-management JSON routes (`GET /account`, `POST /account/unlink`,
+    /// `GET /account/sessions` … — the table in [`authcore::account`]) to
+    /// [`Auth::handle_account`]: for the signed-in user of the request, every change
+    /// CSRF-checked.
+    ///
+    /// # Panics
+    ///
+    /// Like [`Router::route`], if the router already has a route on one of those paths.
+    ///
+    /// ```
+    /// use authcore_axum::AuthRouterExt;
+    /// use axum::Router;
+    /// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+    /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+    /// #     .build().unwrap());
+    ///
+    /// let app: Router = Router::new()
+    ///     .auth_routes(auth.clone())
+    ///     .account_routes(auth); // GET /account, POST /account/sessions/revoke-others, …
+    /// ```
+    #[must_use]
+    fn account_routes(self, auth: Auth) -> Self;
 }
 
 impl<S> AuthRouterExt for Router<S>
@@ -50,6 +77,20 @@ where
         router
             .route_service(&format!("{base}/"), service.clone())
             .route_service(&base, service)
+    }
+
+    fn account_routes(mut self, auth: Auth) -> Self {
+        for route in AccountRoute::ALL {
+            let auth = auth.clone();
+            // Every method reaches authcore, which answers a wrong one with its JSON 405.
+            self = self.route(
+                route.path(),
+                any(move |request: Request| async move {
+                    auth.handle_account(route, request).await.map(Body::new)
+                }),
+            );
+        }
+        self
     }
 }
 

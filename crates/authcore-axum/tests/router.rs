@@ -484,3 +484,88 @@ async fn session_accessors() {
     assert_eq!(s.json()["user"]["name"], "Ada");
     assert_eq!(s.into_json()["role"], "admin");
 }
+
+/// The account routes as `account_routes` mounts them: the session from the cookie, every
+/// change refused without the CSRF token of `/auth/csrf` (before anything is called), a
+/// wrong method or an oversize body refused as JSON. (Without an adapter the calls that pass
+/// end in `NoAdapter`: the account functions themselves are tested with the server.)
+#[tokio::test]
+async fn account_routes_check_the_session_and_csrf() {
+    let auth = auth("/auth");
+    let app = app(auth.clone()).account_routes(auth);
+    let mut jar = CookieJar::default();
+    let post = |path: &str, body: String, jar: &CookieJar| {
+        let mut b = Request::post(format!("{ORIGIN}{path}"))
+            .header(header::CONTENT_TYPE, "application/json");
+        if let Some(c) = jar.header() {
+            b = b.header(header::COOKIE, c);
+        }
+        b.body(Body::from(body)).unwrap()
+    };
+
+    let res = send(&app, get_req("/account", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        res.headers()[header::CACHE_CONTROL],
+        "private, no-cache, no-store"
+    );
+    assert_eq!(body_json(res).await["error"], "SessionRequired");
+
+    sign_in(&app, "/auth", &mut jar, "pw").await;
+    let res = send(&app, get_req("/account", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::NOT_IMPLEMENTED);
+    assert_eq!(body_json(res).await["error"], "NoAdapter");
+
+    let csrf =
+        body_json(send(&app, get_req("/auth/csrf", &jar), &mut jar).await).await["csrfToken"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+    for (body, status, error) in [
+        ("{}".to_owned(), StatusCode::FORBIDDEN, "MissingCSRF"),
+        (
+            r#"{"csrfToken":"forged"}"#.to_owned(),
+            StatusCode::FORBIDDEN,
+            "MissingCSRF",
+        ),
+        (
+            "not json".to_owned(),
+            StatusCode::BAD_REQUEST,
+            "InvalidRequest",
+        ),
+        (
+            format!(r#"{{"csrfToken":"{csrf}"}}"#),
+            StatusCode::NOT_IMPLEMENTED,
+            "NoAdapter",
+        ),
+    ] {
+        let res = send(&app, post("/account/delete", body.clone(), &jar), &mut jar).await;
+        assert_eq!(res.status(), status, "{body}");
+        assert_eq!(body_json(res).await["error"], error, "{body}");
+    }
+    // Signed out, a valid token is no way in.
+    let mut stranger = CookieJar::default();
+    let token = body_json(send(&app, get_req("/auth/csrf", &stranger), &mut stranger).await).await
+        ["csrfToken"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let body = format!(r#"{{"csrfToken":"{token}"}}"#);
+    let res = send(
+        &app,
+        post("/account/delete", body, &stranger),
+        &mut stranger,
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+
+    let res = send(&app, get_req("/account/delete", &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(body_json(res).await["error"], "MethodNotAllowed");
+    let huge = format!(
+        r#"{{"csrfToken":"{csrf}","pad":"{}"}}"#,
+        "x".repeat(1 << 20)
+    );
+    let res = send(&app, post("/account/delete", huge, &jar), &mut jar).await;
+    assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE);
+}

@@ -595,7 +595,7 @@ pub enum WebAuthnAction {
 /// A version string of the form `v1`, `v1.2` or `v1.2.3` (validated).
 ///
 /// ```
-/// use authcore::SemverString;
+/// use authcore::types::SemverString;
 /// assert!("v9.0.1".parse::<SemverString>().is_ok());
 /// assert!("9.0.1".parse::<SemverString>().is_err());
 /// ```

@@ -189,7 +189,7 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<RawResponse, AuthE
         }
     };
     let state = state.map_err(|e| setup_error(CeremonyError::Setup(e.to_string())))?;
-    let challenge = seal_challenge(ctx, db, p, ceremony, &options, state, register_data).await?;
+    let challenge = seal_challenge(ctx, p, ceremony, &options, state, register_data)?;
     let mut r = RawResponse::json(json!({ "action": ceremony.as_str(), "options": options }));
     r.cookies.push(challenge);
     Ok(r)
@@ -201,31 +201,14 @@ fn bad_request(error: &str) -> RawResponse {
     r
 }
 
-/// Identifier of the single-use challenge records in the verification-token store.
-fn challenge_identifier(p: &WebAuthnProvider) -> String {
-    format!("webauthn-challenge:{}", p.id)
-}
-
-/// Whether challenges can be made single-use: the adapter keeps verification tokens.
-fn single_use(db: &dyn Adapter) -> bool {
-    use crate::adapter::AdapterMethod as M;
-    db.supports(M::CreateVerificationToken) && db.supports(M::UseVerificationToken)
-}
-
-fn hash_nonce(nonce: &str) -> String {
-    use sha2::Digest;
-    hex::encode(sha2::Sha256::digest(nonce.as_bytes()))
-}
-
 /// The challenge cookie: the ceremony state (challenge, policy) and the registering user,
 /// bound to the provider and the ceremony, sealed like the OAuth check cookies, 15 minutes.
-/// Beyond Auth.js, when the adapter keeps verification tokens the challenge is also
-/// recorded there (hashed) and consumed at verification, so a captured cookie and response
+/// Beyond Auth.js, the cookie carries a random nonce that verification marks as used in the
+/// configuration's single-use store (as OAuth codes are), so a captured cookie and response
 /// cannot be replayed — which a signature counter alone does not prevent for the many
 /// passkeys whose counter stays 0.
-async fn seal_challenge(
+fn seal_challenge(
     ctx: &Ctx<'_>,
-    db: &dyn Adapter,
     p: &WebAuthnProvider,
     ceremony: Ceremony,
     options: &Value,
@@ -239,17 +222,7 @@ async fn seal_challenge(
         "challenge": options["challenge"],
         "state": state,
     });
-    let expires = time::OffsetDateTime::now_utc() + time::Duration::seconds(CHECK_MAX_AGE as i64);
-    if single_use(db) {
-        let nonce = crate::random::b64url_token::<16>();
-        db.create_verification_token(crate::adapter::VerificationToken {
-            identifier: challenge_identifier(p),
-            token: hash_nonce(&nonce),
-            expires,
-        })
-        .await?;
-        claims["nonce"] = json!(nonce);
-    }
+    claims["nonce"] = json!(crate::random::b64url_token::<16>());
     if let Some(user) = register_data {
         claims["registerData"] = json!(user);
     }
@@ -274,11 +247,9 @@ pub(crate) struct Challenge<S> {
 ///   registration data" (Configuration);
 /// - an authentication with a registration ceremony's cookie, or with another provider's:
 ///   `WebAuthnVerificationError` (Auth.js fails the challenge or type check there);
-/// - a challenge already used or past its record's expiry (single use, beyond Auth.js):
-///   `WebAuthnVerificationError`.
+/// - a challenge already used (single use, beyond Auth.js): `WebAuthnVerificationError`.
 pub(crate) async fn consume_challenge<S: serde::de::DeserializeOwned>(
     ctx: &Ctx<'_>,
-    db: &dyn Adapter,
     p: &WebAuthnProvider,
     ceremony: Ceremony,
 ) -> Result<(Challenge<S>, crate::cookies::SetCookie), AuthError> {
@@ -302,17 +273,13 @@ pub(crate) async fn consume_challenge<S: serde::de::DeserializeOwned>(
     if claims.get("provider").and_then(Value::as_str) != Some(p.id.as_str()) {
         return Err(refused("WebAuthn challenge made for another provider"));
     }
-    if single_use(db) {
-        let nonce = claims
-            .get("nonce")
-            .and_then(Value::as_str)
-            .ok_or_else(invalid)?;
-        let used = db
-            .use_verification_token(&challenge_identifier(p), &hash_nonce(nonce))
-            .await?;
-        if used.is_none_or(|t| t.expires < time::OffsetDateTime::now_utc()) {
-            return Err(refused("WebAuthn challenge already used or expired"));
-        }
+    let nonce = claims
+        .get("nonce")
+        .and_then(Value::as_str)
+        .ok_or_else(invalid)?;
+    let window = std::time::Duration::from_secs(CHECK_MAX_AGE);
+    if !ctx.first_use("webauthn_challenge", nonce, window).await {
+        return Err(refused("WebAuthn challenge already used"));
     }
     let state = claims
         .remove("state")

@@ -72,7 +72,7 @@ async fn authenticate(
             "WebAuthn authenticator not found in database: {{\"credentialID\":\"{credential_id}\"}}"
         ))
     })?;
-    let (challenge, clear) = consume_challenge(ctx, db, p, Ceremony::Authenticate).await?;
+    let (challenge, clear) = consume_challenge(ctx, p, Ceremony::Authenticate).await?;
     let rp = webauthn::relying_party(p, ctx.req.url.site.base())
         .map_err(|e| e.into_auth_error(&p.id))?;
     let counter = webauthn::verify_authentication(
@@ -111,7 +111,7 @@ async fn register(
 ) -> Result<RawResponse, AuthError> {
     let response: RegisterPublicKeyCredential =
         response_data(ctx).ok_or_else(|| invalid("Invalid WebAuthn Registration response"))?;
-    let (challenge, clear) = consume_challenge(ctx, db, p, Ceremony::Register).await?;
+    let (challenge, clear) = consume_challenge(ctx, p, Ceremony::Register).await?;
     let user = challenge
         .register_data
         .ok_or_else(|| invalid("Missing user registration data in WebAuthn challenge cookie"))?;

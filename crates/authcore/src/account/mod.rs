@@ -5,7 +5,9 @@
 //! `lib/actions/callback/handle-login.ts`).
 //!
 //! Every function takes the user id of the session (`session.user.id` from a session
-//! callback, or the `sub` of the JWT): authorising the caller is the host's job.
+//! callback, or the `sub` of the JWT): authorising the caller is the host's job. The same
+//! functions as JSON routes for the request's own user, CSRF-checked: [`AccountRoute`] and
+//! [`Auth::handle_account`], mounted by the framework integrations.
 //!
 //! ```
 //! # async fn demo(auth: authcore::Auth, user_id: &str) -> Result<(), authcore::account::AccountError> {
@@ -17,7 +19,11 @@
 //! # Ok(()) }
 //! ```
 
+mod routes;
+
 use serde::Serialize;
+
+pub use routes::AccountRoute;
 
 use crate::adapter::{Adapter, AdapterError};
 use crate::handler::Auth;

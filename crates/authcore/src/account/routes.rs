@@ -1,0 +1,325 @@
+//! Account management as JSON routes, for the signed-in user of the request (their session
+//! cookie) and, for every change, the CSRF token of `GET <basePath>/csrf` in the JSON body
+//! (`csrfToken`), as Auth.js's own POSTs. The framework integrations mount them
+//! (`authcore_axum::AuthRouterExt::account_routes`, `authcore_actix::account_routes`); any
+//! other host hands a request to [`Auth::handle_account`].
+//!
+//! | route | body | answer |
+//! |---|---|---|
+//! | `GET /account` | — | the user's sign-in methods (`accounts`, `passkeys`, `email`) |
+//! | `POST /account/unlink` | `{csrfToken, provider, providerAccountId}` | the methods left |
+//! | `POST /account/passkeys/delete` | `{csrfToken, credentialID}` | the methods left |
+//! | `POST /account/passkeys/rename` | `{csrfToken, credentialID, name}` | the methods (an empty name clears it) |
+//! | `POST /account/delete` | `{csrfToken}` | `{}`; the user, their accounts, sessions and passkeys are gone |
+//! | `GET /account/sessions` | — | the user's sessions (`id`, `createdAt`, `lastSeenAt`, `userAgent`, `expires`, `current`) |
+//! | `POST /account/sessions/revoke` | `{csrfToken, id}` | the sessions left |
+//! | `POST /account/sessions/revoke-others` | `{csrfToken}` | the sessions left ("sign out everywhere else") |
+//!
+//! Errors are JSON `{"error": <code>}`: `400 InvalidRequest` (a body that is not the JSON
+//! above; `InvalidName`: a passkey name over 64 characters), `401 SessionRequired` (signed
+//! out), `403 MissingCSRF`, `404 NotFound` (not the user's), `405 MethodNotAllowed`,
+//! `409 LastSignInMethod` (the only way in left), `413 BodyTooLarge` (over the configured
+//! body limit), `501 NoAdapter` / `501 NoDatabaseSessions` (no database),
+//! `503 AdapterError` (logged). Every answer is about one user and is never cached.
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, StatusCode, header};
+use http_body_util::{BodyExt as _, Full, Limited};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+use super::{AccountError, CurrentSession};
+use crate::error::BoxError;
+use crate::handler::Auth;
+use crate::response::ResponseBody;
+
+/// One of the account-management routes (the table of [`crate::account`]'s routes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AccountRoute {
+    /// `GET /account`: the sign-in methods.
+    Methods,
+    /// `POST /account/unlink`.
+    Unlink,
+    /// `POST /account/passkeys/delete`.
+    DeletePasskey,
+    /// `POST /account/passkeys/rename`.
+    RenamePasskey,
+    /// `POST /account/delete`.
+    DeleteUser,
+    /// `GET /account/sessions`.
+    Sessions,
+    /// `POST /account/sessions/revoke`.
+    RevokeSession,
+    /// `POST /account/sessions/revoke-others`.
+    RevokeOtherSessions,
+}
+
+impl AccountRoute {
+    /// Every route, for an integration to mount.
+    pub const ALL: [AccountRoute; 8] = [
+        AccountRoute::Methods,
+        AccountRoute::Unlink,
+        AccountRoute::DeletePasskey,
+        AccountRoute::RenamePasskey,
+        AccountRoute::DeleteUser,
+        AccountRoute::Sessions,
+        AccountRoute::RevokeSession,
+        AccountRoute::RevokeOtherSessions,
+    ];
+
+    /// The route's path.
+    pub fn path(self) -> &'static str {
+        match self {
+            AccountRoute::Methods => "/account",
+            AccountRoute::Unlink => "/account/unlink",
+            AccountRoute::DeletePasskey => "/account/passkeys/delete",
+            AccountRoute::RenamePasskey => "/account/passkeys/rename",
+            AccountRoute::DeleteUser => "/account/delete",
+            AccountRoute::Sessions => "/account/sessions",
+            AccountRoute::RevokeSession => "/account/sessions/revoke",
+            AccountRoute::RevokeOtherSessions => "/account/sessions/revoke-others",
+        }
+    }
+
+    /// The route's method: `GET` for the reads, `POST` for the changes.
+    pub fn method(self) -> Method {
+        match self {
+            AccountRoute::Methods | AccountRoute::Sessions => Method::GET,
+            _ => Method::POST,
+        }
+    }
+}
+
+/// An error answer of these routes: its status and error code.
+struct Refusal(StatusCode, &'static str);
+
+impl From<AccountError> for Refusal {
+    fn from(e: AccountError) -> Self {
+        match e {
+            AccountError::NotFound => Refusal(StatusCode::NOT_FOUND, "NotFound"),
+            AccountError::LastSignInMethod => Refusal(StatusCode::CONFLICT, "LastSignInMethod"),
+            AccountError::NoAdapter => Refusal(StatusCode::NOT_IMPLEMENTED, "NoAdapter"),
+            AccountError::InvalidName => Refusal(StatusCode::BAD_REQUEST, "InvalidName"),
+            AccountError::NoDatabaseSessions => {
+                Refusal(StatusCode::NOT_IMPLEMENTED, "NoDatabaseSessions")
+            }
+            other => {
+                tracing::error!(error = %other, "account management failed");
+                Refusal(StatusCode::SERVICE_UNAVAILABLE, "AdapterError")
+            }
+        }
+    }
+}
+
+/// `value` as a JSON answer with `status`, never cached (the header of Auth.js's session
+/// answer).
+fn json_response(status: StatusCode, value: &impl Serialize) -> http::Response<ResponseBody> {
+    let (status, body) = match serde_json::to_vec(value) {
+        Ok(body) => (status, body),
+        Err(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            br#"{"error":"InternalError"}"#.to_vec(),
+        ),
+    };
+    let mut response = http::Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-cache, no-store"),
+    );
+    response
+}
+
+/// The body of a change: the fields of its route and the CSRF token.
+#[derive(serde::Deserialize)]
+struct Change<T> {
+    #[serde(default, rename = "csrfToken")]
+    csrf_token: String,
+    #[serde(flatten)]
+    fields: T,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UnlinkFields {
+    provider: String,
+    provider_account_id: String,
+}
+
+#[derive(serde::Deserialize)]
+struct PasskeyFields {
+    #[serde(rename = "credentialID")]
+    credential_id: String,
+}
+
+#[derive(serde::Deserialize)]
+struct RenameFields {
+    #[serde(rename = "credentialID")]
+    credential_id: String,
+    name: String,
+}
+
+#[derive(serde::Deserialize)]
+struct RevokeFields {
+    id: String,
+}
+
+#[derive(serde::Deserialize)]
+struct NoFields {}
+
+/// A request to an account route, read once: the URI and headers that name the session, and
+/// the body of a change.
+struct AccountRequest<'a> {
+    auth: &'a Auth,
+    uri: http::Uri,
+    headers: http::HeaderMap,
+    body: Bytes,
+}
+
+impl AccountRequest<'_> {
+    /// The signed-in user and session of a read.
+    async fn reader(&self) -> Result<CurrentSession, Refusal> {
+        self.auth
+            .current_session(&self.uri, &self.headers)
+            .await
+            .ok_or(Refusal(StatusCode::UNAUTHORIZED, "SessionRequired"))
+    }
+
+    /// The body of a change and its signed-in user and session, once the body parsed and
+    /// its CSRF token matched the request's cookie: the one check every change passes.
+    async fn change<T: DeserializeOwned>(&self) -> Result<(T, CurrentSession), Refusal> {
+        let body: Change<T> = serde_json::from_slice(&self.body)
+            .map_err(|_| Refusal(StatusCode::BAD_REQUEST, "InvalidRequest"))?;
+        let me = self.reader().await?;
+        if !self
+            .auth
+            .verify_csrf(&self.uri, &self.headers, &body.csrf_token)
+            .await
+        {
+            return Err(Refusal(StatusCode::FORBIDDEN, "MissingCSRF"));
+        }
+        Ok((body.fields, me))
+    }
+
+    /// The user's sign-in methods, the answer of the calls that change them.
+    async fn methods_of(&self, user_id: &str) -> Result<http::Response<ResponseBody>, Refusal> {
+        let methods = self.auth.sign_in_methods(user_id).await?;
+        Ok(json_response(StatusCode::OK, &methods))
+    }
+
+    /// The user's sessions, the request's marked.
+    async fn sessions_of(
+        &self,
+        me: &CurrentSession,
+    ) -> Result<http::Response<ResponseBody>, Refusal> {
+        let list = self
+            .auth
+            .sessions(&me.user_id, me.session_id.as_deref())
+            .await?;
+        Ok(json_response(StatusCode::OK, &list))
+    }
+
+    async fn answer(&self, route: AccountRoute) -> Result<http::Response<ResponseBody>, Refusal> {
+        let auth = self.auth;
+        match route {
+            AccountRoute::Methods => self.methods_of(&self.reader().await?.user_id).await,
+            AccountRoute::Unlink => {
+                let (f, me) = self.change::<UnlinkFields>().await?;
+                auth.unlink_account(&me.user_id, &f.provider, &f.provider_account_id)
+                    .await?;
+                self.methods_of(&me.user_id).await
+            }
+            AccountRoute::DeletePasskey => {
+                let (f, me) = self.change::<PasskeyFields>().await?;
+                auth.delete_passkey(&me.user_id, &f.credential_id).await?;
+                self.methods_of(&me.user_id).await
+            }
+            AccountRoute::RenamePasskey => {
+                let (f, me) = self.change::<RenameFields>().await?;
+                auth.rename_passkey(&me.user_id, &f.credential_id, &f.name)
+                    .await?;
+                self.methods_of(&me.user_id).await
+            }
+            AccountRoute::DeleteUser => {
+                let (NoFields {}, me) = self.change().await?;
+                auth.delete_user(&me.user_id).await?;
+                Ok(json_response(StatusCode::OK, &json!({})))
+            }
+            AccountRoute::Sessions => self.sessions_of(&self.reader().await?).await,
+            AccountRoute::RevokeSession => {
+                let (f, me) = self.change::<RevokeFields>().await?;
+                auth.revoke_session(&me.user_id, &f.id).await?;
+                self.sessions_of(&me).await
+            }
+            AccountRoute::RevokeOtherSessions => {
+                let (NoFields {}, me) = self.change().await?;
+                auth.revoke_other_sessions(&me.user_id, me.session_id.as_deref())
+                    .await?;
+                self.sessions_of(&me).await
+            }
+        }
+    }
+}
+
+impl Auth {
+    /// Answers a request to the account route `route` (the routes of
+    /// [`crate::account`]'s table): the session from the request's cookies, a change's body
+    /// read up to the configured body limit and its CSRF token checked, the answer JSON.
+    /// What the framework integrations mount; a host on another framework routes
+    /// [`AccountRoute::path`] and [`AccountRoute::method`] here.
+    pub async fn handle_account<B>(
+        &self,
+        route: AccountRoute,
+        req: http::Request<B>,
+    ) -> http::Response<ResponseBody>
+    where
+        B: http_body::Body,
+        B::Error: Into<BoxError>,
+    {
+        let refuse = |r: Refusal| json_response(r.0, &json!({ "error": r.1 }));
+        if req.method() != route.method() {
+            return refuse(Refusal(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed"));
+        }
+        let (parts, body) = req.into_parts();
+        let body = if route.method() == Method::POST {
+            let limit = self.config().inner.max_body_bytes;
+            match Limited::new(body, limit).collect().await {
+                Ok(collected) => collected.to_bytes(),
+                Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                    return refuse(Refusal(StatusCode::PAYLOAD_TOO_LARGE, "BodyTooLarge"));
+                }
+                Err(_) => return refuse(Refusal(StatusCode::BAD_REQUEST, "InvalidRequest")),
+            }
+        } else {
+            Bytes::new()
+        };
+        let request = AccountRequest {
+            auth: self,
+            uri: parts.uri,
+            headers: parts.headers,
+            body,
+        };
+        request.answer(route).await.unwrap_or_else(refuse)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AccountRoute;
+
+    #[test]
+    fn every_route_has_its_own_path_under_account() {
+        let mut paths: Vec<_> = AccountRoute::ALL.iter().map(|r| r.path()).collect();
+        assert!(paths.iter().all(|p| p.starts_with("/account")));
+        paths.sort_unstable();
+        paths.dedup();
+        assert_eq!(paths.len(), AccountRoute::ALL.len());
+    }
+}
