@@ -20,7 +20,7 @@ use authcore::account::AccountRoute;
 use authcore::bytes::Bytes;
 use authcore::http_body_util::{BodyExt as _, Full};
 use authcore::request::ClientAddr;
-use authcore::{Auth, SessionJson};
+use authcore::{Auth, SessionJson, SessionSlot};
 use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 
@@ -176,39 +176,46 @@ impl std::ops::Deref for Session {
 #[derive(Clone, Copy, Debug)]
 struct SignedOut;
 
-/// The session of `req`, from its extensions or looked up (and stored there), with the
-/// `Set-Cookie` values refreshing it (none when it came from the extensions). A
-/// configuration error (logged by authcore) is `Err`.
+/// The request's extensions as the place authcore keeps what its session read found (each
+/// access borrows them only for that moment).
+struct Slot<'a>(&'a HttpRequest);
+
+impl SessionSlot for Slot<'_> {
+    fn found(&self) -> Option<Option<SessionJson>> {
+        let extensions = self.0.extensions();
+        if let Some(s) = extensions.get::<Session>() {
+            return Some(Some(s.0.clone()));
+        }
+        extensions.get::<SignedOut>().map(|_| None)
+    }
+
+    fn keep(&mut self, found: Option<SessionJson>) {
+        let mut extensions = self.0.extensions_mut();
+        match found {
+            Some(json) => extensions.insert(Session(json)).map(drop),
+            None => extensions.insert(SignedOut).map(drop),
+        };
+    }
+}
+
+/// The session of `req`, read once per request ([`Auth::read_session_once`]), with the
+/// `Set-Cookie` values refreshing it. A configuration error (logged by authcore) is `Err`.
 async fn resolve(
     auth: &Auth,
     req: &HttpRequest,
 ) -> Result<(Option<Session>, Vec<HeaderValue>), authcore::AuthError> {
-    if let Some(s) = req.extensions().get::<Session>() {
-        return Ok((Some(s.clone()), Vec::new()));
-    }
-    if req.extensions().get::<SignedOut>().is_some() {
-        return Ok((None, Vec::new()));
-    }
     let (uri, headers) =
         uri_and_headers(req).ok_or_else(|| authcore::AuthError::InvalidRequest {
             message: "unparsable URI".to_owned(),
         })?;
-    let lookup = auth.lookup_session(&uri, &headers).await?;
-    let set_cookie = lookup
-        .set_cookie
+    let (found, set_cookie) = auth
+        .read_session_once(&uri, &headers, &mut Slot(req))
+        .await?;
+    let set_cookie = set_cookie
         .iter()
         .filter_map(|v| HeaderValue::from_bytes(v.as_bytes()).ok())
         .collect();
-    let session = lookup.session_json().map(Session);
-    match &session {
-        Some(s) => {
-            req.extensions_mut().insert(s.clone());
-        }
-        None => {
-            req.extensions_mut().insert(SignedOut);
-        }
-    }
-    Ok((session, set_cookie))
+    Ok((found.map(Session), set_cookie))
 }
 
 /// The handler from the app data, for the extractors.

@@ -1,6 +1,6 @@
 //! The [`Session`] and [`OptionalSession`] extractors and the [`SessionRequired`] rejection.
 
-use authcore::{Auth, SessionJson};
+use authcore::{Auth, SessionJson, SessionSlot};
 use axum::extract::{FromRef, FromRequestParts, OptionalFromRequestParts};
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
@@ -70,34 +70,39 @@ impl std::ops::Deref for Session {
 #[derive(Clone, Copy, Debug)]
 struct SignedOut;
 
-/// Looks the session up for a request, or takes the one an earlier lookup stored in the
-/// extensions; stores the result there. Returns the session and the `Set-Cookie` values that
-/// refresh it (empty when the result came from the extensions). A configuration error
-/// (already logged by authcore) is returned as `Err`.
+/// The request's extensions as the place authcore keeps what its session read found: a
+/// [`Session`] (which `Extension<Session>` then reads) or the [`SignedOut`] mark.
+struct Slot<'a>(&'a mut http::Extensions);
+
+impl SessionSlot for Slot<'_> {
+    fn found(&self) -> Option<Option<SessionJson>> {
+        if let Some(s) = self.0.get::<Session>() {
+            return Some(Some(s.0.clone()));
+        }
+        self.0.get::<SignedOut>().map(|_| None)
+    }
+
+    fn keep(&mut self, found: Option<SessionJson>) {
+        match found {
+            Some(json) => self.0.insert(Session(json)).map(drop),
+            None => self.0.insert(SignedOut).map(drop),
+        };
+    }
+}
+
+/// The request's session, read once per request ([`Auth::read_session_once`]), with the
+/// `Set-Cookie` values that refresh it. A configuration error (already logged by authcore)
+/// is returned as `Err`.
 pub(crate) async fn resolve_with_cookies(
     auth: &Auth,
     uri: &Uri,
     headers: &HeaderMap,
     extensions: &mut http::Extensions,
 ) -> Result<(Option<Session>, Vec<http::HeaderValue>), authcore::AuthError> {
-    if let Some(s) = extensions.get::<Session>() {
-        return Ok((Some(s.clone()), Vec::new()));
-    }
-    if extensions.get::<SignedOut>().is_some() {
-        return Ok((None, Vec::new()));
-    }
-    let lookup = auth.lookup_session(uri, headers).await?;
-    match lookup.session_json() {
-        Some(json) => {
-            let session = Session(json);
-            extensions.insert(session.clone());
-            Ok((Some(session), lookup.set_cookie))
-        }
-        None => {
-            extensions.insert(SignedOut);
-            Ok((None, lookup.set_cookie))
-        }
-    }
+    let (found, set_cookie) = auth
+        .read_session_once(uri, headers, &mut Slot(extensions))
+        .await?;
+    Ok((found.map(Session), set_cookie))
 }
 
 /// [`resolve_with_cookies`] for extractors, which cannot set cookies: errors count as

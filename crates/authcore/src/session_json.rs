@@ -92,3 +92,90 @@ impl SessionJson {
         self.json.get("expires")?.as_str()
     }
 }
+
+/// Where a framework integration keeps what one request's session read found (its request
+/// extensions), so that the guards and extractors of that request read the cookie once:
+/// [`Auth::read_session_once`](crate::Auth::read_session_once) reads through it.
+pub trait SessionSlot {
+    /// What an earlier read of this request found: `Some(Some(session))` signed in,
+    /// `Some(None)` signed out, `None` not read yet.
+    fn found(&self) -> Option<Option<SessionJson>>;
+    /// Keeps what this read found.
+    fn keep(&mut self, found: Option<SessionJson>);
+}
+
+impl crate::Auth {
+    /// The session of a request to `uri` with `headers`, read once per request: what `slot`
+    /// kept from an earlier read, else [`lookup_session`](crate::Auth::lookup_session) (its
+    /// finding kept in `slot`), with the `Set-Cookie` values that refresh the session (none
+    /// when the slot answered). The core of the framework integrations' `Session`
+    /// extractors and guards; an error (a configuration error, logged) keeps nothing.
+    pub async fn read_session_once(
+        &self,
+        uri: &http::Uri,
+        headers: &http::HeaderMap,
+        slot: &mut impl SessionSlot,
+    ) -> Result<(Option<SessionJson>, Vec<http::HeaderValue>), crate::AuthError> {
+        if let Some(found) = slot.found() {
+            return Ok((found, Vec::new()));
+        }
+        let lookup = self.lookup_session(uri, headers).await?;
+        let found = lookup.session_json();
+        slot.keep(found.clone());
+        Ok((found, lookup.set_cookie))
+    }
+}
+
+#[cfg(test)]
+mod slot_tests {
+    use super::{SessionJson, SessionSlot};
+
+    /// A slot that counts what it was asked to keep.
+    #[derive(Default)]
+    struct Counting {
+        kept: Option<Option<SessionJson>>,
+        keeps: usize,
+    }
+
+    impl SessionSlot for Counting {
+        fn found(&self) -> Option<Option<SessionJson>> {
+            self.kept.clone()
+        }
+        fn keep(&mut self, found: Option<SessionJson>) {
+            self.keeps += 1;
+            self.kept = Some(found);
+        }
+    }
+
+    /// The first read looks the session up and keeps its finding; the next read of the
+    /// same request answers from the slot, without a lookup or cookies.
+    #[tokio::test]
+    async fn a_request_reads_its_session_once() {
+        let auth = crate::Auth::new(
+            crate::AuthConfig::builder()
+                .secret("a secret of at least thirty-two characters")
+                .trust_host(true)
+                .provider(
+                    crate::providers::CredentialsProvider::new()
+                        .authorize(|_, _| async { Ok(None) }),
+                )
+                .build()
+                .expect("valid configuration"),
+        );
+        let uri: http::Uri = "http://localhost:3000/me".parse().expect("uri");
+        let headers = http::HeaderMap::new();
+        let mut slot = Counting::default();
+        let (found, _) = auth
+            .read_session_once(&uri, &headers, &mut slot)
+            .await
+            .expect("read");
+        assert_eq!((found, slot.keeps), (None, 1));
+        let signed_in = SessionJson::from_json(serde_json::json!({"user": {"name": "Ada"}}));
+        slot.kept = Some(Some(signed_in.clone()));
+        let (found, cookies) = auth
+            .read_session_once(&uri, &headers, &mut slot)
+            .await
+            .expect("read");
+        assert_eq!((found, cookies.len(), slot.keeps), (Some(signed_in), 0, 1));
+    }
+}
