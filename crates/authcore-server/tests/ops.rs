@@ -16,7 +16,7 @@ use std::time::Duration;
 use authcore::env::Env;
 use authcore_server::gateway::NGINX_PATH;
 use authcore_server::ops::{self, Readiness};
-use authcore_server::{DemoConfig, server_service};
+use authcore_server::{ServerConfig, server_service};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use binary::ServerProcess;
@@ -88,7 +88,7 @@ async fn forward_auth(app: &impl App, original: Option<&str>, jar: &mut CookieJa
 async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
     let dir = temp_dir("metrics");
     let db = format!("sqlite://{}/ops.db?mode=rwc", dir.display());
-    let config = DemoConfig::from_env(Env::from_pairs([
+    let config = ServerConfig::from_env(Env::from_pairs([
         ("AUTH_SECRET", "an ops test secret, long and random enough"),
         ("AUTHCORE_DATABASE_URL", db.as_str()),
         ("AUTHCORE_METRICS_ADDR", "127.0.0.1:0"),
@@ -151,7 +151,7 @@ async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
     // The JWT strategy: a session, and a cookie that does not decrypt.
     // Without metrics, authcore's actions are answered before the router.
     let jwt_app = server_service(
-        DemoConfig::from_env(Env::from_pairs([
+        ServerConfig::from_env(Env::from_pairs([
             ("AUTH_SECRET", "an ops test secret, long and random enough"),
             ("AUTHCORE_DATABASE_URL", "none"),
         ]))

@@ -6,14 +6,14 @@
 #[path = "support/in_memory.rs"]
 mod in_memory;
 
-use authcore_server::{DemoConfig, app};
+use authcore_server::{ServerConfig, app};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use in_memory::*;
 
 fn demo() -> Router {
-    app(DemoConfig::new(
+    app(ServerConfig::new(
         "a demo test secret, long and random enough",
     ))
     .unwrap()
