@@ -4,8 +4,7 @@
 //! user's account, the last way in, a body that is not JSON).
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/in_memory.rs"]
-mod in_memory;
+use crate::support::in_memory;
 
 use authcore::adapter::Adapter as _;
 use authcore::types::{Account, ProviderType};

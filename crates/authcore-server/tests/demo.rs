@@ -1,12 +1,9 @@
 //! The demo app, driven in memory.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/in_memory.rs"]
-mod in_memory;
-#[path = "support/mysql.rs"]
-mod mysql;
-#[path = "support/pg.rs"]
-mod pg;
+use crate::support::in_memory;
+use crate::support::mysql;
+use crate::support::pg;
 
 use authcore_server::{ServerConfig, app, auth_from_config, router};
 use axum::Router;

@@ -3,8 +3,7 @@
 //! identity headers (the real proxies are in `gateway_proxies.rs`).
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/in_memory.rs"]
-mod in_memory;
+use crate::support::in_memory;
 
 use authcore_server::gateway::{CADDY_PATH, FORWARD_AUTH_PATH, NGINX_ANSWER_PATH, NGINX_PATH};
 use authcore_server::{ServerConfig, app};

@@ -7,12 +7,10 @@
 //! normalises the path or the header names) and checks what the application received.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/binary.rs"]
-mod binary;
-#[path = "../../authcore/tests/support/oidc_provider.rs"]
-mod oidc_provider;
 #[allow(dead_code)]
-mod support;
+use crate::support;
+use crate::support::binary;
+use crate::support::oidc_provider;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

@@ -4,10 +4,8 @@
 //! finish.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/binary.rs"]
-mod binary;
-#[path = "support/in_memory.rs"]
-mod in_memory;
+use crate::support::binary;
+use crate::support::in_memory;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -83,7 +81,8 @@ async fn forward_auth(app: &impl App, original: Option<&str>, jar: &mut CookieJa
         .as_u16()
 }
 
-/// Everything in one test: the recorder is global to the process.
+/// Everything in one test, on a recorder of this test's thread (the tests of other modules
+/// sign in at the same time in this process).
 #[tokio::test]
 async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
     let dir = temp_dir("metrics");
@@ -96,7 +95,9 @@ async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
         ("AUTHCORE_GATEWAY_DEFAULT", "signed_in"),
     ]))
     .unwrap();
-    let handle = ops::install_prometheus().unwrap();
+    let recorder = ops::prometheus_recorder().unwrap();
+    let handle = recorder.handle();
+    let _recorder = metrics::set_default_local_recorder(&recorder);
     // With metrics on, the listener's service is the router with its metrics layer alone.
     let app = server_service(config).await.unwrap();
     assert!(matches!(app, tower::util::Either::Right(_)));
