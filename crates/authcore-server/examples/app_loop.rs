@@ -9,7 +9,7 @@
 
 use std::net::SocketAddr;
 
-use authcore_server::DemoConfig;
+use authcore_server::ServerConfig;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use bytes::Bytes;
@@ -26,7 +26,7 @@ fn main() {
         .build()
         .unwrap();
     // As `bench/load.sh` runs the server: no rate limits (one client signs in again and again).
-    let mut config = DemoConfig::new(secret);
+    let mut config = ServerConfig::new(secret);
     config.rate_limits = authcore::ratelimit::RateLimits::default();
     let app = rt
         .block_on(authcore_server::server_service(config))
@@ -74,7 +74,7 @@ fn request(
         "session" => {
             let user =
                 serde_json::json!({"sub": "1", "name": "Demo User", "email": "demo@example.com"});
-            let auth = authcore_server::auth(DemoConfig::new(secret)).unwrap();
+            let auth = authcore_server::auth(ServerConfig::new(secret)).unwrap();
             let jwt = auth.config().jwt();
             let token = jwt.encode(user.as_object().unwrap(), "authjs.session-token", 3600);
             let cookie = format!("authjs.session-token={}", token.unwrap());

@@ -5,7 +5,7 @@
 //! session read, the rules, the identity headers and the identity JWT.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
-use authcore_server::DemoConfig;
+use authcore_server::ServerConfig;
 use authcore_server::gateway::{GatewayState, nginx};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
@@ -39,7 +39,7 @@ signing_keys = ["{key}"]
         ),
     )
     .unwrap();
-    let config = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap();
+    let config = ServerConfig::from_file(&path, authcore::env::Env::default()).unwrap();
     let gateway = config.gateway.clone().expect("the [gateway] section");
     let auth = authcore_server::auth(config).unwrap();
     // A user with groups, as an OIDC sign-in leaves them in the token.

@@ -1,6 +1,8 @@
-//! The standalone server's configuration file (TOML). Each setting has an environment
-//! variable, and a variable that is set wins over the file, so one file can serve several
-//! deployments and secrets can stay out of it.
+//! The standalone server's configuration file (TOML), deserialized into typed values
+//! ([`ConfigFile`]); [`ServerConfig::resolve`](crate::ServerConfig::resolve) puts the
+//! environment on top. Each setting has an environment variable, and a variable that is set
+//! wins over the file, so one file can serve several deployments and secrets can stay out
+//! of it.
 //!
 //! ```toml
 //! [server]
@@ -44,12 +46,17 @@
 //! The complete list is `authcore.example.toml` at the root of the repository.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::Path;
+use std::time::Duration;
 
 use authcore::env::Env;
 use authcore::providers::catalog;
 use authcore::types::{PagesOptions, Theme};
 use serde::Deserialize;
+
+use crate::config::value;
+use crate::ops::LogFormat;
 
 /// A secret read from the file (secret, client secrets, SMTP URL with its password, demo
 /// password): its `Debug` prints `[redacted]`.
@@ -185,35 +192,44 @@ impl RateLimitsSection {
     }
 }
 
-/// `[server]`.
+/// `[server]`. Values are checked as they are read (the error names the key and line).
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ServerSection {
     /// Listen address (`AUTHCORE_ADDR`).
-    pub addr: Option<String>,
+    #[serde(default, deserialize_with = "value::de_socket_addr")]
+    pub addr: Option<SocketAddr>,
     /// Database URL, or `none` (`AUTHCORE_DATABASE_URL`).
     pub database_url: Option<String>,
     /// The demo user's password (`AUTHCORE_DEMO_PASSWORD`).
     pub demo_password: Option<SecretValue>,
     /// Where Prometheus metrics are served (`AUTHCORE_METRICS_ADDR`); none: not kept.
-    pub metrics_addr: Option<String>,
+    #[serde(default, deserialize_with = "value::de_socket_addr")]
+    pub metrics_addr: Option<SocketAddr>,
     /// `text` or `json` (`AUTHCORE_LOG_FORMAT`).
-    pub log_format: Option<String>,
+    #[serde(default, deserialize_with = "value::de_log_format")]
+    pub log_format: Option<LogFormat>,
     /// Seconds allowed for a request head (`AUTHCORE_HEADER_READ_TIMEOUT`).
-    pub header_read_timeout: Option<f64>,
+    #[serde(default, deserialize_with = "value::de_seconds")]
+    pub header_read_timeout: Option<Duration>,
     /// Seconds allowed for an answer (`AUTHCORE_REQUEST_TIMEOUT`).
-    pub request_timeout: Option<f64>,
+    #[serde(default, deserialize_with = "value::de_seconds")]
+    pub request_timeout: Option<Duration>,
     /// Open connections at most (`AUTHCORE_MAX_CONNECTIONS`).
-    pub max_connections: Option<u64>,
+    #[serde(default, deserialize_with = "value::de_count")]
+    pub max_connections: Option<usize>,
     /// Database pool size (`AUTHCORE_DATABASE_MAX_CONNECTIONS`).
-    pub database_max_connections: Option<u64>,
+    #[serde(default, deserialize_with = "value::de_count")]
+    pub database_max_connections: Option<usize>,
     /// Seconds allowed for one database operation (`AUTHCORE_DATABASE_TIMEOUT`).
-    pub database_timeout: Option<f64>,
+    #[serde(default, deserialize_with = "value::de_seconds")]
+    pub database_timeout: Option<Duration>,
     /// Session reads on connections of their own (`AUTHCORE_DATABASE_DIRECT_READS`).
     pub database_direct_reads: Option<bool>,
     /// Threads serving requests (`AUTHCORE_WORKERS`).
-    pub workers: Option<u64>,
+    #[serde(default, deserialize_with = "value::de_workers")]
+    pub workers: Option<usize>,
     /// Redis for the rate-limit counts of every instance (`AUTHCORE_REDIS_URL`; may hold a
     /// password).
     pub redis_url: Option<SecretValue>,
@@ -351,59 +367,21 @@ impl ConfigFile {
         toml::from_str(text)
     }
 
-    /// The settings as the environment variables they stand for, under `process` (which
-    /// wins where both set a variable).
-    pub fn env_under(&self, process: Env) -> Env {
-        fn secret(v: &Option<SecretValue>) -> Option<&str> {
-            v.as_ref().map(SecretValue::expose)
-        }
+    /// The Auth.js variables this file stands for (`AUTH_SECRET`, `AUTH_URL`,
+    /// `AUTH_TRUST_HOST`, each provider's `AUTH_<ID>_*`), which authcore reads with
+    /// Auth.js's rules; the server's own settings are read by
+    /// [`ServerConfig::resolve`](crate::ServerConfig::resolve).
+    pub fn auth_js_env(&self) -> Env {
         let mut pairs: Vec<(String, String)> = Vec::new();
-        let mut put = |key: &str, value: Option<&str>| {
-            if let Some(v) = value {
-                pairs.push((key.to_owned(), v.to_owned()));
-            }
-        };
-        put("AUTHCORE_ADDR", self.server.addr.as_deref());
-        put("AUTHCORE_DATABASE_URL", self.server.database_url.as_deref());
-        put("AUTHCORE_DEMO_PASSWORD", secret(&self.server.demo_password));
-        put("AUTHCORE_METRICS_ADDR", self.server.metrics_addr.as_deref());
-        put("AUTHCORE_LOG_FORMAT", self.server.log_format.as_deref());
-        let number = |v: Option<f64>| v.map(|v| v.to_string());
-        put(
-            "AUTHCORE_HEADER_READ_TIMEOUT",
-            number(self.server.header_read_timeout).as_deref(),
-        );
-        put(
-            "AUTHCORE_REQUEST_TIMEOUT",
-            number(self.server.request_timeout).as_deref(),
-        );
-        let max_connections = self.server.max_connections.map(|n| n.to_string());
-        put("AUTHCORE_MAX_CONNECTIONS", max_connections.as_deref());
-        let database_max_connections = self.server.database_max_connections.map(|n| n.to_string());
-        put(
-            "AUTHCORE_DATABASE_MAX_CONNECTIONS",
-            database_max_connections.as_deref(),
-        );
-        put(
-            "AUTHCORE_DATABASE_TIMEOUT",
-            number(self.server.database_timeout).as_deref(),
-        );
-        let direct_reads = self
-            .server
-            .database_direct_reads
-            .map(|on| if on { "on" } else { "off" });
-        put("AUTHCORE_DATABASE_DIRECT_READS", direct_reads);
-        let workers = self.server.workers.map(|n| n.to_string());
-        put("AUTHCORE_WORKERS", workers.as_deref());
-        put("AUTHCORE_REDIS_URL", secret(&self.server.redis_url));
-        put("AUTH_SECRET", secret(&self.auth.secret));
-        put("AUTH_URL", self.auth.url.as_deref());
-        let allowed_hosts = self.auth.allowed_hosts.as_ref().map(|h| h.join(","));
-        put("AUTHCORE_ALLOWED_HOSTS", allowed_hosts.as_deref());
-        let trusted_proxies = self.auth.trusted_proxies.as_ref().map(|h| h.join(","));
-        put("AUTHCORE_TRUSTED_PROXIES", trusted_proxies.as_deref());
-        put("SMTP_URL", secret(&self.email.smtp_url));
-        put("AUTHCORE_EMAIL_FROM", self.email.from.as_deref());
+        if let Some(secret) = &self.auth.secret {
+            pairs.push(("AUTH_SECRET".to_owned(), secret.expose().to_owned()));
+        }
+        if let Some(url) = &self.auth.url {
+            pairs.push(("AUTH_URL".to_owned(), url.clone()));
+        }
+        if let Some(trust) = self.auth.trust_host {
+            pairs.push(("AUTH_TRUST_HOST".to_owned(), trust.to_string()));
+        }
         for (id, p) in &self.providers.0 {
             // The preset's own variable names (Ory Hydra's are AUTH_HYDRA_*).
             let var = |key: &str| match catalog::entry(id) {
@@ -414,15 +392,12 @@ impl ConfigFile {
                     key.to_ascii_uppercase()
                 ),
             };
-            put(&var("id"), Some(&p.id));
-            put(&var("secret"), Some(p.secret.expose()));
+            pairs.push((var("id"), p.id.clone()));
+            pairs.push((var("secret"), p.secret.expose().to_owned()));
             for (key, value) in &p.settings {
-                put(&var(key), Some(value.expose()));
+                pairs.push((var(key), value.expose().to_owned()));
             }
         }
-        if let Some(trust) = self.auth.trust_host {
-            pairs.push(("AUTH_TRUST_HOST".to_owned(), trust.to_string()));
-        }
-        Env::from_pairs(pairs).overlay(process)
+        Env::from_pairs(pairs)
     }
 }

@@ -12,12 +12,11 @@
 //! out through the SMTP relay in `SMTP_URL` (`smtp://user:pass@host:587`, `smtps://…`), or,
 //! when it is not set, are printed to the terminal by a console sender.
 //!
-//! [`DemoConfig::from_env`] reads the configuration and [`app`] builds the axum
+//! [`ServerConfig::from_env`] reads the configuration and [`app`] builds the axum
 //! [`Router`]; the `authcore-server` binary serves it. The provider configuration is
 //! mirrored by a Node (Auth.js) server for load comparisons: keep both the same.
 #![forbid(unsafe_code)]
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use askama::Template;
@@ -28,7 +27,6 @@ use authcore::providers::{
     AuthorizeError, CredentialField, CredentialsProvider, EmailProvider, OAuthProvider,
     WebAuthnProvider,
 };
-use authcore::types::{PagesOptions, Theme};
 use authcore::{Auth, AuthConfig, ConfigError, User};
 use authcore_axum::{AuthDispatch, AuthRouterExt, OptionalSession, RequireAuthLayer, Session};
 use axum::Router;
@@ -42,382 +40,32 @@ use subtle::ConstantTimeEq;
 use tower::util::Either;
 
 mod account;
+pub mod config;
 pub mod config_file;
 pub mod gateway;
 pub mod ops;
 pub mod serve;
+pub use config::{
+    DEFAULT_ADDR, DEFAULT_DATABASE_URL, DEFAULT_DEMO_PASSWORD, DEFAULT_EMAIL_FROM, EmailDelivery,
+    ServerConfig, ServerConfigError, redact_url_password,
+};
 pub use config_file::{ConfigFile, ConfigFileError, SecretValue};
 
-/// Listen address when `AUTHCORE_ADDR` is not set.
-pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
 /// Display name of the generic OIDC provider when `AUTH_OIDC_NAME` is not set.
 pub const DEFAULT_OIDC_NAME: &str = "OpenID Connect";
-/// Demo password when `AUTHCORE_DEMO_PASSWORD` is not set.
-pub const DEFAULT_DEMO_PASSWORD: &str = "authcore-demo";
 /// The demo user's username.
 pub const DEMO_USERNAME: &str = "demo";
 
-/// Configuration of the demo server.
-#[derive(Clone)]
-pub struct DemoConfig {
-    /// Where to listen (`AUTHCORE_ADDR`).
-    pub addr: SocketAddr,
-    /// The session secret. `None`: taken from `env` (`AUTH_SECRET`, `AUTH_SECRET_1..3`).
-    pub secret: Option<String>,
-    /// Whether `secret` was generated at start-up (sessions end with the process).
-    pub secret_is_ephemeral: bool,
-    /// The demo user's password (`AUTHCORE_DEMO_PASSWORD`).
-    pub demo_password: String,
-    /// Environment for authcore's defaults (`AUTH_URL`, `AUTH_TRUST_HOST`, `AUTH_SECRET`) and
-    /// the optional OAuth providers (`AUTH_GITHUB_*`, `AUTH_GOOGLE_*`, `AUTH_OIDC_*`).
-    pub env: Env,
-    /// The database (`AUTHCORE_DATABASE_URL`, default [`DEFAULT_DATABASE_URL`]; `none` for
-    /// no database): `sqlite://…`, `postgres://…` or `mysql://…`. With one, users and OAuth accounts are
-    /// stored and sessions live in the database.
-    pub database_url: Option<String>,
-    /// How magic links are delivered (`SMTP_URL`; default: printed to the terminal).
-    pub email: EmailDelivery,
-    /// Sender of the magic-link mails (`AUTHCORE_EMAIL_FROM`, default [`DEFAULT_EMAIL_FROM`]).
-    pub email_from: String,
-    /// Theme of the built-in pages (`[theme]` of the config file).
-    pub theme: Theme,
-    /// Custom page paths (`[pages]` of the config file).
-    pub pages: PagesOptions,
-    /// The single sign-on gateway ([`gateway`]), when `[gateway]` or its variables ask
-    /// for it.
-    pub gateway: Option<Arc<gateway::Gateway>>,
-    /// Where `/metrics` is served (`AUTHCORE_METRICS_ADDR`); none: no metrics are kept.
-    pub metrics_addr: Option<SocketAddr>,
-    /// How logs are written (`AUTHCORE_LOG_FORMAT`: `text` or `json`).
-    pub log_format: ops::LogFormat,
-    /// The request hosts to answer (`AUTHCORE_ALLOWED_HOSTS`, comma-separated: exact
-    /// names, IP literals, `*.example.com`); see [`host_trust`].
-    pub allowed_hosts: Option<Vec<String>>,
-    /// Brute-force limits: [`RateLimits::recommended`](authcore::ratelimit::RateLimits::recommended)
-    /// unless `AUTHCORE_RATE_LIMITS=off`; `[rate_limits]` of the config file adjusts each.
-    pub rate_limits: authcore::ratelimit::RateLimits,
-    /// Redis for the rate-limit counts, shared by every instance (`AUTHCORE_REDIS_URL`);
-    /// none: counted in this process.
-    pub redis_url: Option<String>,
-    /// Proxies whose `X-Forwarded-For` names the client (`AUTHCORE_TRUSTED_PROXIES`:
-    /// addresses or CIDR ranges, comma-separated).
-    pub trusted_proxies: Vec<String>,
-    /// Header read and request timeouts, connection cap (`AUTHCORE_HEADER_READ_TIMEOUT`,
-    /// `AUTHCORE_REQUEST_TIMEOUT`, `AUTHCORE_MAX_CONNECTIONS`).
-    pub limits: serve::ConnectionLimits,
-    /// The database pool: its size (`AUTHCORE_DATABASE_MAX_CONNECTIONS`, default 10), the
-    /// bound on each database operation (`AUTHCORE_DATABASE_TIMEOUT`, seconds, default 5)
-    /// and whether session reads take their own connections on SQLite and PostgreSQL
-    /// (`AUTHCORE_DATABASE_DIRECT_READS`, `on` or `off`, default `on`:
-    /// [`authcore_sqlx::PoolSettings::direct_session_reads`]).
-    pub database_pool: authcore_sqlx::PoolSettings,
-    /// Threads that serve requests (`AUTHCORE_WORKERS`; default: the CPUs the process may
-    /// run on). With 1 the server runs on a single-threaded runtime
-    /// ([`serve::runtime`]).
-    pub workers: usize,
-}
-
-/// Default sender of the demo's magic-link mails.
-pub const DEFAULT_EMAIL_FROM: &str = "authcore demo <no-reply@authcore.test>";
-
-/// How the demo delivers magic links.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum EmailDelivery {
-    /// Printed to standard output (no mail is sent).
-    Console,
-    /// Sent through an SMTP relay.
-    Smtp(Box<authcore_smtp::SmtpSender>),
-}
-
-/// The demo's default database: an SQLite file in the working directory, created and
-/// migrated on first start.
-pub const DEFAULT_DATABASE_URL: &str = "sqlite://authcore-demo.db?mode=rwc";
-
-impl std::fmt::Debug for DemoConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DemoConfig")
-            .field("addr", &self.addr)
-            .field("secret", &self.secret.as_ref().map(|_| "[redacted]"))
-            .field("secret_is_ephemeral", &self.secret_is_ephemeral)
-            .field("demo_password", &"[redacted]")
-            .field(
-                "database_url",
-                &self.database_url.as_deref().map(redact_url_password),
-            )
-            .field("email", &self.email)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A database URL for display: a password in it (`postgres://user:pass@host/db`) is
-/// replaced by `[redacted]`; anything that does not parse as a URL is shown as it is (a
-/// file path has no password).
-pub fn redact_url_password(url: &str) -> String {
-    match authcore::url::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("[redacted]"));
-            u.into()
-        }
-        _ => url.to_owned(),
-    }
-}
-
-/// Why the demo configuration could not be read.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum DemoConfigError {
-    /// `AUTHCORE_ADDR` or `AUTHCORE_METRICS_ADDR` is not a socket address.
-    InvalidAddr {
-        /// The variable.
-        var: &'static str,
-        /// The value.
-        value: String,
-    },
-    /// A setting has a value it cannot take (the message names it).
-    InvalidSetting(String),
-    /// No `AUTH_SECRET`, and the OS random generator failed.
-    Random(getrandom::Error),
-    /// `SMTP_URL` cannot be used.
-    InvalidSmtpUrl(authcore_smtp::Error),
-    /// The configuration file cannot be read or parsed.
-    File(ConfigFileError),
-    /// The gateway configuration cannot be used.
-    Gateway(gateway::GatewayError),
-}
-
-impl std::fmt::Display for DemoConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DemoConfigError::InvalidAddr { var, value } => write!(
-                f,
-                "{var}={value:?} is not a socket address (like {DEFAULT_ADDR})"
-            ),
-            DemoConfigError::InvalidSetting(message) => f.write_str(message),
-            DemoConfigError::InvalidSmtpUrl(e) => write!(f, "SMTP_URL: {e}"),
-            DemoConfigError::File(e) => write!(f, "configuration file: {e}"),
-            DemoConfigError::Gateway(e) => write!(f, "gateway: {e}"),
-            DemoConfigError::Random(e) => {
-                write!(
-                    f,
-                    "AUTH_SECRET is not set and no random secret could be made: {e}"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for DemoConfigError {}
-
-impl DemoConfig {
-    /// A configuration with a fixed secret, the default address and password, and an empty
-    /// environment (for tests).
-    pub fn new(secret: impl Into<String>) -> Self {
-        DemoConfig {
-            addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
-            secret: Some(secret.into()),
-            secret_is_ephemeral: false,
-            demo_password: DEFAULT_DEMO_PASSWORD.to_owned(),
-            env: Env::default(),
-            database_url: None,
-            email: EmailDelivery::Console,
-            email_from: DEFAULT_EMAIL_FROM.to_owned(),
-            theme: Theme::default(),
-            pages: PagesOptions::default(),
-            gateway: None,
-            metrics_addr: None,
-            log_format: ops::LogFormat::Text,
-            allowed_hosts: None,
-            limits: serve::ConnectionLimits::default(),
-            database_pool: authcore_sqlx::PoolSettings::default(),
-            workers: serve::default_workers(),
-            rate_limits: authcore::ratelimit::RateLimits::recommended(),
-            redis_url: None,
-            trusted_proxies: Vec::new(),
-        }
-    }
-
-    /// Reads the configuration file at `path` ([`config_file`]), with the variables set in
-    /// `process` taking precedence over the file's values.
-    pub fn from_file(path: &std::path::Path, process: Env) -> Result<Self, DemoConfigError> {
-        let file = ConfigFile::load(path).map_err(DemoConfigError::File)?;
-        let mut config = Self::from_env_and_gateway(file.env_under(process), file.gateway.clone())?;
-        config.theme = file.theme.clone();
-        if let Some(section) = &file.rate_limits {
-            config.rate_limits = section.apply(config.rate_limits);
-        }
-        config.pages = file.pages.clone();
-        Ok(config)
-    }
-
-    /// Reads `AUTHCORE_ADDR`, `AUTHCORE_DEMO_PASSWORD` and `AUTH_SECRET` from `env`; without
-    /// a secret, makes a random one ([`secret_is_ephemeral`](Self::secret_is_ephemeral)).
-    pub fn from_env(env: Env) -> Result<Self, DemoConfigError> {
-        Self::from_env_and_gateway(env, None)
-    }
-
-    fn from_env_and_gateway(
-        env: Env,
-        section: Option<gateway::GatewaySection>,
-    ) -> Result<Self, DemoConfigError> {
-        let socket_addr = |var: &'static str| -> Result<Option<SocketAddr>, DemoConfigError> {
-            match env.get(var).filter(|v| !v.trim().is_empty()) {
-                Some(v) => v
-                    .trim()
-                    .parse()
-                    .map(Some)
-                    .map_err(|_| DemoConfigError::InvalidAddr {
-                        var,
-                        value: v.to_owned(),
-                    }),
-                None => Ok(None),
-            }
-        };
-        let addr =
-            socket_addr("AUTHCORE_ADDR")?.unwrap_or(SocketAddr::from(([127, 0, 0, 1], 3000)));
-        let metrics_addr = socket_addr("AUTHCORE_METRICS_ADDR")?;
-        let log_format = env
-            .get("AUTHCORE_LOG_FORMAT")
-            .unwrap_or_default()
-            .parse()
-            .map_err(DemoConfigError::InvalidSetting)?;
-        let limits = serve::ConnectionLimits::from_vars(|k| env.get(k))
-            .map_err(DemoConfigError::InvalidSetting)?;
-        let demo_password = env
-            .get("AUTHCORE_DEMO_PASSWORD")
-            .filter(|v| !v.is_empty())
-            .unwrap_or(DEFAULT_DEMO_PASSWORD)
-            .to_owned();
-        let has_secret = [
-            "AUTH_SECRET",
-            "AUTH_SECRET_1",
-            "AUTH_SECRET_2",
-            "AUTH_SECRET_3",
-        ]
-        .iter()
-        .any(|k| env.get(k).is_some_and(|v| !v.is_empty()));
-        let (secret, secret_is_ephemeral) = if has_secret {
-            (None, false)
-        } else {
-            let mut bytes = [0u8; 32];
-            getrandom::fill(&mut bytes).map_err(DemoConfigError::Random)?;
-            (Some(hex::encode(bytes)), true)
-        };
-        let database_url = match env.get("AUTHCORE_DATABASE_URL").map(str::trim) {
-            Some("" | "none") => None,
-            Some(url) => Some(url.to_owned()),
-            None => Some(DEFAULT_DATABASE_URL.to_owned()),
-        };
-        let email = match env.get("SMTP_URL").map(str::trim).filter(|v| !v.is_empty()) {
-            Some(url) => EmailDelivery::Smtp(Box::new(
-                authcore_smtp::SmtpSender::from_url(url)
-                    .map_err(DemoConfigError::InvalidSmtpUrl)?,
-            )),
-            None => EmailDelivery::Console,
-        };
-        let email_from = env
-            .get("AUTHCORE_EMAIL_FROM")
-            .filter(|v| !v.trim().is_empty())
-            .unwrap_or(DEFAULT_EMAIL_FROM)
-            .to_owned();
-        let gateway = if gateway::Gateway::is_configured(&env, section.as_ref()) {
-            let g = gateway::Gateway::new(&env, section.unwrap_or_default())
-                .map_err(DemoConfigError::Gateway)?;
-            if g.needs_token_claims() && database_url.is_some() {
-                return Err(DemoConfigError::Gateway(gateway::GatewayError::Invalid(
-                    "rules on allow_providers or allow_groups need JWT sessions, which carry them: set AUTHCORE_DATABASE_URL=none (or [server] database_url = \"none\")".into(),
-                )));
-            }
-            Some(Arc::new(g))
-        } else {
-            None
-        };
-        let allowed_hosts = gateway::env_list(&env, "AUTHCORE_ALLOWED_HOSTS");
-        let rate_limits = match env.get("AUTHCORE_RATE_LIMITS").map(str::trim) {
-            None | Some("" | "on" | "recommended") => {
-                authcore::ratelimit::RateLimits::recommended()
-            }
-            Some("off") => authcore::ratelimit::RateLimits::default(),
-            Some(other) => {
-                return Err(DemoConfigError::InvalidSetting(format!(
-                    "AUTHCORE_RATE_LIMITS={other:?} is not `recommended` or `off`"
-                )));
-            }
-        };
-        let trusted_proxies =
-            gateway::env_list(&env, "AUTHCORE_TRUSTED_PROXIES").unwrap_or_default();
-        let mut database_pool = authcore_sqlx::PoolSettings::default();
-        if let Some(d) = serve::seconds_var(|k| env.get(k), "AUTHCORE_DATABASE_TIMEOUT")
-            .map_err(DemoConfigError::InvalidSetting)?
-        {
-            database_pool = database_pool.timeout(d);
-        }
-        if let Some(n) = serve::count_var(|k| env.get(k), "AUTHCORE_DATABASE_MAX_CONNECTIONS")
-            .map_err(DemoConfigError::InvalidSetting)?
-        {
-            database_pool = database_pool.max_connections(u32::try_from(n).unwrap_or(u32::MAX));
-        }
-        match env.get("AUTHCORE_DATABASE_DIRECT_READS") {
-            None | Some("on") => {}
-            Some("off") => database_pool = database_pool.direct_session_reads(false),
-            Some(other) => {
-                return Err(DemoConfigError::InvalidSetting(format!(
-                    "AUTHCORE_DATABASE_DIRECT_READS={other:?} is not `on` or `off`"
-                )));
-            }
-        }
-        let workers = match serve::count_var(|k| env.get(k), "AUTHCORE_WORKERS")
-            .map_err(DemoConfigError::InvalidSetting)?
-        {
-            Some(n) if n > serve::MAX_WORKERS => {
-                return Err(DemoConfigError::InvalidSetting(format!(
-                    "AUTHCORE_WORKERS={n} is more than {} threads",
-                    serve::MAX_WORKERS
-                )));
-            }
-            Some(n) => n,
-            None => serve::default_workers(),
-        };
-        let redis_url = env
-            .get("AUTHCORE_REDIS_URL")
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-            .map(str::to_owned);
-        Ok(DemoConfig {
-            addr,
-            secret,
-            secret_is_ephemeral,
-            demo_password,
-            env,
-            database_url,
-            email,
-            email_from,
-            theme: Theme::default(),
-            pages: PagesOptions::default(),
-            gateway,
-            metrics_addr,
-            log_format,
-            allowed_hosts,
-            limits,
-            database_pool,
-            workers,
-            rate_limits,
-            redis_url,
-            trusted_proxies,
-        })
-    }
-}
-
 /// Builds the authcore handler of the demo: a credentials provider accepting `demo` / the
 /// demo password, then the OAuth providers configured in `config.env` ([`oauth_providers`]).
-pub fn auth(config: DemoConfig) -> Result<Auth, ConfigError> {
+pub fn auth(config: ServerConfig) -> Result<Auth, ConfigError> {
     auth_with_database(config, None, None)
 }
 
 /// The shared rate-limit store of `AUTHCORE_REDIS_URL`, connected lazily (the server
 /// starts while Redis is down; the limits then fail open, logged, until it is back).
 fn rate_limit_store(
-    config: &DemoConfig,
+    config: &ServerConfig,
 ) -> Result<Option<authcore_redis::RedisRateLimitStore>, Box<dyn std::error::Error + Send + Sync>> {
     let Some(url) = &config.redis_url else {
         return Ok(None);
@@ -431,11 +79,11 @@ fn rate_limit_store(
     Ok(Some(redis.rate_limit_store()))
 }
 
-/// Opens the configured database ([`DemoConfig::database_url`]: created and migrated if
+/// Opens the configured database ([`ServerConfig::database_url`]: created and migrated if
 /// needed), makes sure the demo user exists in it, and builds the handler with database
 /// sessions (credentials included). Without a database: [`auth`].
 pub async fn auth_from_config(
-    config: DemoConfig,
+    config: ServerConfig,
 ) -> Result<Auth, Box<dyn std::error::Error + Send + Sync>> {
     Ok(auth_and_database(config).await?.0)
 }
@@ -443,10 +91,10 @@ pub async fn auth_from_config(
 /// The standalone server's application: the demo pages and authcore ([`router`]), the
 /// gateway's routes when one is configured ([`gateway::routes`]), the probes `/healthz`
 /// and `/readyz` ([`ops::probe_routes`], the latter pinging the database), and, when
-/// [`DemoConfig::metrics_addr`] is set, request counts and latencies per route
+/// [`ServerConfig::metrics_addr`] is set, request counts and latencies per route
 /// ([`ops::with_http_metrics`]; the `/metrics` listener itself is the binary's).
 pub async fn server_app(
-    config: DemoConfig,
+    config: ServerConfig,
 ) -> Result<Router, Box<dyn std::error::Error + Send + Sync>> {
     Ok(app_and_auth(config).await?.0)
 }
@@ -456,7 +104,7 @@ pub async fn server_app(
 /// work per request and leaves every other request to the router; or the router alone
 /// when one of its layers must see every request (HTTP metrics, the request log at DEBUG).
 pub async fn server_service(
-    config: DemoConfig,
+    config: ServerConfig,
 ) -> Result<ServerService, Box<dyn std::error::Error + Send + Sync>> {
     let (app, auth, layered) = app_and_auth(config).await?;
     Ok(if layered {
@@ -472,7 +120,7 @@ pub type ServerService = Either<AuthDispatch<Router>, Router>;
 /// The server's router, its handler, and whether a layer of the router must see every
 /// request.
 async fn app_and_auth(
-    config: DemoConfig,
+    config: ServerConfig,
 ) -> Result<(Router, Auth, bool), Box<dyn std::error::Error + Send + Sync>> {
     let gateway = config.gateway.clone();
     let http_metrics = config.metrics_addr.is_some();
@@ -490,7 +138,7 @@ async fn app_and_auth(
 
 /// [`auth_from_config`], and the database it opened (for readiness checks).
 async fn auth_and_database(
-    config: DemoConfig,
+    config: ServerConfig,
 ) -> Result<(Auth, Option<authcore_sqlx::SqlxAdapter>), Box<dyn std::error::Error + Send + Sync>> {
     let Some(url) = config.database_url.clone() else {
         let limits = rate_limit_store(&config)?;
@@ -530,7 +178,7 @@ async fn demo_user(
 pub const DEMO_EMAIL: &str = "demo@example.com";
 
 fn auth_with_database(
-    config: DemoConfig,
+    config: ServerConfig,
     database: Option<authcore_sqlx::SqlxAdapter>,
     rate_limit_store: Option<authcore_redis::RedisRateLimitStore>,
 ) -> Result<Auth, ConfigError> {
@@ -635,7 +283,7 @@ pub enum HostTrust {
 /// The server trusts no request host by default: `AUTHCORE_ALLOWED_HOSTS` when set (with
 /// `AUTH_TRUST_HOST` it may come from `X-Forwarded-Host`); else `AUTH_URL` or an explicit
 /// `AUTH_TRUST_HOST`; else, while it listens on loopback, the loopback names only.
-pub fn host_trust(config: &DemoConfig) -> HostTrust {
+pub fn host_trust(config: &ServerConfig) -> HostTrust {
     let set = |k: &str| config.env.get(k).is_some_and(|v| !v.trim().is_empty());
     if let Some(hosts) = &config.allowed_hosts {
         HostTrust::AllowList(hosts.clone())
@@ -702,7 +350,7 @@ pub fn oauth_providers(env: &Env) -> Result<Vec<OAuthProvider>, CatalogError> {
 
 /// The demo application: `/` (home), `/protected` (signed-in users only) and authcore
 /// under its base path (`/auth` unless `AUTH_URL` says otherwise).
-pub fn app(config: DemoConfig) -> Result<Router, ConfigError> {
+pub fn app(config: ServerConfig) -> Result<Router, ConfigError> {
     let gateway = config.gateway.clone();
     Ok(router_with_gateway(auth(config)?, gateway))
 }
@@ -839,7 +487,7 @@ mod tests {
             DEFAULT_DATABASE_URL
         );
         assert_eq!(redact_url_password("demo.db"), "demo.db");
-        let mut config = DemoConfig::new("a demo test secret, long and random enough");
+        let mut config = ServerConfig::new("a demo test secret, long and random enough");
         config.database_url = Some("postgres://app:s3cr3t-pw@db/test".into());
         assert!(!format!("{config:?}").contains("s3cr3t-pw"));
     }
@@ -862,14 +510,14 @@ mod tests {
 
     #[test]
     fn config_from_env() {
-        let c = DemoConfig::from_env(Env::default()).unwrap();
+        let c = ServerConfig::from_env(Env::default()).unwrap();
         assert_eq!(c.addr.to_string(), DEFAULT_ADDR);
         assert_eq!(c.demo_password, DEFAULT_DEMO_PASSWORD);
         assert!(c.secret_is_ephemeral);
         assert_eq!(c.secret.as_ref().map(String::len), Some(64));
         assert!(!format!("{c:?}").contains(c.secret.as_deref().unwrap()));
 
-        let c = DemoConfig::from_env(Env::from_pairs([
+        let c = ServerConfig::from_env(Env::from_pairs([
             ("AUTHCORE_ADDR", "0.0.0.0:8080"),
             ("AUTHCORE_DEMO_PASSWORD", "hunter2"),
             ("AUTH_SECRET", "s3cret"),
@@ -880,16 +528,16 @@ mod tests {
         assert!(!c.secret_is_ephemeral && c.secret.is_none());
         assert!(app(c).is_ok());
 
-        let e = DemoConfig::from_env(Env::from_pairs([("AUTHCORE_ADDR", "nope")])).unwrap_err();
+        let e = ServerConfig::from_env(Env::from_pairs([("AUTHCORE_ADDR", "nope")])).unwrap_err();
         assert!(e.to_string().contains("AUTHCORE_ADDR"));
     }
 
     #[test]
     fn database_pool_from_env() {
-        let c = DemoConfig::from_env(Env::default()).unwrap();
+        let c = ServerConfig::from_env(Env::default()).unwrap();
         assert_eq!(c.database_pool, authcore_sqlx::PoolSettings::default());
         assert_eq!(c.database_pool.timeout, std::time::Duration::from_secs(5));
-        let c = DemoConfig::from_env(Env::from_pairs([
+        let c = ServerConfig::from_env(Env::from_pairs([
             ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "32"),
             ("AUTHCORE_DATABASE_TIMEOUT", "1.5"),
             ("AUTHCORE_DATABASE_DIRECT_READS", "off"),
@@ -897,10 +545,11 @@ mod tests {
         .unwrap();
         assert_eq!(c.database_pool.max_connections, 32);
         assert!(!c.database_pool.direct_session_reads);
-        let on = DemoConfig::from_env(Env::from_pairs([("AUTHCORE_DATABASE_DIRECT_READS", "on")]))
-            .unwrap();
+        let on =
+            ServerConfig::from_env(Env::from_pairs([("AUTHCORE_DATABASE_DIRECT_READS", "on")]))
+                .unwrap();
         assert!(on.database_pool.direct_session_reads);
-        let w = DemoConfig::from_env(Env::from_pairs([("AUTHCORE_WORKERS", "3")])).unwrap();
+        let w = ServerConfig::from_env(Env::from_pairs([("AUTHCORE_WORKERS", "3")])).unwrap();
         assert_eq!(w.workers, 3);
         assert_eq!(
             c.database_pool.timeout,
@@ -915,7 +564,7 @@ mod tests {
             ("AUTHCORE_WORKERS", "0"),
             ("AUTHCORE_WORKERS", "1000000"),
         ] {
-            let e = DemoConfig::from_env(Env::from_pairs([(key, bad)])).unwrap_err();
+            let e = ServerConfig::from_env(Env::from_pairs([(key, bad)])).unwrap_err();
             assert!(e.to_string().contains(key), "{e}");
         }
     }
@@ -984,7 +633,7 @@ mod tests {
             assert!(!err.contains("top-secret"), "{err}");
         }
         // ... and the whole configuration fails to build with it.
-        let mut config = DemoConfig::new("a secret long enough for the demo");
+        let mut config = ServerConfig::new("a secret long enough for the demo");
         config.env = Env::from_pairs([("AUTH_AUTH0_ID", "a"), ("AUTH_AUTH0_SECRET", "b")]);
         let err = auth(config).unwrap_err().to_string();
         assert!(err.contains("AUTH_AUTH0_ISSUER"), "{err}");

@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 
 use authcore::env::Env;
-use authcore_server::{DEMO_USERNAME, DemoConfig, HostTrust, ops, server_service};
+use authcore_server::{DEMO_USERNAME, HostTrust, ServerConfig, ops, server_service};
 
 fn main() -> ExitCode {
     // The log format is a setting: read the configuration first (its errors are printed).
@@ -64,19 +64,19 @@ fn config_path() -> Result<Option<std::path::PathBuf>, String> {
     Ok(path.or_else(|| std::env::var_os("AUTHCORE_CONFIG").map(Into::into)))
 }
 
-fn read_config(path: Option<&std::path::Path>) -> Result<DemoConfig, String> {
+fn read_config(path: Option<&std::path::Path>) -> Result<ServerConfig, String> {
     match path {
         Some(path) => {
             let config =
-                DemoConfig::from_file(path, Env::from_process()).map_err(|e| e.to_string())?;
+                ServerConfig::from_file(path, Env::from_process()).map_err(|e| e.to_string())?;
             println!("configuration: {}", path.display());
             Ok(config)
         }
-        None => DemoConfig::from_env(Env::from_process()).map_err(|e| e.to_string()),
+        None => ServerConfig::from_env(Env::from_process()).map_err(|e| e.to_string()),
     }
 }
 
-async fn run(config: DemoConfig) -> Result<(), Box<dyn std::error::Error>> {
+async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
     let metrics = match config.metrics_addr {
         Some(addr) => {
             let handle = ops::install_prometheus()?;

@@ -22,7 +22,9 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{
+    Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
+};
 
 /// Liveness probe.
 pub const HEALTHZ_PATH: &str = "/healthz";
@@ -107,16 +109,29 @@ fn no_store(status: StatusCode, body: impl Into<String>) -> Response {
         .into_response()
 }
 
-/// Installs the process-wide Prometheus recorder (on the first call; later calls return
-/// the same handle), so that every `metrics` record from here on is kept.
+/// The server's Prometheus recorder (its latency buckets set), not installed: its
+/// [`handle`](PrometheusRecorder::handle) renders what it kept. [`install_prometheus`]
+/// makes it the process's; a test may make it its thread's instead
+/// (`metrics::set_default_local_recorder`).
+pub fn prometheus_recorder() -> Result<PrometheusRecorder, String> {
+    PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Full(HTTP_DURATION.into()), LATENCY_BUCKETS)
+        .map(PrometheusBuilder::build_recorder)
+        .map_err(|e| format!("cannot build the metrics recorder: {e}"))
+}
+
+/// Installs the process-wide Prometheus recorder ([`prometheus_recorder`]; on the first
+/// call, later calls return the same handle), so that every `metrics` record from here on
+/// is kept.
 pub fn install_prometheus() -> Result<PrometheusHandle, String> {
     static HANDLE: OnceLock<Result<PrometheusHandle, String>> = OnceLock::new();
     HANDLE
         .get_or_init(|| {
-            PrometheusBuilder::new()
-                .set_buckets_for_metric(Matcher::Full(HTTP_DURATION.into()), LATENCY_BUCKETS)
-                .and_then(PrometheusBuilder::install_recorder)
-                .map_err(|e| format!("cannot install the metrics recorder: {e}"))
+            let recorder = prometheus_recorder()?;
+            let handle = recorder.handle();
+            metrics::set_global_recorder(recorder)
+                .map_err(|e| format!("cannot install the metrics recorder: {e}"))?;
+            Ok(handle)
         })
         .clone()
 }

@@ -71,24 +71,6 @@ pub fn default_max_connections() -> usize {
     usize::try_from(usable.min(10_000)).unwrap_or(768).max(16)
 }
 
-impl ConnectionLimits {
-    /// Reads the three settings from `get` (a variable lookup), each optional: seconds as
-    /// a decimal number (`10`, `0.5`), a positive connection count.
-    pub fn from_vars<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Result<Self, String> {
-        let mut limits = ConnectionLimits::default();
-        if let Some(d) = seconds_var(&get, "AUTHCORE_HEADER_READ_TIMEOUT")? {
-            limits.header_read_timeout = d;
-        }
-        if let Some(d) = seconds_var(&get, "AUTHCORE_REQUEST_TIMEOUT")? {
-            limits.request_timeout = d;
-        }
-        if let Some(n) = count_var(&get, "AUTHCORE_MAX_CONNECTIONS")? {
-            limits.max_connections = n;
-        }
-        Ok(limits)
-    }
-}
-
 /// The most worker threads `AUTHCORE_WORKERS` may ask for (a typo such as `1000000` would
 /// otherwise start that many threads).
 pub const MAX_WORKERS: usize = 1024;
@@ -105,36 +87,6 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-}
-
-/// Variable `key` from `get` as seconds (a decimal number: `10`, `0.5`; up to a day), if set.
-pub(crate) fn seconds_var<'a>(
-    get: impl Fn(&str) -> Option<&'a str>,
-    key: &str,
-) -> Result<Option<Duration>, String> {
-    let Some(v) = get(key).map(str::trim).filter(|v| !v.is_empty()) else {
-        return Ok(None);
-    };
-    v.parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 86_400.0)
-        .map(|s| Some(Duration::from_secs_f64(s)))
-        .ok_or_else(|| format!("{key}={v:?} is not a number of seconds (like 10 or 0.5)"))
-}
-
-/// Variable `key` from `get` as a positive count, if set.
-pub(crate) fn count_var<'a>(
-    get: impl Fn(&str) -> Option<&'a str>,
-    key: &str,
-) -> Result<Option<usize>, String> {
-    let Some(v) = get(key).map(str::trim).filter(|v| !v.is_empty()) else {
-        return Ok(None);
-    };
-    v.parse::<usize>()
-        .ok()
-        .filter(|n| *n > 0)
-        .map(Some)
-        .ok_or_else(|| format!("{key}={v:?} is not a positive number"))
 }
 
 /// Serves `app` (a [`Router`](axum::Router), or [`crate::server_service`]'s service) on
@@ -589,35 +541,5 @@ mod tests {
             tokio::net::TcpStream::connect(addr).await.is_err(),
             "listener closed"
         );
-    }
-
-    #[test]
-    fn limits_from_variables() {
-        let vars = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| *v)
-        };
-        let l = ConnectionLimits::from_vars(vars(&[])).unwrap();
-        assert_eq!(l.header_read_timeout, DEFAULT_HEADER_READ_TIMEOUT);
-        assert!(l.max_connections >= 16 && l.max_connections <= 10_000);
-        let l = ConnectionLimits::from_vars(vars(&[
-            ("AUTHCORE_HEADER_READ_TIMEOUT", "0.5"),
-            ("AUTHCORE_REQUEST_TIMEOUT", "3"),
-            ("AUTHCORE_MAX_CONNECTIONS", "64"),
-        ]))
-        .unwrap();
-        assert_eq!(l.header_read_timeout, Duration::from_millis(500));
-        assert_eq!(l.request_timeout, Duration::from_secs(3));
-        assert_eq!(l.max_connections, 64);
-        for (k, v) in [
-            ("AUTHCORE_HEADER_READ_TIMEOUT", "ten"),
-            ("AUTHCORE_REQUEST_TIMEOUT", "-1"),
-            ("AUTHCORE_REQUEST_TIMEOUT", "NaN"),
-            ("AUTHCORE_MAX_CONNECTIONS", "0"),
-        ] {
-            let pairs: &'static [(&'static str, &'static str)] =
-                Box::leak(vec![(k, v)].into_boxed_slice());
-            let err = ConnectionLimits::from_vars(vars(pairs)).unwrap_err();
-            assert!(err.contains(k), "{err}");
-        }
     }
 }

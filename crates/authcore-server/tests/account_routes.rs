@@ -4,12 +4,11 @@
 //! user's account, the last way in, a body that is not JSON).
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/in_memory.rs"]
-mod in_memory;
+use crate::support::in_memory;
 
 use authcore::adapter::Adapter as _;
 use authcore::types::{Account, ProviderType};
-use authcore_server::{DemoConfig, auth_from_config, router};
+use authcore_server::{ServerConfig, auth_from_config, router};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
@@ -27,7 +26,7 @@ async fn demo() -> (Router, authcore_sqlx::SqlxAdapter, TempDir) {
     let _ = std::fs::remove_dir_all(&dir.0);
     std::fs::create_dir_all(&dir.0).unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.0.join("demo.db").display());
-    let mut config = DemoConfig::new("an account-routes test secret, long enough");
+    let mut config = ServerConfig::new("an account-routes test secret, long enough");
     config.database_url = Some(url.clone());
     let app = router(auth_from_config(config).await.unwrap());
     let db = authcore_sqlx::SqlxAdapter::sqlite(&url).await.unwrap();

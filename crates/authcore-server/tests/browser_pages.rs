@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use authcore::providers::catalog;
 use authcore::{Auth, AuthConfig};
-use authcore_server::{DemoConfig, auth_from_config, router};
+use authcore_server::{ServerConfig, auth_from_config, router};
 use serde_json::Value;
 use support::browser;
 
@@ -49,7 +49,7 @@ async fn pages_render_sign_in_and_out_and_resist_injection() {
         ("AUTH_GOOGLE_ID", "google-id"),
         ("AUTH_GOOGLE_SECRET", "google-secret"),
     ]);
-    let mut config = DemoConfig::from_env(env).unwrap();
+    let mut config = ServerConfig::from_env(env).unwrap();
     config.database_url = Some(format!("sqlite://{}?mode=rwc", file.display()));
     let app = router(auth_from_config(config).await.unwrap());
     let base = browser::serve(app).await;

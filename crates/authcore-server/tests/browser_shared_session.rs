@@ -10,11 +10,6 @@
 //! sign-out forms of Auth.js's own pages work when posted to authcore.
 #![allow(clippy::unwrap_used)]
 
-#[path = "../../authcore/tests/support/oidc_provider.rs"]
-mod oidc_provider;
-#[path = "support/pg.rs"]
-mod pg;
-#[allow(dead_code)]
 mod support;
 use pg::{admin_sql, postgres_url};
 
@@ -29,7 +24,7 @@ use authcore::{Auth, AuthConfig, BoxError, User};
 use authcore_axum::{AuthRouterExt, OptionalSession};
 use axum::routing::get;
 use serde_json::{Value, json};
-use support::browser;
+use support::{browser, oidc_provider, pg};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 const SECRET: &str = "shared-session-secret-7f3a9c2e5b1d8f4a6c0e";

@@ -9,7 +9,7 @@ mod support;
 use std::time::Duration;
 
 use authcore::adapter::Adapter;
-use authcore_server::{DemoConfig, auth_from_config, router};
+use authcore_server::{ServerConfig, auth_from_config, router};
 use serde_json::Value;
 use support::browser;
 
@@ -20,7 +20,7 @@ async fn passkey_register_add_sign_in_conditional_ui_and_unknown_credential() {
     let file = dir.join("demo.db");
     let _ = std::fs::remove_file(&file);
     let url = format!("sqlite://{}?mode=rwc", file.display());
-    let mut config = DemoConfig::new("a browser test secret, long and random enough");
+    let mut config = ServerConfig::new("a browser test secret, long and random enough");
     config.database_url = Some(url.clone());
     let app = router(auth_from_config(config).await.unwrap());
     let base = browser::serve(app).await;

@@ -6,8 +6,7 @@
 
 use std::time::Duration;
 
-#[path = "support/binary.rs"]
-mod binary;
+use crate::support::binary;
 use binary::ServerProcess;
 
 /// Runs the server with `env` (on a free port, without a database) and `config` as its

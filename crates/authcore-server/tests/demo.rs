@@ -1,14 +1,11 @@
 //! The demo app, driven in memory.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/in_memory.rs"]
-mod in_memory;
-#[path = "support/mysql.rs"]
-mod mysql;
-#[path = "support/pg.rs"]
-mod pg;
+use crate::support::in_memory;
+use crate::support::mysql;
+use crate::support::pg;
 
-use authcore_server::{DemoConfig, app, auth_from_config, router};
+use authcore_server::{ServerConfig, app, auth_from_config, router};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
@@ -16,7 +13,7 @@ use in_memory::*;
 use serde_json::Value;
 
 fn demo() -> Router {
-    app(DemoConfig::new(
+    app(ServerConfig::new(
         "a demo test secret, long and random enough",
     ))
     .unwrap()
@@ -117,7 +114,7 @@ async fn demo_sign_in_refuses_wrong_credentials() {
 
 #[tokio::test]
 async fn custom_password_and_base_path_from_env() {
-    let mut config = DemoConfig::from_env(authcore::env::Env::from_pairs([
+    let mut config = ServerConfig::from_env(authcore::env::Env::from_pairs([
         ("AUTH_SECRET", "env secret"),
         ("AUTH_URL", "http://localhost:3000/api/auth"),
         ("AUTHCORE_DEMO_PASSWORD", "hunter2"),
@@ -141,7 +138,7 @@ async fn custom_password_and_base_path_from_env() {
 fn demo_with_env(vars: &[(&str, &str)]) -> Router {
     let mut pairs = vec![("AUTH_SECRET", "a demo test secret, long and random enough")];
     pairs.extend_from_slice(vars);
-    let config = DemoConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
+    let config = ServerConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
     app(config).unwrap()
 }
 
@@ -238,7 +235,7 @@ async fn oauth_providers_need_all_their_settings() {
     ] {
         let mut pairs = vec![("AUTH_SECRET", "a demo test secret, long and random enough")];
         pairs.extend_from_slice(&vars);
-        let config = DemoConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
+        let config = ServerConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
         let err = app(config).unwrap_err().to_string();
         assert!(err.contains(missing), "{err}");
         assert!(!err.contains("kc-secret-value"), "{err}");
@@ -362,7 +359,7 @@ async fn mysql_database_sessions_survive_a_restart() {
 /// out on the second, which ends the session on the first.
 async fn database_sessions_survive_a_restart(url: &str) {
     let config = || {
-        let mut c = DemoConfig::new("a demo test secret, long and random enough");
+        let mut c = ServerConfig::new("a demo test secret, long and random enough");
         c.database_url = Some(url.to_owned());
         c
     };
@@ -409,7 +406,7 @@ async fn email_sign_in_is_offered_with_a_database() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("demo.db");
     let _ = std::fs::remove_file(&file);
-    let mut config = DemoConfig::new("a demo test secret, long and random enough");
+    let mut config = ServerConfig::new("a demo test secret, long and random enough");
     config.database_url = Some(format!("sqlite://{}?mode=rwc", file.display()));
     let app = router(auth_from_config(config).await.unwrap());
     let providers = providers_json(&app).await;
@@ -443,14 +440,14 @@ async fn email_sign_in_is_offered_with_a_database() {
 #[test]
 fn smtp_url_from_env() {
     let env = |url: &str| authcore::env::Env::from_pairs([("AUTH_SECRET", "s"), ("SMTP_URL", url)]);
-    let config = DemoConfig::from_env(env("smtp://user:pw@127.0.0.1:2525")).unwrap();
+    let config = ServerConfig::from_env(env("smtp://user:pw@127.0.0.1:2525")).unwrap();
     assert!(matches!(
         config.email,
         authcore_server::EmailDelivery::Smtp(_)
     ));
     // The password never shows in the debug output printed at start-up.
     assert!(!format!("{config:?}").contains("pw@"), "{config:?}");
-    let err = DemoConfig::from_env(env("ftp://nope")).unwrap_err();
+    let err = ServerConfig::from_env(env("ftp://nope")).unwrap_err();
     assert!(err.to_string().starts_with("SMTP_URL"), "{err}");
 }
 
@@ -461,7 +458,7 @@ async fn config_file_with_environment_on_top() {
     let example =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../authcore.example.toml");
     let parsed = ConfigFile::load(&example).unwrap();
-    assert_eq!(parsed.server.addr.as_deref(), Some("127.0.0.1:3000"));
+    assert_eq!(parsed.server.addr, Some("127.0.0.1:3000".parse().unwrap()));
 
     let dir = std::env::temp_dir().join(format!("authcore-config-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -501,7 +498,7 @@ error = "/oops"
     .unwrap();
     // The environment wins over the file.
     let env = authcore::env::Env::from_pairs([("AUTHCORE_DEMO_PASSWORD", "from-the-env")]);
-    let config = DemoConfig::from_file(&path, env).unwrap();
+    let config = ServerConfig::from_file(&path, env).unwrap();
     assert_eq!(config.addr.to_string(), "127.0.0.1:4100");
     assert_eq!(config.database_url, None);
     assert_eq!(config.database_pool.max_connections, 4);
@@ -546,7 +543,7 @@ error = "/oops"
         "[providers.myspace]\nid = \"x\"\nsecret = \"top-secret\"\n",
     )
     .unwrap();
-    let err = DemoConfig::from_file(&path, authcore::env::Env::default())
+    let err = ServerConfig::from_file(&path, authcore::env::Env::default())
         .unwrap_err()
         .to_string();
     assert!(
@@ -559,7 +556,7 @@ error = "/oops"
         "[auth]\nsecret = \"s3cret-s3cret\"\n[providers.okta]\nid = \"x\"\nsecret = \"top-secret\"\n",
     )
     .unwrap();
-    let config = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap();
+    let config = ServerConfig::from_file(&path, authcore::env::Env::default()).unwrap();
     let err = authcore_server::app(config).unwrap_err().to_string();
     assert!(err.contains("AUTH_OKTA_ISSUER"), "{err}");
     assert!(!err.contains("top-secret"), "{err}");
@@ -570,17 +567,17 @@ error = "/oops"
         "[providers.github]\nid = \"x\"\nsecret = \"s\"\nname = \"My GitHub\"\n",
     )
     .unwrap();
-    let err = DemoConfig::from_file(&path, authcore::env::Env::default())
+    let err = ServerConfig::from_file(&path, authcore::env::Env::default())
         .unwrap_err()
         .to_string();
     assert!(err.contains("`name` is only for [providers.oidc]"), "{err}");
 
     // Typos and bad values are reported with the key.
     std::fs::write(&path, "[server]\nadress = \"x\"\n").unwrap();
-    let err = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap_err();
+    let err = ServerConfig::from_file(&path, authcore::env::Env::default()).unwrap_err();
     assert!(err.to_string().contains("adress"), "{err}");
     std::fs::write(&path, "[theme]\ncolor_scheme = \"purple\"\n").unwrap();
-    let err = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap_err();
+    let err = ServerConfig::from_file(&path, authcore::env::Env::default()).unwrap_err();
     assert!(err.to_string().contains("purple"), "{err}");
     // [theme] and [pages] are authcore's own types, as strict as the file's other tables.
     for (typo, key) in [
@@ -588,10 +585,10 @@ error = "/oops"
         ("[pages]\nsignin = \"/login\"\n", "signin"),
     ] {
         std::fs::write(&path, typo).unwrap();
-        let err = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap_err();
+        let err = ServerConfig::from_file(&path, authcore::env::Env::default()).unwrap_err();
         assert!(err.to_string().contains(key), "{err}");
     }
-    let err = DemoConfig::from_file(&dir.join("missing.toml"), authcore::env::Env::default())
+    let err = ServerConfig::from_file(&dir.join("missing.toml"), authcore::env::Env::default())
         .unwrap_err();
     assert!(err.to_string().contains("cannot read"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -632,11 +629,14 @@ secret = "oidc-secret"
         "non-secret values stay visible: {text}"
     );
     // The values themselves are intact.
-    let env = file.env_under(authcore::env::Env::default());
+    let env = file.auth_js_env();
     assert_eq!(env.get("AUTH_SECRET"), Some("secret-in-file"));
     assert_eq!(env.get("AUTH_GITHUB_SECRET"), Some("gh-secret"));
     assert_eq!(
-        env.get("SMTP_URL"),
+        file.email
+            .smtp_url
+            .as_ref()
+            .map(authcore_server::SecretValue::expose),
         Some("smtps://user:smtp-pass@smtp.example.com")
     );
 }
@@ -687,7 +687,7 @@ async fn request_hosts_are_trusted_only_as_configured() {
             ("AUTHCORE_DATABASE_URL", "none"),
         ];
         pairs.extend_from_slice(env);
-        let config = DemoConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
+        let config = ServerConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
         let app = app(config).unwrap();
         let req = Request::get("/auth/csrf")
             .header(header::HOST, *host)
@@ -723,14 +723,14 @@ async fn wrong_passwords_lock_the_demo_user_by_default() {
     let res = sign_in(&app, &mut jar, "demo", "authcore-demo").await;
     assert_eq!(error(&res), "RateLimited");
 
-    let off = DemoConfig::from_env(authcore::env::Env::from_pairs([
+    let off = ServerConfig::from_env(authcore::env::Env::from_pairs([
         ("AUTH_SECRET", "a demo test secret, long and random enough"),
         ("AUTHCORE_DATABASE_URL", "none"),
         ("AUTHCORE_RATE_LIMITS", "off"),
     ]))
     .unwrap();
     assert!(!off.rate_limits.any());
-    let err = DemoConfig::from_env(authcore::env::Env::from_pairs([(
+    let err = ServerConfig::from_env(authcore::env::Env::from_pairs([(
         "AUTHCORE_RATE_LIMITS",
         "sometimes",
     )]))

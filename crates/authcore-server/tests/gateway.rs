@@ -3,11 +3,10 @@
 //! identity headers (the real proxies are in `gateway_proxies.rs`).
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/in_memory.rs"]
-mod in_memory;
+use crate::support::in_memory;
 
 use authcore_server::gateway::{CADDY_PATH, FORWARD_AUTH_PATH, NGINX_ANSWER_PATH, NGINX_PATH};
-use authcore_server::{DemoConfig, app};
+use authcore_server::{ServerConfig, app};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
@@ -62,7 +61,7 @@ fn gateway_app(extra: &str) -> (Router, std::path::PathBuf) {
     let path = dir.join("authcore.toml");
     let text = CONFIG.replace("KEY", key.to_str().unwrap()) + extra;
     std::fs::write(&path, text).unwrap();
-    let config = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap();
+    let config = ServerConfig::from_file(&path, authcore::env::Env::default()).unwrap();
     (app(config).unwrap(), dir)
 }
 
@@ -480,14 +479,14 @@ async fn bad_gateway_configurations_are_refused_with_the_rule_named() {
         ("[gateway]\nbogus = 1\n", "bogus"),
     ] {
         std::fs::write(&path, format!("{base}{text}")).unwrap();
-        let err = DemoConfig::from_file(&path, authcore::env::Env::default())
+        let err = ServerConfig::from_file(&path, authcore::env::Env::default())
             .unwrap_err()
             .to_string();
         assert!(err.contains(want), "{text}: {err}");
     }
     // Without AUTH_URL the gateway cannot build sign-in URLs.
     std::fs::write(&path, "[gateway]\n").unwrap();
-    let err = DemoConfig::from_file(&path, authcore::env::Env::default())
+    let err = ServerConfig::from_file(&path, authcore::env::Env::default())
         .unwrap_err()
         .to_string();
     assert!(err.contains("needs AUTH_URL"), "{err}");
@@ -497,7 +496,7 @@ async fn bad_gateway_configurations_are_refused_with_the_rule_named() {
         "[auth]\nurl = \"http://localhost:3000/auth\"\n[gateway]\n[[gateway.rules]]\nallow_groups = [\"admins\"]\n",
     )
     .unwrap();
-    let err = DemoConfig::from_file(&path, authcore::env::Env::default())
+    let err = ServerConfig::from_file(&path, authcore::env::Env::default())
         .unwrap_err()
         .to_string();
     assert!(err.contains("need JWT sessions"), "{err}");
@@ -518,7 +517,7 @@ async fn with_a_database_the_user_id_is_the_stored_users() {
         );
     let path = dir.join("authcore-db.toml");
     std::fs::write(&path, text).unwrap();
-    let config = DemoConfig::from_file(&path, authcore::env::Env::default()).unwrap();
+    let config = ServerConfig::from_file(&path, authcore::env::Env::default()).unwrap();
     let gateway = config.gateway.clone();
     let app = authcore_server::router_with_gateway(
         authcore_server::auth_from_config(config).await.unwrap(),

@@ -7,12 +7,10 @@
 //! normalises the path or the header names) and checks what the application received.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/binary.rs"]
-mod binary;
-#[path = "../../authcore/tests/support/oidc_provider.rs"]
-mod oidc_provider;
 #[allow(dead_code)]
-mod support;
+use crate::support;
+use crate::support::binary;
+use crate::support::oidc_provider;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -20,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use authcore_server::{DemoConfig, app};
+use authcore_server::{ServerConfig, app};
 use axum::http::{HeaderMap, Uri};
 use serde_json::{Value, json};
 
@@ -172,7 +170,7 @@ allow_groups = ["admins"]
         ]),
         None => authcore::env::Env::default(),
     };
-    let app = app(DemoConfig::from_file(&path, env).unwrap()).unwrap();
+    let app = app(ServerConfig::from_file(&path, env).unwrap()).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move { axum::serve(listener, app).await });

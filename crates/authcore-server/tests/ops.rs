@@ -4,10 +4,8 @@
 //! finish.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/binary.rs"]
-mod binary;
-#[path = "support/in_memory.rs"]
-mod in_memory;
+use crate::support::binary;
+use crate::support::in_memory;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -16,7 +14,7 @@ use std::time::Duration;
 use authcore::env::Env;
 use authcore_server::gateway::NGINX_PATH;
 use authcore_server::ops::{self, Readiness};
-use authcore_server::{DemoConfig, server_service};
+use authcore_server::{ServerConfig, server_service};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use binary::ServerProcess;
@@ -83,12 +81,13 @@ async fn forward_auth(app: &impl App, original: Option<&str>, jar: &mut CookieJa
         .as_u16()
 }
 
-/// Everything in one test: the recorder is global to the process.
+/// Everything in one test, on a recorder of this test's thread (the tests of other modules
+/// sign in at the same time in this process).
 #[tokio::test]
 async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
     let dir = temp_dir("metrics");
     let db = format!("sqlite://{}/ops.db?mode=rwc", dir.display());
-    let config = DemoConfig::from_env(Env::from_pairs([
+    let config = ServerConfig::from_env(Env::from_pairs([
         ("AUTH_SECRET", "an ops test secret, long and random enough"),
         ("AUTHCORE_DATABASE_URL", db.as_str()),
         ("AUTHCORE_METRICS_ADDR", "127.0.0.1:0"),
@@ -96,7 +95,9 @@ async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
         ("AUTHCORE_GATEWAY_DEFAULT", "signed_in"),
     ]))
     .unwrap();
-    let handle = ops::install_prometheus().unwrap();
+    let recorder = ops::prometheus_recorder().unwrap();
+    let handle = recorder.handle();
+    let _recorder = metrics::set_default_local_recorder(&recorder);
     // With metrics on, the listener's service is the router with its metrics layer alone.
     let app = server_service(config).await.unwrap();
     assert!(matches!(app, tower::util::Either::Right(_)));
@@ -151,7 +152,7 @@ async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
     // The JWT strategy: a session, and a cookie that does not decrypt.
     // Without metrics, authcore's actions are answered before the router.
     let jwt_app = server_service(
-        DemoConfig::from_env(Env::from_pairs([
+        ServerConfig::from_env(Env::from_pairs([
             ("AUTH_SECRET", "an ops test secret, long and random enough"),
             ("AUTHCORE_DATABASE_URL", "none"),
         ]))

@@ -2,8 +2,7 @@
 //! brute-force counts: failures on either instance add up to one lock-out.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/binary.rs"]
-mod binary;
+use crate::support::binary;
 
 use binary::ServerProcess;
 

@@ -5,12 +5,9 @@
 //! tokens it had, without an error.
 #![allow(clippy::unwrap_used)]
 
-#[path = "../../authcore/tests/support/oauth_flow.rs"]
-mod oauth_flow;
-#[path = "../../authcore/tests/support/oidc_provider.rs"]
-mod oidc_provider;
-#[path = "support/pg.rs"]
-mod pg;
+use crate::support::oauth_flow;
+use crate::support::oidc_provider;
+use crate::support::pg;
 
 use std::time::Duration;
 

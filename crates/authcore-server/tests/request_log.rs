@@ -1,19 +1,19 @@
-//! The demo's request log. In a test binary of its own: `tracing` caches per call site
-//! whether anyone listens, and other tests logging on other threads at the
-//! same time could make that cache miss this test's scoped subscriber.
+//! The demo's request log, under a subscriber scoped to this test's thread. `tracing`
+//! caches per call site whether anyone listens, and a call site first reached by another
+//! test's thread at the same time may have cached "no one": the cache is rebuilt once the
+//! subscriber is in place, before the router (which asks whether DEBUG is on) is built.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/in_memory.rs"]
-mod in_memory;
+use crate::support::in_memory;
 
-use authcore_server::{DemoConfig, app};
+use authcore_server::{ServerConfig, app};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use in_memory::*;
 
 fn demo() -> Router {
-    app(DemoConfig::new(
+    app(ServerConfig::new(
         "a demo test secret, long and random enough",
     ))
     .unwrap()
@@ -45,6 +45,7 @@ async fn request_log_at_debug_level() {
         .with_writer(move || writer.clone())
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
+    tracing::callsite::rebuild_interest_cache();
     let app = demo();
     let mut jar = CookieJar::default();
     let req = Request::get(format!("{ORIGIN}/auth/providers"))

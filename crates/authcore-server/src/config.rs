@@ -1,0 +1,751 @@
+//! The server's configuration ([`ServerConfig`]) from its two sources: the TOML file
+//! ([`ConfigFile`], deserialized into typed values) and the environment, which wins where a
+//! variable is set.
+//!
+//! Each setting is read from the environment in one place ([`ServerConfig::resolve`]) and
+//! from the file by its field's deserializer; both go through the same value readers of
+//! this module, so a value means the same from either source. A variable that is set wins
+//! over the file even when it is blank, and a blank value stands for the default.
+//!
+//! The Auth.js variables (`AUTH_SECRET`, `AUTH_SECRET_1..3`, `AUTH_URL`, `AUTH_TRUST_HOST`,
+//! the providers' `AUTH_<ID>_*`) are read by authcore itself, with Auth.js's rules (a set
+//! `AUTH_URL` implies a trusted host, rotated secrets, each preset's variable names): the
+//! file's `[auth] secret / url / trust_host` and `[providers.*]` are handed to it as the
+//! layer of those variables under the process environment ([`ConfigFile::auth_js_env`]).
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use authcore::env::Env;
+use authcore::ratelimit::RateLimits;
+use authcore::types::{PagesOptions, Theme};
+
+use crate::config_file::{ConfigFile, ConfigFileError};
+use crate::{gateway, ops, serve};
+
+/// Listen address when neither `AUTHCORE_ADDR` nor `[server] addr` is set.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
+/// Demo password when neither `AUTHCORE_DEMO_PASSWORD` nor `[server] demo_password` is set.
+pub const DEFAULT_DEMO_PASSWORD: &str = "authcore-demo";
+/// Default sender of the magic-link mails.
+pub const DEFAULT_EMAIL_FROM: &str = "authcore demo <no-reply@authcore.test>";
+/// The default database: an SQLite file in the working directory, created and migrated on
+/// first start.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://authcore-demo.db?mode=rwc";
+
+/// The configuration of the standalone server: read by [`ServerConfig::from_env`] or
+/// [`ServerConfig::from_file`].
+#[derive(Clone)]
+pub struct ServerConfig {
+    /// Where to listen (`AUTHCORE_ADDR`, `[server] addr`).
+    pub addr: SocketAddr,
+    /// The session secret. `None`: taken from `env` (`AUTH_SECRET`, `AUTH_SECRET_1..3`).
+    pub secret: Option<String>,
+    /// Whether `secret` was generated at start-up (sessions end with the process).
+    pub secret_is_ephemeral: bool,
+    /// The demo user's password (`AUTHCORE_DEMO_PASSWORD`, `[server] demo_password`).
+    pub demo_password: String,
+    /// The Auth.js variables authcore reads (`AUTH_URL`, `AUTH_TRUST_HOST`, `AUTH_SECRET`,
+    /// the providers' `AUTH_<ID>_*`): the process environment over the file's `[auth]` and
+    /// `[providers.*]`.
+    pub env: Env,
+    /// The database (`AUTHCORE_DATABASE_URL`, `[server] database_url`, default
+    /// [`DEFAULT_DATABASE_URL`]; `none` for no database): `sqlite://…`, `postgres://…` or
+    /// `mysql://…`. With one, users and OAuth accounts are stored and sessions live in the
+    /// database.
+    pub database_url: Option<String>,
+    /// How magic links are delivered (`SMTP_URL`, `[email] smtp_url`; default: printed to
+    /// the terminal).
+    pub email: EmailDelivery,
+    /// Sender of the magic-link mails (`AUTHCORE_EMAIL_FROM`, `[email] from`, default
+    /// [`DEFAULT_EMAIL_FROM`]).
+    pub email_from: String,
+    /// Theme of the built-in pages (`[theme]` of the config file).
+    pub theme: Theme,
+    /// Custom page paths (`[pages]` of the config file).
+    pub pages: PagesOptions,
+    /// The single sign-on gateway ([`gateway`]), when `[gateway]` or its variables ask
+    /// for it.
+    pub gateway: Option<Arc<gateway::Gateway>>,
+    /// Where `/metrics` is served (`AUTHCORE_METRICS_ADDR`, `[server] metrics_addr`); none:
+    /// no metrics are kept.
+    pub metrics_addr: Option<SocketAddr>,
+    /// How logs are written (`AUTHCORE_LOG_FORMAT`, `[server] log_format`: `text` or
+    /// `json`).
+    pub log_format: ops::LogFormat,
+    /// The request hosts to answer (`AUTHCORE_ALLOWED_HOSTS`, comma-separated, or
+    /// `[auth] allowed_hosts`: exact names, IP literals, `*.example.com`); see
+    /// [`host_trust`](crate::host_trust).
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Brute-force limits: [`RateLimits::recommended`] unless `AUTHCORE_RATE_LIMITS=off`;
+    /// `[rate_limits]` of the config file adjusts each.
+    pub rate_limits: RateLimits,
+    /// Redis for the rate-limit counts, shared by every instance (`AUTHCORE_REDIS_URL`,
+    /// `[server] redis_url`); none: counted in this process.
+    pub redis_url: Option<String>,
+    /// Proxies whose `X-Forwarded-For` names the client (`AUTHCORE_TRUSTED_PROXIES`:
+    /// addresses or CIDR ranges, comma-separated; `[auth] trusted_proxies`).
+    pub trusted_proxies: Vec<String>,
+    /// Header read and request timeouts, connection cap (`AUTHCORE_HEADER_READ_TIMEOUT`,
+    /// `AUTHCORE_REQUEST_TIMEOUT`, `AUTHCORE_MAX_CONNECTIONS`, and their `[server]` keys).
+    pub limits: serve::ConnectionLimits,
+    /// The database pool: its size (`AUTHCORE_DATABASE_MAX_CONNECTIONS`, default 10), the
+    /// bound on each database operation (`AUTHCORE_DATABASE_TIMEOUT`, seconds, default 5)
+    /// and whether session reads take their own connections on SQLite and PostgreSQL
+    /// (`AUTHCORE_DATABASE_DIRECT_READS`, `on` or `off`, default `on`:
+    /// [`authcore_sqlx::PoolSettings::direct_session_reads`]); and their `[server]` keys.
+    pub database_pool: authcore_sqlx::PoolSettings,
+    /// Threads that serve requests (`AUTHCORE_WORKERS`, `[server] workers`; default: the
+    /// CPUs the process may run on). With 1 the server runs on a single-threaded runtime
+    /// ([`serve::runtime`]).
+    pub workers: usize,
+}
+
+/// How magic links are delivered.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum EmailDelivery {
+    /// Printed to standard output (no mail is sent).
+    Console,
+    /// Sent through an SMTP relay.
+    Smtp(Box<authcore_smtp::SmtpSender>),
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("addr", &self.addr)
+            .field("secret", &self.secret.as_ref().map(|_| "[redacted]"))
+            .field("secret_is_ephemeral", &self.secret_is_ephemeral)
+            .field("demo_password", &"[redacted]")
+            .field(
+                "database_url",
+                &self.database_url.as_deref().map(redact_url_password),
+            )
+            .field("email", &self.email)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A database URL for display: a password in it (`postgres://user:pass@host/db`) is
+/// replaced by `[redacted]`; anything that does not parse as a URL is shown as it is (a
+/// file path has no password).
+pub fn redact_url_password(url: &str) -> String {
+    match authcore::url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("[redacted]"));
+            u.into()
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Why the server configuration could not be read (the message says what to fix).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerConfigError {
+    /// A variable has a value it cannot take (the message names it).
+    #[error("{0}")]
+    InvalidSetting(String),
+    /// No `AUTH_SECRET`, and the OS random generator failed.
+    #[error("AUTH_SECRET is not set and no random secret could be made: {0}")]
+    Random(getrandom::Error),
+    /// `SMTP_URL` (or `[email] smtp_url`) cannot be used.
+    #[error("SMTP_URL: {0}")]
+    InvalidSmtpUrl(authcore_smtp::Error),
+    /// The configuration file cannot be read or parsed.
+    #[error("configuration file: {0}")]
+    File(#[from] ConfigFileError),
+    /// The gateway configuration cannot be used.
+    #[error("gateway: {0}")]
+    Gateway(#[from] gateway::GatewayError),
+}
+
+/// The environment as a source of settings.
+struct Vars<'a>(&'a Env);
+
+impl Vars<'_> {
+    /// Variable `name` read by `parse` when it is set: `Some(None)` for a value that stands
+    /// for the default, `None` when the variable is not set. An error names the variable.
+    fn read<T>(
+        &self,
+        name: &'static str,
+        parse: impl FnOnce(&str) -> Result<Option<T>, String>,
+    ) -> Result<Option<Option<T>>, ServerConfigError> {
+        match self.0.get(name) {
+            Some(v) => parse(v).map(Some).map_err(|reason| {
+                ServerConfigError::InvalidSetting(format!("{name}={v:?} {reason}"))
+            }),
+            None => Ok(None),
+        }
+    }
+
+    /// Variable `name` as it is, when set.
+    fn text(&self, name: &'static str) -> Option<Option<String>> {
+        self.0.get(name).map(|v| Some(v.to_owned()))
+    }
+}
+
+/// The setting's value: the variable's when it is set, else the file's.
+fn layered<T>(var: Option<Option<T>>, file: Option<T>) -> Option<T> {
+    var.unwrap_or(file)
+}
+
+impl ServerConfig {
+    /// A configuration with a fixed secret, the default address and password, no database
+    /// and an empty environment (for tests).
+    pub fn new(secret: impl Into<String>) -> Self {
+        ServerConfig {
+            addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
+            secret: Some(secret.into()),
+            secret_is_ephemeral: false,
+            demo_password: DEFAULT_DEMO_PASSWORD.to_owned(),
+            env: Env::default(),
+            database_url: None,
+            email: EmailDelivery::Console,
+            email_from: DEFAULT_EMAIL_FROM.to_owned(),
+            theme: Theme::default(),
+            pages: PagesOptions::default(),
+            gateway: None,
+            metrics_addr: None,
+            log_format: ops::LogFormat::Text,
+            allowed_hosts: None,
+            limits: serve::ConnectionLimits::default(),
+            database_pool: authcore_sqlx::PoolSettings::default(),
+            workers: serve::default_workers(),
+            rate_limits: RateLimits::recommended(),
+            redis_url: None,
+            trusted_proxies: Vec::new(),
+        }
+    }
+
+    /// Reads the configuration file at `path` ([`crate::config_file`]), with the variables
+    /// set in `process` taking precedence over the file's values.
+    pub fn from_file(path: &Path, process: Env) -> Result<Self, ServerConfigError> {
+        Self::resolve(ConfigFile::load(path)?, process)
+    }
+
+    /// Reads the configuration from `env` alone; without a secret, makes a random one
+    /// ([`secret_is_ephemeral`](Self::secret_is_ephemeral)).
+    pub fn from_env(env: Env) -> Result<Self, ServerConfigError> {
+        Self::resolve(ConfigFile::default(), env)
+    }
+
+    /// The configuration of a parsed file with the variables set in `process` on top.
+    pub fn resolve(file: ConfigFile, process: Env) -> Result<Self, ServerConfigError> {
+        let env = file.auth_js_env().overlay(process);
+        let vars = Vars(&env);
+        let server = file.server;
+        let invalid = ServerConfigError::InvalidSetting;
+
+        let addr = layered(vars.read("AUTHCORE_ADDR", value::socket_addr)?, server.addr)
+            .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 3000)));
+        let metrics_addr = layered(
+            vars.read("AUTHCORE_METRICS_ADDR", value::socket_addr)?,
+            server.metrics_addr,
+        );
+        let log_format = layered(
+            vars.read("AUTHCORE_LOG_FORMAT", value::log_format)?,
+            server.log_format,
+        )
+        .unwrap_or_default();
+        let seconds = |name| vars.read(name, value::seconds_text);
+        let count = |name| vars.read(name, value::count_text);
+        let mut limits = serve::ConnectionLimits::default();
+        if let Some(d) = layered(
+            seconds("AUTHCORE_HEADER_READ_TIMEOUT")?,
+            server.header_read_timeout,
+        ) {
+            limits.header_read_timeout = d;
+        }
+        if let Some(d) = layered(seconds("AUTHCORE_REQUEST_TIMEOUT")?, server.request_timeout) {
+            limits.request_timeout = d;
+        }
+        if let Some(n) = layered(count("AUTHCORE_MAX_CONNECTIONS")?, server.max_connections) {
+            limits.max_connections = n;
+        }
+        let mut database_pool = authcore_sqlx::PoolSettings::default();
+        if let Some(d) = layered(
+            seconds("AUTHCORE_DATABASE_TIMEOUT")?,
+            server.database_timeout,
+        ) {
+            database_pool = database_pool.timeout(d);
+        }
+        if let Some(n) = layered(
+            count("AUTHCORE_DATABASE_MAX_CONNECTIONS")?,
+            server.database_max_connections,
+        ) {
+            database_pool = database_pool.max_connections(u32::try_from(n).unwrap_or(u32::MAX));
+        }
+        if let Some(on) = layered(
+            vars.read("AUTHCORE_DATABASE_DIRECT_READS", value::on_off)?,
+            server.database_direct_reads,
+        ) {
+            database_pool = database_pool.direct_session_reads(on);
+        }
+        let workers = layered(
+            vars.read("AUTHCORE_WORKERS", value::workers_text)?,
+            server.workers,
+        )
+        .unwrap_or_else(serve::default_workers);
+
+        let demo_password = layered(
+            vars.text("AUTHCORE_DEMO_PASSWORD"),
+            server.demo_password.map(|s| s.expose().to_owned()),
+        )
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| DEFAULT_DEMO_PASSWORD.to_owned());
+        let database_url = match layered(vars.text("AUTHCORE_DATABASE_URL"), server.database_url)
+            .as_deref()
+            .map(str::trim)
+        {
+            Some("" | "none") => None,
+            Some(url) => Some(url.to_owned()),
+            None => Some(DEFAULT_DATABASE_URL.to_owned()),
+        };
+        let redis_url = value::non_blank(layered(
+            vars.text("AUTHCORE_REDIS_URL"),
+            server.redis_url.map(|s| s.expose().to_owned()),
+        ));
+        let email = match value::non_blank(layered(
+            vars.text("SMTP_URL"),
+            file.email.smtp_url.map(|s| s.expose().to_owned()),
+        )) {
+            Some(url) => EmailDelivery::Smtp(Box::new(
+                authcore_smtp::SmtpSender::from_url(&url)
+                    .map_err(ServerConfigError::InvalidSmtpUrl)?,
+            )),
+            None => EmailDelivery::Console,
+        };
+        let email_from = layered(vars.text("AUTHCORE_EMAIL_FROM"), file.email.from)
+            .filter(|v| !v.trim().is_empty())
+            .unwrap_or_else(|| DEFAULT_EMAIL_FROM.to_owned());
+        let allowed_hosts = layered(
+            vars.read("AUTHCORE_ALLOWED_HOSTS", value::comma_list)?,
+            file.auth.allowed_hosts.and_then(value::list),
+        );
+        let trusted_proxies = layered(
+            vars.read("AUTHCORE_TRUSTED_PROXIES", value::comma_list)?,
+            file.auth.trusted_proxies.and_then(value::list),
+        )
+        .unwrap_or_default();
+
+        // The file's `[rate_limits]` adjusts the limits the variable chose.
+        let mut rate_limits = match env.get("AUTHCORE_RATE_LIMITS").map(str::trim) {
+            None | Some("" | "on" | "recommended") => RateLimits::recommended(),
+            Some("off") => RateLimits::default(),
+            Some(other) => {
+                return Err(invalid(format!(
+                    "AUTHCORE_RATE_LIMITS={other:?} is not `recommended` or `off`"
+                )));
+            }
+        };
+        if let Some(section) = &file.rate_limits {
+            rate_limits = section.apply(rate_limits);
+        }
+
+        let has_secret = [
+            "AUTH_SECRET",
+            "AUTH_SECRET_1",
+            "AUTH_SECRET_2",
+            "AUTH_SECRET_3",
+        ]
+        .iter()
+        .any(|k| env.get(k).is_some_and(|v| !v.is_empty()));
+        let (secret, secret_is_ephemeral) = if has_secret {
+            (None, false)
+        } else {
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes).map_err(ServerConfigError::Random)?;
+            (Some(hex::encode(bytes)), true)
+        };
+        let gateway = if gateway::Gateway::is_configured(&env, file.gateway.as_ref()) {
+            let g = gateway::Gateway::new(&env, file.gateway.unwrap_or_default())?;
+            if g.needs_token_claims() && database_url.is_some() {
+                return Err(gateway::GatewayError::Invalid(
+                    "rules on allow_providers or allow_groups need JWT sessions, which carry them: set AUTHCORE_DATABASE_URL=none (or [server] database_url = \"none\")".into(),
+                ).into());
+            }
+            Some(Arc::new(g))
+        } else {
+            None
+        };
+        Ok(ServerConfig {
+            addr,
+            secret,
+            secret_is_ephemeral,
+            demo_password,
+            env,
+            database_url,
+            email,
+            email_from,
+            theme: file.theme,
+            pages: file.pages,
+            gateway,
+            metrics_addr,
+            log_format,
+            allowed_hosts,
+            limits,
+            database_pool,
+            workers,
+            rate_limits,
+            redis_url,
+            trusted_proxies,
+        })
+    }
+}
+
+/// The value readers both sources share. A text reader takes a variable's value (or a
+/// file string) and returns `None` where the value stands for the default; its error is
+/// the reason, which the caller prefixes with the variable (or the file with its key and
+/// line).
+pub(crate) mod value {
+    use std::net::SocketAddr;
+    use std::time::Duration;
+
+    use serde::de::{Deserialize, Deserializer, Error};
+
+    use crate::ops::LogFormat;
+    use crate::serve::MAX_WORKERS;
+
+    /// A listen address (blank: the default).
+    pub fn socket_addr(v: &str) -> Result<Option<SocketAddr>, String> {
+        let v = v.trim();
+        if v.is_empty() {
+            return Ok(None);
+        }
+        v.parse()
+            .map(Some)
+            .map_err(|_| format!("is not a socket address (like {})", super::DEFAULT_ADDR))
+    }
+
+    /// `text` or `json`, any case (blank: the default).
+    pub fn log_format(v: &str) -> Result<Option<LogFormat>, String> {
+        v.parse()
+            .map(Some)
+            .map_err(|_| "is not `text` or `json`".to_owned())
+    }
+
+    const NOT_SECONDS: &str = "is not a number of seconds (like 10 or 0.5)";
+    const NOT_COUNT: &str = "is not a positive number";
+
+    /// Seconds, more than 0 and up to a day.
+    pub fn seconds(s: f64) -> Result<Duration, String> {
+        if s.is_finite() && s > 0.0 && s <= 86_400.0 {
+            Ok(Duration::from_secs_f64(s))
+        } else {
+            Err(NOT_SECONDS.to_owned())
+        }
+    }
+
+    /// [`seconds`] written as a decimal number (blank: the default).
+    pub fn seconds_text(v: &str) -> Result<Option<Duration>, String> {
+        let v = v.trim();
+        if v.is_empty() {
+            return Ok(None);
+        }
+        let s = v.parse::<f64>().map_err(|_| NOT_SECONDS.to_owned())?;
+        seconds(s).map(Some)
+    }
+
+    /// A positive count.
+    pub fn count(n: u64) -> Result<usize, String> {
+        usize::try_from(n)
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| NOT_COUNT.to_owned())
+    }
+
+    /// [`count`] written in decimal (blank: the default).
+    pub fn count_text(v: &str) -> Result<Option<usize>, String> {
+        let v = v.trim();
+        if v.is_empty() {
+            return Ok(None);
+        }
+        let n = v.parse::<u64>().map_err(|_| NOT_COUNT.to_owned())?;
+        count(n).map(Some)
+    }
+
+    /// A count of worker threads: at most [`MAX_WORKERS`] (a typo such as `1000000` would
+    /// otherwise start that many threads).
+    fn workers_cap(n: usize) -> Result<usize, String> {
+        if n > MAX_WORKERS {
+            return Err(format!("is more than {MAX_WORKERS} threads"));
+        }
+        Ok(n)
+    }
+
+    /// A positive count of worker threads, at most [`MAX_WORKERS`].
+    pub fn workers(n: u64) -> Result<usize, String> {
+        count(n).and_then(workers_cap)
+    }
+
+    /// [`workers`] written in decimal (blank: the default).
+    pub fn workers_text(v: &str) -> Result<Option<usize>, String> {
+        count_text(v)?.map(workers_cap).transpose()
+    }
+
+    /// `on` or `off`.
+    pub fn on_off(v: &str) -> Result<Option<bool>, String> {
+        match v {
+            "on" => Ok(Some(true)),
+            "off" => Ok(Some(false)),
+            _ => Err("is not `on` or `off`".to_owned()),
+        }
+    }
+
+    /// A comma-separated list (blank entries dropped; blank: the default).
+    pub fn comma_list(v: &str) -> Result<Option<Vec<String>>, String> {
+        if v.trim().is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(
+            v.split(',')
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect(),
+        ))
+    }
+
+    /// A list written as one (blank entries dropped; empty: the default).
+    pub fn list(items: Vec<String>) -> Option<Vec<String>> {
+        let items: Vec<String> = items
+            .iter()
+            .flat_map(|item| item.split(','))
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect();
+        (!items.is_empty()).then_some(items)
+    }
+
+    /// A text value trimmed, unless blank.
+    pub fn non_blank(v: Option<String>) -> Option<String> {
+        v.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+    }
+
+    /// A file string read by the text reader `parse`.
+    fn text<'de, D: Deserializer<'de>, T>(
+        d: D,
+        parse: fn(&str) -> Result<Option<T>, String>,
+    ) -> Result<Option<T>, D::Error> {
+        let v = String::deserialize(d)?;
+        parse(&v).map_err(|reason| D::Error::custom(format!("{v:?} {reason}")))
+    }
+
+    /// A file number read by `check`.
+    fn number<'de, D: Deserializer<'de>, N: Deserialize<'de> + std::fmt::Display + Copy, T>(
+        d: D,
+        check: fn(N) -> Result<T, String>,
+    ) -> Result<Option<T>, D::Error> {
+        let n = N::deserialize(d)?;
+        check(n)
+            .map(Some)
+            .map_err(|reason| D::Error::custom(format!("{n} {reason}")))
+    }
+
+    /// `[server] addr`, `metrics_addr`.
+    pub fn de_socket_addr<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SocketAddr>, D::Error> {
+        text(d, socket_addr)
+    }
+
+    /// `[server] log_format`.
+    pub fn de_log_format<'de, D: Deserializer<'de>>(d: D) -> Result<Option<LogFormat>, D::Error> {
+        text(d, log_format)
+    }
+
+    /// `[server] header_read_timeout`, `request_timeout`, `database_timeout`.
+    pub fn de_seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        number(d, seconds)
+    }
+
+    /// `[server] max_connections`, `database_max_connections`.
+    pub fn de_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+        number(d, count)
+    }
+
+    /// `[server] workers`.
+    pub fn de_workers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+        number(d, workers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::time::Duration;
+
+    fn from(file: &str, vars: &[(&str, &str)]) -> Result<ServerConfig, ServerConfigError> {
+        let file = ConfigFile::parse(file).map_err(|e| ConfigFileError::Parse {
+            path: "test.toml".into(),
+            source: e,
+        })?;
+        ServerConfig::resolve(file, Env::from_pairs(vars.iter().copied()))
+    }
+
+    #[test]
+    fn limits_from_variables() {
+        let l = from("", &[]).unwrap().limits;
+        assert_eq!(l.header_read_timeout, serve::DEFAULT_HEADER_READ_TIMEOUT);
+        assert!(l.max_connections >= 16 && l.max_connections <= 10_000);
+        let l = from(
+            "",
+            &[
+                ("AUTHCORE_HEADER_READ_TIMEOUT", "0.5"),
+                ("AUTHCORE_REQUEST_TIMEOUT", "3"),
+                ("AUTHCORE_MAX_CONNECTIONS", "64"),
+            ],
+        )
+        .unwrap()
+        .limits;
+        assert_eq!(l.header_read_timeout, Duration::from_millis(500));
+        assert_eq!(l.request_timeout, Duration::from_secs(3));
+        assert_eq!(l.max_connections, 64);
+        for (k, v) in [
+            ("AUTHCORE_HEADER_READ_TIMEOUT", "ten"),
+            ("AUTHCORE_REQUEST_TIMEOUT", "-1"),
+            ("AUTHCORE_REQUEST_TIMEOUT", "NaN"),
+            ("AUTHCORE_MAX_CONNECTIONS", "0"),
+        ] {
+            let err = from("", &[(k, v)]).unwrap_err().to_string();
+            assert!(err.contains(k), "{err}");
+        }
+    }
+
+    /// Every `[server]` key reaches its setting, and its variable wins over it.
+    #[test]
+    fn file_values_with_the_environment_on_top() {
+        let file = r#"
+[server]
+addr = "127.0.0.1:4100"
+metrics_addr = "127.0.0.1:9464"
+log_format = "json"
+header_read_timeout = 2
+request_timeout = 3.5
+max_connections = 50
+database_url = "postgres://app@db/test"
+database_max_connections = 4
+database_timeout = 2.5
+database_direct_reads = false
+workers = 3
+demo_password = "file-pw"
+redis_url = "redis://127.0.0.1:6379/"
+[auth]
+allowed_hosts = ["auth.example.com", " *.example.org "]
+trusted_proxies = ["10.0.0.0/8"]
+[email]
+from = "File <file@example.com>"
+"#;
+        let c = from(file, &[]).unwrap();
+        assert_eq!(c.addr.to_string(), "127.0.0.1:4100");
+        assert_eq!(c.metrics_addr.unwrap().to_string(), "127.0.0.1:9464");
+        assert_eq!(c.log_format, ops::LogFormat::Json);
+        assert_eq!(c.limits.header_read_timeout, Duration::from_secs(2));
+        assert_eq!(c.limits.request_timeout, Duration::from_millis(3500));
+        assert_eq!(c.limits.max_connections, 50);
+        assert_eq!(c.database_url.as_deref(), Some("postgres://app@db/test"));
+        assert_eq!(c.database_pool.max_connections, 4);
+        assert_eq!(c.database_pool.timeout, Duration::from_millis(2500));
+        assert!(!c.database_pool.direct_session_reads);
+        assert_eq!(c.workers, 3);
+        assert_eq!(c.demo_password, "file-pw");
+        assert_eq!(c.redis_url.as_deref(), Some("redis://127.0.0.1:6379/"));
+        assert_eq!(
+            c.allowed_hosts,
+            Some(vec!["auth.example.com".into(), "*.example.org".into()])
+        );
+        assert_eq!(c.trusted_proxies, ["10.0.0.0/8"]);
+        assert_eq!(c.email_from, "File <file@example.com>");
+
+        let c = from(
+            file,
+            &[
+                ("AUTHCORE_ADDR", "0.0.0.0:8080"),
+                ("AUTHCORE_METRICS_ADDR", "127.0.0.1:9500"),
+                ("AUTHCORE_LOG_FORMAT", "text"),
+                ("AUTHCORE_HEADER_READ_TIMEOUT", "4"),
+                ("AUTHCORE_REQUEST_TIMEOUT", "5"),
+                ("AUTHCORE_MAX_CONNECTIONS", "60"),
+                ("AUTHCORE_DATABASE_URL", "none"),
+                ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "8"),
+                ("AUTHCORE_DATABASE_TIMEOUT", "1"),
+                ("AUTHCORE_DATABASE_DIRECT_READS", "on"),
+                ("AUTHCORE_WORKERS", "1"),
+                ("AUTHCORE_DEMO_PASSWORD", "env-pw"),
+                ("AUTHCORE_REDIS_URL", "redis://10.0.0.1/"),
+                ("AUTHCORE_ALLOWED_HOSTS", "env.example.com"),
+                ("AUTHCORE_TRUSTED_PROXIES", "192.168.0.0/16"),
+                ("AUTHCORE_EMAIL_FROM", "Env <env@example.com>"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.addr.to_string(), "0.0.0.0:8080");
+        assert_eq!(c.metrics_addr.unwrap().to_string(), "127.0.0.1:9500");
+        assert_eq!(c.log_format, ops::LogFormat::Text);
+        assert_eq!(c.limits.header_read_timeout, Duration::from_secs(4));
+        assert_eq!(c.limits.request_timeout, Duration::from_secs(5));
+        assert_eq!(c.limits.max_connections, 60);
+        assert_eq!(c.database_url, None);
+        assert_eq!(c.database_pool.max_connections, 8);
+        assert_eq!(c.database_pool.timeout, Duration::from_secs(1));
+        assert!(c.database_pool.direct_session_reads);
+        assert_eq!(c.workers, 1);
+        assert_eq!(c.demo_password, "env-pw");
+        assert_eq!(c.redis_url.as_deref(), Some("redis://10.0.0.1/"));
+        assert_eq!(c.allowed_hosts, Some(vec!["env.example.com".into()]));
+        assert_eq!(c.trusted_proxies, ["192.168.0.0/16"]);
+        assert_eq!(c.email_from, "Env <env@example.com>");
+    }
+
+    /// A variable that is set wins even when blank, and a blank value means the default.
+    #[test]
+    fn a_blank_variable_stands_for_the_default() {
+        let file = "[server]\naddr = \"127.0.0.1:4100\"\ndatabase_url = \"sqlite://file.db\"\ndemo_password = \"file-pw\"\n[auth]\nallowed_hosts = [\"auth.example.com\"]\n";
+        let c = from(
+            file,
+            &[
+                ("AUTHCORE_ADDR", " "),
+                ("AUTHCORE_DATABASE_URL", ""),
+                ("AUTHCORE_DEMO_PASSWORD", ""),
+                ("AUTHCORE_ALLOWED_HOSTS", ""),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.addr.to_string(), DEFAULT_ADDR);
+        assert_eq!(c.database_url, None);
+        assert_eq!(c.demo_password, DEFAULT_DEMO_PASSWORD);
+        assert_eq!(c.allowed_hosts, None);
+    }
+
+    /// A bad value in the file is reported with its key and line, checked as its variable is.
+    #[test]
+    fn bad_file_values_name_the_key_and_line() {
+        for (text, key, reason) in [
+            ("addr = \"nope\"", "addr", "not a socket address"),
+            (
+                "metrics_addr = \"9464\"",
+                "metrics_addr",
+                "not a socket address",
+            ),
+            ("log_format = \"xml\"", "log_format", "`text` or `json`"),
+            ("header_read_timeout = -1", "header_read_timeout", "seconds"),
+            ("request_timeout = 100000", "request_timeout", "seconds"),
+            ("database_timeout = nan", "database_timeout", "seconds"),
+            ("max_connections = 0", "max_connections", "positive"),
+            (
+                "database_max_connections = 0",
+                "database_max_connections",
+                "positive",
+            ),
+            ("workers = 2000", "workers", "more than 1024"),
+        ] {
+            let err = from(&format!("[server]\n{text}\n"), &[])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("line 2"), "{err}");
+            assert!(err.contains(key), "{err}");
+            assert!(err.contains(reason), "{err}");
+        }
+    }
+}
