@@ -39,7 +39,6 @@ use serde_json::Value;
 use subtle::ConstantTimeEq;
 use tower::util::Either;
 
-mod account;
 pub mod config;
 pub mod config_file;
 pub mod gateway;
@@ -373,7 +372,7 @@ pub fn router(auth: Auth) -> Router {
     let app = Router::new()
         .route("/", get(home_page))
         .merge(protected)
-        .merge(account::routes())
+        .account_routes(auth.clone())
         .auth_routes(auth.clone());
     // The request log is a DEBUG line; without it the middleware (a boxed future per
     // request) is not installed at all.
