@@ -49,91 +49,156 @@ fn check_failed(message: &str) -> AuthError {
     }
 }
 
+/// The callback's steps, in Auth.js's order: read the parameters, relay to the deployment a
+/// redirect proxy named, check the response (state, `iss`, errors, code, PKCE, nonce), refuse
+/// a code seen before, exchange the code, verify the ID token, build the user and account,
+/// then sign in.
 pub(crate) async fn callback(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<RawResponse, AuthError> {
     let id = p.id.as_str();
-    // Parameters come from the form body for `response_mode=form_post`, else the query.
-    let params: Vec<(String, String)> = if p.is_form_post() && ctx.req.is_post() {
-        ctx.req
-            .body
-            .iter()
-            .flatten()
-            .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
-            .collect()
-    } else {
-        ctx.req.query.pairs().to_vec()
-    };
-    let param = |name: &str| {
-        params
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    };
+    let params = Params::read(ctx, p);
     let plan = flow::redirect_plan(
         p,
         ctx.config.redirect_proxy_url.as_deref(),
         ctx.req.origin(),
         ctx.auth_url(&format!("/callback/{id}")),
     );
-    // Redirect proxy hop (Auth.js `lib/actions/callback/index.ts`): relay the callback to the
-    // deployment in `state`.
-    if plan.on_proxy
-        && let Some(state) = param("state")
-    {
-        ctx.debug("DECODE_STATE", || json!({ "proxied": true }));
-        let claims = ctx
-            .config
-            .codec
-            .decode(state, "encodedState")
-            .ok()
-            .flatten()
-            .ok_or_else(|| check_failed("State could not be decoded"))?;
-        if let Some(origin) = claims.get("origin").and_then(Value::as_str) {
-            let target =
-                url::Url::parse(origin).map_err(|_| check_failed("State could not be decoded"))?;
-            if target.origin().ascii_serialization() != ctx.req.origin() {
-                ctx.debug("Proxy redirecting to", || json!({ "origin": origin }));
-                let query = form_urlencoded::Serializer::new(String::new())
-                    .extend_pairs(&params)
-                    .finish();
-                return Ok(RawResponse::redirect(format!("{origin}?{query}")));
-            }
-        }
+    if let Some(relay) = relay_to_proxied_deployment(ctx, &params, &plan)? {
+        return Ok(relay);
     }
     let client: Arc<dyn HttpClient> = p.client();
     let endpoints = flow::resolve_endpoints(p, &*client)
         .await
         .map_err(|e| route_error(id, e))?;
-    let codec = &ctx.config.codec;
-    let form_post = p.is_form_post();
     let mut cookies: Vec<SetCookie> = Vec::new();
+    let checked = check_response(ctx, p, &params, &plan, &endpoints, &mut cookies)?;
+    refuse_used_code(ctx, id, checked.code).await?;
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let tokens = exchange_code(ctx, p, &client, &endpoints, &plan, &checked, now).await?;
+    // Only `oidc` providers use (and therefore verify) the ID token; `oauth` ones keep it as
+    // an opaque token, like Auth.js's OAuth 2 response processing.
+    let id_claims = match &tokens.id_token {
+        Some(t) if p.kind == ProviderType::Oidc => Some(
+            verify_id_token(p, &*client, &endpoints, t, checked.nonce.as_deref(), now)
+                .await
+                .map_err(|e| route_error(id, e))?,
+        ),
+        _ => None,
+    };
+    let Some(signing_in) =
+        user_and_account(ctx, p, &*client, &endpoints, &params, tokens, id_claims).await?
+    else {
+        // Deviation (docs/architecture.md, deviations: OAuth `profile()` failure): back to
+        // `<basePath>/signin`, not `<request URL>/signin`.
+        return Ok(RawResponse::redirect(ctx.auth_url("/signin")));
+    };
+    sign_in(ctx, p, signing_in, cookies).await
+}
+
+/// The callback's parameters: from the form body for `response_mode=form_post`, else the
+/// query.
+struct Params(Vec<(String, String)>);
+
+impl Params {
+    fn read(ctx: &Ctx<'_>, p: &OAuthProvider) -> Self {
+        Params(if p.is_form_post() && ctx.req.is_post() {
+            ctx.req
+                .body
+                .iter()
+                .flatten()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+                .collect()
+        } else {
+            ctx.req.query.pairs().to_vec()
+        })
+    }
+
+    /// The last value of `name`.
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Redirect proxy hop (Auth.js `lib/actions/callback/index.ts`): on the proxy, a callback
+/// whose `state` names another deployment's origin is relayed there with its parameters.
+fn relay_to_proxied_deployment(
+    ctx: &Ctx<'_>,
+    params: &Params,
+    plan: &flow::RedirectPlan,
+) -> Result<Option<RawResponse>, AuthError> {
+    let Some(state) = params.get("state").filter(|_| plan.on_proxy) else {
+        return Ok(None);
+    };
+    ctx.debug("DECODE_STATE", || json!({ "proxied": true }));
+    let claims = ctx
+        .config
+        .codec
+        .decode(state, "encodedState")
+        .ok()
+        .flatten()
+        .ok_or_else(|| check_failed("State could not be decoded"))?;
+    let Some(origin) = claims.get("origin").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let target = url::Url::parse(origin).map_err(|_| check_failed("State could not be decoded"))?;
+    if target.origin().ascii_serialization() == ctx.req.origin() {
+        return Ok(None);
+    }
+    ctx.debug("Proxy redirecting to", || json!({ "origin": origin }));
+    let query = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(&params.0)
+        .finish();
+    Ok(Some(RawResponse::redirect(format!("{origin}?{query}"))))
+}
+
+/// What a checked authorization response gives the token request.
+struct Checked<'a> {
+    code: &'a str,
+    verifier: Option<String>,
+    nonce: Option<String>,
+}
+
+/// Checks the authorization response against the check cookies and the issuer, as
+/// oauth4webapi's `validateAuthResponse` does, and queues the cookies' clearing in
+/// `cookies`: state (before the `error` check, as upstream), RFC 9207 `iss`, no JARM, the
+/// provider's `error`, no implicit or hybrid tokens, the code, then the PKCE verifier and
+/// the nonce.
+fn check_response<'a>(
+    ctx: &Ctx<'_>,
+    p: &OAuthProvider,
+    params: &'a Params,
+    plan: &flow::RedirectPlan,
+    endpoints: &Endpoints,
+    cookies: &mut Vec<SetCookie>,
+) -> Result<Checked<'a>, AuthError> {
+    let id = p.id.as_str();
+    let form_post = p.is_form_post();
     // Reads a check cookie and queues its clearing, with Auth.js's debug messages.
-    let consume = |cookie: &crate::cookies::ResolvedCookie, kind: CheckKind| {
+    let mut consume = |cookie: &crate::cookies::ResolvedCookie, kind: CheckKind| {
         let name = || json!({ "name": cookie.name.as_ref() });
         ctx.debug(kind.debug_message(CheckVerb::Parse), name);
-        let (value, clear) = checks::consume(codec, cookie, &ctx.req.cookies, kind, id)?;
+        let (value, clear) =
+            checks::consume(&ctx.config.codec, cookie, &ctx.req.cookies, kind, id)?;
         ctx.debug(kind.debug_message(CheckVerb::Use), name);
         ctx.debug(kind.debug_message(CheckVerb::Clear), name);
-        Ok::<_, AuthError>((value, clear))
+        cookies.push(clear);
+        Ok::<_, AuthError>(value)
     };
-
-    // state (before the `error` check, as upstream).
     if p.checks.state || plan.proxied {
         let cookie = checks::cookie_for(&ctx.cookies.state, CheckKind::State, form_post);
-        let (expected, clear) = consume(&cookie, CheckKind::State)?;
-        cookies.push(clear);
-        match param("state") {
+        let expected = consume(&cookie, CheckKind::State)?;
+        match params.get("state") {
             Some(s) if constant_time_eq(s, &expected) => {}
             Some(_) => return Err(check_failed("state mismatch")),
             None => return Err(check_failed("state missing from the response")),
         }
     }
-    // RFC 9207 `iss`.
-    let issuer = endpoints.issuer.clone();
-    let templated = issuer
-        .as_deref()
-        .is_some_and(|i| i.contains(crate::oauth::TENANT_PLACEHOLDER));
-    match (param("iss"), &issuer) {
+    let issuer = endpoints.issuer.as_deref();
+    let templated = issuer.is_some_and(|i| i.contains(crate::oauth::TENANT_PLACEHOLDER));
+    match (params.get("iss"), issuer) {
         // A multi-tenant issuer is checked per tenant, on the ID token.
         _ if templated => {}
         (Some(iss), Some(expected)) if iss != expected => {
@@ -146,56 +211,71 @@ pub(crate) async fn callback(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<RawResp
         }
         _ => {}
     }
-    if param("response").is_some() {
+    if params.get("response").is_some() {
         return Err(check_failed("JARM responses are not supported"));
     }
-    if let Some(error) = param("error") {
+    if let Some(error) = params.get("error") {
         ctx.debug("OAuthCallbackError", || {
-            json!({ "providerId": id, "error": error, "error_description": param("error_description") })
+            json!({ "providerId": id, "error": error, "error_description": params.get("error_description") })
         });
         return Err(AuthError::OAuthCallbackError {
             provider: id.to_owned(),
             error: error.to_owned(),
         });
     }
-    if param("id_token").is_some() || param("access_token").is_some() {
+    if params.get("id_token").is_some() || params.get("access_token").is_some() {
         return Err(check_failed("implicit and hybrid flows are not supported"));
     }
-    let code = param("code")
+    let code = params
+        .get("code")
         .filter(|c| !c.is_empty())
         .ok_or_else(|| check_failed("response parameter \"code\" missing"))?;
-
     let verifier = if p.checks.pkce {
-        let (v, clear) = consume(&ctx.cookies.pkce_code_verifier, CheckKind::Pkce)?;
-        cookies.push(clear);
-        Some(v)
+        Some(consume(&ctx.cookies.pkce_code_verifier, CheckKind::Pkce)?)
     } else {
         None
     };
     let nonce = if p.checks.nonce {
         let cookie = checks::cookie_for(&ctx.cookies.nonce, CheckKind::Nonce, form_post);
-        let (v, clear) = consume(&cookie, CheckKind::Nonce)?;
-        cookies.push(clear);
-        Some(v)
+        Some(consume(&cookie, CheckKind::Nonce)?)
     } else {
         None
     };
+    Ok(Checked {
+        code,
+        verifier,
+        nonce,
+    })
+}
 
-    // An authorization code is exchanged once (RFC 6749 §4.1.2 asks providers to refuse a
-    // second use; not every provider does, nor atomically): a replay, concurrent or not,
-    // gets the answer the provider gives a used code, without a token request.
-    if !ctx
+/// An authorization code is exchanged once (RFC 6749 §4.1.2 asks providers to refuse a
+/// second use; not every provider does, nor atomically): a replay, concurrent or not, gets
+/// the answer the provider gives a used code, without a token request.
+async fn refuse_used_code(ctx: &Ctx<'_>, id: &str, code: &str) -> Result<(), AuthError> {
+    if ctx
         .first_use(&format!("oauth_code:{id}"), code, CODE_REPLAY_WINDOW)
         .await
     {
-        return Err(AuthError::OAuthCallbackError {
-            provider: id.to_owned(),
-            error: "invalid_grant".to_owned(),
-        });
+        return Ok(());
     }
+    Err(AuthError::OAuthCallbackError {
+        provider: id.to_owned(),
+        error: "invalid_grant".to_owned(),
+    })
+}
 
-    // Token exchange: the standard request, or the provider's custom one.
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+/// The token request for the code (the standard one, or the provider's custom one) and its
+/// processed answer.
+async fn exchange_code(
+    ctx: &Ctx<'_>,
+    p: &OAuthProvider,
+    client: &Arc<dyn HttpClient>,
+    endpoints: &Endpoints,
+    plan: &flow::RedirectPlan,
+    checked: &Checked<'_>,
+    now: i64,
+) -> Result<TokenSet, AuthError> {
+    let id = p.id.as_str();
     let token_http_error = |reason: String| {
         route_error(
             id,
@@ -207,9 +287,9 @@ pub(crate) async fn callback(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<RawResp
     };
     let (status, body) = if let Some(custom) = &p.token_request {
         let params = crate::providers::TokenRequestParams {
-            code: code.to_owned(),
+            code: checked.code.to_owned(),
             redirect_uri: plan.redirect_uri.clone(),
-            code_verifier: verifier.clone(),
+            code_verifier: checked.verifier.clone(),
             token_endpoint: endpoints.token.clone(),
             client_id: p.client_id.clone(),
             client_secret: p.client_secret.clone(),
@@ -227,11 +307,11 @@ pub(crate) async fn callback(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<RawResp
             .as_deref()
             .ok_or_else(|| route_error(id, missing("token_endpoint")))?;
         let grant = flow::Grant::Code {
-            code,
+            code: checked.code,
             redirect_uri: &plan.redirect_uri,
-            code_verifier: verifier.as_deref(),
+            code_verifier: checked.verifier.as_deref(),
         };
-        let req = flow::token_request(p, issuer.as_deref(), token_endpoint, grant)
+        let req = flow::token_request(p, endpoints.issuer.as_deref(), token_endpoint, grant)
             .map_err(|e| route_error(id, e))?;
         let resp = client
             .send(req)
@@ -253,20 +333,29 @@ pub(crate) async fn callback(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<RawResp
             "id_token": tokens.id_token.is_some(),
         })
     });
+    Ok(tokens)
+}
 
-    // Only `oidc` providers use (and therefore verify) the ID token; `oauth` ones keep it as
-    // an opaque token, like Auth.js's OAuth 2 response processing.
-    let id_claims = match &tokens.id_token {
-        Some(t) if p.kind == ProviderType::Oidc => Some(
-            verify_id_token(p, &*client, &endpoints, t, nonce.as_deref(), now)
-                .await
-                .map_err(|e| route_error(id, e))?,
-        ),
-        _ => None,
-    };
+/// Who is signing in: the mapped user, the account and the profile.
+struct SigningIn {
+    user: crate::types::User,
+    account: Account,
+    profile: Profile,
+}
 
-    // Profile.
-    let mut profile = profile(p, &*client, &endpoints, &tokens, id_claims)
+/// The profile (ID token claims and userinfo) mapped to a user and an account; `None` when
+/// the provider's `profile` mapping failed (logged).
+async fn user_and_account(
+    ctx: &Ctx<'_>,
+    p: &OAuthProvider,
+    client: &dyn HttpClient,
+    endpoints: &Endpoints,
+    params: &Params,
+    tokens: TokenSet,
+    id_claims: Option<JsonObject>,
+) -> Result<Option<SigningIn>, AuthError> {
+    let id = p.id.as_str();
+    let mut profile = profile(p, client, endpoints, &tokens, id_claims)
         .await
         .map_err(|e| {
             ctx.debug(
@@ -277,23 +366,21 @@ pub(crate) async fn callback(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<RawResp
         })?;
     // Apple posts the user's name once, as a JSON `user` form field (Auth.js
     // `lib/actions/callback/oauth/callback.ts`).
-    if let Some(Ok(user @ Value::Object(_))) = param("user").map(serde_json::from_str::<Value>) {
+    if let Some(Ok(user @ Value::Object(_))) = params.get("user").map(serde_json::from_str::<Value>)
+    {
         profile.insert("user".into(), user);
     }
-    let mapped = match p.map_profile(&profile, &tokens) {
+    let mut user = match p.map_profile(&profile, &tokens) {
         Ok(u) => u,
         Err(source) => {
             ctx.log_error(&AuthError::OAuthProfileParseError {
                 provider: id.to_owned(),
                 source,
             });
-            // Deviation (docs/architecture.md, deviations: OAuth `profile()` failure): back to
-            // `<basePath>/signin`, not `<request URL>/signin`.
-            return Ok(RawResponse::redirect(ctx.auth_url("/signin")));
+            return Ok(None);
         }
     };
-    let provider_account_id = mapped.id.clone().unwrap_or_else(random::uuid_v4);
-    let mut user = mapped;
+    let provider_account_id = user.id.clone().unwrap_or_else(random::uuid_v4);
     // Without an adapter the user id is random per sign-in, as in Auth.js
     // (`getUserAndAccount` in `lib/actions/callback/oauth/callback.ts`).
     user.id = Some(random::uuid_v4());
@@ -311,9 +398,27 @@ pub(crate) async fn callback(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<RawResp
         Some(f) => f(&tokens),
         None => tokens,
     };
-    let account = account_from_tokens(p, provider_account_id, tokens);
-    let profile = Profile::from_claims(profile);
+    Ok(Some(SigningIn {
+        user,
+        account: account_from_tokens(p, provider_account_id, tokens),
+        profile: Profile::from_claims(profile),
+    }))
+}
 
+/// The `signIn` callback, then with an adapter the user found or created and the account
+/// linked (Auth.js `handleLoginOrRegister` in `lib/actions/callback/handle-login.ts`), then
+/// the session.
+async fn sign_in(
+    ctx: &Ctx<'_>,
+    p: &OAuthProvider,
+    signing_in: SigningIn,
+    cookies: Vec<SetCookie>,
+) -> Result<RawResponse, AuthError> {
+    let SigningIn {
+        user,
+        mut account,
+        profile,
+    } = signing_in;
     let known_user = match &ctx.config.adapter {
         Some(adapter) => adapter
             .get_user_by_account(&account.provider, &account.provider_account_id)
@@ -335,9 +440,6 @@ pub(crate) async fn callback(ctx: &Ctx<'_>, p: &OAuthProvider) -> Result<RawResp
     {
         return Ok(RawResponse::redirect(url));
     }
-    // With an adapter: find or create the user and link the account (Auth.js
-    // `handleLoginOrRegister` in `lib/actions/callback/handle-login.ts`).
-    let mut account = account;
     let (user, is_new_user, db_session) = match &ctx.config.adapter {
         Some(adapter) => {
             let mut login = login::account_login(
