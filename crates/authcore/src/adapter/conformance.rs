@@ -88,6 +88,7 @@ pub async fn run_all<A: Adapter + Clone>(adapter: A) {
 
 /// Runs every conformance check against `adapter` with `options`.
 pub async fn run_all_with<A: Adapter + Clone>(adapter: A, options: Options) {
+    supports_agrees_with_methods(&adapter).await;
     users(&adapter).await;
     update_user(&adapter).await;
     accounts(&adapter, &options).await;
@@ -342,6 +343,152 @@ fn authenticator(user_id: &str, provider_account_id: &str, credential_id: String
 
 // ---------------------------------------------------------------------------------------
 // Checks
+
+/// `supports` agrees with the methods: every method is called once (with a user of its
+/// own where the adapter can make one, else unknown ids), and each one the adapter reports
+/// as unsupported must answer `Unsupported`, each one it reports as supported must not (an
+/// error for the unknown ids is fine). The configuration's start-up checks trust
+/// `supports`: a method claimed but missing would fail at the first sign-in instead.
+pub async fn supports_agrees_with_methods<A: Adapter>(adapter: &A) {
+    use AdapterMethod as M;
+    const CHECK: &str = "supports_agrees_with_methods";
+    fn refused<T>(r: Result<T, AdapterError>) -> bool {
+        matches!(r, Err(AdapterError::Unsupported(_)))
+    }
+    let created = adapter
+        .create_user(NewUser {
+            email: Some(unique_email("supports")),
+            ..NewUser::default()
+        })
+        .await;
+    let user_id = match &created {
+        Ok(u) => u.id.clone(),
+        Err(_) => random_id(),
+    };
+    let created_refused = matches!(created, Err(AdapterError::Unsupported(_)));
+    let [unknown, _] = unknown_ids();
+    let token = random_id();
+    let credential = random_id();
+    let mut account = full_account(&user_id, ProviderType::Oauth, "supports-probe");
+    account.provider_account_id = random_id();
+    // `delete_user` last: it removes the probe user and what hangs on it.
+    let order = AdapterMethod::ALL
+        .into_iter()
+        .filter(|m| *m != M::DeleteUser)
+        .chain([M::DeleteUser]);
+    for m in order {
+        let answered_unsupported = match m {
+            M::CreateUser => created_refused,
+            M::GetUser => refused(adapter.get_user(&unknown).await),
+            M::GetUserByEmail => refused(adapter.get_user_by_email(&unique_email("none")).await),
+            M::GetUserByAccount => refused(
+                adapter
+                    .get_user_by_account("supports-probe", &random_id())
+                    .await,
+            ),
+            M::UpdateUser => refused(
+                adapter
+                    .update_user(UserUpdate {
+                        id: unknown.clone(),
+                        ..UserUpdate::default()
+                    })
+                    .await,
+            ),
+            M::LinkAccount => refused(adapter.link_account(account.clone()).await),
+            M::GetAccount => refused(
+                adapter
+                    .get_account(&account.provider_account_id, "supports-probe")
+                    .await,
+            ),
+            M::ListAccountsByUserId => refused(adapter.list_accounts_by_user_id(&user_id).await),
+            M::UpdateAccount => refused(adapter.update_account(&account).await),
+            M::UnlinkAccount => refused(
+                adapter
+                    .unlink_account("supports-probe", &account.provider_account_id)
+                    .await,
+            ),
+            M::CreateSession => refused(
+                adapter
+                    .create_session(AdapterSession {
+                        session_token: token.clone(),
+                        user_id: user_id.clone(),
+                        expires: instant(3600),
+                    })
+                    .await,
+            ),
+            M::GetSessionAndUser => refused(adapter.get_session_and_user(&token).await),
+            M::UpdateSession => refused(adapter.update_session(&token, instant(7200)).await),
+            M::RecordSessionActivity => refused(
+                adapter
+                    .record_session_activity(&token, instant(0), Some("probe"))
+                    .await,
+            ),
+            M::ListSessionsByUserId => refused(adapter.list_sessions_by_user_id(&user_id).await),
+            M::DeleteSession => refused(adapter.delete_session(&token).await),
+            M::DeleteSessionsByUserId => {
+                refused(adapter.delete_sessions_by_user_id(&user_id, None).await)
+            }
+            M::CreateVerificationToken => refused(
+                adapter
+                    .create_verification_token(VerificationToken {
+                        identifier: unique_email("supports"),
+                        token: random_id(),
+                        expires: instant(3600),
+                    })
+                    .await,
+            ),
+            M::UseVerificationToken => refused(
+                adapter
+                    .use_verification_token(&unique_email("none"), &random_id())
+                    .await,
+            ),
+            M::CreateAuthenticator => refused(
+                adapter
+                    .create_authenticator(authenticator(
+                        &user_id,
+                        &account.provider_account_id,
+                        credential.clone(),
+                    ))
+                    .await,
+            ),
+            M::GetAuthenticator => refused(adapter.get_authenticator(&credential).await),
+            M::ListAuthenticatorsByUserId => {
+                refused(adapter.list_authenticators_by_user_id(&user_id).await)
+            }
+            M::UpdateAuthenticatorCounter => {
+                refused(adapter.update_authenticator_counter(&credential, 1).await)
+            }
+            M::RenameAuthenticator => refused(
+                adapter
+                    .rename_authenticator(&credential, Some("probe"))
+                    .await,
+            ),
+            M::DeleteAuthenticator => refused(adapter.delete_authenticator(&credential).await),
+            M::RevokeJwtSessions => refused(
+                adapter
+                    .revoke_jwt_sessions(&user_id, instant(0), None)
+                    .await,
+            ),
+            M::GetJwtRevocation => refused(adapter.get_jwt_revocation(&user_id).await),
+            M::DeleteUser => refused(adapter.delete_user(&user_id).await),
+        };
+        if answered_unsupported == adapter.supports(m) {
+            fail(
+                CHECK,
+                format_args!(
+                    "supports({}) is {} but the method {}",
+                    m.name(),
+                    adapter.supports(m),
+                    if answered_unsupported {
+                        "answered Unsupported"
+                    } else {
+                        "did not answer Unsupported"
+                    }
+                ),
+            );
+        }
+    }
+}
 
 /// create_user assigns distinct ids; get_user / get_user_by_email round-trip every field;
 /// unknown ids and emails give `Ok(None)`.
@@ -1769,6 +1916,44 @@ mod tests {
     #[tokio::test]
     async fn unsupported_methods_are_skipped() {
         run_all(Nothing).await;
+    }
+
+    /// An adapter that keeps the default `supports` (everything) but implements nothing:
+    /// the suite must refuse it at its first check.
+    #[derive(Clone)]
+    struct ClaimsEverything;
+
+    #[async_trait::async_trait]
+    impl Adapter for ClaimsEverything {}
+
+    #[tokio::test]
+    #[should_panic(
+        expected = "'supports_agrees_with_methods' failed: supports(createUser) is true"
+    )]
+    async fn a_claimed_but_missing_method_fails_the_suite() {
+        run_all(ClaimsEverything).await;
+    }
+
+    /// The reverse: a method implemented but reported unsupported.
+    #[derive(Clone, Default)]
+    struct Understates(MemoryAdapter);
+
+    #[async_trait::async_trait]
+    impl Adapter for Understates {
+        fn supports(&self, _: AdapterMethod) -> bool {
+            false
+        }
+        async fn get_user(&self, id: &str) -> Result<Option<AdapterUser>, AdapterError> {
+            self.0.get_user(id).await
+        }
+    }
+
+    #[tokio::test]
+    #[should_panic(
+        expected = "supports(getUser) is false but the method did not answer Unsupported"
+    )]
+    async fn an_understated_method_fails_the_suite() {
+        run_all(Understates::default()).await;
     }
 
     /// An adapter whose tokens can be used twice must fail the suite, naming the check.

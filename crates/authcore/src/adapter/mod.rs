@@ -179,6 +179,38 @@ pub enum AdapterMethod {
 }
 
 impl AdapterMethod {
+    /// Every method, in the trait's order.
+    pub const ALL: [AdapterMethod; 28] = [
+        AdapterMethod::CreateUser,
+        AdapterMethod::GetUser,
+        AdapterMethod::GetUserByEmail,
+        AdapterMethod::GetUserByAccount,
+        AdapterMethod::UpdateUser,
+        AdapterMethod::DeleteUser,
+        AdapterMethod::LinkAccount,
+        AdapterMethod::UnlinkAccount,
+        AdapterMethod::CreateSession,
+        AdapterMethod::GetSessionAndUser,
+        AdapterMethod::UpdateSession,
+        AdapterMethod::DeleteSession,
+        AdapterMethod::CreateVerificationToken,
+        AdapterMethod::UseVerificationToken,
+        AdapterMethod::GetAccount,
+        AdapterMethod::GetAuthenticator,
+        AdapterMethod::CreateAuthenticator,
+        AdapterMethod::ListAuthenticatorsByUserId,
+        AdapterMethod::UpdateAuthenticatorCounter,
+        AdapterMethod::ListAccountsByUserId,
+        AdapterMethod::UpdateAccount,
+        AdapterMethod::DeleteAuthenticator,
+        AdapterMethod::ListSessionsByUserId,
+        AdapterMethod::RecordSessionActivity,
+        AdapterMethod::DeleteSessionsByUserId,
+        AdapterMethod::RevokeJwtSessions,
+        AdapterMethod::GetJwtRevocation,
+        AdapterMethod::RenameAuthenticator,
+    ];
+
     /// The Auth.js method name.
     pub fn name(self) -> &'static str {
         match self {
@@ -280,7 +312,11 @@ pub enum AdapterError {
 #[async_trait]
 #[allow(unused_variables)]
 pub trait Adapter: Send + Sync + 'static {
-    /// Whether the backend implements `method` (default: all).
+    /// Whether the backend implements `method` (default: all). It must agree with the
+    /// methods: one reported unsupported answers [`AdapterError::Unsupported`] (the
+    /// default body), one reported supported never does; the conformance suite's first check
+    /// (`conformance::supports_agrees_with_methods`) calls each method to hold an adapter
+    /// to that.
     fn supports(&self, method: AdapterMethod) -> bool {
         true
     }
