@@ -150,7 +150,7 @@ impl Auth {
         options: LookupOptions,
     ) -> Result<SessionLookup, AuthError> {
         let c = &*self.config.inner;
-        let mut parsed = self.session_request(uri, headers).await?;
+        let mut parsed = self.session_request(uri, headers)?;
         parsed.lookup = Some(crate::request::Lookup {
             // At most half the session's lifetime, so an active session never runs out.
             jwt_refresh_age: options
@@ -319,30 +319,30 @@ impl GetTokenOptions {
 impl Auth {
     /// `GET <basePath>/session` as a request to another route (`uri`, with `headers`)
     /// would send it: its cookies and host headers, parsed.
-    pub(crate) async fn session_request(
+    pub(crate) fn session_request(
         &self,
         uri: &http::Uri,
         headers: &http::HeaderMap,
     ) -> Result<RequestInternal, AuthError> {
         let c = &*self.config.inner;
-        let mut builder = http::Request::get(session_uri(uri, &c.base_path));
-        if let Some(h) = builder.headers_mut() {
-            for name in [
-                http::header::COOKIE,
-                http::header::HOST,
-                http::HeaderName::from_static("x-forwarded-host"),
-                http::HeaderName::from_static("x-forwarded-proto"),
-            ] {
-                for v in headers.get_all(&name) {
-                    h.append(name.clone(), v.clone());
-                }
+        // Only what names the session and the site: the cookies and the host.
+        let mut head = http::HeaderMap::new();
+        for name in [
+            http::header::COOKIE,
+            http::header::HOST,
+            http::HeaderName::from_static("x-forwarded-host"),
+            http::HeaderName::from_static("x-forwarded-proto"),
+        ] {
+            for v in headers.get_all(&name) {
+                head.append(name.clone(), v.clone());
             }
         }
         let invalid = |message: String| AuthError::InvalidRequest { message };
-        let req = builder
-            .body(http_body_util::Empty::<Bytes>::new())
-            .map_err(|e| invalid(e.to_string()))?;
-        let mut parsed = parse_request(c, req).await.map_err(AuthError::from)?;
+        let session_uri: http::Uri = session_uri(uri, &c.base_path)
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| invalid(e.to_string()))?;
+        let mut parsed = crate::request::parse_head(c, http::Method::GET, &session_uri, head, None)
+            .map_err(AuthError::from)?;
         parsed.lookup = Some(crate::request::Lookup::default());
         Ok(parsed)
     }

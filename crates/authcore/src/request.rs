@@ -344,51 +344,61 @@ where
     B::Error: Into<BoxError>,
 {
     let (parts, body) = req.into_parts();
-    if parts.method != Method::GET && parts.method != Method::POST {
-        return Err(ParseError::Method(parts.method));
-    }
-    let url = request_url(config, &parts.uri, &parts.headers)?;
     let client = client_addr(config, &parts);
+    let mut req = parse_head(config, parts.method, &parts.uri, parts.headers, client)?;
+    if req.method == Method::POST {
+        req.body = read_body(config, &req.headers, body).await?;
+        req.return_redirect |= config.next_auth_v4
+            && req
+                .body
+                .as_ref()
+                .and_then(|b| b.get("json"))
+                .is_some_and(|v| v == "true" || v == &Value::Bool(true));
+    }
+    Ok(req)
+}
+
+/// The request record of a request's head (method, URI, headers; the body is read by
+/// [`parse_request`]): also the session read of [`crate::Auth::lookup_session`] and the
+/// account functions, which have no body.
+pub(crate) fn parse_head(
+    config: &ConfigInner,
+    method: Method,
+    uri: &http::Uri,
+    headers: http::HeaderMap,
+    client: Option<std::net::IpAddr>,
+) -> Result<RequestInternal, ParseError> {
+    if method != Method::GET && method != Method::POST {
+        return Err(ParseError::Method(method));
+    }
+    let url = request_url(config, uri, &headers)?;
     let (action, provider_id) = parse_action_and_provider_id(url.path(), &config.base_path)?;
     let provider_id = provider_id.map(str::to_owned);
 
     let mut cookie_bytes = 0usize;
-    for v in parts.headers.get_all(http::header::COOKIE) {
+    for v in headers.get_all(http::header::COOKIE) {
         cookie_bytes += v.len();
     }
     if cookie_bytes > config.max_cookie_header_bytes {
         return Err(ParseError::CookiesTooLarge(config.max_cookie_header_bytes));
     }
     let cookies = RequestCookies::parse(
-        parts
-            .headers
+        headers
             .get_all(http::header::COOKIE)
             .iter()
             .filter_map(|v| v.to_str().ok()),
     );
-
-    let body = if parts.method == Method::POST {
-        read_body(config, &parts.headers, body).await?
-    } else {
-        None
-    };
-
     let query = Query::parse(url.query());
-    let return_redirect = parts.headers.contains_key("x-auth-return-redirect")
-        || (config.next_auth_v4
-            && body
-                .as_ref()
-                .and_then(|b| b.get("json"))
-                .is_some_and(|v| v == "true" || v == &Value::Bool(true)));
+    let return_redirect = headers.contains_key("x-auth-return-redirect");
     Ok(RequestInternal {
         action,
         provider_id,
-        method: parts.method,
+        method,
         url,
         query,
-        body,
+        body: None,
         cookies,
-        headers: parts.headers,
+        headers,
         return_redirect,
         client,
         lookup: None,

@@ -162,7 +162,7 @@ impl Auth {
         headers: &http::HeaderMap,
         csrf_token: &str,
     ) -> bool {
-        let Ok(req) = self.session_request(uri, headers).await else {
+        let Ok(req) = self.session_request(uri, headers) else {
             return false;
         };
         let c = &*self.config().inner;
@@ -178,7 +178,7 @@ impl Auth {
         uri: &http::Uri,
         headers: &http::HeaderMap,
     ) -> Option<CurrentSession> {
-        let req = self.session_request(uri, headers).await.ok()?;
+        let req = self.session_request(uri, headers).ok()?;
         let c = &*self.config().inner;
         let spec = &c.cookies(req.is_https()).session_token;
         let token = crate::cookies::SessionCookieStore::new(spec, &req.cookies).value()?;
@@ -240,7 +240,7 @@ impl Auth {
             }
             _ => {
                 // The refreshed cookie if the read set one, else the request's.
-                let req = self.session_request(uri, headers).await.ok()?;
+                let req = self.session_request(uri, headers).ok()?;
                 let spec = &c.cookies(req.is_https()).session_token;
                 let set: Vec<&str> = lookup
                     .set_cookie
