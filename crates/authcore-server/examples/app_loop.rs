@@ -1,5 +1,5 @@
 //! Runs one request of the demo server in a loop, in memory, through the service the
-//! server's connections call (`server_service`: `AuthDispatch` in front of the router), for
+//! server's connections call (`Server::into_service`: `AuthDispatch` in front of the router), for
 //! instruction-level profiling beside authcore's own `hot_loop` (`Auth::handle` alone):
 //! `valgrind --tool=callgrind target/release/examples/app_loop providers 2000`.
 //! Requests: `session` (valid JWT), `session_none`, `csrf`, `providers`, `signin_page`,
@@ -28,10 +28,9 @@ fn main() {
     // As `bench/load.sh` runs the server: no rate limits (one client signs in again and again).
     let mut config = ServerConfig::new(secret);
     config.rate_limits = authcore::ratelimit::RateLimits::default();
-    let app = rt
-        .block_on(authcore_server::server_service(config))
-        .unwrap();
-    let (method, path, cookie, form) = request(&which, secret);
+    let server = rt.block_on(config.build()).unwrap();
+    let (method, path, cookie, form) = request(&which, secret, server.auth());
+    let app = server.into_service();
     let peer = SocketAddr::from(([127, 0, 0, 1], 40_000));
     let mut total = 0usize;
     for _ in 0..n {
@@ -69,12 +68,12 @@ fn main() {
 fn request(
     which: &str,
     secret: &str,
+    auth: &authcore::Auth,
 ) -> (&'static str, &'static str, Option<String>, Option<Bytes>) {
     match which {
         "session" => {
             let user =
                 serde_json::json!({"sub": "1", "name": "Demo User", "email": "demo@example.com"});
-            let auth = authcore_server::auth(ServerConfig::new(secret)).unwrap();
             let jwt = auth.config().jwt();
             let token = jwt.encode(user.as_object().unwrap(), "authjs.session-token", 3600);
             let cookie = format!("authjs.session-token={}", token.unwrap());

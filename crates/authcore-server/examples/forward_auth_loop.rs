@@ -41,7 +41,11 @@ signing_keys = ["{key}"]
     .unwrap();
     let config = ServerConfig::from_file(&path, authcore::env::Env::default()).unwrap();
     let gateway = config.gateway.clone().expect("the [gateway] section");
-    let auth = authcore_server::auth(config).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let auth = rt.block_on(config.build()).unwrap().auth().clone();
     // A user with groups, as an OIDC sign-in leaves them in the token.
     let user = serde_json::json!({
         "sub": "1", "name": "Demo User", "email": "demo@example.com", "groups": ["staff"],
@@ -63,10 +67,6 @@ signing_keys = ["{key}"]
         HeaderValue::from_static("http://app.example.test/dashboard?tab=1"),
     );
     headers.insert("x-original-method", HeaderValue::from_static("GET"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     for _ in 0..n {
         let response = rt.block_on(nginx(State(state.clone()), uri.clone(), headers.clone()));
         assert_eq!(response.status(), StatusCode::OK);

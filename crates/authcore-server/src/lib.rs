@@ -12,257 +12,45 @@
 //! out through the SMTP relay in `SMTP_URL` (`smtp://user:pass@host:587`, `smtps://…`), or,
 //! when it is not set, are printed to the terminal by a console sender.
 //!
-//! [`ServerConfig::from_env`] reads the configuration and [`app`] builds the axum
-//! [`Router`]; the `authcore-server` binary serves it. The provider configuration is
+//! [`ServerConfig::from_env`] (or [`ServerConfig::from_file`]) reads the configuration and
+//! [`ServerConfig::build`] opens what it names and builds the [`Server`]: its handler and
+//! its axum [`Router`], which the `authcore-server` binary serves. [`router`] serves an
+//! [`Auth`] configured elsewhere with the demo's pages. The provider configuration is
 //! mirrored by a Node (Auth.js) server for load comparisons: keep both the same.
 #![forbid(unsafe_code)]
 
-use std::sync::Arc;
-
 use askama::Template;
-use authcore::adapter::{Adapter, NewUser};
+use authcore::Auth;
 use authcore::env::Env;
 use authcore::providers::catalog::{self, CatalogError};
-use authcore::providers::{
-    AuthorizeError, CredentialField, CredentialsProvider, EmailProvider, OAuthProvider,
-    WebAuthnProvider,
-};
-use authcore::{Auth, AuthConfig, ConfigError, User};
-use authcore_axum::{AuthDispatch, AuthRouterExt, OptionalSession, RequireAuthLayer, Session};
+use authcore::providers::{EmailProvider, OAuthProvider};
+use authcore_axum::{AuthRouterExt, OptionalSession, RequireAuthLayer, Session};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use serde_json::Value;
-use subtle::ConstantTimeEq;
-use tower::util::Either;
 
 pub mod config;
 pub mod config_file;
 pub mod gateway;
 pub mod ops;
 pub mod serve;
+mod server;
 pub use config::{
     DEFAULT_ADDR, DEFAULT_DATABASE_URL, DEFAULT_DEMO_PASSWORD, DEFAULT_EMAIL_FROM, EmailDelivery,
     ServerConfig, ServerConfigError, redact_url_password,
 };
 pub use config_file::{ConfigFile, ConfigFileError, SecretValue};
+pub use server::{Server, ServerError, ServerService};
 
 /// Display name of the generic OIDC provider when `AUTH_OIDC_NAME` is not set.
 pub const DEFAULT_OIDC_NAME: &str = "OpenID Connect";
 /// The demo user's username.
 pub const DEMO_USERNAME: &str = "demo";
-
-/// Builds the authcore handler of the demo: a credentials provider accepting `demo` / the
-/// demo password, then the OAuth providers configured in `config.env` ([`oauth_providers`]).
-pub fn auth(config: ServerConfig) -> Result<Auth, ConfigError> {
-    auth_with_database(config, None, None)
-}
-
-/// The shared rate-limit store of `AUTHCORE_REDIS_URL`, connected lazily (the server
-/// starts while Redis is down; the limits then fail open, logged, until it is back).
-fn rate_limit_store(
-    config: &ServerConfig,
-) -> Result<Option<authcore_redis::RedisRateLimitStore>, Box<dyn std::error::Error + Send + Sync>> {
-    let Some(url) = &config.redis_url else {
-        return Ok(None);
-    };
-    let options = authcore_redis::ConnectOptions::default()
-        .connection_timeout(std::time::Duration::from_secs(2))
-        .response_timeout(std::time::Duration::from_secs(2));
-    let redis = authcore_redis::RedisAdapter::connect_lazy(url, options)
-        .map_err(|e| format!("AUTHCORE_REDIS_URL: {e}"))?
-        .with_prefix("authcore:");
-    Ok(Some(redis.rate_limit_store()))
-}
-
-/// Opens the configured database ([`ServerConfig::database_url`]: created and migrated if
-/// needed), makes sure the demo user exists in it, and builds the handler with database
-/// sessions (credentials included). Without a database: [`auth`].
-pub async fn auth_from_config(
-    config: ServerConfig,
-) -> Result<Auth, Box<dyn std::error::Error + Send + Sync>> {
-    Ok(auth_and_database(config).await?.0)
-}
-
-/// The standalone server's application: the demo pages and authcore ([`router`]), the
-/// gateway's routes when one is configured ([`gateway::routes`]), the probes `/healthz`
-/// and `/readyz` ([`ops::probe_routes`], the latter pinging the database), and, when
-/// [`ServerConfig::metrics_addr`] is set, request counts and latencies per route
-/// ([`ops::with_http_metrics`]; the `/metrics` listener itself is the binary's).
-pub async fn server_app(
-    config: ServerConfig,
-) -> Result<Router, Box<dyn std::error::Error + Send + Sync>> {
-    Ok(app_and_auth(config).await?.0)
-}
-
-/// What the server's listener calls: [`server_app`] behind an [`AuthDispatch`], which
-/// answers authcore's actions (`/auth/session`, `/auth/csrf` …) without the router's
-/// work per request and leaves every other request to the router; or the router alone
-/// when one of its layers must see every request (HTTP metrics, the request log at DEBUG).
-pub async fn server_service(
-    config: ServerConfig,
-) -> Result<ServerService, Box<dyn std::error::Error + Send + Sync>> {
-    let (app, auth, layered) = app_and_auth(config).await?;
-    Ok(if layered {
-        Either::Right(app)
-    } else {
-        Either::Left(AuthDispatch::new(auth, app))
-    })
-}
-
-/// [`server_service`]'s service.
-pub type ServerService = Either<AuthDispatch<Router>, Router>;
-
-/// The server's router, its handler, and whether a layer of the router must see every
-/// request.
-async fn app_and_auth(
-    config: ServerConfig,
-) -> Result<(Router, Auth, bool), Box<dyn std::error::Error + Send + Sync>> {
-    let gateway = config.gateway.clone();
-    let http_metrics = config.metrics_addr.is_some();
-    let (auth, database) = auth_and_database(config).await?;
-    let base_path = auth.config().base_path().to_owned();
-    let app = router_with_gateway(auth.clone(), gateway)
-        .merge(ops::probe_routes(ops::Readiness::new(database)));
-    let app = if http_metrics {
-        ops::with_http_metrics(app, &base_path)
-    } else {
-        app
-    };
-    Ok((app, auth, http_metrics || request_log_enabled()))
-}
-
-/// [`auth_from_config`], and the database it opened (for readiness checks).
-async fn auth_and_database(
-    config: ServerConfig,
-) -> Result<(Auth, Option<authcore_sqlx::SqlxAdapter>), Box<dyn std::error::Error + Send + Sync>> {
-    let Some(url) = config.database_url.clone() else {
-        let limits = rate_limit_store(&config)?;
-        return Ok((auth_with_database(config, None, limits)?, None));
-    };
-    let db = authcore_sqlx::SqlxAdapter::connect_with(&url, config.database_pool).await?;
-    db.migrate().await?;
-    demo_user(&db).await?;
-    let limits = rate_limit_store(&config)?;
-    let auth = auth_with_database(config, Some(db.clone()), limits)?;
-    Ok((auth, Some(db)))
-}
-
-/// The demo user's row, made if it is missing: at start-up, and at each password sign-in,
-/// so that a demo user deleted from the account page comes back at the next sign-in
-/// instead of breaking it. Two sign-ins racing to make it read the one that won.
-async fn demo_user(
-    db: &authcore_sqlx::SqlxAdapter,
-) -> Result<authcore::adapter::AdapterUser, authcore::adapter::AdapterError> {
-    if let Some(u) = db.get_user_by_email(DEMO_EMAIL).await? {
-        return Ok(u);
-    }
-    let created = db
-        .create_user(NewUser {
-            name: Some("Demo User".into()),
-            email: Some(DEMO_EMAIL.into()),
-            ..Default::default()
-        })
-        .await;
-    match created {
-        Ok(u) => Ok(u),
-        Err(e) => db.get_user_by_email(DEMO_EMAIL).await?.ok_or(e),
-    }
-}
-
 /// The demo user's email.
 pub const DEMO_EMAIL: &str = "demo@example.com";
-
-fn auth_with_database(
-    config: ServerConfig,
-    database: Option<authcore_sqlx::SqlxAdapter>,
-    rate_limit_store: Option<authcore_redis::RedisRateLimitStore>,
-) -> Result<Auth, ConfigError> {
-    let trust = host_trust(&config);
-    let users = database.clone();
-    let password: Arc<str> = config.demo_password.into();
-    let provider = CredentialsProvider::new()
-        .field(
-            "username",
-            CredentialField::new("Username").attribute("autocomplete", "username"),
-        )
-        .field(
-            "password",
-            CredentialField::new("Password")
-                .input_type("password")
-                .attribute("autocomplete", "current-password"),
-        )
-        .authorize(move |credentials, _request| {
-            let expected = Arc::clone(&password);
-            let users = users.clone();
-            async move {
-                let field = |k: &str| credentials.get(k).and_then(Value::as_str);
-                let user_ok = field("username") == Some(DEMO_USERNAME);
-                let password_ok = field("password")
-                    .is_some_and(|p| bool::from(p.as_bytes().ct_eq(expected.as_bytes())));
-                if !(user_ok && password_ok) {
-                    return Ok(None);
-                }
-                let id = match &users {
-                    Some(db) => {
-                        demo_user(db)
-                            .await
-                            .map_err(|e| AuthorizeError::Other(e.into()))?
-                            .id
-                    }
-                    None => "1".to_owned(),
-                };
-                Ok(Some(User::with_id(id).name("Demo User").email(DEMO_EMAIL)))
-            }
-        });
-    let mut builder = AuthConfig::builder()
-        .provider(provider)
-        .theme(config.theme.clone())
-        .pages(config.pages.clone());
-    let with_adapter = database.is_some();
-    if let Some(db) = database {
-        // Users and OAuth accounts are stored; credentials sign-ins get database sessions too.
-        builder = builder
-            .adapter(db)
-            .credentials_database_sessions(true)
-            .provider(email_provider(&config.email, &config.email_from))
-            // Passkeys: register with an email (or while signed in), then sign in with
-            // the passkey alone, also from the email field's autofill.
-            .provider(WebAuthnProvider::passkey());
-    }
-    for p in oauth_providers(&config.env)? {
-        builder = builder.provider(p);
-    }
-    if let Some(g) = &config.gateway {
-        builder = builder.callbacks(g.callbacks(with_adapter));
-        if let Some(domain) = g.cookie_domain() {
-            // The session is shared with every subdomain the proxies protect.
-            builder = builder.cookies(authcore::cookies::CookiesOverrides {
-                session_token: authcore::cookies::CookieOverride {
-                    domain: Some(Some(domain.to_owned())),
-                    ..Default::default()
-                },
-                ..Default::default()
-            });
-        }
-    }
-    if let HostTrust::AllowList(hosts) = trust {
-        builder = builder.allowed_hosts(hosts);
-    }
-    builder = builder
-        .rate_limits(config.rate_limits)
-        .trusted_proxies(config.trusted_proxies.clone());
-    if let Some(store) = rate_limit_store {
-        builder = builder.rate_limit_store(store);
-    }
-    if let Some(secret) = config.secret {
-        builder = builder.secret(secret);
-    }
-    Ok(Auth::new(builder.env_defaults(&config.env).build()?))
-}
 
 /// Host names a server listening on loopback answers when nothing else is configured.
 /// Any port: the server's own port and those of the apps behind the gateway.
@@ -347,24 +135,14 @@ pub fn oauth_providers(env: &Env) -> Result<Vec<OAuthProvider>, CatalogError> {
     Ok(providers)
 }
 
-/// The demo application: `/` (home), `/protected` (signed-in users only) and authcore
-/// under its base path (`/auth` unless `AUTH_URL` says otherwise).
-pub fn app(config: ServerConfig) -> Result<Router, ConfigError> {
-    let gateway = config.gateway.clone();
-    Ok(router_with_gateway(auth(config)?, gateway))
-}
-
-/// The demo application around an existing handler, with the gateway's routes
-/// ([`gateway::routes`]) when one is configured.
-pub fn router_with_gateway(auth: Auth, gateway: Option<Arc<gateway::Gateway>>) -> Router {
-    let app = router(auth.clone());
-    match gateway {
-        Some(gateway) => app.merge(gateway::routes(gateway::GatewayState { auth, gateway })),
-        None => app,
-    }
-}
-
-/// The demo application around an existing handler.
+/// The demo application around a handler built elsewhere: `/` (home), `/protected`
+/// (signed-in users only), the account routes, and authcore under its base path (`/auth`
+/// unless `AUTH_URL` says otherwise).
+///
+/// This is the way to serve the demo's pages with an [`Auth`] configured by hand. The
+/// standalone server is [`ServerConfig::build`]'s [`Server`] instead: its router is this
+/// one around the handler of its configuration, with the gateway's routes, the probes and
+/// the HTTP metrics the configuration asks for.
 pub fn router(auth: Auth) -> Router {
     let protected = Router::new()
         .route("/protected", get(protected_page))
@@ -385,7 +163,7 @@ pub fn router(auth: Auth) -> Router {
 }
 
 /// Whether the request log (a DEBUG line per request, [`router`]'s layer) is on.
-fn request_log_enabled() -> bool {
+pub(crate) fn request_log_enabled() -> bool {
     tracing::enabled!(tracing::Level::DEBUG)
 }
 
@@ -507,8 +285,8 @@ mod tests {
         assert!(html.contains("a&#38;b@example.com"), "{html}");
     }
 
-    #[test]
-    fn config_from_env() {
+    #[tokio::test]
+    async fn config_from_env() {
         let c = ServerConfig::from_env(Env::default()).unwrap();
         assert_eq!(c.addr.to_string(), DEFAULT_ADDR);
         assert_eq!(c.demo_password, DEFAULT_DEMO_PASSWORD);
@@ -516,7 +294,7 @@ mod tests {
         assert_eq!(c.secret.as_ref().map(String::len), Some(64));
         assert!(!format!("{c:?}").contains(c.secret.as_deref().unwrap()));
 
-        let c = ServerConfig::from_env(Env::from_pairs([
+        let mut c = ServerConfig::from_env(Env::from_pairs([
             ("AUTHCORE_ADDR", "0.0.0.0:8080"),
             ("AUTHCORE_DEMO_PASSWORD", "hunter2"),
             ("AUTH_SECRET", "s3cret"),
@@ -525,7 +303,8 @@ mod tests {
         assert_eq!(c.addr.to_string(), "0.0.0.0:8080");
         assert_eq!(c.demo_password, "hunter2");
         assert!(!c.secret_is_ephemeral && c.secret.is_none());
-        assert!(app(c).is_ok());
+        c.database_url = None;
+        assert!(c.build().await.is_ok());
 
         let e = ServerConfig::from_env(Env::from_pairs([("AUTHCORE_ADDR", "nope")])).unwrap_err();
         assert!(e.to_string().contains("AUTHCORE_ADDR"));
@@ -600,8 +379,8 @@ mod tests {
     }
 
     /// Any catalogue preset by its Auth.js variables, as a user moving from Auth.js sets them.
-    #[test]
-    fn catalogue_providers_from_env() {
+    #[tokio::test]
+    async fn catalogue_providers_from_env() {
         let providers = oauth_providers(&Env::from_pairs([
             ("AUTH_DISCORD_ID", "d-id"),
             ("AUTH_DISCORD_SECRET", "d-secret"),
@@ -634,7 +413,7 @@ mod tests {
         // ... and the whole configuration fails to build with it.
         let mut config = ServerConfig::new("a secret long enough for the demo");
         config.env = Env::from_pairs([("AUTH_AUTH0_ID", "a"), ("AUTH_AUTH0_SECRET", "b")]);
-        let err = auth(config).unwrap_err().to_string();
+        let err = config.build().await.unwrap_err().to_string();
         assert!(err.contains("AUTH_AUTH0_ISSUER"), "{err}");
     }
 }

@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 
 use authcore::env::Env;
-use authcore_server::{DEMO_USERNAME, HostTrust, ServerConfig, ops, server_service};
+use authcore_server::{DEMO_USERNAME, HostTrust, ServerConfig, ops};
 
 fn main() -> ExitCode {
     // The log format is a setting: read the configuration first (its errors are printed).
@@ -112,7 +112,7 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
         _ => "none: every request answers UntrustedHost; set AUTH_URL or AUTHCORE_ALLOWED_HOSTS"
             .to_owned(),
     };
-    let app = server_service(config).await.map_err(|e| e.to_string())?;
+    let app = config.build().await?.into_service();
 
     let listener = tokio::net::TcpListener::bind(addr)
         .await

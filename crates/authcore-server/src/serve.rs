@@ -89,7 +89,7 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
-/// Serves `app` (a [`Router`](axum::Router), or [`crate::server_service`]'s service) on
+/// Serves `app` (a [`Router`](axum::Router), or [`crate::Server::into_service`]) on
 /// `listener` with `limits` until `shutdown` resolves, then drains (see the module docs).
 /// Every connection is served on the runtime this is called on; [`serve_workers`] spreads
 /// them over threads of their own. Handlers can read the peer address as

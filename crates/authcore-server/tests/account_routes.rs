@@ -8,7 +8,7 @@ use crate::support::in_memory;
 
 use authcore::adapter::Adapter as _;
 use authcore::types::{Account, ProviderType};
-use authcore_server::{ServerConfig, auth_from_config, router};
+use authcore_server::ServerConfig;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
@@ -28,7 +28,7 @@ async fn demo() -> (Router, authcore_sqlx::SqlxAdapter, TempDir) {
     let url = format!("sqlite://{}?mode=rwc", dir.0.join("demo.db").display());
     let mut config = ServerConfig::new("an account-routes test secret, long enough");
     config.database_url = Some(url.clone());
-    let app = router(auth_from_config(config).await.unwrap());
+    let app = config.build().await.unwrap().router();
     let db = authcore_sqlx::SqlxAdapter::sqlite(&url).await.unwrap();
     (app, db, dir)
 }

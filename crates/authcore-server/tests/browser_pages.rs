@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use authcore::providers::catalog;
 use authcore::{Auth, AuthConfig};
-use authcore_server::{ServerConfig, auth_from_config, router};
+use authcore_server::{ServerConfig, router};
 use serde_json::Value;
 use support::browser;
 
@@ -51,7 +51,7 @@ async fn pages_render_sign_in_and_out_and_resist_injection() {
     ]);
     let mut config = ServerConfig::from_env(env).unwrap();
     config.database_url = Some(format!("sqlite://{}?mode=rwc", file.display()));
-    let app = router(auth_from_config(config).await.unwrap());
+    let app = config.build().await.unwrap().router();
     let base = browser::serve(app).await;
     let shots_arg = shots.display().to_string();
     let results = browser::run("pages.mjs", &[&base, &shots_arg], Duration::from_secs(180)).await;

@@ -9,7 +9,7 @@ mod support;
 use std::time::Duration;
 
 use authcore::adapter::Adapter;
-use authcore_server::{ServerConfig, auth_from_config, router};
+use authcore_server::ServerConfig;
 use serde_json::Value;
 use support::browser;
 
@@ -22,7 +22,7 @@ async fn passkey_register_add_sign_in_conditional_ui_and_unknown_credential() {
     let url = format!("sqlite://{}?mode=rwc", file.display());
     let mut config = ServerConfig::new("a browser test secret, long and random enough");
     config.database_url = Some(url.clone());
-    let app = router(auth_from_config(config).await.unwrap());
+    let app = config.build().await.unwrap().router();
     let base = browser::serve(app).await;
     // The state a magic-link sign-in leaves: a user with a proven address and a database
     // session (a passkey alone cannot create the account of an address the email provider

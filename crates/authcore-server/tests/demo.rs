@@ -5,23 +5,16 @@ use crate::support::in_memory;
 use crate::support::mysql;
 use crate::support::pg;
 
-use authcore_server::{ServerConfig, app, auth_from_config, router};
+use authcore_server::ServerConfig;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use in_memory::*;
 use serde_json::Value;
 
-fn demo() -> Router {
-    app(ServerConfig::new(
-        "a demo test secret, long and random enough",
-    ))
-    .unwrap()
-}
-
 #[tokio::test]
 async fn home_page_anonymous() {
-    let app = demo();
+    let app = demo().await;
     let mut jar = CookieJar::default();
     let res = get(&app, "/", &mut jar).await;
     assert_eq!(res.status(), StatusCode::OK);
@@ -45,7 +38,7 @@ async fn home_page_anonymous() {
 
 #[tokio::test]
 async fn protected_page_redirects_anonymous_users() {
-    let app = demo();
+    let app = demo().await;
     let mut jar = CookieJar::default();
     let res = get(&app, "/protected", &mut jar).await;
     assert_eq!(res.status(), StatusCode::FOUND);
@@ -62,7 +55,7 @@ async fn protected_page_redirects_anonymous_users() {
 
 #[tokio::test]
 async fn demo_sign_in_succeeds() {
-    let app = demo();
+    let app = demo().await;
     let mut jar = CookieJar::default();
     let res = sign_in(&app, &mut jar, "demo", "authcore-demo").await;
     assert_eq!(res.status(), StatusCode::FOUND);
@@ -96,7 +89,7 @@ async fn demo_sign_in_succeeds() {
 
 #[tokio::test]
 async fn demo_sign_in_refuses_wrong_credentials() {
-    let app = demo();
+    let app = demo().await;
     for (user, password) in [("demo", "wrong"), ("demo", ""), ("other", "authcore-demo")] {
         let mut jar = CookieJar::default();
         let res = sign_in(&app, &mut jar, user, password).await;
@@ -121,7 +114,9 @@ async fn custom_password_and_base_path_from_env() {
     ]))
     .unwrap();
     config.secret_is_ephemeral = false;
-    let app = app(config).unwrap();
+    // No database file in the working directory: this test is about the routes.
+    config.database_url = None;
+    let app = config.build().await.unwrap().router();
     let mut jar = CookieJar::default();
     let res = get(&app, "/protected", &mut jar).await;
     assert_eq!(
@@ -135,11 +130,12 @@ async fn custom_password_and_base_path_from_env() {
 }
 
 /// The demo with the OAuth providers of `vars` (plus a fixed secret).
-fn demo_with_env(vars: &[(&str, &str)]) -> Router {
+async fn demo_with_env(vars: &[(&str, &str)]) -> Router {
     let mut pairs = vec![("AUTH_SECRET", "a demo test secret, long and random enough")];
     pairs.extend_from_slice(vars);
-    let config = ServerConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
-    app(config).unwrap()
+    let mut config = ServerConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
+    config.database_url = None;
+    config.build().await.unwrap().router()
 }
 
 async fn providers_json(app: &Router) -> Value {
@@ -159,7 +155,8 @@ async fn oauth_providers_from_env_are_listed() {
         ("AUTH_OIDC_ID", "authcore-demo"),
         ("AUTH_OIDC_SECRET", "oidc-secret"),
         ("AUTH_OIDC_NAME", "Example SSO"),
-    ]);
+    ])
+    .await;
     let json = providers_json(&app).await;
     let ids: Vec<&str> = json
         .as_object()
@@ -235,14 +232,15 @@ async fn oauth_providers_need_all_their_settings() {
     ] {
         let mut pairs = vec![("AUTH_SECRET", "a demo test secret, long and random enough")];
         pairs.extend_from_slice(&vars);
-        let config = ServerConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
-        let err = app(config).unwrap_err().to_string();
+        let mut config = ServerConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
+        config.database_url = None;
+        let err = config.build().await.unwrap_err().to_string();
         assert!(err.contains(missing), "{err}");
         assert!(!err.contains("kc-secret-value"), "{err}");
     }
 
     // Nothing set: the credentials provider alone.
-    let json = providers_json(&demo_with_env(&[])).await;
+    let json = providers_json(&demo_with_env(&[]).await).await;
     let ids: Vec<&str> = json
         .as_object()
         .unwrap()
@@ -253,13 +251,16 @@ async fn oauth_providers_need_all_their_settings() {
 
     // Empty settings add nothing, nor does the generic OIDC provider without its issuer;
     // its name has a default.
-    let json = providers_json(&demo_with_env(&[
-        ("AUTH_GITHUB_ID", ""),
-        ("AUTH_GOOGLE_ID", " "),
-        ("AUTH_GOOGLE_SECRET", ""),
-        ("AUTH_OIDC_ID", "authcore-demo"),
-        ("AUTH_OIDC_SECRET", "oidc-secret"),
-    ]))
+    let json = providers_json(
+        &demo_with_env(&[
+            ("AUTH_GITHUB_ID", ""),
+            ("AUTH_GOOGLE_ID", " "),
+            ("AUTH_GOOGLE_SECRET", ""),
+            ("AUTH_OIDC_ID", "authcore-demo"),
+            ("AUTH_OIDC_SECRET", "oidc-secret"),
+        ])
+        .await,
+    )
     .await;
     let ids: Vec<&str> = json
         .as_object()
@@ -268,11 +269,14 @@ async fn oauth_providers_need_all_their_settings() {
         .map(String::as_str)
         .collect();
     assert_eq!(ids, ["credentials"]);
-    let json = providers_json(&demo_with_env(&[
-        ("AUTH_OIDC_ISSUER", "https://sso.example.com"),
-        ("AUTH_OIDC_ID", "authcore-demo"),
-        ("AUTH_OIDC_SECRET", "oidc-secret"),
-    ]))
+    let json = providers_json(
+        &demo_with_env(&[
+            ("AUTH_OIDC_ISSUER", "https://sso.example.com"),
+            ("AUTH_OIDC_ID", "authcore-demo"),
+            ("AUTH_OIDC_SECRET", "oidc-secret"),
+        ])
+        .await,
+    )
     .await;
     assert_eq!(json["oidc"]["name"], "OpenID Connect");
     assert_eq!(json["oidc"]["type"], "oidc");
@@ -284,7 +288,8 @@ async fn github_sign_in_redirects_to_github() {
     let app = demo_with_env(&[
         ("AUTH_GITHUB_ID", "Iv1.0123456789abcdef"),
         ("AUTH_GITHUB_SECRET", "github-secret"),
-    ]);
+    ])
+    .await;
     let mut jar = CookieJar::default();
     let res = get(&app, "/auth/csrf", &mut jar).await;
     let json: Value = serde_json::from_str(&text(res).await).unwrap();
@@ -364,7 +369,7 @@ async fn database_sessions_survive_a_restart(url: &str) {
         c
     };
     // First start: creates and migrates the database, seeds the demo user.
-    let app = router(auth_from_config(config()).await.unwrap());
+    let app = config().build().await.unwrap().router();
     let mut jar = CookieJar::default();
     let res = sign_in(&app, &mut jar, "demo", "authcore-demo").await;
     assert_eq!(res.status(), StatusCode::FOUND);
@@ -376,7 +381,7 @@ async fn database_sessions_survive_a_restart(url: &str) {
     );
 
     // A second instance on the same file (a restart) sees the session.
-    let app2 = router(auth_from_config(config()).await.unwrap());
+    let app2 = config().build().await.unwrap().router();
     let res = get(&app2, "/auth/session", &mut jar).await;
     let json: Value = serde_json::from_str(&text(res).await).unwrap();
     assert_eq!(json["user"]["name"], "Demo User");
@@ -408,7 +413,7 @@ async fn email_sign_in_is_offered_with_a_database() {
     let _ = std::fs::remove_file(&file);
     let mut config = ServerConfig::new("a demo test secret, long and random enough");
     config.database_url = Some(format!("sqlite://{}?mode=rwc", file.display()));
-    let app = router(auth_from_config(config).await.unwrap());
+    let app = config.build().await.unwrap().router();
     let providers = providers_json(&app).await;
     assert_eq!(providers["email"]["type"], "email");
     // The console sender: asking for a link goes to the verify-request page.
@@ -433,7 +438,7 @@ async fn email_sign_in_is_offered_with_a_database() {
     let _ = std::fs::remove_dir_all(&dir);
 
     // Without a database there is nowhere to keep tokens: no email provider.
-    let providers = providers_json(&demo()).await;
+    let providers = providers_json(&demo().await).await;
     assert!(providers.get("email").is_none(), "{providers}");
 }
 
@@ -509,7 +514,7 @@ error = "/oops"
     assert!(!config.database_pool.direct_session_reads);
     assert_eq!(config.demo_password, "from-the-env");
     assert!(!config.secret_is_ephemeral);
-    let app = app(config).unwrap();
+    let app = config.build().await.unwrap().router();
     let providers = providers_json(&app).await;
     assert_eq!(providers["github"]["name"], "GitHub");
     assert_eq!(
@@ -556,8 +561,9 @@ error = "/oops"
         "[auth]\nsecret = \"s3cret-s3cret\"\n[providers.okta]\nid = \"x\"\nsecret = \"top-secret\"\n",
     )
     .unwrap();
-    let config = ServerConfig::from_file(&path, authcore::env::Env::default()).unwrap();
-    let err = authcore_server::app(config).unwrap_err().to_string();
+    let mut config = ServerConfig::from_file(&path, authcore::env::Env::default()).unwrap();
+    config.database_url = None;
+    let err = config.build().await.unwrap_err().to_string();
     assert!(err.contains("AUTH_OKTA_ISSUER"), "{err}");
     assert!(!err.contains("top-secret"), "{err}");
 
@@ -688,7 +694,7 @@ async fn request_hosts_are_trusted_only_as_configured() {
         ];
         pairs.extend_from_slice(env);
         let config = ServerConfig::from_env(authcore::env::Env::from_pairs(pairs)).unwrap();
-        let app = app(config).unwrap();
+        let app = config.build().await.unwrap().router();
         let req = Request::get("/auth/csrf")
             .header(header::HOST, *host)
             .body(Body::empty())
@@ -703,7 +709,7 @@ async fn request_hosts_are_trusted_only_as_configured() {
 /// is refused for 15 minutes); `AUTHCORE_RATE_LIMITS=off` and `[rate_limits]` change that.
 #[tokio::test]
 async fn wrong_passwords_lock_the_demo_user_by_default() {
-    let app = demo();
+    let app = demo().await;
     let mut jar = CookieJar::default();
     let error = |res: &axum::response::Response| {
         let location = res.headers()[header::LOCATION].to_str().unwrap().to_owned();

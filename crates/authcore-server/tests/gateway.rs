@@ -5,8 +5,8 @@
 
 use crate::support::in_memory;
 
+use authcore_server::ServerConfig;
 use authcore_server::gateway::{CADDY_PATH, FORWARD_AUTH_PATH, NGINX_ANSWER_PATH, NGINX_PATH};
-use authcore_server::{ServerConfig, app};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
@@ -44,7 +44,7 @@ allow_domains = ["partner.example"]
 "#;
 
 /// The demo with the gateway of [`CONFIG`] and a fresh Ed25519 signing key.
-fn gateway_app(extra: &str) -> (Router, std::path::PathBuf) {
+async fn gateway_app(extra: &str) -> (Router, std::path::PathBuf) {
     let dir = std::env::temp_dir().join(format!(
         "authcore-gateway-{}-{:?}",
         std::process::id(),
@@ -62,7 +62,7 @@ fn gateway_app(extra: &str) -> (Router, std::path::PathBuf) {
     let text = CONFIG.replace("KEY", key.to_str().unwrap()) + extra;
     std::fs::write(&path, text).unwrap();
     let config = ServerConfig::from_file(&path, authcore::env::Env::default()).unwrap();
-    (app(config).unwrap(), dir)
+    (config.build().await.unwrap().router(), dir)
 }
 
 /// Which endpoint a sub-request goes to, with that proxy's headers.
@@ -117,7 +117,7 @@ fn header_of<'a>(res: &'a axum::response::Response, name: &str) -> Option<&'a st
 
 #[tokio::test]
 async fn forward_auth_decisions_and_identity() {
-    let (app, dir) = gateway_app("");
+    let (app, dir) = gateway_app("").await;
     let mut jar = CookieJar::default();
 
     // Not signed in: nginx's auth_request gets 401, its error page and Caddy a redirect to
@@ -273,7 +273,7 @@ async fn api_calls_get_401_and_rules_can_force_the_answer() {
     let (app, dir) = gateway_app(
         "[[gateway.rules]]\nhosts = [\"api.example.test\"]\npolicy = \"signed_in\"\nunauthenticated = \"unauthorized\"\n\
          [[gateway.rules]]\nhosts = [\"old.example.test\"]\npolicy = \"signed_in\"\nunauthenticated = \"redirect\"\n",
-    );
+    ).await;
     let mut jar = CookieJar::default();
     let navigation: &[(&str, &str)] = &[("sec-fetch-mode", "navigate"), ("accept", "text/html")];
     let fetch: &[(&str, &str)] = &[("sec-fetch-mode", "cors"), ("accept", "*/*")];
@@ -323,7 +323,7 @@ async fn api_calls_get_401_and_rules_can_force_the_answer() {
 /// judged by the proxy's own headers, never let through to a protected path.
 #[tokio::test]
 async fn client_steering_and_bad_input_are_refused() {
-    let (app, dir) = gateway_app("");
+    let (app, dir) = gateway_app("").await;
     let mut jar = CookieJar::default();
     let protected = "https://app1.example.test/secret";
     // A client's X-Original-URL on Caddy's endpoint (Caddy passes it on) is not read.
@@ -412,7 +412,7 @@ async fn client_steering_and_bad_input_are_refused() {
 
 #[tokio::test]
 async fn callback_urls_stay_on_allowed_hosts() {
-    let (app, dir) = gateway_app("");
+    let (app, dir) = gateway_app("").await;
     for (callback, want) in [
         (
             "https://app1.example.test/after",
@@ -506,7 +506,7 @@ async fn bad_gateway_configurations_are_refused_with_the_rule_named() {
 /// With a database, the user id is the stored user's, the same at every sign-in.
 #[tokio::test]
 async fn with_a_database_the_user_id_is_the_stored_users() {
-    let (_, dir) = gateway_app("");
+    let (_, dir) = gateway_app("").await;
     let db = dir.join("gateway.db");
     let _ = std::fs::remove_file(&db);
     let text = std::fs::read_to_string(dir.join("authcore.toml"))
@@ -518,11 +518,7 @@ async fn with_a_database_the_user_id_is_the_stored_users() {
     let path = dir.join("authcore-db.toml");
     std::fs::write(&path, text).unwrap();
     let config = ServerConfig::from_file(&path, authcore::env::Env::default()).unwrap();
-    let gateway = config.gateway.clone();
-    let app = authcore_server::router_with_gateway(
-        authcore_server::auth_from_config(config).await.unwrap(),
-        gateway,
-    );
+    let app = config.build().await.unwrap().router();
     let mut ids = Vec::new();
     for _ in 0..2 {
         let mut jar = CookieJar::default();

@@ -18,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use authcore_server::{ServerConfig, app};
+use authcore_server::ServerConfig;
 use axum::http::{HeaderMap, Uri};
 use serde_json::{Value, json};
 
@@ -170,7 +170,12 @@ allow_groups = ["admins"]
         ]),
         None => authcore::env::Env::default(),
     };
-    let app = app(ServerConfig::from_file(&path, env).unwrap()).unwrap();
+    let app = ServerConfig::from_file(&path, env)
+        .unwrap()
+        .build()
+        .await
+        .unwrap()
+        .router();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move { axum::serve(listener, app).await });

@@ -12,9 +12,9 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 use authcore::env::Env;
+use authcore_server::ServerConfig;
 use authcore_server::gateway::NGINX_PATH;
 use authcore_server::ops::{self, Readiness};
-use authcore_server::{ServerConfig, server_service};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use binary::ServerProcess;
@@ -99,7 +99,7 @@ async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
     let handle = recorder.handle();
     let _recorder = metrics::set_default_local_recorder(&recorder);
     // With metrics on, the listener's service is the router with its metrics layer alone.
-    let app = server_service(config).await.unwrap();
+    let app = config.build().await.unwrap().into_service();
     assert!(matches!(app, tower::util::Either::Right(_)));
     let mut jar = CookieJar::default();
 
@@ -151,15 +151,15 @@ async fn probes_and_metrics_of_sign_ins_sessions_gateway_and_routes() {
 
     // The JWT strategy: a session, and a cookie that does not decrypt.
     // Without metrics, authcore's actions are answered before the router.
-    let jwt_app = server_service(
-        ServerConfig::from_env(Env::from_pairs([
-            ("AUTH_SECRET", "an ops test secret, long and random enough"),
-            ("AUTHCORE_DATABASE_URL", "none"),
-        ]))
-        .unwrap(),
-    )
+    let jwt_app = ServerConfig::from_env(Env::from_pairs([
+        ("AUTH_SECRET", "an ops test secret, long and random enough"),
+        ("AUTHCORE_DATABASE_URL", "none"),
+    ]))
+    .unwrap()
+    .build()
     .await
-    .unwrap();
+    .unwrap()
+    .into_service();
     assert!(matches!(jwt_app, tower::util::Either::Left(_)));
     let mut jwt_jar = CookieJar::default();
     sign_in(&jwt_app, &mut jwt_jar, "demo", "authcore-demo").await;

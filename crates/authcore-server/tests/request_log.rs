@@ -6,18 +6,9 @@
 
 use crate::support::in_memory;
 
-use authcore_server::{ServerConfig, app};
-use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use in_memory::*;
-
-fn demo() -> Router {
-    app(ServerConfig::new(
-        "a demo test secret, long and random enough",
-    ))
-    .unwrap()
-}
 
 /// With DEBUG logging on when the router is built, each request is logged with its method,
 /// path and status; without it the logging middleware is not installed.
@@ -46,7 +37,7 @@ async fn request_log_at_debug_level() {
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
     tracing::callsite::rebuild_interest_cache();
-    let app = demo();
+    let app = demo().await;
     let mut jar = CookieJar::default();
     let req = Request::get(format!("{ORIGIN}/auth/providers"))
         .body(Body::empty())

@@ -13,8 +13,17 @@ use tower::{Service, ServiceExt};
 
 pub const ORIGIN: &str = "http://localhost:3000";
 
-/// What the tests drive: the router (`server_app`) or the listener's service
-/// (`server_service`).
+/// The demo server's router with a fixed secret and no database.
+pub async fn demo() -> axum::Router {
+    authcore_server::ServerConfig::new("a demo test secret, long and random enough")
+        .build()
+        .await
+        .unwrap()
+        .router()
+}
+
+/// What the tests drive: the router (`Server::router`) or the listener's service
+/// (`Server::into_service`).
 pub trait App:
     Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send
 {

@@ -1,0 +1,347 @@
+//! The standalone server assembled from its configuration: [`ServerConfig::build`] opens
+//! what the configuration names (the database, the Redis rate-limit store), builds the
+//! [`Auth`] handler of the demo and the router around it, and returns them as a [`Server`].
+
+use std::error::Error as StdError;
+use std::sync::Arc;
+
+use authcore::adapter::{Adapter, AdapterError, AdapterUser, NewUser};
+use authcore::providers::{AuthorizeError, CredentialField, CredentialsProvider, WebAuthnProvider};
+use authcore::{Auth, AuthConfig, ConfigError, User};
+use authcore_axum::AuthDispatch;
+use authcore_sqlx::SqlxAdapter;
+use axum::Router;
+use serde_json::Value;
+use subtle::ConstantTimeEq;
+use tower::util::Either;
+
+use crate::{
+    DEMO_EMAIL, DEMO_USERNAME, HostTrust, ServerConfig, email_provider, gateway, host_trust,
+    oauth_providers, ops, redact_url_password, request_log_enabled, router,
+};
+
+/// Why [`ServerConfig::build`] failed, with the setting to look at. The message carries the
+/// causes (never a database password).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// The database could not be opened or reached.
+    #[error(
+        "cannot open the database {url}: {} (check AUTHCORE_DATABASE_URL, or set it to `none` for JWT sessions only)",
+        chain(.source)
+    )]
+    Database {
+        /// The database URL, its password redacted.
+        url: String,
+        /// What the connection reported.
+        #[source]
+        source: authcore_sqlx::Error,
+    },
+    /// The database's migrations could not be applied.
+    #[error(
+        "cannot migrate the database {url}: {} (the schema must be authcore's; check AUTHCORE_DATABASE_URL)",
+        chain(.source)
+    )]
+    Migration {
+        /// The database URL, its password redacted.
+        url: String,
+        /// What the migration reported.
+        #[source]
+        source: authcore_sqlx::Error,
+    },
+    /// The demo user could not be read or created in the database.
+    #[error("cannot create the demo user in the database {url}: {}", chain(.source))]
+    DemoUser {
+        /// The database URL, its password redacted.
+        url: String,
+        /// What the database reported.
+        #[source]
+        source: AdapterError,
+    },
+    /// The Redis URL of the rate-limit store is not usable.
+    #[error("AUTHCORE_REDIS_URL: {}", chain(.0))]
+    Redis(#[source] AdapterError),
+    /// The handler's configuration is invalid: a provider missing a setting, the secret,
+    /// the pages … (the message names the variable).
+    #[error(transparent)]
+    Auth(#[from] ConfigError),
+}
+
+/// `error` and its causes, each after a colon, leaving out a cause whose text the previous
+/// message already contains.
+fn chain(error: &(dyn StdError + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut last = text.clone();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let message = e.to_string();
+        if !last.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        last = message;
+        cause = e.source();
+    }
+    text
+}
+
+/// What the server's listener calls ([`Server::into_service`]): the router behind an
+/// [`AuthDispatch`], or the router alone.
+pub type ServerService = Either<AuthDispatch<Router>, Router>;
+
+/// The standalone server built by [`ServerConfig::build`]: its handler and its router.
+#[derive(Debug, Clone)]
+pub struct Server {
+    auth: Auth,
+    router: Router,
+    /// Whether a layer of the router must see every request (HTTP metrics, the request log).
+    layered: bool,
+}
+
+impl Server {
+    /// The authcore handler (its configuration, the JWT codec …).
+    pub fn auth(&self) -> &Auth {
+        &self.auth
+    }
+
+    /// The server's application: the demo pages, authcore's routes and the account routes
+    /// ([`router`](crate::router)), the gateway's routes when one is configured
+    /// ([`gateway::routes`]), the probes `/healthz` and `/readyz` ([`ops::probe_routes`],
+    /// the latter pinging the database), and, when [`ServerConfig::metrics_addr`] is set,
+    /// request counts and latencies per route ([`ops::with_http_metrics`]; the `/metrics`
+    /// listener itself is the binary's).
+    pub fn router(&self) -> Router {
+        self.router.clone()
+    }
+
+    /// What the server's listener calls: the router behind an [`AuthDispatch`], which
+    /// answers authcore's actions (`/auth/session`, `/auth/csrf` …) without the router's
+    /// work per request and leaves every other request to the router; or the router alone
+    /// when one of its layers must see every request (HTTP metrics, the request log at
+    /// DEBUG).
+    pub fn into_service(self) -> ServerService {
+        if self.layered {
+            Either::Right(self.router)
+        } else {
+            Either::Left(AuthDispatch::new(self.auth, self.router))
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Builds the server this configuration describes:
+    ///
+    /// * with a [`database_url`](Self::database_url), opens the database (created and
+    ///   migrated if needed), makes sure the demo user exists in it, and gives the handler
+    ///   database sessions, email sign-in and passkeys; without one, JWT sessions only;
+    /// * with a [`redis_url`](Self::redis_url), counts the rate limits in Redis (connected
+    ///   lazily: the server starts while Redis is down, and the limits fail open, logged,
+    ///   until it is back);
+    /// * builds the [`Auth`] handler (the demo's credentials provider, then the OAuth
+    ///   providers of [`env`](Self::env), [`oauth_providers`]) and the router
+    ///   ([`Server::router`]).
+    pub async fn build(self) -> Result<Server, ServerError> {
+        let gateway = self.gateway.clone();
+        let http_metrics = self.metrics_addr.is_some();
+        let database = match &self.database_url {
+            Some(url) => Some(open_database(url, self.database_pool).await?),
+            None => None,
+        };
+        let limits = rate_limit_store(self.redis_url.as_deref())?;
+        let auth = demo_auth(self, database.clone(), limits)?;
+        let base_path = auth.config().base_path().to_owned();
+        let app = router(auth.clone());
+        let app = match gateway {
+            Some(gateway) => app.merge(gateway::routes(gateway::GatewayState {
+                auth: auth.clone(),
+                gateway,
+            })),
+            None => app,
+        };
+        let app = app.merge(ops::probe_routes(ops::Readiness::new(database)));
+        let app = if http_metrics {
+            ops::with_http_metrics(app, &base_path)
+        } else {
+            app
+        };
+        Ok(Server {
+            auth,
+            router: app,
+            layered: http_metrics || request_log_enabled(),
+        })
+    }
+}
+
+/// The database at `url`, created and migrated if needed, with the demo user in it.
+async fn open_database(
+    url: &str,
+    pool: authcore_sqlx::PoolSettings,
+) -> Result<SqlxAdapter, ServerError> {
+    let shown = || redact_url_password(url);
+    let db = SqlxAdapter::connect_with(url, pool)
+        .await
+        .map_err(|source| ServerError::Database {
+            url: shown(),
+            source,
+        })?;
+    db.migrate()
+        .await
+        .map_err(|source| ServerError::Migration {
+            url: shown(),
+            source,
+        })?;
+    demo_user(&db)
+        .await
+        .map_err(|source| ServerError::DemoUser {
+            url: shown(),
+            source,
+        })?;
+    Ok(db)
+}
+
+/// The shared rate-limit store at the Redis `url`, connected lazily.
+fn rate_limit_store(
+    url: Option<&str>,
+) -> Result<Option<authcore_redis::RedisRateLimitStore>, ServerError> {
+    let Some(url) = url else {
+        return Ok(None);
+    };
+    let options = authcore_redis::ConnectOptions::default()
+        .connection_timeout(std::time::Duration::from_secs(2))
+        .response_timeout(std::time::Duration::from_secs(2));
+    let redis = authcore_redis::RedisAdapter::connect_lazy(url, options)
+        .map_err(ServerError::Redis)?
+        .with_prefix("authcore:");
+    Ok(Some(redis.rate_limit_store()))
+}
+
+/// The demo user's row, made if it is missing: at start-up, and at each password sign-in,
+/// so that a demo user deleted from the account page comes back at the next sign-in
+/// instead of breaking it. Two sign-ins racing to make it read the one that won.
+async fn demo_user(db: &SqlxAdapter) -> Result<AdapterUser, AdapterError> {
+    if let Some(u) = db.get_user_by_email(DEMO_EMAIL).await? {
+        return Ok(u);
+    }
+    let created = db
+        .create_user(NewUser {
+            name: Some("Demo User".into()),
+            email: Some(DEMO_EMAIL.into()),
+            ..Default::default()
+        })
+        .await;
+    match created {
+        Ok(u) => Ok(u),
+        Err(e) => db.get_user_by_email(DEMO_EMAIL).await?.ok_or(e),
+    }
+}
+
+/// The demo's handler: a credentials provider accepting `demo` / the demo password (the
+/// stored demo user with a database, user id `1` without), then, with a database, email
+/// sign-in and passkeys, then the OAuth providers configured in `config.env`.
+fn demo_auth(
+    config: ServerConfig,
+    database: Option<SqlxAdapter>,
+    rate_limit_store: Option<authcore_redis::RedisRateLimitStore>,
+) -> Result<Auth, ConfigError> {
+    let trust = host_trust(&config);
+    let users = database.clone();
+    let password: Arc<str> = config.demo_password.into();
+    let provider = CredentialsProvider::new()
+        .field(
+            "username",
+            CredentialField::new("Username").attribute("autocomplete", "username"),
+        )
+        .field(
+            "password",
+            CredentialField::new("Password")
+                .input_type("password")
+                .attribute("autocomplete", "current-password"),
+        )
+        .authorize(move |credentials, _request| {
+            let expected = Arc::clone(&password);
+            let users = users.clone();
+            async move {
+                let field = |k: &str| credentials.get(k).and_then(Value::as_str);
+                let user_ok = field("username") == Some(DEMO_USERNAME);
+                let password_ok = field("password")
+                    .is_some_and(|p| bool::from(p.as_bytes().ct_eq(expected.as_bytes())));
+                if !(user_ok && password_ok) {
+                    return Ok(None);
+                }
+                let id = match &users {
+                    Some(db) => {
+                        demo_user(db)
+                            .await
+                            .map_err(|e| AuthorizeError::Other(e.into()))?
+                            .id
+                    }
+                    None => "1".to_owned(),
+                };
+                Ok(Some(User::with_id(id).name("Demo User").email(DEMO_EMAIL)))
+            }
+        });
+    let mut builder = AuthConfig::builder()
+        .provider(provider)
+        .theme(config.theme.clone())
+        .pages(config.pages.clone());
+    let with_adapter = database.is_some();
+    if let Some(db) = database {
+        // Users and OAuth accounts are stored; credentials sign-ins get database sessions too.
+        builder = builder
+            .adapter(db)
+            .credentials_database_sessions(true)
+            .provider(email_provider(&config.email, &config.email_from))
+            // Passkeys: register with an email (or while signed in), then sign in with
+            // the passkey alone, also from the email field's autofill.
+            .provider(WebAuthnProvider::passkey());
+    }
+    for p in oauth_providers(&config.env)? {
+        builder = builder.provider(p);
+    }
+    if let Some(g) = &config.gateway {
+        builder = builder.callbacks(g.callbacks(with_adapter));
+        if let Some(domain) = g.cookie_domain() {
+            // The session is shared with every subdomain the proxies protect.
+            builder = builder.cookies(authcore::cookies::CookiesOverrides {
+                session_token: authcore::cookies::CookieOverride {
+                    domain: Some(Some(domain.to_owned())),
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+        }
+    }
+    if let HostTrust::AllowList(hosts) = trust {
+        builder = builder.allowed_hosts(hosts);
+    }
+    builder = builder
+        .rate_limits(config.rate_limits)
+        .trusted_proxies(config.trusted_proxies.clone());
+    if let Some(store) = rate_limit_store {
+        builder = builder.rate_limit_store(store);
+    }
+    if let Some(secret) = config.secret {
+        builder = builder.secret(secret);
+    }
+    Ok(Auth::new(builder.env_defaults(&config.env).build()?))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn causes_are_shown_once() {
+        let inner = AdapterError::Conflict("taken".into());
+        assert_eq!(chain(&inner), "conflict: taken");
+        let err = ServerError::DemoUser {
+            url: "sqlite://demo.db".into(),
+            source: inner,
+        };
+        assert_eq!(
+            err.to_string(),
+            "cannot create the demo user in the database sqlite://demo.db: conflict: taken"
+        );
+    }
+}
