@@ -22,3 +22,8 @@ pub struct ReadmeDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/manual/getting-started.md")]
 pub struct ManualDoctests;
+
+/// The migration guide's examples (a session reader beside Next.js), compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/manual/migrating-from-authjs.md")]
+pub struct MigrationDoctests;

@@ -12,6 +12,7 @@ pub(crate) enum Ids {
     /// The adapter: a UUID v4 text, bound as the first value of the insert.
     Uuid,
     /// The table has no id column (the key is another column).
+    #[cfg(feature = "mysql")]
     None,
 }
 
@@ -45,6 +46,7 @@ pub(crate) struct Tables {
 }
 
 /// The table names of Auth.js's `@auth/pg-adapter` (also used on SQLite).
+#[cfg(any(feature = "postgres", feature = "sqlite"))]
 pub(crate) const PG_ADAPTER_TABLES: Tables = Tables {
     users: "users",
     accounts: "accounts",

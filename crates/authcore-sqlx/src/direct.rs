@@ -167,6 +167,7 @@ impl DirectReads {
 
 /// The most PostgreSQL connections the direct path opens: reads are pipelined, so a few
 /// carry the load of many threads, and each costs a server process.
+#[cfg(feature = "postgres")]
 const MAX_POSTGRES_CONNECTIONS: usize = 4;
 
 /// The number of direct connections: one per thread that may read at once (the async
@@ -209,6 +210,7 @@ mod tests {
         assert_eq!(connection_count(0, usize::MAX), 1);
         assert_eq!(connection_count(u32::MAX, usize::MAX), threads);
         assert_eq!(connection_count(u32::MAX, 1), 1);
+        #[cfg(feature = "postgres")]
         assert_eq!(
             connection_count(10, MAX_POSTGRES_CONNECTIONS),
             threads.min(MAX_POSTGRES_CONNECTIONS)

@@ -280,6 +280,7 @@ pub struct AuthConfigBuilder {
     redirect_proxy_url: Option<String>,
     adapter: Option<Arc<dyn crate::adapter::Adapter>>,
     credentials_database_sessions: bool,
+    sessions_only: bool,
     hash_session_tokens: bool,
     jwt_revocation: bool,
     session_update_age: Duration,
@@ -319,6 +320,7 @@ impl Default for AuthConfigBuilder {
             redirect_proxy_url: None,
             adapter: None,
             credentials_database_sessions: false,
+            sessions_only: false,
             hash_session_tokens: false,
             jwt_revocation: false,
             session_update_age: Duration::from_secs(24 * 60 * 60),
@@ -544,6 +546,19 @@ impl AuthConfigBuilder {
         self
     }
 
+    /// Beyond Auth.js: a configuration without providers that only reads sessions another
+    /// app issues — a Rust API beside a Next.js or Auth.js front end that signs users in,
+    /// with the same secret (and base path, for the cookie names). `GET /session`, the
+    /// framework integrations' `Session` extractors and guards, and
+    /// [`Auth::lookup_session`](crate::Auth::lookup_session) work (a JWT session is
+    /// refreshed as usual); sign-in and callback routes find no provider. `build()` refuses
+    /// providers with it. The migration guide's "Running beside a Next.js app" shows the
+    /// layouts.
+    pub fn sessions_only(mut self) -> Self {
+        self.sessions_only = true;
+        self
+    }
+
     /// Beyond Auth.js: let credentials sign-ins create database sessions (database strategy
     /// only). `authorize` must then return the adapter's user id. Trade-off: every request
     /// costs a database read, but sessions can be listed and revoked server-side, which a
@@ -689,8 +704,10 @@ impl AuthConfigBuilder {
                 });
             }
         }
-        if self.providers.is_empty() {
-            return Err(ConfigError::NoProviders);
+        match (self.providers.is_empty(), self.sessions_only) {
+            (true, false) => return Err(ConfigError::NoProviders),
+            (false, true) => return Err(ConfigError::ProvidersWithSessionsOnly),
+            _ => {}
         }
         for (i, p) in self.providers.iter().enumerate() {
             let id = p.id();
@@ -825,10 +842,11 @@ impl AuthConfigBuilder {
         }
         let refreshes_tokens = self.providers.iter().any(Provider::refreshes_tokens);
         if strategy == SessionStrategy::Database {
-            let credentials_only = self
-                .providers
-                .iter()
-                .all(|p| p.kind() == ProviderType::Credentials);
+            let credentials_only = !self.sessions_only
+                && self
+                    .providers
+                    .iter()
+                    .all(|p| p.kind() == ProviderType::Credentials);
             let has_credentials = self
                 .providers
                 .iter()

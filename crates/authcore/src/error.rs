@@ -376,9 +376,15 @@ pub enum ConfigError {
     },
     /// No provider was configured.
     #[error(
-        "no providers configured: add at least one provider with AuthConfig::builder().provider(..)"
+        "no providers configured: add at least one provider with AuthConfig::builder().provider(..), or call .sessions_only() for an API that only reads the sessions another app (Next.js, Auth.js) issues"
     )]
     NoProviders,
+    /// `sessions_only()` with providers: a configuration either signs users in or only reads
+    /// sessions.
+    #[error(
+        "sessions_only() reads sessions another app issues and takes no providers: remove the providers or the sessions_only() call"
+    )]
+    ProvidersWithSessionsOnly,
     /// A credentials provider has no `authorize` function.
     #[error(
         "MissingAuthorize: the credentials provider \"{provider}\" needs an `authorize` function (CredentialsProvider::authorize)"

@@ -669,3 +669,37 @@ async fn next_auth_v4_sessions_cross_both_ways() {
     assert!(results[b]["payload"]["exp"].as_i64().unwrap() > now_secs());
     assert_eq!(results[c]["ok"], false);
 }
+
+/// A Rust API beside an Auth.js app (`sessions_only()`, no providers) reads the session
+/// token @auth/core made, and refuses one made with another secret.
+#[tokio::test]
+async fn a_sessions_only_reader_reads_what_authjs_issued() {
+    let claims = claims(json!({"name": "Ada", "email": "ada@example.com", "sub": "user-7"}));
+    let mut batch = NodeBatch::default();
+    let ours = batch.encode(json!(SECRET), SECURE_SALT, &claims, MAX_AGE);
+    let foreign = batch.encode(json!(OLD_SECRET), SECURE_SALT, &claims, MAX_AGE);
+    let results = batch.run();
+    let reader = authcore::Auth::new(
+        authcore::AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .sessions_only()
+            .build()
+            .unwrap(),
+    );
+    let token = |idx: usize| results[idx]["token"].as_str().unwrap().to_owned();
+    let read = |token: String| {
+        let reader = reader.clone();
+        async move {
+            let mut headers = http::HeaderMap::new();
+            let cookie = format!("{SECURE_SALT}={token}");
+            headers.insert(http::header::COOKIE, cookie.parse().unwrap());
+            let uri: http::Uri = "https://api.example.com/api/me".parse().unwrap();
+            reader.lookup_session(&uri, &headers).await.unwrap()
+        }
+    };
+    let lookup = read(token(ours)).await;
+    assert_eq!(lookup.user_id.as_deref(), Some("user-7"));
+    assert_eq!(lookup.session.unwrap()["user"]["email"], "ada@example.com");
+    assert!(read(token(foreign)).await.session.is_none());
+}

@@ -48,5 +48,6 @@ mod rate_limits;
 mod routing_and_bad_input;
 mod secret_rotation;
 mod session_token_codec;
+mod sessions_only;
 mod soft_authenticator_selftest;
 mod webauthn;
