@@ -29,7 +29,7 @@ use serde_json::Value;
 ///
 /// ```
 /// use actix_web::{App, web};
-/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").trust_host(true)
 /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
 /// #     .build().unwrap());
 /// let app = App::new()
@@ -80,7 +80,7 @@ async fn to_actix(response: authcore::http::Response<authcore::ResponseBody>) ->
 ///
 /// ```
 /// use actix_web::App;
-/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").trust_host(true)
 /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
 /// #     .build().unwrap());
 /// let app = App::new()

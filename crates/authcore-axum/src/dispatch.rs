@@ -33,7 +33,7 @@ use crate::AuthService;
 /// ```
 /// use authcore_axum::{AuthDispatch, AuthRouterExt};
 /// use axum::{Router, routing::get};
-/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").trust_host(true)
 /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
 /// #     .build().unwrap());
 ///

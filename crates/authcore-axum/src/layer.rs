@@ -38,7 +38,7 @@ enum Denial {
 /// ```
 /// use authcore_axum::{AuthRouterExt, RequireAuthLayer, Session};
 /// use axum::{Router, routing::get};
-/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").trust_host(true)
 /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
 /// #     .build().unwrap());
 ///

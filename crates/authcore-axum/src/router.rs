@@ -28,7 +28,7 @@ pub trait AuthRouterExt {
     /// ```
     /// use authcore_axum::AuthRouterExt;
     /// use axum::{Router, routing::get};
-    /// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+    /// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").trust_host(true)
     /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
     /// #     .build().unwrap());
     ///
@@ -51,7 +51,7 @@ pub trait AuthRouterExt {
     /// ```
     /// use authcore_axum::AuthRouterExt;
     /// use axum::Router;
-    /// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+    /// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").trust_host(true)
     /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
     /// #     .build().unwrap());
     ///

@@ -28,7 +28,7 @@ use tower_service::Service;
 /// ```
 /// use authcore_axum::AuthService;
 /// use axum::Router;
-/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").trust_host(true)
 /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
 /// #     .build().unwrap());
 ///

@@ -33,7 +33,7 @@ use std::convert::Infallible;
 ///     format!("hello {}", session.user_name().unwrap_or("you"))
 /// }
 ///
-/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").trust_host(true)
 /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
 /// #     .build().unwrap());
 /// let app: Router = Router::new()
@@ -162,7 +162,7 @@ where
 ///         None => "not signed in".to_owned(),
 ///     }
 /// }
-/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+/// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").trust_host(true)
 /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
 /// #     .build().unwrap());
 /// let app: axum::Router = axum::Router::new()

@@ -297,7 +297,7 @@ mod tests {
         let mut c = ServerConfig::from_env(Env::from_pairs([
             ("AUTHCORE_ADDR", "0.0.0.0:8080"),
             ("AUTHCORE_DEMO_PASSWORD", "hunter2"),
-            ("AUTH_SECRET", "s3cret"),
+            ("AUTH_SECRET", "s3cret-xxxxxxxxxxxxxxxxxxxxxxxxx"),
         ]))
         .unwrap();
         assert_eq!(c.addr.to_string(), "0.0.0.0:8080");

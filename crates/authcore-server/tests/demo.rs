@@ -108,7 +108,7 @@ async fn demo_sign_in_refuses_wrong_credentials() {
 #[tokio::test]
 async fn custom_password_and_base_path_from_env() {
     let mut config = ServerConfig::from_env(authcore::env::Env::from_pairs([
-        ("AUTH_SECRET", "env secret"),
+        ("AUTH_SECRET", "env secret-xxxxxxxxxxxxxxxxxxxxx"),
         ("AUTH_URL", "http://localhost:3000/api/auth"),
         ("AUTHCORE_DEMO_PASSWORD", "hunter2"),
     ]))
@@ -444,7 +444,12 @@ async fn email_sign_in_is_offered_with_a_database() {
 
 #[test]
 fn smtp_url_from_env() {
-    let env = |url: &str| authcore::env::Env::from_pairs([("AUTH_SECRET", "s"), ("SMTP_URL", url)]);
+    let env = |url: &str| {
+        authcore::env::Env::from_pairs([
+            ("AUTH_SECRET", "s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+            ("SMTP_URL", url),
+        ])
+    };
     let config = ServerConfig::from_env(env("smtp://user:pw@127.0.0.1:2525")).unwrap();
     assert!(matches!(
         config.email,

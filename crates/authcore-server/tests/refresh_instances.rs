@@ -17,7 +17,7 @@ use oauth_flow::*;
 use oidc_provider::{OidcProvider, clients};
 use serde_json::Value;
 
-const SECRET: &str = "refresh-instances-secret";
+const SECRET: &str = "refresh-instances-secret-xxxxxxx";
 
 /// An instance with the `oidc` provider refreshing always (access tokens of one second, an
 /// hour's margin) and Redis under `prefix` as its rate-limit (and single-use) store; JWT

@@ -79,7 +79,8 @@ impl SmtpServer {
 
 async fn request_link(auth: &Auth, email: &str) -> http::Response<authcore::ResponseBody> {
     let token = "a".repeat(64);
-    let cookie = authcore::csrf::csrf_cookie_value(&token, "secret").replace('|', "%7C");
+    let cookie = authcore::csrf::csrf_cookie_value(&token, "secret-xxxxxxxxxxxxxxxxxxxxxxxxx")
+        .replace('|', "%7C");
     let body = format!(
         "csrfToken={token}&email={}&callbackUrl=%2Finbox",
         email.replace('@', "%40")
@@ -95,7 +96,7 @@ async fn request_link(auth: &Auth, email: &str) -> http::Response<authcore::Resp
 fn auth_with(sender: SmtpSender) -> Auth {
     Auth::new(
         AuthConfig::builder()
-            .secret("secret")
+            .secret("secret-xxxxxxxxxxxxxxxxxxxxxxxxx")
             .trust_host(true)
             .provider(email_provider(sender, FROM))
             .adapter(MemoryAdapter::new())
@@ -189,7 +190,7 @@ async fn expired_link_fails() {
     let mut server = SmtpServer::start().await;
     let auth = Auth::new(
         AuthConfig::builder()
-            .secret("secret")
+            .secret("secret-xxxxxxxxxxxxxxxxxxxxxxxxx")
             .trust_host(true)
             .provider(email_provider(server.sender(), FROM).max_age(Duration::ZERO))
             .adapter(MemoryAdapter::new())

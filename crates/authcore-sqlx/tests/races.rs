@@ -30,7 +30,7 @@ fn instance(db: SqlxAdapter, outbox: &Outbox) -> Auth {
     });
     Auth::new(
         AuthConfig::builder()
-            .secret("races-test-secret")
+            .secret("races-test-secret-xxxxxxxxxxxxxx")
             .trust_host(true)
             .provider(email)
             .adapter(db)
@@ -45,7 +45,8 @@ async fn open_link_concurrently(instances: &[Auth], outbox: &Outbox) -> usize {
     let csrf = "a".repeat(64);
     let cookie = format!(
         "authjs.csrf-token={}",
-        authcore::csrf::csrf_cookie_value(&csrf, "races-test-secret").replace('|', "%7C")
+        authcore::csrf::csrf_cookie_value(&csrf, "races-test-secret-xxxxxxxxxxxxxx")
+            .replace('|', "%7C")
     );
     let body = format!("csrfToken={csrf}&email=race%40example.com");
     let r = instances[0]
@@ -165,7 +166,7 @@ async fn concurrent_updates_of_a_database_session_keep_the_row() {
             });
             instances.push(Auth::new(
                 AuthConfig::builder()
-                    .secret("races-test-secret")
+                    .secret("races-test-secret-xxxxxxxxxxxxxx")
                     .trust_host(true)
                     .provider(email)
                     .adapter(adapter.clone())
@@ -179,7 +180,8 @@ async fn concurrent_updates_of_a_database_session_keep_the_row() {
         let csrf = "a".repeat(64);
         let csrf_cookie = format!(
             "authjs.csrf-token={}",
-            authcore::csrf::csrf_cookie_value(&csrf, "races-test-secret").replace('|', "%7C")
+            authcore::csrf::csrf_cookie_value(&csrf, "races-test-secret-xxxxxxxxxxxxxx")
+                .replace('|', "%7C")
         );
         let r = instances[0]
             .handle(

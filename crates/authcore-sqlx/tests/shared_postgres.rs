@@ -15,7 +15,7 @@ use common::pg::with_pg_schema;
 use http_body_util::{BodyExt, Full};
 use sqlx::postgres::PgPoolOptions;
 
-const SECRET: &str = "shared-postgres-test-secret";
+const SECRET: &str = "shared-postgres-test-secret-xxxx";
 
 async fn instance(
     options: sqlx::postgres::PgConnectOptions,

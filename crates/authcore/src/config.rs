@@ -41,7 +41,15 @@ pub struct DangerousOptions {
     /// Off, passkey sign-up there needs the address proven first (sign in by email, then
     /// add the passkey); see `docs/security.md`.
     pub passkey_sign_up_without_email_proof: bool,
+    /// Accept a secret shorter than [`MIN_SECRET_CHARS`] characters — one an existing
+    /// Auth.js app already uses, for sharing its sessions. Such a secret can be guessed far
+    /// sooner than a random one; replace it through rotation (`secrets`) when you can.
+    pub short_secret: bool,
 }
+
+/// The fewest characters `build()` accepts in a secret (without
+/// [`DangerousOptions::short_secret`]): what `openssl rand -base64 33` makes is 44.
+pub const MIN_SECRET_CHARS: usize = 32;
 
 /// A validated configuration, cheap to clone.
 #[derive(Clone)]
@@ -243,7 +251,7 @@ impl AuthConfig {
 /// ```
 /// use authcore::{AuthConfig, providers::CredentialsProvider};
 /// let config = AuthConfig::builder()
-///     .secret("a long random secret")
+///     .secret("a long random secret-xxxxxxxxxxx")
 ///     .trust_host(true)
 ///     .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
 ///     .build()
@@ -387,7 +395,7 @@ impl AuthConfigBuilder {
     /// ```
     /// # use authcore::{AuthConfig, providers::CredentialsProvider};
     /// let config = AuthConfig::builder()
-    ///     .secret("a long random secret")
+    ///     .secret("a long random secret-xxxxxxxxxxx")
     ///     .allowed_hosts(["app.example.com", "*.example.org", "localhost:3000"])
     ///     .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
     ///     .build();
@@ -692,6 +700,16 @@ impl AuthConfigBuilder {
         }
         if let Some(index) = self.secrets.iter().position(String::is_empty) {
             return Err(ConfigError::EmptySecret { index });
+        }
+        if !self.dangerous.short_secret
+            && let Some((index, chars)) = self
+                .secrets
+                .iter()
+                .map(|s| s.chars().count())
+                .enumerate()
+                .find(|(_, chars)| *chars < MIN_SECRET_CHARS)
+        {
+            return Err(ConfigError::ShortSecret { index, chars });
         }
         // Each OAuth provider's HTTP client, resolved once: its own, else the shared one.
         #[cfg(feature = "oauth")]
@@ -1107,6 +1125,34 @@ mod tests {
         AuthConfig::builder().provider(creds())
     }
 
+    /// A secret under 32 characters is refused with the command that makes one, in any
+    /// position of a rotation; `DangerousOptions::short_secret` lets an existing app's in.
+    #[test]
+    fn short_secrets_are_refused_unless_dangerous() {
+        let long = "x".repeat(MIN_SECRET_CHARS);
+        let short = "x".repeat(MIN_SECRET_CHARS - 1);
+        assert!(builder().secret(long.as_str()).build().is_ok());
+        for secrets in [vec![short.as_str()], vec![long.as_str(), short.as_str()]] {
+            let e = builder().secrets(secrets.clone()).build().unwrap_err();
+            assert!(
+                matches!(e, ConfigError::ShortSecret { chars: 31, .. }),
+                "{secrets:?}: {e}"
+            );
+            assert!(e.to_string().contains("openssl rand -base64 33"), "{e}");
+        }
+        // Characters, not bytes: 16 two-byte characters are 16.
+        let e = builder().secret("é".repeat(16)).build().unwrap_err();
+        assert!(
+            matches!(e, ConfigError::ShortSecret { chars: 16, .. }),
+            "{e}"
+        );
+        let shared = builder().secret("short").dangerous(DangerousOptions {
+            short_secret: true,
+            ..DangerousOptions::default()
+        });
+        assert!(shared.build().is_ok());
+    }
+
     #[test]
     fn secrets_from_env_in_rotation_order() {
         let env = Env::from_pairs([("AUTH_SECRET", "0"), ("AUTH_SECRET_1", "1")]);
@@ -1126,7 +1172,10 @@ mod tests {
 
     #[test]
     fn base_path_from_auth_url() {
-        let env = Env::from_pairs([("AUTH_URL", "http://n/api/auth"), ("AUTH_SECRET", "s")]);
+        let env = Env::from_pairs([
+            ("AUTH_URL", "http://n/api/auth"),
+            ("AUTH_SECRET", "s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+        ]);
         let b = builder().apply_env_defaults(&env, false);
         assert_eq!(b.base_path.as_deref(), Some("/api/auth"));
         assert!(b.warnings.is_empty());
@@ -1143,7 +1192,7 @@ mod tests {
         let b = builder().apply_env_defaults(&env, false);
         assert_eq!(b.base_path.as_deref(), None);
         let config = builder()
-            .secret("s")
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
             .apply_env_defaults(&env, false)
             .build()
             .unwrap();
@@ -1188,21 +1237,21 @@ mod tests {
             .unwrap_err();
         assert_eq!(e, ConfigError::EmptySecret { index: 1 });
         let e = AuthConfig::builder()
-            .secret("s")
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
             .provider(CredentialsProvider::new())
             .build()
             .unwrap_err();
         assert!(matches!(e, ConfigError::MissingAuthorize { .. }));
         assert!(e.to_string().contains("authorize"));
         let e = AuthConfig::builder()
-            .secret("s")
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
             .provider(creds())
             .session_strategy(SessionStrategy::Database)
             .build()
             .unwrap_err();
         assert_eq!(e, ConfigError::UnsupportedStrategy);
         let e = AuthConfig::builder()
-            .secret("s")
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
             .provider(creds())
             .provider(creds())
             .build()
@@ -1213,11 +1262,14 @@ mod tests {
                 id: "credentials".into()
             }
         );
-        let e = AuthConfig::builder().secret("s").build().unwrap_err();
+        let e = AuthConfig::builder()
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+            .build()
+            .unwrap_err();
         assert_eq!(e, ConfigError::NoProviders);
         for bad in ["auth", "/auth/"] {
             let e = AuthConfig::builder()
-                .secret("s")
+                .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
                 .provider(creds())
                 .base_path(bad)
                 .build()
@@ -1225,20 +1277,20 @@ mod tests {
             assert!(matches!(e, ConfigError::InvalidBasePath { .. }), "{bad}");
         }
         let e = AuthConfig::builder()
-            .secret("s")
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
             .provider(creds().with_id("a/b"))
             .build()
             .unwrap_err();
         assert!(matches!(e, ConfigError::InvalidProviderId { .. }));
         let e = AuthConfig::builder()
-            .secret("s")
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
             .provider(creds())
             .url("ftp://x")
             .build()
             .unwrap_err();
         assert!(matches!(e, ConfigError::InvalidUrl { .. }));
         let e = AuthConfig::builder()
-            .secret("s")
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
             .provider(creds())
             .cookies(CookiesOverrides {
                 session_token: crate::cookies::CookieOverride {
@@ -1251,7 +1303,7 @@ mod tests {
             .unwrap_err();
         assert!(matches!(e, ConfigError::InvalidCookieName { .. }));
         let e = AuthConfig::builder()
-            .secret("s")
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
             .provider(creds())
             .pages(PagesOptions {
                 sign_in: Some("login".into()),
@@ -1265,7 +1317,7 @@ mod tests {
     #[test]
     fn debug_output_redacts_the_secret() {
         let c = AuthConfig::builder()
-            .secret("super-secret-value")
+            .secret("super-secret-value-xxxxxxxxxxxxx")
             .provider(creds())
             .build()
             .unwrap();

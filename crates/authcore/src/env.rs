@@ -3,7 +3,7 @@
 //! ```
 //! use authcore::env::Env;
 //! use authcore::{AuthConfig, providers::CredentialsProvider};
-//! let env = Env::from_pairs([("AUTH_SECRET", "s3cret"), ("AUTH_URL", "https://example.com/api/auth")]);
+//! let env = Env::from_pairs([("AUTH_SECRET", "a long random secret, 32 characters or more"), ("AUTH_URL", "https://example.com/api/auth")]);
 //! let config = AuthConfig::builder()
 //!     .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
 //!     .env_defaults(&env)

@@ -374,6 +374,16 @@ pub enum ConfigError {
         /// Position in the secret list.
         index: usize,
     },
+    /// A secret is shorter than [`MIN_SECRET_CHARS`](crate::config::MIN_SECRET_CHARS).
+    #[error(
+        "secret number {index} (AUTH_SECRET, or one of AUTH_SECRET_1..3) has {chars} characters; at least 32 are needed: make one with `openssl rand -base64 33`. To keep a shorter secret that an existing app shares, set DangerousOptions::short_secret"
+    )]
+    ShortSecret {
+        /// Position in the secret list.
+        index: usize,
+        /// Its length in characters.
+        chars: usize,
+    },
     /// No provider was configured.
     #[error(
         "no providers configured: add at least one provider with AuthConfig::builder().provider(..), or call .sessions_only() for an API that only reads the sessions another app (Next.js, Auth.js) issues"

@@ -18,7 +18,7 @@ use crate::response::{RawBody, RawResponse, ResponseBody, render};
 /// use authcore::{Auth, AuthConfig, providers::CredentialsProvider};
 /// # tokio_test_block(async {
 /// let auth = Auth::new(AuthConfig::builder()
-///     .secret("a long random secret")
+///     .secret("a long random secret-xxxxxxxxxxx")
 ///     .trust_host(true)
 ///     .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
 ///     .build()?);
@@ -192,7 +192,7 @@ impl Auth {
     ///
     /// ```
     /// # use authcore::{Auth, AuthConfig, providers::CredentialsProvider};
-    /// # let auth = Auth::new(AuthConfig::builder().secret("a long random secret").trust_host(true)
+    /// # let auth = Auth::new(AuthConfig::builder().secret("a long random secret-xxxxxxxxxxx").trust_host(true)
     /// #     .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) })).build().unwrap());
     /// let claims = authcore::serde_json::json!({"sub": "1", "name": "Ada"});
     /// let token = auth.config().jwt()
@@ -362,7 +362,7 @@ impl Auth {
     /// in. What the framework integrations' "require sign-in" middlewares redirect to.
     ///
     /// ```
-    /// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s").trust_host(true)
+    /// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").trust_host(true)
     /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
     /// #     .build().unwrap());
     /// assert_eq!(

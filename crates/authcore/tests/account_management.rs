@@ -20,7 +20,7 @@ fn app(db: &MemoryAdapter, email: bool) -> Auth {
             .client_secret("secret")
     };
     let mut config = AuthConfig::builder()
-        .secret("account-management-secret")
+        .secret("account-management-secret-xxxxxx")
         .trust_host(true)
         .provider(oauth("github"))
         .provider(oauth("google"))
@@ -260,7 +260,7 @@ async fn deleting_a_user_removes_everything_of_theirs() {
 fn app_without_adapter() -> Auth {
     Auth::new(
         AuthConfig::builder()
-            .secret("account-management-secret")
+            .secret("account-management-secret-xxxxxx")
             .trust_host(true)
             .provider(
                 OAuthProvider::oidc("oidc", "OIDC")
@@ -329,7 +329,7 @@ async fn sessions_are_listed_and_revoked_one_or_all_others() {
     // With JWT sessions there is nothing stored to list.
     let jwt = Auth::new(
         AuthConfig::builder()
-            .secret("account-management-secret")
+            .secret("account-management-secret-xxxxxx")
             .trust_host(true)
             .provider(
                 EmailProvider::new("auth@example.com")

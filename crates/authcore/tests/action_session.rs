@@ -253,13 +253,13 @@ async fn jwt_callback_returning_none_signs_out() {
 async fn rotated_secret_still_reads_old_sessions() {
     let (old_auth, _) = auth();
     let cookie = session_cookie(&old_auth, alice());
-    let (auth, _) = auth_with(builder().secrets(["new-secret", SECRET]));
+    let (auth, _) = auth_with(builder().secrets(["new-secret-xxxxxxxxxxxxxxxxxxxxx", SECRET]));
     let r = get_session(&auth, cookie).await;
     assert_eq!(r.json()["user"]["name"], "Alice");
     // Re-encoded with the new secret.
     let new = r.cookie(SESSION_COOKIE).unwrap();
     assert!(
-        authcore::jwt::JwtCodec::new(&["new-secret"])
+        authcore::jwt::JwtCodec::new(&["new-secret-xxxxxxxxxxxxxxxxxxxxx"])
             .unwrap()
             .decode(&new, SESSION_COOKIE)
             .unwrap()

@@ -162,13 +162,13 @@ fn build_time_checks() {
     assert_eq!(e, ConfigError::MissingSecret);
     assert!(e.to_string().contains("AUTH_SECRET"));
     let e = AuthConfig::builder()
-        .secret("s")
+        .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
         .provider(authcore::providers::CredentialsProvider::new())
         .build()
         .unwrap_err();
     assert!(matches!(e, ConfigError::MissingAuthorize { .. }));
     let e = AuthConfig::builder()
-        .secret("s")
+        .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
         .provider(credentials())
         .session_strategy(authcore::SessionStrategy::Database)
         .build()
@@ -187,7 +187,7 @@ fn config_errors_debug_as_their_message() {
     assert_eq!(format!("{e:?}"), e.to_string());
     assert!(format!("{e:?}").contains("openssl rand"), "{e:?}");
     let e = AuthConfig::builder()
-        .secret("s")
+        .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
         .provider(credentials())
         .session_strategy(authcore::SessionStrategy::Database)
         .build()

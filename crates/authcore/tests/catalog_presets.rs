@@ -1467,7 +1467,7 @@ fn app(id: &str, settings: &[(&str, &str)], stand_in: &StandIn) -> (Auth, Memory
     let provider_id = provider.id().to_owned();
     let db = MemoryAdapter::new();
     let config = AuthConfig::builder()
-        .secret("catalogue-presets-secret")
+        .secret("catalogue-presets-secret-xxxxxxx")
         .trust_host(true)
         .adapter(db.clone())
         .provider(provider)

@@ -251,7 +251,7 @@ async fn credentials_can_opt_into_database_sessions() {
 #[tokio::test]
 async fn configuration_checks_with_adapters() {
     let e = authcore::AuthConfig::builder()
-        .secret("s")
+        .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
         .provider(credentials())
         .adapter(MemoryAdapter::new())
         .build()
@@ -269,7 +269,7 @@ async fn configuration_checks_with_adapters() {
         }
     }
     let e = authcore::AuthConfig::builder()
-        .secret("s")
+        .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
         .provider(credentials())
         .adapter(Partial)
         .credentials_database_sessions(true)
@@ -282,7 +282,7 @@ async fn configuration_checks_with_adapters() {
     // JWT strategy with an adapter is fine.
     assert!(
         authcore::AuthConfig::builder()
-            .secret("s")
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
             .provider(credentials())
             .adapter(Partial)
             .session_strategy(SessionStrategy::Jwt)

@@ -296,7 +296,7 @@ async fn api_key_from_env_and_missing_key() {
     ] {
         let id = preset.id().to_owned();
         let e = AuthConfig::builder()
-            .secret("s")
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
             .adapter(MemoryAdapter::new())
             .provider(preset)
             .build()

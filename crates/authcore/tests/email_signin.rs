@@ -242,13 +242,13 @@ async fn invalid_addresses_and_csrf() {
 fn configuration_checks() {
     let outbox = Outbox::default();
     let e = AuthConfig::builder()
-        .secret("s")
+        .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
         .provider(email_provider(&outbox))
         .build()
         .unwrap_err();
     assert_eq!(e, ConfigError::MissingAdapter);
     let e = AuthConfig::builder()
-        .secret("s")
+        .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
         .provider(EmailProvider::new("a@b.c"))
         .adapter(MemoryAdapter::new())
         .build()

@@ -225,10 +225,10 @@ async fn session_with(auth: &Auth, token: &str) -> TestResponse {
 #[tokio::test]
 async fn auth_secret_1_to_3_rotate_newest_first() {
     let env = Env::from_pairs([
-        ("AUTH_SECRET", "s0"),
-        ("AUTH_SECRET_1", "s1"),
-        ("AUTH_SECRET_2", "s2"),
-        ("AUTH_SECRET_3", "s3"),
+        ("AUTH_SECRET", "s0-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+        ("AUTH_SECRET_1", "s1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+        ("AUTH_SECRET_2", "s2-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+        ("AUTH_SECRET_3", "s3-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
     ]);
     let (auth, _) = auth_with(
         AuthConfig::builder()
@@ -237,19 +237,28 @@ async fn auth_secret_1_to_3_rotate_newest_first() {
             .env_defaults(&env),
     );
     // Every secret still decrypts …
-    for s in ["s0", "s1", "s2", "s3"] {
+    for s in [
+        "s0-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "s1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "s2-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "s3-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    ] {
         let r = session_with(&auth, &token_for(s, s)).await;
         assert_eq!(r.json()["user"]["name"], s, "token from {s}");
         // … and the refreshed cookie is encrypted with AUTH_SECRET_3 only.
         let fresh = r.cookie(SESSION_COOKIE).unwrap();
         assert!(
-            JwtCodec::new(&["s3"])
+            JwtCodec::new(&["s3-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"])
                 .unwrap()
                 .decode(&fresh, SESSION_COOKIE)
                 .unwrap()
                 .is_some()
         );
-        for old in ["s0", "s1", "s2"] {
+        for old in [
+            "s0-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "s1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "s2-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        ] {
             assert!(
                 JwtCodec::new(&[old])
                     .unwrap()
@@ -262,10 +271,13 @@ async fn auth_secret_1_to_3_rotate_newest_first() {
     let r = session_with(&auth, &token_for("s4", "stranger")).await;
     assert_eq!(r.json(), Value::Null);
 
-    // The CSRF hash uses the list as a JavaScript string, `s3,s2,s1,s0` (Auth.js
+    // The CSRF hash uses the list as a JavaScript string, `s3…,s2…,s1…,s0…` (Auth.js
     // `lib/actions/callback/oauth/csrf-token.ts`, `createCSRFToken`).
     let token = "d".repeat(64);
-    let cookie = authcore::csrf::csrf_cookie_value(&token, "s3,s2,s1,s0");
+    let cookie = authcore::csrf::csrf_cookie_value(
+        &token,
+        "s3-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx,s2-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx,s1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx,s0-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    );
     let r = send(
         &auth,
         post("/auth/callback/credentials")
@@ -284,17 +296,24 @@ async fn auth_secret_1_to_3_rotate_newest_first() {
     assert_eq!(r.location(), Some(ORIGIN));
 
     // Only two set: AUTH_SECRET_1 first.
-    let env = Env::from_pairs([("AUTH_SECRET", "s0"), ("AUTH_SECRET_1", "s1")]);
+    let env = Env::from_pairs([
+        ("AUTH_SECRET", "s0-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+        ("AUTH_SECRET_1", "s1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+    ]);
     let (auth, _) = auth_with(
         AuthConfig::builder()
             .trust_host(true)
             .provider(credentials())
             .env_defaults(&env),
     );
-    let r = session_with(&auth, &token_for("s0", "zero")).await;
+    let r = session_with(
+        &auth,
+        &token_for("s0-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "zero"),
+    )
+    .await;
     let fresh = r.cookie(SESSION_COOKIE).unwrap();
     assert!(
-        JwtCodec::new(&["s1"])
+        JwtCodec::new(&["s1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx"])
             .unwrap()
             .decode(&fresh, SESSION_COOKIE)
             .unwrap()
@@ -304,14 +323,18 @@ async fn auth_secret_1_to_3_rotate_newest_first() {
     // A configured secret wins entirely: the env secrets are not even accepted.
     let (auth, _) = auth_with(
         AuthConfig::builder()
-            .secret("configured")
+            .secret("configured-xxxxxxxxxxxxxxxxxxxxx")
             .trust_host(true)
             .provider(credentials())
             .env_defaults(&env),
     );
-    let r = session_with(&auth, &token_for("s1", "one")).await;
+    let r = session_with(&auth, &token_for("s1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "one")).await;
     assert_eq!(r.json(), Value::Null);
-    let r = session_with(&auth, &token_for("configured", "conf")).await;
+    let r = session_with(
+        &auth,
+        &token_for("configured-xxxxxxxxxxxxxxxxxxxxx", "conf"),
+    )
+    .await;
     assert_eq!(r.json()["user"]["name"], "conf");
 }
 
@@ -383,7 +406,7 @@ async fn auth_url_sets_base_path_origin_and_trust() {
 #[tokio::test]
 async fn env_defaults_apply_at_build_whatever_their_place_in_the_chain() {
     let env = Env::from_pairs([
-        ("AUTH_SECRET", "env-secret"),
+        ("AUTH_SECRET", "env-secret-xxxxxxxxxxxxxxxxxxxxx"),
         ("AUTH_GH_ID", "id-from-env"),
         ("AUTH_GH_SECRET", "secret-from-env"),
     ]);

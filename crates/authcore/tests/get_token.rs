@@ -7,7 +7,7 @@ use authcore::providers::CredentialsProvider;
 use authcore::serde_json::json;
 use authcore::{Auth, AuthConfig, GetTokenOptions};
 
-const SECRET: &str = "get-token-secret";
+const SECRET: &str = "get-token-secret-xxxxxxxxxxxxxxx";
 const SALT: &str = "authjs.session-token";
 
 fn auth() -> Auth {
@@ -157,7 +157,7 @@ fn tampered_foreign_and_expired_tokens_are_none() {
 
     let foreign = Auth::new(
         AuthConfig::builder()
-            .secret("some-other-secret")
+            .secret("some-other-secret-xxxxxxxxxxxxxx")
             .trust_host(true)
             .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
             .build()

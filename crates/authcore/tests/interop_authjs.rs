@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 const SALT: &str = "authjs.session-token";
 const SECURE_SALT: &str = "__Secure-authjs.session-token";
 const SALTS: [&str; 2] = [SALT, SECURE_SALT];
-const SECRET: &str = "interop-secret-2b9f0c6e51d84a7f";
+const SECRET: &str = "interop-secret-2b9f0c6e51d84a7f-";
 const NEW_SECRET: &str = "interop-rotated-secret-new-8c41d2";
 const OLD_SECRET: &str = "interop-rotated-secret-old-3e07a9";
 const MAX_AGE: u64 = 3600;

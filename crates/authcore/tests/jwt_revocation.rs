@@ -123,7 +123,7 @@ async fn sign_out_everywhere_else_and_everywhere() {
 #[tokio::test]
 async fn without_the_adapter_methods_the_option_is_refused_at_start_up() {
     let err = AuthConfig::builder()
-        .secret("jwt-revocation-secret")
+        .secret("jwt-revocation-secret-xxxxxxxxxx")
         .trust_host(true)
         .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
         .session_strategy(SessionStrategy::Jwt)

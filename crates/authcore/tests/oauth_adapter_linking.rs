@@ -56,7 +56,7 @@ fn auth(
     pages: PagesOptions,
 ) -> Auth {
     let mut b = AuthConfig::builder()
-        .secret("linking-secret")
+        .secret("linking-secret-xxxxxxxxxxxxxxxxx")
         .trust_host(true)
         .adapter(db.clone())
         .events(events.clone())

@@ -11,7 +11,7 @@ use http::Request;
 use http_body_util::Full;
 use serde_json::Value;
 
-const SECRET: &str = "oauth-e2e-secret";
+const SECRET: &str = "oauth-e2e-secret-xxxxxxxxxxxxxxx";
 
 fn auth_for(provider: OAuthProvider) -> Auth {
     auth_logged(provider, ErrorLog::default())

@@ -152,7 +152,7 @@ async fn proxy_refuses_state_from_another_secret() {
 async fn env_sets_the_proxy() {
     let env = authcore::env::Env::from_pairs([
         ("AUTH_REDIRECT_PROXY_URL", "https://login.example.com/auth"),
-        ("AUTH_SECRET", "s"),
+        ("AUTH_SECRET", "s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
     ]);
     let config = authcore::AuthConfig::builder()
         .trust_host(true)

@@ -14,7 +14,7 @@ use authcore::providers::OAuthProvider;
 use authcore::{Auth, AuthConfig};
 use serde_json::Value;
 
-const SECRET: &str = "oauth-refresh-secret";
+const SECRET: &str = "oauth-refresh-secret-xxxxxxxxxxx";
 const TOKEN_COOKIE: &str = "authjs.session-token";
 
 /// An app whose `oidc` provider refreshes tokens an hour before they expire: with access

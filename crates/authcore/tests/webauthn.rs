@@ -983,7 +983,7 @@ async fn relying_party_from_config() {
 fn configuration_checks() {
     let base = || {
         AuthConfig::builder()
-            .secret("s")
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
             .provider(WebAuthnProvider::passkey())
     };
     assert!(matches!(
@@ -1000,7 +1000,7 @@ fn configuration_checks() {
         "{e}"
     );
     let e = AuthConfig::builder()
-        .secret("s")
+        .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
         .adapter(MemoryAdapter::new())
         .provider(WebAuthnProvider::passkey().form_fields(vec![]))
         .build()

@@ -10,7 +10,7 @@
 //! use authcore::providers::WebAuthnProvider;
 //!
 //! let config = AuthConfig::builder()
-//!     .secret("a long random secret")
+//!     .secret("a long random secret-xxxxxxxxxxx")
 //!     .adapter(MemoryAdapter::new())
 //!     .provider(WebAuthnProvider::passkey())
 //!     .build()

@@ -20,7 +20,7 @@ pub const ORIGIN: &str = "https://authjs.test";
 pub const SESSION_COOKIE: &str = "__Secure-authjs.session-token";
 pub const CSRF_COOKIE: &str = "__Host-authjs.csrf-token";
 pub const CALLBACK_COOKIE: &str = "__Secure-authjs.callback-url";
-pub const SECRET: &str = "secret";
+pub const SECRET: &str = "secret-xxxxxxxxxxxxxxxxxxxxxxxxx";
 
 /// Everything the logger and events saw.
 #[derive(Default, Clone)]

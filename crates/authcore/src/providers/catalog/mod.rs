@@ -27,7 +27,7 @@
 //! use authcore::providers::catalog::{self, GitHubOptions};
 //!
 //! let env = Env::from_pairs([
-//!     ("AUTH_SECRET", "a long random secret"),
+//!     ("AUTH_SECRET", "a long random secret, 32 characters or more"),
 //!     ("AUTH_GITHUB_ID", "Iv1.0123456789"),
 //!     ("AUTH_GITHUB_SECRET", "github-secret"),
 //! ]);

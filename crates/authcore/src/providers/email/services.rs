@@ -10,7 +10,7 @@
 //! use authcore::providers::email::services;
 //!
 //! let config = AuthConfig::builder()
-//!     .secret("a long random secret")
+//!     .secret("a long random secret-xxxxxxxxxxx")
 //!     .adapter(MemoryAdapter::new())
 //!     .provider(services::resend().api_key("re_123").with_from("Me <me@example.com>"))
 //!     .build()
