@@ -2,11 +2,13 @@
 # The public API of authcore, one line per item (scripts/public-api.py over rustdoc's JSON),
 # compared with crates/authcore/public-api.txt: a change to the API fails here until the file
 # is updated with it (`scripts/public-api.sh --bless`), so every change shows in review.
-# rustdoc's JSON output is unstable: RUSTC_BOOTSTRAP lets the stable toolchain write it.
+# rustdoc's JSON output is unstable: RUSTC_BOOTSTRAP lets the stable toolchain write it. Cargo
+# rebuilds whatever was built without that variable, so the JSON gets a build directory of
+# its own (under the usual one): the other steps' builds stay as they are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target="${CARGO_TARGET_DIR:-target}"
-RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
+target="${CARGO_TARGET_DIR:-target}/public-api"
+CARGO_TARGET_DIR="$target" RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
   cargo doc -p authcore --no-deps --locked -q
 python3 scripts/public-api.py "$target/doc/authcore.json" > "$target/public-api.txt"
 if [ "${1:-}" = "--bless" ]; then

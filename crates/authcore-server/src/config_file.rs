@@ -55,7 +55,7 @@ use authcore::providers::catalog;
 use authcore::types::{PagesOptions, Theme};
 use serde::Deserialize;
 
-use crate::config::value;
+use crate::config_value as value;
 use crate::ops::LogFormat;
 
 /// A secret read from the file (secret, client secrets, SMTP URL with its password, demo

@@ -1,0 +1,172 @@
+//! The readers of the server's settings, shared by the environment (`config.rs`) and the
+//! file (`config_file.rs`). A text reader takes a variable's value (or a file string) and
+//! returns `None` where the value stands for the default; its error is the reason, which the
+//! caller prefixes with the variable (or the file with its key and line).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde::de::{Deserialize, Deserializer, Error};
+
+use crate::ops::LogFormat;
+use crate::serve::MAX_WORKERS;
+
+/// A listen address (blank: the default).
+pub fn socket_addr(v: &str) -> Result<Option<SocketAddr>, String> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Ok(None);
+    }
+    v.parse()
+        .map(Some)
+        .map_err(|_| format!("is not a socket address (like {})", super::DEFAULT_ADDR))
+}
+
+/// `text` or `json`, any case (blank: the default).
+pub fn log_format(v: &str) -> Result<Option<LogFormat>, String> {
+    v.parse()
+        .map(Some)
+        .map_err(|_| "is not `text` or `json`".to_owned())
+}
+
+const NOT_SECONDS: &str = "is not a number of seconds (like 10 or 0.5)";
+const NOT_COUNT: &str = "is not a positive number";
+
+/// Seconds, more than 0 and up to a day.
+pub fn seconds(s: f64) -> Result<Duration, String> {
+    if s.is_finite() && s > 0.0 && s <= 86_400.0 {
+        Ok(Duration::from_secs_f64(s))
+    } else {
+        Err(NOT_SECONDS.to_owned())
+    }
+}
+
+/// [`seconds`] written as a decimal number (blank: the default).
+pub fn seconds_text(v: &str) -> Result<Option<Duration>, String> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Ok(None);
+    }
+    let s = v.parse::<f64>().map_err(|_| NOT_SECONDS.to_owned())?;
+    seconds(s).map(Some)
+}
+
+/// A positive count.
+pub fn count(n: u64) -> Result<usize, String> {
+    usize::try_from(n)
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| NOT_COUNT.to_owned())
+}
+
+/// [`count`] written in decimal (blank: the default).
+pub fn count_text(v: &str) -> Result<Option<usize>, String> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Ok(None);
+    }
+    let n = v.parse::<u64>().map_err(|_| NOT_COUNT.to_owned())?;
+    count(n).map(Some)
+}
+
+/// A count of worker threads: at most [`MAX_WORKERS`] (a typo such as `1000000` would
+/// otherwise start that many threads).
+fn workers_cap(n: usize) -> Result<usize, String> {
+    if n > MAX_WORKERS {
+        return Err(format!("is more than {MAX_WORKERS} threads"));
+    }
+    Ok(n)
+}
+
+/// A positive count of worker threads, at most [`MAX_WORKERS`].
+pub fn workers(n: u64) -> Result<usize, String> {
+    count(n).and_then(workers_cap)
+}
+
+/// [`workers`] written in decimal (blank: the default).
+pub fn workers_text(v: &str) -> Result<Option<usize>, String> {
+    count_text(v)?.map(workers_cap).transpose()
+}
+
+/// `on` or `off`.
+pub fn on_off(v: &str) -> Result<Option<bool>, String> {
+    match v {
+        "on" => Ok(Some(true)),
+        "off" => Ok(Some(false)),
+        _ => Err("is not `on` or `off`".to_owned()),
+    }
+}
+
+/// A comma-separated list (blank entries dropped; blank: the default).
+pub fn comma_list(v: &str) -> Result<Option<Vec<String>>, String> {
+    if v.trim().is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(
+        v.split(',')
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect(),
+    ))
+}
+
+/// A list written as one (blank entries dropped; empty: the default).
+pub fn list(items: Vec<String>) -> Option<Vec<String>> {
+    let items: Vec<String> = items
+        .iter()
+        .flat_map(|item| item.split(','))
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect();
+    (!items.is_empty()).then_some(items)
+}
+
+/// A text value trimmed, unless blank.
+pub fn non_blank(v: Option<String>) -> Option<String> {
+    v.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+}
+
+/// A file string read by the text reader `parse`.
+fn text<'de, D: Deserializer<'de>, T>(
+    d: D,
+    parse: fn(&str) -> Result<Option<T>, String>,
+) -> Result<Option<T>, D::Error> {
+    let v = String::deserialize(d)?;
+    parse(&v).map_err(|reason| D::Error::custom(format!("{v:?} {reason}")))
+}
+
+/// A file number read by `check`.
+fn number<'de, D: Deserializer<'de>, N: Deserialize<'de> + std::fmt::Display + Copy, T>(
+    d: D,
+    check: fn(N) -> Result<T, String>,
+) -> Result<Option<T>, D::Error> {
+    let n = N::deserialize(d)?;
+    check(n)
+        .map(Some)
+        .map_err(|reason| D::Error::custom(format!("{n} {reason}")))
+}
+
+/// `[server] addr`, `metrics_addr`.
+pub fn de_socket_addr<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SocketAddr>, D::Error> {
+    text(d, socket_addr)
+}
+
+/// `[server] log_format`.
+pub fn de_log_format<'de, D: Deserializer<'de>>(d: D) -> Result<Option<LogFormat>, D::Error> {
+    text(d, log_format)
+}
+
+/// `[server] header_read_timeout`, `request_timeout`, `database_timeout`.
+pub fn de_seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    number(d, seconds)
+}
+
+/// `[server] max_connections`, `database_max_connections`.
+pub fn de_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    number(d, count)
+}
+
+/// `[server] workers`.
+pub fn de_workers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    number(d, workers)
+}
