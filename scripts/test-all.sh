@@ -16,7 +16,7 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
 command -v caddy >/dev/null 2>&1 || need_apt+=(caddy)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 if [ ${#need_apt[@]} -gt 0 ]; then
-  echo "==> installing ${need_apt[*]} with apt"
+  echo "==> [${SECONDS}s] installing ${need_apt[*]} with apt"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
 fi
 
@@ -26,7 +26,7 @@ fi
 # the check that the vendored brand icons are current; @auth/express, the real Auth.js app of
 # the shared-session browser test.
 for dir in interop testsupport/oidc testsupport/smtp testsupport/browser testsupport/authjs-express scripts; do
-  echo "==> npm ci --prefix $dir"
+  echo "==> [${SECONDS}s] npm ci --prefix $dir"
   npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
 done
 
@@ -34,12 +34,12 @@ done
 # trust auth; MariaDB at 127.0.0.1:3306, `root` without a password, database `test`; Redis
 # at 127.0.0.1:6379): start them if they have stopped.
 if command -v pg_isready >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432; then
-  echo "==> starting PostgreSQL"
+  echo "==> [${SECONDS}s] starting PostgreSQL"
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start || true
   for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
 fi
 if command -v mariadb-admin >/dev/null 2>&1 && ! mariadb-admin -h 127.0.0.1 -P 3306 -u root ping >/dev/null 2>&1; then
-  echo "==> starting MariaDB"
+  echo "==> [${SECONDS}s] starting MariaDB"
   start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd || true
   for _ in $(seq 1 30); do mariadb-admin -h 127.0.0.1 -P 3306 -u root ping >/dev/null 2>&1 && break; sleep 1; done
 fi
@@ -47,46 +47,46 @@ if command -v mariadb >/dev/null 2>&1; then
   mariadb -h 127.0.0.1 -P 3306 -u root -e 'CREATE DATABASE IF NOT EXISTS test' || true
 fi
 if command -v redis-cli >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
-  echo "==> starting Redis"
+  echo "==> [${SECONDS}s] starting Redis"
   redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
     --dir /var/lib/redis --logfile /var/log/redis/ci.log || true
   for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
 fi
 
-echo "==> brand icons vendored from the pinned simple-icons (crates/authcore/src/brand_icons.rs)"
+echo "==> [${SECONDS}s] brand icons vendored from the pinned simple-icons (crates/authcore/src/brand_icons.rs)"
 node scripts/vendor-brand-icons.mjs --check
 
-echo "==> cargo fmt --check"
+echo "==> [${SECONDS}s] cargo fmt --check"
 cargo fmt --all -- --check
 
-echo "==> cargo clippy"
+echo "==> [${SECONDS}s] cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-echo "==> cargo doc (broken or private intra-doc links fail)"
+echo "==> [${SECONDS}s] cargo doc (broken or private intra-doc links fail)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
-echo "==> cargo test"
+echo "==> [${SECONDS}s] cargo test"
 cargo test --workspace --locked
 
-echo "==> authcore's public API against crates/authcore/public-api.txt (scripts/public-api.sh)"
+echo "==> [${SECONDS}s] authcore's public API against crates/authcore/public-api.txt (scripts/public-api.sh)"
 ./scripts/public-api.sh
 
-echo "==> authcore with no optional feature and with each alone (scripts/test-features.sh)"
+echo "==> [${SECONDS}s] authcore with no optional feature and with each alone (scripts/test-features.sh)"
 ./scripts/test-features.sh
 
-echo "==> cargo deny (licences, bans, sources; advisories need the network, which CI has not)"
+echo "==> [${SECONDS}s] cargo deny (licences, bans, sources; advisories need the network, which CI has not)"
 command -v cargo-deny >/dev/null 2>&1 || cargo install cargo-deny --locked
 cargo deny --log-level error check licenses bans sources
 
 # The fuzz targets' saved reproducers and committed seeds, replayed as an ordinary test (no
 # instrumented build; exploring new inputs is scripts/fuzz-smoke.sh and fuzz/README.md's long
 # runs). The fuzz crate is a workspace of its own; it shares the build directory.
-echo "==> fuzz regressions (fuzz/tests/regressions.rs)"
+echo "==> [${SECONDS}s] fuzz regressions (fuzz/tests/regressions.rs)"
 cargo test --manifest-path fuzz/Cargo.toml --locked
 
 # Publishable crates (the examples are not published): every crate packages (metadata, versioned path dependencies, the files
 # it needs) and builds from its package alone.
-echo "==> cargo package --workspace (verified)"
+echo "==> [${SECONDS}s] cargo package --workspace (verified)"
 # The verification builds each crate against its workspace siblings as crates of a temporary
 # local registry, whose unpacked sources cargo keeps in CARGO_HOME (registry/src/-<hash>) and
 # never unpacks again for the same version: an earlier run's authcore would be compiled. So
@@ -101,9 +101,9 @@ cargo package --workspace --exclude 'example-*' --locked
 # the steps above were that check.
 msrv="$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)"
 if rustc --version | grep -Eq "^rustc ${msrv//./\\.}(\.0)? "; then
-  echo "==> MSRV $msrv: the toolchain in use ($(rustc --version))"
+  echo "==> [${SECONDS}s] MSRV $msrv: the toolchain in use ($(rustc --version))"
 else
-  echo "==> MSRV $msrv: cargo +$msrv check"
+  echo "==> [${SECONDS}s] MSRV $msrv: cargo +$msrv check"
   rustup toolchain list | grep -q "^$msrv" || rustup toolchain install "$msrv" --profile minimal
   cargo "+$msrv" check --workspace --all-targets --locked
 fi

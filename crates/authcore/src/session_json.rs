@@ -62,6 +62,34 @@ impl SessionJson {
         self.json.get(key)
     }
 
+    /// A field the `session` callback added, as the type the application gave it: a
+    /// top-level field (`claim::<Vec<String>>("roles")`), or one inside `user` with a
+    /// `user.` prefix (`claim::<u64>("user.tenant")`). `None` when it is absent or has
+    /// another shape (what the callback wrote does not fit `T`).
+    ///
+    /// ```
+    /// use authcore::SessionJson;
+    /// #[derive(serde::Deserialize, Debug, PartialEq)]
+    /// struct Plan { name: String, seats: u32 }
+    /// let s = SessionJson::from_json(authcore::serde_json::json!({
+    ///     "user": {"name": "Ada", "tenant": 7},
+    ///     "roles": ["admin", "billing"],
+    ///     "plan": {"name": "team", "seats": 5},
+    /// }));
+    /// assert_eq!(s.claim::<Vec<String>>("roles").unwrap(), ["admin", "billing"]);
+    /// assert_eq!(s.claim::<u64>("user.tenant"), Some(7));
+    /// assert_eq!(s.claim::<Plan>("plan"), Some(Plan { name: "team".into(), seats: 5 }));
+    /// assert_eq!(s.claim::<u64>("roles"), None); // another shape
+    /// assert_eq!(s.claim::<String>("missing"), None);
+    /// ```
+    pub fn claim<T: serde::de::DeserializeOwned>(&self, name: &str) -> Option<T> {
+        let value = match name.strip_prefix("user.") {
+            Some(field) => self.user()?.get(field)?,
+            None => self.json.get(name)?,
+        };
+        T::deserialize(value).ok()
+    }
+
     /// The `user` object.
     pub fn user(&self) -> Option<&Map<String, Value>> {
         self.json.get("user")?.as_object()
