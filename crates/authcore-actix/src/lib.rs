@@ -204,13 +204,17 @@ async fn resolve(
     auth: &Auth,
     req: &HttpRequest,
 ) -> Result<(Option<Session>, Vec<HeaderValue>), authcore::AuthError> {
+    let mut slot = Slot(req);
+    // Read before copying the request's head into `http` types: behind `RequireAuth` the
+    // session is already there.
+    if let Some(found) = slot.found() {
+        return Ok((found.map(Session), Vec::new()));
+    }
     let (uri, headers) =
         uri_and_headers(req).ok_or_else(|| authcore::AuthError::InvalidRequest {
             message: "unparsable URI".to_owned(),
         })?;
-    let (found, set_cookie) = auth
-        .read_session_once(&uri, &headers, &mut Slot(req))
-        .await?;
+    let (found, set_cookie) = auth.read_session_once(&uri, &headers, &mut slot).await?;
     let set_cookie = set_cookie
         .iter()
         .filter_map(|v| HeaderValue::from_bytes(v.as_bytes()).ok())

@@ -8,26 +8,12 @@ use authcore::callbacks::{Callbacks, JwtParams, SignInOutcome, SignInParams};
 use authcore::jwt::JwtClaims;
 use authcore::{BoxError, DangerousOptions, PagesOptions};
 
-async fn sign_in(auth: &authcore::Auth, fields: &[(&str, &str)]) -> TestResponse {
-    let (csrf, token) = csrf_pair();
-    let mut pairs = vec![("csrfToken", token.as_str())];
-    pairs.extend_from_slice(fields);
-    send(
-        auth,
-        post("/auth/callback/credentials")
-            .header("cookie", csrf)
-            .body(form(&pairs))
-            .unwrap(),
-    )
-    .await
-}
-
 /// next-auth 4's `json=true` body field means nothing to Auth.js v5 (only with
 /// `next_auth_v4()` does it ask for `{url}` JSON): still a redirect.
 #[tokio::test]
 async fn a_json_field_in_the_body_is_no_return_redirect() {
     let (auth, _) = auth();
-    let r = sign_in(
+    let r = post_credentials(
         &auth,
         &[("username", "demo"), ("password", "pw"), ("json", "true")],
     )
@@ -38,7 +24,7 @@ async fn a_json_field_in_the_body_is_no_return_redirect() {
 #[tokio::test]
 async fn success_sets_session_cookie_and_redirects_to_callback_url() {
     let (auth, rec) = auth();
-    let r = sign_in(
+    let r = post_credentials(
         &auth,
         &[
             ("username", "demo"),
@@ -76,7 +62,7 @@ async fn success_sets_session_cookie_and_redirects_to_callback_url() {
 #[tokio::test]
 async fn null_user_redirects_with_credentials_code() {
     let (auth, rec) = auth();
-    let r = sign_in(&auth, &[("username", "demo"), ("password", "wrong")]).await;
+    let r = post_credentials(&auth, &[("username", "demo"), ("password", "wrong")]).await;
     assert_eq!(
         r.location(),
         Some("https://authjs.test/auth/signin?error=CredentialsSignin&code=credentials")
@@ -131,7 +117,7 @@ async fn custom_sign_in_page_receives_errors() {
         error: Some("/custom/error".into()),
         ..Default::default()
     }));
-    let r = sign_in(&auth, &[("username", "nobody")]).await;
+    let r = post_credentials(&auth, &[("username", "nobody")]).await;
     assert_eq!(
         r.location(),
         Some("https://authjs.test/login?error=CredentialsSignin&code=credentials")
@@ -243,7 +229,7 @@ async fn sign_in_callback_decisions() {
         outcome: Some(SignInOutcome::Deny),
         ..Default::default()
     }));
-    let r = sign_in(&auth, &[("username", "demo"), ("password", "pw")]).await;
+    let r = post_credentials(&auth, &[("username", "demo"), ("password", "pw")]).await;
     assert_eq!(
         r.location(),
         Some("https://authjs.test/auth/error?error=AccessDenied")
@@ -253,7 +239,7 @@ async fn sign_in_callback_decisions() {
         fail: true,
         ..Default::default()
     }));
-    let r = sign_in(&auth, &[("username", "demo"), ("password", "pw")]).await;
+    let r = post_credentials(&auth, &[("username", "demo"), ("password", "pw")]).await;
     assert_eq!(
         r.location(),
         Some("https://authjs.test/auth/error?error=AccessDenied")
@@ -267,14 +253,14 @@ async fn sign_in_callback_decisions() {
             outcome: Some(SignInOutcome::Redirect(target.into())),
             ..Default::default()
         }));
-        let r = sign_in(&auth, &[("username", "demo"), ("password", "pw")]).await;
+        let r = post_credentials(&auth, &[("username", "demo"), ("password", "pw")]).await;
         assert_eq!(r.location(), Some(expected));
         assert!(r.cookie(SESSION_COOKIE).is_none());
     }
 
     let gate = Gate::default();
     let (auth, _) = auth_with(builder().callbacks(gate.clone()));
-    let r = sign_in(&auth, &[("username", "demo"), ("password", "pw")]).await;
+    let r = post_credentials(&auth, &[("username", "demo"), ("password", "pw")]).await;
     let claims = auth
         .config()
         .jwt()
@@ -296,7 +282,7 @@ async fn hostile_callback_urls_never_leave_the_origin() {
         "/\\evil.example",
         "\\\\evil.example",
     ] {
-        let r = sign_in(
+        let r = post_credentials(
             &auth,
             &[
                 ("username", "demo"),

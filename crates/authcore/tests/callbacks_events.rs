@@ -36,21 +36,9 @@ impl Events for FailingEvents {
 }
 
 async fn credentials_sign_in(auth: &Auth, extra: &[(&str, &str)]) -> TestResponse {
-    let (csrf, token) = csrf_pair();
-    let mut pairs = vec![
-        ("csrfToken", token.as_str()),
-        ("username", "demo"),
-        ("password", "pw"),
-    ];
-    pairs.extend_from_slice(extra);
-    send(
-        auth,
-        post("/auth/callback/credentials")
-            .header("cookie", csrf)
-            .body(form(&pairs))
-            .unwrap(),
-    )
-    .await
+    let mut fields = vec![("username", "demo"), ("password", "pw")];
+    fields.extend_from_slice(extra);
+    post_credentials(auth, &fields).await
 }
 
 async fn sign_out(auth: &Auth, session: Option<&str>, callback_url: Option<&str>) -> TestResponse {
