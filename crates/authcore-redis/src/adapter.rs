@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity,
-    UserUpdate, VerificationToken,
+    TwoFactor, UserUpdate, VerificationToken,
 };
 use authcore::{Account, Authenticator};
 use redis::AsyncCommands;
@@ -374,7 +374,11 @@ impl Adapter for RedisAdapter {
             .await
             .map_err(redis_err(OP))?;
         let () = conn
-            .del(self.keys.jwt_revocation(id))
+            .del(&[
+                self.keys.jwt_revocation(id),
+                self.keys.two_factor(id),
+                self.keys.recovery_codes(id),
+            ])
             .await
             .map_err(redis_err(OP))?;
         Ok(())
@@ -771,6 +775,118 @@ impl Adapter for RedisAdapter {
             .and_then(Value::as_str)
             .map(str::to_owned);
         Ok(Some(JwtRevocation { before, keep }))
+    }
+
+    async fn get_two_factor(&self, user_id: &str) -> Result<Option<TwoFactor>, AdapterError> {
+        const OP: &str = "getTwoFactor";
+        if !is_user_id(user_id) {
+            return Ok(None);
+        }
+        let Some(raw) = self.get_raw(OP, &self.keys.two_factor(user_id)).await? else {
+            return Ok(None);
+        };
+        let stored = decode_object(OP, &raw)?;
+        let totp_secret = stored
+            .get("totpSecret")
+            .and_then(Value::as_str)
+            .ok_or_else(|| data_err(OP, "unreadable second factor stored"))?
+            .to_owned();
+        let totp_confirmed_at = match stored.get("totpConfirmedAt").and_then(Value::as_str) {
+            Some(t) => Some(
+                OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339)
+                    .map_err(|_| data_err(OP, "unreadable second factor stored"))?,
+            ),
+            None => None,
+        };
+        Ok(Some(TwoFactor {
+            user_id: user_id.to_owned(),
+            totp_secret,
+            totp_confirmed_at,
+        }))
+    }
+
+    async fn set_two_factor(&self, two_factor: TwoFactor) -> Result<(), AdapterError> {
+        const OP: &str = "setTwoFactor";
+        if !is_user_id(&two_factor.user_id) {
+            return Err(data_err(OP, "not a user id of this adapter"));
+        }
+        let json = serde_json::json!({
+            "totpSecret": two_factor.totp_secret,
+            "totpConfirmedAt": two_factor.totp_confirmed_at.map(authcore::types::iso_string),
+        })
+        .to_string();
+        let mut conn = self.conn.clone();
+        let () = conn
+            .set(self.keys.two_factor(&two_factor.user_id), json)
+            .await
+            .map_err(redis_err(OP))?;
+        Ok(())
+    }
+
+    async fn delete_two_factor(&self, user_id: &str) -> Result<(), AdapterError> {
+        const OP: &str = "deleteTwoFactor";
+        if !is_user_id(user_id) {
+            return Ok(());
+        }
+        let mut conn = self.conn.clone();
+        let () = conn
+            .del(&[
+                self.keys.two_factor(user_id),
+                self.keys.recovery_codes(user_id),
+            ])
+            .await
+            .map_err(redis_err(OP))?;
+        Ok(())
+    }
+
+    async fn replace_recovery_codes(
+        &self,
+        user_id: &str,
+        code_hashes: &[String],
+    ) -> Result<(), AdapterError> {
+        const OP: &str = "replaceRecoveryCodes";
+        if !is_user_id(user_id) {
+            return Err(data_err(OP, "not a user id of this adapter"));
+        }
+        let key = self.keys.recovery_codes(user_id);
+        // The old set goes in the transaction that stores the new one.
+        let mut pipe = redis::pipe();
+        pipe.atomic().del(&key).ignore();
+        if !code_hashes.is_empty() {
+            pipe.sadd(&key, code_hashes).ignore();
+        }
+        let mut conn = self.conn.clone();
+        let () = pipe.query_async(&mut conn).await.map_err(redis_err(OP))?;
+        Ok(())
+    }
+
+    async fn use_recovery_code(
+        &self,
+        user_id: &str,
+        code_hash: &str,
+    ) -> Result<bool, AdapterError> {
+        const OP: &str = "useRecoveryCode";
+        if !is_user_id(user_id) {
+            return Ok(false);
+        }
+        // SREM answers 1 to the one use that removed the code.
+        let mut conn = self.conn.clone();
+        let removed: i64 = conn
+            .srem(self.keys.recovery_codes(user_id), code_hash)
+            .await
+            .map_err(redis_err(OP))?;
+        Ok(removed == 1)
+    }
+
+    async fn count_recovery_codes(&self, user_id: &str) -> Result<u64, AdapterError> {
+        const OP: &str = "countRecoveryCodes";
+        if !is_user_id(user_id) {
+            return Ok(0);
+        }
+        let mut conn = self.conn.clone();
+        conn.scard(self.keys.recovery_codes(user_id))
+            .await
+            .map_err(redis_err(OP))
     }
 
     async fn rename_authenticator(

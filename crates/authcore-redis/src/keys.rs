@@ -95,6 +95,17 @@ impl Keys {
         format!("{}user:jwt-revocation:{user_id}", self.prefix)
     }
 
+    /// `user:two-factor:<userId>` → the user's TOTP second factor as JSON.
+    pub(crate) fn two_factor(&self, user_id: &str) -> String {
+        format!("{}user:two-factor:{user_id}", self.prefix)
+    }
+
+    /// `user:recovery-codes:<userId>` → set of the hashes of the user's unused recovery
+    /// codes.
+    pub(crate) fn recovery_codes(&self, user_id: &str) -> String {
+        format!("{}user:recovery-codes:{user_id}", self.prefix)
+    }
+
     /// `user:authenticator:by-user-id:<userId>` → set of authenticator keys.
     pub(crate) fn authenticators_by_user(&self, user_id: &str) -> String {
         format!("{}user:authenticator:{BY_USER_ID}{user_id}", self.prefix)

@@ -1,7 +1,7 @@
 //! The shared adapter conformance suite (`authcore::adapter::conformance`) against Redis.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_suite() {

@@ -2,7 +2,7 @@
 //! instances counting one key concurrently never let more than the limit through.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Focused tests of the Redis adapter against a real Redis (see `common::START_HINT`).
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

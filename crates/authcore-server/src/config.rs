@@ -97,6 +97,10 @@ pub struct ServerConfig {
     /// (`AUTHCORE_DATABASE_DIRECT_READS`, `on` or `off`, default `on`:
     /// [`authcore_sqlx::PoolSettings::direct_session_reads`]); and their `[server]` keys.
     pub database_pool: authcore_sqlx::PoolSettings,
+    /// Second factors (`AUTHCORE_TWO_FACTOR`: `optional`, `required` or `off`; `[two_factor]
+    /// policy` and `issuer`): optional by default with a database, off without one (they are
+    /// stored in it).
+    pub two_factor: Option<authcore::two_factor::TwoFactorOptions>,
     /// Threads that serve requests (`AUTHCORE_WORKERS`, `[server] workers`; default: the
     /// CPUs the process may run on). With 1 the server runs on a single-threaded runtime
     /// ([`serve::runtime`]).
@@ -218,6 +222,7 @@ impl ServerConfig {
             rate_limits: RateLimits::recommended(),
             redis_url: None,
             trusted_proxies: Vec::new(),
+            two_factor: None,
         }
     }
 
@@ -361,6 +366,29 @@ impl ServerConfig {
             getrandom::fill(&mut bytes).map_err(ServerConfigError::Random)?;
             (Some(hex::encode(bytes)), true)
         };
+        let two_factor = match layered(vars.text("AUTHCORE_TWO_FACTOR"), file.two_factor.policy)
+            .as_deref()
+            .map(str::trim)
+        {
+            Some("off") => None,
+            None | Some("") if database_url.is_none() => None,
+            None | Some("" | "optional") => Some(authcore::two_factor::TwoFactorOptions::default()),
+            Some("required") => Some(authcore::two_factor::TwoFactorOptions::required()),
+            Some(other) => {
+                return Err(invalid(format!(
+                    "two-factor policy {other:?} is not `optional`, `required` or `off`"
+                )));
+            }
+        };
+        if two_factor.is_some() && database_url.is_none() {
+            return Err(invalid(
+                "second factors (AUTHCORE_TWO_FACTOR, [two_factor] policy) are stored in the database: set AUTHCORE_DATABASE_URL, or turn them off".to_owned(),
+            ));
+        }
+        let two_factor = match (two_factor, value::non_blank(file.two_factor.issuer)) {
+            (Some(t), Some(issuer)) => Some(t.issuer(issuer)),
+            (t, _) => t,
+        };
         let gateway = if gateway::Gateway::is_configured(&env, file.gateway.as_ref()) {
             let g = gateway::Gateway::new(&env, file.gateway.unwrap_or_default())?;
             if g.needs_token_claims() && database_url.is_some() {
@@ -393,6 +421,7 @@ impl ServerConfig {
             rate_limits,
             redis_url,
             trusted_proxies,
+            two_factor,
         })
     }
 }

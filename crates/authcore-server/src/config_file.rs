@@ -106,6 +106,22 @@ pub struct ConfigFile {
     pub gateway: Option<crate::gateway::GatewaySection>,
     /// `[rate_limits]`: the brute-force limits, each adjustable.
     pub rate_limits: Option<RateLimitsSection>,
+    /// `[two_factor]`: second factors (`policy`, `issuer`).
+    #[serde(default)]
+    pub two_factor: TwoFactorSection,
+}
+
+/// `[two_factor]`: `policy = "optional"` (the default with a database: users who enrolled
+/// are asked), `"required"` (every user enrols at sign-in) or `"off"`; `issuer`, the name
+/// authenticator apps show (default: the host of `AUTH_URL`).
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct TwoFactorSection {
+    /// `optional`, `required` or `off` (as `AUTHCORE_TWO_FACTOR`).
+    pub policy: Option<String>,
+    /// The issuer shown in authenticator apps.
+    pub issuer: Option<String>,
 }
 
 /// `[rate_limits]`: `enabled = false` turns them all off (as `AUTHCORE_RATE_LIMITS=off`);

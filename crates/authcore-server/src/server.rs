@@ -294,6 +294,9 @@ fn demo_auth(
             // Passkeys: register with an email (or while signed in), then sign in with
             // the passkey alone, also from the email field's autofill.
             .provider(WebAuthnProvider::passkey());
+        if let Some(two_factor) = config.two_factor.clone() {
+            builder = builder.two_factor(two_factor);
+        }
     }
     for p in oauth_providers(&config.env)? {
         builder = builder.provider(p);

@@ -43,6 +43,10 @@ pub(crate) struct Tables {
     pub authenticators: &'static str,
     /// The JWT revocation list (authcore's own table).
     pub revocations: &'static str,
+    /// TOTP second factors (authcore's own table).
+    pub two_factors: &'static str,
+    /// Recovery codes (authcore's own table).
+    pub recovery_codes: &'static str,
 }
 
 /// The table names of Auth.js's `@auth/pg-adapter` (also used on SQLite).
@@ -54,6 +58,8 @@ pub(crate) const PG_ADAPTER_TABLES: Tables = Tables {
     verification_tokens: "verification_token",
     authenticators: "authenticators",
     revocations: "session_revocations",
+    two_factors: "two_factors",
+    recovery_codes: "recovery_codes",
 };
 
 impl Dialect {
@@ -71,7 +77,7 @@ impl Dialect {
     /// Renders a statement template: `"` becomes the dialect's quote, each `?` its next
     /// placeholder, and the fragments
     /// - `{users}`, `{accounts}`, `{sessions}`, `{tokens}`, `{authenticators}`,
-    ///   `{revocations}`: table names;
+    ///   `{revocations}`, `{two_factors}`, `{recovery_codes}`: table names;
     /// - `{user}`, `{account}`, `{session}`, `{authenticator}`: a row's columns, in the
     ///   order the row readers of [`crate::ops`] expect;
     /// - `{uid,}` / `{u?,}` and `{rid,}` / `{r?,}`: the id column and its value when the
@@ -94,6 +100,8 @@ impl Dialect {
             .replace("{tokens}", &q(t.verification_tokens))
             .replace("{authenticators}", &q(t.authenticators))
             .replace("{revocations}", &q(t.revocations))
+            .replace("{two_factors}", &q(t.two_factors))
+            .replace("{recovery_codes}", &q(t.recovery_codes))
             .replace("{uid,}", adapter_ids(self.user_ids, "id, "))
             .replace("{u?,}", adapter_ids(self.user_ids, "?, "))
             .replace("{rid,}", adapter_ids(self.row_ids, "id, "))
@@ -182,7 +190,14 @@ queries! {
     delete_user_accounts = r#"DELETE FROM {accounts} WHERE "userId" = ?"#;
     delete_user_tokens = "DELETE FROM {tokens} WHERE identifier IN (SELECT email FROM {users} WHERE id = ?)";
     delete_user_revocation = r#"DELETE FROM {revocations} WHERE "userId" = ?"#;
+    delete_user_two_factor = r#"DELETE FROM {two_factors} WHERE "userId" = ?"#;
+    delete_user_recovery_codes = r#"DELETE FROM {recovery_codes} WHERE "userId" = ?"#;
     delete_user = "DELETE FROM {users} WHERE id = ?";
+    insert_two_factor = r#"INSERT INTO {two_factors} ("userId", "totpSecret", "totpConfirmedAt") VALUES (?, ?, ?)"#;
+    get_two_factor = r#"SELECT "totpSecret", "totpConfirmedAt" FROM {two_factors} WHERE "userId" = ?"#;
+    insert_recovery_code = r#"INSERT INTO {recovery_codes} ("userId", "codeHash") VALUES (?, ?)"#;
+    use_recovery_code = r#"DELETE FROM {recovery_codes} WHERE "userId" = ? AND "codeHash" = ?"#;
+    count_recovery_codes = r#"SELECT COUNT(*) FROM {recovery_codes} WHERE "userId" = ?"#;
     insert_revocation = r#"INSERT INTO {revocations} ("userId", "revokedBefore", "keepSession") VALUES (?, ?, ?)"#;
     get_revocation = r#"SELECT "revokedBefore", "keepSession" FROM {revocations} WHERE "userId" = ?"#;
     link_account = "INSERT INTO {accounts} ({rid,}{account}) VALUES ({r?,}?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";

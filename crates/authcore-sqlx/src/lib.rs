@@ -111,7 +111,7 @@ use direct::DirectReads;
 use async_trait::async_trait;
 use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity,
-    UserUpdate, VerificationToken,
+    TwoFactor, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator, ProviderType};
 use std::sync::Arc;
@@ -734,6 +734,38 @@ impl Adapter for SqlxAdapter {
         counter: u64,
     ) -> Result<Option<Authenticator>, AdapterError> {
         dispatch!(self, update_authenticator_counter(credential_id, counter))
+    }
+
+    async fn get_two_factor(&self, user_id: &str) -> Result<Option<TwoFactor>, AdapterError> {
+        dispatch!(self, get_two_factor(user_id))
+    }
+
+    async fn set_two_factor(&self, two_factor: TwoFactor) -> Result<(), AdapterError> {
+        dispatch!(self, set_two_factor(two_factor))
+    }
+
+    async fn delete_two_factor(&self, user_id: &str) -> Result<(), AdapterError> {
+        dispatch!(self, delete_two_factor(user_id))
+    }
+
+    async fn replace_recovery_codes(
+        &self,
+        user_id: &str,
+        code_hashes: &[String],
+    ) -> Result<(), AdapterError> {
+        dispatch!(self, replace_recovery_codes(user_id, code_hashes))
+    }
+
+    async fn use_recovery_code(
+        &self,
+        user_id: &str,
+        code_hash: &str,
+    ) -> Result<bool, AdapterError> {
+        dispatch!(self, use_recovery_code(user_id, code_hash))
+    }
+
+    async fn count_recovery_codes(&self, user_id: &str) -> Result<u64, AdapterError> {
+        dispatch!(self, count_recovery_codes(user_id))
     }
 }
 

@@ -21,6 +21,8 @@ pub(crate) static DIALECT: Dialect = Dialect {
         verification_tokens: "verificationToken",
         authenticators: "authenticator",
         revocations: "sessionRevocation",
+        two_factors: "twoFactor",
+        recovery_codes: "recoveryCode",
     },
     user_ids: Ids::Uuid,
     row_ids: Ids::None,

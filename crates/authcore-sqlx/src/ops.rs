@@ -7,8 +7,8 @@
 //! only if this call's `DELETE` removed it, so two concurrent uses still return it once.
 
 use authcore::adapter::{
-    AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity, UserUpdate,
-    VerificationToken,
+    AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity, TwoFactor,
+    UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator};
 use std::time::Duration;
@@ -315,6 +315,8 @@ pub(crate) async fn delete_user(pool: &Pool, id: &str) -> Result<(), AdapterErro
         &sql.delete_user_accounts,
         &sql.delete_user_tokens,
         &sql.delete_user_revocation,
+        &sql.delete_user_two_factor,
+        &sql.delete_user_recovery_codes,
         &sql.delete_user,
     ]
     .map(|s| (s.as_str(), vec![Arg::UserId(id.to_owned())]));
@@ -633,6 +635,113 @@ pub(crate) async fn get_jwt_revocation(
             keep: r.opt_text()?,
         })
     })
+}
+
+// ---------------------------------------------------------------------------------------
+// Second factors
+
+pub(crate) async fn get_two_factor(
+    pool: &Pool,
+    user_id: &str,
+) -> Result<Option<TwoFactor>, AdapterError> {
+    const OP: &str = "get_two_factor";
+    if !pool.is_user_id(user_id) {
+        return Ok(None);
+    }
+    let args = vec![Arg::UserId(user_id.to_owned())];
+    let row = pool
+        .fetch_optional(&pool.sql().get_two_factor, args, &[Col::Text, Col::Time])
+        .await
+        .map_err(map_sqlx(OP))?;
+    one(OP, row, |r| {
+        Ok(TwoFactor {
+            user_id: user_id.to_owned(),
+            totp_secret: r.text()?,
+            totp_confirmed_at: r.opt_time()?,
+        })
+    })
+}
+
+pub(crate) async fn set_two_factor(pool: &Pool, t: TwoFactor) -> Result<(), AdapterError> {
+    const OP: &str = "set_two_factor";
+    let user = required_user_id(pool, OP, Some(&t.user_id))?;
+    let sql = pool.sql();
+    // Replaces the user's record: delete and insert in one transaction.
+    let statements = vec![
+        (sql.delete_user_two_factor.as_str(), vec![user.clone()]),
+        (
+            sql.insert_two_factor.as_str(),
+            vec![
+                user,
+                Arg::Text(Some(t.totp_secret)),
+                Arg::Time(t.totp_confirmed_at),
+            ],
+        ),
+    ];
+    pool.execute_all(statements).await.map_err(map_sqlx(OP))
+}
+
+pub(crate) async fn delete_two_factor(pool: &Pool, user_id: &str) -> Result<(), AdapterError> {
+    if !pool.is_user_id(user_id) {
+        return Ok(());
+    }
+    let sql = pool.sql();
+    let statements = [&sql.delete_user_two_factor, &sql.delete_user_recovery_codes]
+        .map(|s| (s.as_str(), vec![Arg::UserId(user_id.to_owned())]));
+    pool.execute_all(statements.into())
+        .await
+        .map_err(map_sqlx("delete_two_factor"))
+}
+
+pub(crate) async fn replace_recovery_codes(
+    pool: &Pool,
+    user_id: &str,
+    code_hashes: &[String],
+) -> Result<(), AdapterError> {
+    const OP: &str = "replace_recovery_codes";
+    let user = required_user_id(pool, OP, Some(user_id))?;
+    let sql = pool.sql();
+    // The old set goes in the transaction that stores the new one.
+    let statements = std::iter::once((sql.delete_user_recovery_codes.as_str(), vec![user.clone()]))
+        .chain(code_hashes.iter().map(|hash| {
+            (
+                sql.insert_recovery_code.as_str(),
+                vec![user.clone(), Arg::text(hash.as_str())],
+            )
+        }))
+        .collect();
+    pool.execute_all(statements).await.map_err(map_sqlx(OP))
+}
+
+pub(crate) async fn use_recovery_code(
+    pool: &Pool,
+    user_id: &str,
+    code_hash: &str,
+) -> Result<bool, AdapterError> {
+    if !pool.is_user_id(user_id) {
+        return Ok(false);
+    }
+    // Only the use whose DELETE removed the row succeeds: concurrent uses succeed once.
+    let args = vec![Arg::UserId(user_id.to_owned()), Arg::text(code_hash)];
+    let deleted = pool
+        .execute(&pool.sql().use_recovery_code, args)
+        .await
+        .map_err(map_sqlx("use_recovery_code"))?;
+    Ok(deleted > 0)
+}
+
+pub(crate) async fn count_recovery_codes(pool: &Pool, user_id: &str) -> Result<u64, AdapterError> {
+    const OP: &str = "count_recovery_codes";
+    if !pool.is_user_id(user_id) {
+        return Ok(0);
+    }
+    let args = vec![Arg::UserId(user_id.to_owned())];
+    let row = pool
+        .fetch_optional(&pool.sql().count_recovery_codes, args, &[Col::Int])
+        .await
+        .map_err(map_sqlx(OP))?;
+    let count = one(OP, row, Reader::int)?.unwrap_or(0);
+    Ok(u64::try_from(count).unwrap_or(0))
 }
 
 // ---------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@
 #![cfg(feature = "mysql")]
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

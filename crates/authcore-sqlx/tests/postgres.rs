@@ -8,7 +8,7 @@
 
 #![cfg(feature = "postgres")]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

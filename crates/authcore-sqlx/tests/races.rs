@@ -4,7 +4,7 @@
 #![cfg(all(feature = "postgres", feature = "sqlite", feature = "mysql"))]
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

@@ -4,7 +4,7 @@
 #![cfg(feature = "postgres")]
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use authcore::adapter::{Adapter, NewUser};
 use authcore::providers::CredentialsProvider;

@@ -3,7 +3,7 @@
 
 #![cfg(feature = "sqlite")]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

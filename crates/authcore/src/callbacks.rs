@@ -259,6 +259,18 @@ pub struct RateLimitedEvent<'a> {
     pub retry_after: std::time::Duration,
 }
 
+/// A change to a user's second factors, or the use of one that matters for alerting
+/// ([`crate::two_factor`]).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct TwoFactorEvent<'a> {
+    /// The user.
+    pub user_id: &'a str,
+    /// What happened: `totpEnrolled`, `totpDisabled`, `recoveryCodesRegenerated` or
+    /// `recoveryCodeUsed`.
+    pub action: &'static str,
+}
+
 /// Auth.js events: awaited, errors logged as `EventError` and otherwise ignored.
 #[async_trait]
 pub trait Events: Send + Sync + 'static {
@@ -299,6 +311,12 @@ pub trait Events: Send + Sync + 'static {
     }
     /// After a request was refused by a rate limit (for alerting on brute force).
     async fn rate_limited(&self, message: RateLimitedEvent<'_>) -> Result<(), BoxError> {
+        let _ = message;
+        Ok(())
+    }
+    /// After a second factor was enrolled, disabled or regenerated, or a recovery code was
+    /// used (beyond Auth.js).
+    async fn two_factor(&self, message: TwoFactorEvent<'_>) -> Result<(), BoxError> {
         let _ = message;
         Ok(())
     }

@@ -81,11 +81,27 @@ pub(crate) struct ResolvedCookies {
     pub state: ResolvedCookie,
     pub nonce: ResolvedCookie,
     pub webauthn_challenge: ResolvedCookie,
+    /// The second-step state of a sign-in ([`crate::two_factor`]): the session cookie's
+    /// options under the name `authjs.two-factor` (`__Secure-` when secure).
+    pub two_factor: ResolvedCookie,
 }
 
 impl ResolvedCookies {
     fn new(set: &CookieSet) -> Self {
+        let session = &set.session_token;
+        let two_factor = crate::cookies::CookieSpec {
+            name: format!(
+                "{}authjs.two-factor",
+                if session.options.secure {
+                    "__Secure-"
+                } else {
+                    ""
+                }
+            ),
+            options: session.options.clone(),
+        };
         ResolvedCookies {
+            two_factor: ResolvedCookie::new(&two_factor),
             session_token: ResolvedCookie::new(&set.session_token),
             callback_url: ResolvedCookie::new(&set.callback_url),
             csrf_token: ResolvedCookie::new(&set.csrf_token),
@@ -147,11 +163,29 @@ pub(crate) struct ConfigInner {
     pub refreshes_tokens: bool,
     /// JWT sessions are checked against the adapter's revocation list.
     pub jwt_revocation: bool,
+    /// Second factors, when turned on.
+    #[cfg(feature = "two-factor")]
+    pub two_factor: Option<crate::two_factor::TwoFactorOptions>,
     /// Per-origin values worked out once (request URL base, `/providers` body).
     pub sites: crate::site::Sites,
 }
 
 impl ConfigInner {
+    /// The issuer authenticator apps show for TOTP secrets: the configured one, else the
+    /// host of `AUTH_URL`, else `authcore`.
+    #[cfg(feature = "two-factor")]
+    pub(crate) fn two_factor_issuer(&self) -> String {
+        self.two_factor
+            .as_ref()
+            .and_then(|t| t.issuer.clone())
+            .or_else(|| {
+                self.url
+                    .as_ref()
+                    .and_then(|u| u.host_str().map(str::to_owned))
+            })
+            .unwrap_or_else(|| "authcore".to_owned())
+    }
+
     /// The form in which a database session token from a cookie is stored and looked up:
     /// itself, or with [`hash_session_tokens`](AuthConfigBuilder::hash_session_tokens) its
     /// SHA-256 in hex, so that a reader of the database holds no usable cookie.
@@ -291,6 +325,8 @@ pub struct AuthConfigBuilder {
     sessions_only: bool,
     hash_session_tokens: bool,
     jwt_revocation: bool,
+    #[cfg(feature = "two-factor")]
+    two_factor: Option<crate::two_factor::TwoFactorOptions>,
     session_update_age: Duration,
     max_body_bytes: usize,
     max_cookie_header_bytes: usize,
@@ -331,6 +367,8 @@ impl Default for AuthConfigBuilder {
             sessions_only: false,
             hash_session_tokens: false,
             jwt_revocation: false,
+            #[cfg(feature = "two-factor")]
+            two_factor: None,
             session_update_age: Duration::from_secs(24 * 60 * 60),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_cookie_header_bytes: DEFAULT_MAX_COOKIE_HEADER_BYTES,
@@ -599,6 +637,15 @@ impl AuthConfigBuilder {
         self
     }
 
+    /// Second factors (beyond Auth.js): TOTP, recovery codes and passkeys as a second step
+    /// after the first factor, optional or required ([`crate::two_factor`]). Needs an
+    /// adapter that stores them ([`AdapterMethod::TWO_FACTOR`](crate::adapter::AdapterMethod::TWO_FACTOR)).
+    #[cfg(feature = "two-factor")]
+    pub fn two_factor(mut self, options: crate::two_factor::TwoFactorOptions) -> Self {
+        self.two_factor = Some(options);
+        self
+    }
+
     /// Auth.js `experimental.enableWebAuthn`, accepted so that ported configurations build
     /// unchanged. WebAuthn is stable in authcore: a WebAuthn provider works without it, and
     /// no `experimental-webauthn` warning is logged.
@@ -858,6 +905,13 @@ impl AuthConfigBuilder {
             };
             require_methods(&**adapter, crate::adapter::AdapterMethod::JWT_REVOCATION)?;
         }
+        #[cfg(feature = "two-factor")]
+        if self.two_factor.is_some() {
+            let Some(adapter) = &self.adapter else {
+                return Err(ConfigError::TwoFactorMissingAdapter);
+            };
+            require_methods(&**adapter, crate::adapter::AdapterMethod::TWO_FACTOR)?;
+        }
         let refreshes_tokens = self.providers.iter().any(Provider::refreshes_tokens);
         if strategy == SessionStrategy::Database {
             let credentials_only = !self.sessions_only
@@ -1078,6 +1132,8 @@ impl AuthConfigBuilder {
                 next_auth_v4: self.next_auth_v4,
                 refreshes_tokens,
                 jwt_revocation,
+                #[cfg(feature = "two-factor")]
+                two_factor: self.two_factor,
                 sites: Default::default(),
             }),
         })

@@ -153,6 +153,14 @@ pub enum AuthError {
         /// When the client may try again.
         retry_after: std::time::Duration,
     },
+    /// The second step of a sign-in was refused (authcore's own; not an Auth.js type): a
+    /// wrong or reused code, or a second-step state that is missing, expired, used, or
+    /// another browser's ([`crate::two_factor`]).
+    #[error("TwoFactorError: {message}")]
+    TwoFactor {
+        /// What was refused (no code, secret or user data).
+        message: &'static str,
+    },
     /// The provider's `profile()` mapping failed (logged only).
     #[error("Failed to map the profile of provider {provider}")]
     OAuthProfileParseError {
@@ -252,6 +260,7 @@ impl AuthError {
             AuthError::WebAuthnVerificationError { .. } => "WebAuthnVerificationError",
             AuthError::OAuthProfileParseError { .. } => "OAuthProfileParseError",
             AuthError::RateLimited { .. } => "RateLimited",
+            AuthError::TwoFactor { .. } => "TwoFactorError",
         }
     }
 
@@ -263,7 +272,8 @@ impl AuthError {
             | AuthError::OAuthCallbackError { .. }
             | AuthError::OAuthAccountNotLinked { .. }
             | AuthError::AccountNotLinked { .. }
-            | AuthError::RateLimited { .. } => ErrorKind::SignIn,
+            | AuthError::RateLimited { .. }
+            | AuthError::TwoFactor { .. } => ErrorKind::SignIn,
             _ => ErrorKind::Error,
         }
     }
@@ -281,6 +291,7 @@ impl AuthError {
                 | AuthError::WebAuthnVerificationError { .. }
                 | AuthError::Verification { .. }
                 | AuthError::RateLimited { .. }
+                | AuthError::TwoFactor { .. }
         )
     }
 
@@ -414,6 +425,11 @@ pub enum ConfigError {
     /// A WebAuthn provider without an adapter to keep authenticators in.
     #[error("MissingAdapter: WebAuthn requires an adapter")]
     WebAuthnMissingAdapter,
+    /// Second factors without an adapter to keep them in.
+    #[error(
+        "MissingAdapter: second factors (two_factor) are stored by an adapter; set one with adapter(…)"
+    )]
+    TwoFactorMissingAdapter,
     /// A WebAuthn provider offers a credential algorithm that cannot be verified, or none.
     #[error(
         "WebAuthn provider \"{provider}\": unsupported credential algorithm list {algorithms:?}; use COSE ids among -8 (EdDSA), -7 (ES256), -35 (ES384), -257 (RS256)"

@@ -134,6 +134,17 @@ impl JwtCodec {
             .encrypt_with_iv(payload, salt, iv.try_into().unwrap_or_default())?)
     }
 
+    /// Encrypts `plaintext` as a JWE under the first secret and `salt` (no claims, no
+    /// expiry): data authcore keeps sealed at rest, such as TOTP secrets.
+    pub(crate) fn seal_bytes(&self, plaintext: Vec<u8>, salt: &str) -> Result<String, JwtError> {
+        Ok(self.keys.encrypt(plaintext, salt)?)
+    }
+
+    /// Decrypts what [`JwtCodec::seal_bytes`] sealed, under any secret of the list.
+    pub(crate) fn open_bytes(&self, sealed: &str, salt: &str) -> Result<Vec<u8>, JwtError> {
+        Ok(self.keys.decrypt(sealed, salt)?)
+    }
+
     /// Decodes a token as Auth.js `decode` does (`jwt.ts`). An empty token is `Ok(None)`.
     ///
     /// The key is chosen by the `kid` header (or is the first secret's without one); the

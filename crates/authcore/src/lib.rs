@@ -99,6 +99,8 @@ mod site;
 mod spliced;
 pub mod telemetry;
 mod theme;
+#[cfg(feature = "two-factor")]
+pub mod two_factor;
 pub mod types;
 #[cfg(feature = "webauthn")]
 mod webauthn;

@@ -36,6 +36,8 @@ pub enum Action {
     Error,
     /// `webauthn-options`.
     WebauthnOptions,
+    /// `two-factor`: the second step of a sign-in (beyond Auth.js; with second factors on).
+    TwoFactor,
 }
 
 impl Action {
@@ -51,6 +53,7 @@ impl Action {
             "verify-request" => Action::VerifyRequest,
             "error" => Action::Error,
             "webauthn-options" => Action::WebauthnOptions,
+            "two-factor" => Action::TwoFactor,
             _ => return None,
         })
     }
@@ -67,6 +70,7 @@ impl Action {
             Action::VerifyRequest => "verify-request",
             Action::Error => "error",
             Action::WebauthnOptions => "webauthn-options",
+            Action::TwoFactor => "two-factor",
         }
     }
 
@@ -84,7 +88,8 @@ impl fmt::Display for Action {
     }
 }
 
-/// Whether `s` is one of the nine action names (Auth.js `isAuthAction`).
+/// Whether `s` is one of the action names: Auth.js's nine (`isAuthAction`) and
+/// `two-factor`.
 pub fn is_auth_action(s: &str) -> bool {
     Action::parse(s).is_some()
 }
@@ -524,6 +529,7 @@ mod tests {
             "verify-request",
             "error",
             "webauthn-options",
+            "two-factor",
         ] {
             assert!(is_auth_action(a));
             assert_eq!(Action::parse(a).unwrap().as_str(), a);

@@ -526,6 +526,11 @@ pub struct PagesOptions {
     /// Page for first sign-ins of new users.
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "new_user")]
     pub new_user: Option<String>,
+    /// The second step of a sign-in (beyond Auth.js; [`crate::two_factor`]): the host's
+    /// page gets `?error=TwoFactorError` after a wrong code and posts `csrfToken` and `code`
+    /// to `<basePath>/two-factor`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "two_factor")]
+    pub two_factor: Option<String>,
 }
 
 /// Colour scheme of the built-in pages.

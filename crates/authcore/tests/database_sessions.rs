@@ -292,7 +292,7 @@ async fn configuration_checks_with_adapters() {
 }
 
 /// A database that is down: every call fails.
-struct DownDatabase;
+pub(crate) struct DownDatabase;
 
 #[authcore::async_trait]
 impl Adapter for DownDatabase {

@@ -50,4 +50,6 @@ mod secret_rotation;
 mod session_token_codec;
 mod sessions_only;
 mod soft_authenticator_selftest;
+mod troubleshooting;
+mod two_factor;
 mod webauthn;

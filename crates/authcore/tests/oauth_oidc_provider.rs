@@ -473,6 +473,33 @@ async fn misbehaving_token_endpoints() {
     assert_refused(&r, &jar, "Configuration");
 }
 
+/// A profile the provider's mapping refuses: logged as `OAuthProfileParseError`, no session.
+#[tokio::test]
+async fn a_profile_the_mapping_refuses_signs_nobody_in() {
+    let op = OidcProvider::start().await;
+    let log = ErrorLog::default();
+    let auth = auth_logged(
+        oidc(&op, "client-basic", "secret-basic").profile(|_, _| Err("no usable id".into())),
+        log.clone(),
+    );
+    let mut jar = Jar::default();
+    let r = sign_in(&auth, &op, "oidc", &mut jar).await;
+    // Back to the sign-in page without an error code (as Auth.js), and no session.
+    assert_eq!(r.status, 302);
+    assert_eq!(
+        r.location.as_deref(),
+        Some("http://localhost:3000/auth/signin")
+    );
+    assert!(!jar.0.contains_key("authjs.session-token"), "{jar:?}");
+    let lines = log.take();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("OAuthProfileParseError") && l.contains("no usable id")),
+        "{lines:?}"
+    );
+}
+
 #[tokio::test]
 async fn unreachable_provider_is_a_configuration_error() {
     // A port nothing listens on (bound, then closed).

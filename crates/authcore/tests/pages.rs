@@ -293,6 +293,7 @@ async fn custom_pages_redirect_with_encoded_parameters() {
         error: Some("/oops".into()),
         verify_request: Some("/check-mail".into()),
         new_user: None,
+        two_factor: None,
     }));
     let r = page(
         &auth,

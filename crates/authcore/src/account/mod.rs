@@ -20,6 +20,8 @@
 //! ```
 
 mod routes;
+#[cfg(feature = "two-factor")]
+mod two_factor;
 
 use serde::Serialize;
 
@@ -114,6 +116,9 @@ pub struct CurrentSession {
     /// The database session's [`SessionInfo::id`], or with JWT sessions the `sid` the
     /// revocation list gives them (`None` without it).
     pub session_id: Option<String>,
+    /// When the user signed in (seconds since the epoch): the JWT's `auth_time` (written
+    /// with second factors on), or the database session's creation; `None` when unknown.
+    pub auth_time: Option<i64>,
 }
 
 /// The longest passkey name [`Auth::rename_passkey`] accepts (in characters).
@@ -146,6 +151,35 @@ pub enum AccountError {
     /// Session management needs database sessions (JWT sessions are not stored).
     #[error("sessions are listed and revoked with database sessions only")]
     NoDatabaseSessions,
+    /// Second factors are not configured
+    /// ([`AuthConfigBuilder::two_factor`](crate::AuthConfigBuilder::two_factor)).
+    #[error("second factors are not configured")]
+    TwoFactorOff,
+    /// TOTP enrolment was asked for while a confirmed secret is enrolled (disable it first).
+    #[error("a TOTP authenticator is enrolled already")]
+    AlreadyEnrolled,
+    /// A TOTP confirmation, or a change that asks for a second factor, of a user with no
+    /// (pending) TOTP secret.
+    #[error("no TOTP authenticator is enrolled")]
+    NotEnrolled,
+    /// A TOTP or recovery code that is wrong, malformed, outside its time window or used
+    /// already.
+    #[error("the code is not valid")]
+    InvalidCode,
+    /// Too many wrong codes for this user: try again after `retry_after`.
+    #[error("too many attempts; retry in {} s", retry_after.as_secs().max(1))]
+    TooManyAttempts {
+        /// When the user may try again.
+        retry_after: std::time::Duration,
+    },
+    /// The change needs a recent sign-in (TOTP enrolment of a user without a second
+    /// factor): sign in again.
+    #[error("this change needs a recent sign-in")]
+    ReauthenticationRequired,
+    /// A TOTP secret could not be sealed or opened (the auth secret that sealed it is no
+    /// longer in the rotation list).
+    #[error("second factor secret: {0}")]
+    Sealing(String),
     /// The adapter failed.
     #[error(transparent)]
     Adapter(#[from] AdapterError),
@@ -186,9 +220,28 @@ impl Auth {
             Some(adapter) if c.session_strategy == crate::config::SessionStrategy::Database => {
                 let stored = c.stored_session_token(&token);
                 let (session, user) = adapter.get_session_and_user(&stored).await.ok()??;
-                (session.expires > time::OffsetDateTime::now_utc()).then(|| CurrentSession {
+                if session.expires <= time::OffsetDateTime::now_utc() {
+                    return None;
+                }
+                let id = session_id(&stored);
+                // The session's creation, where the adapter records it (session activity).
+                let auth_time =
+                    if adapter.supports(crate::adapter::AdapterMethod::ListSessionsByUserId) {
+                        adapter
+                            .list_sessions_by_user_id(&user.id)
+                            .await
+                            .ok()?
+                            .into_iter()
+                            .find(|a| a.session.session_token == *stored)
+                            .and_then(|a| a.created_at)
+                            .map(time::OffsetDateTime::unix_timestamp)
+                    } else {
+                        None
+                    };
+                Some(CurrentSession {
                     user_id: user.id,
-                    session_id: Some(session_id(&stored)),
+                    session_id: Some(id),
+                    auth_time,
                 })
             }
             _ => {
@@ -208,6 +261,7 @@ impl Auth {
                         .get("sid")
                         .and_then(|v| v.as_str())
                         .map(str::to_owned),
+                    auth_time: claims.get("auth_time").and_then(serde_json::Value::as_i64),
                 })
             }
         }

@@ -14,13 +14,23 @@
 //! | `GET /account/sessions` | — | the user's sessions (`id`, `createdAt`, `lastSeenAt`, `userAgent`, `expires`, `current`) |
 //! | `POST /account/sessions/revoke` | `{csrfToken, id}` | the sessions left |
 //! | `POST /account/sessions/revoke-others` | `{csrfToken}` | the sessions left ("sign out everywhere else") |
+//! | `GET /account/two-factor` | — | the user's second factors (`totp`, `recoveryCodesLeft`, `passkeys`) |
+//! | `POST /account/two-factor/totp` | `{csrfToken}` | a TOTP enrolment (`secret`, `uri`, `qrSvg`); needs a sign-in of the last 10 minutes |
+//! | `POST /account/two-factor/totp/confirm` | `{csrfToken, code}` | `{recoveryCodes}` (shown once): TOTP is on |
+//! | `POST /account/two-factor/recovery-codes` | `{csrfToken, code}` | `{recoveryCodes}`: a new set, the old one void |
+//! | `POST /account/two-factor/totp/disable` | `{csrfToken, code}` | the second factors left |
+//!
+//! The two-factor changes after enrolment ask for a current code (`code`: TOTP or recovery
+//! code), counted against the user's second-step attempts.
 //!
 //! Errors are JSON `{"error": <code>}`: `400 InvalidRequest` (a body that is not the JSON
 //! above; `InvalidName`: a passkey name over 64 characters), `401 SessionRequired` (signed
 //! out), `403 MissingCSRF`, `404 NotFound` (not the user's), `405 MethodNotAllowed`,
 //! `409 LastSignInMethod` (the only way in left), `413 BodyTooLarge` (over the configured
 //! body limit), `501 NoAdapter` / `501 NoDatabaseSessions` (no database),
-//! `503 AdapterError` (logged). Every answer is about one user and is never cached.
+//! `503 AdapterError` (logged); for second factors `400 InvalidCode`, `401
+//! ReauthenticationRequired` (sign in again first), `409 AlreadyEnrolled` / `409
+//! NotEnrolled`, `429 TooManyAttempts`, `501 TwoFactorOff` (not configured). Every answer is about one user and is never cached.
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode, header};
@@ -54,11 +64,21 @@ pub enum AccountRoute {
     RevokeSession,
     /// `POST /account/sessions/revoke-others`.
     RevokeOtherSessions,
+    /// `GET /account/two-factor`.
+    TwoFactor,
+    /// `POST /account/two-factor/totp`.
+    StartTotp,
+    /// `POST /account/two-factor/totp/confirm`.
+    ConfirmTotp,
+    /// `POST /account/two-factor/recovery-codes`.
+    RegenerateRecoveryCodes,
+    /// `POST /account/two-factor/totp/disable`.
+    DisableTotp,
 }
 
 impl AccountRoute {
     /// Every route, for an integration to mount.
-    pub const ALL: [AccountRoute; 8] = [
+    pub const ALL: [AccountRoute; 13] = [
         AccountRoute::Methods,
         AccountRoute::Unlink,
         AccountRoute::DeletePasskey,
@@ -67,6 +87,11 @@ impl AccountRoute {
         AccountRoute::Sessions,
         AccountRoute::RevokeSession,
         AccountRoute::RevokeOtherSessions,
+        AccountRoute::TwoFactor,
+        AccountRoute::StartTotp,
+        AccountRoute::ConfirmTotp,
+        AccountRoute::RegenerateRecoveryCodes,
+        AccountRoute::DisableTotp,
     ];
 
     /// The route's path.
@@ -80,13 +105,18 @@ impl AccountRoute {
             AccountRoute::Sessions => "/account/sessions",
             AccountRoute::RevokeSession => "/account/sessions/revoke",
             AccountRoute::RevokeOtherSessions => "/account/sessions/revoke-others",
+            AccountRoute::TwoFactor => "/account/two-factor",
+            AccountRoute::StartTotp => "/account/two-factor/totp",
+            AccountRoute::ConfirmTotp => "/account/two-factor/totp/confirm",
+            AccountRoute::RegenerateRecoveryCodes => "/account/two-factor/recovery-codes",
+            AccountRoute::DisableTotp => "/account/two-factor/totp/disable",
         }
     }
 
     /// The route's method: `GET` for the reads, `POST` for the changes.
     pub fn method(self) -> Method {
         match self {
-            AccountRoute::Methods | AccountRoute::Sessions => Method::GET,
+            AccountRoute::Methods | AccountRoute::Sessions | AccountRoute::TwoFactor => Method::GET,
             _ => Method::POST,
         }
     }
@@ -104,6 +134,16 @@ impl From<AccountError> for Refusal {
             AccountError::InvalidName => Refusal(StatusCode::BAD_REQUEST, "InvalidName"),
             AccountError::NoDatabaseSessions => {
                 Refusal(StatusCode::NOT_IMPLEMENTED, "NoDatabaseSessions")
+            }
+            AccountError::TwoFactorOff => Refusal(StatusCode::NOT_IMPLEMENTED, "TwoFactorOff"),
+            AccountError::AlreadyEnrolled => Refusal(StatusCode::CONFLICT, "AlreadyEnrolled"),
+            AccountError::NotEnrolled => Refusal(StatusCode::CONFLICT, "NotEnrolled"),
+            AccountError::InvalidCode => Refusal(StatusCode::BAD_REQUEST, "InvalidCode"),
+            AccountError::TooManyAttempts { .. } => {
+                Refusal(StatusCode::TOO_MANY_REQUESTS, "TooManyAttempts")
+            }
+            AccountError::ReauthenticationRequired => {
+                Refusal(StatusCode::UNAUTHORIZED, "ReauthenticationRequired")
             }
             other => {
                 tracing::error!(error = %other, "account management failed");
@@ -173,6 +213,11 @@ struct RevokeFields {
 
 #[derive(serde::Deserialize)]
 struct NoFields {}
+
+#[derive(serde::Deserialize)]
+struct CodeFields {
+    code: String,
+}
 
 /// A request to an account route, read once: the URI and headers that name the session, and
 /// the body of a change.
@@ -264,6 +309,53 @@ impl AccountRequest<'_> {
                     .await?;
                 self.sessions_of(&me).await
             }
+            #[cfg(feature = "two-factor")]
+            AccountRoute::TwoFactor => {
+                let me = self.reader().await?;
+                let status = auth.two_factor_status(&me.user_id).await?;
+                Ok(json_response(StatusCode::OK, &status))
+            }
+            #[cfg(feature = "two-factor")]
+            AccountRoute::StartTotp => {
+                let (NoFields {}, me) = self.change().await?;
+                auth.require_fresh_sign_in(&me).await?;
+                let e = auth.start_totp_enrolment(&me.user_id).await?;
+                Ok(json_response(
+                    StatusCode::OK,
+                    &json!({ "secret": e.secret, "uri": e.uri, "qrSvg": e.qr_svg }),
+                ))
+            }
+            #[cfg(feature = "two-factor")]
+            AccountRoute::ConfirmTotp => {
+                let (f, me) = self.change::<CodeFields>().await?;
+                let codes = auth.confirm_totp(&me.user_id, &f.code).await?;
+                Ok(json_response(
+                    StatusCode::OK,
+                    &json!({ "recoveryCodes": codes }),
+                ))
+            }
+            #[cfg(feature = "two-factor")]
+            AccountRoute::RegenerateRecoveryCodes => {
+                let (f, me) = self.change::<CodeFields>().await?;
+                let codes = auth.regenerate_recovery_codes(&me.user_id, &f.code).await?;
+                Ok(json_response(
+                    StatusCode::OK,
+                    &json!({ "recoveryCodes": codes }),
+                ))
+            }
+            #[cfg(feature = "two-factor")]
+            AccountRoute::DisableTotp => {
+                let (f, me) = self.change::<CodeFields>().await?;
+                auth.disable_totp(&me.user_id, &f.code).await?;
+                let status = auth.two_factor_status(&me.user_id).await?;
+                Ok(json_response(StatusCode::OK, &status))
+            }
+            #[cfg(not(feature = "two-factor"))]
+            AccountRoute::TwoFactor
+            | AccountRoute::StartTotp
+            | AccountRoute::ConfirmTotp
+            | AccountRoute::RegenerateRecoveryCodes
+            | AccountRoute::DisableTotp => Err(AccountError::TwoFactorOff.into()),
         }
     }
 }

@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use super::Ctx;
 use crate::callbacks::RateLimitedEvent;
+use crate::config::ConfigInner;
 use crate::error::AuthError;
-use crate::ratelimit::{RateLimit, RateLimits, subject_key};
+use crate::ratelimit::{RateLimit, RateLimitStore, RateLimits, subject_key};
 
 /// One of the limits of [`RateLimits`].
 #[derive(Debug, Clone, Copy)]
@@ -15,6 +16,13 @@ pub(crate) enum Limit {
     EmailsPerAddress,
     EmailsPerClient,
     RequestsPerClient,
+    /// Failed second-step attempts per user ([`crate::two_factor`]); always on with second
+    /// factors.
+    #[cfg(feature = "two-factor")]
+    SecondFactorPerUser,
+    /// Failed second-step attempts per client.
+    #[cfg(feature = "two-factor")]
+    SecondFactorPerClient,
 }
 
 impl Limit {
@@ -25,25 +33,97 @@ impl Limit {
             Limit::EmailsPerAddress => "emails_per_address",
             Limit::EmailsPerClient => "emails_per_client",
             Limit::RequestsPerClient => "requests_per_client",
+            #[cfg(feature = "two-factor")]
+            Limit::SecondFactorPerUser => "second_factor_per_user",
+            #[cfg(feature = "two-factor")]
+            Limit::SecondFactorPerClient => "second_factor_per_client",
         }
     }
 
-    fn of(self, limits: &RateLimits) -> Option<&RateLimit> {
+    fn of(self, config: &ConfigInner) -> Option<RateLimit> {
+        let limits: &RateLimits = &config.rate_limits;
         match self {
-            Limit::CredentialsPerIdentifier => limits.credentials_per_identifier.as_ref(),
-            Limit::CredentialsPerClient => limits.credentials_per_client.as_ref(),
-            Limit::EmailsPerAddress => limits.emails_per_address.as_ref(),
-            Limit::EmailsPerClient => limits.emails_per_client.as_ref(),
-            Limit::RequestsPerClient => limits.requests_per_client.as_ref(),
+            Limit::CredentialsPerIdentifier => limits.credentials_per_identifier,
+            Limit::CredentialsPerClient => limits.credentials_per_client,
+            Limit::EmailsPerAddress => limits.emails_per_address,
+            Limit::EmailsPerClient => limits.emails_per_client,
+            Limit::RequestsPerClient => limits.requests_per_client,
+            #[cfg(feature = "two-factor")]
+            Limit::SecondFactorPerUser => config.two_factor.as_ref().map(|t| t.attempts_per_user),
+            #[cfg(feature = "two-factor")]
+            Limit::SecondFactorPerClient => {
+                config.two_factor.as_ref().map(|t| t.attempts_per_client)
+            }
+        }
+    }
+
+    /// Where the limit counts: the rate-limit store; second factors, which are limited
+    /// whether or not other limits are on, fall back to the single-use store (this
+    /// process's, or the shared one).
+    fn store(self, config: &ConfigInner) -> Option<&dyn RateLimitStore> {
+        match (self, &config.rate_limit_store) {
+            (_, Some(store)) => Some(&**store),
+            #[cfg(feature = "two-factor")]
+            (Limit::SecondFactorPerUser | Limit::SecondFactorPerClient, None) => {
+                Some(&*config.single_use_store)
+            }
+            _ => None,
         }
     }
 
     /// Whether the subject is the client address (else an identifier from the request).
     fn per_client(self) -> bool {
-        matches!(
-            self,
-            Limit::CredentialsPerClient | Limit::EmailsPerClient | Limit::RequestsPerClient
-        )
+        match self {
+            Limit::CredentialsPerClient | Limit::EmailsPerClient | Limit::RequestsPerClient => true,
+            #[cfg(feature = "two-factor")]
+            Limit::SecondFactorPerClient => true,
+            _ => false,
+        }
+    }
+}
+
+/// The store key for `limit` and `subject` (an identifier as counted, or a client
+/// address), with its rule; `None` when the limit is off. The subject enters the key
+/// hashed ([`subject_key`]), so no identifier can name another key.
+fn key(config: &ConfigInner, limit: Limit, subject: &str) -> Option<(String, RateLimit)> {
+    let rule = limit.of(config)?;
+    Some((
+        subject_key(&format!("limit:{}", limit.name()), subject),
+        rule,
+    ))
+}
+
+/// Counts an attempt of `subject` (a user id) under a second-factor limit outside a
+/// request's action (the account routes' fresh-factor checks): `Err(retry_after)` when it
+/// is over. A failing store lets it through (and logs).
+#[cfg(feature = "two-factor")]
+pub(crate) async fn count_user_attempt(
+    config: &ConfigInner,
+    subject: &str,
+) -> Result<(), Duration> {
+    let limit = Limit::SecondFactorPerUser;
+    let (Some(store), Some((key, rule))) = (limit.store(config), key(config, limit, subject))
+    else {
+        return Ok(());
+    };
+    match store.count(&key, &rule).await {
+        Ok(Some(left)) => Err(left),
+        Ok(None) => Ok(()),
+        Err(e) => {
+            tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
+            Ok(())
+        }
+    }
+}
+
+/// Forgets `subject`'s second-factor count (a success).
+#[cfg(feature = "two-factor")]
+pub(crate) async fn reset_user_attempts(config: &ConfigInner, subject: &str) {
+    let limit = Limit::SecondFactorPerUser;
+    if let (Some(store), Some((key, _))) = (limit.store(config), key(config, limit, subject))
+        && let Err(e) = store.reset(&key).await
+    {
+        tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
     }
 }
 
@@ -54,19 +134,14 @@ fn normalize_identifier(identifier: &str) -> String {
 
 impl Ctx<'_> {
     /// The store key for `limit` and `identifier` (ignored for per-client limits), or
-    /// `None` when the limit is off or has no subject. The subject enters the key hashed
-    /// ([`subject_key`]), so no identifier can name another key.
+    /// `None` when the limit is off or has no subject.
     fn limit_key(&self, limit: Limit, identifier: Option<&str>) -> Option<(String, RateLimit)> {
-        let rule = *limit.of(&self.config.rate_limits)?;
         let subject = if limit.per_client() {
             self.req.client?.to_string()
         } else {
             normalize_identifier(identifier?)
         };
-        Some((
-            subject_key(&format!("limit:{}", limit.name()), &subject),
-            rule,
-        ))
+        key(self.config, limit, &subject)
     }
 
     /// The refusal: counted, told to the `rateLimited` event, and the error to answer with
@@ -104,10 +179,9 @@ impl Ctx<'_> {
         limit: Limit,
         identifier: Option<&str>,
     ) -> Result<(), AuthError> {
-        let (Some(store), Some((key, rule))) = (
-            &self.config.rate_limit_store,
-            self.limit_key(limit, identifier),
-        ) else {
+        let (Some(store), Some((key, rule))) =
+            (limit.store(self.config), self.limit_key(limit, identifier))
+        else {
             return Ok(());
         };
         match store.count(&key, &rule).await {
@@ -123,10 +197,9 @@ impl Ctx<'_> {
     /// Gives back an attempt reserved by [`Ctx::count_attempt`] that turned out not to
     /// count (a success against a failure limit, an error of the check itself).
     pub(crate) async fn give_back(&self, limit: Limit, identifier: Option<&str>) {
-        if let (Some(store), Some((key, _))) = (
-            &self.config.rate_limit_store,
-            self.limit_key(limit, identifier),
-        ) && let Err(e) = store.give_back(&key).await
+        if let (Some(store), Some((key, _))) =
+            (limit.store(self.config), self.limit_key(limit, identifier))
+            && let Err(e) = store.give_back(&key).await
         {
             tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
         }
@@ -141,10 +214,9 @@ impl Ctx<'_> {
 
     /// Forgets the subject's count (a success).
     pub(crate) async fn reset_limit(&self, limit: Limit, identifier: Option<&str>) {
-        if let (Some(store), Some((key, _))) = (
-            &self.config.rate_limit_store,
-            self.limit_key(limit, identifier),
-        ) && let Err(e) = store.reset(&key).await
+        if let (Some(store), Some((key, _))) =
+            (limit.store(self.config), self.limit_key(limit, identifier))
+            && let Err(e) = store.reset(&key).await
         {
             tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
         }

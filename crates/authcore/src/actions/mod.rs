@@ -9,6 +9,8 @@ pub(crate) mod providers;
 pub(crate) mod session;
 pub(crate) mod signin;
 pub(crate) mod signout;
+#[cfg(feature = "two-factor")]
+pub(crate) mod two_factor;
 #[cfg(feature = "webauthn")]
 pub(crate) mod webauthn_options;
 
@@ -300,6 +302,14 @@ pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         #[cfg(feature = "webauthn")]
         (&Method::GET, Action::WebauthnOptions) => {
             Box::pin(webauthn_options::webauthn_options(ctx)).await
+        }
+        #[cfg(feature = "two-factor")]
+        (&Method::GET, Action::TwoFactor) if ctx.config.two_factor.is_some() => {
+            Box::pin(two_factor::page(ctx)).await
+        }
+        #[cfg(feature = "two-factor")]
+        (&Method::POST, Action::TwoFactor) if ctx.config.two_factor.is_some() => {
+            Box::pin(two_factor::verify(ctx)).await
         }
         _ => Err(cannot()),
     }

@@ -11,12 +11,16 @@ use crate::response::RawResponse;
 mod builtin;
 #[cfg(feature = "pages")]
 pub(crate) use builtin::error_page_response;
+#[cfg(all(feature = "pages", feature = "two-factor"))]
+pub(crate) use builtin::{render_recovery_codes_page, render_two_factor_page};
 #[cfg(feature = "pages")]
 use builtin::{render_signin_page, render_signout_page, render_verify_request_page};
 #[cfg(not(feature = "pages"))]
 pub(crate) use plain::{
     error_page_response, render_signin_page, render_signout_page, render_verify_request_page,
 };
+#[cfg(all(not(feature = "pages"), feature = "two-factor"))]
+pub(crate) use plain::{render_recovery_codes_page, render_two_factor_page};
 
 /// `?` or `&` to append a query to `url`.
 fn query_sep(url: &str) -> char {
@@ -117,6 +121,44 @@ mod plain {
 
     pub(crate) fn render_verify_request_page(_: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         missing("verify-request")
+    }
+
+    #[cfg(feature = "two-factor")]
+    pub(crate) fn render_two_factor_page(
+        _: &Ctx<'_>,
+        _: Option<&crate::two_factor::TotpEnrolment>,
+        _: Option<&str>,
+    ) -> Result<RawResponse, AuthError> {
+        missing("two-factor")
+    }
+
+    /// Where a redirect response goes (HTML-escaped, for a link), or `/`.
+    #[cfg(feature = "two-factor")]
+    fn redirect_target(r: &RawResponse) -> String {
+        let location = r.redirect.as_deref().unwrap_or("/");
+        location
+            .replace('&', "&amp;")
+            .replace('"', "&quot;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    }
+
+    /// Without pages, the codes cannot be shown on a built-in page: a plain list (the codes
+    /// are the user's own, shown once), with the session cookies and a link on.
+    #[cfg(feature = "two-factor")]
+    pub(crate) fn render_recovery_codes_page(
+        _: &Ctx<'_>,
+        codes: &[String],
+        signed_in: RawResponse,
+    ) -> Result<RawResponse, AuthError> {
+        let next = redirect_target(&signed_in);
+        let list: String = codes.iter().map(|c| format!("<li>{c}</li>")).collect();
+        let mut r = text(
+            StatusCode::OK,
+            &format!("Recovery codes, shown once:<ul>{list}</ul><a href=\"{next}\">Continue</a>"),
+        );
+        r.cookies = signed_in.cookies;
+        Ok(r)
     }
 
     /// The error type's status (as the built-in page's) and its name.

@@ -32,7 +32,7 @@ use time::{Duration, OffsetDateTime};
 
 use super::{
     Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, JwtRevocation, NewUser,
-    SessionActivity, UserUpdate, VerificationToken,
+    SessionActivity, TwoFactor, UserUpdate, VerificationToken,
 };
 use crate::types::{Account, Authenticator, JsonObject, ProviderType};
 
@@ -101,6 +101,8 @@ pub async fn run_all_with<A: Adapter + Clone>(adapter: A, options: Options) {
     authenticator_deletion(&adapter).await;
     session_activity(&adapter).await;
     jwt_revocation(&adapter).await;
+    two_factor(&adapter).await;
+    recovery_code_race(&adapter, &options).await;
     delete_user(&adapter).await;
     if options.deletes_user_tokens {
         delete_user_tokens(&adapter).await;
@@ -470,6 +472,24 @@ pub async fn supports_agrees_with_methods<A: Adapter>(adapter: &A) {
                     .await,
             ),
             M::GetJwtRevocation => refused(adapter.get_jwt_revocation(&user_id).await),
+            M::GetTwoFactor => refused(adapter.get_two_factor(&user_id).await),
+            M::SetTwoFactor => refused(
+                adapter
+                    .set_two_factor(TwoFactor {
+                        user_id: user_id.clone(),
+                        totp_secret: "sealed-probe".to_owned(),
+                        totp_confirmed_at: None,
+                    })
+                    .await,
+            ),
+            M::ReplaceRecoveryCodes => refused(
+                adapter
+                    .replace_recovery_codes(&user_id, &[random_id()])
+                    .await,
+            ),
+            M::UseRecoveryCode => refused(adapter.use_recovery_code(&user_id, &random_id()).await),
+            M::CountRecoveryCodes => refused(adapter.count_recovery_codes(&user_id).await),
+            M::DeleteTwoFactor => refused(adapter.delete_two_factor(&user_id).await),
             M::DeleteUser => refused(adapter.delete_user(&user_id).await),
         };
         if answered_unsupported == adapter.supports(m) {
@@ -1005,6 +1025,244 @@ pub async fn account_link_race<A: Adapter + Clone>(adapter: &A, options: &Option
                 .await,
         );
         eq(CHECK, "owner after race", &owner.id, winner);
+    }
+}
+
+/// Second factors (authcore extensions, skipped when unsupported): a TOTP record
+/// round-trips and is replaced by the next `set_two_factor`; recovery codes are replaced as
+/// a set, each used once, counted; `delete_two_factor` and `delete_user` remove both; one
+/// user's codes are not another's.
+pub async fn two_factor<A: Adapter>(adapter: &A) {
+    const CHECK: &str = "two_factor";
+    use AdapterMethod::*;
+    if !supported(adapter, CHECK, &[CreateUser, DeleteUser])
+        || !supported(adapter, CHECK, AdapterMethod::TWO_FACTOR)
+    {
+        return;
+    }
+    let user = new_user(adapter, CHECK, "two-factor").await;
+    let other = new_user(adapter, CHECK, "two-factor-other").await;
+    none(
+        CHECK,
+        "get_two_factor before any",
+        adapter.get_two_factor(&user.id).await,
+    );
+    let pending = TwoFactor {
+        user_id: user.id.clone(),
+        totp_secret: format!("eyJhbGciOiJkaXIifQ..{}", random_id()),
+        totp_confirmed_at: None,
+    };
+    ok(
+        CHECK,
+        "set_two_factor",
+        adapter.set_two_factor(pending.clone()).await,
+    );
+    let got = some(
+        CHECK,
+        "get_two_factor",
+        adapter.get_two_factor(&user.id).await,
+    );
+    eq(CHECK, "an unconfirmed TOTP record", &got, &pending);
+    let confirmed = TwoFactor {
+        totp_confirmed_at: Some(instant(0)),
+        ..pending
+    };
+    ok(
+        CHECK,
+        "set_two_factor again",
+        adapter.set_two_factor(confirmed.clone()).await,
+    );
+    let got = some(
+        CHECK,
+        "get_two_factor",
+        adapter.get_two_factor(&user.id).await,
+    );
+    eq(CHECK, "the confirmed record replacing it", &got, &confirmed);
+    none(
+        CHECK,
+        "another user's record",
+        adapter.get_two_factor(&other.id).await,
+    );
+
+    let first: Vec<String> = (0..10).map(|_| random_id()).collect();
+    ok(
+        CHECK,
+        "replace_recovery_codes",
+        adapter.replace_recovery_codes(&user.id, &first).await,
+    );
+    ok(
+        CHECK,
+        "another user's codes",
+        adapter.replace_recovery_codes(&other.id, &first[..2]).await,
+    );
+    eq(
+        CHECK,
+        "count_recovery_codes",
+        &ok(CHECK, "count", adapter.count_recovery_codes(&user.id).await),
+        &10,
+    );
+    eq(
+        CHECK,
+        "use_recovery_code",
+        &ok(
+            CHECK,
+            "use",
+            adapter.use_recovery_code(&user.id, &first[3]).await,
+        ),
+        &true,
+    );
+    eq(
+        CHECK,
+        "a used code again",
+        &ok(
+            CHECK,
+            "use",
+            adapter.use_recovery_code(&user.id, &first[3]).await,
+        ),
+        &false,
+    );
+    eq(
+        CHECK,
+        "an unknown code",
+        &ok(
+            CHECK,
+            "use",
+            adapter.use_recovery_code(&user.id, &random_id()).await,
+        ),
+        &false,
+    );
+    eq(
+        CHECK,
+        "count after one use",
+        &ok(CHECK, "count", adapter.count_recovery_codes(&user.id).await),
+        &9,
+    );
+    eq(
+        CHECK,
+        "the other user's code is theirs",
+        &ok(
+            CHECK,
+            "use",
+            adapter.use_recovery_code(&other.id, &first[0]).await,
+        ),
+        &true,
+    );
+    let second: Vec<String> = (0..10).map(|_| random_id()).collect();
+    ok(
+        CHECK,
+        "replace_recovery_codes again",
+        adapter.replace_recovery_codes(&user.id, &second).await,
+    );
+    eq(
+        CHECK,
+        "an old code after replacing",
+        &ok(
+            CHECK,
+            "use",
+            adapter.use_recovery_code(&user.id, &first[5]).await,
+        ),
+        &false,
+    );
+    eq(
+        CHECK,
+        "a new code",
+        &ok(
+            CHECK,
+            "use",
+            adapter.use_recovery_code(&user.id, &second[5]).await,
+        ),
+        &true,
+    );
+
+    ok(
+        CHECK,
+        "delete_two_factor",
+        adapter.delete_two_factor(&user.id).await,
+    );
+    none(
+        CHECK,
+        "get_two_factor after delete",
+        adapter.get_two_factor(&user.id).await,
+    );
+    eq(
+        CHECK,
+        "codes after delete_two_factor",
+        &ok(CHECK, "count", adapter.count_recovery_codes(&user.id).await),
+        &0,
+    );
+    eq(
+        CHECK,
+        "the other user's codes stay",
+        &ok(
+            CHECK,
+            "count",
+            adapter.count_recovery_codes(&other.id).await,
+        ),
+        &1,
+    );
+
+    ok(
+        CHECK,
+        "set_two_factor",
+        adapter
+            .set_two_factor(TwoFactor {
+                user_id: other.id.clone(),
+                ..confirmed
+            })
+            .await,
+    );
+    ok(CHECK, "delete_user", adapter.delete_user(&other.id).await);
+    none(
+        CHECK,
+        "get_two_factor of a deleted user",
+        adapter.get_two_factor(&other.id).await,
+    );
+    eq(
+        CHECK,
+        "codes of a deleted user",
+        &ok(
+            CHECK,
+            "count",
+            adapter.count_recovery_codes(&other.id).await,
+        ),
+        &0,
+    );
+}
+
+/// Two concurrent uses of one recovery code: exactly one succeeds.
+pub async fn recovery_code_race<A: Adapter + Clone>(adapter: &A, options: &Options) {
+    const CHECK: &str = "recovery_code_race";
+    use AdapterMethod::*;
+    if !supported(
+        adapter,
+        CHECK,
+        &[CreateUser, ReplaceRecoveryCodes, UseRecoveryCode],
+    ) {
+        return;
+    }
+    let user = new_user(adapter, CHECK, "recovery-race").await;
+    for round in 0..options.race_rounds.max(1) {
+        let code = random_id();
+        ok(
+            CHECK,
+            "replace_recovery_codes",
+            adapter
+                .replace_recovery_codes(&user.id, std::slice::from_ref(&code))
+                .await,
+        );
+        let (x, y) = (adapter.clone(), adapter.clone());
+        let (rx, ry) = futures_util::future::join(
+            x.use_recovery_code(&user.id, &code),
+            y.use_recovery_code(&user.id, &code),
+        )
+        .await;
+        let used = [ok(CHECK, "use", rx), ok(CHECK, "use", ry)];
+        if used.iter().filter(|u| **u).count() != 1 {
+            fail(
+                CHECK,
+                format_args!("round {round}: concurrent uses answered {used:?}, expected one true"),
+            );
+        }
     }
 }
 

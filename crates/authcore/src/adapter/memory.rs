@@ -22,7 +22,7 @@ use time::OffsetDateTime;
 
 use super::{
     Adapter, AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity,
-    UserUpdate, VerificationToken,
+    TwoFactor, UserUpdate, VerificationToken,
 };
 use crate::types::{Account, Authenticator};
 
@@ -39,6 +39,10 @@ struct Store {
     /// Keyed by (identifier, token).
     tokens: HashMap<(String, String), VerificationToken>,
     authenticators: HashMap<String, Authenticator>,
+    /// TOTP second factors by user id.
+    two_factors: HashMap<String, TwoFactor>,
+    /// Hashes of unused recovery codes by user id.
+    recovery_codes: HashMap<String, Vec<String>>,
 }
 
 /// An in-memory adapter; cheap to clone, clones share the data.
@@ -144,6 +148,8 @@ impl Adapter for MemoryAdapter {
     async fn delete_user(&self, id: &str) -> Result<(), AdapterError> {
         let mut s = self.lock();
         s.revocations.remove(id);
+        s.two_factors.remove(id);
+        s.recovery_codes.remove(id);
         if let Some(email) = s.users.remove(id).and_then(|u| u.email) {
             s.tokens.retain(|(identifier, _), _| *identifier != email);
         }
@@ -387,6 +393,57 @@ impl Adapter for MemoryAdapter {
 
     async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
         Ok(self.lock().authenticators.remove(credential_id).is_some())
+    }
+
+    async fn get_two_factor(&self, user_id: &str) -> Result<Option<TwoFactor>, AdapterError> {
+        Ok(self.lock().two_factors.get(user_id).cloned())
+    }
+
+    async fn set_two_factor(&self, two_factor: TwoFactor) -> Result<(), AdapterError> {
+        self.lock()
+            .two_factors
+            .insert(two_factor.user_id.clone(), two_factor);
+        Ok(())
+    }
+
+    async fn delete_two_factor(&self, user_id: &str) -> Result<(), AdapterError> {
+        let mut s = self.lock();
+        s.two_factors.remove(user_id);
+        s.recovery_codes.remove(user_id);
+        Ok(())
+    }
+
+    async fn replace_recovery_codes(
+        &self,
+        user_id: &str,
+        code_hashes: &[String],
+    ) -> Result<(), AdapterError> {
+        self.lock()
+            .recovery_codes
+            .insert(user_id.to_owned(), code_hashes.to_vec());
+        Ok(())
+    }
+
+    async fn use_recovery_code(
+        &self,
+        user_id: &str,
+        code_hash: &str,
+    ) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        let Some(codes) = s.recovery_codes.get_mut(user_id) else {
+            return Ok(false);
+        };
+        let before = codes.len();
+        codes.retain(|c| c != code_hash);
+        Ok(codes.len() < before)
+    }
+
+    async fn count_recovery_codes(&self, user_id: &str) -> Result<u64, AdapterError> {
+        Ok(self
+            .lock()
+            .recovery_codes
+            .get(user_id)
+            .map_or(0, |c| c.len() as u64))
     }
 
     async fn get_authenticator(&self, id: &str) -> Result<Option<Authenticator>, AdapterError> {

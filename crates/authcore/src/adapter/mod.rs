@@ -132,6 +132,20 @@ pub struct JwtRevocation {
     pub keep: Option<String>,
 }
 
+/// A user's TOTP second factor (beyond Auth.js). Recovery codes are kept apart
+/// ([`Adapter::replace_recovery_codes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TwoFactor {
+    /// The user.
+    pub user_id: String,
+    /// The TOTP secret as authcore sealed it (a JWE under the auth secret, never the
+    /// secret itself).
+    pub totp_secret: String,
+    /// When a first valid code confirmed the secret; until then it does not count as a
+    /// second factor.
+    pub totp_confirmed_at: Option<OffsetDateTime>,
+}
+
 /// A verification (magic link) token; `token` is the hash of the emailed token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerificationToken {
@@ -176,11 +190,17 @@ pub enum AdapterMethod {
     RevokeJwtSessions,
     GetJwtRevocation,
     RenameAuthenticator,
+    GetTwoFactor,
+    SetTwoFactor,
+    DeleteTwoFactor,
+    ReplaceRecoveryCodes,
+    UseRecoveryCode,
+    CountRecoveryCodes,
 }
 
 impl AdapterMethod {
     /// Every method, in the trait's order.
-    pub const ALL: [AdapterMethod; 28] = [
+    pub const ALL: [AdapterMethod; 34] = [
         AdapterMethod::CreateUser,
         AdapterMethod::GetUser,
         AdapterMethod::GetUserByEmail,
@@ -209,6 +229,12 @@ impl AdapterMethod {
         AdapterMethod::RevokeJwtSessions,
         AdapterMethod::GetJwtRevocation,
         AdapterMethod::RenameAuthenticator,
+        AdapterMethod::GetTwoFactor,
+        AdapterMethod::SetTwoFactor,
+        AdapterMethod::DeleteTwoFactor,
+        AdapterMethod::ReplaceRecoveryCodes,
+        AdapterMethod::UseRecoveryCode,
+        AdapterMethod::CountRecoveryCodes,
     ];
 
     /// The Auth.js method name.
@@ -242,6 +268,12 @@ impl AdapterMethod {
             AdapterMethod::RevokeJwtSessions => "revokeJwtSessions",
             AdapterMethod::GetJwtRevocation => "getJwtRevocation",
             AdapterMethod::RenameAuthenticator => "renameAuthenticator",
+            AdapterMethod::GetTwoFactor => "getTwoFactor",
+            AdapterMethod::SetTwoFactor => "setTwoFactor",
+            AdapterMethod::DeleteTwoFactor => "deleteTwoFactor",
+            AdapterMethod::ReplaceRecoveryCodes => "replaceRecoveryCodes",
+            AdapterMethod::UseRecoveryCode => "useRecoveryCode",
+            AdapterMethod::CountRecoveryCodes => "countRecoveryCodes",
         }
     }
 
@@ -270,6 +302,17 @@ impl AdapterMethod {
     pub const JWT_REVOCATION: &'static [AdapterMethod] = &[
         AdapterMethod::RevokeJwtSessions,
         AdapterMethod::GetJwtRevocation,
+    ];
+
+    /// What second factors need (`AuthConfigBuilder::two_factor`).
+    pub const TWO_FACTOR: &'static [AdapterMethod] = &[
+        AdapterMethod::GetUser,
+        AdapterMethod::GetTwoFactor,
+        AdapterMethod::SetTwoFactor,
+        AdapterMethod::DeleteTwoFactor,
+        AdapterMethod::ReplaceRecoveryCodes,
+        AdapterMethod::UseRecoveryCode,
+        AdapterMethod::CountRecoveryCodes,
     ];
 
     /// What WebAuthn providers need in addition (Auth.js `lib/utils/assert.ts`).
@@ -306,7 +349,7 @@ pub enum AdapterError {
 ///
 /// Implementations must: assign user ids in `create_user`; make `use_verification_token`
 /// delete the token it returns (atomically: two concurrent uses return it once);
-/// make `delete_user` delete the user's accounts and sessions; keep
+/// make `delete_user` delete the user's accounts, sessions and second factors; keep
 /// `(provider, provider_account_id)` unique in `link_account` (a second link is a
 /// [`AdapterError::Conflict`]).
 #[async_trait]
@@ -533,5 +576,42 @@ pub trait Adapter: Send + Sync + 'static {
         Err(AdapterError::Unsupported(
             AdapterMethod::UpdateAuthenticatorCounter,
         ))
+    }
+    /// The user's TOTP second factor, if any (beyond Auth.js).
+    async fn get_two_factor(&self, user_id: &str) -> Result<Option<TwoFactor>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::GetTwoFactor))
+    }
+    /// Stores the user's TOTP second factor, replacing any earlier one (beyond Auth.js).
+    async fn set_two_factor(&self, two_factor: TwoFactor) -> Result<(), AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::SetTwoFactor))
+    }
+    /// Removes the user's TOTP second factor and recovery codes (beyond Auth.js).
+    async fn delete_two_factor(&self, user_id: &str) -> Result<(), AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::DeleteTwoFactor))
+    }
+    /// Replaces the user's recovery codes with `code_hashes` (the old set is void; beyond
+    /// Auth.js).
+    async fn replace_recovery_codes(
+        &self,
+        user_id: &str,
+        code_hashes: &[String],
+    ) -> Result<(), AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::ReplaceRecoveryCodes,
+        ))
+    }
+    /// Uses one of the user's recovery codes (by hash): removes it and answers `true`, or
+    /// `false` when the user has no such code. Atomic: two concurrent uses of one code
+    /// answer `true` once (beyond Auth.js).
+    async fn use_recovery_code(
+        &self,
+        user_id: &str,
+        code_hash: &str,
+    ) -> Result<bool, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::UseRecoveryCode))
+    }
+    /// How many unused recovery codes the user has (beyond Auth.js).
+    async fn count_recovery_codes(&self, user_id: &str) -> Result<u64, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::CountRecoveryCodes))
     }
 }

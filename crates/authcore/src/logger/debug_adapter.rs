@@ -17,8 +17,8 @@ use time::OffsetDateTime;
 
 use super::Logger;
 use crate::adapter::{
-    Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, NewUser, UserUpdate,
-    VerificationToken,
+    Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, JwtRevocation, NewUser,
+    SessionActivity, TwoFactor, UserUpdate, VerificationToken,
 };
 use crate::types::{Account, Authenticator, iso_string as iso};
 
@@ -251,6 +251,137 @@ impl Adapter for DebugAdapter {
             .update_authenticator_counter(credential_id, counter)
             .await
     }
+
+    // authcore's extensions: logged by name with their non-secret arguments.
+
+    async fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError> {
+        self.log(AdapterMethod::ListAccountsByUserId, json!([user_id]));
+        self.inner.list_accounts_by_user_id(user_id).await
+    }
+
+    async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {
+        self.log(
+            AdapterMethod::UpdateAccount,
+            json!([{ "provider": account.provider, "providerAccountId": account.provider_account_id }]),
+        );
+        self.inner.update_account(account).await
+    }
+
+    async fn list_sessions_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<SessionActivity>, AdapterError> {
+        self.log(AdapterMethod::ListSessionsByUserId, json!([user_id]));
+        self.inner.list_sessions_by_user_id(user_id).await
+    }
+
+    async fn record_session_activity(
+        &self,
+        session_token: &str,
+        at: OffsetDateTime,
+        user_agent: Option<&str>,
+    ) -> Result<(), AdapterError> {
+        self.log(
+            AdapterMethod::RecordSessionActivity,
+            json!([REDACTED, iso(at)]),
+        );
+        self.inner
+            .record_session_activity(session_token, at, user_agent)
+            .await
+    }
+
+    async fn delete_sessions_by_user_id(
+        &self,
+        user_id: &str,
+        keep: Option<&str>,
+    ) -> Result<u64, AdapterError> {
+        self.log(AdapterMethod::DeleteSessionsByUserId, json!([user_id]));
+        self.inner.delete_sessions_by_user_id(user_id, keep).await
+    }
+
+    async fn revoke_jwt_sessions(
+        &self,
+        user_id: &str,
+        before: OffsetDateTime,
+        keep: Option<&str>,
+    ) -> Result<(), AdapterError> {
+        self.log(
+            AdapterMethod::RevokeJwtSessions,
+            json!([user_id, iso(before), keep]),
+        );
+        self.inner.revoke_jwt_sessions(user_id, before, keep).await
+    }
+
+    async fn get_jwt_revocation(
+        &self,
+        user_id: &str,
+    ) -> Result<Option<JwtRevocation>, AdapterError> {
+        self.log(AdapterMethod::GetJwtRevocation, json!([user_id]));
+        self.inner.get_jwt_revocation(user_id).await
+    }
+
+    async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
+        self.log(AdapterMethod::DeleteAuthenticator, json!([credential_id]));
+        self.inner.delete_authenticator(credential_id).await
+    }
+
+    async fn rename_authenticator(
+        &self,
+        credential_id: &str,
+        name: Option<&str>,
+    ) -> Result<bool, AdapterError> {
+        self.log(
+            AdapterMethod::RenameAuthenticator,
+            json!([credential_id, name]),
+        );
+        self.inner.rename_authenticator(credential_id, name).await
+    }
+
+    async fn get_two_factor(&self, user_id: &str) -> Result<Option<TwoFactor>, AdapterError> {
+        self.log(AdapterMethod::GetTwoFactor, json!([user_id]));
+        self.inner.get_two_factor(user_id).await
+    }
+
+    async fn set_two_factor(&self, two_factor: TwoFactor) -> Result<(), AdapterError> {
+        self.log(
+            AdapterMethod::SetTwoFactor,
+            json!([{ "userId": two_factor.user_id, "totpSecret": REDACTED }]),
+        );
+        self.inner.set_two_factor(two_factor).await
+    }
+
+    async fn delete_two_factor(&self, user_id: &str) -> Result<(), AdapterError> {
+        self.log(AdapterMethod::DeleteTwoFactor, json!([user_id]));
+        self.inner.delete_two_factor(user_id).await
+    }
+
+    async fn replace_recovery_codes(
+        &self,
+        user_id: &str,
+        code_hashes: &[String],
+    ) -> Result<(), AdapterError> {
+        self.log(
+            AdapterMethod::ReplaceRecoveryCodes,
+            json!([user_id, code_hashes.len()]),
+        );
+        self.inner
+            .replace_recovery_codes(user_id, code_hashes)
+            .await
+    }
+
+    async fn use_recovery_code(
+        &self,
+        user_id: &str,
+        code_hash: &str,
+    ) -> Result<bool, AdapterError> {
+        self.log(AdapterMethod::UseRecoveryCode, json!([user_id, REDACTED]));
+        self.inner.use_recovery_code(user_id, code_hash).await
+    }
+
+    async fn count_recovery_codes(&self, user_id: &str) -> Result<u64, AdapterError> {
+        self.log(AdapterMethod::CountRecoveryCodes, json!([user_id]));
+        self.inner.count_recovery_codes(user_id).await
+    }
 }
 
 #[cfg(test)]
@@ -271,6 +402,17 @@ mod tests {
                 .unwrap()
                 .push((message.to_owned(), metadata.clone()));
         }
+    }
+
+    /// Every method reaches the wrapped adapter (none is left to the trait's `Unsupported`
+    /// default while `supports` says yes).
+    #[tokio::test]
+    async fn passes_every_method_through() {
+        let adapter = DebugAdapter {
+            inner: Arc::new(MemoryAdapter::new()),
+            logger: Arc::new(Arc::new(Lines::default())),
+        };
+        crate::adapter::conformance::supports_agrees_with_methods(&adapter).await;
     }
 
     #[tokio::test]

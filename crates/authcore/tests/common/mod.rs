@@ -5,7 +5,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use authcore::callbacks::{Events, RateLimitedEvent, SessionEvent, SignInEvent, SignOutEvent};
+use authcore::callbacks::{
+    Events, RateLimitedEvent, SessionEvent, SignInEvent, SignOutEvent, TwoFactorEvent,
+};
 use authcore::error::BoxError;
 use authcore::logger::{Logger, WarningCode};
 use authcore::providers::{AuthorizeError, CredentialField, CredentialsProvider};
@@ -125,6 +127,13 @@ impl Events for Recorder {
         self.events.lock().unwrap().push((
             "session".into(),
             serde_json::json!({"session": m.session, "token": m.token}),
+        ));
+        Ok(())
+    }
+    async fn two_factor(&self, m: TwoFactorEvent<'_>) -> Result<(), BoxError> {
+        self.events.lock().unwrap().push((
+            "twoFactor".into(),
+            serde_json::json!({"userId": m.user_id, "action": m.action}),
         ));
         Ok(())
     }

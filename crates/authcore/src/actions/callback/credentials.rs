@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use super::{SignedIn, finish_sign_in, run_sign_in_callback};
+use super::{FirstFactor, SignedIn, finish_sign_in, run_sign_in_callback};
 use crate::actions::Ctx;
 use crate::actions::limits::Limit;
 use crate::callbacks::SignInParams;
@@ -117,15 +117,8 @@ pub(crate) async fn callback(
         return Ok(RawResponse::redirect(url));
     }
 
-    let db_session = match &config.adapter {
-        Some(adapter)
-            if config.credentials_database_sessions
-                && config.session_strategy == crate::config::SessionStrategy::Database =>
-        {
-            super::login::credentials_session(ctx, &**adapter, &id).await?
-        }
-        _ => None,
-    };
+    // With the database strategy (`credentials_database_sessions`, checked above),
+    // `finish_sign_in` opens a database session for the user.
     finish_sign_in(
         ctx,
         SignedIn {
@@ -134,8 +127,9 @@ pub(crate) async fn callback(
             profile: None,
             is_new_user: None,
         },
-        db_session.as_ref(),
+        None,
         Vec::new(),
+        FirstFactor::Password,
     )
     .await
 }

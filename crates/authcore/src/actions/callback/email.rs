@@ -202,6 +202,7 @@ pub(crate) async fn callback(ctx: &Ctx<'_>, p: &EmailProvider) -> Result<RawResp
         },
         result.session.as_ref(),
         Vec::new(),
+        super::FirstFactor::EmailLink,
     )
     .await
 }

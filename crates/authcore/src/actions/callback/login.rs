@@ -18,30 +18,12 @@ pub(crate) struct Login {
     pub user: User,
     /// Whether the user was created now.
     pub is_new_user: bool,
-    /// The database session to set: a new one, or the current one when the user was
-    /// signed in already (database strategy only).
+    /// The browser's current database session when the user was signed in already (it
+    /// stays); `None`: `finish_sign_in` opens a new one after every other step.
     pub session: Option<AdapterSession>,
-    /// Whether [`Login::open_session`] still has to open a session (the account branches
-    /// leave it to the caller, so that nothing is written after it can fail).
-    pub session_pending: bool,
 }
 
 impl Login {
-    /// Opens the database session of a sign-in that has none yet: the last write of a
-    /// sign-in, so that a step refused before it leaves no session behind.
-    pub(crate) async fn open_session(
-        &mut self,
-        ctx: &Ctx<'_>,
-        adapter: &dyn Adapter,
-    ) -> Result<(), AuthError> {
-        if std::mem::take(&mut self.session_pending)
-            && let Some(id) = self.user.id.as_deref()
-        {
-            self.session = new_session(ctx, adapter, id).await?;
-        }
-        Ok(())
-    }
-
     /// Undoes a user created by this sign-in (with its accounts) after a later step
     /// failed, so that a refused sign-in leaves no row. Best effort: logged if it fails.
     pub(crate) async fn undo_new_user(&self, adapter: &dyn Adapter) {
@@ -92,7 +74,8 @@ async fn current_session(
     }
 }
 
-async fn new_session(
+/// A new database session for `user_id` (database strategy; else none).
+pub(crate) async fn new_session(
     ctx: &Ctx<'_>,
     adapter: &dyn Adapter,
     user_id: &str,
@@ -141,8 +124,8 @@ impl AccountRules {
 }
 
 /// OAuth / OIDC and WebAuthn branches of Auth.js `handleLoginOrRegister`. `account.user_id`
-/// is filled on return. A new session is not opened here: the caller opens it with
-/// [`Login::open_session`] after its own last write.
+/// is filled on return. A new session is not opened here: `finish_sign_in` opens it after
+/// the caller's own last write.
 pub(crate) async fn account_login(
     ctx: &Ctx<'_>,
     adapter: &dyn Adapter,
@@ -173,7 +156,6 @@ pub(crate) async fn account_login(
                     user: User::from(&owner),
                     is_new_user: false,
                     session: current_session,
-                    session_pending: false,
                 })
             }
             Some(_) => Err(not_linked(
@@ -185,7 +167,6 @@ pub(crate) async fn account_login(
                     user: User::from(&owner),
                     is_new_user: false,
                     session: None,
-                    session_pending: true,
                 })
             }
         };
@@ -204,7 +185,6 @@ pub(crate) async fn account_login(
             user,
             is_new_user: false,
             session: current_session,
-            session_pending: false,
         });
     }
     let by_email = match &profile_user.email {
@@ -239,7 +219,6 @@ pub(crate) async fn account_login(
         user: public,
         is_new_user,
         session: None,
-        session_pending: true,
     };
     if let Err(e) = adapter.link_account(account.clone()).await {
         login.undo_new_user(adapter).await;
@@ -302,12 +281,10 @@ pub(crate) async fn email_login(
             (created, true)
         }
     };
-    let session = new_session(ctx, adapter, &user.id).await?;
     Ok(Login {
         user: User::from(&user),
         is_new_user,
-        session,
-        session_pending: false,
+        session: None,
     })
 }
 
@@ -315,13 +292,4 @@ pub(crate) async fn email_login(
 pub(crate) fn database_session_cookies(ctx: &Ctx<'_>, session: &AdapterSession) -> Vec<SetCookie> {
     let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
     store.write(&session.session_token, session.expires)
-}
-
-/// A database session for a credentials sign-in (opt-in, beyond Auth.js).
-pub(crate) async fn credentials_session(
-    ctx: &Ctx<'_>,
-    adapter: &dyn Adapter,
-    user_id: &str,
-) -> Result<Option<AdapterSession>, AuthError> {
-    new_session(ctx, adapter, user_id).await
 }

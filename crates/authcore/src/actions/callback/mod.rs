@@ -97,14 +97,14 @@ pub(crate) async fn run_sign_in_callback(
 
 /// Where a successful sign-in redirects: `pages.newUser` for new users (with the callback
 /// URL), else the callback URL (Auth.js `lib/actions/callback/index.ts`).
-pub(crate) fn success_redirect(ctx: &Ctx<'_>, is_new_user: bool) -> String {
+pub(crate) fn success_redirect(ctx: &Ctx<'_>, is_new_user: bool, callback_url: &str) -> String {
     match (&ctx.config.pages.new_user, is_new_user) {
         (Some(page), true) => format!(
             "{page}{}callbackUrl={}",
             if page.contains('?') { '&' } else { '?' },
-            crate::cookies::encode_uri_component(&ctx.callback_url)
+            crate::cookies::encode_uri_component(callback_url)
         ),
-        _ => ctx.callback_url.clone(),
+        _ => callback_url.to_owned(),
     }
 }
 
@@ -146,6 +146,7 @@ pub(crate) struct SignedIn<'a> {
 async fn jwt_session_cookies(
     ctx: &Ctx<'_>,
     signed_in: SignedIn<'_>,
+    auth: &SignInAuth,
 ) -> Result<Vec<SetCookie>, AuthError> {
     let config = ctx.config;
     let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
@@ -171,6 +172,15 @@ async fn jwt_session_cookies(
             account.refresh_token.as_deref(),
         );
     }
+    #[cfg(feature = "two-factor")]
+    if config.two_factor.is_some() {
+        // How and when the user signed in (OIDC Core §2 `amr` / `auth_time`), for step-up
+        // checks.
+        token.insert("amr".into(), auth.amr.clone().into());
+        token.insert("auth_time".into(), auth.auth_time.into());
+    }
+    #[cfg(not(feature = "two-factor"))]
+    let _ = auth;
     if config.jwt_revocation {
         // A session id and sign-in time that later reads keep (the revocation list).
         token.insert("sid".into(), crate::random::uuid_v4().into());
@@ -208,18 +218,133 @@ async fn jwt_session_cookies(
     Ok(ctx.write_session_cookie(&store, &encoded, expires))
 }
 
-/// The end of every sign-in (Auth.js `lib/actions/callback/index.ts`): the session cookie (a
-/// new database session, the current one when the user was signed in already, or a JWT), the
-/// `signIn` event, and the redirect (`newUser` page or callback URL).
+/// How the first factor of a sign-in was proven (RFC 8176 `amr` values, for second
+/// factors and the session's `amr` claim).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FirstFactor {
+    /// A credentials provider's `authorize` (`pwd`).
+    Password,
+    /// A magic link (`otp`: a one-time secret sent out of band).
+    EmailLink,
+    /// An OAuth / OIDC provider (no method of ours; the provider's own are its business).
+    External,
+    /// A passkey (`hwk`), with user verification (`user`: both factors at once).
+    Passkey {
+        /// Whether the authenticator verified the user (PIN, biometrics).
+        user_verified: bool,
+    },
+}
+
+impl FirstFactor {
+    /// The `amr` values of this factor.
+    pub(crate) fn amr(self) -> &'static [&'static str] {
+        match self {
+            FirstFactor::Password => &["pwd"],
+            FirstFactor::EmailLink => &["otp"],
+            FirstFactor::External => &[],
+            FirstFactor::Passkey {
+                user_verified: true,
+            } => &["hwk", "user"],
+            FirstFactor::Passkey {
+                user_verified: false,
+            } => &["hwk"],
+        }
+    }
+
+    /// Whether it proves two factors by itself (a passkey with user verification: the
+    /// device, and the PIN or biometric that unlocked it).
+    pub(crate) fn is_two_factors(self) -> bool {
+        matches!(
+            self,
+            FirstFactor::Passkey {
+                user_verified: true
+            }
+        )
+    }
+}
+
+/// How a session was signed in: the RFC 8176 methods and the time (seconds since the
+/// epoch), written into JWT sessions as `amr` and `auth_time` when second factors are on.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct SignInAuth {
+    pub amr: Vec<String>,
+    pub auth_time: i64,
+}
+
+impl SignInAuth {
+    /// The first factor, signed in now.
+    pub(crate) fn first(factor: FirstFactor) -> Self {
+        let mut amr: Vec<String> = factor.amr().iter().map(|m| (*m).to_owned()).collect();
+        if factor.is_two_factors() {
+            amr.push("mfa".to_owned());
+        }
+        SignInAuth {
+            amr,
+            auth_time: OffsetDateTime::now_utc().unix_timestamp(),
+        }
+    }
+}
+
+/// The end of every sign-in (Auth.js `lib/actions/callback/index.ts`). `current` is the
+/// browser's database session when the user was signed in already (it stays); otherwise,
+/// unless a second factor is asked for first ([`crate::two_factor`]), a new database
+/// session opens here, after every other step, so that a refused step leaves none. Then
+/// [`complete_sign_in`].
 pub(crate) async fn finish_sign_in(
+    ctx: &Ctx<'_>,
+    signed_in: SignedIn<'_>,
+    current: Option<&crate::adapter::AdapterSession>,
+    cookies: Vec<SetCookie>,
+    first: FirstFactor,
+) -> Result<RawResponse, AuthError> {
+    let auth = SignInAuth::first(first);
+    if current.is_none() {
+        #[cfg(feature = "two-factor")]
+        if let Some(step) =
+            crate::actions::two_factor::second_step(ctx, signed_in, first, &auth, &cookies).await?
+        {
+            return Ok(step);
+        }
+    }
+    let opened = match current {
+        Some(_) => None,
+        None => open_session(ctx, signed_in.user).await?,
+    };
+    complete_sign_in(
+        ctx,
+        signed_in,
+        current.or(opened.as_ref()),
+        cookies,
+        &auth,
+        &ctx.callback_url,
+    )
+    .await
+}
+
+/// A new database session for `user` (database strategy with an adapter; else none).
+pub(crate) async fn open_session(
+    ctx: &Ctx<'_>,
+    user: &User,
+) -> Result<Option<crate::adapter::AdapterSession>, AuthError> {
+    match (&ctx.config.adapter, user.id.as_deref()) {
+        (Some(adapter), Some(id)) => login::new_session(ctx, &**adapter, id).await,
+        _ => Ok(None),
+    }
+}
+
+/// The session cookie (the database session `db_session`, or a JWT), the `signIn` event,
+/// and the redirect (`newUser` page or `callback_url`).
+pub(crate) async fn complete_sign_in(
     ctx: &Ctx<'_>,
     signed_in: SignedIn<'_>,
     db_session: Option<&crate::adapter::AdapterSession>,
     mut cookies: Vec<SetCookie>,
+    auth: &SignInAuth,
+    callback_url: &str,
 ) -> Result<RawResponse, AuthError> {
     let mut session_cookies = match db_session {
         Some(session) => login::database_session_cookies(ctx, session),
-        None => jwt_session_cookies(ctx, signed_in).await?,
+        None => jwt_session_cookies(ctx, signed_in, auth).await?,
     };
     let r = ctx
         .config
@@ -232,8 +357,11 @@ pub(crate) async fn finish_sign_in(
         })
         .await;
     ctx.event_result("signIn", r);
-    let mut resp =
-        RawResponse::redirect(success_redirect(ctx, signed_in.is_new_user == Some(true)));
+    let mut resp = RawResponse::redirect(success_redirect(
+        ctx,
+        signed_in.is_new_user == Some(true),
+        callback_url,
+    ));
     // Most sign-ins add no cookie of their own: no second vector then.
     resp.cookies = if cookies.is_empty() {
         session_cookies

@@ -442,7 +442,7 @@ async fn sign_in(
     }
     let (user, is_new_user, db_session) = match &ctx.config.adapter {
         Some(adapter) => {
-            let mut login = login::account_login(
+            let login = login::account_login(
                 ctx,
                 &**adapter,
                 &user,
@@ -453,7 +453,6 @@ async fn sign_in(
                 },
             )
             .await?;
-            login.open_session(ctx, &**adapter).await?;
             (login.user, Some(login.is_new_user), login.session)
         }
         None => (user, None, None),
@@ -468,6 +467,7 @@ async fn sign_in(
         },
         db_session.as_ref(),
         cookies,
+        super::FirstFactor::External,
     )
     .await
 }

@@ -101,7 +101,17 @@ async fn authenticate(
         .get_user(&user_id)
         .await?
         .ok_or_else(|| invalid(format!("WebAuthn user not found in database: {user_id}")))?;
-    sign_in(ctx, db, User::from(&user), account, None, clear).await
+    let user_verified = p.require_user_verification;
+    sign_in(
+        ctx,
+        db,
+        User::from(&user),
+        account,
+        None,
+        clear,
+        user_verified,
+    )
+    .await
 }
 
 async fn register(
@@ -164,7 +174,17 @@ async fn register(
         name: user.name.clone(),
         ..User::default()
     };
-    sign_in(ctx, db, profile_user, account, Some(authenticator), clear).await
+    let user_verified = p.require_user_verification;
+    sign_in(
+        ctx,
+        db,
+        profile_user,
+        account,
+        Some(authenticator),
+        clear,
+        user_verified,
+    )
+    .await
 }
 
 /// signIn callback, the WebAuthn branch of Auth.js `handleLoginOrRegister`, the new
@@ -176,6 +196,9 @@ async fn sign_in(
     mut account: Account,
     new_authenticator: Option<Authenticator>,
     clear_challenge: crate::cookies::SetCookie,
+    // Whether the ceremony required user verification (then the passkey proves two
+    // factors).
+    user_verified: bool,
 ) -> Result<RawResponse, AuthError> {
     // Auth.js ignores a redirect returned here (`lib/actions/callback/index.ts`); `false`
     // still refuses.
@@ -190,7 +213,7 @@ async fn sign_in(
         },
     )
     .await?;
-    let mut result = login::account_login(
+    let result = login::account_login(
         ctx,
         db,
         &user,
@@ -214,8 +237,8 @@ async fn sign_in(
             return Err(e.into());
         }
     }
-    // The session last, so that every refused step above leaves none.
-    result.open_session(ctx, db).await?;
+    // `finish_sign_in` opens the session last, so that every refused step above leaves
+    // none.
     super::finish_sign_in(
         ctx,
         SignedIn {
@@ -226,6 +249,7 @@ async fn sign_in(
         },
         result.session.as_ref(),
         vec![clear_challenge],
+        super::FirstFactor::Passkey { user_verified },
     )
     .await
 }

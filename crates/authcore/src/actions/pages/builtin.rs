@@ -177,6 +177,29 @@ struct VerifyRequestTemplate<'a> {
     host: &'a str,
 }
 
+#[cfg(feature = "two-factor")]
+#[derive(Template)]
+#[template(path = "two_factor.html")]
+struct TwoFactorTemplate<'a> {
+    css: &'a str,
+    shell: &'a Shell<'a>,
+    csrf_token: &'a str,
+    action: &'a str,
+    enrolment: Option<&'a crate::two_factor::TotpEnrolment>,
+    error: Option<&'static str>,
+    signin_href: String,
+}
+
+#[cfg(feature = "two-factor")]
+#[derive(Template)]
+#[template(path = "recovery_codes.html")]
+struct RecoveryCodesTemplate<'a> {
+    css: &'a str,
+    shell: &'a Shell<'a>,
+    codes: &'a [String],
+    next: &'a str,
+}
+
 fn render(t: &impl Template) -> Result<String, AuthError> {
     // Every page carries the stylesheet: size the buffer for it and the markup at once
     // rather than growing it by doubling.
@@ -239,6 +262,9 @@ fn signin_error_message(error: &str) -> &'static str {
         "CredentialsSignin" => "Sign in failed. Check the details you provided are correct.",
         "SessionRequired" => "Please sign in to access this page.",
         "RateLimited" => "Too many attempts. Please wait a few minutes before you try again.",
+        "TwoFactorError" => {
+            "The two-factor step expired or was begun elsewhere. Please sign in again."
+        }
         _ => "Unable to sign in.",
     }
 }
@@ -452,6 +478,61 @@ fn render_signin(
         #[cfg(not(feature = "webauthn"))]
         webauthn: None,
     })
+}
+
+/// The built-in two-factor page: a code field, with the QR code and key of a new secret
+/// when the user must enrol, and the message of `error`.
+#[cfg(feature = "two-factor")]
+pub(crate) fn render_two_factor_page(
+    ctx: &Ctx<'_>,
+    enrolment: Option<&crate::two_factor::TotpEnrolment>,
+    error: Option<&str>,
+) -> Result<RawResponse, AuthError> {
+    let shell = Shell::new(&ctx.config.theme);
+    let error = error.map(|e| match e {
+        "RateLimited" => "Too many attempts. Please wait a few minutes before you try again.",
+        _ => "That code did not work. Check it and try again; each code works once.",
+    });
+    let html = render(&TwoFactorTemplate {
+        css: CSS,
+        shell: &shell,
+        csrf_token: &ctx.csrf_token,
+        action: &ctx.auth_url("/two-factor"),
+        enrolment,
+        error,
+        signin_href: ctx.auth_url("/signin"),
+    })?;
+    let mut r = shell.respond(StatusCode::OK, html);
+    r.headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-cache, no-store"),
+    );
+    Ok(r)
+}
+
+/// The recovery codes of a user who enrolled at sign-in, shown once, with the session
+/// cookies of `signed_in` and a link to where it redirects.
+#[cfg(feature = "two-factor")]
+pub(crate) fn render_recovery_codes_page(
+    ctx: &Ctx<'_>,
+    codes: &[String],
+    signed_in: RawResponse,
+) -> Result<RawResponse, AuthError> {
+    let shell = Shell::new(&ctx.config.theme);
+    let next = signed_in.redirect.as_deref().unwrap_or("/");
+    let html = render(&RecoveryCodesTemplate {
+        css: CSS,
+        shell: &shell,
+        codes,
+        next,
+    })?;
+    let mut r = shell.respond(StatusCode::OK, html);
+    r.headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-cache, no-store"),
+    );
+    r.cookies = signed_in.cookies;
+    Ok(r)
 }
 
 /// The built-in sign-out page.

@@ -1,0 +1,309 @@
+//! The second step of a sign-in (beyond Auth.js; the `two_factor` module says what it is
+//! for): [`second_step`] stops a sign-in whose user must prove a second factor before a
+//! session opens, and `GET` / `POST <basePath>/two-factor` finish it.
+//!
+//! Between the two, the sign-in waits in a sealed cookie (`authjs.two-factor`, a JWE under
+//! the auth secret like the session token, valid for `step_max_age`): the user, account
+//! and profile the first factor produced, the callback URL, how the first factor was
+//! proven, a hash of the browser's CSRF token (another browser's cookie, or a copied state
+//! without the CSRF cookie, is refused) and a nonce that the finished step marks as used
+//! (a replayed state opens nothing).
+
+use serde::{Deserialize, Serialize};
+use sha2::Digest as _;
+use time::OffsetDateTime;
+
+pub(crate) mod checks;
+
+use checks::{confirm, pending_enrolment, status, verify_code};
+
+use super::Ctx;
+use super::callback::{FirstFactor, SignInAuth, SignedIn, complete_sign_in, open_session};
+use super::limits::Limit;
+use crate::adapter::Adapter;
+use crate::cookies::{SessionCookieStore, SetCookie};
+use crate::error::AuthError;
+use crate::response::RawResponse;
+use crate::two_factor::{SecondFactor, TwoFactorError, TwoFactorPolicy};
+use crate::types::{Account, JsonObject, Profile, User};
+
+/// A sign-in waiting for its second factor.
+#[derive(Debug, Serialize, Deserialize)]
+struct Pending {
+    user: User,
+    account: Account,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    profile: Option<Profile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    is_new_user: Option<bool>,
+    callback_url: String,
+    /// The first factor's `amr` values and when it was proven.
+    amr: Vec<String>,
+    /// SHA-256 (hex) of the browser's CSRF token.
+    browser: String,
+    /// Marked as used when the step finishes.
+    once: String,
+    /// The user has no second factor and the policy requires one: enrol first.
+    enrol: bool,
+}
+
+impl Pending {
+    fn user_id(&self) -> &str {
+        self.user.id.as_deref().unwrap_or_default()
+    }
+
+    fn signed_in(&self) -> SignedIn<'_> {
+        SignedIn {
+            user: &self.user,
+            account: &self.account,
+            profile: self.profile.as_ref(),
+            is_new_user: self.is_new_user,
+        }
+    }
+}
+
+/// The claim that carries the pending sign-in in the sealed state.
+const CLAIM: &str = "pending";
+
+fn browser_binding(csrf_token: &str) -> String {
+    hex::encode(sha2::Sha256::digest(csrf_token.as_bytes()))
+}
+
+fn refused(message: &'static str) -> AuthError {
+    AuthError::TwoFactor { message }
+}
+
+fn check_error(e: TwoFactorError) -> AuthError {
+    match e {
+        TwoFactorError::Adapter(source) => AuthError::AdapterError { source },
+        other => AuthError::CallbackError {
+            callback: "two-factor",
+            source: Box::new(other),
+        },
+    }
+}
+
+fn adapter<'a>(ctx: &'a Ctx<'_>) -> Result<&'a dyn Adapter, AuthError> {
+    ctx.config
+        .adapter
+        .as_deref()
+        .ok_or_else(|| refused("second factors need an adapter"))
+}
+
+/// Where the two-factor page is: the host's own (`pages.two_factor`) or the built-in one.
+fn page_url(ctx: &Ctx<'_>) -> String {
+    match &ctx.config.pages.two_factor {
+        Some(page) => page.clone(),
+        None => ctx.auth_url("/two-factor"),
+    }
+}
+
+/// Before a session opens: `Ok(Some(response))` when the user must prove a second factor
+/// first (the sealed state and a redirect to the two-factor page; `cookies`, such as the
+/// cleared OAuth checks, go along), `Ok(None)` to go on.
+pub(crate) async fn second_step(
+    ctx: &Ctx<'_>,
+    signed_in: SignedIn<'_>,
+    first: FirstFactor,
+    auth: &SignInAuth,
+    cookies: &[SetCookie],
+) -> Result<Option<RawResponse>, AuthError> {
+    let Some(options) = &ctx.config.two_factor else {
+        return Ok(None);
+    };
+    if first.is_two_factors() {
+        return Ok(None);
+    }
+    let (Some(db), Some(user_id)) = (&ctx.config.adapter, signed_in.user.id.as_deref()) else {
+        return Ok(None);
+    };
+    let status = status(&**db, user_id).await.map_err(check_error)?;
+    // A confirmed TOTP secret is what the second step asks for (passkeys are not yet offered
+    // there, so a user with passkeys alone is not asked).
+    let enrol = match (status.totp, options.policy) {
+        (true, _) => false,
+        (false, TwoFactorPolicy::Required) => true,
+        (false, TwoFactorPolicy::Optional) => return Ok(None),
+    };
+    let pending = Pending {
+        user: signed_in.user.clone(),
+        account: signed_in.account.clone(),
+        profile: signed_in.profile.cloned(),
+        is_new_user: signed_in.is_new_user,
+        callback_url: ctx.callback_url.clone(),
+        amr: auth.amr.clone(),
+        browser: browser_binding(&ctx.csrf_token),
+        once: crate::random::hex_token::<16>(),
+        enrol,
+    };
+    let mut claims = JsonObject::new();
+    claims.insert(
+        CLAIM.to_owned(),
+        serde_json::to_value(&pending).map_err(|e| AuthError::CallbackError {
+            callback: "two-factor",
+            source: Box::new(e),
+        })?,
+    );
+    let max_age = options.step_max_age.as_secs().max(1);
+    let spec = &ctx.cookies.two_factor;
+    let sealed = ctx
+        .config
+        .codec
+        .encode(&claims, &spec.name, max_age)
+        .map_err(|e| AuthError::CallbackError {
+            callback: "two-factor",
+            source: Box::new(e),
+        })?;
+    let expires = OffsetDateTime::now_utc() + time::Duration::seconds(max_age as i64);
+    let mut resp = RawResponse::redirect(page_url(ctx));
+    resp.cookies = cookies.to_vec();
+    resp.cookies
+        .extend(SessionCookieStore::new(spec, &ctx.req.cookies).write(&sealed, expires));
+    tracing::info!(user = %user_id, enrol, "two-factor: second step asked for");
+    Ok(Some(resp))
+}
+
+/// The pending sign-in of this request: sealed by this server, not expired, and made in
+/// this browser.
+fn open_pending(ctx: &Ctx<'_>) -> Result<Pending, AuthError> {
+    let spec = &ctx.cookies.two_factor;
+    let sealed = SessionCookieStore::new(spec, &ctx.req.cookies)
+        .value()
+        .ok_or_else(|| refused("no second step is pending (or it expired)"))?;
+    let mut claims = ctx
+        .config
+        .codec
+        .decode(&sealed, &spec.name)
+        .ok()
+        .flatten()
+        .ok_or_else(|| refused("the second step expired or was not made here"))?;
+    let pending: Pending = claims
+        .remove(CLAIM)
+        .and_then(|v| serde_json::from_value(v).ok())
+        .ok_or_else(|| refused("the second step expired or was not made here"))?;
+    if pending.browser != browser_binding(&ctx.csrf_token) || pending.user_id().is_empty() {
+        return Err(refused("the second step was made in another browser"));
+    }
+    Ok(pending)
+}
+
+/// The clearing cookies of the state.
+fn clear_state(ctx: &Ctx<'_>) -> Vec<SetCookie> {
+    SessionCookieStore::new(&ctx.cookies.two_factor, &ctx.req.cookies).clean()
+}
+
+/// `GET <basePath>/two-factor`: the page for the pending sign-in (enrolment when the user
+/// must enrol), or the host's page.
+pub(crate) async fn page(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
+    if let Some(page) = &ctx.config.pages.two_factor {
+        let mut url = page.clone();
+        if let Some(e) = ctx.req.query.get("error") {
+            url.push(if url.contains('?') { '&' } else { '?' });
+            url.push_str("error=");
+            url.push_str(&crate::cookies::encode_uri_component(e));
+        }
+        return Ok(RawResponse::redirect(url));
+    }
+    let pending = open_pending(ctx)?;
+    let enrolment = if pending.enrol {
+        let user_id = pending.user_id();
+        let label = pending.user.email.as_deref().unwrap_or(user_id);
+        Some(
+            pending_enrolment(ctx.config, adapter(ctx)?, user_id, label)
+                .await
+                .map_err(check_error)?,
+        )
+    } else {
+        None
+    };
+    super::pages::render_two_factor_page(ctx, enrolment.as_ref(), ctx.req.query.get("error"))
+}
+
+/// `POST <basePath>/two-factor` (`csrfToken`, `code`): a TOTP code, or a recovery code;
+/// for a user who must enrol, the first code of the new secret. Success opens the session
+/// (after enrolment, on a page that shows the recovery codes once); a wrong code goes back
+/// to the page with `error=TwoFactorError`, counted against the user and the client.
+pub(crate) async fn verify(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
+    ctx.require_csrf("two-factor")?;
+    let pending = open_pending(ctx)?;
+    let db = adapter(ctx)?;
+    let user_id = pending.user_id().to_owned();
+    // Reserved before the check, as credentials attempts are: parallel guesses are counted
+    // one by one.
+    ctx.count_attempt(Limit::SecondFactorPerClient, None)
+        .await?;
+    if let Err(e) = ctx
+        .count_attempt(Limit::SecondFactorPerUser, Some(&user_id))
+        .await
+    {
+        ctx.give_back(Limit::SecondFactorPerClient, None).await;
+        return Err(e);
+    }
+    let code = ctx.req.body_str("code").unwrap_or_default();
+    let proven = if pending.enrol {
+        match confirm(ctx.config, db, &user_id, code).await {
+            Ok(codes) => Some((SecondFactor::Totp, Some(codes))),
+            Err(TwoFactorError::InvalidCode | TwoFactorError::NotEnrolled) => None,
+            Err(e) => return Err(check_error(e)),
+        }
+    } else {
+        match db.get_two_factor(&user_id).await? {
+            Some(stored) if stored.totp_confirmed_at.is_some() => {
+                verify_code(ctx.config, db, &stored, code)
+                    .await
+                    .map_err(check_error)?
+                    .map(|factor| (factor, None))
+            }
+            // Passkeys only (or the TOTP secret was removed meanwhile): no code to check.
+            _ => None,
+        }
+    };
+    let Some((factor, recovery_codes)) = proven else {
+        let e = refused("wrong, reused or expired code");
+        ctx.log_error(&e);
+        let mut url = page_url(ctx);
+        url.push(if url.contains('?') { '&' } else { '?' });
+        url.push_str("error=TwoFactorError");
+        return Ok(RawResponse::redirect(url));
+    };
+    ctx.reset_limit(Limit::SecondFactorPerUser, Some(&user_id))
+        .await;
+    ctx.give_back(Limit::SecondFactorPerClient, None).await;
+    // The state opens one session: a copy replayed after this is refused.
+    let ttl = ctx
+        .config
+        .two_factor
+        .as_ref()
+        .map_or(std::time::Duration::from_secs(300), |t| t.step_max_age);
+    if !ctx.first_use("two-factor-state", &pending.once, ttl).await {
+        return Err(refused("the second step was used already"));
+    }
+    let mut amr = pending.amr.clone();
+    for m in ["otp", "mfa"] {
+        if !amr.iter().any(|a| a == m) {
+            amr.push(m.to_owned());
+        }
+    }
+    let auth = SignInAuth {
+        amr,
+        auth_time: OffsetDateTime::now_utc().unix_timestamp(),
+    };
+    let signed_in = pending.signed_in();
+    let opened = open_session(ctx, signed_in.user).await?;
+    let resp = complete_sign_in(
+        ctx,
+        signed_in,
+        opened.as_ref(),
+        clear_state(ctx),
+        &auth,
+        &pending.callback_url,
+    )
+    .await?;
+    tracing::info!(user = %user_id, ?factor, "two-factor: second step passed");
+    match recovery_codes {
+        // Enrolled now: the recovery codes, shown once, on a page that carries the session
+        // cookies and links on to where the sign-in was going.
+        Some(codes) => super::pages::render_recovery_codes_page(ctx, &codes, resp),
+        None => Ok(resp),
+    }
+}

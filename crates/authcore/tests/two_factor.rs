@@ -1,0 +1,801 @@
+//! Second factors: TOTP enrolment and the second step of a password sign-in (the session
+//! opens only after a valid code; `amr` / `auth_time` in the JWT), recovery codes, the
+//! required policy's enrolment at sign-in, the account routes; and the attacks: guessing
+//! (locked per user), a code or recovery code replayed, the second-step state replayed,
+//! from another browser, tampered or expired, the session read with only the first factor,
+//! CSRF on every change, changes without a fresh factor.
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::common::*;
+use authcore::account::AccountRoute;
+use authcore::adapter::{Adapter, MemoryAdapter, NewUser};
+use authcore::providers::{CredentialField, CredentialsProvider};
+use authcore::ratelimit::RateLimit;
+use authcore::two_factor::TwoFactorOptions;
+use authcore::{Auth, SessionStrategy, User};
+use serde_json::{Value, json};
+
+const STATE_COOKIE: &str = "__Secure-authjs.two-factor";
+
+/// A store with user `ada@example.com`, and an app whose password `pw` signs her in.
+struct App {
+    auth: Auth,
+    db: MemoryAdapter,
+    user_id: String,
+    rec: Recorder,
+}
+
+async fn app(options: TwoFactorOptions) -> App {
+    app_with(options, |b| b.session_strategy(SessionStrategy::Jwt)).await
+}
+
+async fn app_with(
+    options: TwoFactorOptions,
+    more: impl FnOnce(authcore::AuthConfigBuilder) -> authcore::AuthConfigBuilder,
+) -> App {
+    let db = MemoryAdapter::new();
+    let user = db
+        .create_user(NewUser {
+            email: Some("ada@example.com".into()),
+            ..NewUser::default()
+        })
+        .await
+        .unwrap();
+    let id = user.id.clone();
+    let password = CredentialsProvider::new()
+        .field("password", CredentialField::new("Password"))
+        .authorize(move |c, _| {
+            let id = id.clone();
+            async move {
+                Ok((c.get("password").and_then(Value::as_str) == Some("pw"))
+                    .then(|| User::with_id(id).email("ada@example.com")))
+            }
+        });
+    let (auth, rec) = auth_with(more(
+        authcore::AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .provider(password)
+            .adapter(db.clone())
+            .two_factor(options),
+    ));
+    App {
+        auth,
+        db,
+        user_id: user.id,
+        rec,
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// The TOTP code of the base32 `secret` at `unix`.
+fn code_at(secret: &str, unix: u64) -> String {
+    let secret = totp_rs::Secret::try_from_base32(secret).unwrap();
+    totp_rs::Builder::new()
+        .with_secret(secret)
+        .build()
+        .unwrap()
+        .generate(unix)
+        .to_string()
+}
+
+/// Enrols TOTP for the app's user through the API; the secret and the recovery codes.
+async fn enrol(app: &App) -> (String, Vec<String>) {
+    let e = app.auth.start_totp_enrolment(&app.user_id).await.unwrap();
+    // The code of the previous step: the current one stays free for the sign-in.
+    let codes = app
+        .auth
+        .confirm_totp(&app.user_id, &code_at(&e.secret, now() - 30))
+        .await
+        .unwrap();
+    (e.secret, codes)
+}
+
+/// The browser's cookies: the CSRF pair's cookie and what responses set.
+struct Browser {
+    csrf_cookie: String,
+    csrf_token: String,
+    jar: Vec<(String, String)>,
+}
+
+impl Browser {
+    /// A browser with a CSRF cookie of its own.
+    fn new() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let csrf_token = format!("{n:064x}");
+        let value = authcore::csrf::csrf_cookie_value(&csrf_token, SECRET);
+        Browser {
+            csrf_cookie: format!("{CSRF_COOKIE}={}", value.replace('|', "%7C")),
+            csrf_token,
+            jar: Vec::new(),
+        }
+    }
+
+    fn cookie_header(&self) -> String {
+        let mut parts = vec![self.csrf_cookie.clone()];
+        parts.extend(self.jar.iter().map(|(n, v)| format!("{n}={v}")));
+        parts.join("; ")
+    }
+
+    fn absorb(&mut self, r: &TestResponse) {
+        for c in r.set_cookies() {
+            let (nv, attrs) = c.split_once(';').unwrap_or((&c, ""));
+            let (n, v) = nv.split_once('=').unwrap();
+            self.jar.retain(|(name, _)| name != n);
+            if !attrs.contains("Max-Age=0") && !v.is_empty() {
+                self.jar.push((n.to_owned(), v.to_owned()));
+            }
+        }
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.jar.iter().any(|(n, _)| n == name)
+    }
+
+    async fn post(&mut self, auth: &Auth, path: &str, fields: &[(&str, &str)]) -> TestResponse {
+        let mut pairs = vec![("csrfToken", self.csrf_token.as_str())];
+        pairs.extend_from_slice(fields);
+        let r = send(
+            auth,
+            post(path)
+                .header("cookie", self.cookie_header())
+                .body(form(&pairs))
+                .unwrap(),
+        )
+        .await;
+        self.absorb(&r);
+        r
+    }
+
+    async fn get(&mut self, auth: &Auth, path: &str) -> TestResponse {
+        let r = send(
+            auth,
+            get(path)
+                .header("cookie", self.cookie_header())
+                .body(empty())
+                .unwrap(),
+        )
+        .await;
+        self.absorb(&r);
+        r
+    }
+
+    async fn password(&mut self, auth: &Auth, pw: &str) -> TestResponse {
+        self.post(auth, "/auth/callback/credentials", &[("password", pw)])
+            .await
+    }
+
+    async fn code(&mut self, auth: &Auth, code: &str) -> TestResponse {
+        self.post(auth, "/auth/two-factor", &[("code", code)]).await
+    }
+
+    async fn session(&mut self, auth: &Auth) -> Value {
+        self.get(auth, "/auth/session").await.json()
+    }
+}
+
+/// The claims of JWT session token `token`.
+fn session_claims(app: &App, token: &str) -> serde_json::Map<String, Value> {
+    app.auth
+        .config()
+        .jwt()
+        .decode(token, SESSION_COOKIE)
+        .unwrap()
+        .unwrap()
+}
+
+fn assert_second_step(r: &TestResponse, b: &Browser) {
+    assert_eq!(r.status, 302, "{}", r.text());
+    assert_eq!(r.location(), Some("https://authjs.test/auth/two-factor"));
+    assert!(r.cookie(SESSION_COOKIE).is_none(), "{:?}", r.set_cookies());
+    assert!(b.has(STATE_COOKIE));
+    assert!(!b.has(SESSION_COOKIE));
+}
+
+/// A browser that signed in with the password and waits at the second step.
+async fn at_second_step(app: &App) -> Browser {
+    let mut b = Browser::new();
+    assert_second_step(&b.password(&app.auth, "pw").await, &b);
+    b
+}
+
+fn assert_no_session(r: &TestResponse, b: &Browser) {
+    assert!(
+        r.cookie(SESSION_COOKIE).is_none_or(|v| v.is_empty()),
+        "{:?}",
+        r.set_cookies()
+    );
+    assert!(!b.has(SESSION_COOKIE));
+}
+
+fn error_param(r: &TestResponse) -> Option<String> {
+    let url = url::Url::parse(r.location()?).ok()?;
+    url.query_pairs()
+        .find(|(k, _)| k == "error")
+        .map(|(_, v)| v.into_owned())
+}
+
+#[tokio::test]
+async fn a_password_sign_in_waits_for_the_code() {
+    let app = app(TwoFactorOptions::default()).await;
+    // Without a second factor (optional policy), the password alone signs in.
+    let mut b = Browser::new();
+    let r = b.password(&app.auth, "pw").await;
+    assert!(r.cookie(SESSION_COOKIE).is_some());
+
+    let (secret, recovery) = enrol(&app).await;
+    assert_eq!(recovery.len(), 10);
+    let mut b = Browser::new();
+    let r = b.password(&app.auth, "pw").await;
+    assert_second_step(&r, &b);
+    // The first factor alone is no session.
+    assert_eq!(b.session(&app.auth).await, Value::Null);
+    // The page asks for the code, with the page headers.
+    let page = b.get(&app.auth, "/auth/two-factor").await;
+    assert_eq!(page.status, 200);
+    let html = page.text();
+    assert!(html.contains(r#"name="code""#), "{html}");
+    assert!(html.contains("autocomplete=\"one-time-code\""));
+    assert!(!html.contains(&secret), "the secret is not shown again");
+    assert!(
+        page.headers["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("frame-ancestors 'none'")
+    );
+    // A wrong code: back to the page, no session.
+    let r = b.code(&app.auth, "000000").await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/two-factor?error=TwoFactorError")
+    );
+    assert_no_session(&r, &b);
+    assert!(app.rec.error_types().contains(&"TwoFactorError".to_owned()));
+    // The right code: the session, with how the user signed in.
+    let code = code_at(&secret, now());
+    let r = b.code(&app.auth, &code).await;
+    assert_eq!(r.status, 302);
+    assert_eq!(r.location(), Some("https://authjs.test"));
+    assert!(!b.has(STATE_COOKIE), "the state is cleared");
+    let token = r.cookie(SESSION_COOKIE).unwrap();
+    let claims = session_claims(&app, &token);
+    assert_eq!(claims["amr"], json!(["pwd", "otp", "mfa"]));
+    let auth_time = claims["auth_time"].as_i64().unwrap();
+    assert!((auth_time - i64::try_from(now()).unwrap()).abs() <= 5);
+    let session = b.session(&app.auth).await;
+    assert_eq!(session["user"]["email"], "ada@example.com");
+    // The `/session` JSON keeps Auth.js's shape.
+    assert!(session.get("amr").is_none());
+
+    // The same code again (a second sign-in in its window): refused.
+    let mut b2 = Browser::new();
+    assert_second_step(&b2.password(&app.auth, "pw").await, &b2);
+    let r = b2.code(&app.auth, &code).await;
+    assert_eq!(error_param(&r).as_deref(), Some("TwoFactorError"));
+    assert_no_session(&r, &b2);
+    // No secret or code reaches a log line.
+    for line in app.rec.errors() {
+        assert!(!line.contains(&secret) && !line.contains(&code), "{line}");
+    }
+}
+
+#[tokio::test]
+async fn recovery_codes_work_once_and_are_an_event() {
+    let app = app(TwoFactorOptions::default()).await;
+    let (_, recovery) = enrol(&app).await;
+    let mut b = at_second_step(&app).await;
+    // Typed as a user might: lower case, spaces for dashes.
+    let typed = recovery[3].to_lowercase().replace('-', " ");
+    let r = b.code(&app.auth, &typed).await;
+    assert!(r.cookie(SESSION_COOKIE).is_some(), "{:?}", r.location());
+    let actions: Vec<Value> = app
+        .rec
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(n, _)| n == "twoFactor")
+        .map(|(_, v)| v.clone())
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            json!({ "userId": app.user_id, "action": "totpEnrolled" }),
+            json!({ "userId": app.user_id, "action": "recoveryCodeUsed" }),
+        ]
+    );
+    assert_eq!(
+        app.auth
+            .two_factor_status(&app.user_id)
+            .await
+            .unwrap()
+            .recovery_codes_left,
+        9
+    );
+    // Used: refused the second time.
+    let mut b = at_second_step(&app).await;
+    let r = b.code(&app.auth, &recovery[3]).await;
+    assert_eq!(error_param(&r).as_deref(), Some("TwoFactorError"));
+    assert_no_session(&r, &b);
+    // Regenerating voids the old set (and needs a current code).
+    assert!(matches!(
+        app.auth
+            .regenerate_recovery_codes(&app.user_id, "123")
+            .await,
+        Err(authcore::account::AccountError::InvalidCode)
+    ));
+    let fresh = app
+        .auth
+        .regenerate_recovery_codes(&app.user_id, &recovery[0])
+        .await
+        .unwrap();
+    let mut b = at_second_step(&app).await;
+    let r = b.code(&app.auth, &recovery[1]).await;
+    assert_no_session(&r, &b);
+    let r = b.code(&app.auth, &fresh[1]).await;
+    assert!(r.cookie(SESSION_COOKIE).is_some());
+}
+
+#[tokio::test]
+async fn guessing_locks_the_user_whatever_the_browser() {
+    let minute = Duration::from_secs(60);
+    let app = app(TwoFactorOptions::default().attempts(
+        RateLimit::new(3, minute).lockout(10 * minute),
+        RateLimit::new(100, minute),
+    ))
+    .await;
+    let (secret, _) = enrol(&app).await;
+    for i in 0..3 {
+        // A new browser (and first factor) each time: the count is the user's.
+        let mut b = Browser::new();
+        assert_second_step(&b.password(&app.auth, "pw").await, &b);
+        let r = b.code(&app.auth, &format!("{:06}", 111_111 + i)).await;
+        assert_eq!(error_param(&r).as_deref(), Some("TwoFactorError"));
+    }
+    let mut b = at_second_step(&app).await;
+    // Over the limit: even the right code is refused, on the sign-in page.
+    let r = b.code(&app.auth, &code_at(&secret, now())).await;
+    assert_eq!(
+        error_param(&r).as_deref(),
+        Some("RateLimited"),
+        "{:?}",
+        r.location()
+    );
+    assert!(r.headers.contains_key("retry-after"));
+    assert_no_session(&r, &b);
+    // The account routes' fresh-factor checks count against the same lock.
+    assert!(matches!(
+        app.auth
+            .disable_totp(&app.user_id, &code_at(&secret, now()))
+            .await,
+        Err(authcore::account::AccountError::TooManyAttempts { .. })
+    ));
+}
+
+#[tokio::test]
+async fn the_state_is_bound_to_its_browser_and_used_once() {
+    let app = app(TwoFactorOptions::default()).await;
+    let (secret, _) = enrol(&app).await;
+    let mut b = at_second_step(&app).await;
+    let state = b
+        .jar
+        .iter()
+        .find(|(n, _)| n == STATE_COOKIE)
+        .unwrap()
+        .1
+        .clone();
+
+    // Another browser (its own CSRF cookie) with the copied state: refused.
+    let mut thief = Browser::new();
+    thief.jar.push((STATE_COOKIE.into(), state.clone()));
+    let r = thief.code(&app.auth, &code_at(&secret, now())).await;
+    assert_eq!(error_param(&r).as_deref(), Some("TwoFactorError"));
+    assert!(
+        r.location().unwrap().contains("/auth/signin"),
+        "{:?}",
+        r.location()
+    );
+    assert_no_session(&r, &thief);
+    // A tampered state: refused.
+    let mut forged = Browser::new();
+    forged.csrf_cookie = b.csrf_cookie.clone();
+    forged.csrf_token = b.csrf_token.clone();
+    let mut bytes = state.clone().into_bytes();
+    let at = bytes.len() / 2;
+    bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
+    forged
+        .jar
+        .push((STATE_COOKIE.into(), String::from_utf8(bytes).unwrap()));
+    let r = forged.code(&app.auth, &code_at(&secret, now() + 30)).await;
+    assert_eq!(error_param(&r).as_deref(), Some("TwoFactorError"));
+    assert_no_session(&r, &forged);
+    // No state at all (calling the action directly): refused.
+    let mut bare = Browser::new();
+    let r = bare.code(&app.auth, &code_at(&secret, now())).await;
+    assert_eq!(error_param(&r).as_deref(), Some("TwoFactorError"));
+    // Without the CSRF token: refused before anything.
+    let r = send(
+        &app.auth,
+        post("/auth/two-factor")
+            .header("cookie", b.cookie_header())
+            .body(form(&[("code", &code_at(&secret, now()))]))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(error_param(&r).as_deref(), Some("MissingCSRF"));
+
+    // The owner passes once …
+    let r = b.code(&app.auth, &code_at(&secret, now())).await;
+    assert!(r.cookie(SESSION_COOKIE).is_some(), "{:?}", r.location());
+    // … and the same state, replayed with another valid code, opens nothing.
+    let mut replay = Browser::new();
+    replay.csrf_cookie = b.csrf_cookie.clone();
+    replay.csrf_token = b.csrf_token.clone();
+    replay.jar.push((STATE_COOKIE.into(), state));
+    let r = replay.code(&app.auth, &code_at(&secret, now() + 30)).await;
+    assert_eq!(
+        error_param(&r).as_deref(),
+        Some("TwoFactorError"),
+        "{:?}",
+        r.location()
+    );
+    assert_no_session(&r, &replay);
+}
+
+#[tokio::test]
+async fn an_expired_state_opens_nothing() {
+    let app = app(TwoFactorOptions::default().step_max_age(Duration::from_secs(1))).await;
+    let (secret, _) = enrol(&app).await;
+    let mut b = at_second_step(&app).await;
+    // The state as this server sealed it, but expired (sealed with a clock in the past:
+    // the decoder allows 15 s of clock skew, which a test should not wait out).
+    let (_, v) = b
+        .jar
+        .iter()
+        .find(|(n, _)| n == STATE_COOKIE)
+        .unwrap()
+        .clone();
+    let jwt = app.auth.config().jwt();
+    let claims = jwt.decode(&v, STATE_COOKIE).unwrap().unwrap();
+    let old = i64::try_from(now()).unwrap() - 600;
+    let expired = jwt.encode_at(&claims, STATE_COOKIE, 300, old).unwrap();
+    b.jar.retain(|(n, _)| n != STATE_COOKIE);
+    b.jar.push((STATE_COOKIE.to_owned(), expired));
+    let r = b.code(&app.auth, &code_at(&secret, now())).await;
+    assert_eq!(error_param(&r).as_deref(), Some("TwoFactorError"));
+    assert_no_session(&r, &b);
+}
+
+#[tokio::test]
+async fn required_policy_enrols_at_sign_in() {
+    let app = app(TwoFactorOptions::required().issuer("Example")).await;
+    let mut b = at_second_step(&app).await;
+    let page = b.get(&app.auth, "/auth/two-factor").await;
+    let html = page.text();
+    assert!(html.contains("<svg"), "a QR code");
+    assert!(html.contains("Set up two-factor authentication"));
+    let secret = html
+        .split(r#"id="totp-secret" type="text" readonly value=""#)
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    // The page again shows the same pending secret (a reload does not replace it).
+    assert!(
+        b.get(&app.auth, "/auth/two-factor")
+            .await
+            .text()
+            .contains(&secret)
+    );
+    // Not enrolled yet: no session from a wrong code.
+    let r = b.code(&app.auth, "123456").await;
+    assert_no_session(&r, &b);
+    let r = b.code(&app.auth, &code_at(&secret, now())).await;
+    assert_eq!(r.status, 200, "{:?}", r.location());
+    let html = r.text();
+    assert_eq!(html.matches("<li><code>").count(), 10, "{html}");
+    assert!(html.contains(r#"href="https://authjs.test""#));
+    assert!(r.cookie(SESSION_COOKIE).is_some());
+    assert_eq!(r.headers["cache-control"], "private, no-cache, no-store");
+    let status = app.auth.two_factor_status(&app.user_id).await.unwrap();
+    assert!(status.totp);
+    assert_eq!(status.recovery_codes_left, 10);
+}
+
+#[tokio::test]
+async fn database_sessions_open_only_after_the_second_step() {
+    let app = app_with(TwoFactorOptions::default(), |b| {
+        b.session_strategy(SessionStrategy::Database)
+            .credentials_database_sessions(true)
+    })
+    .await;
+    let (secret, _) = enrol(&app).await;
+    let mut b = at_second_step(&app).await;
+    assert!(
+        app.db
+            .list_sessions_by_user_id(&app.user_id)
+            .await
+            .unwrap()
+            .is_empty(),
+        "no session row before the second factor"
+    );
+    let r = b.code(&app.auth, &code_at(&secret, now())).await;
+    assert_eq!(r.cookie(SESSION_COOKIE).unwrap().len(), 36);
+    assert_eq!(
+        app.db
+            .list_sessions_by_user_id(&app.user_id)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+/// Sends an account route request with the browser's cookies.
+async fn account(app: &App, b: &Browser, route: AccountRoute, body: Value) -> (u16, Value) {
+    let req = http::Request::builder()
+        .method(route.method())
+        .uri(url(route.path()))
+        .header("cookie", b.cookie_header())
+        .header("content-type", "application/json")
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            body.to_string(),
+        )))
+        .unwrap();
+    let r = app.auth.handle_account(route, req).await;
+    let status = r.status().as_u16();
+    let body = http_body_util::BodyExt::collect(r.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+}
+
+/// The status and error code of an account route's refusal.
+async fn refusal(app: &App, b: &Browser, route: AccountRoute, body: Value) -> (u16, String) {
+    let (status, v) = account(app, b, route, body).await;
+    (status, v["error"].as_str().unwrap_or_default().to_owned())
+}
+
+#[tokio::test]
+async fn account_routes_enrol_and_disable_with_a_fresh_factor() {
+    use AccountRoute::*;
+    let app = app(TwoFactorOptions::default()).await;
+    let mut b = Browser::new();
+    assert!(
+        b.password(&app.auth, "pw")
+            .await
+            .cookie(SESSION_COOKIE)
+            .is_some()
+    );
+    let csrf = b.csrf_token.clone();
+    let (s, v) = account(&app, &b, TwoFactor, Value::Null).await;
+    assert_eq!((s, &v["totp"]), (200, &json!(false)));
+    // Every change needs the CSRF token.
+    for route in [StartTotp, ConfirmTotp, RegenerateRecoveryCodes, DisableTotp] {
+        let body = json!({ "code": "123456" });
+        assert_eq!(
+            refusal(&app, &b, route, body).await,
+            (403, "MissingCSRF".into()),
+            "{route:?}"
+        );
+    }
+    let (s, v) = account(&app, &b, StartTotp, json!({ "csrfToken": csrf })).await;
+    assert_eq!(s, 200, "{v}");
+    assert!(v["qrSvg"].as_str().unwrap().starts_with("<svg"));
+    let secret = v["secret"].as_str().unwrap().to_owned();
+    let wrong = json!({ "csrfToken": csrf, "code": "000000" });
+    assert_eq!(
+        refusal(&app, &b, ConfirmTotp, wrong.clone()).await,
+        (400, "InvalidCode".into())
+    );
+    let first = json!({ "csrfToken": csrf, "code": code_at(&secret, now() - 30) });
+    let (s, v) = account(&app, &b, ConfirmTotp, first).await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["recoveryCodes"].as_array().unwrap().len(), 10);
+    // Enrolled: starting again is refused; disabling asks for a current code.
+    let start = json!({ "csrfToken": csrf });
+    assert_eq!(
+        refusal(&app, &b, StartTotp, start).await,
+        (409, "AlreadyEnrolled".into())
+    );
+    assert_eq!(
+        refusal(&app, &b, DisableTotp, wrong).await,
+        (400, "InvalidCode".into())
+    );
+    assert!(app.auth.two_factor_status(&app.user_id).await.unwrap().totp);
+    let current = json!({ "csrfToken": csrf, "code": code_at(&secret, now()) });
+    let (s, v) = account(&app, &b, DisableTotp, current).await;
+    assert_eq!((s, &v["totp"]), (200, &json!(false)), "{v}");
+    // Signed out: 401.
+    let (s, _) = account(&app, &Browser::new(), TwoFactor, Value::Null).await;
+    assert_eq!(s, 401);
+}
+
+#[tokio::test]
+async fn enrolment_needs_a_recent_sign_in() {
+    let app = app(TwoFactorOptions::default()).await;
+    let b = Browser::new();
+    // A session signed in an hour ago (as a stolen cookie might be).
+    let old = i64::try_from(now()).unwrap() - 3600;
+    let cookie = session_cookie(
+        &app.auth,
+        json!({ "sub": app.user_id, "email": "ada@example.com", "auth_time": old }),
+    );
+    let mut stale = Browser::new();
+    stale.csrf_cookie = b.csrf_cookie.clone();
+    stale.csrf_token = b.csrf_token.clone();
+    let (name, value) = cookie.split_once('=').unwrap();
+    stale.jar.push((name.to_owned(), value.to_owned()));
+    let (s, v) = account(
+        &app,
+        &stale,
+        AccountRoute::StartTotp,
+        json!({ "csrfToken": stale.csrf_token }),
+    )
+    .await;
+    assert_eq!(
+        (s, v["error"].as_str()),
+        (401, Some("ReauthenticationRequired"))
+    );
+    assert!(app.db.get_two_factor(&app.user_id).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn without_second_factors_the_action_does_not_exist() {
+    let (auth, _) = auth();
+    let r = send(&auth, get("/auth/two-factor").body(empty()).unwrap()).await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
+    // A configuration with second factors and no adapter is refused at build time.
+    let e = authcore::AuthConfig::builder()
+        .secret(SECRET)
+        .provider(credentials())
+        .two_factor(TwoFactorOptions::default())
+        .build()
+        .unwrap_err();
+    assert_eq!(e, authcore::ConfigError::TwoFactorMissingAdapter);
+}
+
+#[tokio::test]
+async fn a_magic_link_waits_for_the_code_too() {
+    let outbox = Outbox::default();
+    let provider = outbox_provider(&outbox);
+    let app = app_with(TwoFactorOptions::default(), move |b| {
+        b.session_strategy(SessionStrategy::Jwt).provider(provider)
+    })
+    .await;
+    let (secret, _) = enrol(&app).await;
+    let link = magic_link_url(&app.auth, &outbox, "ada@example.com").await;
+    let mut b = Browser::new();
+    let r = send(
+        &app.auth,
+        http::Request::get(&link)
+            .header("cookie", b.cookie_header())
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    b.absorb(&r);
+    assert_second_step(&r, &b);
+    let r = b.code(&app.auth, &code_at(&secret, now())).await;
+    let token = r.cookie(SESSION_COOKIE).unwrap();
+    let claims = session_claims(&app, &token);
+    assert_eq!(claims["amr"], json!(["otp", "mfa"]));
+}
+
+/// OpenID Connect against the real `oidc-provider`, database sessions: the user's second
+/// sign-in, after enrolment, waits for the code; no session row until then.
+#[tokio::test]
+async fn an_oidc_sign_in_waits_for_the_code_too() {
+    use crate::oauth_flow::{Jar, assert_signed_in, sign_in};
+    use crate::oidc_provider::OidcProvider;
+    let op = OidcProvider::start().await;
+    let db = MemoryAdapter::new();
+    let auth = Auth::new(
+        authcore::AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .provider(
+                authcore::providers::OAuthProvider::oidc("oidc", "Test OIDC")
+                    .issuer(op.issuer.clone())
+                    .client_id("client-basic")
+                    .client_secret("secret-basic"),
+            )
+            .adapter(db.clone())
+            .two_factor(TwoFactorOptions::default())
+            .build()
+            .unwrap(),
+    );
+    let mut jar = Jar::default();
+    let r = sign_in(&auth, &op, "oidc", &mut jar).await;
+    assert_signed_in(&r, &jar);
+    let user = db
+        .get_user_by_email("user-1@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    let e = auth.start_totp_enrolment(&user.id).await.unwrap();
+    auth.confirm_totp(&user.id, &code_at(&e.secret, now() - 30))
+        .await
+        .unwrap();
+    let sessions_before = db.list_sessions_by_user_id(&user.id).await.unwrap().len();
+
+    let mut jar = Jar::default();
+    let r = sign_in(&auth, &op, "oidc", &mut jar).await;
+    assert_eq!(r.status, 302);
+    assert_eq!(
+        r.location.as_deref(),
+        Some("http://localhost:3000/auth/two-factor")
+    );
+    assert!(!jar.0.contains_key("authjs.session-token"), "{jar:?}");
+    assert!(jar.0.contains_key("authjs.two-factor"));
+    assert_eq!(
+        db.list_sessions_by_user_id(&user.id).await.unwrap().len(),
+        sessions_before
+    );
+    let csrf = jar.0["authjs.csrf-token"].clone();
+    let token = csrf.split("%7C").next().unwrap().to_owned();
+    let r = crate::oauth_flow::send(
+        &auth,
+        http::Request::post("http://localhost:3000/auth/two-factor")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("cookie", jar.header())
+            .body(form(&[
+                ("csrfToken", &token),
+                ("code", &code_at(&e.secret, now())),
+            ]))
+            .unwrap(),
+    )
+    .await;
+    jar.absorb(&r);
+    assert_signed_in(&r, &jar);
+    assert!(!jar.0.contains_key("authjs.two-factor"));
+    assert_eq!(
+        db.list_sessions_by_user_id(&user.id).await.unwrap().len(),
+        sessions_before + 1
+    );
+}
+
+/// A user with a passkey and no TOTP is not held at a second step that could not be passed
+/// (passkeys are not offered there).
+#[tokio::test]
+async fn passkeys_alone_do_not_hold_a_password_sign_in() {
+    let app = app(TwoFactorOptions::default()).await;
+    app.db
+        .create_authenticator(authcore::Authenticator {
+            credential_id: "Y3JlZA==".into(),
+            user_id: Some(app.user_id.clone()),
+            provider_account_id: "pa-1".into(),
+            counter: 0,
+            credential_backed_up: false,
+            credential_public_key: "pQ==".into(),
+            transports: None,
+            credential_device_type: "singleDevice".into(),
+            name: None,
+        })
+        .await
+        .unwrap();
+    let status = app.auth.two_factor_status(&app.user_id).await.unwrap();
+    assert_eq!((status.totp, status.passkeys), (false, 1));
+    let mut b = Browser::new();
+    assert!(
+        b.password(&app.auth, "pw")
+            .await
+            .cookie(SESSION_COOKIE)
+            .is_some()
+    );
+}
