@@ -779,3 +779,111 @@ requests_per_client = false
         "unknown limits are refused"
     );
 }
+
+/// The demo on SQLite with second factors: the account page sets up an authenticator app
+/// (its QR code and key, then a first code, then recovery codes shown once); the next
+/// password sign-in stops at the two-factor page until a code is given.
+#[tokio::test]
+async fn two_factor_from_the_account_page_then_at_sign_in() {
+    let dir = std::env::temp_dir().join(format!("authcore-demo-2fa-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("demo.db");
+    let _ = std::fs::remove_file(&file);
+    let mut config = ServerConfig::new("a demo test secret, long and random enough");
+    config.database_url = Some(format!("sqlite://{}?mode=rwc", file.display()));
+    config.two_factor = Some(authcore::two_factor::TwoFactorOptions::default());
+    let app = config.build().await.unwrap().router();
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+    let code_at = |secret: &str, t: u64| {
+        totp_rs::Builder::new()
+            .with_secret(totp_rs::Secret::try_from_base32(secret).unwrap())
+            .build()
+            .unwrap()
+            .generate(t)
+            .to_string()
+    };
+    let post_form = |path: &str, body: String, jar: &CookieJar| {
+        Request::post(format!("{ORIGIN}{path}"))
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::COOKIE, jar.header())
+            .body(Body::from(body))
+            .unwrap()
+    };
+    let csrf_of = async |app: &Router, jar: &mut CookieJar| -> String {
+        let json: Value =
+            serde_json::from_str(&text(get(app, "/auth/csrf", jar).await).await).unwrap();
+        json["csrfToken"].as_str().unwrap().to_owned()
+    };
+
+    let mut jar = CookieJar::default();
+    sign_in(&app, &mut jar, "demo", "authcore-demo").await;
+    // The home page links to the account page, which offers the set-up.
+    assert!(
+        text(get(&app, "/", &mut jar).await)
+            .await
+            .contains("href=\"/auth/account\"")
+    );
+    let html = text(get(&app, "/auth/account", &mut jar).await).await;
+    assert!(html.contains("Set up an authenticator app"), "{html}");
+    let csrf = csrf_of(&app, &mut jar).await;
+    let res = send(
+        &app,
+        post_form(
+            "/auth/account",
+            format!("csrfToken={csrf}&op=totp-start"),
+            &jar,
+        ),
+        &mut jar,
+    )
+    .await;
+    let html = text(res).await;
+    let secret = html
+        .split(r#"id="totp-secret" type="text" readonly value=""#)
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    let body = format!(
+        "csrfToken={csrf}&op=totp-confirm&code={}",
+        code_at(&secret, now() - 30)
+    );
+    let html = text(send(&app, post_form("/auth/account", body, &jar), &mut jar).await).await;
+    assert_eq!(html.matches("<li><code>").count(), 10, "{html}");
+
+    // Signed out, the password alone no longer opens a session.
+    let body = format!("csrfToken={csrf}");
+    send(&app, post_form("/auth/signout", body, &jar), &mut jar).await;
+    assert!(!jar.has("authjs.session-token"));
+    let res = sign_in(&app, &mut jar, "demo", "authcore-demo").await;
+    assert_eq!(
+        res.headers()[header::LOCATION],
+        format!("{ORIGIN}/auth/two-factor")
+    );
+    assert!(!jar.has("authjs.session-token"));
+    assert_eq!(
+        get(&app, "/protected", &mut jar).await.status(),
+        StatusCode::FOUND
+    );
+    let page = text(get(&app, "/auth/two-factor", &mut jar).await).await;
+    assert!(page.contains("Two-factor authentication"), "{page}");
+    let csrf = csrf_of(&app, &mut jar).await;
+    let body = format!("csrfToken={csrf}&code={}", code_at(&secret, now()));
+    let res = send(&app, post_form("/auth/two-factor", body, &jar), &mut jar).await;
+    assert_eq!(
+        res.headers()[header::LOCATION],
+        format!("{ORIGIN}/protected")
+    );
+    assert!(jar.has("authjs.session-token"));
+    assert_eq!(
+        get(&app, "/protected", &mut jar).await.status(),
+        StatusCode::OK
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

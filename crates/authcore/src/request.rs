@@ -38,6 +38,8 @@ pub enum Action {
     WebauthnOptions,
     /// `two-factor`: the second step of a sign-in (beyond Auth.js; with second factors on).
     TwoFactor,
+    /// `account`: the account page (beyond Auth.js; with an adapter).
+    Account,
 }
 
 impl Action {
@@ -54,6 +56,7 @@ impl Action {
             "error" => Action::Error,
             "webauthn-options" => Action::WebauthnOptions,
             "two-factor" => Action::TwoFactor,
+            "account" => Action::Account,
             _ => return None,
         })
     }
@@ -71,6 +74,7 @@ impl Action {
             Action::Error => "error",
             Action::WebauthnOptions => "webauthn-options",
             Action::TwoFactor => "two-factor",
+            Action::Account => "account",
         }
     }
 
@@ -88,8 +92,8 @@ impl fmt::Display for Action {
     }
 }
 
-/// Whether `s` is one of the action names: Auth.js's nine (`isAuthAction`) and
-/// `two-factor`.
+/// Whether `s` is one of the action names: Auth.js's nine (`isAuthAction`), `two-factor`
+/// and `account`.
 pub fn is_auth_action(s: &str) -> bool {
     Action::parse(s).is_some()
 }
@@ -530,6 +534,7 @@ mod tests {
             "error",
             "webauthn-options",
             "two-factor",
+            "account",
         ] {
             assert!(is_auth_action(a));
             assert_eq!(Action::parse(a).unwrap().as_str(), a);

@@ -13,6 +13,7 @@ mod oidc_provider;
 mod soft_authenticator;
 
 mod account_management;
+mod account_page;
 mod action_callback_credentials;
 mod action_csrf;
 mod action_error;

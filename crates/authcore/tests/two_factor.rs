@@ -6,7 +6,7 @@
 //! CSRF on every change, changes without a fresh factor.
 #![allow(clippy::unwrap_used)]
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use crate::common::*;
 use authcore::account::AccountRoute;
@@ -69,31 +69,13 @@ async fn app_with(
     }
 }
 
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-/// The TOTP code of the base32 `secret` at `unix`.
-fn code_at(secret: &str, unix: u64) -> String {
-    let secret = totp_rs::Secret::try_from_base32(secret).unwrap();
-    totp_rs::Builder::new()
-        .with_secret(secret)
-        .build()
-        .unwrap()
-        .generate(unix)
-        .to_string()
-}
-
 /// Enrols TOTP for the app's user through the API; the secret and the recovery codes.
 async fn enrol(app: &App) -> (String, Vec<String>) {
     let e = app.auth.start_totp_enrolment(&app.user_id).await.unwrap();
     // The code of the previous step: the current one stays free for the sign-in.
     let codes = app
         .auth
-        .confirm_totp(&app.user_id, &code_at(&e.secret, now() - 30))
+        .confirm_totp(&app.user_id, &totp_code_at(&e.secret, unix_now() - 30))
         .await
         .unwrap();
     (e.secret, codes)
@@ -261,7 +243,7 @@ async fn a_password_sign_in_waits_for_the_code() {
     assert_no_session(&r, &b);
     assert!(app.rec.error_types().contains(&"TwoFactorError".to_owned()));
     // The right code: the session, with how the user signed in.
-    let code = code_at(&secret, now());
+    let code = totp_code_at(&secret, unix_now());
     let r = b.code(&app.auth, &code).await;
     assert_eq!(r.status, 302);
     assert_eq!(r.location(), Some("https://authjs.test"));
@@ -270,7 +252,7 @@ async fn a_password_sign_in_waits_for_the_code() {
     let claims = session_claims(&app, &token);
     assert_eq!(claims["amr"], json!(["pwd", "otp", "mfa"]));
     let auth_time = claims["auth_time"].as_i64().unwrap();
-    assert!((auth_time - i64::try_from(now()).unwrap()).abs() <= 5);
+    assert!((auth_time - i64::try_from(unix_now()).unwrap()).abs() <= 5);
     let session = b.session(&app.auth).await;
     assert_eq!(session["user"]["email"], "ada@example.com");
     // The `/session` JSON keeps Auth.js's shape.
@@ -363,7 +345,7 @@ async fn guessing_locks_the_user_whatever_the_browser() {
     }
     let mut b = at_second_step(&app).await;
     // Over the limit: even the right code is refused, on the sign-in page.
-    let r = b.code(&app.auth, &code_at(&secret, now())).await;
+    let r = b.code(&app.auth, &totp_code_at(&secret, unix_now())).await;
     assert_eq!(
         error_param(&r).as_deref(),
         Some("RateLimited"),
@@ -375,7 +357,7 @@ async fn guessing_locks_the_user_whatever_the_browser() {
     // The account routes' fresh-factor checks count against the same lock.
     assert!(matches!(
         app.auth
-            .disable_totp(&app.user_id, &code_at(&secret, now()))
+            .disable_totp(&app.user_id, &totp_code_at(&secret, unix_now()))
             .await,
         Err(authcore::account::AccountError::TooManyAttempts { .. })
     ));
@@ -397,7 +379,9 @@ async fn the_state_is_bound_to_its_browser_and_used_once() {
     // Another browser (its own CSRF cookie) with the copied state: refused.
     let mut thief = Browser::new();
     thief.jar.push((STATE_COOKIE.into(), state.clone()));
-    let r = thief.code(&app.auth, &code_at(&secret, now())).await;
+    let r = thief
+        .code(&app.auth, &totp_code_at(&secret, unix_now()))
+        .await;
     assert_eq!(error_param(&r).as_deref(), Some("TwoFactorError"));
     assert!(
         r.location().unwrap().contains("/auth/signin"),
@@ -415,33 +399,39 @@ async fn the_state_is_bound_to_its_browser_and_used_once() {
     forged
         .jar
         .push((STATE_COOKIE.into(), String::from_utf8(bytes).unwrap()));
-    let r = forged.code(&app.auth, &code_at(&secret, now() + 30)).await;
+    let r = forged
+        .code(&app.auth, &totp_code_at(&secret, unix_now() + 30))
+        .await;
     assert_eq!(error_param(&r).as_deref(), Some("TwoFactorError"));
     assert_no_session(&r, &forged);
     // No state at all (calling the action directly): refused.
     let mut bare = Browser::new();
-    let r = bare.code(&app.auth, &code_at(&secret, now())).await;
+    let r = bare
+        .code(&app.auth, &totp_code_at(&secret, unix_now()))
+        .await;
     assert_eq!(error_param(&r).as_deref(), Some("TwoFactorError"));
     // Without the CSRF token: refused before anything.
     let r = send(
         &app.auth,
         post("/auth/two-factor")
             .header("cookie", b.cookie_header())
-            .body(form(&[("code", &code_at(&secret, now()))]))
+            .body(form(&[("code", &totp_code_at(&secret, unix_now()))]))
             .unwrap(),
     )
     .await;
     assert_eq!(error_param(&r).as_deref(), Some("MissingCSRF"));
 
     // The owner passes once …
-    let r = b.code(&app.auth, &code_at(&secret, now())).await;
+    let r = b.code(&app.auth, &totp_code_at(&secret, unix_now())).await;
     assert!(r.cookie(SESSION_COOKIE).is_some(), "{:?}", r.location());
     // … and the same state, replayed with another valid code, opens nothing.
     let mut replay = Browser::new();
     replay.csrf_cookie = b.csrf_cookie.clone();
     replay.csrf_token = b.csrf_token.clone();
     replay.jar.push((STATE_COOKIE.into(), state));
-    let r = replay.code(&app.auth, &code_at(&secret, now() + 30)).await;
+    let r = replay
+        .code(&app.auth, &totp_code_at(&secret, unix_now() + 30))
+        .await;
     assert_eq!(
         error_param(&r).as_deref(),
         Some("TwoFactorError"),
@@ -466,11 +456,11 @@ async fn an_expired_state_opens_nothing() {
         .clone();
     let jwt = app.auth.config().jwt();
     let claims = jwt.decode(&v, STATE_COOKIE).unwrap().unwrap();
-    let old = i64::try_from(now()).unwrap() - 600;
+    let old = i64::try_from(unix_now()).unwrap() - 600;
     let expired = jwt.encode_at(&claims, STATE_COOKIE, 300, old).unwrap();
     b.jar.retain(|(n, _)| n != STATE_COOKIE);
     b.jar.push((STATE_COOKIE.to_owned(), expired));
-    let r = b.code(&app.auth, &code_at(&secret, now())).await;
+    let r = b.code(&app.auth, &totp_code_at(&secret, unix_now())).await;
     assert_eq!(error_param(&r).as_deref(), Some("TwoFactorError"));
     assert_no_session(&r, &b);
 }
@@ -483,14 +473,7 @@ async fn required_policy_enrols_at_sign_in() {
     let html = page.text();
     assert!(html.contains("<svg"), "a QR code");
     assert!(html.contains("Set up two-factor authentication"));
-    let secret = html
-        .split(r#"id="totp-secret" type="text" readonly value=""#)
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .to_owned();
+    let secret = totp_secret_in_page(&html);
     // The page again shows the same pending secret (a reload does not replace it).
     assert!(
         b.get(&app.auth, "/auth/two-factor")
@@ -501,7 +484,7 @@ async fn required_policy_enrols_at_sign_in() {
     // Not enrolled yet: no session from a wrong code.
     let r = b.code(&app.auth, "123456").await;
     assert_no_session(&r, &b);
-    let r = b.code(&app.auth, &code_at(&secret, now())).await;
+    let r = b.code(&app.auth, &totp_code_at(&secret, unix_now())).await;
     assert_eq!(r.status, 200, "{:?}", r.location());
     let html = r.text();
     assert_eq!(html.matches("<li><code>").count(), 10, "{html}");
@@ -530,7 +513,7 @@ async fn database_sessions_open_only_after_the_second_step() {
             .is_empty(),
         "no session row before the second factor"
     );
-    let r = b.code(&app.auth, &code_at(&secret, now())).await;
+    let r = b.code(&app.auth, &totp_code_at(&secret, unix_now())).await;
     assert_eq!(r.cookie(SESSION_COOKIE).unwrap().len(), 36);
     assert_eq!(
         app.db
@@ -600,7 +583,7 @@ async fn account_routes_enrol_and_disable_with_a_fresh_factor() {
         refusal(&app, &b, ConfirmTotp, wrong.clone()).await,
         (400, "InvalidCode".into())
     );
-    let first = json!({ "csrfToken": csrf, "code": code_at(&secret, now() - 30) });
+    let first = json!({ "csrfToken": csrf, "code": totp_code_at(&secret, unix_now() - 30) });
     let (s, v) = account(&app, &b, ConfirmTotp, first).await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["recoveryCodes"].as_array().unwrap().len(), 10);
@@ -615,7 +598,7 @@ async fn account_routes_enrol_and_disable_with_a_fresh_factor() {
         (400, "InvalidCode".into())
     );
     assert!(app.auth.two_factor_status(&app.user_id).await.unwrap().totp);
-    let current = json!({ "csrfToken": csrf, "code": code_at(&secret, now()) });
+    let current = json!({ "csrfToken": csrf, "code": totp_code_at(&secret, unix_now()) });
     let (s, v) = account(&app, &b, DisableTotp, current).await;
     assert_eq!((s, &v["totp"]), (200, &json!(false)), "{v}");
     // Signed out: 401.
@@ -628,7 +611,7 @@ async fn enrolment_needs_a_recent_sign_in() {
     let app = app(TwoFactorOptions::default()).await;
     let b = Browser::new();
     // A session signed in an hour ago (as a stolen cookie might be).
-    let old = i64::try_from(now()).unwrap() - 3600;
+    let old = i64::try_from(unix_now()).unwrap() - 3600;
     let cookie = session_cookie(
         &app.auth,
         json!({ "sub": app.user_id, "email": "ada@example.com", "auth_time": old }),
@@ -691,7 +674,7 @@ async fn a_magic_link_waits_for_the_code_too() {
     .await;
     b.absorb(&r);
     assert_second_step(&r, &b);
-    let r = b.code(&app.auth, &code_at(&secret, now())).await;
+    let r = b.code(&app.auth, &totp_code_at(&secret, unix_now())).await;
     let token = r.cookie(SESSION_COOKIE).unwrap();
     let claims = session_claims(&app, &token);
     assert_eq!(claims["amr"], json!(["otp", "mfa"]));
@@ -729,7 +712,7 @@ async fn an_oidc_sign_in_waits_for_the_code_too() {
         .unwrap()
         .unwrap();
     let e = auth.start_totp_enrolment(&user.id).await.unwrap();
-    auth.confirm_totp(&user.id, &code_at(&e.secret, now() - 30))
+    auth.confirm_totp(&user.id, &totp_code_at(&e.secret, unix_now() - 30))
         .await
         .unwrap();
     let sessions_before = db.list_sessions_by_user_id(&user.id).await.unwrap().len();
@@ -756,7 +739,7 @@ async fn an_oidc_sign_in_waits_for_the_code_too() {
             .header("cookie", jar.header())
             .body(form(&[
                 ("csrfToken", &token),
-                ("code", &code_at(&e.secret, now())),
+                ("code", &totp_code_at(&e.secret, unix_now())),
             ]))
             .unwrap(),
     )

@@ -23,167 +23,14 @@ mod routes;
 #[cfg(feature = "two-factor")]
 mod two_factor;
 
-use serde::Serialize;
-
 pub use routes::AccountRoute;
 
-use crate::adapter::{Adapter, AdapterError};
+use crate::actions::account as ops;
+pub use crate::actions::account::{
+    AccountError, CurrentSession, LinkedAccount, MAX_PASSKEY_NAME_CHARS, Passkey, SessionInfo,
+    SignInMethods,
+};
 use crate::handler::Auth;
-use crate::providers::Provider;
-use crate::types::ProviderType;
-
-/// A provider account linked to the user (an OAuth / OIDC or email account; passkeys are
-/// listed as [`Passkey`]s). Tokens are left out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LinkedAccount {
-    /// The provider id (`github`).
-    pub provider: String,
-    /// The user's id at the provider.
-    pub provider_account_id: String,
-    /// `oauth`, `oidc` or `email`.
-    #[serde(rename = "type")]
-    pub kind: ProviderType,
-}
-
-/// A passkey (WebAuthn authenticator) of the user.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Passkey {
-    /// The credential id (as stored: standard base64).
-    #[serde(rename = "credentialID")]
-    pub credential_id: String,
-    /// `singleDevice` or `multiDevice`.
-    pub credential_device_type: String,
-    /// Whether the authenticator says the credential is backed up (synced).
-    pub credential_backed_up: bool,
-    /// Transports, comma-separated, as stored.
-    pub transports: Option<String>,
-    /// The name the user gave it.
-    pub name: Option<String>,
-}
-
-/// The ways a user can sign in, as the adapter knows them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SignInMethods {
-    /// Linked provider accounts, ordered by provider and provider account id.
-    pub accounts: Vec<LinkedAccount>,
-    /// Passkeys, ordered by credential id.
-    pub passkeys: Vec<Passkey>,
-    /// The address magic links go to, when an email provider is configured and the user
-    /// has one.
-    pub email: Option<String>,
-}
-
-impl SignInMethods {
-    /// How many independent ways to sign in these are: each OAuth / OIDC account, each
-    /// passkey, and magic links (email accounts only record that they were used).
-    /// Passwords of a credentials provider live outside the adapter and are not counted.
-    pub fn count(&self) -> usize {
-        let oauth = self
-            .accounts
-            .iter()
-            .filter(|a| matches!(a.kind, ProviderType::Oauth | ProviderType::Oidc))
-            .count();
-        oauth + self.passkeys.len() + usize::from(self.email.is_some())
-    }
-}
-
-/// A database session of the user, as session management shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionInfo {
-    /// An id for the session that is not its token (hex of the token's SHA-256, cut):
-    /// what [`Auth::revoke_session`] takes.
-    pub id: String,
-    /// When it was created (ISO 8601), if recorded (not for sessions Auth.js created).
-    pub created_at: Option<String>,
-    /// Its last recorded use (at most every `session_update_age`).
-    pub last_seen_at: Option<String>,
-    /// The `User-Agent` of its last recorded use.
-    pub user_agent: Option<String>,
-    /// When it expires.
-    pub expires: String,
-    /// Whether it is the session of the request that asked.
-    pub current: bool,
-}
-
-/// The signed-in user of a request, for account and session management.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CurrentSession {
-    /// The user's id.
-    pub user_id: String,
-    /// The database session's [`SessionInfo::id`], or with JWT sessions the `sid` the
-    /// revocation list gives them (`None` without it).
-    pub session_id: Option<String>,
-    /// When the user signed in (seconds since the epoch): the JWT's `auth_time` (written
-    /// with second factors on), or the database session's creation; `None` when unknown.
-    pub auth_time: Option<i64>,
-}
-
-/// The longest passkey name [`Auth::rename_passkey`] accepts (in characters).
-pub const MAX_PASSKEY_NAME_CHARS: usize = 64;
-
-/// The [`SessionInfo::id`] of session token `token`.
-fn session_id(token: &str) -> String {
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(token.as_bytes());
-    hex::encode(&digest[..16])
-}
-
-/// Why an account-management call was refused.
-#[non_exhaustive]
-#[derive(Debug, thiserror::Error)]
-pub enum AccountError {
-    /// The configuration has no adapter: there are no stored accounts to manage.
-    #[error("account management needs an adapter")]
-    NoAdapter,
-    /// No such user, or the account or passkey is not the user's.
-    #[error("no such account or passkey of this user")]
-    NotFound,
-    /// It is the user's last way to sign in.
-    #[error("the last way to sign in cannot be removed")]
-    LastSignInMethod,
-    /// A passkey name that is longer than [`MAX_PASSKEY_NAME_CHARS`] or has control
-    /// characters.
-    #[error("a passkey name has at most 64 characters and no control characters")]
-    InvalidName,
-    /// Session management needs database sessions (JWT sessions are not stored).
-    #[error("sessions are listed and revoked with database sessions only")]
-    NoDatabaseSessions,
-    /// Second factors are not configured
-    /// ([`AuthConfigBuilder::two_factor`](crate::AuthConfigBuilder::two_factor)).
-    #[error("second factors are not configured")]
-    TwoFactorOff,
-    /// TOTP enrolment was asked for while a confirmed secret is enrolled (disable it first).
-    #[error("a TOTP authenticator is enrolled already")]
-    AlreadyEnrolled,
-    /// A TOTP confirmation, or a change that asks for a second factor, of a user with no
-    /// (pending) TOTP secret.
-    #[error("no TOTP authenticator is enrolled")]
-    NotEnrolled,
-    /// A TOTP or recovery code that is wrong, malformed, outside its time window or used
-    /// already.
-    #[error("the code is not valid")]
-    InvalidCode,
-    /// Too many wrong codes for this user: try again after `retry_after`.
-    #[error("too many attempts; retry in {} s", retry_after.as_secs().max(1))]
-    TooManyAttempts {
-        /// When the user may try again.
-        retry_after: std::time::Duration,
-    },
-    /// The change needs a recent sign-in (TOTP enrolment of a user without a second
-    /// factor): sign in again.
-    #[error("this change needs a recent sign-in")]
-    ReauthenticationRequired,
-    /// A TOTP secret could not be sealed or opened (the auth secret that sealed it is no
-    /// longer in the rotation list).
-    #[error("second factor secret: {0}")]
-    Sealing(String),
-    /// The adapter failed.
-    #[error(transparent)]
-    Adapter(#[from] AdapterError),
-}
 
 impl Auth {
     /// Whether `csrf_token` (the `csrfToken` a form or JSON body of the host's own route
@@ -213,58 +60,7 @@ impl Auth {
         headers: &http::HeaderMap,
     ) -> Option<CurrentSession> {
         let req = self.session_request(uri, headers).ok()?;
-        let c = &*self.config().inner;
-        let spec = &c.cookies(req.is_https()).session_token;
-        let token = crate::cookies::SessionCookieStore::new(spec, &req.cookies).value()?;
-        match &c.adapter {
-            Some(adapter) if c.session_strategy == crate::config::SessionStrategy::Database => {
-                let stored = c.stored_session_token(&token);
-                let (session, user) = adapter.get_session_and_user(&stored).await.ok()??;
-                if session.expires <= time::OffsetDateTime::now_utc() {
-                    return None;
-                }
-                let id = session_id(&stored);
-                // The session's creation, where the adapter records it (session activity).
-                let auth_time =
-                    if adapter.supports(crate::adapter::AdapterMethod::ListSessionsByUserId) {
-                        adapter
-                            .list_sessions_by_user_id(&user.id)
-                            .await
-                            .ok()?
-                            .into_iter()
-                            .find(|a| a.session.session_token == *stored)
-                            .and_then(|a| a.created_at)
-                            .map(time::OffsetDateTime::unix_timestamp)
-                    } else {
-                        None
-                    };
-                Some(CurrentSession {
-                    user_id: user.id,
-                    session_id: Some(id),
-                    auth_time,
-                })
-            }
-            _ => {
-                let claims = c.decode_session(&token, &spec.name).ok()??;
-                // A revoked (or, the store failing, unverifiable) JWT is no session.
-                if c.jwt_revocation
-                    && !matches!(
-                        crate::actions::session::revoked(c, &claims).await,
-                        Ok(false)
-                    )
-                {
-                    return None;
-                }
-                Some(CurrentSession {
-                    user_id: claims.get("sub")?.as_str()?.to_owned(),
-                    session_id: claims
-                        .get("sid")
-                        .and_then(|v| v.as_str())
-                        .map(str::to_owned),
-                    auth_time: claims.get("auth_time").and_then(serde_json::Value::as_i64),
-                })
-            }
-        }
+        ops::current_session(&self.config().inner, &req).await
     }
 
     /// The signed-in user's access token at `provider`, refreshed first when it is due
@@ -317,15 +113,6 @@ impl Auth {
         Some((token, lookup.set_cookie))
     }
 
-    /// The adapter, for session management (database sessions only).
-    fn session_store(&self) -> Result<&dyn Adapter, AccountError> {
-        let adapter = self.adapter()?;
-        if self.config().inner.session_strategy != crate::config::SessionStrategy::Database {
-            return Err(AccountError::NoDatabaseSessions);
-        }
-        Ok(adapter)
-    }
-
     /// The user's database sessions (created, last seen, user agent, expiry), the one with
     /// id `current` marked.
     pub async fn sessions(
@@ -333,39 +120,12 @@ impl Auth {
         user_id: &str,
         current: Option<&str>,
     ) -> Result<Vec<SessionInfo>, AccountError> {
-        let iso = crate::types::iso_string;
-        let list = self
-            .session_store()?
-            .list_sessions_by_user_id(user_id)
-            .await?;
-        Ok(list
-            .into_iter()
-            .map(|a| {
-                let id = session_id(&a.session.session_token);
-                SessionInfo {
-                    current: current == Some(id.as_str()),
-                    id,
-                    created_at: a.created_at.map(iso),
-                    last_seen_at: a.last_seen_at.map(iso),
-                    user_agent: a.user_agent,
-                    expires: iso(a.session.expires),
-                }
-            })
-            .collect())
+        ops::sessions(&self.config().inner, user_id, current).await
     }
 
     /// Signs one of the user's sessions out (by [`SessionInfo::id`]).
     pub async fn revoke_session(&self, user_id: &str, id: &str) -> Result<(), AccountError> {
-        let adapter = self.session_store()?;
-        let token = adapter
-            .list_sessions_by_user_id(user_id)
-            .await?
-            .into_iter()
-            .map(|a| a.session.session_token)
-            .find(|t| session_id(t) == id)
-            .ok_or(AccountError::NotFound)?;
-        adapter.delete_session(&token).await?;
-        Ok(())
+        ops::revoke_session(&self.config().inner, user_id, id).await
     }
 
     /// Signs the user out everywhere but the session with id `keep` ("sign out everywhere
@@ -378,82 +138,12 @@ impl Auth {
         user_id: &str,
         keep: Option<&str>,
     ) -> Result<u64, AccountError> {
-        if self.config().inner.jwt_revocation {
-            let now = time::OffsetDateTime::now_utc();
-            self.adapter()?
-                .revoke_jwt_sessions(user_id, now, keep)
-                .await?;
-            return Ok(0);
-        }
-        let adapter = self.session_store()?;
-        let keep_token = match keep {
-            Some(id) => adapter
-                .list_sessions_by_user_id(user_id)
-                .await?
-                .into_iter()
-                .map(|a| a.session.session_token)
-                .find(|t| session_id(t) == id),
-            None => None,
-        };
-        Ok(adapter
-            .delete_sessions_by_user_id(user_id, keep_token.as_deref())
-            .await?)
-    }
-
-    fn adapter(&self) -> Result<&dyn Adapter, AccountError> {
-        self.config()
-            .inner
-            .adapter
-            .as_deref()
-            .ok_or(AccountError::NoAdapter)
+        ops::revoke_other_sessions(&self.config().inner, user_id, keep).await
     }
 
     /// The ways user `user_id` can sign in: linked accounts, passkeys and magic links.
     pub async fn sign_in_methods(&self, user_id: &str) -> Result<SignInMethods, AccountError> {
-        let adapter = self.adapter()?;
-        let user = adapter
-            .get_user(user_id)
-            .await?
-            .ok_or(AccountError::NotFound)?;
-        let accounts = adapter
-            .list_accounts_by_user_id(user_id)
-            .await?
-            .into_iter()
-            .filter(|a| a.kind != ProviderType::Webauthn)
-            .map(|a| LinkedAccount {
-                provider: a.provider,
-                provider_account_id: a.provider_account_id,
-                kind: a.kind,
-            })
-            .collect();
-        let passkeys =
-            if adapter.supports(crate::adapter::AdapterMethod::ListAuthenticatorsByUserId) {
-                adapter
-                    .list_authenticators_by_user_id(user_id)
-                    .await?
-                    .into_iter()
-                    .map(|a| Passkey {
-                        credential_id: a.credential_id,
-                        credential_device_type: a.credential_device_type,
-                        credential_backed_up: a.credential_backed_up,
-                        transports: a.transports,
-                        name: a.name,
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
-        let email_provider = self
-            .config()
-            .inner
-            .providers
-            .iter()
-            .any(|p| p.kind() == crate::types::ProviderType::Email);
-        Ok(SignInMethods {
-            accounts,
-            passkeys,
-            email: user.email.filter(|_| email_provider),
-        })
+        ops::sign_in_methods(&self.config().inner, user_id).await
     }
 
     /// Unlinks one of the user's provider accounts; refused when it is the user's last way
@@ -464,20 +154,7 @@ impl Auth {
         provider: &str,
         provider_account_id: &str,
     ) -> Result<(), AccountError> {
-        let methods = self.sign_in_methods(user_id).await?;
-        let account = methods
-            .accounts
-            .iter()
-            .find(|a| a.provider == provider && a.provider_account_id == provider_account_id)
-            .ok_or(AccountError::NotFound)?;
-        let counts = matches!(account.kind, ProviderType::Oauth | ProviderType::Oidc);
-        if counts && methods.count() <= 1 {
-            return Err(AccountError::LastSignInMethod);
-        }
-        self.adapter()?
-            .unlink_account(provider, provider_account_id)
-            .await?;
-        Ok(())
+        ops::unlink_account(&self.config().inner, user_id, provider, provider_account_id).await
     }
 
     /// Deletes one of the user's passkeys (the authenticator and the account the passkey
@@ -487,31 +164,7 @@ impl Auth {
         user_id: &str,
         credential_id: &str,
     ) -> Result<(), AccountError> {
-        let methods = self.sign_in_methods(user_id).await?;
-        if !methods
-            .passkeys
-            .iter()
-            .any(|p| p.credential_id == credential_id)
-        {
-            return Err(AccountError::NotFound);
-        }
-        if methods.count() <= 1 {
-            return Err(AccountError::LastSignInMethod);
-        }
-        let adapter = self.adapter()?;
-        let authenticator = adapter.get_authenticator(credential_id).await?;
-        adapter.delete_authenticator(credential_id).await?;
-        #[cfg(feature = "webauthn")]
-        if let Some(a) = authenticator {
-            for p in &self.config().inner.providers {
-                if let Provider::WebAuthn(w) = p {
-                    adapter
-                        .unlink_account(w.id(), &a.provider_account_id)
-                        .await?;
-                }
-            }
-        }
-        Ok(())
+        ops::delete_passkey(&self.config().inner, user_id, credential_id).await
     }
 
     /// Names one of the user's passkeys (trimmed; an empty name clears it).
@@ -521,26 +174,12 @@ impl Auth {
         credential_id: &str,
         name: &str,
     ) -> Result<(), AccountError> {
-        let name = name.trim();
-        if name.chars().count() > MAX_PASSKEY_NAME_CHARS || name.chars().any(char::is_control) {
-            return Err(AccountError::InvalidName);
-        }
-        let adapter = self.adapter()?;
-        let owned = adapter
-            .get_authenticator(credential_id)
-            .await?
-            .is_some_and(|a| a.user_id.as_deref() == Some(user_id));
-        if !owned {
-            return Err(AccountError::NotFound);
-        }
-        let name = (!name.is_empty()).then_some(name);
-        adapter.rename_authenticator(credential_id, name).await?;
-        Ok(())
+        ops::rename_passkey(&self.config().inner, user_id, credential_id, name).await
     }
 
     /// Deletes the user with their accounts, sessions, passkeys and unused magic links
     /// (one transaction on the SQL adapters).
     pub async fn delete_user(&self, user_id: &str) -> Result<(), AccountError> {
-        Ok(self.adapter()?.delete_user(user_id).await?)
+        ops::delete_user(&self.config().inner, user_id).await
     }
 }

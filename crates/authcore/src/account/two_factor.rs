@@ -5,14 +5,12 @@
 
 use std::time::Duration;
 
-use time::OffsetDateTime;
-
 use super::{AccountError, CurrentSession};
 use crate::actions::two_factor::checks;
 use crate::adapter::Adapter;
 use crate::config::ConfigInner;
 use crate::handler::Auth;
-use crate::two_factor::{TotpEnrolment, TwoFactorError, TwoFactorStatus, recovery};
+use crate::two_factor::{TotpEnrolment, TwoFactorError, TwoFactorStatus};
 
 impl From<TwoFactorError> for AccountError {
     fn from(e: TwoFactorError) -> Self {
@@ -52,12 +50,7 @@ impl Auth {
             .two_factor
             .as_ref()
             .map_or(Duration::ZERO, |t| t.fresh_sign_in);
-        let fresh = i64::try_from(fresh.as_secs()).unwrap_or(i64::MAX);
-        let now = OffsetDateTime::now_utc().unix_timestamp();
-        match session.auth_time {
-            Some(at) if now.saturating_sub(at) <= fresh => Ok(()),
-            _ => Err(AccountError::ReauthenticationRequired),
-        }
+        crate::actions::account::require_fresh(session, fresh)
     }
 
     /// The user's second factors.
@@ -100,22 +93,13 @@ impl Auth {
         proof: &str,
     ) -> Result<Vec<String>, AccountError> {
         let (config, adapter) = self.two_factor_store()?;
-        checks::verify_fresh_factor(config, adapter, user_id, proof).await?;
-        let (codes, hashes) = recovery::generate();
-        adapter.replace_recovery_codes(user_id, &hashes).await?;
-        tracing::info!(user = %user_id, "two-factor: recovery codes regenerated");
-        checks::emit(config, user_id, "recoveryCodesRegenerated").await;
-        Ok(codes)
+        Ok(checks::regenerate(config, adapter, user_id, proof).await?)
     }
 
     /// Removes the user's TOTP secret and recovery codes; asks for a current second factor
     /// (`proof`: a TOTP code or an unused recovery code). Passkeys stay.
     pub async fn disable_totp(&self, user_id: &str, proof: &str) -> Result<(), AccountError> {
         let (config, adapter) = self.two_factor_store()?;
-        checks::verify_fresh_factor(config, adapter, user_id, proof).await?;
-        adapter.delete_two_factor(user_id).await?;
-        tracing::info!(user = %user_id, "two-factor: TOTP disabled");
-        checks::emit(config, user_id, "totpDisabled").await;
-        Ok(())
+        Ok(checks::disable(config, adapter, user_id, proof).await?)
     }
 }

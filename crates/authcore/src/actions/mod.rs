@@ -1,6 +1,8 @@
 //! One module per action. Actions are protocol logic over a parsed request and the
 //! per-request context; I/O happens only through callbacks, events and providers.
 
+pub(crate) mod account;
+pub(crate) mod account_page;
 pub(crate) mod callback;
 pub(crate) mod csrf;
 pub(crate) mod limits;
@@ -302,6 +304,12 @@ pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         #[cfg(feature = "webauthn")]
         (&Method::GET, Action::WebauthnOptions) => {
             Box::pin(webauthn_options::webauthn_options(ctx)).await
+        }
+        (&Method::GET, Action::Account) if ctx.config.adapter.is_some() => {
+            Box::pin(account_page::page(ctx)).await
+        }
+        (&Method::POST, Action::Account) if ctx.config.adapter.is_some() => {
+            Box::pin(account_page::change(ctx)).await
         }
         #[cfg(feature = "two-factor")]
         (&Method::GET, Action::TwoFactor) if ctx.config.two_factor.is_some() => {

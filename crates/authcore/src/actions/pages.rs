@@ -11,16 +11,47 @@ use crate::response::RawResponse;
 mod builtin;
 #[cfg(feature = "pages")]
 pub(crate) use builtin::error_page_response;
+#[cfg(feature = "pages")]
+pub(crate) use builtin::render_account_page;
 #[cfg(all(feature = "pages", feature = "two-factor"))]
 pub(crate) use builtin::{render_recovery_codes_page, render_two_factor_page};
 #[cfg(feature = "pages")]
 use builtin::{render_signin_page, render_signout_page, render_verify_request_page};
+#[cfg(not(feature = "pages"))]
+pub(crate) use plain::render_account_page;
 #[cfg(not(feature = "pages"))]
 pub(crate) use plain::{
     error_page_response, render_signin_page, render_signout_page, render_verify_request_page,
 };
 #[cfg(all(not(feature = "pages"), feature = "two-factor"))]
 pub(crate) use plain::{render_recovery_codes_page, render_two_factor_page};
+
+/// A provider the account page offers to link.
+pub(crate) struct LinkView {
+    /// `<basePath>/signin/<id>`.
+    pub action: String,
+    pub name: String,
+}
+
+/// What the account page shows (see `account_page.rs`).
+pub(crate) struct AccountView<'a> {
+    pub who: String,
+    /// `<basePath>/account`.
+    pub action: String,
+    pub csrf_token: &'a str,
+    pub accounts: &'a [super::account::LinkedAccount],
+    pub email: Option<&'a str>,
+    pub passkeys: &'a [super::account::Passkey],
+    pub show_passkeys: bool,
+    /// Whether removing a method is allowed (more than one left).
+    pub can_unlink: bool,
+    pub link: Vec<LinkView>,
+    /// Database sessions (`None` with JWT sessions).
+    pub sessions: Option<Vec<super::account::SessionInfo>>,
+    #[cfg(feature = "two-factor")]
+    pub two_factor: Option<crate::two_factor::TwoFactorStatus>,
+    pub state: super::account_page::PageState,
+}
 
 /// `?` or `&` to append a query to `url`.
 fn query_sep(url: &str) -> char {
@@ -121,6 +152,13 @@ mod plain {
 
     pub(crate) fn render_verify_request_page(_: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         missing("verify-request")
+    }
+
+    pub(crate) fn render_account_page(
+        _: &Ctx<'_>,
+        _: &super::AccountView<'_>,
+    ) -> Result<RawResponse, AuthError> {
+        missing("account")
     }
 
     #[cfg(feature = "two-factor")]

@@ -200,6 +200,40 @@ struct RecoveryCodesTemplate<'a> {
     next: &'a str,
 }
 
+/// The second factors as the account page shows them.
+struct TwoFactorView {
+    totp: bool,
+    recovery_codes_left: u64,
+}
+
+/// A TOTP enrolment as the account page shows it.
+struct EnrolmentView<'a> {
+    qr_svg: &'a str,
+    secret: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "account.html")]
+struct AccountTemplate<'a> {
+    css: &'a str,
+    shell: &'a Shell<'a>,
+    who: &'a str,
+    action: &'a str,
+    csrf_token: &'a str,
+    notice: Option<&'static str>,
+    error: Option<&'static str>,
+    recovery_codes: Option<&'a [String]>,
+    accounts: &'a [crate::actions::account::LinkedAccount],
+    email: Option<&'a str>,
+    link: &'a [super::LinkView],
+    show_passkeys: bool,
+    passkeys: &'a [crate::actions::account::Passkey],
+    can_unlink: bool,
+    two_factor: Option<TwoFactorView>,
+    enrolment: Option<EnrolmentView<'a>>,
+    sessions: Option<&'a [crate::actions::account::SessionInfo]>,
+}
+
 fn render(t: &impl Template) -> Result<String, AuthError> {
     // Every page carries the stylesheet: size the buffer for it and the markup at once
     // rather than growing it by doubling.
@@ -532,6 +566,52 @@ pub(crate) fn render_recovery_codes_page(
         HeaderValue::from_static("private, no-cache, no-store"),
     );
     r.cookies = signed_in.cookies;
+    Ok(r)
+}
+
+/// The built-in account page.
+pub(crate) fn render_account_page(
+    ctx: &Ctx<'_>,
+    v: &super::AccountView<'_>,
+) -> Result<RawResponse, AuthError> {
+    let shell = Shell::new(&ctx.config.theme);
+    #[cfg(feature = "two-factor")]
+    let (two_factor, enrolment) = (
+        v.two_factor.as_ref().map(|t| TwoFactorView {
+            totp: t.totp,
+            recovery_codes_left: t.recovery_codes_left,
+        }),
+        v.state.enrolment.as_ref().map(|e| EnrolmentView {
+            qr_svg: &e.qr_svg,
+            secret: &e.secret,
+        }),
+    );
+    #[cfg(not(feature = "two-factor"))]
+    let (two_factor, enrolment) = (None, None);
+    let html = render(&AccountTemplate {
+        css: CSS,
+        shell: &shell,
+        who: &v.who,
+        action: &v.action,
+        csrf_token: v.csrf_token,
+        notice: v.state.notice,
+        error: v.state.error,
+        recovery_codes: v.state.recovery_codes.as_deref(),
+        accounts: v.accounts,
+        email: v.email,
+        link: &v.link,
+        show_passkeys: v.show_passkeys,
+        passkeys: v.passkeys,
+        can_unlink: v.can_unlink,
+        two_factor,
+        enrolment,
+        sessions: v.sessions.as_deref(),
+    })?;
+    let mut r = shell.respond(StatusCode::OK, html);
+    r.headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-cache, no-store"),
+    );
     Ok(r)
 }
 

@@ -107,7 +107,7 @@ pub(crate) async fn confirm(
 /// Checks `proof`, a TOTP code or a recovery code (used up), of an enrolled user, counted
 /// with the second step's attempts (a stolen session cannot guess codes through the
 /// account API).
-pub(crate) async fn verify_fresh_factor(
+async fn verify_fresh_factor(
     config: &ConfigInner,
     adapter: &dyn Adapter,
     user_id: &str,
@@ -128,6 +128,35 @@ pub(crate) async fn verify_fresh_factor(
         }
         None => Err(TwoFactorError::InvalidCode),
     }
+}
+
+/// A fresh set of recovery codes, voiding the old one, after a current code (`proof`).
+pub(crate) async fn regenerate(
+    config: &ConfigInner,
+    adapter: &dyn Adapter,
+    user_id: &str,
+    proof: &str,
+) -> Result<Vec<String>, TwoFactorError> {
+    verify_fresh_factor(config, adapter, user_id, proof).await?;
+    let (codes, hashes) = recovery::generate();
+    adapter.replace_recovery_codes(user_id, &hashes).await?;
+    tracing::info!(user = %user_id, "two-factor: recovery codes regenerated");
+    emit(config, user_id, "recoveryCodesRegenerated").await;
+    Ok(codes)
+}
+
+/// Removes the user's TOTP secret and recovery codes after a current code (`proof`).
+pub(crate) async fn disable(
+    config: &ConfigInner,
+    adapter: &dyn Adapter,
+    user_id: &str,
+    proof: &str,
+) -> Result<(), TwoFactorError> {
+    verify_fresh_factor(config, adapter, user_id, proof).await?;
+    adapter.delete_two_factor(user_id).await?;
+    tracing::info!(user = %user_id, "two-factor: TOTP disabled");
+    emit(config, user_id, "totpDisabled").await;
+    Ok(())
 }
 
 /// The sealed TOTP secret opened (any secret of the rotation list).

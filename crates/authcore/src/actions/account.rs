@@ -1,0 +1,470 @@
+//! Account management's data and operations, over the configuration (the `account`
+//! module is their public face: `Auth` methods, the JSON routes; the account page action
+//! calls them too).
+
+use serde::Serialize;
+
+use crate::adapter::{Adapter, AdapterError};
+use crate::config::ConfigInner;
+use crate::providers::Provider;
+use crate::request::RequestInternal;
+use crate::types::ProviderType;
+
+/// A provider account linked to the user (an OAuth / OIDC or email account; passkeys are
+/// listed as [`Passkey`]s). Tokens are left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LinkedAccount {
+    /// The provider id (`github`).
+    pub provider: String,
+    /// The user's id at the provider.
+    pub provider_account_id: String,
+    /// `oauth`, `oidc` or `email`.
+    #[serde(rename = "type")]
+    pub kind: ProviderType,
+}
+
+/// A passkey (WebAuthn authenticator) of the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Passkey {
+    /// The credential id (as stored: standard base64).
+    #[serde(rename = "credentialID")]
+    pub credential_id: String,
+    /// `singleDevice` or `multiDevice`.
+    pub credential_device_type: String,
+    /// Whether the authenticator says the credential is backed up (synced).
+    pub credential_backed_up: bool,
+    /// Transports, comma-separated, as stored.
+    pub transports: Option<String>,
+    /// The name the user gave it.
+    pub name: Option<String>,
+}
+
+/// The ways a user can sign in, as the adapter knows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SignInMethods {
+    /// Linked provider accounts, ordered by provider and provider account id.
+    pub accounts: Vec<LinkedAccount>,
+    /// Passkeys, ordered by credential id.
+    pub passkeys: Vec<Passkey>,
+    /// The address magic links go to, when an email provider is configured and the user
+    /// has one.
+    pub email: Option<String>,
+}
+
+impl SignInMethods {
+    /// How many independent ways to sign in these are: each OAuth / OIDC account, each
+    /// passkey, and magic links (email accounts only record that they were used).
+    /// Passwords of a credentials provider live outside the adapter and are not counted.
+    pub fn count(&self) -> usize {
+        let oauth = self
+            .accounts
+            .iter()
+            .filter(|a| matches!(a.kind, ProviderType::Oauth | ProviderType::Oidc))
+            .count();
+        oauth + self.passkeys.len() + usize::from(self.email.is_some())
+    }
+}
+
+/// A database session of the user, as session management shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// An id for the session that is not its token (hex of the token's SHA-256, cut):
+    /// what [`Auth::revoke_session`](crate::Auth::revoke_session) takes.
+    pub id: String,
+    /// When it was created (ISO 8601), if recorded (not for sessions Auth.js created).
+    pub created_at: Option<String>,
+    /// Its last recorded use (at most every `session_update_age`).
+    pub last_seen_at: Option<String>,
+    /// The `User-Agent` of its last recorded use.
+    pub user_agent: Option<String>,
+    /// When it expires.
+    pub expires: String,
+    /// Whether it is the session of the request that asked.
+    pub current: bool,
+}
+
+/// The signed-in user of a request, for account and session management.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CurrentSession {
+    /// The user's id.
+    pub user_id: String,
+    /// The database session's [`SessionInfo::id`], or with JWT sessions the `sid` the
+    /// revocation list gives them (`None` without it).
+    pub session_id: Option<String>,
+    /// When the user signed in (seconds since the epoch): the JWT's `auth_time` (written
+    /// with second factors on), or the database session's creation; `None` when unknown.
+    pub auth_time: Option<i64>,
+}
+
+/// The longest passkey name [`Auth::rename_passkey`](crate::Auth::rename_passkey) accepts (in characters).
+pub const MAX_PASSKEY_NAME_CHARS: usize = 64;
+
+/// The [`SessionInfo::id`] of session token `token`.
+fn session_id(token: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(token.as_bytes());
+    hex::encode(&digest[..16])
+}
+
+/// Why an account-management call was refused.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum AccountError {
+    /// The configuration has no adapter: there are no stored accounts to manage.
+    #[error("account management needs an adapter")]
+    NoAdapter,
+    /// No such user, or the account or passkey is not the user's.
+    #[error("no such account or passkey of this user")]
+    NotFound,
+    /// It is the user's last way to sign in.
+    #[error("the last way to sign in cannot be removed")]
+    LastSignInMethod,
+    /// A passkey name that is longer than [`MAX_PASSKEY_NAME_CHARS`] or has control
+    /// characters.
+    #[error("a passkey name has at most 64 characters and no control characters")]
+    InvalidName,
+    /// Session management needs database sessions (JWT sessions are not stored).
+    #[error("sessions are listed and revoked with database sessions only")]
+    NoDatabaseSessions,
+    /// Second factors are not configured
+    /// ([`AuthConfigBuilder::two_factor`](crate::AuthConfigBuilder::two_factor)).
+    #[error("second factors are not configured")]
+    TwoFactorOff,
+    /// TOTP enrolment was asked for while a confirmed secret is enrolled (disable it first).
+    #[error("a TOTP authenticator is enrolled already")]
+    AlreadyEnrolled,
+    /// A TOTP confirmation, or a change that asks for a second factor, of a user with no
+    /// (pending) TOTP secret.
+    #[error("no TOTP authenticator is enrolled")]
+    NotEnrolled,
+    /// A TOTP or recovery code that is wrong, malformed, outside its time window or used
+    /// already.
+    #[error("the code is not valid")]
+    InvalidCode,
+    /// Too many wrong codes for this user: try again after `retry_after`.
+    #[error("too many attempts; retry in {} s", retry_after.as_secs().max(1))]
+    TooManyAttempts {
+        /// When the user may try again.
+        retry_after: std::time::Duration,
+    },
+    /// The change needs a recent sign-in (TOTP enrolment of a user without a second
+    /// factor): sign in again.
+    #[error("this change needs a recent sign-in")]
+    ReauthenticationRequired,
+    /// A TOTP secret could not be sealed or opened (the auth secret that sealed it is no
+    /// longer in the rotation list).
+    #[error("second factor secret: {0}")]
+    Sealing(String),
+    /// The adapter failed.
+    #[error(transparent)]
+    Adapter(#[from] AdapterError),
+}
+
+/// The signed-in user of a parsed request: the database session's user, or the JWT's
+/// `sub`. `None` when signed out, expired, or on any failure.
+pub(crate) async fn current_session(
+    c: &ConfigInner,
+    req: &RequestInternal,
+) -> Option<CurrentSession> {
+    let spec = &c.cookies(req.is_https()).session_token;
+    let token = crate::cookies::SessionCookieStore::new(spec, &req.cookies).value()?;
+    match &c.adapter {
+        Some(adapter) if c.session_strategy == crate::config::SessionStrategy::Database => {
+            let stored = c.stored_session_token(&token);
+            let (session, user) = adapter.get_session_and_user(&stored).await.ok()??;
+            if session.expires <= time::OffsetDateTime::now_utc() {
+                return None;
+            }
+            let id = session_id(&stored);
+            // The session's creation, where the adapter records it (session activity).
+            let auth_time = if adapter.supports(crate::adapter::AdapterMethod::ListSessionsByUserId)
+            {
+                adapter
+                    .list_sessions_by_user_id(&user.id)
+                    .await
+                    .ok()?
+                    .into_iter()
+                    .find(|a| a.session.session_token == *stored)
+                    .and_then(|a| a.created_at)
+                    .map(time::OffsetDateTime::unix_timestamp)
+            } else {
+                None
+            };
+            Some(CurrentSession {
+                user_id: user.id,
+                session_id: Some(id),
+                auth_time,
+            })
+        }
+        _ => {
+            let claims = c.decode_session(&token, &spec.name).ok()??;
+            // A revoked (or, the store failing, unverifiable) JWT is no session.
+            if c.jwt_revocation
+                && !matches!(
+                    crate::actions::session::revoked(c, &claims).await,
+                    Ok(false)
+                )
+            {
+                return None;
+            }
+            Some(CurrentSession {
+                user_id: claims.get("sub")?.as_str()?.to_owned(),
+                session_id: claims
+                    .get("sid")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_owned),
+                auth_time: claims.get("auth_time").and_then(serde_json::Value::as_i64),
+            })
+        }
+    }
+}
+
+/// The adapter, for session management (database sessions only).
+fn session_store(c: &ConfigInner) -> Result<&dyn Adapter, AccountError> {
+    let adapter = adapter(c)?;
+    if c.session_strategy != crate::config::SessionStrategy::Database {
+        return Err(AccountError::NoDatabaseSessions);
+    }
+    Ok(adapter)
+}
+
+/// The user's database sessions (created, last seen, user agent, expiry), the one with
+/// id `current` marked.
+pub(crate) async fn sessions(
+    c: &ConfigInner,
+    user_id: &str,
+    current: Option<&str>,
+) -> Result<Vec<SessionInfo>, AccountError> {
+    let iso = crate::types::iso_string;
+    let list = session_store(c)?.list_sessions_by_user_id(user_id).await?;
+    Ok(list
+        .into_iter()
+        .map(|a| {
+            let id = session_id(&a.session.session_token);
+            SessionInfo {
+                current: current == Some(id.as_str()),
+                id,
+                created_at: a.created_at.map(iso),
+                last_seen_at: a.last_seen_at.map(iso),
+                user_agent: a.user_agent,
+                expires: iso(a.session.expires),
+            }
+        })
+        .collect())
+}
+
+/// Signs one of the user's sessions out (by [`SessionInfo::id`]).
+pub(crate) async fn revoke_session(
+    c: &ConfigInner,
+    user_id: &str,
+    id: &str,
+) -> Result<(), AccountError> {
+    let adapter = session_store(c)?;
+    let token = adapter
+        .list_sessions_by_user_id(user_id)
+        .await?
+        .into_iter()
+        .map(|a| a.session.session_token)
+        .find(|t| session_id(t) == id)
+        .ok_or(AccountError::NotFound)?;
+    adapter.delete_session(&token).await?;
+    Ok(())
+}
+
+/// Signs the user out everywhere but the session with id `keep` ("sign out everywhere
+/// else"; `None`: everywhere); how many database sessions ended. With JWT sessions and
+/// the revocation list ([`jwt_revocation`](crate::AuthConfigBuilder::jwt_revocation)),
+/// every JWT session signed in until now but `keep` (a [`CurrentSession::session_id`])
+/// is refused from its next read on; their number is unknown (0).
+pub(crate) async fn revoke_other_sessions(
+    c: &ConfigInner,
+    user_id: &str,
+    keep: Option<&str>,
+) -> Result<u64, AccountError> {
+    if c.jwt_revocation {
+        let now = time::OffsetDateTime::now_utc();
+        adapter(c)?.revoke_jwt_sessions(user_id, now, keep).await?;
+        return Ok(0);
+    }
+    let adapter = session_store(c)?;
+    let keep_token = match keep {
+        Some(id) => adapter
+            .list_sessions_by_user_id(user_id)
+            .await?
+            .into_iter()
+            .map(|a| a.session.session_token)
+            .find(|t| session_id(t) == id),
+        None => None,
+    };
+    Ok(adapter
+        .delete_sessions_by_user_id(user_id, keep_token.as_deref())
+        .await?)
+}
+
+fn adapter(c: &ConfigInner) -> Result<&dyn Adapter, AccountError> {
+    c.adapter.as_deref().ok_or(AccountError::NoAdapter)
+}
+
+/// The ways user `user_id` can sign in: linked accounts, passkeys and magic links.
+pub(crate) async fn sign_in_methods(
+    c: &ConfigInner,
+    user_id: &str,
+) -> Result<SignInMethods, AccountError> {
+    let adapter = adapter(c)?;
+    let user = adapter
+        .get_user(user_id)
+        .await?
+        .ok_or(AccountError::NotFound)?;
+    let accounts = adapter
+        .list_accounts_by_user_id(user_id)
+        .await?
+        .into_iter()
+        .filter(|a| a.kind != ProviderType::Webauthn)
+        .map(|a| LinkedAccount {
+            provider: a.provider,
+            provider_account_id: a.provider_account_id,
+            kind: a.kind,
+        })
+        .collect();
+    let passkeys = if adapter.supports(crate::adapter::AdapterMethod::ListAuthenticatorsByUserId) {
+        adapter
+            .list_authenticators_by_user_id(user_id)
+            .await?
+            .into_iter()
+            .map(|a| Passkey {
+                credential_id: a.credential_id,
+                credential_device_type: a.credential_device_type,
+                credential_backed_up: a.credential_backed_up,
+                transports: a.transports,
+                name: a.name,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let email_provider = c
+        .providers
+        .iter()
+        .any(|p| p.kind() == crate::types::ProviderType::Email);
+    Ok(SignInMethods {
+        accounts,
+        passkeys,
+        email: user.email.filter(|_| email_provider),
+    })
+}
+
+/// Unlinks one of the user's provider accounts; refused when it is the user's last way
+/// to sign in ([`SignInMethods::count`]).
+pub(crate) async fn unlink_account(
+    c: &ConfigInner,
+    user_id: &str,
+    provider: &str,
+    provider_account_id: &str,
+) -> Result<(), AccountError> {
+    let methods = sign_in_methods(c, user_id).await?;
+    let account = methods
+        .accounts
+        .iter()
+        .find(|a| a.provider == provider && a.provider_account_id == provider_account_id)
+        .ok_or(AccountError::NotFound)?;
+    let counts = matches!(account.kind, ProviderType::Oauth | ProviderType::Oidc);
+    if counts && methods.count() <= 1 {
+        return Err(AccountError::LastSignInMethod);
+    }
+    adapter(c)?
+        .unlink_account(provider, provider_account_id)
+        .await?;
+    Ok(())
+}
+
+/// Deletes one of the user's passkeys (the authenticator and the account the passkey
+/// provider linked for it); refused when it is the user's last way to sign in.
+pub(crate) async fn delete_passkey(
+    c: &ConfigInner,
+    user_id: &str,
+    credential_id: &str,
+) -> Result<(), AccountError> {
+    let methods = sign_in_methods(c, user_id).await?;
+    if !methods
+        .passkeys
+        .iter()
+        .any(|p| p.credential_id == credential_id)
+    {
+        return Err(AccountError::NotFound);
+    }
+    if methods.count() <= 1 {
+        return Err(AccountError::LastSignInMethod);
+    }
+    let adapter = adapter(c)?;
+    let authenticator = adapter.get_authenticator(credential_id).await?;
+    adapter.delete_authenticator(credential_id).await?;
+    #[cfg(feature = "webauthn")]
+    if let Some(a) = authenticator {
+        for p in &c.providers {
+            if let Provider::WebAuthn(w) = p {
+                adapter
+                    .unlink_account(w.id(), &a.provider_account_id)
+                    .await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Names one of the user's passkeys (trimmed; an empty name clears it).
+pub(crate) async fn rename_passkey(
+    c: &ConfigInner,
+    user_id: &str,
+    credential_id: &str,
+    name: &str,
+) -> Result<(), AccountError> {
+    let name = name.trim();
+    if name.chars().count() > MAX_PASSKEY_NAME_CHARS || name.chars().any(char::is_control) {
+        return Err(AccountError::InvalidName);
+    }
+    let adapter = adapter(c)?;
+    let owned = adapter
+        .get_authenticator(credential_id)
+        .await?
+        .is_some_and(|a| a.user_id.as_deref() == Some(user_id));
+    if !owned {
+        return Err(AccountError::NotFound);
+    }
+    let name = (!name.is_empty()).then_some(name);
+    adapter.rename_authenticator(credential_id, name).await?;
+    Ok(())
+}
+
+/// Deletes the user with their accounts, sessions, passkeys and unused magic links
+/// (one transaction on the SQL adapters).
+pub(crate) async fn delete_user(c: &ConfigInner, user_id: &str) -> Result<(), AccountError> {
+    Ok(adapter(c)?.delete_user(user_id).await?)
+}
+
+/// Refuses a session whose sign-in is older than `window`, or of unknown age
+/// ([`AccountError::ReauthenticationRequired`]): changes a stolen session alone must not
+/// make.
+pub(crate) fn require_fresh(
+    session: &CurrentSession,
+    window: std::time::Duration,
+) -> Result<(), AccountError> {
+    let window = i64::try_from(window.as_secs()).unwrap_or(i64::MAX);
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    match session.auth_time {
+        Some(at) if now.saturating_sub(at) <= window => Ok(()),
+        _ => Err(AccountError::ReauthenticationRequired),
+    }
+}
+
+/// How the account page names the user: the email, else the name, else the id.
+pub(crate) async fn display_name(c: &ConfigInner, user_id: &str) -> String {
+    let user = match &c.adapter {
+        Some(adapter) => adapter.get_user(user_id).await.ok().flatten(),
+        None => None,
+    };
+    user.and_then(|u| u.email.or(u.name))
+        .unwrap_or_else(|| user_id.to_owned())
+}

@@ -1,0 +1,283 @@
+//! The built-in account page (beyond Auth.js): `GET <basePath>/account` shows the signed-in
+//! user's ways to sign in, passkeys, second factors and sessions; `POST <basePath>/account`
+//! (`csrfToken`, `op` and the change's fields, a form post) makes one change and shows the
+//! page again. The changes are the account operations the JSON routes call
+//! ([`super::account`], [`super::two_factor::checks`]); a signed-out visitor is sent to
+//! sign in and back. Answers are never cached.
+
+use std::time::Duration;
+
+use super::Ctx;
+use super::account::{self as ops, AccountError, CurrentSession};
+use crate::cookies::{SessionCookieStore, encode_uri_component};
+use crate::error::AuthError;
+use crate::response::RawResponse;
+use crate::types::ProviderType;
+
+/// How recent a sign-in must be to delete the account (and, without second factors'
+/// own setting, to enrol one).
+const FRESH_SIGN_IN: Duration = Duration::from_secs(10 * 60);
+
+/// What the page shows above its sections after a change (fixed texts by key: nothing
+/// from the request is echoed).
+fn notice_text(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "unlinked" => "The sign-in method was removed.",
+        "passkey-renamed" => "The passkey was renamed.",
+        "passkey-deleted" => "The passkey was deleted.",
+        "totp-off" => "Two-factor authentication is off.",
+        "session-revoked" => "That session was signed out.",
+        "others-revoked" => "You are signed out everywhere else.",
+        _ => return None,
+    })
+}
+
+/// The message of a refused change.
+fn error_text(e: &AccountError) -> &'static str {
+    match e {
+        AccountError::LastSignInMethod => "That is your last way to sign in: add another first.",
+        AccountError::NotFound => "That is not one of yours.",
+        AccountError::InvalidName => "A passkey name has at most 64 characters.",
+        AccountError::InvalidCode => "That code did not work. Check it and try again.",
+        AccountError::TooManyAttempts { .. } => {
+            "Too many attempts. Please wait a few minutes before you try again."
+        }
+        AccountError::AlreadyEnrolled => "An authenticator app is set up already.",
+        AccountError::NotEnrolled => "Set up an authenticator app first.",
+        AccountError::ReauthenticationRequired => {
+            "This needs a recent sign-in: sign out, sign in again and come back."
+        }
+        AccountError::NoDatabaseSessions => "Sessions are listed with database sessions only.",
+        _ => "That did not work. Please try again later.",
+    }
+}
+
+/// What the page shows besides the account's state.
+#[derive(Default)]
+pub(crate) struct PageState {
+    pub notice: Option<&'static str>,
+    pub error: Option<&'static str>,
+    #[cfg(feature = "two-factor")]
+    pub enrolment: Option<crate::two_factor::TotpEnrolment>,
+    pub recovery_codes: Option<Vec<String>>,
+}
+
+/// The signed-in user of the request, or the redirect to sign in and come back here.
+async fn signed_in(ctx: &Ctx<'_>) -> Result<CurrentSession, RawResponse> {
+    match ops::current_session(ctx.config, ctx.req).await {
+        Some(me) => Ok(me),
+        None => {
+            let back = ctx.auth_url("/account");
+            Err(RawResponse::redirect(format!(
+                "{}?callbackUrl={}",
+                ctx.auth_url("/signin"),
+                encode_uri_component(&back)
+            )))
+        }
+    }
+}
+
+/// `GET <basePath>/account`.
+pub(crate) async fn page(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
+    let me = match signed_in(ctx).await {
+        Ok(me) => me,
+        Err(redirect) => return Ok(redirect),
+    };
+    let q = &ctx.req.query;
+    let state = PageState {
+        notice: q.get("notice").and_then(notice_text),
+        ..PageState::default()
+    };
+    render(ctx, &me, state).await
+}
+
+/// The page for `me`, with what `state` adds.
+async fn render(
+    ctx: &Ctx<'_>,
+    me: &CurrentSession,
+    state: PageState,
+) -> Result<RawResponse, AuthError> {
+    let c = ctx.config;
+    let methods = ops::sign_in_methods(c, &me.user_id)
+        .await
+        .map_err(account_failure)?;
+    let who = ops::display_name(c, &me.user_id).await;
+    // Link another: the OAuth / OIDC providers without an account of the user.
+    let link: Vec<super::pages::LinkView> = c
+        .providers
+        .iter()
+        .filter(|p| matches!(p.kind(), ProviderType::Oauth | ProviderType::Oidc))
+        .filter(|p| !methods.accounts.iter().any(|a| a.provider == p.id()))
+        .map(|p| super::pages::LinkView {
+            action: ctx.auth_url(&format!("/signin/{}", p.id())),
+            name: p.name().to_owned(),
+        })
+        .collect();
+    let show_passkeys = c
+        .providers
+        .iter()
+        .any(|p| p.kind() == ProviderType::Webauthn);
+    let sessions = match ops::sessions(c, &me.user_id, me.session_id.as_deref()).await {
+        Ok(list) => Some(list),
+        Err(AccountError::NoDatabaseSessions) => None,
+        Err(e) => return Err(account_failure(e)),
+    };
+    #[cfg(feature = "two-factor")]
+    let two_factor = match (&c.two_factor, &c.adapter) {
+        (Some(_), Some(adapter)) => Some(
+            super::two_factor::checks::status(&**adapter, &me.user_id)
+                .await
+                .map_err(|e| account_failure(e.into()))?,
+        ),
+        _ => None,
+    };
+    let can_unlink = methods.count() > 1;
+    let view = super::pages::AccountView {
+        who,
+        action: ctx.auth_url("/account"),
+        csrf_token: &ctx.csrf_token,
+        accounts: &methods.accounts,
+        email: methods.email.as_deref(),
+        passkeys: &methods.passkeys,
+        show_passkeys,
+        can_unlink,
+        link,
+        sessions,
+        #[cfg(feature = "two-factor")]
+        two_factor,
+        state,
+    };
+    super::pages::render_account_page(ctx, &view)
+}
+
+fn account_failure(e: AccountError) -> AuthError {
+    match e {
+        AccountError::Adapter(source) => AuthError::AdapterError { source },
+        other => AuthError::CallbackError {
+            callback: "account",
+            source: Box::new(other),
+        },
+    }
+}
+
+/// After a change: back to the page with a notice, the page itself (what it must show
+/// once), or another answer (the account deleted).
+enum Next {
+    Notice(&'static str),
+    Page(PageState),
+    Answer(RawResponse),
+}
+
+/// `POST <basePath>/account`: one change, then the page (a redirect to it for the changes
+/// whose result needs no secret shown; the page itself for TOTP enrolment and recovery
+/// codes, which appear once).
+pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
+    ctx.require_csrf("account")?;
+    let me = match signed_in(ctx).await {
+        Ok(me) => me,
+        Err(redirect) => return Ok(redirect),
+    };
+    let c = ctx.config;
+    let field = |name: &str| ctx.req.body_str(name).unwrap_or_default();
+    let user = me.user_id.as_str();
+    let outcome: Result<Next, AccountError> = async {
+        Ok(match field("op") {
+            "unlink" => {
+                ops::unlink_account(c, user, field("provider"), field("providerAccountId")).await?;
+                Next::Notice("unlinked")
+            }
+            "passkey-rename" => {
+                ops::rename_passkey(c, user, field("credentialID"), field("name")).await?;
+                Next::Notice("passkey-renamed")
+            }
+            "passkey-delete" => {
+                ops::delete_passkey(c, user, field("credentialID")).await?;
+                Next::Notice("passkey-deleted")
+            }
+            "session-revoke" => {
+                ops::revoke_session(c, user, field("id")).await?;
+                Next::Notice("session-revoked")
+            }
+            "sessions-revoke-others" => {
+                ops::revoke_other_sessions(c, user, me.session_id.as_deref()).await?;
+                Next::Notice("others-revoked")
+            }
+            "delete" => Next::Answer(delete(ctx, &me).await?),
+            #[cfg(feature = "two-factor")]
+            op @ ("totp-start" | "totp-confirm" | "recovery-codes" | "totp-disable") => {
+                two_factor_change(ctx, &me, op, field("code")).await?
+            }
+            _ => return Err(AccountError::NotFound),
+        })
+    }
+    .await;
+    match outcome {
+        Ok(Next::Notice(key)) => Ok(RawResponse::redirect(format!(
+            "{}?notice={key}",
+            ctx.auth_url("/account")
+        ))),
+        Ok(Next::Page(state)) => render(ctx, &me, state).await,
+        Ok(Next::Answer(r)) => Ok(r),
+        Err(e @ AccountError::Adapter(_)) => Err(account_failure(e)),
+        Err(e) => {
+            tracing::warn!(user = %user, error = %e, "account page: change refused");
+            let state = PageState {
+                error: Some(error_text(&e)),
+                ..PageState::default()
+            };
+            render(ctx, &me, state).await
+        }
+    }
+}
+
+/// Deletes the account of a recent sign-in (`confirm=yes`), clears the session cookie and
+/// goes to the site's home.
+async fn delete(ctx: &Ctx<'_>, me: &CurrentSession) -> Result<RawResponse, AccountError> {
+    if ctx.req.body_str("confirm") != Some("yes") {
+        return Err(AccountError::NotFound);
+    }
+    ops::require_fresh(me, FRESH_SIGN_IN)?;
+    ops::delete_user(ctx.config, &me.user_id).await?;
+    tracing::info!(user = %me.user_id, "account deleted from the account page");
+    let mut r = RawResponse::redirect(ctx.req.origin().to_owned());
+    r.cookies = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies).clean();
+    Ok(r)
+}
+
+/// A second-factor change and what the page shows after it.
+#[cfg(feature = "two-factor")]
+async fn two_factor_change(
+    ctx: &Ctx<'_>,
+    me: &CurrentSession,
+    op: &str,
+    code: &str,
+) -> Result<Next, AccountError> {
+    use super::two_factor::checks;
+    let c = ctx.config;
+    let options = c.two_factor.as_ref().ok_or(AccountError::TwoFactorOff)?;
+    let adapter = c.adapter.as_deref().ok_or(AccountError::NoAdapter)?;
+    let user = me.user_id.as_str();
+    let state = match op {
+        "totp-start" => {
+            ops::require_fresh(me, options.fresh_sign_in)?;
+            let label = ops::display_name(c, user).await;
+            PageState {
+                enrolment: Some(checks::pending_enrolment(c, adapter, user, &label).await?),
+                ..PageState::default()
+            }
+        }
+        "totp-confirm" => PageState {
+            recovery_codes: Some(checks::confirm(c, adapter, user, code).await?),
+            ..PageState::default()
+        },
+        "recovery-codes" => PageState {
+            recovery_codes: Some(checks::regenerate(c, adapter, user, code).await?),
+            ..PageState::default()
+        },
+        _ => {
+            checks::disable(c, adapter, user, code).await?;
+            return Ok(Next::Notice("totp-off"));
+        }
+    };
+    Ok(Next::Page(state))
+}
