@@ -296,17 +296,39 @@ impl ResponseError for SessionRequired {
 pub struct RequireAuth {
     auth: Auth,
     json: bool,
+    step_up: authcore::StepUp,
 }
 
 impl RequireAuth {
     /// Redirects anonymous users to the sign-in page.
     pub fn new(auth: Auth) -> Self {
-        RequireAuth { auth, json: false }
+        RequireAuth {
+            auth,
+            json: false,
+            step_up: authcore::StepUp::default(),
+        }
     }
 
     /// Answers anonymous requests with `401` `{"error":"SessionRequired"}` (for APIs).
     pub fn json(auth: Auth) -> Self {
-        RequireAuth { auth, json: true }
+        RequireAuth {
+            auth,
+            json: true,
+            step_up: authcore::StepUp::default(),
+        }
+    }
+
+    /// Also requires two factors proven at sign-in ([`authcore::StepUp::two_factors`]); a
+    /// session without is treated as signed out (sent to sign in again, and back).
+    pub fn two_factors(mut self) -> Self {
+        self.step_up = self.step_up.two_factors();
+        self
+    }
+
+    /// Also requires a sign-in of at most `max_age` ago ([`authcore::StepUp::max_age`]).
+    pub fn max_age(mut self, max_age: std::time::Duration) -> Self {
+        self.step_up = self.step_up.max_age(max_age);
+        self
     }
 }
 
@@ -326,6 +348,7 @@ where
             service: Rc::new(service),
             auth: self.auth.clone(),
             json: self.json,
+            step_up: self.step_up,
         }))
     }
 }
@@ -335,6 +358,7 @@ pub struct RequireAuthMiddleware<S> {
     service: Rc<S>,
     auth: Auth,
     json: bool,
+    step_up: authcore::StepUp,
 }
 
 impl<S, B> Service<ServiceRequest> for RequireAuthMiddleware<S>
@@ -352,6 +376,7 @@ where
         let service = Rc::clone(&self.service);
         let auth = self.auth.clone();
         let json = self.json;
+        let step_up = self.step_up;
         Box::pin(async move {
             let (session, set_cookie) = match resolve(&auth, req.request()).await {
                 Ok(found) => found,
@@ -361,7 +386,7 @@ where
                     return Ok(req.into_response(res).map_into_right_body());
                 }
             };
-            let mut res = if session.is_some() {
+            let mut res = if session.as_ref().is_some_and(|s| step_up.is_met_by(s)) {
                 service.call(req).await?.map_into_left_body()
             } else if json {
                 let res = SessionRequired.error_response();

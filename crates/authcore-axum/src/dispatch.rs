@@ -129,7 +129,9 @@ mod tests {
             ("/auth-x/session", "/auth", false),
             ("/other/session", "/auth", false),
             ("/", "", false),
-            ("/account", "", false),
+            ("/dashboard", "", false),
+            // authcore's account page: at the root base path it is `/account`.
+            ("/account", "", true),
             ("/auth/%73ession", "/auth", false),
         ] {
             assert_eq!(is_action_path(path, base), want, "{path} under {base:?}");

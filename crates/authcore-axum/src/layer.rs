@@ -3,8 +3,9 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
-use authcore::Auth;
+use authcore::{Auth, StepUp};
 use axum::extract::OriginalUri;
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
@@ -58,6 +59,7 @@ enum Denial {
 pub struct RequireAuthLayer {
     auth: Auth,
     denial: Denial,
+    step_up: StepUp,
 }
 
 impl RequireAuthLayer {
@@ -66,6 +68,7 @@ impl RequireAuthLayer {
         RequireAuthLayer {
             auth,
             denial: Denial::Redirect,
+            step_up: StepUp::default(),
         }
     }
 
@@ -74,7 +77,25 @@ impl RequireAuthLayer {
         RequireAuthLayer {
             auth,
             denial: Denial::Json,
+            step_up: StepUp::default(),
         }
+    }
+
+    /// Also requires that the user proved two factors at sign-in (`mfa` in the session's
+    /// `amr`, [`authcore::two_factor`]); a session that did not is treated as signed out:
+    /// sent to sign in again (and back), where a user with a second factor is asked for
+    /// it. Needs JWT sessions, which record how the user signed in.
+    pub fn two_factors(mut self) -> Self {
+        self.step_up = self.step_up.two_factors();
+        self
+    }
+
+    /// Also requires a sign-in of at most `max_age` ago (the session's `auth_time`); an
+    /// older one is sent to sign in again (and back). Needs JWT sessions with second
+    /// factors on, which record the time.
+    pub fn max_age(mut self, max_age: Duration) -> Self {
+        self.step_up = self.step_up.max_age(max_age);
+        self
     }
 }
 
@@ -86,6 +107,7 @@ impl<S> Layer<S> for RequireAuthLayer {
             inner,
             auth: self.auth.clone(),
             denial: self.denial,
+            step_up: self.step_up,
         }
     }
 }
@@ -96,6 +118,7 @@ pub struct RequireAuth<S> {
     inner: S,
     auth: Auth,
     denial: Denial,
+    step_up: StepUp,
 }
 
 impl<S, B> Service<Request<B>> for RequireAuth<S>
@@ -119,6 +142,7 @@ where
         let mut inner = std::mem::replace(&mut self.inner, fresh);
         let auth = self.auth.clone();
         let denial = self.denial;
+        let step_up = self.step_up;
         Box::pin(async move {
             let (mut parts, body) = req.into_parts();
             let Ok((session, set_cookie)) =
@@ -128,7 +152,7 @@ where
                 // A configuration error, already logged by authcore.
                 return Ok(StatusCode::INTERNAL_SERVER_ERROR.into_response());
             };
-            let mut res = if session.is_some() {
+            let mut res = if session.as_ref().is_some_and(|s| step_up.is_met_by(s)) {
                 inner
                     .call(Request::from_parts(parts, body))
                     .await?

@@ -569,3 +569,74 @@ async fn account_routes_check_the_session_and_csrf() {
     let res = send(&app, post("/account/delete", huge, &jar), &mut jar).await;
     assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE);
 }
+
+/// Step-up: `two_factors()` and `max_age()` let through only sessions whose sign-in shows
+/// them (the JWT's `amr` / `auth_time`); others are sent to sign in again, as anonymous
+/// requests are (`401` for the JSON layer).
+#[tokio::test]
+async fn step_up_requires_two_factors_or_a_recent_sign_in() {
+    use std::time::Duration;
+    let auth = auth("/auth");
+    let hour = Duration::from_secs(3600);
+    let ok = || get(|s: Session| async move { s.user_id().unwrap_or_default().to_owned() });
+    let app = Router::new()
+        .route("/mfa", ok())
+        .route_layer(RequireAuthLayer::new(auth.clone()).two_factors())
+        .merge(
+            Router::new()
+                .route("/recent", ok())
+                .route_layer(RequireAuthLayer::new(auth.clone()).max_age(hour)),
+        )
+        .merge(
+            Router::new()
+                .route("/api/mfa", ok())
+                .route_layer(RequireAuthLayer::json(auth.clone()).two_factors()),
+        )
+        .auth_routes(auth.clone())
+        .with_state(auth.clone());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let jar_with = |claims: Value| {
+        let token = auth
+            .config()
+            .jwt()
+            .encode(claims.as_object().unwrap(), "authjs.session-token", 3600)
+            .unwrap();
+        let mut jar = CookieJar::default();
+        jar.0.insert("authjs.session-token".into(), token);
+        jar
+    };
+    let password_only = jar_with(serde_json::json!({"sub": "1", "amr": ["pwd"], "auth_time": now}));
+    let two_factors_old = jar_with(
+        serde_json::json!({"sub": "1", "amr": ["pwd", "otp", "mfa"], "auth_time": now - 7200}),
+    );
+    let unrecorded = jar_with(serde_json::json!({"sub": "1"}));
+    for (jar, path, passes) in [
+        (&password_only, "/mfa", false),
+        (&password_only, "/recent", true),
+        (&two_factors_old, "/mfa", true),
+        (&two_factors_old, "/recent", false),
+        (&unrecorded, "/mfa", false),
+        (&unrecorded, "/recent", false),
+    ] {
+        let res = app.clone().oneshot(get_req(path, jar)).await.unwrap();
+        if passes {
+            assert_eq!(res.status(), StatusCode::OK, "{path}");
+            assert_eq!(body_string(res).await, "1");
+        } else {
+            assert_eq!(res.status(), StatusCode::FOUND, "{path}");
+            assert_eq!(
+                location(&res),
+                format!("/auth/signin?callbackUrl={}", path.replace('/', "%2F"))
+            );
+        }
+    }
+    let res = app
+        .clone()
+        .oneshot(get_req("/api/mfa", &password_only))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+}

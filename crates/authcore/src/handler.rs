@@ -177,9 +177,11 @@ impl Auth {
         }
         .filter(|v: &Value| !v.is_null());
         let user_id = session.as_ref().and(resp.session_user_id);
+        let sign_in = session.as_ref().and(resp.session_sign_in);
         Ok(SessionLookup {
             session,
             user_id,
+            sign_in,
             set_cookie,
         })
     }
@@ -410,6 +412,9 @@ pub struct SessionLookup {
     pub session: Option<Value>,
     /// The signed-in user's id (JWT `sub` or the database session's user), with a session.
     pub user_id: Option<String>,
+    /// How and when the user signed in, where the session records it (JWT sessions with
+    /// second factors on).
+    pub sign_in: Option<crate::SignInInfo>,
     /// `Set-Cookie` values refreshing or clearing the session cookie.
     pub set_cookie: Vec<http::HeaderValue>,
 }
@@ -419,11 +424,14 @@ impl SessionLookup {
     /// `None` when signed out.
     pub fn session_json(&self) -> Option<crate::SessionJson> {
         let json = self.session.clone()?;
-        let session = crate::SessionJson::from_json(json);
-        Some(match &self.user_id {
-            Some(id) => session.with_user_id(id.as_str()),
-            None => session,
-        })
+        let mut session = crate::SessionJson::from_json(json);
+        if let Some(id) = &self.user_id {
+            session = session.with_user_id(id.as_str());
+        }
+        if let Some(sign_in) = &self.sign_in {
+            session = session.with_sign_in(sign_in.clone());
+        }
+        Some(session)
     }
 }
 

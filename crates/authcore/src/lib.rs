@@ -111,7 +111,7 @@ pub use error::{AuthError, BoxError, ConfigError, ErrorKind};
 pub use handler::{Auth, GetTokenOptions, LookupOptions, RawResult, SessionLookup};
 pub use request::ClientAddr;
 pub use response::{RawBody, RawResponse, ResponseBody};
-pub use session_json::{SessionJson, SessionSlot};
+pub use session_json::{SessionJson, SessionSlot, SignInInfo, StepUp};
 pub use types::{
     Account, AdapterSession, Authenticator, ColorScheme, JsonObject, PagesOptions, Profile,
     ProviderType, Session, SessionUser, Theme, TokenSet, User, VerificationToken,

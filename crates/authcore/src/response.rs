@@ -39,6 +39,9 @@ pub struct RawResponse {
     /// The session action's user id (JWT `sub` or the database user), for
     /// [`Auth::lookup_session`](crate::Auth::lookup_session); never sent.
     pub(crate) session_user_id: Option<String>,
+    /// How the session's user signed in (JWT `amr` / `auth_time`), for the host's lookup;
+    /// never sent.
+    pub(crate) session_sign_in: Option<crate::session_json::SignInInfo>,
 }
 
 /// Auth.js's `ResponseInternal` as JSON: `{"status", "headers", "body", "redirect",

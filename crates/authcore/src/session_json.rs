@@ -22,6 +22,85 @@ use serde_json::{Map, Value};
 pub struct SessionJson {
     json: Arc<Value>,
     user_id: Option<Arc<str>>,
+    sign_in: Option<Arc<SignInInfo>>,
+}
+
+/// How and when the user of a session signed in (OIDC Core §2 `amr` with RFC 8176 values,
+/// and `auth_time`), as JWT sessions record it when second factors are on
+/// ([`crate::two_factor`]); not in the session JSON.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct SignInInfo {
+    /// The methods: `pwd`, `otp`, `hwk`, `user`, and `mfa` when two factors were proven.
+    pub amr: Vec<String>,
+    /// When (seconds since 1970).
+    pub auth_time: Option<i64>,
+}
+
+impl SignInInfo {
+    /// The sign-in recorded in JWT claims (`amr`, `auth_time`), if any.
+    pub(crate) fn from_claims(claims: &serde_json::Map<String, Value>) -> Option<Self> {
+        let amr: Vec<String> = claims
+            .get("amr")?
+            .as_array()?
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect();
+        Some(SignInInfo {
+            amr,
+            auth_time: claims.get("auth_time").and_then(Value::as_i64),
+        })
+    }
+
+    /// Whether two factors were proven (`mfa` in `amr`).
+    pub fn is_two_factor(&self) -> bool {
+        self.amr.iter().any(|m| m == "mfa")
+    }
+
+    /// Whether the sign-in is at most `max_age` old (`false` when its time is unknown).
+    pub fn is_within(&self, max_age: std::time::Duration) -> bool {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let max_age = i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX);
+        self.auth_time
+            .is_some_and(|at| now.saturating_sub(at) <= max_age)
+    }
+}
+
+/// What a route asks of a session beyond being signed in (step-up): two factors proven at
+/// sign-in, a sign-in of at most some age, or both. The integrations' route guards take
+/// one (`RequireAuthLayer::two_factors` / `max_age` in axum, `RequireAuth`'s in actix-web).
+/// Only sessions that record their sign-in can show it: JWT sessions with second factors
+/// on ([`SessionJson::sign_in`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepUp {
+    two_factors: bool,
+    max_age: Option<std::time::Duration>,
+}
+
+impl StepUp {
+    /// Also two factors (`mfa` in the sign-in's `amr`).
+    pub fn two_factors(mut self) -> Self {
+        self.two_factors = true;
+        self
+    }
+
+    /// Also a sign-in of at most `max_age` ago.
+    pub fn max_age(mut self, max_age: std::time::Duration) -> Self {
+        self.max_age = Some(max_age);
+        self
+    }
+
+    /// Whether `session` shows what is asked (nothing asked: any session does).
+    pub fn is_met_by(&self, session: &SessionJson) -> bool {
+        if *self == StepUp::default() {
+            return true;
+        }
+        let Some(sign_in) = session.sign_in() else {
+            return false;
+        };
+        (!self.two_factors || sign_in.is_two_factor())
+            && self.max_age.is_none_or(|age| sign_in.is_within(age))
+    }
 }
 
 impl SessionJson {
@@ -30,7 +109,20 @@ impl SessionJson {
         SessionJson {
             json: Arc::new(json),
             user_id: None,
+            sign_in: None,
         }
+    }
+
+    /// The same session, with how its user signed in.
+    pub fn with_sign_in(mut self, sign_in: SignInInfo) -> Self {
+        self.sign_in = Some(Arc::new(sign_in));
+        self
+    }
+
+    /// How and when the user signed in, where the session records it (JWT sessions with
+    /// second factors on); `None` otherwise.
+    pub fn sign_in(&self) -> Option<&SignInInfo> {
+        self.sign_in.as_deref()
     }
 
     /// The same session, with the id of its user.

@@ -263,6 +263,7 @@ async fn refresh(
         body: Some(session_body(ctx, body)?),
         cookies,
         session_user_id: token.get("sub").and_then(Value::as_str).map(str::to_owned),
+        session_sign_in: crate::session_json::SignInInfo::from_claims(&token),
         ..Default::default()
     })
 }
