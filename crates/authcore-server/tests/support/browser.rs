@@ -54,7 +54,10 @@ pub async fn run(script: &str, args: &[&str], limit: Duration) -> Vec<Value> {
         while let Some(line) = lines.next_line().await.unwrap() {
             let v: Value = serde_json::from_str(&line).unwrap();
             if let Some(e) = v.get("error") {
-                panic!("{script} failed: {}", e.as_str().unwrap_or_default());
+                match e.as_str() {
+                    Some(e) => panic!("{script} failed: {e}"),
+                    None => panic!("{script} failed: {v}"),
+                }
             }
             if v.get("done").is_some() {
                 return true;
