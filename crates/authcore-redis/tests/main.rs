@@ -9,3 +9,4 @@ mod conformance;
 mod fault;
 mod rate_limit;
 mod redis_adapter;
+mod two_factor;

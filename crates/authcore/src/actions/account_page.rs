@@ -202,12 +202,19 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
                 ops::revoke_other_sessions(c, user, me.session_id.as_deref()).await?;
                 Next::Notice("others-revoked")
             }
+            "delete" if field("confirm") != "yes" => Next::Page(PageState {
+                error: Some("Tick the box to confirm that the account goes."),
+                ..PageState::default()
+            }),
             "delete" => Next::Answer(delete(ctx, &me).await?),
             #[cfg(feature = "two-factor")]
             op @ ("totp-start" | "totp-confirm" | "recovery-codes" | "totp-disable") => {
                 two_factor_change(ctx, &me, op, field("code")).await?
             }
-            _ => return Err(AccountError::NotFound),
+            _ => Next::Page(PageState {
+                error: Some("That change is not known."),
+                ..PageState::default()
+            }),
         })
     }
     .await;
@@ -230,12 +237,9 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     }
 }
 
-/// Deletes the account of a recent sign-in (`confirm=yes`), clears the session cookie and
-/// goes to the site's home.
+/// Deletes the account of a recent sign-in, clears the session cookie and goes to the
+/// site's home.
 async fn delete(ctx: &Ctx<'_>, me: &CurrentSession) -> Result<RawResponse, AccountError> {
-    if ctx.req.body_str("confirm") != Some("yes") {
-        return Err(AccountError::NotFound);
-    }
     ops::require_fresh(me, FRESH_SIGN_IN)?;
     ops::delete_user(ctx.config, &me.user_id).await?;
     tracing::info!(user = %me.user_id, "account deleted from the account page");
