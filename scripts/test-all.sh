@@ -91,11 +91,15 @@ echo "==> [${SECONDS}s] cargo package --workspace (verified)"
 # local registry, whose unpacked sources cargo keeps in CARGO_HOME (registry/src/-<hash>) and
 # never unpacks again for the same version: an earlier run's authcore would be compiled. So
 # those copies, and the builds made from them, are forgotten first.
+# The verification builds in a build directory of its own, kept between runs (its
+# dependencies, built with each crate's own features, stay compiled); only its authcore
+# fingerprints are forgotten, so the other steps' builds stay warm.
 target_dir="${CARGO_TARGET_DIR:-target}"
+package_target="$target_dir/package-build"
 cargo_home="${CARGO_HOME:-$HOME/.cargo}"
-rm -rf "$target_dir/package" "$cargo_home"/registry/src/-*/authcore* "$cargo_home"/registry/cache/-*/authcore*
-find "$target_dir/debug/.fingerprint" -maxdepth 1 -name 'authcore*' -exec rm -rf {} + 2>/dev/null || true
-cargo package --workspace --exclude 'example-*' --locked
+rm -rf "$target_dir/package" "$package_target/package" "$cargo_home"/registry/src/-*/authcore* "$cargo_home"/registry/cache/-*/authcore*
+find "$package_target/debug/.fingerprint" -maxdepth 1 -name 'authcore*' -exec rm -rf {} + 2>/dev/null || true
+CARGO_TARGET_DIR="$package_target" cargo package --workspace --exclude 'example-*' --locked
 
 # The MSRV (rust-version of Cargo.toml) builds everything. When it is the toolchain in use,
 # the steps above were that check.
