@@ -15,7 +15,7 @@ use time::OffsetDateTime;
 
 pub(crate) mod checks;
 
-use checks::{confirm, pending_enrolment, status, verify_code};
+use checks::{confirm, pending_enrolment, verify_code};
 
 use super::Ctx;
 use super::callback::{FirstFactor, SignInAuth, SignedIn, complete_sign_in, open_session};
@@ -117,10 +117,13 @@ pub(crate) async fn second_step(
     let (Some(db), Some(user_id)) = (&ctx.config.adapter, signed_in.user.id.as_deref()) else {
         return Ok(None);
     };
-    let status = status(&**db, user_id).await.map_err(check_error)?;
     // A confirmed TOTP secret is what the second step asks for (passkeys are not yet offered
-    // there, so a user with passkeys alone is not asked).
-    let enrol = match (status.totp, options.policy) {
+    // there, so a user with passkeys alone is not asked): one read, not the whole status.
+    let totp = db
+        .get_two_factor(user_id)
+        .await?
+        .is_some_and(|t| t.totp_confirmed_at.is_some());
+    let enrol = match (totp, options.policy) {
         (true, _) => false,
         (false, TwoFactorPolicy::Required) => true,
         (false, TwoFactorPolicy::Optional) => return Ok(None),
