@@ -75,7 +75,11 @@ echo "==> [${SECONDS}s] authcore with no optional feature and with each alone (s
 ./scripts/test-features.sh
 
 echo "==> [${SECONDS}s] cargo deny (licences, bans, sources; advisories need the network, which CI has not)"
-command -v cargo-deny >/dev/null 2>&1 || cargo install cargo-deny --locked
+# Installed once per machine, built without link-time optimisation: it reads a few hundred
+# manifests, which needs no optimised build (a third of the build time).
+command -v cargo-deny >/dev/null 2>&1 ||
+  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_OPT_LEVEL=1 \
+    cargo install cargo-deny --locked
 cargo deny --log-level error check licenses bans sources
 
 # The fuzz targets' saved reproducers and committed seeds, replayed as an ordinary test (no
@@ -84,22 +88,8 @@ cargo deny --log-level error check licenses bans sources
 echo "==> [${SECONDS}s] fuzz regressions (fuzz/tests/regressions.rs)"
 cargo test --manifest-path fuzz/Cargo.toml --locked
 
-# Publishable crates (the examples are not published): every crate packages (metadata, versioned path dependencies, the files
-# it needs) and builds from its package alone.
-echo "==> [${SECONDS}s] cargo package --workspace (verified)"
-# The verification builds each crate against its workspace siblings as crates of a temporary
-# local registry, whose unpacked sources cargo keeps in CARGO_HOME (registry/src/-<hash>) and
-# never unpacks again for the same version: an earlier run's authcore would be compiled. So
-# those copies, and the builds made from them, are forgotten first.
-# The verification builds in a build directory of its own, kept between runs (its
-# dependencies, built with each crate's own features, stay compiled); only its authcore
-# fingerprints are forgotten, so the other steps' builds stay warm.
-target_dir="${CARGO_TARGET_DIR:-target}"
-package_target="$target_dir/package-build"
-cargo_home="${CARGO_HOME:-$HOME/.cargo}"
-rm -rf "$target_dir/package" "$package_target/package" "$cargo_home"/registry/src/-*/authcore* "$cargo_home"/registry/cache/-*/authcore*
-find "$package_target/debug/.fingerprint" -maxdepth 1 -name 'authcore*' -exec rm -rf {} + 2>/dev/null || true
-CARGO_TARGET_DIR="$package_target" cargo package --workspace --exclude 'example-*' --locked
+echo "==> [${SECONDS}s] every publishable crate packages and compiles from its package (scripts/package-check.sh)"
+./scripts/package-check.sh
 
 # The MSRV (rust-version of Cargo.toml) builds everything. When it is the toolchain in use,
 # the steps above were that check.
