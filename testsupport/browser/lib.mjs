@@ -53,3 +53,42 @@ export async function screenshot(page, path) {
     }
   }
 }
+
+/** WCAG contrast on the page as shown: the worst ratio of a text element against its
+ * background (AA asks 4.5:1) and of an input border against its surroundings (non-text UI,
+ * 3:1), with the worst text element's markup. */
+export function wcagContrast(page) {
+  return page.evaluate(() => {
+    const rgb = (c) => (c.match(/[\d.]+/g) || []).slice(0, 3).map(Number);
+    const lum = (c) => {
+      const [r, g, b] = rgb(c).map((v) => {
+        const x = v / 255;
+        return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const ratio = (a, b) => {
+      const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+      return (hi + 0.05) / (lo + 0.05);
+    };
+    const bgOf = (el) => {
+      for (let e = el; e; e = e.parentElement) {
+        const bg = getComputedStyle(e).backgroundColor;
+        if (bg && !bg.endsWith(', 0)') && bg !== 'transparent') return bg;
+      }
+      return 'rgb(255, 255, 255)';
+    };
+    let worstText = Infinity;
+    let worstElement = '';
+    for (const el of document.querySelectorAll('h1, h2, p, label, button, a, li, code, th, td, input:not([type=hidden])')) {
+      if (el.classList.contains('provider-monogram') || !el.textContent.trim() && el.tagName !== 'INPUT') continue;
+      const r = ratio(getComputedStyle(el).color, bgOf(el));
+      if (r < worstText) { worstText = r; worstElement = el.outerHTML.slice(0, 80); }
+    }
+    let worstBorder = Infinity;
+    for (const el of document.querySelectorAll('input:not([type=hidden])')) {
+      worstBorder = Math.min(worstBorder, ratio(getComputedStyle(el).borderTopColor, bgOf(el.parentElement)));
+    }
+    return { worstText, worstElement, worstBorder: worstBorder === Infinity ? null : worstBorder };
+  });
+}

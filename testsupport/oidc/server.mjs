@@ -198,7 +198,8 @@ const provider = new Provider(issuer, {
   findAccount,
   jwks: { keys: [rsaJwk, ecJwk] },
   claims: {
-    openid: ['sub'],
+    // `amr` with `openid`: the ID tokens of the mfa-… accounts say how they signed in.
+    openid: ['sub', 'amr'],
     profile: ['name', 'picture', 'preferred_username', 'groups'],
     email: ['email', 'email_verified'],
   },
@@ -484,7 +485,11 @@ provider.use(async (ctx, next) => {
       const accountId = typeof params.login_hint === 'string' && params.login_hint
         ? params.login_hint
         : 'user-1';
-      result = { login: { accountId } };
+      // Accounts named mfa-… signed in with several factors here: their ID tokens say so
+      // (`amr`, for relying parties that trust this provider's MFA).
+      result = accountId.startsWith('mfa-')
+        ? { login: { accountId, amr: ['pwd', 'otp', 'mfa'] } }
+        : { login: { accountId } };
       break;
     }
     case 'consent': {

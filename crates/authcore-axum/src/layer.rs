@@ -84,15 +84,15 @@ impl RequireAuthLayer {
     /// Also requires that the user proved two factors at sign-in (`mfa` in the session's
     /// `amr`, [`authcore::two_factor`]); a session that did not is treated as signed out:
     /// sent to sign in again (and back), where a user with a second factor is asked for
-    /// it. Needs JWT sessions, which record how the user signed in.
+    /// it. Needs second factors on, with which sessions record how the user signed in.
     pub fn two_factors(mut self) -> Self {
         self.step_up = self.step_up.two_factors();
         self
     }
 
     /// Also requires a sign-in of at most `max_age` ago (the session's `auth_time`); an
-    /// older one is sent to sign in again (and back). Needs JWT sessions with second
-    /// factors on, which record the time.
+    /// older one is sent to sign in again (and back). Needs second factors on, with which
+    /// sessions record the time.
     pub fn max_age(mut self, max_age: Duration) -> Self {
         self.step_up = self.step_up.max_age(max_age);
         self

@@ -5,7 +5,7 @@ use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity,
     TwoFactor, UserUpdate, VerificationToken,
 };
-use authcore::{Account, Authenticator};
+use authcore::{Account, Authenticator, SignInInfo};
 use redis::AsyncCommands;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -705,6 +705,55 @@ impl Adapter for RedisAdapter {
         })
         .await
         .map(|_| ())
+    }
+
+    async fn record_session_sign_in(
+        &self,
+        session_token: &str,
+        sign_in: &SignInInfo,
+    ) -> Result<(), AdapterError> {
+        const OP: &str = "recordSessionSignIn";
+        if names_index(session_token) {
+            return Ok(());
+        }
+        let key = self.keys.session(session_token);
+        self.update_record(OP, &key, |stored| {
+            let session: AdapterSession = from_object(OP, stored)?;
+            if session.session_token != session_token {
+                return Ok(None);
+            }
+            stored.insert("amr".into(), Value::from(sign_in.amr.clone()));
+            stored.insert("authTime".into(), Value::from(sign_in.auth_time));
+            Ok(Some(((), Some(expiry_millis(session.expires)))))
+        })
+        .await
+        .map(|_| ())
+    }
+
+    async fn get_session_sign_in(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<SignInInfo>, AdapterError> {
+        const OP: &str = "getSessionSignIn";
+        if names_index(session_token) {
+            return Ok(None);
+        }
+        let Some(raw) = self.get_raw(OP, &self.keys.session(session_token)).await? else {
+            return Ok(None);
+        };
+        let stored = decode_object(OP, &raw)?;
+        if stored.get("sessionToken").and_then(Value::as_str) != Some(session_token) {
+            return Ok(None);
+        }
+        let Some(amr) = stored.get("amr").and_then(Value::as_array) else {
+            return Ok(None);
+        };
+        Ok(Some(SignInInfo::new(
+            amr.iter()
+                .filter_map(|m| m.as_str().map(str::to_owned))
+                .collect(),
+            stored.get("authTime").and_then(Value::as_i64),
+        )))
     }
 
     async fn delete_sessions_by_user_id(

@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+#[path = "../../authcore/tests/support/totp.rs"]
+mod totp;
 
 mod conformance;
 mod fault;

@@ -6,7 +6,7 @@
 
 use crate::common::with_db;
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use authcore::adapter::{Adapter, NewUser};
 use authcore::providers::{CredentialField, CredentialsProvider};
@@ -18,21 +18,7 @@ use http_body_util::{BodyExt, Full};
 const SECRET: &str = "a redis two-factor test secret, long enough";
 const ORIGIN: &str = "https://app.example";
 
-fn code_at(secret: &str, unix: u64) -> String {
-    totp_rs::Builder::new()
-        .with_secret(totp_rs::Secret::try_from_base32(secret).unwrap())
-        .build()
-        .unwrap()
-        .generate(unix)
-        .to_string()
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
+use crate::totp::{totp_code_at as code_at, unix_now as now};
 
 /// An instance: the password `pw` signs in `user_id`.
 fn instance(db: &authcore_redis::RedisAdapter, user_id: &str) -> Auth {

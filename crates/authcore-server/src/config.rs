@@ -391,6 +391,11 @@ impl ServerConfig {
         };
         let gateway = if gateway::Gateway::is_configured(&env, file.gateway.as_ref()) {
             let g = gateway::Gateway::new(&env, file.gateway.unwrap_or_default())?;
+            if g.uses_step_up() && two_factor.is_none() {
+                return Err(gateway::GatewayError::Invalid(
+                    "rules with factors or max_age need second factors on ([two_factor] policy, with a database): only then do sessions record how and when their user signed in".into(),
+                ).into());
+            }
             if g.needs_token_claims() && database_url.is_some() {
                 return Err(gateway::GatewayError::Invalid(
                     "rules on allow_providers or allow_groups need JWT sessions, which carry them: set AUTHCORE_DATABASE_URL=none (or [server] database_url = \"none\")".into(),

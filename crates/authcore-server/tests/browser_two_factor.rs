@@ -2,7 +2,8 @@
 //! on by default with a database), driven by headless Chromium
 //! (`testsupport/browser/two-factor.mjs`): set up from the account page, then a password
 //! sign-in that stops at the two-factor page until a code from the app, a recovery code,
-//! and a recovery code reused (refused). At 320 px, under the pages' CSP.
+//! a recovery code reused (refused), and a passkey (a virtual authenticator) instead of a
+//! code. At 320 px, under the pages' CSP.
 #![allow(clippy::unwrap_used)]
 
 mod support;
@@ -66,6 +67,23 @@ async fn enrol_on_the_account_page_then_sign_in_with_a_code_and_a_recovery_code(
         "{reused}"
     );
     assert_eq!(reused["alerts"], 1);
+    let passkey = step("passkey");
+    assert_eq!(
+        passkey["atStep"],
+        format!("{base}/auth/two-factor"),
+        "{passkey}"
+    );
+    assert_eq!(passkey["offered"], 1, "{passkey}");
+    assert_eq!(passkey["email"], "demo@example.com", "{passkey}");
     assert_eq!(step("csp")["violations"], serde_json::json!([]));
+    // WCAG AA on every page of the flow, light and dark: 4.5:1 for text, 3:1 for borders.
+    let measured: Vec<&Value> = steps.iter().filter(|s| s["step"] == "contrast").collect();
+    assert_eq!(measured.len(), 10, "five pages, two schemes: {measured:?}");
+    for m in measured {
+        assert!(m["worstText"].as_f64().unwrap() >= 4.5, "{m}");
+        if let Some(border) = m["worstBorder"].as_f64() {
+            assert!(border >= 3.0, "{m}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

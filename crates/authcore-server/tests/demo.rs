@@ -1,6 +1,7 @@
 //! The demo app, driven in memory.
 #![allow(clippy::unwrap_used)]
 
+use crate::support;
 use crate::support::in_memory;
 use crate::support::mysql;
 use crate::support::pg;
@@ -793,20 +794,7 @@ async fn two_factor_from_the_account_page_then_at_sign_in() {
     config.database_url = Some(format!("sqlite://{}?mode=rwc", file.display()));
     config.two_factor = Some(authcore::two_factor::TwoFactorOptions::default());
     let app = config.build().await.unwrap().router();
-    let now = || {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs()
-    };
-    let code_at = |secret: &str, t: u64| {
-        totp_rs::Builder::new()
-            .with_secret(totp_rs::Secret::try_from_base32(secret).unwrap())
-            .build()
-            .unwrap()
-            .generate(t)
-            .to_string()
-    };
+    let (now, code_at) = (support::totp::unix_now, support::totp::totp_code_at);
     let post_form = |path: &str, body: String, jar: &CookieJar| {
         Request::post(format!("{ORIGIN}{path}"))
             .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")

@@ -124,10 +124,21 @@ async fn start_echo_app() -> (u16, Log) {
     (port, log)
 }
 
+/// How authcore runs behind the proxy.
+#[derive(Clone, Copy, Debug)]
+enum Setup<'a> {
+    /// JWT sessions (the admin rule reads groups), with the real OpenID provider (id `oidc`)
+    /// when given.
+    Jwt(Option<&'a str>),
+    /// SQLite with second factors on, and docs/gateway.md's rule asking two factors
+    /// (`factors = 2`) of a sign-in at most an hour old on admin.example.test.
+    StepUp,
+}
+
 /// Serves authcore with the gateway, reachable by the browser as
-/// `http://auth.example.test:<proxy>`, with the credentials demo user and, when given, the
-/// real OpenID provider (id `oidc`).
-async fn start_authcore(dir: &Path, proxy: u16, idp: Option<&str>) -> u16 {
+/// `http://auth.example.test:<proxy>`, with the credentials demo user; returns its port and
+/// handler.
+async fn start_authcore(dir: &Path, proxy: u16, setup: Setup<'_>) -> (u16, authcore::Auth) {
     let key = dir.join("identity.pem");
     assert!(
         Command::new("openssl")
@@ -137,10 +148,8 @@ async fn start_authcore(dir: &Path, proxy: u16, idp: Option<&str>) -> u16 {
             .unwrap()
             .success()
     );
-    let config = format!(
+    let common = format!(
         r#"
-[server]
-database_url = "none"
 [auth]
 secret = "a proxy test secret, long and random enough"
 url = "http://auth.example.test:{proxy}/auth"
@@ -152,34 +161,60 @@ signing_keys = ["{key}"]
 name = "public assets"
 path = "/public/"
 policy = "bypass"
+"#,
+        key = key.display()
+    );
+    let (config, env) = match setup {
+        Setup::Jwt(idp) => (
+            format!(
+                r#"
+[server]
+database_url = "none"
+{common}
 [[gateway.rules]]
 name = "admin panel"
 hosts = ["admin.example.test"]
 allow_emails = ["root@example.test"]
 allow_groups = ["admins"]
-"#,
-        key = key.display()
-    );
+"#
+            ),
+            match idp {
+                Some(issuer) => authcore::env::Env::from_pairs([
+                    ("AUTH_OIDC_ISSUER", issuer),
+                    ("AUTH_OIDC_ID", "client-basic"),
+                    ("AUTH_OIDC_SECRET", "secret-basic"),
+                ]),
+                None => authcore::env::Env::default(),
+            },
+        ),
+        Setup::StepUp => (
+            format!(
+                r#"
+[server]
+database_url = "sqlite://{db}?mode=rwc"
+[two_factor]
+policy = "optional"
+{common}
+{rule}"#,
+                db = dir.join("gateway.db").display(),
+                rule = documented_config("step-up-rule").replace("example.com", "example.test"),
+            ),
+            authcore::env::Env::default(),
+        ),
+    };
     let path = dir.join("authcore.toml");
     std::fs::write(&path, config).unwrap();
-    let env = match idp {
-        Some(issuer) => authcore::env::Env::from_pairs([
-            ("AUTH_OIDC_ISSUER", issuer),
-            ("AUTH_OIDC_ID", "client-basic"),
-            ("AUTH_OIDC_SECRET", "secret-basic"),
-        ]),
-        None => authcore::env::Env::default(),
-    };
-    let app = ServerConfig::from_file(&path, env)
+    let server = ServerConfig::from_file(&path, env)
         .unwrap()
         .build()
         .await
-        .unwrap()
-        .router();
+        .unwrap();
+    let auth = server.auth().clone();
+    let app = server.router();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move { axum::serve(listener, app).await });
-    port
+    (port, auth)
 }
 
 fn substitute(text: &str, ports: Ports) -> String {
@@ -317,6 +352,11 @@ async fn sign_in(c: &reqwest::Client, auth: &str, callback: &str) -> reqwest::Re
         .send()
         .await
         .unwrap()
+}
+
+/// The headers the echo application got for `request`.
+async fn echoed(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
 }
 
 /// An identity header the application did not get, or got empty (nginx drops empty
@@ -459,17 +499,23 @@ enum Proxy {
 
 /// Starts authcore (with the OpenID provider when given), the application and `proxy` on
 /// `port`; runs `check` with the ports; stops everything.
-async fn behind<F, Fut>(proxy: Proxy, port: u16, idp: Option<&str>, check: F)
+async fn behind<F, Fut>(proxy: Proxy, port: u16, setup: Setup<'_>, check: F)
 where
-    F: FnOnce(Ports, Log) -> Fut,
+    F: FnOnce(Ports, Log, authcore::Auth) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
     let name = format!("{proxy:?}").to_lowercase();
-    let dir = temp_dir(&format!("gateway-{name}-{}", idp.is_some()));
+    let label = match setup {
+        Setup::Jwt(None) => "jwt",
+        Setup::Jwt(Some(_)) => "oidc",
+        Setup::StepUp => "step-up",
+    };
+    let dir = temp_dir(&format!("gateway-{name}-{label}"));
     let (app, log) = start_echo_app().await;
+    let (authcore, auth) = start_authcore(&dir, port, setup).await;
     let ports = Ports {
         proxy: port,
-        authcore: start_authcore(&dir, port, idp).await,
+        authcore,
         app,
     };
     let mut running = match proxy {
@@ -477,27 +523,204 @@ where
         Proxy::Caddy => start_caddy(&dir, ports),
     };
     wait_for_port(port, &mut running, &name).await;
-    check(ports, log).await;
+    check(ports, log, auth).await;
     drop(running);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nginx_auth_request() {
-    behind(Proxy::Nginx, free_port(), None, |ports, log| async move {
-        walk("nginx", ports).await;
-        attacks(Proxy::Nginx, ports, &log).await;
-    })
+    behind(
+        Proxy::Nginx,
+        free_port(),
+        Setup::Jwt(None),
+        |ports, log, _| async move {
+            walk("nginx", ports).await;
+            attacks(Proxy::Nginx, ports, &log).await;
+        },
+    )
     .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn caddy_forward_auth() {
-    behind(Proxy::Caddy, free_port(), None, |ports, log| async move {
-        walk("caddy", ports).await;
-        attacks(Proxy::Caddy, ports, &log).await;
-    })
+    behind(
+        Proxy::Caddy,
+        free_port(),
+        Setup::Jwt(None),
+        |ports, log, _| async move {
+            walk("caddy", ports).await;
+            attacks(Proxy::Caddy, ports, &log).await;
+        },
+    )
     .await;
+}
+
+/// A rule asking two factors (`factors = 2`), behind the proxy: a user without a second
+/// factor gets the page that says to set one up; once enrolled, a one-factor session is sent
+/// to sign in again and comes back to the original URL after the code, with `amr` and
+/// `auth_time` in the identity headers and the signed identity. Neither the one-factor
+/// session, nor a client's own `X-Auth-Request-Amr`, nor the earlier session after the
+/// step-up reaches the application.
+async fn step_up_walk(proxy: Proxy) {
+    behind(
+        proxy,
+        free_port(),
+        Setup::StepUp,
+        |ports, log, auth| async move {
+            let p = ports.proxy;
+            let authn = format!("http://auth.example.test:{p}");
+            let app1 = format!("http://app1.example.test:{p}");
+            let admin = format!("http://admin.example.test:{p}/reports?month=11");
+            let jar = Arc::new(reqwest::cookie::Jar::default());
+            let c = client_with(p, Arc::clone(&jar));
+            let reached = || log.lock().unwrap().len();
+
+            // One factor: app1 lets the user through and says so.
+            let r = sign_in(&c, &authn, &format!("{app1}/")).await;
+            assert_eq!(location(&r), format!("{app1}/"), "{proxy:?}");
+            let seen = echoed(c.get(format!("{app1}/"))).await;
+            assert_eq!(seen["x-auth-request-amr"], "pwd", "{proxy:?}: {seen}");
+            let auth_time: i64 = seen["x-auth-request-auth-time"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(
+                (auth_time - support::totp::unix_now() as i64).abs() < 60,
+                "{seen}"
+            );
+            let user_id = seen["x-auth-request-user"].as_str().unwrap().to_owned();
+
+            // No second factor yet: the page that says to set one up, the application untouched.
+            let before = reached();
+            let r = c.get(&admin).send().await.unwrap();
+            assert_eq!(r.status(), 403, "{proxy:?}");
+            let page = r.text().await.unwrap();
+            assert!(
+                page.contains("Two-factor authentication needed")
+                    && page.contains(&format!("href=\"{authn}/auth/account\"")),
+                "{proxy:?}: {page}"
+            );
+            assert_eq!(reached(), before, "{proxy:?}");
+
+            // Enrolled (as on the account page); the one-factor session, even with a client's
+            // own claim of two factors, is sent to sign in again and back.
+            let enrolment = auth.start_totp_enrolment(&user_id).await.unwrap();
+            let secret = enrolment.secret.clone();
+            auth.confirm_totp(
+                &user_id,
+                &support::totp::totp_code_at(&secret, support::totp::unix_now() - 30),
+            )
+            .await
+            .unwrap();
+            let one_factor_cookie = {
+                use reqwest::cookie::CookieStore;
+                jar.cookies(&app1.parse().unwrap())
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .to_owned()
+            };
+            let callback =
+                url::form_urlencoded::byte_serialize(admin.as_bytes()).collect::<String>();
+            for forged in [None, Some("pwd,otp,mfa"), Some("mfa")] {
+                let mut req = c.get(&admin);
+                if let Some(amr) = forged {
+                    req = req.header("X-Auth-Request-Amr", amr).header(
+                        "X-Auth-Request-Auth-Time",
+                        support::totp::unix_now().to_string(),
+                    );
+                }
+                let r = req.send().await.unwrap();
+                assert_eq!(r.status(), 302, "{proxy:?} {forged:?}");
+                assert_eq!(
+                    location(&r),
+                    format!("{authn}/auth/signin?callbackUrl={callback}"),
+                    "{proxy:?}"
+                );
+            }
+            let r = c
+                .get(&admin)
+                .header("Accept", "application/json")
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 401, "{proxy:?}");
+            assert_eq!(r.json::<Value>().await.unwrap()["error"], "StepUpRequired");
+            assert_eq!(
+                reached(),
+                before,
+                "{proxy:?}: the one-factor session got through"
+            );
+
+            // The password, then the code: back on the original URL, with two factors.
+            let r = sign_in(&c, &authn, &admin).await;
+            assert_eq!(
+                location(&r),
+                format!("{authn}/auth/two-factor"),
+                "{proxy:?}"
+            );
+            let csrf = binary::csrf_token(&c, &authn).await;
+            let code = support::totp::totp_code_at(&secret, support::totp::unix_now());
+            let r = c
+                .post(format!("{authn}/auth/two-factor"))
+                .form(&[("csrfToken", csrf.as_str()), ("code", code.as_str())])
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 302, "{proxy:?}: {:?}", r.text().await);
+            assert_eq!(location(&r), admin, "{proxy:?}");
+            let seen = echoed(c.get(&admin).header("X-Auth-Request-Amr", "forged")).await;
+            assert_eq!(
+                seen["x-auth-request-amr"], "pwd,otp,mfa",
+                "{proxy:?}: {seen}"
+            );
+            let stepped_up: i64 = seen["x-auth-request-auth-time"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(stepped_up >= auth_time, "{seen}");
+            let jwt = seen["x-auth-request-jwt"].as_str().unwrap();
+            let claims: Value = serde_json::from_slice(
+                &base64::Engine::decode(
+                    &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+                    jwt.split('.').nth(1).unwrap(),
+                )
+                .unwrap(),
+            )
+            .unwrap();
+            assert_eq!(claims["amr"], json!(["pwd", "otp", "mfa"]), "{claims}");
+            assert_eq!(claims["auth_time"], stepped_up, "{claims}");
+
+            // The session the step-up replaced is gone: its cookie opens nothing, anywhere.
+            let before = reached();
+            let a = raw(
+                p,
+                "GET / HTTP/1.1",
+                &[
+                    ("Host", &format!("app1.example.test:{p}")),
+                    ("Accept", "text/html"),
+                    ("Cookie", &one_factor_cookie),
+                ],
+            )
+            .await;
+            assert_eq!(a.status, 302, "{proxy:?}: {a:?}");
+            assert_eq!(reached(), before, "{proxy:?}");
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_step_up() {
+    step_up_walk(Proxy::Nginx).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caddy_step_up() {
+    step_up_walk(Proxy::Caddy).await;
 }
 
 /// The walk in headless Chromium (`testsupport/browser/gateway.mjs`), with credentials and
@@ -506,62 +729,68 @@ async fn browser_walk(proxy: Proxy) {
     let port = free_port();
     let redirect = format!("http://auth.example.test:{port}/auth/callback/oidc");
     let idp = oidc_provider::OidcProvider::start_with_redirect_uris(&[&redirect]).await;
-    behind(proxy, port, Some(&idp.issuer), |ports, _log| async move {
-        let p = ports.proxy;
-        let urls = json!({
-            "auth": format!("http://auth.example.test:{p}"),
-            "app1": format!("http://app1.example.test:{p}"),
-            "app2": format!("http://app2.example.test:{p}"),
-            "admin": format!("http://admin.example.test:{p}"),
-        });
-        let steps = support::browser::run(
-            "gateway.mjs",
-            &[&urls.to_string()],
-            Duration::from_secs(120),
-        )
-        .await;
-        let step = |name: &str| support::browser::step(&steps, name, &format!("{proxy:?}")).clone();
-        let app1 = &urls["app1"].as_str().unwrap();
-        let s = step("credentials");
-        assert_eq!(s["url"], format!("{app1}/dashboard?tab=1"), "{proxy:?}");
-        assert_eq!(s["seen"]["email"], "demo@example.com", "{proxy:?}");
-        assert_eq!(
-            step("second subdomain")["seen"]["email"],
-            "demo@example.com"
-        );
-        let s = step("forbidden");
-        assert_eq!(
-            (s["status"].as_u64(), s["text"].as_str()),
-            (Some(403), Some("Access denied"))
-        );
-        assert_eq!(
-            s["signOut"],
-            format!("{}/auth/signout", urls["auth"].as_str().unwrap())
-        );
-        let s = step("public");
-        assert_eq!(s["status"], 200);
-        assert_eq!(s["seen"]["email"], Value::Null);
-        assert_eq!(step("signed out")["signInAgain"], json!([true, true]));
-        let s = step("oidc");
-        assert_eq!(s["url"], format!("{app1}/dashboard?tab=1"));
-        assert_eq!(
-            (s["seen"]["email"].as_str(), s["seen"]["provider"].as_str()),
-            (Some("user-1@example.com"), Some("oidc")),
-            "{proxy:?}"
-        );
-        assert_eq!(step("oidc not admin")["status"], 403);
-        let s = step("oidc admin");
-        assert_eq!(s["seen"]["email"], "admin-1@example.com");
-        assert_eq!(s["seen"]["groups"], "admins");
-        // A returning user has the same id (`oidc:<sub>`) at every sign-in.
-        let first = step("oidc")["seen"]["user"].clone();
-        assert!(
-            first.as_str().is_some_and(|u| u.starts_with("oidc:")),
-            "{first}"
-        );
-        assert_eq!(step("oidc again")["seen"]["user"], first, "{proxy:?}");
-        assert_ne!(s["seen"]["user"], first);
-    })
+    behind(
+        proxy,
+        port,
+        Setup::Jwt(Some(&idp.issuer)),
+        |ports, _log, _| async move {
+            let p = ports.proxy;
+            let urls = json!({
+                "auth": format!("http://auth.example.test:{p}"),
+                "app1": format!("http://app1.example.test:{p}"),
+                "app2": format!("http://app2.example.test:{p}"),
+                "admin": format!("http://admin.example.test:{p}"),
+            });
+            let steps = support::browser::run(
+                "gateway.mjs",
+                &[&urls.to_string()],
+                Duration::from_secs(120),
+            )
+            .await;
+            let step =
+                |name: &str| support::browser::step(&steps, name, &format!("{proxy:?}")).clone();
+            let app1 = &urls["app1"].as_str().unwrap();
+            let s = step("credentials");
+            assert_eq!(s["url"], format!("{app1}/dashboard?tab=1"), "{proxy:?}");
+            assert_eq!(s["seen"]["email"], "demo@example.com", "{proxy:?}");
+            assert_eq!(
+                step("second subdomain")["seen"]["email"],
+                "demo@example.com"
+            );
+            let s = step("forbidden");
+            assert_eq!(
+                (s["status"].as_u64(), s["text"].as_str()),
+                (Some(403), Some("Access denied"))
+            );
+            assert_eq!(
+                s["signOut"],
+                format!("{}/auth/signout", urls["auth"].as_str().unwrap())
+            );
+            let s = step("public");
+            assert_eq!(s["status"], 200);
+            assert_eq!(s["seen"]["email"], Value::Null);
+            assert_eq!(step("signed out")["signInAgain"], json!([true, true]));
+            let s = step("oidc");
+            assert_eq!(s["url"], format!("{app1}/dashboard?tab=1"));
+            assert_eq!(
+                (s["seen"]["email"].as_str(), s["seen"]["provider"].as_str()),
+                (Some("user-1@example.com"), Some("oidc")),
+                "{proxy:?}"
+            );
+            assert_eq!(step("oidc not admin")["status"], 403);
+            let s = step("oidc admin");
+            assert_eq!(s["seen"]["email"], "admin-1@example.com");
+            assert_eq!(s["seen"]["groups"], "admins");
+            // A returning user has the same id (`oidc:<sub>`) at every sign-in.
+            let first = step("oidc")["seen"]["user"].clone();
+            assert!(
+                first.as_str().is_some_and(|u| u.starts_with("oidc:")),
+                "{first}"
+            );
+            assert_eq!(step("oidc again")["seen"]["user"], first, "{proxy:?}");
+            assert_ne!(s["seen"]["user"], first);
+        },
+    )
     .await;
     drop(idp);
 }
@@ -647,12 +876,14 @@ async fn session_cookie(p: u16) -> String {
     cookies
 }
 
-const IDENTITY: [&str; 6] = [
+const IDENTITY: [&str; 8] = [
     "x-auth-request-user",
     "x-auth-request-email",
     "x-auth-request-name",
     "x-auth-request-groups",
     "x-auth-request-provider",
+    "x-auth-request-amr",
+    "x-auth-request-auth-time",
     "x-auth-request-jwt",
 ];
 
@@ -778,6 +1009,9 @@ async fn attacks(proxy: Proxy, ports: Ports, log: &Log) {
         ("X-Auth-Request-Groups", "admins"),
         ("X-Auth-Request-Jwt", "forged.forged.forged"),
         ("X-Auth-Request-Provider", "github"),
+        ("X-Auth-Request-Amr", "pwd,otp,mfa"),
+        ("x_auth_request_amr", "mfa"),
+        ("X-Auth-Request-Auth-Time", "4102444800"),
     ];
     headers.extend(forged);
     let a = raw(p, "GET /dashboard HTTP/1.1", &headers).await;

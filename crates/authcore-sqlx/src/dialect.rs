@@ -213,6 +213,9 @@ queries! {
     list_sessions = r#"SELECT {session}, "createdAt", "lastSeenAt", "userAgent" FROM {sessions} WHERE "userId" = ?"#;
     /// Binds: at (first use), at, user agent (NULL keeps the stored one), token.
     record_session_activity = r#"UPDATE {sessions} SET "createdAt" = COALESCE("createdAt", ?), "lastSeenAt" = ?, "userAgent" = COALESCE(?, "userAgent") WHERE "sessionToken" = ?"#;
+    /// Binds: methods (space-separated), time, token.
+    record_session_sign_in = r#"UPDATE {sessions} SET amr = ?, "authTime" = ? WHERE "sessionToken" = ?"#;
+    get_session_sign_in = r#"SELECT amr, "authTime" FROM {sessions} WHERE "sessionToken" = ?"#;
     /// Binds: user id, the token to keep ('' for none: tokens are never empty).
     delete_user_sessions_but = r#"DELETE FROM {sessions} WHERE "userId" = ? AND "sessionToken" <> ?"#;
     delete_stale_tokens = "DELETE FROM {tokens} WHERE expires < ?";

@@ -109,6 +109,7 @@ use db::Pool;
 use direct::DirectReads;
 
 use async_trait::async_trait;
+use authcore::SignInInfo;
 use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity,
     TwoFactor, UserUpdate, VerificationToken,
@@ -685,6 +686,21 @@ impl Adapter for SqlxAdapter {
         keep: Option<&str>,
     ) -> Result<u64, AdapterError> {
         dispatch!(self, delete_sessions_by_user_id(user_id, keep))
+    }
+
+    async fn record_session_sign_in(
+        &self,
+        session_token: &str,
+        sign_in: &SignInInfo,
+    ) -> Result<(), AdapterError> {
+        dispatch!(self, record_session_sign_in(session_token, sign_in))
+    }
+
+    async fn get_session_sign_in(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<SignInInfo>, AdapterError> {
+        dispatch!(self, get_session_sign_in(session_token))
     }
 
     async fn revoke_jwt_sessions(

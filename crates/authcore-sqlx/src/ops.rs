@@ -6,6 +6,7 @@
 //! (`use_verification_token`, `delete_session`) read the row, then delete it and return it
 //! only if this call's `DELETE` removed it, so two concurrent uses still return it once.
 
+use authcore::SignInInfo;
 use authcore::adapter::{
     AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity, TwoFactor,
     UserUpdate, VerificationToken,
@@ -573,6 +574,58 @@ pub(crate) async fn record_session_activity(
         .await
         .map_err(map_sqlx("record_session_activity"))?;
     Ok(())
+}
+
+pub(crate) async fn record_session_sign_in(
+    pool: &Pool,
+    token: &str,
+    sign_in: &SignInInfo,
+) -> Result<(), AdapterError> {
+    const OP: &str = "record_session_sign_in";
+    let auth_time = sign_in
+        .auth_time
+        .map(|t| {
+            OffsetDateTime::from_unix_timestamp(t)
+                .map_err(|e| AdapterError::Backend(format!("{OP}: auth_time {t}: {e}").into()))
+        })
+        .transpose()?;
+    let args = vec![
+        Arg::text(sign_in.amr.join(" ")),
+        Arg::Time(auth_time),
+        Arg::text(token),
+    ];
+    pool.execute(&pool.sql().record_session_sign_in, args)
+        .await
+        .map_err(map_sqlx(OP))?;
+    Ok(())
+}
+
+pub(crate) async fn get_session_sign_in(
+    pool: &Pool,
+    token: &str,
+) -> Result<Option<SignInInfo>, AdapterError> {
+    const OP: &str = "get_session_sign_in";
+    let row = pool
+        .fetch_optional(
+            &pool.sql().get_session_sign_in,
+            vec![Arg::text(token)],
+            &[Col::Text, Col::Time],
+        )
+        .await
+        .map_err(map_sqlx(OP))?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let mut r = Reader::new(OP, row);
+    // A session recorded without a sign-in (Auth.js's rows, second factors off) has none.
+    let Some(amr) = r.opt_text()? else {
+        return Ok(None);
+    };
+    let auth_time = r.opt_time()?.map(OffsetDateTime::unix_timestamp);
+    Ok(Some(SignInInfo::new(
+        amr.split_ascii_whitespace().map(str::to_owned).collect(),
+        auth_time,
+    )))
 }
 
 pub(crate) async fn delete_sessions_by_user_id(

@@ -911,6 +911,9 @@ impl AuthConfigBuilder {
                 return Err(ConfigError::TwoFactorMissingAdapter);
             };
             require_methods(&**adapter, crate::adapter::AdapterMethod::TWO_FACTOR)?;
+            if strategy == SessionStrategy::Database {
+                require_methods(&**adapter, crate::adapter::AdapterMethod::SESSION_SIGN_IN)?;
+            }
         }
         let refreshes_tokens = self.providers.iter().any(Provider::refreshes_tokens);
         if strategy == SessionStrategy::Database {

@@ -412,8 +412,8 @@ pub struct SessionLookup {
     pub session: Option<Value>,
     /// The signed-in user's id (JWT `sub` or the database session's user), with a session.
     pub user_id: Option<String>,
-    /// How and when the user signed in, where the session records it (JWT sessions with
-    /// second factors on).
+    /// How and when the user signed in, where the session records it (with second factors
+    /// on).
     pub sign_in: Option<crate::SignInInfo>,
     /// `Set-Cookie` values refreshing or clearing the session cookie.
     pub set_cookie: Vec<http::HeaderValue>,

@@ -41,7 +41,7 @@ pub struct RawResponse {
     pub(crate) session_user_id: Option<String>,
     /// How the session's user signed in (JWT `amr` / `auth_time`), for the host's lookup;
     /// never sent.
-    pub(crate) session_sign_in: Option<crate::session_json::SignInInfo>,
+    pub(crate) session_sign_in: Option<crate::types::SignInInfo>,
 }
 
 /// Auth.js's `ResponseInternal` as JSON: `{"status", "headers", "body", "redirect",

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+pub use crate::types::SignInInfo;
+
 /// The session of a signed-in user: the JSON object `GET <basePath>/session` returns
 /// (`{"user": {"name", "email", "image"}, "expires"}` by default, plus whatever the `session`
 /// callback adds), with accessors. Cheap to clone.
@@ -25,52 +27,11 @@ pub struct SessionJson {
     sign_in: Option<Arc<SignInInfo>>,
 }
 
-/// How and when the user of a session signed in (OIDC Core §2 `amr` with RFC 8176 values,
-/// and `auth_time`), as JWT sessions record it when second factors are on
-/// ([`crate::two_factor`]); not in the session JSON.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct SignInInfo {
-    /// The methods: `pwd`, `otp`, `hwk`, `user`, and `mfa` when two factors were proven.
-    pub amr: Vec<String>,
-    /// When (seconds since 1970).
-    pub auth_time: Option<i64>,
-}
-
-impl SignInInfo {
-    /// The sign-in recorded in JWT claims (`amr`, `auth_time`), if any.
-    pub(crate) fn from_claims(claims: &serde_json::Map<String, Value>) -> Option<Self> {
-        let amr: Vec<String> = claims
-            .get("amr")?
-            .as_array()?
-            .iter()
-            .filter_map(|v| v.as_str().map(str::to_owned))
-            .collect();
-        Some(SignInInfo {
-            amr,
-            auth_time: claims.get("auth_time").and_then(Value::as_i64),
-        })
-    }
-
-    /// Whether two factors were proven (`mfa` in `amr`).
-    pub fn is_two_factor(&self) -> bool {
-        self.amr.iter().any(|m| m == "mfa")
-    }
-
-    /// Whether the sign-in is at most `max_age` old (`false` when its time is unknown).
-    pub fn is_within(&self, max_age: std::time::Duration) -> bool {
-        let now = time::OffsetDateTime::now_utc().unix_timestamp();
-        let max_age = i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX);
-        self.auth_time
-            .is_some_and(|at| now.saturating_sub(at) <= max_age)
-    }
-}
-
 /// What a route asks of a session beyond being signed in (step-up): two factors proven at
 /// sign-in, a sign-in of at most some age, or both. The integrations' route guards take
 /// one (`RequireAuthLayer::two_factors` / `max_age` in axum, `RequireAuth`'s in actix-web).
-/// Only sessions that record their sign-in can show it: JWT sessions with second factors
-/// on ([`SessionJson::sign_in`]).
+/// Only sessions that record their sign-in can show it: with second factors on, JWT and
+/// database sessions do ([`SessionJson::sign_in`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StepUp {
     two_factors: bool,
@@ -92,14 +53,25 @@ impl StepUp {
 
     /// Whether `session` shows what is asked (nothing asked: any session does).
     pub fn is_met_by(&self, session: &SessionJson) -> bool {
+        self.is_met(session.sign_in())
+    }
+
+    /// Whether a session that signed in as `sign_in` says (`None`: not recorded) shows what
+    /// is asked.
+    pub fn is_met(&self, sign_in: Option<&SignInInfo>) -> bool {
         if *self == StepUp::default() {
             return true;
         }
-        let Some(sign_in) = session.sign_in() else {
+        let Some(sign_in) = sign_in else {
             return false;
         };
         (!self.two_factors || sign_in.is_two_factor())
             && self.max_age.is_none_or(|age| sign_in.is_within(age))
+    }
+
+    /// Whether two factors are asked.
+    pub fn needs_two_factors(&self) -> bool {
+        self.two_factors
     }
 }
 
@@ -119,8 +91,8 @@ impl SessionJson {
         self
     }
 
-    /// How and when the user signed in, where the session records it (JWT sessions with
-    /// second factors on); `None` otherwise.
+    /// How and when the user signed in, where the session records it (with second factors
+    /// on); `None` otherwise.
     pub fn sign_in(&self) -> Option<&SignInInfo> {
         self.sign_in.as_deref()
     }

@@ -652,6 +652,54 @@ impl fmt::Display for SemverString {
     }
 }
 
+/// How and when the user of a session signed in (OIDC Core §2 `amr` with RFC 8176 values,
+/// and `auth_time`), as sessions record it when second factors are on
+/// ([`crate::two_factor`]): JWT sessions in their claims, database sessions through the
+/// adapter; not in the session JSON.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct SignInInfo {
+    /// The methods: `pwd`, `otp`, `hwk`, `user`, and `mfa` when two factors were proven.
+    pub amr: Vec<String>,
+    /// When (seconds since 1970).
+    pub auth_time: Option<i64>,
+}
+
+impl SignInInfo {
+    /// A sign-in with these methods at `auth_time` (seconds since 1970), as an adapter
+    /// reads it back ([`crate::adapter::Adapter::get_session_sign_in`]).
+    pub fn new(amr: Vec<String>, auth_time: Option<i64>) -> Self {
+        SignInInfo { amr, auth_time }
+    }
+
+    /// The sign-in recorded in JWT claims (`amr`, `auth_time`), if any.
+    pub(crate) fn from_claims(claims: &serde_json::Map<String, Value>) -> Option<Self> {
+        let amr: Vec<String> = claims
+            .get("amr")?
+            .as_array()?
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect();
+        Some(SignInInfo {
+            amr,
+            auth_time: claims.get("auth_time").and_then(Value::as_i64),
+        })
+    }
+
+    /// Whether two factors were proven (`mfa` in `amr`).
+    pub fn is_two_factor(&self) -> bool {
+        self.amr.iter().any(|m| m == "mfa")
+    }
+
+    /// Whether the sign-in is at most `max_age` old (`false` when its time is unknown).
+    pub fn is_within(&self, max_age: std::time::Duration) -> bool {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let max_age = i64::try_from(max_age.as_secs()).unwrap_or(i64::MAX);
+        self.auth_time
+            .is_some_and(|at| now.saturating_sub(at) <= max_age)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,11 @@
-// authcore's WebAuthn ceremony for the built-in sign-in page (spec §9.3), served inline:
-// no third-party script. For each form[data-webauthn-provider] it fetches
-// <authURL>/webauthn-options/<id> (with the form's data-form-field inputs), runs
-// navigator.credentials.create() or .get(), and posts the form with the hidden `action`
-// and `data` (the credential as JSON, binary fields base64url). With conditional UI on,
-// the page also offers passkeys in the email field's autofill as soon as it loads.
+// authcore's WebAuthn ceremony for the built-in pages (the sign-in page's passkey form, as
+// Auth.js's built-in page runs it with @simplewebauthn/browser; the two-factor page's
+// passkey), served inline: no third-party script. For each form[data-webauthn-provider] it
+// fetches <authURL>/webauthn-options/<id> (with the form's data-form-field inputs, and the
+// form's data-webauthn-action when it fixes the ceremony), runs navigator.credentials
+// .create() or .get(), and posts the form with the hidden `action` and `data` (the
+// credential as JSON, binary fields base64url). With conditional UI on, the page also
+// offers passkeys in the email field's autofill as soon as it loads.
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -114,10 +116,12 @@
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       say("");
-      run(undefined, undefined).catch(function (e) {
+      run(form.dataset.webauthnAction, undefined).catch(function (e) {
         // Without an action the server decides, and it decides nothing for a signed-in
         // user (Auth.js's table): a signed-in user adds a passkey, so ask for that.
-        if (e && e.message === "Invalid request") return run("register", undefined);
+        if (e && e.message === "Invalid request" && !form.dataset.webauthnAction) {
+          return run("register", undefined);
+        }
         throw e;
       }).catch(function (e) {
         if (e && e.name === "AbortError") return;

@@ -11,6 +11,8 @@ mod oauth_flow;
 mod oidc_provider;
 #[path = "support/soft_authenticator.rs"]
 mod soft_authenticator;
+#[path = "support/totp.rs"]
+mod totp;
 
 mod account_management;
 mod account_page;

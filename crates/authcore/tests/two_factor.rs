@@ -515,14 +515,66 @@ async fn database_sessions_open_only_after_the_second_step() {
     );
     let r = b.code(&app.auth, &totp_code_at(&secret, unix_now())).await;
     assert_eq!(r.cookie(SESSION_COOKIE).unwrap().len(), 36);
-    assert_eq!(
+    let sessions = || async {
         app.db
             .list_sessions_by_user_id(&app.user_id)
             .await
             .unwrap()
-            .len(),
-        1
+            .len()
+    };
+    assert_eq!(sessions().await, 1);
+
+    // The session records how its user signed in, for a host's step-up checks; the
+    // `/session` JSON keeps Auth.js's shape.
+    let first = looked_up(&app, &b).await.sign_in.unwrap();
+    assert_eq!(first.amr, ["pwd", "otp", "mfa"]);
+    assert!(
+        first
+            .auth_time
+            .is_some_and(|t| (t - unix_now() as i64).abs() < 60)
     );
+    assert!(
+        authcore::StepUp::default()
+            .two_factors()
+            .is_met(Some(&first))
+    );
+    let json = b.session(&app.auth).await;
+    assert_eq!(json["user"]["email"], "ada@example.com");
+    assert!(
+        json.get("amr").is_none() && json.get("auth_time").is_none(),
+        "{json}"
+    );
+
+    // A step-up in the same browser is a fresh sign-in: the second step again, then a
+    // session of its own that replaces the earlier one.
+    let earlier = b.cookie_header();
+    let r = b.password(&app.auth, "pw").await;
+    assert_eq!(r.location(), Some("https://authjs.test/auth/two-factor"));
+    let r = b
+        .code(&app.auth, &totp_code_at(&secret, unix_now() + 30))
+        .await;
+    assert_eq!(r.status, 302, "{}", r.text());
+    assert_eq!(sessions().await, 1, "the earlier session is gone");
+    let stepped_up = looked_up(&app, &b).await.sign_in.unwrap();
+    assert_eq!(stepped_up.amr, ["pwd", "otp", "mfa"]);
+    let mut headers = http::HeaderMap::new();
+    headers.insert("cookie", earlier.parse().unwrap());
+    let old = app
+        .auth
+        .lookup_session(&"https://authjs.test/".parse().unwrap(), &headers)
+        .await
+        .unwrap();
+    assert!(old.session.is_none() && old.sign_in.is_none(), "{old:?}");
+}
+
+/// What a host's session read says for browser `b`.
+async fn looked_up(app: &App, b: &Browser) -> authcore::SessionLookup {
+    let mut headers = http::HeaderMap::new();
+    headers.insert("cookie", b.cookie_header().parse().unwrap());
+    app.auth
+        .lookup_session(&"https://authjs.test/".parse().unwrap(), &headers)
+        .await
+        .unwrap()
 }
 
 /// Sends an account route request with the browser's cookies.
@@ -688,21 +740,7 @@ async fn an_oidc_sign_in_waits_for_the_code_too() {
     use crate::oidc_provider::OidcProvider;
     let op = OidcProvider::start().await;
     let db = MemoryAdapter::new();
-    let auth = Auth::new(
-        authcore::AuthConfig::builder()
-            .secret(SECRET)
-            .trust_host(true)
-            .provider(
-                authcore::providers::OAuthProvider::oidc("oidc", "Test OIDC")
-                    .issuer(op.issuer.clone())
-                    .client_id("client-basic")
-                    .client_secret("secret-basic"),
-            )
-            .adapter(db.clone())
-            .two_factor(TwoFactorOptions::default())
-            .build()
-            .unwrap(),
-    );
+    let auth = oidc_app(&op, &db, |p| p);
     let mut jar = Jar::default();
     let r = sign_in(&auth, &op, "oidc", &mut jar).await;
     assert_signed_in(&r, &jar);
@@ -781,4 +819,219 @@ async fn passkeys_alone_do_not_hold_a_password_sign_in() {
             .cookie(SESSION_COOKIE)
             .is_some()
     );
+}
+
+/// A user held for a code may prove the second factor with one of their passkeys instead:
+/// the page offers it, an assertion of the user's passkey opens the session (`hwk` and
+/// `mfa` in its `amr`). Another user's passkey, or the same assertion posted again, opens
+/// nothing.
+#[tokio::test]
+async fn a_passkey_passes_the_second_step() {
+    use crate::soft_authenticator::SoftAuthenticator;
+    const ORIGIN: &str = "https://authjs.test";
+    let app = app_with(TwoFactorOptions::default(), |b| {
+        b.session_strategy(SessionStrategy::Jwt)
+            .provider(authcore::providers::WebAuthnProvider::passkey())
+    })
+    .await;
+    // Ada adds a passkey while signed in (before her authenticator app: nothing holds her).
+    let mut ada_key = SoftAuthenticator::new();
+    let mut b = Browser::new();
+    assert!(
+        b.password(&app.auth, "pw")
+            .await
+            .cookie(SESSION_COOKIE)
+            .is_some()
+    );
+    let options = b
+        .get(&app.auth, "/auth/webauthn-options/passkey?action=register")
+        .await
+        .json();
+    let data = ada_key.register(&options["options"], ORIGIN);
+    let r = b
+        .post(
+            &app.auth,
+            "/auth/callback/passkey",
+            &[("action", "register"), ("data", &data.to_string())],
+        )
+        .await;
+    assert_eq!(r.status, 302, "{}", r.text());
+    // Bob signs up with a passkey of his own.
+    let mut bob_key = SoftAuthenticator::new();
+    let mut bob = Browser::new();
+    let options = bob
+        .get(
+            &app.auth,
+            "/auth/webauthn-options/passkey?email=bob%40example.com",
+        )
+        .await
+        .json();
+    assert_eq!(options["action"], "register");
+    let data = bob_key.register(&options["options"], ORIGIN);
+    bob.post(
+        &app.auth,
+        "/auth/callback/passkey",
+        &[("action", "register"), ("data", &data.to_string())],
+    )
+    .await;
+    let (secret, _) = enrol(&app).await;
+    let status = app.auth.two_factor_status(&app.user_id).await.unwrap();
+    assert_eq!((status.totp, status.passkeys), (true, 1));
+
+    // The page offers the passkey beside the code.
+    let mut b = at_second_step(&app).await;
+    let page = b.get(&app.auth, "/auth/two-factor").await.text();
+    assert!(
+        page.contains("data-webauthn-provider=\"passkey\" data-webauthn-action=\"authenticate\"")
+            && page.contains("Use a passkey")
+            && page.contains("<script nonce="),
+        "{page}"
+    );
+    let assertion = async |b: &mut Browser, key: &mut SoftAuthenticator| {
+        let options = b
+            .get(
+                &app.auth,
+                "/auth/webauthn-options/passkey?action=authenticate",
+            )
+            .await
+            .json();
+        key.authenticate(&options["options"], ORIGIN)
+    };
+    let post_assertion = async |b: &mut Browser, data: &Value| {
+        b.post(
+            &app.auth,
+            "/auth/two-factor",
+            &[("action", "authenticate"), ("data", &data.to_string())],
+        )
+        .await
+    };
+    // Bob's passkey is no second factor of Ada's.
+    let data = assertion(&mut b, &mut bob_key).await;
+    let r = post_assertion(&mut b, &data).await;
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/two-factor?error=TwoFactorError")
+    );
+    assert_no_session(&r, &b);
+    // Hers is; the same assertion again opens nothing.
+    let data = assertion(&mut b, &mut ada_key).await;
+    let replay = b.cookie_header();
+    let r = post_assertion(&mut b, &data).await;
+    assert_eq!(r.status, 302, "{}", r.text());
+    let token = r.cookie(SESSION_COOKIE).unwrap();
+    let claims = session_claims(&app, &token);
+    let amr: Vec<&str> = claims["amr"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(amr, ["pwd", "hwk", "user", "mfa"]);
+    let r = send(
+        &app.auth,
+        post("/auth/two-factor")
+            .header("cookie", &replay)
+            .body(form(&[
+                ("csrfToken", &b.csrf_token),
+                ("action", "authenticate"),
+                ("data", &data.to_string()),
+            ]))
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        r.cookie(SESSION_COOKIE).is_none_or(|v| v.is_empty()),
+        "{:?}",
+        r.set_cookies()
+    );
+    // The code still works for a later sign-in: the passkey took nothing from it.
+    let mut later = at_second_step(&app).await;
+    let r = later
+        .code(&app.auth, &totp_code_at(&secret, unix_now()))
+        .await;
+    assert!(r.cookie(SESSION_COOKIE).is_some());
+}
+
+/// A provider trusted for its own MFA (`trust_upstream_mfa`): an ID token with `mfa` in its
+/// `amr` signs in without a second step here, and the session says two factors; the same
+/// provider's sign-in without it, or an untrusted provider's with it, asks for the code.
+#[tokio::test]
+async fn a_trusted_providers_own_mfa_counts_as_two_factors() {
+    use crate::oauth_flow::{Jar, assert_signed_in, sign_in};
+    use crate::oidc_provider::OidcProvider;
+    let op = OidcProvider::start().await;
+    let db = MemoryAdapter::new();
+    let app = |trust: bool, account: &'static str| {
+        oidc_app(&op, &db, |p| {
+            p.authorization(move |url| format!("{url}&login_hint={account}"))
+                .trust_upstream_mfa(trust)
+        })
+    };
+    // Both users enrol a second factor here (their first sign-in has none to ask for).
+    for account in ["mfa-1", "user-2"] {
+        let auth = app(false, account);
+        let mut jar = Jar::default();
+        assert_signed_in(&sign_in(&auth, &op, "oidc", &mut jar).await, &jar);
+        let user = db
+            .get_user_by_email(&format!("{account}@example.com"))
+            .await
+            .unwrap()
+            .unwrap();
+        let e = auth.start_totp_enrolment(&user.id).await.unwrap();
+        auth.confirm_totp(&user.id, &totp_code_at(&e.secret, unix_now() - 30))
+            .await
+            .unwrap();
+    }
+    for (trust, account, second_step) in [
+        (true, "mfa-1", false),
+        (false, "mfa-1", true),
+        (true, "user-2", true),
+    ] {
+        let auth = app(trust, account);
+        let mut jar = Jar::default();
+        let r = sign_in(&auth, &op, "oidc", &mut jar).await;
+        let case = format!("trusted {trust}, {account}");
+        if second_step {
+            assert_eq!(
+                r.location.as_deref(),
+                Some("http://localhost:3000/auth/two-factor"),
+                "{case}"
+            );
+            assert!(!jar.0.contains_key("authjs.session-token"), "{case}");
+            continue;
+        }
+        assert_signed_in(&r, &jar);
+        let mut headers = http::HeaderMap::new();
+        headers.insert("cookie", jar.header().parse().unwrap());
+        let lookup = auth
+            .lookup_session(&"http://localhost:3000/".parse().unwrap(), &headers)
+            .await
+            .unwrap();
+        let sign_in = lookup.sign_in.unwrap();
+        assert_eq!(sign_in.amr, ["mfa"], "{case}");
+        assert!(sign_in.is_two_factor(), "{case}");
+    }
+}
+
+/// An app signing in with the test OpenID provider (`customize` adds to the provider), users
+/// in `db`, second factors on.
+fn oidc_app(
+    op: &crate::oidc_provider::OidcProvider,
+    db: &MemoryAdapter,
+    customize: impl FnOnce(authcore::providers::OAuthProvider) -> authcore::providers::OAuthProvider,
+) -> Auth {
+    let provider = authcore::providers::OAuthProvider::oidc("oidc", "Test OIDC")
+        .issuer(op.issuer.clone())
+        .client_id("client-basic")
+        .client_secret("secret-basic");
+    Auth::new(
+        authcore::AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .provider(customize(provider))
+            .adapter(db.clone())
+            .two_factor(TwoFactorOptions::default())
+            .build()
+            .unwrap(),
+    )
 }

@@ -17,11 +17,14 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use authcore::SignInInfo;
+
 use super::rules::Identity;
 
 /// The identity of a session JSON (`user.id`, `user.email`, `user.name`,
-/// `user.provider`, `user.groups`, as the gateway's callbacks put them there).
-pub fn identity_of(session: &Value) -> Identity {
+/// `user.provider`, `user.groups`, as the gateway's callbacks put them there) and how its
+/// user signed in, where the session records it.
+pub fn identity_of(session: &Value, sign_in: Option<&SignInInfo>) -> Identity {
     let user = session.get("user");
     let text = |k: &str| {
         user.and_then(|u| u.get(k))
@@ -45,6 +48,7 @@ pub fn identity_of(session: &Value) -> Identity {
         name: text("name"),
         provider: text("provider"),
         groups,
+        sign_in: sign_in.cloned(),
     }
 }
 
@@ -63,6 +67,11 @@ pub struct HeaderNames {
     pub groups: String,
     /// The sign-in provider (default `X-Auth-Request-Provider`).
     pub provider: String,
+    /// How the user signed in: RFC 8176 methods, comma-separated, `mfa` among them when two
+    /// factors were proven (default `X-Auth-Request-Amr`; empty where not recorded).
+    pub amr: String,
+    /// When the user signed in, seconds since 1970 (default `X-Auth-Request-Auth-Time`).
+    pub auth_time: String,
     /// The signed identity JWT, when signing keys are configured (default
     /// `X-Auth-Request-Jwt`).
     pub jwt: String,
@@ -76,6 +85,8 @@ impl Default for HeaderNames {
             name: "X-Auth-Request-Name".into(),
             groups: "X-Auth-Request-Groups".into(),
             provider: "X-Auth-Request-Provider".into(),
+            amr: "X-Auth-Request-Amr".into(),
+            auth_time: "X-Auth-Request-Auth-Time".into(),
             jwt: "X-Auth-Request-Jwt".into(),
         }
     }
@@ -91,13 +102,15 @@ impl HeaderNames {
         Ok(())
     }
 
-    fn all(&self) -> [(&'static str, &str); 6] {
+    fn all(&self) -> [(&'static str, &str); 8] {
         [
             ("user", &self.user),
             ("email", &self.email),
             ("name", &self.name),
             ("groups", &self.groups),
             ("provider", &self.provider),
+            ("amr", &self.amr),
+            ("auth_time", &self.auth_time),
             ("jwt", &self.jwt),
         ]
     }
@@ -116,12 +129,17 @@ impl HeaderNames {
     /// text on). The JWT header is added separately.
     pub fn headers_for(&self, who: Option<&Identity>) -> Vec<(HeaderName, HeaderValue)> {
         let groups = who.map(|w| w.groups.join(","));
+        let sign_in = who.and_then(|w| w.sign_in.as_ref());
+        let amr = sign_in.map(|s| s.amr.join(","));
+        let auth_time = sign_in.and_then(|s| s.auth_time).map(|t| t.to_string());
         [
             (&self.user, who.and_then(|w| w.id.as_deref())),
             (&self.email, who.and_then(|w| w.email.as_deref())),
             (&self.name, who.and_then(|w| w.name.as_deref())),
             (&self.provider, who.and_then(|w| w.provider.as_deref())),
             (&self.groups, groups.as_deref()),
+            (&self.amr, amr.as_deref()),
+            (&self.auth_time, auth_time.as_deref()),
         ]
         .into_iter()
         .filter_map(|(name, value)| {
@@ -267,7 +285,8 @@ impl SigningKeys {
 
     /// A JWT for `who`, valid `ttl_secs` from its `iat`: `iss` the gateway, `aud` the origin
     /// of the upstream (`https://app.example.com`), `sub`, `email`, `name`, `groups`,
-    /// `provider`, `iat`, `exp`, with the signing key's `kid`.
+    /// `provider`, `amr` and `auth_time` (where the session records them), `iat`, `exp`,
+    /// with the signing key's `kid`.
     ///
     /// Signing costs more than the rest of a forward-auth check (`jsonwebtoken` parses the
     /// PKCS#8 key again for every signature), so a JWT with the same claims made less than a
@@ -290,6 +309,8 @@ impl SigningKeys {
             name: who.name.as_deref(),
             groups: &who.groups,
             provider: who.provider.as_deref(),
+            amr: who.sign_in.as_ref().map(|s| s.amr.as_slice()),
+            auth_time: who.sign_in.as_ref().and_then(|s| s.auth_time),
         };
         // The claims' JSON is also the cache key. Serialising strings cannot fail; were it to,
         // nothing is cached rather than every identity sharing one empty key.
@@ -341,6 +362,11 @@ struct IdentityClaims<'a> {
     name: Option<&'a str>,
     groups: &'a [String],
     provider: Option<&'a str>,
+    /// How the user signed in (OIDC Core §2), where the session records it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    amr: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auth_time: Option<i64>,
 }
 
 /// The identity JWT's claims.
@@ -381,6 +407,10 @@ mod tests {
             id: Some("u1".into()),
             email: Some("ada@example.com".into()),
             groups: vec!["admins".into()],
+            sign_in: Some(SignInInfo::new(
+                vec!["pwd".into(), "otp".into(), "mfa".into()],
+                Some(1_699_999_990),
+            )),
             ..Identity::default()
         }
     }
@@ -458,6 +488,8 @@ mod tests {
             .unwrap();
             assert_eq!(data.claims["sub"], "u1");
             assert_eq!(data.claims["groups"], json!(["admins"]));
+            assert_eq!(data.claims["amr"], json!(["pwd", "otp", "mfa"]));
+            assert_eq!(data.claims["auth_time"], 1_699_999_990);
             assert_eq!(data.claims["exp"], 1_700_000_060);
         }
     }
@@ -491,18 +523,32 @@ mod tests {
         let names = HeaderNames::default();
         let mut w = who();
         w.name = Some("bad\r\nname".into());
-        let headers = names.headers_for(Some(&w));
-        let get = |n: &str| {
-            headers
-                .iter()
+        w.sign_in = None;
+        let get = |w: &Identity, n: &str| {
+            names
+                .headers_for(Some(w))
+                .into_iter()
                 .find(|(k, _)| k.as_str() == n)
                 .map(|(_, v)| v.to_str().unwrap().to_owned())
         };
-        assert_eq!(get("x-auth-request-user").as_deref(), Some("u1"));
-        assert_eq!(get("x-auth-request-groups").as_deref(), Some("admins"));
-        assert_eq!(get("x-auth-request-name").as_deref(), Some(""));
+        assert_eq!(get(&w, "x-auth-request-user").as_deref(), Some("u1"));
+        assert_eq!(get(&w, "x-auth-request-groups").as_deref(), Some("admins"));
+        assert_eq!(get(&w, "x-auth-request-name").as_deref(), Some(""));
+        assert_eq!(get(&w, "x-auth-request-amr").as_deref(), Some(""));
+        w.sign_in = Some(SignInInfo::new(
+            vec!["pwd".into(), "otp".into(), "mfa".into()],
+            Some(1_700_000_000),
+        ));
+        assert_eq!(
+            get(&w, "x-auth-request-amr").as_deref(),
+            Some("pwd,otp,mfa")
+        );
+        assert_eq!(
+            get(&w, "x-auth-request-auth-time").as_deref(),
+            Some("1700000000")
+        );
         let anonymous = names.headers_for(None);
-        assert_eq!(anonymous.len(), 5);
+        assert_eq!(anonymous.len(), 7);
         assert!(anonymous.iter().all(|(_, v)| v.is_empty()));
         assert!(names.validate().is_ok());
         let bad = HeaderNames {
@@ -512,7 +558,7 @@ mod tests {
         assert!(bad.validate().unwrap_err().contains("email"));
         let session =
             json!({"user": {"id": "u1", "email": "a@b.c", "groups": ["g"], "provider": "oidc"}});
-        let id = identity_of(&session);
+        let id = identity_of(&session, None);
         assert_eq!(
             (id.id.as_deref(), id.provider.as_deref()),
             (Some("u1"), Some("oidc"))

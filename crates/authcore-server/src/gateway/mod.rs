@@ -218,6 +218,12 @@ impl Gateway {
         self.rules.uses_provider_or_groups()
     }
 
+    /// Whether a rule asks for two factors or a recent sign-in (which sessions record with
+    /// second factors on).
+    pub fn uses_step_up(&self) -> bool {
+        self.rules.uses_step_up()
+    }
+
     /// The callbacks that put the user id, provider and groups into the session and keep
     /// redirects to the allow-listed hosts. Without a database (`with_adapter` false) the
     /// user id is `<provider>:<providerAccountId>`, the same at every sign-in, instead of
@@ -349,14 +355,28 @@ impl Callbacks for GatewayCallbacks {
 struct ForbiddenPage<'a> {
     sign_out_url: &'a str,
     who: Option<&'a str>,
+    /// For a rule that asks two factors of a user without a second factor: the account
+    /// page to set one up, and the sign-in that comes back here.
+    enrol: Option<(String, String)>,
 }
 
-/// The 403 page: who is signed in, and a way to sign out.
-fn forbidden_page(gateway: &Gateway, who: Option<&Identity>) -> Response {
+/// The 403 page: who is signed in, and a way to sign out; for `step_up` (a rule asking two
+/// factors of a user without a second factor), where to set one up and sign in again.
+fn forbidden_page(
+    gateway: &Gateway,
+    who: Option<&Identity>,
+    step_up: Option<&OriginalRequest>,
+) -> Response {
     let sign_out_url = format!("{}/signout", gateway.auth_url);
     let page = ForbiddenPage {
         sign_out_url: &sign_out_url,
         who: who.and_then(|w| w.email.as_deref().or(w.name.as_deref())),
+        enrol: step_up.map(|original| {
+            (
+                format!("{}/account", gateway.auth_url),
+                gateway.sign_in_url(&original.url),
+            )
+        }),
     };
     match page.render() {
         Ok(body) => (StatusCode::FORBIDDEN, Html(body)).into_response(),
@@ -380,6 +400,16 @@ enum Verdict {
     Allow(OriginalRequest, Option<Identity>),
     /// Nobody is signed in.
     SignIn(OriginalRequest),
+    /// Signed in, but the sign-in does not show what the rule asks: sign in again, or,
+    /// when two factors are asked of a user without a second factor, set one up first.
+    StepUp {
+        /// The request.
+        original: OriginalRequest,
+        /// Who.
+        who: Option<Identity>,
+        /// Whether the user has no second factor to sign in with.
+        needs_enrolment: bool,
+    },
     /// Signed in, but not allowed here.
     Forbidden(Option<Identity>),
     /// Not judged: the request is unusable (400) or too large (431).
@@ -394,6 +424,7 @@ impl Verdict {
         match self {
             Verdict::Allow(..) => "allow",
             Verdict::SignIn(_) => "sign_in",
+            Verdict::StepUp { .. } => "step_up",
             Verdict::Forbidden(_) => "forbidden",
             Verdict::Refused(..) => "bad_request",
             Verdict::Failed => "error",
@@ -439,7 +470,10 @@ async fn judge(
             return (Verdict::Failed, Vec::new());
         }
     };
-    let who = lookup.session.as_ref().map(identity_of);
+    let who = lookup
+        .session
+        .as_ref()
+        .map(|s| identity_of(s, lookup.sign_in.as_ref()));
     let decision = state
         .gateway
         .rules
@@ -455,8 +489,43 @@ async fn judge(
         Decision::Allow => Verdict::Allow(original, who),
         Decision::SignIn => Verdict::SignIn(original),
         Decision::Forbidden => Verdict::Forbidden(who),
+        Decision::StepUp => {
+            let needs_enrolment = if state
+                .gateway
+                .rules
+                .needs_two_factors(&original.hostname, &original.path)
+            {
+                match has_second_factor(&state.auth, who.as_ref()).await {
+                    Ok(has) => !has,
+                    Err(e) => {
+                        tracing::error!(error = %e, "forward-auth: second factors unreadable");
+                        return (Verdict::Failed, Vec::new());
+                    }
+                }
+            } else {
+                false
+            };
+            Verdict::StepUp {
+                original,
+                who,
+                needs_enrolment,
+            }
+        }
     };
     (verdict, lookup.set_cookie)
+}
+
+/// Whether `who` has a second factor to sign in with (a confirmed TOTP secret, or a
+/// passkey, which proves two factors with user verification).
+async fn has_second_factor(
+    auth: &Auth,
+    who: Option<&Identity>,
+) -> Result<bool, authcore::account::AccountError> {
+    let Some(id) = who.and_then(|w| w.id.as_deref()) else {
+        return Ok(false);
+    };
+    let status = auth.two_factor_status(id).await?;
+    Ok(status.totp || status.passkeys > 0)
 }
 
 /// Whether the client is a page navigation (answered with a redirect to the sign-in page)
@@ -506,40 +575,65 @@ fn respond(gateway: &Gateway, verdict: Verdict, answer: Answer, request: &Header
             }
             r
         }
-        (Verdict::SignIn(_), Answer::StatusOnly) => StatusCode::UNAUTHORIZED.into_response(),
+        (Verdict::SignIn(_) | Verdict::StepUp { .. }, Answer::StatusOnly) => {
+            StatusCode::UNAUTHORIZED.into_response()
+        }
+        (
+            Verdict::StepUp {
+                original,
+                who,
+                needs_enrolment: true,
+            },
+            Answer::Whole,
+        ) => forbidden_page(gateway, who.as_ref(), Some(&original)),
         (Verdict::SignIn(original), Answer::Whole) => {
-            let target = gateway.sign_in_url(&original.url);
-            let page = match gateway
-                .rules
-                .unauthenticated(&original.hostname, &original.path)
-            {
-                Unauthenticated::Auto => is_page_navigation(request),
-                Unauthenticated::Redirect => true,
-                Unauthenticated::Unauthorized => false,
-            };
-            if page {
-                match HeaderValue::try_from(target) {
-                    Ok(v) => (StatusCode::FOUND, [(header::LOCATION, v)]).into_response(),
-                    Err(_) => StatusCode::BAD_REQUEST.into_response(),
-                }
-            } else {
-                let body = serde_json::json!({ "error": "SessionRequired", "url": target });
-                (
-                    StatusCode::UNAUTHORIZED,
-                    [(header::CONTENT_TYPE, "application/json")],
-                    body.to_string(),
-                )
-                    .into_response()
-            }
+            sign_in_first(gateway, &original, "SessionRequired", request)
+        }
+        (Verdict::StepUp { original, .. }, Answer::Whole) => {
+            sign_in_first(gateway, &original, "StepUpRequired", request)
         }
         (Verdict::Forbidden(_) | Verdict::Refused(..), Answer::StatusOnly) => {
             StatusCode::FORBIDDEN.into_response()
         }
-        (Verdict::Forbidden(who), Answer::Whole) => forbidden_page(gateway, who.as_ref()),
+        (Verdict::Forbidden(who), Answer::Whole) => forbidden_page(gateway, who.as_ref(), None),
         (Verdict::Refused(status, reason), Answer::Whole) => {
             (status, format!("{reason}\n")).into_response()
         }
         (Verdict::Failed, _) => StatusCode::SERVICE_UNAVAILABLE.into_response(),
+    }
+}
+
+/// Sign in (again) and come back to `original`: a redirect to the sign-in page for a page
+/// navigation, `401` with JSON naming `error` and the sign-in URL for an API call (as the
+/// deciding rule's `unauthenticated` says).
+fn sign_in_first(
+    gateway: &Gateway,
+    original: &OriginalRequest,
+    error: &str,
+    request: &HeaderMap,
+) -> Response {
+    let target = gateway.sign_in_url(&original.url);
+    let page = match gateway
+        .rules
+        .unauthenticated(&original.hostname, &original.path)
+    {
+        Unauthenticated::Auto => is_page_navigation(request),
+        Unauthenticated::Redirect => true,
+        Unauthenticated::Unauthorized => false,
+    };
+    if page {
+        match HeaderValue::try_from(target) {
+            Ok(v) => (StatusCode::FOUND, [(header::LOCATION, v)]).into_response(),
+            Err(_) => StatusCode::BAD_REQUEST.into_response(),
+        }
+    } else {
+        let body = serde_json::json!({ "error": error, "url": target });
+        (
+            StatusCode::UNAUTHORIZED,
+            [(header::CONTENT_TYPE, "application/json")],
+            body.to_string(),
+        )
+            .into_response()
     }
 }
 

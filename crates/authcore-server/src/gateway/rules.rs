@@ -26,6 +26,7 @@
 //! ```
 
 pub use authcore::hosts::HostList;
+use authcore::{SignInInfo, StepUp};
 use serde::Deserialize;
 
 /// What a rule (or the default) asks for.
@@ -71,6 +72,13 @@ pub struct RuleConfig {
     pub allow_groups: Vec<String>,
     /// How a request without a session is answered (default `auto`).
     pub unauthenticated: Option<Unauthenticated>,
+    /// Factors the sign-in must have proven: `2` lets only users who passed a second factor
+    /// (or a passkey with user verification) through; others sign in again, with theirs.
+    /// Default 1. Needs second factors on (`[two_factor]`).
+    pub factors: Option<u8>,
+    /// The oldest sign-in let through, in seconds: an older one signs in again. Needs
+    /// second factors on (`[two_factor]`), with which sessions record their sign-in time.
+    pub max_age: Option<u64>,
 }
 
 /// How a request without a session is answered.
@@ -115,6 +123,8 @@ pub struct Identity {
     pub provider: Option<String>,
     /// Groups or roles.
     pub groups: Vec<String>,
+    /// How and when the user signed in (`amr`, `auth_time`), where the session records it.
+    pub sign_in: Option<SignInInfo>,
 }
 
 /// The answer for one request.
@@ -126,6 +136,9 @@ pub enum Decision {
     SignIn,
     /// Signed in, but not allowed here.
     Forbidden,
+    /// Signed in and allowed, but the sign-in does not show what the rule asks (two
+    /// factors, or a recent enough time): sign in again.
+    StepUp,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,6 +151,7 @@ struct Rule {
     providers: Vec<String>,
     groups: Vec<String>,
     unauthenticated: Unauthenticated,
+    step_up: StepUp,
 }
 
 impl Rule {
@@ -242,6 +256,26 @@ impl AccessRules {
                     .map_or_else(|e| e.to_string(), |j| format!("did you mean {j}?"))
             )));
         }
+        let mut step_up = StepUp::default();
+        match c.factors {
+            None | Some(1) => {}
+            Some(2) => step_up = step_up.two_factors(),
+            Some(n) => return Err(error(format!("factors = {n}: 1 or 2"))),
+        }
+        match c.max_age {
+            None => {}
+            Some(0) => {
+                return Err(error(
+                    "max_age = 0: give the oldest sign-in let through, in seconds".into(),
+                ));
+            }
+            Some(secs) => step_up = step_up.max_age(std::time::Duration::from_secs(secs)),
+        }
+        if step_up != StepUp::default() && matches!(policy, Policy::Bypass | Policy::Deny) {
+            return Err(error(format!(
+                "factors and max_age ask something of a sign-in: they do not go with policy {policy:?}"
+            )));
+        }
         if let Some(bad) = c.allow_emails.iter().find(|e| !e.contains('@')) {
             return Err(error(format!(
                 "allow_emails entry {bad:?} is not an address"
@@ -265,6 +299,7 @@ impl AccessRules {
             providers: c.allow_providers.clone(),
             groups: c.allow_groups.clone(),
             unauthenticated: c.unauthenticated.unwrap_or_default(),
+            step_up,
         })
     }
 
@@ -273,19 +308,34 @@ impl AccessRules {
     pub fn decide(&self, host: &str, path: &str, who: Option<&Identity>) -> Decision {
         let rule = self.rule_for(host, path);
         let policy = rule.map_or(self.default, |r| r.policy);
-        match (policy, who) {
-            (Policy::Bypass, _) => Decision::Allow,
-            (_, None) => Decision::SignIn,
-            (Policy::SignedIn, Some(_)) => Decision::Allow,
-            (Policy::Deny, Some(_)) => Decision::Forbidden,
+        let admitted = match (policy, who) {
+            (Policy::Bypass, _) => return Decision::Allow,
+            (_, None) => return Decision::SignIn,
+            (Policy::SignedIn, Some(who)) => who,
+            (Policy::Deny, Some(_)) => return Decision::Forbidden,
             (Policy::Allow, Some(who)) => {
-                if rule.is_some_and(|r| r.admits(who)) {
-                    Decision::Allow
-                } else {
-                    Decision::Forbidden
+                if !rule.is_some_and(|r| r.admits(who)) {
+                    return Decision::Forbidden;
                 }
+                who
             }
+        };
+        match rule {
+            Some(r) if !r.step_up.is_met(admitted.sign_in.as_ref()) => Decision::StepUp,
+            _ => Decision::Allow,
         }
+    }
+
+    /// Whether the rule deciding for `host` and `path` asks for two factors.
+    pub fn needs_two_factors(&self, host: &str, path: &str) -> bool {
+        self.rule_for(host, path)
+            .is_some_and(|r| r.step_up.needs_two_factors())
+    }
+
+    /// Whether a rule asks for two factors or a recent sign-in (which need second factors
+    /// on: sessions record their sign-in only then).
+    pub fn uses_step_up(&self) -> bool {
+        self.rules.iter().any(|r| r.step_up != StepUp::default())
     }
 
     /// How a request to `host` and `path` without a session is answered (the deciding
@@ -326,6 +376,7 @@ mod tests {
             name: None,
             provider: Some(provider.into()),
             groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+            sign_in: None,
         }
     }
 
@@ -397,6 +448,83 @@ mod tests {
             );
         }
         assert!(r.uses_provider_or_groups());
+    }
+
+    #[test]
+    fn step_up_rules_ask_for_two_factors_or_a_recent_sign_in() {
+        use Decision::{Allow, Forbidden, SignIn, StepUp};
+        let r = AccessRules::new(
+            vec![
+                RuleConfig {
+                    path: Some("/admin/".into()),
+                    allow_domains: vec!["example.com".into()],
+                    factors: Some(2),
+                    ..rule("admin")
+                },
+                RuleConfig {
+                    path: Some("/billing/".into()),
+                    policy: Some(Policy::SignedIn),
+                    max_age: Some(300),
+                    ..rule("billing")
+                },
+                RuleConfig {
+                    path: Some("/both/".into()),
+                    policy: Some(Policy::SignedIn),
+                    factors: Some(2),
+                    max_age: Some(300),
+                    ..rule("both")
+                },
+                RuleConfig {
+                    path: Some("/one/".into()),
+                    policy: Some(Policy::SignedIn),
+                    factors: Some(1),
+                    ..rule("one")
+                },
+            ],
+            Policy::SignedIn,
+        )
+        .unwrap();
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let signed = |email: &str, amr: &[&str], age: Option<i64>| Identity {
+            sign_in: Some(SignInInfo::new(
+                amr.iter().map(|m| (*m).to_owned()).collect(),
+                age.map(|a| now - a),
+            )),
+            ..who(email, "credentials", &[])
+        };
+        let unrecorded = who("ada@example.com", "credentials", &[]);
+        let password = signed("ada@example.com", &["pwd"], Some(10));
+        let two = signed("ada@example.com", &["pwd", "otp", "mfa"], Some(10));
+        let old_two = signed("ada@example.com", &["pwd", "otp", "mfa"], Some(3600));
+        let no_time = signed("ada@example.com", &["pwd", "otp", "mfa"], None);
+        let passkey = signed("ada@example.com", &["hwk", "user", "mfa"], Some(10));
+        let outsider = signed("eve@elsewhere.org", &["pwd", "otp", "mfa"], Some(10));
+        for (path, identity, want) in [
+            ("/admin/", None, SignIn),
+            ("/admin/", Some(&unrecorded), StepUp),
+            ("/admin/", Some(&password), StepUp),
+            ("/admin/", Some(&two), Allow),
+            ("/admin/", Some(&old_two), Allow),
+            ("/admin/", Some(&passkey), Allow),
+            // The allow-list first: an outsider with two factors is still refused.
+            ("/admin/", Some(&outsider), Forbidden),
+            ("/billing/", Some(&password), Allow),
+            ("/billing/", Some(&old_two), StepUp),
+            ("/billing/", Some(&no_time), StepUp),
+            ("/billing/", Some(&unrecorded), StepUp),
+            ("/both/", Some(&password), StepUp),
+            ("/both/", Some(&old_two), StepUp),
+            ("/both/", Some(&two), Allow),
+            ("/one/", Some(&unrecorded), Allow),
+            ("/elsewhere", Some(&unrecorded), Allow),
+        ] {
+            assert_eq!(r.decide("h", path, identity), want, "{path} {identity:?}");
+        }
+        assert!(r.uses_step_up());
+        assert!(r.needs_two_factors("h", "/admin/x"));
+        assert!(r.needs_two_factors("h", "/both/"));
+        assert!(!r.needs_two_factors("h", "/billing/"));
+        assert!(!rules().uses_step_up());
     }
 
     #[test]
@@ -486,6 +614,38 @@ mod tests {
                     ..rule("a")
                 },
                 "not a domain",
+            ),
+            (
+                RuleConfig {
+                    policy: Some(Policy::SignedIn),
+                    factors: Some(3),
+                    ..rule("a")
+                },
+                "factors = 3: 1 or 2",
+            ),
+            (
+                RuleConfig {
+                    policy: Some(Policy::SignedIn),
+                    max_age: Some(0),
+                    ..rule("a")
+                },
+                "max_age = 0",
+            ),
+            (
+                RuleConfig {
+                    policy: Some(Policy::Bypass),
+                    factors: Some(2),
+                    ..rule("a")
+                },
+                "do not go with policy Bypass",
+            ),
+            (
+                RuleConfig {
+                    policy: Some(Policy::Deny),
+                    max_age: Some(60),
+                    ..rule("a")
+                },
+                "do not go with policy Deny",
             ),
         ] {
             let ok = RuleConfig {

@@ -12,3 +12,5 @@ pub mod oauth_flow;
 #[path = "../../../authcore/tests/support/oidc_provider.rs"]
 pub mod oidc_provider;
 pub mod pg;
+#[path = "../../../authcore/tests/support/totp.rs"]
+pub mod totp;

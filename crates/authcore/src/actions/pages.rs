@@ -166,6 +166,7 @@ mod plain {
         _: &Ctx<'_>,
         _: Option<&crate::two_factor::TotpEnrolment>,
         _: Option<&str>,
+        _: Option<&str>,
     ) -> Result<RawResponse, AuthError> {
         missing("two-factor")
     }

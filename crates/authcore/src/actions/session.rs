@@ -150,12 +150,31 @@ async fn database_session(
         })
         .await;
     ctx.event_result("session", r);
+    // How the user signed in, for a host's step-up checks (recorded with second factors
+    // on); `GET /session` does not say it, so does not read it.
+    let session_sign_in = if ctx.req.lookup.is_some() && records_sign_in(ctx) {
+        adapter.get_session_sign_in(stored).await?
+    } else {
+        None
+    };
     Ok(RawResponse {
         body: Some(session_body(ctx, body)?),
         cookies: store.write(token, new_expires),
         session_user_id: Some(user.id),
+        session_sign_in,
         ..Default::default()
     })
+}
+
+/// Whether sessions record how their user signed in (with second factors on).
+fn records_sign_in(ctx: &Ctx<'_>) -> bool {
+    #[cfg(feature = "two-factor")]
+    return ctx.config.two_factor.is_some();
+    #[cfg(not(feature = "two-factor"))]
+    {
+        let _ = ctx;
+        false
+    }
 }
 
 async fn refresh(
@@ -263,7 +282,7 @@ async fn refresh(
         body: Some(session_body(ctx, body)?),
         cookies,
         session_user_id: token.get("sub").and_then(Value::as_str).map(str::to_owned),
-        session_sign_in: crate::session_json::SignInInfo::from_claims(&token),
+        session_sign_in: crate::types::SignInInfo::from_claims(&token),
         ..Default::default()
     })
 }

@@ -34,6 +34,7 @@ use super::{
     Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, JwtRevocation, NewUser,
     SessionActivity, TwoFactor, UserUpdate, VerificationToken,
 };
+use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator, JsonObject, ProviderType};
 
 /// What the suite may expect of a backend beyond the trait contract.
@@ -100,6 +101,7 @@ pub async fn run_all_with<A: Adapter + Clone>(adapter: A, options: Options) {
     authenticators(&adapter).await;
     authenticator_deletion(&adapter).await;
     session_activity(&adapter).await;
+    session_sign_in(&adapter).await;
     jwt_revocation(&adapter).await;
     two_factor(&adapter).await;
     recovery_code_race(&adapter, &options).await;
@@ -490,6 +492,12 @@ pub async fn supports_agrees_with_methods<A: Adapter>(adapter: &A) {
             M::UseRecoveryCode => refused(adapter.use_recovery_code(&user_id, &random_id()).await),
             M::CountRecoveryCodes => refused(adapter.count_recovery_codes(&user_id).await),
             M::DeleteTwoFactor => refused(adapter.delete_two_factor(&user_id).await),
+            M::RecordSessionSignIn => refused(
+                adapter
+                    .record_session_sign_in(&token, &SignInInfo::new(vec!["pwd".into()], Some(0)))
+                    .await,
+            ),
+            M::GetSessionSignIn => refused(adapter.get_session_sign_in(&token).await),
             M::DeleteUser => refused(adapter.delete_user(&user_id).await),
         };
         if answered_unsupported == adapter.supports(m) {
@@ -1730,6 +1738,98 @@ pub async fn delete_user_tokens<A: Adapter>(adapter: &A) {
         adapter
             .use_verification_token(&kept.identifier, &kept.token)
             .await,
+    );
+}
+
+/// `record_session_sign_in` records how the user of a session signed in (methods in order,
+/// and the time), `get_session_sign_in` reads it back, a second record replaces the first;
+/// nothing for a session without one or an unknown token; deleting the session (alone, or
+/// with its user) deletes it. Authcore extensions, skipped when unsupported.
+pub async fn session_sign_in<A: Adapter>(adapter: &A) {
+    const CHECK: &str = "session_sign_in";
+    use AdapterMethod::*;
+    if !supported(
+        adapter,
+        CHECK,
+        &[
+            CreateUser,
+            CreateSession,
+            DeleteSession,
+            DeleteUser,
+            RecordSessionSignIn,
+            GetSessionSignIn,
+        ],
+    ) {
+        return;
+    }
+    let user = new_user(adapter, CHECK, "session-sign-in").await;
+    let session = || AdapterSession {
+        session_token: random_id(),
+        user_id: user.id.clone(),
+        expires: instant(3600),
+    };
+    let [signed, bare, gone] = [session(), session(), session()];
+    for s in [&signed, &bare, &gone] {
+        ok(
+            CHECK,
+            "create_session",
+            adapter.create_session(s.clone()).await,
+        );
+    }
+    let at = instant(-30).unix_timestamp();
+    let password = SignInInfo::new(vec!["pwd".into()], Some(at));
+    let two = SignInInfo::new(
+        vec!["pwd".into(), "otp".into(), "mfa".into()],
+        Some(at + 20),
+    );
+    for (token, sign_in) in [
+        (&signed.session_token, &password),
+        (&signed.session_token, &two),
+        (&gone.session_token, &password),
+    ] {
+        ok(
+            CHECK,
+            "record_session_sign_in",
+            adapter.record_session_sign_in(token, sign_in).await,
+        );
+    }
+    let read = some(
+        CHECK,
+        "get_session_sign_in after two records",
+        adapter.get_session_sign_in(&signed.session_token).await,
+    );
+    eq(CHECK, "the last record, methods in order", &read, &two);
+    none(
+        CHECK,
+        "get_session_sign_in of a session without one",
+        adapter.get_session_sign_in(&bare.session_token).await,
+    );
+    let unknown = random_id();
+    ok(
+        CHECK,
+        "record_session_sign_in of an unknown token",
+        adapter.record_session_sign_in(&unknown, &password).await,
+    );
+    none(
+        CHECK,
+        "get_session_sign_in of an unknown token",
+        adapter.get_session_sign_in(&unknown).await,
+    );
+    ok(
+        CHECK,
+        "delete_session",
+        adapter.delete_session(&gone.session_token).await,
+    );
+    none(
+        CHECK,
+        "get_session_sign_in of a deleted session",
+        adapter.get_session_sign_in(&gone.session_token).await,
+    );
+    ok(CHECK, "delete_user", adapter.delete_user(&user.id).await);
+    none(
+        CHECK,
+        "get_session_sign_in after delete_user",
+        adapter.get_session_sign_in(&signed.session_token).await,
     );
 }
 

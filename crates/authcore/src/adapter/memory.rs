@@ -24,6 +24,7 @@ use super::{
     Adapter, AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity,
     TwoFactor, UserUpdate, VerificationToken,
 };
+use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator};
 
 #[derive(Default)]
@@ -36,6 +37,8 @@ struct Store {
     revocations: HashMap<String, JwtRevocation>,
     /// Recorded use of sessions: created, last seen, user agent.
     activity: HashMap<String, (OffsetDateTime, OffsetDateTime, Option<String>)>,
+    /// How the users of sessions signed in.
+    sign_ins: HashMap<String, SignInInfo>,
     /// Keyed by (identifier, token).
     tokens: HashMap<(String, String), VerificationToken>,
     authenticators: HashMap<String, Authenticator>,
@@ -43,6 +46,15 @@ struct Store {
     two_factors: HashMap<String, TwoFactor>,
     /// Hashes of unused recovery codes by user id.
     recovery_codes: HashMap<String, Vec<String>>,
+}
+
+impl Store {
+    /// Deletes session `token` and what is recorded about it.
+    fn delete_session(&mut self, token: &str) -> Option<AdapterSession> {
+        self.activity.remove(token);
+        self.sign_ins.remove(token);
+        self.sessions.remove(token)
+    }
 }
 
 /// An in-memory adapter; cheap to clone, clones share the data.
@@ -156,9 +168,13 @@ impl Adapter for MemoryAdapter {
         s.accounts.retain(|_, a| a.user_id.as_deref() != Some(id));
         s.sessions.retain(|_, x| x.user_id != id);
         let Store {
-            sessions, activity, ..
+            sessions,
+            activity,
+            sign_ins,
+            ..
         } = &mut *s;
         activity.retain(|token, _| sessions.contains_key(token));
+        sign_ins.retain(|token, _| sessions.contains_key(token));
         s.authenticators
             .retain(|_, a| a.user_id.as_deref() != Some(id));
         Ok(())
@@ -220,9 +236,7 @@ impl Adapter for MemoryAdapter {
     }
 
     async fn delete_session(&self, token: &str) -> Result<Option<AdapterSession>, AdapterError> {
-        let mut s = self.lock();
-        s.activity.remove(token);
-        Ok(s.sessions.remove(token))
+        Ok(self.lock().delete_session(token))
     }
 
     async fn create_verification_token(&self, t: VerificationToken) -> Result<(), AdapterError> {
@@ -349,8 +363,7 @@ impl Adapter for MemoryAdapter {
             .map(|(token, _)| token.clone())
             .collect();
         for token in &gone {
-            s.sessions.remove(token);
-            s.activity.remove(token);
+            s.delete_session(token);
         }
         Ok(gone.len() as u64)
     }
@@ -444,6 +457,25 @@ impl Adapter for MemoryAdapter {
             .recovery_codes
             .get(user_id)
             .map_or(0, |c| c.len() as u64))
+    }
+
+    async fn record_session_sign_in(
+        &self,
+        session_token: &str,
+        sign_in: &SignInInfo,
+    ) -> Result<(), AdapterError> {
+        let mut s = self.lock();
+        if s.sessions.contains_key(session_token) {
+            s.sign_ins.insert(session_token.to_owned(), sign_in.clone());
+        }
+        Ok(())
+    }
+
+    async fn get_session_sign_in(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<SignInInfo>, AdapterError> {
+        Ok(self.lock().sign_ins.get(session_token).cloned())
     }
 
     async fn get_authenticator(&self, id: &str) -> Result<Option<Authenticator>, AdapterError> {

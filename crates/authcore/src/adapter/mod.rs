@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use crate::box_error::BoxError;
+use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator};
 
 pub use memory::MemoryAdapter;
@@ -196,11 +197,13 @@ pub enum AdapterMethod {
     ReplaceRecoveryCodes,
     UseRecoveryCode,
     CountRecoveryCodes,
+    RecordSessionSignIn,
+    GetSessionSignIn,
 }
 
 impl AdapterMethod {
     /// Every method, in the trait's order.
-    pub const ALL: [AdapterMethod; 34] = [
+    pub const ALL: [AdapterMethod; 36] = [
         AdapterMethod::CreateUser,
         AdapterMethod::GetUser,
         AdapterMethod::GetUserByEmail,
@@ -235,6 +238,8 @@ impl AdapterMethod {
         AdapterMethod::ReplaceRecoveryCodes,
         AdapterMethod::UseRecoveryCode,
         AdapterMethod::CountRecoveryCodes,
+        AdapterMethod::RecordSessionSignIn,
+        AdapterMethod::GetSessionSignIn,
     ];
 
     /// The Auth.js method name.
@@ -274,6 +279,8 @@ impl AdapterMethod {
             AdapterMethod::ReplaceRecoveryCodes => "replaceRecoveryCodes",
             AdapterMethod::UseRecoveryCode => "useRecoveryCode",
             AdapterMethod::CountRecoveryCodes => "countRecoveryCodes",
+            AdapterMethod::RecordSessionSignIn => "recordSessionSignIn",
+            AdapterMethod::GetSessionSignIn => "getSessionSignIn",
         }
     }
 
@@ -313,6 +320,13 @@ impl AdapterMethod {
         AdapterMethod::ReplaceRecoveryCodes,
         AdapterMethod::UseRecoveryCode,
         AdapterMethod::CountRecoveryCodes,
+    ];
+
+    /// What second factors need in addition with database sessions: how each session was
+    /// signed in, for step-up checks (`amr`, `auth_time`).
+    pub const SESSION_SIGN_IN: &'static [AdapterMethod] = &[
+        AdapterMethod::RecordSessionSignIn,
+        AdapterMethod::GetSessionSignIn,
     ];
 
     /// What WebAuthn providers need in addition (Auth.js `lib/utils/assert.ts`).
@@ -613,5 +627,25 @@ pub trait Adapter: Send + Sync + 'static {
     /// How many unused recovery codes the user has (beyond Auth.js).
     async fn count_recovery_codes(&self, user_id: &str) -> Result<u64, AdapterError> {
         Err(AdapterError::Unsupported(AdapterMethod::CountRecoveryCodes))
+    }
+    /// Records how the user of database session `session_token` (its stored form) signed
+    /// in: the methods (`amr`) and time (`auth_time`); an unknown token records nothing
+    /// (beyond Auth.js: step-up checks on database sessions).
+    async fn record_session_sign_in(
+        &self,
+        session_token: &str,
+        sign_in: &SignInInfo,
+    ) -> Result<(), AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::RecordSessionSignIn,
+        ))
+    }
+    /// How the user of database session `session_token` signed in, if recorded (beyond
+    /// Auth.js).
+    async fn get_session_sign_in(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<SignInInfo>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::GetSessionSignIn))
     }
 }

@@ -290,6 +290,28 @@ impl Adapter for DebugAdapter {
             .await
     }
 
+    async fn record_session_sign_in(
+        &self,
+        session_token: &str,
+        sign_in: &crate::types::SignInInfo,
+    ) -> Result<(), AdapterError> {
+        self.log(
+            AdapterMethod::RecordSessionSignIn,
+            json!([REDACTED, sign_in.amr, sign_in.auth_time]),
+        );
+        self.inner
+            .record_session_sign_in(session_token, sign_in)
+            .await
+    }
+
+    async fn get_session_sign_in(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<crate::types::SignInInfo>, AdapterError> {
+        self.log(AdapterMethod::GetSessionSignIn, json!([REDACTED]));
+        self.inner.get_session_sign_in(session_token).await
+    }
+
     async fn delete_sessions_by_user_id(
         &self,
         user_id: &str,

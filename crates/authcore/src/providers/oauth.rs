@@ -222,6 +222,7 @@ pub struct OAuthProvider {
     pub(crate) client_private_key: Option<ClientPrivateKey>,
     pub(crate) authorization_hook: Option<Arc<AuthorizationFn>>,
     pub(crate) allow_dangerous_email_account_linking: bool,
+    pub(crate) trust_upstream_mfa: bool,
     pub(crate) redirect_proxy_url: Option<String>,
     pub(crate) tenant_issuer: bool,
     pub(crate) style: ProviderStyle,
@@ -277,6 +278,7 @@ impl OAuthProvider {
             client_private_key: None,
             authorization_hook: None,
             allow_dangerous_email_account_linking: false,
+            trust_upstream_mfa: false,
             redirect_proxy_url: None,
             tenant_issuer: false,
             style: ProviderStyle::default(),
@@ -522,6 +524,16 @@ impl OAuthProvider {
     /// for providers that verify emails.
     pub fn danger_allow_email_account_linking(mut self, allow: bool) -> Self {
         self.allow_dangerous_email_account_linking = allow;
+        self
+    }
+    /// With second factors on ([`crate::two_factor`]): a sign-in whose verified ID token
+    /// says the provider itself asked for several factors (`mfa` in its `amr`, OIDC Core §2,
+    /// RFC 8176) counts as two factors: no second step here, and `mfa` in the session's
+    /// `amr`. Off by default; turn it on only for a provider you trust to enforce its MFA
+    /// (your own IdP), never for one where users choose. Without an ID token, or without
+    /// `mfa` in it, the sign-in is one factor as before.
+    pub fn trust_upstream_mfa(mut self, trust: bool) -> Self {
+        self.trust_upstream_mfa = trust;
         self
     }
     /// Multi-tenant issuers (Microsoft Entra ID `common` / `organizations` / `consumers`):

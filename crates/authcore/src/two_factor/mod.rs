@@ -144,6 +144,27 @@ pub(crate) enum SecondFactor {
     Totp,
     /// A recovery code.
     RecoveryCode,
+    /// A passkey of the user's.
+    Passkey {
+        /// Whether the authenticator verified the user (PIN, biometrics).
+        user_verified: bool,
+    },
+}
+
+impl SecondFactor {
+    /// Its RFC 8176 `amr` values (a code is a one-time password; a passkey a hardware key,
+    /// with `user` when the authenticator verified the user).
+    pub(crate) fn amr(self) -> &'static [&'static str] {
+        match self {
+            SecondFactor::Totp | SecondFactor::RecoveryCode => &["otp"],
+            SecondFactor::Passkey {
+                user_verified: true,
+            } => &["hwk", "user"],
+            SecondFactor::Passkey {
+                user_verified: false,
+            } => &["hwk"],
+        }
+    }
 }
 
 /// Why a second-factor check or change was refused (the account API answers these as

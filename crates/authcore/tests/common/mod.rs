@@ -454,23 +454,7 @@ pub async fn post_credentials(auth: &Auth, fields: &[(&str, &str)]) -> TestRespo
     .await
 }
 
-/// Seconds since the UNIX epoch.
-pub fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-/// The TOTP code of the base32 `secret` at `unix`, as an authenticator app computes it.
-pub fn totp_code_at(secret: &str, unix: u64) -> String {
-    totp_rs::Builder::new()
-        .with_secret(totp_rs::Secret::try_from_base32(secret).unwrap())
-        .build()
-        .unwrap()
-        .generate(unix)
-        .to_string()
-}
+pub use crate::totp::{totp_code_at, unix_now};
 
 /// The TOTP key a two-factor or account page shows as text.
 pub fn totp_secret_in_page(html: &str) -> String {

@@ -74,11 +74,13 @@ async fn current_session(
     }
 }
 
-/// A new database session for `user_id` (database strategy; else none).
+/// A new database session for `user_id` (database strategy; else none), signed in as
+/// `auth` says.
 pub(crate) async fn new_session(
     ctx: &Ctx<'_>,
     adapter: &dyn Adapter,
     user_id: &str,
+    auth: &super::SignInAuth,
 ) -> Result<Option<AdapterSession>, AuthError> {
     if ctx.config.session_strategy != SessionStrategy::Database {
         return Ok(None);
@@ -97,6 +99,30 @@ pub(crate) async fn new_session(
         .await?;
     ctx.record_session_activity(adapter, &session.session_token)
         .await;
+    #[cfg(feature = "two-factor")]
+    if ctx.config.two_factor.is_some() {
+        // How the user signed in, for step-up checks (the JWT strategy keeps it in claims).
+        // Not recorded, the session shows no step-up: logged, the sign-in goes on.
+        let sign_in = crate::SignInInfo::new(auth.amr.clone(), Some(auth.auth_time));
+        if let Err(e) = adapter
+            .record_session_sign_in(&session.session_token, &sign_in)
+            .await
+        {
+            ctx.log_error(&AuthError::AdapterError { source: e });
+        }
+        // A step-up replaces the browser's earlier session, whose cookie this one's
+        // overwrites.
+        let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
+        if let Some(earlier) = store.value()
+            && let Err(e) = adapter
+                .delete_session(&ctx.config.stored_session_token(&earlier))
+                .await
+        {
+            ctx.log_error(&AuthError::AdapterError { source: e });
+        }
+    }
+    #[cfg(not(feature = "two-factor"))]
+    let _ = auth;
     session.session_token = token;
     Ok(Some(session))
 }

@@ -226,8 +226,13 @@ pub(crate) enum FirstFactor {
     Password,
     /// A magic link (`otp`: a one-time secret sent out of band).
     EmailLink,
-    /// An OAuth / OIDC provider (no method of ours; the provider's own are its business).
-    External,
+    /// An OAuth / OIDC provider (no method of ours; the provider's own are its business),
+    /// trusted or not for its own multi-factor authentication
+    /// (`OAuthProvider::trust_upstream_mfa`).
+    External {
+        /// Whether the provider is trusted for it and its ID token says it was done.
+        upstream_mfa: bool,
+    },
     /// A passkey (`hwk`), with user verification (`user`: both factors at once).
     Passkey {
         /// Whether the authenticator verified the user (PIN, biometrics).
@@ -241,7 +246,7 @@ impl FirstFactor {
         match self {
             FirstFactor::Password => &["pwd"],
             FirstFactor::EmailLink => &["otp"],
-            FirstFactor::External => &[],
+            FirstFactor::External { .. } => &[],
             FirstFactor::Passkey {
                 user_verified: true,
             } => &["hwk", "user"],
@@ -252,13 +257,13 @@ impl FirstFactor {
     }
 
     /// Whether it proves two factors by itself (a passkey with user verification: the
-    /// device, and the PIN or biometric that unlocked it).
+    /// device, and the PIN or biometric that unlocked it; a trusted provider's own MFA).
     pub(crate) fn is_two_factors(self) -> bool {
         matches!(
             self,
             FirstFactor::Passkey {
                 user_verified: true
-            }
+            } | FirstFactor::External { upstream_mfa: true }
         )
     }
 }
@@ -298,6 +303,11 @@ pub(crate) async fn finish_sign_in(
     first: FirstFactor,
 ) -> Result<RawResponse, AuthError> {
     let auth = SignInAuth::first(first);
+    // With second factors on, a sign-in in a browser signed in already (an OAuth or passkey
+    // sign-in keeps the current database session otherwise, as Auth.js does) is a fresh one,
+    // a step-up: it passes the second step and opens a session of its own that records it.
+    #[cfg(feature = "two-factor")]
+    let current = current.filter(|_| ctx.config.two_factor.is_none());
     if current.is_none() {
         #[cfg(feature = "two-factor")]
         if let Some(step) =
@@ -308,7 +318,7 @@ pub(crate) async fn finish_sign_in(
     }
     let opened = match current {
         Some(_) => None,
-        None => open_session(ctx, signed_in.user).await?,
+        None => open_session(ctx, signed_in.user, &auth).await?,
     };
     complete_sign_in(
         ctx,
@@ -321,13 +331,15 @@ pub(crate) async fn finish_sign_in(
     .await
 }
 
-/// A new database session for `user` (database strategy with an adapter; else none).
+/// A new database session for `user` (database strategy with an adapter; else none),
+/// signed in as `auth` says.
 pub(crate) async fn open_session(
     ctx: &Ctx<'_>,
     user: &User,
+    auth: &SignInAuth,
 ) -> Result<Option<crate::adapter::AdapterSession>, AuthError> {
     match (&ctx.config.adapter, user.id.as_deref()) {
-        (Some(adapter), Some(id)) => login::new_session(ctx, &**adapter, id).await,
+        (Some(adapter), Some(id)) => login::new_session(ctx, &**adapter, id, auth).await,
         _ => Ok(None),
     }
 }

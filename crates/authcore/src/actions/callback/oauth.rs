@@ -341,6 +341,9 @@ struct SigningIn {
     user: crate::types::User,
     account: Account,
     profile: Profile,
+    /// Whether the provider is trusted for its own MFA and its verified ID token says it
+    /// asked for several factors (`mfa` in `amr`).
+    upstream_mfa: bool,
 }
 
 /// The profile (ID token claims and userinfo) mapped to a user and an account; `None` when
@@ -355,6 +358,12 @@ async fn user_and_account(
     id_claims: Option<JsonObject>,
 ) -> Result<Option<SigningIn>, AuthError> {
     let id = p.id.as_str();
+    let upstream_mfa = p.trust_upstream_mfa
+        && id_claims
+            .as_ref()
+            .and_then(|c| c.get("amr"))
+            .and_then(Value::as_array)
+            .is_some_and(|amr| amr.iter().any(|m| m == "mfa"));
     let mut profile = profile(p, client, endpoints, &tokens, id_claims)
         .await
         .map_err(|e| {
@@ -402,6 +411,7 @@ async fn user_and_account(
         user,
         account: account_from_tokens(p, provider_account_id, tokens),
         profile: Profile::from_claims(profile),
+        upstream_mfa,
     }))
 }
 
@@ -418,6 +428,7 @@ async fn sign_in(
         user,
         mut account,
         profile,
+        upstream_mfa,
     } = signing_in;
     let known_user = match &ctx.config.adapter {
         Some(adapter) => adapter
@@ -467,7 +478,7 @@ async fn sign_in(
         },
         db_session.as_ref(),
         cookies,
-        super::FirstFactor::External,
+        super::FirstFactor::External { upstream_mfa },
     )
     .await
 }

@@ -62,6 +62,36 @@ async fn authenticate(
     p: &WebAuthnProvider,
     db: &dyn Adapter,
 ) -> Result<RawResponse, AuthError> {
+    let asserted = verify_assertion(ctx, p, db).await?;
+    sign_in(
+        ctx,
+        db,
+        User::from(&asserted.user),
+        asserted.account,
+        None,
+        asserted.clear,
+        asserted.user_verified,
+    )
+    .await
+}
+
+/// A verified passkey assertion: the passkey's account and user, the cookie that clears the
+/// used challenge, and whether the authenticator verified the user.
+pub(crate) struct Asserted {
+    pub account: Account,
+    pub user: crate::adapter::AdapterUser,
+    pub clear: crate::cookies::SetCookie,
+    pub user_verified: bool,
+}
+
+/// Verifies the assertion in the request's `data` against the challenge cookie (used once)
+/// and the stored authenticator, whose counter it updates: the sign-in with a passkey, and
+/// the passkey second step ([`crate::actions::two_factor`]).
+pub(crate) async fn verify_assertion(
+    ctx: &Ctx<'_>,
+    p: &WebAuthnProvider,
+    db: &dyn Adapter,
+) -> Result<Asserted, AuthError> {
     let response: PublicKeyCredential = response_data::<Value>(ctx)
         .map(without_user_handle)
         .and_then(|v| serde_json::from_value(v).ok())
@@ -101,17 +131,12 @@ async fn authenticate(
         .get_user(&user_id)
         .await?
         .ok_or_else(|| invalid(format!("WebAuthn user not found in database: {user_id}")))?;
-    let user_verified = p.require_user_verification;
-    sign_in(
-        ctx,
-        db,
-        User::from(&user),
+    Ok(Asserted {
         account,
-        None,
+        user,
         clear,
-        user_verified,
-    )
-    .await
+        user_verified: p.require_user_verification,
+    })
 }
 
 async fn register(

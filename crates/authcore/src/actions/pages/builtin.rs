@@ -186,6 +186,8 @@ struct TwoFactorTemplate<'a> {
     csrf_token: &'a str,
     action: &'a str,
     enrolment: Option<&'a crate::two_factor::TotpEnrolment>,
+    /// The passkey form: its WebAuthn provider and the ceremony script.
+    passkey: Option<(&'a str, WebAuthnScript)>,
     error: Option<&'static str>,
     signin_href: String,
 }
@@ -315,11 +317,18 @@ fn webauthn_script(ctx: &Ctx<'_>) -> Option<WebAuthnScript> {
         .find(|w| w.enable_conditional_ui)
         .map(|w| w.id.clone())
         .unwrap_or_default();
-    Some(WebAuthnScript {
+    Some(ceremony_script(ctx, conditional))
+}
+
+/// The ceremony script, offering the passkeys of provider `conditional` in autofill ("":
+/// none).
+#[cfg(feature = "webauthn")]
+fn ceremony_script(ctx: &Ctx<'_>, conditional: String) -> WebAuthnScript {
+    WebAuthnScript {
         auth_url: ctx.auth_url(""),
         conditional,
         script: include_str!("../../../templates/webauthn.js"),
-    })
+    }
 }
 
 /// The built-in sign-in page.
@@ -520,19 +529,27 @@ fn render_signin(
 pub(crate) fn render_two_factor_page(
     ctx: &Ctx<'_>,
     enrolment: Option<&crate::two_factor::TotpEnrolment>,
+    passkey: Option<&str>,
     error: Option<&str>,
 ) -> Result<RawResponse, AuthError> {
     let shell = Shell::new(&ctx.config.theme);
     let error = error.map(|e| match e {
         "RateLimited" => "Too many attempts. Please wait a few minutes before you try again.",
-        _ => "That code did not work. Check it and try again; each code works once.",
+        _ => "That did not work. Check the code and try again (each code works once), or use another way below.",
     });
+    // The sign-in page's ceremony script, without passkey autofill: the form posts the
+    // assertion here instead of to the provider's callback.
+    #[cfg(feature = "webauthn")]
+    let passkey = passkey.map(|id| (id, ceremony_script(ctx, String::new())));
+    #[cfg(not(feature = "webauthn"))]
+    let passkey: Option<(&str, WebAuthnScript)> = passkey.and(None);
     let html = render(&TwoFactorTemplate {
         css: CSS,
         shell: &shell,
         csrf_token: &ctx.csrf_token,
         action: &ctx.auth_url("/two-factor"),
         enrolment,
+        passkey,
         error,
         signin_href: ctx.auth_url("/signin"),
     })?;

@@ -45,6 +45,10 @@ struct Pending {
     once: String,
     /// The user has no second factor and the policy requires one: enrol first.
     enrol: bool,
+    /// The WebAuthn provider whose passkeys may prove the second factor instead of a code
+    /// (the user has one), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    passkey: Option<String>,
 }
 
 impl Pending {
@@ -128,6 +132,13 @@ pub(crate) async fn second_step(
         (false, TwoFactorPolicy::Required) => true,
         (false, TwoFactorPolicy::Optional) => return Ok(None),
     };
+    // Held for a code, the user may prove the second factor with a passkey instead (not
+    // while enrolling: the policy asks for the authenticator app and its recovery codes).
+    let passkey = if enrol {
+        None
+    } else {
+        passkey_offer(ctx, &**db, user_id).await?
+    };
     let pending = Pending {
         user: signed_in.user.clone(),
         account: signed_in.account.clone(),
@@ -138,6 +149,7 @@ pub(crate) async fn second_step(
         browser: browser_binding(&ctx.csrf_token),
         once: crate::random::hex_token::<16>(),
         enrol,
+        passkey,
     };
     let mut claims = JsonObject::new();
     claims.insert(
@@ -166,6 +178,38 @@ pub(crate) async fn second_step(
     Ok(Some(resp))
 }
 
+/// The WebAuthn provider whose passkeys the second step offers `user_id`: the first one
+/// configured, when the user has a passkey (one adapter read, only with such a provider).
+#[cfg(feature = "webauthn")]
+async fn passkey_offer(
+    ctx: &Ctx<'_>,
+    db: &dyn Adapter,
+    user_id: &str,
+) -> Result<Option<String>, AuthError> {
+    let Some(p) = webauthn_provider(ctx, None) else {
+        return Ok(None);
+    };
+    Ok((!db.list_authenticators_by_user_id(user_id).await?.is_empty()).then(|| p.id.clone()))
+}
+
+/// The configured WebAuthn provider `id` (any, without one).
+#[cfg(feature = "webauthn")]
+fn webauthn_provider<'a>(
+    ctx: &Ctx<'a>,
+    id: Option<&str>,
+) -> Option<&'a crate::providers::WebAuthnProvider> {
+    ctx.config.providers.iter().find_map(|p| match p {
+        crate::providers::Provider::WebAuthn(w) if id.is_none_or(|id| w.id == id) => Some(&**w),
+        _ => None,
+    })
+}
+
+/// Without the `webauthn` feature no passkey is offered.
+#[cfg(not(feature = "webauthn"))]
+async fn passkey_offer(_: &Ctx<'_>, _: &dyn Adapter, _: &str) -> Result<Option<String>, AuthError> {
+    Ok(None)
+}
+
 /// The pending sign-in of this request: sealed by this server, not expired, and made in
 /// this browser.
 fn open_pending(ctx: &Ctx<'_>) -> Result<Pending, AuthError> {
@@ -188,6 +232,37 @@ fn open_pending(ctx: &Ctx<'_>) -> Result<Pending, AuthError> {
         return Err(refused("the second step was made in another browser"));
     }
     Ok(pending)
+}
+
+/// The passkey second factor of `pending`: an assertion, verified and its challenge used
+/// (the cookie clearing it comes back), of a passkey of the pending user, with the
+/// provider the step offered.
+async fn passkey_of(
+    ctx: &Ctx<'_>,
+    db: &dyn Adapter,
+    pending: &Pending,
+) -> Result<(SecondFactor, SetCookie), AuthError> {
+    #[cfg(feature = "webauthn")]
+    {
+        let p = webauthn_provider(ctx, pending.passkey.as_deref())
+            .filter(|_| pending.passkey.is_some())
+            .ok_or_else(|| refused("no passkey was offered for this second step"))?;
+        let asserted = super::callback::webauthn::verify_assertion(ctx, p, db).await?;
+        if asserted.user.id != pending.user_id() {
+            return Err(refused("the passkey belongs to another user"));
+        }
+        Ok((
+            SecondFactor::Passkey {
+                user_verified: asserted.user_verified,
+            },
+            asserted.clear,
+        ))
+    }
+    #[cfg(not(feature = "webauthn"))]
+    {
+        let _ = (ctx, db, pending);
+        Err(refused("no passkey was offered for this second step"))
+    }
 }
 
 /// The clearing cookies of the state.
@@ -219,11 +294,18 @@ pub(crate) async fn page(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     } else {
         None
     };
-    super::pages::render_two_factor_page(ctx, enrolment.as_ref(), ctx.req.query.get("error"))
+    super::pages::render_two_factor_page(
+        ctx,
+        enrolment.as_ref(),
+        pending.passkey.as_deref(),
+        ctx.req.query.get("error"),
+    )
 }
 
 /// `POST <basePath>/two-factor` (`csrfToken`, `code`): a TOTP code, or a recovery code;
-/// for a user who must enrol, the first code of the new secret. Success opens the session
+/// for a user who must enrol, the first code of the new secret; or (`action=authenticate`,
+/// `data`) an assertion of one of the user's passkeys, as the sign-in page's passkey form
+/// posts it. Success opens the session
 /// (after enrolment, on a page that shows the recovery codes once); a wrong code goes back
 /// to the page with `error=TwoFactorError`, counted against the user and the client.
 pub(crate) async fn verify(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
@@ -243,7 +325,19 @@ pub(crate) async fn verify(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         return Err(e);
     }
     let code = ctx.req.body_str("code").unwrap_or_default();
-    let proven = if pending.enrol {
+    let mut cleared = clear_state(ctx);
+    let proven = if ctx.req.body_str("action") == Some("authenticate") {
+        match passkey_of(ctx, db, &pending).await {
+            Ok((factor, clear)) => {
+                cleared.push(clear);
+                Some((factor, None))
+            }
+            Err(e) => {
+                ctx.log_error(&e);
+                None
+            }
+        }
+    } else if pending.enrol {
         match confirm(ctx.config, db, &user_id, code).await {
             Ok(codes) => Some((SecondFactor::Totp, Some(codes))),
             Err(TwoFactorError::InvalidCode | TwoFactorError::NotEnrolled) => None,
@@ -282,9 +376,9 @@ pub(crate) async fn verify(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         return Err(refused("the second step was used already"));
     }
     let mut amr = pending.amr.clone();
-    for m in ["otp", "mfa"] {
+    for m in factor.amr().iter().chain(&["mfa"]) {
         if !amr.iter().any(|a| a == m) {
-            amr.push(m.to_owned());
+            amr.push((*m).to_owned());
         }
     }
     let auth = SignInAuth {
@@ -292,12 +386,12 @@ pub(crate) async fn verify(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         auth_time: OffsetDateTime::now_utc().unix_timestamp(),
     };
     let signed_in = pending.signed_in();
-    let opened = open_session(ctx, signed_in.user).await?;
+    let opened = open_session(ctx, signed_in.user, &auth).await?;
     let resp = complete_sign_in(
         ctx,
         signed_in,
         opened.as_ref(),
-        clear_state(ctx),
+        cleared,
         &auth,
         &pending.callback_url,
     )
