@@ -23,6 +23,8 @@ export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-/var/tmp/authcore-fuzz-target}"
 # As `cargo fuzz run` does: the bundled SQLite (pulled in by authcore-server) defines the
 # same static table twice, which AddressSanitizer would report as an ODR violation.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_odr_violation=0"
+# Line tables for libFuzzer's stack traces (the workspace's release profile has none).
+export CARGO_PROFILE_RELEASE_DEBUG="${CARGO_PROFILE_RELEASE_DEBUG:-line-tables-only}"
 secs="${FUZZ_SMOKE_SECS:-6}"
 triple="$(rustc -vV | sed -n 's/^host: //p')"
 
@@ -33,8 +35,8 @@ fi
 
 toolchain="${FUZZ_TOOLCHAIN:-stable}"
 case "$toolchain" in
-    nightly) build=(cargo +nightly fuzz build) ;;
-    stable) build=(cargo +stable fuzz build -s none) ;;
+    nightly) build=(cargo +nightly fuzz build --features libfuzzer) ;;
+    stable) build=(cargo +stable fuzz build -s none --features libfuzzer) ;;
     *) echo "fuzz-smoke: FUZZ_TOOLCHAIN must be nightly or stable" >&2; exit 2 ;;
 esac
 

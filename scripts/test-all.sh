@@ -65,6 +65,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "==> [${SECONDS}s] cargo doc (broken or private intra-doc links fail)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
+# Every crate's tests, among them the fuzz targets' saved reproducers and committed seeds
+# replayed as an ordinary test (`fuzz/tests/regressions.rs`, no instrumented build;
+# exploring new inputs is scripts/fuzz-smoke.sh and fuzz/README.md's long runs).
 echo "==> [${SECONDS}s] cargo test"
 cargo test --workspace --locked
 
@@ -81,12 +84,6 @@ command -v cargo-deny >/dev/null 2>&1 ||
   CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_OPT_LEVEL=1 \
     cargo install cargo-deny --locked
 cargo deny --log-level error check licenses bans sources
-
-# The fuzz targets' saved reproducers and committed seeds, replayed as an ordinary test (no
-# instrumented build; exploring new inputs is scripts/fuzz-smoke.sh and fuzz/README.md's long
-# runs). The fuzz crate is a workspace of its own; it shares the build directory.
-echo "==> [${SECONDS}s] fuzz regressions (fuzz/tests/regressions.rs)"
-cargo test --manifest-path fuzz/Cargo.toml --locked
 
 echo "==> [${SECONDS}s] every publishable crate packages and compiles from its package (scripts/package-check.sh)"
 ./scripts/package-check.sh
