@@ -21,11 +21,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 # Real peers, pinned by their package-lock.json: @auth/core for the interop tests, the
-# oidc-provider OpenID provider that the OAuth end-to-end tests start on loopback, the SMTP
-# server of the email tests, playwright-core driving Debian's Chromium, and simple-icons for
-# the check that the vendored brand icons are current; @auth/express, the real Auth.js app of
-# the shared-session browser test.
-for dir in interop testsupport/oidc testsupport/smtp testsupport/browser testsupport/authjs-express scripts; do
+# oidc-provider OpenID provider that the OAuth end-to-end tests start on loopback,
+# openid-client, the relying party that signs in through authcore as an OpenID Provider,
+# the SMTP server of the email tests, playwright-core driving Debian's Chromium, and
+# simple-icons for the check that the vendored brand icons are current; @auth/express, the
+# real Auth.js app of the shared-session browser test.
+for dir in interop testsupport/oidc testsupport/oidc-rp testsupport/smtp testsupport/browser testsupport/authjs-express scripts; do
   echo "==> [${SECONDS}s] npm ci --prefix $dir"
   npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
 done

@@ -69,6 +69,9 @@ pub struct ServerConfig {
     /// The single sign-on gateway ([`gateway`]), when `[gateway]` or its variables ask
     /// for it.
     pub gateway: Option<Arc<gateway::Gateway>>,
+    /// authcore as an OpenID Provider ([`crate::provider`]), when `[oidc_provider]` asks
+    /// for it.
+    pub oidc_provider: Option<Arc<crate::provider::OpenIdProvider>>,
     /// Where `/metrics` is served (`AUTHCORE_METRICS_ADDR`, `[server] metrics_addr`); none:
     /// no metrics are kept.
     pub metrics_addr: Option<SocketAddr>,
@@ -165,6 +168,9 @@ pub enum ServerConfigError {
     /// The gateway configuration cannot be used.
     #[error("gateway: {0}")]
     Gateway(#[from] gateway::GatewayError),
+    /// The OpenID Provider section.
+    #[error("OpenID Provider: {0}")]
+    Provider(#[from] crate::provider::ProviderError),
 }
 
 /// The environment as a source of settings.
@@ -213,6 +219,7 @@ impl ServerConfig {
             theme: Theme::default(),
             pages: PagesOptions::default(),
             gateway: None,
+            oidc_provider: None,
             metrics_addr: None,
             log_format: ops::LogFormat::Text,
             allowed_hosts: None,
@@ -405,6 +412,20 @@ impl ServerConfig {
         } else {
             None
         };
+        let oidc_provider = match file.oidc_provider {
+            Some(section) => {
+                if database_url.is_none() || two_factor.is_none() {
+                    return Err(crate::provider::ProviderError::Invalid(
+                        "needs a database (AUTHCORE_DATABASE_URL) and second factors on (the default with one): the users, and how and when they signed in".into(),
+                    )
+                    .into());
+                }
+                Some(Arc::new(crate::provider::OpenIdProvider::new(
+                    &env, section,
+                )?))
+            }
+            None => None,
+        };
         Ok(ServerConfig {
             addr,
             secret,
@@ -417,6 +438,7 @@ impl ServerConfig {
             theme: file.theme,
             pages: file.pages,
             gateway,
+            oidc_provider,
             metrics_addr,
             log_format,
             allowed_hosts,

@@ -109,6 +109,9 @@ pub struct ConfigFile {
     /// `[two_factor]`: second factors (`policy`, `issuer`).
     #[serde(default)]
     pub two_factor: TwoFactorSection,
+    /// `[oidc_provider]`: authcore as an OpenID Provider for other applications (signing
+    /// keys, clients).
+    pub oidc_provider: Option<crate::provider::ProviderSection>,
 }
 
 /// `[two_factor]`: `policy = "optional"` (the default with a database: users who enrolled

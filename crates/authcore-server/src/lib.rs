@@ -37,6 +37,7 @@ pub mod config_file;
 mod config_value;
 pub mod gateway;
 pub mod ops;
+pub mod provider;
 pub mod serve;
 mod server;
 pub use config::{

@@ -142,6 +142,7 @@ impl ServerConfig {
     ///   ([`Server::router`]).
     pub async fn build(self) -> Result<Server, ServerError> {
         let gateway = self.gateway.clone();
+        let oidc_provider = self.oidc_provider.clone();
         let http_metrics = self.metrics_addr.is_some();
         let database = match &self.database_url {
             Some(url) => Some(open_database(url, self.database_pool).await?),
@@ -157,6 +158,16 @@ impl ServerConfig {
                 gateway,
             })),
             None => app,
+        };
+        let app = match (oidc_provider, &database) {
+            (Some(provider), Some(db)) => {
+                app.merge(crate::provider::routes(crate::provider::ProviderState {
+                    auth: auth.clone(),
+                    provider,
+                    users: Arc::new(db.clone()),
+                }))
+            }
+            _ => app,
         };
         let app = app.merge(ops::probe_routes(ops::Readiness::new(database)));
         let app = if http_metrics {

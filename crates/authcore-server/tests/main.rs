@@ -13,6 +13,7 @@ mod demo;
 mod gateway;
 mod gateway_proxies;
 mod manual;
+mod openid_provider;
 mod ops;
 mod rate_limits;
 mod refresh_instances;

@@ -51,6 +51,15 @@ impl Auth {
         &self.config
     }
 
+    /// Marks `value` of `kind` as used in the single-use store that OAuth codes, refresh
+    /// claims and passkey challenges use (this process's, or the one instances share through
+    /// `rate_limit_store`); `false` when it was used already within `ttl`. Only a hash of
+    /// the value is kept. A failing shared store lets the value through (and logs), as it
+    /// does for authcore's own marks.
+    pub async fn first_use(&self, kind: &str, value: &str, ttl: std::time::Duration) -> bool {
+        crate::ratelimit::first_use(&*self.config.inner.single_use_store, kind, value, ttl).await
+    }
+
     /// Handles one request.
     pub async fn handle<B>(&self, req: http::Request<B>) -> http::Response<ResponseBody>
     where

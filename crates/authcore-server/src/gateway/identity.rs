@@ -177,11 +177,13 @@ pub enum KeyError {
     Empty,
 }
 
-/// One key: its `kid` (RFC 7638 thumbprint), algorithm, signing key and public JWK.
+/// One key: its `kid` (RFC 7638 thumbprint), algorithm, signing key, public JWK and the
+/// key that verifies its signatures.
 struct SigningKey {
     kid: String,
     alg: jsonwebtoken::Algorithm,
     encoding: jsonwebtoken::EncodingKey,
+    decoding: jsonwebtoken::DecodingKey,
     jwk: Value,
 }
 
@@ -251,6 +253,26 @@ impl SigningKeys {
     }
 
     fn key(pem: &[u8]) -> Option<SigningKey> {
+        let (kid, alg, encoding, jwk) = Self::private_key(pem)?;
+        let public: jsonwebtoken::jwk::Jwk = serde_json::from_value(jwk.clone()).ok()?;
+        Some(SigningKey {
+            kid,
+            alg,
+            encoding,
+            decoding: jsonwebtoken::DecodingKey::from_jwk(&public).ok()?,
+            jwk,
+        })
+    }
+
+    /// The `kid`, algorithm, signing key and public JWK of a PEM text.
+    fn private_key(
+        pem: &[u8],
+    ) -> Option<(
+        String,
+        jsonwebtoken::Algorithm,
+        jsonwebtoken::EncodingKey,
+        Value,
+    )> {
         let PrivateKeyDer::Pkcs8(der) = PrivateKeyDer::from_pem_slice(pem).ok()? else {
             return None;
         };
@@ -258,29 +280,87 @@ impl SigningKeys {
         if let Ok(pair) = Ed25519KeyPair::from_pkcs8_maybe_unchecked(der) {
             let x = URL_SAFE_NO_PAD.encode(pair.public_key().as_ref());
             let kid = thumbprint(&[("crv", "Ed25519"), ("kty", "OKP"), ("x", &x)]);
-            return Some(SigningKey {
-                jwk: json!({"kty": "OKP", "crv": "Ed25519", "x": x, "kid": kid, "alg": "EdDSA", "use": "sig"}),
+            let jwk = json!({"kty": "OKP", "crv": "Ed25519", "x": x, "kid": kid, "alg": "EdDSA", "use": "sig"});
+            return Some((
                 kid,
-                alg: jsonwebtoken::Algorithm::EdDSA,
-                encoding: jsonwebtoken::EncodingKey::from_ed_der(der),
-            });
+                jsonwebtoken::Algorithm::EdDSA,
+                jsonwebtoken::EncodingKey::from_ed_der(der),
+                jwk,
+            ));
         }
         let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der).ok()?;
         let point = pair.public_key().as_ref();
         let (x, y) = point.get(1..)?.split_at(32);
         let (x, y) = (URL_SAFE_NO_PAD.encode(x), URL_SAFE_NO_PAD.encode(y));
         let kid = thumbprint(&[("crv", "P-256"), ("kty", "EC"), ("x", &x), ("y", &y)]);
-        Some(SigningKey {
-            jwk: json!({"kty": "EC", "crv": "P-256", "x": x, "y": y, "kid": kid, "alg": "ES256", "use": "sig"}),
+        let jwk = json!({"kty": "EC", "crv": "P-256", "x": x, "y": y, "kid": kid, "alg": "ES256", "use": "sig"});
+        Some((
             kid,
-            alg: jsonwebtoken::Algorithm::ES256,
-            encoding: jsonwebtoken::EncodingKey::from_ec_der(der),
-        })
+            jsonwebtoken::Algorithm::ES256,
+            jsonwebtoken::EncodingKey::from_ec_der(der),
+            jwk,
+        ))
     }
 
     /// The JWK Set of every key.
     pub fn jwks(&self) -> Value {
         json!({"keys": self.keys.iter().map(|k| k.jwk.clone()).collect::<Vec<_>>()})
+    }
+
+    /// The JWS algorithms of the keys (`EdDSA`, `ES256`), the signing one first.
+    pub fn algorithms(&self) -> Vec<&'static str> {
+        let mut algs: Vec<&'static str> = Vec::new();
+        for k in &self.keys {
+            let alg = match k.alg {
+                jsonwebtoken::Algorithm::EdDSA => "EdDSA",
+                _ => "ES256",
+            };
+            if !algs.contains(&alg) {
+                algs.push(alg);
+            }
+        }
+        algs
+    }
+
+    /// `claims` signed with the first key (its `kid` in the header), with header `typ`
+    /// (`JWT` when `None`).
+    pub fn sign_claims<T: serde::Serialize>(
+        &self,
+        typ: Option<&str>,
+        claims: &T,
+    ) -> Result<String, jsonwebtoken::errors::Error> {
+        let key = &self.keys[0];
+        let mut header = jsonwebtoken::Header::new(key.alg);
+        header.kid = Some(key.kid.clone());
+        if let Some(typ) = typ {
+            header.typ = Some(typ.to_owned());
+        }
+        jsonwebtoken::encode(&header, claims, &key.encoding)
+    }
+
+    /// The claims of `token` when one of the keys signed it (found by `kid`, its own
+    /// algorithm only) and `validation` (issuer, audience, expiry) holds; the header's `typ`
+    /// must be `typ`.
+    pub fn verify<T: serde::de::DeserializeOwned>(
+        &self,
+        token: &str,
+        typ: &str,
+        validation: &jsonwebtoken::Validation,
+    ) -> Option<T> {
+        let header = jsonwebtoken::decode_header(token).ok()?;
+        if header.typ.as_deref() != Some(typ) {
+            return None;
+        }
+        let kid = header.kid?;
+        let key = self.keys.iter().find(|k| k.kid == kid)?;
+        if header.alg != key.alg {
+            return None;
+        }
+        let mut validation = validation.clone();
+        validation.algorithms = vec![key.alg];
+        jsonwebtoken::decode::<T>(token, &key.decoding, &validation)
+            .ok()
+            .map(|d| d.claims)
     }
 
     /// A JWT for `who`, valid `ttl_secs` from its `iat`: `iss` the gateway, `aud` the origin

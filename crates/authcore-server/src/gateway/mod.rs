@@ -735,7 +735,8 @@ pub fn routes(state: GatewayState) -> axum::Router {
         .with_state(state)
 }
 
-fn time_now() -> i64 {
+/// Seconds since 1970 (0 before it, `i64::MAX` past it).
+pub(crate) fn time_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))

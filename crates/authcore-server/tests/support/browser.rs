@@ -36,13 +36,23 @@ pub async fn serve(app: Router) -> String {
     format!("http://localhost:{port}")
 }
 
-/// Runs `node <script> <args…>` and returns the step lines; panics on `{"error"}`, on an
-/// early exit, or after `limit`.
+/// Runs `node <script> <args…>` in `testsupport/browser` and returns the step lines;
+/// panics on `{"error"}`, on an early exit, or after `limit`.
 pub async fn run(script: &str, args: &[&str], limit: Duration) -> Vec<Value> {
+    run_node(&script_dir(), script, args, limit).await
+}
+
+/// [`run`] in `dir`.
+pub async fn run_node(
+    dir: &std::path::Path,
+    script: &str,
+    args: &[&str],
+    limit: Duration,
+) -> Vec<Value> {
     let mut child = Command::new("node")
         .arg(script)
         .args(args)
-        .current_dir(script_dir())
+        .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)

@@ -1,0 +1,419 @@
+//! The relying parties authcore signs users in for: `[[oidc_provider.clients]]` as written
+//! ([`ClientConfig`]), validated once at start-up into [`Clients`] (the error names the
+//! client and what to fix). Pure data and checks.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Deserialize;
+use subtle::ConstantTimeEq;
+
+/// The scopes authcore knows: `openid` (the subject), `profile` (`name`, `picture`),
+/// `email` (`email`, `email_verified`).
+pub const SCOPES: [&str; 3] = ["openid", "profile", "email"];
+
+/// The shortest client secret accepted (bytes): a secret is a password the client and
+/// authcore share, and guessing it must stay out of reach.
+pub const MIN_SECRET_LEN: usize = 32;
+
+/// One `[[oidc_provider.clients]]` table as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ClientConfig {
+    /// The `client_id`.
+    pub id: String,
+    /// The name shown to users (default: the id).
+    pub name: Option<String>,
+    /// The client secret; none for a public client (a browser or native app), which must
+    /// use PKCE.
+    pub secret: Option<String>,
+    /// How the client authenticates at the token endpoint: `client_secret_basic` (the
+    /// default with a secret), `client_secret_post`, or `none` (public clients).
+    pub token_endpoint_auth_method: Option<String>,
+    /// Where the client may be sent back: absolute URLs, compared exactly (OpenID Connect
+    /// Core §3.1.2.1, RFC 9700 §2.1).
+    #[serde(default)]
+    pub redirect_uris: Vec<String>,
+    /// The scopes it may ask for (default: all of [`SCOPES`]).
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+/// How a client authenticates at the token endpoint (RFC 6749 §2.3, OpenID Connect Core
+/// §9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMethod {
+    /// HTTP Basic with the client id and secret.
+    ClientSecretBasic,
+    /// `client_id` and `client_secret` in the form body.
+    ClientSecretPost,
+    /// A public client: `client_id` only, and PKCE.
+    None,
+}
+
+impl AuthMethod {
+    /// The registered name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthMethod::ClientSecretBasic => "client_secret_basic",
+            AuthMethod::ClientSecretPost => "client_secret_post",
+            AuthMethod::None => "none",
+        }
+    }
+}
+
+/// A validated client.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Client {
+    id: String,
+    name: String,
+    secret: Option<String>,
+    auth_method: AuthMethod,
+    redirect_uris: Vec<String>,
+    scopes: BTreeSet<String>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("id", &self.id)
+            .field("auth_method", &self.auth_method)
+            .field("redirect_uris", &self.redirect_uris)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// The `client_id`.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The name shown to users.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How it authenticates at the token endpoint.
+    pub fn auth_method(&self) -> AuthMethod {
+        self.auth_method
+    }
+
+    /// Whether it is a public client (no secret: PKCE is required).
+    pub fn is_public(&self) -> bool {
+        self.secret.is_none()
+    }
+
+    /// Whether `uri` is one of its redirect URIs, compared as strings, exactly: no
+    /// normalisation, prefix, case folding or port defaulting (RFC 9700 §4.1.3).
+    pub fn has_redirect_uri(&self, uri: &str) -> bool {
+        self.redirect_uris.iter().any(|r| r == uri)
+    }
+
+    /// Whether it may ask for `scope`.
+    pub fn allows_scope(&self, scope: &str) -> bool {
+        self.scopes.contains(scope)
+    }
+
+    /// Whether `secret` is its secret (compared in constant time); `false` for a public
+    /// client.
+    pub fn secret_matches(&self, secret: &str) -> bool {
+        self.secret
+            .as_deref()
+            .is_some_and(|s| bool::from(s.as_bytes().ct_eq(secret.as_bytes())))
+    }
+}
+
+/// A client that cannot be used, named by its position and id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("[[oidc_provider.clients]] number {number} ({id:?}): {problem}")]
+#[non_exhaustive]
+pub struct ClientError {
+    /// 1-based position in the file.
+    pub number: usize,
+    /// The client id as written.
+    pub id: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+/// The validated clients, by id.
+#[derive(Debug, Clone, Default)]
+pub struct Clients(HashMap<String, Client>);
+
+impl Clients {
+    /// Validates the clients once, at start-up.
+    pub fn new(configs: Vec<ClientConfig>) -> Result<Self, ClientError> {
+        let mut clients = HashMap::new();
+        for (i, c) in configs.into_iter().enumerate() {
+            let error = |problem: String| ClientError {
+                number: i + 1,
+                id: c.id.clone(),
+                problem,
+            };
+            let client = Self::client(&c).map_err(error)?;
+            if clients.contains_key(&client.id) {
+                return Err(error("another client has this id".into()));
+            }
+            clients.insert(client.id.clone(), client);
+        }
+        Ok(Clients(clients))
+    }
+
+    fn client(c: &ClientConfig) -> Result<Client, String> {
+        if c.id.is_empty() || c.id.len() > 128 || c.id.chars().any(|ch| ch.is_control()) {
+            return Err("the id must be 1 to 128 printable characters".into());
+        }
+        let secret = c.secret.clone().filter(|s| !s.is_empty());
+        if let Some(s) = &secret
+            && s.len() < MIN_SECRET_LEN
+        {
+            return Err(format!(
+                "the secret is shorter than {MIN_SECRET_LEN} characters (make one with `openssl rand -hex 32`)"
+            ));
+        }
+        let auth_method = match (c.token_endpoint_auth_method.as_deref(), &secret) {
+            (None | Some("client_secret_basic"), Some(_)) => AuthMethod::ClientSecretBasic,
+            (Some("client_secret_post"), Some(_)) => AuthMethod::ClientSecretPost,
+            (None | Some("none"), None) => AuthMethod::None,
+            (Some("none"), Some(_)) => {
+                return Err(
+                    "token_endpoint_auth_method = \"none\" is for clients without a secret".into(),
+                );
+            }
+            (Some("client_secret_basic" | "client_secret_post"), None) => {
+                return Err("this token_endpoint_auth_method needs a secret".into());
+            }
+            (Some(other), _) => {
+                return Err(format!(
+                    "token_endpoint_auth_method {other:?}: use client_secret_basic, client_secret_post or none"
+                ));
+            }
+        };
+        if c.redirect_uris.is_empty() {
+            return Err("give at least one redirect_uris entry".into());
+        }
+        for uri in &c.redirect_uris {
+            redirect_uri_problem(uri)
+                .map_or(Ok(()), |p| Err(format!("redirect URI {uri:?}: {p}")))?;
+        }
+        let scopes: BTreeSet<String> = if c.scopes.is_empty() {
+            SCOPES.iter().map(|s| (*s).to_owned()).collect()
+        } else {
+            c.scopes.iter().cloned().collect()
+        };
+        if let Some(unknown) = scopes.iter().find(|s| !SCOPES.contains(&s.as_str())) {
+            return Err(format!(
+                "scope {unknown:?} is not one of {}",
+                SCOPES.join(", ")
+            ));
+        }
+        if !scopes.contains("openid") {
+            return Err("the scopes must include openid".into());
+        }
+        Ok(Client {
+            id: c.id.clone(),
+            name: c.name.clone().unwrap_or_else(|| c.id.clone()),
+            secret,
+            auth_method,
+            redirect_uris: c.redirect_uris.clone(),
+            scopes,
+        })
+    }
+
+    /// The client `id`.
+    pub fn get(&self, id: &str) -> Option<&Client> {
+        self.0.get(id)
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// What is wrong with a redirect URI to register, if anything: it must be an absolute
+/// `https` URL, or `http` on a loopback host (RFC 8252 §7.3), without a fragment
+/// (RFC 6749 §3.1.2) or user information.
+fn redirect_uri_problem(uri: &str) -> Option<&'static str> {
+    let Ok(u) = url::Url::parse(uri) else {
+        return Some("not an absolute URL");
+    };
+    if u.fragment().is_some() {
+        return Some("a redirect URI has no fragment");
+    }
+    if !u.username().is_empty() || u.password().is_some() {
+        return Some("a redirect URI has no user information");
+    }
+    let loopback = matches!(
+        u.host(),
+        Some(url::Host::Domain("localhost"))
+            | Some(url::Host::Ipv4(std::net::Ipv4Addr::LOCALHOST))
+            | Some(url::Host::Ipv6(std::net::Ipv6Addr::LOCALHOST))
+    );
+    match u.scheme() {
+        "https" => None,
+        "http" if loopback => None,
+        "http" => Some("http only on a loopback host (localhost, 127.0.0.1, [::1]); use https"),
+        _ => Some("use an https URL"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn config(id: &str) -> ClientConfig {
+        ClientConfig {
+            id: id.into(),
+            secret: Some("s".repeat(MIN_SECRET_LEN)),
+            redirect_uris: vec!["https://app.example.com/callback".into()],
+            ..ClientConfig::default()
+        }
+    }
+
+    #[test]
+    fn clients_are_validated_with_the_client_named() {
+        let ok = Clients::new(vec![
+            config("app"),
+            ClientConfig {
+                secret: None,
+                redirect_uris: vec!["http://127.0.0.1:8080/cb".into()],
+                ..config("spa")
+            },
+        ])
+        .unwrap();
+        assert_eq!(
+            ok.get("app").unwrap().auth_method(),
+            AuthMethod::ClientSecretBasic
+        );
+        assert!(ok.get("spa").unwrap().is_public());
+        for (c, problem) in [
+            (
+                ClientConfig {
+                    id: String::new(),
+                    ..config("x")
+                },
+                "the id must be",
+            ),
+            (
+                ClientConfig {
+                    secret: Some("short".into()),
+                    ..config("x")
+                },
+                "shorter than 32",
+            ),
+            (
+                ClientConfig {
+                    redirect_uris: vec![],
+                    ..config("x")
+                },
+                "at least one",
+            ),
+            (
+                ClientConfig {
+                    redirect_uris: vec!["/callback".into()],
+                    ..config("x")
+                },
+                "not an absolute URL",
+            ),
+            (
+                ClientConfig {
+                    redirect_uris: vec!["http://app.example.com/cb".into()],
+                    ..config("x")
+                },
+                "http only on a loopback host",
+            ),
+            (
+                ClientConfig {
+                    redirect_uris: vec!["https://app.example.com/cb#x".into()],
+                    ..config("x")
+                },
+                "no fragment",
+            ),
+            (
+                ClientConfig {
+                    redirect_uris: vec!["https://u:p@app.example.com/cb".into()],
+                    ..config("x")
+                },
+                "no user information",
+            ),
+            (
+                ClientConfig {
+                    redirect_uris: vec!["javascript:alert(1)".into()],
+                    ..config("x")
+                },
+                "use an https URL",
+            ),
+            (
+                ClientConfig {
+                    scopes: vec!["openid".into(), "admin".into()],
+                    ..config("x")
+                },
+                "\"admin\"",
+            ),
+            (
+                ClientConfig {
+                    scopes: vec!["email".into()],
+                    ..config("x")
+                },
+                "must include openid",
+            ),
+            (
+                ClientConfig {
+                    token_endpoint_auth_method: Some("none".into()),
+                    ..config("x")
+                },
+                "for clients without a secret",
+            ),
+            (
+                ClientConfig {
+                    token_endpoint_auth_method: Some("private_key_jwt".into()),
+                    ..config("x")
+                },
+                "use client_secret_basic",
+            ),
+        ] {
+            let err = Clients::new(vec![config("first"), c])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("[[oidc_provider.clients]] number 2"),
+                "{err}"
+            );
+            assert!(err.contains(problem), "{err}");
+        }
+        let err = Clients::new(vec![config("a"), config("a")]).unwrap_err();
+        assert!(err.to_string().contains("another client has this id"));
+    }
+
+    #[test]
+    fn redirect_uris_and_secrets_compare_exactly() {
+        let clients = Clients::new(vec![config("app")]).unwrap();
+        let app = clients.get("app").unwrap();
+        assert!(app.has_redirect_uri("https://app.example.com/callback"));
+        for near in [
+            "https://app.example.com/callback/",
+            "https://app.example.com/callback?x=1",
+            "https://APP.example.com/callback",
+            "https://app.example.com:443/callback",
+            "https://app.example.com/Callback",
+            "https://app.example.com/callback#",
+            "https://app.example.com/callback.evil.com",
+            "https://app.example.com.evil.com/callback",
+            "https://user@app.example.com/callback",
+            "https://app.example.com/%63allback",
+        ] {
+            assert!(!app.has_redirect_uri(near), "{near}");
+        }
+        assert!(app.secret_matches(&"s".repeat(MIN_SECRET_LEN)));
+        assert!(!app.secret_matches(&"s".repeat(MIN_SECRET_LEN - 1)));
+        assert!(!app.secret_matches(""));
+    }
+}

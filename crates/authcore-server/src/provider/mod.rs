@@ -1,0 +1,795 @@
+//! authcore as an OpenID Provider (OpenID Connect Core 1.0) for other applications: they
+//! sign their users in through authcore — with whatever authcore signs users in with —
+//! by the authorization code flow with PKCE.
+//!
+//! Configured by `[oidc_provider]` (signing keys and `[[oidc_provider.clients]]`), served
+//! under `<origin>/oidc`, the issuer: discovery ([`DISCOVERY_PATH`]), the JWK Set
+//! ([`JWKS_PATH`]), authorization ([`AUTHORIZE_PATH`]: a code for the signed-in user, or
+//! the sign-in page first and back), token ([`TOKEN_PATH`]: the code for an ID token and an
+//! access token, both JWS signed with the first key) and userinfo ([`USERINFO_PATH`]). The
+//! protocol checks are pure functions over plain data ([`request`], [`grant`],
+//! [`clients`]); this module is their I/O: the session read, the sealed code and its
+//! single-use mark, the signatures and the user read.
+//!
+//! Needs a database (the users and their ids) and second factors on (the default with a
+//! database): sessions then record when and how their user signed in, for `auth_time`,
+//! `amr`, `max_age` and `prompt=login`.
+
+pub mod clients;
+pub mod grant;
+pub mod request;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use askama::Template;
+use authcore::Auth;
+use authcore::adapter::Adapter;
+use authcore::env::Env;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::gateway::identity::{KeyError, SigningKeys};
+use crate::gateway::time_now;
+use clients::{AuthMethod, ClientConfig, ClientError, Clients};
+use grant::{AccessTokenClaims, CodeGrant, IdTokenClaims, UserClaims};
+use request::{AuthorizationRequest, Prompt, Refusal, ResponseMode};
+
+/// The issuer's path under the server's origin.
+pub const ISSUER_PATH: &str = "/oidc";
+/// OpenID Provider metadata (OpenID Connect Discovery 1.0 §4).
+pub const DISCOVERY_PATH: &str = "/oidc/.well-known/openid-configuration";
+/// The authorization endpoint.
+pub const AUTHORIZE_PATH: &str = "/oidc/authorize";
+/// The token endpoint.
+pub const TOKEN_PATH: &str = "/oidc/token";
+/// The userinfo endpoint.
+pub const USERINFO_PATH: &str = "/oidc/userinfo";
+/// The signing keys' public JWK Set.
+pub const JWKS_PATH: &str = "/oidc/jwks";
+
+/// How long an authorization code may be redeemed (seconds).
+pub const CODE_TTL_SECS: u64 = 60;
+/// Lifetime of ID tokens when `id_token_ttl` is not set (seconds).
+pub const DEFAULT_ID_TOKEN_TTL_SECS: i64 = 300;
+/// Lifetime of access tokens when `access_token_ttl` is not set (seconds).
+pub const DEFAULT_ACCESS_TOKEN_TTL_SECS: i64 = 600;
+/// The largest form the authorization and token endpoints read (bytes).
+pub const MAX_FORM_BYTES: usize = 16 * 1024;
+
+/// The salt of sealed authorization codes (a purpose of its own: no session token or check
+/// cookie opens as a code).
+const CODE_SALT: &str = "authcore.oidc-provider.code";
+/// The query parameter the authorization endpoint adds to its own URL when it sends a
+/// `prompt=login` request to sign in: the time from which a sign-in counts.
+const LOGIN_AFTER: &str = "authcore_login_after";
+
+/// The `[oidc_provider]` section as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ProviderSection {
+    /// PKCS#8 PEM private keys (Ed25519 or P-256) that sign the tokens; the first signs,
+    /// all are published at [`JWKS_PATH`] (rotation as for the gateway's keys).
+    #[serde(default)]
+    pub signing_keys: Vec<PathBuf>,
+    /// Lifetime of ID tokens in seconds (default 300).
+    pub id_token_ttl: Option<i64>,
+    /// Lifetime of access tokens in seconds (default 600).
+    pub access_token_ttl: Option<i64>,
+    /// The relying parties.
+    #[serde(default)]
+    pub clients: Vec<ClientConfig>,
+}
+
+/// Why the provider's configuration cannot be used (the message says what to fix).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// A client.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The signing keys.
+    #[error("[oidc_provider] {0}")]
+    Key(#[from] KeyError),
+    /// Anything else.
+    #[error("[oidc_provider] {0}")]
+    Invalid(String),
+}
+
+/// The validated provider.
+#[derive(Debug)]
+pub struct OpenIdProvider {
+    issuer: String,
+    keys: SigningKeys,
+    clients: Clients,
+    id_token_ttl: i64,
+    access_token_ttl: i64,
+}
+
+impl OpenIdProvider {
+    /// Validates the section once, at start-up; the issuer is `AUTH_URL`'s origin and
+    /// [`ISSUER_PATH`].
+    pub fn new(env: &Env, section: ProviderSection) -> Result<Self, ProviderError> {
+        let invalid = |m: &str| ProviderError::Invalid(m.to_owned());
+        let origin = env
+            .get("AUTH_URL")
+            .and_then(|u| url::Url::parse(u.trim()).ok())
+            .filter(|u| u.has_host())
+            .map(|u| u.origin().ascii_serialization())
+            .ok_or_else(|| {
+                invalid("needs AUTH_URL (or [auth] url): the issuer is its origin and /oidc")
+            })?;
+        if section.signing_keys.is_empty() {
+            return Err(invalid(
+                "signing_keys: give a PKCS#8 PEM key (`openssl genpkey -algorithm ed25519 -out oidc.pem`)",
+            ));
+        }
+        let keys = SigningKeys::load(&section.signing_keys)?;
+        let clients = Clients::new(section.clients)?;
+        if clients.is_empty() {
+            return Err(invalid(
+                "no [[oidc_provider.clients]]: add the applications that sign in here",
+            ));
+        }
+        let ttl = |v: Option<i64>, default: i64, name: &str| match v.unwrap_or(default) {
+            t @ 1..=86_400 => Ok(t),
+            t => Err(ProviderError::Invalid(format!(
+                "{name} = {t}: between 1 and 86400 seconds"
+            ))),
+        };
+        Ok(OpenIdProvider {
+            issuer: format!("{origin}{ISSUER_PATH}"),
+            keys,
+            clients,
+            id_token_ttl: ttl(
+                section.id_token_ttl,
+                DEFAULT_ID_TOKEN_TTL_SECS,
+                "id_token_ttl",
+            )?,
+            access_token_ttl: ttl(
+                section.access_token_ttl,
+                DEFAULT_ACCESS_TOKEN_TTL_SECS,
+                "access_token_ttl",
+            )?,
+        })
+    }
+
+    /// The issuer identifier.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    fn url(&self, path: &str) -> String {
+        let origin = self
+            .issuer
+            .strip_suffix(ISSUER_PATH)
+            .unwrap_or(&self.issuer);
+        format!("{origin}{path}")
+    }
+
+    /// The provider metadata (OpenID Connect Discovery 1.0 §3).
+    pub fn metadata(&self) -> Value {
+        json!({
+            "issuer": self.issuer,
+            "authorization_endpoint": self.url(AUTHORIZE_PATH),
+            "token_endpoint": self.url(TOKEN_PATH),
+            "userinfo_endpoint": self.url(USERINFO_PATH),
+            "jwks_uri": self.url(JWKS_PATH),
+            "scopes_supported": clients::SCOPES,
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query", "form_post"],
+            "grant_types_supported": ["authorization_code"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": self.keys.algorithms(),
+            "token_endpoint_auth_methods_supported": [
+                AuthMethod::ClientSecretBasic.as_str(),
+                AuthMethod::ClientSecretPost.as_str(),
+                AuthMethod::None.as_str(),
+            ],
+            "code_challenge_methods_supported": ["S256"],
+            "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "name", "picture", "email", "email_verified"],
+            "prompt_values_supported": ["none", "login", "consent"],
+            "authorization_response_iss_parameter_supported": true,
+            "claims_parameter_supported": false,
+            "request_parameter_supported": false,
+            "request_uri_parameter_supported": false,
+        })
+    }
+}
+
+/// The state of the provider's routes.
+#[derive(Clone)]
+pub struct ProviderState {
+    /// The authcore handler (session reads, the code's sealing and single-use mark).
+    pub auth: Auth,
+    /// The provider.
+    pub provider: Arc<OpenIdProvider>,
+    /// The users (the adapter the handler stores them in).
+    pub users: Arc<dyn Adapter>,
+}
+
+impl std::fmt::Debug for ProviderState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderState")
+            .field("provider", &self.provider)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The provider's routes.
+pub fn routes(state: ProviderState) -> axum::Router {
+    use axum::routing::{get, post};
+    axum::Router::new()
+        .route(DISCOVERY_PATH, get(discovery))
+        .route(JWKS_PATH, get(jwks))
+        .route(AUTHORIZE_PATH, get(authorize).post(authorize))
+        .route(TOKEN_PATH, post(token))
+        .route(USERINFO_PATH, get(userinfo).post(userinfo))
+        .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
+        .with_state(state)
+}
+
+/// `value` as an `application/json` answer.
+fn json_response(status: StatusCode, value: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+fn no_store(mut r: Response) -> Response {
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// `GET /oidc/.well-known/openid-configuration`.
+async fn discovery(State(s): State<ProviderState>) -> Response {
+    let mut r = json_response(StatusCode::OK, &s.provider.metadata());
+    r.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("max-age=300"),
+    );
+    r
+}
+
+/// `GET /oidc/jwks`.
+async fn jwks(State(s): State<ProviderState>) -> Response {
+    (
+        [
+            (header::CACHE_CONTROL, "max-age=300"),
+            (header::CONTENT_TYPE, "application/jwk-set+json"),
+        ],
+        s.provider.keys.jwks().to_string(),
+    )
+        .into_response()
+}
+
+/// The pairs of a form or query (invalid UTF-8 replaced, as the URL standard does).
+fn pairs(bytes: &[u8]) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(bytes).into_owned().collect()
+}
+
+/// `GET` / `POST /oidc/authorize`.
+async fn authorize(
+    State(s): State<ProviderState>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let params = if method == Method::POST {
+        pairs(&body)
+    } else {
+        pairs(uri.query().unwrap_or_default().as_bytes())
+    };
+    // Our own marker is not the client's parameter.
+    let login_after: Option<i64> = params
+        .iter()
+        .find(|(k, _)| k == LOGIN_AFTER)
+        .and_then(|(_, v)| v.parse().ok());
+    let client_params: Vec<(String, String)> = params
+        .into_iter()
+        .filter(|(k, _)| k != LOGIN_AFTER)
+        .collect();
+    let request = match request::validate(&client_params, &s.provider.clients) {
+        Ok(r) => r,
+        Err(Refusal::Shown(message)) => {
+            tracing::warn!(%message, "oidc provider: authorization request refused");
+            return shown_error(&message);
+        }
+        Err(Refusal::Redirected {
+            redirect_uri,
+            response_mode,
+            error,
+            description,
+            state,
+        }) => {
+            tracing::info!(error, %description, "oidc provider: authorization request refused");
+            let mut p = vec![
+                ("error", error.to_owned()),
+                ("error_description", description),
+            ];
+            p.extend(state.map(|st| ("state", st)));
+            return s.provider.answer(&redirect_uri, response_mode, p);
+        }
+    };
+    let lookup = match s.auth.lookup_session(&uri, &headers).await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(error = %e, "oidc provider: session lookup failed");
+            return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        }
+    };
+    let now = time_now();
+    let auth_time = lookup.sign_in.as_ref().and_then(|i| i.auth_time);
+    let user = lookup.user_id.clone().filter(|_| lookup.session.is_some());
+    let signed_in_after = |t: i64| auth_time.is_some_and(|a| a >= t);
+    let sign_in_again = user.is_none()
+        || (request.prompt == Prompt::Login && !login_after.is_some_and(signed_in_after))
+        || request
+            .max_age
+            .is_some_and(|m| !signed_in_after(now - i64::try_from(m).unwrap_or(i64::MAX)));
+    let mut response = match (sign_in_again, user) {
+        (true, _) if request.prompt == Prompt::None => s.provider.refuse(
+            &request,
+            "login_required",
+            "no session, or not recent enough, and prompt=none",
+        ),
+        (true, _) => {
+            // Back here after signing in: the same request, marked for prompt=login.
+            let mut back = url::form_urlencoded::Serializer::new(String::new());
+            back.extend_pairs(&client_params);
+            if request.prompt == Prompt::Login {
+                back.append_pair(LOGIN_AFTER, &now.to_string());
+            }
+            let target = format!("{AUTHORIZE_PATH}?{}", back.finish());
+            redirect(&s.auth.sign_in_location(&target))
+        }
+        (false, Some(sub)) => s.issue_code(
+            &request,
+            &sub,
+            auth_time,
+            lookup.sign_in.map(|i| i.amr).unwrap_or_default(),
+        ),
+        (false, None) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    };
+    for c in lookup.set_cookie {
+        response.headers_mut().append(header::SET_COOKIE, c);
+    }
+    no_store(response)
+}
+
+fn redirect(location: &str) -> Response {
+    match HeaderValue::try_from(location) {
+        Ok(v) => (StatusCode::FOUND, [(header::LOCATION, v)]).into_response(),
+        Err(_) => StatusCode::BAD_REQUEST.into_response(),
+    }
+}
+
+/// The error page of a request that cannot be sent back to its client.
+fn shown_error(message: &str) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        format!("This sign-in request cannot be answered: {message}.\n"),
+    )
+        .into_response()
+}
+
+impl ProviderState {
+    /// The code of `request` for `sub`, sent to the client.
+    fn issue_code(
+        &self,
+        request: &AuthorizationRequest,
+        sub: &str,
+        auth_time: Option<i64>,
+        amr: Vec<String>,
+    ) -> Response {
+        let Some(jti) = random_token() else {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        let grant = CodeGrant::new(request, sub, auth_time, amr, jti);
+        let claims = match serde_json::to_value(&grant) {
+            Ok(Value::Object(m)) => m,
+            _ => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        };
+        let code = match self
+            .auth
+            .config()
+            .jwt()
+            .encode(&claims, CODE_SALT, CODE_TTL_SECS)
+        {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(error = %e, "oidc provider: cannot seal a code");
+                return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+            }
+        };
+        tracing::info!(client = %request.client_id, user = %sub, "oidc provider: code issued");
+        let mut p = vec![("code", code)];
+        p.extend(request.state.clone().map(|st| ("state", st)));
+        self.provider
+            .answer(&request.redirect_uri, request.response_mode, p)
+    }
+}
+
+#[derive(Template)]
+#[template(path = "oidc_form_post.html")]
+struct FormPost<'a> {
+    action: &'a str,
+    fields: &'a [(&'a str, String)],
+    nonce: &'a str,
+}
+
+impl OpenIdProvider {
+    /// An error of `request` sent back to its client.
+    fn refuse(&self, request: &AuthorizationRequest, error: &str, description: &str) -> Response {
+        let mut p = vec![
+            ("error", error.to_owned()),
+            ("error_description", description.to_owned()),
+        ];
+        p.extend(request.state.clone().map(|st| ("state", st)));
+        self.answer(&request.redirect_uri, request.response_mode, p)
+    }
+
+    /// The answer to the client at its registered `redirect_uri`, with `iss` (RFC 9207).
+    fn answer(
+        &self,
+        redirect_uri: &str,
+        mode: ResponseMode,
+        mut params: Vec<(&str, String)>,
+    ) -> Response {
+        params.push(("iss", self.issuer.clone()));
+        match mode {
+            ResponseMode::Query => {
+                let Ok(mut url) = url::Url::parse(redirect_uri) else {
+                    return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                };
+                url.query_pairs_mut()
+                    .extend_pairs(params.iter().map(|(k, v)| (*k, v.as_str())));
+                no_store(redirect(url.as_str()))
+            }
+            ResponseMode::FormPost => {
+                let Some(nonce) = random_token() else {
+                    return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                };
+                let page = FormPost {
+                    action: redirect_uri,
+                    fields: &params,
+                    nonce: &nonce,
+                };
+                let Ok(body) = page.render() else {
+                    return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                };
+                let origin = url::Url::parse(redirect_uri)
+                    .map(|u| u.origin().ascii_serialization())
+                    .unwrap_or_default();
+                let csp = format!(
+                    "default-src 'none'; script-src 'nonce-{nonce}'; form-action {origin}; frame-ancestors 'none'; base-uri 'none'"
+                );
+                let mut r = axum::response::Html(body).into_response();
+                if let Ok(v) = HeaderValue::try_from(csp) {
+                    r.headers_mut().insert(header::CONTENT_SECURITY_POLICY, v);
+                }
+                no_store(r)
+            }
+        }
+    }
+}
+
+/// 128 random bits, base64url (a code's `jti`, an access token's, a page's script nonce);
+/// `None` when the system has no randomness to give.
+fn random_token() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// A token endpoint error (RFC 6749 §5.2).
+fn token_error(status: StatusCode, error: &str, description: &str) -> Response {
+    tracing::info!(error, description, "oidc provider: token request refused");
+    let mut r = json_response(
+        status,
+        &json!({"error": error, "error_description": description}),
+    );
+    if status == StatusCode::UNAUTHORIZED {
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"oidc\""),
+        );
+    }
+    no_store(r)
+}
+
+/// The client id and secret of an `Authorization: Basic` header (RFC 6749 §2.3.1: each
+/// form-urlencoded before base64).
+fn basic_credentials(headers: &HeaderMap) -> Result<Option<(String, String)>, ()> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(());
+    }
+    let value = value.to_str().map_err(|_| ())?;
+    let Some((scheme, encoded)) = value.split_once(' ') else {
+        return Err(());
+    };
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return Err(());
+    }
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .map_err(|_| ())?;
+    let text = String::from_utf8(decoded).map_err(|_| ())?;
+    let (id, secret) = text.split_once(':').ok_or(())?;
+    let unescape = |s: &str| -> Result<String, ()> {
+        let plus = s.replace('+', " ");
+        percent_encoding::percent_decode_str(&plus)
+            .decode_utf8()
+            .map(|c| c.into_owned())
+            .map_err(|_| ())
+    };
+    Ok(Some((unescape(id)?, unescape(secret)?)))
+}
+
+/// `POST /oidc/token`.
+async fn token(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) -> Response {
+    use StatusCode as S;
+    let form = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.to_ascii_lowercase()
+                .starts_with("application/x-www-form-urlencoded")
+        });
+    if !form {
+        return token_error(
+            S::BAD_REQUEST,
+            "invalid_request",
+            "the body must be application/x-www-form-urlencoded",
+        );
+    }
+    let params = pairs(&body);
+    let mut seen = std::collections::HashSet::new();
+    if params.iter().any(|(k, _)| !seen.insert(k.as_str())) {
+        return token_error(
+            S::BAD_REQUEST,
+            "invalid_request",
+            "a parameter is given more than once",
+        );
+    }
+    let param = |name: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    // Client authentication (RFC 6749 §2.3): one method, the client's own.
+    let basic = match basic_credentials(&headers) {
+        Ok(b) => b,
+        Err(()) => {
+            return token_error(
+                S::UNAUTHORIZED,
+                "invalid_client",
+                "the Authorization header is not HTTP Basic client credentials",
+            );
+        }
+    };
+    let (client_id, presented, method) = match (&basic, param("client_secret")) {
+        (Some(_), Some(_)) => {
+            return token_error(
+                S::BAD_REQUEST,
+                "invalid_request",
+                "more than one client authentication method",
+            );
+        }
+        (Some((id, secret)), None) => {
+            if param("client_id").is_some_and(|c| c != id) {
+                return token_error(
+                    S::BAD_REQUEST,
+                    "invalid_request",
+                    "client_id differs from the Authorization header's",
+                );
+            }
+            (
+                id.as_str(),
+                Some(secret.as_str()),
+                AuthMethod::ClientSecretBasic,
+            )
+        }
+        (None, Some(secret)) => match param("client_id") {
+            Some(id) => (id, Some(secret), AuthMethod::ClientSecretPost),
+            None => {
+                return token_error(
+                    S::UNAUTHORIZED,
+                    "invalid_client",
+                    "client_secret without client_id",
+                );
+            }
+        },
+        (None, None) => match param("client_id") {
+            Some(id) => (id, None, AuthMethod::None),
+            None => {
+                return token_error(
+                    S::UNAUTHORIZED,
+                    "invalid_client",
+                    "no client authentication",
+                );
+            }
+        },
+    };
+    let Some(client) = s.provider.clients.get(client_id) else {
+        return token_error(S::UNAUTHORIZED, "invalid_client", "unknown client");
+    };
+    let authenticated = client.auth_method() == method
+        && match presented {
+            Some(secret) => client.secret_matches(secret),
+            None => client.is_public(),
+        };
+    if !authenticated {
+        return token_error(
+            S::UNAUTHORIZED,
+            "invalid_client",
+            "client authentication failed",
+        );
+    }
+    if param("grant_type") != Some("authorization_code") {
+        return token_error(
+            S::BAD_REQUEST,
+            "unsupported_grant_type",
+            "only authorization_code",
+        );
+    }
+    let Some(code) = param("code") else {
+        return token_error(S::BAD_REQUEST, "invalid_request", "code is missing");
+    };
+    let grant: Option<CodeGrant> = s
+        .auth
+        .config()
+        .jwt()
+        .decode(code, CODE_SALT)
+        .ok()
+        .flatten()
+        .and_then(|claims| serde_json::from_value(Value::Object(claims)).ok());
+    let Some(grant) = grant else {
+        return token_error(
+            S::BAD_REQUEST,
+            "invalid_grant",
+            "the code is invalid or expired",
+        );
+    };
+    if let Err(why) =
+        grant.check_redemption(client.id(), param("redirect_uri"), param("code_verifier"))
+    {
+        return token_error(S::BAD_REQUEST, "invalid_grant", why);
+    }
+    let window = std::time::Duration::from_secs(CODE_TTL_SECS + 60);
+    if !s
+        .auth
+        .first_use("oidc-provider-code", &grant.jti, window)
+        .await
+    {
+        return token_error(S::BAD_REQUEST, "invalid_grant", "the code was used already");
+    }
+    let user = match s.users.get_user(&grant.sub).await {
+        Ok(Some(u)) => u,
+        Ok(None) => return token_error(S::BAD_REQUEST, "invalid_grant", "the user is gone"),
+        Err(e) => {
+            tracing::error!(error = %e, "oidc provider: user read failed");
+            return token_error(
+                S::SERVICE_UNAVAILABLE,
+                "temporarily_unavailable",
+                "the user store failed",
+            );
+        }
+    };
+    let p = &s.provider;
+    let now = time_now();
+    let scope = grant.scopes.join(" ");
+    let Some(access_jti) = random_token() else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let access = AccessTokenClaims {
+        iss: p.issuer.clone(),
+        aud: p.url(USERINFO_PATH),
+        sub: grant.sub.clone(),
+        client_id: client.id().to_owned(),
+        scope: scope.clone(),
+        iat: now,
+        exp: now + p.access_token_ttl,
+        jti: access_jti,
+    };
+    let user_claims = UserClaims::of(&user, &grant.scopes);
+    let id = IdTokenClaims {
+        iss: &p.issuer,
+        aud: client.id(),
+        user: &user_claims,
+        iat: now,
+        exp: now + p.id_token_ttl,
+        nonce: grant.nonce.as_deref(),
+        auth_time: grant.auth_time,
+        amr: &grant.amr,
+    };
+    let (Ok(access_token), Ok(id_token)) = (
+        p.keys.sign_claims(Some("at+jwt"), &access),
+        p.keys.sign_claims(None, &id),
+    ) else {
+        tracing::error!("oidc provider: cannot sign the tokens");
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    tracing::info!(client = %client.id(), user = %grant.sub, "oidc provider: tokens issued");
+    let mut r = json_response(
+        StatusCode::OK,
+        &json!({
+            "access_token": access_token,
+            "token_type": "Bearer",
+            "expires_in": p.access_token_ttl,
+            "id_token": id_token,
+            "scope": scope,
+        }),
+    );
+    r.headers_mut()
+        .insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    no_store(r)
+}
+
+/// A userinfo error (RFC 6750 §3).
+fn bearer_error(error: &str) -> Response {
+    let mut r = StatusCode::UNAUTHORIZED.into_response();
+    if let Ok(v) = HeaderValue::try_from(format!("Bearer error=\"{error}\"")) {
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    no_store(r)
+}
+
+/// `GET` / `POST /oidc/userinfo` with `Authorization: Bearer <access token>`.
+async fn userinfo(State(s): State<ProviderState>, headers: HeaderMap) -> Response {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let token = match (values.next(), values.next()) {
+        (Some(v), None) => v
+            .to_str()
+            .ok()
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, t)| t.trim().to_owned()),
+        _ => None,
+    };
+    let Some(token) = token else {
+        return bearer_error("invalid_request");
+    };
+    let p = &s.provider;
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::EdDSA);
+    validation.set_issuer(&[&p.issuer]);
+    validation.set_audience(&[p.url(USERINFO_PATH)]);
+    validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+    validation.leeway = 0;
+    let Some(claims) = p
+        .keys
+        .verify::<AccessTokenClaims>(&token, "at+jwt", &validation)
+    else {
+        return bearer_error("invalid_token");
+    };
+    let user = match s.users.get_user(&claims.sub).await {
+        Ok(Some(u)) => u,
+        Ok(None) => return bearer_error("invalid_token"),
+        Err(e) => {
+            tracing::error!(error = %e, "oidc provider: user read failed");
+            return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        }
+    };
+    let scopes: Vec<String> = claims.scope.split(' ').map(str::to_owned).collect();
+    match serde_json::to_value(UserClaims::of(&user, &scopes)) {
+        Ok(claims) => no_store(json_response(StatusCode::OK, &claims)),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}

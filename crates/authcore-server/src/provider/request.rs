@@ -1,0 +1,504 @@
+//! The authorization request (OpenID Connect Core §3.1.2.1, RFC 6749 §4.1.1, RFC 7636),
+//! validated into [`AuthorizationRequest`] or refused ([`Refusal`]). Pure: parameters in,
+//! a decision out.
+//!
+//! Until the client and its redirect URI are known to be registered, nothing is sent to the
+//! redirect URI (RFC 6749 §4.1.2.1, RFC 9700 §4.11.2: no open redirect through error
+//! responses); after that, errors go back to the client with `state` and `iss`.
+
+use super::clients::{Client, Clients};
+
+/// The longest parameter value accepted (bytes); longer is an `invalid_request`.
+pub const MAX_PARAM_LEN: usize = 2048;
+
+/// How the answer reaches the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseMode {
+    /// In the redirect URI's query.
+    Query,
+    /// In a form the browser posts to the redirect URI (OAuth 2.0 Form Post Response Mode).
+    FormPost,
+}
+
+/// The `prompt` the client asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Prompt {
+    /// None given: sign in if needed.
+    #[default]
+    Default,
+    /// `none`: no page may be shown; without a session, `login_required`.
+    None,
+    /// `login`: sign in again, whatever the session.
+    Login,
+}
+
+/// A valid authorization request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthorizationRequest {
+    /// The client.
+    pub client_id: String,
+    /// The registered redirect URI it asked to be sent back to.
+    pub redirect_uri: String,
+    /// The scopes granted: those asked for that the client may have, `openid` among them.
+    pub scopes: Vec<String>,
+    /// `state`, returned as it came.
+    pub state: Option<String>,
+    /// `nonce`, put into the ID token.
+    pub nonce: Option<String>,
+    /// The PKCE S256 `code_challenge`, if any (required of public clients).
+    pub code_challenge: Option<String>,
+    /// How to answer.
+    pub response_mode: ResponseMode,
+    /// `prompt`.
+    pub prompt: Prompt,
+    /// `max_age`: the oldest sign-in accepted, in seconds.
+    pub max_age: Option<u64>,
+}
+
+/// Why a request is refused, and where that is said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Shown to the user, never sent to the redirect URI: the client or the redirect URI is
+    /// not (exactly) registered, or one of them is malformed or repeated.
+    Shown(String),
+    /// Sent back to the client's redirect URI (RFC 6749 §4.1.2.1).
+    Redirected {
+        /// The registered redirect URI.
+        redirect_uri: String,
+        /// How to send it.
+        response_mode: ResponseMode,
+        /// The error code.
+        error: &'static str,
+        /// A sentence for the developer.
+        description: String,
+        /// `state`, when it was valid.
+        state: Option<String>,
+    },
+}
+
+/// The request in `params` (the query of a `GET`, or the form of a `POST`), for `clients`.
+pub fn validate(
+    params: &[(String, String)],
+    clients: &Clients,
+) -> Result<AuthorizationRequest, Refusal> {
+    // Each parameter at most once (RFC 6749 §3.1): a repeated one is not picked from.
+    let one = |name: &str| -> Result<Option<&str>, ()> {
+        let mut values = params
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str());
+        let first = values.next();
+        if values.next().is_some() {
+            Err(())
+        } else {
+            Ok(first)
+        }
+    };
+    let client_id = match one("client_id") {
+        Ok(Some(id)) if !id.is_empty() && id.len() <= MAX_PARAM_LEN => id,
+        Ok(_) => {
+            return Err(Refusal::Shown(
+                "the request names no client (client_id)".into(),
+            ));
+        }
+        Err(()) => return Err(Refusal::Shown("client_id is given more than once".into())),
+    };
+    let Some(client) = clients.get(client_id) else {
+        return Err(Refusal::Shown(format!(
+            "there is no client {client_id:?} here"
+        )));
+    };
+    let redirect_uri = match one("redirect_uri") {
+        Ok(Some(uri)) if client.has_redirect_uri(uri) => uri.to_owned(),
+        Ok(Some(_)) => {
+            return Err(Refusal::Shown(format!(
+                "the redirect_uri is not one registered for the client {client_id:?} (they are compared exactly)"
+            )));
+        }
+        Ok(None) => return Err(Refusal::Shown("the request has no redirect_uri".into())),
+        Err(()) => {
+            return Err(Refusal::Shown(
+                "redirect_uri is given more than once".into(),
+            ));
+        }
+    };
+    // From here on, the client hears about errors.
+    let response_mode = match one("response_mode") {
+        Ok(None | Some("query")) => ResponseMode::Query,
+        Ok(Some("form_post")) => ResponseMode::FormPost,
+        _ => ResponseMode::Query,
+    };
+    let state = match one("state") {
+        Ok(s) if s.is_none_or(|s| s.len() <= MAX_PARAM_LEN) => s.map(str::to_owned),
+        _ => None,
+    };
+    let refuse = |error: &'static str, description: String| Refusal::Redirected {
+        redirect_uri: redirect_uri.clone(),
+        response_mode,
+        error,
+        description,
+        state: state.clone(),
+    };
+    for (name, value) in params {
+        if value.len() > MAX_PARAM_LEN {
+            return Err(refuse(
+                "invalid_request",
+                format!("{name} is longer than {MAX_PARAM_LEN} bytes"),
+            ));
+        }
+        if params.iter().filter(|(k, _)| k == name).count() > 1 {
+            return Err(refuse(
+                "invalid_request",
+                format!("{name} is given more than once"),
+            ));
+        }
+    }
+    if !matches!(one("response_mode"), Ok(None | Some("query" | "form_post"))) {
+        return Err(refuse(
+            "invalid_request",
+            "response_mode: query or form_post".into(),
+        ));
+    }
+    match one("response_type") {
+        Ok(Some("code")) => {}
+        Ok(None) => return Err(refuse("invalid_request", "response_type is missing".into())),
+        _ => {
+            return Err(refuse(
+                "unsupported_response_type",
+                "only the authorization code flow (response_type=code)".into(),
+            ));
+        }
+    }
+    let asked: Vec<&str> = one("scope")
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .collect();
+    if !asked.contains(&"openid") {
+        return Err(refuse(
+            "invalid_scope",
+            "the scope must include openid".into(),
+        ));
+    }
+    // Scopes the client may not have, or that are not known here, are left out (RFC 6749
+    // §3.3: the grant may be narrower than the request).
+    let mut scopes: Vec<String> = Vec::new();
+    for s in asked {
+        if client.allows_scope(s) && !scopes.iter().any(|g| g == s) {
+            scopes.push(s.to_owned());
+        }
+    }
+    let code_challenge = pkce(
+        client,
+        one("code_challenge").ok().flatten(),
+        one("code_challenge_method").ok().flatten(),
+    )
+    .map_err(|d| refuse("invalid_request", d.into()))?;
+    let prompt = match one("prompt")
+        .ok()
+        .flatten()
+        .map(|p| p.split(' ').filter(|s| !s.is_empty()).collect::<Vec<_>>())
+    {
+        None => Prompt::Default,
+        Some(p) if p.is_empty() => Prompt::Default,
+        Some(p) if p == ["none"] => Prompt::None,
+        Some(p) if p.contains(&"none") => {
+            return Err(refuse(
+                "invalid_request",
+                "prompt=none goes with no other value".into(),
+            ));
+        }
+        Some(p) if p.contains(&"login") => Prompt::Login,
+        // `consent` and `select_account`: first-party clients need no consent, and the
+        // sign-in page is where an account is chosen.
+        Some(_) => Prompt::Default,
+    };
+    let max_age = match one("max_age").ok().flatten() {
+        None => None,
+        Some(v) => Some(
+            v.parse::<u64>()
+                .map_err(|_| refuse("invalid_request", "max_age is a number of seconds".into()))?,
+        ),
+    };
+    let nonce = one("nonce").ok().flatten().map(str::to_owned);
+    Ok(AuthorizationRequest {
+        client_id: client.id().to_owned(),
+        redirect_uri,
+        scopes,
+        state,
+        nonce,
+        code_challenge,
+        response_mode,
+        prompt,
+        max_age,
+    })
+}
+
+/// The PKCE challenge (RFC 7636 §4.3): S256 only (`plain` would let a stolen code be
+/// redeemed with the challenge itself, RFC 9700 §2.1.1); required of public clients.
+fn pkce(
+    client: &Client,
+    challenge: Option<&str>,
+    method: Option<&str>,
+) -> Result<Option<String>, &'static str> {
+    match (challenge, method) {
+        (None, None) if client.is_public() => {
+            Err("a public client must use PKCE (code_challenge, S256)")
+        }
+        (None, None) => Ok(None),
+        (None, Some(_)) => Err("code_challenge_method without code_challenge"),
+        (Some(_), None | Some("plain")) => Err("code_challenge_method must be S256"),
+        (Some(c), Some("S256")) => {
+            // BASE64URL(SHA-256(verifier)): 43 characters of the base64url alphabet.
+            let well_formed = c.len() == 43
+                && c.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            if well_formed {
+                Ok(Some(c.to_owned()))
+            } else {
+                Err("code_challenge is not an S256 challenge")
+            }
+        }
+        (Some(_), Some(_)) => Err("code_challenge_method must be S256"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::provider::clients::ClientConfig;
+
+    const CB: &str = "https://app.example.com/cb";
+    const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+
+    fn clients() -> Clients {
+        let app = ClientConfig {
+            id: "app".into(),
+            secret: Some("s".repeat(32)),
+            redirect_uris: vec![CB.into()],
+            ..ClientConfig::default()
+        };
+        let mut spa = app.clone();
+        spa.id = "spa".into();
+        spa.secret = None;
+        let mut narrow = app.clone();
+        narrow.id = "narrow".into();
+        narrow.scopes = vec!["openid".into()];
+        Clients::new(vec![app, spa, narrow]).unwrap()
+    }
+
+    fn params(extra: &[(&str, &str)], without: &[&str]) -> Vec<(String, String)> {
+        let mut p: Vec<(String, String)> = [
+            ("client_id", "app"),
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", "openid email"),
+            ("state", "st"),
+            ("nonce", "n"),
+        ]
+        .iter()
+        .filter(|(k, _)| !without.contains(k))
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+        p.extend(
+            extra
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        );
+        p
+    }
+
+    #[test]
+    fn a_valid_request() {
+        let r = validate(
+            &params(
+                &[
+                    ("code_challenge", CHALLENGE),
+                    ("code_challenge_method", "S256"),
+                ],
+                &[],
+            ),
+            &clients(),
+        )
+        .unwrap();
+        assert_eq!(r.scopes, ["openid", "email"]);
+        assert_eq!(r.code_challenge.as_deref(), Some(CHALLENGE));
+        assert_eq!(
+            (r.state.as_deref(), r.nonce.as_deref()),
+            (Some("st"), Some("n"))
+        );
+        let r = validate(
+            &params(&[("scope", "openid profile email")], &["scope"]),
+            &clients(),
+        )
+        .unwrap();
+        assert_eq!(r.scopes, ["openid", "profile", "email"]);
+        // A client's narrower scopes: the rest is left out.
+        let r = validate(
+            &params(&[("client_id", "narrow")], &["client_id"]),
+            &clients(),
+        )
+        .unwrap();
+        assert_eq!(r.scopes, ["openid"]);
+        let r = validate(
+            &params(
+                &[
+                    ("prompt", "none"),
+                    ("max_age", "60"),
+                    ("response_mode", "form_post"),
+                ],
+                &[],
+            ),
+            &clients(),
+        )
+        .unwrap();
+        assert_eq!(
+            (r.prompt, r.max_age, r.response_mode),
+            (Prompt::None, Some(60), ResponseMode::FormPost)
+        );
+    }
+
+    /// Nothing goes to a redirect URI that is not exactly registered, or for an unknown or
+    /// repeated client: the user sees the error instead.
+    #[test]
+    fn unregistered_redirects_are_never_followed() {
+        let long = "x".repeat(MAX_PARAM_LEN + 1);
+        for (extra, without) in [
+            (vec![("client_id", "nobody")], vec!["client_id"]),
+            (vec![], vec!["client_id"]),
+            (vec![("client_id", "app")], vec![]),
+            (vec![("client_id", long.as_str())], vec!["client_id"]),
+            (vec![], vec!["redirect_uri"]),
+            (vec![("redirect_uri", CB)], vec![]),
+            (
+                vec![("redirect_uri", "https://app.example.com/cb/")],
+                vec!["redirect_uri"],
+            ),
+            (
+                vec![("redirect_uri", "https://app.example.com/cb?x=1")],
+                vec!["redirect_uri"],
+            ),
+            (
+                vec![("redirect_uri", "https://APP.example.com/cb")],
+                vec!["redirect_uri"],
+            ),
+            (
+                vec![("redirect_uri", "https://app.example.com:443/cb")],
+                vec!["redirect_uri"],
+            ),
+            (
+                vec![("redirect_uri", "https://app.example.com/cb#frag")],
+                vec!["redirect_uri"],
+            ),
+            (
+                vec![("redirect_uri", "https://evil@app.example.com/cb")],
+                vec!["redirect_uri"],
+            ),
+            (
+                vec![("redirect_uri", "https://app.example.com.evil.com/cb")],
+                vec!["redirect_uri"],
+            ),
+            (
+                vec![("redirect_uri", "https://app.example.com/cb/../evil")],
+                vec!["redirect_uri"],
+            ),
+            (
+                vec![("redirect_uri", "https://app.example.com/%63b")],
+                vec!["redirect_uri"],
+            ),
+        ] {
+            let p = params(&extra, &without);
+            assert!(
+                matches!(validate(&p, &clients()), Err(Refusal::Shown(_))),
+                "{p:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_errors_go_back_to_the_client_with_state() {
+        let long = "x".repeat(MAX_PARAM_LEN + 1);
+        for (extra, without, error) in [
+            (vec![], vec!["response_type"], "invalid_request"),
+            (
+                vec![("response_type", "token")],
+                vec!["response_type"],
+                "unsupported_response_type",
+            ),
+            (
+                vec![("response_type", "code id_token")],
+                vec!["response_type"],
+                "unsupported_response_type",
+            ),
+            (vec![("scope", "email")], vec!["scope"], "invalid_scope"),
+            (
+                vec![("code_challenge", CHALLENGE)],
+                vec![],
+                "invalid_request",
+            ),
+            (
+                vec![
+                    ("code_challenge", CHALLENGE),
+                    ("code_challenge_method", "plain"),
+                ],
+                vec![],
+                "invalid_request",
+            ),
+            (
+                vec![
+                    ("code_challenge", "short"),
+                    ("code_challenge_method", "S256"),
+                ],
+                vec![],
+                "invalid_request",
+            ),
+            (
+                vec![("code_challenge_method", "S256")],
+                vec![],
+                "invalid_request",
+            ),
+            (vec![("prompt", "none login")], vec![], "invalid_request"),
+            (vec![("max_age", "-1")], vec![], "invalid_request"),
+            (
+                vec![("response_mode", "fragment")],
+                vec![],
+                "invalid_request",
+            ),
+            (
+                vec![("nonce", long.as_str())],
+                vec!["nonce"],
+                "invalid_request",
+            ),
+            (vec![("scope", "openid")], vec![], "invalid_request"),
+        ] {
+            let p = params(&extra, &without);
+            match validate(&p, &clients()) {
+                Err(Refusal::Redirected {
+                    redirect_uri,
+                    error: e,
+                    state,
+                    ..
+                }) => {
+                    assert_eq!(
+                        (redirect_uri.as_str(), e, state.as_deref()),
+                        (CB, error, Some("st")),
+                        "{p:?}"
+                    );
+                }
+                other => panic!("{p:?}: {other:?}"),
+            }
+        }
+        // A public client without PKCE.
+        let p = params(&[("client_id", "spa")], &["client_id"]);
+        assert!(matches!(
+            validate(&p, &clients()),
+            Err(Refusal::Redirected {
+                error: "invalid_request",
+                ..
+            })
+        ));
+    }
+}

@@ -1,0 +1,588 @@
+//! authcore as an OpenID Provider: the strict `openid-client` (npm) signs the demo user in
+//! through it (discovery, PKCE, nonce, state, RFC 9207 `iss`, the EdDSA ID token, userinfo),
+//! and is refused a replayed code and a `prompt=none` without a session
+//! (`testsupport/oidc-rp/openid-client.mjs`). Then the attacks of RFC 9700 and OpenID
+//! Connect Core, as raw requests, each checked to issue no code or token: redirect URIs not
+//! exactly registered (never redirected to), PKCE missing, wrong or downgraded, a code for
+//! another client or replayed, client authentication failures, forged access tokens at
+//! userinfo, oversize and repeated parameters, framing of the form post.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use authcore_server::ServerConfig;
+use base64::Engine as _;
+use serde_json::Value;
+
+use crate::support::binary;
+use crate::support::browser;
+
+const SECRET: &str = "an OpenID Provider test secret, long enough";
+const RP_SECRET: &str = "rp-secret-0123456789abcdef0123456789";
+const OTHER_SECRET: &str = "other-secret-0123456789abcdef01234567";
+const CB: &str = "http://127.0.0.1:9/callback";
+/// RFC 7636 appendix B.
+const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+
+/// The provider on loopback: its base URL (`http://localhost:<port>`) and a client holding
+/// the demo user's session.
+struct Op {
+    base: String,
+    issuer: String,
+    signed_in: reqwest::Client,
+    cookie: String,
+    dir: PathBuf,
+}
+
+impl Drop for Op {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+async fn start() -> Op {
+    let dir = std::env::temp_dir().join(format!(
+        "authcore-op-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = dir.join("oidc.pem");
+    assert!(
+        std::process::Command::new("openssl")
+            .args(["genpkey", "-algorithm", "ed25519", "-out"])
+            .arg(&key)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let base = format!("http://localhost:{port}");
+    let config = format!(
+        r#"
+[server]
+database_url = "sqlite://{db}?mode=rwc"
+[auth]
+secret = "{SECRET}"
+url = "{base}/auth"
+[oidc_provider]
+signing_keys = ["{key}"]
+
+[[oidc_provider.clients]]
+id = "rp"
+name = "A relying party"
+secret = "{RP_SECRET}"
+redirect_uris = ["{CB}"]
+
+[[oidc_provider.clients]]
+id = "other"
+secret = "{OTHER_SECRET}"
+token_endpoint_auth_method = "client_secret_post"
+redirect_uris = ["{CB}"]
+
+[[oidc_provider.clients]]
+id = "spa"
+redirect_uris = ["{CB}"]
+"#,
+        db = dir.join("op.db").display(),
+        key = key.display(),
+    );
+    let path = dir.join("authcore.toml");
+    std::fs::write(&path, config).unwrap();
+    let server = ServerConfig::from_file(&path, authcore::env::Env::default())
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let app = server.router();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    // The demo user signs in with the password.
+    let jar = Arc::new(reqwest::cookie::Jar::default());
+    let signed_in = reqwest::Client::builder()
+        .cookie_provider(Arc::clone(&jar))
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(15))
+        .build()
+        .unwrap();
+    let csrf = binary::csrf_token(&signed_in, &base).await;
+    let r = signed_in
+        .post(format!("{base}/auth/callback/credentials"))
+        .form(&[
+            ("csrfToken", csrf.as_str()),
+            ("username", "demo"),
+            ("password", "authcore-demo"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 302);
+    use reqwest::cookie::CookieStore;
+    let cookie = jar
+        .cookies(&base.parse().unwrap())
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(cookie.contains("authjs.session-token="), "{cookie}");
+    Op {
+        issuer: format!("{base}/oidc"),
+        base,
+        signed_in,
+        cookie,
+        dir,
+    }
+}
+
+fn rand_suffix() -> u64 {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openid_client_signs_in_through_authcore() {
+    let op = start().await;
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/oidc-rp");
+    assert!(
+        dir.join("node_modules/openid-client").is_dir(),
+        "run `npm ci --prefix testsupport/oidc-rp` first"
+    );
+    let steps = browser::run_node(
+        &dir,
+        "openid-client.mjs",
+        &[&op.issuer, "rp", RP_SECRET, CB, &op.cookie],
+        Duration::from_secs(60),
+    )
+    .await;
+    let step = |name: &str| {
+        steps
+            .iter()
+            .find(|s| s["step"] == name)
+            .unwrap_or_else(|| panic!("no step {name}: {steps:?}"))
+            .clone()
+    };
+    assert_eq!(step("discovery")["issuer"], op.issuer);
+    let s = step("signed-in");
+    let claims = &s["claims"];
+    assert_eq!(claims["iss"], op.issuer, "{s}");
+    assert_eq!(claims["aud"], "rp", "{s}");
+    assert_eq!(claims["email"], "demo@example.com", "{s}");
+    assert_eq!(claims["name"], "Demo User", "{s}");
+    assert_eq!(claims["amr"], serde_json::json!(["pwd"]), "{s}");
+    assert!(claims["auth_time"].as_i64().is_some(), "{s}");
+    assert_eq!(s["userinfo"]["sub"], claims["sub"], "{s}");
+    assert_eq!(s["userinfo"]["email"], "demo@example.com", "{s}");
+    assert_eq!(s["userinfo"]["email_verified"], false, "{s}");
+    assert_eq!(s["scope"], "openid profile email");
+    let replay = step("replay");
+    assert_eq!(replay["accepted"], false, "{replay}");
+    assert_eq!(replay["reason"], "invalid_grant", "{replay}");
+    let silent = step("prompt-none");
+    assert_eq!(silent["accepted"], false, "{silent}");
+    assert_eq!(silent["reason"], "login_required", "{silent}");
+}
+
+/// The authorization request of `client` with `extra` parameters, by the signed-in user.
+async fn authorize(op: &Op, params: &[(&str, &str)]) -> reqwest::Response {
+    let mut url = url::Url::parse(&format!("{}/oidc/authorize", op.base)).unwrap();
+    url.query_pairs_mut().extend_pairs(params);
+    op.signed_in.get(url).send().await.unwrap()
+}
+
+fn location(r: &reqwest::Response) -> Option<url::Url> {
+    r.headers()
+        .get("location")
+        .map(|l| url::Url::parse(l.to_str().unwrap()).unwrap())
+}
+
+fn query(u: &url::Url, name: &str) -> Option<String> {
+    u.query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// A code for `client` (PKCE S256 with [`CHALLENGE`] unless `pkce` is false).
+async fn code(op: &Op, client: &str, pkce: bool) -> String {
+    let mut p = vec![
+        ("client_id", client),
+        ("redirect_uri", CB),
+        ("response_type", "code"),
+        ("scope", "openid email"),
+        ("state", "st"),
+    ];
+    if pkce {
+        p.extend([
+            ("code_challenge", CHALLENGE),
+            ("code_challenge_method", "S256"),
+        ]);
+    }
+    let r = authorize(op, &p).await;
+    assert_eq!(r.status(), 302);
+    let to = location(&r).unwrap();
+    assert!(to.as_str().starts_with(CB), "{to}");
+    assert_eq!(
+        query(&to, "iss").as_deref(),
+        Some(op.issuer.as_str()),
+        "RFC 9207"
+    );
+    query(&to, "code").unwrap_or_else(|| panic!("no code: {to}"))
+}
+
+/// `POST /oidc/token` with `form`, and HTTP Basic `basic` when given.
+async fn token(op: &Op, basic: Option<(&str, &str)>, form: &[(&str, &str)]) -> (u16, Value) {
+    let mut req = reqwest::Client::new()
+        .post(format!("{}/oidc/token", op.base))
+        .form(form);
+    if let Some((id, secret)) = basic {
+        req = req.basic_auth(id, Some(secret));
+    }
+    let r = req.send().await.unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+fn grant<'a>(code: &'a str, verifier: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
+    let mut f = vec![
+        ("grant_type", "authorization_code"),
+        ("code", code),
+        ("redirect_uri", CB),
+    ];
+    if let Some(v) = verifier {
+        f.push(("code_verifier", v));
+    }
+    f
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attacks_issue_no_code_and_no_token() {
+    let op = start().await;
+
+    // 1. Redirect URIs not exactly registered: an error page, never a redirect.
+    for uri in [
+        "http://127.0.0.1:9/callback/",
+        "http://127.0.0.1:9/callback?x=1",
+        "http://127.0.0.1:9/Callback",
+        "http://127.0.0.1:90/callback",
+        "http://127.0.0.1:9/callback#x",
+        "http://evil@127.0.0.1:9/callback",
+        "http://127.0.0.1:9/callback/../evil",
+        "http://127.0.0.1:9/%63allback",
+        "https://evil.example/callback",
+        "",
+    ] {
+        let r = authorize(
+            &op,
+            &[
+                ("client_id", "rp"),
+                ("redirect_uri", uri),
+                ("response_type", "code"),
+                ("scope", "openid"),
+            ],
+        )
+        .await;
+        assert_eq!(r.status(), 400, "{uri}");
+        assert!(r.headers().get("location").is_none(), "{uri}");
+    }
+    let r = authorize(
+        &op,
+        &[
+            ("client_id", "nobody"),
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", "openid"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    // Repeated client or redirect URI: not picked from.
+    let r = authorize(
+        &op,
+        &[
+            ("client_id", "rp"),
+            ("client_id", "spa"),
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", "openid"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+
+    // 2. Errors after that go back to the client, with state and iss, and no code.
+    let long = "x".repeat(3000);
+    for (params, error) in [
+        (
+            vec![("client_id", "spa"), ("scope", "openid")],
+            "invalid_request",
+        ),
+        (
+            vec![
+                ("client_id", "rp"),
+                ("scope", "openid"),
+                ("code_challenge", CHALLENGE),
+                ("code_challenge_method", "plain"),
+            ],
+            "invalid_request",
+        ),
+        (
+            vec![("client_id", "rp"), ("scope", "profile")],
+            "invalid_scope",
+        ),
+        (
+            vec![
+                ("client_id", "rp"),
+                ("scope", "openid"),
+                ("nonce", long.as_str()),
+            ],
+            "invalid_request",
+        ),
+    ] {
+        let mut p = params.clone();
+        p.extend([
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("state", "st"),
+        ]);
+        let r = authorize(&op, &p).await;
+        let to = location(&r).unwrap();
+        assert_eq!(
+            query(&to, "error").as_deref(),
+            Some(error),
+            "{params:?}: {to}"
+        );
+        assert_eq!(query(&to, "state").as_deref(), Some("st"));
+        assert_eq!(query(&to, "iss").as_deref(), Some(op.issuer.as_str()));
+        assert!(query(&to, "code").is_none());
+    }
+
+    // 3. The token endpoint: client authentication.
+    let c = code(&op, "rp", true).await;
+    for (basic, extra, status, error) in [
+        (
+            Some(("rp", "wrong-secret-0123456789abcdef0123456")),
+            vec![],
+            401,
+            "invalid_client",
+        ),
+        (Some(("nobody", RP_SECRET)), vec![], 401, "invalid_client"),
+        (
+            None,
+            vec![("client_id", "rp"), ("client_secret", RP_SECRET)],
+            401,
+            "invalid_client",
+        ),
+        (
+            Some(("rp", RP_SECRET)),
+            vec![("client_secret", RP_SECRET)],
+            400,
+            "invalid_request",
+        ),
+        (
+            Some(("rp", RP_SECRET)),
+            vec![("client_id", "other")],
+            400,
+            "invalid_request",
+        ),
+        (None, vec![("client_id", "rp")], 401, "invalid_client"),
+        (None, vec![], 401, "invalid_client"),
+    ] {
+        let mut form = grant(&c, Some(VERIFIER));
+        form.extend(extra.iter().copied());
+        let (s, body) = token(&op, basic, &form).await;
+        assert_eq!(
+            (s, body["error"].as_str()),
+            (status, Some(error)),
+            "{basic:?} {extra:?}: {body}"
+        );
+        assert!(body.get("access_token").is_none());
+    }
+    // The code was never redeemed above: it still works, once.
+    let (s, body) = token(&op, Some(("rp", RP_SECRET)), &grant(&c, Some(VERIFIER))).await;
+    assert_eq!(s, 200, "{body}");
+    let access = body["access_token"].as_str().unwrap().to_owned();
+    let (s, body) = token(&op, Some(("rp", RP_SECRET)), &grant(&c, Some(VERIFIER))).await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "replay: {body}"
+    );
+
+    // 4. PKCE: a wrong or missing verifier, a downgrade; a code for another client.
+    for (pkce, verifier) in [
+        (true, Some("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXl")),
+        (true, None),
+        (true, Some(CHALLENGE)),
+        (false, Some(VERIFIER)),
+    ] {
+        let c = code(&op, "rp", pkce).await;
+        let (s, body) = token(&op, Some(("rp", RP_SECRET)), &grant(&c, verifier)).await;
+        assert_eq!(
+            (s, body["error"].as_str()),
+            (400, Some("invalid_grant")),
+            "{pkce} {verifier:?}: {body}"
+        );
+    }
+    let c = code(&op, "rp", true).await;
+    let mut form = grant(&c, Some(VERIFIER));
+    form.extend([("client_id", "other"), ("client_secret", OTHER_SECRET)]);
+    let (s, body) = token(&op, None, &form).await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "another client's code: {body}"
+    );
+    let mut form = grant(&c, Some(VERIFIER));
+    form.retain(|(k, _)| *k != "redirect_uri");
+    let (s, body) = token(&op, Some(("rp", RP_SECRET)), &form).await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "no redirect_uri: {body}"
+    );
+    let (s, body) = token(
+        &op,
+        Some(("rp", RP_SECRET)),
+        &grant("forged.code.value.x.y", Some(VERIFIER)),
+    )
+    .await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{body}"
+    );
+    // A public client redeems its own code with PKCE and no secret.
+    let c = code(&op, "spa", true).await;
+    let mut form = grant(&c, Some(VERIFIER));
+    form.push(("client_id", "spa"));
+    let (s, body) = token(&op, None, &form).await;
+    assert_eq!(s, 200, "{body}");
+
+    // 5. Userinfo: the access token, and nothing forged.
+    let userinfo = |auth: String| {
+        let base = op.base.clone();
+        async move {
+            reqwest::Client::new()
+                .get(format!("{base}/oidc/userinfo"))
+                .header("authorization", auth)
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let r = userinfo(format!("Bearer {access}")).await;
+    assert_eq!(r.status(), 200);
+    let info: Value = r.json().await.unwrap();
+    assert_eq!(info["email"], "demo@example.com");
+    assert!(info.get("name").is_none(), "scope email only: {info}");
+    let parts: Vec<&str> = access.split('.').collect();
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut payload: Value = serde_json::from_slice(&b64.decode(parts[1]).unwrap()).unwrap();
+    payload["sub"] = "someone-else".into();
+    let tampered = format!(
+        "{}.{}.{}",
+        parts[0],
+        b64.encode(payload.to_string()),
+        parts[2]
+    );
+    let none = format!(
+        "{}.{}.",
+        b64.encode(r#"{"alg":"none","typ":"at+jwt"}"#),
+        parts[1]
+    );
+    for forged in [
+        tampered,
+        none,
+        format!("{access}x"),
+        "garbage".into(),
+        String::new(),
+    ] {
+        let r = userinfo(format!("Bearer {forged}")).await;
+        assert_eq!(r.status(), 401, "{forged}");
+        assert!(
+            r.headers()["www-authenticate"]
+                .to_str()
+                .unwrap()
+                .starts_with("Bearer error=")
+        );
+    }
+    // An ID token is no access token.
+    let c = code(&op, "rp", true).await;
+    let (_, body) = token(&op, Some(("rp", RP_SECRET)), &grant(&c, Some(VERIFIER))).await;
+    let r = userinfo(format!("Bearer {}", body["id_token"].as_str().unwrap())).await;
+    assert_eq!(r.status(), 401);
+
+    // 6. The form post answer: a page no one may frame, posting only to the client.
+    let r = authorize(
+        &op,
+        &[
+            ("client_id", "rp"),
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", "openid"),
+            ("response_mode", "form_post"),
+            ("code_challenge", CHALLENGE),
+            ("code_challenge_method", "S256"),
+            ("state", "<script>"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    let csp = r.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        csp.contains("frame-ancestors 'none'") && csp.contains("form-action http://127.0.0.1:9"),
+        "{csp}"
+    );
+    let page = r.text().await.unwrap();
+    assert!(
+        page.contains(&format!("action=\"{CB}\""))
+            && page.contains("value=\"&#60;script&#62;\"")
+            && page.matches("<script").count() == 1,
+        "{page}"
+    );
+
+    // 7. Without a session: the sign-in page, and back here after.
+    let anonymous = binary::browser();
+    let mut url = url::Url::parse(&format!("{}/oidc/authorize", op.base)).unwrap();
+    url.query_pairs_mut().extend_pairs([
+        ("client_id", "rp"),
+        ("redirect_uri", CB),
+        ("response_type", "code"),
+        ("scope", "openid"),
+    ]);
+    let r = anonymous.get(url).send().await.unwrap();
+    let to = r.headers()["location"].to_str().unwrap();
+    assert!(
+        to.starts_with("/auth/signin?callbackUrl=%2Foidc%2Fauthorize%3F"),
+        "{to}"
+    );
+}
+
+#[tokio::test]
+async fn discovery_and_keys() {
+    let op = start().await;
+    let meta: Value = reqwest::get(format!("{}/oidc/.well-known/openid-configuration", op.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(meta["issuer"], op.issuer);
+    assert_eq!(
+        meta["code_challenge_methods_supported"],
+        serde_json::json!(["S256"])
+    );
+    assert_eq!(meta["authorization_response_iss_parameter_supported"], true);
+    let jwks: Value = reqwest::get(meta["jwks_uri"].as_str().unwrap())
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(jwks["keys"][0]["alg"], "EdDSA");
+    assert!(jwks["keys"][0].get("d").is_none(), "no private part");
+}

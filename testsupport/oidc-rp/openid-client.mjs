@@ -1,0 +1,89 @@
+// A relying party from the registry, openid-client 6 (strict: RFC 9207 `iss`, PKCE,
+// nonce, ID token signature and claims), signing in through authcore as an OpenID Provider.
+// Driven by crates/authcore-server/tests/oidc_provider.rs:
+//   node openid-client.mjs <issuer> <client id> <client secret> <redirect URI> <cookie header>
+// The "browser" is fetch with the signed-in user's cookie, following authcore's redirects
+// until the redirect URI. One JSON line per step; {"done": true} at the end; a failure
+// prints {"error": "..."} and exits 1.
+import * as client from 'openid-client';
+
+const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
+const [issuer, clientId, secret, redirectUri, cookie] = process.argv.slice(2);
+if (!cookie) {
+  console.error('usage: node openid-client.mjs <issuer> <client id> <client secret> <redirect URI> <cookie header>');
+  process.exit(2);
+}
+
+// The authorization request as a browser makes it: the answer at the redirect URI.
+async function browse(url, headers) {
+  let current = url;
+  for (let hop = 0; hop < 10; hop++) {
+    if (current.href.startsWith(redirectUri)) return current;
+    const res = await fetch(current, { headers, redirect: 'manual' });
+    const location = res.headers.get('location');
+    if (!location) throw new Error(`no redirect from ${current}: ${res.status} ${await res.text()}`);
+    current = new URL(location, current);
+  }
+  throw new Error('too many redirects');
+}
+
+try {
+  const config = await client.discovery(
+    new URL(issuer),
+    clientId,
+    { id_token_signed_response_alg: 'EdDSA' },
+    client.ClientSecretBasic(secret),
+    { execute: [client.allowInsecureRequests] },
+  );
+  say({ step: 'discovery', issuer: config.serverMetadata().issuer });
+
+  const verifier = client.randomPKCECodeVerifier();
+  const challenge = await client.calculatePKCECodeChallenge(verifier);
+  const nonce = client.randomNonce();
+  const state = client.randomState();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope: 'openid profile email',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    nonce,
+    state,
+  });
+  const callback = await browse(url, { cookie });
+  const checks = { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state, idTokenExpected: true };
+  const tokens = await client.authorizationCodeGrant(config, callback, checks);
+  const claims = tokens.claims();
+  const userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+  say({ step: 'signed-in', claims, userinfo, scope: tokens.scope, tokenType: tokens.token_type });
+
+  // The same code again: refused.
+  try {
+    await client.authorizationCodeGrant(config, callback, checks);
+    say({ step: 'replay', accepted: true });
+  } catch (e) {
+    say({ step: 'replay', accepted: false, reason: e.error ?? e.code ?? String(e) });
+  }
+
+  // prompt=none without a session: login_required, reported by the client library.
+  const silent = client.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope: 'openid',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    nonce,
+    state,
+    prompt: 'none',
+  });
+  const answer = await browse(silent, {});
+  try {
+    await client.authorizationCodeGrant(config, answer, checks);
+    say({ step: 'prompt-none', accepted: true });
+  } catch (e) {
+    say({ step: 'prompt-none', accepted: false, reason: e.error ?? e.code ?? String(e) });
+  }
+  say({ done: true });
+} catch (e) {
+  const detail = e && e.error_description ? ` (${e.error_description})` : '';
+  say({ error: `${e && e.stack ? e.stack : e}${detail}` + (e && e.cause ? ` cause: ${JSON.stringify(e.cause)}` : '') });
+  process.exitCode = 1;
+}
