@@ -6,8 +6,9 @@
 //
 //   AUTH_SECRET                    the secret (required)
 //   PORT                           where to listen on 127.0.0.1 (default: any free port)
-//   OIDC_ISSUER, OIDC_ID, OIDC_SECRET
-//                                  also sign in at that OpenID provider (id `oidc`)
+//   OIDC_ISSUER, OIDC_ID, OIDC_SECRET, OIDC_ID_TOKEN_ALG
+//                                  also sign in at that OpenID provider (id `oidc`; its ID
+//                                  tokens' algorithm when not RS256)
 //   DATABASE_URL, DATABASE_SCHEMA  database sessions through @auth/pg-adapter on that
 //                                  schema, and magic links (kept in memory, served at
 //                                  GET /test/link?email=…)
@@ -56,6 +57,8 @@ if (env.OIDC_ISSUER) {
     issuer: env.OIDC_ISSUER,
     clientId: env.OIDC_ID,
     clientSecret: env.OIDC_SECRET,
+    // The ID token's algorithm, when not RS256 (authcore as the provider signs with EdDSA).
+    ...(env.OIDC_ID_TOKEN_ALG ? { client: { id_token_signed_response_alg: env.OIDC_ID_TOKEN_ALG } } : {}),
   });
 }
 

@@ -43,6 +43,11 @@ impl Drop for Op {
 }
 
 async fn start() -> Op {
+    start_with("").await
+}
+
+/// [`start`] with more `[[oidc_provider.clients]]` tables.
+async fn start_with(more_clients: &str) -> Op {
     let dir = std::env::temp_dir().join(format!(
         "authcore-op-{}-{}",
         std::process::id(),
@@ -86,6 +91,7 @@ redirect_uris = ["{CB}"]
 [[oidc_provider.clients]]
 id = "spa"
 redirect_uris = ["{CB}"]
+{more_clients}
 "#,
         db = dir.join("op.db").display(),
         key = key.display(),
@@ -560,6 +566,92 @@ async fn attacks_issue_no_code_and_no_token() {
         to.starts_with("/auth/signin?callbackUrl=%2Foidc%2Fauthorize%3F"),
         "{to}"
     );
+}
+
+/// Auth.js itself as the relying party: the Express app of `testsupport/authjs-express`
+/// (`@auth/express`, its generic OIDC provider pointed at authcore) signs the demo user in,
+/// and its own session names them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authjs_app_signs_in_through_authcore() {
+    const AUTHJS_SECRET: &str = "authjs-client-secret-0123456789abcdef";
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // Another host than authcore's `localhost`: the two apps' cookies (the same names)
+    // stay apart in the one browser.
+    let rp = format!("http://127.0.0.1:{port}");
+    let op = start_with(&format!(
+        "[[oidc_provider.clients]]\nid = \"authjs\"\nsecret = \"{AUTHJS_SECRET}\"\nredirect_uris = [\"{rp}/auth/callback/oidc\"]\n"
+    ))
+    .await;
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/authjs-express");
+    assert!(
+        dir.join("node_modules/@auth/express").is_dir(),
+        "run `npm ci --prefix testsupport/authjs-express` first"
+    );
+    let mut app = tokio::process::Command::new("node")
+        .arg("app.mjs")
+        .current_dir(&dir)
+        .env("AUTH_SECRET", "the Auth.js app's own secret, long enough")
+        .env("PORT", port.to_string())
+        .env("OIDC_ISSUER", &op.issuer)
+        .env("OIDC_ID", "authjs")
+        .env("OIDC_SECRET", AUTHJS_SECRET)
+        .env("OIDC_ID_TOKEN_ALG", "EdDSA")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncBufReadExt as _;
+    let mut lines = tokio::io::BufReader::new(app.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(line.contains("listening"), "{line}");
+
+    // The browser, signed in at authcore, starts the Auth.js sign-in.
+    let browser = &op.signed_in;
+    let csrf: Value = browser
+        .get(format!("{rp}/auth/csrf"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut r = browser
+        .post(format!("{rp}/auth/signin/oidc"))
+        .form(&[
+            ("csrfToken", csrf["csrfToken"].as_str().unwrap()),
+            ("callbackUrl", &format!("{rp}/whoami")),
+        ])
+        .send()
+        .await
+        .unwrap();
+    // Auth.js → authcore's authorization endpoint → back to Auth.js's callback → its page.
+    let mut trail = Vec::new();
+    while r.status().is_redirection() && trail.len() < 6 {
+        let to = r.headers()["location"].to_str().unwrap().to_owned();
+        trail.push(to.clone());
+        r = browser.get(&to).send().await.unwrap();
+    }
+    assert!(
+        trail[0].starts_with(&format!("{}/oidc/authorize?", op.base)),
+        "{trail:?}"
+    );
+    assert!(
+        trail[1].starts_with(&format!("{rp}/auth/callback/oidc?code=")),
+        "{trail:?}"
+    );
+    assert_eq!(trail.last().unwrap(), &format!("{rp}/whoami"), "{trail:?}");
+    let session: Value = r.json().await.unwrap();
+    assert_eq!(session["user"]["email"], "demo@example.com", "{session}");
+    assert_eq!(session["user"]["name"], "Demo User", "{session}");
+    drop(app);
 }
 
 #[tokio::test]
