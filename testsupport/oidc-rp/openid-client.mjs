@@ -1,16 +1,16 @@
 // A relying party from the registry, openid-client 6 (strict: RFC 9207 `iss`, PKCE,
 // nonce, ID token signature and claims), signing in through authcore as an OpenID Provider.
 // Driven by crates/authcore-server/tests/oidc_provider.rs:
-//   node openid-client.mjs <issuer> <client id> <client secret> <redirect URI> <cookie header>
+//   node openid-client.mjs <issuer> <client id> <client secret> <redirect URI> <cookie header> <post-logout redirect URI>
 // The "browser" is fetch with the signed-in user's cookie, following authcore's redirects
 // until the redirect URI. One JSON line per step; {"done": true} at the end; a failure
 // prints {"error": "..."} and exits 1.
 import * as client from 'openid-client';
 
 const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
-const [issuer, clientId, secret, redirectUri, cookie] = process.argv.slice(2);
-if (!cookie) {
-  console.error('usage: node openid-client.mjs <issuer> <client id> <client secret> <redirect URI> <cookie header>');
+const [issuer, clientId, secret, redirectUri, cookie, loggedOut] = process.argv.slice(2);
+if (!loggedOut) {
+  console.error('usage: node openid-client.mjs <issuer> <client id> <client secret> <redirect URI> <cookie header> <post-logout redirect URI>');
   process.exit(2);
 }
 
@@ -81,6 +81,15 @@ try {
   } catch (e) {
     say({ step: 'prompt-none', accepted: false, reason: e.error ?? e.code ?? String(e) });
   }
+  // RP-initiated logout: the end-session URL the library builds leads to authcore's
+  // sign-out page (which the user confirms there).
+  const end = client.buildEndSessionUrl(config, {
+    id_token_hint: tokens.id_token,
+    post_logout_redirect_uri: loggedOut,
+    state: 'bye',
+  });
+  const res = await fetch(end, { headers: { cookie }, redirect: 'manual' });
+  say({ step: 'end-session', status: res.status, location: res.headers.get('location') });
   say({ done: true });
 } catch (e) {
   const detail = e && e.error_description ? ` (${e.error_description})` : '';

@@ -22,6 +22,7 @@ const SECRET: &str = "an OpenID Provider test secret, long enough";
 const RP_SECRET: &str = "rp-secret-0123456789abcdef0123456789";
 const OTHER_SECRET: &str = "other-secret-0123456789abcdef01234567";
 const CB: &str = "http://127.0.0.1:9/callback";
+const LOGGED_OUT: &str = "http://127.0.0.1:9/logged-out";
 /// RFC 7636 appendix B.
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
@@ -81,6 +82,7 @@ id = "rp"
 name = "A relying party"
 secret = "{RP_SECRET}"
 redirect_uris = ["{CB}"]
+post_logout_redirect_uris = ["{LOGGED_OUT}"]
 
 [[oidc_provider.clients]]
 id = "other"
@@ -158,7 +160,7 @@ async fn openid_client_signs_in_through_authcore() {
     let steps = browser::run_node(
         &dir,
         "openid-client.mjs",
-        &[&op.issuer, "rp", RP_SECRET, CB, &op.cookie],
+        &[&op.issuer, "rp", RP_SECRET, CB, &op.cookie, LOGGED_OUT],
         Duration::from_secs(60),
     )
     .await;
@@ -188,6 +190,15 @@ async fn openid_client_signs_in_through_authcore() {
     let silent = step("prompt-none");
     assert_eq!(silent["accepted"], false, "{silent}");
     assert_eq!(silent["reason"], "login_required", "{silent}");
+    let end = step("end-session");
+    assert_eq!(end["status"], 302, "{end}");
+    assert!(
+        end["location"]
+            .as_str()
+            .unwrap()
+            .starts_with("/auth/signout?callbackUrl=%2Foidc%2Flogout%2Fdone"),
+        "{end}"
+    );
 }
 
 /// The authorization request of `client` with `extra` parameters, by the signed-in user.
@@ -652,6 +663,127 @@ async fn an_authjs_app_signs_in_through_authcore() {
     assert_eq!(session["user"]["email"], "demo@example.com", "{session}");
     assert_eq!(session["user"]["name"], "Demo User", "{session}");
     drop(app);
+}
+
+/// RP-initiated logout: the client sends the user with its ID token as hint; authcore's
+/// sign-out page (CSRF-checked) ends the session and the browser goes on to the registered
+/// post-logout redirect URI with `state`. Unregistered URIs, a hint of another issuer, a
+/// hint for another client, or a forged way back are refused on authcore's page, and sign
+/// nobody out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rp_initiated_logout_signs_out_and_goes_back() {
+    let op = start().await;
+    let c = code(&op, "rp", true).await;
+    let (_, tokens) = token(&op, Some(("rp", RP_SECRET)), &grant(&c, Some(VERIFIER))).await;
+    let hint = tokens["id_token"].as_str().unwrap().to_owned();
+    let session = async || -> Value {
+        op.signed_in
+            .get(format!("{}/auth/session", op.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    };
+    let logout = async |params: &[(&str, &str)]| {
+        let mut url = url::Url::parse(&format!("{}/oidc/logout", op.base)).unwrap();
+        url.query_pairs_mut().extend_pairs(params);
+        op.signed_in.get(url).send().await.unwrap()
+    };
+    // Refused, on authcore's page: nobody is signed out.
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let parts: Vec<&str> = hint.split('.').collect();
+    let mut other_aud: Value = serde_json::from_slice(&b64.decode(parts[1]).unwrap()).unwrap();
+    other_aud["aud"] = "other".into();
+    let forged = format!(
+        "{}.{}.{}",
+        parts[0],
+        b64.encode(other_aud.to_string()),
+        parts[2]
+    );
+    for params in [
+        vec![
+            ("id_token_hint", hint.as_str()),
+            ("post_logout_redirect_uri", "http://127.0.0.1:9/logged-out/"),
+        ],
+        vec![
+            ("id_token_hint", hint.as_str()),
+            ("post_logout_redirect_uri", CB),
+        ],
+        vec![("post_logout_redirect_uri", LOGGED_OUT)],
+        vec![
+            ("client_id", "other"),
+            ("post_logout_redirect_uri", LOGGED_OUT),
+        ],
+        vec![
+            ("id_token_hint", hint.as_str()),
+            ("client_id", "other"),
+            ("post_logout_redirect_uri", LOGGED_OUT),
+        ],
+        vec![
+            ("id_token_hint", forged.as_str()),
+            ("post_logout_redirect_uri", LOGGED_OUT),
+        ],
+        vec![
+            ("id_token_hint", "a.b.c"),
+            ("post_logout_redirect_uri", LOGGED_OUT),
+        ],
+    ] {
+        let r = logout(&params).await;
+        assert_eq!(r.status(), 400, "{params:?}");
+        assert!(r.headers().get("location").is_none(), "{params:?}");
+    }
+    let r = op
+        .signed_in
+        .get(format!("{}/oidc/logout/done?d=forged", op.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(session().await["user"]["email"], "demo@example.com");
+
+    // The real one: the sign-out page, its form, then back to the client with state.
+    let r = logout(&[
+        ("id_token_hint", hint.as_str()),
+        ("post_logout_redirect_uri", LOGGED_OUT),
+        ("state", "bye"),
+    ])
+    .await;
+    assert_eq!(r.status(), 302);
+    let to = r.headers()["location"].to_str().unwrap().to_owned();
+    assert!(
+        to.starts_with("/auth/signout?callbackUrl=%2Foidc%2Flogout%2Fdone%3Fd%3D"),
+        "{to}"
+    );
+    let page = op
+        .signed_in
+        .get(format!("{}{to}", op.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    assert_eq!(
+        session().await["user"]["email"],
+        "demo@example.com",
+        "the page alone signs nobody out"
+    );
+    let csrf = binary::csrf_token(&op.signed_in, &op.base).await;
+    let r = op
+        .signed_in
+        .post(format!("{}/auth/signout", op.base))
+        .form(&[("csrfToken", csrf.as_str())])
+        .send()
+        .await
+        .unwrap();
+    let done = r.headers()["location"].to_str().unwrap().to_owned();
+    assert!(done.contains("/oidc/logout/done?d="), "{done}");
+    let r = op.signed_in.get(&done).send().await.unwrap();
+    assert_eq!(
+        r.headers()["location"].to_str().unwrap(),
+        format!("{LOGGED_OUT}?state=bye")
+    );
+    assert_eq!(session().await, Value::Null, "signed out");
 }
 
 #[tokio::test]

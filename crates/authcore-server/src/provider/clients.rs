@@ -37,6 +37,10 @@ pub struct ClientConfig {
     /// The scopes it may ask for (default: all of [`SCOPES`]).
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// Where the client may be sent after signing the user out (RP-Initiated Logout 1.0
+    /// §3), compared exactly; the same rules as `redirect_uris`.
+    #[serde(default)]
+    pub post_logout_redirect_uris: Vec<String>,
 }
 
 /// How a client authenticates at the token endpoint (RFC 6749 §2.3, OpenID Connect Core
@@ -70,6 +74,7 @@ pub struct Client {
     secret: Option<String>,
     auth_method: AuthMethod,
     redirect_uris: Vec<String>,
+    post_logout_redirect_uris: Vec<String>,
     scopes: BTreeSet<String>,
 }
 
@@ -108,6 +113,11 @@ impl Client {
     /// normalisation, prefix, case folding or port defaulting (RFC 9700 §4.1.3).
     pub fn has_redirect_uri(&self, uri: &str) -> bool {
         self.redirect_uris.iter().any(|r| r == uri)
+    }
+
+    /// Whether `uri` is one of its post-logout redirect URIs, compared exactly.
+    pub fn has_post_logout_redirect_uri(&self, uri: &str) -> bool {
+        self.post_logout_redirect_uris.iter().any(|r| r == uri)
     }
 
     /// Whether it may ask for `scope`.
@@ -193,7 +203,7 @@ impl Clients {
         if c.redirect_uris.is_empty() {
             return Err("give at least one redirect_uris entry".into());
         }
-        for uri in &c.redirect_uris {
+        for uri in c.redirect_uris.iter().chain(&c.post_logout_redirect_uris) {
             redirect_uri_problem(uri)
                 .map_or(Ok(()), |p| Err(format!("redirect URI {uri:?}: {p}")))?;
         }
@@ -217,6 +227,7 @@ impl Clients {
             secret,
             auth_method,
             redirect_uris: c.redirect_uris.clone(),
+            post_logout_redirect_uris: c.post_logout_redirect_uris.clone(),
             scopes,
         })
     }

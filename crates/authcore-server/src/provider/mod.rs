@@ -52,6 +52,10 @@ pub const TOKEN_PATH: &str = "/oidc/token";
 pub const USERINFO_PATH: &str = "/oidc/userinfo";
 /// The signing keys' public JWK Set.
 pub const JWKS_PATH: &str = "/oidc/jwks";
+/// RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0).
+pub const LOGOUT_PATH: &str = "/oidc/logout";
+/// Where authcore's sign-out page sends the browser back, on to the client.
+pub const LOGGED_OUT_PATH: &str = "/oidc/logout/done";
 
 /// How long an authorization code may be redeemed (seconds).
 pub const CODE_TTL_SECS: u64 = 60;
@@ -65,6 +69,10 @@ pub const MAX_FORM_BYTES: usize = 16 * 1024;
 /// The salt of sealed authorization codes (a purpose of its own: no session token or check
 /// cookie opens as a code).
 const CODE_SALT: &str = "authcore.oidc-provider.code";
+/// The salt of the sealed way back of a logout (its post-logout redirect URI and state).
+const LOGOUT_SALT: &str = "authcore.oidc-provider.logout";
+/// How long the sign-out page may take before the way back is void (seconds).
+const LOGOUT_TTL_SECS: u64 = 600;
 /// The query parameter the authorization endpoint adds to its own URL when it sends a
 /// `prompt=login` request to sign in: the time from which a sign-in counts.
 const LOGIN_AFTER: &str = "authcore_login_after";
@@ -181,6 +189,7 @@ impl OpenIdProvider {
             "token_endpoint": self.url(TOKEN_PATH),
             "userinfo_endpoint": self.url(USERINFO_PATH),
             "jwks_uri": self.url(JWKS_PATH),
+            "end_session_endpoint": self.url(LOGOUT_PATH),
             "scopes_supported": clients::SCOPES,
             "response_types_supported": ["code"],
             "response_modes_supported": ["query", "form_post"],
@@ -231,6 +240,8 @@ pub fn routes(state: ProviderState) -> axum::Router {
         .route(AUTHORIZE_PATH, get(authorize).post(authorize))
         .route(TOKEN_PATH, post(token))
         .route(USERINFO_PATH, get(userinfo).post(userinfo))
+        .route(LOGOUT_PATH, get(logout).post(logout))
+        .route(LOGGED_OUT_PATH, get(logged_out))
         .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
         .with_state(state)
 }
@@ -375,12 +386,13 @@ fn redirect(location: &str) -> Response {
     }
 }
 
-/// The error page of a request that cannot be sent back to its client.
+/// The error page of a request that cannot be sent back to its client (an authorization or
+/// logout request naming a client or redirect URI not registered here).
 fn shown_error(message: &str) -> Response {
     (
         StatusCode::BAD_REQUEST,
         [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        format!("This sign-in request cannot be answered: {message}.\n"),
+        format!("This request cannot be answered: {message}.\n"),
     )
         .into_response()
 }
@@ -792,4 +804,127 @@ async fn userinfo(State(s): State<ProviderState>, headers: HeaderMap) -> Respons
         Ok(claims) => no_store(json_response(StatusCode::OK, &claims)),
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     }
+}
+
+/// `GET` / `POST /oidc/logout` (RP-Initiated Logout 1.0 §2): the client asks authcore to
+/// sign the user out. The user confirms on authcore's sign-out page (a CSRF-checked form:
+/// no page of another site can sign the user out), then goes to the client's registered
+/// `post_logout_redirect_uri` with `state`, or stays at authcore. A redirect URI that is not
+/// exactly registered, an `id_token_hint` not signed here or for another client, is refused
+/// on a page of authcore's, never redirected to.
+async fn logout(State(s): State<ProviderState>, method: Method, uri: Uri, body: Bytes) -> Response {
+    let params = if method == Method::POST {
+        pairs(&body)
+    } else {
+        pairs(uri.query().unwrap_or_default().as_bytes())
+    };
+    let mut seen = std::collections::HashSet::new();
+    if params.iter().any(|(k, _)| !seen.insert(k.as_str())) {
+        return shown_error("a parameter is given more than once");
+    }
+    let param = |name: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let p = &s.provider;
+    // The client the hint was issued to (expired hints are fine: §2 "need not be concerned
+    // with whether the ID Token is expired"); it must be ours and agree with client_id.
+    let hinted = match param("id_token_hint") {
+        None => None,
+        Some(hint) => {
+            let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::EdDSA);
+            validation.set_issuer(&[&p.issuer]);
+            validation.validate_exp = false;
+            validation.validate_aud = false;
+            validation.set_required_spec_claims(&["iss", "aud", "sub"]);
+            match p.keys.verify::<Value>(hint, "JWT", &validation) {
+                Some(claims) => claims.get("aud").and_then(Value::as_str).map(str::to_owned),
+                None => return shown_error("the id_token_hint was not issued here"),
+            }
+        }
+    };
+    let client_id = match (hinted.as_deref(), param("client_id")) {
+        (Some(a), Some(b)) if a != b => {
+            return shown_error("client_id is not the id_token_hint's audience");
+        }
+        (a, b) => a.or(b),
+    };
+    let back = match param("post_logout_redirect_uri") {
+        None => None,
+        Some(target) => {
+            let registered = client_id
+                .and_then(|id| p.clients.get(id))
+                .is_some_and(|c| c.has_post_logout_redirect_uri(target));
+            if !registered {
+                return shown_error(
+                    "the post_logout_redirect_uri is not one registered for the client (give id_token_hint or client_id; they are compared exactly)",
+                );
+            }
+            let mut way = serde_json::Map::new();
+            way.insert("uri".into(), target.into());
+            if let Some(state) = param("state") {
+                way.insert("state".into(), state.into());
+            }
+            match s
+                .auth
+                .config()
+                .jwt()
+                .encode(&way, LOGOUT_SALT, LOGOUT_TTL_SECS)
+            {
+                Ok(sealed) => Some(sealed),
+                Err(_) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+            }
+        }
+    };
+    let after = match back {
+        Some(sealed) => format!(
+            "{LOGGED_OUT_PATH}?d={}",
+            url::form_urlencoded::byte_serialize(sealed.as_bytes()).collect::<String>()
+        ),
+        None => "/".to_owned(),
+    };
+    no_store(redirect(&sign_out_location(&s.auth, &after)))
+}
+
+/// authcore's sign-out page, with `callbackUrl` set to `target`.
+fn sign_out_location(auth: &Auth, target: &str) -> String {
+    let config = auth.config();
+    let mut location = config
+        .pages()
+        .sign_out
+        .clone()
+        .unwrap_or_else(|| format!("{}/signout", config.base_path()));
+    location.push(if location.contains('?') { '&' } else { '?' });
+    location.push_str("callbackUrl=");
+    location.extend(url::form_urlencoded::byte_serialize(target.as_bytes()));
+    location
+}
+
+/// `GET /oidc/logout/done?d=…`: after the sign-out, on to the client's post-logout redirect
+/// URI (sealed by [`logout`]: nothing else is redirected to from here).
+async fn logged_out(State(s): State<ProviderState>, uri: Uri) -> Response {
+    let params = pairs(uri.query().unwrap_or_default().as_bytes());
+    let way = params
+        .iter()
+        .find(|(k, _)| k == "d")
+        .and_then(|(_, v)| s.auth.config().jwt().decode(v, LOGOUT_SALT).ok().flatten());
+    let Some(target) = way
+        .as_ref()
+        .and_then(|w| w.get("uri"))
+        .and_then(Value::as_str)
+        .and_then(|u| url::Url::parse(u).ok())
+    else {
+        return shown_error("this way back from the sign-out is unknown or expired");
+    };
+    let mut target = target;
+    if let Some(state) = way
+        .as_ref()
+        .and_then(|w| w.get("state"))
+        .and_then(Value::as_str)
+    {
+        target.query_pairs_mut().append_pair("state", state);
+    }
+    no_store(redirect(target.as_str()))
 }
