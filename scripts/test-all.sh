@@ -15,6 +15,8 @@ command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
 command -v caddy >/dev/null 2>&1 || need_apt+=(caddy)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+# Python with venv for the Python relying party of the OpenID Provider tests.
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "==> [${SECONDS}s] installing ${need_apt[*]} with apt"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
@@ -30,6 +32,12 @@ for dir in interop testsupport/oidc testsupport/oidc-rp testsupport/smtp testsup
   echo "==> [${SECONDS}s] npm ci --prefix $dir"
   npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
 done
+
+# Authlib (PyPI), the Python relying party of the OpenID Provider tests, in a virtual
+# environment of its own, pinned by its requirements file.
+echo "==> [${SECONDS}s] pip install -r testsupport/oidc-rp/requirements.txt (in testsupport/oidc-rp/.venv)"
+[ -x testsupport/oidc-rp/.venv/bin/python ] || python3 -m venv testsupport/oidc-rp/.venv
+testsupport/oidc-rp/.venv/bin/pip install -q --disable-pip-version-check -r testsupport/oidc-rp/requirements.txt
 
 # Database servers for the adapter tests (PostgreSQL at 127.0.0.1:5432, database `test`,
 # trust auth; MariaDB at 127.0.0.1:3306, `root` without a password, database `test`; Redis

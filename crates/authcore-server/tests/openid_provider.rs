@@ -157,8 +157,9 @@ async fn openid_client_signs_in_through_authcore() {
         dir.join("node_modules/openid-client").is_dir(),
         "run `npm ci --prefix testsupport/oidc-rp` first"
     );
-    let steps = browser::run_node(
+    let steps = browser::run_in(
         &dir,
+        "node",
         "openid-client.mjs",
         &[&op.issuer, "rp", RP_SECRET, CB, &op.cookie, LOGGED_OUT],
         Duration::from_secs(60),
@@ -199,6 +200,36 @@ async fn openid_client_signs_in_through_authcore() {
             .starts_with("/auth/signout?callbackUrl=%2Foidc%2Flogout%2Fdone"),
         "{end}"
     );
+}
+
+/// Authlib (PyPI) as the relying party: discovery, PKCE, nonce, state, `iss`, the EdDSA ID
+/// token verified with the JWK Set, userinfo (`testsupport/oidc-rp/authlib_rp.py`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authlib_signs_in_through_authcore() {
+    let op = start().await;
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/oidc-rp");
+    let python = dir.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "run `python3 -m venv testsupport/oidc-rp/.venv && testsupport/oidc-rp/.venv/bin/pip install -r testsupport/oidc-rp/requirements.txt` first"
+    );
+    let steps = browser::run_in(
+        &dir,
+        python.to_str().unwrap(),
+        "authlib_rp.py",
+        &[&op.issuer, "rp", RP_SECRET, CB, &op.cookie],
+        Duration::from_secs(60),
+    )
+    .await;
+    let s = steps
+        .iter()
+        .find(|s| s["step"] == "signed-in")
+        .unwrap_or_else(|| panic!("{steps:?}"));
+    assert_eq!(s["alg"], "EdDSA", "{s}");
+    assert_eq!(s["claims"]["iss"], op.issuer, "{s}");
+    assert_eq!(s["claims"]["email"], "demo@example.com", "{s}");
+    assert_eq!(s["userinfo"]["sub"], s["claims"]["sub"], "{s}");
+    assert_eq!(s["userinfo"]["name"], "Demo User", "{s}");
 }
 
 /// The authorization request of `client` with `extra` parameters, by the signed-in user.

@@ -39,17 +39,18 @@ pub async fn serve(app: Router) -> String {
 /// Runs `node <script> <args…>` in `testsupport/browser` and returns the step lines;
 /// panics on `{"error"}`, on an early exit, or after `limit`.
 pub async fn run(script: &str, args: &[&str], limit: Duration) -> Vec<Value> {
-    run_node(&script_dir(), script, args, limit).await
+    run_in(&script_dir(), "node", script, args, limit).await
 }
 
-/// [`run`] in `dir`.
-pub async fn run_node(
+/// [`run`] with `program` (`node`, a Python) in `dir`.
+pub async fn run_in(
     dir: &std::path::Path,
+    program: &str,
     script: &str,
     args: &[&str],
     limit: Duration,
 ) -> Vec<Value> {
-    let mut child = Command::new("node")
+    let mut child = Command::new(program)
         .arg(script)
         .args(args)
         .current_dir(dir)

@@ -1,0 +1,91 @@
+"""A relying party from PyPI, Authlib (its requests client and its JOSE), signing in through
+authcore as an OpenID Provider. Driven by crates/authcore-server/tests/openid_provider.rs:
+
+    python authlib_rp.py <issuer> <client id> <client secret> <redirect URI> <cookie header>
+
+The "browser" is requests with the signed-in user's cookie, following authcore's redirects
+until the redirect URI. One JSON line per step; {"done": true} at the end; a failure prints
+{"error": "..."} and exits 1.
+"""
+
+import json
+import sys
+from urllib.parse import parse_qs, urljoin, urlparse
+
+import requests
+from authlib.common.security import generate_token
+from authlib.integrations.requests_client import OAuth2Session
+from authlib.jose import JsonWebKey, jwt
+
+
+def say(obj):
+    print(json.dumps(obj), flush=True)
+
+
+def browse(url, cookie, redirect_uri):
+    """Follows redirects like a browser until the redirect URI (not requested)."""
+    for _ in range(10):
+        if url.startswith(redirect_uri):
+            return url
+        res = requests.get(url, headers={"cookie": cookie}, allow_redirects=False, timeout=10)
+        location = res.headers.get("location")
+        if not location:
+            raise RuntimeError(f"no redirect from {url}: {res.status_code} {res.text}")
+        url = urljoin(url, location)
+    raise RuntimeError("too many redirects")
+
+
+def main():
+    issuer, client_id, secret, redirect_uri, cookie = sys.argv[1:6]
+    meta = requests.get(f"{issuer}/.well-known/openid-configuration", timeout=10).json()
+    if meta["issuer"] != issuer:
+        raise RuntimeError(f"issuer mismatch: {meta['issuer']}")
+    say({"step": "discovery", "issuer": meta["issuer"]})
+
+    session = OAuth2Session(
+        client_id,
+        secret,
+        scope="openid profile email",
+        redirect_uri=redirect_uri,
+        code_challenge_method="S256",
+        token_endpoint_auth_method="client_secret_basic",
+    )
+    nonce = generate_token(20)
+    verifier = generate_token(48)
+    url, state = session.create_authorization_url(
+        meta["authorization_endpoint"], nonce=nonce, code_verifier=verifier
+    )
+    callback = browse(url, cookie, redirect_uri)
+    params = parse_qs(urlparse(callback).query)
+    if params.get("iss") != [issuer]:
+        raise RuntimeError(f"iss of the authorization response: {params.get('iss')}")
+    token = session.fetch_token(
+        meta["token_endpoint"],
+        authorization_response=callback,
+        state=state,
+        code_verifier=verifier,
+    )
+    keys = JsonWebKey.import_key_set(requests.get(meta["jwks_uri"], timeout=10).json())
+    claims = jwt.decode(
+        token["id_token"],
+        keys,
+        claims_options={
+            "iss": {"essential": True, "value": issuer},
+            "aud": {"essential": True, "value": client_id},
+            "nonce": {"essential": True, "value": nonce},
+            "sub": {"essential": True},
+            "exp": {"essential": True},
+        },
+    )
+    claims.validate()
+    userinfo = session.get(meta["userinfo_endpoint"]).json()
+    say({"step": "signed-in", "claims": dict(claims), "userinfo": userinfo, "alg": claims.header["alg"]})
+    say({"done": True})
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as e:  # the harness reads the reason
+        say({"error": f"{type(e).__name__}: {e}"})
+        sys.exit(1)
