@@ -1,4 +1,5 @@
-"""A relying party from PyPI, Authlib (its requests client and its JOSE), signing in through
+"""A relying party from PyPI, Authlib (its requests client; joserfc, its JOSE library, checks
+the ID token), signing in through
 authcore as an OpenID Provider. Driven by crates/authcore-server/tests/openid_provider.rs:
 
     python authlib_rp.py <issuer> <client id> <client secret> <redirect URI> <cookie header>
@@ -15,7 +16,8 @@ from urllib.parse import parse_qs, urljoin, urlparse
 import requests
 from authlib.common.security import generate_token
 from authlib.integrations.requests_client import OAuth2Session
-from authlib.jose import JsonWebKey, jwt
+from joserfc import jwt
+from joserfc.jwk import KeySet
 
 
 def say(obj):
@@ -65,21 +67,17 @@ def main():
         state=state,
         code_verifier=verifier,
     )
-    keys = JsonWebKey.import_key_set(requests.get(meta["jwks_uri"], timeout=10).json())
-    claims = jwt.decode(
-        token["id_token"],
-        keys,
-        claims_options={
-            "iss": {"essential": True, "value": issuer},
-            "aud": {"essential": True, "value": client_id},
-            "nonce": {"essential": True, "value": nonce},
-            "sub": {"essential": True},
-            "exp": {"essential": True},
-        },
-    )
-    claims.validate()
+    keys = KeySet.import_key_set(requests.get(meta["jwks_uri"], timeout=10).json())
+    id_token = jwt.decode(token["id_token"], keys, algorithms=["EdDSA", "ES256"])
+    jwt.JWTClaimsRegistry(
+        iss={"essential": True, "value": issuer},
+        aud={"essential": True, "value": client_id},
+        nonce={"essential": True, "value": nonce},
+        sub={"essential": True},
+        exp={"essential": True},
+    ).validate(id_token.claims)
     userinfo = session.get(meta["userinfo_endpoint"]).json()
-    say({"step": "signed-in", "claims": dict(claims), "userinfo": userinfo, "alg": claims.header["alg"]})
+    say({"step": "signed-in", "claims": id_token.claims, "userinfo": userinfo, "alg": id_token.header["alg"]})
     say({"done": True})
 
 

@@ -280,8 +280,18 @@ async fn code(op: &Op, client: &str, pkce: bool) -> String {
 
 /// `POST /oidc/token` with `form`, and HTTP Basic `basic` when given.
 async fn token(op: &Op, basic: Option<(&str, &str)>, form: &[(&str, &str)]) -> (u16, Value) {
+    post_form(op, "/oidc/token", basic, form).await
+}
+
+/// `POST <path>` with `form`, and HTTP Basic `basic` when given: the status and the JSON.
+async fn post_form(
+    op: &Op,
+    path: &str,
+    basic: Option<(&str, &str)>,
+    form: &[(&str, &str)],
+) -> (u16, Value) {
     let mut req = reqwest::Client::new()
-        .post(format!("{}/oidc/token", op.base))
+        .post(format!("{}{path}", op.base))
         .form(form);
     if let Some((id, secret)) = basic {
         req = req.basic_auth(id, Some(secret));
@@ -450,12 +460,27 @@ async fn attacks_issue_no_code_and_no_token() {
     let (s, body) = token(&op, Some(("rp", RP_SECRET)), &grant(&c, Some(VERIFIER))).await;
     assert_eq!(s, 200, "{body}");
     let access = body["access_token"].as_str().unwrap().to_owned();
+    let r = reqwest::Client::new()
+        .get(format!("{}/oidc/userinfo", op.base))
+        .bearer_auth(&access)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "before the replay");
     let (s, body) = token(&op, Some(("rp", RP_SECRET)), &grant(&c, Some(VERIFIER))).await;
     assert_eq!(
         (s, body["error"].as_str()),
         (400, Some("invalid_grant")),
         "replay: {body}"
     );
+    // The replay revoked the token of the first use (RFC 9700 §4.5.3.1).
+    let r = reqwest::Client::new()
+        .get(format!("{}/oidc/userinfo", op.base))
+        .bearer_auth(&access)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401, "the first use's token after the replay");
 
     // 4. PKCE: a wrong or missing verifier, a downgrade; a code for another client.
     for (pkce, verifier) in [
@@ -508,6 +533,9 @@ async fn attacks_issue_no_code_and_no_token() {
     assert_eq!(s, 200, "{body}");
 
     // 5. Userinfo: the access token, and nothing forged.
+    let c = code(&op, "rp", true).await;
+    let (_, body) = token(&op, Some(("rp", RP_SECRET)), &grant(&c, Some(VERIFIER))).await;
+    let access = body["access_token"].as_str().unwrap().to_owned();
     let userinfo = |auth: String| {
         let base = op.base.clone();
         async move {
@@ -815,6 +843,73 @@ async fn rp_initiated_logout_signs_out_and_goes_back() {
         format!("{LOGGED_OUT}?state=bye")
     );
     assert_eq!(session().await, Value::Null, "signed out");
+}
+
+/// Revocation (RFC 7009) and introspection (RFC 7662): a client learns about and revokes
+/// its own access tokens only; a revoked token opens userinfo no more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revocation_and_introspection() {
+    let op = start().await;
+    let c = code(&op, "rp", true).await;
+    let (_, body) = token(&op, Some(("rp", RP_SECRET)), &grant(&c, Some(VERIFIER))).await;
+    let access = body["access_token"].as_str().unwrap().to_owned();
+    let post = async |path: &str, basic: Option<(&str, &str)>, form: &[(&str, &str)]| {
+        post_form(&op, path, basic, form).await
+    };
+    let rp = Some(("rp", RP_SECRET));
+    let (s, info) = post("/oidc/introspect", rp, &[("token", &access)]).await;
+    assert_eq!(s, 200);
+    assert_eq!(info["active"], true, "{info}");
+    assert_eq!(
+        (info["client_id"].as_str(), info["scope"].as_str()),
+        (Some("rp"), Some("openid email"))
+    );
+    // Another client learns nothing, and cannot revoke it; no client at all is refused.
+    let other = [
+        ("token", access.as_str()),
+        ("client_id", "other"),
+        ("client_secret", OTHER_SECRET),
+    ];
+    let (_, info) = post("/oidc/introspect", None, &other).await;
+    assert_eq!(info, serde_json::json!({"active": false}));
+    let (s, _) = post("/oidc/revoke", None, &other).await;
+    assert_eq!(s, 200);
+    let (_, info) = post("/oidc/introspect", rp, &[("token", &access)]).await;
+    assert_eq!(
+        info["active"], true,
+        "another client's revocation did nothing"
+    );
+    let (s, body) = post("/oidc/introspect", None, &[("token", &access)]).await;
+    assert_eq!((s, body["error"].as_str()), (401, Some("invalid_client")));
+    let (s, body) = post(
+        "/oidc/revoke",
+        Some(("rp", "wrong-secret-0123456789abcdef0123456")),
+        &[("token", &access)],
+    )
+    .await;
+    assert_eq!((s, body["error"].as_str()), (401, Some("invalid_client")));
+    // Garbage is answered as any token is.
+    let (s, _) = post("/oidc/revoke", rp, &[("token", "garbage")]).await;
+    assert_eq!(s, 200);
+    let (_, info) = post("/oidc/introspect", rp, &[("token", "garbage")]).await;
+    assert_eq!(info["active"], false);
+    // The client revokes it: inactive, and userinfo refuses it.
+    let (s, _) = post(
+        "/oidc/revoke",
+        rp,
+        &[("token", &access), ("token_type_hint", "access_token")],
+    )
+    .await;
+    assert_eq!(s, 200);
+    let (_, info) = post("/oidc/introspect", rp, &[("token", &access)]).await;
+    assert_eq!(info["active"], false);
+    let r = reqwest::Client::new()
+        .get(format!("{}/oidc/userinfo", op.base))
+        .bearer_auth(&access)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
 }
 
 #[tokio::test]

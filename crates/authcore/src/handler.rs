@@ -60,6 +60,23 @@ impl Auth {
         crate::ratelimit::first_use(&*self.config.inner.single_use_store, kind, value, ttl).await
     }
 
+    /// Marks `value` of `kind` (a revoked token's id) for `ttl` in the same store as
+    /// [`Auth::first_use`]; [`Auth::is_marked`] reads it. Only a hash of the value is kept.
+    pub async fn mark(
+        &self,
+        kind: &str,
+        value: &str,
+        ttl: std::time::Duration,
+    ) -> Result<(), crate::BoxError> {
+        crate::ratelimit::mark(&*self.config.inner.single_use_store, kind, value, ttl).await
+    }
+
+    /// Whether `value` of `kind` is marked ([`Auth::mark`]); an error when the store cannot
+    /// say (a shared store that is down: the caller decides, and should refuse).
+    pub async fn is_marked(&self, kind: &str, value: &str) -> Result<bool, crate::BoxError> {
+        crate::ratelimit::is_marked(&*self.config.inner.single_use_store, kind, value).await
+    }
+
     /// Handles one request.
     pub async fn handle<B>(&self, req: http::Request<B>) -> http::Response<ResponseBody>
     where

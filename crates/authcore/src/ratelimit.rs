@@ -164,6 +164,32 @@ pub(crate) async fn first_use(
     }
 }
 
+/// Marks `value` of `kind` for `ttl` (a revocation): its key is locked out, which
+/// [`is_marked`] reads. The store's atomic count makes the mark: the second event over a
+/// limit of one locks the key.
+pub(crate) async fn mark(
+    store: &dyn RateLimitStore,
+    kind: &str,
+    value: &str,
+    ttl: Duration,
+) -> Result<(), BoxError> {
+    let key = subject_key(&format!("mark:{kind}"), value);
+    let limit = RateLimit::new(1, ttl).lockout(ttl);
+    store.count(&key, &limit).await?;
+    store.count(&key, &limit).await?;
+    Ok(())
+}
+
+/// Whether `value` of `kind` is marked ([`mark`]).
+pub(crate) async fn is_marked(
+    store: &dyn RateLimitStore,
+    kind: &str,
+    value: &str,
+) -> Result<bool, BoxError> {
+    let key = subject_key(&format!("mark:{kind}"), value);
+    Ok(store.locked(&key).await?.is_some())
+}
+
 /// Where counts are kept: a fixed window per key and a lock-out. Keys are made by authcore
 /// (a namespace and a hash, see [`RateLimitStore::count`]); a store must make each call
 /// atomic per key, so that concurrent requests, on one instance or many, are counted one
@@ -184,7 +210,8 @@ pub trait RateLimitStore: Send + Sync + fmt::Debug + 'static {
     async fn give_back(&self, key: &str) -> Result<(), BoxError>;
     /// Forgets `key`'s count and lock (after a success).
     async fn reset(&self, key: &str) -> Result<(), BoxError>;
-    /// The time left if `key` is locked out (read only: for tests and operators).
+    /// The time left if `key` is locked out (read only: for tests, operators, and the marks
+    /// that revoke tokens).
     async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError>;
 }
 
@@ -387,6 +414,23 @@ mod tests {
         block_on(store.reset("k")).unwrap();
         assert_eq!(block_on(store.locked("k")).unwrap(), None);
         assert_eq!(block_on(store.count("k", &limit)).unwrap(), None);
+    }
+
+    #[test]
+    fn marks_are_read_without_being_made() {
+        let store = MemoryRateLimitStore::default();
+        let day = Duration::from_secs(86_400);
+        assert!(!block_on(is_marked(&store, "revoked", "t1")).unwrap());
+        assert!(
+            !block_on(is_marked(&store, "revoked", "t1")).unwrap(),
+            "reading marks nothing"
+        );
+        block_on(mark(&store, "revoked", "t1", day)).unwrap();
+        assert!(block_on(is_marked(&store, "revoked", "t1")).unwrap());
+        assert!(!block_on(is_marked(&store, "revoked", "t2")).unwrap());
+        assert!(!block_on(is_marked(&store, "other-kind", "t1")).unwrap());
+        // A single use of the same value is another key.
+        assert!(block_on(first_use(&store, "revoked", "t1", day)));
     }
 
     #[test]

@@ -52,6 +52,10 @@ pub const TOKEN_PATH: &str = "/oidc/token";
 pub const USERINFO_PATH: &str = "/oidc/userinfo";
 /// The signing keys' public JWK Set.
 pub const JWKS_PATH: &str = "/oidc/jwks";
+/// Token revocation (RFC 7009).
+pub const REVOCATION_PATH: &str = "/oidc/revoke";
+/// Token introspection (RFC 7662).
+pub const INTROSPECTION_PATH: &str = "/oidc/introspect";
 /// RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0).
 pub const LOGOUT_PATH: &str = "/oidc/logout";
 /// Where authcore's sign-out page sends the browser back, on to the client.
@@ -183,6 +187,11 @@ impl OpenIdProvider {
 
     /// The provider metadata (OpenID Connect Discovery 1.0 §3).
     pub fn metadata(&self) -> Value {
+        let auth_methods = [
+            AuthMethod::ClientSecretBasic.as_str(),
+            AuthMethod::ClientSecretPost.as_str(),
+            AuthMethod::None.as_str(),
+        ];
         json!({
             "issuer": self.issuer,
             "authorization_endpoint": self.url(AUTHORIZE_PATH),
@@ -190,17 +199,17 @@ impl OpenIdProvider {
             "userinfo_endpoint": self.url(USERINFO_PATH),
             "jwks_uri": self.url(JWKS_PATH),
             "end_session_endpoint": self.url(LOGOUT_PATH),
+            "revocation_endpoint": self.url(REVOCATION_PATH),
+            "introspection_endpoint": self.url(INTROSPECTION_PATH),
+            "revocation_endpoint_auth_methods_supported": auth_methods,
+            "introspection_endpoint_auth_methods_supported": auth_methods,
             "scopes_supported": clients::SCOPES,
             "response_types_supported": ["code"],
             "response_modes_supported": ["query", "form_post"],
             "grant_types_supported": ["authorization_code"],
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": self.keys.algorithms(),
-            "token_endpoint_auth_methods_supported": [
-                AuthMethod::ClientSecretBasic.as_str(),
-                AuthMethod::ClientSecretPost.as_str(),
-                AuthMethod::None.as_str(),
-            ],
+            "token_endpoint_auth_methods_supported": auth_methods,
             "code_challenge_methods_supported": ["S256"],
             "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "name", "picture", "email", "email_verified"],
             "prompt_values_supported": ["none", "login", "consent"],
@@ -241,6 +250,8 @@ pub fn routes(state: ProviderState) -> axum::Router {
         .route(TOKEN_PATH, post(token))
         .route(USERINFO_PATH, get(userinfo).post(userinfo))
         .route(LOGOUT_PATH, get(logout).post(logout))
+        .route(REVOCATION_PATH, post(revoke))
+        .route(INTROSPECTION_PATH, post(introspect))
         .route(LOGGED_OUT_PATH, get(logged_out))
         .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
         .with_state(state)
@@ -554,8 +565,29 @@ fn basic_credentials(headers: &HeaderMap) -> Result<Option<(String, String)>, ()
     Ok(Some((unescape(id)?, unescape(secret)?)))
 }
 
-/// `POST /oidc/token`.
-async fn token(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) -> Response {
+/// A form posted by an authenticated client: the token, revocation and introspection
+/// endpoints' common first step.
+struct ClientForm<'a> {
+    client: &'a clients::Client,
+    params: Vec<(String, String)>,
+}
+
+impl ClientForm<'_> {
+    fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The form of a client request and the client it authenticates (RFC 6749 §2.3: one
+/// method, the client's own); the error answer otherwise.
+fn client_form<'a>(
+    provider: &'a OpenIdProvider,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<ClientForm<'a>, Box<Response>> {
     use StatusCode as S;
     let form = headers
         .get(header::CONTENT_TYPE)
@@ -565,20 +597,20 @@ async fn token(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) 
                 .starts_with("application/x-www-form-urlencoded")
         });
     if !form {
-        return token_error(
+        return Err(Box::new(token_error(
             S::BAD_REQUEST,
             "invalid_request",
             "the body must be application/x-www-form-urlencoded",
-        );
+        )));
     }
-    let params = pairs(&body);
+    let params = pairs(body);
     let mut seen = std::collections::HashSet::new();
     if params.iter().any(|(k, _)| !seen.insert(k.as_str())) {
-        return token_error(
+        return Err(Box::new(token_error(
             S::BAD_REQUEST,
             "invalid_request",
             "a parameter is given more than once",
-        );
+        )));
     }
     let param = |name: &str| {
         params
@@ -586,32 +618,28 @@ async fn token(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) 
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     };
-    // Client authentication (RFC 6749 §2.3): one method, the client's own.
-    let basic = match basic_credentials(&headers) {
-        Ok(b) => b,
-        Err(()) => {
-            return token_error(
-                S::UNAUTHORIZED,
-                "invalid_client",
-                "the Authorization header is not HTTP Basic client credentials",
-            );
-        }
-    };
+    let basic = basic_credentials(headers).map_err(|()| {
+        Box::new(token_error(
+            S::UNAUTHORIZED,
+            "invalid_client",
+            "the Authorization header is not HTTP Basic client credentials",
+        ))
+    })?;
     let (client_id, presented, method) = match (&basic, param("client_secret")) {
         (Some(_), Some(_)) => {
-            return token_error(
+            return Err(Box::new(token_error(
                 S::BAD_REQUEST,
                 "invalid_request",
                 "more than one client authentication method",
-            );
+            )));
         }
         (Some((id, secret)), None) => {
             if param("client_id").is_some_and(|c| c != id) {
-                return token_error(
+                return Err(Box::new(token_error(
                     S::BAD_REQUEST,
                     "invalid_request",
                     "client_id differs from the Authorization header's",
-                );
+                )));
             }
             (
                 id.as_str(),
@@ -622,26 +650,30 @@ async fn token(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) 
         (None, Some(secret)) => match param("client_id") {
             Some(id) => (id, Some(secret), AuthMethod::ClientSecretPost),
             None => {
-                return token_error(
+                return Err(Box::new(token_error(
                     S::UNAUTHORIZED,
                     "invalid_client",
                     "client_secret without client_id",
-                );
+                )));
             }
         },
         (None, None) => match param("client_id") {
             Some(id) => (id, None, AuthMethod::None),
             None => {
-                return token_error(
+                return Err(Box::new(token_error(
                     S::UNAUTHORIZED,
                     "invalid_client",
                     "no client authentication",
-                );
+                )));
             }
         },
     };
-    let Some(client) = s.provider.clients.get(client_id) else {
-        return token_error(S::UNAUTHORIZED, "invalid_client", "unknown client");
+    let Some(client) = provider.clients.get(client_id) else {
+        return Err(Box::new(token_error(
+            S::UNAUTHORIZED,
+            "invalid_client",
+            "unknown client",
+        )));
     };
     let authenticated = client.auth_method() == method
         && match presented {
@@ -649,12 +681,27 @@ async fn token(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) 
             None => client.is_public(),
         };
     if !authenticated {
-        return token_error(
+        return Err(Box::new(token_error(
             S::UNAUTHORIZED,
             "invalid_client",
             "client authentication failed",
-        );
+        )));
     }
+    Ok(ClientForm { client, params })
+}
+
+/// The kind of the marks that revoke access tokens (by `jti`).
+const REVOKED: &str = "oidc-provider-revoked";
+
+/// `POST /oidc/token`.
+async fn token(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) -> Response {
+    use StatusCode as S;
+    let form = match client_form(&s.provider, &headers, &body) {
+        Ok(f) => f,
+        Err(answer) => return *answer,
+    };
+    let client = form.client;
+    let param = |name: &str| form.param(name);
     if param("grant_type") != Some("authorization_code") {
         return token_error(
             S::BAD_REQUEST,
@@ -691,6 +738,12 @@ async fn token(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) 
         .first_use("oidc-provider-code", &grant.jti, window)
         .await
     {
+        // A replayed code: the access token of its first use is revoked too (RFC 9700
+        // §4.5.3.1; it carries the code's id).
+        let ttl = std::time::Duration::from_secs(s.provider.access_token_ttl.unsigned_abs());
+        if let Err(e) = s.auth.mark(REVOKED, &grant.jti, ttl).await {
+            tracing::error!(error = %e, "oidc provider: cannot revoke the tokens of a replayed code");
+        }
         return token_error(S::BAD_REQUEST, "invalid_grant", "the code was used already");
     }
     let user = match s.users.get_user(&grant.sub).await {
@@ -708,9 +761,6 @@ async fn token(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) 
     let p = &s.provider;
     let now = time_now();
     let scope = grant.scopes.join(" ");
-    let Some(access_jti) = random_token() else {
-        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-    };
     let access = AccessTokenClaims {
         iss: p.issuer.clone(),
         aud: p.url(USERINFO_PATH),
@@ -719,7 +769,8 @@ async fn token(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) 
         scope: scope.clone(),
         iat: now,
         exp: now + p.access_token_ttl,
-        jti: access_jti,
+        // The code's id: a replay of the code revokes this token.
+        jti: grant.jti.clone(),
     };
     let user_claims = UserClaims::of(&user, &grant.scopes);
     let id = IdTokenClaims {
@@ -779,17 +830,10 @@ async fn userinfo(State(s): State<ProviderState>, headers: HeaderMap) -> Respons
     let Some(token) = token else {
         return bearer_error("invalid_request");
     };
-    let p = &s.provider;
-    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::EdDSA);
-    validation.set_issuer(&[&p.issuer]);
-    validation.set_audience(&[p.url(USERINFO_PATH)]);
-    validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-    validation.leeway = 0;
-    let Some(claims) = p
-        .keys
-        .verify::<AccessTokenClaims>(&token, "at+jwt", &validation)
-    else {
-        return bearer_error("invalid_token");
+    let claims = match s.active_access_token(&token).await {
+        Ok(Some(c)) => c,
+        Ok(None) => return bearer_error("invalid_token"),
+        Err(answer) => return *answer,
     };
     let user = match s.users.get_user(&claims.sub).await {
         Ok(Some(u)) => u,
@@ -927,4 +971,104 @@ async fn logged_out(State(s): State<ProviderState>, uri: Uri) -> Response {
         target.query_pairs_mut().append_pair("state", state);
     }
     no_store(redirect(target.as_str()))
+}
+
+impl ProviderState {
+    /// The claims of `token` when it is an access token of this provider, unexpired and not
+    /// revoked; the `503` answer when the revocation marks cannot be read (refused rather
+    /// than served on a guess).
+    async fn active_access_token(
+        &self,
+        token: &str,
+    ) -> Result<Option<AccessTokenClaims>, Box<Response>> {
+        let p = &self.provider;
+        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::EdDSA);
+        validation.set_issuer(&[&p.issuer]);
+        validation.set_audience(&[p.url(USERINFO_PATH)]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        validation.leeway = 0;
+        let Some(claims) = p
+            .keys
+            .verify::<AccessTokenClaims>(token, "at+jwt", &validation)
+        else {
+            return Ok(None);
+        };
+        match self.auth.is_marked(REVOKED, &claims.jti).await {
+            Ok(false) => Ok(Some(claims)),
+            Ok(true) => Ok(None),
+            Err(e) => {
+                tracing::error!(error = %e, "oidc provider: revocations unreadable");
+                Err(Box::new(StatusCode::SERVICE_UNAVAILABLE.into_response()))
+            }
+        }
+    }
+}
+
+/// The access token named by `token` in a client's form (revocation, introspection): its
+/// claims when it is active and the asking client's own (`None` for anyone else's: a client
+/// learns nothing of other clients' tokens).
+async fn own_token(
+    s: &ProviderState,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Option<AccessTokenClaims>, Box<Response>> {
+    let form = client_form(&s.provider, headers, body)?;
+    let Some(token) = form.param("token") else {
+        return Err(Box::new(token_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "token is missing",
+        )));
+    };
+    Ok(s.active_access_token(token)
+        .await?
+        .filter(|c| c.client_id == form.client.id()))
+}
+
+/// `POST /oidc/revoke` (RFC 7009): a client revokes one of its access tokens. The answer is
+/// `200` whatever the token was (§2.2: nothing is learnt about other tokens); the client
+/// must authenticate as at the token endpoint.
+async fn revoke(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) -> Response {
+    let claims = match own_token(&s, &headers, &body).await {
+        Ok(c) => c,
+        Err(answer) => return *answer,
+    };
+    if let Some(claims) = claims {
+        let left = claims.exp.saturating_sub(time_now()).max(1).unsigned_abs();
+        if let Err(e) = s
+            .auth
+            .mark(REVOKED, &claims.jti, std::time::Duration::from_secs(left))
+            .await
+        {
+            tracing::error!(error = %e, "oidc provider: cannot revoke a token");
+            return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        }
+        tracing::info!(client = %claims.client_id, user = %claims.sub, "oidc provider: token revoked");
+    }
+    no_store(StatusCode::OK.into_response())
+}
+
+/// `POST /oidc/introspect` (RFC 7662): what an access token of the asking client is, or
+/// `{"active": false}` (for another client's token too).
+async fn introspect(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) -> Response {
+    let claims = match own_token(&s, &headers, &body).await {
+        Ok(c) => c,
+        Err(answer) => return *answer,
+    };
+    let body = match claims {
+        Some(c) => json!({
+            "active": true,
+            "scope": c.scope,
+            "client_id": c.client_id,
+            "sub": c.sub,
+            "token_type": "Bearer",
+            "exp": c.exp,
+            "iat": c.iat,
+            "iss": c.iss,
+            "aud": c.aud,
+            "jti": c.jti,
+        }),
+        None => json!({"active": false}),
+    };
+    no_store(json_response(StatusCode::OK, &body))
 }

@@ -139,6 +139,7 @@ pub fn validate(
         description,
         state: state.clone(),
     };
+    let mut seen = std::collections::HashSet::new();
     for (name, value) in params {
         if value.len() > MAX_PARAM_LEN {
             return Err(refuse(
@@ -146,7 +147,7 @@ pub fn validate(
                 format!("{name} is longer than {MAX_PARAM_LEN} bytes"),
             ));
         }
-        if params.iter().filter(|(k, _)| k == name).count() > 1 {
+        if !seen.insert(name.as_str()) {
             return Err(refuse(
                 "invalid_request",
                 format!("{name} is given more than once"),
