@@ -912,6 +912,66 @@ async fn revocation_and_introspection() {
     assert_eq!(r.status(), 401);
 }
 
+/// `prompt=login`: a session is not enough, the user signs in again and only then gets a
+/// code; a made-up "signed in after" marker does not pass an old sign-in off as fresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_login_asks_for_a_fresh_sign_in() {
+    let op = start().await;
+    let params = [
+        ("client_id", "rp"),
+        ("redirect_uri", CB),
+        ("response_type", "code"),
+        ("scope", "openid"),
+        ("prompt", "login"),
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+    ];
+    let r = authorize(&op, &params).await;
+    let to = r.headers()["location"].to_str().unwrap().to_owned();
+    assert!(to.starts_with("/auth/signin?callbackUrl="), "{to}");
+    let mut forged = params.to_vec();
+    forged.push(("authcore_login_after", "0"));
+    let r = authorize(&op, &forged).await;
+    let again = r.headers()["location"].to_str().unwrap().to_owned();
+    assert!(
+        again.starts_with("/auth/signin?callbackUrl="),
+        "forged marker: {again}"
+    );
+    // Signing in again, the browser comes back to the request, which now gets its code.
+    let target = url::Url::parse(&format!("{}{to}", op.base))
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == "callbackUrl")
+        .map(|(_, v)| v.into_owned())
+        .unwrap();
+    let csrf = binary::csrf_token(&op.signed_in, &op.base).await;
+    let r = op
+        .signed_in
+        .post(format!("{}/auth/callback/credentials", op.base))
+        .form(&[
+            ("csrfToken", csrf.as_str()),
+            ("username", "demo"),
+            ("password", "authcore-demo"),
+            ("callbackUrl", target.as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let back = r.headers()["location"].to_str().unwrap().to_owned();
+    assert!(back.contains("/oidc/authorize?"), "{back}");
+    let back = if back.starts_with('/') {
+        format!("{}{back}", op.base)
+    } else {
+        back
+    };
+    let r = op.signed_in.get(&back).send().await.unwrap();
+    let to = location(&r).unwrap();
+    assert!(
+        to.as_str().starts_with(CB) && query(&to, "code").is_some(),
+        "{to}"
+    );
+}
+
 #[tokio::test]
 async fn discovery_and_keys() {
     let op = start().await;

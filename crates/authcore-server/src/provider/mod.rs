@@ -78,8 +78,11 @@ const LOGOUT_SALT: &str = "authcore.oidc-provider.logout";
 /// How long the sign-out page may take before the way back is void (seconds).
 const LOGOUT_TTL_SECS: u64 = 600;
 /// The query parameter the authorization endpoint adds to its own URL when it sends a
-/// `prompt=login` request to sign in: the time from which a sign-in counts.
+/// `prompt=login` request to sign in: the time from which a sign-in counts, sealed (a link
+/// with a made-up time would otherwise pass an old sign-in off as fresh).
 const LOGIN_AFTER: &str = "authcore_login_after";
+/// The salt of the sealed [`LOGIN_AFTER`] time.
+const LOGIN_AFTER_SALT: &str = "authcore.oidc-provider.login-after";
 
 /// The `[oidc_provider]` section as written.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -317,7 +320,15 @@ async fn authorize(
     let login_after: Option<i64> = params
         .iter()
         .find(|(k, _)| k == LOGIN_AFTER)
-        .and_then(|(_, v)| v.parse().ok());
+        .and_then(|(_, v)| {
+            s.auth
+                .config()
+                .jwt()
+                .decode(v, LOGIN_AFTER_SALT)
+                .ok()
+                .flatten()
+        })
+        .and_then(|claims| claims.get("t").and_then(Value::as_i64));
     let client_params: Vec<(String, String)> = params
         .into_iter()
         .filter(|(k, _)| k != LOGIN_AFTER)
@@ -371,7 +382,19 @@ async fn authorize(
             let mut back = url::form_urlencoded::Serializer::new(String::new());
             back.extend_pairs(&client_params);
             if request.prompt == Prompt::Login {
-                back.append_pair(LOGIN_AFTER, &now.to_string());
+                let mut claims = serde_json::Map::new();
+                claims.insert("t".into(), now.into());
+                match s
+                    .auth
+                    .config()
+                    .jwt()
+                    .encode(&claims, LOGIN_AFTER_SALT, 3600)
+                {
+                    Ok(sealed) => {
+                        back.append_pair(LOGIN_AFTER, &sealed);
+                    }
+                    Err(_) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+                }
             }
             let target = format!("{AUTHORIZE_PATH}?{}", back.finish());
             redirect(&s.auth.sign_in_location(&target))
