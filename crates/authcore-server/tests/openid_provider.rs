@@ -317,8 +317,9 @@ fn grant<'a>(code: &'a str, verifier: Option<&'a str>) -> Vec<(&'a str, &'a str)
 async fn attacks_issue_no_code_and_no_token() {
     let op = start().await;
 
-    // 1. Redirect URIs not exactly registered: an error page, never a redirect.
-    for uri in [
+    // 1. Redirect URIs not exactly registered, an unknown or repeated client: an error
+    //    page, never a redirect.
+    let refused_uris = [
         "http://127.0.0.1:9/callback/",
         "http://127.0.0.1:9/callback?x=1",
         "http://127.0.0.1:9/Callback",
@@ -329,44 +330,23 @@ async fn attacks_issue_no_code_and_no_token() {
         "http://127.0.0.1:9/%63allback",
         "https://evil.example/callback",
         "",
-    ] {
-        let r = authorize(
-            &op,
-            &[
-                ("client_id", "rp"),
-                ("redirect_uri", uri),
-                ("response_type", "code"),
-                ("scope", "openid"),
-            ],
-        )
-        .await;
-        assert_eq!(r.status(), 400, "{uri}");
-        assert!(r.headers().get("location").is_none(), "{uri}");
+    ];
+    let mut cases: Vec<Vec<(&str, &str)>> = refused_uris
+        .iter()
+        .map(|uri| vec![("client_id", "rp"), ("redirect_uri", *uri)])
+        .collect();
+    cases.push(vec![("client_id", "nobody"), ("redirect_uri", CB)]);
+    cases.push(vec![
+        ("client_id", "rp"),
+        ("client_id", "spa"),
+        ("redirect_uri", CB),
+    ]);
+    for mut params in cases {
+        params.extend([("response_type", "code"), ("scope", "openid")]);
+        let r = authorize(&op, &params).await;
+        assert_eq!(r.status(), 400, "{params:?}");
+        assert!(r.headers().get("location").is_none(), "{params:?}");
     }
-    let r = authorize(
-        &op,
-        &[
-            ("client_id", "nobody"),
-            ("redirect_uri", CB),
-            ("response_type", "code"),
-            ("scope", "openid"),
-        ],
-    )
-    .await;
-    assert_eq!(r.status(), 400);
-    // Repeated client or redirect URI: not picked from.
-    let r = authorize(
-        &op,
-        &[
-            ("client_id", "rp"),
-            ("client_id", "spa"),
-            ("redirect_uri", CB),
-            ("response_type", "code"),
-            ("scope", "openid"),
-        ],
-    )
-    .await;
-    assert_eq!(r.status(), 400);
 
     // 2. Errors after that go back to the client, with state and iss, and no code.
     let long = "x".repeat(3000);

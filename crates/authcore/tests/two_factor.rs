@@ -69,6 +69,21 @@ async fn app_with(
     }
 }
 
+/// Enrols TOTP for the stored user of `email` through the API; the user and the secret.
+async fn enrol_by_email(
+    auth: &Auth,
+    db: &MemoryAdapter,
+    email: &str,
+) -> (authcore::adapter::AdapterUser, String) {
+    let user = db.get_user_by_email(email).await.unwrap().unwrap();
+    let e = auth.start_totp_enrolment(&user.id).await.unwrap();
+    // The code of the previous step: the current one stays free for the sign-in.
+    auth.confirm_totp(&user.id, &totp_code_at(&e.secret, unix_now() - 30))
+        .await
+        .unwrap();
+    (user, e.secret)
+}
+
 /// Enrols TOTP for the app's user through the API; the secret and the recovery codes.
 async fn enrol(app: &App) -> (String, Vec<String>) {
     let e = app.auth.start_totp_enrolment(&app.user_id).await.unwrap();
@@ -744,15 +759,7 @@ async fn an_oidc_sign_in_waits_for_the_code_too() {
     let mut jar = Jar::default();
     let r = sign_in(&auth, &op, "oidc", &mut jar).await;
     assert_signed_in(&r, &jar);
-    let user = db
-        .get_user_by_email("user-1@example.com")
-        .await
-        .unwrap()
-        .unwrap();
-    let e = auth.start_totp_enrolment(&user.id).await.unwrap();
-    auth.confirm_totp(&user.id, &totp_code_at(&e.secret, unix_now() - 30))
-        .await
-        .unwrap();
+    let (user, secret) = enrol_by_email(&auth, &db, "user-1@example.com").await;
     let sessions_before = db.list_sessions_by_user_id(&user.id).await.unwrap().len();
 
     let mut jar = Jar::default();
@@ -777,7 +784,7 @@ async fn an_oidc_sign_in_waits_for_the_code_too() {
             .header("cookie", jar.header())
             .body(form(&[
                 ("csrfToken", &token),
-                ("code", &totp_code_at(&e.secret, unix_now())),
+                ("code", &totp_code_at(&secret, unix_now())),
             ]))
             .unwrap(),
     )
@@ -972,15 +979,7 @@ async fn a_trusted_providers_own_mfa_counts_as_two_factors() {
         let auth = app(false, account);
         let mut jar = Jar::default();
         assert_signed_in(&sign_in(&auth, &op, "oidc", &mut jar).await, &jar);
-        let user = db
-            .get_user_by_email(&format!("{account}@example.com"))
-            .await
-            .unwrap()
-            .unwrap();
-        let e = auth.start_totp_enrolment(&user.id).await.unwrap();
-        auth.confirm_totp(&user.id, &totp_code_at(&e.secret, unix_now() - 30))
-            .await
-            .unwrap();
+        enrol_by_email(&auth, &db, &format!("{account}@example.com")).await;
     }
     for (trust, account, second_step) in [
         (true, "mfa-1", false),

@@ -338,9 +338,18 @@ impl SigningKeys {
         jsonwebtoken::encode(&header, claims, &key.encoding)
     }
 
+    /// A validation accepting the keys' own algorithms, for [`SigningKeys::verify`]: the
+    /// caller adds what else must hold (issuer, audience, expiry).
+    pub fn validation(&self) -> jsonwebtoken::Validation {
+        let mut v = jsonwebtoken::Validation::new(self.keys[0].alg);
+        v.algorithms = self.keys.iter().map(|k| k.alg).collect();
+        v.algorithms.dedup();
+        v
+    }
+
     /// The claims of `token` when one of the keys signed it (found by `kid`, its own
-    /// algorithm only) and `validation` (issuer, audience, expiry) holds; the header's `typ`
-    /// must be `typ`.
+    /// algorithm only) and `validation` (made by [`SigningKeys::validation`]) holds; the
+    /// header's `typ` must be `typ`.
     pub fn verify<T: serde::de::DeserializeOwned>(
         &self,
         token: &str,
@@ -356,9 +365,7 @@ impl SigningKeys {
         if header.alg != key.alg {
             return None;
         }
-        let mut validation = validation.clone();
-        validation.algorithms = vec![key.alg];
-        jsonwebtoken::decode::<T>(token, &key.decoding, &validation)
+        jsonwebtoken::decode::<T>(token, &key.decoding, validation)
             .ok()
             .map(|d| d.claims)
     }

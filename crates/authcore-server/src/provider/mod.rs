@@ -125,6 +125,8 @@ pub struct OpenIdProvider {
     clients: Clients,
     id_token_ttl: i64,
     access_token_ttl: i64,
+    /// What an access token must show (issuer, the userinfo audience, expiry), made once.
+    access_validation: jsonwebtoken::Validation,
 }
 
 impl OpenIdProvider {
@@ -158,8 +160,15 @@ impl OpenIdProvider {
                 "{name} = {t}: between 1 and 86400 seconds"
             ))),
         };
+        let issuer = format!("{origin}{ISSUER_PATH}");
+        let mut access_validation = keys.validation();
+        access_validation.set_issuer(&[&issuer]);
+        access_validation.set_audience(&[format!("{origin}{USERINFO_PATH}")]);
+        access_validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        access_validation.leeway = 0;
         Ok(OpenIdProvider {
-            issuer: format!("{origin}{ISSUER_PATH}"),
+            access_validation,
+            issuer,
             keys,
             clients,
             id_token_ttl: ttl(
@@ -303,6 +312,23 @@ fn pairs(bytes: &[u8]) -> Vec<(String, String)> {
     url::form_urlencoded::parse(bytes).into_owned().collect()
 }
 
+/// The parameters of a request to an endpoint that takes both: a `POST`'s form, else the
+/// query.
+fn request_params(method: &Method, uri: &Uri, body: &[u8]) -> Vec<(String, String)> {
+    if method == Method::POST {
+        pairs(body)
+    } else {
+        pairs(uri.query().unwrap_or_default().as_bytes())
+    }
+}
+
+/// Whether a name comes more than once (RFC 6749 §3.1: a repeated parameter is not picked
+/// from).
+fn has_repeats(params: &[(String, String)]) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    params.iter().any(|(k, _)| !seen.insert(k.as_str()))
+}
+
 /// `GET` / `POST /oidc/authorize`.
 async fn authorize(
     State(s): State<ProviderState>,
@@ -311,11 +337,7 @@ async fn authorize(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let params = if method == Method::POST {
-        pairs(&body)
-    } else {
-        pairs(uri.query().unwrap_or_default().as_bytes())
-    };
+    let params = request_params(&method, &uri, &body);
     // Our own marker is not the client's parameter.
     let login_after: Option<i64> = params
         .iter()
@@ -627,8 +649,7 @@ fn client_form<'a>(
         )));
     }
     let params = pairs(body);
-    let mut seen = std::collections::HashSet::new();
-    if params.iter().any(|(k, _)| !seen.insert(k.as_str())) {
+    if has_repeats(&params) {
         return Err(Box::new(token_error(
             S::BAD_REQUEST,
             "invalid_request",
@@ -880,13 +901,8 @@ async fn userinfo(State(s): State<ProviderState>, headers: HeaderMap) -> Respons
 /// exactly registered, an `id_token_hint` not signed here or for another client, is refused
 /// on a page of authcore's, never redirected to.
 async fn logout(State(s): State<ProviderState>, method: Method, uri: Uri, body: Bytes) -> Response {
-    let params = if method == Method::POST {
-        pairs(&body)
-    } else {
-        pairs(uri.query().unwrap_or_default().as_bytes())
-    };
-    let mut seen = std::collections::HashSet::new();
-    if params.iter().any(|(k, _)| !seen.insert(k.as_str())) {
+    let params = request_params(&method, &uri, &body);
+    if has_repeats(&params) {
         return shown_error("a parameter is given more than once");
     }
     let param = |name: &str| {
@@ -901,7 +917,7 @@ async fn logout(State(s): State<ProviderState>, method: Method, uri: Uri, body: 
     let hinted = match param("id_token_hint") {
         None => None,
         Some(hint) => {
-            let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::EdDSA);
+            let mut validation = p.keys.validation();
             validation.set_issuer(&[&p.issuer]);
             validation.validate_exp = false;
             validation.validate_aud = false;
@@ -1005,14 +1021,9 @@ impl ProviderState {
         token: &str,
     ) -> Result<Option<AccessTokenClaims>, Box<Response>> {
         let p = &self.provider;
-        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::EdDSA);
-        validation.set_issuer(&[&p.issuer]);
-        validation.set_audience(&[p.url(USERINFO_PATH)]);
-        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        validation.leeway = 0;
-        let Some(claims) = p
-            .keys
-            .verify::<AccessTokenClaims>(token, "at+jwt", &validation)
+        let Some(claims) =
+            p.keys
+                .verify::<AccessTokenClaims>(token, "at+jwt", &p.access_validation)
         else {
             return Ok(None);
         };
