@@ -1,52 +1,119 @@
 #!/usr/bin/env bash
-# Every publishable crate packages (metadata, versioned path dependencies, the files it
-# needs) and compiles from its package alone.
+# Every publishable crate packages (metadata, versioned path dependencies) and its package
+# holds every file the crate's build reads.
 #
-# `cargo package` verifies by building each crate from its package, each with its own
-# features, in a build directory of its own: minutes on a fresh machine. Here the packages
-# are made without that build, unpacked side by side as one workspace in which each crate
-# finds its siblings as their packages (`[patch]`), and checked together (`cargo check`) in
-# the shared build directory, where the dependencies other steps compiled are reused. A file
-# a crate reads left out of its package, or a path dependency without a version, fails
-# here as in the verification. Checked together, the crates share their dependencies'
-# features: a crate that uses a feature only a sibling enables is not caught (every crate
-# depends on authcore with its default features; `scripts/test-features.sh` builds authcore
-# alone without them).
+# `cargo package` alone checks the manifests and refuses a path dependency without a
+# version. Instead of its verification (each crate compiled again from its package, with its
+# own features, in a build directory of its own: minutes on a fresh machine), the files the
+# compiler and the build scripts read are taken from the build that `cargo clippy
+# --all-targets` already made (dep-info of every library, binary, proc-macro and build script
+# of the workspace, and the build scripts' `rerun-if-changed` paths) and looked up in each
+# package's file list. A file a crate reads but does not ship fails, and so does one it reads
+# from outside its own directory (a package carries only its directory). Run it after the
+# test command's clippy step: with the same environment (RUSTC_BOOTSTRAP, see
+# scripts/test-all.sh) that build is fresh and replaying it compiles nothing.
+#
+# Not checked, as no compilation from the packages happens: a crate that uses a dependency
+# feature only a sibling enables (every crate depends on authcore with its default features;
+# `scripts/test-features.sh` builds authcore without them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
 case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
-check_dir="$target_dir/package-check"
+work="$target_dir/package-check"
+rm -rf "$target_dir/package" "$work"
+mkdir -p "$work"
 
-rm -rf "$target_dir/package" "$check_dir"
 cargo package --workspace --exclude 'example-*' --exclude authcore-fuzz --locked --no-verify --quiet
-
-mkdir -p "$check_dir"
-members=()
-names=()
-patches=()
 for crate in "$target_dir"/package/*.crate; do
-  dir="$(basename "$crate" .crate)"
-  name="${dir%-*}"
-  # --touch: the unpacked files are newer than any earlier check of them, whatever time
-  # the package recorded, so a changed crate is never taken for an unchanged one.
-  tar -xzf "$crate" --touch -C "$check_dir"
-  members+=("\"$dir\"")
-  names+=("$name")
-  patches+=("$name = { path = \"$dir\" }")
+  tar -tzf "$crate" > "$work/$(basename "$crate" .crate).files"
 done
 
-{
-  echo "[workspace]"
-  echo "resolver = \"3\""
-  echo "members = [$(IFS=,; echo "${members[*]}")]"
-  echo
-  echo "[patch.crates-io]"
-  printf '%s\n' "${patches[@]}"
-} > "$check_dir/Cargo.toml"
-# The workspace's lock file pins the same versions; entries the packages do not use drop out.
-cp Cargo.lock "$check_dir/Cargo.lock"
+cargo clippy --workspace --all-targets --locked --message-format=json --quiet > "$work/build.json"
+cargo metadata --no-deps --format-version 1 --locked > "$work/metadata.json"
 
-echo "checking the packages of ${names[*]}"
-(cd "$check_dir" && cargo check --workspace --offline --quiet)
+python3 - "$work" "$PWD" "$target_dir" <<'EOF'
+import json, os, sys
+
+work, root = sys.argv[1], os.path.realpath(sys.argv[2])
+build_dir = os.path.realpath(sys.argv[3])
+meta = json.load(open(os.path.join(work, "metadata.json")))
+packages = {p["id"]: p for p in meta["packages"]}
+files = {}
+for name in os.listdir(work):
+    if name.endswith(".files"):
+        # "<name>-<version>/<path>" for every file of the package.
+        listed = open(os.path.join(work, name)).read().split("\n")
+        files[name[: -len(".files")]] = {l.split("/", 1)[1] for l in listed if "/" in l}
+
+def dep_info(artifact):
+    d, base = os.path.split(artifact)
+    stem, ext = os.path.splitext(base)
+    if ext in (".rmeta", ".rlib", ".so") and stem.startswith("lib"):
+        stem = stem[3:]
+    return os.path.join(d, stem + ".d")
+
+def read_paths(dep_file):
+    paths = set()
+    for line in open(dep_file):
+        if line.startswith("#") or ":" not in line:
+            continue
+        target, deps = line.rstrip("\n").split(": ", 1) if ": " in line else (line.rstrip(":\n"), "")
+        for p in [target] + deps.replace("\\ ", "\0").split():
+            paths.add(p.replace("\0", " "))
+    return paths
+
+reads = {}  # package id -> set of absolute paths its build reads
+checked = 0
+for line in open(os.path.join(work, "build.json")):
+    msg = json.loads(line)
+    pkg = packages.get(msg.get("package_id"))
+    if pkg is None:
+        continue
+    out = reads.setdefault(pkg["id"], set())
+    if msg["reason"] == "compiler-artifact":
+        kinds = set(msg["target"]["kind"])
+        if not kinds & {"lib", "rlib", "proc-macro", "bin", "custom-build"} or msg["profile"]["test"]:
+            continue
+        artifact = msg["filenames"][0]
+        dep_file = dep_info(artifact)
+        if not os.path.isfile(dep_file):
+            sys.exit(f"package check: no dep-info {dep_file} for {msg['target']['name']}")
+        out |= {p for p in read_paths(dep_file) if not p.endswith((".d", ".rmeta", ".rlib"))}
+        checked += 1
+    elif msg["reason"] == "build-script-executed":
+        pkg_dir = os.path.dirname(pkg["manifest_path"])
+        output = os.path.join(os.path.dirname(msg["out_dir"]), "output")
+        for l in open(output):
+            for prefix in ("cargo:rerun-if-changed=", "cargo::rerun-if-changed="):
+                if l.startswith(prefix):
+                    out.add(os.path.join(pkg_dir, l[len(prefix):].strip()))
+
+failures = []
+for pid, paths in reads.items():
+    pkg = packages[pid]
+    key = f"{pkg['name']}-{pkg['version']}"
+    if key not in files:
+        continue  # not published (examples, fuzz)
+    pkg_dir = os.path.realpath(os.path.dirname(pkg["manifest_path"]))
+    for p in sorted(paths):
+        p = os.path.realpath(p)
+        if not p.startswith(root + os.sep) or p.startswith(build_dir + os.sep):
+            continue  # the toolchain, the registry, generated files in the build directory
+        if os.path.isdir(p):
+            wanted = [os.path.join(d, f) for d, _, fs in os.walk(p) for f in fs]
+        else:
+            wanted = [p]
+        for w in wanted:
+            if not w.startswith(pkg_dir + os.sep):
+                failures.append(f"{pkg['name']} reads {os.path.relpath(w, root)}, outside its package")
+            elif os.path.relpath(w, pkg_dir) not in files[key]:
+                failures.append(f"{pkg['name']} reads {os.path.relpath(w, pkg_dir)}, which its package leaves out")
+
+if checked == 0:
+    sys.exit("package check: the build listed no workspace artifact")
+if failures:
+    sys.exit("package check failed:\n  " + "\n  ".join(failures))
+print(f"packages of {', '.join(sorted(files))}: every file their {checked} build targets read is in them")
+EOF

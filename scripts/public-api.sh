@@ -3,11 +3,13 @@
 # compared with crates/authcore/public-api.txt: a change to the API fails here until the file
 # is updated with it (`scripts/public-api.sh --bless`), so every change shows in review.
 # rustdoc's JSON output is unstable: RUSTC_BOOTSTRAP lets the stable toolchain write it. Cargo
-# rebuilds whatever was built without that variable, so the JSON gets a build directory of
-# its own (under the usual one): the other steps' builds stay as they are.
+# rebuilds whatever was built without that variable, so unless the caller already runs with
+# it (the test command runs all its check steps so, sharing one build), the JSON gets a build
+# directory of its own (under the usual one) and the caller's builds stay as they are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target="${CARGO_TARGET_DIR:-target}/public-api"
+target="${CARGO_TARGET_DIR:-target}"
+[ "${RUSTC_BOOTSTRAP:-}" = 1 ] || target="$target/public-api"
 CARGO_TARGET_DIR="$target" RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
   cargo doc -p authcore --no-deps --locked -q
 python3 scripts/public-api.py "$target/doc/authcore.json" > "$target/public-api.txt"
