@@ -76,10 +76,11 @@ for line in open(os.path.join(work, "build.json")):
         kinds = set(msg["target"]["kind"])
         if not kinds & {"lib", "rlib", "proc-macro", "bin", "custom-build"} or msg["profile"]["test"]:
             continue
-        artifact = msg["filenames"][0]
-        dep_file = dep_info(artifact)
-        if not os.path.isfile(dep_file):
-            sys.exit(f"package check: no dep-info {dep_file} for {msg['target']['name']}")
+        # The first artifact with dep-info beside it (a build script's is under its
+        # hashed name, not the `build-script-build` link).
+        dep_file = next((d for d in map(dep_info, msg["filenames"]) if os.path.isfile(d)), None)
+        if dep_file is None:
+            sys.exit(f"package check: no dep-info for {msg['target']['name']} ({msg['filenames']})")
         out |= {p for p in read_paths(dep_file) if not p.endswith((".d", ".rmeta", ".rlib"))}
         checked += 1
     elif msg["reason"] == "build-script-executed":
