@@ -49,6 +49,10 @@ for name in os.listdir(work):
 
 def dep_info(artifact):
     d, base = os.path.split(artifact)
+    if base == "build-script-build":
+        # A build script: its unit's own directory holds the dep-info, under the hashed name.
+        found = [f for f in os.listdir(d) if f.endswith(".d")]
+        return os.path.join(d, found[0]) if len(found) == 1 else artifact + ".d"
     stem, ext = os.path.splitext(base)
     if ext in (".rmeta", ".rlib", ".so") and stem.startswith("lib"):
         stem = stem[3:]
@@ -76,8 +80,6 @@ for line in open(os.path.join(work, "build.json")):
         kinds = set(msg["target"]["kind"])
         if not kinds & {"lib", "rlib", "proc-macro", "bin", "custom-build"} or msg["profile"]["test"]:
             continue
-        # The first artifact with dep-info beside it (a build script's is under its
-        # hashed name, not the `build-script-build` link).
         dep_file = next((d for d in map(dep_info, msg["filenames"]) if os.path.isfile(d)), None)
         if dep_file is None:
             sys.exit(f"package check: no dep-info for {msg['target']['name']} ({msg['filenames']})")
