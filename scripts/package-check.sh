@@ -102,6 +102,8 @@ for pid, paths in reads.items():
     pkg_dir = os.path.realpath(os.path.dirname(pkg["manifest_path"]))
     for p in sorted(paths):
         p = os.path.realpath(p)
+        if os.path.basename(p) in ("Cargo.toml", "clippy.toml", ".clippy.toml"):
+            continue  # read by Cargo and Clippy, not by the compiled crate
         if not p.startswith(root + os.sep) or p.startswith(build_dir + os.sep):
             continue  # the toolchain, the registry, generated files in the build directory
         if os.path.isdir(p):
