@@ -119,6 +119,6 @@ for pid, paths in reads.items():
 if checked == 0:
     sys.exit("package check: the build listed no workspace artifact")
 if failures:
-    sys.exit("package check failed:\n  " + "\n  ".join(failures))
+    sys.exit("package check failed:\n  " + "\n  ".join(sorted(set(failures))))
 print(f"packages of {', '.join(sorted(files))}: every file their {checked} build targets read is in them")
 EOF
