@@ -89,14 +89,17 @@ cargo fmt --all -- --check
 echo "==> [${SECONDS}s] cargo clippy"
 RUSTC_BOOTSTRAP=1 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+# Right after clippy, whose build it reads (the doc step checks the workspace's crates again
+# for rustdoc, and clippy would then redo them).
+echo "==> [${SECONDS}s] every publishable crate packages with the files it reads (scripts/package-check.sh)"
+RUSTC_BOOTSTRAP=1 ./scripts/package-check.sh
+
 echo "==> [${SECONDS}s] cargo doc (broken or private intra-doc links fail)"
 RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 echo "==> [${SECONDS}s] authcore's public API against crates/authcore/public-api.txt (scripts/public-api.sh)"
 RUSTC_BOOTSTRAP=1 ./scripts/public-api.sh
 
-echo "==> [${SECONDS}s] every publishable crate packages with the files it reads (scripts/package-check.sh)"
-RUSTC_BOOTSTRAP=1 ./scripts/package-check.sh
 
 # Every crate's tests, among them the fuzz targets' saved reproducers and committed seeds
 # replayed as an ordinary test (`fuzz/tests/regressions.rs`, no instrumented build;
