@@ -43,7 +43,7 @@ try {
   const state = client.randomState();
   const url = client.buildAuthorizationUrl(config, {
     redirect_uri: redirectUri,
-    scope: 'openid profile email',
+    scope: 'openid profile email offline_access',
     code_challenge: challenge,
     code_challenge_method: 'S256',
     nonce,
@@ -54,7 +54,33 @@ try {
   const tokens = await client.authorizationCodeGrant(config, callback, checks);
   const claims = tokens.claims();
   const userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
-  say({ step: 'signed-in', claims, userinfo, scope: tokens.scope, tokenType: tokens.token_type });
+  say({ step: 'signed-in', claims, userinfo, scope: tokens.scope, tokenType: tokens.token_type, refresh: Boolean(tokens.refresh_token) });
+
+  // Refresh (the library checks the new ID token against the first: iss, sub, aud), then
+  // the spent refresh token again: refused, and its grant revoked, so the token that
+  // replaced it is refused too.
+  const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token);
+  const again = await client.fetchUserInfo(config, refreshed.access_token, claims.sub);
+  say({
+    step: 'refreshed',
+    claims: refreshed.claims(),
+    userinfo: again,
+    rotated: Boolean(refreshed.refresh_token) && refreshed.refresh_token !== tokens.refresh_token,
+  });
+  for (const [name, token] of [['reuse', tokens.refresh_token], ['after-reuse', refreshed.refresh_token]]) {
+    try {
+      await client.refreshTokenGrant(config, token);
+      say({ step: name, accepted: true });
+    } catch (e) {
+      say({ step: name, accepted: false, reason: e.error ?? e.code ?? String(e) });
+    }
+  }
+  try {
+    await client.fetchUserInfo(config, refreshed.access_token, claims.sub);
+    say({ step: 'revoked-access', accepted: true });
+  } catch (e) {
+    say({ step: 'revoked-access', accepted: false, reason: e.error ?? e.code ?? String(e) });
+  }
 
   // The same code again: refused.
   try {

@@ -337,7 +337,19 @@ fn demo_auth(
     if let Some(secret) = config.secret {
         builder = builder.secret(secret);
     }
-    Ok(Auth::new(builder.env_defaults(&config.env).build()?))
+    // The OpenID Provider's clients hear of sessions that end (back-channel logout).
+    let back_channel = config
+        .oidc_provider
+        .clone()
+        .map(crate::provider::BackChannelLogout::new);
+    if let Some(events) = &back_channel {
+        builder = builder.events(events.clone());
+    }
+    let auth = Auth::new(builder.env_defaults(&config.env).build()?);
+    if let Some(events) = back_channel {
+        events.attach(auth.clone());
+    }
+    Ok(auth)
 }
 
 #[cfg(test)]

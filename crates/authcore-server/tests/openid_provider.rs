@@ -83,6 +83,7 @@ name = "A relying party"
 secret = "{RP_SECRET}"
 redirect_uris = ["{CB}"]
 post_logout_redirect_uris = ["{LOGGED_OUT}"]
+grant_types = ["authorization_code", "refresh_token"]
 
 [[oidc_provider.clients]]
 id = "other"
@@ -108,25 +109,7 @@ redirect_uris = ["{CB}"]
     let app = server.router();
     tokio::spawn(async move { axum::serve(listener, app).await });
     // The demo user signs in with the password.
-    let jar = Arc::new(reqwest::cookie::Jar::default());
-    let signed_in = reqwest::Client::builder()
-        .cookie_provider(Arc::clone(&jar))
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(15))
-        .build()
-        .unwrap();
-    let csrf = binary::csrf_token(&signed_in, &base).await;
-    let r = signed_in
-        .post(format!("{base}/auth/callback/credentials"))
-        .form(&[
-            ("csrfToken", csrf.as_str()),
-            ("username", "demo"),
-            ("password", "authcore-demo"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 302);
+    let (signed_in, jar) = sign_in_at(&base).await;
     use reqwest::cookie::CookieStore;
     let cookie = jar
         .cookies(&base.parse().unwrap())
@@ -181,10 +164,29 @@ async fn openid_client_signs_in_through_authcore() {
     assert_eq!(claims["name"], "Demo User", "{s}");
     assert_eq!(claims["amr"], serde_json::json!(["pwd"]), "{s}");
     assert!(claims["auth_time"].as_i64().is_some(), "{s}");
+    assert!(
+        claims["sid"].as_str().is_some_and(|sid| sid.len() == 32),
+        "{s}"
+    );
     assert_eq!(s["userinfo"]["sub"], claims["sub"], "{s}");
     assert_eq!(s["userinfo"]["email"], "demo@example.com", "{s}");
     assert_eq!(s["userinfo"]["email_verified"], false, "{s}");
-    assert_eq!(s["scope"], "openid profile email");
+    assert_eq!(s["scope"], "openid profile email offline_access");
+    assert_eq!(s["refresh"], true, "{s}");
+    let r = step("refreshed");
+    assert_eq!(r["claims"]["sub"], claims["sub"], "{r}");
+    assert_eq!(r["claims"]["auth_time"], claims["auth_time"], "{r}");
+    assert_eq!(r["claims"]["sid"], claims["sid"], "{r}");
+    assert!(r["claims"].get("nonce").is_none(), "{r}");
+    assert_eq!(r["userinfo"]["email"], "demo@example.com", "{r}");
+    assert_eq!(r["rotated"], true, "{r}");
+    for name in ["reuse", "after-reuse"] {
+        let s = step(name);
+        assert_eq!(s["accepted"], false, "{s}");
+        assert_eq!(s["reason"], "invalid_grant", "{s}");
+    }
+    let revoked = step("revoked-access");
+    assert_eq!(revoked["accepted"], false, "{revoked}");
     let replay = step("replay");
     assert_eq!(replay["accepted"], false, "{replay}");
     assert_eq!(replay["reason"], "invalid_grant", "{replay}");
@@ -253,11 +255,16 @@ fn query(u: &url::Url, name: &str) -> Option<String> {
 
 /// A code for `client` (PKCE S256 with [`CHALLENGE`] unless `pkce` is false).
 async fn code(op: &Op, client: &str, pkce: bool) -> String {
+    code_for(op, client, "openid email", pkce).await
+}
+
+/// [`code`] with `scope`.
+async fn code_for(op: &Op, client: &str, scope: &str, pkce: bool) -> String {
     let mut p = vec![
         ("client_id", client),
         ("redirect_uri", CB),
         ("response_type", "code"),
-        ("scope", "openid email"),
+        ("scope", scope),
         ("state", "st"),
     ];
     if pkce {
@@ -807,14 +814,7 @@ async fn rp_initiated_logout_signs_out_and_goes_back() {
         "demo@example.com",
         "the page alone signs nobody out"
     );
-    let csrf = binary::csrf_token(&op.signed_in, &op.base).await;
-    let r = op
-        .signed_in
-        .post(format!("{}/auth/signout", op.base))
-        .form(&[("csrfToken", csrf.as_str())])
-        .send()
-        .await
-        .unwrap();
+    let r = sign_out(&op).await;
     let done = r.headers()["location"].to_str().unwrap().to_owned();
     assert!(done.contains("/oidc/logout/done?d="), "{done}");
     let r = op.signed_in.get(&done).send().await.unwrap();
@@ -975,4 +975,469 @@ async fn discovery_and_keys() {
         .unwrap();
     assert_eq!(jwks["keys"][0]["alg"], "EdDSA");
     assert!(jwks["keys"][0].get("d").is_none(), "no private part");
+}
+
+/// The claims of a JWS, unverified (what the test itself issued and compares).
+fn payload(jws: &str) -> Value {
+    use base64::Engine as _;
+    let part = jws.split('.').nth(1).unwrap();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(part)
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// `POST /oidc/userinfo` with `access`: the status.
+async fn userinfo_status(op: &Op, access: &str) -> u16 {
+    reqwest::Client::new()
+        .get(format!("{}/oidc/userinfo", op.base))
+        .bearer_auth(access)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// Refresh tokens: only with `offline_access` for a client with the grant; rotated at each
+/// use; bound to their client; never wider than the grant; one used twice revokes its grant
+/// (every refresh and access token of it); revoking one revokes the grant.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refresh_tokens_rotate_and_a_reused_one_revokes_the_grant() {
+    let op = start().await;
+    let rp = Some(("rp", RP_SECRET));
+    let refresh = |token: &str, scope: Option<&str>| {
+        let mut f = vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", token.to_owned()),
+        ];
+        f.extend(scope.map(|s| ("scope", s.to_owned())));
+        f
+    };
+    let send = async |basic: Option<(&str, &str)>, form: Vec<(&'static str, String)>| {
+        let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        token(&op, basic, &form).await
+    };
+    // A refresh token refused as no grant (any more).
+    let refused = async |token: &str| {
+        let (s, body) = send(rp, refresh(token, None)).await;
+        assert_eq!(
+            (s, body["error"].as_str()),
+            (400, Some("invalid_grant")),
+            "{body}"
+        );
+    };
+
+    // No offline_access, or a client without the grant (the scope is not granted): no
+    // refresh token.
+    let c = code_for(&op, "rp", "openid email", false).await;
+    let (s, body) = token(&op, rp, &grant(&c, None)).await;
+    assert_eq!(s, 200, "{body}");
+    assert!(body.get("refresh_token").is_none(), "{body}");
+    let c = code_for(&op, "other", "openid offline_access", false).await;
+    let mut f = grant(&c, None);
+    f.extend([("client_id", "other"), ("client_secret", OTHER_SECRET)]);
+    let (s, body) = token(&op, None, &f).await;
+    assert_eq!((s, body["scope"].as_str()), (200, Some("openid")), "{body}");
+    assert!(body.get("refresh_token").is_none(), "{body}");
+
+    let c = code_for(&op, "rp", "openid email offline_access", false).await;
+    let (s, first) = token(&op, rp, &grant(&c, None)).await;
+    assert_eq!(s, 200, "{first}");
+    let r1 = first["refresh_token"].as_str().unwrap().to_owned();
+    let a1 = first["access_token"].as_str().unwrap().to_owned();
+
+    // Refused, and r1 left unspent: another client, a wider scope, a made-up token, a
+    // client's own grant type it does not have.
+    let mut as_other = refresh(&r1, None);
+    as_other.extend([
+        ("client_id", "other".to_owned()),
+        ("client_secret", OTHER_SECRET.to_owned()),
+    ]);
+    let (s, body) = send(None, as_other).await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("unauthorized_client")),
+        "{body}"
+    );
+    for (form, error) in [
+        (refresh(&r1, Some("openid profile")), "invalid_scope"),
+        (refresh("garbage", None), "invalid_grant"),
+        (refresh(&a1, None), "invalid_grant"),
+        (refresh(&c, None), "invalid_grant"),
+    ] {
+        let (s, body) = send(rp, form.clone()).await;
+        assert_eq!(
+            (s, body["error"].as_str()),
+            (400, Some(error)),
+            "{form:?} {body}"
+        );
+    }
+
+    // A narrower access token; a new refresh token; an ID token for the same user.
+    let (s, second) = send(rp, refresh(&r1, Some("openid"))).await;
+    assert_eq!(
+        (s, second["scope"].as_str()),
+        (200, Some("openid")),
+        "{second}"
+    );
+    let r2 = second["refresh_token"].as_str().unwrap().to_owned();
+    let a2 = second["access_token"].as_str().unwrap().to_owned();
+    assert_ne!(r1, r2);
+    let id1 = payload(first["id_token"].as_str().unwrap());
+    let id2 = payload(second["id_token"].as_str().unwrap());
+    assert_eq!(
+        (&id2["sub"], &id2["auth_time"], &id2["sid"]),
+        (&id1["sub"], &id1["auth_time"], &id1["sid"])
+    );
+    assert_eq!(userinfo_status(&op, &a2).await, 200);
+
+    // r1 again: refused, and the grant with it: r2, a1 and a2 no longer work.
+    refused(&r1).await;
+    refused(&r2).await;
+    assert_eq!(userinfo_status(&op, &a1).await, 401);
+    assert_eq!(userinfo_status(&op, &a2).await, 401);
+
+    // Two uses of one token at once: at most one answer carries tokens, and the grant ends.
+    let c = code_for(&op, "rp", "openid offline_access", false).await;
+    let (_, body) = token(&op, rp, &grant(&c, None)).await;
+    let r = body["refresh_token"].as_str().unwrap().to_owned();
+    let (x, y) = tokio::join!(send(rp, refresh(&r, None)), send(rp, refresh(&r, None)));
+    let winners: Vec<&Value> = [&x, &y]
+        .into_iter()
+        .filter(|(s, _)| *s == 200)
+        .map(|(_, b)| b)
+        .collect();
+    assert_eq!(winners.len(), 1, "{x:?} {y:?}");
+    let next = winners[0]["refresh_token"].as_str().unwrap().to_owned();
+    let (s, _) = send(rp, refresh(&next, None)).await;
+    assert_eq!(s, 400, "the race revoked the grant");
+
+    // Revoking a refresh token (RFC 7009 §2.1) revokes the grant: its access token too.
+    let c = code_for(&op, "rp", "openid offline_access", false).await;
+    let (_, body) = token(&op, rp, &grant(&c, None)).await;
+    let r = body["refresh_token"].as_str().unwrap().to_owned();
+    let a = body["access_token"].as_str().unwrap().to_owned();
+    // Another client's revocation does nothing.
+    let (s, _) = post_form(
+        &op,
+        "/oidc/revoke",
+        None,
+        &[
+            ("token", &r),
+            ("client_id", "other"),
+            ("client_secret", OTHER_SECRET),
+        ],
+    )
+    .await;
+    assert_eq!(s, 200);
+    assert_eq!(userinfo_status(&op, &a).await, 200);
+    let (s, _) = post_form(
+        &op,
+        "/oidc/revoke",
+        rp,
+        &[("token", &r), ("token_type_hint", "refresh_token")],
+    )
+    .await;
+    assert_eq!(s, 200);
+    assert_eq!(userinfo_status(&op, &a).await, 401);
+    refused(&r).await;
+}
+
+const SERVICE_SECRET: &str = "service-secret-0123456789abcdef012345";
+
+/// `client_credentials`: a service client's own token, for no user: no ID token, no
+/// refresh token, no scope; userinfo refuses it; introspection tells the client it is its.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_client_gets_a_token_of_its_own() {
+    let op = start_with(&format!(
+        r#"
+[[oidc_provider.clients]]
+id = "service"
+secret = "{SERVICE_SECRET}"
+grant_types = ["client_credentials"]
+"#
+    ))
+    .await;
+    let service = Some(("service", SERVICE_SECRET));
+    let cc = [("grant_type", "client_credentials")];
+    let (s, body) = token(&op, service, &cc).await;
+    assert_eq!(s, 200, "{body}");
+    assert!(
+        body.get("id_token").is_none() && body.get("refresh_token").is_none(),
+        "{body}"
+    );
+    let access = body["access_token"].as_str().unwrap();
+    let claims = payload(access);
+    assert_eq!(
+        (claims["sub"].as_str(), claims["client_id"].as_str()),
+        (Some("service"), Some("service"))
+    );
+    assert_eq!(userinfo_status(&op, access).await, 401, "no user behind it");
+    let (_, info) = post_form(&op, "/oidc/introspect", service, &[("token", access)]).await;
+    assert_eq!(
+        (info["active"].as_bool(), info["sub"].as_str()),
+        (Some(true), Some("service")),
+        "{info}"
+    );
+
+    // Refused: a scope, a wrong secret, a client without the grant, a public client, and
+    // the service signing users in.
+    let (s, body) = token(
+        &op,
+        service,
+        &[("grant_type", "client_credentials"), ("scope", "openid")],
+    )
+    .await;
+    assert_eq!((s, body["error"].as_str()), (400, Some("invalid_scope")));
+    let (s, body) = token(
+        &op,
+        Some(("service", "wrong-secret-0123456789abcdef0123456")),
+        &cc,
+    )
+    .await;
+    assert_eq!((s, body["error"].as_str()), (401, Some("invalid_client")));
+    let (s, body) = token(&op, Some(("rp", RP_SECRET)), &cc).await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("unauthorized_client"))
+    );
+    let (s, body) = token(
+        &op,
+        None,
+        &[("grant_type", "client_credentials"), ("client_id", "spa")],
+    )
+    .await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("unauthorized_client"))
+    );
+    let r = authorize(
+        &op,
+        &[
+            ("client_id", "service"),
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", "openid"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status(), 400, "shown, not redirected");
+    let (s, body) = token(
+        &op,
+        service,
+        &[
+            ("grant_type", "password"),
+            ("username", "demo"),
+            ("password", "authcore-demo"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("unsupported_grant_type"))
+    );
+}
+
+/// A receiver of logout tokens on loopback: its URL, and the tokens posted to it.
+async fn logout_receiver() -> (
+    String,
+    tokio::sync::mpsc::UnboundedReceiver<(String, String)>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let app = axum::Router::new().route(
+        "/bcl/{client}",
+        axum::routing::post(
+            move |axum::extract::Path(client): axum::extract::Path<String>, body: String| {
+                let tx = tx.clone();
+                async move {
+                    let token = form_urlencoded::parse(body.as_bytes())
+                        .find(|(k, _)| k == "logout_token")
+                        .map(|(_, v)| v.into_owned())
+                        .unwrap_or_default();
+                    let _ = tx.send((client, token));
+                    "ok"
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://127.0.0.1:{port}/bcl"), rx)
+}
+
+/// The logout token's claims as jose (npm) verifies them as a relying party does; what the
+/// script printed when it refuses the token.
+async fn logout_token_check(op: &Op, client: &str, token: &str) -> Result<Value, Vec<Value>> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/oidc-rp");
+    let steps = browser::run_in(
+        &dir,
+        "node",
+        "verify-logout-token.mjs",
+        &[&format!("{}/jwks", op.issuer), &op.issuer, client, token],
+        Duration::from_secs(30),
+    )
+    .await;
+    match steps.iter().find_map(|s| s.get("claims")) {
+        Some(claims) => Ok(claims.clone()),
+        None => Err(steps),
+    }
+}
+
+/// [`logout_token_check`] that must pass.
+async fn verified_logout_token(op: &Op, client: &str, token: &str) -> Value {
+    logout_token_check(op, client, token)
+        .await
+        .unwrap_or_else(|steps| panic!("refused: {steps:?}"))
+}
+
+/// A fresh session of the demo user at `base`, in a client of its own: the client and its
+/// cookie jar.
+async fn sign_in_at(base: &str) -> (reqwest::Client, Arc<reqwest::cookie::Jar>) {
+    let jar = Arc::new(reqwest::cookie::Jar::default());
+    let client = reqwest::Client::builder()
+        .cookie_provider(Arc::clone(&jar))
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(15))
+        .build()
+        .unwrap();
+    let csrf = binary::csrf_token(&client, base).await;
+    let r = client
+        .post(format!("{base}/auth/callback/credentials"))
+        .form(&[
+            ("csrfToken", csrf.as_str()),
+            ("username", "demo"),
+            ("password", "authcore-demo"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 302);
+    (client, jar)
+}
+
+/// The sign-out form of authcore's sign-out page, posted by the demo user's client.
+async fn sign_out(op: &Op) -> reqwest::Response {
+    let csrf = binary::csrf_token(&op.signed_in, &op.base).await;
+    op.signed_in
+        .post(format!("{}/auth/signout", op.base))
+        .form(&[("csrfToken", csrf.as_str())])
+        .send()
+        .await
+        .unwrap()
+}
+
+/// [`sign_in_at`] the provider.
+async fn sign_in(op: &Op) -> reqwest::Client {
+    sign_in_at(&op.base).await.0
+}
+
+/// The `sid` of a sign-in of `browser` to `client` (its code redeemed).
+async fn signed_in_to(op: &Op, browser: &reqwest::Client, client: &str) -> String {
+    let url = url::Url::parse_with_params(
+        &format!("{}/oidc/authorize", op.base),
+        &[
+            ("client_id", client),
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", "openid"),
+        ],
+    )
+    .unwrap();
+    let r = browser.get(url).send().await.unwrap();
+    let to = location(&r).unwrap();
+    let c = query(&to, "code").unwrap_or_else(|| panic!("no code: {to}"));
+    let (s, body) = token(op, Some((client, RP_SECRET)), &grant(&c, None)).await;
+    assert_eq!(s, 200, "{body}");
+    payload(body["id_token"].as_str().unwrap())["sid"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Back-Channel Logout 1.0: when a session ends at authcore — signed out, ended from the
+/// account page, the user deleted — each client it signed in to is posted a logout token
+/// that a relying party's JOSE library accepts; clients it did not sign in to hear nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn back_channel_logout_tells_the_clients_a_session_signed_in_to() {
+    let (uri, mut logouts) = logout_receiver().await;
+    let op = start_with(&format!(
+        r#"
+[[oidc_provider.clients]]
+id = "bcl"
+secret = "{RP_SECRET}"
+redirect_uris = ["{CB}"]
+backchannel_logout_uri = "{uri}/bcl"
+
+[[oidc_provider.clients]]
+id = "bcl-unused"
+secret = "{RP_SECRET}"
+redirect_uris = ["{CB}"]
+backchannel_logout_uri = "{uri}/bcl-unused"
+"#
+    ))
+    .await;
+    let next = async |logouts: &mut tokio::sync::mpsc::UnboundedReceiver<(String, String)>| {
+        tokio::time::timeout(Duration::from_secs(10), logouts.recv())
+            .await
+            .expect("a logout token within 10 s")
+            .unwrap()
+    };
+
+    // Sign-out.
+    let sid = signed_in_to(&op, &op.signed_in, "bcl").await;
+    let r = sign_out(&op).await;
+    assert_eq!(r.status(), 302);
+    let (client, token) = next(&mut logouts).await;
+    assert_eq!(client, "bcl");
+    let claims = verified_logout_token(&op, "bcl", &token).await;
+    assert_eq!(claims["sid"], sid.as_str(), "{claims}");
+    assert!(claims["sub"].as_str().is_some(), "{claims}");
+    // A token for another client, or altered, is refused by the relying party's check.
+    // One character in the middle of the signature changed (the last one can carry only
+    // padding bits a decoder ignores).
+    let mut forged = token.clone().into_bytes();
+    let at = token.rfind('.').unwrap() + (token.len() - token.rfind('.').unwrap()) / 2;
+    forged[at] = if forged[at] == b'A' { b'B' } else { b'A' };
+    let forged = String::from_utf8(forged).unwrap();
+    for (aud, t) in [("bcl-unused", token.as_str()), ("bcl", forged.as_str())] {
+        let checked = logout_token_check(&op, aud, t).await;
+        assert!(checked.is_err(), "{aud}: {checked:?}");
+    }
+
+    // An account change (CSRF-checked JSON POST) by `browser`, and the logout token it
+    // makes `bcl` receive, verified.
+    let mut account_change = async |browser: &reqwest::Client, path: &str| {
+        let csrf = binary::csrf_token(browser, &op.base).await;
+        let r = browser
+            .post(format!("{}{path}", op.base))
+            .json(&serde_json::json!({"csrfToken": csrf}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{path}: {}", r.text().await.unwrap());
+        let (client, token) = next(&mut logouts).await;
+        assert_eq!(client, "bcl");
+        verified_logout_token(&op, "bcl", &token).await
+    };
+
+    // "Sign out everywhere else" from another session: the ended session's clients hear.
+    let a = sign_in(&op).await;
+    let b = sign_in(&op).await;
+    let sid_b = signed_in_to(&op, &b, "bcl").await;
+    let claims = account_change(&a, "/account/sessions/revoke-others").await;
+    assert_eq!(claims["sid"], sid_b.as_str(), "{claims}");
+
+    // The user deleted: every session, so the token names the user alone.
+    let _ = signed_in_to(&op, &a, "bcl").await;
+    let claims = account_change(&a, "/account/delete").await;
+    assert!(claims.get("sid").is_none(), "{claims}");
+    assert!(claims["sub"].as_str().is_some(), "{claims}");
+
+    // The unused client heard nothing at all.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    while let Ok((client, _)) = logouts.try_recv() {
+        assert_ne!(client, "bcl-unused");
+    }
 }

@@ -271,6 +271,22 @@ pub struct TwoFactorEvent<'a> {
     pub action: &'static str,
 }
 
+/// Sessions that ended before their time: a sign-out, a session signed out from the account
+/// page, "sign out everywhere", the user's deletion (beyond Auth.js; e.g. for an OpenID
+/// Provider's back-channel logout).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct SessionsEndedEvent<'a> {
+    /// The user.
+    pub user_id: &'a str,
+    /// The sessions' ids ([`SessionInfo::id`](crate::account::SessionInfo::id) of a database session,
+    /// a JWT's `sid`); empty when `all`.
+    pub session_ids: &'a [String],
+    /// Every session of the user ended (or may have: the user was deleted, or JWT sessions
+    /// were revoked, whose ids are not known).
+    pub all: bool,
+}
+
 /// Auth.js events: awaited, errors logged as `EventError` and otherwise ignored.
 #[async_trait]
 pub trait Events: Send + Sync + 'static {
@@ -317,6 +333,12 @@ pub trait Events: Send + Sync + 'static {
     /// After a second factor was enrolled, disabled or regenerated, or a recovery code was
     /// used (beyond Auth.js).
     async fn two_factor(&self, message: TwoFactorEvent<'_>) -> Result<(), BoxError> {
+        let _ = message;
+        Ok(())
+    }
+    /// After sessions ended before their time (beyond Auth.js): after the `signOut` event
+    /// of a sign-out, and for the account functions that end sessions.
+    async fn sessions_ended(&self, message: SessionsEndedEvent<'_>) -> Result<(), BoxError> {
         let _ = message;
         Ok(())
     }

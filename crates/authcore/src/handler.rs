@@ -204,10 +204,20 @@ impl Auth {
         .filter(|v: &Value| !v.is_null());
         let user_id = session.as_ref().and(resp.session_user_id);
         let sign_in = session.as_ref().and(resp.session_sign_in);
+        // A database session's id (what the account page and `sessionsEnded` name it by).
+        let session_id = session
+            .as_ref()
+            .filter(|_| c.session_strategy == crate::config::SessionStrategy::Database)
+            .and_then(|_| {
+                let spec = &c.cookies(parsed.is_https()).session_token;
+                crate::cookies::SessionCookieStore::new(spec, &parsed.cookies).value()
+            })
+            .map(|token| crate::actions::account::session_id(&c.stored_session_token(&token)));
         Ok(SessionLookup {
             session,
             user_id,
             sign_in,
+            session_id,
             set_cookie,
         })
     }
@@ -441,6 +451,9 @@ pub struct SessionLookup {
     /// How and when the user signed in, where the session records it (with second factors
     /// on).
     pub sign_in: Option<crate::SignInInfo>,
+    /// The database session's id ([`SessionInfo::id`](crate::account::SessionInfo::id)); `None`
+    /// with JWT sessions.
+    pub session_id: Option<String>,
     /// `Set-Cookie` values refreshing or clearing the session cookie.
     pub set_cookie: Vec<http::HeaderValue>,
 }

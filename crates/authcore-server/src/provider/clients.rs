@@ -8,8 +8,12 @@ use serde::Deserialize;
 use subtle::ConstantTimeEq;
 
 /// The scopes authcore knows: `openid` (the subject), `profile` (`name`, `picture`),
-/// `email` (`email`, `email_verified`).
-pub const SCOPES: [&str; 3] = ["openid", "profile", "email"];
+/// `email` (`email`, `email_verified`), `offline_access` (a refresh token, OpenID Connect
+/// Core §11; for clients with the `refresh_token` grant).
+pub const SCOPES: [&str; 4] = ["openid", "profile", "email", "offline_access"];
+
+/// The grant types a client may be given (RFC 6749 §4.1, §6, §4.4).
+pub const GRANT_TYPES: [&str; 3] = ["authorization_code", "refresh_token", "client_credentials"];
 
 /// The shortest client secret accepted (bytes): a secret is a password the client and
 /// authcore share, and guessing it must stay out of reach.
@@ -41,6 +45,38 @@ pub struct ClientConfig {
     /// §3), compared exactly; the same rules as `redirect_uris`.
     #[serde(default)]
     pub post_logout_redirect_uris: Vec<String>,
+    /// The grant types it may use (default `["authorization_code"]`): `refresh_token` (with
+    /// the `offline_access` scope: refresh tokens, rotated at each use), and
+    /// `client_credentials` (a service acting for itself; clients with a secret only).
+    #[serde(default)]
+    pub grant_types: Vec<String>,
+    /// Where authcore posts a logout token when a user who signed in to this client signs
+    /// out at authcore (OpenID Connect Back-Channel Logout 1.0 §2.2); the same rules as
+    /// `redirect_uris`.
+    pub backchannel_logout_uri: Option<String>,
+}
+
+/// A grant type (RFC 6749).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum GrantType {
+    /// The authorization code flow (§4.1).
+    AuthorizationCode,
+    /// Refresh tokens (§6).
+    RefreshToken,
+    /// The client's own access tokens (§4.4).
+    ClientCredentials,
+}
+
+impl GrantType {
+    /// The grant type of a `grant_type` value.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "authorization_code" => Some(GrantType::AuthorizationCode),
+            "refresh_token" => Some(GrantType::RefreshToken),
+            "client_credentials" => Some(GrantType::ClientCredentials),
+            _ => None,
+        }
+    }
 }
 
 /// How a client authenticates at the token endpoint (RFC 6749 §2.3, OpenID Connect Core
@@ -76,6 +112,8 @@ pub struct Client {
     redirect_uris: Vec<String>,
     post_logout_redirect_uris: Vec<String>,
     scopes: BTreeSet<String>,
+    grant_types: BTreeSet<GrantType>,
+    backchannel_logout_uri: Option<String>,
 }
 
 impl std::fmt::Debug for Client {
@@ -123,6 +161,16 @@ impl Client {
     /// Whether it may ask for `scope`.
     pub fn allows_scope(&self, scope: &str) -> bool {
         self.scopes.contains(scope)
+    }
+
+    /// Whether it may use `grant`.
+    pub fn allows_grant(&self, grant: GrantType) -> bool {
+        self.grant_types.contains(&grant)
+    }
+
+    /// Where it takes logout tokens, if anywhere.
+    pub fn backchannel_logout_uri(&self) -> Option<&str> {
+        self.backchannel_logout_uri.as_deref()
     }
 
     /// Whether `secret` is its secret (compared in constant time); `false` for a public
@@ -200,15 +248,45 @@ impl Clients {
                 ));
             }
         };
-        if c.redirect_uris.is_empty() {
+        let mut grant_types = BTreeSet::new();
+        for name in &c.grant_types {
+            let grant = GrantType::parse(name).ok_or_else(|| {
+                format!(
+                    "grant type {name:?} is not one of {}",
+                    GRANT_TYPES.join(", ")
+                )
+            })?;
+            grant_types.insert(grant);
+        }
+        if grant_types.is_empty() {
+            grant_types.insert(GrantType::AuthorizationCode);
+        }
+        let code = grant_types.contains(&GrantType::AuthorizationCode);
+        if grant_types.contains(&GrantType::RefreshToken) && !code {
+            return Err("the refresh_token grant needs authorization_code too".into());
+        }
+        if grant_types.contains(&GrantType::ClientCredentials) && secret.is_none() {
+            return Err("the client_credentials grant is for clients with a secret".into());
+        }
+        if code && c.redirect_uris.is_empty() {
             return Err("give at least one redirect_uris entry".into());
         }
-        for uri in c.redirect_uris.iter().chain(&c.post_logout_redirect_uris) {
+        for uri in c
+            .redirect_uris
+            .iter()
+            .chain(&c.post_logout_redirect_uris)
+            .chain(&c.backchannel_logout_uri)
+        {
             redirect_uri_problem(uri)
                 .map_or(Ok(()), |p| Err(format!("redirect URI {uri:?}: {p}")))?;
         }
+        let refresh = grant_types.contains(&GrantType::RefreshToken);
         let scopes: BTreeSet<String> = if c.scopes.is_empty() {
-            SCOPES.iter().map(|s| (*s).to_owned()).collect()
+            SCOPES
+                .iter()
+                .filter(|s| refresh || **s != "offline_access")
+                .map(|s| (*s).to_owned())
+                .collect()
         } else {
             c.scopes.iter().cloned().collect()
         };
@@ -218,8 +296,13 @@ impl Clients {
                 SCOPES.join(", ")
             ));
         }
-        if !scopes.contains("openid") {
+        if code && !scopes.contains("openid") {
             return Err("the scopes must include openid".into());
+        }
+        if scopes.contains("offline_access") && !refresh {
+            return Err(
+                "the offline_access scope needs the refresh_token grant (grant_types = [\"authorization_code\", \"refresh_token\"])".into(),
+            );
         }
         Ok(Client {
             id: c.id.clone(),
@@ -229,6 +312,8 @@ impl Clients {
             redirect_uris: c.redirect_uris.clone(),
             post_logout_redirect_uris: c.post_logout_redirect_uris.clone(),
             scopes,
+            grant_types,
+            backchannel_logout_uri: c.backchannel_logout_uri.clone(),
         })
     }
 
@@ -245,6 +330,11 @@ impl Clients {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// Every client.
+    pub fn iter(&self) -> impl Iterator<Item = &Client> {
+        self.0.values()
     }
 }
 
@@ -390,6 +480,49 @@ mod tests {
                 },
                 "use client_secret_basic",
             ),
+            (
+                ClientConfig {
+                    grant_types: vec!["password".into()],
+                    ..config("x")
+                },
+                "grant type \"password\"",
+            ),
+            (
+                ClientConfig {
+                    grant_types: vec!["refresh_token".into()],
+                    ..config("x")
+                },
+                "needs authorization_code too",
+            ),
+            (
+                ClientConfig {
+                    secret: None,
+                    grant_types: vec!["client_credentials".into()],
+                    ..config("x")
+                },
+                "for clients with a secret",
+            ),
+            (
+                ClientConfig {
+                    scopes: vec!["openid".into(), "offline_access".into()],
+                    ..config("x")
+                },
+                "needs the refresh_token grant",
+            ),
+            (
+                ClientConfig {
+                    backchannel_logout_uri: Some("http://app.example.com/bcl".into()),
+                    ..config("x")
+                },
+                "http only on a loopback host",
+            ),
+            (
+                ClientConfig {
+                    backchannel_logout_uri: Some("https://app.example.com/bcl#f".into()),
+                    ..config("x")
+                },
+                "no fragment",
+            ),
         ] {
             let err = Clients::new(vec![config("first"), c])
                 .unwrap_err()
@@ -402,6 +535,35 @@ mod tests {
         }
         let err = Clients::new(vec![config("a"), config("a")]).unwrap_err();
         assert!(err.to_string().contains("another client has this id"));
+    }
+
+    #[test]
+    fn grant_types_and_their_scopes() {
+        let clients = Clients::new(vec![
+            config("code"),
+            ClientConfig {
+                grant_types: vec!["authorization_code".into(), "refresh_token".into()],
+                ..config("offline")
+            },
+            ClientConfig {
+                grant_types: vec!["client_credentials".into()],
+                redirect_uris: vec![],
+                ..config("service")
+            },
+        ])
+        .unwrap();
+        let code = clients.get("code").unwrap();
+        assert!(code.allows_grant(GrantType::AuthorizationCode));
+        assert!(!code.allows_grant(GrantType::RefreshToken));
+        assert!(!code.allows_grant(GrantType::ClientCredentials));
+        // offline_access only by default where refresh tokens may be issued.
+        assert!(!code.allows_scope("offline_access"));
+        let offline = clients.get("offline").unwrap();
+        assert!(offline.allows_grant(GrantType::RefreshToken));
+        assert!(offline.allows_scope("offline_access"));
+        let service = clients.get("service").unwrap();
+        assert!(service.allows_grant(GrantType::ClientCredentials));
+        assert!(!service.allows_grant(GrantType::AuthorizationCode));
     }
 
     #[test]

@@ -1,7 +1,13 @@
 //! The authorization code and what it is exchanged for (RFC 6749 §4.1.3–4.1.4, RFC 7636
 //! §4.6, OpenID Connect Core §3.1.3): the code's contents, the token request checked
-//! against them, and the claims of the ID token and the access token (RFC 9068). Pure:
-//! sealing, signing and the single-use mark are the endpoints' (`mod.rs`).
+//! against them, the refresh token's contents (RFC 6749 §6, rotated as RFC 9700 §4.14.2
+//! says), and the claims of the ID token, the access token (RFC 9068) and the logout token
+//! (OpenID Connect Back-Channel Logout 1.0 §2.4). Pure: sealing, signing and the single-use
+//! marks are the endpoints' (`mod.rs`).
+//!
+//! A code starts a *grant*, named by the code's `jti`: the access tokens and the refresh
+//! tokens it leads to carry that name, so revoking the grant (a replayed code, a reused
+//! refresh token, a revoked refresh token) revokes all of them at once.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -11,32 +17,45 @@ use subtle::ConstantTimeEq;
 
 use super::request::AuthorizationRequest;
 
-/// What an authorization code stands for, sealed into the code itself (a JWE under the auth
-/// secret, with a salt of its own): nothing is stored until it is redeemed, and then only its
-/// `jti`, marked as used.
+/// Who granted what to which client, and how they had signed in: what a code and the
+/// refresh tokens after it stand for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CodeGrant {
-    /// The client it was issued to.
+pub struct Grant {
+    /// The client (RFC 6749 §6: only it may use the grant's tokens).
     pub client_id: String,
-    /// The redirect URI it was sent to (the token request must name the same).
-    pub redirect_uri: String,
     /// The user (the adapter's user id).
     pub sub: String,
-    /// The scopes granted.
+    /// The scopes granted (every refresh token of the grant has them all, §6).
     pub scopes: Vec<String>,
-    /// The `nonce` of the request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nonce: Option<String>,
-    /// The PKCE S256 challenge.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code_challenge: Option<String>,
     /// When the user signed in (seconds since 1970), where the session records it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_time: Option<i64>,
     /// How the user signed in (RFC 8176), where the session records it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amr: Vec<String>,
-    /// Marked as used at the first redemption.
+    /// The authcore session the user signed in with (`sid`, OpenID Connect Back-Channel
+    /// Logout 1.0 §2.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<String>,
+}
+
+/// What an authorization code stands for, sealed into the code itself (a JWE under the auth
+/// secret, with a salt of its own): nothing is stored until it is redeemed, and then only its
+/// `jti`, marked as used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeGrant {
+    /// The grant.
+    #[serde(flatten)]
+    pub grant: Grant,
+    /// The redirect URI it was sent to (the token request must name the same).
+    pub redirect_uri: String,
+    /// The `nonce` of the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<String>,
+    /// The PKCE S256 challenge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_challenge: Option<String>,
+    /// Marked as used at the first redemption; the name of the grant it starts.
     pub jti: String,
 }
 
@@ -47,17 +66,21 @@ impl CodeGrant {
         sub: &str,
         auth_time: Option<i64>,
         amr: Vec<String>,
+        sid: Option<String>,
         jti: String,
     ) -> Self {
         CodeGrant {
-            client_id: request.client_id.clone(),
+            grant: Grant {
+                client_id: request.client_id.clone(),
+                sub: sub.to_owned(),
+                scopes: request.scopes.clone(),
+                auth_time,
+                amr,
+                sid,
+            },
             redirect_uri: request.redirect_uri.clone(),
-            sub: sub.to_owned(),
-            scopes: request.scopes.clone(),
             nonce: request.nonce.clone(),
             code_challenge: request.code_challenge.clone(),
-            auth_time,
-            amr,
             jti,
         }
     }
@@ -70,7 +93,7 @@ impl CodeGrant {
         redirect_uri: Option<&str>,
         verifier: Option<&str>,
     ) -> Result<(), &'static str> {
-        if self.client_id != client_id {
+        if self.grant.client_id != client_id {
             return Err("the code was issued to another client");
         }
         if redirect_uri != Some(self.redirect_uri.as_str()) {
@@ -94,6 +117,59 @@ impl CodeGrant {
             (None, Some(_)) => Err("the authorization request had no code_challenge"),
             (None, None) => Ok(()),
         }
+    }
+}
+
+/// What a refresh token stands for, sealed into the token itself (as a code is). Each use
+/// spends it and gives the next of the same grant; a spent one used again revokes the grant
+/// (reuse detection, RFC 9700 §4.14.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefreshGrant {
+    /// What was granted.
+    #[serde(flatten)]
+    pub grant: Grant,
+    /// The grant's name: the code's `jti`.
+    pub grant_id: String,
+    /// This token's id, marked as used at its use.
+    pub jti: String,
+}
+
+impl RefreshGrant {
+    /// The first refresh token of the grant `code` starts.
+    pub fn first(code: &CodeGrant, jti: String) -> Self {
+        RefreshGrant {
+            grant: code.grant.clone(),
+            grant_id: code.jti.clone(),
+            jti,
+        }
+    }
+
+    /// The token that replaces this one.
+    pub fn next(&self, jti: String) -> Self {
+        RefreshGrant {
+            jti,
+            ..self.clone()
+        }
+    }
+
+    /// The scopes of an access token asked for with this token: those of `scope` (all of
+    /// them, RFC 6749 §6) or, when absent, the grant's; `None` when `scope` asks for one
+    /// the grant does not have (`invalid_scope`).
+    pub fn narrow(&self, scope: Option<&str>) -> Option<Vec<String>> {
+        let granted = &self.grant.scopes;
+        let Some(scope) = scope else {
+            return Some(granted.clone());
+        };
+        let mut asked: Vec<String> = Vec::new();
+        for s in scope.split(' ').filter(|s| !s.is_empty()) {
+            if !granted.iter().any(|g| g == s) {
+                return None;
+            }
+            if !asked.iter().any(|a| a == s) {
+                asked.push(s.to_owned());
+            }
+        }
+        Some(asked)
     }
 }
 
@@ -167,6 +243,9 @@ pub struct IdTokenClaims<'a> {
     /// How (RFC 8176).
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub amr: &'a [String],
+    /// The authcore session (Back-Channel Logout 1.0 §2.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sid: Option<&'a str>,
 }
 
 /// The access token's claims (RFC 9068 §2.2): for authcore's own userinfo endpoint.
@@ -188,6 +267,59 @@ pub struct AccessTokenClaims {
     pub exp: i64,
     /// Its id.
     pub jti: String,
+    /// The grant it belongs to (revoked with it); none for a client's own token
+    /// (`client_credentials`), which stands for no user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<String>,
+}
+
+/// The event a logout token carries (Back-Channel Logout 1.0 §2.4).
+pub const BACKCHANNEL_LOGOUT_EVENT: &str = "http://schemas.openid.net/event/backchannel-logout";
+
+/// A logout token's claims (Back-Channel Logout 1.0 §2.4): `sub` and `sid` of the session
+/// that ended, for one client; no `nonce`.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogoutTokenClaims<'a> {
+    /// The issuer.
+    pub iss: &'a str,
+    /// The client.
+    pub aud: &'a str,
+    /// Issued at.
+    pub iat: i64,
+    /// Expiry (the client must not take it much later, §2.6).
+    pub exp: i64,
+    /// Its id (the client takes each once).
+    pub jti: &'a str,
+    /// The user.
+    pub sub: &'a str,
+    /// The session, when one session ended (absent: all of the user's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sid: Option<&'a str>,
+    /// `{"http://schemas.openid.net/event/backchannel-logout": {}}`.
+    pub events: serde_json::Value,
+}
+
+impl<'a> LogoutTokenClaims<'a> {
+    /// The claims of a logout token to `client` for `sub`'s session `sid` (or all of them).
+    pub fn new(
+        iss: &'a str,
+        client: &'a str,
+        sub: &'a str,
+        sid: Option<&'a str>,
+        jti: &'a str,
+        now: i64,
+    ) -> Self {
+        LogoutTokenClaims {
+            iss,
+            aud: client,
+            iat: now,
+            exp: now + 120,
+            jti,
+            sub,
+            sid,
+            events: serde_json::json!({ BACKCHANNEL_LOGOUT_EVENT: {} }),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -201,16 +333,51 @@ mod tests {
 
     fn grant(challenge: Option<&str>) -> CodeGrant {
         CodeGrant {
-            client_id: "app".into(),
+            grant: Grant {
+                client_id: "app".into(),
+                sub: "u1".into(),
+                scopes: vec!["openid".into()],
+                auth_time: None,
+                amr: Vec::new(),
+                sid: None,
+            },
             redirect_uri: "https://app.example.com/cb".into(),
-            sub: "u1".into(),
-            scopes: vec!["openid".into()],
             nonce: None,
             code_challenge: challenge.map(str::to_owned),
-            auth_time: None,
-            amr: Vec::new(),
             jti: "j".into(),
         }
+    }
+
+    #[test]
+    fn refresh_tokens_keep_the_grant_and_narrow_only() {
+        let mut code = grant(None);
+        code.grant.scopes = vec!["openid".into(), "email".into(), "offline_access".into()];
+        let first = RefreshGrant::first(&code, "r1".into());
+        assert_eq!(first.grant_id, "j");
+        let next = first.next("r2".into());
+        assert_eq!((next.grant_id.as_str(), next.jti.as_str()), ("j", "r2"));
+        assert_eq!(next.grant, code.grant);
+        assert_eq!(first.narrow(None).unwrap(), code.grant.scopes);
+        assert_eq!(
+            first.narrow(Some("openid  email openid")).unwrap(),
+            ["openid", "email"]
+        );
+        assert_eq!(first.narrow(Some("")).unwrap(), Vec::<String>::new());
+        assert!(first.narrow(Some("openid profile")).is_none());
+    }
+
+    #[test]
+    fn logout_tokens_carry_the_event_and_no_nonce() {
+        let claims = LogoutTokenClaims::new("https://op/oidc", "app", "u1", Some("s1"), "j", 100);
+        let v = serde_json::to_value(&claims).unwrap();
+        assert_eq!(v["events"][BACKCHANNEL_LOGOUT_EVENT], serde_json::json!({}));
+        assert_eq!(
+            (v["iat"].as_i64(), v["exp"].as_i64()),
+            (Some(100), Some(220))
+        );
+        assert!(v.get("nonce").is_none());
+        let all = LogoutTokenClaims::new("https://op/oidc", "app", "u1", None, "j", 100);
+        assert!(serde_json::to_value(&all).unwrap().get("sid").is_none());
     }
 
     #[test]

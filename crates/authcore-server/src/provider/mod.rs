@@ -5,11 +5,18 @@
 //! Configured by `[oidc_provider]` (signing keys and `[[oidc_provider.clients]]`), served
 //! under `<origin>/oidc`, the issuer: discovery ([`DISCOVERY_PATH`]), the JWK Set
 //! ([`JWKS_PATH`]), authorization ([`AUTHORIZE_PATH`]: a code for the signed-in user, or
-//! the sign-in page first and back), token ([`TOKEN_PATH`]: the code for an ID token and an
-//! access token, both JWS signed with the first key) and userinfo ([`USERINFO_PATH`]). The
-//! protocol checks are pure functions over plain data ([`request`], [`grant`],
-//! [`clients`]); this module is their I/O: the session read, the sealed code and its
-//! single-use mark, the signatures and the user read.
+//! the sign-in page first and back), token ([`TOKEN_PATH`]: the code for an ID token, an
+//! access token and, with `offline_access`, a refresh token rotated at each use; a service
+//! client's own access token), userinfo ([`USERINFO_PATH`]), revocation, introspection,
+//! RP-initiated logout, and back-channel logout to the clients a session signed in to when
+//! it ends ([`BackChannelLogout`]). The protocol checks are pure functions over plain data
+//! ([`request`], [`grant`], [`clients`]); this module is their I/O: the session read, the
+//! sealed codes and refresh tokens and their single-use marks, the signatures, the user read
+//! and the logout tokens' delivery.
+//!
+//! What is kept between requests lives in the handler's single-use store (memory, or Redis
+//! shared by several instances): used codes and refresh tokens, revoked tokens and grants,
+//! and which clients each session signed in to.
 //!
 //! Needs a database (the users and their ids) and second factors on (the default with a
 //! database): sessions then record when and how their user signed in, for `auth_time`,
@@ -36,8 +43,10 @@ use serde_json::{Value, json};
 
 use crate::gateway::identity::{KeyError, SigningKeys};
 use crate::gateway::time_now;
-use clients::{AuthMethod, ClientConfig, ClientError, Clients};
-use grant::{AccessTokenClaims, CodeGrant, IdTokenClaims, UserClaims};
+use clients::{AuthMethod, ClientConfig, ClientError, Clients, GrantType};
+use grant::{
+    AccessTokenClaims, CodeGrant, Grant, IdTokenClaims, LogoutTokenClaims, RefreshGrant, UserClaims,
+};
 use request::{AuthorizationRequest, Prompt, Refusal, ResponseMode};
 
 /// The issuer's path under the server's origin.
@@ -67,12 +76,22 @@ pub const CODE_TTL_SECS: u64 = 60;
 pub const DEFAULT_ID_TOKEN_TTL_SECS: i64 = 300;
 /// Lifetime of access tokens when `access_token_ttl` is not set (seconds).
 pub const DEFAULT_ACCESS_TOKEN_TTL_SECS: i64 = 600;
+/// Lifetime of refresh tokens when `refresh_token_ttl` is not set (seconds): each use gives
+/// a new one for as long again.
+pub const DEFAULT_REFRESH_TOKEN_TTL_SECS: i64 = 30 * 86_400;
+/// How long authcore remembers that a session signed in to a client, for its back-channel
+/// logout (seconds; Auth.js's default session lifetime).
+const SIGNED_IN_CLIENT_TTL_SECS: u64 = 30 * 86_400;
+/// How long a logout token's delivery may take.
+const LOGOUT_DELIVERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// The largest form the authorization and token endpoints read (bytes).
 pub const MAX_FORM_BYTES: usize = 16 * 1024;
 
 /// The salt of sealed authorization codes (a purpose of its own: no session token or check
 /// cookie opens as a code).
 const CODE_SALT: &str = "authcore.oidc-provider.code";
+/// The salt of sealed refresh tokens.
+const REFRESH_SALT: &str = "authcore.oidc-provider.refresh";
 /// The salt of the sealed way back of a logout (its post-logout redirect URI and state).
 const LOGOUT_SALT: &str = "authcore.oidc-provider.logout";
 /// How long the sign-out page may take before the way back is void (seconds).
@@ -97,6 +116,8 @@ pub struct ProviderSection {
     pub id_token_ttl: Option<i64>,
     /// Lifetime of access tokens in seconds (default 600).
     pub access_token_ttl: Option<i64>,
+    /// Lifetime of refresh tokens in seconds (default 30 days), renewed at each use.
+    pub refresh_token_ttl: Option<i64>,
     /// The relying parties.
     #[serde(default)]
     pub clients: Vec<ClientConfig>,
@@ -125,6 +146,7 @@ pub struct OpenIdProvider {
     clients: Clients,
     id_token_ttl: i64,
     access_token_ttl: i64,
+    refresh_token_ttl: i64,
     /// What an access token must show (issuer, the userinfo audience, expiry), made once.
     access_validation: jsonwebtoken::Validation,
 }
@@ -154,10 +176,10 @@ impl OpenIdProvider {
                 "no [[oidc_provider.clients]]: add the applications that sign in here",
             ));
         }
-        let ttl = |v: Option<i64>, default: i64, name: &str| match v.unwrap_or(default) {
-            t @ 1..=86_400 => Ok(t),
+        let ttl = |v: Option<i64>, default: i64, name: &str, max: i64| match v.unwrap_or(default) {
+            t if (1..=max).contains(&t) => Ok(t),
             t => Err(ProviderError::Invalid(format!(
-                "{name} = {t}: between 1 and 86400 seconds"
+                "{name} = {t}: between 1 and {max} seconds"
             ))),
         };
         let issuer = format!("{origin}{ISSUER_PATH}");
@@ -175,11 +197,19 @@ impl OpenIdProvider {
                 section.id_token_ttl,
                 DEFAULT_ID_TOKEN_TTL_SECS,
                 "id_token_ttl",
+                86_400,
             )?,
             access_token_ttl: ttl(
                 section.access_token_ttl,
                 DEFAULT_ACCESS_TOKEN_TTL_SECS,
                 "access_token_ttl",
+                86_400,
+            )?,
+            refresh_token_ttl: ttl(
+                section.refresh_token_ttl,
+                DEFAULT_REFRESH_TOKEN_TTL_SECS,
+                "refresh_token_ttl",
+                365 * 86_400,
             )?,
         })
     }
@@ -218,12 +248,14 @@ impl OpenIdProvider {
             "scopes_supported": clients::SCOPES,
             "response_types_supported": ["code"],
             "response_modes_supported": ["query", "form_post"],
-            "grant_types_supported": ["authorization_code"],
+            "grant_types_supported": clients::GRANT_TYPES,
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": self.keys.algorithms(),
             "token_endpoint_auth_methods_supported": auth_methods,
             "code_challenge_methods_supported": ["S256"],
-            "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "name", "picture", "email", "email_verified"],
+            "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "sid", "name", "picture", "email", "email_verified"],
+            "backchannel_logout_supported": true,
+            "backchannel_logout_session_supported": true,
             "prompt_values_supported": ["none", "login", "consent"],
             "authorization_response_iss_parameter_supported": true,
             "claims_parameter_supported": false,
@@ -426,6 +458,7 @@ async fn authorize(
             &sub,
             auth_time,
             lookup.sign_in.map(|i| i.amr).unwrap_or_default(),
+            lookup.session_id,
         ),
         (false, None) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     };
@@ -461,11 +494,12 @@ impl ProviderState {
         sub: &str,
         auth_time: Option<i64>,
         amr: Vec<String>,
+        sid: Option<String>,
     ) -> Response {
         let Some(jti) = random_token() else {
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         };
-        let grant = CodeGrant::new(request, sub, auth_time, amr, jti);
+        let grant = CodeGrant::new(request, sub, auth_time, amr, sid, jti);
         let claims = match serde_json::to_value(&grant) {
             Ok(Value::Object(m)) => m,
             _ => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
@@ -734,120 +768,361 @@ fn client_form<'a>(
     Ok(ClientForm { client, params })
 }
 
-/// The kind of the marks that revoke access tokens (by `jti`).
+/// The kind of the marks that revoke one access token (by its `jti`).
 const REVOKED: &str = "oidc-provider-revoked";
+/// The kind of the marks that revoke a grant (by the code's `jti`): its access tokens and
+/// refresh tokens.
+const REVOKED_GRANT: &str = "oidc-provider-revoked-grant";
+/// The kind of the single-use marks of codes.
+const USED_CODE: &str = "oidc-provider-code";
+/// The kind of the single-use marks of refresh tokens.
+const USED_REFRESH: &str = "oidc-provider-refresh";
+/// The kind of the marks that say a session (`sid`) signed in to a client.
+const SIGNED_IN_SESSION: &str = "oidc-provider-session-client";
+/// The kind of the marks that say a user signed in to a client.
+const SIGNED_IN_USER: &str = "oidc-provider-user-client";
+
+/// The key of a session's or a user's mark for `client`.
+fn client_key(who: &str, client: &str) -> String {
+    format!("{who}\n{client}")
+}
+
+fn secs(t: i64) -> std::time::Duration {
+    std::time::Duration::from_secs(t.unsigned_abs())
+}
 
 /// `POST /oidc/token`.
 async fn token(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) -> Response {
-    use StatusCode as S;
     let form = match client_form(&s.provider, &headers, &body) {
         Ok(f) => f,
         Err(answer) => return *answer,
     };
-    let client = form.client;
-    let param = |name: &str| form.param(name);
-    if param("grant_type") != Some("authorization_code") {
+    let Some(grant_type) = form.param("grant_type").and_then(GrantType::parse) else {
         return token_error(
-            S::BAD_REQUEST,
+            StatusCode::BAD_REQUEST,
             "unsupported_grant_type",
-            "only authorization_code",
+            "authorization_code, refresh_token or client_credentials",
         );
-    }
-    let Some(code) = param("code") else {
-        return token_error(S::BAD_REQUEST, "invalid_request", "code is missing");
     };
-    let grant: Option<CodeGrant> = s
-        .auth
-        .config()
-        .jwt()
-        .decode(code, CODE_SALT)
-        .ok()
-        .flatten()
-        .and_then(|claims| serde_json::from_value(Value::Object(claims)).ok());
-    let Some(grant) = grant else {
+    if !form.client.allows_grant(grant_type) {
         return token_error(
-            S::BAD_REQUEST,
-            "invalid_grant",
-            "the code is invalid or expired",
+            StatusCode::BAD_REQUEST,
+            "unauthorized_client",
+            "the client may not use this grant type (its grant_types)",
         );
-    };
-    if let Err(why) =
-        grant.check_redemption(client.id(), param("redirect_uri"), param("code_verifier"))
-    {
-        return token_error(S::BAD_REQUEST, "invalid_grant", why);
     }
-    let window = std::time::Duration::from_secs(CODE_TTL_SECS + 60);
-    if !s
-        .auth
-        .first_use("oidc-provider-code", &grant.jti, window)
-        .await
-    {
-        // A replayed code: the access token of its first use is revoked too (RFC 9700
-        // §4.5.3.1; it carries the code's id).
-        let ttl = std::time::Duration::from_secs(s.provider.access_token_ttl.unsigned_abs());
-        if let Err(e) = s.auth.mark(REVOKED, &grant.jti, ttl).await {
-            tracing::error!(error = %e, "oidc provider: cannot revoke the tokens of a replayed code");
-        }
-        return token_error(S::BAD_REQUEST, "invalid_grant", "the code was used already");
-    }
-    let user = match s.users.get_user(&grant.sub).await {
-        Ok(Some(u)) => u,
-        Ok(None) => return token_error(S::BAD_REQUEST, "invalid_grant", "the user is gone"),
-        Err(e) => {
-            tracing::error!(error = %e, "oidc provider: user read failed");
-            return token_error(
-                S::SERVICE_UNAVAILABLE,
-                "temporarily_unavailable",
-                "the user store failed",
-            );
-        }
+    let answer = match grant_type {
+        GrantType::AuthorizationCode => s.code_grant(&form).await,
+        GrantType::RefreshToken => s.refresh_grant(&form).await,
+        GrantType::ClientCredentials => s.client_credentials(&form),
     };
-    let p = &s.provider;
-    let now = time_now();
-    let scope = grant.scopes.join(" ");
-    let access = AccessTokenClaims {
-        iss: p.issuer.clone(),
-        aud: p.url(USERINFO_PATH),
-        sub: grant.sub.clone(),
-        client_id: client.id().to_owned(),
-        scope: scope.clone(),
-        iat: now,
-        exp: now + p.access_token_ttl,
-        // The code's id: a replay of the code revokes this token.
-        jti: grant.jti.clone(),
-    };
-    let user_claims = UserClaims::of(&user, &grant.scopes);
-    let id = IdTokenClaims {
-        iss: &p.issuer,
-        aud: client.id(),
-        user: &user_claims,
-        iat: now,
-        exp: now + p.id_token_ttl,
-        nonce: grant.nonce.as_deref(),
-        auth_time: grant.auth_time,
-        amr: &grant.amr,
-    };
-    let (Ok(access_token), Ok(id_token)) = (
-        p.keys.sign_claims(Some("at+jwt"), &access),
-        p.keys.sign_claims(None, &id),
-    ) else {
-        tracing::error!("oidc provider: cannot sign the tokens");
-        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-    };
-    tracing::info!(client = %client.id(), user = %grant.sub, "oidc provider: tokens issued");
-    let mut r = json_response(
-        StatusCode::OK,
-        &json!({
-            "access_token": access_token,
-            "token_type": "Bearer",
-            "expires_in": p.access_token_ttl,
-            "id_token": id_token,
-            "scope": scope,
-        }),
-    );
+    let mut r = answer.unwrap_or_else(|refused| *refused);
     r.headers_mut()
         .insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
     no_store(r)
+}
+
+type Answer = Result<Response, Box<Response>>;
+
+fn refused(status: StatusCode, error: &str, description: &str) -> Box<Response> {
+    Box::new(token_error(status, error, description))
+}
+
+fn invalid_grant(description: &str) -> Box<Response> {
+    refused(StatusCode::BAD_REQUEST, "invalid_grant", description)
+}
+
+fn unavailable(what: &str) -> Box<Response> {
+    refused(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "temporarily_unavailable",
+        what,
+    )
+}
+
+/// What the tokens of a user grant say.
+struct UserTokens<'a> {
+    user: &'a authcore::adapter::AdapterUser,
+    grant: &'a Grant,
+    /// The grant's name.
+    grant_id: &'a str,
+    /// The access token's scopes (the grant's, or fewer).
+    scopes: &'a [String],
+    nonce: Option<&'a str>,
+    /// The refresh token to seal and hand out with them.
+    refresh: Option<RefreshGrant>,
+}
+
+impl ProviderState {
+    /// The `authorization_code` grant: the sealed code, its checks and its single use.
+    async fn code_grant(&self, form: &ClientForm<'_>) -> Answer {
+        let client = form.client;
+        let Some(code) = form.param("code") else {
+            return Err(refused(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "code is missing",
+            ));
+        };
+        let grant: CodeGrant = self
+            .unseal(code, CODE_SALT)
+            .ok_or_else(|| invalid_grant("the code is invalid or expired"))?;
+        grant
+            .check_redemption(
+                client.id(),
+                form.param("redirect_uri"),
+                form.param("code_verifier"),
+            )
+            .map_err(invalid_grant)?;
+        let window = std::time::Duration::from_secs(CODE_TTL_SECS + 60);
+        if !self.auth.first_use(USED_CODE, &grant.jti, window).await {
+            // A replayed code: what its first use gave is revoked too (RFC 9700 §4.5.3.1).
+            self.revoke_grant(&grant.jti).await;
+            return Err(invalid_grant("the code was used already"));
+        }
+        let user = self.user(&grant.grant.sub).await?;
+        if client.backchannel_logout_uri().is_some() {
+            self.remember_sign_in(client.id(), &grant.grant).await;
+        }
+        let offline = client.allows_grant(GrantType::RefreshToken)
+            && grant.grant.scopes.iter().any(|s| s == "offline_access");
+        let refresh = match offline {
+            true => Some(RefreshGrant::first(
+                &grant,
+                random_token().ok_or_else(no_randomness)?,
+            )),
+            false => None,
+        };
+        self.user_tokens(
+            client,
+            UserTokens {
+                user: &user,
+                grant: &grant.grant,
+                grant_id: &grant.jti,
+                scopes: &grant.grant.scopes,
+                nonce: grant.nonce.as_deref(),
+                refresh,
+            },
+        )
+    }
+
+    /// The `refresh_token` grant (RFC 6749 §6): the sealed refresh token is spent and
+    /// replaced; one used twice revokes its grant (RFC 9700 §4.14.2), whoever used it first.
+    async fn refresh_grant(&self, form: &ClientForm<'_>) -> Answer {
+        let client = form.client;
+        let Some(token) = form.param("refresh_token") else {
+            return Err(refused(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "refresh_token is missing",
+            ));
+        };
+        let refresh: RefreshGrant = self
+            .unseal(token, REFRESH_SALT)
+            .ok_or_else(|| invalid_grant("the refresh token is invalid or expired"))?;
+        if refresh.grant.client_id != client.id() {
+            return Err(invalid_grant(
+                "the refresh token was issued to another client",
+            ));
+        }
+        let Some(scopes) = refresh.narrow(form.param("scope")) else {
+            return Err(refused(
+                StatusCode::BAD_REQUEST,
+                "invalid_scope",
+                "a scope the grant does not have",
+            ));
+        };
+        match self.auth.is_marked(REVOKED_GRANT, &refresh.grant_id).await {
+            Ok(false) => {}
+            Ok(true) => return Err(invalid_grant("the grant was revoked")),
+            Err(e) => {
+                tracing::error!(error = %e, "oidc provider: revocations unreadable");
+                return Err(unavailable("the revocations cannot be read"));
+            }
+        }
+        let ttl = secs(self.provider.refresh_token_ttl);
+        if !self.auth.first_use(USED_REFRESH, &refresh.jti, ttl).await {
+            tracing::warn!(client = %client.id(), user = %refresh.grant.sub, "oidc provider: a refresh token was used twice; its grant is revoked");
+            self.revoke_grant(&refresh.grant_id).await;
+            return Err(invalid_grant(
+                "the refresh token was used already; its grant is revoked",
+            ));
+        }
+        let user = self.user(&refresh.grant.sub).await?;
+        let next = refresh.next(random_token().ok_or_else(no_randomness)?);
+        self.user_tokens(
+            client,
+            UserTokens {
+                user: &user,
+                grant: &refresh.grant,
+                grant_id: &refresh.grant_id,
+                scopes: &scopes,
+                nonce: None,
+                refresh: Some(next),
+            },
+        )
+    }
+
+    /// The `client_credentials` grant (RFC 6749 §4.4): an access token of the client for
+    /// itself, with no user, no scope and no refresh token (§4.4.3).
+    fn client_credentials(&self, form: &ClientForm<'_>) -> Answer {
+        if form.param("scope").is_some_and(|s| !s.trim().is_empty()) {
+            return Err(refused(
+                StatusCode::BAD_REQUEST,
+                "invalid_scope",
+                "a client's own token has no scope",
+            ));
+        }
+        let p = &self.provider;
+        let now = time_now();
+        let access = AccessTokenClaims {
+            iss: p.issuer.clone(),
+            aud: p.url(USERINFO_PATH),
+            sub: form.client.id().to_owned(),
+            client_id: form.client.id().to_owned(),
+            scope: String::new(),
+            iat: now,
+            exp: now + p.access_token_ttl,
+            jti: random_token().ok_or_else(no_randomness)?,
+            grant: None,
+        };
+        let access_token = p
+            .keys
+            .sign_claims(Some("at+jwt"), &access)
+            .map_err(|_| no_signature())?;
+        tracing::info!(client = %form.client.id(), "oidc provider: client token issued");
+        Ok(json_response(
+            StatusCode::OK,
+            &json!({
+                "access_token": access_token,
+                "token_type": "Bearer",
+                "expires_in": p.access_token_ttl,
+            }),
+        ))
+    }
+
+    /// The access token, ID token (with `openid`) and refresh token of a user grant.
+    fn user_tokens(&self, client: &clients::Client, t: UserTokens<'_>) -> Answer {
+        let p = &self.provider;
+        let now = time_now();
+        let scope = t.scopes.join(" ");
+        let access = AccessTokenClaims {
+            iss: p.issuer.clone(),
+            aud: p.url(USERINFO_PATH),
+            sub: t.user.id.clone(),
+            client_id: client.id().to_owned(),
+            scope: scope.clone(),
+            iat: now,
+            exp: now + p.access_token_ttl,
+            jti: random_token().ok_or_else(no_randomness)?,
+            grant: Some(t.grant_id.to_owned()),
+        };
+        let access_token = p
+            .keys
+            .sign_claims(Some("at+jwt"), &access)
+            .map_err(|_| no_signature())?;
+        let mut body = json!({
+            "access_token": access_token,
+            "token_type": "Bearer",
+            "expires_in": p.access_token_ttl,
+            "scope": scope,
+        });
+        if t.scopes.iter().any(|s| s == "openid") {
+            let user_claims = UserClaims::of(t.user, t.scopes);
+            let id = IdTokenClaims {
+                iss: &p.issuer,
+                aud: client.id(),
+                user: &user_claims,
+                iat: now,
+                exp: now + p.id_token_ttl,
+                nonce: t.nonce,
+                auth_time: t.grant.auth_time,
+                amr: &t.grant.amr,
+                sid: t.grant.sid.as_deref(),
+            };
+            body["id_token"] = p
+                .keys
+                .sign_claims(None, &id)
+                .map_err(|_| no_signature())?
+                .into();
+        }
+        if let Some(refresh) = &t.refresh {
+            let claims = match serde_json::to_value(refresh) {
+                Ok(Value::Object(m)) => m,
+                _ => return Err(no_signature()),
+            };
+            let sealed = self
+                .auth
+                .config()
+                .jwt()
+                .encode(&claims, REFRESH_SALT, p.refresh_token_ttl.unsigned_abs())
+                .map_err(|_| no_signature())?;
+            body["refresh_token"] = sealed.into();
+        }
+        tracing::info!(client = %client.id(), user = %t.user.id, refresh = t.refresh.is_some(), "oidc provider: tokens issued");
+        Ok(json_response(StatusCode::OK, &body))
+    }
+
+    /// The contents of a token this provider sealed with `salt`, unexpired.
+    fn unseal<T: serde::de::DeserializeOwned>(&self, token: &str, salt: &str) -> Option<T> {
+        let claims = self
+            .auth
+            .config()
+            .jwt()
+            .decode(token, salt)
+            .ok()
+            .flatten()?;
+        serde_json::from_value(Value::Object(claims)).ok()
+    }
+
+    /// The user of a grant.
+    async fn user(&self, id: &str) -> Result<authcore::adapter::AdapterUser, Box<Response>> {
+        match self.users.get_user(id).await {
+            Ok(Some(u)) => Ok(u),
+            Ok(None) => Err(invalid_grant("the user is gone")),
+            Err(e) => {
+                tracing::error!(error = %e, "oidc provider: user read failed");
+                Err(unavailable("the user store failed"))
+            }
+        }
+    }
+
+    /// Revokes grant `grant`: its access tokens and refresh tokens stop working.
+    async fn revoke_grant(&self, grant: &str) {
+        let p = &self.provider;
+        let ttl = secs(p.refresh_token_ttl.max(p.access_token_ttl));
+        if let Err(e) = self.auth.mark(REVOKED_GRANT, grant, ttl).await {
+            tracing::error!(error = %e, "oidc provider: cannot revoke a grant");
+        }
+    }
+
+    /// Remembers that the user (in the session) of `grant` signed in to `client`, for
+    /// back-channel logout.
+    async fn remember_sign_in(&self, client: &str, grant: &Grant) {
+        let ttl = std::time::Duration::from_secs(SIGNED_IN_CLIENT_TTL_SECS);
+        let marks = [
+            Some((SIGNED_IN_USER, client_key(&grant.sub, client))),
+            grant
+                .sid
+                .as_deref()
+                .map(|sid| (SIGNED_IN_SESSION, client_key(sid, client))),
+        ];
+        for (kind, key) in marks.into_iter().flatten() {
+            if let Err(e) = self.auth.mark(kind, &key, ttl).await {
+                tracing::error!(error = %e, "oidc provider: cannot remember a client's sign-in for its logout");
+            }
+        }
+    }
+}
+
+fn no_randomness() -> Box<Response> {
+    tracing::error!("oidc provider: no randomness");
+    Box::new(StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+fn no_signature() -> Box<Response> {
+    tracing::error!("oidc provider: cannot sign or seal a token");
+    Box::new(StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
 /// A userinfo error (RFC 6750 §3).
@@ -874,9 +1149,10 @@ async fn userinfo(State(s): State<ProviderState>, headers: HeaderMap) -> Respons
     let Some(token) = token else {
         return bearer_error("invalid_request");
     };
+    // A client's own token (client_credentials) stands for no user.
     let claims = match s.active_access_token(&token).await {
-        Ok(Some(c)) => c,
-        Ok(None) => return bearer_error("invalid_token"),
+        Ok(Some(c)) if c.grant.is_some() => c,
+        Ok(_) => return bearer_error("invalid_token"),
         Err(answer) => return *answer,
     };
     let user = match s.users.get_user(&claims.sub).await {
@@ -1027,7 +1303,15 @@ impl ProviderState {
         else {
             return Ok(None);
         };
-        match self.auth.is_marked(REVOKED, &claims.jti).await {
+        let revoked = match &claims.grant {
+            Some(grant) => self.auth.is_marked(REVOKED_GRANT, grant).await,
+            None => Ok(false),
+        };
+        let revoked = match revoked {
+            Ok(false) => self.auth.is_marked(REVOKED, &claims.jti).await,
+            other => other,
+        };
+        match revoked {
             Ok(false) => Ok(Some(claims)),
             Ok(true) => Ok(None),
             Err(e) => {
@@ -1043,10 +1327,8 @@ impl ProviderState {
 /// learns nothing of other clients' tokens).
 async fn own_token(
     s: &ProviderState,
-    headers: &HeaderMap,
-    body: &[u8],
+    form: &ClientForm<'_>,
 ) -> Result<Option<AccessTokenClaims>, Box<Response>> {
-    let form = client_form(&s.provider, headers, body)?;
     let Some(token) = form.param("token") else {
         return Err(Box::new(token_error(
             StatusCode::BAD_REQUEST,
@@ -1059,11 +1341,25 @@ async fn own_token(
         .filter(|c| c.client_id == form.client.id()))
 }
 
-/// `POST /oidc/revoke` (RFC 7009): a client revokes one of its access tokens. The answer is
-/// `200` whatever the token was (§2.2: nothing is learnt about other tokens); the client
-/// must authenticate as at the token endpoint.
+/// `POST /oidc/revoke` (RFC 7009): a client revokes one of its access tokens, or one of its
+/// refresh tokens and with it the whole grant (§2.1: the grant's access tokens too). The
+/// answer is `200` whatever the token was (§2.2: nothing is learnt about other tokens); the
+/// client must authenticate as at the token endpoint.
 async fn revoke(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) -> Response {
-    let claims = match own_token(&s, &headers, &body).await {
+    let form = match client_form(&s.provider, &headers, &body) {
+        Ok(f) => f,
+        Err(answer) => return *answer,
+    };
+    if let Some(refresh) = form
+        .param("token")
+        .and_then(|t| s.unseal::<RefreshGrant>(t, REFRESH_SALT))
+        .filter(|r| r.grant.client_id == form.client.id())
+    {
+        s.revoke_grant(&refresh.grant_id).await;
+        tracing::info!(client = %refresh.grant.client_id, user = %refresh.grant.sub, "oidc provider: grant revoked");
+        return no_store(StatusCode::OK.into_response());
+    }
+    let claims = match own_token(&s, &form).await {
         Ok(c) => c,
         Err(answer) => return *answer,
     };
@@ -1085,7 +1381,11 @@ async fn revoke(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes)
 /// `POST /oidc/introspect` (RFC 7662): what an access token of the asking client is, or
 /// `{"active": false}` (for another client's token too).
 async fn introspect(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) -> Response {
-    let claims = match own_token(&s, &headers, &body).await {
+    let form = match client_form(&s.provider, &headers, &body) {
+        Ok(f) => f,
+        Err(answer) => return *answer,
+    };
+    let claims = match own_token(&s, &form).await {
         Ok(c) => c,
         Err(answer) => return *answer,
     };
@@ -1105,4 +1405,127 @@ async fn introspect(State(s): State<ProviderState>, headers: HeaderMap, body: By
         None => json!({"active": false}),
     };
     no_store(json_response(StatusCode::OK, &body))
+}
+
+/// Back-channel logout to the clients (OpenID Connect Back-Channel Logout 1.0): the
+/// handler's [`Events`](authcore::callbacks::Events), told when sessions end before their
+/// time (a sign-out, a session ended from the account page, "sign out everywhere", the
+/// user's deletion). Each client with a `backchannel_logout_uri` that the session (or, when
+/// all of the user's sessions ended, the user) signed in to is posted a logout token (§2.5)
+/// in the background, within five seconds; a client that fails to take it is
+/// logged, not retried.
+#[derive(Debug, Clone)]
+pub struct BackChannelLogout {
+    provider: Arc<OpenIdProvider>,
+    auth: Arc<std::sync::OnceLock<Auth>>,
+}
+
+impl BackChannelLogout {
+    /// The events of `provider`; [`attach`](Self::attach) gives them the handler once it is
+    /// built (they read its single-use store).
+    pub fn new(provider: Arc<OpenIdProvider>) -> Self {
+        BackChannelLogout {
+            provider,
+            auth: Arc::default(),
+        }
+    }
+
+    /// Gives the events the handler they were configured into (the two then refer to each
+    /// other: made once per server, for its lifetime).
+    pub fn attach(&self, auth: Auth) {
+        let _ = self.auth.set(auth);
+    }
+
+    /// The clients to tell, each with the session id to name (none: all the user's).
+    async fn recipients<'a>(
+        &'a self,
+        auth: &Auth,
+        user: &str,
+        sessions: &'a [String],
+        all: bool,
+    ) -> Result<Vec<(&'a clients::Client, Option<&'a str>)>, authcore::BoxError> {
+        let mut out = Vec::new();
+        for client in self.provider.clients.iter() {
+            if client.backchannel_logout_uri().is_none() {
+                continue;
+            }
+            if all {
+                if auth
+                    .is_marked(SIGNED_IN_USER, &client_key(user, client.id()))
+                    .await?
+                {
+                    out.push((client, None));
+                }
+                continue;
+            }
+            for sid in sessions {
+                if auth
+                    .is_marked(SIGNED_IN_SESSION, &client_key(sid, client.id()))
+                    .await?
+                {
+                    out.push((client, Some(sid.as_str())));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[authcore::async_trait]
+impl authcore::callbacks::Events for BackChannelLogout {
+    async fn sessions_ended(
+        &self,
+        message: authcore::callbacks::SessionsEndedEvent<'_>,
+    ) -> Result<(), authcore::BoxError> {
+        let Some(auth) = self.auth.get() else {
+            return Ok(());
+        };
+        let p = &self.provider;
+        let recipients = self
+            .recipients(auth, message.user_id, message.session_ids, message.all)
+            .await?;
+        for (client, sid) in recipients {
+            let Some(uri) = client.backchannel_logout_uri() else {
+                continue;
+            };
+            let jti = random_token().ok_or("no randomness")?;
+            let claims = LogoutTokenClaims::new(
+                &p.issuer,
+                client.id(),
+                message.user_id,
+                sid,
+                &jti,
+                time_now(),
+            );
+            let token = p
+                .keys
+                .sign_claims(Some("logout+jwt"), &claims)
+                .map_err(|e| e.to_string())?;
+            let body = url::form_urlencoded::Serializer::new(String::new())
+                .append_pair("logout_token", &token)
+                .finish();
+            let request = authcore::http::Request::post(uri)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Bytes::from(body))?;
+            let client_id = client.id().to_owned();
+            tokio::spawn(async move {
+                let http = authcore::http_client::ReqwestClient::shared();
+                match tokio::time::timeout(LOGOUT_DELIVERY_TIMEOUT, http.send(request)).await {
+                    Ok(Ok(r)) if r.status().is_success() => {
+                        tracing::info!(client = %client_id, "oidc provider: back-channel logout delivered");
+                    }
+                    Ok(Ok(r)) => {
+                        tracing::warn!(client = %client_id, status = r.status().as_u16(), "oidc provider: back-channel logout refused by the client");
+                    }
+                    Ok(Err(e)) => {
+                        tracing::warn!(client = %client_id, error = %e, "oidc provider: back-channel logout not delivered");
+                    }
+                    Err(_) => {
+                        tracing::warn!(client = %client_id, "oidc provider: back-channel logout timed out");
+                    }
+                }
+            });
+        }
+        Ok(())
+    }
 }

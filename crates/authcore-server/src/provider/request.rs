@@ -6,7 +6,7 @@
 //! redirect URI (RFC 6749 §4.1.2.1, RFC 9700 §4.11.2: no open redirect through error
 //! responses); after that, errors go back to the client with `state` and `iss`.
 
-use super::clients::{Client, Clients};
+use super::clients::{Client, Clients, GrantType};
 
 /// The longest parameter value accepted (bytes); longer is an `invalid_request`.
 pub const MAX_PARAM_LEN: usize = 2048;
@@ -108,6 +108,11 @@ pub fn validate(
             "there is no client {client_id:?} here"
         )));
     };
+    if !client.allows_grant(GrantType::AuthorizationCode) {
+        return Err(Refusal::Shown(format!(
+            "the client {client_id:?} does not sign users in (its grant_types have no authorization_code)"
+        )));
+    }
     let redirect_uri = match one("redirect_uri") {
         Ok(Some(uri)) if client.has_redirect_uri(uri) => uri.to_owned(),
         Ok(Some(_)) => {

@@ -102,11 +102,31 @@ pub struct CurrentSession {
 /// The longest passkey name [`Auth::rename_passkey`](crate::Auth::rename_passkey) accepts (in characters).
 pub const MAX_PASSKEY_NAME_CHARS: usize = 64;
 
-/// The [`SessionInfo::id`] of session token `token`.
-fn session_id(token: &str) -> String {
+/// The [`SessionInfo::id`] of session token `token` (as stored).
+pub(crate) fn session_id(token: &str) -> String {
     use sha2::Digest as _;
     let digest = sha2::Sha256::digest(token.as_bytes());
     hex::encode(&digest[..16])
+}
+
+/// The `sessionsEnded` event, its error logged.
+pub(crate) async fn sessions_ended(
+    c: &ConfigInner,
+    user_id: &str,
+    session_ids: &[String],
+    all: bool,
+) {
+    let event = crate::callbacks::SessionsEndedEvent {
+        user_id,
+        session_ids,
+        all,
+    };
+    if let Err(source) = c.events.sessions_ended(event).await {
+        c.logger.error(&crate::error::AuthError::EventError {
+            event: "sessionsEnded",
+            source,
+        });
+    }
 }
 
 /// Why an account-management call was refused.
@@ -271,6 +291,7 @@ pub(crate) async fn revoke_session(
         .find(|t| session_id(t) == id)
         .ok_or(AccountError::NotFound)?;
     adapter.delete_session(&token).await?;
+    sessions_ended(c, user_id, &[id.to_owned()], false).await;
     Ok(())
 }
 
@@ -287,21 +308,27 @@ pub(crate) async fn revoke_other_sessions(
     if c.jwt_revocation {
         let now = time::OffsetDateTime::now_utc();
         adapter(c)?.revoke_jwt_sessions(user_id, now, keep).await?;
+        sessions_ended(c, user_id, &[], true).await;
         return Ok(0);
     }
     let adapter = session_store(c)?;
-    let keep_token = match keep {
-        Some(id) => adapter
-            .list_sessions_by_user_id(user_id)
-            .await?
-            .into_iter()
-            .map(|a| a.session.session_token)
-            .find(|t| session_id(t) == id),
-        None => None,
-    };
-    Ok(adapter
-        .delete_sessions_by_user_id(user_id, keep_token.as_deref())
-        .await?)
+    let tokens: Vec<String> = adapter
+        .list_sessions_by_user_id(user_id)
+        .await?
+        .into_iter()
+        .map(|a| a.session.session_token)
+        .collect();
+    let keep_token = keep.and_then(|id| tokens.iter().find(|t| session_id(t) == id));
+    let ended = adapter
+        .delete_sessions_by_user_id(user_id, keep_token.map(String::as_str))
+        .await?;
+    let ids: Vec<String> = tokens
+        .iter()
+        .filter(|t| Some(*t) != keep_token)
+        .map(|t| session_id(t))
+        .collect();
+    sessions_ended(c, user_id, &ids, false).await;
+    Ok(ended)
 }
 
 fn adapter(c: &ConfigInner) -> Result<&dyn Adapter, AccountError> {
@@ -441,7 +468,9 @@ pub(crate) async fn rename_passkey(
 /// Deletes the user with their accounts, sessions, passkeys and unused magic links
 /// (one transaction on the SQL adapters).
 pub(crate) async fn delete_user(c: &ConfigInner, user_id: &str) -> Result<(), AccountError> {
-    Ok(adapter(c)?.delete_user(user_id).await?)
+    adapter(c)?.delete_user(user_id).await?;
+    sessions_ended(c, user_id, &[], true).await;
+    Ok(())
 }
 
 /// Refuses a session whose sign-in is older than `window`, or of unknown age

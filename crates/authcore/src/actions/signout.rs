@@ -22,11 +22,21 @@ pub(crate) async fn signout(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
             .await
         {
             Ok(deleted) => {
+                let ended = deleted.as_ref().map(|s| {
+                    (
+                        s.user_id.clone(),
+                        super::account::session_id(&s.session_token),
+                    )
+                });
                 let deleted = deleted.and_then(|s| serde_json::to_value(s).ok());
                 let events = &ctx.config.events;
-                Ok(events
+                let result = events
                     .sign_out(SignOutEvent::Session(deleted.as_ref()))
-                    .await)
+                    .await;
+                if let Some((user, id)) = ended {
+                    super::account::sessions_ended(ctx.config, &user, &[id], false).await;
+                }
+                Ok(result)
             }
             Err(e) => Err(AuthError::SignOutError {
                 source: Box::new(e),
@@ -39,7 +49,18 @@ pub(crate) async fn signout(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         {
             Ok(claims) => {
                 let events = &ctx.config.events;
-                Ok(events.sign_out(SignOutEvent::Token(claims.as_ref())).await)
+                let result = events.sign_out(SignOutEvent::Token(claims.as_ref())).await;
+                let str_claim = |k: &str| {
+                    claims
+                        .as_ref()
+                        .and_then(|c| c.get(k))
+                        .and_then(|v| v.as_str())
+                        .map(str::to_owned)
+                };
+                if let (Some(user), Some(sid)) = (str_claim("sub"), str_claim("sid")) {
+                    super::account::sessions_ended(ctx.config, &user, &[sid], false).await;
+                }
+                Ok(result)
             }
             Err(source) => Err(AuthError::SignOutError { source }),
         }
