@@ -1441,3 +1441,80 @@ backchannel_logout_uri = "{uri}/bcl-unused"
         assert_ne!(client, "bcl-unused");
     }
 }
+
+/// authcore as the relying party of authcore as the OpenID Provider: an app built on
+/// authcore's generic OIDC provider (discovery, PKCE, state, nonce, `iss`, the EdDSA ID
+/// token checked against the JWK Set) signs the provider's user in; its session names them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authcore_app_signs_in_through_authcore() {
+    use authcore::providers::{Checks, OAuthProvider};
+    use authcore_axum::AuthRouterExt as _;
+    // The app on 127.0.0.1, the provider on localhost: each host keeps its own cookies.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let app_base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let callback = format!("{app_base}/auth/callback/authcore");
+    let op = start_with(&format!(
+        r#"
+[[oidc_provider.clients]]
+id = "authcore-app"
+secret = "{RP_SECRET}"
+redirect_uris = ["{callback}"]
+"#
+    ))
+    .await;
+    let provider = OAuthProvider::oidc("authcore", "authcore")
+        .issuer(op.issuer.clone())
+        .client_id("authcore-app")
+        .client_secret(RP_SECRET)
+        .checks(Checks {
+            pkce: true,
+            state: true,
+            nonce: true,
+        });
+    let auth = authcore::Auth::new(
+        authcore::AuthConfig::builder()
+            .secret("the relying party's own secret, long enough")
+            .url(format!("{app_base}/auth"))
+            .provider(provider)
+            .build()
+            .unwrap(),
+    );
+    let app = axum::Router::new().auth_routes(auth);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    // The demo user's browser (signed in at the provider) starts the app's sign-in.
+    let browser = &op.signed_in;
+    let csrf = binary::csrf_token(browser, &app_base).await;
+    let r = browser
+        .post(format!("{app_base}/auth/signin/authcore"))
+        .form(&[("csrfToken", csrf.as_str()), ("callbackUrl", "/home")])
+        .send()
+        .await
+        .unwrap();
+    let to_op = location(&r).unwrap();
+    assert!(
+        to_op
+            .as_str()
+            .starts_with(&format!("{}/authorize", op.issuer)),
+        "{to_op}"
+    );
+    for p in ["code_challenge", "state", "nonce"] {
+        assert!(query(&to_op, p).is_some(), "{p}: {to_op}");
+    }
+    let r = browser.get(to_op).send().await.unwrap();
+    let back = location(&r).unwrap();
+    assert!(back.as_str().starts_with(&callback), "{back}");
+    let r = browser.get(back).send().await.unwrap();
+    assert_eq!(r.status(), 302);
+    assert_eq!(r.headers()["location"], format!("{app_base}/home").as_str());
+    let session: Value = browser
+        .get(format!("{app_base}/auth/session"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(session["user"]["email"], "demo@example.com", "{session}");
+    assert_eq!(session["user"]["name"], "Demo User", "{session}");
+}
