@@ -11,7 +11,7 @@
 # package's file list. A file a crate reads but does not ship fails, and so does one it reads
 # from outside its own directory (a package carries only its directory). Run it after the
 # test command's clippy step: with the same environment (RUSTC_BOOTSTRAP, see
-# scripts/test-all.sh) that build is fresh and replaying it compiles nothing.
+# scripts/test-all.sh) and arguments that build is fresh and replaying it compiles nothing.
 #
 # Not checked, as no compilation from the packages happens: a crate that uses a dependency
 # feature only a sibling enables (every crate depends on authcore with its default features;
@@ -25,12 +25,16 @@ work="$target_dir/package-check"
 rm -rf "$target_dir/package" "$work"
 mkdir -p "$work"
 
-cargo package --workspace --exclude 'example-*' --exclude authcore-fuzz --locked --no-verify --quiet
+# Offline: the index entries every dependency needs are there from the build (online,
+# cargo package refreshes the index first, ten seconds of this step).
+cargo package --workspace --exclude 'example-*' --exclude authcore-fuzz --locked --no-verify --quiet --offline
 for crate in "$target_dir"/package/*.crate; do
   tar -tzf "$crate" > "$work/$(basename "$crate" .crate).files"
 done
 
-cargo clippy --workspace --all-targets --locked --message-format=json --quiet > "$work/build.json"
+# The test command's clippy invocation, arguments and all (others would make clippy check the
+# workspace's crates again, here and at its next run), replayed for its artifact list.
+cargo clippy --workspace --all-targets --locked --message-format=json --quiet -- -D warnings > "$work/build.json"
 cargo metadata --no-deps --format-version 1 --locked > "$work/metadata.json"
 
 python3 - "$work" "$PWD" "$target_dir" <<'EOF'

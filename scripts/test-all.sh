@@ -89,8 +89,7 @@ cargo fmt --all -- --check
 echo "==> [${SECONDS}s] cargo clippy"
 RUSTC_BOOTSTRAP=1 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-# Right after clippy, whose build it reads (the doc step checks the workspace's crates again
-# for rustdoc, and clippy would then redo them).
+# Right after clippy, whose build it replays.
 echo "==> [${SECONDS}s] every publishable crate packages with the files it reads (scripts/package-check.sh)"
 RUSTC_BOOTSTRAP=1 ./scripts/package-check.sh
 
@@ -104,12 +103,39 @@ RUSTC_BOOTSTRAP=1 ./scripts/public-api.sh
 # Every crate's tests, among them the fuzz targets' saved reproducers and committed seeds
 # replayed as an ordinary test (`fuzz/tests/regressions.rs`, no instrumented build;
 # exploring new inputs is scripts/fuzz-smoke.sh and fuzz/README.md's long runs).
-echo "==> [${SECONDS}s] cargo test"
-cargo test --workspace --locked
-
-
-echo "==> [${SECONDS}s] authcore with no optional feature and with each alone (scripts/test-features.sh)"
-./scripts/test-features.sh
+#
+# With cargo-nextest (on this machine kind): each test in a process of its own, four at a
+# time (.config/nextest.toml). The test binaries are built first; while they run (their tests
+# wait on sockets, servers and browsers more than on the cores), authcore's builds with no
+# optional feature and with each alone (scripts/test-features.sh) compile beside them at a
+# lower priority: nextest holds no lock on the build directory while tests run. Then the
+# doctests, which nextest does not run. Without nextest: cargo test, one test binary after
+# another, then the feature builds.
+if command -v cargo-nextest >/dev/null 2>&1; then
+  echo "==> [${SECONDS}s] cargo nextest run: building the tests"
+  cargo nextest run --workspace --locked --no-run
+  echo "==> [${SECONDS}s] cargo nextest run, and beside it authcore with no optional feature and with each alone (scripts/test-features.sh)"
+  features_log="$(mktemp)"
+  # A few seconds late, so that nextest's own look at the (built) tests takes the build
+  # directory's lock first.
+  (sleep 5 && nice -n 10 ./scripts/test-features.sh) >"$features_log" 2>&1 &
+  features=$!
+  tests_ok=0
+  cargo nextest run --workspace --locked --no-fail-fast || tests_ok=$?
+  echo "==> [${SECONDS}s] waiting for scripts/test-features.sh"
+  features_ok=0
+  wait "$features" || features_ok=$?
+  cat "$features_log"
+  [ "$tests_ok" = 0 ] || { echo "cargo nextest run failed" >&2; exit 1; }
+  [ "$features_ok" = 0 ] || { echo "scripts/test-features.sh failed" >&2; exit 1; }
+  echo "==> [${SECONDS}s] cargo test --doc"
+  cargo test --workspace --locked --doc
+else
+  echo "==> [${SECONDS}s] cargo test"
+  cargo test --workspace --locked
+  echo "==> [${SECONDS}s] authcore with no optional feature and with each alone (scripts/test-features.sh)"
+  ./scripts/test-features.sh
+fi
 
 echo "==> [${SECONDS}s] cargo deny (licences, bans, sources; advisories need the network, which CI has not)"
 if [ -n "$deny_install" ]; then
