@@ -258,6 +258,11 @@ impl AuthConfig {
         self.inner.session_strategy
     }
 
+    /// How long an idle session lives (`session.maxAge`, 30 days by default).
+    pub fn session_max_age(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.inner.session_max_age)
+    }
+
     /// How often a session is extended (`session.updateAge`, 24 hours by default).
     pub fn session_update_age(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.inner.session_update_age)

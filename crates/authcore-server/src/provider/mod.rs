@@ -79,9 +79,6 @@ pub const DEFAULT_ACCESS_TOKEN_TTL_SECS: i64 = 600;
 /// Lifetime of refresh tokens when `refresh_token_ttl` is not set (seconds): each use gives
 /// a new one for as long again.
 pub const DEFAULT_REFRESH_TOKEN_TTL_SECS: i64 = 30 * 86_400;
-/// How long authcore remembers that a session signed in to a client, for its back-channel
-/// logout (seconds; Auth.js's default session lifetime).
-const SIGNED_IN_CLIENT_TTL_SECS: u64 = 30 * 86_400;
 /// How long a logout token's delivery may take.
 const LOGOUT_DELIVERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// The largest form the authorization and token endpoints read (bytes).
@@ -1099,7 +1096,8 @@ impl ProviderState {
     /// Remembers that the user (in the session) of `grant` signed in to `client`, for
     /// back-channel logout.
     async fn remember_sign_in(&self, client: &str, grant: &Grant) {
-        let ttl = std::time::Duration::from_secs(SIGNED_IN_CLIENT_TTL_SECS);
+        // As long as the session may live (it is extended while in use).
+        let ttl = self.auth.config().session_max_age();
         let marks = [
             Some((SIGNED_IN_USER, client_key(&grant.sub, client))),
             grant
