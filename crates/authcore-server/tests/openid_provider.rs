@@ -236,9 +236,18 @@ async fn authlib_signs_in_through_authcore() {
 
 /// The authorization request of `client` with `extra` parameters, by the signed-in user.
 async fn authorize(op: &Op, params: &[(&str, &str)]) -> reqwest::Response {
+    authorize_as(op, &op.signed_in, params).await
+}
+
+/// [`authorize`] in `browser`.
+async fn authorize_as(
+    op: &Op,
+    browser: &reqwest::Client,
+    params: &[(&str, &str)],
+) -> reqwest::Response {
     let mut url = url::Url::parse(&format!("{}/oidc/authorize", op.base)).unwrap();
     url.query_pairs_mut().extend_pairs(params);
-    op.signed_in.get(url).send().await.unwrap()
+    browser.get(url).send().await.unwrap()
 }
 
 fn location(r: &reqwest::Response) -> Option<url::Url> {
@@ -1335,8 +1344,9 @@ async fn sign_in(op: &Op) -> reqwest::Client {
 
 /// The `sid` of a sign-in of `browser` to `client` (its code redeemed).
 async fn signed_in_to(op: &Op, browser: &reqwest::Client, client: &str) -> String {
-    let url = url::Url::parse_with_params(
-        &format!("{}/oidc/authorize", op.base),
+    let r = authorize_as(
+        op,
+        browser,
         &[
             ("client_id", client),
             ("redirect_uri", CB),
@@ -1344,8 +1354,7 @@ async fn signed_in_to(op: &Op, browser: &reqwest::Client, client: &str) -> Strin
             ("scope", "openid"),
         ],
     )
-    .unwrap();
-    let r = browser.get(url).send().await.unwrap();
+    .await;
     let to = location(&r).unwrap();
     let c = query(&to, "code").unwrap_or_else(|| panic!("no code: {to}"));
     let (s, body) = token(op, Some((client, RP_SECRET)), &grant(&c, None)).await;
@@ -1517,4 +1526,148 @@ redirect_uris = ["{callback}"]
         .unwrap();
     assert_eq!(session["user"]["email"], "demo@example.com", "{session}");
     assert_eq!(session["user"]["name"], "Demo User", "{session}");
+}
+
+/// The hidden `ticket` of a consent page.
+fn consent_ticket(page: &str) -> String {
+    let start = page.find("name=\"ticket\" value=\"").unwrap() + "name=\"ticket\" value=\"".len();
+    let end = start + page[start..].find('"').unwrap();
+    page[start..end].to_owned()
+}
+
+/// Consent for a third-party client: asked once per user and scope, remembered; `deny`
+/// sends `access_denied` back; `prompt=none` without consent gets `consent_required`,
+/// `prompt=consent` asks again; the page cannot be framed; an answer from another session,
+/// from nobody, or with a made-up ticket is refused on authcore's page and issues no code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn third_party_clients_ask_for_consent_once() {
+    let op = start_with(&format!(
+        r#"
+[[oidc_provider.clients]]
+id = "third"
+name = "A Third-Party App"
+secret = "{RP_SECRET}"
+redirect_uris = ["{CB}"]
+consent = true
+"#
+    ))
+    .await;
+    let ask = async |browser: &reqwest::Client, scope: &str, prompt: Option<&str>| {
+        let mut p = vec![
+            ("client_id", "third"),
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", scope),
+            ("state", "st"),
+        ];
+        p.extend(prompt.map(|v| ("prompt", v)));
+        authorize_as(&op, browser, &p).await
+    };
+    let answer = async |browser: &reqwest::Client, ticket: &str, decision: &str| {
+        browser
+            .post(format!("{}/oidc/consent", op.base))
+            .form(&[("ticket", ticket), ("decision", decision)])
+            .send()
+            .await
+            .unwrap()
+    };
+
+    // The page: who asks, what it will see; not framable, not cached.
+    let r = ask(&op.signed_in, "openid email", None).await;
+    assert_eq!(r.status(), 200);
+    let headers = r.headers().clone();
+    let page = r.text().await.unwrap();
+    assert!(page.contains("Allow A Third-Party App?"), "{page}");
+    assert!(page.contains("your email address"), "{page}");
+    let csp = headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert!(
+        csp.contains("form-action 'self' http://127.0.0.1:9"),
+        "{csp}"
+    );
+    assert_eq!(headers["x-frame-options"], "DENY");
+    assert_eq!(headers["cache-control"], "no-store");
+    let ticket = consent_ticket(&page);
+
+    // prompt=none before any consent: consent_required, back at the client.
+    let r = ask(&op.signed_in, "openid email", Some("none")).await;
+    let to = location(&r).unwrap();
+    assert_eq!(
+        query(&to, "error").as_deref(),
+        Some("consent_required"),
+        "{to}"
+    );
+
+    // Refused answers: another session of the same user, no session, a made-up or altered
+    // ticket, an unknown decision. None of them is redirected to the client.
+    let other = sign_in(&op).await;
+    let nobody = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let mut altered = ticket.clone().into_bytes();
+    let at = altered.len() / 2;
+    altered[at] = if altered[at] == b'A' { b'B' } else { b'A' };
+    let altered = String::from_utf8(altered).unwrap();
+    for (browser, t, decision) in [
+        (&other, ticket.as_str(), "allow"),
+        (&nobody, ticket.as_str(), "allow"),
+        (&op.signed_in, "made-up", "allow"),
+        (&op.signed_in, altered.as_str(), "allow"),
+        (&op.signed_in, ticket.as_str(), "maybe"),
+    ] {
+        let r = answer(browser, t, decision).await;
+        assert_eq!(r.status(), 400, "{t} {decision}");
+        assert!(r.headers().get("location").is_none());
+    }
+
+    // Deny: access_denied with state and iss; nothing remembered.
+    let r = answer(&op.signed_in, &ticket, "deny").await;
+    let to = location(&r).unwrap();
+    assert_eq!(
+        query(&to, "error").as_deref(),
+        Some("access_denied"),
+        "{to}"
+    );
+    assert_eq!(query(&to, "state").as_deref(), Some("st"));
+    assert_eq!(query(&to, "iss").as_deref(), Some(op.issuer.as_str()));
+    assert_eq!(ask(&op.signed_in, "openid email", None).await.status(), 200);
+
+    // Allow: a code that redeems; then no more asking for the same scopes, even with
+    // prompt=none; asked again for a new scope, and with prompt=consent.
+    let r = answer(&op.signed_in, &ticket, "allow").await;
+    let to = location(&r).unwrap();
+    let c = query(&to, "code").unwrap_or_else(|| panic!("no code: {to}"));
+    let (s, body) = token(&op, Some(("third", RP_SECRET)), &grant(&c, None)).await;
+    assert_eq!(s, 200, "{body}");
+    for prompt in [None, Some("none")] {
+        let r = ask(&op.signed_in, "openid email", prompt).await;
+        let to = location(&r).unwrap();
+        assert!(query(&to, "code").is_some(), "{prompt:?}: {to}");
+    }
+    assert_eq!(
+        ask(&op.signed_in, "openid email profile", None)
+            .await
+            .status(),
+        200
+    );
+    assert_eq!(
+        ask(&op.signed_in, "openid email", Some("consent"))
+            .await
+            .status(),
+        200
+    );
+    // A first-party client is never asked.
+    let r = authorize(
+        &op,
+        &[
+            ("client_id", "rp"),
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", "openid"),
+            ("prompt", "consent"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status(), 302);
 }

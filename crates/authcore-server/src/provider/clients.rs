@@ -54,6 +54,11 @@ pub struct ClientConfig {
     /// out at authcore (OpenID Connect Back-Channel Logout 1.0 §2.2); the same rules as
     /// `redirect_uris`.
     pub backchannel_logout_uri: Option<String>,
+    /// Whether users are asked before their first sign-in to it (a third-party app): the
+    /// consent page names the client and what it will see, and the answer is remembered
+    /// per user and scope. Off by default: the client is one of the operator's own apps.
+    #[serde(default)]
+    pub consent: bool,
 }
 
 /// A grant type (RFC 6749).
@@ -114,6 +119,7 @@ pub struct Client {
     scopes: BTreeSet<String>,
     grant_types: BTreeSet<GrantType>,
     backchannel_logout_uri: Option<String>,
+    consent: bool,
 }
 
 impl std::fmt::Debug for Client {
@@ -166,6 +172,11 @@ impl Client {
     /// Whether it may use `grant`.
     pub fn allows_grant(&self, grant: GrantType) -> bool {
         self.grant_types.contains(&grant)
+    }
+
+    /// Whether users are asked before they sign in to it.
+    pub fn asks_consent(&self) -> bool {
+        self.consent
     }
 
     /// Where it takes logout tokens, if anywhere.
@@ -314,6 +325,7 @@ impl Clients {
             scopes,
             grant_types,
             backchannel_logout_uri: c.backchannel_logout_uri.clone(),
+            consent: c.consent,
         })
     }
 

@@ -69,6 +69,8 @@ pub const INTROSPECTION_PATH: &str = "/oidc/introspect";
 pub const LOGOUT_PATH: &str = "/oidc/logout";
 /// Where authcore's sign-out page sends the browser back, on to the client.
 pub const LOGGED_OUT_PATH: &str = "/oidc/logout/done";
+/// Where the consent page's answer goes.
+pub const CONSENT_PATH: &str = "/oidc/consent";
 
 /// How long an authorization code may be redeemed (seconds).
 pub const CODE_TTL_SECS: u64 = 60;
@@ -89,6 +91,12 @@ pub const MAX_FORM_BYTES: usize = 16 * 1024;
 const CODE_SALT: &str = "authcore.oidc-provider.code";
 /// The salt of sealed refresh tokens.
 const REFRESH_SALT: &str = "authcore.oidc-provider.refresh";
+/// The salt of the consent page's ticket (the request it answers, for whom).
+const CONSENT_SALT: &str = "authcore.oidc-provider.consent";
+/// How long the consent page may stay open (seconds).
+const CONSENT_TICKET_TTL_SECS: u64 = 600;
+/// How long a user's consent to a client is remembered (seconds).
+const CONSENT_TTL_SECS: u64 = 365 * 86_400;
 /// The salt of the sealed way back of a logout (its post-logout redirect URI and state).
 const LOGOUT_SALT: &str = "authcore.oidc-provider.logout";
 /// How long the sign-out page may take before the way back is void (seconds).
@@ -294,6 +302,7 @@ pub fn routes(state: ProviderState) -> axum::Router {
         .route(REVOCATION_PATH, post(revoke))
         .route(INTROSPECTION_PATH, post(introspect))
         .route(LOGGED_OUT_PATH, get(logged_out))
+        .route(CONSENT_PATH, post(consent))
         .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
         .with_state(state)
 }
@@ -356,6 +365,24 @@ fn request_params(method: &Method, uri: &Uri, body: &[u8]) -> Vec<(String, Strin
 fn has_repeats(params: &[(String, String)]) -> bool {
     let mut seen = std::collections::HashSet::new();
     params.iter().any(|(k, _)| !seen.insert(k.as_str()))
+}
+
+/// A request's parameters, each name at most once.
+struct Params(Vec<(String, String)>);
+
+impl Params {
+    /// The parameters, or `None` when a name comes more than once.
+    fn unique(pairs: Vec<(String, String)>) -> Option<Self> {
+        (!has_repeats(&pairs)).then_some(Params(pairs))
+    }
+
+    /// The value of `name`.
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// `GET` / `POST /oidc/authorize`.
@@ -450,13 +477,27 @@ async fn authorize(
             let target = format!("{AUTHORIZE_PATH}?{}", back.finish());
             redirect(&s.auth.sign_in_location(&target))
         }
-        (false, Some(sub)) => s.issue_code(
-            &request,
-            &sub,
-            auth_time,
-            lookup.sign_in.map(|i| i.amr).unwrap_or_default(),
-            lookup.session_id,
-        ),
+        (false, Some(sub)) => {
+            let amr = lookup.sign_in.map(|i| i.amr).unwrap_or_default();
+            match s.consent_to_ask(&request, &sub).await {
+                Ok(false) => s.issue_code(&request, &sub, auth_time, amr, lookup.session_id),
+                Ok(true) if request.prompt == Prompt::None => s.provider.refuse(
+                    &request,
+                    "consent_required",
+                    "the user has not allowed this client, and prompt=none",
+                ),
+                Ok(true) => s.consent_page(
+                    &request,
+                    ConsentTicket {
+                        sub,
+                        sid: lookup.session_id,
+                        params: client_params,
+                    },
+                    lookup.session.as_ref(),
+                ),
+                Err(answer) => *answer,
+            }
+        }
         (false, None) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     };
     for c in lookup.set_cookie {
@@ -645,15 +686,12 @@ fn basic_credentials(headers: &HeaderMap) -> Result<Option<(String, String)>, ()
 /// endpoints' common first step.
 struct ClientForm<'a> {
     client: &'a clients::Client,
-    params: Vec<(String, String)>,
+    params: Params,
 }
 
 impl ClientForm<'_> {
     fn param(&self, name: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.params.get(name)
     }
 }
 
@@ -679,20 +717,14 @@ fn client_form<'a>(
             "the body must be application/x-www-form-urlencoded",
         )));
     }
-    let params = pairs(body);
-    if has_repeats(&params) {
+    let Some(params) = Params::unique(pairs(body)) else {
         return Err(Box::new(token_error(
             S::BAD_REQUEST,
             "invalid_request",
             "a parameter is given more than once",
         )));
-    }
-    let param = |name: &str| {
-        params
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
     };
+    let param = |name: &str| params.get(name);
     let basic = basic_credentials(headers).map_err(|()| {
         Box::new(token_error(
             S::UNAUTHORIZED,
@@ -1175,16 +1207,10 @@ async fn userinfo(State(s): State<ProviderState>, headers: HeaderMap) -> Respons
 /// exactly registered, an `id_token_hint` not signed here or for another client, is refused
 /// on a page of authcore's, never redirected to.
 async fn logout(State(s): State<ProviderState>, method: Method, uri: Uri, body: Bytes) -> Response {
-    let params = request_params(&method, &uri, &body);
-    if has_repeats(&params) {
+    let Some(params) = Params::unique(request_params(&method, &uri, &body)) else {
         return shown_error("a parameter is given more than once");
-    }
-    let param = |name: &str| {
-        params
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
     };
+    let param = |name: &str| params.get(name);
     let p = &s.provider;
     // The client the hint was issued to (expired hints are fine: §2 "need not be concerned
     // with whether the ID Token is expired"); it must be ours and agree with client_id.
@@ -1403,6 +1429,196 @@ async fn introspect(State(s): State<ProviderState>, headers: HeaderMap, body: By
         None => json!({"active": false}),
     };
     no_store(json_response(StatusCode::OK, &body))
+}
+
+/// The kind of the marks that remember a user's consent to a client, per scope.
+const CONSENTED: &str = "oidc-provider-consent";
+
+/// The consent page's ticket: the authorization request it answers and for whom (sealed
+/// into the page, a JWE under the auth secret with a salt of its own, ten minutes). Only
+/// the same user in the same session can answer with it: it is the page's CSRF token too.
+#[derive(Debug, Clone, serde::Serialize, Deserialize)]
+struct ConsentTicket {
+    sub: String,
+    sid: Option<String>,
+    params: Vec<(String, String)>,
+}
+
+#[derive(Template)]
+#[template(path = "oidc_consent.html")]
+struct ConsentPage<'a> {
+    client: &'a str,
+    who: Option<&'a str>,
+    scopes: Vec<&'static str>,
+    action: &'a str,
+    ticket: &'a str,
+    destination: &'a str,
+}
+
+/// What a scope lets the client see, as the consent page says it.
+fn scope_description(scope: &str) -> &'static str {
+    match scope {
+        "openid" => "who you are here (an identifier for your account)",
+        "profile" => "your name and picture",
+        "email" => "your email address",
+        "offline_access" => "your account while you are away (it stays signed in)",
+        _ => "something this provider does not describe",
+    }
+}
+
+impl ProviderState {
+    /// Whether the user must be asked before `request` is answered: the client asks for
+    /// consent, and the user has not allowed each scope (or `prompt=consent`).
+    async fn consent_to_ask(
+        &self,
+        request: &AuthorizationRequest,
+        sub: &str,
+    ) -> Result<bool, Box<Response>> {
+        let asks = self
+            .provider
+            .clients
+            .get(&request.client_id)
+            .is_some_and(clients::Client::asks_consent);
+        if !asks {
+            return Ok(false);
+        }
+        if request.prompt_consent {
+            return Ok(true);
+        }
+        for scope in &request.scopes {
+            let key = client_key(&client_key(sub, &request.client_id), scope);
+            match self.auth.is_marked(CONSENTED, &key).await {
+                Ok(true) => {}
+                Ok(false) => return Ok(true),
+                Err(e) => {
+                    tracing::error!(error = %e, "oidc provider: consents unreadable");
+                    return Err(Box::new(StatusCode::SERVICE_UNAVAILABLE.into_response()));
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// The consent page for `request` (framing refused, nothing cached).
+    fn consent_page(
+        &self,
+        request: &AuthorizationRequest,
+        ticket: ConsentTicket,
+        session: Option<&Value>,
+    ) -> Response {
+        let Some(client) = self.provider.clients.get(&request.client_id) else {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        let claims = match serde_json::to_value(&ticket) {
+            Ok(Value::Object(m)) => m,
+            _ => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        };
+        let Ok(sealed) =
+            self.auth
+                .config()
+                .jwt()
+                .encode(&claims, CONSENT_SALT, CONSENT_TICKET_TTL_SECS)
+        else {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        let destination = url::Url::parse(&request.redirect_uri)
+            .map(|u| u.origin().ascii_serialization())
+            .unwrap_or_default();
+        let who = session
+            .and_then(|s| s.get("user"))
+            .and_then(|u| u.get("email").or_else(|| u.get("name")))
+            .and_then(Value::as_str);
+        let page = ConsentPage {
+            client: client.name(),
+            who,
+            scopes: request
+                .scopes
+                .iter()
+                .map(|s| scope_description(s))
+                .collect(),
+            action: CONSENT_PATH,
+            ticket: &sealed,
+            destination: &destination,
+        };
+        let Ok(body) = page.render() else {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        // The answer is a redirect to the client: form-action allows its origin.
+        let csp = format!(
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' {destination}; frame-ancestors 'none'; base-uri 'none'"
+        );
+        let mut r = axum::response::Html(body).into_response();
+        if let Ok(v) = HeaderValue::try_from(csp) {
+            r.headers_mut().insert(header::CONTENT_SECURITY_POLICY, v);
+        }
+        r.headers_mut()
+            .insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+        no_store(r)
+    }
+}
+
+/// `POST /oidc/consent`: the consent page's answer (`ticket`, `decision=allow|deny`), from
+/// the user and session the page was made for; on `allow` the consent is remembered and the
+/// client gets its code, on `deny` `access_denied`.
+async fn consent(
+    State(s): State<ProviderState>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Some(params) = Params::unique(pairs(&body)) else {
+        return shown_error("a parameter is given more than once");
+    };
+    let param = |name: &str| params.get(name);
+    let Some(ticket) = param("ticket").and_then(|t| s.unseal::<ConsentTicket>(t, CONSENT_SALT))
+    else {
+        return shown_error("this consent form is not one of ours, or it expired");
+    };
+    let lookup = match s.auth.lookup_session(&uri, &headers).await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(error = %e, "oidc provider: session lookup failed");
+            return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        }
+    };
+    // The page's own user, in the session it was shown in: another site cannot answer it.
+    let same = lookup.session.is_some()
+        && lookup.user_id.as_deref() == Some(ticket.sub.as_str())
+        && lookup.session_id == ticket.sid;
+    if !same {
+        tracing::warn!("oidc provider: a consent answer from another session refused");
+        return shown_error("this consent form was made for another session");
+    }
+    let request = match request::validate(&ticket.params, &s.provider.clients) {
+        Ok(r) => r,
+        Err(_) => return shown_error("the request this form answers is no longer valid"),
+    };
+    let mut response = match param("decision") {
+        Some("allow") => {
+            let ttl = std::time::Duration::from_secs(CONSENT_TTL_SECS);
+            for scope in &request.scopes {
+                let key = client_key(&client_key(&ticket.sub, &request.client_id), scope);
+                if let Err(e) = s.auth.mark(CONSENTED, &key, ttl).await {
+                    tracing::error!(error = %e, "oidc provider: cannot remember a consent");
+                    return StatusCode::SERVICE_UNAVAILABLE.into_response();
+                }
+            }
+            tracing::info!(client = %request.client_id, user = %ticket.sub, "oidc provider: consent given");
+            let auth_time = lookup.sign_in.as_ref().and_then(|i| i.auth_time);
+            let amr = lookup.sign_in.map(|i| i.amr).unwrap_or_default();
+            s.issue_code(&request, &ticket.sub, auth_time, amr, ticket.sid)
+        }
+        Some("deny") => s.provider.refuse(
+            &request,
+            "access_denied",
+            "the user did not allow this client",
+        ),
+        _ => return shown_error("the answer is allow or deny"),
+    };
+    for c in lookup.set_cookie {
+        response.headers_mut().append(header::SET_COOKIE, c);
+    }
+    no_store(response)
 }
 
 /// Back-channel logout to the clients (OpenID Connect Back-Channel Logout 1.0): the

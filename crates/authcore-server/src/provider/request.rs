@@ -51,6 +51,9 @@ pub struct AuthorizationRequest {
     pub response_mode: ResponseMode,
     /// `prompt`.
     pub prompt: Prompt,
+    /// `prompt` included `consent`: ask the user even if they allowed the client before
+    /// (for clients that ask at all).
+    pub prompt_consent: bool,
     /// `max_age`: the oldest sign-in accepted, in seconds.
     pub max_age: Option<u64>,
 }
@@ -202,11 +205,13 @@ pub fn validate(
         one("code_challenge_method").ok().flatten(),
     )
     .map_err(|d| refuse("invalid_request", d.into()))?;
-    let prompt = match one("prompt")
+    let prompts: Vec<&str> = one("prompt")
         .ok()
         .flatten()
-        .map(|p| p.split(' ').filter(|s| !s.is_empty()).collect::<Vec<_>>())
-    {
+        .map(|p| p.split(' ').filter(|s| !s.is_empty()).collect())
+        .unwrap_or_default();
+    let prompt_consent = prompts.contains(&"consent");
+    let prompt = match Some(prompts).filter(|p| !p.is_empty()) {
         None => Prompt::Default,
         Some(p) if p.is_empty() => Prompt::Default,
         Some(p) if p == ["none"] => Prompt::None,
@@ -217,8 +222,8 @@ pub fn validate(
             ));
         }
         Some(p) if p.contains(&"login") => Prompt::Login,
-        // `consent` and `select_account`: first-party clients need no consent, and the
-        // sign-in page is where an account is chosen.
+        // `consent` is `prompt_consent`; `select_account`: the sign-in page is where an
+        // account is chosen.
         Some(_) => Prompt::Default,
     };
     let max_age = match one("max_age").ok().flatten() {
@@ -238,6 +243,7 @@ pub fn validate(
         code_challenge,
         response_mode,
         prompt,
+        prompt_consent,
         max_age,
     })
 }
