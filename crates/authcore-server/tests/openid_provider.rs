@@ -1671,3 +1671,132 @@ consent = true
     .await;
     assert_eq!(r.status(), 302);
 }
+
+/// The Rust `openidconnect` crate as the relying party: discovery (with the logout
+/// metadata), PKCE, state, nonce, the EdDSA ID token verified against the JWK Set, userinfo,
+/// a refresh with a new ID token, and RP-initiated logout through the end-session URL it
+/// builds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openidconnect_crate_signs_in_through_authcore() {
+    use openidconnect::core::{
+        CoreAuthenticationFlow, CoreClient, CoreJwsSigningAlgorithm, CoreUserInfoClaims,
+    };
+    use openidconnect::{
+        AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, LogoutRequest, Nonce,
+        OAuth2TokenResponse as _, PkceCodeChallenge, PostLogoutRedirectUrl,
+        ProviderMetadataWithLogout, RedirectUrl, Scope, TokenResponse as _,
+    };
+    let op = start().await;
+    // Its HTTP client: reqwest, no redirects followed.
+    let http = |request: openidconnect::HttpRequest| async move {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        let (parts, body) = request.into_parts();
+        let r = client
+            .request(parts.method, parts.uri.to_string())
+            .headers(parts.headers)
+            .body(body)
+            .send()
+            .await?;
+        let mut out = openidconnect::http::Response::builder().status(r.status());
+        for (k, v) in r.headers() {
+            out = out.header(k, v);
+        }
+        let body = r.bytes().await?.to_vec();
+        Ok::<_, reqwest::Error>(out.body(body).unwrap())
+    };
+    let metadata = ProviderMetadataWithLogout::discover_async(
+        IssuerUrl::new(op.issuer.clone()).unwrap(),
+        &http,
+    )
+    .await
+    .unwrap();
+    let end_session = metadata
+        .additional_metadata()
+        .end_session_endpoint
+        .clone()
+        .expect("end_session_endpoint");
+    let client = CoreClient::from_provider_metadata(
+        metadata,
+        ClientId::new("rp".into()),
+        Some(ClientSecret::new(RP_SECRET.into())),
+    )
+    .set_redirect_uri(RedirectUrl::new(CB.into()).unwrap());
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let (url, state, nonce) = client
+        .authorize_url(
+            CoreAuthenticationFlow::AuthorizationCode,
+            CsrfToken::new_random,
+            Nonce::new_random,
+        )
+        .add_scope(Scope::new("email".into()))
+        .add_scope(Scope::new("profile".into()))
+        .add_scope(Scope::new("offline_access".into()))
+        .set_pkce_challenge(challenge)
+        .url();
+    let r = op.signed_in.get(url.as_str()).send().await.unwrap();
+    let back = location(&r).unwrap();
+    assert_eq!(
+        query(&back, "state").as_deref(),
+        Some(state.secret().as_str())
+    );
+    assert_eq!(query(&back, "iss").as_deref(), Some(op.issuer.as_str()));
+    let code = query(&back, "code").unwrap();
+    let tokens = client
+        .exchange_code(AuthorizationCode::new(code))
+        .unwrap()
+        .set_pkce_verifier(verifier)
+        .request_async(&http)
+        .await
+        .unwrap();
+    let verifier = client
+        .id_token_verifier()
+        .set_allowed_algs(vec![CoreJwsSigningAlgorithm::EdDsa]);
+    let id_token = tokens.id_token().expect("an ID token");
+    let claims = id_token.claims(&verifier, &nonce).unwrap();
+    assert_eq!(claims.email().map(|e| e.as_str()), Some("demo@example.com"));
+    let subject = claims.subject().clone();
+    let info: CoreUserInfoClaims = client
+        .user_info(tokens.access_token().clone(), Some(subject.clone()))
+        .unwrap()
+        .request_async(&http)
+        .await
+        .unwrap();
+    assert_eq!(info.email().map(|e| e.as_str()), Some("demo@example.com"));
+
+    // Refresh: a new access token and ID token for the same user, a new refresh token.
+    let refresh = tokens.refresh_token().expect("a refresh token");
+    let refreshed = client
+        .exchange_refresh_token(refresh)
+        .unwrap()
+        .request_async(&http)
+        .await
+        .unwrap();
+    let new_id = refreshed.id_token().expect("a new ID token");
+    let new_claims = new_id
+        .claims(&verifier, |_: Option<&Nonce>| Ok(()))
+        .unwrap();
+    assert_eq!(new_claims.subject(), &subject);
+    assert_ne!(
+        refreshed.refresh_token().map(|t| t.secret()),
+        Some(refresh.secret())
+    );
+
+    // RP-initiated logout: the URL it builds leads to authcore's sign-out page.
+    let logout = LogoutRequest::from(end_session)
+        .set_id_token_hint(id_token)
+        .set_post_logout_redirect_uri(PostLogoutRedirectUrl::new(LOGGED_OUT.into()).unwrap())
+        .set_state(CsrfToken::new("bye".into()))
+        .http_get_url();
+    let r = op.signed_in.get(logout.as_str()).send().await.unwrap();
+    assert_eq!(r.status(), 302);
+    assert!(
+        r.headers()["location"]
+            .to_str()
+            .unwrap()
+            .starts_with("/auth/signout?callbackUrl=%2Foidc%2Flogout%2Fdone"),
+        "{:?}",
+        r.headers()["location"]
+    );
+}
