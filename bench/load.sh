@@ -20,6 +20,8 @@
 #      or other settings, see below),
 #      POSTGRES_URL (database sessions on PostgreSQL; default the local server's
 #      `authcore_bench` database, created when missing; empty: skip that scenario).
+# authcore alone also runs as an OpenID Provider (SQLite, [oidc_provider] with one client):
+# the token endpoint (client_credentials) and userinfo, as fractions of the ceiling.
 # Output: a table on stdout, also written to bench/results/latest.md (git-ignored), with the
 # ceiling, the page ceiling, RSS, the server's CPU time per request (user + system, all
 # threads, over the measured run) for the session read on one core and with two workers,
@@ -271,6 +273,9 @@ parse_wrk() {
 # each on its own server start with AUTHCORE_DATABASE_URL set).
 SCENARIOS=(session session_none csrf providers signin_page signin)
 DB_SCENARIOS=(session_sqlite session_postgres)
+# authcore as an OpenID Provider (SQLite, a configuration file with [oidc_provider]): a
+# service client's token (an EdDSA signature per request) and userinfo with a user's token.
+OP_SCENARIOS=(oidc_token oidc_userinfo)
 declare -A LABEL=(
   [session]="GET /auth/session (valid JWT)"
   [session_none]="GET /auth/session (no cookie)"
@@ -280,6 +285,8 @@ declare -A LABEL=(
   [signin]="POST /auth/callback/credentials"
   [session_sqlite]="GET /auth/session (database session, SQLite)"
   [session_postgres]="GET /auth/session (database session, PostgreSQL)"
+  [oidc_token]="POST /oidc/token (client_credentials)"
+  [oidc_userinfo]="GET /oidc/userinfo (Bearer access token)"
 )
 declare -A RESULT # [server:scenario] = "rps p99 errors"
 declare -A IDLE_RSS
@@ -333,6 +340,15 @@ bench_server() {
           WRK_BODY="csrfToken=$csrf&username=demo&password=$DEMO_PASSWORD" \
           WRK_COOKIE="authjs.csrf-token=$csrf_cookie" WRK_EXPECT_CLASS=3 WRK_REJECT_LOCATION="error="
         ;;
+      oidc_token)
+        run_wrk "$out" "$base/oidc/token" WRK_METHOD=POST WRK_BODY="grant_type=client_credentials" \
+          WRK_AUTHORIZATION="Basic $(printf 'bench:%s' "$OP_CLIENT_SECRET" | base64 -w0)" \
+          WRK_EXPECT_BODY='"access_token"'
+        ;;
+      oidc_userinfo)
+        run_wrk "$out" "$base/oidc/userinfo" WRK_AUTHORIZATION="Bearer $(op_access_token "$base" "$jar")" \
+          WRK_EXPECT_BODY='"demo@example.com"'
+        ;;
     esac
     RESULT[$key:$s]=$(parse_wrk "$out")
     note_steal "$out" "$key ${LABEL[$s]}"
@@ -357,10 +373,47 @@ postgres_bench_url() {
   echo "$POSTGRES_URL"
 }
 
+# The OpenID Provider's configuration: an Ed25519 signing key and one client, "bench",
+# that may sign users in and get tokens of its own.
+OP_CLIENT_SECRET=bench-client-secret-0123456789abcdef0123
+OP_REDIRECT=http://127.0.0.1:9/callback
+op_config() { # <port>: writes $WORK/op.toml, prints its path
+  [[ -f $WORK/op.pem ]] || openssl genpkey -algorithm ed25519 -out "$WORK/op.pem" 2>/dev/null ||
+    die "openssl could not make the provider's key"
+  cat >"$WORK/op.toml" <<TOML
+[auth]
+url = "http://127.0.0.1:$1/auth"
+[oidc_provider]
+signing_keys = ["$WORK/op.pem"]
+[[oidc_provider.clients]]
+id = "bench"
+secret = "$OP_CLIENT_SECRET"
+redirect_uris = ["$OP_REDIRECT"]
+grant_types = ["authorization_code", "client_credentials"]
+TOML
+  echo "$WORK/op.toml"
+}
+
+# op_access_token <base url> <jar of a signed-in session>: the demo user's access token,
+# by the authorization code flow (authorize with the session cookie, then the token
+# endpoint), as a relying party gets it.
+op_access_token() {
+  local base=$1 jar=$2 location code token
+  location=$(curl -s -o /dev/null -w '%{redirect_url}' -b "$jar" \
+    "$base/oidc/authorize?client_id=bench&response_type=code&scope=openid%20email&redirect_uri=$OP_REDIRECT")
+  code=$(sed -n 's/.*[?&]code=\([^&]*\).*/\1/p' <<<"$location")
+  [[ -n $code ]] || die "no code from $base/oidc/authorize: $location"
+  token=$(curl -s -u "bench:$OP_CLIENT_SECRET" --data-urlencode grant_type=authorization_code \
+    --data-urlencode "code=$code" --data-urlencode "redirect_uri=$OP_REDIRECT" "$base/oidc/token" |
+    sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p')
+  [[ -n $token ]] || die "no access token from $base/oidc/token"
+  echo "$token"
+}
+
 # The AUTHCORE_DATABASE_URL a scenario runs on.
 database_of() {
   case $1 in
-    session_sqlite) echo "sqlite://$WORK/demo.db?mode=rwc" ;;
+    session_sqlite | oidc_*) echo "sqlite://$WORK/demo.db?mode=rwc" ;;
     session_postgres) postgres_bench_url ;;
     *) echo none ;;
   esac
@@ -461,8 +514,10 @@ measure_scaling() {
 if [[ $ONLY != node ]]; then
   measure_ceiling
   echo "authcore (Rust) on 127.0.0.1:$RUST_PORT" >&2
-  rust_server() { # <database url>
-    start_server authcore "$RUST_PORT" env AUTHCORE_RATE_LIMITS=off AUTHCORE_DATABASE_URL="$1" \
+  rust_server() { # <database url> [VAR=value ...]
+    local db=$1
+    shift
+    start_server authcore "$RUST_PORT" env AUTHCORE_RATE_LIMITS=off AUTHCORE_DATABASE_URL="$db" "$@" \
       AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "$RUST_BIN"
   }
   rust_server none
@@ -476,6 +531,10 @@ if [[ $ONLY != node ]]; then
     bench_server rust "$RUST_PORT" "$s"
     stop_server
   done
+  # The OpenID Provider: one server for both of its scenarios.
+  rust_server "$(database_of oidc_token)" AUTHCORE_CONFIG="$(op_config "$RUST_PORT")"
+  bench_server rust "$RUST_PORT" "${OP_SCENARIOS[@]}"
+  stop_server
   measure_ceiling
   # The yardstick: the two ceilings' mean rate (worst p99, errors summed).
   CEILING=$(printf '%s\n' "${CEILINGS[@]}" |
@@ -554,7 +613,7 @@ report() {
   echo "| endpoint | authcore req/s | of ceiling | authcore p99 | CPU 0 stolen (authcore run) | @auth/core req/s | @auth/core p99 | authcore ÷ @auth/core | ceiling ÷ @auth/core |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
   local s
-  for s in "${SCENARIOS[@]}" "${DB_SCENARIOS[@]}"; do
+  for s in "${SCENARIOS[@]}" "${DB_SCENARIOS[@]}" "${OP_SCENARIOS[@]}"; do
     [[ -n ${RESULT[rust:$s]:-}${RESULT[node:$s]:-} ]] || continue
     echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(share "$s") | $(cell rust "$s" 2) | $(stolen "$s") | $(cell node "$s" 1) | $(cell node "$s" 2) | $(ratio "$s") | $(ratio "$s" "$CEILING") |"
   done

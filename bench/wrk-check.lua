@@ -6,6 +6,8 @@
 --   WRK_BODY          request body; sent as application/x-www-form-urlencoded
 --   WRK_COOKIE        Cookie header value
 --   WRK_HOST          Host header value (optional; name-based virtual hosts)
+--   WRK_AUTHORIZATION Authorization header value (optional: Basic client credentials,
+--                     a Bearer access token)
 --   WRK_EXPECT_CLASS  expected status class: 2 (2xx, default) or 3 (3xx)
 --   WRK_EXPECT_BODY   substring every response body must contain (optional)
 --   WRK_REJECT_LOCATION  substring a Location header must NOT contain (optional)
@@ -27,6 +29,8 @@ end
 if cookie and cookie ~= "" then wrk.headers["Cookie"] = cookie end
 local host = os.getenv("WRK_HOST")
 if host and host ~= "" then wrk.headers["Host"] = host end
+local authorization = os.getenv("WRK_AUTHORIZATION")
+if authorization and authorization ~= "" then wrk.headers["Authorization"] = authorization end
 if expect_body == "" then expect_body = nil end
 if reject_location == "" then reject_location = nil end
 

@@ -47,7 +47,7 @@ def main():
     session = OAuth2Session(
         client_id,
         secret,
-        scope="openid profile email",
+        scope="openid profile email offline_access",
         redirect_uri=redirect_uri,
         code_challenge_method="S256",
         token_endpoint_auth_method="client_secret_basic",
@@ -78,6 +78,28 @@ def main():
     ).validate(id_token.claims)
     userinfo = session.get(meta["userinfo_endpoint"]).json()
     say({"step": "signed-in", "claims": id_token.claims, "userinfo": userinfo, "alg": id_token.header["alg"]})
+    # Refresh: Authlib's own refresh, a new access token that opens userinfo, a new refresh
+    # token, and an ID token for the same user.
+    first_refresh = token["refresh_token"]
+    refreshed = session.refresh_token(meta["token_endpoint"], refresh_token=first_refresh)
+    new_id = jwt.decode(refreshed["id_token"], keys, algorithms=["EdDSA", "ES256"])
+    again = session.get(meta["userinfo_endpoint"]).json()
+    say({
+        "step": "refreshed",
+        "sub": new_id.claims["sub"],
+        "userinfo": again,
+        "rotated": refreshed["refresh_token"] != first_refresh,
+    })
+    # RP-initiated logout: the end-session URL with the ID token as hint goes to authcore's
+    # sign-out page.
+    end = requests.get(
+        meta["end_session_endpoint"],
+        params={"id_token_hint": token["id_token"], "client_id": client_id},
+        headers={"cookie": cookie},
+        allow_redirects=False,
+        timeout=10,
+    )
+    say({"step": "end-session", "status": end.status_code, "location": end.headers.get("location")})
     say({"done": True})
 
 

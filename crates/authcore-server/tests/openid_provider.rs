@@ -148,13 +148,7 @@ async fn openid_client_signs_in_through_authcore() {
         Duration::from_secs(60),
     )
     .await;
-    let step = |name: &str| {
-        steps
-            .iter()
-            .find(|s| s["step"] == name)
-            .unwrap_or_else(|| panic!("no step {name}: {steps:?}"))
-            .clone()
-    };
+    let step = |name: &str| step_of(&steps, name).clone();
     assert_eq!(step("discovery")["issuer"], op.issuer);
     let s = step("signed-in");
     let claims = &s["claims"];
@@ -223,15 +217,32 @@ async fn authlib_signs_in_through_authcore() {
         Duration::from_secs(60),
     )
     .await;
-    let s = steps
-        .iter()
-        .find(|s| s["step"] == "signed-in")
-        .unwrap_or_else(|| panic!("{steps:?}"));
+    let s = step_of(&steps, "signed-in");
     assert_eq!(s["alg"], "EdDSA", "{s}");
     assert_eq!(s["claims"]["iss"], op.issuer, "{s}");
     assert_eq!(s["claims"]["email"], "demo@example.com", "{s}");
     assert_eq!(s["userinfo"]["sub"], s["claims"]["sub"], "{s}");
     assert_eq!(s["userinfo"]["name"], "Demo User", "{s}");
+    let r = step_of(&steps, "refreshed");
+    assert_eq!(r["sub"], s["claims"]["sub"], "{r}");
+    assert_eq!(r["userinfo"]["email"], "demo@example.com", "{r}");
+    assert_eq!(r["rotated"], true, "{r}");
+    let end = step_of(&steps, "end-session");
+    assert_eq!(end["status"], 302, "{end}");
+    assert!(
+        end["location"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("/auth/signout?callbackUrl=")),
+        "{end}"
+    );
+}
+
+/// The step `name` of a relying party script's output.
+fn step_of<'a>(steps: &'a [Value], name: &str) -> &'a Value {
+    steps
+        .iter()
+        .find(|s| s["step"] == name)
+        .unwrap_or_else(|| panic!("no step {name}: {steps:?}"))
 }
 
 /// The authorization request of `client` with `extra` parameters, by the signed-in user.
