@@ -49,6 +49,11 @@ async fn start() -> Op {
 
 /// [`start`] with more `[[oidc_provider.clients]]` tables.
 async fn start_with(more_clients: &str) -> Op {
+    start_configured("", more_clients).await
+}
+
+/// [`start_with`] and more `[server]` settings.
+async fn start_configured(server: &str, more_clients: &str) -> Op {
     let dir = std::env::temp_dir().join(format!(
         "authcore-op-{}-{}",
         std::process::id(),
@@ -71,6 +76,7 @@ async fn start_with(more_clients: &str) -> Op {
         r#"
 [server]
 database_url = "sqlite://{db}?mode=rwc"
+{server}
 [auth]
 secret = "{SECRET}"
 url = "{base}/auth"
@@ -1810,4 +1816,22 @@ async fn the_openidconnect_crate_signs_in_through_authcore() {
         "{:?}",
         r.headers()["location"]
     );
+}
+
+/// While the single-use store cannot answer (a shared Redis that is down), a code is not
+/// exchanged: a replay could not be told from a first use. The answer is
+/// `temporarily_unavailable`, and no token is issued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_code_is_exchanged_while_the_single_use_store_is_down() {
+    // Nothing listens on port 1: every count fails (rate limits then fail open, so the
+    // sign-in itself goes through).
+    let op = start_configured("redis_url = \"redis://127.0.0.1:1\"", "").await;
+    let c = code(&op, "rp", false).await;
+    let (s, body) = token(&op, Some(("rp", RP_SECRET)), &grant(&c, None)).await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (503, Some("temporarily_unavailable")),
+        "{body}"
+    );
+    assert!(body.get("access_token").is_none(), "{body}");
 }

@@ -60,6 +60,19 @@ impl Auth {
         crate::ratelimit::first_use(&*self.config.inner.single_use_store, kind, value, ttl).await
     }
 
+    /// [`Auth::first_use`] that fails closed: an error when the store cannot say, for a
+    /// caller that would rather refuse than let a replay through (an OpenID Provider's codes
+    /// and refresh tokens).
+    pub async fn first_use_checked(
+        &self,
+        kind: &str,
+        value: &str,
+        ttl: std::time::Duration,
+    ) -> Result<bool, crate::BoxError> {
+        crate::ratelimit::first_use_checked(&*self.config.inner.single_use_store, kind, value, ttl)
+            .await
+    }
+
     /// Marks `value` of `kind` (a revoked token's id) for `ttl` in the same store as
     /// [`Auth::first_use`]; [`Auth::is_marked`] reads it. Only a hash of the value is kept.
     pub async fn mark(

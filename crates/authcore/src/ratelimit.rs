@@ -151,17 +151,27 @@ pub(crate) async fn first_use(
     value: &str,
     ttl: Duration,
 ) -> bool {
-    let key = subject_key(&format!("used:{kind}"), value);
-    match store
-        .count(&key, &RateLimit::new(1, ttl).lockout(ttl))
-        .await
-    {
-        Ok(over) => over.is_none(),
+    match first_use_checked(store, kind, value, ttl).await {
+        Ok(first) => first,
         Err(e) => {
             tracing::error!(error = %e, kind, "single-use store failed");
             true
         }
     }
+}
+
+/// [`first_use`], with the store's failure as an error.
+pub(crate) async fn first_use_checked(
+    store: &dyn RateLimitStore,
+    kind: &str,
+    value: &str,
+    ttl: Duration,
+) -> Result<bool, BoxError> {
+    let key = subject_key(&format!("used:{kind}"), value);
+    let over = store
+        .count(&key, &RateLimit::new(1, ttl).lockout(ttl))
+        .await?;
+    Ok(over.is_none())
 }
 
 /// Marks `value` of `kind` for `ttl` (a revocation): its key is locked out, which

@@ -904,7 +904,7 @@ impl ProviderState {
             )
             .map_err(invalid_grant)?;
         let window = std::time::Duration::from_secs(CODE_TTL_SECS + 60);
-        if !self.auth.first_use(USED_CODE, &grant.jti, window).await {
+        if !self.first_use(USED_CODE, &grant.jti, window).await? {
             // A replayed code: what its first use gave is revoked too (RFC 9700 §4.5.3.1).
             self.revoke_grant(&grant.jti).await;
             return Err(invalid_grant("the code was used already"));
@@ -970,7 +970,7 @@ impl ProviderState {
             }
         }
         let ttl = secs(self.provider.refresh_token_ttl);
-        if !self.auth.first_use(USED_REFRESH, &refresh.jti, ttl).await {
+        if !self.first_use(USED_REFRESH, &refresh.jti, ttl).await? {
             tracing::warn!(client = %client.id(), user = %refresh.grant.sub, "oidc provider: a refresh token was used twice; its grant is revoked");
             self.revoke_grant(&refresh.grant_id).await;
             return Err(invalid_grant(
@@ -1090,6 +1090,23 @@ impl ProviderState {
         }
         tracing::info!(client = %client.id(), user = %t.user.id, refresh = t.refresh.is_some(), "oidc provider: tokens issued");
         Ok(json_response(StatusCode::OK, &body))
+    }
+
+    /// Whether `value` is used for the first time; refused (`temporarily_unavailable`) when
+    /// the single-use store cannot say: a replay must not pass while a shared store is down.
+    async fn first_use(
+        &self,
+        kind: &str,
+        value: &str,
+        ttl: std::time::Duration,
+    ) -> Result<bool, Box<Response>> {
+        self.auth
+            .first_use_checked(kind, value, ttl)
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "oidc provider: the single-use store failed");
+                unavailable("the single-use store failed")
+            })
     }
 
     /// The contents of a token this provider sealed with `salt`, unexpired.
