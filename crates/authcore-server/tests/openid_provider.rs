@@ -698,18 +698,11 @@ async fn an_authjs_app_signs_in_through_authcore() {
 
     // The browser, signed in at authcore, starts the Auth.js sign-in.
     let browser = &op.signed_in;
-    let csrf: Value = browser
-        .get(format!("{rp}/auth/csrf"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let csrf = binary::csrf_token(browser, &rp).await;
     let mut r = browser
         .post(format!("{rp}/auth/signin/oidc"))
         .form(&[
-            ("csrfToken", csrf["csrfToken"].as_str().unwrap()),
+            ("csrfToken", csrf.as_str()),
             ("callbackUrl", &format!("{rp}/whoami")),
         ])
         .send()
