@@ -1,14 +1,19 @@
 // A relying party from the registry, openid-client 6 (strict: RFC 9207 `iss`, PKCE,
 // nonce, ID token signature and claims), signing in through authcore as an OpenID Provider.
 // Driven by crates/authcore-server/tests/oidc_provider.rs:
-//   node openid-client.mjs <issuer> <client id> <client secret> <redirect URI> <cookie header> <post-logout redirect URI>
+//   node openid-client.mjs <issuer> <client id> <client secret> <redirect URI> <cookie header> <post-logout redirect URI> [<key prefix> <ID token alg>]
+// With a key prefix (the files client-key.mjs writes; "-" as the secret), the client
+// authenticates with private_key_jwt (RFC 7523) and asks for ID tokens signed with the
+// given algorithm.
 // The "browser" is fetch with the signed-in user's cookie, following authcore's redirects
 // until the redirect URI. One JSON line per step; {"done": true} at the end; a failure
 // prints {"error": "..."} and exits 1.
+import { readFileSync } from 'node:fs';
 import * as client from 'openid-client';
+import { importPKCS8, decodeProtectedHeader } from 'jose';
 
 const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
-const [issuer, clientId, secret, redirectUri, cookie, loggedOut] = process.argv.slice(2);
+const [issuer, clientId, secret, redirectUri, cookie, loggedOut, keyPrefix, idTokenAlg] = process.argv.slice(2);
 if (!loggedOut) {
   console.error('usage: node openid-client.mjs <issuer> <client id> <client secret> <redirect URI> <cookie header> <post-logout redirect URI>');
   process.exit(2);
@@ -28,11 +33,19 @@ async function browse(url, headers) {
 }
 
 try {
+  let metadata = { id_token_signed_response_alg: 'EdDSA' };
+  let auth = client.ClientSecretBasic(secret);
+  if (keyPrefix) {
+    const [jwk] = JSON.parse(readFileSync(`${keyPrefix}.jwks.json`, 'utf8')).keys;
+    const key = await importPKCS8(readFileSync(`${keyPrefix}.pem`, 'utf8'), jwk.alg);
+    metadata = { id_token_signed_response_alg: idTokenAlg, token_endpoint_auth_method: 'private_key_jwt' };
+    auth = client.PrivateKeyJwt({ key, kid: jwk.kid });
+  }
   const config = await client.discovery(
     new URL(issuer),
     clientId,
-    { id_token_signed_response_alg: 'EdDSA' },
-    client.ClientSecretBasic(secret),
+    metadata,
+    auth,
     { execute: [client.allowInsecureRequests] },
   );
   say({ step: 'discovery', issuer: config.serverMetadata().issuer });
@@ -54,7 +67,8 @@ try {
   const tokens = await client.authorizationCodeGrant(config, callback, checks);
   const claims = tokens.claims();
   const userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
-  say({ step: 'signed-in', claims, userinfo, scope: tokens.scope, tokenType: tokens.token_type, refresh: Boolean(tokens.refresh_token) });
+  const idTokenHeader = decodeProtectedHeader(tokens.id_token);
+  say({ step: 'signed-in', claims, userinfo, scope: tokens.scope, tokenType: tokens.token_type, refresh: Boolean(tokens.refresh_token), idTokenAlg: idTokenHeader.alg });
 
   // Refresh (the library checks the new ID token against the first: iss, sub, aud), then
   // the spent refresh token again: refused, and its grant revoked, so the token that

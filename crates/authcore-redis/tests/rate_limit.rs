@@ -10,6 +10,23 @@ use authcore::ratelimit::{RateLimit, RateLimitStore};
 use common::with_db;
 use redis::AsyncCommands;
 
+/// The shared rate-limit store conformance suite, twice at once on one keyspace (as two
+/// instances would share it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_suite() {
+    with_db(|db| async move {
+        let (a, b) = (
+            db.adapter.rate_limit_store(),
+            db.adapter.clone().rate_limit_store(),
+        );
+        tokio::join!(
+            authcore::ratelimit::conformance::run_all(&a),
+            authcore::ratelimit::conformance::run_all(&b)
+        );
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn counts_lock_and_reset() {
     with_db(|db| async move {

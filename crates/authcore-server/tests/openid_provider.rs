@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::support::binary;
 use crate::support::browser;
+use crate::support::pg;
 
 const SECRET: &str = "an OpenID Provider test secret, long enough";
 const RP_SECRET: &str = "rp-secret-0123456789abcdef0123456789";
@@ -28,7 +29,8 @@ const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 
 /// The provider on loopback: its base URL (`http://localhost:<port>`) and a client holding
-/// the demo user's session.
+/// the demo user's session. Instances of one provider share the directory, removed when
+/// the first is dropped.
 struct Op {
     base: String,
     issuer: String,
@@ -54,34 +56,65 @@ async fn start_with(more_clients: &str) -> Op {
 
 /// [`start_with`] and more `[server]` settings.
 async fn start_configured(server: &str, more_clients: &str) -> Op {
+    let dir = fresh_dir();
+    let db = format!("sqlite://{}?mode=rwc", dir.join("op.db").display());
+    start_instances(dir, &db, server, more_clients, 1)
+        .await
+        .remove(0)
+}
+
+/// A new temporary directory (removed when its [`Op`] is dropped).
+fn fresh_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "authcore-op-{}-{}",
         std::process::id(),
         rand_suffix()
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    let key = dir.join("oidc.pem");
-    assert!(
-        std::process::Command::new("openssl")
-            .args(["genpkey", "-algorithm", "ed25519", "-out"])
-            .arg(&key)
-            .status()
-            .unwrap()
-            .success()
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let base = format!("http://localhost:{port}");
+    dir
+}
+
+/// `count` instances of one provider: one configuration (database `database_url`, one
+/// signing key in `dir`, the issuer at the first instance's address, as behind one load
+/// balancer), each on a port of its own. The demo user signs in at the first; the others
+/// get its browser, whose cookies (for `localhost`, whatever the port) they share.
+async fn start_instances(
+    dir: PathBuf,
+    database_url: &str,
+    server: &str,
+    more_clients: &str,
+    count: usize,
+) -> Vec<Op> {
+    // An Ed25519 key signs by default; an RSA key for the clients that want RS256.
+    let (key, rsa) = (dir.join("oidc.pem"), dir.join("oidc-rsa.pem"));
+    for (algorithm, path) in [("ed25519", &key), ("rsa", &rsa)] {
+        assert!(
+            std::process::Command::new("openssl")
+                .args(["genpkey", "-algorithm", algorithm, "-out"])
+                .arg(path)
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    let mut listeners = Vec::new();
+    for _ in 0..count {
+        listeners.push(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap());
+    }
+    let base_of = |l: &tokio::net::TcpListener| {
+        format!("http://localhost:{}", l.local_addr().unwrap().port())
+    };
+    let base = base_of(&listeners[0]);
     let config = format!(
         r#"
 [server]
-database_url = "sqlite://{db}?mode=rwc"
+database_url = "{database_url}"
 {server}
 [auth]
 secret = "{SECRET}"
 url = "{base}/auth"
 [oidc_provider]
-signing_keys = ["{key}"]
+signing_keys = ["{key}", "{rsa}"]
 
 [[oidc_provider.clients]]
 id = "rp"
@@ -102,18 +135,22 @@ id = "spa"
 redirect_uris = ["{CB}"]
 {more_clients}
 "#,
-        db = dir.join("op.db").display(),
         key = key.display(),
+        rsa = rsa.display(),
     );
     let path = dir.join("authcore.toml");
     std::fs::write(&path, config).unwrap();
-    let server = ServerConfig::from_file(&path, authcore::env::Env::default())
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
-    let app = server.router();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let mut bases = Vec::new();
+    for listener in listeners {
+        bases.push(base_of(&listener));
+        let server = ServerConfig::from_file(&path, authcore::env::Env::default())
+            .unwrap()
+            .build()
+            .await
+            .unwrap();
+        let app = server.router();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+    }
     // The demo user signs in with the password.
     let (signed_in, jar) = sign_in_at(&base).await;
     use reqwest::cookie::CookieStore;
@@ -124,13 +161,16 @@ redirect_uris = ["{CB}"]
         .unwrap()
         .to_owned();
     assert!(cookie.contains("authjs.session-token="), "{cookie}");
-    Op {
-        issuer: format!("{base}/oidc"),
-        base,
-        signed_in,
-        cookie,
-        dir,
-    }
+    bases
+        .into_iter()
+        .map(|b| Op {
+            issuer: format!("{base}/oidc"),
+            base: b,
+            signed_in: signed_in.clone(),
+            cookie: cookie.clone(),
+            dir: dir.clone(),
+        })
+        .collect()
 }
 
 fn rand_suffix() -> u64 {
@@ -138,28 +178,90 @@ fn rand_suffix() -> u64 {
     N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn openid_client_signs_in_through_authcore() {
-    let op = start().await;
+/// A key pair `name` of a relying party for `private_key_jwt`, made by jose
+/// (`testsupport/oidc-rp/client-key.mjs`): the files' prefix and the public JWK Set.
+fn relying_party_key(dir: &std::path::Path, name: &str, alg: &str) -> (PathBuf, String) {
+    let prefix = dir.join(name);
+    let out = std::process::Command::new("node")
+        .current_dir(oidc_rp_dir())
+        .arg("client-key.mjs")
+        .arg(&prefix)
+        .arg(alg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        prefix,
+        String::from_utf8(out.stdout).unwrap().trim().to_owned(),
+    )
+}
+
+fn oidc_rp_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/oidc-rp");
     assert!(
         dir.join("node_modules/openid-client").is_dir(),
         "run `npm ci --prefix testsupport/oidc-rp` first"
     );
-    let steps = browser::run_in(
-        &dir,
-        "node",
-        "openid-client.mjs",
-        &[&op.issuer, "rp", RP_SECRET, CB, &op.cookie, LOGGED_OUT],
-        Duration::from_secs(60),
-    )
+    dir
+}
+
+/// openid-client (npm, strict) signs in, refreshes, meets refresh-token reuse, code replay,
+/// `prompt=none` without a session and RP-initiated logout: as a client with a secret and
+/// EdDSA ID tokens, and as one authenticating with `private_key_jwt` (an RS256 key of its
+/// own, RFC 7523) that asked for RS256 ID tokens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openid_client_signs_in_through_authcore() {
+    let keys = fresh_dir();
+    let (prefix, jwks) = relying_party_key(&keys, "keyed", "RS256");
+    let op = start_with(&format!(
+        r#"
+[[oidc_provider.clients]]
+id = "keyed"
+token_endpoint_auth_method = "private_key_jwt"
+jwks = '{jwks}'
+id_token_signed_response_alg = "RS256"
+redirect_uris = ["{CB}"]
+post_logout_redirect_uris = ["{LOGGED_OUT}"]
+grant_types = ["authorization_code", "refresh_token"]
+"#
+    ))
     .await;
-    let step = |name: &str| step_of(&steps, name).clone();
+    let prefix = prefix.to_str().unwrap();
+    for (client, args, alg) in [
+        ("rp", vec![RP_SECRET], "EdDSA"),
+        ("keyed", vec!["-", prefix, "RS256"], "RS256"),
+    ] {
+        let mut argv = vec![op.issuer.as_str(), client];
+        argv.push(args[0]);
+        argv.extend([CB, op.cookie.as_str(), LOGGED_OUT]);
+        argv.extend(&args[1..]);
+        let steps = browser::run_in(
+            &oidc_rp_dir(),
+            "node",
+            "openid-client.mjs",
+            &argv,
+            Duration::from_secs(60),
+        )
+        .await;
+        openid_client_steps_hold(&op, client, alg, &steps);
+    }
+    let _ = std::fs::remove_dir_all(keys);
+}
+
+/// What each step of `openid-client.mjs` must show for `client`, whose ID tokens are
+/// signed with `alg`.
+fn openid_client_steps_hold(op: &Op, client: &str, alg: &str, steps: &[Value]) {
+    let step = |name: &str| step_of(steps, name).clone();
     assert_eq!(step("discovery")["issuer"], op.issuer);
     let s = step("signed-in");
+    assert_eq!(s["idTokenAlg"], alg, "{s}");
     let claims = &s["claims"];
     assert_eq!(claims["iss"], op.issuer, "{s}");
-    assert_eq!(claims["aud"], "rp", "{s}");
+    assert_eq!(claims["aud"], client, "{s}");
     assert_eq!(claims["email"], "demo@example.com", "{s}");
     assert_eq!(claims["name"], "Demo User", "{s}");
     assert_eq!(claims["amr"], serde_json::json!(["pwd"]), "{s}");
@@ -1827,4 +1929,327 @@ async fn no_code_is_exchanged_while_the_single_use_store_is_down() {
         "{body}"
     );
     assert!(body.get("access_token").is_none(), "{body}");
+}
+
+/// Two instances sharing one PostgreSQL database serve one provider (the single-use and
+/// revocation marks live in the database): a code issued by one is exchanged at the other
+/// once, and a replay at the first is refused and revokes what the first use got; a
+/// refresh token rotated at one and reused at the other revokes the grant at both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_one_postgresql_database_are_one_provider() {
+    let schema = format!("op_pair_{}_{}", std::process::id(), rand_suffix());
+    pg::admin_sql(&format!("CREATE SCHEMA {schema}")).await;
+    let url = format!("{}?options=-c%20search_path%3D{schema}", pg::postgres_url());
+    let ops = start_instances(fresh_dir(), &url, "", "", 2).await;
+    let (a, b) = (&ops[0], &ops[1]);
+    let rp = Some(("rp", RP_SECRET));
+
+    // Issued at A, exchanged at B; replayed at A: refused, and B's tokens revoked.
+    let c = code_for(a, "rp", "openid offline_access", false).await;
+    let (s, first) = token(b, rp, &grant(&c, None)).await;
+    assert_eq!(s, 200, "{first}");
+    let access = first["access_token"].as_str().unwrap();
+    assert_eq!(userinfo_status(a, access).await, 200);
+    let (s, replay) = token(a, rp, &grant(&c, None)).await;
+    assert_eq!(
+        (s, replay["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{replay}"
+    );
+    assert!(replay.get("access_token").is_none(), "{replay}");
+    assert_eq!(
+        userinfo_status(b, access).await,
+        401,
+        "the first use's token is revoked"
+    );
+
+    // Rotated at B, the spent token reused at A: the grant ends at both.
+    let c = code_for(b, "rp", "openid offline_access", false).await;
+    let (_, body) = token(a, rp, &grant(&c, None)).await;
+    let r1 = body["refresh_token"].as_str().unwrap().to_owned();
+    let refresh = |r: &str| {
+        vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", r.to_owned()),
+        ]
+    };
+    let send = async |op: &Op, form: Vec<(&'static str, String)>| {
+        let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        token(op, rp, &form).await
+    };
+    let (s, second) = send(b, refresh(&r1)).await;
+    assert_eq!(s, 200, "{second}");
+    let r2 = second["refresh_token"].as_str().unwrap().to_owned();
+    let a2 = second["access_token"].as_str().unwrap().to_owned();
+    let (s, reuse) = send(a, refresh(&r1)).await;
+    assert_eq!(
+        (s, reuse["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{reuse}"
+    );
+    for op in [a, b] {
+        assert_eq!(userinfo_status(op, &a2).await, 401);
+        let (s, _) = send(op, refresh(&r2)).await;
+        assert_eq!(s, 400, "the grant is revoked at {}", op.base);
+    }
+    drop(ops);
+    pg::admin_sql(&format!("DROP SCHEMA {schema} CASCADE")).await;
+}
+
+/// `private_key_jwt` as an attacker meets it: one good assertion gets a token; every
+/// assertion that does not hold, and every mix of methods, gets `invalid_client` (or
+/// `invalid_request`) and no token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_assertions_that_do_not_hold_authenticate_no_one() {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    let keys = fresh_dir();
+    let (prefix, jwks) = relying_party_key(&keys, "svc", "EdDSA");
+    let (other_prefix, _) = relying_party_key(&keys, "attacker", "EdDSA");
+    let op = start_with(&format!(
+        r#"
+[[oidc_provider.clients]]
+id = "svc"
+jwks = '{jwks}'
+grant_types = ["client_credentials"]
+scopes = ["openid"]
+"#
+    ))
+    .await;
+    let kid = serde_json::from_str::<Value>(&jwks).unwrap()["keys"][0]["kid"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let pem = |p: &PathBuf| std::fs::read(p.with_extension("pem")).unwrap();
+    let key = EncodingKey::from_ed_pem(&pem(&prefix)).unwrap();
+    let other_key = EncodingKey::from_ed_pem(&pem(&other_prefix)).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let claims = || {
+        serde_json::json!({
+            "iss": "svc", "sub": "svc", "aud": op.issuer, "exp": now + 60, "iat": now,
+            "jti": format!("jti-{}", rand_suffix()),
+        })
+    };
+    let header = || {
+        let mut h = Header::new(Algorithm::EdDSA);
+        h.kid = Some(kid.clone());
+        h
+    };
+    let sign = |claims: &Value| jsonwebtoken::encode(&header(), claims, &key).unwrap();
+    let with = |change: &dyn Fn(&mut Value)| {
+        let mut c = claims();
+        change(&mut c);
+        sign(&c)
+    };
+    let send = async |extra: &[(&str, &str)], assertion: &str| {
+        let mut form = vec![
+            ("grant_type", "client_credentials"),
+            (
+                "client_assertion_type",
+                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            ),
+            ("client_assertion", assertion),
+        ];
+        form.extend_from_slice(extra);
+        token(&op, None, &form).await
+    };
+
+    // One good assertion: a token, once.
+    let good = sign(&claims());
+    let (s, body) = send(&[], &good).await;
+    assert_eq!(s, 200, "{body}");
+    assert!(body["access_token"].is_string(), "{body}");
+    let (s, body) = send(&[], &good).await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (401, Some("invalid_client")),
+        "replay: {body}"
+    );
+
+    // Unsigned, or "signed" with the public key as an HMAC secret.
+    let b64 = |v: &Value| {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(serde_json::to_vec(v).unwrap())
+    };
+    let unsigned = format!(
+        "{}.{}.",
+        b64(&serde_json::json!({"alg": "none", "kid": kid})),
+        b64(&claims())
+    );
+    let x = serde_json::from_str::<Value>(&jwks).unwrap()["keys"][0]["x"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let hmac = jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        &claims(),
+        &EncodingKey::from_secret(x.as_bytes()),
+    )
+    .unwrap();
+    let forged = jsonwebtoken::encode(&header(), &claims(), &other_key).unwrap();
+    let huge = "a".repeat(100_000);
+    let refused: Vec<(&str, String)> = vec![
+        ("another key", forged),
+        ("alg none", unsigned),
+        ("HS256 with the public key", hmac),
+        (
+            "the token endpoint as aud",
+            with(&|c| c["aud"] = format!("{}/oidc/token", op.base).into()),
+        ),
+        (
+            "the issuer and another in aud",
+            with(&|c| c["aud"] = serde_json::json!([op.issuer, "https://evil.example"])),
+        ),
+        (
+            "a look-alike issuer",
+            with(&|c| c["aud"] = format!("{}/", op.issuer).into()),
+        ),
+        ("expired", with(&|c| c["exp"] = (now - 1).into())),
+        (
+            "valid for an hour",
+            with(&|c| c["exp"] = (now + 3600).into()),
+        ),
+        (
+            "issued in the future",
+            with(&|c| c["iat"] = (now + 600).into()),
+        ),
+        ("iss another client", with(&|c| c["iss"] = "rp".into())),
+        ("sub another client", with(&|c| c["sub"] = "rp".into())),
+        (
+            "no jti",
+            with(&|c| {
+                c.as_object_mut().unwrap().remove("jti");
+            }),
+        ),
+        (
+            "no exp",
+            with(&|c| {
+                c.as_object_mut().unwrap().remove("exp");
+            }),
+        ),
+        ("not a JWT", "not.a.jwt".into()),
+        ("oversize within the body limit", "a".repeat(12_000)),
+    ];
+    for (what, assertion) in &refused {
+        let (s, body) = send(&[], assertion).await;
+        assert_eq!(
+            (s, body["error"].as_str()),
+            (401, Some("invalid_client")),
+            "{what}: {body}"
+        );
+        assert!(body.get("access_token").is_none(), "{what}: {body}");
+    }
+    // Past the body limit: refused before anything is read.
+    let (s, body) = send(&[], &huge).await;
+    assert_eq!(s, 413, "{body}");
+    // Other clients, methods mixed, the wrong assertion type, no authentication at all.
+    const JWT: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+    let cc = ("grant_type", "client_credentials".to_owned());
+    let with_assertion = |extra: &[(&'static str, &str)], type_: &str, a: String| {
+        let mut form = vec![
+            cc.clone(),
+            ("client_assertion_type", type_.to_owned()),
+            ("client_assertion", a),
+        ];
+        form.extend(extra.iter().map(|(k, v)| (*k, (*v).to_owned())));
+        form
+    };
+    let as_rp = with(&|c| {
+        c["iss"] = "rp".into();
+        c["sub"] = "rp".into();
+    });
+    /// What is tried, HTTP Basic, the form, the status and error expected.
+    type Case<'a> = (
+        &'a str,
+        Option<(&'a str, &'a str)>,
+        Vec<(&'a str, String)>,
+        u16,
+        &'a str,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "a secret client's id",
+            None,
+            with_assertion(&[], JWT, as_rp),
+            401,
+            "invalid_client",
+        ),
+        (
+            "client_id of another client",
+            None,
+            with_assertion(&[("client_id", "rp")], JWT, sign(&claims())),
+            401,
+            "invalid_client",
+        ),
+        (
+            "with client_secret too",
+            None,
+            with_assertion(&[("client_secret", RP_SECRET)], JWT, sign(&claims())),
+            400,
+            "invalid_request",
+        ),
+        (
+            "with HTTP Basic too",
+            Some(("svc", "x")),
+            with_assertion(&[], JWT, sign(&claims())),
+            400,
+            "invalid_request",
+        ),
+        (
+            "a SAML assertion type",
+            None,
+            with_assertion(
+                &[],
+                "urn:ietf:params:oauth:client-assertion-type:saml2-bearer",
+                sign(&claims()),
+            ),
+            400,
+            "invalid_request",
+        ),
+        (
+            "HTTP Basic with no secret",
+            Some(("svc", "")),
+            vec![cc.clone()],
+            401,
+            "invalid_client",
+        ),
+        (
+            "client_id alone",
+            None,
+            vec![cc.clone(), ("client_id", "svc".to_owned())],
+            401,
+            "invalid_client",
+        ),
+    ];
+    for (what, basic, form, status, error) in cases {
+        let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (s, body) = token(&op, basic, &form).await;
+        assert_eq!(
+            (s, body["error"].as_str()),
+            (status, Some(error)),
+            "{what}: {body}"
+        );
+        assert!(body.get("access_token").is_none(), "{what}: {body}");
+    }
+    // A good assertion still works after all that, at revocation too (one use each).
+    let (s, body) = send(&[("client_id", "svc")], &sign(&claims())).await;
+    assert_eq!(s, 200, "{body}");
+    let access = body["access_token"].as_str().unwrap().to_owned();
+    let (s, _) = post_form(
+        &op,
+        "/oidc/revoke",
+        None,
+        &[
+            ("token", &access),
+            (
+                "client_assertion_type",
+                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            ),
+            ("client_assertion", &sign(&claims())),
+        ],
+    )
+    .await;
+    assert_eq!(s, 200);
+    let _ = std::fs::remove_dir_all(keys);
 }

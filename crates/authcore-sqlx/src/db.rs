@@ -1,6 +1,7 @@
-//! The pool of whichever database is in use, and the four ways [`crate::ops`] talks to it
-//! (fetch one row, fetch all, execute, execute several in a transaction), with values
-//! passed as [`Arg`] and read back as [`Val`] so that the operations are written once. Each
+//! The pool of whichever database is in use, and the five ways [`crate::ops`] and the
+//! rate-limit store talk to it (fetch one row, fetch all, execute, execute several in a
+//! transaction, read and update one locked row in a transaction), with values passed as
+//! [`Arg`] and read back as [`Val`] so that the operations are written once. Each
 //! backend module (`sqlite`, `postgres`, `mysql`) supplies its dialect and how it binds an
 //! [`Arg`] and reads a [`Col`].
 
@@ -205,6 +206,33 @@ impl Pool {
                 statement(sql, args, backend::bind).execute(&mut *tx).await?;
             }
             tx.commit().await
+        })
+    }
+    /// In one transaction: runs `lock` (which makes a row if missing and locks it), reads
+    /// the row with `read`, then runs the statements `decide` makes of what it read; answers
+    /// `decide`'s value. Concurrent calls on one row are serialized by the lock (on SQLite
+    /// by the writing transaction's database lock), so the read and the writes are one
+    /// atomic step.
+    pub async fn locked_update<R>(
+        &self,
+        lock: (&'static str, Vec<Arg>),
+        read: (&'static str, Vec<Arg>, &[Col]),
+        decide: impl FnOnce(Option<Vec<Val>>) -> (Vec<(&'static str, Vec<Arg>)>, R),
+    ) -> Result<R, sqlx::Error> {
+        with_backend!(self, pool, backend => {
+            let mut tx = pool.begin().await?;
+            statement(lock.0, lock.1, backend::bind).execute(&mut *tx).await?;
+            let row = statement(read.0, read.1, backend::bind)
+                .fetch_optional(&mut *tx)
+                .await?
+                .map(|row| read_row(&row, read.2, backend::read_column))
+                .transpose()?;
+            let (writes, answer) = decide(row);
+            for (sql, args) in writes {
+                statement(sql, args, backend::bind).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            Ok(answer)
         })
     }
 }

@@ -29,6 +29,12 @@ pub(crate) struct Dialect {
     pub user_ids: Ids,
     /// Ids of `accounts` and `sessions`.
     pub row_ids: Ids,
+    /// How an insert that meets an existing key updates it instead (`{upsert}`):
+    /// `ON CONFLICT (id) DO UPDATE SET` or MySQL's `ON DUPLICATE KEY UPDATE`.
+    pub upsert: &'static str,
+    /// ` FOR UPDATE` where a read can lock its row (`{for update}`); SQLite locks the whole
+    /// database for a writing transaction instead.
+    pub for_update: &'static str,
     /// Every statement rendered for this dialect, on first use (`OnceLock::new()`).
     pub queries: OnceLock<Queries>,
 }
@@ -47,6 +53,8 @@ pub(crate) struct Tables {
     pub two_factors: &'static str,
     /// Recovery codes (authcore's own table).
     pub recovery_codes: &'static str,
+    /// Rate-limit counts and marks (authcore's own table).
+    pub rate_limits: &'static str,
 }
 
 /// The table names of Auth.js's `@auth/pg-adapter` (also used on SQLite).
@@ -60,6 +68,7 @@ pub(crate) const PG_ADAPTER_TABLES: Tables = Tables {
     revocations: "session_revocations",
     two_factors: "two_factors",
     recovery_codes: "recovery_codes",
+    rate_limits: "rate_limits",
 };
 
 impl Dialect {
@@ -77,7 +86,9 @@ impl Dialect {
     /// Renders a statement template: `"` becomes the dialect's quote, each `?` its next
     /// placeholder, and the fragments
     /// - `{users}`, `{accounts}`, `{sessions}`, `{tokens}`, `{authenticators}`,
-    ///   `{revocations}`, `{two_factors}`, `{recovery_codes}`: table names;
+    ///   `{revocations}`, `{two_factors}`, `{recovery_codes}`, `{rate_limits}`: table names;
+    /// - `{upsert}`, `{for update}`: the dialect's [`Dialect::upsert`] and
+    ///   [`Dialect::for_update`];
     /// - `{user}`, `{account}`, `{session}`, `{authenticator}`: a row's columns, in the
     ///   order the row readers of [`crate::ops`] expect;
     /// - `{uid,}` / `{u?,}` and `{rid,}` / `{r?,}`: the id column and its value when the
@@ -102,6 +113,9 @@ impl Dialect {
             .replace("{revocations}", &q(t.revocations))
             .replace("{two_factors}", &q(t.two_factors))
             .replace("{recovery_codes}", &q(t.recovery_codes))
+            .replace("{rate_limits}", &q(t.rate_limits))
+            .replace("{upsert}", self.upsert)
+            .replace("{for update}", self.for_update)
             .replace("{uid,}", adapter_ids(self.user_ids, "id, "))
             .replace("{u?,}", adapter_ids(self.user_ids, "?, "))
             .replace("{rid,}", adapter_ids(self.row_ids, "id, "))
@@ -227,6 +241,17 @@ queries! {
     get_authenticator = r#"SELECT {authenticator} FROM {authenticators} WHERE "credentialID" = ?"#;
     list_authenticators = r#"SELECT {authenticator} FROM {authenticators} WHERE "userId" = ?"#;
     delete_authenticator = r#"DELETE FROM {authenticators} WHERE "credentialID" = ?"#;
+    /// Binds: key. Makes the key's row if missing and, in a transaction, locks it.
+    lock_rate_limit = r#"INSERT INTO {rate_limits} (id, count, "windowEnds", "lockedUntil", expires) VALUES (?, 0, 0, 0, 0) {upsert} count = {rate_limits}.count"#;
+    get_rate_limit = r#"SELECT count, "windowEnds", "lockedUntil" FROM {rate_limits} WHERE id = ?{for update}"#;
+    get_rate_limit_unlocked = r#"SELECT count, "windowEnds", "lockedUntil" FROM {rate_limits} WHERE id = ?"#;
+    /// Binds: count, window end, lock end, expiry, key.
+    set_rate_limit = r#"UPDATE {rate_limits} SET count = ?, "windowEnds" = ?, "lockedUntil" = ?, expires = ? WHERE id = ?"#;
+    /// Binds: key. One event given back, never below zero.
+    give_back_rate_limit = "UPDATE {rate_limits} SET count = count - 1 WHERE id = ? AND count > 0";
+    delete_rate_limit = "DELETE FROM {rate_limits} WHERE id = ?";
+    /// Binds: now.
+    delete_expired_rate_limits = "DELETE FROM {rate_limits} WHERE expires < ?";
     update_authenticator_counter = r#"UPDATE {authenticators} SET counter = ? WHERE "credentialID" = ?"#;
 }
 

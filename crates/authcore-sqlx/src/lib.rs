@@ -83,6 +83,23 @@
 //! rules are enforced by the database, so two concurrent `link_account` of one account
 //! give one `Ok` and one `Conflict`.
 //!
+//! # Rate limits and single-use marks
+//!
+//! [`SqlxAdapter::rate_limit_store`] keeps authcore's rate-limit counts, single-use values
+//! and revocation marks in the same database (table `rate_limits`, `rateLimit` on MySQL):
+//! instances sharing the database share them, and they outlive a restart.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), authcore_sqlx::Error> {
+//! let db = authcore_sqlx::SqlxAdapter::connect("postgres://app@localhost/app").await?;
+//! db.migrate().await?;
+//! let config = authcore::AuthConfig::builder()
+//!     .rate_limit_store(db.rate_limit_store())
+//!     .adapter(db); // … providers, secret
+//! # let _ = config;
+//! # Ok(()) }
+//! ```
+//!
 //! # Features
 //!
 //! `sqlite` (bundled libsqlite3), `postgres` and `mysql` (MySQL 8, MariaDB 10.5+), all on by
@@ -102,6 +119,7 @@ mod mysql;
 mod ops;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod ratelimit;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
@@ -122,6 +140,7 @@ use time::OffsetDateTime;
 pub use authcore::adapter::STALE_TOKEN_GRACE;
 
 pub use error::Error;
+pub use ratelimit::SqlRateLimitStore;
 
 /// An [`Adapter`] storing users, accounts, sessions, verification tokens and authenticators
 /// in SQLite or PostgreSQL. Cheap to clone: clones share the connection pool.

@@ -23,9 +23,12 @@ pub(crate) static DIALECT: Dialect = Dialect {
         revocations: "sessionRevocation",
         two_factors: "twoFactor",
         recovery_codes: "recoveryCode",
+        rate_limits: "rateLimit",
     },
     user_ids: Ids::Uuid,
     row_ids: Ids::None,
+    upsert: "ON DUPLICATE KEY UPDATE",
+    for_update: " FOR UPDATE",
     queries: OnceLock::new(),
 };
 

@@ -30,6 +30,40 @@ async fn conformance_on_a_temporary_file() {
     common::conformance_then_close(fresh(&dir).await).await;
 }
 
+/// Rows of the rate-limit store whose window and lock are over are deleted by the store
+/// (at its first count, then at most once a minute); live rows stay.
+#[tokio::test]
+async fn the_rate_limit_store_deletes_expired_rows() {
+    use authcore::ratelimit::{RateLimit, RateLimitStore};
+    let dir = TempDir::new();
+    let adapter = fresh(&dir).await;
+    let rows = || async {
+        sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM rate_limits")
+            .fetch_one(adapter.sqlite_pool().expect("a SQLite adapter"))
+            .await
+            .expect("count rows")
+    };
+    let first = adapter.rate_limit_store();
+    let short = RateLimit::new(1, Duration::from_millis(50));
+    let long = RateLimit::new(1, Duration::from_secs(3600));
+    assert_eq!(first.count("short", &short).await.unwrap(), None);
+    assert_eq!(first.count("long", &long).await.unwrap(), None);
+    assert_eq!(rows().await, 2);
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    // The first store swept a minute ago at most: it waits; a new one sweeps now.
+    assert_eq!(first.count("other", &long).await.unwrap(), None);
+    assert_eq!(rows().await, 3);
+    let second = adapter.rate_limit_store();
+    assert_eq!(second.locked("long").await.unwrap(), None);
+    assert_eq!(second.count("another", &long).await.unwrap(), None);
+    assert_eq!(
+        rows().await,
+        3,
+        "the expired row is deleted, the live ones stay"
+    );
+    assert!(second.count("long", &long).await.unwrap().is_some());
+}
+
 #[tokio::test]
 async fn url_constructor_creates_the_file_in_wal_mode_and_migrate_is_idempotent() {
     let dir = TempDir::new();

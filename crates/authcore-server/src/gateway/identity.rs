@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use aws_lc_rs::signature::{
-    ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _,
+    ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _, RsaKeyPair,
 };
 use axum::http::{HeaderName, HeaderValue};
 use base64::Engine as _;
@@ -164,9 +164,9 @@ pub enum KeyError {
         /// Why.
         source: std::io::Error,
     },
-    /// A file is not a PKCS#8 Ed25519 or P-256 private key.
+    /// A file is not a PKCS#8 Ed25519, P-256 or RSA (2048 to 8192 bits) private key.
     #[error(
-        "signing key {path}: not a PKCS#8 PEM Ed25519 or P-256 private key (make one with `openssl genpkey -algorithm ed25519 -out key.pem`)"
+        "signing key {path}: not a PKCS#8 PEM Ed25519, P-256 or RSA private key (make one with `openssl genpkey -algorithm ed25519 -out key.pem`)"
     )]
     Unusable {
         /// The file.
@@ -206,6 +206,15 @@ impl std::fmt::Debug for SigningKeys {
     }
 }
 
+/// The JWS name of a signing key's algorithm.
+fn alg_name(alg: jsonwebtoken::Algorithm) -> &'static str {
+    match alg {
+        jsonwebtoken::Algorithm::EdDSA => "EdDSA",
+        jsonwebtoken::Algorithm::RS256 => "RS256",
+        _ => "ES256",
+    }
+}
+
 /// RFC 7638 thumbprint of a public JWK with these required members (in lexicographic
 /// order, as the RFC's canonical form wants).
 fn thumbprint(members: &[(&str, &str)]) -> String {
@@ -217,7 +226,8 @@ fn thumbprint(members: &[(&str, &str)]) -> String {
 }
 
 impl SigningKeys {
-    /// Reads PKCS#8 PEM private keys (Ed25519 → EdDSA, P-256 → ES256) from files.
+    /// Reads PKCS#8 PEM private keys (Ed25519 → EdDSA, P-256 → ES256, RSA → RS256) from
+    /// files.
     pub fn load(paths: &[PathBuf]) -> Result<Self, KeyError> {
         let pems = paths
             .iter()
@@ -288,6 +298,20 @@ impl SigningKeys {
                 jwk,
             ));
         }
+        if let Ok(pair) = RsaKeyPair::from_pkcs8(der) {
+            let public = pair.public_key();
+            let n = URL_SAFE_NO_PAD.encode(public.modulus().big_endian_without_leading_zero());
+            let e = URL_SAFE_NO_PAD.encode(public.exponent().big_endian_without_leading_zero());
+            let kid = thumbprint(&[("e", &e), ("kty", "RSA"), ("n", &n)]);
+            let jwk =
+                json!({"kty": "RSA", "n": n, "e": e, "kid": kid, "alg": "RS256", "use": "sig"});
+            return Some((
+                kid,
+                jsonwebtoken::Algorithm::RS256,
+                jsonwebtoken::EncodingKey::from_rsa_pem(pem).ok()?,
+                jwk,
+            ));
+        }
         let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der).ok()?;
         let point = pair.public_key().as_ref();
         let (x, y) = point.get(1..)?.split_at(32);
@@ -307,14 +331,11 @@ impl SigningKeys {
         json!({"keys": self.keys.iter().map(|k| k.jwk.clone()).collect::<Vec<_>>()})
     }
 
-    /// The JWS algorithms of the keys (`EdDSA`, `ES256`), the signing one first.
+    /// The JWS algorithms of the keys (`EdDSA`, `ES256`, `RS256`), the signing one first.
     pub fn algorithms(&self) -> Vec<&'static str> {
         let mut algs: Vec<&'static str> = Vec::new();
         for k in &self.keys {
-            let alg = match k.alg {
-                jsonwebtoken::Algorithm::EdDSA => "EdDSA",
-                _ => "ES256",
-            };
+            let alg = alg_name(k.alg);
             if !algs.contains(&alg) {
                 algs.push(alg);
             }
@@ -329,7 +350,20 @@ impl SigningKeys {
         typ: Option<&str>,
         claims: &T,
     ) -> Result<String, jsonwebtoken::errors::Error> {
-        let key = &self.keys[0];
+        self.sign_claims_as(None, typ, claims)
+    }
+
+    /// [`SigningKeys::sign_claims`] with the first key of algorithm `alg` (`RS256`, …;
+    /// the first key when `None` or when no key has it).
+    pub fn sign_claims_as<T: serde::Serialize>(
+        &self,
+        alg: Option<&str>,
+        typ: Option<&str>,
+        claims: &T,
+    ) -> Result<String, jsonwebtoken::errors::Error> {
+        let key = alg
+            .and_then(|alg| self.keys.iter().find(|k| alg_name(k.alg) == alg))
+            .unwrap_or(&self.keys[0]);
         let mut header = jsonwebtoken::Header::new(key.alg);
         header.kid = Some(key.kid.clone());
         if let Some(typ) = typ {
@@ -365,7 +399,11 @@ impl SigningKeys {
         if header.alg != key.alg {
             return None;
         }
-        jsonwebtoken::decode::<T>(token, &key.decoding, validation)
+        // jsonwebtoken wants every algorithm of the validation in the key's family: the
+        // key found decides, its own algorithm only.
+        let mut validation = validation.clone();
+        validation.algorithms = vec![key.alg];
+        jsonwebtoken::decode::<T>(token, &key.decoding, &validation)
             .ok()
             .map(|d| d.claims)
     }
@@ -476,7 +514,17 @@ mod tests {
     fn p256_pem() -> Vec<u8> {
         let rng = aws_lc_rs::rand::SystemRandom::new();
         let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
-        let b64 = base64::engine::general_purpose::STANDARD.encode(doc.as_ref());
+        pem(doc.as_ref())
+    }
+
+    fn rsa_pem() -> Vec<u8> {
+        use aws_lc_rs::encoding::AsDer as _;
+        let pair = RsaKeyPair::generate(aws_lc_rs::rsa::KeySize::Rsa2048).unwrap();
+        pem(pair.as_der().unwrap().as_ref())
+    }
+
+    fn pem(der: &[u8]) -> Vec<u8> {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(der);
         let lines: Vec<&str> = b64
             .as_bytes()
             .chunks(64)
@@ -548,6 +596,7 @@ mod tests {
         for pems in [
             vec![(p, ED25519.as_bytes().to_vec()), (p, p256_pem())],
             vec![(p, p256_pem()), (p, ED25519.as_bytes().to_vec())],
+            vec![(p, rsa_pem()), (p, ED25519.as_bytes().to_vec())],
         ] {
             let keys = SigningKeys::from_pems(&pems).unwrap();
             let token = keys
@@ -578,6 +627,53 @@ mod tests {
             assert_eq!(data.claims["amr"], json!(["pwd", "otp", "mfa"]));
             assert_eq!(data.claims["auth_time"], 1_699_999_990);
             assert_eq!(data.claims["exp"], 1_700_000_060);
+        }
+    }
+
+    /// A token signed as an algorithm says which key signs it; the JWK Set publishes each.
+    #[test]
+    fn tokens_are_signed_with_the_key_of_the_algorithm_asked_for() {
+        let p = Path::new("k.pem");
+        let pems = [
+            (p, ED25519.as_bytes().to_vec()),
+            (p, rsa_pem()),
+            (p, p256_pem()),
+        ];
+        let keys = SigningKeys::from_pems(&pems).unwrap();
+        assert_eq!(keys.algorithms(), ["EdDSA", "RS256", "ES256"]);
+        let jwks: jsonwebtoken::jwk::JwkSet = serde_json::from_value(keys.jwks()).unwrap();
+        for (asked, signed) in [
+            (None, jsonwebtoken::Algorithm::EdDSA),
+            (Some("RS256"), jsonwebtoken::Algorithm::RS256),
+            (Some("ES256"), jsonwebtoken::Algorithm::ES256),
+            (Some("PS512"), jsonwebtoken::Algorithm::EdDSA),
+        ] {
+            let token = keys
+                .sign_claims_as(asked, Some("at+jwt"), &json!({"sub": "u1"}))
+                .unwrap();
+            let header = jsonwebtoken::decode_header(&token).unwrap();
+            assert_eq!(header.alg, signed, "{asked:?}");
+            let jwk = jwks.find(header.kid.as_deref().unwrap()).unwrap();
+            let mut v = jsonwebtoken::Validation::new(signed);
+            v.required_spec_claims.clear();
+            v.validate_exp = false;
+            v.validate_aud = false;
+            let key = jsonwebtoken::DecodingKey::from_jwk(jwk).unwrap();
+            assert_eq!(
+                jsonwebtoken::decode::<Value>(&token, &key, &v)
+                    .unwrap()
+                    .claims["sub"],
+                "u1"
+            );
+            // And through the keys' own check, whichever key signed.
+            let mut v = keys.validation();
+            v.required_spec_claims.clear();
+            v.validate_exp = false;
+            v.validate_aud = false;
+            assert!(
+                keys.verify::<Value>(&token, "at+jwt", &v).is_some(),
+                "{asked:?}"
+            );
         }
     }
 

@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use authcore::oauth::id_token::Jwks;
 use serde::Deserialize;
+use serde_json::Value;
 use subtle::ConstantTimeEq;
 
 /// The scopes authcore knows: `openid` (the subject), `profile` (`name`, `picture`),
@@ -32,8 +34,17 @@ pub struct ClientConfig {
     /// use PKCE.
     pub secret: Option<String>,
     /// How the client authenticates at the token endpoint: `client_secret_basic` (the
-    /// default with a secret), `client_secret_post`, or `none` (public clients).
+    /// default with a secret), `client_secret_post`, `private_key_jwt` (a JWT signed with
+    /// one of its [`jwks`](Self::jwks), RFC 7523 §2.2; the default with keys), or `none`
+    /// (public clients).
     pub token_endpoint_auth_method: Option<String>,
+    /// The client's public keys, a JWK Set as JSON (`{"keys": [...]}`), for
+    /// `private_key_jwt`.
+    pub jwks: Option<String>,
+    /// The algorithm its ID tokens and logout tokens are signed with (`EdDSA`, `ES256` or
+    /// `RS256`; default: that of the first signing key). A signing key of that algorithm
+    /// must be configured.
+    pub id_token_signed_response_alg: Option<String>,
     /// Where the client may be sent back: absolute URLs, compared exactly (OpenID Connect
     /// Core §3.1.2.1, RFC 9700 §2.1).
     #[serde(default)]
@@ -92,6 +103,8 @@ pub enum AuthMethod {
     ClientSecretBasic,
     /// `client_id` and `client_secret` in the form body.
     ClientSecretPost,
+    /// A JWT signed with one of the client's keys (`client_assertion`, RFC 7523 §2.2).
+    PrivateKeyJwt,
     /// A public client: `client_id` only, and PKCE.
     None,
 }
@@ -102,18 +115,37 @@ impl AuthMethod {
         match self {
             AuthMethod::ClientSecretBasic => "client_secret_basic",
             AuthMethod::ClientSecretPost => "client_secret_post",
+            AuthMethod::PrivateKeyJwt => "private_key_jwt",
             AuthMethod::None => "none",
         }
     }
 }
 
+/// The longest a client assertion may be valid (seconds): its `jti` is remembered until it
+/// expires.
+pub const MAX_ASSERTION_SECS: i64 = 600;
+
+/// Clock difference allowed for an assertion's `iat` and `nbf` (seconds).
+const ASSERTION_LEEWAY_SECS: i64 = 60;
+
+/// The algorithms a client assertion may be signed with: asymmetric ones only.
+pub const ASSERTION_ALGS: [&str; 9] = [
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA",
+];
+
+/// The signing algorithms a client may ask its ID tokens in.
+pub const ID_TOKEN_ALGS: [&str; 3] = ["EdDSA", "ES256", "RS256"];
+
 /// A validated client.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Client {
     id: String,
     name: String,
     secret: Option<String>,
     auth_method: AuthMethod,
+    /// Its keys, for `private_key_jwt`.
+    keys: Option<std::sync::Arc<Jwks>>,
+    id_token_alg: Option<&'static str>,
     redirect_uris: Vec<String>,
     post_logout_redirect_uris: Vec<String>,
     scopes: BTreeSet<String>,
@@ -148,9 +180,19 @@ impl Client {
         self.auth_method
     }
 
-    /// Whether it is a public client (no secret: PKCE is required).
+    /// Whether it is a public client (no secret, no keys: PKCE is required).
     pub fn is_public(&self) -> bool {
-        self.secret.is_none()
+        self.auth_method == AuthMethod::None
+    }
+
+    /// Its keys, for `private_key_jwt`.
+    pub fn keys(&self) -> Option<&Jwks> {
+        self.keys.as_deref()
+    }
+
+    /// The algorithm its ID tokens are signed with, if it asked for one.
+    pub fn id_token_alg(&self) -> Option<&'static str> {
+        self.id_token_alg
     }
 
     /// Whether `uri` is one of its redirect URIs, compared as strings, exactly: no
@@ -182,6 +224,50 @@ impl Client {
     /// Where it takes logout tokens, if anywhere.
     pub fn backchannel_logout_uri(&self) -> Option<&str> {
         self.backchannel_logout_uri.as_deref()
+    }
+
+    /// The `jti` and `exp` of `assertion`, a `private_key_jwt` client assertion (RFC 7523
+    /// §3, OpenID Connect Core §9) when it holds: signed with one of the client's keys
+    /// (never with a secret or `none`), `iss` and `sub` the client, `aud` the `issuer`
+    /// alone, as a string (not the endpoint's URL: an assertion a client made for another
+    /// provider that names this one's endpoint must not pass here, the "audience
+    /// injection" of draft-ietf-oauth-rfc7523bis §4), unexpired at `now` and expiring
+    /// within [`MAX_ASSERTION_SECS`], not issued or valid only in the future, with a `jti`
+    /// (the caller makes sure it is used once). The error says what failed, for the log.
+    pub fn verify_assertion(
+        &self,
+        assertion: &str,
+        issuer: &str,
+        now: i64,
+    ) -> Result<(String, i64), &'static str> {
+        use authcore::oauth::id_token::verify_signed_userinfo;
+        let keys = self.keys.as_deref().ok_or("the client has no keys")?;
+        let algs = ASSERTION_ALGS.map(str::to_owned);
+        let claims = verify_signed_userinfo(assertion, keys, &self.id, issuer, &algs)
+            .map_err(|_| "the signature or a claim does not verify")?;
+        let text = |name: &str| claims.get(name).and_then(Value::as_str);
+        if text("aud") != Some(issuer) {
+            return Err("aud must be the issuer, as a string");
+        }
+        let number = |name: &str| claims.get(name).and_then(Value::as_i64);
+        if text("iss") != Some(self.id.as_str()) || text("sub") != Some(self.id.as_str()) {
+            return Err("iss and sub must be the client id");
+        }
+        let exp = number("exp").ok_or("no exp")?;
+        if exp <= now {
+            return Err("expired");
+        }
+        if exp > now + MAX_ASSERTION_SECS {
+            return Err("exp is too far ahead");
+        }
+        let future = |name: &str| number(name).is_some_and(|t| t > now + ASSERTION_LEEWAY_SECS);
+        if future("iat") || future("nbf") {
+            return Err("issued or valid only in the future");
+        }
+        match text("jti") {
+            Some(jti) if !jti.is_empty() && jti.len() <= 256 => Ok((jti.to_owned(), exp)),
+            _ => Err("no jti (1 to 256 characters)"),
+        }
     }
 
     /// Whether `secret` is its secret (compared in constant time); `false` for a public
@@ -241,21 +327,57 @@ impl Clients {
                 "the secret is shorter than {MIN_SECRET_LEN} characters (make one with `openssl rand -hex 32`)"
             ));
         }
-        let auth_method = match (c.token_endpoint_auth_method.as_deref(), &secret) {
-            (None | Some("client_secret_basic"), Some(_)) => AuthMethod::ClientSecretBasic,
-            (Some("client_secret_post"), Some(_)) => AuthMethod::ClientSecretPost,
-            (None | Some("none"), None) => AuthMethod::None,
-            (Some("none"), Some(_)) => {
+        let keys = match c.jwks.as_deref() {
+            None => None,
+            Some(json) => {
+                let keys = Jwks::from_json(json.as_bytes())
+                    .map_err(|e| format!("jwks: {e} (give a JWK Set: {{\"keys\": [...]}})"))?;
+                if keys.is_empty() {
+                    return Err(
+                        "jwks has no usable public signature key (RSA, P-256, P-384 or Ed25519)"
+                            .into(),
+                    );
+                }
+                Some(std::sync::Arc::new(keys))
+            }
+        };
+        let id_token_alg =
+            match c.id_token_signed_response_alg.as_deref() {
+                None => None,
+                Some(alg) => Some(ID_TOKEN_ALGS.into_iter().find(|a| *a == alg).ok_or_else(
+                    || {
+                        format!(
+                            "id_token_signed_response_alg {alg:?}: use one of {}",
+                            ID_TOKEN_ALGS.join(", ")
+                        )
+                    },
+                )?),
+            };
+        let auth_method = match (c.token_endpoint_auth_method.as_deref(), &secret, &keys) {
+            (Some("private_key_jwt") | None, None, Some(_)) => AuthMethod::PrivateKeyJwt,
+            (Some("private_key_jwt"), Some(_), _) => {
+                return Err("a private_key_jwt client has keys (jwks), not a secret".into());
+            }
+            (Some("private_key_jwt"), None, None) => {
+                return Err("private_key_jwt needs the client's public keys (jwks)".into());
+            }
+            (_, _, Some(_)) => {
+                return Err("jwks are for token_endpoint_auth_method = \"private_key_jwt\"".into());
+            }
+            (None | Some("client_secret_basic"), Some(_), None) => AuthMethod::ClientSecretBasic,
+            (Some("client_secret_post"), Some(_), None) => AuthMethod::ClientSecretPost,
+            (None | Some("none"), None, None) => AuthMethod::None,
+            (Some("none"), Some(_), None) => {
                 return Err(
                     "token_endpoint_auth_method = \"none\" is for clients without a secret".into(),
                 );
             }
-            (Some("client_secret_basic" | "client_secret_post"), None) => {
+            (Some("client_secret_basic" | "client_secret_post"), None, None) => {
                 return Err("this token_endpoint_auth_method needs a secret".into());
             }
-            (Some(other), _) => {
+            (Some(other), _, None) => {
                 return Err(format!(
-                    "token_endpoint_auth_method {other:?}: use client_secret_basic, client_secret_post or none"
+                    "token_endpoint_auth_method {other:?}: use client_secret_basic, client_secret_post, private_key_jwt or none"
                 ));
             }
         };
@@ -276,8 +398,8 @@ impl Clients {
         if grant_types.contains(&GrantType::RefreshToken) && !code {
             return Err("the refresh_token grant needs authorization_code too".into());
         }
-        if grant_types.contains(&GrantType::ClientCredentials) && secret.is_none() {
-            return Err("the client_credentials grant is for clients with a secret".into());
+        if grant_types.contains(&GrantType::ClientCredentials) && auth_method == AuthMethod::None {
+            return Err("the client_credentials grant is for clients with a secret or keys".into());
         }
         if code && c.redirect_uris.is_empty() {
             return Err("give at least one redirect_uris entry".into());
@@ -320,6 +442,8 @@ impl Clients {
             name: c.name.clone().unwrap_or_else(|| c.id.clone()),
             secret,
             auth_method,
+            keys,
+            id_token_alg,
             redirect_uris: c.redirect_uris.clone(),
             post_logout_redirect_uris: c.post_logout_redirect_uris.clone(),
             scopes,
@@ -382,6 +506,9 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// RFC 8037 appendix A.2's public key.
+    const JWKS: &str = r#"{"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#;
+
     fn config(id: &str) -> ClientConfig {
         ClientConfig {
             id: id.into(),
@@ -407,6 +534,19 @@ mod tests {
             AuthMethod::ClientSecretBasic
         );
         assert!(ok.get("spa").unwrap().is_public());
+        let keyed = Clients::new(vec![ClientConfig {
+            secret: None,
+            jwks: Some(JWKS.into()),
+            id_token_signed_response_alg: Some("RS256".into()),
+            grant_types: vec!["authorization_code".into(), "client_credentials".into()],
+            ..config("keyed")
+        }])
+        .unwrap();
+        let keyed = keyed.get("keyed").unwrap();
+        assert_eq!(keyed.auth_method(), AuthMethod::PrivateKeyJwt);
+        assert!(!keyed.is_public());
+        assert_eq!(keyed.keys().map(Jwks::len), Some(1));
+        assert_eq!(keyed.id_token_alg(), Some("RS256"));
         for (c, problem) in [
             (
                 ClientConfig {
@@ -487,10 +627,55 @@ mod tests {
             ),
             (
                 ClientConfig {
+                    token_endpoint_auth_method: Some("tls_client_auth".into()),
+                    ..config("x")
+                },
+                "use client_secret_basic, client_secret_post, private_key_jwt or none",
+            ),
+            (
+                ClientConfig {
                     token_endpoint_auth_method: Some("private_key_jwt".into()),
                     ..config("x")
                 },
-                "use client_secret_basic",
+                "has keys (jwks), not a secret",
+            ),
+            (
+                ClientConfig {
+                    secret: None,
+                    token_endpoint_auth_method: Some("private_key_jwt".into()),
+                    ..config("x")
+                },
+                "needs the client's public keys",
+            ),
+            (
+                ClientConfig {
+                    jwks: Some(JWKS.into()),
+                    ..config("x")
+                },
+                "jwks are for token_endpoint_auth_method",
+            ),
+            (
+                ClientConfig {
+                    secret: None,
+                    jwks: Some("{\"keys\": 1}".into()),
+                    ..config("x")
+                },
+                "jwks: malformed",
+            ),
+            (
+                ClientConfig {
+                    secret: None,
+                    jwks: Some(r#"{"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}"#.into()),
+                    ..config("x")
+                },
+                "no usable public signature key",
+            ),
+            (
+                ClientConfig {
+                    id_token_signed_response_alg: Some("HS256".into()),
+                    ..config("x")
+                },
+                "id_token_signed_response_alg \"HS256\": use one of EdDSA, ES256, RS256",
             ),
             (
                 ClientConfig {

@@ -176,6 +176,16 @@ impl OpenIdProvider {
         }
         let keys = SigningKeys::load(&section.signing_keys)?;
         let clients = Clients::new(section.clients)?;
+        let algs = keys.algorithms();
+        if let Some((client, alg)) = clients
+            .iter()
+            .filter_map(|c| c.id_token_alg().map(|alg| (c.id(), alg)))
+            .find(|(_, alg)| !algs.contains(alg))
+        {
+            return Err(ProviderError::Invalid(format!(
+                "client {client:?} wants {alg} ID tokens (id_token_signed_response_alg): add a signing key of that kind to signing_keys (RS256: `openssl genpkey -algorithm rsa -out oidc-rsa.pem`)"
+            )));
+        }
         if clients.is_empty() {
             return Err(invalid(
                 "no [[oidc_provider.clients]]: add the applications that sign in here",
@@ -237,6 +247,7 @@ impl OpenIdProvider {
         let auth_methods = [
             AuthMethod::ClientSecretBasic.as_str(),
             AuthMethod::ClientSecretPost.as_str(),
+            AuthMethod::PrivateKeyJwt.as_str(),
             AuthMethod::None.as_str(),
         ];
         json!({
@@ -257,6 +268,9 @@ impl OpenIdProvider {
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": self.keys.algorithms(),
             "token_endpoint_auth_methods_supported": auth_methods,
+            "token_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
+            "revocation_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
+            "introspection_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
             "code_challenge_methods_supported": ["S256"],
             "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "sid", "name", "picture", "email", "email_verified"],
             "backchannel_logout_supported": true,
@@ -687,6 +701,36 @@ fn basic_credentials(headers: &HeaderMap) -> Result<Option<(String, String)>, ()
 struct ClientForm<'a> {
     client: &'a clients::Client,
     params: Params,
+    /// The `jti` and `exp` of a verified `private_key_jwt` assertion, to be used once.
+    assertion: Option<(String, i64)>,
+}
+
+/// The media type of a JWT client assertion (RFC 7523 §2.2).
+const JWT_BEARER: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+/// The kind of the single-use marks of client assertions (by client and `jti`).
+const USED_ASSERTION: &str = "oidc-provider-client-assertion";
+
+/// [`client_form`], with a client assertion's `jti` used once (RFC 7523 §3 item 7): a
+/// replayed assertion is refused, and so is any while the single-use store cannot answer.
+async fn authenticated_client<'a>(
+    s: &'a ProviderState,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<ClientForm<'a>, Box<Response>> {
+    let form = client_form(&s.provider, headers, body)?;
+    if let Some((jti, exp)) = &form.assertion {
+        let ttl = secs(exp.saturating_sub(time_now()).max(0) + 60);
+        let key = client_key(jti, form.client.id());
+        if !s.first_use(USED_ASSERTION, &key, ttl).await? {
+            tracing::warn!(client = %form.client.id(), "oidc provider: a client assertion was replayed");
+            return Err(Box::new(token_error(
+                StatusCode::UNAUTHORIZED,
+                "invalid_client",
+                "client authentication failed",
+            )));
+        }
+    }
+    Ok(form)
 }
 
 impl ClientForm<'_> {
@@ -732,6 +776,27 @@ fn client_form<'a>(
             "the Authorization header is not HTTP Basic client credentials",
         ))
     })?;
+    let assertion = match (param("client_assertion_type"), param("client_assertion")) {
+        (None, None) => None,
+        (Some(JWT_BEARER), Some(a)) => Some(a.to_owned()),
+        _ => {
+            return Err(Box::new(token_error(
+                S::BAD_REQUEST,
+                "invalid_request",
+                "a client assertion needs client_assertion_type urn:ietf:params:oauth:client-assertion-type:jwt-bearer and client_assertion",
+            )));
+        }
+    };
+    if let Some(assertion) = assertion {
+        if basic.is_some() || param("client_secret").is_some() {
+            return Err(Box::new(token_error(
+                S::BAD_REQUEST,
+                "invalid_request",
+                "more than one client authentication method",
+            )));
+        }
+        return assertion_form(provider, params, &assertion);
+    }
     let (client_id, presented, method) = match (&basic, param("client_secret")) {
         (Some(_), Some(_)) => {
             return Err(Box::new(token_error(
@@ -788,13 +853,57 @@ fn client_form<'a>(
             None => client.is_public(),
         };
     if !authenticated {
-        return Err(Box::new(token_error(
-            S::UNAUTHORIZED,
-            "invalid_client",
-            "client authentication failed",
-        )));
+        return Err(client_authentication_failed());
     }
-    Ok(ClientForm { client, params })
+    Ok(ClientForm {
+        client,
+        params,
+        assertion: None,
+    })
+}
+
+fn client_authentication_failed() -> Box<Response> {
+    Box::new(token_error(
+        StatusCode::UNAUTHORIZED,
+        "invalid_client",
+        "client authentication failed",
+    ))
+}
+
+/// The form of a client authenticating with a `private_key_jwt` assertion: the client is
+/// the assertion's `sub` (and `client_id`, when given, must name it), whose keys must have
+/// signed it; the assertion's `aud` is the issuer.
+fn assertion_form<'a>(
+    provider: &'a OpenIdProvider,
+    params: Params,
+    assertion: &str,
+) -> Result<ClientForm<'a>, Box<Response>> {
+    let named = authcore::oauth::id_token::unverified_claims(assertion)
+        .ok()
+        .and_then(|c| c.get("sub").and_then(Value::as_str).map(str::to_owned));
+    let client_id = match (params.get("client_id"), named.as_deref()) {
+        (Some(id), Some(sub)) if id == sub => id,
+        (None, Some(sub)) => sub,
+        _ => return Err(client_authentication_failed()),
+    };
+    let Some(client) = provider
+        .clients
+        .get(client_id)
+        .filter(|c| c.auth_method() == AuthMethod::PrivateKeyJwt)
+    else {
+        return Err(client_authentication_failed());
+    };
+    match client.verify_assertion(assertion, &provider.issuer, time_now()) {
+        Ok(used) => Ok(ClientForm {
+            client,
+            params,
+            assertion: Some(used),
+        }),
+        Err(why) => {
+            tracing::warn!(client = %client.id(), why, "oidc provider: a client assertion was refused");
+            Err(client_authentication_failed())
+        }
+    }
 }
 
 /// The kind of the marks that revoke one access token (by its `jti`).
@@ -822,7 +931,7 @@ fn secs(t: i64) -> std::time::Duration {
 
 /// `POST /oidc/token`.
 async fn token(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) -> Response {
-    let form = match client_form(&s.provider, &headers, &body) {
+    let form = match authenticated_client(&s, &headers, &body).await {
         Ok(f) => f,
         Err(answer) => return *answer,
     };
@@ -1071,7 +1180,7 @@ impl ProviderState {
             };
             body["id_token"] = p
                 .keys
-                .sign_claims(None, &id)
+                .sign_claims_as(client.id_token_alg(), None, &id)
                 .map_err(|_| no_signature())?
                 .into();
         }
@@ -1387,7 +1496,7 @@ async fn own_token(
 /// answer is `200` whatever the token was (§2.2: nothing is learnt about other tokens); the
 /// client must authenticate as at the token endpoint.
 async fn revoke(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) -> Response {
-    let form = match client_form(&s.provider, &headers, &body) {
+    let form = match authenticated_client(&s, &headers, &body).await {
         Ok(f) => f,
         Err(answer) => return *answer,
     };
@@ -1422,7 +1531,7 @@ async fn revoke(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes)
 /// `POST /oidc/introspect` (RFC 7662): what an access token of the asking client is, or
 /// `{"active": false}` (for another client's token too).
 async fn introspect(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes) -> Response {
-    let form = match client_form(&s.provider, &headers, &body) {
+    let form = match authenticated_client(&s, &headers, &body).await {
         Ok(f) => f,
         Err(answer) => return *answer,
     };
@@ -1730,7 +1839,7 @@ impl authcore::callbacks::Events for BackChannelLogout {
             );
             let token = p
                 .keys
-                .sign_claims(Some("logout+jwt"), &claims)
+                .sign_claims_as(client.id_token_alg(), Some("logout+jwt"), &claims)
                 .map_err(|e| e.to_string())?;
             let body = url::form_urlencoded::Serializer::new(String::new())
                 .append_pair("logout_token", &token)

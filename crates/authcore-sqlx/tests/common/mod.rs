@@ -114,7 +114,8 @@ pub async fn concurrent_link_account_gives_one_conflict(adapter: &authcore_sqlx:
 }
 
 /// The conformance suite twice on one database (it uses fresh ids, so the second run
-/// passes too), stale tokens dropped, then `ping` answering while open and failing once
+/// passes too), the rate-limit store's suite twice at once (as two instances would share
+/// the database), stale tokens dropped, then `ping` answering while open and failing once
 /// closed.
 #[allow(clippy::unwrap_used, dead_code)]
 pub async fn conformance_then_close(adapter: authcore_sqlx::SqlxAdapter) {
@@ -122,6 +123,11 @@ pub async fn conformance_then_close(adapter: authcore_sqlx::SqlxAdapter) {
     for _ in 0..2 {
         conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
     }
+    let (a, b) = (adapter.rate_limit_store(), adapter.rate_limit_store());
+    tokio::join!(
+        authcore::ratelimit::conformance::run_all(&a),
+        authcore::ratelimit::conformance::run_all(&b)
+    );
     stale_tokens_are_dropped(&adapter).await;
     adapter.ping().await.expect("an open database answers");
     adapter.close().await;

@@ -43,6 +43,9 @@ use async_trait::async_trait;
 
 use crate::box_error::BoxError;
 
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
+
 /// `limit` events per `window`; going over locks the key for `lockout`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateLimit {
@@ -225,24 +228,102 @@ pub trait RateLimitStore: Send + Sync + fmt::Debug + 'static {
     async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError>;
 }
 
-/// One key's state: events counted in the current window, and a lock-out deadline.
-#[derive(Debug, Clone, Copy)]
-struct Window {
-    count: u32,
-    ends: Instant,
-    locked_until: Option<Instant>,
-}
-
-impl Window {
-    /// When the entry is of no more use: the later of the window's end and the lock's.
-    fn expires(&self) -> Instant {
-        self.locked_until.map_or(self.ends, |l| l.max(self.ends))
+/// A shared store is a store: a host that picks its store at run time can hand
+/// [`AuthConfigBuilder::rate_limit_store`](crate::config::AuthConfigBuilder::rate_limit_store)
+/// an `Arc<dyn RateLimitStore>`.
+#[async_trait]
+impl<T: RateLimitStore + ?Sized> RateLimitStore for std::sync::Arc<T> {
+    async fn count(&self, key: &str, limit: &RateLimit) -> Result<Option<Duration>, BoxError> {
+        (**self).count(key, limit).await
     }
 
-    fn locked_at(&self, now: Instant) -> Option<Duration> {
-        self.locked_until
-            .map(|until| until.saturating_duration_since(now))
-            .filter(|left| !left.is_zero())
+    async fn give_back(&self, key: &str) -> Result<(), BoxError> {
+        (**self).give_back(key).await
+    }
+
+    async fn reset(&self, key: &str) -> Result<(), BoxError> {
+        (**self).reset(key).await
+    }
+
+    async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError> {
+        (**self).locked(key).await
+    }
+}
+
+/// One key's count under the fixed-window rule every store follows: a window starts at the
+/// key's first event, the event over the limit locks the key for the lock-out and starts
+/// the count again. Times are milliseconds on a clock the store picks (the memory store's
+/// own, the Unix epoch for a database); `0` is "never", so [`Counter::default`] is a key
+/// with no events. A store keeps one per key and steps it atomically with
+/// [`Counter::count`], so that every store counts alike.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counter {
+    /// Events counted in the current window.
+    pub count: u32,
+    /// When the current window ends.
+    pub window_ends: u64,
+    /// When the lock-out ends (`0`: not locked).
+    pub locked_until: u64,
+}
+
+/// `d` in milliseconds, capped at a century (a configured window or lock-out of
+/// `Duration::MAX` must not overflow the clock).
+fn capped_millis(d: Duration) -> u64 {
+    const CENTURY_MS: u64 = 100 * 365 * 24 * 3600 * 1000;
+    u64::try_from(d.as_millis())
+        .unwrap_or(u64::MAX)
+        .min(CENTURY_MS)
+}
+
+impl Counter {
+    /// One event under `limit` at `now`: the new state, and the time until the key may try
+    /// again when the event is refused (the key was locked, and the event is not counted)
+    /// or went over the limit (the key is now locked).
+    pub fn count(self, limit: &RateLimit, now: u64) -> (Counter, Option<Duration>) {
+        if let Some(left) = self.locked_at(now) {
+            return (self, Some(left));
+        }
+        let ends = now.saturating_add(capped_millis(limit.window));
+        let mut next = if self.window_ends > now {
+            Counter {
+                locked_until: 0,
+                ..self
+            }
+        } else {
+            Counter {
+                count: 0,
+                window_ends: ends,
+                locked_until: 0,
+            }
+        };
+        next.count = next.count.saturating_add(1);
+        if next.count > limit.limit.get() {
+            let locked = Counter {
+                count: 0,
+                window_ends: ends,
+                locked_until: now.saturating_add(capped_millis(limit.lockout)),
+            };
+            return (locked, Some(limit.lockout));
+        }
+        (next, None)
+    }
+
+    /// One counted event taken back (never below zero; a lock stays).
+    pub fn give_back(self) -> Counter {
+        Counter {
+            count: self.count.saturating_sub(1),
+            ..self
+        }
+    }
+
+    /// The time left if the key is locked at `now`.
+    pub fn locked_at(&self, now: u64) -> Option<Duration> {
+        Some(Duration::from_millis(self.locked_until.saturating_sub(now))).filter(|d| !d.is_zero())
+    }
+
+    /// When the state is of no more use: the later of the window's end and the lock's.
+    pub fn expires(&self) -> u64 {
+        self.window_ends.max(self.locked_until)
     }
 }
 
@@ -254,7 +335,9 @@ impl Window {
 /// their window or lock.
 #[derive(Clone)]
 pub struct MemoryRateLimitStore {
-    windows: moka::sync::Cache<String, Window>,
+    windows: moka::sync::Cache<String, Counter>,
+    /// The zero of the counters' clock.
+    epoch: Instant,
 }
 
 impl fmt::Debug for MemoryRateLimitStore {
@@ -274,34 +357,52 @@ impl Default for MemoryRateLimitStore {
     }
 }
 
-/// Expires an entry when its window and lock are over.
-struct Expire;
+/// Expires an entry when its window and lock are over (the counters' times are
+/// milliseconds since `epoch`).
+struct Expire {
+    epoch: Instant,
+}
 
-impl moka::Expiry<String, Window> for Expire {
-    fn expire_after_create(&self, _: &String, w: &Window, now: Instant) -> Option<Duration> {
-        Some(w.expires().saturating_duration_since(now))
+impl Expire {
+    fn left(&self, c: &Counter, now: Instant) -> Duration {
+        let at = self.epoch + Duration::from_millis(c.expires());
+        at.saturating_duration_since(now)
+    }
+}
+
+impl moka::Expiry<String, Counter> for Expire {
+    fn expire_after_create(&self, _: &String, c: &Counter, now: Instant) -> Option<Duration> {
+        Some(self.left(c, now))
     }
 
     fn expire_after_update(
         &self,
         _: &String,
-        w: &Window,
+        c: &Counter,
         now: Instant,
         _: Option<Duration>,
     ) -> Option<Duration> {
-        Some(w.expires().saturating_duration_since(now))
+        Some(self.left(c, now))
     }
 }
 
 impl MemoryRateLimitStore {
     /// A store holding at most `max_keys` keys.
     pub fn new(max_keys: u64) -> Self {
+        let epoch = Instant::now();
         MemoryRateLimitStore {
             windows: moka::sync::Cache::builder()
                 .max_capacity(max_keys)
-                .expire_after(Expire)
+                .expire_after(Expire { epoch })
                 .build(),
+            epoch,
         }
+    }
+
+    /// Now on the counters' clock; never `0` ("never"), so that a store made this
+    /// millisecond counts as every other.
+    fn now(&self) -> u64 {
+        capped_millis(self.epoch.elapsed()).saturating_add(1)
     }
 
     /// Keys held now (after pending evictions), for tests and metrics.
@@ -316,49 +417,14 @@ impl MemoryRateLimitStore {
     }
 }
 
-/// `now + d`, capped at a century (a configured window or lock-out of `Duration::MAX` must
-/// not overflow the clock).
-fn later(now: Instant, d: Duration) -> Instant {
-    const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
-    now.checked_add(d.min(CENTURY)).unwrap_or(now)
-}
-
-/// One event under `limit` at `now`: the new state and the refusal, if any.
-fn step(current: Option<Window>, limit: &RateLimit, now: Instant) -> (Window, Option<Duration>) {
-    let fresh = Window {
-        count: 0,
-        ends: later(now, limit.window),
-        locked_until: None,
-    };
-    let mut w = match current {
-        Some(w) if w.locked_at(now).is_some() => {
-            let left = w.locked_at(now);
-            return (w, left);
-        }
-        Some(w) if w.ends > now => Window {
-            locked_until: None,
-            ..w
-        },
-        _ => fresh,
-    };
-    w.count = w.count.saturating_add(1);
-    if w.count > limit.limit.get() {
-        let lock = Window {
-            locked_until: Some(later(now, limit.lockout)),
-            ..fresh
-        };
-        return (lock, Some(limit.lockout));
-    }
-    (w, None)
-}
-
 #[async_trait]
 impl RateLimitStore for MemoryRateLimitStore {
     async fn count(&self, key: &str, limit: &RateLimit) -> Result<Option<Duration>, BoxError> {
-        let now = Instant::now();
+        let now = self.now();
         let mut refused = None;
         self.windows.entry_by_ref(key).and_compute_with(|entry| {
-            let (next, r) = step(entry.map(|e| e.into_value()), limit, now);
+            let current = entry.map(|e| e.into_value()).unwrap_or_default();
+            let (next, r) = current.count(limit, now);
             refused = r;
             moka::ops::compute::Op::Put(next)
         });
@@ -368,10 +434,7 @@ impl RateLimitStore for MemoryRateLimitStore {
     async fn give_back(&self, key: &str) -> Result<(), BoxError> {
         self.windows.entry_by_ref(key).and_compute_with(|entry| {
             match entry.map(|e| e.into_value()) {
-                Some(w) if w.count > 0 => moka::ops::compute::Op::Put(Window {
-                    count: w.count - 1,
-                    ..w
-                }),
+                Some(c) if c.count > 0 => moka::ops::compute::Op::Put(c.give_back()),
                 _ => moka::ops::compute::Op::Nop,
             }
         });
@@ -384,10 +447,7 @@ impl RateLimitStore for MemoryRateLimitStore {
     }
 
     async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError> {
-        Ok(self
-            .windows
-            .get(key)
-            .and_then(|w| w.locked_at(Instant::now())))
+        Ok(self.windows.get(key).and_then(|c| c.locked_at(self.now())))
     }
 }
 
@@ -407,40 +467,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn over_the_limit_locks_and_reset_clears() {
-        let store = MemoryRateLimitStore::default();
-        let limit = RateLimit::new(3, Duration::from_secs(60)).lockout(Duration::from_secs(120));
-        for _ in 0..3 {
-            assert_eq!(block_on(store.count("k", &limit)).unwrap(), None);
-        }
-        assert_eq!(block_on(store.locked("k")).unwrap(), None);
-        let retry = block_on(store.count("k", &limit)).unwrap().unwrap();
-        assert_eq!(retry, Duration::from_secs(120));
-        let left = block_on(store.locked("k")).unwrap().unwrap();
-        assert!(left > Duration::from_secs(119) && left <= Duration::from_secs(120));
-        // Other keys are not affected.
-        assert_eq!(block_on(store.locked("other")).unwrap(), None);
-        block_on(store.reset("k")).unwrap();
-        assert_eq!(block_on(store.locked("k")).unwrap(), None);
-        assert_eq!(block_on(store.count("k", &limit)).unwrap(), None);
-    }
-
-    #[test]
-    fn marks_are_read_without_being_made() {
-        let store = MemoryRateLimitStore::default();
-        let day = Duration::from_secs(86_400);
-        assert!(!block_on(is_marked(&store, "revoked", "t1")).unwrap());
-        assert!(
-            !block_on(is_marked(&store, "revoked", "t1")).unwrap(),
-            "reading marks nothing"
-        );
-        block_on(mark(&store, "revoked", "t1", day)).unwrap();
-        assert!(block_on(is_marked(&store, "revoked", "t1")).unwrap());
-        assert!(!block_on(is_marked(&store, "revoked", "t2")).unwrap());
-        assert!(!block_on(is_marked(&store, "other-kind", "t1")).unwrap());
-        // A single use of the same value is another key.
-        assert!(block_on(first_use(&store, "revoked", "t1", day)));
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_memory_store_passes_the_conformance_suite() {
+        conformance::run_all(&MemoryRateLimitStore::default()).await;
     }
 
     #[test]
@@ -453,28 +482,6 @@ mod tests {
             let _ = block_on(store.count(&key, &limit)).unwrap();
         }
         assert!(store.len() <= 1_000, "{} keys", store.len());
-    }
-
-    #[test]
-    fn a_locked_key_is_refused_without_counting_and_give_back_returns_one() {
-        let store = MemoryRateLimitStore::default();
-        let limit = RateLimit::new(2, Duration::from_secs(60));
-        assert_eq!(block_on(store.count("k", &limit)).unwrap(), None);
-        assert_eq!(block_on(store.count("k", &limit)).unwrap(), None);
-        // Giving one back makes room for exactly one more.
-        block_on(store.give_back("k")).unwrap();
-        assert_eq!(block_on(store.count("k", &limit)).unwrap(), None);
-        assert!(block_on(store.count("k", &limit)).unwrap().is_some());
-        // Locked: refused, and a give-back does not unlock.
-        block_on(store.give_back("k")).unwrap();
-        assert!(block_on(store.count("k", &limit)).unwrap().is_some());
-        // Give-back never goes below zero.
-        let other = RateLimit::new(1, Duration::from_secs(60));
-        for _ in 0..3 {
-            block_on(store.give_back("fresh")).unwrap();
-        }
-        assert_eq!(block_on(store.count("fresh", &other)).unwrap(), None);
-        assert!(block_on(store.count("fresh", &other)).unwrap().is_some());
     }
 
     #[test]
@@ -499,17 +506,19 @@ mod tests {
     #[test]
     fn a_window_starts_again_after_it_ends() {
         let limit = RateLimit::new(1, Duration::from_secs(10));
-        let t0 = Instant::now();
-        let (w, r) = step(None, &limit, t0);
-        assert_eq!((w.count, r), (1, None));
-        let (w2, r) = step(Some(w), &limit, t0 + Duration::from_secs(11));
-        assert_eq!((w2.count, r), (1, None));
-        let (locked, r) = step(Some(w2), &limit, t0 + Duration::from_secs(12));
+        let s = |secs: u64| 1_000 + secs * 1_000;
+        let (c, r) = Counter::default().count(&limit, s(0));
+        assert_eq!((c.count, r), (1, None));
+        let (c2, r) = c.count(&limit, s(11));
+        assert_eq!((c2.count, r), (1, None));
+        let (locked, r) = c2.count(&limit, s(12));
         assert_eq!(r, Some(Duration::from_secs(10)));
-        let (_, r) = step(Some(locked), &limit, t0 + Duration::from_secs(21));
-        assert!(r.is_some_and(|left| left <= Duration::from_secs(1)));
-        let (after, r) = step(Some(locked), &limit, t0 + Duration::from_secs(23));
+        let (same, r) = locked.count(&limit, s(21));
+        assert_eq!((same, r), (locked, Some(Duration::from_secs(1))));
+        let (after, r) = locked.count(&limit, s(23));
         assert_eq!((after.count, r), (1, None));
+        assert_eq!(after.give_back().give_back().count, 0);
+        assert_eq!(locked.expires(), s(22));
     }
 
     #[test]

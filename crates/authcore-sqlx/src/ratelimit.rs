@@ -1,0 +1,177 @@
+//! [`SqlRateLimitStore`]: authcore's rate-limit counts, single-use values and revocation
+//! marks in the database, shared by every instance that uses it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use authcore::BoxError;
+use authcore::ratelimit::{Counter, RateLimit, RateLimitStore};
+
+use crate::SqlxAdapter;
+use crate::db::{Arg, Col, Pool, Val};
+
+/// Rate-limit counts in the adapter's database (table `rate_limits`, `rateLimit` on MySQL,
+/// made by [`SqlxAdapter::migrate`]): one row per key holding its
+/// [`Counter`], stepped in a transaction that locks the row, so that concurrent requests on
+/// any number of instances sharing the database are counted one by one. authcore also
+/// keeps its single-use values (OAuth codes, refresh tokens, WebAuthn challenges) and
+/// revocation marks in the store; in the database they outlive a restart, which a memory
+/// store's do not.
+///
+/// Times are milliseconds since the Unix epoch on each instance's clock (instances should
+/// keep their clocks in sync, as they must for tokens anyway). Expired rows are deleted
+/// by the store itself, at most once a minute. Every call is bounded by the adapter's
+/// timeout ([`SqlxAdapter::with_timeout`]). Made by [`SqlxAdapter::rate_limit_store`].
+#[derive(Clone)]
+pub struct SqlRateLimitStore {
+    pool: Pool,
+    timeout: Duration,
+    /// When expired rows were last deleted (milliseconds since the epoch).
+    last_sweep: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for SqlRateLimitStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlRateLimitStore")
+            .field("dialect", &self.pool.dialect().tables.rate_limits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How often expired rows are deleted.
+const SWEEP_EVERY_MS: u64 = 60_000;
+
+impl SqlxAdapter {
+    /// A rate-limit store in this adapter's database, on its pool.
+    pub fn rate_limit_store(&self) -> SqlRateLimitStore {
+        SqlRateLimitStore {
+            pool: self.pool.clone(),
+            timeout: self.timeout,
+            last_sweep: Arc::new(AtomicU64::new(0)),
+        }
+    }
+}
+
+/// Now, in milliseconds since the Unix epoch (never 0).
+fn now_ms() -> u64 {
+    let since = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+/// A stored millisecond time as an SQL `BIGINT` (times past `i64::MAX` are capped).
+fn int(ms: u64) -> Arg {
+    Arg::Int(Some(i64::try_from(ms).unwrap_or(i64::MAX)))
+}
+
+/// The counter of a row read as `count, windowEnds, lockedUntil`.
+fn counter(row: Option<Vec<Val>>) -> Counter {
+    let ms = |v: Option<&Val>| match v {
+        Some(Val::Int(n)) => u64::try_from(*n).unwrap_or(0),
+        _ => 0,
+    };
+    let Some(row) = row else {
+        return Counter::default();
+    };
+    Counter {
+        count: u32::try_from(ms(row.first())).unwrap_or(u32::MAX),
+        window_ends: ms(row.get(1)),
+        locked_until: ms(row.get(2)),
+    }
+}
+
+impl SqlRateLimitStore {
+    async fn bounded<T>(
+        &self,
+        operation: impl std::future::Future<Output = Result<T, sqlx::Error>>,
+    ) -> Result<T, BoxError> {
+        match tokio::time::timeout(self.timeout, operation).await {
+            Ok(result) => Ok(result?),
+            Err(_) => Err(format!("rate-limit store: no answer within {:?}", self.timeout).into()),
+        }
+    }
+
+    /// Deletes expired rows, at most once per [`SWEEP_EVERY_MS`] across this store's
+    /// clones; a failure is logged and tried again at the next sweep.
+    async fn sweep(&self, now: u64) {
+        let last = self.last_sweep.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < SWEEP_EVERY_MS
+            || self
+                .last_sweep
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        let sql = &self.pool.sql().delete_expired_rate_limits;
+        if let Err(e) = self.bounded(self.pool.execute(sql, vec![int(now)])).await {
+            tracing::warn!(error = %e, "rate-limit store: expired rows not deleted");
+        }
+    }
+}
+
+#[async_trait]
+impl RateLimitStore for SqlRateLimitStore {
+    async fn count(&self, key: &str, limit: &RateLimit) -> Result<Option<Duration>, BoxError> {
+        let now = now_ms();
+        self.sweep(now).await;
+        let sql = self.pool.sql();
+        let id = || Arg::text(key);
+        let limit = *limit;
+        let step = self.pool.locked_update(
+            (&sql.lock_rate_limit, vec![id()]),
+            (
+                &sql.get_rate_limit,
+                vec![id()],
+                &[Col::Int, Col::Int, Col::Int],
+            ),
+            |row| {
+                let current = counter(row);
+                let (next, refused) = current.count(&limit, now);
+                let writes = if next == current {
+                    Vec::new()
+                } else {
+                    let args = vec![
+                        Arg::Int(Some(i64::from(next.count))),
+                        int(next.window_ends),
+                        int(next.locked_until),
+                        int(next.expires()),
+                        id(),
+                    ];
+                    vec![(sql.set_rate_limit.as_str(), args)]
+                };
+                (writes, refused)
+            },
+        );
+        self.bounded(step).await
+    }
+
+    async fn give_back(&self, key: &str) -> Result<(), BoxError> {
+        let sql = &self.pool.sql().give_back_rate_limit;
+        self.bounded(self.pool.execute(sql, vec![Arg::text(key)]))
+            .await
+            .map(drop)
+    }
+
+    async fn reset(&self, key: &str) -> Result<(), BoxError> {
+        let sql = &self.pool.sql().delete_rate_limit;
+        self.bounded(self.pool.execute(sql, vec![Arg::text(key)]))
+            .await
+            .map(drop)
+    }
+
+    async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError> {
+        let sql = &self.pool.sql().get_rate_limit_unlocked;
+        let row = self
+            .bounded(self.pool.fetch_optional(
+                sql,
+                vec![Arg::text(key)],
+                &[Col::Int, Col::Int, Col::Int],
+            ))
+            .await?;
+        Ok(counter(row).locked_at(now_ms()))
+    }
+}

@@ -1,0 +1,252 @@
+//! The conformance suite every [`RateLimitStore`] must pass: the fixed-window rule of
+//! [`Counter`](super::Counter), atomic per key, and the single-use and revocation marks
+//! authcore builds on it (OAuth codes, refresh tokens, WebAuthn challenges, the OpenID
+//! Provider's grants and consents).
+//!
+//! Enabled by the `conformance` cargo feature (and always in authcore's own unit tests).
+//! A store crate runs it from its tests:
+//!
+//! ```ignore
+//! #[tokio::test(flavor = "multi_thread")]
+//! async fn rate_limit_store_conformance() {
+//!     let store = MyStore::connect("…").await.unwrap();
+//!     authcore::ratelimit::conformance::run_all(&store).await;
+//! }
+//! ```
+//!
+//! Every check uses fresh random keys, so a store shared between runs (or parallel runs)
+//! can be reused, and panics with `rate-limit store check '<name>' failed: …` on the first
+//! failure. Two checks wait for a window of 300 ms to end (a blocking sleep of the calling
+//! thread: run the suite on a multi-threaded runtime).
+
+use std::time::Duration;
+
+use super::{RateLimit, RateLimitStore, first_use_checked, is_marked, mark};
+
+/// Runs every check against `store`.
+pub async fn run_all<S: RateLimitStore>(store: &S) {
+    counts_lock_and_reset(store).await;
+    locked_reads_without_counting(store).await;
+    give_back_returns_one_event(store).await;
+    a_window_starts_again_after_it_ends(store).await;
+    concurrent_events_are_counted_one_by_one(store).await;
+    single_use_and_marks(store).await;
+}
+
+fn fail(check: &str, what: impl std::fmt::Display) -> ! {
+    panic!("rate-limit store check '{check}' failed: {what}")
+}
+
+/// A fresh key, so that runs sharing a store never meet.
+fn key(name: &str) -> String {
+    format!("conformance:{name}:{}", uuid::Uuid::new_v4())
+}
+
+async fn count<S: RateLimitStore>(
+    check: &str,
+    store: &S,
+    k: &str,
+    l: &RateLimit,
+) -> Option<Duration> {
+    store
+        .count(k, l)
+        .await
+        .unwrap_or_else(|e| fail(check, format!("count: {e}")))
+}
+
+async fn locked<S: RateLimitStore>(check: &str, store: &S, k: &str) -> Option<Duration> {
+    store
+        .locked(k)
+        .await
+        .unwrap_or_else(|e| fail(check, format!("locked: {e}")))
+}
+
+/// `limit` events pass, the next is refused with the lock-out, a locked key refuses
+/// without counting, and `reset` clears count and lock; other keys are untouched.
+async fn counts_lock_and_reset<S: RateLimitStore>(store: &S) {
+    let check = "counts_lock_and_reset";
+    let (k, other) = (key("k"), key("other"));
+    let limit = RateLimit::new(3, Duration::from_secs(60)).lockout(Duration::from_secs(120));
+    for i in 0..3 {
+        if let Some(r) = count(check, store, &k, &limit).await {
+            fail(check, format!("event {i} refused ({r:?})"));
+        }
+    }
+    if locked(check, store, &k).await.is_some() {
+        fail(check, "locked before going over the limit");
+    }
+    if count(check, store, &k, &limit).await != Some(Duration::from_secs(120)) {
+        fail(
+            check,
+            "the event over the limit was not refused with the lock-out",
+        );
+    }
+    match locked(check, store, &k).await {
+        Some(left) if left > Duration::from_secs(115) && left <= Duration::from_secs(120) => {}
+        left => fail(check, format!("lock left {left:?}, expected about 120 s")),
+    }
+    if count(check, store, &k, &limit).await.is_none() {
+        fail(check, "a locked key let an event through");
+    }
+    if count(check, store, &other, &limit).await.is_some()
+        || locked(check, store, &other).await.is_some()
+    {
+        fail(check, "another key was affected");
+    }
+    store
+        .reset(&k)
+        .await
+        .unwrap_or_else(|e| fail(check, format!("reset: {e}")));
+    if locked(check, store, &k).await.is_some() || count(check, store, &k, &limit).await.is_some() {
+        fail(check, "reset did not clear the lock");
+    }
+}
+
+/// `locked` on a key never counted, or counted under its limit, answers `None` and counts
+/// nothing.
+async fn locked_reads_without_counting<S: RateLimitStore>(store: &S) {
+    let check = "locked_reads_without_counting";
+    let k = key("read");
+    let one = RateLimit::new(1, Duration::from_secs(60));
+    for _ in 0..3 {
+        if locked(check, store, &k).await.is_some() {
+            fail(check, "a key never counted is locked");
+        }
+    }
+    if count(check, store, &k, &one).await.is_some() {
+        fail(check, "reading counted an event");
+    }
+}
+
+/// `give_back` makes room for exactly one more event, never goes below zero, and does not
+/// lift a lock.
+async fn give_back_returns_one_event<S: RateLimitStore>(store: &S) {
+    let check = "give_back_returns_one_event";
+    let give_back = |k: String| async move {
+        store
+            .give_back(&k)
+            .await
+            .unwrap_or_else(|e| fail(check, format!("give_back: {e}")))
+    };
+    let (k, fresh) = (key("k"), key("fresh"));
+    let two = RateLimit::new(2, Duration::from_secs(60));
+    for _ in 0..2 {
+        if count(check, store, &k, &two).await.is_some() {
+            fail(check, "an event under the limit was refused");
+        }
+    }
+    give_back(k.clone()).await;
+    if count(check, store, &k, &two).await.is_some() {
+        fail(check, "the event given back was not available again");
+    }
+    if count(check, store, &k, &two).await.is_none() {
+        fail(check, "give_back made room for more than one event");
+    }
+    give_back(k.clone()).await;
+    if locked(check, store, &k).await.is_none() {
+        fail(check, "give_back lifted a lock");
+    }
+    for _ in 0..3 {
+        give_back(fresh.clone()).await;
+    }
+    let one = RateLimit::new(1, Duration::from_secs(60));
+    if count(check, store, &fresh, &one).await.is_some() {
+        fail(
+            check,
+            "an event on a fresh key was refused after give-backs",
+        );
+    }
+    if count(check, store, &fresh, &one).await.is_none() {
+        fail(check, "give_back went below zero");
+    }
+}
+
+/// After the window ends, the count starts again; after the lock-out ends, the key is open.
+async fn a_window_starts_again_after_it_ends<S: RateLimitStore>(store: &S) {
+    let check = "a_window_starts_again_after_it_ends";
+    let (k, l) = (key("window"), key("lock"));
+    let short = Duration::from_millis(300);
+    let one = RateLimit::new(1, short).lockout(short);
+    if count(check, store, &k, &one).await.is_some() {
+        fail(check, "the first event was refused");
+    }
+    if count(check, store, &l, &one).await.is_some()
+        || count(check, store, &l, &one).await.is_none()
+    {
+        fail(check, "a limit of one did not lock at the second event");
+    }
+    std::thread::sleep(short + Duration::from_millis(150));
+    if count(check, store, &k, &one).await.is_some() {
+        fail(check, "the count did not start again after the window");
+    }
+    if locked(check, store, &l).await.is_some() || count(check, store, &l, &one).await.is_some() {
+        fail(check, "the lock did not end after the lock-out");
+    }
+}
+
+/// 40 concurrent events on one key under a limit of 7: exactly 7 pass.
+async fn concurrent_events_are_counted_one_by_one<S: RateLimitStore>(store: &S) {
+    let check = "concurrent_events_are_counted_one_by_one";
+    let k = key("race");
+    let limit = RateLimit::new(7, Duration::from_secs(60));
+    let results = futures_util::future::join_all((0..40).map(|_| store.count(&k, &limit))).await;
+    let mut passed = 0;
+    for r in results {
+        match r {
+            Ok(None) => passed += 1,
+            Ok(Some(_)) => {}
+            Err(e) => fail(check, format!("count: {e}")),
+        }
+    }
+    if passed != 7 {
+        fail(
+            check,
+            format!("{passed} of 40 concurrent events passed a limit of 7"),
+        );
+    }
+}
+
+/// The single-use and revocation marks authcore makes with the store: a value is used once
+/// (concurrent uses included), a mark is read without being made, kinds are separate.
+async fn single_use_and_marks<S: RateLimitStore>(store: &S) {
+    let check = "single_use_and_marks";
+    let day = Duration::from_secs(86_400);
+    let value = uuid::Uuid::new_v4().to_string();
+    let uses = futures_util::future::join_all(
+        (0..10).map(|_| first_use_checked(store, "conformance-code", &value, day)),
+    )
+    .await;
+    let firsts = uses
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|e| fail(check, format!("first use: {e}"))))
+        .filter(|first| *first)
+        .count();
+    if firsts != 1 {
+        fail(
+            check,
+            format!("a single-use value was used {firsts} times of 10"),
+        );
+    }
+    let marked = |kind: &'static str, v: String| async move {
+        is_marked(store, kind, &v)
+            .await
+            .unwrap_or_else(|e| fail(check, format!("is_marked: {e}")))
+    };
+    if marked("conformance-revoked", value.clone()).await
+        || marked("conformance-revoked", value.clone()).await
+    {
+        fail(
+            check,
+            "a mark never made is read as made (or reading made it)",
+        );
+    }
+    mark(store, "conformance-revoked", &value, day)
+        .await
+        .unwrap_or_else(|e| fail(check, format!("mark: {e}")));
+    if !marked("conformance-revoked", value.clone()).await {
+        fail(check, "a mark made is not read");
+    }
+    if marked("conformance-other", value.clone()).await {
+        fail(check, "a mark of one kind is read under another");
+    }
+}
