@@ -86,8 +86,8 @@ pub struct ServerConfig {
     /// `[rate_limits]` of the config file adjusts each.
     pub rate_limits: RateLimits,
     /// Redis for the rate-limit counts and the single-use and revocation marks, shared by
-    /// every instance (`AUTHCORE_REDIS_URL`, `[server] redis_url`); none: in the database
-    /// when there is one, else in this process.
+    /// every instance (`AUTHCORE_REDIS_URL`, `[server] redis_url`); none: counts in this
+    /// process, marks in the database when there is one.
     pub redis_url: Option<String>,
     /// Proxies whose `X-Forwarded-For` names the client (`AUTHCORE_TRUSTED_PROXIES`:
     /// addresses or CIDR ranges, comma-separated; `[auth] trusted_proxies`).

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use authcore::adapter::{Adapter, AdapterError, AdapterUser, NewUser};
 use authcore::providers::{AuthorizeError, CredentialField, CredentialsProvider, WebAuthnProvider};
-use authcore::ratelimit::RateLimitStore;
 use authcore::{Auth, AuthConfig, ConfigError, User};
 use authcore_axum::AuthDispatch;
 use authcore_sqlx::SqlxAdapter;
@@ -136,10 +135,11 @@ impl ServerConfig {
     ///   migrated if needed), makes sure the demo user exists in it, and gives the handler
     ///   database sessions, email sign-in and passkeys; without one, JWT sessions only;
     /// * with a [`redis_url`](Self::redis_url), counts the rate limits and keeps the
-    ///   single-use and revocation marks in Redis (connected lazily: the server starts
-    ///   while Redis is down, and the limits fail open, logged, until it is back); without
-    ///   one but with a database, in the database (`authcore_sqlx::SqlRateLimitStore`), so
-    ///   that instances sharing it share them and they outlive a restart;
+    ///   single-use values and revocation marks in Redis (connected lazily: the server
+    ///   starts while Redis is down, and the limits fail open, logged, until it is back);
+    ///   without one but with a database, counts in memory and keeps the single-use values
+    ///   and marks in the database (`authcore_sqlx::SqlRateLimitStore`), so that instances
+    ///   sharing it share them and they outlive a restart;
     /// * builds the [`Auth`] handler (the demo's credentials provider, then the OAuth
     ///   providers of [`env`](Self::env), [`oauth_providers`]) and the router
     ///   ([`Server::router`]).
@@ -151,7 +151,7 @@ impl ServerConfig {
             Some(url) => Some(open_database(url, self.database_pool).await?),
             None => None,
         };
-        let limits = rate_limit_store(self.redis_url.as_deref(), database.as_ref())?;
+        let limits = rate_limit_store(self.redis_url.as_deref())?;
         let auth = demo_auth(self, database.clone(), limits)?;
         let base_path = auth.config().base_path().to_owned();
         let app = router(auth.clone());
@@ -213,14 +213,12 @@ async fn open_database(
     Ok(db)
 }
 
-/// Where rate-limit counts and single-use and revocation marks live: Redis at `url`
-/// (connected lazily), else the database, else (`None`) this process's memory.
+/// The shared rate-limit store at the Redis `url`, connected lazily.
 fn rate_limit_store(
     url: Option<&str>,
-    database: Option<&SqlxAdapter>,
-) -> Result<Option<Arc<dyn RateLimitStore>>, ServerError> {
+) -> Result<Option<authcore_redis::RedisRateLimitStore>, ServerError> {
     let Some(url) = url else {
-        return Ok(database.map(|db| Arc::new(db.rate_limit_store()) as Arc<dyn RateLimitStore>));
+        return Ok(None);
     };
     let options = authcore_redis::ConnectOptions::default()
         .connection_timeout(std::time::Duration::from_secs(2))
@@ -228,7 +226,7 @@ fn rate_limit_store(
     let redis = authcore_redis::RedisAdapter::connect_lazy(url, options)
         .map_err(ServerError::Redis)?
         .with_prefix("authcore:");
-    Ok(Some(Arc::new(redis.rate_limit_store())))
+    Ok(Some(redis.rate_limit_store()))
 }
 
 /// The demo user's row, made if it is missing: at start-up, and at each password sign-in,
@@ -257,7 +255,7 @@ async fn demo_user(db: &SqlxAdapter) -> Result<AdapterUser, AdapterError> {
 fn demo_auth(
     config: ServerConfig,
     database: Option<SqlxAdapter>,
-    rate_limit_store: Option<Arc<dyn RateLimitStore>>,
+    rate_limit_store: Option<authcore_redis::RedisRateLimitStore>,
 ) -> Result<Auth, ConfigError> {
     let trust = host_trust(&config);
     let users = database.clone();
@@ -301,6 +299,7 @@ fn demo_auth(
         .theme(config.theme.clone())
         .pages(config.pages.clone());
     let with_adapter = database.is_some();
+    let database_marks = database.as_ref().map(SqlxAdapter::rate_limit_store);
     if let Some(db) = database {
         // Users and OAuth accounts are stored; credentials sign-ins get database sessions too.
         builder = builder
@@ -336,8 +335,10 @@ fn demo_auth(
     builder = builder
         .rate_limits(config.rate_limits)
         .trusted_proxies(config.trusted_proxies.clone());
-    if let Some(store) = rate_limit_store {
-        builder = builder.rate_limit_store(store);
+    match (rate_limit_store, database_marks) {
+        (Some(store), _) => builder = builder.rate_limit_store(store),
+        (None, Some(marks)) => builder = builder.single_use_store(marks),
+        (None, None) => {}
     }
     if let Some(secret) = config.secret {
         builder = builder.secret(secret);

@@ -85,16 +85,17 @@
 //!
 //! # Rate limits and single-use marks
 //!
-//! [`SqlxAdapter::rate_limit_store`] keeps authcore's rate-limit counts, single-use values
-//! and revocation marks in the same database (table `rate_limits`, `rateLimit` on MySQL):
-//! instances sharing the database share them, and they outlive a restart.
+//! [`SqlxAdapter::rate_limit_store`] keeps authcore's rate-limit counts, or only its
+//! single-use values and revocation marks, in the same database (table `rate_limits`,
+//! `rateLimit` on MySQL): instances sharing the database share them, and they outlive a
+//! restart.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), authcore_sqlx::Error> {
 //! let db = authcore_sqlx::SqlxAdapter::connect("postgres://app@localhost/app").await?;
 //! db.migrate().await?;
 //! let config = authcore::AuthConfig::builder()
-//!     .rate_limit_store(db.rate_limit_store())
+//!     .single_use_store(db.rate_limit_store()) // or .rate_limit_store(…) for the counts too
 //!     .adapter(db); // … providers, secret
 //! # let _ = config;
 //! # Ok(()) }

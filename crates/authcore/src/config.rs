@@ -127,8 +127,9 @@ pub(crate) struct ConfigInner {
     /// Brute-force limits, and where their counts live (`None` when all are off).
     pub rate_limits: crate::ratelimit::RateLimits,
     pub rate_limit_store: Option<Arc<dyn crate::ratelimit::RateLimitStore>>,
-    /// Where single-use values (OAuth authorization codes) are marked as used: the rate-limit
-    /// store when there is one (shared by instances), else one of this process.
+    /// Where single-use values (OAuth authorization codes) are marked as used: the one
+    /// configured, else the rate-limit store when there is one (shared by instances), else
+    /// one of this process.
     pub single_use_store: Arc<dyn crate::ratelimit::RateLimitStore>,
     /// Peers whose `X-Forwarded-For` names the client.
     pub trusted_proxies: Vec<ipnet::IpNet>,
@@ -308,6 +309,7 @@ pub struct AuthConfigBuilder {
     allowed_hosts: Option<Vec<String>>,
     rate_limits: crate::ratelimit::RateLimits,
     rate_limit_store: Option<Arc<dyn crate::ratelimit::RateLimitStore>>,
+    single_use_store: Option<Arc<dyn crate::ratelimit::RateLimitStore>>,
     trusted_proxies: Vec<String>,
     url: Option<String>,
     session_strategy: Option<SessionStrategy>,
@@ -350,6 +352,7 @@ impl Default for AuthConfigBuilder {
             allowed_hosts: None,
             rate_limits: crate::ratelimit::RateLimits::default(),
             rate_limit_store: None,
+            single_use_store: None,
             trusted_proxies: Vec::new(),
             url: None,
             session_strategy: None,
@@ -464,9 +467,21 @@ impl AuthConfigBuilder {
         self
     }
 
-    /// Where rate-limit counts live (e.g. Redis, shared by every instance).
+    /// Where rate-limit counts live (e.g. Redis, shared by every instance); also the
+    /// single-use store unless [`single_use_store`](Self::single_use_store) gives another.
     pub fn rate_limit_store(mut self, store: impl crate::ratelimit::RateLimitStore) -> Self {
         self.rate_limit_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Where single-use values (OAuth authorization codes, refresh claims, WebAuthn
+    /// challenges, second-factor steps) and revocation marks live, when not in the
+    /// [`rate_limit_store`](Self::rate_limit_store): e.g. the database
+    /// (`authcore_sqlx::SqlxAdapter::rate_limit_store`), so that they are shared by the
+    /// instances using it and outlive a restart, while the counts stay in memory. Default:
+    /// the rate-limit store, else this process's memory.
+    pub fn single_use_store(mut self, store: impl crate::ratelimit::RateLimitStore) -> Self {
+        self.single_use_store = Some(Arc::new(store));
         self
     }
 
@@ -1072,10 +1087,13 @@ impl AuthConfigBuilder {
             }
             None => None,
         };
-        let single_use_store = rate_limit_store.clone().unwrap_or_else(|| {
-            Arc::new(crate::ratelimit::MemoryRateLimitStore::default())
-                as Arc<dyn crate::ratelimit::RateLimitStore>
-        });
+        let single_use_store = self
+            .single_use_store
+            .or_else(|| rate_limit_store.clone())
+            .unwrap_or_else(|| {
+                Arc::new(crate::ratelimit::MemoryRateLimitStore::default())
+                    as Arc<dyn crate::ratelimit::RateLimitStore>
+            });
 
         let logger = self.logger;
         if self.debug {

@@ -228,28 +228,6 @@ pub trait RateLimitStore: Send + Sync + fmt::Debug + 'static {
     async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError>;
 }
 
-/// A shared store is a store: a host that picks its store at run time can hand
-/// [`AuthConfigBuilder::rate_limit_store`](crate::config::AuthConfigBuilder::rate_limit_store)
-/// an `Arc<dyn RateLimitStore>`.
-#[async_trait]
-impl<T: RateLimitStore + ?Sized> RateLimitStore for std::sync::Arc<T> {
-    async fn count(&self, key: &str, limit: &RateLimit) -> Result<Option<Duration>, BoxError> {
-        (**self).count(key, limit).await
-    }
-
-    async fn give_back(&self, key: &str) -> Result<(), BoxError> {
-        (**self).give_back(key).await
-    }
-
-    async fn reset(&self, key: &str) -> Result<(), BoxError> {
-        (**self).reset(key).await
-    }
-
-    async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError> {
-        (**self).locked(key).await
-    }
-}
-
 /// One key's count under the fixed-window rule every store follows: a window starts at the
 /// key's first event, the event over the limit locks the key for the lock-out and starts
 /// the count again. Times are milliseconds on a clock the store picks (the memory store's
