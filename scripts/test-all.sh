@@ -131,8 +131,13 @@ if command -v cargo-nextest >/dev/null 2>&1; then
   echo "==> [${SECONDS}s] cargo test --doc"
   cargo test --workspace --locked --doc
 else
+  # Without nextest, the suites of nextest's `heavy` group run after the others, one test
+  # at a time, as .config/nextest.toml runs them.
+  heavy=(browser_ differential:: hygiene:: load_faults::)
   echo "==> [${SECONDS}s] cargo test"
-  cargo test --workspace --locked
+  cargo test --workspace --locked -- "${heavy[@]/#/--skip=}"
+  echo "==> [${SECONDS}s] cargo test: the heavy suites, one test at a time"
+  cargo test -p authcore-server --test integration --locked -- --test-threads=1 "${heavy[@]}"
   echo "==> [${SECONDS}s] authcore with no optional feature and with each alone (scripts/test-features.sh)"
   ./scripts/test-features.sh
 fi

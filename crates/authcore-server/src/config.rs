@@ -413,7 +413,13 @@ impl ServerConfig {
         } else {
             None
         };
-        let oidc_provider = match file.oidc_provider {
+        // The provider is on with its section, or with its signing keys in the environment.
+        let oidc_section = file.oidc_provider.or_else(|| {
+            env.get(crate::provider::SIGNING_KEYS_VAR)
+                .filter(|v| !v.trim().is_empty())
+                .map(|_| crate::provider::ProviderSection::default())
+        });
+        let oidc_provider = match oidc_section {
             Some(section) => {
                 if database_url.is_none() || two_factor.is_none() {
                     return Err(crate::provider::ProviderError::Invalid(

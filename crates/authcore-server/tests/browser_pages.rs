@@ -9,9 +9,8 @@
 //!
 //! Screenshots go to a temporary directory; with `AUTHCORE_UPDATE_SCREENSHOTS=1` they
 //! replace `docs/screenshots/` (shown in the README).
-#![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

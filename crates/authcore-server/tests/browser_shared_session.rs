@@ -8,9 +8,8 @@
 //! requested on one app and opened on either. Sign-in at the real OpenID provider
 //! (`oidc-provider`) through either app gives the session to both too, and the sign-in and
 //! sign-out forms of Auth.js's own pages work when posted to authcore.
-#![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 use pg::{admin_sql, postgres_url};
 
 use std::path::PathBuf;

@@ -4,9 +4,8 @@
 //! sign-in that stops at the two-factor page until a code from the app, a recovery code,
 //! a recovery code reused (refused), and a passkey (a virtual authenticator) instead of a
 //! code. At 320 px, under the pages' CSP.
-#![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

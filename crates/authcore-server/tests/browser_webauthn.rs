@@ -2,9 +2,8 @@
 //! Chromium with a CDP virtual authenticator (`testsupport/browser/webauthn.mjs`, run with
 //! Node and playwright-core). Needs `/usr/bin/chromium` and
 //! `npm ci --prefix testsupport/browser` (both done by `scripts/test-all.sh`).
-#![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

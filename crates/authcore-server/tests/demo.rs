@@ -623,6 +623,10 @@ secret = "gh-secret"
 issuer = "https://idp.example.com"
 id = "oidc-id"
 secret = "oidc-secret"
+[oidc_provider]
+[[oidc_provider.clients]]
+id = "rp"
+secret = "op-client-secret"
 "#,
     )
     .unwrap();
@@ -633,6 +637,7 @@ secret = "oidc-secret"
         "smtp-pass",
         "gh-secret",
         "oidc-secret",
+        "op-client-secret",
     ] {
         assert!(!text.contains(secret), "{secret} in {text}");
     }

@@ -11,7 +11,6 @@
 //! Deliberate deviations are listed once, in [`DEVIATIONS`], with the reason; the suite also
 //! fails when a listed deviation no longer shows, so the list cannot go stale. Needs `node`
 //! and `npm ci --prefix interop` (both done by `scripts/test-all.sh`).
-#![allow(clippy::unwrap_used)]
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader};
@@ -19,10 +18,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-#[path = "../../authcore/tests/support/oidc_provider.rs"]
-mod oidc_provider;
-#[path = "../../authcore/tests/support/soft_authenticator.rs"]
-mod soft_authenticator;
+use crate::support::oidc_provider;
+use crate::support::soft_authenticator;
 
 use authcore::adapter::MemoryAdapter;
 use authcore::providers::{

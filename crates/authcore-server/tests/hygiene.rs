@@ -2,10 +2,8 @@
 //! thousands of connections that send half a request head and stop are closed after the
 //! header read timeout, a normal request keeps being served meanwhile, idle keep-alive
 //! connections are closed too, and the server never runs out of descriptors.
-#![allow(clippy::unwrap_used)]
 
-#[path = "support/binary.rs"]
-mod binary;
+use crate::support::binary;
 
 use std::time::{Duration, Instant};
 

@@ -12,12 +12,9 @@
 //! Size: `LOAD_SIGNINS` sign-ins and `LOAD_READS` reads per store (defaults 200 and 2,000,
 //! the short form the test command runs); `bench/faults.sh` runs 10,000 and 100,000 in
 //! release mode and prints the figures.
-#![allow(clippy::unwrap_used)]
 
-#[path = "support/fault_proxy.rs"]
-mod fault_proxy;
-#[path = "support/pg.rs"]
-mod pg;
+use crate::support::fault_proxy;
+use crate::support::pg;
 use pg::{admin_sql, postgres_url};
 
 use std::collections::HashMap;

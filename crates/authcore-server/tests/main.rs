@@ -1,17 +1,25 @@
 //! authcore-server's integration tests, in one binary (one link instead of one per file): a
 //! module per feature, the shared helpers in `support/`. The tests that drive a browser,
-//! the Node server of the differential suite, connection floods or load with faults are
-//! binaries of their own (see `Cargo.toml`).
+//! the Node server of the differential suite, connection floods or load with faults run
+//! one at a time beside the others (the `heavy` group of `.config/nextest.toml`, which runs
+//! every test in a process of its own).
 #![allow(clippy::unwrap_used)]
 
 mod support;
 
 mod account_routes;
 mod attempt_accounting;
+mod browser_pages;
+mod browser_shared_session;
+mod browser_two_factor;
+mod browser_webauthn;
 mod cli_providers;
 mod demo;
+mod differential;
 mod gateway;
 mod gateway_proxies;
+mod hygiene;
+mod load_faults;
 mod manual;
 mod openid_provider;
 mod ops;

@@ -4,7 +4,10 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use authcore::env::Env;
 use authcore::oauth::id_token::Jwks;
+
+use crate::config_file::SecretValue;
 use serde::Deserialize;
 use serde_json::Value;
 use subtle::ConstantTimeEq;
@@ -31,8 +34,8 @@ pub struct ClientConfig {
     /// The name shown to users (default: the id).
     pub name: Option<String>,
     /// The client secret; none for a public client (a browser or native app), which must
-    /// use PKCE.
-    pub secret: Option<String>,
+    /// use PKCE. `AUTHCORE_OIDC_CLIENT_<ID>_SECRET` wins over it (see [`apply_env`]).
+    pub secret: Option<SecretValue>,
     /// How the client authenticates at the token endpoint: `client_secret_basic` (the
     /// default with a secret), `client_secret_post`, `private_key_jwt` (a JWT signed with
     /// one of its [`jwks`](Self::jwks), RFC 7523 §2.2; the default with keys), or `none`
@@ -319,7 +322,11 @@ impl Clients {
         if c.id.is_empty() || c.id.len() > 128 || c.id.chars().any(|ch| ch.is_control()) {
             return Err("the id must be 1 to 128 printable characters".into());
         }
-        let secret = c.secret.clone().filter(|s| !s.is_empty());
+        let secret = c
+            .secret
+            .as_ref()
+            .map(|s| s.expose().to_owned())
+            .filter(|s| !s.is_empty());
         if let Some(s) = &secret
             && s.len() < MIN_SECRET_LEN
         {
@@ -404,14 +411,24 @@ impl Clients {
         if code && c.redirect_uris.is_empty() {
             return Err("give at least one redirect_uris entry".into());
         }
-        for uri in c
-            .redirect_uris
-            .iter()
-            .chain(&c.post_logout_redirect_uris)
-            .chain(&c.backchannel_logout_uri)
+        /// Each of `uris`, with the field it is in, for the error.
+        fn named<'a>(
+            field: &'static str,
+            uris: &'a [String],
+        ) -> impl Iterator<Item = (&'static str, &'a String)> {
+            uris.iter().map(move |u| (field, u))
+        }
+        for (field, uri) in named("redirect_uris", &c.redirect_uris)
+            .chain(named(
+                "post_logout_redirect_uris",
+                &c.post_logout_redirect_uris,
+            ))
+            .chain(named(
+                "backchannel_logout_uri",
+                c.backchannel_logout_uri.as_slice(),
+            ))
         {
-            redirect_uri_problem(uri)
-                .map_or(Ok(()), |p| Err(format!("redirect URI {uri:?}: {p}")))?;
+            redirect_uri_problem(uri).map_or(Ok(()), |p| Err(format!("{field} {uri:?}: {p}")))?;
         }
         let refresh = grant_types.contains(&GrantType::RefreshToken);
         let scopes: BTreeSet<String> = if c.scopes.is_empty() {
@@ -482,10 +499,10 @@ fn redirect_uri_problem(uri: &str) -> Option<&'static str> {
         return Some("not an absolute URL");
     };
     if u.fragment().is_some() {
-        return Some("a redirect URI has no fragment");
+        return Some("no fragment allowed");
     }
     if !u.username().is_empty() || u.password().is_some() {
-        return Some("a redirect URI has no user information");
+        return Some("no user information allowed");
     }
     let loopback = matches!(
         u.host(),
@@ -501,6 +518,58 @@ fn redirect_uri_problem(uri: &str) -> Option<&'static str> {
     }
 }
 
+/// The variable with clients as JSON: an array of objects with the keys of a
+/// `[[oidc_provider.clients]]` table, added to the file's.
+pub const CLIENTS_VAR: &str = "AUTHCORE_OIDC_CLIENTS";
+
+/// The variable that holds client `id`'s secret: `AUTHCORE_OIDC_CLIENT_<ID>_SECRET`, the id
+/// in capitals with every character but letters and digits as `_` (`my-app` →
+/// `AUTHCORE_OIDC_CLIENT_MY_APP_SECRET`).
+pub fn secret_var(id: &str) -> String {
+    let id: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("AUTHCORE_OIDC_CLIENT_{id}_SECRET")
+}
+
+/// Puts the environment on top of the file's clients, as for every other setting (a
+/// variable that is set wins): the clients of [`CLIENTS_VAR`] are added, and each client's
+/// [`secret_var`] sets its secret, so that secrets can stay out of the file. A variable
+/// naming two clients (`a-b` and `a_b`) is refused. Errors never repeat a value.
+pub fn apply_env(clients: &mut Vec<ClientConfig>, env: &Env) -> Result<(), String> {
+    if let Some(json) = env.get(CLIENTS_VAR).filter(|v| !v.trim().is_empty()) {
+        let more: Vec<ClientConfig> = serde_json::from_str(json).map_err(|e| {
+            format!(
+                "{CLIENTS_VAR}: not a JSON array of client objects with the keys of [[oidc_provider.clients]] ({:?} error at line {} column {})",
+                e.classify(),
+                e.line(),
+                e.column()
+            )
+        })?;
+        clients.extend(more);
+    }
+    let vars: Vec<String> = clients.iter().map(|c| secret_var(&c.id)).collect();
+    for (i, var) in vars.iter().enumerate() {
+        let Some(secret) = env.get(var) else {
+            continue;
+        };
+        if vars.iter().filter(|v| *v == var).count() > 1 {
+            return Err(format!(
+                "{var} would set the secret of more than one client: give them ids that differ in letters or digits"
+            ));
+        }
+        clients[i].secret = Some(secret.to_owned().into());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -512,7 +581,7 @@ mod tests {
     fn config(id: &str) -> ClientConfig {
         ClientConfig {
             id: id.into(),
-            secret: Some("s".repeat(MIN_SECRET_LEN)),
+            secret: Some("s".repeat(MIN_SECRET_LEN).into()),
             redirect_uris: vec!["https://app.example.com/callback".into()],
             ..ClientConfig::default()
         }
@@ -557,7 +626,7 @@ mod tests {
             ),
             (
                 ClientConfig {
-                    secret: Some("short".into()),
+                    secret: Some("short".to_owned().into()),
                     ..config("x")
                 },
                 "shorter than 32",
@@ -711,14 +780,14 @@ mod tests {
                     backchannel_logout_uri: Some("http://app.example.com/bcl".into()),
                     ..config("x")
                 },
-                "http only on a loopback host",
+                "backchannel_logout_uri \"http://app.example.com/bcl\": http only on a loopback host",
             ),
             (
                 ClientConfig {
                     backchannel_logout_uri: Some("https://app.example.com/bcl#f".into()),
                     ..config("x")
                 },
-                "no fragment",
+                "backchannel_logout_uri \"https://app.example.com/bcl#f\": no fragment",
             ),
         ] {
             let err = Clients::new(vec![config("first"), c])
@@ -785,5 +854,52 @@ mod tests {
         assert!(app.secret_matches(&"s".repeat(MIN_SECRET_LEN)));
         assert!(!app.secret_matches(&"s".repeat(MIN_SECRET_LEN - 1)));
         assert!(!app.secret_matches(""));
+    }
+
+    #[test]
+    fn the_environment_adds_clients_and_sets_secrets() {
+        let secret = "e".repeat(MIN_SECRET_LEN);
+        let env = Env::from_pairs([
+            (
+                CLIENTS_VAR,
+                r#"[{"id": "from-env", "redirect_uris": ["https://env.example.com/cb"]}]"#
+                    .to_owned(),
+            ),
+            ("AUTHCORE_OIDC_CLIENT_MY_APP_SECRET", secret.clone()),
+            ("AUTHCORE_OIDC_CLIENT_FROM_ENV_SECRET", secret.clone()),
+        ]);
+        let mut configs = vec![ClientConfig {
+            secret: Some("in the file, replaced".to_owned().into()),
+            ..config("my-app")
+        }];
+        apply_env(&mut configs, &env).unwrap();
+        let clients = Clients::new(configs).unwrap();
+        for id in ["my-app", "from-env"] {
+            let c = clients.get(id).unwrap();
+            assert!(c.secret_matches(&secret), "{id}");
+            assert_eq!(c.auth_method(), AuthMethod::ClientSecretBasic);
+        }
+        assert_eq!(secret_var("a.b-C9"), "AUTHCORE_OIDC_CLIENT_A_B_C9_SECRET");
+
+        // Two clients one variable would name; JSON that is not clients, without echoing it.
+        let mut two = vec![config("a-b"), config("a_b")];
+        let env = Env::from_pairs([("AUTHCORE_OIDC_CLIENT_A_B_SECRET", secret.clone())]);
+        assert!(
+            apply_env(&mut two, &env)
+                .unwrap_err()
+                .contains("more than one client")
+        );
+        let mut none = Vec::new();
+        for bad in [
+            r#"{"id": "sekrit-value"}"#,
+            r#"[{"id": "x", "secret": ["sekrit-value"]}]"#,
+            r#"[{"id": "x", "sekrit-value": 1}]"#,
+            "[{\"id\": \"sekrit-value",
+        ] {
+            let env = Env::from_pairs([(CLIENTS_VAR, bad)]);
+            let err = apply_env(&mut none, &env).unwrap_err();
+            assert!(err.starts_with(CLIENTS_VAR), "{err}");
+            assert!(!err.contains("sekrit"), "{err}");
+        }
     }
 }

@@ -108,13 +108,18 @@ const LOGIN_AFTER: &str = "authcore_login_after";
 /// The salt of the sealed [`LOGIN_AFTER`] time.
 const LOGIN_AFTER_SALT: &str = "authcore.oidc-provider.login-after";
 
+/// The variable with the signing keys' paths, comma-separated (wins over `signing_keys`;
+/// with it, the provider is on without an `[oidc_provider]` section).
+pub const SIGNING_KEYS_VAR: &str = "AUTHCORE_OIDC_SIGNING_KEYS";
+
 /// The `[oidc_provider]` section as written.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct ProviderSection {
-    /// PKCS#8 PEM private keys (Ed25519 or P-256) that sign the tokens; the first signs,
-    /// all are published at [`JWKS_PATH`] (rotation as for the gateway's keys).
+    /// PKCS#8 PEM private keys (Ed25519, P-256 or RSA) that sign the tokens; the first
+    /// signs, all are published at [`JWKS_PATH`] (rotation as for the gateway's keys).
+    /// [`SIGNING_KEYS_VAR`] wins over it.
     #[serde(default)]
     pub signing_keys: Vec<PathBuf>,
     /// Lifetime of ID tokens in seconds (default 300).
@@ -123,7 +128,7 @@ pub struct ProviderSection {
     pub access_token_ttl: Option<i64>,
     /// Lifetime of refresh tokens in seconds (default 30 days), renewed at each use.
     pub refresh_token_ttl: Option<i64>,
-    /// The relying parties.
+    /// The relying parties ([`clients::CLIENTS_VAR`] adds more).
     #[serde(default)]
     pub clients: Vec<ClientConfig>,
 }
@@ -159,7 +164,7 @@ pub struct OpenIdProvider {
 impl OpenIdProvider {
     /// Validates the section once, at start-up; the issuer is `AUTH_URL`'s origin and
     /// [`ISSUER_PATH`].
-    pub fn new(env: &Env, section: ProviderSection) -> Result<Self, ProviderError> {
+    pub fn new(env: &Env, mut section: ProviderSection) -> Result<Self, ProviderError> {
         let invalid = |m: &str| ProviderError::Invalid(m.to_owned());
         let origin = env
             .get("AUTH_URL")
@@ -169,6 +174,10 @@ impl OpenIdProvider {
             .ok_or_else(|| {
                 invalid("needs AUTH_URL (or [auth] url): the issuer is its origin and /oidc")
             })?;
+        if let Some(paths) = env.get(SIGNING_KEYS_VAR).filter(|v| !v.trim().is_empty()) {
+            section.signing_keys = paths.split(',').map(|p| PathBuf::from(p.trim())).collect();
+        }
+        clients::apply_env(&mut section.clients, env).map_err(ProviderError::Invalid)?;
         if section.signing_keys.is_empty() {
             return Err(invalid(
                 "signing_keys: give a PKCS#8 PEM key (`openssl genpkey -algorithm ed25519 -out oidc.pem`)",

@@ -289,7 +289,7 @@ mod tests {
     fn clients() -> Clients {
         let app = ClientConfig {
             id: "app".into(),
-            secret: Some("s".repeat(32)),
+            secret: Some("s".repeat(32).into()),
             redirect_uris: vec![CB.into()],
             ..ClientConfig::default()
         };

@@ -1,5 +1,4 @@
-//! Helpers shared by the test modules (`crate::support::…`): each binary that includes
-//! this module uses some of them only.
+//! Helpers shared by the test modules (`crate::support::…`).
 #![allow(dead_code)]
 
 pub mod binary;
@@ -12,5 +11,7 @@ pub mod oauth_flow;
 #[path = "../../../authcore/tests/support/oidc_provider.rs"]
 pub mod oidc_provider;
 pub mod pg;
+#[path = "../../../authcore/tests/support/soft_authenticator.rs"]
+pub mod soft_authenticator;
 #[path = "../../../authcore/tests/support/totp.rs"]
 pub mod totp;
