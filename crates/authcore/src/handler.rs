@@ -220,6 +220,7 @@ impl Auth {
         // A database session's id (what the account page and `sessionsEnded` name it by).
         let session_id = session
             .as_ref()
+            .filter(|_| options.session_id)
             .filter(|_| c.session_strategy == crate::config::SessionStrategy::Database)
             .and_then(|_| {
                 let spec = &c.cookies(parsed.is_https()).session_token;
@@ -444,9 +445,19 @@ pub struct LookupOptions {
     /// `Set-Cookie` is returned for it. `None` (the default): re-issued on every lookup, as
     /// `GET <basePath>/session` does. Database sessions keep their own `update_age` rule.
     pub refresh_jwt_after: Option<std::time::Duration>,
+    /// Also give the database session's id ([`SessionLookup::session_id`]: one SHA-256 of
+    /// the session token), for a host that names sessions (an OpenID Provider's `sid`).
+    /// Off by default: most lookups do not need it.
+    pub session_id: bool,
 }
 
 impl LookupOptions {
+    /// Sets [`LookupOptions::session_id`].
+    pub fn with_session_id(mut self) -> Self {
+        self.session_id = true;
+        self
+    }
+
     /// Sets [`LookupOptions::refresh_jwt_after`].
     pub fn refresh_jwt_after(mut self, age: std::time::Duration) -> Self {
         self.refresh_jwt_after = Some(age);
@@ -464,8 +475,8 @@ pub struct SessionLookup {
     /// How and when the user signed in, where the session records it (with second factors
     /// on).
     pub sign_in: Option<crate::SignInInfo>,
-    /// The database session's id ([`SessionInfo::id`](crate::account::SessionInfo::id)); `None`
-    /// with JWT sessions.
+    /// The database session's id ([`SessionInfo::id`](crate::account::SessionInfo::id)) when
+    /// [`LookupOptions::session_id`] asked for it; `None` with JWT sessions.
     pub session_id: Option<String>,
     /// `Set-Cookie` values refreshing or clearing the session cookie.
     pub set_cookie: Vec<http::HeaderValue>,

@@ -31,6 +31,7 @@ use std::sync::Arc;
 
 use askama::Template;
 use authcore::Auth;
+use authcore::LookupOptions;
 use authcore::adapter::Adapter;
 use authcore::env::Env;
 use axum::body::Bytes;
@@ -456,7 +457,11 @@ async fn authorize(
             return s.provider.answer(&redirect_uri, response_mode, p);
         }
     };
-    let lookup = match s.auth.lookup_session(&uri, &headers).await {
+    let lookup = match s
+        .auth
+        .lookup_session_with(&uri, &headers, LookupOptions::default().with_session_id())
+        .await
+    {
         Ok(l) => l,
         Err(e) => {
             tracing::error!(error = %e, "oidc provider: session lookup failed");
@@ -1709,7 +1714,11 @@ async fn consent(
     else {
         return shown_error("this consent form is not one of ours, or it expired");
     };
-    let lookup = match s.auth.lookup_session(&uri, &headers).await {
+    let lookup = match s
+        .auth
+        .lookup_session_with(&uri, &headers, LookupOptions::default().with_session_id())
+        .await
+    {
         Ok(l) => l,
         Err(e) => {
             tracing::error!(error = %e, "oidc provider: session lookup failed");
