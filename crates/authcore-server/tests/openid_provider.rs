@@ -2253,3 +2253,66 @@ scopes = ["openid"]
     assert_eq!(s, 200);
     let _ = std::fs::remove_dir_all(keys);
 }
+
+/// The consent page in headless Chromium (`testsupport/browser/consent.mjs`): legible in
+/// light and dark (WCAG AA: 4.5:1 for text, 3:1 for input borders), usable at 320 px, no
+/// CSP violation, and not shown inside another origin's frame.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn browser_consent_page_is_legible_and_cannot_be_framed() {
+    let op = start_with(&format!(
+        r#"
+[[oidc_provider.clients]]
+id = "third"
+name = "A Third-Party App"
+secret = "{RP_SECRET}"
+redirect_uris = ["{CB}"]
+consent = true
+"#
+    ))
+    .await;
+    let mut url = url::Url::parse(&format!("{}/oidc/authorize", op.base)).unwrap();
+    url.query_pairs_mut().extend_pairs([
+        ("client_id", "third"),
+        ("redirect_uri", CB),
+        ("response_type", "code"),
+        ("scope", "openid profile email"),
+        ("state", "st"),
+    ]);
+    let shots = op.dir.join("screenshots");
+    let steps = browser::run(
+        "consent.mjs",
+        &[url.as_str(), &op.cookie, shots.to_str().unwrap()],
+        Duration::from_secs(120),
+    )
+    .await;
+    let renders: Vec<&Value> = steps.iter().filter(|s| s["step"] == "render").collect();
+    assert_eq!(renders.len(), 2, "{steps:?}");
+    for r in renders {
+        assert!(
+            r["heading"]
+                .as_str()
+                .unwrap()
+                .contains("Allow A Third-Party App"),
+            "{r}"
+        );
+        assert_eq!(r["overflow"], 0, "{r}");
+        assert!(r["contrast"]["worstText"].as_f64().unwrap() >= 4.5, "{r}");
+        if let Some(border) = r["contrast"]["worstBorder"].as_f64() {
+            assert!(border >= 3.0, "{r}");
+        }
+        assert_eq!(r["cspViolations"], serde_json::json!([]), "{r}");
+    }
+    // An error page in the frame, not authcore's consent or sign-in page.
+    let framed = step_of(&steps, "framed");
+    let text = framed["text"].as_str().unwrap_or_default();
+    assert!(
+        framed["frameUrl"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("chrome-error:")),
+        "{framed}"
+    );
+    assert!(
+        !text.contains("Allow") && !text.contains("Sign in"),
+        "{framed}"
+    );
+}
