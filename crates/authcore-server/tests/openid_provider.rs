@@ -1647,13 +1647,9 @@ fn consent_ticket(page: &str) -> String {
     page[start..end].to_owned()
 }
 
-/// Consent for a third-party client: asked once per user and scope, remembered; `deny`
-/// sends `access_denied` back; `prompt=none` without consent gets `consent_required`,
-/// `prompt=consent` asks again; the page cannot be framed; an answer from another session,
-/// from nobody, or with a made-up ticket is refused on authcore's page and issues no code.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn third_party_clients_ask_for_consent_once() {
-    let op = start_with(&format!(
+/// [`start_with`] a third-party client, `third`, whose users are asked for consent.
+async fn start_with_third_party_client() -> Op {
+    start_with(&format!(
         r#"
 [[oidc_provider.clients]]
 id = "third"
@@ -1663,7 +1659,16 @@ redirect_uris = ["{CB}"]
 consent = true
 "#
     ))
-    .await;
+    .await
+}
+
+/// Consent for a third-party client: asked once per user and scope, remembered; `deny`
+/// sends `access_denied` back; `prompt=none` without consent gets `consent_required`,
+/// `prompt=consent` asks again; the page cannot be framed; an answer from another session,
+/// from nobody, or with a made-up ticket is refused on authcore's page and issues no code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn third_party_clients_ask_for_consent_once() {
+    let op = start_with_third_party_client().await;
     let ask = async |browser: &reqwest::Client, scope: &str, prompt: Option<&str>| {
         let mut p = vec![
             ("client_id", "third"),
@@ -2259,17 +2264,7 @@ scopes = ["openid"]
 /// CSP violation, and not shown inside another origin's frame.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn browser_consent_page_is_legible_and_cannot_be_framed() {
-    let op = start_with(&format!(
-        r#"
-[[oidc_provider.clients]]
-id = "third"
-name = "A Third-Party App"
-secret = "{RP_SECRET}"
-redirect_uris = ["{CB}"]
-consent = true
-"#
-    ))
-    .await;
+    let op = start_with_third_party_client().await;
     let mut url = url::Url::parse(&format!("{}/oidc/authorize", op.base)).unwrap();
     url.query_pairs_mut().extend_pairs([
         ("client_id", "third"),
