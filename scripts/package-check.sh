@@ -10,8 +10,8 @@
 # of the workspace, and the build scripts' `rerun-if-changed` paths) and looked up in each
 # package's file list. A file a crate reads but does not ship fails, and so does one it reads
 # from outside its own directory (a package carries only its directory). Run it after the
-# test command's clippy step: with the same environment (RUSTC_BOOTSTRAP, see
-# scripts/test-all.sh) and arguments that build is fresh and replaying it compiles nothing.
+# test command's clippy step: with the same environment and arguments that build is fresh
+# and replaying it compiles nothing.
 #
 # Not checked, as no compilation from the packages happens: a crate that uses a dependency
 # feature only a sibling enables (every crate depends on authcore with its default features;

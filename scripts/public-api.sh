@@ -2,15 +2,19 @@
 # The public API of authcore, one line per item (scripts/public-api.py over rustdoc's JSON),
 # compared with crates/authcore/public-api.txt: a change to the API fails here until the file
 # is updated with it (`scripts/public-api.sh --bless`), so every change shows in review.
-# rustdoc's JSON output is unstable: RUSTC_BOOTSTRAP lets the stable toolchain write it. Cargo
-# rebuilds whatever was built without that variable, so unless the caller already runs with
-# it (the test command runs all its check steps so, sharing one build), the JSON gets a build
-# directory of its own (under the usual one) and the caller's builds stay as they are.
+# rustdoc's JSON output is unstable: RUSTC_BOOTSTRAP lets the stable toolchain write it. The
+# variable goes to rustdoc alone, through a RUSTDOC wrapper: given to cargo, the build scripts
+# of proc-macro2 and thiserror would see it and the dependencies would be built again, then
+# again by the next build without it. rustdoc reads the dependencies' metadata from the
+# check build that clippy and `cargo doc` share.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
-[ "${RUSTC_BOOTSTRAP:-}" = 1 ] || target="$target/public-api"
-CARGO_TARGET_DIR="$target" RUSTC_BOOTSTRAP=1 RUSTDOCFLAGS="-Z unstable-options --output-format json" \
+mkdir -p "$target"
+wrapper="$target/rustdoc-json"
+printf '#!/bin/sh\nRUSTC_BOOTSTRAP=1 exec rustdoc "$@"\n' > "$wrapper"
+chmod +x "$wrapper"
+RUSTDOC="$wrapper" RUSTDOCFLAGS="-Z unstable-options --output-format json" \
   cargo doc -p authcore --no-deps --locked -q
 python3 scripts/public-api.py "$target/doc/authcore.json" > "$target/public-api.txt"
 if [ "${1:-}" = "--bless" ]; then
