@@ -2,8 +2,8 @@
 
 use async_trait::async_trait;
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity,
-    TwoFactor, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, JwtRevocation, NewUser,
+    SessionActivity, TwoFactor, UserUpdate, VerificationToken,
 };
 use authcore::{Account, Authenticator, SignInInfo};
 use redis::AsyncCommands;
@@ -70,6 +70,55 @@ fn merge_fields(stored: &mut Map<String, Value>, updated: Map<String, Value>, fi
         }
     }
     stored.extend(updated);
+}
+
+/// One application's access as stored in the user's `user:app-access:<userId>` object.
+fn access_json(a: &AppAccess) -> Value {
+    serde_json::json!({
+        "clientName": a.client_name,
+        "scopes": a.scopes,
+        "createdAt": authcore::types::iso_string(a.created_at),
+        "updatedAt": authcore::types::iso_string(a.updated_at),
+        "epoch": a.epoch,
+    })
+}
+
+/// The access stored for `client_id` in the user's object.
+fn access_from_json(
+    op: &'static str,
+    user_id: &str,
+    client_id: &str,
+    v: &Value,
+) -> Result<AppAccess, AdapterError> {
+    let bad = || data_err(op, "unreadable app access stored");
+    let time = |field: &str| {
+        v.get(field)
+            .and_then(Value::as_str)
+            .and_then(|t| {
+                OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+            })
+            .ok_or_else(bad)
+    };
+    let scopes = v
+        .get("scopes")
+        .and_then(Value::as_array)
+        .ok_or_else(bad)?
+        .iter()
+        .map(|s| s.as_str().map(str::to_owned).ok_or_else(bad))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(AppAccess {
+        user_id: user_id.to_owned(),
+        client_id: client_id.to_owned(),
+        client_name: v
+            .get("clientName")
+            .and_then(Value::as_str)
+            .ok_or_else(bad)?
+            .to_owned(),
+        scopes,
+        created_at: time("createdAt")?,
+        updated_at: time("updatedAt")?,
+        epoch: v.get("epoch").and_then(Value::as_i64).ok_or_else(bad)?,
+    })
 }
 
 fn contention(op: &'static str) -> AdapterError {
@@ -190,6 +239,34 @@ impl RedisAdapter {
             let json = encode(op, &stored)?;
             if self.compare_and_set(op, key, &raw, &json, expiry).await? {
                 return Ok(Some(answer));
+            }
+        }
+        Err(contention(op))
+    }
+
+    /// Read-modify-write of the JSON object at `key`, made if missing: `change` edits the
+    /// stored object (empty when there is none) and says what to answer and whether to write
+    /// it. A compare-and-set as in [`Self::update_record`].
+    async fn upsert_record<T>(
+        &self,
+        op: &'static str,
+        key: &str,
+        mut change: impl FnMut(&mut Map<String, Value>) -> Result<(T, bool), AdapterError>,
+    ) -> Result<T, AdapterError> {
+        for _ in 0..MAX_UPDATE_ATTEMPTS {
+            let raw = self.get_raw(op, key).await?;
+            let mut stored = match &raw {
+                Some(raw) => decode_object(op, raw)?,
+                None => Map::new(),
+            };
+            let (answer, write) = change(&mut stored)?;
+            if !write {
+                return Ok(answer);
+            }
+            let json = encode(op, &stored)?;
+            let read = raw.as_deref().unwrap_or_default();
+            if self.compare_and_set(op, key, read, &json, None).await? {
+                return Ok(answer);
             }
         }
         Err(contention(op))
@@ -378,6 +455,7 @@ impl Adapter for RedisAdapter {
                 self.keys.jwt_revocation(id),
                 self.keys.two_factor(id),
                 self.keys.recovery_codes(id),
+                self.keys.app_access(id),
             ])
             .await
             .map_err(redis_err(OP))?;
@@ -936,6 +1014,92 @@ impl Adapter for RedisAdapter {
         conn.scard(self.keys.recovery_codes(user_id))
             .await
             .map_err(redis_err(OP))
+    }
+
+    async fn grant_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+        client_name: &str,
+        scopes: &[String],
+        at: OffsetDateTime,
+    ) -> Result<AppAccess, AdapterError> {
+        const OP: &str = "grantAppAccess";
+        if !is_user_id(user_id) {
+            return Err(data_err(OP, "not a user id of this adapter"));
+        }
+        let key = self.keys.app_access(user_id);
+        let grant = self.upsert_record(OP, &key, |stored| {
+            let previous = stored
+                .get(client_id)
+                .map(|v| access_from_json(OP, user_id, client_id, v))
+                .transpose()?;
+            let access = AppAccess::granted(previous, user_id, client_id, client_name, scopes, at);
+            stored.insert(client_id.to_owned(), access_json(&access));
+            Ok((access, true))
+        });
+        grant.await
+    }
+
+    async fn get_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+    ) -> Result<Option<AppAccess>, AdapterError> {
+        const OP: &str = "getAppAccess";
+        if !is_user_id(user_id) {
+            return Ok(None);
+        }
+        let Some(raw) = self.get_raw(OP, &self.keys.app_access(user_id)).await? else {
+            return Ok(None);
+        };
+        decode_object(OP, &raw)?
+            .get(client_id)
+            .map(|v| access_from_json(OP, user_id, client_id, v))
+            .transpose()
+    }
+
+    async fn list_app_access(&self, user_id: &str) -> Result<Vec<AppAccess>, AdapterError> {
+        const OP: &str = "listAppAccess";
+        if !is_user_id(user_id) {
+            return Ok(Vec::new());
+        }
+        let Some(raw) = self.get_raw(OP, &self.keys.app_access(user_id)).await? else {
+            return Ok(Vec::new());
+        };
+        let mut list = Vec::new();
+        for (client_id, v) in decode_object(OP, &raw)? {
+            let access = access_from_json(OP, user_id, &client_id, &v)?;
+            if !access.scopes.is_empty() {
+                list.push(access);
+            }
+        }
+        list.sort_unstable_by(|a, b| a.client_id.cmp(&b.client_id));
+        Ok(list)
+    }
+
+    async fn revoke_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+        at: OffsetDateTime,
+    ) -> Result<bool, AdapterError> {
+        const OP: &str = "revokeAppAccess";
+        if !is_user_id(user_id) {
+            return Ok(false);
+        }
+        let key = self.keys.app_access(user_id);
+        let revoke = self.upsert_record(OP, &key, |stored| {
+            let Some(v) = stored.get(client_id) else {
+                return Ok((false, false));
+            };
+            let Some(revoked) = access_from_json(OP, user_id, client_id, v)?.revoked(at) else {
+                return Ok((false, false));
+            };
+            stored.insert(client_id.to_owned(), access_json(&revoked));
+            Ok((true, true))
+        });
+        revoke.await
     }
 
     async fn rename_authenticator(

@@ -100,6 +100,12 @@ impl Keys {
         format!("{}user:two-factor:{user_id}", self.prefix)
     }
 
+    /// `user:app-access:<userId>` → the user's access granted to applications, as one JSON
+    /// object by client id.
+    pub(crate) fn app_access(&self, user_id: &str) -> String {
+        format!("{}user:app-access:{user_id}", self.prefix)
+    }
+
     /// `user:recovery-codes:<userId>` → set of the hashes of the user's unused recovery
     /// codes.
     pub(crate) fn recovery_codes(&self, user_id: &str) -> String {

@@ -47,6 +47,9 @@
 //! | `user:token:<identifier>:<token>` | string | verification token JSON (`identifier`, `token`, `expires`) | at `expires` |
 //! | `user:token-index:<identifier>` | set | keys of the identifier's tokens (`deleteUser` deletes them) | at the newest token's `expires` |
 //! | `user:jwt-revocation:<userId>` | string | the user's JWT revocation (`before`, `keep`) | none |
+//! | `user:two-factor:<userId>` | string | the user's TOTP second factor (`totpSecret` sealed, `totpConfirmedAt`) | none |
+//! | `user:recovery-codes:<userId>` | set | SHA-256 of the user's unused recovery codes | none |
+//! | `user:app-access:<userId>` | string | access granted to applications: an object by client id of (`clientName`, `scopes`, `createdAt`, `updatedAt`, `epoch`), changed by compare-and-set | none |
 //! | `user:authenticator:<credentialID>` | string | authenticator JSON (`credentialID`, `userId`, `providerAccountId`, `counter` …), claimed with `SET NX` | none |
 //! | `user:authenticator:by-user-id:<userId>` | set | keys of the user's authenticators | none |
 //!

@@ -50,13 +50,14 @@ return 1
 
 /// Compare-and-set of one record, for read-modify-write updates.
 ///
-/// KEYS[1] key. ARGV[1] the value read, ARGV[2] the new value, ARGV[3] absolute expiry in
-/// Unix milliseconds, or "" to keep the key's current TTL.
-/// Returns 1, or 0 when the value changed (or vanished) since it was read.
+/// KEYS[1] key. ARGV[1] the value read, or "" when there was none (records are never
+/// empty), ARGV[2] the new value, ARGV[3] absolute expiry in Unix milliseconds, or "" to
+/// keep the key's current TTL.
+/// Returns 1, or 0 when the value changed (or vanished, or appeared) since it was read.
 pub(crate) static COMPARE_AND_SET: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r#"
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
 if ARGV[3] == '' then
   redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
 else

@@ -274,3 +274,142 @@ async fn the_signed_in_user_lists_and_revokes_their_sessions() {
     }
     assert_eq!(methods(&app, &mut laptop).await.0, StatusCode::OK);
 }
+
+/// "Apps with access": the applications the user signed in to through authcore as an OpenID
+/// Provider, listed by client id; revoking one behind CSRF clears its scopes and moves its
+/// epoch on. Refused, with nothing revoked: signed out, no or a wrong CSRF token, an app
+/// the user never allowed, another user's app, a body that is not JSON.
+#[tokio::test]
+async fn the_signed_in_user_lists_and_revokes_apps_with_access() {
+    let (app, db, _dir) = demo().await;
+    let mut jar = CookieJar::default();
+    let apps = async |jar: &mut CookieJar| {
+        let res = get(&app, "/account/apps", jar).await;
+        assert_private(&res);
+        let status = res.status();
+        (
+            status,
+            serde_json::from_str::<Value>(&text(res).await).unwrap_or(Value::Null),
+        )
+    };
+    assert_eq!(apps(&mut jar).await.0, StatusCode::UNAUTHORIZED);
+    sign_in(&app, &mut jar, "demo", "authcore-demo").await;
+    let demo = db
+        .get_user_by_email("demo@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    let other = db
+        .create_user(authcore::adapter::NewUser {
+            email: Some("other@example.com".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let now = time::OffsetDateTime::now_utc();
+    let scopes = |s: &[&str]| s.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    for (user, client, name) in [
+        (&demo.id, "wiki", "The Wiki"),
+        (&demo.id, "git", "Git Forge"),
+        (&other.id, "chat", "Chat"),
+    ] {
+        db.grant_app_access(user, client, name, &scopes(&["openid", "email"]), now)
+            .await
+            .unwrap();
+    }
+
+    let (status, listed) = apps(&mut jar).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    let ids: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["clientId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["git", "wiki"], "{listed}");
+    assert_eq!(listed[1]["name"], "The Wiki");
+    assert_eq!(listed[1]["scopes"], json!(["email", "openid"]));
+    assert!(listed[1]["grantedAt"].is_string(), "{listed}");
+
+    let token = csrf(&app, &mut jar).await;
+    let revoke =
+        |csrf: &str, client: &str| json!({"csrfToken": csrf, "clientId": client}).to_string();
+    for (body, status, error) in [
+        (revoke("", "wiki"), StatusCode::FORBIDDEN, "MissingCSRF"),
+        (
+            revoke(&"0".repeat(64), "wiki"),
+            StatusCode::FORBIDDEN,
+            "MissingCSRF",
+        ),
+        (
+            revoke(&token, "never-allowed"),
+            StatusCode::NOT_FOUND,
+            "NotFound",
+        ),
+        (revoke(&token, "chat"), StatusCode::NOT_FOUND, "NotFound"),
+        (
+            json!({"csrfToken": token}).to_string(),
+            StatusCode::BAD_REQUEST,
+            "InvalidRequest",
+        ),
+        (
+            "not json".to_owned(),
+            StatusCode::BAD_REQUEST,
+            "InvalidRequest",
+        ),
+    ] {
+        let (got, answer) = post(&app, &mut jar, "/account/apps/revoke", &body).await;
+        assert_eq!(
+            (got, answer["error"].as_str()),
+            (status, Some(error)),
+            "{body}"
+        );
+    }
+    let mut nobody = CookieJar::default();
+    let (got, _) = post(
+        &app,
+        &mut nobody,
+        "/account/apps/revoke",
+        &revoke(&token, "wiki"),
+    )
+    .await;
+    assert_eq!(got, StatusCode::UNAUTHORIZED);
+    for (user, client) in [(&demo.id, "wiki"), (&demo.id, "git"), (&other.id, "chat")] {
+        let access = db.get_app_access(user, client).await.unwrap().unwrap();
+        assert_eq!(
+            (access.epoch, access.scopes.len()),
+            (0, 2),
+            "{client}: nothing revoked"
+        );
+    }
+
+    let (status, left) = post(
+        &app,
+        &mut jar,
+        "/account/apps/revoke",
+        &revoke(&token, "wiki"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{left}");
+    assert_eq!(left.as_array().unwrap().len(), 1, "{left}");
+    assert_eq!(left[0]["clientId"], "git");
+    let wiki = db.get_app_access(&demo.id, "wiki").await.unwrap().unwrap();
+    assert_eq!((wiki.epoch, wiki.scopes.len()), (1, 0));
+    // Revoked already: nothing more to revoke.
+    let (status, _) = post(
+        &app,
+        &mut jar,
+        "/account/apps/revoke",
+        &revoke(&token, "wiki"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        db.get_app_access(&demo.id, "wiki")
+            .await
+            .unwrap()
+            .unwrap()
+            .epoch,
+        1
+    );
+}

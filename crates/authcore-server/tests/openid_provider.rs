@@ -1388,6 +1388,17 @@ async fn logout_receiver() -> (
     (format!("http://127.0.0.1:{port}/bcl"), rx)
 }
 
+/// The next logout token [`logout_receiver`] received: the client it was posted to, and
+/// the token.
+async fn next_logout(
+    logouts: &mut tokio::sync::mpsc::UnboundedReceiver<(String, String)>,
+) -> (String, String) {
+    tokio::time::timeout(Duration::from_secs(10), logouts.recv())
+        .await
+        .expect("a logout token within 10 s")
+        .unwrap()
+}
+
 /// The logout token's claims as jose (npm) verifies them as a relying party does; what the
 /// script printed when it refuses the token.
 async fn logout_token_check(op: &Op, client: &str, token: &str) -> Result<Value, Vec<Value>> {
@@ -1499,18 +1510,12 @@ backchannel_logout_uri = "{uri}/bcl-unused"
 "#
     ))
     .await;
-    let next = async |logouts: &mut tokio::sync::mpsc::UnboundedReceiver<(String, String)>| {
-        tokio::time::timeout(Duration::from_secs(10), logouts.recv())
-            .await
-            .expect("a logout token within 10 s")
-            .unwrap()
-    };
 
     // Sign-out.
     let sid = signed_in_to(&op, &op.signed_in, "bcl").await;
     let r = sign_out(&op).await;
     assert_eq!(r.status(), 302);
-    let (client, token) = next(&mut logouts).await;
+    let (client, token) = next_logout(&mut logouts).await;
     assert_eq!(client, "bcl");
     let claims = verified_logout_token(&op, "bcl", &token).await;
     assert_eq!(claims["sid"], sid.as_str(), "{claims}");
@@ -1538,7 +1543,7 @@ backchannel_logout_uri = "{uri}/bcl-unused"
             .await
             .unwrap();
         assert_eq!(r.status(), 200, "{path}: {}", r.text().await.unwrap());
-        let (client, token) = next(&mut logouts).await;
+        let (client, token) = next_logout(&mut logouts).await;
         assert_eq!(client, "bcl");
         verified_logout_token(&op, "bcl", &token).await
     };
@@ -1787,6 +1792,183 @@ async fn third_party_clients_ask_for_consent_once() {
     )
     .await;
     assert_eq!(r.status(), 302);
+}
+
+/// "Apps with access": each client the user signed in to is listed on the account page
+/// (the JSON route and the HTML page), with its scopes. Removing one's access voids what it
+/// holds for the user — its refresh token, its access token at userinfo and introspection,
+/// a code not yet redeemed — tells it by back-channel logout (a logout token naming the
+/// user, no session), and makes a third-party client ask for consent again; tokens after a
+/// new consent work while the old ones stay void. Another client's tokens are untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_an_apps_access_voids_its_tokens_and_signs_it_out() {
+    let (uri, mut logouts) = logout_receiver().await;
+    let op = start_with(&format!(
+        r#"
+[[oidc_provider.clients]]
+id = "third"
+name = "A Third-Party App"
+secret = "{RP_SECRET}"
+redirect_uris = ["{CB}"]
+consent = true
+grant_types = ["authorization_code", "refresh_token"]
+backchannel_logout_uri = "{uri}/third"
+"#
+    ))
+    .await;
+    let browser = &op.signed_in;
+    let third = Some(("third", RP_SECRET));
+    let ask = async |prompt: Option<&str>| {
+        let mut p = vec![
+            ("client_id", "third"),
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", "openid email offline_access"),
+            ("state", "st"),
+        ];
+        p.extend(prompt.map(|v| ("prompt", v)));
+        authorize_as(&op, browser, &p).await
+    };
+    let consented_code = async || {
+        let r = ask(None).await;
+        assert_eq!(r.status(), 200, "the consent page");
+        let ticket = consent_ticket(&r.text().await.unwrap());
+        let r = browser
+            .post(format!("{}/oidc/consent", op.base))
+            .form(&[("ticket", ticket.as_str()), ("decision", "allow")])
+            .send()
+            .await
+            .unwrap();
+        let to = location(&r).unwrap();
+        query(&to, "code").unwrap_or_else(|| panic!("no code: {to}"))
+    };
+    let refresh = async |t: &str| {
+        token(
+            &op,
+            third,
+            &[("grant_type", "refresh_token"), ("refresh_token", t)],
+        )
+        .await
+    };
+    let introspected = async |t: &str| {
+        let (s, body) = post_form(&op, "/oidc/introspect", third, &[("token", t)]).await;
+        assert_eq!(s, 200, "{body}");
+        body["active"].as_bool().unwrap()
+    };
+
+    // Signed in to the third-party client (consent, offline access) and to `rp`.
+    let c = consented_code().await;
+    let (s, first) = token(&op, third, &grant(&c, None)).await;
+    assert_eq!(s, 200, "{first}");
+    let (r1, a1) = (
+        first["refresh_token"].as_str().unwrap().to_owned(),
+        first["access_token"].as_str().unwrap().to_owned(),
+    );
+    let pending = query(&location(&ask(Some("none")).await).unwrap(), "code").unwrap();
+    let c = code_for(&op, "rp", "openid email", false).await;
+    let (s, rp_tokens) = token(&op, Some(("rp", RP_SECRET)), &grant(&c, None)).await;
+    assert_eq!(s, 200, "{rp_tokens}");
+    let rp_access = rp_tokens["access_token"].as_str().unwrap().to_owned();
+
+    // Listed, by client id, with names and scopes.
+    let listed: Value = browser
+        .get(format!("{}/account/apps", op.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let apps: Vec<(&str, &str)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["clientId"].as_str().unwrap(), a["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        apps,
+        [("rp", "A relying party"), ("third", "A Third-Party App")],
+        "{listed}"
+    );
+    assert_eq!(
+        listed[1]["scopes"],
+        serde_json::json!(["email", "offline_access", "openid"])
+    );
+    let page = browser
+        .get(format!("{}/auth/account", op.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Apps with access"), "{page}");
+    assert!(page.contains("A Third-Party App"), "{page}");
+    assert!(page.contains(r#"name="clientId" value="third""#), "{page}");
+
+    // Removed from the account page's form.
+    let csrf = binary::csrf_token(browser, &op.base).await;
+    let r = browser
+        .post(format!("{}/auth/account", op.base))
+        .form(&[
+            ("csrfToken", csrf.as_str()),
+            ("op", "app-revoke"),
+            ("clientId", "third"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 302);
+    let to = r.headers()["location"].to_str().unwrap();
+    assert!(to.ends_with("/auth/account?notice=app-revoked"), "{to}");
+
+    // Told by back-channel logout: the user, every session.
+    let (client, logout) = next_logout(&mut logouts).await;
+    assert_eq!(client, "third");
+    let claims = verified_logout_token(&op, "third", &logout).await;
+    assert!(claims.get("sid").is_none(), "{claims}");
+    assert!(claims["sub"].as_str().is_some(), "{claims}");
+
+    // Everything the client held is void; rp's token is not.
+    let (s, body) = refresh(&r1).await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{body}"
+    );
+    assert_eq!(userinfo_status(&op, &a1).await, 401);
+    assert!(!introspected(&a1).await);
+    let (s, body) = token(&op, third, &grant(&pending, None)).await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{body}"
+    );
+    assert_eq!(userinfo_status(&op, &rp_access).await, 200);
+
+    // Consent again: asked (prompt=none cannot skip it), then new tokens that work; the old
+    // refresh token stays void.
+    let r = ask(Some("none")).await;
+    let to = location(&r).unwrap();
+    assert_eq!(
+        query(&to, "error").as_deref(),
+        Some("consent_required"),
+        "{to}"
+    );
+    let c = consented_code().await;
+    let (s, again) = token(&op, third, &grant(&c, None)).await;
+    assert_eq!(s, 200, "{again}");
+    let a2 = again["access_token"].as_str().unwrap();
+    assert_eq!(userinfo_status(&op, a2).await, 200);
+    assert!(introspected(a2).await);
+    let (s, body) = refresh(again["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(s, 200, "{body}");
+    let (s, body) = refresh(&r1).await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{body}"
+    );
 }
 
 /// The Rust `openidconnect` crate as the relying party: discovery (with the logout

@@ -29,8 +29,9 @@ pub(crate) struct Dialect {
     pub user_ids: Ids,
     /// Ids of `accounts` and `sessions`.
     pub row_ids: Ids,
-    /// How an insert that meets an existing key updates it instead (`{upsert}`):
-    /// `ON CONFLICT (id) DO UPDATE SET` or MySQL's `ON DUPLICATE KEY UPDATE`.
+    /// How an insert that meets an existing key updates it instead (`{upsert}` on the `id`
+    /// key, `{upsert access}` on `app_access`'s): `ON CONFLICT ({key}) DO UPDATE SET` or
+    /// MySQL's `ON DUPLICATE KEY UPDATE`.
     pub upsert: &'static str,
     /// ` FOR UPDATE` where a read can lock its row (`{for update}`); SQLite locks the whole
     /// database for a writing transaction instead.
@@ -55,6 +56,8 @@ pub(crate) struct Tables {
     pub recovery_codes: &'static str,
     /// Rate-limit counts and marks (authcore's own table).
     pub rate_limits: &'static str,
+    /// Access granted to applications (authcore's own table).
+    pub app_access: &'static str,
 }
 
 /// The table names of Auth.js's `@auth/pg-adapter` (also used on SQLite).
@@ -69,6 +72,7 @@ pub(crate) const PG_ADAPTER_TABLES: Tables = Tables {
     two_factors: "two_factors",
     recovery_codes: "recovery_codes",
     rate_limits: "rate_limits",
+    app_access: "app_access",
 };
 
 impl Dialect {
@@ -86,9 +90,10 @@ impl Dialect {
     /// Renders a statement template: `"` becomes the dialect's quote, each `?` its next
     /// placeholder, and the fragments
     /// - `{users}`, `{accounts}`, `{sessions}`, `{tokens}`, `{authenticators}`,
-    ///   `{revocations}`, `{two_factors}`, `{recovery_codes}`, `{rate_limits}`: table names;
-    /// - `{upsert}`, `{for update}`: the dialect's [`Dialect::upsert`] and
-    ///   [`Dialect::for_update`];
+    ///   `{revocations}`, `{two_factors}`, `{recovery_codes}`, `{rate_limits}`,
+    ///   `{app_access}`: table names;
+    /// - `{upsert}`, `{upsert access}`, `{for update}`: the dialect's [`Dialect::upsert`]
+    ///   (on the `id` key, or on `app_access`'s) and [`Dialect::for_update`];
     /// - `{user}`, `{account}`, `{session}`, `{authenticator}`: a row's columns, in the
     ///   order the row readers of [`crate::ops`] expect;
     /// - `{uid,}` / `{u?,}` and `{rid,}` / `{r?,}`: the id column and its value when the
@@ -114,7 +119,12 @@ impl Dialect {
             .replace("{two_factors}", &q(t.two_factors))
             .replace("{recovery_codes}", &q(t.recovery_codes))
             .replace("{rate_limits}", &q(t.rate_limits))
-            .replace("{upsert}", self.upsert)
+            .replace("{app_access}", &q(t.app_access))
+            .replace("{upsert}", &self.upsert.replace("{key}", "id"))
+            .replace(
+                "{upsert access}",
+                &self.upsert.replace("{key}", r#""userId", "clientId""#),
+            )
             .replace("{for update}", self.for_update)
             .replace("{uid,}", adapter_ids(self.user_ids, "id, "))
             .replace("{u?,}", adapter_ids(self.user_ids, "?, "))
@@ -253,6 +263,19 @@ queries! {
     /// Binds: now.
     delete_expired_rate_limits = "DELETE FROM {rate_limits} WHERE expires < ?";
     update_authenticator_counter = r#"UPDATE {authenticators} SET counter = ? WHERE "credentialID" = ?"#;
+    /// Binds: user id, client id, client name, '' (no scopes), now, now. Makes the row
+    /// (revoked-looking, epoch 0) if missing and, in a transaction, locks it.
+    lock_app_access = r#"INSERT INTO {app_access} ("userId", "clientId", "clientName", scopes, "createdAt", "updatedAt", epoch) VALUES (?, ?, ?, ?, ?, ?, 0) {upsert access} epoch = {app_access}.epoch"#;
+    get_app_access_locked = r#"SELECT "clientName", scopes, "createdAt", "updatedAt", epoch FROM {app_access} WHERE "userId" = ? AND "clientId" = ?{for update}"#;
+    get_app_access = r#"SELECT "clientName", scopes, "createdAt", "updatedAt", epoch FROM {app_access} WHERE "userId" = ? AND "clientId" = ?"#;
+    /// Binds: user id, '' (no scopes).
+    list_app_access = r#"SELECT "clientId", "clientName", scopes, "createdAt", "updatedAt", epoch FROM {app_access} WHERE "userId" = ? AND scopes <> ?"#;
+    /// Binds: client name, scopes, created, updated, user id, client id.
+    set_app_access = r#"UPDATE {app_access} SET "clientName" = ?, scopes = ?, "createdAt" = ?, "updatedAt" = ? WHERE "userId" = ? AND "clientId" = ?"#;
+    /// Binds: '' (no scopes), now, user id, client id, ''. Only unrevoked access: of two
+    /// concurrent revocations one changes the row.
+    revoke_app_access = r#"UPDATE {app_access} SET scopes = ?, epoch = epoch + 1, "updatedAt" = ? WHERE "userId" = ? AND "clientId" = ? AND scopes <> ?"#;
+    delete_user_app_access = r#"DELETE FROM {app_access} WHERE "userId" = ?"#;
 }
 
 #[cfg(test)]

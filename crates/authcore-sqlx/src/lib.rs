@@ -130,8 +130,8 @@ use direct::DirectReads;
 use async_trait::async_trait;
 use authcore::SignInInfo;
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity,
-    TwoFactor, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, JwtRevocation, NewUser,
+    SessionActivity, TwoFactor, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator, ProviderType};
 use std::sync::Arc;
@@ -802,6 +802,41 @@ impl Adapter for SqlxAdapter {
 
     async fn count_recovery_codes(&self, user_id: &str) -> Result<u64, AdapterError> {
         dispatch!(self, count_recovery_codes(user_id))
+    }
+
+    async fn grant_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+        client_name: &str,
+        scopes: &[String],
+        at: OffsetDateTime,
+    ) -> Result<AppAccess, AdapterError> {
+        dispatch!(
+            self,
+            grant_app_access(user_id, client_id, client_name, scopes, at)
+        )
+    }
+
+    async fn get_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+    ) -> Result<Option<AppAccess>, AdapterError> {
+        dispatch!(self, get_app_access(user_id, client_id))
+    }
+
+    async fn list_app_access(&self, user_id: &str) -> Result<Vec<AppAccess>, AdapterError> {
+        dispatch!(self, list_app_access(user_id))
+    }
+
+    async fn revoke_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+        at: OffsetDateTime,
+    ) -> Result<bool, AdapterError> {
+        dispatch!(self, revoke_app_access(user_id, client_id, at))
     }
 }
 

@@ -24,6 +24,7 @@ pub(crate) static DIALECT: Dialect = Dialect {
         two_factors: "twoFactor",
         recovery_codes: "recoveryCode",
         rate_limits: "rateLimit",
+        app_access: "appAccess",
     },
     user_ids: Ids::Uuid,
     row_ids: Ids::None,

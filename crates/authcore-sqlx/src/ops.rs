@@ -8,8 +8,8 @@
 
 use authcore::SignInInfo;
 use authcore::adapter::{
-    AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity, TwoFactor,
-    UserUpdate, VerificationToken,
+    AdapterError, AdapterSession, AdapterUser, AppAccess, JwtRevocation, NewUser, SessionActivity,
+    TwoFactor, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator};
 use std::time::Duration;
@@ -318,6 +318,7 @@ pub(crate) async fn delete_user(pool: &Pool, id: &str) -> Result<(), AdapterErro
         &sql.delete_user_revocation,
         &sql.delete_user_two_factor,
         &sql.delete_user_recovery_codes,
+        &sql.delete_user_app_access,
         &sql.delete_user,
     ]
     .map(|s| (s.as_str(), vec![Arg::UserId(id.to_owned())]));
@@ -795,6 +796,150 @@ pub(crate) async fn count_recovery_codes(pool: &Pool, user_id: &str) -> Result<u
         .map_err(map_sqlx(OP))?;
     let count = one(OP, row, Reader::int)?.unwrap_or(0);
     Ok(u64::try_from(count).unwrap_or(0))
+}
+
+// ---------------------------------------------------------------------------------------
+// Access granted to applications
+
+/// The columns of an access row after its client id: name, scopes, created, updated, epoch.
+const APP_ACCESS: [Col; 5] = [Col::Text, Col::Text, Col::Time, Col::Time, Col::Int];
+
+impl Reader {
+    /// An access row's columns from the client name on.
+    fn app_access(&mut self, user_id: &str, client_id: String) -> Result<AppAccess, AdapterError> {
+        Ok(AppAccess {
+            user_id: user_id.to_owned(),
+            client_id,
+            client_name: self.text()?,
+            scopes: self
+                .text()?
+                .split(' ')
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            created_at: self.time()?,
+            updated_at: self.time()?,
+            epoch: self.int()?,
+        })
+    }
+}
+
+pub(crate) async fn grant_app_access(
+    pool: &Pool,
+    user_id: &str,
+    client_id: &str,
+    client_name: &str,
+    scopes: &[String],
+    at: OffsetDateTime,
+) -> Result<AppAccess, AdapterError> {
+    const OP: &str = "grant_app_access";
+    let user = required_user_id(pool, OP, Some(user_id))?;
+    let sql = pool.sql();
+    let key = || vec![user.clone(), Arg::text(client_id)];
+    let mut lock = key();
+    lock.extend([
+        Arg::text(client_name),
+        Arg::text(""),
+        Arg::Time(Some(at)),
+        Arg::Time(Some(at)),
+    ]);
+    // The row is made if missing and locked: the scopes read and the scopes written are one
+    // step, so concurrent grants lose none.
+    let step = pool.locked_update(
+        (&sql.lock_app_access, lock),
+        (&sql.get_app_access_locked, key(), &APP_ACCESS),
+        |row| {
+            let previous = match row {
+                Some(row) => Reader::new(OP, row).app_access(user_id, client_id.to_owned()),
+                None => Err(data_error(OP, "the locked row was not found")),
+            };
+            let access = previous
+                .map(|p| AppAccess::granted(Some(p), user_id, client_id, client_name, scopes, at));
+            let writes = match &access {
+                Ok(a) => {
+                    let mut args = vec![
+                        Arg::text(a.client_name.as_str()),
+                        Arg::text(a.scopes.join(" ")),
+                        Arg::Time(Some(a.created_at)),
+                        Arg::Time(Some(a.updated_at)),
+                    ];
+                    args.extend(key());
+                    vec![(sql.set_app_access.as_str(), args)]
+                }
+                Err(_) => Vec::new(),
+            };
+            (writes, access)
+        },
+    );
+    step.await.map_err(map_sqlx(OP))?
+}
+
+pub(crate) async fn get_app_access(
+    pool: &Pool,
+    user_id: &str,
+    client_id: &str,
+) -> Result<Option<AppAccess>, AdapterError> {
+    const OP: &str = "get_app_access";
+    if !pool.is_user_id(user_id) {
+        return Ok(None);
+    }
+    let args = vec![Arg::UserId(user_id.to_owned()), Arg::text(client_id)];
+    let row = pool
+        .fetch_optional(&pool.sql().get_app_access, args, &APP_ACCESS)
+        .await
+        .map_err(map_sqlx(OP))?;
+    one(OP, row, |r| r.app_access(user_id, client_id.to_owned()))
+}
+
+pub(crate) async fn list_app_access(
+    pool: &Pool,
+    user_id: &str,
+) -> Result<Vec<AppAccess>, AdapterError> {
+    const OP: &str = "list_app_access";
+    if !pool.is_user_id(user_id) {
+        return Ok(Vec::new());
+    }
+    let args = vec![Arg::UserId(user_id.to_owned()), Arg::text("")];
+    let cols = [&[Col::Text][..], &APP_ACCESS[..]].concat();
+    let rows = pool
+        .fetch_all(&pool.sql().list_app_access, args, &cols)
+        .await
+        .map_err(map_sqlx(OP))?;
+    let mut list = rows
+        .into_iter()
+        .map(|row| {
+            let mut r = Reader::new(OP, row);
+            let client_id = r.text()?;
+            r.app_access(user_id, client_id)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // Bytewise order whatever the database's collation.
+    list.sort_unstable_by(|a, b| a.client_id.cmp(&b.client_id));
+    Ok(list)
+}
+
+pub(crate) async fn revoke_app_access(
+    pool: &Pool,
+    user_id: &str,
+    client_id: &str,
+    at: OffsetDateTime,
+) -> Result<bool, AdapterError> {
+    if !pool.is_user_id(user_id) {
+        return Ok(false);
+    }
+    // Only unrevoked access is changed: of concurrent revocations one changes the row.
+    let args = vec![
+        Arg::text(""),
+        Arg::Time(Some(at)),
+        Arg::UserId(user_id.to_owned()),
+        Arg::text(client_id),
+        Arg::text(""),
+    ];
+    let changed = pool
+        .execute(&pool.sql().revoke_app_access, args)
+        .await
+        .map_err(map_sqlx("revoke_app_access"))?;
+    Ok(changed > 0)
 }
 
 // ---------------------------------------------------------------------------------------

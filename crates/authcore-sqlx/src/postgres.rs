@@ -16,7 +16,7 @@ pub(crate) static DIALECT: Dialect = Dialect {
     tables: PG_ADAPTER_TABLES,
     user_ids: Ids::Serial,
     row_ids: Ids::Serial,
-    upsert: "ON CONFLICT (id) DO UPDATE SET",
+    upsert: "ON CONFLICT ({key}) DO UPDATE SET",
     for_update: " FOR UPDATE",
     queries: OnceLock::new(),
 };

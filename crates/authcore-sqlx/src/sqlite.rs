@@ -20,7 +20,7 @@ pub(crate) static DIALECT: Dialect = Dialect {
     tables: PG_ADAPTER_TABLES,
     user_ids: Ids::Uuid,
     row_ids: Ids::Uuid,
-    upsert: "ON CONFLICT (id) DO UPDATE SET",
+    upsert: "ON CONFLICT ({key}) DO UPDATE SET",
     for_update: "",
     queries: OnceLock::new(),
 };

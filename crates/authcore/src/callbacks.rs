@@ -287,6 +287,18 @@ pub struct SessionsEndedEvent<'a> {
     pub all: bool,
 }
 
+/// A user revoked an application's access from the account page (beyond Auth.js; authcore
+/// as an OpenID Provider): its tokens for the user are void, and its sessions of the user
+/// should end (back-channel logout).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct AppAccessRevokedEvent<'a> {
+    /// The user.
+    pub user_id: &'a str,
+    /// The application's OpenID Connect `client_id`.
+    pub client_id: &'a str,
+}
+
 /// Auth.js events: awaited, errors logged as `EventError` and otherwise ignored.
 #[async_trait]
 pub trait Events: Send + Sync + 'static {
@@ -339,6 +351,11 @@ pub trait Events: Send + Sync + 'static {
     /// After sessions ended before their time (beyond Auth.js): after the `signOut` event
     /// of a sign-out, and for the account functions that end sessions.
     async fn sessions_ended(&self, message: SessionsEndedEvent<'_>) -> Result<(), BoxError> {
+        let _ = message;
+        Ok(())
+    }
+    /// After the user revoked an application's access (beyond Auth.js).
+    async fn app_access_revoked(&self, message: AppAccessRevokedEvent<'_>) -> Result<(), BoxError> {
         let _ = message;
         Ok(())
     }

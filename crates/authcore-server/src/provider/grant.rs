@@ -37,6 +37,15 @@ pub struct Grant {
     /// Logout 1.0 §2.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<String>,
+    /// The epoch of the user's access for the client when it was granted
+    /// ([`authcore::adapter::AppAccess::epoch`]): once the user revokes the access, the
+    /// epoch moves on and the grant is void.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub epoch: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 /// What an authorization code stands for, sealed into the code itself (a JWE under the auth
@@ -67,6 +76,7 @@ impl CodeGrant {
         auth_time: Option<i64>,
         amr: Vec<String>,
         sid: Option<String>,
+        epoch: i64,
         jti: String,
     ) -> Self {
         CodeGrant {
@@ -77,6 +87,7 @@ impl CodeGrant {
                 auth_time,
                 amr,
                 sid,
+                epoch,
             },
             redirect_uri: request.redirect_uri.clone(),
             nonce: request.nonce.clone(),
@@ -271,6 +282,9 @@ pub struct AccessTokenClaims {
     /// (`client_credentials`), which stands for no user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant: Option<String>,
+    /// The grant's [`Grant::epoch`] (void with it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub epoch: i64,
 }
 
 /// The event a logout token carries (Back-Channel Logout 1.0 §2.4).
@@ -340,6 +354,7 @@ mod tests {
                 auth_time: None,
                 amr: Vec::new(),
                 sid: None,
+                epoch: 0,
             },
             redirect_uri: "https://app.example.com/cb".into(),
             nonce: None,

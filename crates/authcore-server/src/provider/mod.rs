@@ -14,9 +14,12 @@
 //! sealed codes and refresh tokens and their single-use marks, the signatures, the user read
 //! and the logout tokens' delivery.
 //!
-//! What is kept between requests lives in the handler's single-use store (memory, or Redis
-//! shared by several instances): used codes and refresh tokens, revoked tokens and grants,
-//! and which clients each session signed in to.
+//! What is kept between requests lives in the handler's single-use store (memory, the
+//! database, or Redis, shared by several instances): used codes and refresh tokens, revoked
+//! tokens and grants, and which clients each session signed in to. The access each user
+//! granted to each client (its scopes, which stand for the consent, and an epoch that a
+//! revocation from the account page moves on, voiding every token of the client for the
+//! user) lives in the adapter, with the users.
 //!
 //! Needs a database (the users and their ids) and second factors on (the default with a
 //! database): sessions then record when and how their user signed in, for `auth_time`,
@@ -96,8 +99,6 @@ const REFRESH_SALT: &str = "authcore.oidc-provider.refresh";
 const CONSENT_SALT: &str = "authcore.oidc-provider.consent";
 /// How long the consent page may stay open (seconds).
 const CONSENT_TICKET_TTL_SECS: u64 = 600;
-/// How long a user's consent to a client is remembered (seconds).
-const CONSENT_TTL_SECS: u64 = 365 * 86_400;
 /// The salt of the sealed way back of a logout (its post-logout redirect URI and state).
 const LOGOUT_SALT: &str = "authcore.oidc-provider.logout";
 /// How long the sign-out page may take before the way back is void (seconds).
@@ -301,7 +302,8 @@ pub struct ProviderState {
     pub auth: Auth,
     /// The provider.
     pub provider: Arc<OpenIdProvider>,
-    /// The users (the adapter the handler stores them in).
+    /// The users (the adapter the handler stores them in), with the access they granted to
+    /// clients ([`AdapterMethod::APP_ACCESS`](authcore::adapter::AdapterMethod::APP_ACCESS)).
     pub users: Arc<dyn Adapter>,
 }
 
@@ -508,7 +510,10 @@ async fn authorize(
         (false, Some(sub)) => {
             let amr = lookup.sign_in.map(|i| i.amr).unwrap_or_default();
             match s.consent_to_ask(&request, &sub).await {
-                Ok(false) => s.issue_code(&request, &sub, auth_time, amr, lookup.session_id),
+                Ok(false) => {
+                    s.issue_code(&request, &sub, auth_time, amr, lookup.session_id)
+                        .await
+                }
                 Ok(true) if request.prompt == Prompt::None => s.provider.refuse(
                     &request,
                     "consent_required",
@@ -553,8 +558,9 @@ fn shown_error(message: &str) -> Response {
 }
 
 impl ProviderState {
-    /// The code of `request` for `sub`, sent to the client.
-    fn issue_code(
+    /// The code of `request` for `sub`, sent to the client; the user's access for the client
+    /// is recorded (or renewed) first, and the code carries its epoch.
+    async fn issue_code(
         &self,
         request: &AuthorizationRequest,
         sub: &str,
@@ -562,10 +568,25 @@ impl ProviderState {
         amr: Vec<String>,
         sid: Option<String>,
     ) -> Response {
+        let Some(client) = self.provider.clients.get(&request.client_id) else {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        let now = time::OffsetDateTime::now_utc();
+        let access = match self
+            .users
+            .grant_app_access(sub, client.id(), client.name(), &request.scopes, now)
+            .await
+        {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::error!(error = %e, "oidc provider: cannot record the user's access for a client");
+                return StatusCode::SERVICE_UNAVAILABLE.into_response();
+            }
+        };
         let Some(jti) = random_token() else {
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         };
-        let grant = CodeGrant::new(request, sub, auth_time, amr, sid, jti);
+        let grant = CodeGrant::new(request, sub, auth_time, amr, sid, access.epoch, jti);
         let claims = match serde_json::to_value(&grant) {
             Ok(Value::Object(m)) => m,
             _ => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
@@ -587,6 +608,26 @@ impl ProviderState {
         p.extend(request.state.clone().map(|st| ("state", st)));
         self.provider
             .answer(&request.redirect_uri, request.response_mode, p)
+    }
+
+    /// The user's access for `client`, as the adapter keeps it; the `503` answer when it
+    /// cannot be read (refused rather than served on a guess).
+    async fn app_access(
+        &self,
+        sub: &str,
+        client: &str,
+    ) -> Result<Option<authcore::adapter::AppAccess>, Box<Response>> {
+        self.users.get_app_access(sub, client).await.map_err(|e| {
+            tracing::error!(error = %e, "oidc provider: the users' app access is unreadable");
+            unavailable("the app access cannot be read")
+        })
+    }
+
+    /// Whether the user's access for the client still stands in the epoch the grant was
+    /// made in (the user has not revoked it from the account page since).
+    async fn grant_stands(&self, grant: &Grant) -> Result<bool, Box<Response>> {
+        let access = self.app_access(&grant.sub, &grant.client_id).await?;
+        Ok(access.map_or(0, |a| a.epoch) == grant.epoch)
     }
 }
 
@@ -1032,6 +1073,9 @@ impl ProviderState {
             self.revoke_grant(&grant.jti).await;
             return Err(invalid_grant("the code was used already"));
         }
+        if !self.grant_stands(&grant.grant).await? {
+            return Err(invalid_grant("the user revoked this client's access"));
+        }
         let user = self.user(&grant.grant.sub).await?;
         if client.backchannel_logout_uri().is_some() {
             self.remember_sign_in(client.id(), &grant.grant).await;
@@ -1100,6 +1144,9 @@ impl ProviderState {
                 "the refresh token was used already; its grant is revoked",
             ));
         }
+        if !self.grant_stands(&refresh.grant).await? {
+            return Err(invalid_grant("the user revoked this client's access"));
+        }
         let user = self.user(&refresh.grant.sub).await?;
         let next = refresh.next(random_token().ok_or_else(no_randomness)?);
         self.user_tokens(
@@ -1137,6 +1184,7 @@ impl ProviderState {
             exp: now + p.access_token_ttl,
             jti: random_token().ok_or_else(no_randomness)?,
             grant: None,
+            epoch: 0,
         };
         let access_token = p
             .keys
@@ -1168,6 +1216,7 @@ impl ProviderState {
             exp: now + p.access_token_ttl,
             jti: random_token().ok_or_else(no_randomness)?,
             grant: Some(t.grant_id.to_owned()),
+            epoch: t.grant.epoch,
         };
         let access_token = p
             .keys
@@ -1476,6 +1525,11 @@ impl ProviderState {
             other => other,
         };
         match revoked {
+            Ok(false) if claims.grant.is_some() => {
+                // A user's token: void once the user revoked the client's access.
+                let access = self.app_access(&claims.sub, &claims.client_id).await?;
+                Ok((access.map_or(0, |a| a.epoch) == claims.epoch).then_some(claims))
+            }
             Ok(false) => Ok(Some(claims)),
             Ok(true) => Ok(None),
             Err(e) => {
@@ -1571,9 +1625,6 @@ async fn introspect(State(s): State<ProviderState>, headers: HeaderMap, body: By
     no_store(json_response(StatusCode::OK, &body))
 }
 
-/// The kind of the marks that remember a user's consent to a client, per scope.
-const CONSENTED: &str = "oidc-provider-consent";
-
 /// The consent page's ticket: the authorization request it answers and for whom (sealed
 /// into the page, a JWE under the auth secret with a salt of its own, ten minutes). Only
 /// the same user in the same session can answer with it: it is the page's CSRF token too.
@@ -1608,7 +1659,8 @@ fn scope_description(scope: &str) -> &'static str {
 
 impl ProviderState {
     /// Whether the user must be asked before `request` is answered: the client asks for
-    /// consent, and the user has not allowed each scope (or `prompt=consent`).
+    /// consent, and the user's access for it does not cover each scope (or
+    /// `prompt=consent`).
     async fn consent_to_ask(
         &self,
         request: &AuthorizationRequest,
@@ -1625,18 +1677,8 @@ impl ProviderState {
         if request.prompt_consent {
             return Ok(true);
         }
-        for scope in &request.scopes {
-            let key = client_key(&client_key(sub, &request.client_id), scope);
-            match self.auth.is_marked(CONSENTED, &key).await {
-                Ok(true) => {}
-                Ok(false) => return Ok(true),
-                Err(e) => {
-                    tracing::error!(error = %e, "oidc provider: consents unreadable");
-                    return Err(Box::new(StatusCode::SERVICE_UNAVAILABLE.into_response()));
-                }
-            }
-        }
-        Ok(false)
+        let access = self.app_access(sub, &request.client_id).await?;
+        Ok(!access.is_some_and(|a| a.covers(&request.scopes)))
     }
 
     /// The consent page for `request` (framing refused, nothing cached).
@@ -1739,18 +1781,12 @@ async fn consent(
     };
     let mut response = match param("decision") {
         Some("allow") => {
-            let ttl = std::time::Duration::from_secs(CONSENT_TTL_SECS);
-            for scope in &request.scopes {
-                let key = client_key(&client_key(&ticket.sub, &request.client_id), scope);
-                if let Err(e) = s.auth.mark(CONSENTED, &key, ttl).await {
-                    tracing::error!(error = %e, "oidc provider: cannot remember a consent");
-                    return StatusCode::SERVICE_UNAVAILABLE.into_response();
-                }
-            }
+            // Remembered as the user's access for the client, which issuing the code records.
             tracing::info!(client = %request.client_id, user = %ticket.sub, "oidc provider: consent given");
             let auth_time = lookup.sign_in.as_ref().and_then(|i| i.auth_time);
             let amr = lookup.sign_in.map(|i| i.amr).unwrap_or_default();
             s.issue_code(&request, &ticket.sub, auth_time, amr, ticket.sid)
+                .await
         }
         Some("deny") => s.provider.refuse(
             &request,
@@ -1829,6 +1865,53 @@ impl BackChannelLogout {
     }
 }
 
+impl BackChannelLogout {
+    /// Posts a logout token for `user`'s session `sid` (none: all of them) to `client`'s
+    /// `backchannel_logout_uri`, in the background.
+    fn post_logout_token(
+        &self,
+        client: &clients::Client,
+        user: &str,
+        sid: Option<&str>,
+    ) -> Result<(), authcore::BoxError> {
+        let Some(uri) = client.backchannel_logout_uri() else {
+            return Ok(());
+        };
+        let p = &self.provider;
+        let jti = random_token().ok_or("no randomness")?;
+        let claims = LogoutTokenClaims::new(&p.issuer, client.id(), user, sid, &jti, time_now());
+        let token = p
+            .keys
+            .sign_claims_as(client.id_token_alg(), Some("logout+jwt"), &claims)
+            .map_err(|e| e.to_string())?;
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("logout_token", &token)
+            .finish();
+        let request = authcore::http::Request::post(uri)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Bytes::from(body))?;
+        let client_id = client.id().to_owned();
+        tokio::spawn(async move {
+            let http = authcore::http_client::ReqwestClient::shared();
+            match tokio::time::timeout(LOGOUT_DELIVERY_TIMEOUT, http.send(request)).await {
+                Ok(Ok(r)) if r.status().is_success() => {
+                    tracing::info!(client = %client_id, "oidc provider: back-channel logout delivered");
+                }
+                Ok(Ok(r)) => {
+                    tracing::warn!(client = %client_id, status = r.status().as_u16(), "oidc provider: back-channel logout refused by the client");
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!(client = %client_id, error = %e, "oidc provider: back-channel logout not delivered");
+                }
+                Err(_) => {
+                    tracing::warn!(client = %client_id, "oidc provider: back-channel logout timed out");
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
 #[authcore::async_trait]
 impl authcore::callbacks::Events for BackChannelLogout {
     async fn sessions_ended(
@@ -1838,52 +1921,24 @@ impl authcore::callbacks::Events for BackChannelLogout {
         let Some(auth) = self.auth.get() else {
             return Ok(());
         };
-        let p = &self.provider;
         let recipients = self
             .recipients(auth, message.user_id, message.session_ids, message.all)
             .await?;
         for (client, sid) in recipients {
-            let Some(uri) = client.backchannel_logout_uri() else {
-                continue;
-            };
-            let jti = random_token().ok_or("no randomness")?;
-            let claims = LogoutTokenClaims::new(
-                &p.issuer,
-                client.id(),
-                message.user_id,
-                sid,
-                &jti,
-                time_now(),
-            );
-            let token = p
-                .keys
-                .sign_claims_as(client.id_token_alg(), Some("logout+jwt"), &claims)
-                .map_err(|e| e.to_string())?;
-            let body = url::form_urlencoded::Serializer::new(String::new())
-                .append_pair("logout_token", &token)
-                .finish();
-            let request = authcore::http::Request::post(uri)
-                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-                .body(Bytes::from(body))?;
-            let client_id = client.id().to_owned();
-            tokio::spawn(async move {
-                let http = authcore::http_client::ReqwestClient::shared();
-                match tokio::time::timeout(LOGOUT_DELIVERY_TIMEOUT, http.send(request)).await {
-                    Ok(Ok(r)) if r.status().is_success() => {
-                        tracing::info!(client = %client_id, "oidc provider: back-channel logout delivered");
-                    }
-                    Ok(Ok(r)) => {
-                        tracing::warn!(client = %client_id, status = r.status().as_u16(), "oidc provider: back-channel logout refused by the client");
-                    }
-                    Ok(Err(e)) => {
-                        tracing::warn!(client = %client_id, error = %e, "oidc provider: back-channel logout not delivered");
-                    }
-                    Err(_) => {
-                        tracing::warn!(client = %client_id, "oidc provider: back-channel logout timed out");
-                    }
-                }
-            });
+            self.post_logout_token(client, message.user_id, sid)?;
         }
         Ok(())
+    }
+
+    /// The client whose access the user revoked ends the user's sessions with it (all of
+    /// them: the logout token names the user, no session).
+    async fn app_access_revoked(
+        &self,
+        message: authcore::callbacks::AppAccessRevokedEvent<'_>,
+    ) -> Result<(), authcore::BoxError> {
+        match self.provider.clients.get(message.client_id) {
+            Some(client) => self.post_logout_token(client, message.user_id, None),
+            None => Ok(()),
+        }
     }
 }

@@ -27,8 +27,8 @@ pub use routes::AccountRoute;
 
 use crate::actions::account as ops;
 pub use crate::actions::account::{
-    AccountError, CurrentSession, LinkedAccount, MAX_PASSKEY_NAME_CHARS, Passkey, SessionInfo,
-    SignInMethods,
+    AccountError, AppInfo, CurrentSession, LinkedAccount, MAX_PASSKEY_NAME_CHARS, Passkey,
+    SessionInfo, SignInMethods,
 };
 use crate::handler::Auth;
 
@@ -175,6 +175,24 @@ impl Auth {
         name: &str,
     ) -> Result<(), AccountError> {
         ops::rename_passkey(&self.config().inner, user_id, credential_id, name).await
+    }
+
+    /// The applications the user gave access to through authcore as an OpenID Provider
+    /// ("apps with access"), by client id; none when the adapter keeps no app access.
+    pub async fn apps_with_access(&self, user_id: &str) -> Result<Vec<AppInfo>, AccountError> {
+        ops::apps(&self.config().inner, user_id).await
+    }
+
+    /// Revokes the user's access for application `client_id` ([`AppInfo::client_id`]): the
+    /// consent is forgotten and the tokens the application holds for the user are void
+    /// from their next use (refresh, userinfo, introspection). [`AccountError::NotFound`]
+    /// when the user has no access for it.
+    pub async fn revoke_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+    ) -> Result<(), AccountError> {
+        ops::revoke_app(&self.config().inner, user_id, client_id).await
     }
 
     /// Deletes the user with their accounts, sessions, passkeys and unused magic links

@@ -14,6 +14,8 @@
 //! | `GET /account/sessions` | — | the user's sessions (`id`, `createdAt`, `lastSeenAt`, `userAgent`, `expires`, `current`) |
 //! | `POST /account/sessions/revoke` | `{csrfToken, id}` | the sessions left |
 //! | `POST /account/sessions/revoke-others` | `{csrfToken}` | the sessions left ("sign out everywhere else") |
+//! | `GET /account/apps` | — | the applications with access (`clientId`, `name`, `scopes`, `grantedAt`, `lastGrantedAt`) |
+//! | `POST /account/apps/revoke` | `{csrfToken, clientId}` | the applications left; the revoked one's tokens are void |
 //! | `GET /account/two-factor` | — | the user's second factors (`totp`, `recoveryCodesLeft`, `passkeys`) |
 //! | `POST /account/two-factor/totp` | `{csrfToken}` | a TOTP enrolment (`secret`, `uri`, `qrSvg`); needs a sign-in of the last 10 minutes |
 //! | `POST /account/two-factor/totp/confirm` | `{csrfToken, code}` | `{recoveryCodes}` (shown once): TOTP is on |
@@ -64,6 +66,10 @@ pub enum AccountRoute {
     RevokeSession,
     /// `POST /account/sessions/revoke-others`.
     RevokeOtherSessions,
+    /// `GET /account/apps`.
+    Apps,
+    /// `POST /account/apps/revoke`.
+    RevokeApp,
     /// `GET /account/two-factor`.
     TwoFactor,
     /// `POST /account/two-factor/totp`.
@@ -78,7 +84,7 @@ pub enum AccountRoute {
 
 impl AccountRoute {
     /// Every route, for an integration to mount.
-    pub const ALL: [AccountRoute; 13] = [
+    pub const ALL: [AccountRoute; 15] = [
         AccountRoute::Methods,
         AccountRoute::Unlink,
         AccountRoute::DeletePasskey,
@@ -87,6 +93,8 @@ impl AccountRoute {
         AccountRoute::Sessions,
         AccountRoute::RevokeSession,
         AccountRoute::RevokeOtherSessions,
+        AccountRoute::Apps,
+        AccountRoute::RevokeApp,
         AccountRoute::TwoFactor,
         AccountRoute::StartTotp,
         AccountRoute::ConfirmTotp,
@@ -105,6 +113,8 @@ impl AccountRoute {
             AccountRoute::Sessions => "/account/sessions",
             AccountRoute::RevokeSession => "/account/sessions/revoke",
             AccountRoute::RevokeOtherSessions => "/account/sessions/revoke-others",
+            AccountRoute::Apps => "/account/apps",
+            AccountRoute::RevokeApp => "/account/apps/revoke",
             AccountRoute::TwoFactor => "/account/two-factor",
             AccountRoute::StartTotp => "/account/two-factor/totp",
             AccountRoute::ConfirmTotp => "/account/two-factor/totp/confirm",
@@ -116,7 +126,10 @@ impl AccountRoute {
     /// The route's method: `GET` for the reads, `POST` for the changes.
     pub fn method(self) -> Method {
         match self {
-            AccountRoute::Methods | AccountRoute::Sessions | AccountRoute::TwoFactor => Method::GET,
+            AccountRoute::Methods
+            | AccountRoute::Sessions
+            | AccountRoute::Apps
+            | AccountRoute::TwoFactor => Method::GET,
             _ => Method::POST,
         }
     }
@@ -209,6 +222,12 @@ struct RenameFields {
 #[derive(serde::Deserialize)]
 struct RevokeFields {
     id: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AppFields {
+    client_id: String,
 }
 
 #[derive(serde::Deserialize)]
@@ -308,6 +327,17 @@ impl AccountRequest<'_> {
                 auth.revoke_other_sessions(&me.user_id, me.session_id.as_deref())
                     .await?;
                 self.sessions_of(&me).await
+            }
+            AccountRoute::Apps => {
+                let me = self.reader().await?;
+                let apps = auth.apps_with_access(&me.user_id).await?;
+                Ok(json_response(StatusCode::OK, &apps))
+            }
+            AccountRoute::RevokeApp => {
+                let (f, me) = self.change::<AppFields>().await?;
+                auth.revoke_app_access(&me.user_id, &f.client_id).await?;
+                let apps = auth.apps_with_access(&me.user_id).await?;
+                Ok(json_response(StatusCode::OK, &apps))
             }
             #[cfg(feature = "two-factor")]
             AccountRoute::TwoFactor => {

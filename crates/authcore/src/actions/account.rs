@@ -331,6 +331,70 @@ pub(crate) async fn revoke_other_sessions(
     Ok(ended)
 }
 
+/// An application the user gave access to (one that signs in through authcore as an
+/// OpenID Provider), as "apps with access" shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppInfo {
+    /// Its OpenID Connect `client_id`: what
+    /// [`Auth::revoke_app_access`](crate::Auth::revoke_app_access) takes.
+    pub client_id: String,
+    /// Its name.
+    pub name: String,
+    /// The scopes allowed (`openid`, `profile`, `email`, `offline_access` …).
+    pub scopes: Vec<String>,
+    /// When access was first granted (ISO 8601).
+    pub granted_at: String,
+    /// When access was last granted: the user's last sign-in to it (ISO 8601).
+    pub last_granted_at: String,
+}
+
+/// The applications user `user_id` gave access to and has not revoked; none when the
+/// adapter keeps no app access.
+pub(crate) async fn apps(c: &ConfigInner, user_id: &str) -> Result<Vec<AppInfo>, AccountError> {
+    let adapter = adapter(c)?;
+    if !adapter.supports(crate::adapter::AdapterMethod::ListAppAccess) {
+        return Ok(Vec::new());
+    }
+    Ok(adapter
+        .list_app_access(user_id)
+        .await?
+        .into_iter()
+        .map(|a| AppInfo {
+            client_id: a.client_id,
+            name: a.client_name,
+            scopes: a.scopes,
+            granted_at: crate::types::iso_string(a.created_at),
+            last_granted_at: crate::types::iso_string(a.updated_at),
+        })
+        .collect())
+}
+
+/// Revokes the user's access for application `client_id`: the consent is forgotten and
+/// every token the application holds for the user (access, ID and refresh tokens) is void.
+pub(crate) async fn revoke_app(
+    c: &ConfigInner,
+    user_id: &str,
+    client_id: &str,
+) -> Result<(), AccountError> {
+    let adapter = adapter(c)?;
+    if !adapter.supports(crate::adapter::AdapterMethod::RevokeAppAccess) {
+        return Err(AccountError::NotFound);
+    }
+    let now = time::OffsetDateTime::now_utc();
+    if !adapter.revoke_app_access(user_id, client_id, now).await? {
+        return Err(AccountError::NotFound);
+    }
+    let event = crate::callbacks::AppAccessRevokedEvent { user_id, client_id };
+    if let Err(source) = c.events.app_access_revoked(event).await {
+        c.logger.error(&crate::error::AuthError::EventError {
+            event: "appAccessRevoked",
+            source,
+        });
+    }
+    Ok(())
+}
+
 fn adapter(c: &ConfigInner) -> Result<&dyn Adapter, AccountError> {
     c.adapter.as_deref().ok_or(AccountError::NoAdapter)
 }

@@ -1,5 +1,5 @@
 //! The built-in account page (beyond Auth.js): `GET <basePath>/account` shows the signed-in
-//! user's ways to sign in, passkeys, second factors and sessions; `POST <basePath>/account`
+//! user's ways to sign in, passkeys, second factors, sessions and apps with access; `POST <basePath>/account`
 //! (`csrfToken`, `op` and the change's fields, a form post) makes one change and shows the
 //! page again. The changes are the account operations the JSON routes call
 //! ([`super::account`], [`super::two_factor::checks`]); a signed-out visitor is sent to
@@ -28,6 +28,7 @@ fn notice_text(key: &str) -> Option<&'static str> {
         "totp-off" => "Two-factor authentication is off.",
         "session-revoked" => "That session was signed out.",
         "others-revoked" => "You are signed out everywhere else.",
+        "app-revoked" => "The app's access was removed.",
         _ => return None,
     })
 }
@@ -122,6 +123,7 @@ async fn render(
         Err(AccountError::NoDatabaseSessions) => None,
         Err(e) => return Err(account_failure(e)),
     };
+    let apps = ops::apps(c, &me.user_id).await.map_err(account_failure)?;
     #[cfg(feature = "two-factor")]
     let two_factor = match (&c.two_factor, &c.adapter) {
         (Some(_), Some(adapter)) => Some(
@@ -143,6 +145,7 @@ async fn render(
         can_unlink,
         link,
         sessions,
+        apps,
         #[cfg(feature = "two-factor")]
         two_factor,
         state,
@@ -201,6 +204,10 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
             "sessions-revoke-others" => {
                 ops::revoke_other_sessions(c, user, me.session_id.as_deref()).await?;
                 Next::Notice("others-revoked")
+            }
+            "app-revoke" => {
+                ops::revoke_app(c, user, field("clientId")).await?;
+                Next::Notice("app-revoked")
             }
             "delete" if field("confirm") != "yes" => Next::Page(PageState {
                 error: Some("Tick the box to confirm that the account goes."),

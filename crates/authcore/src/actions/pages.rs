@@ -48,6 +48,8 @@ pub(crate) struct AccountView<'a> {
     pub link: Vec<LinkView>,
     /// Database sessions (`None` with JWT sessions).
     pub sessions: Option<Vec<super::account::SessionInfo>>,
+    /// Applications with access (authcore as an OpenID Provider).
+    pub apps: Vec<super::account::AppInfo>,
     #[cfg(feature = "two-factor")]
     pub two_factor: Option<crate::two_factor::TwoFactorStatus>,
     pub state: super::account_page::PageState,

@@ -31,8 +31,8 @@ use serde_json::json;
 use time::{Duration, OffsetDateTime};
 
 use super::{
-    Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, JwtRevocation, NewUser,
-    SessionActivity, TwoFactor, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, AppAccess, JwtRevocation,
+    NewUser, SessionActivity, TwoFactor, UserUpdate, VerificationToken,
 };
 use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator, JsonObject, ProviderType};
@@ -105,6 +105,8 @@ pub async fn run_all_with<A: Adapter + Clone>(adapter: A, options: Options) {
     jwt_revocation(&adapter).await;
     two_factor(&adapter).await;
     recovery_code_race(&adapter, &options).await;
+    app_access(&adapter).await;
+    app_access_race(&adapter, &options).await;
     delete_user(&adapter).await;
     if options.deletes_user_tokens {
         delete_user_tokens(&adapter).await;
@@ -224,6 +226,46 @@ fn same_opt_second(
             format_args!("{what}: got {got:?}, expected {want:?}"),
         ),
     }
+}
+
+#[track_caller]
+fn same_access(check: &str, what: &str, got: &AppAccess, want: &AppAccess) {
+    eq(
+        check,
+        &format!("{what}: user_id"),
+        &got.user_id,
+        &want.user_id,
+    );
+    eq(
+        check,
+        &format!("{what}: client_id"),
+        &got.client_id,
+        &want.client_id,
+    );
+    eq(
+        check,
+        &format!("{what}: client_name"),
+        &got.client_name,
+        &want.client_name,
+    );
+    eq(check, &format!("{what}: scopes"), &got.scopes, &want.scopes);
+    eq(check, &format!("{what}: epoch"), &got.epoch, &want.epoch);
+    same_second(
+        check,
+        &format!("{what}: created_at"),
+        got.created_at,
+        want.created_at,
+    );
+    same_second(
+        check,
+        &format!("{what}: updated_at"),
+        got.updated_at,
+        want.updated_at,
+    );
+}
+
+fn scopes(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
 }
 
 #[track_caller]
@@ -498,6 +540,18 @@ pub async fn supports_agrees_with_methods<A: Adapter>(adapter: &A) {
                     .await,
             ),
             M::GetSessionSignIn => refused(adapter.get_session_sign_in(&token).await),
+            M::GrantAppAccess => refused(
+                adapter
+                    .grant_app_access(&user_id, "probe", "Probe", &["openid".into()], instant(0))
+                    .await,
+            ),
+            M::GetAppAccess => refused(adapter.get_app_access(&user_id, "probe").await),
+            M::ListAppAccess => refused(adapter.list_app_access(&user_id).await),
+            M::RevokeAppAccess => refused(
+                adapter
+                    .revoke_app_access(&user_id, "probe", instant(0))
+                    .await,
+            ),
             M::DeleteUser => refused(adapter.delete_user(&user_id).await),
         };
         if answered_unsupported == adapter.supports(m) {
@@ -1269,6 +1323,265 @@ pub async fn recovery_code_race<A: Adapter + Clone>(adapter: &A, options: &Optio
             fail(
                 CHECK,
                 format_args!("round {round}: concurrent uses answered {used:?}, expected one true"),
+            );
+        }
+    }
+}
+
+/// Access granted to applications: grants add scopes and keep the first grant's time, get
+/// answers revoked access too, the list holds the user's unrevoked access by client id,
+/// revocation clears the scopes and moves the epoch on once, a grant after it starts afresh
+/// in the new epoch; other users and unknown ids see nothing (authcore extension, skipped
+/// when unsupported).
+pub async fn app_access<A: Adapter>(adapter: &A) {
+    const CHECK: &str = "app_access";
+    use AdapterMethod::*;
+    let mut needed = vec![CreateUser];
+    needed.extend_from_slice(AdapterMethod::APP_ACCESS);
+    if !supported(adapter, CHECK, &needed) {
+        return;
+    }
+    let user = new_user(adapter, CHECK, "app-access").await;
+    let other = new_user(adapter, CHECK, "app-access-other").await;
+    let (a, b) = (format!("a-{}", random_id()), format!("b-{}", random_id()));
+    none(
+        CHECK,
+        "get_app_access before any",
+        adapter.get_app_access(&user.id, &a).await,
+    );
+    let list = ok(
+        CHECK,
+        "list_app_access before any",
+        adapter.list_app_access(&user.id).await,
+    );
+    eq(CHECK, "access before any", &list, &vec![]);
+
+    let (t0, t1, t2, t3) = (instant(-300), instant(-200), instant(-100), instant(0));
+    let first = ok(
+        CHECK,
+        "grant_app_access",
+        adapter
+            .grant_app_access(&user.id, &a, "App A", &scopes(&["openid", "email"]), t0)
+            .await,
+    );
+    let want = AppAccess {
+        user_id: user.id.clone(),
+        client_id: a.clone(),
+        client_name: "App A".into(),
+        scopes: scopes(&["email", "openid"]),
+        created_at: t0,
+        updated_at: t0,
+        epoch: 0,
+    };
+    same_access(CHECK, "a first grant (scopes sorted)", &first, &want);
+    let again = ok(
+        CHECK,
+        "grant_app_access again",
+        adapter
+            .grant_app_access(&user.id, &a, "App A2", &scopes(&["profile", "openid"]), t1)
+            .await,
+    );
+    let want = AppAccess {
+        client_name: "App A2".into(),
+        scopes: scopes(&["email", "openid", "profile"]),
+        updated_at: t1,
+        ..want
+    };
+    same_access(
+        CHECK,
+        "a second grant (scopes added, name updated)",
+        &again,
+        &want,
+    );
+    let got = some(
+        CHECK,
+        "get_app_access",
+        adapter.get_app_access(&user.id, &a).await,
+    );
+    same_access(CHECK, "the stored access", &got, &want);
+    let got_b = ok(
+        CHECK,
+        "grant_app_access to another client",
+        adapter
+            .grant_app_access(&user.id, &b, "App B", &scopes(&["openid"]), t1)
+            .await,
+    );
+    let list = ok(
+        CHECK,
+        "list_app_access",
+        adapter.list_app_access(&user.id).await,
+    );
+    eq(
+        CHECK,
+        "listed clients, by client id",
+        &list.iter().map(|x| x.client_id.clone()).collect::<Vec<_>>(),
+        &vec![a.clone(), b.clone()],
+    );
+    same_access(CHECK, "the listed access", &list[0], &want);
+    same_access(CHECK, "the listed access", &list[1], &got_b);
+    let list = ok(
+        CHECK,
+        "list_app_access of another user",
+        adapter.list_app_access(&other.id).await,
+    );
+    eq(CHECK, "another user's access", &list, &vec![]);
+    none(
+        CHECK,
+        "get_app_access of another user",
+        adapter.get_app_access(&other.id, &a).await,
+    );
+
+    let revoked = ok(
+        CHECK,
+        "revoke_app_access",
+        adapter.revoke_app_access(&user.id, &a, t2).await,
+    );
+    eq(CHECK, "revoke_app_access answer", &revoked, &true);
+    let got = some(
+        CHECK,
+        "get_app_access after revocation",
+        adapter.get_app_access(&user.id, &a).await,
+    );
+    let want = AppAccess {
+        scopes: Vec::new(),
+        updated_at: t2,
+        epoch: 1,
+        ..want
+    };
+    same_access(CHECK, "revoked access", &got, &want);
+    let list = ok(
+        CHECK,
+        "list_app_access after revocation",
+        adapter.list_app_access(&user.id).await,
+    );
+    eq(
+        CHECK,
+        "listed after revocation",
+        &list.iter().map(|x| x.client_id.clone()).collect::<Vec<_>>(),
+        &vec![b.clone()],
+    );
+    let twice = ok(
+        CHECK,
+        "revoke_app_access again",
+        adapter.revoke_app_access(&user.id, &a, t3).await,
+    );
+    eq(CHECK, "revoking revoked access", &twice, &false);
+    let got = some(
+        CHECK,
+        "get_app_access after a second revocation",
+        adapter.get_app_access(&user.id, &a).await,
+    );
+    eq(CHECK, "the epoch after a second revocation", &got.epoch, &1);
+    let unknown = ok(
+        CHECK,
+        "revoke_app_access of an unknown client",
+        adapter.revoke_app_access(&user.id, &random_id(), t3).await,
+    );
+    eq(CHECK, "revoking what was never granted", &unknown, &false);
+
+    let fresh = ok(
+        CHECK,
+        "grant_app_access after revocation",
+        adapter
+            .grant_app_access(&user.id, &a, "App A", &scopes(&["openid"]), t3)
+            .await,
+    );
+    let want = AppAccess {
+        client_name: "App A".into(),
+        scopes: scopes(&["openid"]),
+        created_at: t3,
+        updated_at: t3,
+        epoch: 1,
+        ..want
+    };
+    same_access(
+        CHECK,
+        "a grant after revocation (afresh, same epoch)",
+        &fresh,
+        &want,
+    );
+
+    for id in unknown_ids() {
+        none(
+            CHECK,
+            "get_app_access(unknown user)",
+            adapter.get_app_access(&id, &a).await,
+        );
+        let list = ok(
+            CHECK,
+            "list_app_access(unknown user)",
+            adapter.list_app_access(&id).await,
+        );
+        eq(CHECK, "an unknown user's access", &list, &vec![]);
+        let r = ok(
+            CHECK,
+            "revoke_app_access(unknown user)",
+            adapter.revoke_app_access(&id, &a, t3).await,
+        );
+        eq(CHECK, "revoking an unknown user's access", &r, &false);
+    }
+}
+
+/// Concurrent grants of different scopes lose none; of two concurrent revocations one
+/// answers `true` and the epoch moves on once.
+pub async fn app_access_race<A: Adapter + Clone>(adapter: &A, options: &Options) {
+    const CHECK: &str = "app_access_race";
+    use AdapterMethod::*;
+    let mut needed = vec![CreateUser];
+    needed.extend_from_slice(AdapterMethod::APP_ACCESS);
+    if !supported(adapter, CHECK, &needed) {
+        return;
+    }
+    let user = new_user(adapter, CHECK, "app-access-race").await;
+    let client = random_id();
+    for round in 0..options.race_rounds.max(1) {
+        let (x, y) = (adapter.clone(), adapter.clone());
+        let (sx, sy) = (scopes(&["openid"]), scopes(&["email"]));
+        let (rx, ry) = futures_util::future::join(
+            x.grant_app_access(&user.id, &client, "Race", &sx, instant(0)),
+            y.grant_app_access(&user.id, &client, "Race", &sy, instant(0)),
+        )
+        .await;
+        ok(CHECK, "grant", rx);
+        ok(CHECK, "grant", ry);
+        let got = some(
+            CHECK,
+            "get_app_access",
+            adapter.get_app_access(&user.id, &client).await,
+        );
+        if got.scopes != scopes(&["email", "openid"]) {
+            fail(
+                CHECK,
+                format_args!("round {round}: concurrent grants left {:?}", got.scopes),
+            );
+        }
+        let (x, y) = (adapter.clone(), adapter.clone());
+        let (rx, ry) = futures_util::future::join(
+            x.revoke_app_access(&user.id, &client, instant(0)),
+            y.revoke_app_access(&user.id, &client, instant(0)),
+        )
+        .await;
+        let revoked = [ok(CHECK, "revoke", rx), ok(CHECK, "revoke", ry)];
+        if revoked.iter().filter(|r| **r).count() != 1 {
+            fail(
+                CHECK,
+                format_args!(
+                    "round {round}: concurrent revocations answered {revoked:?}, expected one true"
+                ),
+            );
+        }
+        let after = some(
+            CHECK,
+            "get_app_access",
+            adapter.get_app_access(&user.id, &client).await,
+        );
+        if after.epoch != got.epoch + 1 {
+            fail(
+                CHECK,
+                format_args!(
+                    "round {round}: the epoch went from {} to {}",
+                    got.epoch, after.epoch
+                ),
             );
         }
     }
@@ -2111,6 +2424,9 @@ pub async fn delete_user<A: Adapter>(adapter: &A) {
     let has_authenticators = adapter.supports(CreateAuthenticator)
         && adapter.supports(GetAuthenticator)
         && adapter.supports(ListAuthenticatorsByUserId);
+    let has_app_access = AdapterMethod::APP_ACCESS
+        .iter()
+        .all(|m| adapter.supports(*m));
 
     let mut accounts = Vec::new();
     let mut sessions = Vec::new();
@@ -2142,6 +2458,15 @@ pub async fn delete_user<A: Adapter>(adapter: &A) {
                 CHECK,
                 "create_authenticator",
                 adapter.create_authenticator(authn.clone()).await,
+            );
+        }
+        if has_app_access {
+            ok(
+                CHECK,
+                "grant_app_access",
+                adapter
+                    .grant_app_access(&u.id, "app", "App", &scopes(&["openid"]), instant(0))
+                    .await,
             );
         }
         accounts.push(acc);
@@ -2227,6 +2552,18 @@ pub async fn delete_user<A: Adapter>(adapter: &A) {
             CHECK,
             "get_authenticator(other user) after delete_user",
             adapter.get_authenticator(&authns[1].credential_id).await,
+        );
+    }
+    if has_app_access {
+        none(
+            CHECK,
+            "get_app_access after delete_user",
+            adapter.get_app_access(&victim.id, "app").await,
+        );
+        some(
+            CHECK,
+            "get_app_access(other user) after delete_user",
+            adapter.get_app_access(&bystander.id, "app").await,
         );
     }
     some(

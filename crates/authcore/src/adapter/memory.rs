@@ -21,8 +21,8 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, JwtRevocation, NewUser, SessionActivity,
-    TwoFactor, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, JwtRevocation, NewUser,
+    SessionActivity, TwoFactor, UserUpdate, VerificationToken,
 };
 use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator};
@@ -46,6 +46,8 @@ struct Store {
     two_factors: HashMap<String, TwoFactor>,
     /// Hashes of unused recovery codes by user id.
     recovery_codes: HashMap<String, Vec<String>>,
+    /// Access granted to applications, by (user id, client id).
+    app_access: HashMap<(String, String), AppAccess>,
 }
 
 impl Store {
@@ -162,6 +164,7 @@ impl Adapter for MemoryAdapter {
         s.revocations.remove(id);
         s.two_factors.remove(id);
         s.recovery_codes.remove(id);
+        s.app_access.retain(|(user, _), _| user != id);
         if let Some(email) = s.users.remove(id).and_then(|u| u.email) {
             s.tokens.retain(|(identifier, _), _| *identifier != email);
         }
@@ -476,6 +479,58 @@ impl Adapter for MemoryAdapter {
         session_token: &str,
     ) -> Result<Option<SignInInfo>, AdapterError> {
         Ok(self.lock().sign_ins.get(session_token).cloned())
+    }
+
+    async fn grant_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+        client_name: &str,
+        scopes: &[String],
+        at: OffsetDateTime,
+    ) -> Result<AppAccess, AdapterError> {
+        let mut s = self.lock();
+        let key = (user_id.to_owned(), client_id.to_owned());
+        let previous = s.app_access.remove(&key);
+        let access = AppAccess::granted(previous, user_id, client_id, client_name, scopes, at);
+        s.app_access.insert(key, access.clone());
+        Ok(access)
+    }
+
+    async fn get_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+    ) -> Result<Option<AppAccess>, AdapterError> {
+        let key = (user_id.to_owned(), client_id.to_owned());
+        Ok(self.lock().app_access.get(&key).cloned())
+    }
+
+    async fn list_app_access(&self, user_id: &str) -> Result<Vec<AppAccess>, AdapterError> {
+        let mut v: Vec<AppAccess> = self
+            .lock()
+            .app_access
+            .values()
+            .filter(|a| a.user_id == user_id && !a.scopes.is_empty())
+            .cloned()
+            .collect();
+        v.sort_by(|a, b| a.client_id.cmp(&b.client_id));
+        Ok(v)
+    }
+
+    async fn revoke_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+        at: OffsetDateTime,
+    ) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        let key = (user_id.to_owned(), client_id.to_owned());
+        let Some(revoked) = s.app_access.get(&key).and_then(|a| a.revoked(at)) else {
+            return Ok(false);
+        };
+        s.app_access.insert(key, revoked);
+        Ok(true)
     }
 
     async fn get_authenticator(&self, id: &str) -> Result<Option<Authenticator>, AdapterError> {

@@ -147,6 +147,77 @@ pub struct TwoFactor {
     pub totp_confirmed_at: Option<OffsetDateTime>,
 }
 
+/// A user's access granted to an application that signs in through authcore as an OpenID
+/// Provider (beyond Auth.js): the scopes allowed so far, and the epoch that voids the
+/// application's tokens when access is revoked. Listed and revoked on the account page
+/// ("apps with access").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppAccess {
+    /// The user.
+    pub user_id: String,
+    /// The application (its OpenID Connect `client_id`).
+    pub client_id: String,
+    /// The application's name when access was last granted, for the account page.
+    pub client_name: String,
+    /// The scopes allowed, sorted and each once; empty once access is revoked.
+    pub scopes: Vec<String>,
+    /// When access was first granted (again after a revocation).
+    pub created_at: OffsetDateTime,
+    /// When access was last granted (each authorization grants it again).
+    pub updated_at: OffsetDateTime,
+    /// How many times access was revoked: a token records the epoch it was issued in and is
+    /// void once the epoch has moved on.
+    pub epoch: i64,
+}
+
+impl AppAccess {
+    /// The access after a grant of `scopes` at `at` to what was `previous` (for adapters'
+    /// [`Adapter::grant_app_access`]): the scopes added to those still granted, the name
+    /// updated, the epoch kept; `created_at` is `at` when nothing was granted before.
+    pub fn granted(
+        previous: Option<AppAccess>,
+        user_id: &str,
+        client_id: &str,
+        client_name: &str,
+        scopes: &[String],
+        at: OffsetDateTime,
+    ) -> AppAccess {
+        let (mut all, created_at, epoch) = match previous {
+            Some(p) if !p.scopes.is_empty() => (p.scopes, p.created_at, p.epoch),
+            Some(p) => (Vec::new(), at, p.epoch),
+            None => (Vec::new(), at, 0),
+        };
+        all.extend(scopes.iter().cloned());
+        all.sort();
+        all.dedup();
+        AppAccess {
+            user_id: user_id.to_owned(),
+            client_id: client_id.to_owned(),
+            client_name: client_name.to_owned(),
+            scopes: all,
+            created_at,
+            updated_at: at,
+            epoch,
+        }
+    }
+
+    /// This access revoked at `at` (for adapters' [`Adapter::revoke_app_access`]): no
+    /// scopes, the next epoch; `None` when it is revoked already.
+    pub fn revoked(&self, at: OffsetDateTime) -> Option<AppAccess> {
+        (!self.scopes.is_empty()).then(|| AppAccess {
+            scopes: Vec::new(),
+            updated_at: at,
+            epoch: self.epoch + 1,
+            ..self.clone()
+        })
+    }
+
+    /// Whether `scopes` were all granted.
+    pub fn covers(&self, scopes: &[String]) -> bool {
+        scopes.iter().all(|s| self.scopes.contains(s))
+    }
+}
+
 /// A verification (magic link) token; `token` is the hash of the emailed token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerificationToken {
@@ -199,11 +270,15 @@ pub enum AdapterMethod {
     CountRecoveryCodes,
     RecordSessionSignIn,
     GetSessionSignIn,
+    GrantAppAccess,
+    GetAppAccess,
+    ListAppAccess,
+    RevokeAppAccess,
 }
 
 impl AdapterMethod {
     /// Every method, in the trait's order.
-    pub const ALL: [AdapterMethod; 36] = [
+    pub const ALL: [AdapterMethod; 40] = [
         AdapterMethod::CreateUser,
         AdapterMethod::GetUser,
         AdapterMethod::GetUserByEmail,
@@ -240,6 +315,10 @@ impl AdapterMethod {
         AdapterMethod::CountRecoveryCodes,
         AdapterMethod::RecordSessionSignIn,
         AdapterMethod::GetSessionSignIn,
+        AdapterMethod::GrantAppAccess,
+        AdapterMethod::GetAppAccess,
+        AdapterMethod::ListAppAccess,
+        AdapterMethod::RevokeAppAccess,
     ];
 
     /// The Auth.js method name.
@@ -281,6 +360,10 @@ impl AdapterMethod {
             AdapterMethod::CountRecoveryCodes => "countRecoveryCodes",
             AdapterMethod::RecordSessionSignIn => "recordSessionSignIn",
             AdapterMethod::GetSessionSignIn => "getSessionSignIn",
+            AdapterMethod::GrantAppAccess => "grantAppAccess",
+            AdapterMethod::GetAppAccess => "getAppAccess",
+            AdapterMethod::ListAppAccess => "listAppAccess",
+            AdapterMethod::RevokeAppAccess => "revokeAppAccess",
         }
     }
 
@@ -329,6 +412,15 @@ impl AdapterMethod {
         AdapterMethod::GetSessionSignIn,
     ];
 
+    /// What authcore as an OpenID Provider needs to remember which applications a user
+    /// allowed, and to end their access.
+    pub const APP_ACCESS: &'static [AdapterMethod] = &[
+        AdapterMethod::GrantAppAccess,
+        AdapterMethod::GetAppAccess,
+        AdapterMethod::ListAppAccess,
+        AdapterMethod::RevokeAppAccess,
+    ];
+
     /// What WebAuthn providers need in addition (Auth.js `lib/utils/assert.ts`).
     pub const WEBAUTHN: &'static [AdapterMethod] = &[
         AdapterMethod::CreateUser,
@@ -363,7 +455,7 @@ pub enum AdapterError {
 ///
 /// Implementations must: assign user ids in `create_user`; make `use_verification_token`
 /// delete the token it returns (atomically: two concurrent uses return it once);
-/// make `delete_user` delete the user's accounts, sessions and second factors; keep
+/// make `delete_user` delete the user's accounts, sessions, second factors and app access; keep
 /// `(provider, provider_account_id)` unique in `link_account` (a second link is a
 /// [`AdapterError::Conflict`]).
 #[async_trait]
@@ -647,5 +739,43 @@ pub trait Adapter: Send + Sync + 'static {
         session_token: &str,
     ) -> Result<Option<SignInInfo>, AdapterError> {
         Err(AdapterError::Unsupported(AdapterMethod::GetSessionSignIn))
+    }
+    /// Grants `client_id` (named `client_name`) access to the user's `scopes` at `at`, added
+    /// to the scopes granted before, and answers the access as it now is. Atomic: concurrent
+    /// grants lose no scope, and a grant never lowers the epoch (beyond Auth.js).
+    async fn grant_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+        client_name: &str,
+        scopes: &[String],
+        at: OffsetDateTime,
+    ) -> Result<AppAccess, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::GrantAppAccess))
+    }
+    /// The user's access for `client_id`, revoked (no scopes) or not; `None` when it was
+    /// never granted (beyond Auth.js).
+    async fn get_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+    ) -> Result<Option<AppAccess>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::GetAppAccess))
+    }
+    /// The applications the user has granted access to and not revoked, by `client_id`
+    /// (beyond Auth.js).
+    async fn list_app_access(&self, user_id: &str) -> Result<Vec<AppAccess>, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::ListAppAccess))
+    }
+    /// Revokes the user's access for `client_id` at `at`: its scopes are cleared and its
+    /// epoch moves on, so every token issued before is void. Answers whether there was
+    /// access to revoke (beyond Auth.js).
+    async fn revoke_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+        at: OffsetDateTime,
+    ) -> Result<bool, AdapterError> {
+        Err(AdapterError::Unsupported(AdapterMethod::RevokeAppAccess))
     }
 }

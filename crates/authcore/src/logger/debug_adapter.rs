@@ -17,8 +17,8 @@ use time::OffsetDateTime;
 
 use super::Logger;
 use crate::adapter::{
-    Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, JwtRevocation, NewUser,
-    SessionActivity, TwoFactor, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, AppAccess, JwtRevocation,
+    NewUser, SessionActivity, TwoFactor, UserUpdate, VerificationToken,
 };
 use crate::types::{Account, Authenticator, iso_string as iso};
 
@@ -310,6 +310,50 @@ impl Adapter for DebugAdapter {
     ) -> Result<Option<crate::types::SignInInfo>, AdapterError> {
         self.log(AdapterMethod::GetSessionSignIn, json!([REDACTED]));
         self.inner.get_session_sign_in(session_token).await
+    }
+
+    async fn grant_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+        client_name: &str,
+        scopes: &[String],
+        at: OffsetDateTime,
+    ) -> Result<AppAccess, AdapterError> {
+        self.log(
+            AdapterMethod::GrantAppAccess,
+            json!([user_id, client_id, scopes, iso(at)]),
+        );
+        self.inner
+            .grant_app_access(user_id, client_id, client_name, scopes, at)
+            .await
+    }
+
+    async fn get_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+    ) -> Result<Option<AppAccess>, AdapterError> {
+        self.log(AdapterMethod::GetAppAccess, json!([user_id, client_id]));
+        self.inner.get_app_access(user_id, client_id).await
+    }
+
+    async fn list_app_access(&self, user_id: &str) -> Result<Vec<AppAccess>, AdapterError> {
+        self.log(AdapterMethod::ListAppAccess, json!([user_id]));
+        self.inner.list_app_access(user_id).await
+    }
+
+    async fn revoke_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+        at: OffsetDateTime,
+    ) -> Result<bool, AdapterError> {
+        self.log(
+            AdapterMethod::RevokeAppAccess,
+            json!([user_id, client_id, iso(at)]),
+        );
+        self.inner.revoke_app_access(user_id, client_id, at).await
     }
 
     async fn delete_sessions_by_user_id(

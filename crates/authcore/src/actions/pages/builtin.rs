@@ -208,6 +208,15 @@ struct TwoFactorView {
     recovery_codes_left: u64,
 }
 
+/// An application with access as the account page shows it.
+struct AppView<'a> {
+    client_id: &'a str,
+    name: &'a str,
+    scopes: String,
+    /// The day access was first granted (`YYYY-MM-DD`).
+    since: &'a str,
+}
+
 /// A TOTP enrolment as the account page shows it.
 struct EnrolmentView<'a> {
     qr_svg: &'a str,
@@ -234,6 +243,7 @@ struct AccountTemplate<'a> {
     two_factor: Option<TwoFactorView>,
     enrolment: Option<EnrolmentView<'a>>,
     sessions: Option<&'a [crate::actions::account::SessionInfo]>,
+    apps: Vec<AppView<'a>>,
 }
 
 fn render(t: &impl Template) -> Result<String, AuthError> {
@@ -623,6 +633,16 @@ pub(crate) fn render_account_page(
         two_factor,
         enrolment,
         sessions: v.sessions.as_deref(),
+        apps: v
+            .apps
+            .iter()
+            .map(|a| AppView {
+                client_id: &a.client_id,
+                name: &a.name,
+                scopes: a.scopes.join(", "),
+                since: a.granted_at.get(..10).unwrap_or(&a.granted_at),
+            })
+            .collect(),
     })?;
     let mut r = shell.respond(StatusCode::OK, html);
     r.headers.insert(
