@@ -125,11 +125,19 @@ async function findAccount(_ctx, id) {
 // Clients
 // ---------------------------------------------------------------------------
 
+// OIDC_BACKCHANNEL_LOGOUT_URI: every client's back-channel logout URI (Back-Channel Logout
+// 1.0; the logout token carries `sid`). The end-session endpoint posts a logout token to it
+// for each client the ended session signed in to.
+const BACKCHANNEL_LOGOUT_URI = process.env.OIDC_BACKCHANNEL_LOGOUT_URI ?? '';
+
 const common = {
   redirect_uris: REDIRECT_URIS,
   grant_types: ['authorization_code'],
   response_types: ['code'],
   id_token_signed_response_alg: 'RS256',
+  ...(BACKCHANNEL_LOGOUT_URI
+    ? { backchannel_logout_uri: BACKCHANNEL_LOGOUT_URI, backchannel_logout_session_required: true }
+    : {}),
 };
 
 const clients = [
@@ -215,6 +223,14 @@ const provider = new Provider(issuer, {
   },
   features: {
     devInteractions: { enabled: false },
+    backchannelLogout: { enabled: true },
+  },
+  // Outgoing requests (back-channel logout) go to the relying party on loopback, which
+  // oidc-provider's SSRF guard refuses as a special-use address: this provider serves tests
+  // on loopback only, so the guard's dispatcher is left out.
+  fetch: (url, options) => {
+    const { dispatcher: _loopbackRefused, ...rest } = options;
+    return globalThis.fetch(url, rest);
   },
   interactions: {
     url: (_ctx, interaction) => `/interaction/${interaction.uid}`,
@@ -249,6 +265,8 @@ const provider = new Provider(issuer, {
 });
 
 provider.on('server_error', (_ctx, err) => console.error('oidc-provider server_error:', err));
+provider.on('backchannel.error', (_ctx, err, client) => console.error(`oidc-provider backchannel logout to ${client.clientId} failed:`, err.message, err.cause?.code ?? '', err.cause?.message ?? ''));
+provider.on('backchannel.success', (_ctx, client) => console.error(`oidc-provider backchannel logout to ${client.clientId} delivered`));
 
 const TOKEN_PATH = new URL(provider.pathFor('token'), issuer).pathname;
 
@@ -346,6 +364,22 @@ provider.use(async (ctx, next) => {
       return;
     }
     sendJson(ctx, 405, { error: 'method not allowed' });
+    return;
+  }
+  if (ctx.path === '/__test/sign' && ctx.method === 'POST') {
+    // A JWS of the given payload signed with the provider's own RSA key (or, with
+    // "key": "wrong", another key under the same kid): forged and replayed logout tokens
+    // for the relying party's attack tests.
+    let body;
+    try {
+      body = JSON.parse(await readRawBody(ctx.req));
+    } catch {
+      sendJson(ctx, 400, { error: 'body must be JSON {"payload": {...}}' });
+      return;
+    }
+    const header = { alg: 'RS256', kid: RSA_KID, typ: 'logout+jwt', ...(body.header ?? {}) };
+    const jws = await signWith(header, body.payload ?? {}, body.key === 'wrong' ? wrongRsaKey : rsaKey);
+    sendJson(ctx, 200, { jws });
     return;
   }
   if (ctx.path === '/__test/client-key') {

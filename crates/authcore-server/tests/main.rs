@@ -9,6 +9,7 @@ mod support;
 
 mod account_routes;
 mod attempt_accounting;
+mod backchannel_logout;
 mod browser_pages;
 mod browser_shared_session;
 mod browser_two_factor;

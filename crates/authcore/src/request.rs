@@ -40,6 +40,9 @@ pub enum Action {
     TwoFactor,
     /// `account`: the account page (beyond Auth.js; with an adapter).
     Account,
+    /// `backchannel-logout`: logout tokens from an OpenID Connect provider (beyond Auth.js;
+    /// OpenID Connect Back-Channel Logout 1.0).
+    BackchannelLogout,
 }
 
 impl Action {
@@ -57,6 +60,7 @@ impl Action {
             "webauthn-options" => Action::WebauthnOptions,
             "two-factor" => Action::TwoFactor,
             "account" => Action::Account,
+            "backchannel-logout" => Action::BackchannelLogout,
             _ => return None,
         })
     }
@@ -75,13 +79,14 @@ impl Action {
             Action::WebauthnOptions => "webauthn-options",
             Action::TwoFactor => "two-factor",
             Action::Account => "account",
+            Action::BackchannelLogout => "backchannel-logout",
         }
     }
 
     fn takes_provider(self) -> bool {
         matches!(
             self,
-            Action::Signin | Action::Callback | Action::WebauthnOptions
+            Action::Signin | Action::Callback | Action::WebauthnOptions | Action::BackchannelLogout
         )
     }
 }
@@ -92,8 +97,8 @@ impl fmt::Display for Action {
     }
 }
 
-/// Whether `s` is one of the action names: Auth.js's nine (`isAuthAction`), `two-factor`
-/// and `account`.
+/// Whether `s` is one of the action names: Auth.js's nine (`isAuthAction`), `two-factor`,
+/// `account` and `backchannel-logout`.
 pub fn is_auth_action(s: &str) -> bool {
     Action::parse(s).is_some()
 }
@@ -535,6 +540,7 @@ mod tests {
             "webauthn-options",
             "two-factor",
             "account",
+            "backchannel-logout",
         ] {
             assert!(is_auth_action(a));
             assert_eq!(Action::parse(a).unwrap().as_str(), a);

@@ -3,6 +3,8 @@
 
 pub(crate) mod account;
 pub(crate) mod account_page;
+#[cfg(feature = "oauth")]
+pub(crate) mod backchannel_logout;
 pub(crate) mod callback;
 pub(crate) mod csrf;
 pub(crate) mod limits;
@@ -228,7 +230,9 @@ pub(crate) async fn init<'a>(
     // Auth.js answers `GET /providers` without the cookies init made (its renderer drops
     // them), so none is made: no CSRF token, no callback-URL cookie. Nor for the host's own
     // session lookups, whose responses keep only the session cookies.
-    let sets_cookies = req.action != Action::Providers && req.lookup.is_none();
+    // Nor for logout tokens, which a provider posts server to server.
+    let sets_cookies = !matches!(req.action, Action::Providers | Action::BackchannelLogout)
+        && req.lookup.is_none();
 
     let (csrf_token, csrf_verified) = if config.dangerous.skip_csrf_check {
         (String::new(), true)
@@ -304,6 +308,10 @@ pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         #[cfg(feature = "webauthn")]
         (&Method::GET, Action::WebauthnOptions) => {
             Box::pin(webauthn_options::webauthn_options(ctx)).await
+        }
+        #[cfg(feature = "oauth")]
+        (&Method::POST, Action::BackchannelLogout) => {
+            Box::pin(backchannel_logout::backchannel_logout(ctx)).await
         }
         (&Method::GET, Action::Account) if ctx.config.adapter.is_some() => {
             Box::pin(account_page::page(ctx)).await

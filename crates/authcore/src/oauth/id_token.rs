@@ -611,7 +611,31 @@ fn check_claims(
     claims: &Map<String, Value>,
     checks: &IdTokenChecks<'_>,
 ) -> Result<(), IdTokenError> {
-    for claim in ["iss", "sub", "aud", "exp", "iat"] {
+    check_envelope(claims, checks, &["iss", "sub", "aud", "exp", "iat"])?;
+    match (checks.expected_nonce, claims.get("nonce")) {
+        (None, None) => {}
+        (None, Some(_)) => return Err(IdTokenError::UnexpectedNonce),
+        (Some(_), None) => return Err(IdTokenError::MissingClaim { claim: "nonce" }),
+        (Some(expected), Some(actual)) => {
+            let actual = actual
+                .as_str()
+                .ok_or(IdTokenError::InvalidClaim { claim: "nonce" })?;
+            if !bool::from(actual.as_bytes().ct_eq(expected.as_bytes())) {
+                return Err(IdTokenError::NonceMismatch);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The checks an ID token and a logout token share: the `required` claims present, `iss`,
+/// `aud` and `azp` for this client, the times (`exp`, `nbf`, `iat`) within the tolerance.
+fn check_envelope(
+    claims: &Map<String, Value>,
+    checks: &IdTokenChecks<'_>,
+    required: &[&'static str],
+) -> Result<(), IdTokenError> {
+    for &claim in required {
         if !claims.contains_key(claim) {
             return Err(IdTokenError::MissingClaim { claim });
         }
@@ -660,21 +684,65 @@ fn check_claims(
     if azp.is_some_and(|azp| azp != checks.client_id) {
         return Err(IdTokenError::AzpMismatch);
     }
-
-    match (checks.expected_nonce, claims.get("nonce")) {
-        (None, None) => {}
-        (None, Some(_)) => return Err(IdTokenError::UnexpectedNonce),
-        (Some(_), None) => return Err(IdTokenError::MissingClaim { claim: "nonce" }),
-        (Some(expected), Some(actual)) => {
-            let actual = actual
-                .as_str()
-                .ok_or(IdTokenError::InvalidClaim { claim: "nonce" })?;
-            if !bool::from(actual.as_bytes().ct_eq(expected.as_bytes())) {
-                return Err(IdTokenError::NonceMismatch);
-            }
-        }
-    }
     Ok(())
+}
+
+/// The `events` member of a logout token (OpenID Connect Back-Channel Logout 1.0 §2.4).
+pub const BACKCHANNEL_LOGOUT_EVENT: &str = "http://schemas.openid.net/event/backchannel-logout";
+
+/// What a verified logout token names: the user at the provider (`sub`), the provider's
+/// session (`sid`), or both; and its id and expiry, for taking it once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogoutToken {
+    /// The user's `sub` at the provider.
+    pub sub: Option<String>,
+    /// The provider's session id.
+    pub sid: Option<String>,
+    /// The token's id (`jti`).
+    pub jti: String,
+    /// Its expiry (Unix seconds).
+    pub exp: i64,
+}
+
+/// Verifies a logout token (OpenID Connect Back-Channel Logout 1.0 §2.6): the signature as
+/// for an ID token (`checks.allowed_algs`, never `none` or `HS*`), `iss`, `aud` (and
+/// `azp`), `iat` and `exp` as for an ID token, a `jti`, the back-channel logout event in
+/// `events`, no `nonce` (so an ID token cannot pass for one), and a `sub` or a `sid`.
+/// `checks.expected_nonce` is not used.
+pub fn verify_logout_token(
+    token: &str,
+    jwks: &Jwks,
+    checks: &IdTokenChecks<'_>,
+) -> Result<LogoutToken, IdTokenError> {
+    let claims = verified_jws(token, jwks, checks.allowed_algs)?.claims;
+    check_envelope(&claims, checks, &["iss", "aud", "iat", "exp", "jti"])?;
+    if claims.contains_key("nonce") {
+        return Err(IdTokenError::UnexpectedNonce);
+    }
+    match claims.get("events") {
+        None => return Err(IdTokenError::MissingClaim { claim: "events" }),
+        Some(Value::Object(events))
+            if events
+                .get(BACKCHANNEL_LOGOUT_EVENT)
+                .is_some_and(Value::is_object) => {}
+        Some(_) => return Err(IdTokenError::InvalidClaim { claim: "events" }),
+    }
+    let sub = string_claim(&claims, "sub")?.map(str::to_owned);
+    let sid = string_claim(&claims, "sid")?.map(str::to_owned);
+    if sub.is_none() && sid.is_none() {
+        return Err(IdTokenError::MissingClaim { claim: "sub" });
+    }
+    let jti = string_claim(&claims, "jti")?
+        .filter(|j| !j.is_empty())
+        .ok_or(IdTokenError::InvalidClaim { claim: "jti" })?
+        .to_owned();
+    let exp = number_claim(&claims, "exp")?.ok_or(IdTokenError::MissingClaim { claim: "exp" })?;
+    Ok(LogoutToken {
+        sub,
+        sid,
+        jti,
+        exp: exp as i64,
+    })
 }
 
 /// The `kid` of a token's header, if the token's header decodes and has a string `kid`.
@@ -848,7 +916,11 @@ mod tests {
 
     /// `claims()` with members replaced (a `null` value removes the member).
     fn claims_with(changes: Value) -> Value {
-        let mut claims = claims();
+        merged(claims(), changes)
+    }
+
+    /// `claims` with members replaced (a `null` value removes the member).
+    fn merged(mut claims: Value, changes: Value) -> Value {
         let (Value::Object(map), Value::Object(changes)) = (&mut claims, changes) else {
             panic!("objects expected");
         };
@@ -908,6 +980,145 @@ mod tests {
 
     fn verify(token: &str) -> Result<Map<String, Value>, IdTokenError> {
         verify_with(token, &all_keys(), None, &all_algs())
+    }
+
+    /// A logout token's claims (Back-Channel Logout 1.0 §2.4), with members replaced (a
+    /// `null` value removes the member).
+    fn logout_claims(changes: Value) -> Value {
+        let claims = json!({
+            "iss": ISSUER,
+            "aud": CLIENT_ID,
+            "iat": NOW - 5,
+            "exp": NOW + 120,
+            "jti": "logout-1",
+            "sub": "user-1",
+            "sid": "op-session-1",
+            "events": { BACKCHANNEL_LOGOUT_EVENT: {} },
+        });
+        merged(claims, changes)
+    }
+
+    fn verify_logout(token: &str) -> Result<LogoutToken, IdTokenError> {
+        let checks = IdTokenChecks {
+            issuer: ISSUER,
+            client_id: CLIENT_ID,
+            expected_nonce: None,
+            allowed_algs: &all_algs(),
+            now: NOW,
+            clock_tolerance: 30,
+        };
+        verify_logout_token(token, &all_keys(), &checks)
+    }
+
+    #[test]
+    fn logout_tokens_name_a_user_or_a_session_and_nothing_else_passes() {
+        let ok = verify_logout(&rs256(&logout_claims(json!({})))).unwrap();
+        assert_eq!(
+            ok,
+            LogoutToken {
+                sub: Some("user-1".into()),
+                sid: Some("op-session-1".into()),
+                jti: "logout-1".into(),
+                exp: NOW + 120,
+            }
+        );
+        for (changes, sub, sid) in [
+            (json!({"sid": null}), Some("user-1"), None),
+            (json!({"sub": null}), None, Some("op-session-1")),
+        ] {
+            let t = verify_logout(&rs256(&logout_claims(changes))).unwrap();
+            assert_eq!((t.sub.as_deref(), t.sid.as_deref()), (sub, sid));
+        }
+        let ed = sign(
+            Algorithm::EdDSA,
+            Some("ed"),
+            &logout_claims(json!({})),
+            &keys().ed25519.encoding,
+        );
+        assert!(verify_logout(&ed).is_ok());
+
+        let other_key = sign(
+            Algorithm::RS256,
+            Some("rsa"),
+            &logout_claims(json!({})),
+            &keys().rsa_other.encoding,
+        );
+        let header = json!({"alg": "none"});
+        let unsigned = hand_built(&header, &logout_claims(json!({})), "");
+        let id_token = rs256(&claims());
+        for (token, want) in [
+            (other_key, IdTokenError::InvalidSignature),
+            (
+                unsigned,
+                IdTokenError::AlgorithmNotAllowed { alg: "none".into() },
+            ),
+            // An ID token is not a logout token.
+            (id_token, IdTokenError::MissingClaim { claim: "jti" }),
+            (
+                rs256(&logout_claims(json!({"nonce": "n"}))),
+                IdTokenError::UnexpectedNonce,
+            ),
+            (
+                rs256(&logout_claims(json!({"events": null}))),
+                IdTokenError::MissingClaim { claim: "events" },
+            ),
+            (
+                rs256(&logout_claims(
+                    json!({"events": {"http://example.com/other": {}}}),
+                )),
+                IdTokenError::InvalidClaim { claim: "events" },
+            ),
+            (
+                rs256(&logout_claims(
+                    json!({"events": {BACKCHANNEL_LOGOUT_EVENT: "yes"}}),
+                )),
+                IdTokenError::InvalidClaim { claim: "events" },
+            ),
+            (
+                rs256(&logout_claims(json!({"sub": null, "sid": null}))),
+                IdTokenError::MissingClaim { claim: "sub" },
+            ),
+            (
+                rs256(&logout_claims(json!({"sid": 7}))),
+                IdTokenError::InvalidClaim { claim: "sid" },
+            ),
+            (
+                rs256(&logout_claims(json!({"jti": null}))),
+                IdTokenError::MissingClaim { claim: "jti" },
+            ),
+            (
+                rs256(&logout_claims(json!({"jti": ""}))),
+                IdTokenError::InvalidClaim { claim: "jti" },
+            ),
+            (
+                rs256(&logout_claims(json!({"exp": null}))),
+                IdTokenError::MissingClaim { claim: "exp" },
+            ),
+            (
+                rs256(&logout_claims(json!({"exp": NOW - 60}))),
+                IdTokenError::Expired,
+            ),
+            (
+                rs256(&logout_claims(json!({"iat": NOW + 600}))),
+                IdTokenError::IssuedInFuture,
+            ),
+            (
+                rs256(&logout_claims(json!({"iss": "https://evil.example"}))),
+                IdTokenError::IssuerMismatch,
+            ),
+            (
+                rs256(&logout_claims(json!({"aud": "another-client"}))),
+                IdTokenError::AudienceMismatch,
+            ),
+            (
+                rs256(&logout_claims(
+                    json!({"aud": [CLIENT_ID, "another-client"]}),
+                )),
+                IdTokenError::MissingClaim { claim: "azp" },
+            ),
+        ] {
+            assert_eq!(verify_logout(&token), Err(want.clone()), "{want}");
+        }
     }
 
     #[test]

@@ -399,6 +399,55 @@ impl OidcProvider {
         )
     }
 
+    /// Ends `browser`'s session at the provider (RP-initiated logout: the end-session page,
+    /// its form confirmed); the provider posts its logout tokens before it answers.
+    pub async fn end_session(&self, browser: &reqwest::Client) {
+        let url = format!("{}/session/end", self.issuer);
+        let page = browser.get(&url).send().await.unwrap();
+        let status = page.status();
+        let body = page.text().await.unwrap_or_default();
+        let (action, mut fields) = parse_form(&body).unwrap_or_else(|| {
+            panic!("end_session: GET {url} answered HTTP {status} with no form:\n{body}")
+        });
+        fields.push(("logout".to_owned(), "yes".to_owned()));
+        let action = url::Url::parse(&url).unwrap().join(&action).unwrap();
+        let form = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(&fields)
+            .finish();
+        let r = browser
+            .post(action)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form)
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            r.status().is_redirection() || r.status().is_success(),
+            "end_session: HTTP {}\n{}",
+            r.status(),
+            self.stderr_log()
+        );
+    }
+
+    /// `payload` signed as the provider signs (RS256, its key's `kid`, `typ` `logout+jwt`),
+    /// or with another key under that `kid` (`wrong_key`).
+    pub async fn sign(&self, payload: &serde_json::Value, wrong_key: bool) -> String {
+        let body = serde_json::json!({
+            "payload": payload,
+            "key": if wrong_key { "wrong" } else { "real" },
+        });
+        let r = self
+            .http
+            .post(format!("{}/__test/sign", self.issuer))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&r.bytes().await.unwrap()).unwrap();
+        v["jws"].as_str().unwrap().to_owned()
+    }
+
     /// How many refresh-token grants the token endpoint has seen.
     pub async fn refresh_count(&self) -> u64 {
         self.get_json(&format!("{}/__test/refresh-count", self.issuer))
@@ -444,7 +493,24 @@ impl OidcProvider {
     /// action starts with the prefix is returned as [`Callback::FormPost`].
     /// Panics on anything else (e.g. an error page of the provider).
     pub async fn authorize(&self, authorization_url: &str, redirect_uri_prefix: &str) -> Callback {
-        let browser = http_client(true);
+        self.authorize_in(&http_client(true), authorization_url, redirect_uri_prefix)
+            .await
+    }
+
+    /// A browser of its own for [`OidcProvider::authorize_in`]: a cookie jar, no automatic
+    /// redirects, the harness's time limit.
+    pub fn browser() -> reqwest::Client {
+        http_client(true)
+    }
+
+    /// [`OidcProvider::authorize`] in `browser`, which keeps the provider's session
+    /// cookies (for [`OidcProvider::end_session`]).
+    pub async fn authorize_in(
+        &self,
+        browser: &reqwest::Client,
+        authorization_url: &str,
+        redirect_uri_prefix: &str,
+    ) -> Callback {
         let mut current = url::Url::parse(authorization_url)
             .unwrap_or_else(|e| panic!("invalid authorization URL {authorization_url:?}: {e}"));
         let mut trail: Vec<String> = Vec::new();

@@ -26,7 +26,7 @@ const CODE_REPLAY_WINDOW: std::time::Duration =
     std::time::Duration::from_secs(checks::CHECK_MAX_AGE);
 
 /// Clock tolerance for ID tokens (oauth4webapi: 30 s).
-const ID_TOKEN_CLOCK_TOLERANCE: i64 = 30;
+pub(crate) const ID_TOKEN_CLOCK_TOLERANCE: i64 = 30;
 
 fn route_error(provider: &str, e: impl Into<OAuthError>) -> AuthError {
     let e = e.into();
@@ -504,36 +504,9 @@ async fn verify_id_token(
     nonce: Option<&str>,
     now: i64,
 ) -> Result<JsonObject, OAuthError> {
-    let jwks_uri = endpoints
-        .jwks_uri
-        .as_deref()
-        .ok_or_else(|| missing("jwks_uri (configure .jwks_uri(..) or an issuer with discovery)"))?;
-    let issuer = endpoints
-        .issuer
-        .as_deref()
-        .ok_or_else(|| missing("issuer to check the ID token against"))?;
-    // Multi-tenant issuer: the token's own `tid` fills the template; the signature and the
-    // exact `iss` are still verified below.
-    let tenant_issuer;
-    let issuer = if issuer.contains(crate::oauth::TENANT_PLACEHOLDER) {
-        let tid = id_token::unverified_claims(token)?
-            .get("tid")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
-            .map(str::to_owned)
-            .ok_or(IdTokenError::MissingClaim { claim: "tid" })?;
-        tenant_issuer = issuer.replace(crate::oauth::TENANT_PLACEHOLDER, &tid);
-        tenant_issuer.as_str()
-    } else {
-        issuer
-    };
-    let algs: Vec<String> = match (&p.id_token_signed_response_alg, &endpoints.id_token_algs) {
-        (Some(a), _) => vec![a.clone()],
-        (None, Some(list)) if !list.is_empty() => list.clone(),
-        _ => vec!["RS256".to_owned()],
-    };
+    let (issuer, algs) = expected_signer(p, endpoints, token)?;
     let checks = IdTokenChecks {
-        issuer,
+        issuer: &issuer,
         client_id: &p.client_id,
         expected_nonce: nonce,
         allowed_algs: &algs,
@@ -550,12 +523,60 @@ async fn verify_id_token(
             token, secret, &checks,
         )?);
     }
+    with_provider_keys(p, client, endpoints, |set| {
+        id_token::verify_id_token(token, set, &checks)
+    })
+    .await
+}
+
+/// Who must have signed a token of the provider (an ID token, a logout token): the issuer
+/// (a multi-tenant issuer's template filled from the token's own `tid`; the signature and
+/// the exact `iss` are still verified) and the acceptable algorithms.
+pub(crate) fn expected_signer(
+    p: &OAuthProvider,
+    endpoints: &Endpoints,
+    token: &str,
+) -> Result<(String, Vec<String>), OAuthError> {
+    let issuer = endpoints
+        .issuer
+        .as_deref()
+        .ok_or_else(|| missing("issuer to check the ID token against"))?;
+    let issuer = if issuer.contains(crate::oauth::TENANT_PLACEHOLDER) {
+        let tid = id_token::unverified_claims(token)?
+            .get("tid")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+            .map(str::to_owned)
+            .ok_or(IdTokenError::MissingClaim { claim: "tid" })?;
+        issuer.replace(crate::oauth::TENANT_PLACEHOLDER, &tid)
+    } else {
+        issuer.to_owned()
+    };
+    let algs: Vec<String> = match (&p.id_token_signed_response_alg, &endpoints.id_token_algs) {
+        (Some(a), _) => vec![a.clone()],
+        (None, Some(list)) if !list.is_empty() => list.clone(),
+        _ => vec!["RS256".to_owned()],
+    };
+    Ok((issuer, algs))
+}
+
+/// `verify` with the provider's JWK Set, fetched again once when it knows no key of the
+/// token's `kid` (a key rotation at the provider).
+pub(crate) async fn with_provider_keys<T>(
+    p: &OAuthProvider,
+    client: &dyn HttpClient,
+    endpoints: &Endpoints,
+    verify: impl Fn(&id_token::Jwks) -> Result<T, IdTokenError>,
+) -> Result<T, OAuthError> {
+    let jwks_uri = endpoints
+        .jwks_uri
+        .as_deref()
+        .ok_or_else(|| missing("jwks_uri (configure .jwks_uri(..) or an issuer with discovery)"))?;
     let set = jwks(client, &p.caches, jwks_uri, false).await?;
-    match id_token::verify_id_token(token, &set, &checks) {
+    match verify(&set) {
         Err(IdTokenError::UnknownKey { .. }) => {
-            // Key rotation at the provider: refetch once.
             let set = jwks(client, &p.caches, jwks_uri, true).await?;
-            Ok(id_token::verify_id_token(token, &set, &checks)?)
+            Ok(verify(&set)?)
         }
         other => Ok(other?),
     }
