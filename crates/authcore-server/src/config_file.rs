@@ -56,32 +56,8 @@ use authcore::types::{PagesOptions, Theme};
 use serde::Deserialize;
 
 use crate::config_value as value;
+pub use crate::config_value::SecretValue;
 use crate::ops::LogFormat;
-
-/// A secret read from the file (secret, client secrets, SMTP URL with its password, demo
-/// password): its `Debug` prints `[redacted]`.
-#[derive(Clone, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
-pub struct SecretValue(String);
-
-impl SecretValue {
-    /// The value.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<String> for SecretValue {
-    fn from(value: String) -> Self {
-        SecretValue(value)
-    }
-}
-
-impl std::fmt::Debug for SecretValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("[redacted]")
-    }
-}
 
 /// The file's contents. Unknown keys are refused, so a typo is reported, not ignored.
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]

@@ -11,6 +11,31 @@ use serde::de::{Deserialize, Deserializer, Error};
 use crate::ops::LogFormat;
 use crate::serve::MAX_WORKERS;
 
+/// A secret read from the file (secret, client secrets, SMTP URL with its password, demo
+/// password): its `Debug` prints `[redacted]`.
+#[derive(Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(transparent)]
+pub struct SecretValue(String);
+
+impl SecretValue {
+    /// The value.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for SecretValue {
+    fn from(value: String) -> Self {
+        SecretValue(value)
+    }
+}
+
+impl std::fmt::Debug for SecretValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
 /// A listen address (blank: the default).
 pub fn socket_addr(v: &str) -> Result<Option<SocketAddr>, String> {
     let v = v.trim();

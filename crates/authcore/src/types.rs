@@ -376,6 +376,11 @@ pub struct Profile {
     pub extra: JsonObject,
 }
 
+/// Milliseconds since 1970 (the `sat` claim of JWT sessions).
+pub(crate) fn unix_millis(t: time::OffsetDateTime) -> i64 {
+    i64::try_from(t.unix_timestamp_nanos() / 1_000_000).unwrap_or(i64::MAX)
+}
+
 /// JavaScript's `Date.prototype.toISOString()`: `2026-01-02T03:04:05.678Z` (UTC, fixed
 /// width, so text order is time order). Session bodies and stored timestamps use it.
 ///

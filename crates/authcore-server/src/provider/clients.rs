@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use authcore::env::Env;
 use authcore::oauth::id_token::Jwks;
 
-use crate::config_file::SecretValue;
+use crate::config_value::SecretValue;
 use serde::Deserialize;
 use serde_json::Value;
 use subtle::ConstantTimeEq;

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::Ctx;
 use super::account::{self as ops, AccountError, CurrentSession};
+use super::pages::PageState;
 use crate::cookies::{SessionCookieStore, encode_uri_component};
 use crate::error::AuthError;
 use crate::response::RawResponse;
@@ -51,16 +52,6 @@ fn error_text(e: &AccountError) -> &'static str {
         AccountError::NoDatabaseSessions => "Sessions are listed with database sessions only.",
         _ => "That did not work. Please try again later.",
     }
-}
-
-/// What the page shows besides the account's state.
-#[derive(Default)]
-pub(crate) struct PageState {
-    pub notice: Option<&'static str>,
-    pub error: Option<&'static str>,
-    #[cfg(feature = "two-factor")]
-    pub enrolment: Option<crate::two_factor::TotpEnrolment>,
-    pub recovery_codes: Option<Vec<String>>,
 }
 
 /// The signed-in user of the request, or the redirect to sign in and come back here.

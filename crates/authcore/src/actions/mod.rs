@@ -6,6 +6,7 @@ pub(crate) mod account_page;
 #[cfg(feature = "oauth")]
 pub(crate) mod backchannel_logout;
 pub(crate) mod callback;
+pub(crate) mod completion;
 pub(crate) mod csrf;
 pub(crate) mod limits;
 pub(crate) mod pages;

@@ -33,6 +33,16 @@ pub(crate) struct LinkView {
     pub name: String,
 }
 
+/// What the account page shows besides the account's state (after a change).
+#[derive(Default)]
+pub(crate) struct PageState {
+    pub notice: Option<&'static str>,
+    pub error: Option<&'static str>,
+    #[cfg(feature = "two-factor")]
+    pub enrolment: Option<crate::two_factor::TotpEnrolment>,
+    pub recovery_codes: Option<Vec<String>>,
+}
+
 /// What the account page shows (see `account_page.rs`).
 pub(crate) struct AccountView<'a> {
     pub who: String,
@@ -52,7 +62,7 @@ pub(crate) struct AccountView<'a> {
     pub apps: Vec<super::account::AppInfo>,
     #[cfg(feature = "two-factor")]
     pub two_factor: Option<crate::two_factor::TwoFactorStatus>,
-    pub state: super::account_page::PageState,
+    pub state: PageState,
 }
 
 /// `?` or `&` to append a query to `url`.

@@ -331,7 +331,7 @@ pub(crate) async fn revoked(
     let signed_in_at = claims.get("sat").and_then(Value::as_i64).unwrap_or(0);
     let kept = revocation.keep.is_some()
         && revocation.keep.as_deref() == claims.get("sid").and_then(Value::as_str);
-    let before = super::callback::unix_millis(revocation.before);
+    let before = crate::types::unix_millis(revocation.before);
     Ok(signed_in_at < before && !kept)
 }
 

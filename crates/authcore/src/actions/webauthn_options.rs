@@ -2,8 +2,11 @@
 //! between registration and authentication, and answer the ceremony options with a sealed
 //! challenge cookie.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use http::StatusCode;
 use serde_json::{Value, json};
+use webauthn_rs_core::proto::PublicKeyCredential;
 
 use super::Ctx;
 use crate::actions::callback::login::current_user;
@@ -12,6 +15,7 @@ use crate::checks::{CHECK_MAX_AGE, open_claims, seal_claims};
 use crate::error::AuthError;
 use crate::providers::{Provider, WebAuthnProvider};
 use crate::response::RawResponse;
+use crate::types::Account;
 use crate::webauthn::{self, CeremonyError, RegisterUser};
 
 /// Which ceremony to run.
@@ -307,6 +311,95 @@ pub(crate) async fn consume_challenge<S: serde::de::DeserializeOwned>(
         },
         cookie.clear(),
     ))
+}
+
+pub(crate) fn invalid(message: impl Into<String>) -> AuthError {
+    AuthError::InvalidRequest {
+        message: message.into(),
+    }
+}
+
+/// The `data` field: a JSON string (the built-in form) or an object (a JSON body).
+pub(crate) fn response_data<T: serde::de::DeserializeOwned>(ctx: &Ctx<'_>) -> Option<T> {
+    match ctx.req.body.as_ref()?.get("data")? {
+        Value::String(s) => serde_json::from_str(s).ok(),
+        v @ Value::Object(_) => serde_json::from_value(v.clone()).ok(),
+        _ => None,
+    }
+}
+
+/// Drops an assertion's `userHandle`. The authenticator is found by credential id, as in
+/// Auth.js, so the handle is not needed; and `@simplewebauthn/browser` (Auth.js's client)
+/// sends it decoded as UTF-8 text, which for a handle of random bytes is no base64url at all.
+fn without_user_handle(mut data: Value) -> Value {
+    if let Some(response) = data.get_mut("response").and_then(Value::as_object_mut) {
+        response.remove("userHandle");
+    }
+    data
+}
+
+/// A verified passkey assertion: the passkey's account and user, the cookie that clears the
+/// used challenge, and whether the authenticator verified the user.
+pub(crate) struct Asserted {
+    pub account: Account,
+    pub user: crate::adapter::AdapterUser,
+    pub clear: crate::cookies::SetCookie,
+    pub user_verified: bool,
+}
+
+/// Verifies the assertion in the request's `data` against the challenge cookie (used once)
+/// and the stored authenticator, whose counter it updates: the sign-in with a passkey, and
+/// the passkey second step ([`crate::actions::two_factor`]).
+pub(crate) async fn verify_assertion(
+    ctx: &Ctx<'_>,
+    p: &WebAuthnProvider,
+    db: &dyn Adapter,
+) -> Result<Asserted, AuthError> {
+    let response: PublicKeyCredential = response_data::<Value>(ctx)
+        .map(without_user_handle)
+        .and_then(|v| serde_json::from_value(v).ok())
+        .ok_or_else(|| invalid("Invalid WebAuthn Authentication response"))?;
+    let credential_id = STANDARD.encode(&response.raw_id);
+    let row = db.get_authenticator(&credential_id).await?.ok_or_else(|| {
+        invalid(format!(
+            "WebAuthn authenticator not found in database: {{\"credentialID\":\"{credential_id}\"}}"
+        ))
+    })?;
+    let (challenge, clear) = consume_challenge(ctx, p, Ceremony::Authenticate).await?;
+    let rp = webauthn::relying_party(p, ctx.req.url.site.base())
+        .map_err(|e| e.into_auth_error(&p.id))?;
+    let counter = webauthn::verify_authentication(
+        p,
+        &rp,
+        &response,
+        &challenge.state,
+        &challenge.challenge,
+        &row,
+    )
+    .map_err(|e| e.into_auth_error(&p.id))?;
+    db.update_authenticator_counter(&row.credential_id, u64::from(counter))
+        .await?
+        .ok_or_else(|| invalid("WebAuthn authenticator vanished while its counter was updated"))?;
+    let account = db
+        .get_account(&row.provider_account_id, &p.id)
+        .await?
+        .ok_or_else(|| {
+            invalid(format!(
+                "WebAuthn account not found in database: {{\"credentialID\":\"{}\",\"providerAccountId\":\"{}\"}}",
+                row.credential_id, row.provider_account_id
+            ))
+        })?;
+    let user_id = account.user_id.clone().unwrap_or_default();
+    let user = db
+        .get_user(&user_id)
+        .await?
+        .ok_or_else(|| invalid(format!("WebAuthn user not found in database: {user_id}")))?;
+    Ok(Asserted {
+        account,
+        user,
+        clear,
+        user_verified: p.require_user_verification,
+    })
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 
 use bytes::Bytes;
 
-use super::{FirstFactor, SignedIn, finish_sign_in, run_sign_in_callback};
+use super::{finish_sign_in, run_sign_in_callback};
 use crate::actions::Ctx;
+use crate::actions::completion::{FirstFactor, SignedIn};
 use crate::actions::limits::Limit;
 use crate::callbacks::SignInParams;
 use crate::error::AuthError;

@@ -6,8 +6,9 @@
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
-use super::{SignedIn, login, run_sign_in_callback};
+use super::{login, run_sign_in_callback};
 use crate::actions::Ctx;
+use crate::actions::completion::SignedIn;
 use crate::actions::limits::Limit;
 use crate::adapter::VerificationToken;
 use crate::callbacks::SignInParams;
@@ -202,7 +203,7 @@ pub(crate) async fn callback(ctx: &Ctx<'_>, p: &EmailProvider) -> Result<RawResp
         },
         result.session.as_ref(),
         Vec::new(),
-        super::FirstFactor::EmailLink,
+        crate::actions::completion::FirstFactor::EmailLink,
     )
     .await
 }

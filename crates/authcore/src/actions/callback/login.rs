@@ -7,9 +7,8 @@ use time::OffsetDateTime;
 use crate::actions::Ctx;
 use crate::adapter::{Adapter, AdapterSession, AdapterUser, NewUser};
 use crate::config::SessionStrategy;
-use crate::cookies::{SessionCookieStore, SetCookie};
+use crate::cookies::SessionCookieStore;
 use crate::error::AuthError;
-use crate::random;
 use crate::types::{Account, Profile, User};
 
 /// Outcome of a sign-in with an adapter.
@@ -72,59 +71,6 @@ async fn current_session(
                 (u, Some(s))
             }),
     }
-}
-
-/// A new database session for `user_id` (database strategy; else none), signed in as
-/// `auth` says.
-pub(crate) async fn new_session(
-    ctx: &Ctx<'_>,
-    adapter: &dyn Adapter,
-    user_id: &str,
-    auth: &super::SignInAuth,
-) -> Result<Option<AdapterSession>, AuthError> {
-    if ctx.config.session_strategy != SessionStrategy::Database {
-        return Ok(None);
-    }
-    let expires =
-        OffsetDateTime::now_utc() + time::Duration::seconds(ctx.config.session_max_age as i64);
-    // The cookie gets the token; the database its stored form.
-    let token = random::uuid_v4();
-    let stored = ctx.config.stored_session_token(&token).into_owned();
-    let mut session = adapter
-        .create_session(AdapterSession {
-            session_token: stored,
-            user_id: user_id.to_owned(),
-            expires,
-        })
-        .await?;
-    ctx.record_session_activity(adapter, &session.session_token)
-        .await;
-    #[cfg(feature = "two-factor")]
-    if ctx.config.two_factor.is_some() {
-        // How the user signed in, for step-up checks (the JWT strategy keeps it in claims).
-        // Not recorded, the session shows no step-up: logged, the sign-in goes on.
-        let sign_in = crate::SignInInfo::new(auth.amr.clone(), Some(auth.auth_time));
-        if let Err(e) = adapter
-            .record_session_sign_in(&session.session_token, &sign_in)
-            .await
-        {
-            ctx.log_error(&AuthError::AdapterError { source: e });
-        }
-        // A step-up replaces the browser's earlier session, whose cookie this one's
-        // overwrites.
-        let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
-        if let Some(earlier) = store.value()
-            && let Err(e) = adapter
-                .delete_session(&ctx.config.stored_session_token(&earlier))
-                .await
-        {
-            ctx.log_error(&AuthError::AdapterError { source: e });
-        }
-    }
-    #[cfg(not(feature = "two-factor"))]
-    let _ = auth;
-    session.session_token = token;
-    Ok(Some(session))
 }
 
 /// Linking rules of the account branches of Auth.js `handleLoginOrRegister`.
@@ -312,10 +258,4 @@ pub(crate) async fn email_login(
         is_new_user,
         session: None,
     })
-}
-
-/// The cookie carrying a database session token.
-pub(crate) fn database_session_cookies(ctx: &Ctx<'_>, session: &AdapterSession) -> Vec<SetCookie> {
-    let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
-    store.write(&session.session_token, session.expires)
 }

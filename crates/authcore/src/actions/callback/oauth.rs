@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{SignedIn, login, run_sign_in_callback};
+use super::{login, run_sign_in_callback};
 use crate::actions::Ctx;
+use crate::actions::completion::SignedIn;
 use crate::callbacks::SignInParams;
 use crate::checks::{self, CheckKind, CheckVerb};
 use crate::cookies::SetCookie;
@@ -478,7 +479,7 @@ async fn sign_in(
         },
         db_session.as_ref(),
         cookies,
-        super::FirstFactor::External { upstream_mfa },
+        crate::actions::completion::FirstFactor::External { upstream_mfa },
     )
     .await
 }

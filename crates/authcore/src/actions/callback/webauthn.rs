@@ -4,14 +4,15 @@
 //! No CSRF check, as in Auth.js, whose `lib/index.ts` checks it on callbacks of credentials
 //! providers only: the challenge cookie binds the response to this browser.
 
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
-use serde_json::Value;
-use webauthn_rs_core::proto::{PublicKeyCredential, RegisterPublicKeyCredential};
+use webauthn_rs_core::proto::RegisterPublicKeyCredential;
 
-use super::{SignedIn, login, run_sign_in_callback};
+use super::{login, run_sign_in_callback};
 use crate::actions::Ctx;
-use crate::actions::webauthn_options::{Ceremony, adapter, consume_challenge, sign_up_needs_proof};
+use crate::actions::completion::SignedIn;
+use crate::actions::webauthn_options::{
+    Ceremony, adapter, consume_challenge, invalid, response_data, sign_up_needs_proof,
+    verify_assertion,
+};
 use crate::adapter::Adapter;
 use crate::callbacks::SignInParams;
 use crate::error::AuthError;
@@ -19,31 +20,6 @@ use crate::providers::WebAuthnProvider;
 use crate::response::RawResponse;
 use crate::types::{Account, Authenticator, ProviderType, User};
 use crate::webauthn;
-
-fn invalid(message: impl Into<String>) -> AuthError {
-    AuthError::InvalidRequest {
-        message: message.into(),
-    }
-}
-
-/// The `data` field: a JSON string (the built-in form) or an object (a JSON body).
-fn response_data<T: serde::de::DeserializeOwned>(ctx: &Ctx<'_>) -> Option<T> {
-    match ctx.req.body.as_ref()?.get("data")? {
-        Value::String(s) => serde_json::from_str(s).ok(),
-        v @ Value::Object(_) => serde_json::from_value(v.clone()).ok(),
-        _ => None,
-    }
-}
-
-/// Drops an assertion's `userHandle`. The authenticator is found by credential id, as in
-/// Auth.js, so the handle is not needed; and `@simplewebauthn/browser` (Auth.js's client)
-/// sends it decoded as UTF-8 text, which for a handle of random bytes is no base64url at all.
-fn without_user_handle(mut data: Value) -> Value {
-    if let Some(response) = data.get_mut("response").and_then(Value::as_object_mut) {
-        response.remove("userHandle");
-    }
-    data
-}
 
 pub(crate) async fn callback(
     ctx: &Ctx<'_>,
@@ -73,70 +49,6 @@ async fn authenticate(
         asserted.user_verified,
     )
     .await
-}
-
-/// A verified passkey assertion: the passkey's account and user, the cookie that clears the
-/// used challenge, and whether the authenticator verified the user.
-pub(crate) struct Asserted {
-    pub account: Account,
-    pub user: crate::adapter::AdapterUser,
-    pub clear: crate::cookies::SetCookie,
-    pub user_verified: bool,
-}
-
-/// Verifies the assertion in the request's `data` against the challenge cookie (used once)
-/// and the stored authenticator, whose counter it updates: the sign-in with a passkey, and
-/// the passkey second step ([`crate::actions::two_factor`]).
-pub(crate) async fn verify_assertion(
-    ctx: &Ctx<'_>,
-    p: &WebAuthnProvider,
-    db: &dyn Adapter,
-) -> Result<Asserted, AuthError> {
-    let response: PublicKeyCredential = response_data::<Value>(ctx)
-        .map(without_user_handle)
-        .and_then(|v| serde_json::from_value(v).ok())
-        .ok_or_else(|| invalid("Invalid WebAuthn Authentication response"))?;
-    let credential_id = STANDARD.encode(&response.raw_id);
-    let row = db.get_authenticator(&credential_id).await?.ok_or_else(|| {
-        invalid(format!(
-            "WebAuthn authenticator not found in database: {{\"credentialID\":\"{credential_id}\"}}"
-        ))
-    })?;
-    let (challenge, clear) = consume_challenge(ctx, p, Ceremony::Authenticate).await?;
-    let rp = webauthn::relying_party(p, ctx.req.url.site.base())
-        .map_err(|e| e.into_auth_error(&p.id))?;
-    let counter = webauthn::verify_authentication(
-        p,
-        &rp,
-        &response,
-        &challenge.state,
-        &challenge.challenge,
-        &row,
-    )
-    .map_err(|e| e.into_auth_error(&p.id))?;
-    db.update_authenticator_counter(&row.credential_id, u64::from(counter))
-        .await?
-        .ok_or_else(|| invalid("WebAuthn authenticator vanished while its counter was updated"))?;
-    let account = db
-        .get_account(&row.provider_account_id, &p.id)
-        .await?
-        .ok_or_else(|| {
-            invalid(format!(
-                "WebAuthn account not found in database: {{\"credentialID\":\"{}\",\"providerAccountId\":\"{}\"}}",
-                row.credential_id, row.provider_account_id
-            ))
-        })?;
-    let user_id = account.user_id.clone().unwrap_or_default();
-    let user = db
-        .get_user(&user_id)
-        .await?
-        .ok_or_else(|| invalid(format!("WebAuthn user not found in database: {user_id}")))?;
-    Ok(Asserted {
-        account,
-        user,
-        clear,
-        user_verified: p.require_user_verification,
-    })
 }
 
 async fn register(
@@ -274,7 +186,7 @@ async fn sign_in(
         },
         result.session.as_ref(),
         vec![clear_challenge],
-        super::FirstFactor::Passkey { user_verified },
+        crate::actions::completion::FirstFactor::Passkey { user_verified },
     )
     .await
 }

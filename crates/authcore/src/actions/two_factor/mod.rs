@@ -18,7 +18,7 @@ pub(crate) mod checks;
 use checks::{confirm, pending_enrolment, verify_code};
 
 use super::Ctx;
-use super::callback::{FirstFactor, SignInAuth, SignedIn, complete_sign_in, open_session};
+use super::completion::{FirstFactor, SignInAuth, SignedIn, complete_sign_in, open_session};
 use super::limits::Limit;
 use crate::adapter::Adapter;
 use crate::cookies::{SessionCookieStore, SetCookie};
@@ -247,7 +247,7 @@ async fn passkey_of(
         let p = webauthn_provider(ctx, pending.passkey.as_deref())
             .filter(|_| pending.passkey.is_some())
             .ok_or_else(|| refused("no passkey was offered for this second step"))?;
-        let asserted = super::callback::webauthn::verify_assertion(ctx, p, db).await?;
+        let asserted = super::webauthn_options::verify_assertion(ctx, p, db).await?;
         if asserted.user.id != pending.user_id() {
             return Err(refused("the passkey belongs to another user"));
         }

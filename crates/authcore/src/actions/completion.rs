@@ -1,0 +1,323 @@
+//! The end of every sign-in, whatever proved the first factor (Auth.js
+//! `lib/actions/callback/index.ts`): the factor's `amr`, the database session or the JWT
+//! with the `jwt` callback, the `signIn` event and the redirect. The callbacks of
+//! [`super::callback`] and the second step of [`super::two_factor`] end here.
+
+use time::OffsetDateTime;
+
+use super::Ctx;
+use crate::adapter::{Adapter, AdapterSession};
+use crate::callbacks::{JwtParams, JwtTrigger};
+use crate::config::SessionStrategy;
+use crate::cookies::{SessionCookieStore, SetCookie};
+use crate::error::AuthError;
+use crate::jwt::JwtClaims;
+use crate::providers::Provider;
+use crate::random;
+use crate::response::RawResponse;
+use crate::types::{Account, Profile, User};
+
+/// Where a successful sign-in redirects: `pages.newUser` for new users (with the callback
+/// URL), else the callback URL (Auth.js `lib/actions/callback/index.ts`).
+pub(crate) fn success_redirect(ctx: &Ctx<'_>, is_new_user: bool, callback_url: &str) -> String {
+    match (&ctx.config.pages.new_user, is_new_user) {
+        (Some(page), true) => format!(
+            "{page}{}callbackUrl={}",
+            if page.contains('?') { '&' } else { '?' },
+            crate::cookies::encode_uri_component(callback_url)
+        ),
+        _ => callback_url.to_owned(),
+    }
+}
+
+/// The default token at sign-in (Auth.js `lib/actions/callback/index.ts`):
+/// `{name, email, picture, sub}`.
+pub(crate) fn default_token(user: &User) -> JwtClaims {
+    let mut t = JwtClaims::new();
+    let mut put = |k: &str, v: &Option<String>| {
+        if let Some(v) = v {
+            t.insert(k.to_owned(), v.clone().into());
+        }
+    };
+    put("name", &user.name);
+    put("email", &user.email);
+    put("picture", &user.image);
+    put("sub", &user.id);
+    t
+}
+
+/// Sign-in data passed to the `jwt` callback.
+#[derive(Clone, Copy)]
+pub(crate) struct SignedIn<'a> {
+    pub user: &'a User,
+    pub account: &'a Account,
+    pub profile: Option<&'a Profile>,
+    /// Whether login-or-register created the user; `None` for credentials, which have no
+    /// such step (Auth.js then gives the `jwt` callback `false` and the `signIn` event
+    /// nothing).
+    pub is_new_user: Option<bool>,
+}
+
+/// JWT strategy: runs the `jwt` callback and returns the session cookies to set (Auth.js
+/// `lib/actions/callback/index.ts`).
+async fn jwt_session_cookies(
+    ctx: &Ctx<'_>,
+    signed_in: SignedIn<'_>,
+    auth: &SignInAuth,
+) -> Result<Vec<SetCookie>, AuthError> {
+    let config = ctx.config;
+    let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
+    let trigger = if signed_in.is_new_user == Some(true) {
+        JwtTrigger::SignUp
+    } else {
+        JwtTrigger::SignIn
+    };
+    let mut token = default_token(signed_in.user);
+    // A provider that refreshes access tokens keeps the account's tokens in the JWT.
+    let account = signed_in.account;
+    if account.refresh_token.is_some()
+        && config
+            .provider(&account.provider)
+            .is_some_and(Provider::refreshes_tokens)
+    {
+        #[cfg(feature = "oauth")]
+        crate::providers::oauth::refresh::put_tokens(
+            &mut token,
+            &account.provider,
+            account.access_token.as_deref(),
+            account.expires_at,
+            account.refresh_token.as_deref(),
+        );
+    }
+    #[cfg(feature = "two-factor")]
+    if config.two_factor.is_some() {
+        // How and when the user signed in (OIDC Core §2 `amr` / `auth_time`), for step-up
+        // checks.
+        token.insert("amr".into(), auth.amr.clone().into());
+        token.insert("auth_time".into(), auth.auth_time.into());
+    }
+    #[cfg(not(feature = "two-factor"))]
+    let _ = auth;
+    if config.jwt_revocation {
+        // A session id and sign-in time that later reads keep (the revocation list).
+        token.insert("sid".into(), crate::random::uuid_v4().into());
+        token.insert(
+            "sat".into(),
+            crate::types::unix_millis(OffsetDateTime::now_utc()).into(),
+        );
+    }
+    let token = config
+        .callbacks
+        .jwt(JwtParams {
+            token,
+            user: Some(signed_in.user),
+            account: Some(signed_in.account),
+            profile: signed_in.profile,
+            is_new_user: Some(signed_in.is_new_user.unwrap_or(false)),
+            trigger: Some(trigger),
+            session: None,
+        })
+        .await
+        .map_err(|source| AuthError::CallbackError {
+            callback: "jwt",
+            source,
+        })?;
+    let Some(token) = token else {
+        return Ok(store.clean());
+    };
+    let salt: &str = &ctx.cookies.session_token.name;
+    let encoded =
+        config
+            .encode_session(&token, salt)
+            .map_err(|source| AuthError::CallbackError {
+                callback: "jwt",
+                source,
+            })?;
+    let expires =
+        OffsetDateTime::now_utc() + time::Duration::seconds(config.session_max_age as i64);
+    Ok(ctx.write_session_cookie(&store, &encoded, expires))
+}
+
+/// How the first factor of a sign-in was proven (RFC 8176 `amr` values, for second
+/// factors and the session's `amr` claim).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FirstFactor {
+    /// A credentials provider's `authorize` (`pwd`).
+    Password,
+    /// A magic link (`otp`: a one-time secret sent out of band).
+    EmailLink,
+    /// An OAuth / OIDC provider (no method of ours; the provider's own are its business),
+    /// trusted or not for its own multi-factor authentication
+    /// (`OAuthProvider::trust_upstream_mfa`).
+    External {
+        /// Whether the provider is trusted for it and its ID token says it was done.
+        upstream_mfa: bool,
+    },
+    /// A passkey (`hwk`), with user verification (`user`: both factors at once).
+    Passkey {
+        /// Whether the authenticator verified the user (PIN, biometrics).
+        user_verified: bool,
+    },
+}
+
+impl FirstFactor {
+    /// The `amr` values of this factor.
+    pub(crate) fn amr(self) -> &'static [&'static str] {
+        match self {
+            FirstFactor::Password => &["pwd"],
+            FirstFactor::EmailLink => &["otp"],
+            FirstFactor::External { .. } => &[],
+            FirstFactor::Passkey {
+                user_verified: true,
+            } => &["hwk", "user"],
+            FirstFactor::Passkey {
+                user_verified: false,
+            } => &["hwk"],
+        }
+    }
+
+    /// Whether it proves two factors by itself (a passkey with user verification: the
+    /// device, and the PIN or biometric that unlocked it; a trusted provider's own MFA).
+    pub(crate) fn is_two_factors(self) -> bool {
+        matches!(
+            self,
+            FirstFactor::Passkey {
+                user_verified: true
+            } | FirstFactor::External { upstream_mfa: true }
+        )
+    }
+}
+
+/// How a session was signed in: the RFC 8176 methods and the time (seconds since the
+/// epoch), written into JWT sessions as `amr` and `auth_time` when second factors are on.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct SignInAuth {
+    pub amr: Vec<String>,
+    pub auth_time: i64,
+}
+
+impl SignInAuth {
+    /// The first factor, signed in now.
+    pub(crate) fn first(factor: FirstFactor) -> Self {
+        let mut amr: Vec<String> = factor.amr().iter().map(|m| (*m).to_owned()).collect();
+        if factor.is_two_factors() {
+            amr.push("mfa".to_owned());
+        }
+        SignInAuth {
+            amr,
+            auth_time: OffsetDateTime::now_utc().unix_timestamp(),
+        }
+    }
+}
+
+/// A new database session for `user` (database strategy with an adapter; else none),
+/// signed in as `auth` says.
+pub(crate) async fn open_session(
+    ctx: &Ctx<'_>,
+    user: &User,
+    auth: &SignInAuth,
+) -> Result<Option<crate::adapter::AdapterSession>, AuthError> {
+    match (&ctx.config.adapter, user.id.as_deref()) {
+        (Some(adapter), Some(id)) => new_session(ctx, &**adapter, id, auth).await,
+        _ => Ok(None),
+    }
+}
+
+/// The session cookie (the database session `db_session`, or a JWT), the `signIn` event,
+/// and the redirect (`newUser` page or `callback_url`).
+pub(crate) async fn complete_sign_in(
+    ctx: &Ctx<'_>,
+    signed_in: SignedIn<'_>,
+    db_session: Option<&crate::adapter::AdapterSession>,
+    mut cookies: Vec<SetCookie>,
+    auth: &SignInAuth,
+    callback_url: &str,
+) -> Result<RawResponse, AuthError> {
+    let mut session_cookies = match db_session {
+        Some(session) => database_session_cookies(ctx, session),
+        None => jwt_session_cookies(ctx, signed_in, auth).await?,
+    };
+    let r = ctx
+        .config
+        .events
+        .sign_in(crate::callbacks::SignInEvent {
+            user: signed_in.user,
+            account: Some(signed_in.account),
+            profile: signed_in.profile,
+            is_new_user: signed_in.is_new_user,
+        })
+        .await;
+    ctx.event_result("signIn", r);
+    let mut resp = RawResponse::redirect(success_redirect(
+        ctx,
+        signed_in.is_new_user == Some(true),
+        callback_url,
+    ));
+    // Most sign-ins add no cookie of their own: no second vector then.
+    resp.cookies = if cookies.is_empty() {
+        session_cookies
+    } else {
+        cookies.append(&mut session_cookies);
+        cookies
+    };
+    Ok(resp)
+}
+
+/// A new database session for `user_id` (database strategy; else none), signed in as
+/// `auth` says.
+pub(crate) async fn new_session(
+    ctx: &Ctx<'_>,
+    adapter: &dyn Adapter,
+    user_id: &str,
+    auth: &SignInAuth,
+) -> Result<Option<AdapterSession>, AuthError> {
+    if ctx.config.session_strategy != SessionStrategy::Database {
+        return Ok(None);
+    }
+    let expires =
+        OffsetDateTime::now_utc() + time::Duration::seconds(ctx.config.session_max_age as i64);
+    // The cookie gets the token; the database its stored form.
+    let token = random::uuid_v4();
+    let stored = ctx.config.stored_session_token(&token).into_owned();
+    let mut session = adapter
+        .create_session(AdapterSession {
+            session_token: stored,
+            user_id: user_id.to_owned(),
+            expires,
+        })
+        .await?;
+    ctx.record_session_activity(adapter, &session.session_token)
+        .await;
+    #[cfg(feature = "two-factor")]
+    if ctx.config.two_factor.is_some() {
+        // How the user signed in, for step-up checks (the JWT strategy keeps it in claims).
+        // Not recorded, the session shows no step-up: logged, the sign-in goes on.
+        let sign_in = crate::SignInInfo::new(auth.amr.clone(), Some(auth.auth_time));
+        if let Err(e) = adapter
+            .record_session_sign_in(&session.session_token, &sign_in)
+            .await
+        {
+            ctx.log_error(&AuthError::AdapterError { source: e });
+        }
+        // A step-up replaces the browser's earlier session, whose cookie this one's
+        // overwrites.
+        let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
+        if let Some(earlier) = store.value()
+            && let Err(e) = adapter
+                .delete_session(&ctx.config.stored_session_token(&earlier))
+                .await
+        {
+            ctx.log_error(&AuthError::AdapterError { source: e });
+        }
+    }
+    #[cfg(not(feature = "two-factor"))]
+    let _ = auth;
+    session.session_token = token;
+    Ok(Some(session))
+}
+
+/// The cookie carrying a database session token.
+pub(crate) fn database_session_cookies(ctx: &Ctx<'_>, session: &AdapterSession) -> Vec<SetCookie> {
+    let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
+    store.write(&session.session_token, session.expires)
+}
