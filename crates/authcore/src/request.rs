@@ -5,7 +5,7 @@ use std::fmt;
 
 use bytes::Bytes;
 use http::uri::PathAndQuery;
-use http::{HeaderMap, Method};
+use http::{HeaderMap, HeaderName, Method};
 use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
 
@@ -252,7 +252,7 @@ fn client_addr(config: &ConfigInner, parts: &http::request::Parts) -> Option<std
     let mut client = peer;
     let values: Vec<&str> = parts
         .headers
-        .get_all("x-forwarded-for")
+        .get_all(&X_FORWARDED_FOR)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .collect();
@@ -291,9 +291,15 @@ impl RequestInternal {
     }
 }
 
-fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
+
+// Header names as constants: a lookup by `&str` parses the name at every request.
+static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
+static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+static X_AUTH_RETURN_REDIRECT: HeaderName = HeaderName::from_static("x-auth-return-redirect");
 
 /// Builds the request URL: the fixed `url` when configured; otherwise, with `trust_host`,
 /// `X-Forwarded-Host` / `X-Forwarded-Proto`, then `Host`, the URI authority and scheme.
@@ -313,7 +319,7 @@ fn request_url(
         let site = config.sites.of_url(fixed).map_err(to_err)?;
         return site.request_url(path_and_query).map_err(to_err);
     }
-    let forwarded = |name: &str| {
+    let forwarded = |name: &HeaderName| {
         if config.trust_host {
             header_str(headers, name)
                 .and_then(|v| v.split(',').next())
@@ -323,11 +329,11 @@ fn request_url(
             None
         }
     };
-    let host = forwarded("x-forwarded-host")
-        .or_else(|| header_str(headers, "host"))
+    let host = forwarded(&X_FORWARDED_HOST)
+        .or_else(|| header_str(headers, &http::header::HOST))
         .or_else(|| uri.authority().map(|a| a.as_str()))
         .ok_or_else(|| ParseError::Url("no Host header".to_owned()))?;
-    let proto = forwarded("x-forwarded-proto")
+    let proto = forwarded(&X_FORWARDED_PROTO)
         .map(|p| p.trim_end_matches(':'))
         .or_else(|| uri.scheme_str())
         .unwrap_or("http");
@@ -403,7 +409,7 @@ pub(crate) fn parse_head(
             .filter_map(|v| v.to_str().ok()),
     );
     let query = Query::parse(url.query());
-    let return_redirect = headers.contains_key("x-auth-return-redirect");
+    let return_redirect = headers.contains_key(&X_AUTH_RETURN_REDIRECT);
     Ok(RequestInternal {
         action,
         provider_id,
@@ -429,14 +435,15 @@ where
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    let content_type = header_str(headers, "content-type").unwrap_or("");
+    let content_type = header_str(headers, &http::header::CONTENT_TYPE).unwrap_or("");
     let is_json = content_type.contains("application/json");
     let is_form = content_type.contains("application/x-www-form-urlencoded");
     if !is_json && !is_form {
         return Ok(None);
     }
     let limit = config.max_body_bytes;
-    if let Some(len) = header_str(headers, "content-length").and_then(|v| v.parse::<u64>().ok())
+    if let Some(len) =
+        header_str(headers, &http::header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok())
         && len > limit as u64
     {
         return Err(ParseError::BodyTooLarge(limit));

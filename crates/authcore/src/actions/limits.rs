@@ -133,15 +133,24 @@ fn normalize_identifier(identifier: &str) -> String {
 }
 
 impl Ctx<'_> {
-    /// The store key for `limit` and `identifier` (ignored for per-client limits), or
-    /// `None` when the limit is off or has no subject.
-    fn limit_key(&self, limit: Limit, identifier: Option<&str>) -> Option<(String, RateLimit)> {
+    /// Where `limit` counts, the store key for `identifier` (ignored for per-client limits)
+    /// and the rule; `None` when the limit is off or has no subject. The subject is made
+    /// (the client address formatted, the identifier normalised and hashed) only for a
+    /// limit that is on: with limits off a request pays nothing here.
+    fn counted(
+        &self,
+        limit: Limit,
+        identifier: Option<&str>,
+    ) -> Option<(&dyn RateLimitStore, String, RateLimit)> {
+        let store = limit.store(self.config)?;
+        limit.of(self.config)?;
         let subject = if limit.per_client() {
             self.req.client?.to_string()
         } else {
             normalize_identifier(identifier?)
         };
-        key(self.config, limit, &subject)
+        let (key, rule) = key(self.config, limit, &subject)?;
+        Some((store, key, rule))
     }
 
     /// The refusal: counted, told to the `rateLimited` event, and the error to answer with
@@ -179,9 +188,7 @@ impl Ctx<'_> {
         limit: Limit,
         identifier: Option<&str>,
     ) -> Result<(), AuthError> {
-        let (Some(store), Some((key, rule))) =
-            (limit.store(self.config), self.limit_key(limit, identifier))
-        else {
+        let Some((store, key, rule)) = self.counted(limit, identifier) else {
             return Ok(());
         };
         match store.count(&key, &rule).await {
@@ -197,8 +204,7 @@ impl Ctx<'_> {
     /// Gives back an attempt reserved by [`Ctx::count_attempt`] that turned out not to
     /// count (a success against a failure limit, an error of the check itself).
     pub(crate) async fn give_back(&self, limit: Limit, identifier: Option<&str>) {
-        if let (Some(store), Some((key, _))) =
-            (limit.store(self.config), self.limit_key(limit, identifier))
+        if let Some((store, key, _)) = self.counted(limit, identifier)
             && let Err(e) = store.give_back(&key).await
         {
             tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
@@ -214,8 +220,7 @@ impl Ctx<'_> {
 
     /// Forgets the subject's count (a success).
     pub(crate) async fn reset_limit(&self, limit: Limit, identifier: Option<&str>) {
-        if let (Some(store), Some((key, _))) =
-            (limit.store(self.config), self.limit_key(limit, identifier))
+        if let Some((store, key, _)) = self.counted(limit, identifier)
             && let Err(e) = store.reset(&key).await
         {
             tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
