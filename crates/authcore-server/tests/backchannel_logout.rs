@@ -128,6 +128,12 @@ impl App {
             .await
             .unwrap();
         let status = r.status().as_u16();
+        // Server to server: no cookie is read or set, whatever the answer.
+        assert!(
+            r.headers().get("set-cookie").is_none(),
+            "HTTP {status} set a cookie"
+        );
+        assert_eq!(r.headers()["cache-control"], "private, no-cache, no-store");
         (status, r.json().await.unwrap_or(Value::Null))
     }
 

@@ -382,8 +382,8 @@ impl Auth {
         for name in [
             http::header::COOKIE,
             http::header::HOST,
-            http::HeaderName::from_static("x-forwarded-host"),
-            http::HeaderName::from_static("x-forwarded-proto"),
+            crate::request::X_FORWARDED_HOST.clone(),
+            crate::request::X_FORWARDED_PROTO.clone(),
         ] {
             for v in headers.get_all(&name) {
                 head.append(name.clone(), v.clone());

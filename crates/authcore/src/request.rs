@@ -295,9 +295,9 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> 
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-// Header names as constants: a lookup by `&str` parses the name at every request.
-static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
-static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+// Header names made once: a lookup by `&str` parses the name at every request.
+pub(crate) static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
+pub(crate) static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
 static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 static X_AUTH_RETURN_REDIRECT: HeaderName = HeaderName::from_static("x-auth-return-redirect");
 

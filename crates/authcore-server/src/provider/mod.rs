@@ -623,11 +623,23 @@ impl ProviderState {
         })
     }
 
-    /// Whether the user's access for the client still stands in the epoch the grant was
-    /// made in (the user has not revoked it from the account page since).
+    /// Whether `sub`'s access for `client` still stands in `epoch`, the one a grant or token
+    /// was made in (the user has not revoked it from the account page since; no access
+    /// recorded is epoch 0).
+    async fn epoch_stands(
+        &self,
+        sub: &str,
+        client: &str,
+        epoch: i64,
+    ) -> Result<bool, Box<Response>> {
+        let access = self.app_access(sub, client).await?;
+        Ok(access.map_or(0, |a| a.epoch) == epoch)
+    }
+
+    /// [`Self::epoch_stands`] for `grant`.
     async fn grant_stands(&self, grant: &Grant) -> Result<bool, Box<Response>> {
-        let access = self.app_access(&grant.sub, &grant.client_id).await?;
-        Ok(access.map_or(0, |a| a.epoch) == grant.epoch)
+        self.epoch_stands(&grant.sub, &grant.client_id, grant.epoch)
+            .await
     }
 }
 
@@ -1527,8 +1539,10 @@ impl ProviderState {
         match revoked {
             Ok(false) if claims.grant.is_some() => {
                 // A user's token: void once the user revoked the client's access.
-                let access = self.app_access(&claims.sub, &claims.client_id).await?;
-                Ok((access.map_or(0, |a| a.epoch) == claims.epoch).then_some(claims))
+                let stands = self
+                    .epoch_stands(&claims.sub, &claims.client_id, claims.epoch)
+                    .await?;
+                Ok(stands.then_some(claims))
             }
             Ok(false) => Ok(Some(claims)),
             Ok(true) => Ok(None),
@@ -1863,9 +1877,7 @@ impl BackChannelLogout {
         }
         Ok(out)
     }
-}
 
-impl BackChannelLogout {
     /// Posts a logout token for `user`'s session `sid` (none: all of them) to `client`'s
     /// `backchannel_logout_uri`, in the background.
     fn post_logout_token(

@@ -20,6 +20,7 @@ use serde_json::json;
 
 use super::Ctx;
 use super::callback::oauth::{ID_TOKEN_CLOCK_TOLERANCE, expected_signer, with_provider_keys};
+use crate::config::SessionStrategy;
 use crate::error::AuthError;
 use crate::oauth::id_token::{self, IdTokenChecks, LogoutToken};
 use crate::providers::oauth::flow;
@@ -74,11 +75,34 @@ pub(crate) async fn backchannel_logout(ctx: &Ctx<'_>) -> Result<RawResponse, Aut
             ));
         }
     };
+    // What this configuration cannot honour is refused before the token's `jti` is spent,
+    // so that the same token can be taken once the configuration can.
+    let Some(sub) = logout.sub.as_deref() else {
+        // Sessions are not indexed by the provider's session id: a token naming only one
+        // cannot be matched.
+        return Ok(refused(
+            StatusCode::BAD_REQUEST,
+            "a logout token without sub is not supported",
+        ));
+    };
+    let c = ctx.config;
+    let Some(adapter) = c.adapter.as_deref() else {
+        return Ok(refused(
+            StatusCode::NOT_IMPLEMENTED,
+            "signing users out needs an adapter",
+        ));
+    };
+    if c.session_strategy == SessionStrategy::Jwt && !c.jwt_revocation {
+        return Ok(refused(
+            StatusCode::NOT_IMPLEMENTED,
+            "JWT sessions are ended through the revocation list (jwt_revocation)",
+        ));
+    }
     let now = time::OffsetDateTime::now_utc();
     let keep = logout.exp - now.unix_timestamp() + REPLAY_MARGIN_SECS;
     let ttl = Duration::from_secs(keep.clamp(1, 86_400).unsigned_abs());
     let kind = format!("backchannel_logout:{}", p.id);
-    let store = &*ctx.config.single_use_store;
+    let store = &*c.single_use_store;
     let first = match crate::ratelimit::first_use_checked(store, &kind, &logout.jti, ttl).await {
         Ok(first) => first,
         Err(e) => return Ok(unavailable("the single-use store", &e)),
@@ -90,20 +114,6 @@ pub(crate) async fn backchannel_logout(ctx: &Ctx<'_>) -> Result<RawResponse, Aut
             "the logout token was used already",
         ));
     }
-    let Some(sub) = logout.sub.as_deref() else {
-        // Sessions are not indexed by the provider's session id: a token naming only one
-        // cannot be matched.
-        return Ok(refused(
-            StatusCode::BAD_REQUEST,
-            "a logout token without sub is not supported",
-        ));
-    };
-    let Some(adapter) = ctx.config.adapter.as_deref() else {
-        return Ok(refused(
-            StatusCode::NOT_IMPLEMENTED,
-            "signing users out needs an adapter",
-        ));
-    };
     let user = match adapter.get_user_by_account(&p.id, sub).await {
         Ok(Some(user)) => user,
         Ok(None) => {
@@ -112,15 +122,11 @@ pub(crate) async fn backchannel_logout(ctx: &Ctx<'_>) -> Result<RawResponse, Aut
         }
         Err(e) => return Ok(unavailable("the adapter", &e)),
     };
-    match super::account::revoke_other_sessions(ctx.config, &user.id, None).await {
+    match super::account::revoke_other_sessions(c, &user.id, None).await {
         Ok(_) => {
             tracing::info!(provider = %p.id, user = %user.id, "back-channel logout: the user is signed out");
             Ok(RawResponse::default().with_no_cache())
         }
-        Err(super::account::AccountError::NoDatabaseSessions) => Ok(refused(
-            StatusCode::NOT_IMPLEMENTED,
-            "JWT sessions are ended through the revocation list (jwt_revocation)",
-        )),
         Err(e) => Ok(unavailable("ending the sessions", &e)),
     }
 }
