@@ -2,15 +2,22 @@
 the ID token), signing in through
 authcore as an OpenID Provider. Driven by crates/authcore-server/tests/openid_provider.rs:
 
-    python authlib_rp.py <issuer> <client id> <client secret> <redirect URI> <cookie header>
+    python authlib_rp.py <issuer> <client id> <client secret> <redirect URI> <cookie header> <post-logout redirect URI>
+    python authlib_rp.py logout-token <issuer> <client id> <logout token>
 
 The "browser" is requests with the signed-in user's cookie, following authcore's redirects
 until the redirect URI. One JSON line per step; {"done": true} at the end; a failure prints
 {"error": "..."} and exits 1.
+
+With `logout-token`, the logout token authcore posted to the client's back-channel logout
+URI is checked as OpenID Connect Back-Channel Logout 1.0 §2.6 asks, with joserfc: the
+signature against the JWK Set, `typ` logout+jwt, `iss`, `aud`, `iat`, `exp`, `jti`, the
+logout event, `sub` or `sid`, no `nonce`. Prints {"claims": {...}}, or {"refused": "..."}.
 """
 
 import json
 import sys
+import time
 from urllib.parse import parse_qs, urljoin, urlparse
 
 import requests
@@ -37,8 +44,53 @@ def browse(url, cookie, redirect_uri):
     raise RuntimeError("too many redirects")
 
 
+BACKCHANNEL_LOGOUT_EVENT = "http://schemas.openid.net/event/backchannel-logout"
+ALGORITHMS = ["EdDSA", "ES256", "RS256"]
+
+
+def provider_keys(issuer):
+    meta = requests.get(f"{issuer}/.well-known/openid-configuration", timeout=10).json()
+    return KeySet.import_key_set(requests.get(meta["jwks_uri"], timeout=10).json())
+
+
+def check_logout_token(issuer, client_id, token):
+    """The logout token's claims, or an exception saying why it is refused (§2.6)."""
+    decoded = jwt.decode(token, provider_keys(issuer), algorithms=ALGORITHMS)
+    if decoded.header.get("typ") != "logout+jwt":
+        raise ValueError(f"typ {decoded.header.get('typ')!r}")
+    claims = decoded.claims
+    jwt.JWTClaimsRegistry(
+        now=int(time.time()),
+        leeway=30,
+        iss={"essential": True, "value": issuer},
+        aud={"essential": True, "value": client_id},
+        iat={"essential": True},
+        exp={"essential": True},
+        jti={"essential": True},
+    ).validate(claims)
+    events = claims.get("events")
+    if not isinstance(events, dict) or not isinstance(events.get(BACKCHANNEL_LOGOUT_EVENT), dict):
+        raise ValueError("no back-channel logout event")
+    if "nonce" in claims:
+        raise ValueError("a logout token has no nonce")
+    if not claims.get("sub") and not claims.get("sid"):
+        raise ValueError("neither sub nor sid")
+    return claims
+
+
+def logout_token_mode(issuer, client_id, token):
+    try:
+        say({"claims": check_logout_token(issuer, client_id, token)})
+    except Exception as e:  # the harness reads the reason
+        say({"refused": f"{type(e).__name__}: {e}"})
+    say({"done": True})
+
+
 def main():
-    issuer, client_id, secret, redirect_uri, cookie = sys.argv[1:6]
+    if sys.argv[1:2] == ["logout-token"]:
+        logout_token_mode(*sys.argv[2:5])
+        return
+    issuer, client_id, secret, redirect_uri, cookie, post_logout = sys.argv[1:7]
     meta = requests.get(f"{issuer}/.well-known/openid-configuration", timeout=10).json()
     if meta["issuer"] != issuer:
         raise RuntimeError(f"issuer mismatch: {meta['issuer']}")
@@ -94,7 +146,12 @@ def main():
     # sign-out page.
     end = requests.get(
         meta["end_session_endpoint"],
-        params={"id_token_hint": token["id_token"], "client_id": client_id},
+        params={
+            "id_token_hint": token["id_token"],
+            "client_id": client_id,
+            "post_logout_redirect_uri": post_logout,
+            "state": "bye",
+        },
         headers={"cookie": cookie},
         allow_redirects=False,
         timeout=10,

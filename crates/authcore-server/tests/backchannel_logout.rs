@@ -104,14 +104,7 @@ impl App {
 
     /// The email of `browser`'s session at the app, if signed in.
     async fn user(&self, browser: &reqwest::Client) -> Option<String> {
-        let session: Value = browser
-            .get(format!("{}/auth/session", self.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let session = binary::get_json(browser, &format!("{}/auth/session", self.base)).await;
         session["user"]["email"].as_str().map(str::to_owned)
     }
 

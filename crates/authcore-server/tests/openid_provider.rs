@@ -210,15 +210,17 @@ fn oidc_rp_dir() -> PathBuf {
 }
 
 /// openid-client (npm, strict) signs in, refreshes, meets refresh-token reuse, code replay,
-/// `prompt=none` without a session and RP-initiated logout: as a client with a secret and
-/// EdDSA ID tokens, and as one authenticating with `private_key_jwt` (an RS256 key of its
-/// own, RFC 7523) that asked for RS256 ID tokens.
+/// `prompt=none` without a session and RP-initiated logout, then hears of the logout by
+/// back-channel: as a client with a secret and EdDSA ID tokens, and as one authenticating
+/// with `private_key_jwt` (an RS256 key of its own, RFC 7523) that asked for RS256 ID
+/// tokens.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openid_client_signs_in_through_authcore() {
     let keys = fresh_dir();
     let (prefix, jwks) = relying_party_key(&keys, "keyed", "RS256");
+    let (receiver, mut logouts) = logout_receiver().await;
     let op = start_with(&format!(
-        r#"
+        r#"{lib}
 [[oidc_provider.clients]]
 id = "keyed"
 token_endpoint_auth_method = "private_key_jwt"
@@ -227,17 +229,21 @@ id_token_signed_response_alg = "RS256"
 redirect_uris = ["{CB}"]
 post_logout_redirect_uris = ["{LOGGED_OUT}"]
 grant_types = ["authorization_code", "refresh_token"]
-"#
+backchannel_logout_uri = "{receiver}/keyed"
+"#,
+        lib = library_client("lib", &receiver)
     ))
     .await;
     let prefix = prefix.to_str().unwrap();
     for (client, args, alg) in [
-        ("rp", vec![RP_SECRET], "EdDSA"),
+        ("lib", vec![RP_SECRET], "EdDSA"),
         ("keyed", vec!["-", prefix, "RS256"], "RS256"),
     ] {
+        // A session of its own: the client's logout ends it.
+        let (browser, cookie) = fresh_session(&op).await;
         let mut argv = vec![op.issuer.as_str(), client];
         argv.push(args[0]);
-        argv.extend([CB, op.cookie.as_str(), LOGGED_OUT]);
+        argv.extend([CB, cookie.as_str(), LOGGED_OUT]);
         argv.extend(&args[1..]);
         let steps = browser::run_in(
             &oidc_rp_dir(),
@@ -248,6 +254,18 @@ grant_types = ["authorization_code", "refresh_token"]
         )
         .await;
         openid_client_steps_hold(&op, client, alg, &steps);
+        // The user confirms the logout the library asked for; the client is told, and
+        // jose (openid-client's JOSE library) accepts the logout token for that session.
+        let end = step_of(&steps, "end-session")["location"].as_str().unwrap();
+        let (back, token) =
+            sign_out_through_authcore(&op, &browser, end, &mut logouts, client).await;
+        assert_eq!(back, format!("{LOGGED_OUT}?state=bye"));
+        let claims = verified_logout_token(&op, client, &token).await;
+        assert_eq!(
+            claims["sid"],
+            step_of(&steps, "signed-in")["claims"]["sid"],
+            "{claims}"
+        );
     }
     let _ = std::fs::remove_dir_all(keys);
 }
@@ -307,21 +325,26 @@ fn openid_client_steps_hold(op: &Op, client: &str, alg: &str, steps: &[Value]) {
 }
 
 /// Authlib (PyPI) as the relying party: discovery, PKCE, nonce, state, `iss`, the EdDSA ID
-/// token verified with the JWK Set, userinfo (`testsupport/oidc-rp/authlib_rp.py`).
+/// token verified with the JWK Set, userinfo, refresh, RP-initiated logout, and the logout
+/// token of the back-channel checked with joserfc, its JOSE library
+/// (`testsupport/oidc-rp/authlib_rp.py`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authlib_signs_in_through_authcore() {
-    let op = start().await;
+    let (receiver, mut logouts) = logout_receiver().await;
+    let op = start_with(&library_client("lib", &receiver)).await;
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/oidc-rp");
     let python = dir.join(".venv/bin/python");
     assert!(
         python.exists(),
         "run `python3 -m venv testsupport/oidc-rp/.venv && testsupport/oidc-rp/.venv/bin/pip install -r testsupport/oidc-rp/requirements.txt` first"
     );
+    let python = python.to_str().unwrap();
+    let (browser, cookie) = fresh_session(&op).await;
     let steps = browser::run_in(
         &dir,
-        python.to_str().unwrap(),
+        python,
         "authlib_rp.py",
-        &[&op.issuer, "rp", RP_SECRET, CB, &op.cookie],
+        &[&op.issuer, "lib", RP_SECRET, CB, &cookie, LOGGED_OUT],
         Duration::from_secs(60),
     )
     .await;
@@ -337,12 +360,45 @@ async fn authlib_signs_in_through_authcore() {
     assert_eq!(r["rotated"], true, "{r}");
     let end = step_of(&steps, "end-session");
     assert_eq!(end["status"], 302, "{end}");
-    assert!(
-        end["location"]
-            .as_str()
-            .is_some_and(|l| l.starts_with("/auth/signout?callbackUrl=")),
-        "{end}"
-    );
+    let location = end["location"].as_str().unwrap();
+    let (back, token) =
+        sign_out_through_authcore(&op, &browser, location, &mut logouts, "lib").await;
+    assert_eq!(back, format!("{LOGGED_OUT}?state=bye"));
+    let check = async |client: &str, token: &str| {
+        browser::run_in(
+            &dir,
+            python,
+            "authlib_rp.py",
+            &["logout-token", &op.issuer, client, token],
+            Duration::from_secs(30),
+        )
+        .await
+    };
+    let checked = check("lib", &token).await;
+    let claims = checked
+        .iter()
+        .find_map(|s| s.get("claims"))
+        .unwrap_or_else(|| panic!("refused: {checked:?}"));
+    assert_eq!(claims["sid"], s["claims"]["sid"], "{checked:?}");
+    assert_eq!(claims["sub"], s["claims"]["sub"], "{checked:?}");
+    // For another client, or altered: refused by the same check.
+    for (client, token) in [("rp", token.clone()), ("lib", altered_signature(&token))] {
+        let checked = check(client, &token).await;
+        assert!(
+            checked.iter().any(|s| s.get("refused").is_some()),
+            "{client}: {checked:?}"
+        );
+    }
+}
+
+/// `jws` with one character in the middle of its signature changed (the last one can
+/// carry only padding bits a decoder ignores).
+fn altered_signature(jws: &str) -> String {
+    let dot = jws.rfind('.').unwrap();
+    let at = dot + (jws.len() - dot) / 2;
+    let mut bytes = jws.as_bytes().to_vec();
+    bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
+    String::from_utf8(bytes).unwrap()
 }
 
 /// The step `name` of a relying party script's output.
@@ -754,8 +810,13 @@ async fn attacks_issue_no_code_and_no_token() {
 }
 
 /// Auth.js itself as the relying party: the Express app of `testsupport/authjs-express`
-/// (`@auth/express`, its generic OIDC provider pointed at authcore) signs the demo user in,
-/// and its own session names them.
+/// (`@auth/express`, its generic OIDC provider pointed at authcore, with PKCE, state and
+/// nonce, the profile from userinfo) signs the demo user in, and its own session names them.
+/// What the app adds around Auth.js with Auth.js's own libraries works too: the jwt
+/// callback refreshes the access token when it expires (a client with 2-second access
+/// tokens), the refreshed token opens userinfo, the app's federated sign-out goes through
+/// authcore's sign-out page, and authcore's back-channel logout token ends the app's
+/// session; forged logout tokens end nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_authjs_app_signs_in_through_authcore() {
     const AUTHJS_SECRET: &str = "authjs-client-secret-0123456789abcdef";
@@ -768,7 +829,16 @@ async fn an_authjs_app_signs_in_through_authcore() {
     // stay apart in the one browser.
     let rp = format!("http://127.0.0.1:{port}");
     let op = start_with(&format!(
-        "[[oidc_provider.clients]]\nid = \"authjs\"\nsecret = \"{AUTHJS_SECRET}\"\nredirect_uris = [\"{rp}/auth/callback/oidc\"]\n"
+        r#"
+[[oidc_provider.clients]]
+id = "authjs"
+secret = "{AUTHJS_SECRET}"
+redirect_uris = ["{rp}/auth/callback/oidc"]
+post_logout_redirect_uris = ["{rp}/logged-out"]
+grant_types = ["authorization_code", "refresh_token"]
+backchannel_logout_uri = "{rp}/backchannel-logout"
+access_token_ttl = 2
+"#
     ))
     .await;
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/authjs-express");
@@ -821,6 +891,16 @@ async fn an_authjs_app_signs_in_through_authcore() {
         trail[0].starts_with(&format!("{}/oidc/authorize?", op.base)),
         "{trail:?}"
     );
+    let authorize = url::Url::parse(&trail[0]).unwrap();
+    for (name, value) in [
+        ("code_challenge_method", Some("S256")),
+        ("scope", Some("openid profile email offline_access")),
+    ] {
+        assert_eq!(query(&authorize, name).as_deref(), value, "{trail:?}");
+    }
+    for name in ["nonce", "state", "code_challenge"] {
+        assert!(query(&authorize, name).is_some(), "{name}: {trail:?}");
+    }
     assert!(
         trail[1].starts_with(&format!("{rp}/auth/callback/oidc?code=")),
         "{trail:?}"
@@ -829,6 +909,69 @@ async fn an_authjs_app_signs_in_through_authcore() {
     let session: Value = r.json().await.unwrap();
     assert_eq!(session["user"]["email"], "demo@example.com", "{session}");
     assert_eq!(session["user"]["name"], "Demo User", "{session}");
+
+    // Auth.js's session endpoint runs the jwt callback, which refreshes the access token
+    // once it has expired and stores the new tokens in the session cookie.
+    let app_session = async || binary::get_json(browser, &format!("{rp}/auth/session")).await;
+    let first = app_session().await;
+    let sid = first["oidc"]["sid"].as_str().unwrap().to_owned();
+    let refreshes = first["oidc"]["refreshes"].as_i64().unwrap();
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let later = app_session().await;
+    assert!(
+        later["oidc"]["refreshes"].as_i64().unwrap() > refreshes,
+        "{first} {later}"
+    );
+    assert!(later["oidc"].get("error").is_none(), "{later}");
+    assert_eq!(later["oidc"]["sid"], sid.as_str(), "{later}");
+    let userinfo = binary::get_json(browser, &format!("{rp}/userinfo")).await;
+    assert_eq!(userinfo["email"], "demo@example.com", "{userinfo}");
+
+    // Forged logout tokens, posted to the app: refused, and the session stays.
+    let unsigned = format!(
+        "{}.{}.",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(r#"{"alg":"none","typ":"logout+jwt"}"#),
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(
+            serde_json::json!({
+                "iss": op.issuer, "aud": "authjs", "iat": 1, "exp": 4_000_000_000_i64,
+                "jti": "forged", "sid": sid,
+                "events": {"http://schemas.openid.net/event/backchannel-logout": {}},
+            })
+            .to_string()
+        )
+    );
+    let plain = reqwest::Client::new();
+    for forged in ["", "a.b.c", unsigned.as_str()] {
+        let r = plain
+            .post(format!("{rp}/backchannel-logout"))
+            .form(&[("logout_token", forged)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{forged}");
+    }
+    assert_eq!(app_session().await["oidc"]["sid"], sid.as_str());
+
+    // The app's federated sign-out: authcore's sign-out page, confirmed; back to the app.
+    let r = browser.get(format!("{rp}/logout")).send().await.unwrap();
+    let to = r.headers()["location"].to_str().unwrap().to_owned();
+    assert!(to.starts_with(&format!("{}/oidc/logout?", op.base)), "{to}");
+    let r = browser.get(&to).send().await.unwrap();
+    let page = r.headers()["location"].to_str().unwrap().to_owned();
+    let back = confirm_sign_out(&op, browser, &page).await;
+    assert_eq!(back, format!("{rp}/logged-out?state=bye"));
+    // authcore's logout token reaches the app (after the sign-out answered): its session
+    // ends.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let session = app_session().await;
+        if session.is_null() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{session}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     drop(app);
 }
 
@@ -843,16 +986,8 @@ async fn rp_initiated_logout_signs_out_and_goes_back() {
     let c = code(&op, "rp", true).await;
     let (_, tokens) = token(&op, Some(("rp", RP_SECRET)), &grant(&c, Some(VERIFIER))).await;
     let hint = tokens["id_token"].as_str().unwrap().to_owned();
-    let session = async || -> Value {
-        op.signed_in
-            .get(format!("{}/auth/session", op.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    };
+    let session =
+        async || binary::get_json(&op.signed_in, &format!("{}/auth/session", op.base)).await;
     let logout = async |params: &[(&str, &str)]| {
         let mut url = url::Url::parse(&format!("{}/oidc/logout", op.base)).unwrap();
         url.query_pairs_mut().extend_pairs(params);
@@ -1451,13 +1586,81 @@ async fn sign_in_at(base: &str) -> (reqwest::Client, Arc<reqwest::cookie::Jar>) 
 
 /// The sign-out form of authcore's sign-out page, posted by the demo user's client.
 async fn sign_out(op: &Op) -> reqwest::Response {
-    let csrf = binary::csrf_token(&op.signed_in, &op.base).await;
-    op.signed_in
+    sign_out_as(op, &op.signed_in).await
+}
+
+/// The sign-out form of authcore's sign-out page, posted by `browser`.
+async fn sign_out_as(op: &Op, browser: &reqwest::Client) -> reqwest::Response {
+    let csrf = binary::csrf_token(browser, &op.base).await;
+    browser
         .post(format!("{}/auth/signout", op.base))
         .form(&[("csrfToken", csrf.as_str())])
         .send()
         .await
         .unwrap()
+}
+
+/// A new session of the demo user at the provider: its browser, and the `Cookie` header a
+/// relying party's script sends as that browser.
+async fn fresh_session(op: &Op) -> (reqwest::Client, String) {
+    use reqwest::cookie::CookieStore as _;
+    let (browser, jar) = sign_in_at(&op.base).await;
+    let cookie = jar
+        .cookies(&op.base.parse().unwrap())
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    (browser, cookie)
+}
+
+/// A client with a secret for a relying-party library: sign-in with refresh, RP-initiated
+/// logout back to [`LOGGED_OUT`], and logout tokens posted to `<receiver>/<id>`.
+fn library_client(id: &str, receiver: &str) -> String {
+    format!(
+        r#"
+[[oidc_provider.clients]]
+id = "{id}"
+secret = "{RP_SECRET}"
+redirect_uris = ["{CB}"]
+post_logout_redirect_uris = ["{LOGGED_OUT}"]
+grant_types = ["authorization_code", "refresh_token"]
+backchannel_logout_uri = "{receiver}/{id}"
+"#
+    )
+}
+
+/// The end of an RP-initiated logout: `browser` was sent to `location` (authcore's
+/// sign-out page) by a relying party's end-session request; the user confirms there.
+/// Returns where the browser is sent back to.
+async fn confirm_sign_out(op: &Op, browser: &reqwest::Client, location: &str) -> String {
+    assert!(location.starts_with("/auth/signout?"), "{location}");
+    let page = browser
+        .get(format!("{}{location}", op.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    let r = sign_out_as(op, browser).await;
+    assert_eq!(r.status(), 302);
+    let done = r.headers()["location"].to_str().unwrap().to_owned();
+    let r = browser.get(&done).send().await.unwrap();
+    r.headers()["location"].to_str().unwrap().to_owned()
+}
+
+/// [`confirm_sign_out`], and the logout token `client` was posted: the next one
+/// [`logout_receiver`] got, which must be for `client`.
+async fn sign_out_through_authcore(
+    op: &Op,
+    browser: &reqwest::Client,
+    location: &str,
+    logouts: &mut tokio::sync::mpsc::UnboundedReceiver<(String, String)>,
+    client: &str,
+) -> (String, String) {
+    let back = confirm_sign_out(op, browser, location).await;
+    let (to, token) = next_logout(logouts).await;
+    assert_eq!(to, client);
+    (back, token)
 }
 
 /// [`sign_in_at`] the provider.
@@ -1521,12 +1724,7 @@ backchannel_logout_uri = "{uri}/bcl-unused"
     assert_eq!(claims["sid"], sid.as_str(), "{claims}");
     assert!(claims["sub"].as_str().is_some(), "{claims}");
     // A token for another client, or altered, is refused by the relying party's check.
-    // One character in the middle of the signature changed (the last one can carry only
-    // padding bits a decoder ignores).
-    let mut forged = token.clone().into_bytes();
-    let at = token.rfind('.').unwrap() + (token.len() - token.rfind('.').unwrap()) / 2;
-    forged[at] = if forged[at] == b'A' { b'B' } else { b'A' };
-    let forged = String::from_utf8(forged).unwrap();
+    let forged = altered_signature(&token);
     for (aud, t) in [("bcl-unused", token.as_str()), ("bcl", forged.as_str())] {
         let checked = logout_token_check(&op, aud, t).await;
         assert!(checked.is_err(), "{aud}: {checked:?}");
@@ -1973,8 +2171,8 @@ backchannel_logout_uri = "{uri}/third"
 
 /// The Rust `openidconnect` crate as the relying party: discovery (with the logout
 /// metadata), PKCE, state, nonce, the EdDSA ID token verified against the JWK Set, userinfo,
-/// a refresh with a new ID token, and RP-initiated logout through the end-session URL it
-/// builds.
+/// a refresh with a new ID token, RP-initiated logout through the end-session URL it
+/// builds, and the back-channel logout token checked with its ID token verifier.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_openidconnect_crate_signs_in_through_authcore() {
     use openidconnect::core::{
@@ -1985,7 +2183,9 @@ async fn the_openidconnect_crate_signs_in_through_authcore() {
         OAuth2TokenResponse as _, PkceCodeChallenge, PostLogoutRedirectUrl,
         ProviderMetadataWithLogout, RedirectUrl, Scope, TokenResponse as _,
     };
-    let op = start().await;
+    let (receiver, mut logouts) = logout_receiver().await;
+    let op = start_with(&library_client("lib", &receiver)).await;
+    let (browser, _) = fresh_session(&op).await;
     // Its HTTP client: reqwest, no redirects followed.
     let http = |request: openidconnect::HttpRequest| async move {
         let client = reqwest::Client::builder()
@@ -2018,7 +2218,7 @@ async fn the_openidconnect_crate_signs_in_through_authcore() {
         .expect("end_session_endpoint");
     let client = CoreClient::from_provider_metadata(
         metadata,
-        ClientId::new("rp".into()),
+        ClientId::new("lib".into()),
         Some(ClientSecret::new(RP_SECRET.into())),
     )
     .set_redirect_uri(RedirectUrl::new(CB.into()).unwrap());
@@ -2034,7 +2234,7 @@ async fn the_openidconnect_crate_signs_in_through_authcore() {
         .add_scope(Scope::new("offline_access".into()))
         .set_pkce_challenge(challenge)
         .url();
-    let r = op.signed_in.get(url.as_str()).send().await.unwrap();
+    let r = browser.get(url.as_str()).send().await.unwrap();
     let back = location(&r).unwrap();
     assert_eq!(
         query(&back, "state").as_deref(),
@@ -2082,22 +2282,71 @@ async fn the_openidconnect_crate_signs_in_through_authcore() {
         Some(refresh.secret())
     );
 
-    // RP-initiated logout: the URL it builds leads to authcore's sign-out page.
+    // RP-initiated logout: the URL it builds leads to authcore's sign-out page, where the
+    // user confirms.
     let logout = LogoutRequest::from(end_session)
         .set_id_token_hint(id_token)
         .set_post_logout_redirect_uri(PostLogoutRedirectUrl::new(LOGGED_OUT.into()).unwrap())
         .set_state(CsrfToken::new("bye".into()))
         .http_get_url();
-    let r = op.signed_in.get(logout.as_str()).send().await.unwrap();
+    let r = browser.get(logout.as_str()).send().await.unwrap();
     assert_eq!(r.status(), 302);
+    let to = r.headers()["location"].to_str().unwrap().to_owned();
     assert!(
-        r.headers()["location"]
-            .to_str()
-            .unwrap()
-            .starts_with("/auth/signout?callbackUrl=%2Foidc%2Flogout%2Fdone"),
-        "{:?}",
-        r.headers()["location"]
+        to.starts_with("/auth/signout?callbackUrl=%2Foidc%2Flogout%2Fdone"),
+        "{to}"
     );
+    let (back, token) = sign_out_through_authcore(&op, &browser, &to, &mut logouts, "lib").await;
+    assert_eq!(back, format!("{LOGGED_OUT}?state=bye"));
+
+    // The logout token, checked with the crate's own ID token verifier as §2.6 allows
+    // ("in the same way they are validated in ID Tokens"): the signature against the JWK
+    // Set, `typ` logout+jwt, `iss`, `aud`, `exp`; then the event, and no `nonce`.
+    #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+    struct LogoutClaims {
+        events: serde_json::Map<String, Value>,
+        jti: String,
+        sid: Option<String>,
+    }
+    impl openidconnect::AdditionalClaims for LogoutClaims {}
+    type LogoutToken = openidconnect::IdToken<
+        LogoutClaims,
+        openidconnect::core::CoreGenderClaim,
+        openidconnect::core::CoreJweContentEncryptionAlgorithm,
+        CoreJwsSigningAlgorithm,
+    >;
+    let logout_verifier = client
+        .id_token_verifier()
+        .set_allowed_algs(vec![CoreJwsSigningAlgorithm::EdDsa])
+        .set_allowed_jose_types([openidconnect::JsonWebTokenType::new("logout+jwt".into())
+            .normalize()
+            .unwrap()]);
+    let no_nonce = |n: Option<&Nonce>| match n {
+        None => Ok(()),
+        Some(_) => Err("a logout token has no nonce".to_owned()),
+    };
+    let verify = |token: &str| -> Result<LogoutClaims, String> {
+        let parsed: LogoutToken = token.parse().map_err(|e| format!("{e:?}"))?;
+        let claims = parsed
+            .claims(&logout_verifier, no_nonce)
+            .map_err(|e| e.to_string())?;
+        assert_eq!(claims.subject(), &subject);
+        Ok(claims.additional_claims().clone())
+    };
+    let claims = verify(&token).unwrap();
+    assert!(
+        claims
+            .events
+            .contains_key("http://schemas.openid.net/event/backchannel-logout"),
+        "{claims:?}"
+    );
+    assert_eq!(
+        claims.sid.as_deref(),
+        payload(id_token.to_string().as_str())["sid"].as_str()
+    );
+    // Altered, or an ID token passed off as a logout token: refused.
+    assert!(verify(&altered_signature(&token)).is_err());
+    assert!(verify(&id_token.to_string()).is_err());
 }
 
 /// While the single-use store cannot answer (a shared Redis that is down), a code is not

@@ -73,6 +73,75 @@ pub struct ClientConfig {
     /// per user and scope. Off by default: the client is one of the operator's own apps.
     #[serde(default)]
     pub consent: bool,
+    /// Lifetime of its ID tokens in seconds (default: `[oidc_provider] id_token_ttl`).
+    pub id_token_ttl: Option<i64>,
+    /// Lifetime of its access tokens in seconds (default: `[oidc_provider]
+    /// access_token_ttl`).
+    pub access_token_ttl: Option<i64>,
+    /// Lifetime of its refresh tokens in seconds, renewed at each use (default:
+    /// `[oidc_provider] refresh_token_ttl`).
+    pub refresh_token_ttl: Option<i64>,
+}
+
+/// How long tokens live, in seconds: the provider's defaults, or one client's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lifetimes {
+    /// ID tokens.
+    pub id_token: i64,
+    /// Access tokens.
+    pub access_token: i64,
+    /// Refresh tokens (each use gives a new one, for as long again).
+    pub refresh_token: i64,
+}
+
+impl Lifetimes {
+    /// The longest of each (how long a revocation must be remembered).
+    pub fn longest(self, other: Lifetimes) -> Lifetimes {
+        Lifetimes {
+            id_token: self.id_token.max(other.id_token),
+            access_token: self.access_token.max(other.access_token),
+            refresh_token: self.refresh_token.max(other.refresh_token),
+        }
+    }
+}
+
+/// Token lifetimes as written (`None`: the default), each checked against its bounds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LifetimeSettings {
+    id_token: Option<i64>,
+    access_token: Option<i64>,
+    refresh_token: Option<i64>,
+}
+
+impl LifetimeSettings {
+    /// The settings named `id_token_ttl`, `access_token_ttl`, `refresh_token_ttl`; the
+    /// message names the one out of bounds.
+    pub(crate) fn new(
+        id_token: Option<i64>,
+        access_token: Option<i64>,
+        refresh_token: Option<i64>,
+    ) -> Result<Self, String> {
+        let bounded = |v: Option<i64>, name: &str, max: i64| match v {
+            Some(t) if !(1..=max).contains(&t) => {
+                Err(format!("{name} = {t}: between 1 and {max} seconds"))
+            }
+            v => Ok(v),
+        };
+        Ok(LifetimeSettings {
+            id_token: bounded(id_token, "id_token_ttl", 86_400)?,
+            access_token: bounded(access_token, "access_token_ttl", 86_400)?,
+            refresh_token: bounded(refresh_token, "refresh_token_ttl", 365 * 86_400)?,
+        })
+    }
+
+    /// These settings over `defaults`.
+    pub(crate) fn over(self, defaults: Lifetimes) -> Lifetimes {
+        Lifetimes {
+            id_token: self.id_token.unwrap_or(defaults.id_token),
+            access_token: self.access_token.unwrap_or(defaults.access_token),
+            refresh_token: self.refresh_token.unwrap_or(defaults.refresh_token),
+        }
+    }
 }
 
 /// A grant type (RFC 6749).
@@ -155,6 +224,7 @@ pub struct Client {
     grant_types: BTreeSet<GrantType>,
     backchannel_logout_uri: Option<String>,
     consent: bool,
+    lifetimes: LifetimeSettings,
 }
 
 impl std::fmt::Debug for Client {
@@ -196,6 +266,11 @@ impl Client {
     /// The algorithm its ID tokens are signed with, if it asked for one.
     pub fn id_token_alg(&self) -> Option<&'static str> {
         self.id_token_alg
+    }
+
+    /// How long its tokens live: its own settings over the provider's `defaults`.
+    pub fn lifetimes(&self, defaults: Lifetimes) -> Lifetimes {
+        self.lifetimes.over(defaults)
     }
 
     /// Whether `uri` is one of its redirect URIs, compared as strings, exactly: no
@@ -467,6 +542,11 @@ impl Clients {
             grant_types,
             backchannel_logout_uri: c.backchannel_logout_uri.clone(),
             consent: c.consent,
+            lifetimes: LifetimeSettings::new(
+                c.id_token_ttl,
+                c.access_token_ttl,
+                c.refresh_token_ttl,
+            )?,
         })
     }
 
@@ -789,6 +869,27 @@ mod tests {
                 },
                 "backchannel_logout_uri \"https://app.example.com/bcl#f\": no fragment",
             ),
+            (
+                ClientConfig {
+                    access_token_ttl: Some(0),
+                    ..config("x")
+                },
+                "access_token_ttl = 0: between 1 and 86400 seconds",
+            ),
+            (
+                ClientConfig {
+                    refresh_token_ttl: Some(366 * 86_400),
+                    ..config("x")
+                },
+                "refresh_token_ttl = 31622400: between 1 and 31536000 seconds",
+            ),
+            (
+                ClientConfig {
+                    id_token_ttl: Some(-5),
+                    ..config("x")
+                },
+                "id_token_ttl = -5: between 1 and 86400 seconds",
+            ),
         ] {
             let err = Clients::new(vec![config("first"), c])
                 .unwrap_err()
@@ -801,6 +902,38 @@ mod tests {
         }
         let err = Clients::new(vec![config("a"), config("a")]).unwrap_err();
         assert!(err.to_string().contains("another client has this id"));
+    }
+
+    #[test]
+    fn a_clients_lifetimes_stand_over_the_providers() {
+        let defaults = Lifetimes {
+            id_token: 300,
+            access_token: 600,
+            refresh_token: 86_400,
+        };
+        let clients = Clients::new(vec![
+            config("plain"),
+            ClientConfig {
+                access_token_ttl: Some(60),
+                refresh_token_ttl: Some(7 * 86_400),
+                ..config("short")
+            },
+        ])
+        .unwrap();
+        let of = |id: &str| clients.get(id).unwrap().lifetimes(defaults);
+        assert_eq!(of("plain"), defaults);
+        let short = of("short");
+        assert_eq!(
+            (short.id_token, short.access_token, short.refresh_token),
+            (300, 60, 7 * 86_400)
+        );
+        assert_eq!(
+            defaults.longest(short),
+            Lifetimes {
+                refresh_token: 7 * 86_400,
+                ..defaults
+            }
+        );
     }
 
     #[test]

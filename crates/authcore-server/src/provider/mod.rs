@@ -47,7 +47,9 @@ use serde_json::{Value, json};
 
 use crate::gateway::identity::{KeyError, SigningKeys};
 use crate::gateway::time_now;
-use clients::{AuthMethod, ClientConfig, ClientError, Clients, GrantType};
+use clients::{
+    AuthMethod, ClientConfig, ClientError, Clients, GrantType, LifetimeSettings, Lifetimes,
+};
 use grant::{
     AccessTokenClaims, CodeGrant, Grant, IdTokenClaims, LogoutTokenClaims, RefreshGrant, UserClaims,
 };
@@ -156,9 +158,10 @@ pub struct OpenIdProvider {
     issuer: String,
     keys: SigningKeys,
     clients: Clients,
-    id_token_ttl: i64,
-    access_token_ttl: i64,
-    refresh_token_ttl: i64,
+    /// The lifetimes of clients that set none.
+    lifetimes: Lifetimes,
+    /// The longest of any client's: how long a revocation is remembered.
+    longest: Lifetimes,
     /// What an access token must show (issuer, the userinfo audience, expiry), made once.
     access_validation: jsonwebtoken::Validation,
 }
@@ -202,12 +205,20 @@ impl OpenIdProvider {
                 "no [[oidc_provider.clients]]: add the applications that sign in here",
             ));
         }
-        let ttl = |v: Option<i64>, default: i64, name: &str, max: i64| match v.unwrap_or(default) {
-            t if (1..=max).contains(&t) => Ok(t),
-            t => Err(ProviderError::Invalid(format!(
-                "{name} = {t}: between 1 and {max} seconds"
-            ))),
-        };
+        let lifetimes = LifetimeSettings::new(
+            section.id_token_ttl,
+            section.access_token_ttl,
+            section.refresh_token_ttl,
+        )
+        .map_err(ProviderError::Invalid)?
+        .over(Lifetimes {
+            id_token: DEFAULT_ID_TOKEN_TTL_SECS,
+            access_token: DEFAULT_ACCESS_TOKEN_TTL_SECS,
+            refresh_token: DEFAULT_REFRESH_TOKEN_TTL_SECS,
+        });
+        let longest = clients
+            .iter()
+            .fold(lifetimes, |l, c| l.longest(c.lifetimes(lifetimes)));
         let issuer = format!("{origin}{ISSUER_PATH}");
         let mut access_validation = keys.validation();
         access_validation.set_issuer(&[&issuer]);
@@ -219,25 +230,14 @@ impl OpenIdProvider {
             issuer,
             keys,
             clients,
-            id_token_ttl: ttl(
-                section.id_token_ttl,
-                DEFAULT_ID_TOKEN_TTL_SECS,
-                "id_token_ttl",
-                86_400,
-            )?,
-            access_token_ttl: ttl(
-                section.access_token_ttl,
-                DEFAULT_ACCESS_TOKEN_TTL_SECS,
-                "access_token_ttl",
-                86_400,
-            )?,
-            refresh_token_ttl: ttl(
-                section.refresh_token_ttl,
-                DEFAULT_REFRESH_TOKEN_TTL_SECS,
-                "refresh_token_ttl",
-                365 * 86_400,
-            )?,
+            lifetimes,
+            longest,
         })
+    }
+
+    /// How long `client`'s tokens live.
+    fn lifetimes_of(&self, client: &clients::Client) -> Lifetimes {
+        client.lifetimes(self.lifetimes)
     }
 
     /// The issuer identifier.
@@ -1148,7 +1148,7 @@ impl ProviderState {
                 return Err(unavailable("the revocations cannot be read"));
             }
         }
-        let ttl = secs(self.provider.refresh_token_ttl);
+        let ttl = secs(self.provider.lifetimes_of(client).refresh_token);
         if !self.first_use(USED_REFRESH, &refresh.jti, ttl).await? {
             tracing::warn!(client = %client.id(), user = %refresh.grant.sub, "oidc provider: a refresh token was used twice; its grant is revoked");
             self.revoke_grant(&refresh.grant_id).await;
@@ -1185,6 +1185,7 @@ impl ProviderState {
             ));
         }
         let p = &self.provider;
+        let ttl = p.lifetimes_of(form.client).access_token;
         let now = time_now();
         let access = AccessTokenClaims {
             iss: p.issuer.clone(),
@@ -1193,7 +1194,7 @@ impl ProviderState {
             client_id: form.client.id().to_owned(),
             scope: String::new(),
             iat: now,
-            exp: now + p.access_token_ttl,
+            exp: now + ttl,
             jti: random_token().ok_or_else(no_randomness)?,
             grant: None,
             epoch: 0,
@@ -1208,7 +1209,7 @@ impl ProviderState {
             &json!({
                 "access_token": access_token,
                 "token_type": "Bearer",
-                "expires_in": p.access_token_ttl,
+                "expires_in": ttl,
             }),
         ))
     }
@@ -1216,6 +1217,7 @@ impl ProviderState {
     /// The access token, ID token (with `openid`) and refresh token of a user grant.
     fn user_tokens(&self, client: &clients::Client, t: UserTokens<'_>) -> Answer {
         let p = &self.provider;
+        let ttl = p.lifetimes_of(client);
         let now = time_now();
         let scope = t.scopes.join(" ");
         let access = AccessTokenClaims {
@@ -1225,7 +1227,7 @@ impl ProviderState {
             client_id: client.id().to_owned(),
             scope: scope.clone(),
             iat: now,
-            exp: now + p.access_token_ttl,
+            exp: now + ttl.access_token,
             jti: random_token().ok_or_else(no_randomness)?,
             grant: Some(t.grant_id.to_owned()),
             epoch: t.grant.epoch,
@@ -1237,7 +1239,7 @@ impl ProviderState {
         let mut body = json!({
             "access_token": access_token,
             "token_type": "Bearer",
-            "expires_in": p.access_token_ttl,
+            "expires_in": ttl.access_token,
             "scope": scope,
         });
         if t.scopes.iter().any(|s| s == "openid") {
@@ -1247,7 +1249,7 @@ impl ProviderState {
                 aud: client.id(),
                 user: &user_claims,
                 iat: now,
-                exp: now + p.id_token_ttl,
+                exp: now + ttl.id_token,
                 nonce: t.nonce,
                 auth_time: t.grant.auth_time,
                 amr: &t.grant.amr,
@@ -1268,7 +1270,7 @@ impl ProviderState {
                 .auth
                 .config()
                 .jwt()
-                .encode(&claims, REFRESH_SALT, p.refresh_token_ttl.unsigned_abs())
+                .encode(&claims, REFRESH_SALT, ttl.refresh_token.unsigned_abs())
                 .map_err(|_| no_signature())?;
             body["refresh_token"] = sealed.into();
         }
@@ -1320,7 +1322,7 @@ impl ProviderState {
     /// Revokes grant `grant`: its access tokens and refresh tokens stop working.
     async fn revoke_grant(&self, grant: &str) {
         let p = &self.provider;
-        let ttl = secs(p.refresh_token_ttl.max(p.access_token_ttl));
+        let ttl = secs(p.longest.refresh_token.max(p.longest.access_token));
         if let Err(e) = self.auth.mark(REVOKED_GRANT, grant, ttl).await {
             tracing::error!(error = %e, "oidc provider: cannot revoke a grant");
         }

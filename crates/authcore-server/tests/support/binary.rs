@@ -169,13 +169,11 @@ pub fn browser() -> reqwest::Client {
 
 /// `GET <base>/auth/csrf`: the token (its cookie stays in `client`).
 pub async fn csrf_token(client: &reqwest::Client, base: &str) -> String {
-    let csrf: serde_json::Value = client
-        .get(format!("{base}/auth/csrf"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let csrf = get_json(client, &format!("{base}/auth/csrf")).await;
     csrf["csrfToken"].as_str().unwrap().to_owned()
+}
+
+/// The JSON `client` gets at `url`.
+pub async fn get_json(client: &reqwest::Client, url: &str) -> serde_json::Value {
+    client.get(url).send().await.unwrap().json().await.unwrap()
 }
