@@ -52,8 +52,9 @@ const config = {
       if (token.oidc) return oidcSession(token);
       return token;
     },
+    // With database sessions there is no token (Auth.js passes the user instead).
     session: ({ session, token }) => {
-      if (token.oidc) {
+      if (token?.oidc) {
         const { sid, refreshes, expiresAt, error } = token.oidc;
         session.oidc = { sid, refreshes, expiresAt, error };
       }

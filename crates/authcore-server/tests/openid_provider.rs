@@ -1208,6 +1208,58 @@ async fn prompt_login_asks_for_a_fresh_sign_in() {
     );
 }
 
+/// `login_hint` goes on to the sign-in page as its `email` (the address field's value),
+/// encoded: a hint cannot add parameters of its own to the page's URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_hint_reaches_the_sign_in_page() {
+    let op = start().await;
+    let nobody = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let hint = "Demo@Example.com&callbackUrl=https://evil.example";
+    for (hint, offered) in [
+        (
+            hint,
+            Some("demo@example.com&callbackurl=https://evil.example"),
+        ),
+        ("\"><svg onload=alert(1)>@example.com", None),
+        ("not an address", None),
+    ] {
+        let r = authorize_as(
+            &op,
+            &nobody,
+            &[
+                ("client_id", "rp"),
+                ("redirect_uri", CB),
+                ("response_type", "code"),
+                ("scope", "openid"),
+                ("login_hint", hint),
+            ],
+        )
+        .await;
+        let to = url::Url::parse(&format!(
+            "{}{}",
+            op.base,
+            r.headers()["location"].to_str().unwrap()
+        ))
+        .unwrap();
+        assert_eq!(to.path(), "/auth/signin", "{to}");
+        let pairs: Vec<(String, String)> = to.query_pairs().into_owned().collect();
+        let named = |n: &str| pairs.iter().filter(|(k, _)| k == n).count();
+        assert_eq!(named("callbackUrl"), 1, "{to}");
+        assert!(
+            query(&to, "callbackUrl")
+                .unwrap()
+                .starts_with("/oidc/authorize?"),
+            "{to}"
+        );
+        assert_eq!(query(&to, "email").as_deref(), offered, "{to}");
+        let page = nobody.get(to.as_str()).send().await.unwrap();
+        assert_eq!(page.status(), 200, "{to}");
+    }
+}
+
 #[tokio::test]
 async fn discovery_and_keys() {
     let op = start().await;

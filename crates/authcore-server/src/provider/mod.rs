@@ -505,7 +505,13 @@ async fn authorize(
                 }
             }
             let target = format!("{AUTHORIZE_PATH}?{}", back.finish());
-            redirect(&s.auth.sign_in_location(&target))
+            let mut location = s.auth.sign_in_location(&target);
+            if let Some(hint) = &request.login_hint {
+                // The sign-in page offers it in the email field (Auth.js's `email`).
+                location.push_str("&email=");
+                location.push_str(&authcore::cookies::encode_uri_component(hint));
+            }
+            redirect(&location)
         }
         (false, Some(sub)) => {
             let amr = lookup.sign_in.map(|i| i.amr).unwrap_or_default();

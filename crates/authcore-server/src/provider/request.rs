@@ -56,6 +56,9 @@ pub struct AuthorizationRequest {
     pub prompt_consent: bool,
     /// `max_age`: the oldest sign-in accepted, in seconds.
     pub max_age: Option<u64>,
+    /// `login_hint` when it is an email address (normalised): offered on the sign-in page
+    /// (OpenID Connect Core §3.1.2.1). Any other hint is ignored, as a hint may be.
+    pub login_hint: Option<String>,
 }
 
 /// Why a request is refused, and where that is said.
@@ -234,6 +237,10 @@ pub fn validate(
         ),
     };
     let nonce = one("nonce").ok().flatten().map(str::to_owned);
+    let login_hint = one("login_hint")
+        .ok()
+        .flatten()
+        .and_then(|h| authcore::providers::email::normalize_email(h).ok());
     Ok(AuthorizationRequest {
         client_id: client.id().to_owned(),
         redirect_uri,
@@ -245,6 +252,7 @@ pub fn validate(
         prompt,
         prompt_consent,
         max_age,
+        login_hint,
     })
 }
 
@@ -371,6 +379,25 @@ mod tests {
             (r.prompt, r.max_age, r.response_mode),
             (Prompt::None, Some(60), ResponseMode::FormPost)
         );
+    }
+
+    /// `login_hint`: an email address is kept (normalised) for the sign-in page; anything
+    /// else is dropped, never refused.
+    #[test]
+    fn a_login_hint_is_an_address_or_nothing() {
+        let long = format!("{}@example.com", "a".repeat(300));
+        for (hint, kept) in [
+            (" Demo@Example.COM ", Some("demo@example.com")),
+            ("demo", None),
+            ("", None),
+            ("\"><script>alert(1)</script>@example.com", None),
+            ("a@b@example.com", None),
+            ("a\r\nb@example.com", None),
+            (long.as_str(), None),
+        ] {
+            let r = validate(&params(&[("login_hint", hint)], &[]), &clients()).unwrap();
+            assert_eq!(r.login_hint.as_deref(), kept, "{hint:?}");
+        }
     }
 
     /// Nothing goes to a redirect URI that is not exactly registered, or for an unknown or
