@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, JwtRevocation, NewUser,
-    SessionActivity, TwoFactor, UserUpdate, VerificationToken,
+    SessionActivity, TwoFactor, UpstreamSession, UserUpdate, VerificationToken,
 };
 use authcore::{Account, Authenticator, SignInInfo};
 use redis::AsyncCommands;
@@ -1100,6 +1100,88 @@ impl Adapter for RedisAdapter {
             Ok((true, true))
         });
         revoke.await
+    }
+
+    async fn record_upstream_session(&self, session: &UpstreamSession) -> Result<(), AdapterError> {
+        const OP: &str = "recordUpstreamSession";
+        if !is_user_id(&session.user_id) {
+            return Err(data_err(OP, "not a user id of this adapter"));
+        }
+        let key = self.keys.upstream_sessions(&session.provider, &session.sid);
+        let json = encode(
+            OP,
+            &serde_json::json!({
+                "userId": session.user_id,
+                "sessionToken": session.session_token,
+                "expires": expiry_millis(session.expires),
+            }),
+        )?;
+        let expires = expiry_millis(session.expires);
+        let mut conn = self.conn.clone();
+        // The list lives as long as its longest-lived record: the first expiry is set (NX),
+        // a later one extends it (GT).
+        let () = redis::pipe()
+            .atomic()
+            .rpush(&key, json)
+            .ignore()
+            .cmd("PEXPIREAT")
+            .arg(&key)
+            .arg(expires)
+            .arg("NX")
+            .ignore()
+            .cmd("PEXPIREAT")
+            .arg(&key)
+            .arg(expires)
+            .arg("GT")
+            .ignore()
+            .query_async(&mut conn)
+            .await
+            .map_err(redis_err(OP))?;
+        Ok(())
+    }
+
+    async fn take_upstream_sessions(
+        &self,
+        provider: &str,
+        sid: &str,
+        now: OffsetDateTime,
+    ) -> Result<Vec<UpstreamSession>, AdapterError> {
+        const OP: &str = "takeUpstreamSessions";
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Stored {
+            user_id: String,
+            session_token: Option<String>,
+            expires: i64,
+        }
+        let key = self.keys.upstream_sessions(provider, sid);
+        let mut conn = self.conn.clone();
+        // Read and deleted in one transaction: of concurrent takes, one gets the list.
+        let (raw,): (Vec<String>,) = redis::pipe()
+            .atomic()
+            .lrange(&key, 0, -1)
+            .del(&key)
+            .ignore()
+            .query_async(&mut conn)
+            .await
+            .map_err(redis_err(OP))?;
+        let mut taken = Vec::new();
+        for r in raw {
+            let stored: Stored = decode(OP, &r)?;
+            let expires =
+                OffsetDateTime::from_unix_timestamp_nanos(i128::from(stored.expires) * 1_000_000)
+                    .map_err(|_| data_err(OP, "expiry out of range"))?;
+            if expires > now {
+                taken.push(UpstreamSession {
+                    provider: provider.to_owned(),
+                    sid: sid.to_owned(),
+                    user_id: stored.user_id,
+                    session_token: stored.session_token,
+                    expires,
+                });
+            }
+        }
+        Ok(taken)
     }
 
     async fn rename_authenticator(

@@ -106,6 +106,12 @@ impl Keys {
         format!("{}user:app-access:{user_id}", self.prefix)
     }
 
+    /// `upstream-session:<provider>:<sid>` → list of the sessions the provider's session
+    /// `sid` signed in here, as JSON, expiring with the last of them.
+    pub(crate) fn upstream_sessions(&self, provider: &str, sid: &str) -> String {
+        format!("{}upstream-session:{provider}:{sid}", self.prefix)
+    }
+
     /// `user:recovery-codes:<userId>` → set of the hashes of the user's unused recovery
     /// codes.
     pub(crate) fn recovery_codes(&self, user_id: &str) -> String {

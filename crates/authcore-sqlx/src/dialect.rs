@@ -58,6 +58,8 @@ pub(crate) struct Tables {
     pub rate_limits: &'static str,
     /// Access granted to applications (authcore's own table).
     pub app_access: &'static str,
+    /// Sessions signed in by upstream provider sessions (authcore's own table).
+    pub upstream_sessions: &'static str,
 }
 
 /// The table names of Auth.js's `@auth/pg-adapter` (also used on SQLite).
@@ -73,6 +75,7 @@ pub(crate) const PG_ADAPTER_TABLES: Tables = Tables {
     recovery_codes: "recovery_codes",
     rate_limits: "rate_limits",
     app_access: "app_access",
+    upstream_sessions: "upstream_sessions",
 };
 
 impl Dialect {
@@ -91,7 +94,7 @@ impl Dialect {
     /// placeholder, and the fragments
     /// - `{users}`, `{accounts}`, `{sessions}`, `{tokens}`, `{authenticators}`,
     ///   `{revocations}`, `{two_factors}`, `{recovery_codes}`, `{rate_limits}`,
-    ///   `{app_access}`: table names;
+    ///   `{app_access}`, `{upstream_sessions}`: table names;
     /// - `{upsert}`, `{upsert access}`, `{for update}`: the dialect's [`Dialect::upsert`]
     ///   (on the `id` key, or on `app_access`'s) and [`Dialect::for_update`];
     /// - `{user}`, `{account}`, `{session}`, `{authenticator}`: a row's columns, in the
@@ -120,6 +123,7 @@ impl Dialect {
             .replace("{recovery_codes}", &q(t.recovery_codes))
             .replace("{rate_limits}", &q(t.rate_limits))
             .replace("{app_access}", &q(t.app_access))
+            .replace("{upstream_sessions}", &q(t.upstream_sessions))
             .replace("{upsert}", &self.upsert.replace("{key}", "id"))
             .replace(
                 "{upsert access}",
@@ -276,6 +280,14 @@ queries! {
     /// concurrent revocations one changes the row.
     revoke_app_access = r#"UPDATE {app_access} SET scopes = ?, epoch = epoch + 1, "updatedAt" = ? WHERE "userId" = ? AND "clientId" = ? AND scopes <> ?"#;
     delete_user_app_access = r#"DELETE FROM {app_access} WHERE "userId" = ?"#;
+    /// Binds: now.
+    delete_expired_upstream_sessions = "DELETE FROM {upstream_sessions} WHERE expires < ?";
+    /// Binds: id, provider, sid, user id, session token, expires.
+    insert_upstream_session = r#"INSERT INTO {upstream_sessions} (id, provider, sid, "userId", "sessionToken", expires) VALUES (?, ?, ?, ?, ?, ?)"#;
+    /// Binds: provider, sid.
+    list_upstream_sessions = r#"SELECT id, "userId", "sessionToken", expires FROM {upstream_sessions} WHERE provider = ? AND sid = ?"#;
+    delete_upstream_session = "DELETE FROM {upstream_sessions} WHERE id = ?";
+    delete_user_upstream_sessions = r#"DELETE FROM {upstream_sessions} WHERE "userId" = ?"#;
 }
 
 #[cfg(test)]

@@ -131,7 +131,7 @@ use async_trait::async_trait;
 use authcore::SignInInfo;
 use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, JwtRevocation, NewUser,
-    SessionActivity, TwoFactor, UserUpdate, VerificationToken,
+    SessionActivity, TwoFactor, UpstreamSession, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator, ProviderType};
 use std::sync::Arc;
@@ -828,6 +828,19 @@ impl Adapter for SqlxAdapter {
 
     async fn list_app_access(&self, user_id: &str) -> Result<Vec<AppAccess>, AdapterError> {
         dispatch!(self, list_app_access(user_id))
+    }
+
+    async fn record_upstream_session(&self, session: &UpstreamSession) -> Result<(), AdapterError> {
+        dispatch!(self, record_upstream_session(session))
+    }
+
+    async fn take_upstream_sessions(
+        &self,
+        provider: &str,
+        sid: &str,
+        now: OffsetDateTime,
+    ) -> Result<Vec<UpstreamSession>, AdapterError> {
+        dispatch!(self, take_upstream_sessions(provider, sid, now))
     }
 
     async fn revoke_app_access(

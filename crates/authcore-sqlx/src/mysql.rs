@@ -25,6 +25,7 @@ pub(crate) static DIALECT: Dialect = Dialect {
         recovery_codes: "recoveryCode",
         rate_limits: "rateLimit",
         app_access: "appAccess",
+        upstream_sessions: "upstreamSession",
     },
     user_ids: Ids::Uuid,
     row_ids: Ids::None,

@@ -9,7 +9,7 @@
 use authcore::SignInInfo;
 use authcore::adapter::{
     AdapterError, AdapterSession, AdapterUser, AppAccess, JwtRevocation, NewUser, SessionActivity,
-    TwoFactor, UserUpdate, VerificationToken,
+    TwoFactor, UpstreamSession, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator};
 use std::time::Duration;
@@ -319,6 +319,7 @@ pub(crate) async fn delete_user(pool: &Pool, id: &str) -> Result<(), AdapterErro
         &sql.delete_user_two_factor,
         &sql.delete_user_recovery_codes,
         &sql.delete_user_app_access,
+        &sql.delete_user_upstream_sessions,
         &sql.delete_user,
     ]
     .map(|s| (s.as_str(), vec![Arg::UserId(id.to_owned())]));
@@ -940,6 +941,80 @@ pub(crate) async fn revoke_app_access(
         .await
         .map_err(map_sqlx("revoke_app_access"))?;
     Ok(changed > 0)
+}
+
+// ---------------------------------------------------------------------------------------
+// Sessions signed in by upstream provider sessions
+
+/// The columns of an upstream session row: id, user, session token, expiry.
+const UPSTREAM_SESSION: [Col; 4] = [Col::Text, Col::UserId, Col::Text, Col::Time];
+
+pub(crate) async fn record_upstream_session(
+    pool: &Pool,
+    session: &UpstreamSession,
+) -> Result<(), AdapterError> {
+    const OP: &str = "record_upstream_session";
+    let user = required_user_id(pool, OP, Some(&session.user_id))?;
+    let sql = pool.sql();
+    // Records of sessions that expired go: the table stays as large as the live sessions.
+    let now = OffsetDateTime::now_utc();
+    let args = vec![
+        Arg::text(uuid::Uuid::new_v4().simple().to_string()),
+        Arg::text(session.provider.as_str()),
+        Arg::text(session.sid.as_str()),
+        user,
+        Arg::Text(session.session_token.clone()),
+        Arg::Time(Some(session.expires)),
+    ];
+    pool.execute_all(vec![
+        (
+            sql.delete_expired_upstream_sessions.as_str(),
+            vec![Arg::Time(Some(now))],
+        ),
+        (sql.insert_upstream_session.as_str(), args),
+    ])
+    .await
+    .map_err(map_sqlx(OP))
+}
+
+pub(crate) async fn take_upstream_sessions(
+    pool: &Pool,
+    provider: &str,
+    sid: &str,
+    now: OffsetDateTime,
+) -> Result<Vec<UpstreamSession>, AdapterError> {
+    const OP: &str = "take_upstream_sessions";
+    let sql = pool.sql();
+    let rows = pool
+        .fetch_all(
+            &sql.list_upstream_sessions,
+            vec![Arg::text(provider), Arg::text(sid)],
+            &UPSTREAM_SESSION,
+        )
+        .await
+        .map_err(map_sqlx(OP))?;
+    let mut taken = Vec::new();
+    for row in rows {
+        let mut r = Reader::new(OP, row);
+        let id = r.text()?;
+        let record = UpstreamSession {
+            provider: provider.to_owned(),
+            sid: sid.to_owned(),
+            user_id: r.text()?,
+            session_token: r.opt_text()?,
+            expires: r.time()?,
+        };
+        // Only the take whose DELETE removed the row gets it: concurrent takes share out
+        // the rows, each to one.
+        let deleted = pool
+            .execute(&sql.delete_upstream_session, vec![Arg::text(id)])
+            .await
+            .map_err(map_sqlx(OP))?;
+        if deleted > 0 && record.expires > now {
+            taken.push(record);
+        }
+    }
+    Ok(taken)
 }
 
 // ---------------------------------------------------------------------------------------

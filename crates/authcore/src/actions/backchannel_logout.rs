@@ -2,16 +2,23 @@
 //! Back-Channel Logout 1.0 as a relying party. An OIDC provider whose user signed out there
 //! posts a logout token (`logout_token`, a form field) here; once it verifies (§2.6: the
 //! provider's signature, `iss`, `aud`, `iat` / `exp`, the logout event, no `nonce`, taken
-//! once by its `jti`), the user it names (`sub`, the account's provider account id) is
-//! signed out of every session here: database sessions are deleted, JWT sessions refused
-//! through the revocation list. The provider registers `<basePath>/backchannel-logout/<id>`
-//! as the client's `backchannel_logout_uri`.
+//! once by its `jti`), the sessions it names end (§2.7):
 //!
-//! Answers (§2.8): `200` with no body when the logout is done (or there was no such user);
-//! `400` `{"error": "invalid_request", "error_description": …}` for a token that does not
-//! verify, a replay, or a token naming only a `sid`; `501` when this configuration cannot
-//! end the sessions (no adapter, or JWT sessions without the revocation list); `503` when a
-//! store fails. Never cached; no cookie is read or set.
+//! - with a `sid`, the sessions that provider session signed in here (each sign-in through
+//!   an OIDC provider records the ID token's `sid` with the session it opened): database
+//!   sessions are deleted; a JWT session cannot be told from the user's others, so the
+//!   user's JWT sessions are refused through the revocation list;
+//! - with a `sub` alone, every session of the user it names (the account's provider
+//!   account id).
+//!
+//! The provider registers `<basePath>/backchannel-logout/<id>` as the client's
+//! `backchannel_logout_uri`.
+//!
+//! Answers (§2.8): `200` with no body when the logout is done (or there was nothing to
+//! end); `400` `{"error": "invalid_request", "error_description": …}` for a token that
+//! does not verify or a replay; `501` when this configuration cannot end the sessions (no
+//! adapter, an adapter without the session records a `sid` needs, or JWT sessions without
+//! the revocation list); `503` when a store fails. Never cached; no cookie is read or set.
 
 use std::time::Duration;
 
@@ -77,14 +84,6 @@ pub(crate) async fn backchannel_logout(ctx: &Ctx<'_>) -> Result<RawResponse, Aut
     };
     // What this configuration cannot honour is refused before the token's `jti` is spent,
     // so that the same token can be taken once the configuration can.
-    let Some(sub) = logout.sub.as_deref() else {
-        // Sessions are not indexed by the provider's session id: a token naming only one
-        // cannot be matched.
-        return Ok(refused(
-            StatusCode::BAD_REQUEST,
-            "a logout token without sub is not supported",
-        ));
-    };
     let c = ctx.config;
     let Some(adapter) = c.adapter.as_deref() else {
         return Ok(refused(
@@ -96,6 +95,14 @@ pub(crate) async fn backchannel_logout(ctx: &Ctx<'_>) -> Result<RawResponse, Aut
         return Ok(refused(
             StatusCode::NOT_IMPLEMENTED,
             "JWT sessions are ended through the revocation list (jwt_revocation)",
+        ));
+    }
+    let by_sid = logout.sid.is_some()
+        && adapter.supports(crate::adapter::AdapterMethod::TakeUpstreamSessions);
+    if !by_sid && logout.sub.is_none() {
+        return Ok(refused(
+            StatusCode::NOT_IMPLEMENTED,
+            "the adapter keeps no record of the provider's sessions (take_upstream_sessions)",
         ));
     }
     let now = time::OffsetDateTime::now_utc();
@@ -114,21 +121,68 @@ pub(crate) async fn backchannel_logout(ctx: &Ctx<'_>) -> Result<RawResponse, Aut
             "the logout token was used already",
         ));
     }
-    let user = match adapter.get_user_by_account(&p.id, sub).await {
-        Ok(Some(user)) => user,
-        Ok(None) => {
-            tracing::info!(provider = %p.id, "back-channel logout: no such user here");
-            return Ok(RawResponse::default().with_no_cache());
-        }
-        Err(e) => return Ok(unavailable("the adapter", &e)),
+    // The user `sub` names, if any (then a `sid`'s sessions must be theirs).
+    let named = match logout.sub.as_deref() {
+        None => None,
+        Some(sub) => match adapter.get_user_by_account(&p.id, sub).await {
+            Ok(Some(user)) => Some(user.id),
+            Ok(None) => {
+                tracing::info!(provider = %p.id, "back-channel logout: no such user here");
+                return Ok(RawResponse::default().with_no_cache());
+            }
+            Err(e) => return Ok(unavailable("the adapter", &e)),
+        },
     };
-    match super::account::revoke_other_sessions(c, &user.id, None).await {
-        Ok(_) => {
-            tracing::info!(provider = %p.id, user = %user.id, "back-channel logout: the user is signed out");
+    let ended = match (logout.sid.as_deref(), named.as_deref()) {
+        (Some(sid), named) if by_sid => end_upstream_session(c, adapter, &p.id, sid, named).await,
+        (_, Some(user)) => super::account::revoke_other_sessions(c, user, None)
+            .await
+            .map(|_| ()),
+        (_, None) => Ok(()),
+    };
+    match ended {
+        Ok(()) => {
+            tracing::info!(provider = %p.id, by_sid, "back-channel logout: sessions ended");
             Ok(RawResponse::default().with_no_cache())
         }
         Err(e) => Ok(unavailable("ending the sessions", &e)),
     }
+}
+
+/// Ends the sessions the session `sid` of provider `provider` signed in (and that are
+/// `named`'s, when the token named a user): database sessions are deleted, and the JWT
+/// sessions of their users refused through the revocation list.
+async fn end_upstream_session(
+    c: &crate::config::ConfigInner,
+    adapter: &dyn crate::adapter::Adapter,
+    provider: &str,
+    sid: &str,
+    named: Option<&str>,
+) -> Result<(), super::account::AccountError> {
+    let now = time::OffsetDateTime::now_utc();
+    let mut jwt_users: Vec<String> = Vec::new();
+    for record in adapter.take_upstream_sessions(provider, sid, now).await? {
+        if named.is_some_and(|user| user != record.user_id) {
+            tracing::warn!(
+                provider,
+                "back-channel logout: a sid of another user than sub; left alone"
+            );
+            continue;
+        }
+        match &record.session_token {
+            Some(token) => {
+                adapter.delete_session(token).await?;
+                let id = super::account::session_id(token);
+                super::account::sessions_ended(c, &record.user_id, &[id], false).await;
+            }
+            None if !jwt_users.contains(&record.user_id) => jwt_users.push(record.user_id),
+            None => {}
+        }
+    }
+    for user in jwt_users {
+        super::account::revoke_other_sessions(c, &user, None).await?;
+    }
+    Ok(())
 }
 
 /// The logout token verified with the provider's keys, for this client.

@@ -237,6 +237,8 @@ pub(crate) async fn complete_sign_in(
         Some(session) => database_session_cookies(ctx, session),
         None => jwt_session_cookies(ctx, signed_in, auth).await?,
     };
+    #[cfg(feature = "oauth")]
+    remember_upstream_session(ctx, signed_in, db_session).await;
     let r = ctx
         .config
         .events
@@ -261,6 +263,65 @@ pub(crate) async fn complete_sign_in(
         cookies
     };
     Ok(resp)
+}
+
+/// The longest a session index record is kept, in multiples of the session's `maxAge`:
+/// sessions are extended while in use, so the record outlives the session's first expiry.
+#[cfg(feature = "oauth")]
+const UPSTREAM_RECORD_MAX_AGES: i64 = 2;
+
+/// Remembers which session at an upstream OpenID provider (the `sid` of the ID token it
+/// signed in with) signed this session in, so that the provider's back-channel logout
+/// token naming that `sid` ends this session (OpenID Connect Back-Channel Logout 1.0
+/// §2.7; `db_session`: the database session, else a JWT session). Nothing is recorded
+/// without a `sid`, without an adapter that keeps the records, or for JWT sessions
+/// without the revocation list (nothing could end them); a failure is logged and the
+/// sign-in goes on.
+#[cfg(feature = "oauth")]
+async fn remember_upstream_session(
+    ctx: &Ctx<'_>,
+    signed_in: SignedIn<'_>,
+    db_session: Option<&AdapterSession>,
+) {
+    /// The longest `sid` kept (they are opaque strings; providers' are short).
+    const MAX_SID_LEN: usize = 255;
+    let config = ctx.config;
+    let account = signed_in.account;
+    let (Some(adapter), Some(user_id), Some(id_token)) = (
+        config.adapter.as_deref(),
+        signed_in.user.id.as_deref(),
+        account.id_token.as_deref(),
+    ) else {
+        return;
+    };
+    if account.kind != crate::types::ProviderType::Oidc
+        || !adapter.supports(crate::adapter::AdapterMethod::RecordUpstreamSession)
+        || (db_session.is_none() && !config.jwt_revocation)
+    {
+        return;
+    }
+    // The ID token was verified by the callback that signed the user in.
+    let Some(sid) = crate::oauth::id_token::unverified_claims(id_token)
+        .ok()
+        .and_then(|c| c.get("sid").and_then(|s| s.as_str()).map(str::to_owned))
+        .filter(|sid| !sid.is_empty() && sid.len() <= MAX_SID_LEN)
+    else {
+        return;
+    };
+    let record = crate::adapter::UpstreamSession {
+        provider: account.provider.clone(),
+        sid,
+        user_id: user_id.to_owned(),
+        session_token: db_session
+            .map(|s| config.stored_session_token(&s.session_token).into_owned()),
+        expires: OffsetDateTime::now_utc()
+            + time::Duration::seconds(
+                (config.session_max_age as i64).saturating_mul(UPSTREAM_RECORD_MAX_AGES),
+            ),
+    };
+    if let Err(e) = adapter.record_upstream_session(&record).await {
+        ctx.log_error(&AuthError::AdapterError { source: e });
+    }
 }
 
 /// A new database session for `user_id` (database strategy; else none), signed in as

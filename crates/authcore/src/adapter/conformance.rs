@@ -32,7 +32,7 @@ use time::{Duration, OffsetDateTime};
 
 use super::{
     Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, AppAccess, JwtRevocation,
-    NewUser, SessionActivity, TwoFactor, UserUpdate, VerificationToken,
+    NewUser, SessionActivity, TwoFactor, UpstreamSession, UserUpdate, VerificationToken,
 };
 use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator, JsonObject, ProviderType};
@@ -107,6 +107,8 @@ pub async fn run_all_with<A: Adapter + Clone>(adapter: A, options: Options) {
     recovery_code_race(&adapter, &options).await;
     app_access(&adapter).await;
     app_access_race(&adapter, &options).await;
+    upstream_sessions(&adapter).await;
+    upstream_session_race(&adapter, &options).await;
     delete_user(&adapter).await;
     if options.deletes_user_tokens {
         delete_user_tokens(&adapter).await;
@@ -550,6 +552,22 @@ pub async fn supports_agrees_with_methods<A: Adapter>(adapter: &A) {
             M::RevokeAppAccess => refused(
                 adapter
                     .revoke_app_access(&user_id, "probe", instant(0))
+                    .await,
+            ),
+            M::RecordUpstreamSession => refused(
+                adapter
+                    .record_upstream_session(&UpstreamSession {
+                        provider: "probe".into(),
+                        sid: random_id(),
+                        user_id: user_id.clone(),
+                        session_token: None,
+                        expires: instant(60),
+                    })
+                    .await,
+            ),
+            M::TakeUpstreamSessions => refused(
+                adapter
+                    .take_upstream_sessions("probe", &random_id(), instant(0))
                     .await,
             ),
             M::DeleteUser => refused(adapter.delete_user(&user_id).await),
@@ -1581,6 +1599,160 @@ pub async fn app_access_race<A: Adapter + Clone>(adapter: &A, options: &Options)
                 format_args!(
                     "round {round}: the epoch went from {} to {}",
                     got.epoch, after.epoch
+                ),
+            );
+        }
+    }
+}
+
+/// `record_upstream_session` / `take_upstream_sessions`: a take answers the unexpired
+/// records of one provider session (database and JWT sessions, of that provider and `sid`
+/// only, expiry to the second) and removes them; a second take finds nothing.
+pub async fn upstream_sessions<A: Adapter>(adapter: &A) {
+    const CHECK: &str = "upstream_sessions";
+    use AdapterMethod::*;
+    let mut needed = vec![CreateUser];
+    needed.extend_from_slice(AdapterMethod::UPSTREAM_SESSIONS);
+    if !supported(adapter, CHECK, &needed) {
+        return;
+    }
+    let (u, v) = (
+        new_user(adapter, CHECK, "upstream-u").await,
+        new_user(adapter, CHECK, "upstream-v").await,
+    );
+    let (sid, other_sid) = (random_id(), random_id());
+    let record = |provider: &str, sid: &str, user: &AdapterUser, token: Option<&str>, secs| {
+        UpstreamSession {
+            provider: provider.to_owned(),
+            sid: sid.to_owned(),
+            user_id: user.id.clone(),
+            session_token: token.map(str::to_owned),
+            expires: instant(secs),
+        }
+    };
+    let database = record("oidc", &sid, &u, Some(&random_id()), 3600);
+    let jwt = record("oidc", &sid, &u, None, 7200);
+    for r in [
+        &database,
+        &jwt,
+        &record("oidc", &sid, &u, Some(&random_id()), -5),
+        &record("oidc", &other_sid, &u, Some(&random_id()), 3600),
+        &record("other", &sid, &v, Some(&random_id()), 3600),
+    ] {
+        ok(
+            CHECK,
+            "record_upstream_session",
+            adapter.record_upstream_session(r).await,
+        );
+    }
+    let now = OffsetDateTime::now_utc();
+    let mut taken = ok(
+        CHECK,
+        "take_upstream_sessions",
+        adapter.take_upstream_sessions("oidc", &sid, now).await,
+    );
+    taken.sort_by_key(|r| r.session_token.is_none());
+    if taken.len() != 2 {
+        fail(
+            CHECK,
+            format_args!(
+                "took {} records of the sid, expected the 2 unexpired: {taken:?}",
+                taken.len()
+            ),
+        );
+    }
+    for (got, want) in taken.iter().zip([&database, &jwt]) {
+        if (&got.provider, &got.sid, &got.user_id, &got.session_token)
+            != (
+                &want.provider,
+                &want.sid,
+                &want.user_id,
+                &want.session_token,
+            )
+        {
+            fail(CHECK, format_args!("took {got:?}, expected {want:?}"));
+        }
+        same_second(CHECK, "expires", got.expires, want.expires);
+    }
+    let again = ok(
+        CHECK,
+        "take_upstream_sessions again",
+        adapter.take_upstream_sessions("oidc", &sid, now).await,
+    );
+    if !again.is_empty() {
+        fail(CHECK, format_args!("a second take found {again:?}"));
+    }
+    for (provider, sid, user) in [("oidc", &other_sid, &u), ("other", &sid, &v)] {
+        let left = ok(
+            CHECK,
+            "take_upstream_sessions",
+            adapter.take_upstream_sessions(provider, sid, now).await,
+        );
+        if left.len() != 1 || left[0].user_id != user.id {
+            fail(
+                CHECK,
+                format_args!("another provider session's records were touched: {left:?}"),
+            );
+        }
+    }
+    let none = ok(
+        CHECK,
+        "take_upstream_sessions of an unknown sid",
+        adapter
+            .take_upstream_sessions("oidc", &random_id(), now)
+            .await,
+    );
+    if !none.is_empty() {
+        fail(CHECK, format_args!("an unknown sid gave {none:?}"));
+    }
+}
+
+/// Concurrent takes of one provider session's records: each record goes to one take.
+pub async fn upstream_session_race<A: Adapter + Clone>(adapter: &A, options: &Options) {
+    const CHECK: &str = "upstream_session_race";
+    use AdapterMethod::*;
+    let mut needed = vec![CreateUser];
+    needed.extend_from_slice(AdapterMethod::UPSTREAM_SESSIONS);
+    if !supported(adapter, CHECK, &needed) {
+        return;
+    }
+    let user = new_user(adapter, CHECK, "upstream-race").await;
+    for round in 0..options.race_rounds.max(1) {
+        let sid = random_id();
+        for _ in 0..3 {
+            let r = UpstreamSession {
+                provider: "oidc".into(),
+                sid: sid.clone(),
+                user_id: user.id.clone(),
+                session_token: Some(random_id()),
+                expires: instant(3600),
+            };
+            ok(
+                CHECK,
+                "record_upstream_session",
+                adapter.record_upstream_session(&r).await,
+            );
+        }
+        let (x, y) = (adapter.clone(), adapter.clone());
+        let now = OffsetDateTime::now_utc();
+        let (rx, ry) = futures_util::future::join(
+            x.take_upstream_sessions("oidc", &sid, now),
+            y.take_upstream_sessions("oidc", &sid, now),
+        )
+        .await;
+        let mut tokens: Vec<Option<String>> = ok(CHECK, "take", rx)
+            .into_iter()
+            .chain(ok(CHECK, "take", ry))
+            .map(|r| r.session_token)
+            .collect();
+        let all = tokens.len();
+        tokens.sort();
+        tokens.dedup();
+        if all != 3 || tokens.len() != 3 {
+            fail(
+                CHECK,
+                format_args!(
+                    "round {round}: concurrent takes shared out {tokens:?}, expected 3 records once each"
                 ),
             );
         }

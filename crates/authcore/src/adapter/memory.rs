@@ -22,7 +22,7 @@ use time::OffsetDateTime;
 
 use super::{
     Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, JwtRevocation, NewUser,
-    SessionActivity, TwoFactor, UserUpdate, VerificationToken,
+    SessionActivity, TwoFactor, UpstreamSession, UserUpdate, VerificationToken,
 };
 use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator};
@@ -48,6 +48,8 @@ struct Store {
     recovery_codes: HashMap<String, Vec<String>>,
     /// Access granted to applications, by (user id, client id).
     app_access: HashMap<(String, String), AppAccess>,
+    /// Sessions signed in by upstream provider sessions, by (provider, sid).
+    upstream: HashMap<(String, String), Vec<UpstreamSession>>,
 }
 
 impl Store {
@@ -165,6 +167,9 @@ impl Adapter for MemoryAdapter {
         s.two_factors.remove(id);
         s.recovery_codes.remove(id);
         s.app_access.retain(|(user, _), _| user != id);
+        for records in s.upstream.values_mut() {
+            records.retain(|r| r.user_id != id);
+        }
         if let Some(email) = s.users.remove(id).and_then(|u| u.email) {
             s.tokens.retain(|(identifier, _), _| *identifier != email);
         }
@@ -531,6 +536,32 @@ impl Adapter for MemoryAdapter {
         };
         s.app_access.insert(key, revoked);
         Ok(true)
+    }
+
+    async fn record_upstream_session(&self, session: &UpstreamSession) -> Result<(), AdapterError> {
+        let now = OffsetDateTime::now_utc();
+        let mut s = self.lock();
+        s.upstream.retain(|_, records| {
+            records.retain(|r| r.expires > now);
+            !records.is_empty()
+        });
+        s.upstream
+            .entry((session.provider.clone(), session.sid.clone()))
+            .or_default()
+            .push(session.clone());
+        Ok(())
+    }
+
+    async fn take_upstream_sessions(
+        &self,
+        provider: &str,
+        sid: &str,
+        now: OffsetDateTime,
+    ) -> Result<Vec<UpstreamSession>, AdapterError> {
+        let key = (provider.to_owned(), sid.to_owned());
+        let mut records = self.lock().upstream.remove(&key).unwrap_or_default();
+        records.retain(|r| r.expires > now);
+        Ok(records)
     }
 
     async fn get_authenticator(&self, id: &str) -> Result<Option<Authenticator>, AdapterError> {

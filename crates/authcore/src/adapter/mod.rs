@@ -147,6 +147,25 @@ pub struct TwoFactor {
     pub totp_confirmed_at: Option<OffsetDateTime>,
 }
 
+/// A session here that a session at an upstream OpenID provider signed in (beyond
+/// Auth.js): the provider's session id (`sid` of its ID token) with the session it
+/// started, so that the provider's back-channel logout token naming that `sid` ends that
+/// session and no other (OpenID Connect Back-Channel Logout 1.0 §2.7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamSession {
+    /// The provider's id here.
+    pub provider: String,
+    /// The provider's session id.
+    pub sid: String,
+    /// The user signed in.
+    pub user_id: String,
+    /// The database session's token; `None` for a JWT session (ended through the JWT
+    /// revocation list).
+    pub session_token: Option<String>,
+    /// When the record may be forgotten: the session's expiry.
+    pub expires: OffsetDateTime,
+}
+
 /// A user's access granted to an application that signs in through authcore as an OpenID
 /// Provider (beyond Auth.js): the scopes allowed so far, and the epoch that voids the
 /// application's tokens when access is revoked. Listed and revoked on the account page
@@ -274,11 +293,13 @@ pub enum AdapterMethod {
     GetAppAccess,
     ListAppAccess,
     RevokeAppAccess,
+    RecordUpstreamSession,
+    TakeUpstreamSessions,
 }
 
 impl AdapterMethod {
     /// Every method, in the trait's order.
-    pub const ALL: [AdapterMethod; 40] = [
+    pub const ALL: [AdapterMethod; 42] = [
         AdapterMethod::CreateUser,
         AdapterMethod::GetUser,
         AdapterMethod::GetUserByEmail,
@@ -319,6 +340,8 @@ impl AdapterMethod {
         AdapterMethod::GetAppAccess,
         AdapterMethod::ListAppAccess,
         AdapterMethod::RevokeAppAccess,
+        AdapterMethod::RecordUpstreamSession,
+        AdapterMethod::TakeUpstreamSessions,
     ];
 
     /// The Auth.js method name.
@@ -364,6 +387,8 @@ impl AdapterMethod {
             AdapterMethod::GetAppAccess => "getAppAccess",
             AdapterMethod::ListAppAccess => "listAppAccess",
             AdapterMethod::RevokeAppAccess => "revokeAppAccess",
+            AdapterMethod::RecordUpstreamSession => "recordUpstreamSession",
+            AdapterMethod::TakeUpstreamSessions => "takeUpstreamSessions",
         }
     }
 
@@ -419,6 +444,13 @@ impl AdapterMethod {
         AdapterMethod::GetAppAccess,
         AdapterMethod::ListAppAccess,
         AdapterMethod::RevokeAppAccess,
+    ];
+
+    /// What ending the sessions of one upstream provider session needs (back-channel
+    /// logout with a `sid`).
+    pub const UPSTREAM_SESSIONS: &'static [AdapterMethod] = &[
+        AdapterMethod::RecordUpstreamSession,
+        AdapterMethod::TakeUpstreamSessions,
     ];
 
     /// What WebAuthn providers need in addition (Auth.js `lib/utils/assert.ts`).
@@ -777,5 +809,26 @@ pub trait Adapter: Send + Sync + 'static {
         at: OffsetDateTime,
     ) -> Result<bool, AdapterError> {
         Err(AdapterError::Unsupported(AdapterMethod::RevokeAppAccess))
+    }
+    /// Records that an upstream provider's session signed in `session` here (beyond
+    /// Auth.js). Records of one provider session accumulate (the user may sign in here
+    /// again through it); expired ones may be dropped at any time.
+    async fn record_upstream_session(&self, session: &UpstreamSession) -> Result<(), AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::RecordUpstreamSession,
+        ))
+    }
+    /// Removes and answers the unexpired records of the upstream session `sid` of
+    /// `provider` at `now`. Atomic: of concurrent takes, each record goes to one (beyond
+    /// Auth.js).
+    async fn take_upstream_sessions(
+        &self,
+        provider: &str,
+        sid: &str,
+        now: OffsetDateTime,
+    ) -> Result<Vec<UpstreamSession>, AdapterError> {
+        Err(AdapterError::Unsupported(
+            AdapterMethod::TakeUpstreamSessions,
+        ))
     }
 }

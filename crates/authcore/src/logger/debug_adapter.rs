@@ -18,7 +18,7 @@ use time::OffsetDateTime;
 use super::Logger;
 use crate::adapter::{
     Adapter, AdapterError, AdapterMethod, AdapterSession, AdapterUser, AppAccess, JwtRevocation,
-    NewUser, SessionActivity, TwoFactor, UserUpdate, VerificationToken,
+    NewUser, SessionActivity, TwoFactor, UpstreamSession, UserUpdate, VerificationToken,
 };
 use crate::types::{Account, Authenticator, iso_string as iso};
 
@@ -354,6 +354,33 @@ impl Adapter for DebugAdapter {
             json!([user_id, client_id, iso(at)]),
         );
         self.inner.revoke_app_access(user_id, client_id, at).await
+    }
+
+    async fn record_upstream_session(&self, session: &UpstreamSession) -> Result<(), AdapterError> {
+        self.log(
+            AdapterMethod::RecordUpstreamSession,
+            json!([
+                session.provider,
+                REDACTED,
+                session.user_id,
+                session.session_token.as_ref().map(|_| REDACTED),
+                iso(session.expires)
+            ]),
+        );
+        self.inner.record_upstream_session(session).await
+    }
+
+    async fn take_upstream_sessions(
+        &self,
+        provider: &str,
+        sid: &str,
+        now: OffsetDateTime,
+    ) -> Result<Vec<UpstreamSession>, AdapterError> {
+        self.log(
+            AdapterMethod::TakeUpstreamSessions,
+            json!([provider, REDACTED, iso(now)]),
+        );
+        self.inner.take_upstream_sessions(provider, sid, now).await
     }
 
     async fn delete_sessions_by_user_id(
