@@ -283,6 +283,8 @@ fn openid_client_steps_hold(op: &Op, client: &str, alg: &str, steps: &[Value]) {
     assert_eq!(claims["email"], "demo@example.com", "{s}");
     assert_eq!(claims["name"], "Demo User", "{s}");
     assert_eq!(claims["amr"], serde_json::json!(["pwd"]), "{s}");
+    // A password is no phishing-resistant sign-in: no `acr` is claimed.
+    assert!(claims.get("acr").is_none(), "{s}");
     assert!(claims["auth_time"].as_i64().is_some(), "{s}");
     assert!(
         claims["sid"].as_str().is_some_and(|sid| sid.len() == 32),
@@ -1275,6 +1277,7 @@ async fn discovery_and_keys() {
         serde_json::json!(["S256"])
     );
     assert_eq!(meta["authorization_response_iss_parameter_supported"], true);
+    assert_eq!(meta["acr_values_supported"], serde_json::json!(["phr"]));
     let jwks: Value = reqwest::get(meta["jwks_uri"].as_str().unwrap())
         .await
         .unwrap()

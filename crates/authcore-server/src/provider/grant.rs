@@ -231,6 +231,21 @@ impl UserClaims {
     }
 }
 
+/// The `acr` values this provider asserts ([`acr_of`]).
+pub const ACR_VALUES: [&str; 1] = [PHISHING_RESISTANT];
+
+/// Phishing-resistant authentication (OpenID Connect Extended Authentication Profile ACR
+/// Values 1.0 §2: `phr`).
+const PHISHING_RESISTANT: &str = "phr";
+
+/// The `acr` of a sign-in with methods `amr` (OpenID Connect Core §2): `phr` when a
+/// passkey (`hwk`) was among them — WebAuthn binds the signature to the origin, so a
+/// phishing site cannot relay it; none otherwise, as a password or a one-time code can be
+/// phished.
+pub fn acr_of(amr: &[String]) -> Option<&'static str> {
+    amr.iter().any(|m| m == "hwk").then_some(PHISHING_RESISTANT)
+}
+
 /// The ID token's claims (OpenID Connect Core §2).
 #[derive(Debug, Clone, Serialize)]
 pub struct IdTokenClaims<'a> {
@@ -254,6 +269,9 @@ pub struct IdTokenClaims<'a> {
     /// How (RFC 8176).
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub amr: &'a [String],
+    /// The authentication context class, when known ([`acr_of`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acr: Option<&'static str>,
     /// The authcore session (Back-Channel Logout 1.0 §2.1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sid: Option<&'a str>,
@@ -340,6 +358,22 @@ impl<'a> LogoutTokenClaims<'a> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_passkey_sign_in_is_phishing_resistant_and_nothing_else_is() {
+        let amr = |m: &[&str]| m.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        for (methods, acr) in [
+            (amr(&["hwk", "user", "mfa"]), Some("phr")),
+            (amr(&["pwd", "hwk", "mfa"]), Some("phr")),
+            (amr(&["hwk"]), Some("phr")),
+            (amr(&["pwd", "otp", "mfa"]), None),
+            (amr(&["otp"]), None),
+            (amr(&["pwd"]), None),
+            (amr(&[]), None),
+        ] {
+            assert_eq!(acr_of(&methods), acr, "{methods:?}");
+        }
+    }
 
     /// RFC 7636 appendix B.
     const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";

@@ -283,7 +283,8 @@ impl OpenIdProvider {
             "revocation_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
             "introspection_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
             "code_challenge_methods_supported": ["S256"],
-            "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "sid", "name", "picture", "email", "email_verified"],
+            "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "acr", "sid", "name", "picture", "email", "email_verified"],
+            "acr_values_supported": grant::ACR_VALUES,
             "backchannel_logout_supported": true,
             "backchannel_logout_session_supported": true,
             "prompt_values_supported": ["none", "login", "consent"],
@@ -1259,6 +1260,7 @@ impl ProviderState {
                 nonce: t.nonce,
                 auth_time: t.grant.auth_time,
                 amr: &t.grant.amr,
+                acr: grant::acr_of(&t.grant.amr),
                 sid: t.grant.sid.as_deref(),
             };
             body["id_token"] = p
