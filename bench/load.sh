@@ -423,7 +423,8 @@ database_of() {
 # BASELINE_BIN=<another authcore-server build> and/or BASELINE_ENV="NAME=value ..." (the
 # baseline is this build with those settings, e.g. AUTHCORE_DATABASE_DIRECT_READS=off):
 # baseline and current take turns, ROUNDS times (4), on AB_SCENARIOS (space-separated;
-# default the JWT scenarios; session_sqlite and session_postgres run on their database), and
+# default the JWT scenarios; session_sqlite and session_postgres run on their database, the
+# oidc_* ones with the OpenID Provider's configuration), and
 # the mean req/s of each is reported; nothing else runs. Alternating cancels most of the
 # VM's drift, which a ceiling fraction from separate runs does not.
 if [[ -n ${BASELINE_BIN:-} || -n ${BASELINE_ENV:-} ]]; then
@@ -439,8 +440,11 @@ if [[ -n ${BASELINE_BIN:-} || -n ${BASELINE_ENV:-} ]]; then
       for s in "${ab_scenarios[@]}"; do
         db=$(database_of "$s") || exit 1
         [[ -n $db ]] || die "$s needs POSTGRES_URL"
+        # The OpenID Provider's scenarios run with its configuration file.
+        op=()
+        [[ $s != oidc_* ]] || op=(AUTHCORE_CONFIG="$(op_config "$RUST_PORT")")
         start_server "ab-$side" "$RUST_PORT" env AUTHCORE_RATE_LIMITS=off AUTHCORE_DATABASE_URL="$db" \
-          AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "${side_env[@]}" "$bin"
+          AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "${op[@]}" "${side_env[@]}" "$bin"
         bench_server "$side$round" "$RUST_PORT" "$s"
         stop_server
       done

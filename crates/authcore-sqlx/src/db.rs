@@ -51,6 +51,15 @@ pub(crate) const SESSION_AND_USER: [Col; 8] = [
     Col::Text,
 ];
 
+/// The columns of a user row (id, name, email, email verified, image).
+pub(crate) const USER: [Col; 5] = [Col::UserId, Col::Text, Col::Text, Col::Time, Col::Text];
+
+/// The columns of an access row after its client id: name, scopes, created, updated, epoch.
+pub(crate) const APP_ACCESS: [Col; 5] = [Col::Text, Col::Text, Col::Time, Col::Time, Col::Int];
+
+/// The columns of a rate-limit row: count, window end, locked until.
+pub(crate) const RATE_LIMIT: [Col; 3] = [Col::Int, Col::Int, Col::Int];
+
 /// One column of a result row, read as its [`Col`] says; SQL `NULL` is [`Val::Null`].
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Val {

@@ -1,15 +1,16 @@
-//! The session read on a path of its own.
+//! The hottest reads on a path of their own.
 //!
-//! `get_session_and_user` runs on every request that carries a database session, so its
-//! cost is most of a database session read's. Through sqlx it costs a pool checkout, a
-//! ping when the connection goes back (sqlx has no switch for it: transact-rs/sqlx#1743)
-//! and, on SQLite, two hops to the connection's worker thread. Here it runs instead:
+//! `get_session_and_user` runs on every request that carries a database session, and the
+//! OpenID Provider's userinfo reads a user, the user's access for the client and two
+//! revocation marks per request; through sqlx each read costs a pool checkout, a ping when
+//! the connection goes back (sqlx has no switch for it: transact-rs/sqlx#1743) and, on
+//! SQLite, two hops to the connection's worker thread. The reads of [`Query`] run instead:
 //!
 //! - on **SQLite**, on the calling thread, on a connection of its own that only reads
-//!   (`query_only`; [`SqliteReads`]): one of a few, taken with `try_lock`, with a cached prepared
-//!   statement. A read of pages in SQLite's or the OS's cache takes microseconds; the
-//!   thread blocks for it as it would for any other short computation.
-//! - on **PostgreSQL**, on a `tokio-postgres` client with the statement prepared once
+//!   (`query_only`; [`SqliteReads`]): one of a few, taken with `try_lock`, with cached
+//!   prepared statements. A read of pages in SQLite's or the OS's cache takes
+//!   microseconds; the thread blocks for it as it would for any other short computation.
+//! - on **PostgreSQL**, on a `tokio-postgres` client with the statements prepared once
 //!   ([`PgReads`]): concurrent reads share a connection and are pipelined on it.
 //!
 //! Either is an accelerator only: whenever it cannot answer (every connection busy, the
@@ -35,7 +36,68 @@ use sqlite::SqliteReads;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::db::Val;
+use crate::db::{Col, Val};
+use crate::dialect::Queries;
+
+/// A read the direct path serves, with its parameters in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Query {
+    /// `get_session_and_user`: the stored session token.
+    SessionAndUser,
+    /// `get_user`: the user id.
+    User,
+    /// `get_app_access`: the user id, the client id.
+    AppAccess,
+    /// A rate-limit row (`get_rate_limit_unlocked`, which revocation marks are read by):
+    /// the key.
+    RateLimit,
+}
+
+impl Query {
+    /// Every read, in the order of [`Query::index`].
+    const ALL: [Query; 4] = [
+        Query::SessionAndUser,
+        Query::User,
+        Query::AppAccess,
+        Query::RateLimit,
+    ];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Its statement among `queries`, and the columns it reads (those of the pool's read).
+    fn statement(self, queries: &'static Queries) -> (&'static str, &'static [Col]) {
+        match self {
+            Query::SessionAndUser => (&queries.get_session_and_user, &crate::db::SESSION_AND_USER),
+            Query::User => (&queries.get_user, &crate::db::USER),
+            Query::AppAccess => (&queries.get_app_access, &crate::db::APP_ACCESS),
+            Query::RateLimit => (&queries.get_rate_limit_unlocked, &crate::db::RATE_LIMIT),
+        }
+    }
+
+    /// Every statement of `queries` this path reads with, by [`Query::index`].
+    fn statements(queries: &'static Queries) -> Vec<(&'static str, &'static [Col])> {
+        Query::ALL.iter().map(|q| q.statement(queries)).collect()
+    }
+}
+
+/// A parameter of a direct read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Param<'a> {
+    /// Text.
+    Text(&'a str),
+    /// A user id (an `INTEGER` on PostgreSQL's serial ids; checked by the caller).
+    UserId(&'a str),
+}
+
+impl<'a> Param<'a> {
+    fn as_str(self) -> &'a str {
+        match self {
+            Param::Text(s) | Param::UserId(s) => s,
+        }
+    }
+}
 
 /// How long a connection that failed (to open or to answer) is left alone; meanwhile its
 /// reads go through the pool.
@@ -81,11 +143,7 @@ impl DirectReads {
         }
         Some(DirectReads::new(Backend::Sqlite(SqliteReads::new(
             path,
-            crate::sqlite::DIALECT
-                .queries()
-                .get_session_and_user
-                .as_str(),
-            &crate::db::SESSION_AND_USER,
+            Query::statements(crate::sqlite::DIALECT.queries()),
             connection_count(max_connections, usize::MAX),
         ))))
     }
@@ -115,11 +173,7 @@ impl DirectReads {
         }
         Some(DirectReads::new(Backend::Postgres(PgReads::new(
             config,
-            crate::postgres::DIALECT
-                .queries()
-                .get_session_and_user
-                .as_str(),
-            &crate::db::SESSION_AND_USER,
+            Query::statements(crate::postgres::DIALECT.queries()),
             connection_count(max_connections, MAX_POSTGRES_CONNECTIONS),
         ))))
     }
@@ -131,21 +185,26 @@ impl DirectReads {
         }
     }
 
-    /// The row of the statement this path serves for `arg` (a session token), taking at
-    /// most `bound` (SQLite reads do not wait: they answer or leave it to the pool at once).
+    /// The row `query` reads with `params`, taking at most `bound` (SQLite reads do not
+    /// wait: they answer or leave it to the pool at once).
     #[cfg_attr(
         not(feature = "postgres"),
         allow(unused_variables, clippy::unused_async)
     )]
-    pub async fn fetch_optional(&self, arg: &str, bound: Duration) -> Read {
+    pub async fn fetch_optional(
+        &self,
+        query: Query,
+        params: &[Param<'_>],
+        bound: Duration,
+    ) -> Read {
         if self.closed.load(Ordering::Relaxed) {
             return Read::UsePool;
         }
         match &self.backend {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(reads) => reads.fetch_optional(arg),
+            Backend::Sqlite(reads) => reads.fetch_optional(query.index(), params),
             #[cfg(feature = "postgres")]
-            Backend::Postgres(reads) => reads.fetch_optional(arg, bound).await,
+            Backend::Postgres(reads) => reads.fetch_optional(query.index(), params, bound).await,
             #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
             Backend::None(never) => match *never {},
         }

@@ -178,9 +178,11 @@ pub struct PoolSettings {
     /// request fails within it (Auth.js `Configuration`) instead of hanging: a query on a
     /// connection whose server stopped answering would otherwise wait for TCP to give up.
     pub timeout: Duration,
-    /// Whether the session read (`get_session_and_user`, made by every request that
-    /// carries a database session) takes a path of its own on SQLite and PostgreSQL
-    /// (default `true`; MySQL reads always go through the pool):
+    /// Whether the hottest reads take a path of their own on SQLite and PostgreSQL (default
+    /// `true`; MySQL reads always go through the pool): the session read
+    /// (`get_session_and_user`, made by every request that carries a database session),
+    /// `get_user` and `get_app_access` (an OpenID Provider's userinfo), and the
+    /// [`SqlRateLimitStore`]'s `locked` (revocation marks):
     ///
     /// - **SQLite**: on the calling thread, on connections of its own to the same file
     ///   that only read (`query_only`; one per CPU at most), instead of a trip to a pooled
@@ -190,7 +192,7 @@ pub struct PoolSettings {
     ///   databases, nor for URLs with `vfs` or `immutable`.
     /// - **PostgreSQL**: on `tokio-postgres` connections of its own (one per CPU, at most 4,
     ///   named `authcore-session-reads` in `pg_stat_activity` unless the URL sets an
-    ///   `application_name`), the statement prepared once per connection and concurrent
+    ///   `application_name`), the statements prepared once per connection and concurrent
     ///   reads pipelined on it; sqlx pings a connection each time it goes back to the
     ///   pool. Not used when the URL requires TLS. The password is taken from the URL or
     ///   `PGPASSWORD` (not `~/.pgpass`).
@@ -554,6 +556,12 @@ macro_rules! dispatch {
 }
 
 impl SqlxAdapter {
+    /// The direct read path, if any, with half the operations' bound, so that the pool has
+    /// the rest if it fails.
+    fn direct(&self) -> ops::Direct<'_> {
+        self.direct.as_deref().map(|d| (d, self.timeout / 2))
+    }
+
     /// Bounds every adapter operation by `timeout` (the constructors set
     /// [`PoolSettings::timeout`]; pools handed in get [`DEFAULT_ACQUIRE_TIMEOUT`]).
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
@@ -579,7 +587,7 @@ impl Adapter for SqlxAdapter {
     }
 
     async fn get_user(&self, id: &str) -> Result<Option<AdapterUser>, AdapterError> {
-        dispatch!(self, get_user(id))
+        dispatch!(self, get_user(self.direct(), id))
     }
 
     async fn get_user_by_email(&self, email: &str) -> Result<Option<AdapterUser>, AdapterError> {
@@ -625,9 +633,7 @@ impl Adapter for SqlxAdapter {
         &self,
         session_token: &str,
     ) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError> {
-        // Half the bound for the direct path, so that the pool has the rest if it fails.
-        let direct = self.direct.as_deref().map(|d| (d, self.timeout / 2));
-        dispatch!(self, get_session_and_user(direct, session_token))
+        dispatch!(self, get_session_and_user(self.direct(), session_token))
     }
 
     async fn update_session(
@@ -823,7 +829,7 @@ impl Adapter for SqlxAdapter {
         user_id: &str,
         client_id: &str,
     ) -> Result<Option<AppAccess>, AdapterError> {
-        dispatch!(self, get_app_access(user_id, client_id))
+        dispatch!(self, get_app_access(self.direct(), user_id, client_id))
     }
 
     async fn list_app_access(&self, user_id: &str) -> Result<Vec<AppAccess>, AdapterError> {

@@ -15,15 +15,14 @@ use authcore::types::{Account, Authenticator};
 use std::time::Duration;
 use time::OffsetDateTime;
 
-use crate::db::{Arg, Col, Pool, SESSION_AND_USER, Val};
+use crate::db::{APP_ACCESS, Arg, Col, Pool, SESSION_AND_USER, USER, Val};
 use crate::dialect::Ids;
-use crate::direct::{DirectReads, Read};
+use crate::direct::{DirectReads, Param, Query, Read};
 use crate::error::{data_error, map_sqlx};
 
 // ---------------------------------------------------------------------------------------
 // Reading rows
 
-const USER: [Col; 5] = [Col::UserId, Col::Text, Col::Text, Col::Time, Col::Text];
 const SESSION: [Col; 3] = [Col::Text, Col::UserId, Col::Time];
 const ACCOUNT: [Col; 11] = [
     Col::UserId,
@@ -192,6 +191,31 @@ fn new_id(ids: Ids) -> Option<String> {
 }
 
 /// [`Pool::is_user_id`] for rows to write, where an id naming no row is an error.
+/// The direct read path with its time bound, when the adapter has one.
+pub(crate) type Direct<'a> = Option<(&'a DirectReads, Duration)>;
+
+/// The row `query` reads with `params`: on `direct` (within its bound) when given, through
+/// the pool (`sql` with `args`, read as `cols`) when that cannot answer.
+pub(crate) async fn read_one_row(
+    pool: &Pool,
+    direct: Direct<'_>,
+    op: &'static str,
+    (query, params): (Query, &[Param<'_>]),
+    (sql, args, cols): (&'static str, Vec<Arg>, &[Col]),
+) -> Result<Option<Vec<Val>>, AdapterError> {
+    let read = match direct {
+        Some((direct, bound)) => direct.fetch_optional(query, params, bound).await,
+        None => Read::UsePool,
+    };
+    match read {
+        Read::Row(row) => Ok(row),
+        Read::UsePool => pool
+            .fetch_optional(sql, args, cols)
+            .await
+            .map_err(map_sqlx(op)),
+    }
+}
+
 fn required_user_id(pool: &Pool, op: &'static str, id: Option<&str>) -> Result<Arg, AdapterError> {
     match id {
         Some(id) if pool.is_user_id(id) => Ok(Arg::UserId(id.to_owned())),
@@ -228,7 +252,7 @@ pub(crate) async fn create_user(pool: &Pool, user: NewUser) -> Result<AdapterUse
             one(OP, row, Reader::text)?.ok_or_else(|| data_error(OP, "no id returned"))?
         }
     };
-    get_user(pool, &id)
+    get_user(pool, None, &id)
         .await?
         .ok_or_else(|| data_error(OP, "the new user was not found"))
 }
@@ -246,12 +270,28 @@ async fn fetch_user(
     one(op, row, Reader::user)
 }
 
-pub(crate) async fn get_user(pool: &Pool, id: &str) -> Result<Option<AdapterUser>, AdapterError> {
+pub(crate) async fn get_user(
+    pool: &Pool,
+    direct: Direct<'_>,
+    id: &str,
+) -> Result<Option<AdapterUser>, AdapterError> {
+    const OP: &str = "get_user";
     if !pool.is_user_id(id) {
         return Ok(None);
     }
-    let args = vec![Arg::UserId(id.to_owned())];
-    fetch_user(pool, "get_user", &pool.sql().get_user, args).await
+    let row = read_one_row(
+        pool,
+        direct,
+        OP,
+        (Query::User, &[Param::UserId(id)]),
+        (
+            &pool.sql().get_user,
+            vec![Arg::UserId(id.to_owned())],
+            &USER,
+        ),
+    )
+    .await?;
+    one(OP, row, Reader::user)
 }
 
 pub(crate) async fn get_user_by_email(
@@ -300,7 +340,7 @@ pub(crate) async fn update_user(
     pool.execute(&pool.sql().update_user, args)
         .await
         .map_err(map_sqlx(OP))?;
-    get_user(pool, &up.id).await
+    get_user(pool, None, &up.id).await
 }
 
 pub(crate) async fn delete_user(pool: &Pool, id: &str) -> Result<(), AdapterError> {
@@ -473,25 +513,22 @@ pub(crate) async fn create_session(
 /// Read on `direct` (within its bound) when given, through the pool when that cannot answer.
 pub(crate) async fn get_session_and_user(
     pool: &Pool,
-    direct: Option<(&DirectReads, Duration)>,
+    direct: Direct<'_>,
     token: &str,
 ) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError> {
     const OP: &str = "get_session_and_user";
-    let read = match direct {
-        Some((direct, bound)) => direct.fetch_optional(token, bound).await,
-        None => Read::UsePool,
-    };
-    let row = match read {
-        Read::Row(row) => row,
-        Read::UsePool => pool
-            .fetch_optional(
-                &pool.sql().get_session_and_user,
-                vec![Arg::text(token)],
-                &SESSION_AND_USER,
-            )
-            .await
-            .map_err(map_sqlx(OP))?,
-    };
+    let row = read_one_row(
+        pool,
+        direct,
+        OP,
+        (Query::SessionAndUser, &[Param::Text(token)]),
+        (
+            &pool.sql().get_session_and_user,
+            vec![Arg::text(token)],
+            &SESSION_AND_USER,
+        ),
+    )
+    .await?;
     one(OP, row, |r| Ok((r.session()?, r.user()?)))
 }
 
@@ -802,9 +839,6 @@ pub(crate) async fn count_recovery_codes(pool: &Pool, user_id: &str) -> Result<u
 // ---------------------------------------------------------------------------------------
 // Access granted to applications
 
-/// The columns of an access row after its client id: name, scopes, created, updated, epoch.
-const APP_ACCESS: [Col; 5] = [Col::Text, Col::Text, Col::Time, Col::Time, Col::Int];
-
 impl Reader {
     /// An access row's columns from the client name on.
     fn app_access(&mut self, user_id: &str, client_id: String) -> Result<AppAccess, AdapterError> {
@@ -877,6 +911,7 @@ pub(crate) async fn grant_app_access(
 
 pub(crate) async fn get_app_access(
     pool: &Pool,
+    direct: Direct<'_>,
     user_id: &str,
     client_id: &str,
 ) -> Result<Option<AppAccess>, AdapterError> {
@@ -884,11 +919,21 @@ pub(crate) async fn get_app_access(
     if !pool.is_user_id(user_id) {
         return Ok(None);
     }
-    let args = vec![Arg::UserId(user_id.to_owned()), Arg::text(client_id)];
-    let row = pool
-        .fetch_optional(&pool.sql().get_app_access, args, &APP_ACCESS)
-        .await
-        .map_err(map_sqlx(OP))?;
+    let row = read_one_row(
+        pool,
+        direct,
+        OP,
+        (
+            Query::AppAccess,
+            &[Param::UserId(user_id), Param::Text(client_id)],
+        ),
+        (
+            &pool.sql().get_app_access,
+            vec![Arg::UserId(user_id.to_owned()), Arg::text(client_id)],
+            &APP_ACCESS,
+        ),
+    )
+    .await?;
     one(OP, row, |r| r.app_access(user_id, client_id.to_owned()))
 }
 

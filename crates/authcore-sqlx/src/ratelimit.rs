@@ -10,7 +10,7 @@ use authcore::BoxError;
 use authcore::ratelimit::{Counter, RateLimit, RateLimitStore};
 
 use crate::SqlxAdapter;
-use crate::db::{Arg, Col, Pool, Val};
+use crate::db::{Arg, Pool, RATE_LIMIT, Val};
 
 /// Rate-limit counts in the adapter's database (table `rate_limits`, `rateLimit` on MySQL,
 /// made by [`SqlxAdapter::migrate`]): one row per key holding its
@@ -27,6 +27,8 @@ use crate::db::{Arg, Col, Pool, Val};
 #[derive(Clone)]
 pub struct SqlRateLimitStore {
     pool: Pool,
+    /// The adapter's direct read path, for [`RateLimitStore::locked`] (revocation marks).
+    direct: Option<Arc<crate::direct::DirectReads>>,
     timeout: Duration,
     /// When expired rows were last deleted (milliseconds since the epoch).
     last_sweep: Arc<AtomicU64>,
@@ -48,6 +50,7 @@ impl SqlxAdapter {
     pub fn rate_limit_store(&self) -> SqlRateLimitStore {
         SqlRateLimitStore {
             pool: self.pool.clone(),
+            direct: self.direct.clone(),
             timeout: self.timeout,
             last_sweep: Arc::new(AtomicU64::new(0)),
         }
@@ -84,12 +87,12 @@ fn counter(row: Option<Vec<Val>>) -> Counter {
 }
 
 impl SqlRateLimitStore {
-    async fn bounded<T>(
+    async fn bounded<T, E: Into<BoxError>>(
         &self,
-        operation: impl std::future::Future<Output = Result<T, sqlx::Error>>,
+        operation: impl std::future::Future<Output = Result<T, E>>,
     ) -> Result<T, BoxError> {
         match tokio::time::timeout(self.timeout, operation).await {
-            Ok(result) => Ok(result?),
+            Ok(result) => result.map_err(Into::into),
             Err(_) => Err(format!("rate-limit store: no answer within {:?}", self.timeout).into()),
         }
     }
@@ -123,11 +126,7 @@ impl RateLimitStore for SqlRateLimitStore {
         let limit = *limit;
         let step = self.pool.locked_update(
             (&sql.lock_rate_limit, vec![id()]),
-            (
-                &sql.get_rate_limit,
-                vec![id()],
-                &[Col::Int, Col::Int, Col::Int],
-            ),
+            (&sql.get_rate_limit, vec![id()], &RATE_LIMIT),
             |row| {
                 let current = counter(row);
                 let (next, refused) = current.count(&limit, now);
@@ -164,14 +163,22 @@ impl RateLimitStore for SqlRateLimitStore {
     }
 
     async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError> {
-        let sql = &self.pool.sql().get_rate_limit_unlocked;
-        let row = self
-            .bounded(self.pool.fetch_optional(
-                sql,
+        use crate::direct::{Param, Query};
+        // Half the bound for the direct path, so that the pool has the rest if it fails.
+        let direct = self.direct.as_deref().map(|d| (d, self.timeout / 2));
+        let params = [Param::Text(key)];
+        let read = crate::ops::read_one_row(
+            &self.pool,
+            direct,
+            "rate_limit_locked",
+            (Query::RateLimit, &params),
+            (
+                &self.pool.sql().get_rate_limit_unlocked,
                 vec![Arg::text(key)],
-                &[Col::Int, Col::Int, Col::Int],
-            ))
-            .await?;
+                &RATE_LIMIT,
+            ),
+        );
+        let row = self.bounded(read).await?;
         Ok(counter(row).locked_at(now_ms()))
     }
 }

@@ -10,18 +10,18 @@ use tokio::sync::Mutex;
 use tokio_postgres::config::SslMode;
 use tokio_postgres::{Client, Config, NoTls, Row, Statement};
 
-use super::{RETRY_AFTER, Read};
+use super::{Param, RETRY_AFTER, Read};
 use crate::db::{Col, Val};
 
 /// The `application_name` of the direct connections (unless the URL sets one): they are
 /// told apart from the pool's in `pg_stat_activity`.
 pub(crate) const APPLICATION_NAME: &str = "authcore-session-reads";
 
-/// One statement (one text parameter) read on a few clients, taken in turn.
+/// A few statements read on a few clients, taken in turn.
 pub(crate) struct PgReads {
     config: Config,
-    sql: &'static str,
-    cols: &'static [Col],
+    /// Each statement and the columns it reads, by the index the reads name it with.
+    statements: Vec<(&'static str, &'static [Col])>,
     slots: Box<[Mutex<Slot>]>,
     next: AtomicUsize,
 }
@@ -33,10 +33,10 @@ struct Slot {
     retry_at: Option<Instant>,
 }
 
-/// A connection with the statement prepared on it.
+/// A connection with the statements prepared on it (by index).
 struct Reader {
     client: Client,
-    statement: Statement,
+    statements: Vec<Statement>,
     _connection: AbortOnDrop,
 }
 
@@ -51,32 +51,58 @@ impl Drop for AbortOnDrop {
 }
 
 impl PgReads {
-    /// Reads with `sql` on at most `connections` connections made from `config`, opened
-    /// when first needed.
+    /// Reads with `statements` on at most `connections` connections made from `config`,
+    /// opened when first needed.
     pub fn new(
         config: Config,
-        sql: &'static str,
-        cols: &'static [Col],
+        statements: Vec<(&'static str, &'static [Col])>,
         connections: usize,
     ) -> Self {
         PgReads {
             config,
-            sql,
-            cols,
+            statements,
             slots: (0..connections.max(1)).map(|_| Mutex::default()).collect(),
             next: AtomicUsize::new(0),
         }
     }
 
-    /// The first row for `arg`, within `bound`.
-    pub async fn fetch_optional(&self, arg: &str, bound: Duration) -> Read {
+    /// The first row of statement `statement` with `params`, within `bound`.
+    pub async fn fetch_optional(
+        &self,
+        statement: usize,
+        params: &[Param<'_>],
+        bound: Duration,
+    ) -> Read {
+        let Some(&(_, cols)) = self.statements.get(statement) else {
+            return Read::UsePool;
+        };
+        // User ids are the `INTEGER`s of serial ids here; one that is none names no row.
+        let mut ids = Vec::with_capacity(params.len());
+        for p in params {
+            if let Param::UserId(id) = p {
+                match crate::dialect::serial_id(id) {
+                    Some(n) => ids.push(n),
+                    None => return Read::Row(None),
+                }
+            }
+        }
+        let mut ids = ids.iter();
+        let values: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+            .iter()
+            .filter_map(|p| match p {
+                Param::Text(s) => Some(s as &(dyn tokio_postgres::types::ToSql + Sync)),
+                Param::UserId(_) => ids
+                    .next()
+                    .map(|n| n as &(dyn tokio_postgres::types::ToSql + Sync)),
+            })
+            .collect();
         let slot = &self.slots[self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len()];
-        match tokio::time::timeout(bound, self.fetch_on(slot, arg)).await {
+        match tokio::time::timeout(bound, self.fetch_on(slot, statement, cols, &values)).await {
             Ok(read) => read,
             Err(_) => {
                 tracing::warn!(
                     ?bound,
-                    "PostgreSQL session read timed out; reading through the pool"
+                    "PostgreSQL direct read timed out; reading through the pool"
                 );
                 // Busy means another read is opening a connection on it: leave that be.
                 if let Ok(mut slot) = slot.try_lock() {
@@ -95,22 +121,31 @@ impl PgReads {
         }
     }
 
-    async fn fetch_on(&self, slot: &Mutex<Slot>, arg: &str) -> Read {
+    async fn fetch_on(
+        &self,
+        slot: &Mutex<Slot>,
+        statement: usize,
+        cols: &[Col],
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Read {
         let Some(reader) = self.reader(slot).await else {
+            return Read::UsePool;
+        };
+        let Some(prepared) = reader.statements.get(statement) else {
             return Read::UsePool;
         };
         let read = reader
             .client
-            .query_opt(&reader.statement, &[&arg])
+            .query_opt(prepared, params)
             .await
-            .and_then(|row| row.map(|row| read_row(&row, self.cols)).transpose());
+            .and_then(|row| row.map(|row| read_row(&row, cols)).transpose());
         match read {
             Ok(row) => Read::Row(row),
             // The connection broke, or the statement no longer fits the table (a migration
             // since it was prepared): a new connection prepares it again, after a pause that
             // also keeps a lasting fault to one log line a second.
             Err(e) => {
-                tracing::warn!(error = %describe(&e), "PostgreSQL session read failed; reading through the pool");
+                tracing::warn!(error = %describe(&e), "PostgreSQL direct read failed; reading through the pool");
                 let mut slot = slot.lock().await;
                 if slot
                     .reader
@@ -140,7 +175,7 @@ impl PgReads {
         }
         // Set before trying: an attempt cut short by the caller's timeout counts as failed.
         slot.retry_at = Some(Instant::now() + RETRY_AFTER);
-        match Reader::connect(&self.config, self.sql).await {
+        match Reader::connect(&self.config, &self.statements).await {
             Ok(reader) => {
                 let reader = Arc::new(reader);
                 slot.reader = Some(Arc::clone(&reader));
@@ -148,7 +183,7 @@ impl PgReads {
                 Some(reader)
             }
             Err(e) => {
-                tracing::warn!(error = %describe(&e), "PostgreSQL session reads: cannot connect; reading through the pool");
+                tracing::warn!(error = %describe(&e), "PostgreSQL direct reads: cannot connect; reading through the pool");
                 None
             }
         }
@@ -156,17 +191,23 @@ impl PgReads {
 }
 
 impl Reader {
-    async fn connect(config: &Config, sql: &str) -> Result<Reader, tokio_postgres::Error> {
+    async fn connect(
+        config: &Config,
+        statements: &[(&'static str, &'static [Col])],
+    ) -> Result<Reader, tokio_postgres::Error> {
         let (client, connection) = config.connect(NoTls).await?;
         let connection = AbortOnDrop(tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!(error = %describe(&e), "PostgreSQL session-read connection closed");
             }
         }));
-        let statement = client.prepare(sql).await?;
+        let mut prepared = Vec::with_capacity(statements.len());
+        for (sql, _) in statements {
+            prepared.push(client.prepare(sql).await?);
+        }
         Ok(Reader {
             client,
-            statement,
+            statements: prepared,
             _connection: connection,
         })
     }
@@ -338,7 +379,14 @@ mod tests {
 
     const SQL: &str =
         "SELECT $1::text, 42::bigint, true, NULL::timestamptz, 7::int4 WHERE $1 <> 'none'";
+    /// Two parameters, the second a user id (an `INTEGER`).
+    const SQL_WITH_ID: &str =
+        "SELECT $1::text, 42::bigint, true, NULL::timestamptz, $2::int4 WHERE $1 <> 'none'";
     const COLS: &[Col] = &[Col::Text, Col::Int, Col::Bool, Col::Time, Col::UserId];
+
+    fn statements() -> Vec<(&'static str, &'static [Col])> {
+        vec![(SQL, COLS), (SQL_WITH_ID, COLS)]
+    }
 
     #[tokio::test]
     async fn an_unreachable_server_is_left_to_the_pool() {
@@ -348,9 +396,11 @@ mod tests {
             .port(1)
             .user("nobody")
             .connect_timeout(Duration::from_secs(2));
-        let reads = PgReads::new(config, SQL, COLS, 1);
+        let reads = PgReads::new(config, statements(), 1);
         assert_eq!(
-            reads.fetch_optional("a", Duration::from_secs(3)).await,
+            reads
+                .fetch_optional(0, &[Param::Text("a")], Duration::from_secs(3))
+                .await,
             Read::UsePool
         );
         let slot = reads.slots[0].lock().await;
@@ -369,8 +419,9 @@ mod tests {
             .expect("a valid URL")
             .application_name(&app);
         let config = client_config(&url, &options, Duration::from_secs(5)).expect("config");
-        let reads = PgReads::new(config, SQL, COLS, 1);
+        let reads = PgReads::new(config, statements(), 1);
         let bound = Duration::from_secs(5);
+        let read = async |k: &str| reads.fetch_optional(0, &[Param::Text(k)], bound).await;
         let a = Read::Row(Some(vec![
             Val::Text("a".into()),
             Val::Int(42),
@@ -378,8 +429,19 @@ mod tests {
             Val::Null,
             Val::Text("7".into()),
         ]));
-        assert_eq!(reads.fetch_optional("a", bound).await, a);
-        assert_eq!(reads.fetch_optional("none", bound).await, Read::Row(None));
+        assert_eq!(read("a").await, a);
+        assert_eq!(read("none").await, Read::Row(None));
+        // A user id goes as the `INTEGER` it is; one that is none names no row.
+        let with_id = |id| [Param::Text("a"), Param::UserId(id)];
+        assert_eq!(reads.fetch_optional(1, &with_id("7"), bound).await, a);
+        assert_eq!(
+            reads.fetch_optional(1, &with_id("07"), bound).await,
+            Read::Row(None)
+        );
+        assert_eq!(
+            reads.fetch_optional(2, &[Param::Text("a")], bound).await,
+            Read::UsePool
+        );
 
         let mut admin = sqlx::PgConnection::connect_with(&options.application_name("admin"))
             .await
@@ -395,9 +457,9 @@ mod tests {
         // At most a second of pool reads (RETRY_AFTER), then a new connection.
         let mut answers = Vec::new();
         for _ in 0..40 {
-            let read = reads.fetch_optional("a", bound).await;
-            let done = read == a;
-            answers.push(read);
+            let got = read("a").await;
+            let done = got == a;
+            answers.push(got);
             if done {
                 break;
             }

@@ -6,15 +6,15 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
-use super::{RETRY_AFTER, Read};
+use super::{Param, RETRY_AFTER, Read};
 use crate::db::{Col, Val};
 
-/// One statement (one text parameter) read on a few connections to the database file at
-/// `path`, each used by one thread at a time.
+/// A few statements read on a few connections to the database file at `path`, each used
+/// by one thread at a time.
 pub(crate) struct SqliteReads {
     path: PathBuf,
-    sql: &'static str,
-    cols: &'static [Col],
+    /// Each statement and the columns it reads, by the index the reads name it with.
+    statements: Vec<(&'static str, &'static [Col])>,
     slots: Box<[Mutex<Slot>]>,
 }
 
@@ -26,19 +26,26 @@ struct Slot {
 }
 
 impl SqliteReads {
-    /// Reads with `sql` from the database file at `path` on at most `connections`
+    /// Reads with `statements` from the database file at `path` on at most `connections`
     /// connections, opened when first needed.
-    pub fn new(path: PathBuf, sql: &'static str, cols: &'static [Col], connections: usize) -> Self {
+    pub fn new(
+        path: PathBuf,
+        statements: Vec<(&'static str, &'static [Col])>,
+        connections: usize,
+    ) -> Self {
         SqliteReads {
             path,
-            sql,
-            cols,
+            statements,
             slots: (0..connections.max(1)).map(|_| Mutex::default()).collect(),
         }
     }
 
-    /// The first row for `arg`, on the first connection no other thread is using.
-    pub fn fetch_optional(&self, arg: &str) -> Read {
+    /// The first row of statement `statement` with `params`, on the first connection no
+    /// other thread is using.
+    pub fn fetch_optional(&self, statement: usize, params: &[Param<'_>]) -> Read {
+        let Some(&(sql, cols)) = self.statements.get(statement) else {
+            return Read::UsePool;
+        };
         for slot in &self.slots {
             let mut slot = match slot.try_lock() {
                 Ok(guard) => guard,
@@ -51,7 +58,7 @@ impl SqliteReads {
                     guard
                 }
             };
-            return self.fetch_on(&mut slot, arg);
+            return self.fetch_on(&mut slot, sql, cols, params);
         }
         Read::UsePool
     }
@@ -64,7 +71,7 @@ impl SqliteReads {
         }
     }
 
-    fn fetch_on(&self, slot: &mut Slot, arg: &str) -> Read {
+    fn fetch_on(&self, slot: &mut Slot, sql: &str, cols: &[Col], params: &[Param<'_>]) -> Read {
         let connection = match &mut slot.connection {
             Some(connection) => connection,
             None => {
@@ -74,19 +81,19 @@ impl SqliteReads {
                 match open(&self.path) {
                     Ok(connection) => slot.connection.insert(connection),
                     Err(e) => {
-                        tracing::warn!(error = %e, "SQLite session reads: cannot open a connection; reading through the pool");
+                        tracing::warn!(error = %e, "SQLite direct reads: cannot open a connection; reading through the pool");
                         slot.retry_at = Some(Instant::now() + RETRY_AFTER);
                         return Read::UsePool;
                     }
                 }
             }
         };
-        match query(connection, self.sql, arg, self.cols) {
+        match query(connection, sql, params, cols) {
             Ok(row) => Read::Row(row),
             // Locked for a moment (a checkpoint, say): the pool waits for it, not this thread.
             Err(e) if is_busy(&e) => Read::UsePool,
             Err(e) => {
-                tracing::warn!(error = %e, "SQLite session read failed; reading through the pool");
+                tracing::warn!(error = %e, "SQLite direct read failed; reading through the pool");
                 slot.connection = None;
                 slot.retry_at = Some(Instant::now() + RETRY_AFTER);
                 Read::UsePool
@@ -117,12 +124,14 @@ pub(super) fn open(path: &std::path::Path) -> rusqlite::Result<Connection> {
 fn query(
     connection: &Connection,
     sql: &str,
-    arg: &str,
+    params: &[Param<'_>],
     cols: &[Col],
 ) -> rusqlite::Result<Option<Vec<Val>>> {
+    // User ids are text on SQLite, as authcore's schema makes them.
+    let params = rusqlite::params_from_iter(params.iter().map(|p| p.as_str()));
     connection
         .prepare_cached(sql)?
-        .query_row([arg], |row| read_row(row, cols))
+        .query_row(params, |row| read_row(row, cols))
         .optional()
 }
 
@@ -166,6 +175,7 @@ mod tests {
     use time::macros::datetime;
 
     const SQL: &str = "SELECT k, at, n, ok FROM t WHERE k = ?";
+    const SQL_BY_N: &str = "SELECT k, at, n, ok FROM t WHERE k = ? AND n = ?";
     const COLS: &[Col] = &[Col::Text, Col::Time, Col::Int, Col::Bool];
 
     /// A database file of its own, removed afterwards.
@@ -202,16 +212,23 @@ mod tests {
                                       ('bad', 'not a time', 1, 0);",
             )
             .expect("fill");
-        let reads = SqliteReads::new(file.0.clone(), SQL, COLS, 2);
+        let reads = SqliteReads::new(file.0.clone(), vec![(SQL, COLS), (SQL_BY_N, COLS)], 2);
+        let read = |k: &str| reads.fetch_optional(0, &[Param::Text(k)]);
         let a = Read::Row(Some(vec![
             Val::Text("a".into()),
             Val::Time(datetime!(2025-01-31 12:00 UTC)),
             Val::Int(7),
             Val::Bool(true),
         ]));
-        assert_eq!(reads.fetch_optional("a"), a);
+        assert_eq!(read("a"), a);
+        // A statement of two parameters; an index that names none is left to the pool.
         assert_eq!(
-            reads.fetch_optional("b"),
+            reads.fetch_optional(1, &[Param::Text("a"), Param::UserId("7")]),
+            a
+        );
+        assert_eq!(reads.fetch_optional(2, &[Param::Text("a")]), Read::UsePool);
+        assert_eq!(
+            read("b"),
             Read::Row(Some(vec![
                 Val::Text("b".into()),
                 Val::Null,
@@ -219,18 +236,18 @@ mod tests {
                 Val::Null
             ]))
         );
-        assert_eq!(reads.fetch_optional("none"), Read::Row(None));
+        assert_eq!(read("none"), Read::Row(None));
 
         // Locked (rollback journal, exclusive lock): the pool waits, this thread does not;
         // the connection stays open.
         writer.execute_batch("BEGIN EXCLUSIVE").expect("lock");
-        assert_eq!(reads.fetch_optional("a"), Read::UsePool);
+        assert_eq!(read("a"), Read::UsePool);
         writer.execute_batch("COMMIT").expect("unlock");
-        assert_eq!(reads.fetch_optional("a"), a);
+        assert_eq!(read("a"), a);
 
         // A value it cannot read: the pool reads it (and reports it); the connection is
         // dropped and, for a second, not reopened.
-        assert_eq!(reads.fetch_optional("bad"), Read::UsePool);
+        assert_eq!(read("bad"), Read::UsePool);
         let slot = reads.slots[0].lock().expect("not poisoned");
         assert!(slot.connection.is_none() && slot.retry_at.is_some());
         drop(slot);
@@ -247,8 +264,8 @@ mod tests {
     #[test]
     fn a_missing_file_is_left_to_the_pool() {
         let file = TempFile::new("missing");
-        let reads = SqliteReads::new(file.0.clone(), SQL, COLS, 1);
-        assert_eq!(reads.fetch_optional("a"), Read::UsePool);
+        let reads = SqliteReads::new(file.0.clone(), vec![(SQL, COLS)], 1);
+        assert_eq!(reads.fetch_optional(0, &[Param::Text("a")]), Read::UsePool);
         assert!(!file.0.exists(), "the reads never create the database");
         assert!(
             reads.slots[0]
