@@ -1118,23 +1118,11 @@ impl Adapter for RedisAdapter {
         )?;
         let expires = expiry_millis(session.expires);
         let mut conn = self.conn.clone();
-        // The list lives as long as its longest-lived record: the first expiry is set (NX),
-        // a later one extends it (GT).
-        let () = redis::pipe()
-            .atomic()
-            .rpush(&key, json)
-            .ignore()
-            .cmd("PEXPIREAT")
-            .arg(&key)
+        let _: i64 = scripts::PUSH_EXPIRING
+            .key(&key)
+            .arg(json)
             .arg(expires)
-            .arg("NX")
-            .ignore()
-            .cmd("PEXPIREAT")
-            .arg(&key)
-            .arg(expires)
-            .arg("GT")
-            .ignore()
-            .query_async(&mut conn)
+            .invoke_async(&mut conn)
             .await
             .map_err(redis_err(OP))?;
         Ok(())

@@ -68,6 +68,24 @@ return 1
     )
 });
 
+/// Append a record to a list that lives as long as its longest-lived record (Redis 6.2 has
+/// neither `PEXPIREAT … GT` nor `PEXPIRETIME`).
+///
+/// KEYS[1] list key. ARGV[1] the record, ARGV[2] its absolute expiry in Unix milliseconds.
+/// Returns 1.
+pub(crate) static PUSH_EXPIRING: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r#"
+redis.call('RPUSH', KEYS[1], ARGV[1])
+local ttl = redis.call('PTTL', KEYS[1])
+local now = redis.call('TIME')
+local at = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + ttl
+if ttl < 0 or at < tonumber(ARGV[2]) then redis.call('PEXPIREAT', KEYS[1], ARGV[2]) end
+return 1
+"#,
+    )
+});
+
 /// Write a record and add its key to the owner's index set (accounts, sessions,
 /// authenticators). Index members whose record is gone (expired sessions) are dropped on
 /// the way, so the sets do not grow without bound.

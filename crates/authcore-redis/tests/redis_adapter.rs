@@ -220,6 +220,45 @@ async fn session_ttl_follows_expires() {
     .await;
 }
 
+/// The records of one upstream provider session are one list, which lives as long as the
+/// longest-lived of them: a shorter-lived record added later does not cut it short.
+#[tokio::test]
+async fn upstream_session_records_expire_with_the_last_of_them() {
+    with_db(|db| async move {
+        let a = &db.adapter;
+        let user = a.create_user(new_user("u@example.com")).await.unwrap();
+        let record = |token: &str, expires| authcore::adapter::UpstreamSession {
+            provider: "oidc".into(),
+            sid: "op-session".into(),
+            user_id: user.id.clone(),
+            session_token: Some(token.into()),
+            expires,
+        };
+        let key = "upstream-session:oidc:op-session";
+        for (token, lives, ttl) in [
+            ("a", Duration::hours(2), Duration::hours(2)),
+            ("b", Duration::hours(1), Duration::hours(2)),
+            ("c", Duration::hours(3), Duration::hours(3)),
+        ] {
+            a.record_upstream_session(&record(token, now() + lives))
+                .await
+                .unwrap();
+            assert_ttl_near(db.pttl(key).await, ttl);
+        }
+        let taken = a
+            .take_upstream_sessions("oidc", "op-session", now())
+            .await
+            .unwrap();
+        let tokens: Vec<_> = taken
+            .iter()
+            .filter_map(|r| r.session_token.as_deref())
+            .collect();
+        assert_eq!(tokens, ["a", "b", "c"]);
+        assert_eq!(db.pttl(key).await, -2, "taken: gone");
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn verification_token_ttl_and_single_use() {
     with_db(|db| async move {

@@ -56,9 +56,33 @@ async fn start_with(more_clients: &str) -> Op {
 
 /// [`start_with`] and more `[server]` settings.
 async fn start_configured(server: &str, more_clients: &str) -> Op {
+    start_on_configured(listener().await, server, more_clients).await
+}
+
+/// A listener on a free loopback port: where a provider will serve, its port known before.
+async fn listener() -> tokio::net::TcpListener {
+    tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()
+}
+
+/// The base URL of the provider that will serve on `listener`.
+fn base_of(listener: &tokio::net::TcpListener) -> String {
+    format!("http://localhost:{}", listener.local_addr().unwrap().port())
+}
+
+/// [`start_with`] on `listener`, on a database of its own.
+async fn start_on(listener: tokio::net::TcpListener, more_clients: &str) -> Op {
+    start_on_configured(listener, "", more_clients).await
+}
+
+/// [`start_configured`] on `listener`.
+async fn start_on_configured(
+    listener: tokio::net::TcpListener,
+    server: &str,
+    more_clients: &str,
+) -> Op {
     let dir = fresh_dir();
     let db = format!("sqlite://{}?mode=rwc", dir.join("op.db").display());
-    start_instances(dir, &db, server, more_clients, 1)
+    start_instances(dir, &db, server, more_clients, vec![listener])
         .await
         .remove(0)
 }
@@ -83,7 +107,7 @@ async fn start_instances(
     database_url: &str,
     server: &str,
     more_clients: &str,
-    count: usize,
+    listeners: Vec<tokio::net::TcpListener>,
 ) -> Vec<Op> {
     // An Ed25519 key signs by default; an RSA key for the clients that want RS256.
     let (key, rsa) = (dir.join("oidc.pem"), dir.join("oidc-rsa.pem"));
@@ -97,13 +121,6 @@ async fn start_instances(
                 .success()
         );
     }
-    let mut listeners = Vec::new();
-    for _ in 0..count {
-        listeners.push(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap());
-    }
-    let base_of = |l: &tokio::net::TcpListener| {
-        format!("http://localhost:{}", l.local_addr().unwrap().port())
-    };
     let base = base_of(&listeners[0]);
     let config = format!(
         r#"
@@ -1821,6 +1838,118 @@ backchannel_logout_uri = "{uri}/bcl-unused"
     }
 }
 
+/// authcore as the broker between an app and an upstream OpenID provider: the app's
+/// authorization request finds nobody signed in, so authcore's sign-in page sends the
+/// browser on to the upstream provider (`oidc-provider`); back at authcore, the app gets
+/// its code and an ID token for the upstream user. When the user then signs out at the
+/// upstream provider, its back-channel logout ends that authcore session, and authcore's
+/// own logout token tells the app: one sign-out, all the way down.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_sign_in_reaches_the_app_and_an_upstream_sign_out_ends_it() {
+    use crate::support::oidc_provider::{Callback, OidcProvider};
+    let listener = listener().await;
+    let base = base_of(&listener);
+    let upstream = OidcProvider::start_with(
+        &[&format!("{base}/auth/callback/oidc")],
+        &[(
+            "OIDC_BACKCHANNEL_LOGOUT_URI",
+            &format!("{base}/auth/backchannel-logout/oidc"),
+        )],
+    )
+    .await;
+    let (receiver, mut logouts) = logout_receiver().await;
+    let op = start_on(
+        listener,
+        &format!(
+            r#"{lib}
+[providers.oidc]
+id = "client-basic"
+secret = "secret-basic"
+issuer = "{issuer}"
+name = "Upstream"
+"#,
+            lib = library_client("lib", &receiver),
+            issuer = upstream.issuer
+        ),
+    )
+    .await;
+
+    // The app sends a browser that is signed in nowhere.
+    let browser = OidcProvider::browser();
+    let r = authorize_as(
+        &op,
+        &browser,
+        &[
+            ("client_id", "lib"),
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", "openid email"),
+            ("nonce", "n-1"),
+            ("code_challenge", CHALLENGE),
+            ("code_challenge_method", "S256"),
+        ],
+    )
+    .await;
+    // Where a redirect of authcore's goes (its own redirects are relative).
+    let next = |r: &reqwest::Response| -> url::Url {
+        let to = r.headers()["location"].to_str().unwrap();
+        url::Url::parse(&op.base).unwrap().join(to).unwrap()
+    };
+    let to_sign_in = next(&r);
+    assert_eq!(to_sign_in.path(), "/auth/signin", "{to_sign_in}");
+    let back_to_authorize = query(&to_sign_in, "callbackUrl").unwrap();
+    // authcore's sign-in page, its upstream button: on to the upstream provider.
+    let csrf = binary::csrf_token(&browser, &op.base).await;
+    let r = browser
+        .post(format!("{}/auth/signin/oidc", op.base))
+        .form(&[
+            ("csrfToken", csrf.as_str()),
+            ("callbackUrl", back_to_authorize.as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let to_upstream = r.headers()["location"].to_str().unwrap().to_owned();
+    assert!(to_upstream.starts_with(&upstream.issuer), "{to_upstream}");
+    let callback = format!("{}/auth/callback/oidc", op.base);
+    let Callback::Query(back) = upstream
+        .authorize_in(&browser, &to_upstream, &callback)
+        .await
+    else {
+        panic!("a query callback expected");
+    };
+    // authcore's callback signs the user in and goes back to the authorization request,
+    // which now answers the app with a code.
+    let mut to = url::Url::parse(&back).unwrap();
+    let mut code = None;
+    for _ in 0..4 {
+        let r = browser.get(to.as_str()).send().await.unwrap();
+        to = next(&r);
+        if to.as_str().starts_with(CB) {
+            code = query(&to, "code");
+            break;
+        }
+    }
+    let code = code.expect("a code for the app");
+    let (status, tokens) =
+        token(&op, Some(("lib", RP_SECRET)), &grant(&code, Some(VERIFIER))).await;
+    assert_eq!(status, 200, "{tokens}");
+    let claims = payload(tokens["id_token"].as_str().unwrap());
+    assert_eq!(claims["email"], "user-1@example.com", "{claims}");
+    assert_eq!(claims["nonce"], "n-1", "{claims}");
+    let sid = claims["sid"].as_str().unwrap().to_owned();
+
+    // The user signs out at the upstream provider: its logout token ends the authcore
+    // session, whose end authcore tells the app.
+    upstream.end_session(&browser).await;
+    let (client, logout_token) = next_logout(&mut logouts).await;
+    assert_eq!(client, "lib");
+    let logout = verified_logout_token(&op, "lib", &logout_token).await;
+    assert_eq!(logout["sid"], sid.as_str(), "{logout}");
+    let session = binary::get_json(&browser, &format!("{}/auth/session", op.base)).await;
+    assert_eq!(session, Value::Null, "signed out of authcore");
+}
+
 /// authcore as the relying party of authcore as the OpenID Provider: an app built on
 /// authcore's generic OIDC provider (discovery, PKCE, state, nonce, `iss`, the EdDSA ID
 /// token checked against the JWK Set) signs the provider's user in; its session names them.
@@ -2431,7 +2560,14 @@ async fn two_instances_on_one_postgresql_database_are_one_provider() {
     let schema = format!("op_pair_{}_{}", std::process::id(), rand_suffix());
     pg::admin_sql(&format!("CREATE SCHEMA {schema}")).await;
     let url = format!("{}?options=-c%20search_path%3D{schema}", pg::postgres_url());
-    let ops = start_instances(fresh_dir(), &url, "", "", 2).await;
+    let ops = start_instances(
+        fresh_dir(),
+        &url,
+        "",
+        "",
+        vec![listener().await, listener().await],
+    )
+    .await;
     let (a, b) = (&ops[0], &ops[1]);
     let rp = Some(("rp", RP_SECRET));
 
