@@ -1950,6 +1950,65 @@ name = "Upstream"
     assert_eq!(session, Value::Null, "signed out of authcore");
 }
 
+/// A user who signs in to authcore with a passkey reaches the app as such: the ID token's
+/// `amr` names the hardware key and its `acr` is `phr` (phishing-resistant), which a
+/// password sign-in never gets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_passkey_sign_in_reaches_the_app_as_phishing_resistant() {
+    use crate::support::soft_authenticator::SoftAuthenticator;
+    let op = start().await;
+    // The demo user adds a passkey while signed in (with the password), signs out, and
+    // signs in with the passkey alone.
+    let (browser, _) = fresh_session(&op).await;
+    let mut key = SoftAuthenticator::new();
+    let options_url = format!("{}/auth/webauthn-options/passkey", op.base);
+    let passkey = async |action: &str, data: Value| {
+        let r = browser
+            .post(format!("{}/auth/callback/passkey", op.base))
+            .form(&[("action", action), ("data", data.to_string().as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 302, "{action}");
+    };
+    let options = binary::get_json(&browser, &format!("{options_url}?action=register")).await;
+    assert_eq!(options["action"], "register", "{options}");
+    passkey("register", key.register(&options["options"], &op.base)).await;
+    assert_eq!(sign_out_as(&op, &browser).await.status(), 302);
+    let options = binary::get_json(&browser, &format!("{options_url}?action=authenticate")).await;
+    passkey(
+        "authenticate",
+        key.authenticate(&options["options"], &op.base),
+    )
+    .await;
+    let session = binary::get_json(&browser, &format!("{}/auth/session", op.base)).await;
+    assert_eq!(session["user"]["email"], "demo@example.com", "{session}");
+
+    let r = authorize_as(
+        &op,
+        &browser,
+        &[
+            ("client_id", "rp"),
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", "openid email"),
+            ("code_challenge", CHALLENGE),
+            ("code_challenge_method", "S256"),
+        ],
+    )
+    .await;
+    let code = query(&location(&r).unwrap(), "code").expect("a code");
+    let (status, tokens) = token(&op, Some(("rp", RP_SECRET)), &grant(&code, Some(VERIFIER))).await;
+    assert_eq!(status, 200, "{tokens}");
+    let claims = payload(tokens["id_token"].as_str().unwrap());
+    assert_eq!(claims["email"], "demo@example.com", "{claims}");
+    assert!(
+        claims["amr"].as_array().unwrap().iter().any(|m| m == "hwk"),
+        "{claims}"
+    );
+    assert_eq!(claims["acr"], "phr", "{claims}");
+}
+
 /// authcore as the relying party of authcore as the OpenID Provider: an app built on
 /// authcore's generic OIDC provider (discovery, PKCE, state, nonce, `iss`, the EdDSA ID
 /// token checked against the JWK Set) signs the provider's user in; its session names them.
