@@ -315,9 +315,12 @@ async fn remember_upstream_session(
         session_token: db_session
             .map(|s| config.stored_session_token(&s.session_token).into_owned()),
         expires: OffsetDateTime::now_utc()
-            + time::Duration::seconds(
-                (config.session_max_age as i64).saturating_mul(UPSTREAM_RECORD_MAX_AGES),
-            ),
+            .checked_add(time::Duration::seconds(
+                i64::try_from(config.session_max_age)
+                    .unwrap_or(i64::MAX)
+                    .saturating_mul(UPSTREAM_RECORD_MAX_AGES),
+            ))
+            .unwrap_or(time::PrimitiveDateTime::MAX.assume_utc()),
     };
     if let Err(e) = adapter.record_upstream_session(&record).await {
         ctx.log_error(&AuthError::AdapterError { source: e });
