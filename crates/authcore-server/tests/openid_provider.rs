@@ -1279,6 +1279,55 @@ async fn a_login_hint_reaches_the_sign_in_page() {
     }
 }
 
+/// The configuration `docs/identity-provider.md` shows, as written (its placeholders
+/// filled in: key files, secrets, the `private_key_jwt` client's key), is a provider.
+#[test]
+fn the_documented_configuration_is_a_provider() {
+    let doc = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/identity-provider.md"),
+    )
+    .unwrap();
+    let from = doc.find("## Configuration").unwrap();
+    let block = doc[from..]
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .unwrap();
+    let dir = fresh_dir();
+    let key = |algorithm: &str, name: &str| {
+        let path = dir.join(name);
+        assert!(
+            std::process::Command::new("openssl")
+                .args(["genpkey", "-algorithm", algorithm, "-out"])
+                .arg(&path)
+                .status()
+                .unwrap()
+                .success()
+        );
+        path.display().to_string()
+    };
+    let (_, jwks) = relying_party_key(&dir, "billing", "RS256");
+    let filled: String = block
+        .replace("/etc/authcore/oidc.pem", &key("ed25519", "oidc.pem"))
+        .replace("/etc/authcore/oidc-rsa.pem", &key("rsa", "oidc-rsa.pem"))
+        .replace("\"…\"", "\"a-client-secret-0123456789abcdef0123\"")
+        .lines()
+        .map(|l| match l.starts_with("jwks = ") {
+            true => format!("jwks = '{jwks}'\n"),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    let path = dir.join("documented.toml");
+    std::fs::write(&path, filled).unwrap();
+    let file = authcore_server::ConfigFile::load(&path).unwrap();
+    let section = file.oidc_provider.expect("an [oidc_provider] section");
+    assert_eq!(section.groups.len(), 2);
+    let env = authcore::env::Env::from_pairs([("AUTH_URL", "https://auth.example.com/auth")]);
+    let provider = authcore_server::provider::OpenIdProvider::new(&env, section).unwrap();
+    assert_eq!(provider.issuer(), "https://auth.example.com/oidc");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[tokio::test]
 async fn discovery_and_keys() {
     let op = start().await;
@@ -1841,7 +1890,8 @@ backchannel_logout_uri = "{uri}/bcl-unused"
 /// authcore as the broker between an app and an upstream OpenID provider: the app's
 /// authorization request finds nobody signed in, so authcore's sign-in page sends the
 /// browser on to the upstream provider (`oidc-provider`); back at authcore, the app gets
-/// its code and an ID token for the upstream user. When the user then signs out at the
+/// its code and an ID token for the upstream user, with the group its upstream account is
+/// named in (and not the one its unverified address would match). When the user then signs out at the
 /// upstream provider, its back-channel logout ends that authcore session, and authcore's
 /// own logout token tells the app: one sign-out, all the way down.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1867,6 +1917,11 @@ id = "client-basic"
 secret = "secret-basic"
 issuer = "{issuer}"
 name = "Upstream"
+
+[oidc_provider.groups]
+admins = ["oidc:user-1"]
+# The upstream's address is not verified here: no member by it.
+staff = ["@example.com"]
 "#,
             lib = library_client("lib", &receiver),
             issuer = upstream.issuer
@@ -1883,7 +1938,7 @@ name = "Upstream"
             ("client_id", "lib"),
             ("redirect_uri", CB),
             ("response_type", "code"),
-            ("scope", "openid email"),
+            ("scope", "openid email groups"),
             ("nonce", "n-1"),
             ("code_challenge", CHALLENGE),
             ("code_challenge_method", "S256"),
@@ -1937,6 +1992,18 @@ name = "Upstream"
     let claims = payload(tokens["id_token"].as_str().unwrap());
     assert_eq!(claims["email"], "user-1@example.com", "{claims}");
     assert_eq!(claims["nonce"], "n-1", "{claims}");
+    // The group its upstream account is a member of, in the ID token and at userinfo.
+    assert_eq!(claims["groups"], serde_json::json!(["admins"]), "{claims}");
+    let info = reqwest::Client::new()
+        .get(format!("{}/oidc/userinfo", op.base))
+        .bearer_auth(tokens["access_token"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(info["groups"], serde_json::json!(["admins"]), "{info}");
     let sid = claims["sid"].as_str().unwrap().to_owned();
 
     // The user signs out at the upstream provider: its logout token ends the authcore

@@ -15,7 +15,7 @@ use subtle::ConstantTimeEq;
 /// The scopes authcore knows: `openid` (the subject), `profile` (`name`, `picture`),
 /// `email` (`email`, `email_verified`), `offline_access` (a refresh token, OpenID Connect
 /// Core §11; for clients with the `refresh_token` grant).
-pub const SCOPES: [&str; 4] = ["openid", "profile", "email", "offline_access"];
+pub const SCOPES: [&str; 5] = ["openid", "profile", "email", "groups", "offline_access"];
 
 /// The grant types a client may be given (RFC 6749 §4.1, §6, §4.4).
 pub const GRANT_TYPES: [&str; 3] = ["authorization_code", "refresh_token", "client_credentials"];

@@ -192,7 +192,8 @@ fn is_verifier(v: &str) -> bool {
 }
 
 /// The user's claims a scope gives (OpenID Connect Core §5.4): `profile` → `name`,
-/// `picture`; `email` → `email`, `email_verified`.
+/// `picture`; `email` → `email`, `email_verified`; `groups` → `groups` (set by the caller,
+/// from `[oidc_provider.groups]`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct UserClaims {
     /// The subject.
@@ -209,6 +210,9 @@ pub struct UserClaims {
     /// `email_verified` (email).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub email_verified: Option<bool>,
+    /// `groups` (groups): the configured groups the user is a member of.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<String>>,
 }
 
 impl UserClaims {

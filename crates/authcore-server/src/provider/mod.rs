@@ -27,6 +27,7 @@
 
 pub mod clients;
 pub mod grant;
+pub mod groups;
 pub mod request;
 
 use std::path::PathBuf;
@@ -135,6 +136,9 @@ pub struct ProviderSection {
     /// The relying parties ([`clients::CLIENTS_VAR`] adds more).
     #[serde(default)]
     pub clients: Vec<ClientConfig>,
+    /// The groups the `groups` scope tells of, with their members ([`groups`]).
+    #[serde(default)]
+    pub groups: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// Why the provider's configuration cannot be used (the message says what to fix).
@@ -162,6 +166,8 @@ pub struct OpenIdProvider {
     lifetimes: Lifetimes,
     /// The longest of any client's: how long a revocation is remembered.
     longest: Lifetimes,
+    /// `[oidc_provider.groups]`.
+    groups: groups::Groups,
     /// What an access token must show (issuer, the userinfo audience, expiry), made once.
     access_validation: jsonwebtoken::Validation,
 }
@@ -219,6 +225,8 @@ impl OpenIdProvider {
         let longest = clients
             .iter()
             .fold(lifetimes, |l, c| l.longest(c.lifetimes(lifetimes)));
+        let groups = groups::Groups::new(std::mem::take(&mut section.groups))
+            .map_err(ProviderError::Invalid)?;
         let issuer = format!("{origin}{ISSUER_PATH}");
         let mut access_validation = keys.validation();
         access_validation.set_issuer(&[&issuer]);
@@ -232,6 +240,7 @@ impl OpenIdProvider {
             clients,
             lifetimes,
             longest,
+            groups,
         })
     }
 
@@ -283,7 +292,7 @@ impl OpenIdProvider {
             "revocation_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
             "introspection_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
             "code_challenge_methods_supported": ["S256"],
-            "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "acr", "sid", "name", "picture", "email", "email_verified"],
+            "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "acr", "sid", "name", "picture", "email", "email_verified", "groups"],
             "acr_values_supported": grant::ACR_VALUES,
             "backchannel_logout_supported": true,
             "backchannel_logout_session_supported": true,
@@ -1055,6 +1064,8 @@ fn unavailable(what: &str) -> Box<Response> {
 /// What the tokens of a user grant say.
 struct UserTokens<'a> {
     user: &'a authcore::adapter::AdapterUser,
+    /// The user's claims the scopes give.
+    claims: &'a UserClaims,
     grant: &'a Grant,
     /// The grant's name.
     grant_id: &'a str,
@@ -1096,6 +1107,7 @@ impl ProviderState {
             return Err(invalid_grant("the user revoked this client's access"));
         }
         let user = self.user(&grant.grant.sub).await?;
+        let claims = self.user_claims(&user, &grant.grant.scopes).await?;
         if client.backchannel_logout_uri().is_some() {
             self.remember_sign_in(client.id(), &grant.grant).await;
         }
@@ -1112,6 +1124,7 @@ impl ProviderState {
             client,
             UserTokens {
                 user: &user,
+                claims: &claims,
                 grant: &grant.grant,
                 grant_id: &grant.jti,
                 scopes: &grant.grant.scopes,
@@ -1167,11 +1180,13 @@ impl ProviderState {
             return Err(invalid_grant("the user revoked this client's access"));
         }
         let user = self.user(&refresh.grant.sub).await?;
+        let claims = self.user_claims(&user, &scopes).await?;
         let next = refresh.next(random_token().ok_or_else(no_randomness)?);
         self.user_tokens(
             client,
             UserTokens {
                 user: &user,
+                claims: &claims,
                 grant: &refresh.grant,
                 grant_id: &refresh.grant_id,
                 scopes: &scopes,
@@ -1250,11 +1265,10 @@ impl ProviderState {
             "scope": scope,
         });
         if t.scopes.iter().any(|s| s == "openid") {
-            let user_claims = UserClaims::of(t.user, t.scopes);
             let id = IdTokenClaims {
                 iss: &p.issuer,
                 aud: client.id(),
-                user: &user_claims,
+                user: t.claims,
                 iat: now,
                 exp: now + ttl.id_token,
                 nonce: t.nonce,
@@ -1325,6 +1339,34 @@ impl ProviderState {
                 Err(unavailable("the user store failed"))
             }
         }
+    }
+
+    /// The claims of `user` that `scopes` give, with the user's groups for `groups`.
+    async fn user_claims(
+        &self,
+        user: &authcore::adapter::AdapterUser,
+        scopes: &[String],
+    ) -> Result<UserClaims, Box<Response>> {
+        let mut claims = UserClaims::of(user, scopes);
+        let groups = &self.provider.groups;
+        if groups.is_empty() || !scopes.iter().any(|s| s == "groups") {
+            return Ok(claims);
+        }
+        let accounts = if groups.names_accounts() {
+            let linked = self.users.list_accounts_by_user_id(&user.id).await;
+            linked
+                .map_err(|e| {
+                    tracing::error!(error = %e, "oidc provider: the user's accounts are unreadable");
+                    unavailable("the user store failed")
+                })?
+                .into_iter()
+                .map(|a| (a.provider, a.provider_account_id))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        claims.groups = Some(groups.of(user, &accounts));
+        Ok(claims)
     }
 
     /// Revokes grant `grant`: its access tokens and refresh tokens stop working.
@@ -1405,7 +1447,11 @@ async fn userinfo(State(s): State<ProviderState>, headers: HeaderMap) -> Respons
         }
     };
     let scopes: Vec<String> = claims.scope.split(' ').map(str::to_owned).collect();
-    match serde_json::to_value(UserClaims::of(&user, &scopes)) {
+    let user_claims = match s.user_claims(&user, &scopes).await {
+        Ok(c) => c,
+        Err(answer) => return *answer,
+    };
+    match serde_json::to_value(user_claims) {
         Ok(claims) => no_store(json_response(StatusCode::OK, &claims)),
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     }
