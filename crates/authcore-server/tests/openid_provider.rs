@@ -2017,6 +2017,94 @@ staff = ["@example.com"]
     assert_eq!(session, Value::Null, "signed out of authcore");
 }
 
+/// A magic link signs the user in to authcore on the way to the app: the app's
+/// authorization request goes to authcore's sign-in page, the address gets its link by
+/// mail (a real SMTP server), the link signs the user in and goes back to the request, and
+/// the app gets an ID token for the verified address (`amr` `otp`), in the group its
+/// domain names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_magic_link_sign_in_reaches_the_app() {
+    use crate::support::oidc_provider::OidcProvider;
+    use crate::support::smtp::SmtpServer;
+    let mut mail = SmtpServer::start().await;
+    let op = start_with(&format!(
+        r#"
+[email]
+smtp_url = "smtp://127.0.0.1:{port}"
+
+[oidc_provider.groups]
+staff = ["@example.com"]
+"#,
+        port = mail.port
+    ))
+    .await;
+    let browser = OidcProvider::browser();
+    let r = authorize_as(
+        &op,
+        &browser,
+        &[
+            ("client_id", "rp"),
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", "openid email groups"),
+            ("code_challenge", CHALLENGE),
+            ("code_challenge_method", "S256"),
+            ("login_hint", "ml@example.com"),
+        ],
+    )
+    .await;
+    let base = url::Url::parse(&op.base).unwrap();
+    let to_sign_in = base
+        .join(r.headers()["location"].to_str().unwrap())
+        .unwrap();
+    assert_eq!(
+        query(&to_sign_in, "email").as_deref(),
+        Some("ml@example.com")
+    );
+    let back_to_authorize = query(&to_sign_in, "callbackUrl").unwrap();
+    let csrf = binary::csrf_token(&browser, &op.base).await;
+    let r = browser
+        .post(format!("{}/auth/signin/email", op.base))
+        .form(&[
+            ("csrfToken", csrf.as_str()),
+            ("email", "ml@example.com"),
+            ("callbackUrl", back_to_authorize.as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 302);
+    let message = mail.next_message().await;
+    assert_eq!(message["envelope"]["to"][0], "ml@example.com", "{message}");
+    let text = message["text"].as_str().unwrap();
+    let link = text
+        .split_whitespace()
+        .find(|w| w.contains("/auth/callback/email?"))
+        .unwrap_or_else(|| panic!("no link in {text}"));
+    // The link signs the user in and goes back to the authorization request, which
+    // answers the app.
+    let mut to = url::Url::parse(link).unwrap();
+    let mut code = None;
+    for _ in 0..4 {
+        let r = browser.get(to.as_str()).send().await.unwrap();
+        to = base
+            .join(r.headers()["location"].to_str().unwrap())
+            .unwrap();
+        if to.as_str().starts_with(CB) {
+            code = query(&to, "code");
+            break;
+        }
+    }
+    let code = code.expect("a code for the app");
+    let (status, tokens) = token(&op, Some(("rp", RP_SECRET)), &grant(&code, Some(VERIFIER))).await;
+    assert_eq!(status, 200, "{tokens}");
+    let claims = payload(tokens["id_token"].as_str().unwrap());
+    assert_eq!(claims["email"], "ml@example.com", "{claims}");
+    assert_eq!(claims["email_verified"], true, "{claims}");
+    assert_eq!(claims["amr"], serde_json::json!(["otp"]), "{claims}");
+    assert_eq!(claims["groups"], serde_json::json!(["staff"]), "{claims}");
+}
+
 /// A user who signs in to authcore with a passkey reaches the app as such: the ID token's
 /// `amr` names the hardware key and its `acr` is `phr` (phishing-resistant), which a
 /// password sign-in never gets.
