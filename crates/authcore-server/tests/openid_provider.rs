@@ -1887,6 +1887,31 @@ backchannel_logout_uri = "{uri}/bcl-unused"
     }
 }
 
+/// The tokens `client` (with [`RP_SECRET`], PKCE with [`VERIFIER`]) gets for the code
+/// `browser` is sent back with, following authcore's redirects from `from` (the end of a
+/// sign-in on the way to an authorization request).
+async fn tokens_at_the_end_of(
+    op: &Op,
+    browser: &reqwest::Client,
+    from: url::Url,
+    client: &str,
+) -> Value {
+    let mut to = from;
+    for _ in 0..4 {
+        let r = browser.get(to.as_str()).send().await.unwrap();
+        let location = r.headers()["location"].to_str().unwrap();
+        to = to.join(location).unwrap();
+        if to.as_str().starts_with(CB) {
+            let code = query(&to, "code").unwrap_or_else(|| panic!("no code: {to}"));
+            let (status, tokens) =
+                token(op, Some((client, RP_SECRET)), &grant(&code, Some(VERIFIER))).await;
+            assert_eq!(status, 200, "{tokens}");
+            return tokens;
+        }
+    }
+    panic!("not back at the app: {to}");
+}
+
 /// authcore as the broker between an app and an upstream OpenID provider: the app's
 /// authorization request finds nobody signed in, so authcore's sign-in page sends the
 /// browser on to the upstream provider (`oidc-provider`); back at authcore, the app gets
@@ -1975,20 +2000,7 @@ staff = ["@example.com"]
     };
     // authcore's callback signs the user in and goes back to the authorization request,
     // which now answers the app with a code.
-    let mut to = url::Url::parse(&back).unwrap();
-    let mut code = None;
-    for _ in 0..4 {
-        let r = browser.get(to.as_str()).send().await.unwrap();
-        to = next(&r);
-        if to.as_str().starts_with(CB) {
-            code = query(&to, "code");
-            break;
-        }
-    }
-    let code = code.expect("a code for the app");
-    let (status, tokens) =
-        token(&op, Some(("lib", RP_SECRET)), &grant(&code, Some(VERIFIER))).await;
-    assert_eq!(status, 200, "{tokens}");
+    let tokens = tokens_at_the_end_of(&op, &browser, url::Url::parse(&back).unwrap(), "lib").await;
     let claims = payload(tokens["id_token"].as_str().unwrap());
     assert_eq!(claims["email"], "user-1@example.com", "{claims}");
     assert_eq!(claims["nonce"], "n-1", "{claims}");
@@ -2083,21 +2095,7 @@ staff = ["@example.com"]
         .unwrap_or_else(|| panic!("no link in {text}"));
     // The link signs the user in and goes back to the authorization request, which
     // answers the app.
-    let mut to = url::Url::parse(link).unwrap();
-    let mut code = None;
-    for _ in 0..4 {
-        let r = browser.get(to.as_str()).send().await.unwrap();
-        to = base
-            .join(r.headers()["location"].to_str().unwrap())
-            .unwrap();
-        if to.as_str().starts_with(CB) {
-            code = query(&to, "code");
-            break;
-        }
-    }
-    let code = code.expect("a code for the app");
-    let (status, tokens) = token(&op, Some(("rp", RP_SECRET)), &grant(&code, Some(VERIFIER))).await;
-    assert_eq!(status, 200, "{tokens}");
+    let tokens = tokens_at_the_end_of(&op, &browser, url::Url::parse(link).unwrap(), "rp").await;
     let claims = payload(tokens["id_token"].as_str().unwrap());
     assert_eq!(claims["email"], "ml@example.com", "{claims}");
     assert_eq!(claims["email_verified"], true, "{claims}");
