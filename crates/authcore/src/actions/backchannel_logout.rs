@@ -4,10 +4,10 @@
 //! provider's signature, `iss`, `aud`, `iat` / `exp`, the logout event, no `nonce`, taken
 //! once by its `jti`), the sessions it names end (§2.7):
 //!
-//! - with a `sid`, the sessions that provider session signed in here (each sign-in through
-//!   an OIDC provider records the ID token's `sid` with the session it opened): database
-//!   sessions are deleted; a JWT session cannot be told from the user's others, so the
-//!   user's JWT sessions are refused through the revocation list;
+//! - with a `sid`, the sessions that provider session signed in here, and no other: a
+//!   database session by the record its sign-in made (the ID token's `sid` with the
+//!   session), deleted; a JWT session by the claim its sign-in wrote, the provider session
+//!   marked ended in the single-use store so that the session is refused at its next read;
 //! - with a `sub` alone, every session of the user it names (the account's provider
 //!   account id).
 //!
@@ -97,8 +97,10 @@ pub(crate) async fn backchannel_logout(ctx: &Ctx<'_>) -> Result<RawResponse, Aut
             "JWT sessions are ended through the revocation list (jwt_revocation)",
         ));
     }
+    // A `sid` ends JWT sessions by a mark they carry, database sessions by their records.
     let by_sid = logout.sid.is_some()
-        && adapter.supports(crate::adapter::AdapterMethod::TakeUpstreamSessions);
+        && (c.session_strategy == SessionStrategy::Jwt
+            || adapter.supports(crate::adapter::AdapterMethod::TakeUpstreamSessions));
     if !by_sid && logout.sub.is_none() {
         return Ok(refused(
             StatusCode::NOT_IMPLEMENTED,
@@ -137,7 +139,8 @@ pub(crate) async fn backchannel_logout(ctx: &Ctx<'_>) -> Result<RawResponse, Aut
         (Some(sid), named) if by_sid => end_upstream_session(c, adapter, &p.id, sid, named).await,
         (_, Some(user)) => super::account::revoke_other_sessions(c, user, None)
             .await
-            .map(|_| ()),
+            .map(|_| ())
+            .map_err(Into::into),
         (_, None) => Ok(()),
     };
     match ended {
@@ -149,18 +152,23 @@ pub(crate) async fn backchannel_logout(ctx: &Ctx<'_>) -> Result<RawResponse, Aut
     }
 }
 
-/// Ends the sessions the session `sid` of provider `provider` signed in (and that are
-/// `named`'s, when the token named a user): database sessions are deleted, and the JWT
-/// sessions of their users refused through the revocation list.
+/// Ends the sessions the session `sid` of provider `provider` signed in: JWT sessions by
+/// marking it ended (they carry it, and are refused at their next read), database
+/// sessions by their records — those of `named` alone, when the token named a user.
 async fn end_upstream_session(
     c: &crate::config::ConfigInner,
     adapter: &dyn crate::adapter::Adapter,
     provider: &str,
     sid: &str,
     named: Option<&str>,
-) -> Result<(), super::account::AccountError> {
+) -> Result<(), crate::error::BoxError> {
+    use super::session::{UPSTREAM_ENDED, upstream_key};
     let now = time::OffsetDateTime::now_utc();
-    let mut jwt_users: Vec<String> = Vec::new();
+    if c.session_strategy == SessionStrategy::Jwt {
+        let ttl = (super::completion::upstream_record_expiry(c) - now).unsigned_abs();
+        let key = upstream_key(provider, sid);
+        return crate::ratelimit::mark(&*c.single_use_store, UPSTREAM_ENDED, &key, ttl).await;
+    }
     for record in adapter.take_upstream_sessions(provider, sid, now).await? {
         if named.is_some_and(|user| user != record.user_id) {
             tracing::warn!(
@@ -169,18 +177,11 @@ async fn end_upstream_session(
             );
             continue;
         }
-        match &record.session_token {
-            Some(token) => {
-                adapter.delete_session(token).await?;
-                let id = super::account::session_id(token);
-                super::account::sessions_ended(c, &record.user_id, &[id], false).await;
-            }
-            None if !jwt_users.contains(&record.user_id) => jwt_users.push(record.user_id),
-            None => {}
+        if let Some(token) = &record.session_token {
+            adapter.delete_session(token).await?;
+            let id = super::account::session_id(token);
+            super::account::sessions_ended(c, &record.user_id, &[id], false).await;
         }
-    }
-    for user in jwt_users {
-        super::account::revoke_other_sessions(c, &user, None).await?;
     }
     Ok(())
 }

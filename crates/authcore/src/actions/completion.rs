@@ -105,6 +105,15 @@ async fn jwt_session_cookies(
             "sat".into(),
             crate::types::unix_millis(OffsetDateTime::now_utc()).into(),
         );
+        // The upstream provider session that signed it in, whose back-channel logout
+        // ends it.
+        #[cfg(feature = "oauth")]
+        if let Some((provider, sid)) = upstream_session(signed_in) {
+            token.insert(
+                super::session::UPSTREAM_CLAIM.into(),
+                super::session::upstream_key(provider, &sid).into(),
+            );
+        }
     }
     let token = config
         .callbacks
@@ -270,61 +279,74 @@ pub(crate) async fn complete_sign_in(
 #[cfg(feature = "oauth")]
 const UPSTREAM_RECORD_MAX_AGES: i64 = 2;
 
-/// Remembers which session at an upstream OpenID provider (the `sid` of the ID token it
-/// signed in with) signed this session in, so that the provider's back-channel logout
-/// token naming that `sid` ends this session (OpenID Connect Back-Channel Logout 1.0
-/// §2.7; `db_session`: the database session, else a JWT session). Nothing is recorded
-/// without a `sid`, without an adapter that keeps the records, or for JWT sessions
-/// without the revocation list (nothing could end them); a failure is logged and the
-/// sign-in goes on.
+/// The upstream OpenID provider session that signed this sign-in in: the provider's id
+/// and the `sid` of the ID token it gave (verified by the callback), if any.
+#[cfg(feature = "oauth")]
+fn upstream_session(signed_in: SignedIn<'_>) -> Option<(&str, String)> {
+    /// The longest `sid` kept (they are opaque strings; providers' are short).
+    const MAX_SID_LEN: usize = 255;
+    let account = signed_in.account;
+    if account.kind != crate::types::ProviderType::Oidc {
+        return None;
+    }
+    let claims = crate::oauth::id_token::unverified_claims(account.id_token.as_deref()?).ok()?;
+    let sid = claims.get("sid")?.as_str()?;
+    (!sid.is_empty() && sid.len() <= MAX_SID_LEN)
+        .then(|| (account.provider.as_str(), sid.to_owned()))
+}
+
+/// Remembers which upstream provider session signed the database session `db_session`
+/// in, so that the provider's back-channel logout token naming that `sid` ends it (OpenID
+/// Connect Back-Channel Logout 1.0 §2.7; JWT sessions carry it in a claim instead).
+/// Nothing is recorded without a `sid` or an adapter that keeps the records; a failure is
+/// logged and the sign-in goes on.
 #[cfg(feature = "oauth")]
 async fn remember_upstream_session(
     ctx: &Ctx<'_>,
     signed_in: SignedIn<'_>,
     db_session: Option<&AdapterSession>,
 ) {
-    /// The longest `sid` kept (they are opaque strings; providers' are short).
-    const MAX_SID_LEN: usize = 255;
     let config = ctx.config;
-    let account = signed_in.account;
-    let (Some(adapter), Some(user_id), Some(id_token)) = (
+    let (Some(adapter), Some(user_id), Some(session)) = (
         config.adapter.as_deref(),
         signed_in.user.id.as_deref(),
-        account.id_token.as_deref(),
+        db_session,
     ) else {
         return;
     };
-    if account.kind != crate::types::ProviderType::Oidc
-        || !adapter.supports(crate::adapter::AdapterMethod::RecordUpstreamSession)
-        || (db_session.is_none() && !config.jwt_revocation)
-    {
+    if !adapter.supports(crate::adapter::AdapterMethod::RecordUpstreamSession) {
         return;
     }
-    // The ID token was verified by the callback that signed the user in.
-    let Some(sid) = crate::oauth::id_token::unverified_claims(id_token)
-        .ok()
-        .and_then(|c| c.get("sid").and_then(|s| s.as_str()).map(str::to_owned))
-        .filter(|sid| !sid.is_empty() && sid.len() <= MAX_SID_LEN)
-    else {
+    let Some((provider, sid)) = upstream_session(signed_in) else {
         return;
     };
     let record = crate::adapter::UpstreamSession {
-        provider: account.provider.clone(),
+        provider: provider.to_owned(),
         sid,
         user_id: user_id.to_owned(),
-        session_token: db_session
-            .map(|s| config.stored_session_token(&s.session_token).into_owned()),
-        expires: OffsetDateTime::now_utc()
-            .checked_add(time::Duration::seconds(
-                i64::try_from(config.session_max_age)
-                    .unwrap_or(i64::MAX)
-                    .saturating_mul(UPSTREAM_RECORD_MAX_AGES),
-            ))
-            .unwrap_or(time::PrimitiveDateTime::MAX.assume_utc()),
+        session_token: Some(
+            config
+                .stored_session_token(&session.session_token)
+                .into_owned(),
+        ),
+        expires: upstream_record_expiry(config),
     };
     if let Err(e) = adapter.record_upstream_session(&record).await {
         ctx.log_error(&AuthError::AdapterError { source: e });
     }
+}
+
+/// How long an upstream session is remembered, by a record or a mark: twice the session's
+/// `maxAge` from now (sessions are extended while in use), never past the clock's end.
+#[cfg(feature = "oauth")]
+pub(crate) fn upstream_record_expiry(config: &crate::config::ConfigInner) -> OffsetDateTime {
+    OffsetDateTime::now_utc()
+        .checked_add(time::Duration::seconds(
+            i64::try_from(config.session_max_age)
+                .unwrap_or(i64::MAX)
+                .saturating_mul(UPSTREAM_RECORD_MAX_AGES),
+        ))
+        .unwrap_or(time::PrimitiveDateTime::MAX.assume_utc())
 }
 
 /// A new database session for `user_id` (database strategy; else none), signed in as

@@ -313,13 +313,39 @@ fn young_token(
     ((0..refresh_age).contains(&age)).then(|| (claims.clone(), expires))
 }
 
-/// Whether the JWT session `claims` is on the user's revocation list: signed in (`sat`, ms)
-/// before the user's revocation and not the session it kept (`sid`). A token without
-/// `sat` counts as signed in at time 0. An adapter failure is an error, not a pass.
+/// The JWT claim naming the upstream provider session that signed the session in
+/// ([`upstream_key`]), written when the revocation list is on.
+pub(crate) const UPSTREAM_CLAIM: &str = "ups";
+
+/// The mark (in the single-use store) of an upstream provider session that its provider
+/// logged out: JWT sessions carrying its [`UPSTREAM_CLAIM`] are refused.
+pub(crate) const UPSTREAM_ENDED: &str = "upstream-session-ended";
+
+/// The key of the session `sid` of provider `provider` (a hash: the same length whatever
+/// the provider's `sid`, and the `sid` itself not in the cookie).
+#[cfg(feature = "oauth")]
+pub(crate) fn upstream_key(provider: &str, sid: &str) -> String {
+    use sha2::Digest as _;
+    let mut hash = sha2::Sha256::new();
+    hash.update(provider.as_bytes());
+    hash.update([0]);
+    hash.update(sid.as_bytes());
+    hex::encode(&hash.finalize()[..16])
+}
+
+/// Whether the JWT session `claims` is revoked: signed in (`sat`, ms) before the user's
+/// revocation and not the session it kept (`sid`), or signed in by an upstream provider
+/// session its provider has logged out since ([`UPSTREAM_CLAIM`]). A token without `sat`
+/// counts as signed in at time 0. A store failure is an error, not a pass.
 pub(crate) async fn revoked(
     config: &crate::config::ConfigInner,
     claims: &crate::jwt::JwtClaims,
 ) -> Result<bool, BoxError> {
+    if let Some(upstream) = claims.get(UPSTREAM_CLAIM).and_then(Value::as_str)
+        && crate::ratelimit::is_marked(&*config.single_use_store, UPSTREAM_ENDED, upstream).await?
+    {
+        return Ok(true);
+    }
     let (Some(adapter), Some(user_id)) =
         (&config.adapter, claims.get("sub").and_then(Value::as_str))
     else {

@@ -159,8 +159,9 @@ pub struct UpstreamSession {
     pub sid: String,
     /// The user signed in.
     pub user_id: String,
-    /// The database session's token; `None` for a JWT session (ended through the JWT
-    /// revocation list).
+    /// The database session's token (as stored); `None` when the session is none of the
+    /// adapter's (authcore records database sessions only: a JWT session carries its
+    /// provider session in a claim).
     pub session_token: Option<String>,
     /// When the record may be forgotten: the session's expiry.
     pub expires: OffsetDateTime,
