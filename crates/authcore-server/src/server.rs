@@ -353,7 +353,7 @@ fn demo_auth(
     }
     let auth = Auth::new(builder.env_defaults(&config.env).build()?);
     if let Some(events) = back_channel {
-        events.attach(auth.clone());
+        events.attach(&auth);
     }
     Ok(auth)
 }

@@ -1328,6 +1328,53 @@ fn the_documented_configuration_is_a_provider() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The handler and the back-channel logout events configured into it do not keep each
+/// other alive: once the server and its router are dropped, the handler is gone (and
+/// with it the database pool).
+#[tokio::test]
+async fn a_dropped_provider_is_gone() {
+    let dir = fresh_dir();
+    let key = dir.join("oidc.pem");
+    assert!(
+        std::process::Command::new("openssl")
+            .args(["genpkey", "-algorithm", "ed25519", "-out"])
+            .arg(&key)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let path = dir.join("authcore.toml");
+    std::fs::write(
+        &path,
+        format!(
+            r#"
+[server]
+database_url = "sqlite://{db}?mode=rwc"
+[auth]
+secret = "{SECRET}"
+url = "http://localhost:1/auth"
+[oidc_provider]
+signing_keys = ["{key}"]
+{lib}"#,
+            db = dir.join("op.db").display(),
+            key = key.display(),
+            lib = library_client("lib", "http://127.0.0.1:9/bcl"),
+        ),
+    )
+    .unwrap();
+    let server = ServerConfig::from_file(&path, authcore::env::Env::default())
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let router = server.router();
+    let weak = server.auth().downgrade();
+    assert!(weak.upgrade().is_some());
+    drop((router, server));
+    assert!(weak.upgrade().is_none(), "the handler outlived its server");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[tokio::test]
 async fn discovery_and_keys() {
     let op = start().await;

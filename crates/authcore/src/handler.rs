@@ -40,6 +40,19 @@ pub struct Auth {
 /// Why [`Auth::handle_raw`] produced no response record.
 pub type RawResult = Result<RawResponse, AuthError>;
 
+/// A handle to an [`Auth`] that does not keep it alive ([`Auth::downgrade`]).
+#[derive(Clone, Debug, Default)]
+pub struct WeakAuth(std::sync::Weak<crate::config::ConfigInner>);
+
+impl WeakAuth {
+    /// The handler, while something else still holds it.
+    pub fn upgrade(&self) -> Option<Auth> {
+        self.0.upgrade().map(|inner| Auth {
+            config: AuthConfig { inner },
+        })
+    }
+}
+
 impl Auth {
     /// A handler for a validated configuration.
     pub fn new(config: AuthConfig) -> Self {
@@ -49,6 +62,13 @@ impl Auth {
     /// The configuration.
     pub fn config(&self) -> &AuthConfig {
         &self.config
+    }
+
+    /// A handle to this handler that does not keep it alive: for what the handler's own
+    /// configuration holds (its events, its callbacks) and needs the handler back, without
+    /// a reference cycle that would keep both, and their database pools, for ever.
+    pub fn downgrade(&self) -> WeakAuth {
+        WeakAuth(std::sync::Arc::downgrade(&self.config.inner))
     }
 
     /// Marks `value` of `kind` as used in the single-use store that OAuth codes, refresh

@@ -108,7 +108,7 @@ mod webauthn;
 pub use async_trait::async_trait;
 pub use config::{AuthConfig, AuthConfigBuilder, DangerousOptions, SessionStrategy};
 pub use error::{AuthError, BoxError, ConfigError, ErrorKind};
-pub use handler::{Auth, GetTokenOptions, LookupOptions, RawResult, SessionLookup};
+pub use handler::{Auth, GetTokenOptions, LookupOptions, RawResult, SessionLookup, WeakAuth};
 pub use request::ClientAddr;
 pub use response::{RawBody, RawResponse, ResponseBody};
 pub use session_json::{SessionJson, SessionSlot, SignInInfo, StepUp};

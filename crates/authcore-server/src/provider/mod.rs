@@ -1881,7 +1881,8 @@ async fn consent(
 #[derive(Debug, Clone)]
 pub struct BackChannelLogout {
     provider: Arc<OpenIdProvider>,
-    auth: Arc<std::sync::OnceLock<Auth>>,
+    /// The handler these events are configured into, held weakly: it holds them.
+    auth: Arc<std::sync::OnceLock<authcore::WeakAuth>>,
 }
 
 impl BackChannelLogout {
@@ -1894,10 +1895,10 @@ impl BackChannelLogout {
         }
     }
 
-    /// Gives the events the handler they were configured into (the two then refer to each
-    /// other: made once per server, for its lifetime).
-    pub fn attach(&self, auth: Auth) {
-        let _ = self.auth.set(auth);
+    /// Gives the events the handler they were configured into (kept weakly: the handler
+    /// holds the events, and both go when the server does).
+    pub fn attach(&self, auth: &Auth) {
+        let _ = self.auth.set(auth.downgrade());
     }
 
     /// The clients to tell, each with the session id to name (none: all the user's).
@@ -1986,11 +1987,11 @@ impl authcore::callbacks::Events for BackChannelLogout {
         &self,
         message: authcore::callbacks::SessionsEndedEvent<'_>,
     ) -> Result<(), authcore::BoxError> {
-        let Some(auth) = self.auth.get() else {
+        let Some(auth) = self.auth.get().and_then(authcore::WeakAuth::upgrade) else {
             return Ok(());
         };
         let recipients = self
-            .recipients(auth, message.user_id, message.session_ids, message.all)
+            .recipients(&auth, message.user_id, message.session_ids, message.all)
             .await?;
         for (client, sid) in recipients {
             self.post_logout_token(client, message.user_id, sid)?;
