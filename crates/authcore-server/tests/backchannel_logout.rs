@@ -42,6 +42,11 @@ impl Drop for App {
 /// The app with `strategy` (JWT sessions with the revocation list), signing in with the
 /// provider's `client-basic`, which the provider tells of ended sessions.
 async fn app(strategy: SessionStrategy) -> App {
+    app_with(strategy, authcore::ratelimit::RateLimits::default()).await
+}
+
+/// [`app`] with `limits`.
+async fn app_with(strategy: SessionStrategy, limits: authcore::ratelimit::RateLimits) -> App {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     let op = OidcProvider::start_with(
@@ -73,10 +78,14 @@ async fn app(strategy: SessionStrategy) -> App {
             .adapter(db)
             .session_strategy(strategy)
             .jwt_revocation(strategy == SessionStrategy::Jwt)
+            .rate_limits(limits)
             .build()
             .unwrap(),
     );
-    let router = axum::Router::new().auth_routes(auth);
+    // With the peer's address, for the per-client limits.
+    let router = axum::Router::new()
+        .auth_routes(auth)
+        .into_make_service_with_connect_info::<std::net::SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, router).await });
     App { base, op, dir }
 }
@@ -343,4 +352,38 @@ async fn forged_or_replayed_logout_tokens_sign_no_one_out() {
         (400, Some("invalid_request")),
         "{body}"
     );
+}
+
+/// A provider that signs many users out at once is not held back by the request limit per
+/// client address: only logout tokens that do not verify count against it, and once it
+/// is over they get `429` with `Retry-After` — while valid tokens still go through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_refused_logout_tokens_count_against_the_request_limit() {
+    let limits = authcore::ratelimit::RateLimits {
+        requests_per_client: Some(authcore::ratelimit::RateLimit::new(
+            3,
+            Duration::from_secs(60),
+        )),
+        ..Default::default()
+    };
+    let app = app_with(SessionStrategy::Database, limits).await;
+    let valid = async || {
+        let token = app
+            .op
+            .sign(&app.claims(json!({"sub": "user-2", "sid": null})), false)
+            .await;
+        app.post_logout(&token).await.0
+    };
+    for _ in 0..5 {
+        assert_eq!(valid().await, 200);
+    }
+    let statuses: Vec<u16> = {
+        let mut v = Vec::new();
+        for _ in 0..5 {
+            v.push(app.post_logout("not-a-token").await.0);
+        }
+        v
+    };
+    assert_eq!(statuses, [400, 400, 400, 429, 429]);
+    assert_eq!(valid().await, 200, "a valid token over the limit");
 }

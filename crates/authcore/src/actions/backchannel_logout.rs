@@ -16,7 +16,8 @@
 //!
 //! Answers (§2.8): `200` with no body when the logout is done (or there was nothing to
 //! end); `400` `{"error": "invalid_request", "error_description": …}` for a token that
-//! does not verify or a replay; `501` when this configuration cannot end the sessions (no
+//! does not verify or a replay (only these count against the client address's
+//! `requests_per_client`, and `429` answers once it is over); `501` when this configuration cannot end the sessions (no
 //! adapter, an adapter without the session records a `sid` needs, or JWT sessions without
 //! the revocation list); `503` when a store fails. Never cached; no cookie is read or set.
 
@@ -27,6 +28,7 @@ use serde_json::json;
 
 use super::Ctx;
 use super::callback::oauth::{ID_TOKEN_CLOCK_TOLERANCE, expected_signer, with_provider_keys};
+use super::limits::Limit;
 use crate::config::SessionStrategy;
 use crate::error::AuthError;
 use crate::oauth::id_token::{self, IdTokenChecks, LogoutToken};
@@ -44,12 +46,32 @@ fn refused(status: StatusCode, description: &str) -> RawResponse {
     let error = match status {
         StatusCode::BAD_REQUEST => "invalid_request",
         StatusCode::NOT_IMPLEMENTED => "not_implemented",
+        StatusCode::TOO_MANY_REQUESTS => "slow_down",
         _ => "temporarily_unavailable",
     };
     let mut r = RawResponse::json(json!({"error": error, "error_description": description}))
         .with_no_cache();
     r.status = Some(status);
     r
+}
+
+/// A request refused (`400`), counted against the client address's request limit: `429`
+/// with `Retry-After` once it is over.
+async fn counted_refusal(ctx: &Ctx<'_>, description: &str) -> RawResponse {
+    match ctx.count_attempt(Limit::RequestsPerClient, None).await {
+        Err(AuthError::RateLimited { retry_after, .. }) => {
+            let mut r = refused(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many refused logout tokens",
+            );
+            r.headers.insert(
+                http::header::RETRY_AFTER,
+                http::HeaderValue::from(retry_after.as_secs().max(1)),
+            );
+            r
+        }
+        _ => refused(StatusCode::BAD_REQUEST, description),
+    }
 }
 
 /// A store that failed: logged, answered `503` (the provider may try again).
@@ -69,17 +91,16 @@ pub(crate) async fn backchannel_logout(ctx: &Ctx<'_>) -> Result<RawResponse, Aut
             "Back-channel logout is for OpenID Connect providers",
         ));
     }
+    // Only tokens that do not verify count against the client's request limit
+    // (`requests_per_client`): a provider signing many users out is not held back.
     let Some(token) = ctx.req.body_str("logout_token").filter(|t| !t.is_empty()) else {
-        return Ok(refused(StatusCode::BAD_REQUEST, "logout_token is missing"));
+        return Ok(counted_refusal(ctx, "logout_token is missing").await);
     };
     let logout = match verify(p, token).await {
         Ok(l) => l,
         Err(e) => {
             tracing::warn!(provider = %p.id, error = %e, "back-channel logout: logout token refused");
-            return Ok(refused(
-                StatusCode::BAD_REQUEST,
-                "the logout token does not verify",
-            ));
+            return Ok(counted_refusal(ctx, "the logout token does not verify").await);
         }
     };
     // What this configuration cannot honour is refused before the token's `jti` is spent,

@@ -105,7 +105,8 @@ pub struct RateLimits {
     pub emails_per_address: Option<RateLimit>,
     /// Magic-link mails per client address.
     pub emails_per_client: Option<RateLimit>,
-    /// `POST` and `webauthn-options` requests per client address.
+    /// `POST` and `webauthn-options` requests per client address (of back-channel logout
+    /// tokens, only those refused).
     pub requests_per_client: Option<RateLimit>,
 }
 
