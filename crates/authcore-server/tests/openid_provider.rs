@@ -2211,7 +2211,9 @@ async fn a_passkey_sign_in_reaches_the_app_as_phishing_resistant() {
 
 /// authcore as the relying party of authcore as the OpenID Provider: an app built on
 /// authcore's generic OIDC provider (discovery, PKCE, state, nonce, `iss`, the EdDSA ID
-/// token checked against the JWK Set) signs the provider's user in; its session names them.
+/// token checked against the JWK Set, the profile from userinfo) signs the provider's user
+/// in; its session names them; signed out at the provider, the user is signed out of the
+/// app by the provider's back-channel logout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_authcore_app_signs_in_through_authcore() {
     use authcore::providers::{Checks, OAuthProvider};
@@ -2226,23 +2228,29 @@ async fn an_authcore_app_signs_in_through_authcore() {
 id = "authcore-app"
 secret = "{RP_SECRET}"
 redirect_uris = ["{callback}"]
+backchannel_logout_uri = "{app_base}/auth/backchannel-logout/authcore"
 "#
     ))
     .await;
+    // The profile from userinfo (the ID token checked, then userinfo for its `sub`).
     let provider = OAuthProvider::oidc("authcore", "authcore")
         .issuer(op.issuer.clone())
         .client_id("authcore-app")
         .client_secret(RP_SECRET)
+        .id_token(false)
         .checks(Checks {
             pkce: true,
             state: true,
             nonce: true,
         });
+    // Database sessions (in memory), which the provider's back-channel logout ends.
     let auth = authcore::Auth::new(
         authcore::AuthConfig::builder()
             .secret("the relying party's own secret, long enough")
             .url(format!("{app_base}/auth"))
             .provider(provider)
+            .adapter(authcore::adapter::MemoryAdapter::new())
+            .session_strategy(authcore::SessionStrategy::Database)
             .build()
             .unwrap(),
     );
@@ -2284,6 +2292,18 @@ redirect_uris = ["{callback}"]
         .unwrap();
     assert_eq!(session["user"]["email"], "demo@example.com", "{session}");
     assert_eq!(session["user"]["name"], "Demo User", "{session}");
+
+    // Signed out at the provider: its logout token ends the app's session.
+    assert_eq!(sign_out(&op).await.status(), 302);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let session = binary::get_json(browser, &format!("{app_base}/auth/session")).await;
+        if session.is_null() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{session}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// The hidden `ticket` of a consent page.
