@@ -2212,8 +2212,9 @@ async fn a_passkey_sign_in_reaches_the_app_as_phishing_resistant() {
 /// authcore as the relying party of authcore as the OpenID Provider: an app built on
 /// authcore's generic OIDC provider (discovery, PKCE, state, nonce, `iss`, the EdDSA ID
 /// token checked against the JWK Set, the profile from userinfo) signs the provider's user
-/// in; its session names them; signed out at the provider, the user is signed out of the
-/// app by the provider's back-channel logout.
+/// in; its session names them; its access token is refreshed when it expires; signed out
+/// at the provider, the user is signed out of the app by the provider's back-channel
+/// logout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_authcore_app_signs_in_through_authcore() {
     use authcore::providers::{Checks, OAuthProvider};
@@ -2229,6 +2230,8 @@ id = "authcore-app"
 secret = "{RP_SECRET}"
 redirect_uris = ["{callback}"]
 backchannel_logout_uri = "{app_base}/auth/backchannel-logout/authcore"
+grant_types = ["authorization_code", "refresh_token"]
+access_token_ttl = 2
 "#
     ))
     .await;
@@ -2238,18 +2241,21 @@ backchannel_logout_uri = "{app_base}/auth/backchannel-logout/authcore"
         .client_id("authcore-app")
         .client_secret(RP_SECRET)
         .id_token(false)
+        .authorization_param("scope", "openid profile email offline_access")
+        .refresh_access_token(Duration::ZERO)
         .checks(Checks {
             pkce: true,
             state: true,
             nonce: true,
         });
     // Database sessions (in memory), which the provider's back-channel logout ends.
+    let accounts = authcore::adapter::MemoryAdapter::new();
     let auth = authcore::Auth::new(
         authcore::AuthConfig::builder()
             .secret("the relying party's own secret, long enough")
             .url(format!("{app_base}/auth"))
             .provider(provider)
-            .adapter(authcore::adapter::MemoryAdapter::new())
+            .adapter(accounts.clone())
             .session_strategy(authcore::SessionStrategy::Database)
             .build()
             .unwrap(),
@@ -2292,6 +2298,32 @@ backchannel_logout_uri = "{app_base}/auth/backchannel-logout/authcore"
         .unwrap();
     assert_eq!(session["user"]["email"], "demo@example.com", "{session}");
     assert_eq!(session["user"]["name"], "Demo User", "{session}");
+
+    // The 2-second access token expires; the next session read refreshes it (the refresh
+    // token rotated), and the new one opens the provider's userinfo.
+    use authcore::adapter::Adapter as _;
+    let account = async || {
+        let user = accounts
+            .get_user_by_email("demo@example.com")
+            .await
+            .unwrap()
+            .unwrap();
+        accounts
+            .list_accounts_by_user_id(&user.id)
+            .await
+            .unwrap()
+            .remove(0)
+    };
+    let first = account().await;
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let _ = binary::get_json(browser, &format!("{app_base}/auth/session")).await;
+    let refreshed = account().await;
+    assert_ne!(refreshed.access_token, first.access_token);
+    assert_ne!(refreshed.refresh_token, first.refresh_token);
+    assert_eq!(
+        userinfo_status(&op, refreshed.access_token.as_deref().unwrap()).await,
+        200
+    );
 
     // Signed out at the provider: its logout token ends the app's session.
     assert_eq!(sign_out(&op).await.status(), 302);
