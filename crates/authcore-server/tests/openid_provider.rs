@@ -2214,7 +2214,8 @@ async fn a_passkey_sign_in_reaches_the_app_as_phishing_resistant() {
 /// token checked against the JWK Set, the profile from userinfo) signs the provider's user
 /// in; its session names them; its access token is refreshed when it expires; signed out
 /// at the provider, the user is signed out of the app by the provider's back-channel
-/// logout.
+/// logout; signed out of the app, the user is sent on to sign out at the provider too
+/// (RP-initiated logout).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_authcore_app_signs_in_through_authcore() {
     use authcore::providers::{Checks, OAuthProvider};
@@ -2232,6 +2233,7 @@ redirect_uris = ["{callback}"]
 backchannel_logout_uri = "{app_base}/auth/backchannel-logout/authcore"
 grant_types = ["authorization_code", "refresh_token"]
 access_token_ttl = 2
+post_logout_redirect_uris = ["{app_base}/bye"]
 "#
     ))
     .await;
@@ -2243,6 +2245,7 @@ access_token_ttl = 2
         .id_token(false)
         .authorization_param("scope", "openid profile email offline_access")
         .refresh_access_token(Duration::ZERO)
+        .sign_out_at_provider(true)
         .checks(Checks {
             pkce: true,
             state: true,
@@ -2265,29 +2268,33 @@ access_token_ttl = 2
 
     // The demo user's browser (signed in at the provider) starts the app's sign-in.
     let browser = &op.signed_in;
-    let csrf = binary::csrf_token(browser, &app_base).await;
-    let r = browser
-        .post(format!("{app_base}/auth/signin/authcore"))
-        .form(&[("csrfToken", csrf.as_str()), ("callbackUrl", "/home")])
-        .send()
-        .await
-        .unwrap();
-    let to_op = location(&r).unwrap();
-    assert!(
-        to_op
-            .as_str()
-            .starts_with(&format!("{}/authorize", op.issuer)),
-        "{to_op}"
-    );
-    for p in ["code_challenge", "state", "nonce"] {
-        assert!(query(&to_op, p).is_some(), "{p}: {to_op}");
-    }
-    let r = browser.get(to_op).send().await.unwrap();
-    let back = location(&r).unwrap();
-    assert!(back.as_str().starts_with(&callback), "{back}");
-    let r = browser.get(back).send().await.unwrap();
-    assert_eq!(r.status(), 302);
-    assert_eq!(r.headers()["location"], format!("{app_base}/home").as_str());
+    // The app's sign-in, through the provider (where the browser is signed in).
+    let app_sign_in = async || {
+        let csrf = binary::csrf_token(browser, &app_base).await;
+        let r = browser
+            .post(format!("{app_base}/auth/signin/authcore"))
+            .form(&[("csrfToken", csrf.as_str()), ("callbackUrl", "/home")])
+            .send()
+            .await
+            .unwrap();
+        let to_op = location(&r).unwrap();
+        assert!(
+            to_op
+                .as_str()
+                .starts_with(&format!("{}/authorize", op.issuer)),
+            "{to_op}"
+        );
+        for p in ["code_challenge", "state", "nonce"] {
+            assert!(query(&to_op, p).is_some(), "{p}: {to_op}");
+        }
+        let r = browser.get(to_op).send().await.unwrap();
+        let back = location(&r).unwrap();
+        assert!(back.as_str().starts_with(&callback), "{back}");
+        let r = browser.get(back).send().await.unwrap();
+        assert_eq!(r.status(), 302);
+        assert_eq!(r.headers()["location"], format!("{app_base}/home").as_str());
+    };
+    app_sign_in().await;
     let session: Value = browser
         .get(format!("{app_base}/auth/session"))
         .send()
@@ -2335,6 +2342,50 @@ access_token_ttl = 2
         }
         assert!(tokio::time::Instant::now() < deadline, "{session}");
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // RP-initiated logout: signed in again at both, the user signs out of the app, which
+    // sends them on to the provider's end-session endpoint with the ID token as hint; the
+    // provider's sign-out page, confirmed, ends the provider session and goes back to the
+    // app's page.
+    let csrf = binary::csrf_token(browser, &op.base).await;
+    let r = browser
+        .post(format!("{}/auth/callback/credentials", op.base))
+        .form(&[
+            ("csrfToken", csrf.as_str()),
+            ("username", "demo"),
+            ("password", "authcore-demo"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 302);
+    app_sign_in().await;
+    let csrf = binary::csrf_token(browser, &app_base).await;
+    let r = browser
+        .post(format!("{app_base}/auth/signout"))
+        .form(&[
+            ("csrfToken", csrf.as_str()),
+            ("callbackUrl", &format!("{app_base}/bye")),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let to_op = location(&r).unwrap();
+    assert!(
+        to_op
+            .as_str()
+            .starts_with(&format!("{}/logout?", op.issuer)),
+        "{to_op}"
+    );
+    assert!(query(&to_op, "id_token_hint").is_some(), "{to_op}");
+    let r = browser.get(to_op.as_str()).send().await.unwrap();
+    let page = r.headers()["location"].to_str().unwrap().to_owned();
+    let back = confirm_sign_out(&op, browser, &page).await;
+    assert_eq!(back, format!("{app_base}/bye"));
+    for base in [&app_base, &op.base] {
+        let session = binary::get_json(browser, &format!("{base}/auth/session")).await;
+        assert!(session.is_null(), "{base}: {session}");
     }
 }
 

@@ -40,6 +40,8 @@ pub struct Metadata {
     pub id_token_signing_alg_values_supported: Option<Vec<String>>,
     /// `authorization_response_iss_parameter_supported`.
     pub authorization_response_iss_parameter_supported: bool,
+    /// `end_session_endpoint` (OpenID Connect RP-Initiated Logout 1.0 §2.1).
+    pub end_session_endpoint: Option<String>,
 }
 
 /// Per-provider caches of discovery and JWKS, and the access-token refreshes in flight,
@@ -215,6 +217,7 @@ pub(crate) async fn discover(
         token_endpoint: s("token_endpoint"),
         userinfo_endpoint: s("userinfo_endpoint"),
         jwks_uri: s("jwks_uri"),
+        end_session_endpoint: s("end_session_endpoint"),
         id_token_signing_alg_values_supported: doc
             .get("id_token_signing_alg_values_supported")
             .and_then(Value::as_array)

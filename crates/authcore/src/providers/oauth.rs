@@ -208,6 +208,8 @@ pub struct OAuthProvider {
     pub(crate) checks: Checks,
     pub(crate) client_auth: ClientAuthMethod,
     pub(crate) id_token: bool,
+    /// RP-initiated logout at sign-out ([`OAuthProvider::sign_out_at_provider`]).
+    pub(crate) sign_out_at_provider: bool,
     pub(crate) id_token_signed_response_alg: Option<String>,
     pub(crate) userinfo_signed_response_alg: Option<String>,
     pub(crate) profile: Option<Arc<ProfileFn>>,
@@ -264,6 +266,7 @@ impl OAuthProvider {
             checks: Checks::default(),
             client_auth: ClientAuthMethod::default(),
             id_token: kind == ProviderType::Oidc,
+            sign_out_at_provider: false,
             id_token_signed_response_alg: None,
             userinfo_signed_response_alg: None,
             profile: None,
@@ -428,6 +431,17 @@ impl OAuthProvider {
     /// (its `sub` must match the ID token's).
     pub fn id_token(mut self, use_id_token: bool) -> Self {
         self.id_token = use_id_token;
+        self
+    }
+    /// OIDC only: signing out also signs the user out at the provider (OpenID Connect
+    /// RP-Initiated Logout 1.0, beyond Auth.js). With database sessions, a sign-out of a
+    /// user whose account at this provider holds an ID token goes on to the provider's
+    /// `end_session_endpoint` (from discovery) with that token as `id_token_hint`, this
+    /// client's id and the sign-out's callback URL as `post_logout_redirect_uri` — which
+    /// the provider must have registered for the client — instead of to the callback URL
+    /// itself. Off by default.
+    pub fn sign_out_at_provider(mut self, on: bool) -> Self {
+        self.sign_out_at_provider = on;
         self
     }
     /// Expected ID token signing algorithm.
