@@ -1737,8 +1737,14 @@ async fn sign_in_at(base: &str) -> (reqwest::Client, Arc<reqwest::cookie::Jar>) 
         .timeout(Duration::from_secs(15))
         .build()
         .unwrap();
-    let csrf = binary::csrf_token(&client, base).await;
-    let r = client
+    sign_in_with_password(&client, base).await;
+    (client, jar)
+}
+
+/// `browser` signs the demo user in at `base` with the password.
+async fn sign_in_with_password(browser: &reqwest::Client, base: &str) {
+    let csrf = binary::csrf_token(browser, base).await;
+    let r = browser
         .post(format!("{base}/auth/callback/credentials"))
         .form(&[
             ("csrfToken", csrf.as_str()),
@@ -1749,7 +1755,6 @@ async fn sign_in_at(base: &str) -> (reqwest::Client, Arc<reqwest::cookie::Jar>) 
         .await
         .unwrap();
     assert_eq!(r.status(), 302);
-    (client, jar)
 }
 
 /// The sign-out form of authcore's sign-out page, posted by the demo user's client.
@@ -2348,18 +2353,7 @@ post_logout_redirect_uris = ["{app_base}/bye"]
     // sends them on to the provider's end-session endpoint with the ID token as hint; the
     // provider's sign-out page, confirmed, ends the provider session and goes back to the
     // app's page.
-    let csrf = binary::csrf_token(browser, &op.base).await;
-    let r = browser
-        .post(format!("{}/auth/callback/credentials", op.base))
-        .form(&[
-            ("csrfToken", csrf.as_str()),
-            ("username", "demo"),
-            ("password", "authcore-demo"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 302);
+    sign_in_with_password(browser, &op.base).await;
     app_sign_in().await;
     let csrf = binary::csrf_token(browser, &app_base).await;
     let r = browser
