@@ -2381,6 +2381,25 @@ post_logout_redirect_uris = ["{app_base}/bye"]
         let session = binary::get_json(browser, &format!("{base}/auth/session")).await;
         assert!(session.is_null(), "{base}: {session}");
     }
+
+    // A sign-out form posted with another site as its callback URL: the provider is not
+    // asked to send the user there (the app's redirect rules hold for the way back too).
+    sign_in_with_password(browser, &op.base).await;
+    app_sign_in().await;
+    let csrf = binary::csrf_token(browser, &app_base).await;
+    let r = browser
+        .post(format!("{app_base}/auth/signout"))
+        .form(&[
+            ("csrfToken", csrf.as_str()),
+            ("callbackUrl", "https://evil.example/phish"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let to_op = location(&r).unwrap();
+    let back = query(&to_op, "post_logout_redirect_uri").unwrap_or_default();
+    assert!(back.starts_with(&app_base), "{to_op}");
+    assert!(!to_op.as_str().contains("evil.example"), "{to_op}");
 }
 
 /// The hidden `ticket` of a consent page.

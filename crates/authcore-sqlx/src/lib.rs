@@ -556,10 +556,9 @@ macro_rules! dispatch {
 }
 
 impl SqlxAdapter {
-    /// The direct read path, if any, with half the operations' bound, so that the pool has
-    /// the rest if it fails.
+    /// The direct read path, if any, within its share of the operations' bound.
     fn direct(&self) -> ops::Direct<'_> {
-        self.direct.as_deref().map(|d| (d, self.timeout / 2))
+        ops::direct_within(self.direct.as_ref(), self.timeout)
     }
 
     /// Bounds every adapter operation by `timeout` (the constructors set

@@ -194,6 +194,15 @@ fn new_id(ids: Ids) -> Option<String> {
 /// The direct read path with its time bound, when the adapter has one.
 pub(crate) type Direct<'a> = Option<(&'a DirectReads, Duration)>;
 
+/// The direct read path `direct`, if any, with half of an operation's bound `timeout`, so
+/// that the pool has the rest if it fails.
+pub(crate) fn direct_within(
+    direct: Option<&std::sync::Arc<DirectReads>>,
+    timeout: Duration,
+) -> Direct<'_> {
+    direct.map(|d| (&**d, timeout / 2))
+}
+
 /// The row `query` reads with `params`: on `direct` (within its bound) when given, through
 /// the pool (`sql` with `args`, read as `cols`) when that cannot answer.
 pub(crate) async fn read_one_row(

@@ -164,8 +164,7 @@ impl RateLimitStore for SqlRateLimitStore {
 
     async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError> {
         use crate::direct::{Param, Query};
-        // Half the bound for the direct path, so that the pool has the rest if it fails.
-        let direct = self.direct.as_deref().map(|d| (d, self.timeout / 2));
+        let direct = crate::ops::direct_within(self.direct.as_ref(), self.timeout);
         let params = [Param::Text(key)];
         let read = crate::ops::read_one_row(
             &self.pool,
