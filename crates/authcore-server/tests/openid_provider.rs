@@ -982,15 +982,7 @@ access_token_ttl = 2
     assert_eq!(back, format!("{rp}/logged-out?state=bye"));
     // authcore's logout token reaches the app (after the sign-out answered): its session
     // ends.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let session = app_session().await;
-        if session.is_null() {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{session}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    signed_out_within(browser, &format!("{rp}/auth/session")).await;
     drop(app);
 }
 
@@ -1757,6 +1749,20 @@ async fn sign_in_with_password(browser: &reqwest::Client, base: &str) {
     assert_eq!(r.status(), 302);
 }
 
+/// Waits (at most 10 s) until `browser`'s session at `session_url` (an app's session
+/// endpoint) is null: a back-channel logout is posted after the sign-out answered.
+async fn signed_out_within(browser: &reqwest::Client, session_url: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let session = binary::get_json(browser, session_url).await;
+        if session.is_null() {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{session}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// The sign-out form of authcore's sign-out page, posted by the demo user's client.
 async fn sign_out(op: &Op) -> reqwest::Response {
     sign_out_as(op, &op.signed_in).await
@@ -2339,15 +2345,7 @@ post_logout_redirect_uris = ["{app_base}/bye"]
 
     // Signed out at the provider: its logout token ends the app's session.
     assert_eq!(sign_out(&op).await.status(), 302);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let session = binary::get_json(browser, &format!("{app_base}/auth/session")).await;
-        if session.is_null() {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{session}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    signed_out_within(browser, &format!("{app_base}/auth/session")).await;
 
     // RP-initiated logout: signed in again at both, the user signs out of the app, which
     // sends them on to the provider's end-session endpoint with the ID token as hint; the
