@@ -299,6 +299,83 @@ pub struct AppAccessRevokedEvent<'a> {
     pub client_id: &'a str,
 }
 
+/// A change to how a user signs in ([`SecurityChangeEvent`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SecurityChange {
+    /// A passkey was added to the account.
+    PasskeyAdded,
+    /// A passkey was removed.
+    PasskeyRemoved,
+    /// An authenticator app (TOTP) was set up.
+    TotpEnrolled,
+    /// The authenticator app (TOTP) was removed.
+    TotpDisabled,
+    /// A new set of recovery codes replaced the old one.
+    RecoveryCodesRenewed,
+    /// A provider account was linked.
+    ProviderLinked,
+    /// The account was deleted.
+    AccountDeleted,
+}
+
+impl SecurityChange {
+    /// Every change.
+    pub const ALL: [SecurityChange; 7] = [
+        SecurityChange::PasskeyAdded,
+        SecurityChange::PasskeyRemoved,
+        SecurityChange::TotpEnrolled,
+        SecurityChange::TotpDisabled,
+        SecurityChange::RecoveryCodesRenewed,
+        SecurityChange::ProviderLinked,
+        SecurityChange::AccountDeleted,
+    ];
+
+    /// Its name in events and log lines (`passkeyAdded` …).
+    pub fn name(self) -> &'static str {
+        match self {
+            SecurityChange::PasskeyAdded => "passkeyAdded",
+            SecurityChange::PasskeyRemoved => "passkeyRemoved",
+            SecurityChange::TotpEnrolled => "totpEnrolled",
+            SecurityChange::TotpDisabled => "totpDisabled",
+            SecurityChange::RecoveryCodesRenewed => "recoveryCodesRenewed",
+            SecurityChange::ProviderLinked => "providerLinked",
+            SecurityChange::AccountDeleted => "accountDeleted",
+        }
+    }
+
+    /// What the notice tells the user, in a sentence.
+    pub fn description(self) -> &'static str {
+        match self {
+            SecurityChange::PasskeyAdded => "A passkey was added to your account.",
+            SecurityChange::PasskeyRemoved => "A passkey was removed from your account.",
+            SecurityChange::TotpEnrolled => "An authenticator app was set up for your account.",
+            SecurityChange::TotpDisabled => {
+                "The authenticator app was removed from your account: two-factor \
+                 authentication is off."
+            }
+            SecurityChange::RecoveryCodesRenewed => {
+                "New recovery codes were made for your account; the old ones no longer work."
+            }
+            SecurityChange::ProviderLinked => "A new sign-in method was linked to your account.",
+            SecurityChange::AccountDeleted => "Your account was deleted.",
+        }
+    }
+}
+
+/// A change to how a user signs in that the user should hear of (beyond Auth.js): a
+/// second factor or passkey added or removed, recovery codes renewed, a provider linked,
+/// the account deleted. authcore also mails the user's verified address when an email
+/// provider can send notices.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct SecurityChangeEvent<'a> {
+    /// The user.
+    pub user_id: &'a str,
+    /// What changed.
+    pub change: SecurityChange,
+}
+
 /// Auth.js events: awaited, errors logged as `EventError` and otherwise ignored.
 #[async_trait]
 pub trait Events: Send + Sync + 'static {
@@ -356,6 +433,11 @@ pub trait Events: Send + Sync + 'static {
     }
     /// After the user revoked an application's access (beyond Auth.js).
     async fn app_access_revoked(&self, message: AppAccessRevokedEvent<'_>) -> Result<(), BoxError> {
+        let _ = message;
+        Ok(())
+    }
+    /// After a change to how the user signs in (beyond Auth.js; for alerting and audit).
+    async fn security_change(&self, message: SecurityChangeEvent<'_>) -> Result<(), BoxError> {
         let _ = message;
         Ok(())
     }

@@ -167,6 +167,9 @@ pub(crate) struct ConfigInner {
     /// Second factors, when turned on.
     #[cfg(feature = "two-factor")]
     pub two_factor: Option<crate::two_factor::TwoFactorOptions>,
+    /// How recent a sign-in must be for a sensitive change
+    /// ([`crate::account::SensitiveOperation`]).
+    pub recent_sign_in: Duration,
     /// Per-origin values worked out once (request URL base, `/providers` body).
     pub sites: crate::site::Sites,
 }
@@ -334,6 +337,7 @@ pub struct AuthConfigBuilder {
     jwt_revocation: bool,
     #[cfg(feature = "two-factor")]
     two_factor: Option<crate::two_factor::TwoFactorOptions>,
+    recent_sign_in: Duration,
     session_update_age: Duration,
     max_body_bytes: usize,
     max_cookie_header_bytes: usize,
@@ -377,6 +381,7 @@ impl Default for AuthConfigBuilder {
             jwt_revocation: false,
             #[cfg(feature = "two-factor")]
             two_factor: None,
+            recent_sign_in: Duration::from_secs(10 * 60),
             session_update_age: Duration::from_secs(24 * 60 * 60),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_cookie_header_bytes: DEFAULT_MAX_COOKIE_HEADER_BYTES,
@@ -663,6 +668,17 @@ impl AuthConfigBuilder {
     #[cfg(feature = "two-factor")]
     pub fn two_factor(mut self, options: crate::two_factor::TwoFactorOptions) -> Self {
         self.two_factor = Some(options);
+        self
+    }
+
+    /// How recent the sign-in of a session must be for a sensitive change (default 10
+    /// minutes): adding or removing a passkey, TOTP enrolment and removal, new recovery
+    /// codes, linking or unlinking a provider, revoking an app's access, deleting the
+    /// account ([`SensitiveOperation`](crate::account::SensitiveOperation)). A user with a
+    /// second factor must also have proven it at that sign-in. Older sessions are refused
+    /// with `ReauthenticationRequired` and sign in again first.
+    pub fn recent_sign_in(mut self, window: Duration) -> Self {
+        self.recent_sign_in = window;
         self
     }
 
@@ -1160,6 +1176,7 @@ impl AuthConfigBuilder {
                 jwt_revocation,
                 #[cfg(feature = "two-factor")]
                 two_factor: self.two_factor,
+                recent_sign_in: self.recent_sign_in,
                 sites: Default::default(),
             }),
         })

@@ -161,6 +161,22 @@ pub enum AuthError {
         /// What was refused (no code, secret or user data).
         message: &'static str,
     },
+    /// A user without a second factor may not enrol one at this sign-in
+    /// ([`FirstEnrolment`](crate::two_factor::FirstEnrolment)): sign in with the email link,
+    /// or an operator enrols it (authcore's own; not an Auth.js type).
+    #[error("TwoFactorEnrolment: {message}")]
+    TwoFactorEnrolment {
+        /// What the configuration asks for instead.
+        message: &'static str,
+    },
+    /// A sensitive change from a session whose sign-in is not recent enough, or did not
+    /// prove the user's second factor (authcore's own; not an Auth.js type): sign in again
+    /// and come back ([`crate::account::SensitiveOperation`]).
+    #[error("ReauthenticationRequired: {operation} needs a recent sign-in")]
+    ReauthenticationRequired {
+        /// The operation refused ([`crate::account::SensitiveOperation::name`]).
+        operation: &'static str,
+    },
     /// The provider's `profile()` mapping failed (logged only).
     #[error("Failed to map the profile of provider {provider}")]
     OAuthProfileParseError {
@@ -261,6 +277,8 @@ impl AuthError {
             AuthError::OAuthProfileParseError { .. } => "OAuthProfileParseError",
             AuthError::RateLimited { .. } => "RateLimited",
             AuthError::TwoFactor { .. } => "TwoFactorError",
+            AuthError::ReauthenticationRequired { .. } => "ReauthenticationRequired",
+            AuthError::TwoFactorEnrolment { .. } => "TwoFactorEnrolment",
         }
     }
 
@@ -273,7 +291,9 @@ impl AuthError {
             | AuthError::OAuthAccountNotLinked { .. }
             | AuthError::AccountNotLinked { .. }
             | AuthError::RateLimited { .. }
-            | AuthError::TwoFactor { .. } => ErrorKind::SignIn,
+            | AuthError::TwoFactor { .. }
+            | AuthError::ReauthenticationRequired { .. }
+            | AuthError::TwoFactorEnrolment { .. } => ErrorKind::SignIn,
             _ => ErrorKind::Error,
         }
     }
@@ -292,6 +312,8 @@ impl AuthError {
                 | AuthError::Verification { .. }
                 | AuthError::RateLimited { .. }
                 | AuthError::TwoFactor { .. }
+                | AuthError::ReauthenticationRequired { .. }
+                | AuthError::TwoFactorEnrolment { .. }
         )
     }
 

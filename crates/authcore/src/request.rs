@@ -243,7 +243,10 @@ pub struct ClientAddr(pub std::net::IpAddr);
 
 /// The client address: the peer, or behind trusted proxies the right-most
 /// `X-Forwarded-For` entry that is not one (an unparsable entry stops the walk there).
-fn client_addr(config: &ConfigInner, parts: &http::request::Parts) -> Option<std::net::IpAddr> {
+pub(crate) fn client_addr(
+    config: &ConfigInner,
+    parts: &http::request::Parts,
+) -> Option<std::net::IpAddr> {
     let peer = parts.extensions.get::<ClientAddr>()?.0.to_canonical();
     let trusted = |ip: &std::net::IpAddr| config.trusted_proxies.iter().any(|n| n.contains(ip));
     if !trusted(&peer) {

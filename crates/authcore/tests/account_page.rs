@@ -371,7 +371,36 @@ async fn two_factor_from_the_page() {
     let html = r.text();
     assert_eq!(html.matches("<li><code>").count(), 10, "{html}");
     assert!(app.auth.two_factor_status(&app.user_id).await.unwrap().totp);
-    // New recovery codes and turning it off ask for a current code.
+    // Enrolled, the password's session changes no more, and the page says how to go on.
+    let r = change(
+        &app,
+        &cookie,
+        "recovery-codes",
+        &[("code", &totp_code_at(&secret, unix_now()))],
+    )
+    .await;
+    let html = r.text();
+    assert!(
+        html.contains("This change needs a recent sign-in"),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"<a href="https://authjs.test/auth/signin?callbackUrl=https%3A%2F%2Fauthjs.test%2Fauth%2Faccount">Sign in again</a>"#),
+        "{html}"
+    );
+    assert_eq!(html.matches("<li><code>").count(), 0, "{html}");
+    // Signed in again with both factors: new recovery codes and turning it off ask for a
+    // current code.
+    let (session, _) = session_of(
+        &app.auth,
+        &app.db,
+        &app.user_id,
+        std::time::Duration::ZERO,
+        &["pwd", "otp", "mfa"],
+    )
+    .await;
+    let (csrf, _) = csrf_pair();
+    let cookie = format!("{session}; {csrf}");
     let r = change(&app, &cookie, "recovery-codes", &[("code", "nope")]).await;
     assert!(r.text().contains("That code did not work."));
     let r = change(
@@ -410,7 +439,7 @@ async fn deleting_the_account_needs_a_recent_sign_in() {
     let (csrf, _) = csrf_pair();
     let stale = format!("{old}; {csrf}");
     let r = change(&app, &stale, "delete", &[("confirm", "yes")]).await;
-    assert!(r.text().contains("This needs a recent sign-in"));
+    assert!(r.text().contains("This change needs a recent sign-in"));
     assert!(app.db.get_user(&app.user_id).await.unwrap().is_some());
 
     // A database session made now: deleted, signed out, sent home.

@@ -76,9 +76,10 @@ async fn enrol_by_email(
     email: &str,
 ) -> (authcore::adapter::AdapterUser, String) {
     let user = db.get_user_by_email(email).await.unwrap().unwrap();
-    let e = auth.start_totp_enrolment(&user.id).await.unwrap();
+    let me = fresh_session(auth, db, &user.id).await;
+    let e = auth.start_totp_enrolment(&me).await.unwrap();
     // The code of the previous step: the current one stays free for the sign-in.
-    auth.confirm_totp(&user.id, &totp_code_at(&e.secret, unix_now() - 30))
+    auth.confirm_totp(&me, &totp_code_at(&e.secret, unix_now() - 30))
         .await
         .unwrap();
     (user, e.secret)
@@ -86,14 +87,28 @@ async fn enrol_by_email(
 
 /// Enrols TOTP for the app's user through the API; the secret and the recovery codes.
 async fn enrol(app: &App) -> (String, Vec<String>) {
-    let e = app.auth.start_totp_enrolment(&app.user_id).await.unwrap();
+    let me = fresh_session(&app.auth, &app.db, &app.user_id).await;
+    let e = app.auth.start_totp_enrolment(&me).await.unwrap();
     // The code of the previous step: the current one stays free for the sign-in.
     let codes = app
         .auth
-        .confirm_totp(&app.user_id, &totp_code_at(&e.secret, unix_now() - 30))
+        .confirm_totp(&me, &totp_code_at(&e.secret, unix_now() - 30))
         .await
         .unwrap();
     (e.secret, codes)
+}
+
+/// A session of the app's user that signed in just now with both factors.
+async fn mfa_session(app: &App) -> authcore::account::CurrentSession {
+    session_of(
+        &app.auth,
+        &app.db,
+        &app.user_id,
+        Duration::ZERO,
+        &["pwd", "otp", "mfa"],
+    )
+    .await
+    .1
 }
 
 /// The browser's cookies: the CSRF pair's cookie and what responses set.
@@ -324,15 +339,14 @@ async fn recovery_codes_work_once_and_are_an_event() {
     assert_eq!(error_param(&r).as_deref(), Some("TwoFactorError"));
     assert_no_session(&r, &b);
     // Regenerating voids the old set (and needs a current code).
+    let me = mfa_session(&app).await;
     assert!(matches!(
-        app.auth
-            .regenerate_recovery_codes(&app.user_id, "123")
-            .await,
+        app.auth.regenerate_recovery_codes(&me, "123").await,
         Err(authcore::account::AccountError::InvalidCode)
     ));
     let fresh = app
         .auth
-        .regenerate_recovery_codes(&app.user_id, &recovery[0])
+        .regenerate_recovery_codes(&me, &recovery[0])
         .await
         .unwrap();
     let mut b = at_second_step(&app).await;
@@ -370,9 +384,10 @@ async fn guessing_locks_the_user_whatever_the_browser() {
     assert!(r.headers.contains_key("retry-after"));
     assert_no_session(&r, &b);
     // The account routes' fresh-factor checks count against the same lock.
+    let me = mfa_session(&app).await;
     assert!(matches!(
         app.auth
-            .disable_totp(&app.user_id, &totp_code_at(&secret, unix_now()))
+            .disable_totp(&me, &totp_code_at(&secret, unix_now()))
             .await,
         Err(authcore::account::AccountError::TooManyAttempts { .. })
     ));
@@ -519,6 +534,11 @@ async fn database_sessions_open_only_after_the_second_step() {
     })
     .await;
     let (secret, _) = enrol(&app).await;
+    // Without the session the enrolment was made from.
+    app.db
+        .delete_sessions_by_user_id(&app.user_id, None)
+        .await
+        .unwrap();
     let mut b = at_second_step(&app).await;
     assert!(
         app.db
@@ -654,8 +674,26 @@ async fn account_routes_enrol_and_disable_with_a_fresh_factor() {
     let (s, v) = account(&app, &b, ConfirmTotp, first).await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["recoveryCodes"].as_array().unwrap().len(), 10);
-    // Enrolled: starting again is refused; disabling asks for a current code.
+    // Enrolled, the session that only proved the password changes nothing more, even with a
+    // current code: the user has a second factor, and this sign-in did not prove it.
     let start = json!({ "csrfToken": csrf });
+    let current = json!({ "csrfToken": csrf, "code": totp_code_at(&secret, unix_now()) });
+    for (route, body) in [(StartTotp, &start), (DisableTotp, &current)] {
+        assert_eq!(
+            refusal(&app, &b, route, body.clone()).await,
+            (401, "ReauthenticationRequired".into()),
+            "{route:?}"
+        );
+    }
+    assert!(app.auth.two_factor_status(&app.user_id).await.unwrap().totp);
+    // Signed in again with both factors: starting again is refused; disabling asks for a
+    // current code.
+    let mut b = at_second_step(&app).await;
+    let r = b.code(&app.auth, &totp_code_at(&secret, unix_now())).await;
+    assert!(r.cookie(SESSION_COOKIE).is_some(), "{:?}", r.location());
+    let csrf = b.csrf_token.clone();
+    let start = json!({ "csrfToken": csrf });
+    let wrong = json!({ "csrfToken": csrf, "code": "000000" });
     assert_eq!(
         refusal(&app, &b, StartTotp, start).await,
         (409, "AlreadyEnrolled".into())
@@ -665,7 +703,7 @@ async fn account_routes_enrol_and_disable_with_a_fresh_factor() {
         (400, "InvalidCode".into())
     );
     assert!(app.auth.two_factor_status(&app.user_id).await.unwrap().totp);
-    let current = json!({ "csrfToken": csrf, "code": totp_code_at(&secret, unix_now()) });
+    let current = json!({ "csrfToken": csrf, "code": totp_code_at(&secret, unix_now() + 30) });
     let (s, v) = account(&app, &b, DisableTotp, current).await;
     assert_eq!((s, &v["totp"]), (200, &json!(false)), "{v}");
     // Signed out: 401.

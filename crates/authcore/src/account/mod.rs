@@ -4,17 +4,23 @@
 //! it while the session cookie is present links it (Auth.js `handleLoginOrRegister` in
 //! `lib/actions/callback/handle-login.ts`).
 //!
-//! Every function takes the user id of the session (`session.user.id` from a session
-//! callback, or the `sub` of the JWT): authorising the caller is the host's job. The same
-//! functions as JSON routes for the request's own user, CSRF-checked: [`AccountRoute`] and
+//! The reads take the user id of the session (`session.user.id` from a session callback,
+//! or the `sub` of the JWT): authorising the caller is the host's job. The sensitive
+//! changes ([`SensitiveOperation`]) take the [`CurrentSession`] of the request instead
+//! ([`Auth::current_session`]), and refuse it unless its sign-in is recent
+//! ([`AccountError::ReauthenticationRequired`]). The same functions as JSON routes for the request's own user, CSRF-checked: [`AccountRoute`] and
 //! [`Auth::handle_account`], mounted by the framework integrations.
 //!
 //! ```
-//! # async fn demo(auth: authcore::Auth, user_id: &str) -> Result<(), authcore::account::AccountError> {
-//! let methods = auth.sign_in_methods(user_id).await?;
+//! # async fn demo(auth: authcore::Auth, req: http::Request<()>) -> Result<(), authcore::account::AccountError> {
+//! let Some(me) = auth.current_session(req.uri(), req.headers()).await else {
+//!     return Ok(()); // signed out
+//! };
+//! let methods = auth.sign_in_methods(&me.user_id).await?;
 //! if let Some(github) = methods.accounts.iter().find(|a| a.provider == "github") {
-//!     // Refused with `LastSignInMethod` when it is the only way left.
-//!     auth.unlink_account(user_id, &github.provider, &github.provider_account_id).await?;
+//!     // Refused with `ReauthenticationRequired` unless `me` signed in recently, and with
+//!     // `LastSignInMethod` when it is the only way left.
+//!     auth.unlink_account(&me, &github.provider, &github.provider_account_id).await?;
 //! }
 //! # Ok(()) }
 //! ```
@@ -28,7 +34,7 @@ pub use routes::AccountRoute;
 use crate::actions::account as ops;
 pub use crate::actions::account::{
     AccountError, AppInfo, CurrentSession, LinkedAccount, MAX_PASSKEY_NAME_CHARS, Passkey,
-    SessionInfo, SignInMethods,
+    SensitiveOperation, SessionInfo, SignInMethods,
 };
 use crate::handler::Auth;
 
@@ -146,25 +152,27 @@ impl Auth {
         ops::sign_in_methods(&self.config().inner, user_id).await
     }
 
-    /// Unlinks one of the user's provider accounts; refused when it is the user's last way
-    /// to sign in ([`SignInMethods::count`]).
+    /// Unlinks one of the signed-in user's provider accounts; refused when it is the
+    /// user's last way to sign in ([`SignInMethods::count`]), and unless `me` signed in
+    /// recently ([`SensitiveOperation::UnlinkProvider`]).
     pub async fn unlink_account(
         &self,
-        user_id: &str,
+        me: &CurrentSession,
         provider: &str,
         provider_account_id: &str,
     ) -> Result<(), AccountError> {
-        ops::unlink_account(&self.config().inner, user_id, provider, provider_account_id).await
+        ops::unlink_account(&self.config().inner, me, provider, provider_account_id).await
     }
 
-    /// Deletes one of the user's passkeys (the authenticator and the account the passkey
-    /// provider linked for it); refused when it is the user's last way to sign in.
+    /// Deletes one of the signed-in user's passkeys (the authenticator and the account the
+    /// passkey provider linked for it); refused when it is the user's last way to sign in,
+    /// and unless `me` signed in recently ([`SensitiveOperation::RemovePasskey`]).
     pub async fn delete_passkey(
         &self,
-        user_id: &str,
+        me: &CurrentSession,
         credential_id: &str,
     ) -> Result<(), AccountError> {
-        ops::delete_passkey(&self.config().inner, user_id, credential_id).await
+        ops::delete_passkey(&self.config().inner, me, credential_id).await
     }
 
     /// Names one of the user's passkeys (trimmed; an empty name clears it).
@@ -183,21 +191,23 @@ impl Auth {
         ops::apps(&self.config().inner, user_id).await
     }
 
-    /// Revokes the user's access for application `client_id` ([`AppInfo::client_id`]): the
-    /// consent is forgotten and the tokens the application holds for the user are void
-    /// from their next use (refresh, userinfo, introspection). [`AccountError::NotFound`]
-    /// when the user has no access for it.
+    /// Revokes the signed-in user's access for application `client_id`
+    /// ([`AppInfo::client_id`]): the consent is forgotten and the tokens the application
+    /// holds for the user are void from their next use (refresh, userinfo, introspection).
+    /// [`AccountError::NotFound`] when the user has no access for it; refused unless `me`
+    /// signed in recently ([`SensitiveOperation::RevokeAppAccess`]).
     pub async fn revoke_app_access(
         &self,
-        user_id: &str,
+        me: &CurrentSession,
         client_id: &str,
     ) -> Result<(), AccountError> {
-        ops::revoke_app(&self.config().inner, user_id, client_id).await
+        ops::revoke_app(&self.config().inner, me, client_id).await
     }
 
-    /// Deletes the user with their accounts, sessions, passkeys and unused magic links
-    /// (one transaction on the SQL adapters).
-    pub async fn delete_user(&self, user_id: &str) -> Result<(), AccountError> {
-        ops::delete_user(&self.config().inner, user_id).await
+    /// Deletes the signed-in user with their accounts, sessions, passkeys and unused magic
+    /// links (one transaction on the SQL adapters); refused unless `me` signed in recently
+    /// ([`SensitiveOperation::DeleteAccount`]).
+    pub async fn delete_user(&self, me: &CurrentSession) -> Result<(), AccountError> {
+        ops::delete_user(&self.config().inner, me).await
     }
 }

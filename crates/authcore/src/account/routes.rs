@@ -17,13 +17,17 @@
 //! | `GET /account/apps` | — | the applications with access (`clientId`, `name`, `scopes`, `grantedAt`, `lastGrantedAt`) |
 //! | `POST /account/apps/revoke` | `{csrfToken, clientId}` | the applications left; the revoked one's tokens are void |
 //! | `GET /account/two-factor` | — | the user's second factors (`totp`, `recoveryCodesLeft`, `passkeys`) |
-//! | `POST /account/two-factor/totp` | `{csrfToken}` | a TOTP enrolment (`secret`, `uri`, `qrSvg`); needs a sign-in of the last 10 minutes |
+//! | `POST /account/two-factor/totp` | `{csrfToken}` | a TOTP enrolment (`secret`, `uri`, `qrSvg`), bound to this session |
 //! | `POST /account/two-factor/totp/confirm` | `{csrfToken, code}` | `{recoveryCodes}` (shown once): TOTP is on |
 //! | `POST /account/two-factor/recovery-codes` | `{csrfToken, code}` | `{recoveryCodes}`: a new set, the old one void |
 //! | `POST /account/two-factor/totp/disable` | `{csrfToken, code}` | the second factors left |
 //!
-//! The two-factor changes after enrolment ask for a current code (`code`: TOTP or recovery
-//! code), counted against the user's second-step attempts.
+//! The sensitive changes ([`SensitiveOperation`](super::SensitiveOperation): unlink, delete
+//! a passkey, delete the account, revoke an app, every two-factor change) need a recent
+//! sign-in that, for a user with a second factor, proved it; else `401
+//! ReauthenticationRequired`. The two-factor changes after enrolment also ask for a current
+//! code (`code`: TOTP or recovery code). Every code is counted against the user's and the
+//! client's second-step attempts, and every change against the per-client request limit.
 //!
 //! Errors are JSON `{"error": <code>}`: `400 InvalidRequest` (a body that is not the JSON
 //! above; `InvalidName`: a passkey name over 64 characters), `401 SessionRequired` (signed
@@ -245,9 +249,34 @@ struct AccountRequest<'a> {
     uri: http::Uri,
     headers: http::HeaderMap,
     body: Bytes,
+    /// The client's address (through trusted proxies), for the per-client limits.
+    client: Option<String>,
 }
 
 impl AccountRequest<'_> {
+    /// Runs a code check as one attempt of the client under the second step's per-client
+    /// limit (the per-user one is counted by the check): given back when it succeeds.
+    #[cfg(feature = "two-factor")]
+    async fn per_client<T>(
+        &self,
+        check: impl Future<Output = Result<T, AccountError>>,
+    ) -> Result<T, AccountError> {
+        use crate::actions::limits::{self, Limit};
+        let c = &*self.auth.config().inner;
+        if let Some(client) = &self.client {
+            limits::count(c, Limit::SecondFactorPerClient, client)
+                .await
+                .map_err(|retry_after| AccountError::TooManyAttempts { retry_after })?;
+        }
+        let result = check.await;
+        if result.is_ok()
+            && let Some(client) = &self.client
+        {
+            limits::give_back(c, Limit::SecondFactorPerClient, client).await;
+        }
+        result
+    }
+
     /// The signed-in user and session of a read.
     async fn reader(&self) -> Result<CurrentSession, Refusal> {
         self.auth
@@ -296,13 +325,13 @@ impl AccountRequest<'_> {
             AccountRoute::Methods => self.methods_of(&self.reader().await?.user_id).await,
             AccountRoute::Unlink => {
                 let (f, me) = self.change::<UnlinkFields>().await?;
-                auth.unlink_account(&me.user_id, &f.provider, &f.provider_account_id)
+                auth.unlink_account(&me, &f.provider, &f.provider_account_id)
                     .await?;
                 self.methods_of(&me.user_id).await
             }
             AccountRoute::DeletePasskey => {
                 let (f, me) = self.change::<PasskeyFields>().await?;
-                auth.delete_passkey(&me.user_id, &f.credential_id).await?;
+                auth.delete_passkey(&me, &f.credential_id).await?;
                 self.methods_of(&me.user_id).await
             }
             AccountRoute::RenamePasskey => {
@@ -313,7 +342,7 @@ impl AccountRequest<'_> {
             }
             AccountRoute::DeleteUser => {
                 let (NoFields {}, me) = self.change().await?;
-                auth.delete_user(&me.user_id).await?;
+                auth.delete_user(&me).await?;
                 Ok(json_response(StatusCode::OK, &json!({})))
             }
             AccountRoute::Sessions => self.sessions_of(&self.reader().await?).await,
@@ -335,7 +364,7 @@ impl AccountRequest<'_> {
             }
             AccountRoute::RevokeApp => {
                 let (f, me) = self.change::<AppFields>().await?;
-                auth.revoke_app_access(&me.user_id, &f.client_id).await?;
+                auth.revoke_app_access(&me, &f.client_id).await?;
                 let apps = auth.apps_with_access(&me.user_id).await?;
                 Ok(json_response(StatusCode::OK, &apps))
             }
@@ -348,8 +377,7 @@ impl AccountRequest<'_> {
             #[cfg(feature = "two-factor")]
             AccountRoute::StartTotp => {
                 let (NoFields {}, me) = self.change().await?;
-                auth.require_fresh_sign_in(&me).await?;
-                let e = auth.start_totp_enrolment(&me.user_id).await?;
+                let e = auth.start_totp_enrolment(&me).await?;
                 Ok(json_response(
                     StatusCode::OK,
                     &json!({ "secret": e.secret, "uri": e.uri, "qrSvg": e.qr_svg }),
@@ -358,7 +386,7 @@ impl AccountRequest<'_> {
             #[cfg(feature = "two-factor")]
             AccountRoute::ConfirmTotp => {
                 let (f, me) = self.change::<CodeFields>().await?;
-                let codes = auth.confirm_totp(&me.user_id, &f.code).await?;
+                let codes = self.per_client(auth.confirm_totp(&me, &f.code)).await?;
                 Ok(json_response(
                     StatusCode::OK,
                     &json!({ "recoveryCodes": codes }),
@@ -367,7 +395,9 @@ impl AccountRequest<'_> {
             #[cfg(feature = "two-factor")]
             AccountRoute::RegenerateRecoveryCodes => {
                 let (f, me) = self.change::<CodeFields>().await?;
-                let codes = auth.regenerate_recovery_codes(&me.user_id, &f.code).await?;
+                let codes = self
+                    .per_client(auth.regenerate_recovery_codes(&me, &f.code))
+                    .await?;
                 Ok(json_response(
                     StatusCode::OK,
                     &json!({ "recoveryCodes": codes }),
@@ -376,7 +406,7 @@ impl AccountRequest<'_> {
             #[cfg(feature = "two-factor")]
             AccountRoute::DisableTotp => {
                 let (f, me) = self.change::<CodeFields>().await?;
-                auth.disable_totp(&me.user_id, &f.code).await?;
+                self.per_client(auth.disable_totp(&me, &f.code)).await?;
                 let status = auth.two_factor_status(&me.user_id).await?;
                 Ok(json_response(StatusCode::OK, &status))
             }
@@ -410,6 +440,24 @@ impl Auth {
             return refuse(Refusal(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed"));
         }
         let (parts, body) = req.into_parts();
+        let c = &*self.config().inner;
+        let client = crate::request::client_addr(c, &parts).map(|ip| ip.to_string());
+        // Changes count under the per-client request limit, as the actions' POSTs do.
+        if route.method() == Method::POST
+            && let Some(client) = &client
+            && let Err(retry_after) = crate::actions::limits::count(
+                c,
+                crate::actions::limits::Limit::RequestsPerClient,
+                client,
+            )
+            .await
+        {
+            let mut r = refuse(Refusal(StatusCode::TOO_MANY_REQUESTS, "RateLimited"));
+            if let Ok(v) = HeaderValue::from_str(&retry_after.as_secs().max(1).to_string()) {
+                r.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            return r;
+        }
         let body = if route.method() == Method::POST {
             let limit = self.config().inner.max_body_bytes;
             match Limited::new(body, limit).collect().await {
@@ -427,6 +475,7 @@ impl Auth {
             uri: parts.uri,
             headers: parts.headers,
             body,
+            client,
         };
         request.answer(route).await.unwrap_or_else(refuse)
     }

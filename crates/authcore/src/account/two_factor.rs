@@ -1,14 +1,10 @@
 //! Second factors of a signed-in user ([`crate::two_factor`]): their state, TOTP enrolment
-//! and its confirmation, new recovery codes, TOTP disabled. Like the other account
-//! functions these take the user id of the session; the account routes call them for the
-//! request's own user.
-
-use std::time::Duration;
+//! and its confirmation, new recovery codes, TOTP disabled. Like the other sensitive
+//! changes these take the [`CurrentSession`] of the request; the account routes call them
+//! for the request's own user.
 
 use super::{AccountError, CurrentSession};
-use crate::actions::two_factor::checks;
-use crate::adapter::Adapter;
-use crate::config::ConfigInner;
+use crate::actions::two_factor::{changes, checks};
 use crate::handler::Auth;
 use crate::two_factor::{TotpEnrolment, TwoFactorError, TwoFactorStatus};
 
@@ -28,78 +24,83 @@ impl From<TwoFactorError> for AccountError {
 }
 
 impl Auth {
-    fn two_factor_store(&self) -> Result<(&ConfigInner, &dyn Adapter), AccountError> {
-        let c = &*self.config().inner;
-        if c.two_factor.is_none() {
-            return Err(AccountError::TwoFactorOff);
-        }
-        let adapter = c.adapter.as_deref().ok_or(AccountError::NoAdapter)?;
-        Ok((c, adapter))
-    }
-
-    /// Refuses a change (TOTP enrolment) to a session whose sign-in is older than
-    /// [`TwoFactorOptions::fresh_sign_in`](crate::two_factor::TwoFactorOptions::fresh_sign_in),
-    /// or of unknown age: with a stolen session alone, nobody can enrol an authenticator of
-    /// their own.
-    pub async fn require_fresh_sign_in(
-        &self,
-        session: &CurrentSession,
-    ) -> Result<(), AccountError> {
-        let (config, _) = self.two_factor_store()?;
-        let fresh = config
-            .two_factor
-            .as_ref()
-            .map_or(Duration::ZERO, |t| t.fresh_sign_in);
-        crate::actions::account::require_fresh(session, fresh)
-    }
-
     /// The user's second factors.
     pub async fn two_factor_status(&self, user_id: &str) -> Result<TwoFactorStatus, AccountError> {
-        let (_, adapter) = self.two_factor_store()?;
+        let adapter = changes::store(&self.config().inner)?;
         Ok(checks::status(adapter, user_id).await?)
     }
 
-    /// Starts TOTP enrolment: a secret, stored sealed and unconfirmed (the one of an
-    /// unfinished enrolment, or a fresh one), and what the user's app needs (QR code,
+    /// Starts TOTP enrolment for the signed-in user: a secret, stored sealed, unconfirmed
+    /// and bound to this session (the one this session started earlier, or a fresh one that
+    /// replaces any other unconfirmed secret), and what the user's app needs (QR code,
     /// secret, URI). Refused while a confirmed secret is enrolled
-    /// ([`AccountError::AlreadyEnrolled`]: disable it first).
-    pub async fn start_totp_enrolment(&self, user_id: &str) -> Result<TotpEnrolment, AccountError> {
-        let (config, adapter) = self.two_factor_store()?;
-        let user = adapter
-            .get_user(user_id)
-            .await?
-            .ok_or(AccountError::NotFound)?;
-        let label = user.email.as_deref().unwrap_or(user_id);
-        Ok(checks::pending_enrolment(config, adapter, user_id, label).await?)
+    /// ([`AccountError::AlreadyEnrolled`]: disable it first), and unless `me` signed in
+    /// recently ([`SensitiveOperation::StartTotp`](super::SensitiveOperation::StartTotp)).
+    pub async fn start_totp_enrolment(
+        &self,
+        me: &CurrentSession,
+    ) -> Result<TotpEnrolment, AccountError> {
+        changes::start(&self.config().inner, me).await
     }
 
-    /// Confirms the TOTP secret of [`Auth::start_totp_enrolment`] with a first valid code
-    /// and answers a fresh set of ten recovery codes (show them once: only their hashes are
-    /// kept). A wrong code: [`AccountError::InvalidCode`].
+    /// Confirms the TOTP secret this session started ([`Auth::start_totp_enrolment`]) with a
+    /// first valid code and answers a fresh set of ten recovery codes (show them once: only
+    /// their hashes are kept). A wrong code: [`AccountError::InvalidCode`], counted against
+    /// the user's second-step attempts; refused unless `me` signed in recently
+    /// ([`SensitiveOperation::ConfirmTotp`](super::SensitiveOperation::ConfirmTotp)).
     pub async fn confirm_totp(
         &self,
-        user_id: &str,
+        me: &CurrentSession,
         code: &str,
     ) -> Result<Vec<String>, AccountError> {
-        let (config, adapter) = self.two_factor_store()?;
-        Ok(checks::confirm(config, adapter, user_id, code).await?)
+        changes::confirm(&self.config().inner, me, code).await
     }
 
     /// A fresh set of recovery codes, voiding the old one; asks for a current second factor
-    /// (`proof`: a TOTP code or an unused recovery code).
+    /// (`proof`: a TOTP code or an unused recovery code) and a recent sign-in of `me`
+    /// ([`SensitiveOperation::RegenerateRecoveryCodes`](super::SensitiveOperation::RegenerateRecoveryCodes)).
     pub async fn regenerate_recovery_codes(
         &self,
-        user_id: &str,
+        me: &CurrentSession,
         proof: &str,
     ) -> Result<Vec<String>, AccountError> {
-        let (config, adapter) = self.two_factor_store()?;
-        Ok(checks::regenerate(config, adapter, user_id, proof).await?)
+        changes::regenerate(&self.config().inner, me, proof).await
     }
 
     /// Removes the user's TOTP secret and recovery codes; asks for a current second factor
-    /// (`proof`: a TOTP code or an unused recovery code). Passkeys stay.
-    pub async fn disable_totp(&self, user_id: &str, proof: &str) -> Result<(), AccountError> {
-        let (config, adapter) = self.two_factor_store()?;
-        Ok(checks::disable(config, adapter, user_id, proof).await?)
+    /// (`proof`: a TOTP code or an unused recovery code) and a recent sign-in of `me`
+    /// ([`SensitiveOperation::DisableTotp`](super::SensitiveOperation::DisableTotp)). Passkeys stay.
+    pub async fn disable_totp(&self, me: &CurrentSession, proof: &str) -> Result<(), AccountError> {
+        changes::disable(&self.config().inner, me, proof).await
+    }
+
+    /// Enrols a TOTP secret for user `user_id` as an operator does (the first enrolment of
+    /// [`FirstEnrolment::Operator`]): confirmed at once, replacing any earlier one, with a
+    /// fresh set of recovery codes. Hand the enrolment (QR code, secret) and the codes to
+    /// the user out of band. No session is asked for: authorising the operator is the
+    /// host's job.
+    ///
+    /// [`FirstEnrolment::Operator`]: crate::two_factor::FirstEnrolment::Operator
+    pub async fn enrol_totp_for_user(
+        &self,
+        user_id: &str,
+    ) -> Result<(TotpEnrolment, Vec<String>), AccountError> {
+        let config = &*self.config().inner;
+        let adapter = changes::store(config)?;
+        let label = changes::label(adapter, user_id).await?;
+        let secret = crate::two_factor::totp::new_secret().to_vec();
+        let enrolment =
+            crate::two_factor::totp::enrolment(&secret, &config.two_factor_issuer(), &label)
+                .map_err(|e| AccountError::Sealing(e.to_string()))?;
+        let codes = checks::store_confirmed(config, adapter, user_id, secret).await?;
+        tracing::info!(user = %user_id, "two-factor: TOTP enrolled by an operator");
+        checks::emit(config, user_id, "totpEnrolled").await;
+        crate::actions::notify::security_change(
+            config,
+            user_id,
+            crate::actions::notify::SecurityChange::TotpEnrolled,
+        )
+        .await;
+        Ok((enrolment, codes))
     }
 }

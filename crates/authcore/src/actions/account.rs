@@ -4,6 +4,9 @@
 
 use serde::Serialize;
 
+use super::notify::{SecurityChange, security_change};
+pub use super::sensitive::SensitiveOperation;
+use super::sensitive::require_recent_sign_in;
 use crate::adapter::{Adapter, AdapterError};
 use crate::config::ConfigInner;
 use crate::providers::Provider;
@@ -86,17 +89,39 @@ pub struct SessionInfo {
     pub current: bool,
 }
 
-/// The signed-in user of a request, for account and session management.
+/// The signed-in user of a request, for account and session management: what
+/// [`Auth::current_session`](crate::Auth::current_session) reads from the session cookie,
+/// and what the sensitive changes take as proof of a recent sign-in (a host cannot make one
+/// up: it comes from a request's session only).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CurrentSession {
     /// The user's id.
     pub user_id: String,
     /// The database session's [`SessionInfo::id`], or with JWT sessions the `sid` the
     /// revocation list gives them (`None` without it).
     pub session_id: Option<String>,
-    /// When the user signed in (seconds since the epoch): the JWT's `auth_time` (written
-    /// with second factors on), or the database session's creation; `None` when unknown.
+    /// When the user signed in (seconds since the epoch): the JWT's `auth_time`, or the
+    /// database session's recorded sign-in (else its creation); `None` when unknown.
     pub auth_time: Option<i64>,
+    /// How the user signed in (RFC 8176 `amr` values: `pwd`, `otp`, `hwk`, `user`, `mfa`
+    /// when a second factor was proven); empty when unknown.
+    pub amr: Vec<String>,
+}
+
+impl CurrentSession {
+    /// Whether the sign-in proved a second factor (`mfa` among [`CurrentSession::amr`]).
+    pub fn proved_second_factor(&self) -> bool {
+        self.amr.iter().any(|m| m == "mfa")
+    }
+
+    /// What binds a pending TOTP enrolment to this session: its id, else its sign-in.
+    pub(crate) fn binding(&self) -> String {
+        match (&self.session_id, self.auth_time) {
+            (Some(id), _) => format!("session:{id}"),
+            (None, at) => format!("sign-in:{}:{}", self.user_id, at.unwrap_or_default()),
+        }
+    }
 }
 
 /// The longest passkey name [`Auth::rename_passkey`](crate::Auth::rename_passkey) accepts (in characters).
@@ -170,8 +195,8 @@ pub enum AccountError {
         /// When the user may try again.
         retry_after: std::time::Duration,
     },
-    /// The change needs a recent sign-in (TOTP enrolment of a user without a second
-    /// factor): sign in again.
+    /// The change needs a recent sign-in, which for a user with a second factor proved it
+    /// ([`SensitiveOperation`]): sign in again.
     #[error("this change needs a recent sign-in")]
     ReauthenticationRequired,
     /// A TOTP secret could not be sealed or opened (the auth secret that sealed it is no
@@ -199,24 +224,18 @@ pub(crate) async fn current_session(
                 return None;
             }
             let id = session_id(&stored);
-            // The session's creation, where the adapter records it (session activity).
-            let auth_time = if adapter.supports(crate::adapter::AdapterMethod::ListSessionsByUserId)
-            {
-                adapter
-                    .list_sessions_by_user_id(&user.id)
-                    .await
-                    .ok()?
-                    .into_iter()
-                    .find(|a| a.session.session_token == *stored)
-                    .and_then(|a| a.created_at)
-                    .map(time::OffsetDateTime::unix_timestamp)
-            } else {
-                None
+            let (auth_time, amr) = match adapter.get_session_sign_in(&stored).await {
+                Ok(Some(info)) => (info.auth_time, info.amr),
+                Ok(None) | Err(AdapterError::Unsupported(_)) => {
+                    (created_at(&**adapter, &user.id, &stored).await?, Vec::new())
+                }
+                Err(_) => return None,
             };
             Some(CurrentSession {
                 user_id: user.id,
                 session_id: Some(id),
                 auth_time,
+                amr,
             })
         }
         _ => {
@@ -237,9 +256,34 @@ pub(crate) async fn current_session(
                     .and_then(|v| v.as_str())
                     .map(str::to_owned),
                 auth_time: claims.get("auth_time").and_then(serde_json::Value::as_i64),
+                amr: claims
+                    .get("amr")
+                    .and_then(serde_json::Value::as_array)
+                    .map(|list| {
+                        list.iter()
+                            .filter_map(|m| m.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             })
         }
     }
+}
+
+/// The creation of database session `stored` of the user, where the adapter records it
+/// (session activity): the sign-in time of sessions whose sign-in was not recorded.
+/// `None` (the outer) when the adapter failed.
+async fn created_at(adapter: &dyn Adapter, user_id: &str, stored: &str) -> Option<Option<i64>> {
+    if !adapter.supports(crate::adapter::AdapterMethod::ListSessionsByUserId) {
+        return Some(None);
+    }
+    let list = adapter.list_sessions_by_user_id(user_id).await.ok()?;
+    Some(
+        list.into_iter()
+            .find(|a| a.session.session_token == *stored)
+            .and_then(|a| a.created_at)
+            .map(time::OffsetDateTime::unix_timestamp),
+    )
 }
 
 /// The adapter, for session management (database sessions only).
@@ -374,9 +418,11 @@ pub(crate) async fn apps(c: &ConfigInner, user_id: &str) -> Result<Vec<AppInfo>,
 /// every token the application holds for the user (access, ID and refresh tokens) is void.
 pub(crate) async fn revoke_app(
     c: &ConfigInner,
-    user_id: &str,
+    me: &CurrentSession,
     client_id: &str,
 ) -> Result<(), AccountError> {
+    require_recent_sign_in(c, me, SensitiveOperation::RevokeAppAccess).await?;
+    let user_id = me.user_id.as_str();
     let adapter = adapter(c)?;
     if !adapter.supports(crate::adapter::AdapterMethod::RevokeAppAccess) {
         return Err(AccountError::NotFound);
@@ -451,10 +497,12 @@ pub(crate) async fn sign_in_methods(
 /// to sign in ([`SignInMethods::count`]).
 pub(crate) async fn unlink_account(
     c: &ConfigInner,
-    user_id: &str,
+    me: &CurrentSession,
     provider: &str,
     provider_account_id: &str,
 ) -> Result<(), AccountError> {
+    require_recent_sign_in(c, me, SensitiveOperation::UnlinkProvider).await?;
+    let user_id = me.user_id.as_str();
     let methods = sign_in_methods(c, user_id).await?;
     let account = methods
         .accounts
@@ -475,9 +523,11 @@ pub(crate) async fn unlink_account(
 /// provider linked for it); refused when it is the user's last way to sign in.
 pub(crate) async fn delete_passkey(
     c: &ConfigInner,
-    user_id: &str,
+    me: &CurrentSession,
     credential_id: &str,
 ) -> Result<(), AccountError> {
+    require_recent_sign_in(c, me, SensitiveOperation::RemovePasskey).await?;
+    let user_id = me.user_id.as_str();
     let methods = sign_in_methods(c, user_id).await?;
     if !methods
         .passkeys
@@ -502,6 +552,7 @@ pub(crate) async fn delete_passkey(
             }
         }
     }
+    security_change(c, user_id, SecurityChange::PasskeyRemoved).await;
     Ok(())
 }
 
@@ -531,25 +582,12 @@ pub(crate) async fn rename_passkey(
 
 /// Deletes the user with their accounts, sessions, passkeys and unused magic links
 /// (one transaction on the SQL adapters).
-pub(crate) async fn delete_user(c: &ConfigInner, user_id: &str) -> Result<(), AccountError> {
-    adapter(c)?.delete_user(user_id).await?;
-    sessions_ended(c, user_id, &[], true).await;
+pub(crate) async fn delete_user(c: &ConfigInner, me: &CurrentSession) -> Result<(), AccountError> {
+    require_recent_sign_in(c, me, SensitiveOperation::DeleteAccount).await?;
+    adapter(c)?.delete_user(&me.user_id).await?;
+    sessions_ended(c, &me.user_id, &[], true).await;
+    security_change(c, &me.user_id, SecurityChange::AccountDeleted).await;
     Ok(())
-}
-
-/// Refuses a session whose sign-in is older than `window`, or of unknown age
-/// ([`AccountError::ReauthenticationRequired`]): changes a stolen session alone must not
-/// make.
-pub(crate) fn require_fresh(
-    session: &CurrentSession,
-    window: std::time::Duration,
-) -> Result<(), AccountError> {
-    let window = i64::try_from(window.as_secs()).unwrap_or(i64::MAX);
-    let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    match session.auth_time {
-        Some(at) if now.saturating_sub(at) <= window => Ok(()),
-        _ => Err(AccountError::ReauthenticationRequired),
-    }
 }
 
 /// How the account page names the user: the email, else the name, else the id.

@@ -5,8 +5,6 @@
 //! ([`super::account`], [`super::two_factor::checks`]); a signed-out visitor is sent to
 //! sign in and back. Answers are never cached.
 
-use std::time::Duration;
-
 use super::Ctx;
 use super::account::{self as ops, AccountError, CurrentSession};
 use super::pages::PageState;
@@ -14,10 +12,6 @@ use crate::cookies::{SessionCookieStore, encode_uri_component};
 use crate::error::AuthError;
 use crate::response::RawResponse;
 use crate::types::ProviderType;
-
-/// How recent a sign-in must be to delete the account (and, without second factors'
-/// own setting, to enrol one).
-const FRESH_SIGN_IN: Duration = Duration::from_secs(10 * 60);
 
 /// What the page shows above its sections after a change (fixed texts by key: nothing
 /// from the request is echoed).
@@ -47,7 +41,7 @@ fn error_text(e: &AccountError) -> &'static str {
         AccountError::AlreadyEnrolled => "An authenticator app is set up already.",
         AccountError::NotEnrolled => "Set up an authenticator app first.",
         AccountError::ReauthenticationRequired => {
-            "This needs a recent sign-in: sign out, sign in again and come back."
+            "This change needs a recent sign-in: sign in again, then make it."
         }
         AccountError::NoDatabaseSessions => "Sessions are listed with database sessions only.",
         _ => "That did not work. Please try again later.",
@@ -177,7 +171,7 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     let outcome: Result<Next, AccountError> = async {
         Ok(match field("op") {
             "unlink" => {
-                ops::unlink_account(c, user, field("provider"), field("providerAccountId")).await?;
+                ops::unlink_account(c, &me, field("provider"), field("providerAccountId")).await?;
                 Next::Notice("unlinked")
             }
             "passkey-rename" => {
@@ -185,7 +179,7 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
                 Next::Notice("passkey-renamed")
             }
             "passkey-delete" => {
-                ops::delete_passkey(c, user, field("credentialID")).await?;
+                ops::delete_passkey(c, &me, field("credentialID")).await?;
                 Next::Notice("passkey-deleted")
             }
             "session-revoke" => {
@@ -197,7 +191,7 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
                 Next::Notice("others-revoked")
             }
             "app-revoke" => {
-                ops::revoke_app(c, user, field("clientId")).await?;
+                ops::revoke_app(c, &me, field("clientId")).await?;
                 Next::Notice("app-revoked")
             }
             "delete" if field("confirm") != "yes" => Next::Page(PageState {
@@ -226,8 +220,17 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         Err(e @ AccountError::Adapter(_)) => Err(account_failure(e)),
         Err(e) => {
             tracing::warn!(user = %user, error = %e, "account page: change refused");
+            // A way to sign in again (with the second factor) and come back here.
+            let reauthenticate = matches!(e, AccountError::ReauthenticationRequired).then(|| {
+                format!(
+                    "{}?callbackUrl={}",
+                    ctx.auth_url("/signin"),
+                    encode_uri_component(&ctx.auth_url("/account"))
+                )
+            });
             let state = PageState {
                 error: Some(error_text(&e)),
+                reauthenticate,
                 ..PageState::default()
             };
             render(ctx, &me, state).await
@@ -238,15 +241,16 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
 /// Deletes the account of a recent sign-in, clears the session cookie and goes to the
 /// site's home.
 async fn delete(ctx: &Ctx<'_>, me: &CurrentSession) -> Result<RawResponse, AccountError> {
-    ops::require_fresh(me, FRESH_SIGN_IN)?;
-    ops::delete_user(ctx.config, &me.user_id).await?;
+    ops::delete_user(ctx.config, me).await?;
     tracing::info!(user = %me.user_id, "account deleted from the account page");
     let mut r = RawResponse::redirect(ctx.req.origin().to_owned());
     r.cookies = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies).clean();
     Ok(r)
 }
 
-/// A second-factor change and what the page shows after it.
+/// A second-factor change and what the page shows after it: each is a sensitive operation
+/// (checked by the operation itself), each code counted against the client's second-step
+/// attempts as well as the user's.
 #[cfg(feature = "two-factor")]
 async fn two_factor_change(
     ctx: &Ctx<'_>,
@@ -254,32 +258,44 @@ async fn two_factor_change(
     op: &str,
     code: &str,
 ) -> Result<Next, AccountError> {
-    use super::two_factor::checks;
+    use super::limits::Limit;
+    use super::two_factor::changes;
     let c = ctx.config;
-    let options = c.two_factor.as_ref().ok_or(AccountError::TwoFactorOff)?;
-    let adapter = c.adapter.as_deref().ok_or(AccountError::NoAdapter)?;
-    let user = me.user_id.as_str();
-    let state = match op {
-        "totp-start" => {
-            ops::require_fresh(me, options.fresh_sign_in)?;
-            let label = ops::display_name(c, user).await;
-            PageState {
-                enrolment: Some(checks::pending_enrolment(c, adapter, user, &label).await?),
-                ..PageState::default()
+    if op == "totp-start" {
+        return Ok(Next::Page(PageState {
+            enrolment: Some(changes::start(c, me).await?),
+            ..PageState::default()
+        }));
+    }
+    ctx.count_attempt(Limit::SecondFactorPerClient, None)
+        .await
+        .map_err(|e| match e {
+            AuthError::RateLimited { retry_after, .. } => {
+                AccountError::TooManyAttempts { retry_after }
             }
-        }
-        "totp-confirm" => PageState {
-            recovery_codes: Some(checks::confirm(c, adapter, user, code).await?),
-            ..PageState::default()
-        },
-        "recovery-codes" => PageState {
-            recovery_codes: Some(checks::regenerate(c, adapter, user, code).await?),
-            ..PageState::default()
-        },
-        _ => {
-            checks::disable(c, adapter, user, code).await?;
-            return Ok(Next::Notice("totp-off"));
-        }
+            _ => AccountError::TooManyAttempts {
+                retry_after: std::time::Duration::from_secs(60),
+            },
+        })?;
+    let next = match op {
+        "totp-confirm" => changes::confirm(c, me, code).await.map(|codes| {
+            Next::Page(PageState {
+                recovery_codes: Some(codes),
+                ..PageState::default()
+            })
+        }),
+        "recovery-codes" => changes::regenerate(c, me, code).await.map(|codes| {
+            Next::Page(PageState {
+                recovery_codes: Some(codes),
+                ..PageState::default()
+            })
+        }),
+        _ => changes::disable(c, me, code)
+            .await
+            .map(|()| Next::Notice("totp-off")),
     };
-    Ok(Next::Page(state))
+    if next.is_ok() {
+        ctx.give_back(Limit::SecondFactorPerClient, None).await;
+    }
+    next
 }

@@ -89,15 +89,11 @@ async fn jwt_session_cookies(
             account.refresh_token.as_deref(),
         );
     }
-    #[cfg(feature = "two-factor")]
-    if config.two_factor.is_some() {
-        // How and when the user signed in (OIDC Core §2 `amr` / `auth_time`), for step-up
-        // checks.
-        token.insert("amr".into(), auth.amr.clone().into());
-        token.insert("auth_time".into(), auth.auth_time.into());
-    }
-    #[cfg(not(feature = "two-factor"))]
-    let _ = auth;
+    // How and when the user signed in (OIDC Core §2 `amr` / `auth_time`), for step-up
+    // checks and the recent sign-in that sensitive changes need (beyond Auth.js, whose
+    // tokens carry neither; it ignores them).
+    token.insert("amr".into(), auth.amr.clone().into());
+    token.insert("auth_time".into(), auth.auth_time.into());
     if config.jwt_revocation {
         // A session id and sign-in time that later reads keep (the revocation list).
         token.insert("sid".into(), crate::random::uuid_v4().into());
@@ -374,17 +370,11 @@ pub(crate) async fn new_session(
         .await?;
     ctx.record_session_activity(adapter, &session.session_token)
         .await;
+    // How the user signed in, for step-up checks and sensitive changes (the JWT strategy
+    // keeps it in claims).
+    record_sign_in(ctx, adapter, &session.session_token, auth).await;
     #[cfg(feature = "two-factor")]
     if ctx.config.two_factor.is_some() {
-        // How the user signed in, for step-up checks (the JWT strategy keeps it in claims).
-        // Not recorded, the session shows no step-up: logged, the sign-in goes on.
-        let sign_in = crate::SignInInfo::new(auth.amr.clone(), Some(auth.auth_time));
-        if let Err(e) = adapter
-            .record_session_sign_in(&session.session_token, &sign_in)
-            .await
-        {
-            ctx.log_error(&AuthError::AdapterError { source: e });
-        }
         // A step-up replaces the browser's earlier session, whose cookie this one's
         // overwrites.
         let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
@@ -400,6 +390,22 @@ pub(crate) async fn new_session(
     let _ = auth;
     session.session_token = token;
     Ok(Some(session))
+}
+
+/// Records how the user of database session `stored` (its stored form) signed in. Not
+/// recorded (an adapter without it, a failure: logged), the session's age is its
+/// creation's and it shows no second factor; the sign-in goes on.
+pub(crate) async fn record_sign_in(
+    ctx: &Ctx<'_>,
+    adapter: &dyn crate::adapter::Adapter,
+    stored: &str,
+    auth: &SignInAuth,
+) {
+    let sign_in = crate::SignInInfo::new(auth.amr.clone(), Some(auth.auth_time));
+    match adapter.record_session_sign_in(stored, &sign_in).await {
+        Ok(()) | Err(crate::adapter::AdapterError::Unsupported(_)) => {}
+        Err(e) => ctx.log_error(&AuthError::AdapterError { source: e }),
+    }
 }
 
 /// The cookie carrying a database session token.

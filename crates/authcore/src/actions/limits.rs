@@ -93,21 +93,23 @@ fn key(config: &ConfigInner, limit: Limit, subject: &str) -> Option<(String, Rat
     ))
 }
 
-/// Counts an attempt of `subject` (a user id) under a second-factor limit outside a
-/// request's action (the account routes' fresh-factor checks): `Err(retry_after)` when it
-/// is over. A failing store lets it through (and logs).
-#[cfg(feature = "two-factor")]
-pub(crate) async fn count_user_attempt(
+/// Counts an attempt of `subject` (a user id, a client address) under `limit` outside a
+/// request's action (the account routes' code checks and their per-client limit):
+/// `Err(retry_after)` when it is over. A failing store lets it through (and logs).
+pub(crate) async fn count(
     config: &ConfigInner,
+    limit: Limit,
     subject: &str,
 ) -> Result<(), Duration> {
-    let limit = Limit::SecondFactorPerUser;
     let (Some(store), Some((key, rule))) = (limit.store(config), key(config, limit, subject))
     else {
         return Ok(());
     };
     match store.count(&key, &rule).await {
-        Ok(Some(left)) => Err(left),
+        Ok(Some(left)) => {
+            crate::telemetry::rate_limited(limit.name());
+            Err(left)
+        }
         Ok(None) => Ok(()),
         Err(e) => {
             tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
@@ -116,12 +118,19 @@ pub(crate) async fn count_user_attempt(
     }
 }
 
-/// Forgets `subject`'s second-factor count (a success).
-#[cfg(feature = "two-factor")]
-pub(crate) async fn reset_user_attempts(config: &ConfigInner, subject: &str) {
-    let limit = Limit::SecondFactorPerUser;
+/// Forgets `subject`'s count under `limit` (a success).
+pub(crate) async fn reset(config: &ConfigInner, limit: Limit, subject: &str) {
     if let (Some(store), Some((key, _))) = (limit.store(config), key(config, limit, subject))
         && let Err(e) = store.reset(&key).await
+    {
+        tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
+    }
+}
+
+/// Gives back an attempt of `subject` counted by [`count`] that turned out not to count.
+pub(crate) async fn give_back(config: &ConfigInner, limit: Limit, subject: &str) {
+    if let (Some(store), Some((key, _))) = (limit.store(config), key(config, limit, subject))
+        && let Err(e) = store.give_back(&key).await
     {
         tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");
     }

@@ -38,6 +38,8 @@ pub(crate) struct LinkView {
 pub(crate) struct PageState {
     pub notice: Option<&'static str>,
     pub error: Option<&'static str>,
+    /// Where to sign in again and come back, when a change needs a recent sign-in.
+    pub reauthenticate: Option<String>,
     #[cfg(feature = "two-factor")]
     pub enrolment: Option<crate::two_factor::TotpEnrolment>,
     pub recovery_codes: Option<Vec<String>>,

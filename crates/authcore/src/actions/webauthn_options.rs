@@ -149,6 +149,23 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<RawResponse, AuthE
         Some(c) => c,
         None => return Ok(bad_request("Invalid request")),
     };
+    // A passkey added to a signed-in user's account is a sensitive change: only from a
+    // recent sign-in (the registration's callback checks it again).
+    if ceremony == Ceremony::Register
+        && let Some(user) = info.user.as_ref().filter(|_| logged_in)
+    {
+        match crate::actions::sensitive::require_for_action(
+            ctx,
+            &user.id,
+            crate::actions::account::SensitiveOperation::AddPasskey,
+        )
+        .await
+        {
+            Ok(()) => {}
+            Err(AuthError::ReauthenticationRequired { .. }) => return Ok(reauthenticate(ctx)),
+            Err(e) => return Err(e),
+        }
+    }
     let rp = webauthn::relying_party(p, ctx.req.url.site.base())
         .map_err(|e| e.into_auth_error(&p.id))?;
     let user_id = info.user.as_ref().map(|u| u.id.clone());
@@ -197,6 +214,23 @@ pub(crate) async fn webauthn_options(ctx: &Ctx<'_>) -> Result<RawResponse, AuthE
     let mut r = RawResponse::json(json!({ "action": ceremony.as_str(), "options": options }));
     r.cookies.push(challenge);
     Ok(r)
+}
+
+/// The answer to a passkey registration from a session that is not recent: `401` with
+/// `ReauthenticationRequired` and where to sign in again and come back.
+fn reauthenticate(ctx: &Ctx<'_>) -> RawResponse {
+    let url = format!(
+        "{}?callbackUrl={}",
+        ctx.auth_url("/signin"),
+        crate::cookies::encode_uri_component(&ctx.callback_url)
+    );
+    let mut r = RawResponse::json(json!({
+        "error": "ReauthenticationRequired",
+        "message": "Adding a passkey needs a recent sign-in: sign in again first.",
+        "url": url,
+    }));
+    r.status = Some(StatusCode::UNAUTHORIZED);
+    r
 }
 
 fn bad_request(error: &str) -> RawResponse {

@@ -64,9 +64,27 @@ pub struct TwoFactorOptions {
     pub attempts_per_user: RateLimit,
     /// Failed second-step attempts per client address (default 20 in 15 minutes).
     pub attempts_per_client: RateLimit,
-    /// How recent a sign-in must be for TOTP enrolment from the account routes (default 10
-    /// minutes); the later changes ask for a current code instead.
-    pub fresh_sign_in: Duration,
+    /// Who may enrol a user's first second factor when the policy requires one (default:
+    /// whoever holds the first factor at that moment).
+    pub first_enrolment: FirstEnrolment,
+}
+
+/// Who may enrol a user's first second factor at sign-in, when
+/// [`TwoFactorPolicy::Required`] asks a user without one to enrol before the session opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum FirstEnrolment {
+    /// Whoever passed the first factor (a password, a magic link, a provider) at that
+    /// moment: someone holding only a phished password can enrol an authenticator of their
+    /// own before the user does.
+    #[default]
+    FirstFactor,
+    /// Only a sign-in through a magic link to the user's verified address: a password alone
+    /// never enrols. A user who signs in otherwise is asked to sign in with the link first.
+    EmailLink,
+    /// Only an operator ([`Auth::enrol_totp_for_user`](crate::Auth::enrol_totp_for_user)):
+    /// a user without a second factor cannot finish a sign-in.
+    Operator,
 }
 
 impl Default for TwoFactorOptions {
@@ -78,7 +96,7 @@ impl Default for TwoFactorOptions {
             step_max_age: Duration::from_secs(5 * 60),
             attempts_per_user: RateLimit::new(5, quarter),
             attempts_per_client: RateLimit::new(20, quarter),
-            fresh_sign_in: Duration::from_secs(10 * 60),
+            first_enrolment: FirstEnrolment::FirstFactor,
         }
     }
 }
@@ -101,6 +119,12 @@ impl TwoFactorOptions {
     /// Sets [`TwoFactorOptions::step_max_age`].
     pub fn step_max_age(mut self, max_age: Duration) -> Self {
         self.step_max_age = max_age;
+        self
+    }
+
+    /// Sets [`TwoFactorOptions::first_enrolment`].
+    pub fn first_enrolment(mut self, who: FirstEnrolment) -> Self {
+        self.first_enrolment = who;
         self
     }
 
@@ -128,6 +152,10 @@ pub struct TwoFactorStatus {
 /// The HKDF salt of sealed TOTP secrets (a purpose of its own: no session token, check
 /// cookie or state decrypts as a secret, nor the other way round).
 pub(crate) const TOTP_SECRET_SALT: &str = "authcore.two-factor.totp-secret";
+
+/// The HKDF salt of unconfirmed TOTP secrets, sealed with what their enrolment is bound
+/// to: neither kind opens as the other.
+pub(crate) const TOTP_PENDING_SALT: &str = "authcore.two-factor.totp-pending";
 
 /// How long a used TOTP step stays refused: past the end of the tolerance window.
 pub(crate) const USED_STEP_TTL: Duration = Duration::from_secs(3 * totp::STEP_SECS + 30);

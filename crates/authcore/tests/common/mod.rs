@@ -466,3 +466,54 @@ pub fn totp_secret_in_page(html: &str) -> String {
         .unwrap()
         .to_owned()
 }
+
+/// A session of `user_id` whose sign-in was `age` ago with the methods `amr` (`mfa` for a
+/// proven second factor): its cookie header and what `Auth::current_session` reads from
+/// it. A JWT, or with database sessions a stored session whose recorded sign-in is aged.
+pub async fn session_of(
+    auth: &Auth,
+    db: &dyn authcore::adapter::Adapter,
+    user_id: &str,
+    age: std::time::Duration,
+    amr: &[&str],
+) -> (String, authcore::account::CurrentSession) {
+    let auth_time = time::OffsetDateTime::now_utc().unix_timestamp() - age.as_secs() as i64;
+    let cookie = if auth.config().session_strategy() == authcore::SessionStrategy::Database {
+        let token = format!("session-{user_id}-{auth_time}-{}", amr.join("-"));
+        db.create_session(authcore::adapter::AdapterSession {
+            session_token: token.clone(),
+            user_id: user_id.to_owned(),
+            expires: time::OffsetDateTime::now_utc() + time::Duration::hours(1),
+        })
+        .await
+        .unwrap();
+        let amr = amr.iter().map(|m| (*m).to_owned()).collect();
+        db.record_session_sign_in(&token, &authcore::SignInInfo::new(amr, Some(auth_time)))
+            .await
+            .unwrap();
+        format!("{SESSION_COOKIE}={token}")
+    } else {
+        session_cookie(
+            auth,
+            serde_json::json!({ "sub": user_id, "auth_time": auth_time, "amr": amr }),
+        )
+    };
+    let mut headers = HeaderMap::new();
+    headers.insert(http::header::COOKIE, cookie.parse().unwrap());
+    let me = auth
+        .current_session(&url("/auth/session").parse().unwrap(), &headers)
+        .await
+        .expect("the session reads back");
+    (cookie, me)
+}
+
+/// A session of `user_id` that signed in with a password just now.
+pub async fn fresh_session(
+    auth: &Auth,
+    db: &dyn authcore::adapter::Adapter,
+    user_id: &str,
+) -> authcore::account::CurrentSession {
+    session_of(auth, db, user_id, std::time::Duration::ZERO, &["pwd"])
+        .await
+        .1
+}

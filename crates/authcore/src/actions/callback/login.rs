@@ -5,6 +5,7 @@
 use time::OffsetDateTime;
 
 use crate::actions::Ctx;
+use crate::actions::account::SensitiveOperation;
 use crate::adapter::{Adapter, AdapterSession, AdapterUser, NewUser};
 use crate::config::SessionStrategy;
 use crate::cookies::SessionCookieStore;
@@ -144,8 +145,14 @@ pub(crate) async fn account_login(
         };
     }
 
-    // A new account: link it to the signed-in user, or to a new (or email-matched) user.
+    // A new account: link it to the signed-in user (a sensitive change: the session must be
+    // recent), or to a new (or email-matched) user.
     if let Some(c) = current {
+        let operation = match rules {
+            AccountRules::OAuth { .. } => SensitiveOperation::LinkProvider,
+            AccountRules::WebAuthn => SensitiveOperation::AddPasskey,
+        };
+        crate::actions::sensitive::require_for_action(ctx, &c.id, operation).await?;
         account.user_id = Some(c.id.clone());
         adapter.link_account(account.clone()).await?;
         let user = User::from(&c);
@@ -153,6 +160,15 @@ pub(crate) async fn account_login(
             "linkAccount",
             events.link_account(&user, account, profile).await,
         );
+        // A passkey's notice follows once its authenticator is stored.
+        if operation == SensitiveOperation::LinkProvider {
+            crate::actions::notify::security_change(
+                ctx.config,
+                &c.id,
+                crate::actions::notify::SecurityChange::ProviderLinked,
+            )
+            .await;
+        }
         return Ok(Login {
             user,
             is_new_user: false,

@@ -119,7 +119,15 @@ pub(crate) async fn finish_sign_in(
         }
     }
     let opened = match current {
-        Some(_) => None,
+        // The session stays, as in Auth.js, but this sign-in is its newest: a sign-in again
+        // before a sensitive change counts.
+        Some(session) => {
+            if let Some(adapter) = &ctx.config.adapter {
+                let stored = ctx.config.stored_session_token(&session.session_token);
+                crate::actions::completion::record_sign_in(ctx, &**adapter, &stored, &auth).await;
+            }
+            None
+        }
         None => open_session(ctx, signed_in.user, &auth).await?,
     };
     complete_sign_in(

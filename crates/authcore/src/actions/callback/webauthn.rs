@@ -62,6 +62,16 @@ async fn register(
     let user = challenge
         .register_data
         .ok_or_else(|| invalid("Missing user registration data in WebAuthn challenge cookie"))?;
+    // A passkey for a signed-in user's account: that user's session, signed in recently
+    // (checked when the options were made, and again now).
+    if let Some(id) = &user.id {
+        crate::actions::sensitive::require_for_action(
+            ctx,
+            id,
+            crate::actions::account::SensitiveOperation::AddPasskey,
+        )
+        .await?;
+    }
     // A challenge for a new account made before the configuration required proof of the
     // address is refused as its options would be now.
     if user.id.is_none() && sign_up_needs_proof(ctx.config) {
@@ -172,6 +182,16 @@ async fn sign_in(
                 tracing::error!(error = %e, "could not remove the account of a refused passkey");
             }
             return Err(e.into());
+        }
+        if !result.is_new_user
+            && let Some(id) = &result.user.id
+        {
+            crate::actions::notify::security_change(
+                ctx.config,
+                id,
+                crate::actions::notify::SecurityChange::PasskeyAdded,
+            )
+            .await;
         }
     }
     // `finish_sign_in` opens the session last, so that every refused step above leaves

@@ -233,6 +233,7 @@ struct AccountTemplate<'a> {
     csrf_token: &'a str,
     notice: Option<&'static str>,
     error: Option<&'static str>,
+    reauthenticate: Option<&'a str>,
     recovery_codes: Option<&'a [String]>,
     accounts: &'a [crate::actions::account::LinkedAccount],
     email: Option<&'a str>,
@@ -310,6 +311,13 @@ fn signin_error_message(error: &str) -> &'static str {
         "RateLimited" => "Too many attempts. Please wait a few minutes before you try again.",
         "TwoFactorError" => {
             "The two-factor step expired or was begun elsewhere. Please sign in again."
+        }
+        "TwoFactorEnrolment" => {
+            "Your account needs a second factor first: sign in with the email link to set one \
+             up, or ask your administrator."
+        }
+        "ReauthenticationRequired" => {
+            "This change needs a recent sign-in. Please sign in again to confirm it is you."
         }
         _ => "Unable to sign in.",
     }
@@ -623,6 +631,7 @@ pub(crate) fn render_account_page(
         csrf_token: v.csrf_token,
         notice: v.state.notice,
         error: v.state.error,
+        reauthenticate: v.state.reauthenticate.as_deref(),
         recovery_codes: v.state.recovery_codes.as_deref(),
         accounts: v.accounts,
         email: v.email,

@@ -7,8 +7,8 @@ use time::OffsetDateTime;
 use crate::adapter::{Adapter, AdapterMethod, TwoFactor};
 use crate::config::ConfigInner;
 use crate::two_factor::{
-    SecondFactor, TOTP_SECRET_SALT, TotpEnrolment, TwoFactorError, TwoFactorStatus, USED_STEP_TTL,
-    recovery, totp, unix_now,
+    SecondFactor, TOTP_PENDING_SALT, TOTP_SECRET_SALT, TotpEnrolment, TwoFactorError,
+    TwoFactorStatus, USED_STEP_TTL, recovery, totp, unix_now,
 };
 
 /// The user's second factors, as the adapter knows them.
@@ -44,22 +44,53 @@ pub(crate) async fn emit(config: &ConfigInner, user_id: &str, action: &'static s
     }
 }
 
-/// The enrolment of the user's unconfirmed secret, stored at an earlier visit, or of a
-/// new one (stored sealed); `label` names the account in the app.
+/// SHA-256 of what an unconfirmed secret is bound to: the sign-in attempt (second step) or
+/// the session (account routes) that started the enrolment.
+fn binding_hash(binding: &str) -> [u8; 32] {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(binding.as_bytes()).into()
+}
+
+/// The unconfirmed secret of `stored` if `binding` started it: sealed under its own salt
+/// with the binding's hash before the secret. An unconfirmed secret of another attempt or
+/// session (or sealed otherwise) is `None`: it is never shown or confirmed here.
+fn open_pending_secret(config: &ConfigInner, stored: &TwoFactor, binding: &str) -> Option<Vec<u8>> {
+    let opened = config
+        .codec
+        .open_bytes(&stored.totp_secret, TOTP_PENDING_SALT)
+        .ok()?;
+    let (bound, secret) = opened.split_at_checked(32)?;
+    use subtle::ConstantTimeEq as _;
+    bool::from(bound.ct_eq(&binding_hash(binding))).then(|| secret.to_vec())
+}
+
+/// The enrolment of the user's unconfirmed secret when `binding` (the sign-in attempt or
+/// session asking) started it, else of a new one that replaces any other unconfirmed
+/// secret (stored sealed and bound to `binding`): a secret someone else started is never
+/// shown here. `label` names the account in the app.
 pub(crate) async fn pending_enrolment(
     config: &ConfigInner,
     adapter: &dyn Adapter,
     user_id: &str,
     label: &str,
+    binding: &str,
 ) -> Result<TotpEnrolment, TwoFactorError> {
-    let secret = match adapter.get_two_factor(user_id).await? {
-        Some(t) if t.totp_confirmed_at.is_some() => return Err(TwoFactorError::AlreadyEnrolled),
-        Some(t) => open_totp_secret(config, &t.totp_secret)?,
+    let stored = adapter.get_two_factor(user_id).await?;
+    if stored
+        .as_ref()
+        .is_some_and(|t| t.totp_confirmed_at.is_some())
+    {
+        return Err(TwoFactorError::AlreadyEnrolled);
+    }
+    let secret = match stored.and_then(|t| open_pending_secret(config, &t, binding)) {
+        Some(secret) => secret,
         None => {
             let secret = totp::new_secret().to_vec();
+            let mut sealed = binding_hash(binding).to_vec();
+            sealed.extend_from_slice(&secret);
             let sealed = config
                 .codec
-                .seal_bytes(secret.clone(), TOTP_SECRET_SALT)
+                .seal_bytes(sealed, TOTP_PENDING_SALT)
                 .map_err(|e| TwoFactorError::Sealing(e.to_string()))?;
             adapter
                 .set_two_factor(TwoFactor {
@@ -75,32 +106,62 @@ pub(crate) async fn pending_enrolment(
         .map_err(|e| TwoFactorError::Sealing(e.to_string()))
 }
 
-/// Confirms the user's unconfirmed secret with a first valid code (used up) and makes the
-/// recovery codes, answered once.
+/// Confirms the user's unconfirmed secret that `binding` started with a first valid code
+/// (used up), stores it as the user's second factor and makes the recovery codes, answered
+/// once. A secret another attempt or session started is [`TwoFactorError::NotEnrolled`].
 pub(crate) async fn confirm(
     config: &ConfigInner,
     adapter: &dyn Adapter,
     user_id: &str,
     code: &str,
+    binding: &str,
 ) -> Result<Vec<String>, TwoFactorError> {
-    let mut stored = adapter
+    let stored = adapter
         .get_two_factor(user_id)
         .await?
         .ok_or(TwoFactorError::NotEnrolled)?;
     if stored.totp_confirmed_at.is_some() {
         return Err(TwoFactorError::AlreadyEnrolled);
     }
-    let secret = open_totp_secret(config, &stored.totp_secret)?;
+    let secret =
+        open_pending_secret(config, &stored, binding).ok_or(TwoFactorError::NotEnrolled)?;
     let step = totp::check(&secret, code, unix_now()).ok_or(TwoFactorError::InvalidCode)?;
     if !first_use_of_step(config, user_id, step).await {
         return Err(TwoFactorError::InvalidCode);
     }
-    stored.totp_confirmed_at = Some(OffsetDateTime::now_utc());
-    let (codes, hashes) = recovery::generate();
-    adapter.replace_recovery_codes(user_id, &hashes).await?;
-    adapter.set_two_factor(stored).await?;
+    let codes = store_confirmed(config, adapter, user_id, secret).await?;
     tracing::info!(user = %user_id, "two-factor: TOTP enrolled");
     emit(config, user_id, "totpEnrolled").await;
+    crate::actions::notify::security_change(
+        config,
+        user_id,
+        crate::actions::notify::SecurityChange::TotpEnrolled,
+    )
+    .await;
+    Ok(codes)
+}
+
+/// Stores `secret` as the user's confirmed TOTP secret (sealed) with a fresh set of
+/// recovery codes, answered once.
+pub(crate) async fn store_confirmed(
+    config: &ConfigInner,
+    adapter: &dyn Adapter,
+    user_id: &str,
+    secret: Vec<u8>,
+) -> Result<Vec<String>, TwoFactorError> {
+    let sealed = config
+        .codec
+        .seal_bytes(secret, TOTP_SECRET_SALT)
+        .map_err(|e| TwoFactorError::Sealing(e.to_string()))?;
+    let (codes, hashes) = recovery::generate();
+    adapter.replace_recovery_codes(user_id, &hashes).await?;
+    adapter
+        .set_two_factor(TwoFactor {
+            user_id: user_id.to_owned(),
+            totp_secret: sealed,
+            totp_confirmed_at: Some(OffsetDateTime::now_utc()),
+        })
+        .await?;
     Ok(codes)
 }
 
@@ -118,16 +179,32 @@ async fn verify_fresh_factor(
         .await?
         .filter(|t| t.totp_confirmed_at.is_some())
         .ok_or(TwoFactorError::NotEnrolled)?;
-    super::super::limits::count_user_attempt(config, user_id)
+    counted(config, user_id, async {
+        match verify_code(config, adapter, &stored, proof).await? {
+            Some(_) => Ok(()),
+            None => Err(TwoFactorError::InvalidCode),
+        }
+    })
+    .await
+}
+
+/// Runs `check` as one attempt of the user under the second step's per-user limit
+/// (counted before it, so that parallel guesses count one by one; the count forgotten on
+/// success).
+pub(crate) async fn counted<T>(
+    config: &ConfigInner,
+    user_id: &str,
+    check: impl Future<Output = Result<T, TwoFactorError>>,
+) -> Result<T, TwoFactorError> {
+    use crate::actions::limits::{self, Limit};
+    limits::count(config, Limit::SecondFactorPerUser, user_id)
         .await
         .map_err(|retry_after| TwoFactorError::TooManyAttempts { retry_after })?;
-    match verify_code(config, adapter, &stored, proof).await? {
-        Some(_) => {
-            super::super::limits::reset_user_attempts(config, user_id).await;
-            Ok(())
-        }
-        None => Err(TwoFactorError::InvalidCode),
+    let result = check.await;
+    if result.is_ok() {
+        limits::reset(config, Limit::SecondFactorPerUser, user_id).await;
     }
+    result
 }
 
 /// A fresh set of recovery codes, voiding the old one, after a current code (`proof`).
@@ -142,6 +219,12 @@ pub(crate) async fn regenerate(
     adapter.replace_recovery_codes(user_id, &hashes).await?;
     tracing::info!(user = %user_id, "two-factor: recovery codes regenerated");
     emit(config, user_id, "recoveryCodesRegenerated").await;
+    crate::actions::notify::security_change(
+        config,
+        user_id,
+        crate::actions::notify::SecurityChange::RecoveryCodesRenewed,
+    )
+    .await;
     Ok(codes)
 }
 
@@ -156,6 +239,12 @@ pub(crate) async fn disable(
     adapter.delete_two_factor(user_id).await?;
     tracing::info!(user = %user_id, "two-factor: TOTP disabled");
     emit(config, user_id, "totpDisabled").await;
+    crate::actions::notify::security_change(
+        config,
+        user_id,
+        crate::actions::notify::SecurityChange::TotpDisabled,
+    )
+    .await;
     Ok(())
 }
 

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 use time::OffsetDateTime;
 
+pub(crate) mod changes;
 pub(crate) mod checks;
 
 use checks::{confirm, pending_enrolment, verify_code};
@@ -24,7 +25,7 @@ use crate::adapter::Adapter;
 use crate::cookies::{SessionCookieStore, SetCookie};
 use crate::error::AuthError;
 use crate::response::RawResponse;
-use crate::two_factor::{SecondFactor, TwoFactorError, TwoFactorPolicy};
+use crate::two_factor::{FirstEnrolment, SecondFactor, TwoFactorError, TwoFactorPolicy};
 use crate::types::{Account, JsonObject, Profile, User};
 
 /// A sign-in waiting for its second factor.
@@ -54,6 +55,11 @@ struct Pending {
 impl Pending {
     fn user_id(&self) -> &str {
         self.user.id.as_deref().unwrap_or_default()
+    }
+
+    /// What binds the secret of an enrolment at this sign-in: the attempt itself.
+    fn binding(&self) -> String {
+        format!("sign-in-attempt:{}", self.once)
     }
 
     fn signed_in(&self) -> SignedIn<'_> {
@@ -132,6 +138,9 @@ pub(crate) async fn second_step(
         (false, TwoFactorPolicy::Required) => true,
         (false, TwoFactorPolicy::Optional) => return Ok(None),
     };
+    if enrol {
+        may_enrol(options.first_enrolment, first, user_id)?;
+    }
     // Held for a code, the user may prove the second factor with a passkey instead (not
     // while enrolling: the policy asks for the authenticator app and its recovery codes).
     let passkey = if enrol {
@@ -176,6 +185,24 @@ pub(crate) async fn second_step(
         .extend(SessionCookieStore::new(spec, &ctx.req.cookies).write(&sealed, expires));
     tracing::info!(user = %user_id, enrol, "two-factor: second step asked for");
     Ok(Some(resp))
+}
+
+/// Whether a user without a second factor may enrol one at a sign-in with `first`: who may
+/// is the configuration's choice ([`FirstEnrolment`]).
+fn may_enrol(who: FirstEnrolment, first: FirstFactor, user_id: &str) -> Result<(), AuthError> {
+    let refused = |message| {
+        tracing::warn!(user = %user_id, ?who, "two-factor: first enrolment refused at this sign-in");
+        Err(AuthError::TwoFactorEnrolment { message })
+    };
+    match (who, first) {
+        (FirstEnrolment::FirstFactor, _) | (FirstEnrolment::EmailLink, FirstFactor::EmailLink) => {
+            Ok(())
+        }
+        (FirstEnrolment::EmailLink, _) => {
+            refused("the first second factor is enrolled after an email-link sign-in only")
+        }
+        (FirstEnrolment::Operator, _) => refused("an operator enrols the first second factor"),
+    }
 }
 
 /// The WebAuthn provider whose passkeys the second step offers `user_id`: the first one
@@ -287,9 +314,15 @@ pub(crate) async fn page(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         let user_id = pending.user_id();
         let label = pending.user.email.as_deref().unwrap_or(user_id);
         Some(
-            pending_enrolment(ctx.config, adapter(ctx)?, user_id, label)
-                .await
-                .map_err(check_error)?,
+            pending_enrolment(
+                ctx.config,
+                adapter(ctx)?,
+                user_id,
+                label,
+                &pending.binding(),
+            )
+            .await
+            .map_err(check_error)?,
         )
     } else {
         None
@@ -338,7 +371,7 @@ pub(crate) async fn verify(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
             }
         }
     } else if pending.enrol {
-        match confirm(ctx.config, db, &user_id, code).await {
+        match confirm(ctx.config, db, &user_id, code, &pending.binding()).await {
             Ok(codes) => Some((SecondFactor::Totp, Some(codes))),
             Err(TwoFactorError::InvalidCode | TwoFactorError::NotEnrolled) => None,
             Err(e) => return Err(check_error(e)),
