@@ -76,7 +76,10 @@ impl Running {
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 _ => {
-                    left.push(format!("{pid} ({}) did not exit on SIGTERM", command_line(pid)));
+                    left.push(format!(
+                        "{pid} ({}) did not exit on SIGTERM",
+                        command_line(pid)
+                    ));
                     let _ = self.child.kill();
                     let _ = self.child.wait();
                     break;
@@ -127,9 +130,8 @@ struct Process {
 impl Process {
     /// Whether it still runs (not ended, nor ended and waiting for its parent to reap it).
     fn is_running(&self) -> bool {
-        proc_stat(self.pid).is_some_and(|(_, state, start)| {
-            start == self.start && state != 'Z' && state != 'X'
-        })
+        proc_stat(self.pid)
+            .is_some_and(|(_, state, start)| start == self.start && state != 'Z' && state != 'X')
     }
 }
 
@@ -165,7 +167,12 @@ fn descendants(pid: u32) -> Vec<Process> {
 
 fn command_line(pid: u32) -> String {
     std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " ").trim().to_owned())
+        .map(|c| {
+            String::from_utf8_lossy(&c)
+                .replace('\0', " ")
+                .trim()
+                .to_owned()
+        })
         .unwrap_or_default()
 }
 
@@ -1224,7 +1231,10 @@ async fn attacks(proxy: Proxy, ports: Ports, log: &Log) {
                 forged.is_empty(),
                 "{proxy:?} {situation}: the client's {name} reached the application: {forged:?}"
             );
-            assert!(values.len() <= 1, "{proxy:?} {situation} {name}: {values:?}");
+            assert!(
+                values.len() <= 1,
+                "{proxy:?} {situation} {name}: {values:?}"
+            );
             let value = values.first().map_or("", |(_, v)| v.as_str());
             match (own, session.is_some()) {
                 (Own::Demo(want), true) => assert_eq!(value, want, "{proxy:?} {name}"),
