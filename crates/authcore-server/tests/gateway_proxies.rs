@@ -5,6 +5,8 @@
 //! walks through sign-in, single sign-on across subdomains, the rules, public paths and
 //! sign-out; then the attack suite sends raw requests (byte for byte, so no client library
 //! normalises the path or the header names) and checks what the application received.
+//! Each proxy is stopped as a service manager stops it (SIGTERM), and nothing it started may
+//! outlive it.
 #![allow(clippy::unwrap_used)]
 
 #[allow(dead_code)]
