@@ -1256,10 +1256,7 @@ async fn prompt_login_asks_for_a_fresh_sign_in() {
     let (back, _) = way_back(&op, &r);
     let mut forged = params.clone();
     forged.push(("authcore_login_after", "0"));
-    asked_to_sign_in(
-        &authorize_as(&op, &browser, &forged).await,
-        "forged marker",
-    );
+    asked_to_sign_in(&authorize_as(&op, &browser, &forged).await, "forged marker");
     // Signing in again, the browser is sent back to the request with its marker.
     let back = sign_in_again(&op, &browser, &back).await;
     asked_to_sign_in(
@@ -1308,7 +1305,10 @@ redirect_uris = ["{CB}", "{CB2}"]
     let changed = |name: &str, value: &str| -> Vec<(String, String)> {
         params
             .iter()
-            .map(|&(k, v)| (k.to_owned(), if k == name { value } else { v }.to_owned()))
+            .map(|&(k, v)| {
+                let v = if k == name { value } else { v };
+                (k.to_owned(), v.to_owned())
+            })
             .collect()
     };
     let as_sent = changed("", "");

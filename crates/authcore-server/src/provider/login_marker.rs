@@ -90,7 +90,7 @@ pub fn request_hash(params: &[(String, String)]) -> String {
     let mut sorted: Vec<&(String, String)> = params.iter().collect();
     sorted.sort();
     let mut encoded = url::form_urlencoded::Serializer::new(String::new());
-    encoded.extend_pairs(sorted.into_iter().map(|(k, v)| (k, v)));
+    encoded.extend_pairs(sorted);
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .encode(Sha256::digest(encoded.finish().as_bytes()))
 }
@@ -217,7 +217,13 @@ mod tests {
         ] {
             let changed: Vec<(String, String)> = params(REQUEST)
                 .into_iter()
-                .map(|(k, v)| if k == name { (k, value.to_owned()) } else { (k, v) })
+                .map(|(k, v)| {
+                    if k == name {
+                        (k, value.to_owned())
+                    } else {
+                        (k, v)
+                    }
+                })
                 .collect();
             assert!(!m.admits("rp", &changed, &new), "{name}");
         }

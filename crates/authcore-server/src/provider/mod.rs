@@ -52,10 +52,10 @@ use crate::gateway::time_now;
 use clients::{
     AuthMethod, ClientConfig, ClientError, Clients, GrantType, LifetimeSettings, Lifetimes,
 };
-use login_marker::{LoginMarker, SignIn};
 use grant::{
     AccessTokenClaims, CodeGrant, Grant, IdTokenClaims, LogoutTokenClaims, RefreshGrant, UserClaims,
 };
+use login_marker::{LoginMarker, SignIn};
 use request::{AuthorizationRequest, Prompt, Refusal, ResponseMode};
 
 /// The issuer's path under the server's origin.
@@ -492,16 +492,17 @@ async fn authorize(
             .is_some_and(|m| !signed_in_after(now - i64::try_from(m).unwrap_or(i64::MAX)));
     if !sign_in_again && request.prompt == Prompt::Login {
         // Only the marker of this request, after a new sign-in, once.
-        sign_in_again = match marker.filter(|m| m.admits(&request.client_id, &client_params, &sign_in)) {
-            None => true,
-            Some(m) => {
-                let ttl = std::time::Duration::from_secs(LOGIN_AFTER_TTL_SECS + 60);
-                match s.first_use(USED_LOGIN_AFTER, m.nonce(), ttl).await {
-                    Ok(first) => !first,
-                    Err(_) => return no_store(StatusCode::SERVICE_UNAVAILABLE.into_response()),
+        sign_in_again =
+            match marker.filter(|m| m.admits(&request.client_id, &client_params, &sign_in)) {
+                None => true,
+                Some(m) => {
+                    let ttl = std::time::Duration::from_secs(LOGIN_AFTER_TTL_SECS + 60);
+                    match s.first_use(USED_LOGIN_AFTER, m.nonce(), ttl).await {
+                        Ok(first) => !first,
+                        Err(_) => return no_store(StatusCode::SERVICE_UNAVAILABLE.into_response()),
+                    }
                 }
-            }
-        };
+            };
         if sign_in_again {
             tracing::info!(client = %request.client_id, "oidc provider: prompt=login without a new sign-in for this request: signing in again");
         }
