@@ -5,7 +5,8 @@
 //! Connect Core, as raw requests, each checked to issue no code or token: redirect URIs not
 //! exactly registered (never redirected to), PKCE missing, wrong or downgraded, a code for
 //! another client or replayed, client authentication failures, forged access tokens at
-//! userinfo, oversize and repeated parameters, framing of the form post.
+//! userinfo, oversize and repeated parameters, framing of the form post, `prompt=login`
+//! markers made up, replayed, in another browser or moved to another request.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -1159,63 +1160,182 @@ async fn revocation_and_introspection() {
     assert_eq!(r.status(), 401);
 }
 
-/// `prompt=login`: a session is not enough, the user signs in again and only then gets a
-/// code; a made-up "signed in after" marker does not pass an old sign-in off as fresh.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn prompt_login_asks_for_a_fresh_sign_in() {
-    let op = start().await;
-    let params = [
-        ("client_id", "rp"),
+/// The parameters of a `prompt=login` request of `client` (PKCE, `state` and `nonce`).
+fn prompt_login(client: &str) -> Vec<(&str, &str)> {
+    vec![
+        ("client_id", client),
         ("redirect_uri", CB),
         ("response_type", "code"),
         ("scope", "openid"),
+        ("state", "st"),
+        ("nonce", "n"),
         ("prompt", "login"),
         ("code_challenge", CHALLENGE),
         ("code_challenge_method", "S256"),
-    ];
-    let r = authorize(&op, &params).await;
-    let to = r.headers()["location"].to_str().unwrap().to_owned();
-    assert!(to.starts_with("/auth/signin?callbackUrl="), "{to}");
-    let mut forged = params.to_vec();
-    forged.push(("authcore_login_after", "0"));
-    let r = authorize(&op, &forged).await;
-    let again = r.headers()["location"].to_str().unwrap().to_owned();
+    ]
+}
+
+/// Asserts that `r` sends the browser to sign in: no code reached the redirect URI.
+fn asked_to_sign_in(r: &reqwest::Response, case: &str) {
+    assert_eq!(r.status(), 302, "{case}");
+    let to = r.headers()["location"].to_str().unwrap();
     assert!(
-        again.starts_with("/auth/signin?callbackUrl="),
-        "forged marker: {again}"
+        to.starts_with("/auth/signin?callbackUrl=") && !to.contains("code="),
+        "{case}: {to}"
     );
-    // Signing in again, the browser comes back to the request, which now gets its code.
-    let target = url::Url::parse(&format!("{}{to}", op.base))
+}
+
+/// The way back of the sign-in page `r` sends to (its `callbackUrl`: the authorization
+/// request with its `authcore_login_after` marker), and that marker.
+fn way_back(op: &Op, r: &reqwest::Response) -> (String, String) {
+    asked_to_sign_in(r, "the way back");
+    let to = r.headers()["location"].to_str().unwrap();
+    let back = url::Url::parse(&format!("{}{to}", op.base))
         .unwrap()
         .query_pairs()
         .find(|(k, _)| k == "callbackUrl")
         .map(|(_, v)| v.into_owned())
         .unwrap();
-    let csrf = binary::csrf_token(&op.signed_in, &op.base).await;
-    let r = op
-        .signed_in
+    let marker = url::Url::parse(&op.base)
+        .unwrap()
+        .join(&back)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == "authcore_login_after")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| panic!("no marker: {back}"));
+    (back, marker)
+}
+
+/// `browser` signs the demo user in again on the sign-in page, which sends it to `back`:
+/// that absolute URL, not yet followed.
+async fn sign_in_again(op: &Op, browser: &reqwest::Client, back: &str) -> String {
+    let csrf = binary::csrf_token(browser, &op.base).await;
+    let r = browser
         .post(format!("{}/auth/callback/credentials", op.base))
         .form(&[
             ("csrfToken", csrf.as_str()),
             ("username", "demo"),
             ("password", "authcore-demo"),
-            ("callbackUrl", target.as_str()),
+            ("callbackUrl", back),
         ])
         .send()
         .await
         .unwrap();
-    let back = r.headers()["location"].to_str().unwrap().to_owned();
-    assert!(back.contains("/oidc/authorize?"), "{back}");
-    let back = if back.starts_with('/') {
-        format!("{}{back}", op.base)
-    } else {
-        back
+    let to = r.headers()["location"].to_str().unwrap().to_owned();
+    assert!(to.contains("/oidc/authorize?"), "{to}");
+    url::Url::parse(&op.base)
+        .unwrap()
+        .join(&to)
+        .unwrap()
+        .to_string()
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .try_into()
+        .unwrap()
+}
+
+/// `prompt=login`: a session is not enough, the user signs in again and only then gets a
+/// code, whose ID token has the new sign-in's `auth_time`. The way back's marker does not
+/// pass an old sign-in off as fresh: a made-up one, the marker in another browser whose
+/// session signed in before it, and the marker a second time are all sent to sign in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_login_asks_for_a_fresh_sign_in() {
+    let op = start().await;
+    // `op.signed_in` is another browser, whose session is older than the marker.
+    let browser = sign_in(&op).await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let asked_at = unix_now();
+    let params = prompt_login("rp");
+    let r = authorize_as(&op, &browser, &params).await;
+    let (back, _) = way_back(&op, &r);
+    let mut forged = params.clone();
+    forged.push(("authcore_login_after", "0"));
+    asked_to_sign_in(&authorize_as(&op, &browser, &forged).await, "forged marker");
+    // Signing in again, the browser is sent back to the request with its marker.
+    let back = sign_in_again(&op, &browser, &back).await;
+    asked_to_sign_in(
+        &op.signed_in.get(&back).send().await.unwrap(),
+        "the marker in another browser, signed in before it",
+    );
+    let r = browser.get(&back).send().await.unwrap();
+    let to = location(&r).unwrap();
+    assert!(to.as_str().starts_with(CB), "{to}");
+    let code = query(&to, "code").unwrap_or_else(|| panic!("no code: {to}"));
+    let (s, body) = token(&op, Some(("rp", RP_SECRET)), &grant(&code, Some(VERIFIER))).await;
+    assert_eq!(s, 200, "{body}");
+    let id_token = payload(body["id_token"].as_str().unwrap());
+    let auth_time = id_token["auth_time"].as_i64().unwrap();
+    assert!(
+        (asked_at..=unix_now()).contains(&auth_time),
+        "the new sign-in's auth_time: {id_token}"
+    );
+    assert_eq!(id_token["nonce"], "n");
+    asked_to_sign_in(
+        &browser.get(&back).send().await.unwrap(),
+        "the marker a second time",
+    );
+}
+
+/// A `prompt=login` marker belongs to its request: taken to another client, or to the
+/// request with any parameter changed, added or left out, it lets nothing through (the
+/// browser is sent to sign in); with its own request it still gets the code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_login_marker_is_bound_to_its_request() {
+    const CB2: &str = "http://127.0.0.1:9/other-callback";
+    let op = start_with(&format!(
+        r#"
+[[oidc_provider.clients]]
+id = "two"
+secret = "{RP_SECRET}"
+redirect_uris = ["{CB}", "{CB2}"]
+"#
+    ))
+    .await;
+    let browser = sign_in(&op).await;
+    let params = prompt_login("two");
+    let r = authorize_as(&op, &browser, &params).await;
+    let (back, marker) = way_back(&op, &r);
+    let back = sign_in_again(&op, &browser, &back).await;
+    let changed = |name: &str, value: &str| -> Vec<(String, String)> {
+        params
+            .iter()
+            .map(|&(k, v)| {
+                let v = if k == name { value } else { v };
+                (k.to_owned(), v.to_owned())
+            })
+            .collect()
     };
-    let r = op.signed_in.get(&back).send().await.unwrap();
+    let as_sent = changed("", "");
+    let mut added = as_sent.clone();
+    added.push(("max_age".into(), "3600".into()));
+    let mut left_out = as_sent;
+    left_out.retain(|(k, _)| k != "nonce");
+    let cases = [
+        ("another client", changed("client_id", "rp")),
+        ("another redirect_uri", changed("redirect_uri", CB2)),
+        ("another scope", changed("scope", "openid email")),
+        ("another state", changed("state", "st2")),
+        ("another nonce", changed("nonce", "n2")),
+        ("a parameter added", added),
+        ("a parameter left out", left_out),
+    ];
+    for (case, mut moved) in cases {
+        moved.push(("authcore_login_after".into(), marker.clone()));
+        let mut url = url::Url::parse(&format!("{}/oidc/authorize", op.base)).unwrap();
+        url.query_pairs_mut().extend_pairs(&moved);
+        asked_to_sign_in(&browser.get(url).send().await.unwrap(), case);
+    }
+    let r = browser.get(&back).send().await.unwrap();
     let to = location(&r).unwrap();
     assert!(
         to.as_str().starts_with(CB) && query(&to, "code").is_some(),
-        "{to}"
+        "its own request: {to}"
     );
 }
 

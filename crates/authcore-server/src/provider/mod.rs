@@ -10,9 +10,9 @@
 //! client's own access token), userinfo ([`USERINFO_PATH`]), revocation, introspection,
 //! RP-initiated logout, and back-channel logout to the clients a session signed in to when
 //! it ends ([`BackChannelLogout`]). The protocol checks are pure functions over plain data
-//! ([`request`], [`grant`], [`clients`]); this module is their I/O: the session read, the
-//! sealed codes and refresh tokens and their single-use marks, the signatures, the user read
-//! and the logout tokens' delivery.
+//! ([`request`], [`grant`], [`clients`], [`login_marker`]); this module is their I/O: the
+//! session read, the sealed codes, refresh tokens and `prompt=login` markers and their
+//! single-use marks, the signatures, the user read and the logout tokens' delivery.
 //!
 //! What is kept between requests lives in the handler's single-use store (memory, the
 //! database, or Redis, shared by several instances): used codes and refresh tokens, revoked
@@ -28,6 +28,7 @@
 pub mod clients;
 pub mod grant;
 pub mod groups;
+pub mod login_marker;
 pub mod request;
 
 use std::path::PathBuf;
@@ -54,6 +55,7 @@ use clients::{
 use grant::{
     AccessTokenClaims, CodeGrant, Grant, IdTokenClaims, LogoutTokenClaims, RefreshGrant, UserClaims,
 };
+use login_marker::{LoginMarker, SignIn};
 use request::{AuthorizationRequest, Prompt, Refusal, ResponseMode};
 
 /// The issuer's path under the server's origin.
@@ -107,11 +109,15 @@ const LOGOUT_SALT: &str = "authcore.oidc-provider.logout";
 /// How long the sign-out page may take before the way back is void (seconds).
 const LOGOUT_TTL_SECS: u64 = 600;
 /// The query parameter the authorization endpoint adds to its own URL when it sends a
-/// `prompt=login` request to sign in: the time from which a sign-in counts, sealed (a link
-/// with a made-up time would otherwise pass an old sign-in off as fresh).
+/// `prompt=login` request to sign in: a sealed [`LoginMarker`], bound to the request, to a
+/// sign-in newer than the one present, and to one use.
 const LOGIN_AFTER: &str = "authcore_login_after";
-/// The salt of the sealed [`LOGIN_AFTER`] time.
+/// The salt of the sealed [`LOGIN_AFTER`] marker.
 const LOGIN_AFTER_SALT: &str = "authcore.oidc-provider.login-after";
+/// How long the sign-in asked for by `prompt=login` may take (seconds).
+const LOGIN_AFTER_TTL_SECS: u64 = 3600;
+/// The kind of the single-use marks of [`LOGIN_AFTER`] markers' nonces.
+const USED_LOGIN_AFTER: &str = "oidc-provider-login-after";
 
 /// The variable with the signing keys' paths, comma-separated (wins over `signing_keys`;
 /// with it, the provider is on without an `[oidc_provider]` section).
@@ -431,18 +437,10 @@ async fn authorize(
 ) -> Response {
     let params = request_params(&method, &uri, &body);
     // Our own marker is not the client's parameter.
-    let login_after: Option<i64> = params
+    let marker: Option<LoginMarker> = params
         .iter()
         .find(|(k, _)| k == LOGIN_AFTER)
-        .and_then(|(_, v)| {
-            s.auth
-                .config()
-                .jwt()
-                .decode(v, LOGIN_AFTER_SALT)
-                .ok()
-                .flatten()
-        })
-        .and_then(|claims| claims.get("t").and_then(Value::as_i64));
+        .and_then(|(_, v)| s.unseal(v, LOGIN_AFTER_SALT));
     let client_params: Vec<(String, String)> = params
         .into_iter()
         .filter(|(k, _)| k != LOGIN_AFTER)
@@ -483,12 +481,32 @@ async fn authorize(
     let now = time_now();
     let auth_time = lookup.sign_in.as_ref().and_then(|i| i.auth_time);
     let user = lookup.user_id.clone().filter(|_| lookup.session.is_some());
+    let sign_in = SignIn {
+        session_id: lookup.session_id.clone().filter(|_| user.is_some()),
+        auth_time: auth_time.filter(|_| user.is_some()),
+    };
     let signed_in_after = |t: i64| auth_time.is_some_and(|a| a >= t);
-    let sign_in_again = user.is_none()
-        || (request.prompt == Prompt::Login && !login_after.is_some_and(signed_in_after))
+    let mut sign_in_again = user.is_none()
         || request
             .max_age
             .is_some_and(|m| !signed_in_after(now - i64::try_from(m).unwrap_or(i64::MAX)));
+    if !sign_in_again && request.prompt == Prompt::Login {
+        // Only the marker of this request, after a new sign-in, once.
+        sign_in_again =
+            match marker.filter(|m| m.admits(&request.client_id, &client_params, &sign_in)) {
+                None => true,
+                Some(m) => {
+                    let ttl = std::time::Duration::from_secs(LOGIN_AFTER_TTL_SECS + 60);
+                    match s.first_use(USED_LOGIN_AFTER, m.nonce(), ttl).await {
+                        Ok(first) => !first,
+                        Err(_) => return no_store(StatusCode::SERVICE_UNAVAILABLE.into_response()),
+                    }
+                }
+            };
+        if sign_in_again {
+            tracing::info!(client = %request.client_id, "oidc provider: prompt=login without a new sign-in for this request: signing in again");
+        }
+    }
     let mut response = match (sign_in_again, user) {
         (true, _) if request.prompt == Prompt::None => s.provider.refuse(
             &request,
@@ -500,14 +518,20 @@ async fn authorize(
             let mut back = url::form_urlencoded::Serializer::new(String::new());
             back.extend_pairs(&client_params);
             if request.prompt == Prompt::Login {
-                let mut claims = serde_json::Map::new();
-                claims.insert("t".into(), now.into());
-                match s
-                    .auth
-                    .config()
-                    .jwt()
-                    .encode(&claims, LOGIN_AFTER_SALT, 3600)
-                {
+                let Some(nonce) = random_token() else {
+                    return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                };
+                let marker =
+                    LoginMarker::new(now, &request.client_id, &client_params, sign_in, nonce);
+                let sealed = match serde_json::to_value(&marker) {
+                    Ok(Value::Object(claims)) => s.auth.config().jwt().encode(
+                        &claims,
+                        LOGIN_AFTER_SALT,
+                        LOGIN_AFTER_TTL_SECS,
+                    ),
+                    _ => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+                };
+                match sealed {
                     Ok(sealed) => {
                         back.append_pair(LOGIN_AFTER, &sealed);
                     }
