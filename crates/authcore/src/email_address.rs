@@ -81,6 +81,19 @@ fn fold_case(s: &str) -> String {
     s.nfkc().collect::<String>().to_lowercase().nfkc().collect()
 }
 
+/// An address for log lines and `Debug`: the first character of the local part and the
+/// domain (`j***@example.com`), so a log reader cannot collect whole addresses.
+#[cfg_attr(not(feature = "email"), allow(dead_code))]
+pub(crate) fn masked(address: &str) -> String {
+    match address.rsplit_once('@') {
+        Some((local, domain)) => {
+            let first = local.chars().next().map(String::from).unwrap_or_default();
+            format!("{first}***@{domain}")
+        }
+        None => "***".to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -98,6 +98,7 @@ impl Auth {
         crate::actions::notify::security_change(
             config,
             user_id,
+            None,
             crate::actions::notify::SecurityChange::TotpEnrolled,
         )
         .await;

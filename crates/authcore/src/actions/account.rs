@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::notify::{SecurityChange, security_change};
+use super::notify::{Recipient, SecurityChange, security_change};
 pub use super::sensitive::SensitiveOperation;
 use super::sensitive::require_recent_sign_in;
 use crate::adapter::{Adapter, AdapterError};
@@ -107,6 +107,8 @@ pub struct CurrentSession {
     /// How the user signed in (RFC 8176 `amr` values: `pwd`, `otp`, `hwk`, `user`, `mfa`
     /// when a second factor was proven); empty when unknown.
     pub amr: Vec<String>,
+    /// The origin of the request it was read from: where security notices link to.
+    pub(crate) origin: Option<String>,
 }
 
 impl CurrentSession {
@@ -236,6 +238,7 @@ pub(crate) async fn current_session(
                 session_id: Some(id),
                 auth_time,
                 amr,
+                origin: Some(req.origin().to_owned()),
             })
         }
         _ => {
@@ -265,6 +268,7 @@ pub(crate) async fn current_session(
                             .collect()
                     })
                     .unwrap_or_default(),
+                origin: Some(req.origin().to_owned()),
             })
         }
     }
@@ -552,7 +556,13 @@ pub(crate) async fn delete_passkey(
             }
         }
     }
-    security_change(c, user_id, SecurityChange::PasskeyRemoved).await;
+    security_change(
+        c,
+        user_id,
+        me.origin.as_deref(),
+        SecurityChange::PasskeyRemoved,
+    )
+    .await;
     Ok(())
 }
 
@@ -584,9 +594,12 @@ pub(crate) async fn rename_passkey(
 /// (one transaction on the SQL adapters).
 pub(crate) async fn delete_user(c: &ConfigInner, me: &CurrentSession) -> Result<(), AccountError> {
     require_recent_sign_in(c, me, SensitiveOperation::DeleteAccount).await?;
-    adapter(c)?.delete_user(&me.user_id).await?;
+    let adapter = adapter(c)?;
+    // The address is gone with the user: read it first.
+    let recipient = Recipient::look_up(c, &me.user_id, me.origin.as_deref()).await;
+    adapter.delete_user(&me.user_id).await?;
     sessions_ended(c, &me.user_id, &[], true).await;
-    security_change(c, &me.user_id, SecurityChange::AccountDeleted).await;
+    recipient.notify(c, SecurityChange::AccountDeleted).await;
     Ok(())
 }
 

@@ -179,6 +179,7 @@ mod tests {
             session_id: None,
             auth_time,
             amr: amr.iter().map(|m| (*m).to_owned()).collect(),
+            origin: None,
         }
     }
 

@@ -13,7 +13,7 @@ pub mod webauthn;
 pub use crate::env::ProviderEnv;
 pub use credentials::{AuthorizeError, AuthorizeRequest, CredentialField, CredentialsProvider};
 #[cfg(feature = "email")]
-pub use email::{EmailProvider, VerificationRequest};
+pub use email::{EmailProvider, SecurityNotice, VerificationRequest};
 #[cfg(feature = "oauth")]
 pub use oauth::{
     Checks, ClientAuthMethod, ClientValue, OAuthProvider, ProviderStyle, TokenRequestParams,

@@ -165,6 +165,7 @@ pub(crate) async fn account_login(
             crate::actions::notify::security_change(
                 ctx.config,
                 &c.id,
+                Some(ctx.req.origin()),
                 crate::actions::notify::SecurityChange::ProviderLinked,
             )
             .await;

@@ -189,6 +189,7 @@ async fn sign_in(
             crate::actions::notify::security_change(
                 ctx.config,
                 id,
+                Some(ctx.req.origin()),
                 crate::actions::notify::SecurityChange::PasskeyAdded,
             )
             .await;

@@ -6,6 +6,7 @@
 
 use super::checks;
 use crate::actions::account::{AccountError, CurrentSession, SensitiveOperation};
+use crate::actions::notify::SecurityChange;
 use crate::actions::sensitive::require_recent_sign_in;
 use crate::adapter::Adapter;
 use crate::config::ConfigInner;
@@ -50,7 +51,9 @@ pub(crate) async fn confirm(
     let user = me.user_id.as_str();
     let binding = me.binding();
     let check = checks::confirm(c, adapter, user, code, &binding);
-    Ok(checks::counted(c, user, check).await?)
+    let codes = checks::counted(c, user, check).await?;
+    notify(c, me, SecurityChange::TotpEnrolled).await;
+    Ok(codes)
 }
 
 /// A new set of recovery codes after a current code.
@@ -61,7 +64,9 @@ pub(crate) async fn regenerate(
 ) -> Result<Vec<String>, AccountError> {
     let adapter = store(c)?;
     require_recent_sign_in(c, me, SensitiveOperation::RegenerateRecoveryCodes).await?;
-    Ok(checks::regenerate(c, adapter, &me.user_id, proof).await?)
+    let codes = checks::regenerate(c, adapter, &me.user_id, proof).await?;
+    notify(c, me, SecurityChange::RecoveryCodesRenewed).await;
+    Ok(codes)
 }
 
 /// TOTP and the recovery codes removed after a current code.
@@ -72,5 +77,12 @@ pub(crate) async fn disable(
 ) -> Result<(), AccountError> {
     let adapter = store(c)?;
     require_recent_sign_in(c, me, SensitiveOperation::DisableTotp).await?;
-    Ok(checks::disable(c, adapter, &me.user_id, proof).await?)
+    checks::disable(c, adapter, &me.user_id, proof).await?;
+    notify(c, me, SecurityChange::TotpDisabled).await;
+    Ok(())
+}
+
+/// Tells of `change` to `me`'s user, the account link on the session's origin.
+async fn notify(c: &ConfigInner, me: &CurrentSession, change: SecurityChange) {
+    crate::actions::notify::security_change(c, &me.user_id, me.origin.as_deref(), change).await;
 }

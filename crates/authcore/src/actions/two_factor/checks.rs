@@ -132,12 +132,6 @@ pub(crate) async fn confirm(
     let codes = store_confirmed(config, adapter, user_id, secret).await?;
     tracing::info!(user = %user_id, "two-factor: TOTP enrolled");
     emit(config, user_id, "totpEnrolled").await;
-    crate::actions::notify::security_change(
-        config,
-        user_id,
-        crate::actions::notify::SecurityChange::TotpEnrolled,
-    )
-    .await;
     Ok(codes)
 }
 
@@ -219,12 +213,6 @@ pub(crate) async fn regenerate(
     adapter.replace_recovery_codes(user_id, &hashes).await?;
     tracing::info!(user = %user_id, "two-factor: recovery codes regenerated");
     emit(config, user_id, "recoveryCodesRegenerated").await;
-    crate::actions::notify::security_change(
-        config,
-        user_id,
-        crate::actions::notify::SecurityChange::RecoveryCodesRenewed,
-    )
-    .await;
     Ok(codes)
 }
 
@@ -239,12 +227,6 @@ pub(crate) async fn disable(
     adapter.delete_two_factor(user_id).await?;
     tracing::info!(user = %user_id, "two-factor: TOTP disabled");
     emit(config, user_id, "totpDisabled").await;
-    crate::actions::notify::security_change(
-        config,
-        user_id,
-        crate::actions::notify::SecurityChange::TotpDisabled,
-    )
-    .await;
     Ok(())
 }
 

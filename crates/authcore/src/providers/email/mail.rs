@@ -15,6 +15,7 @@
 
 use askama::Template;
 
+use crate::callbacks::SecurityChange;
 use crate::types::Theme;
 
 /// Default button colour (Auth.js `#346df1`).
@@ -72,6 +73,94 @@ pub fn link_host(url: &str) -> Result<String, MailError> {
     })
 }
 
+/// A rendered security notice (beyond Auth.js): what changed, and a link to the account
+/// page to review it.
+///
+/// ```
+/// use authcore::callbacks::SecurityChange;
+/// use authcore::providers::email::mail::SecurityNoticeMail;
+/// use authcore::types::Theme;
+///
+/// let mail = SecurityNoticeMail::new(
+///     SecurityChange::PasskeyAdded,
+///     Some("https://example.com/auth/account"),
+///     &Theme::default(),
+/// )
+/// .unwrap();
+/// assert_eq!(mail.subject, "Security alert: a passkey was added to your account");
+/// assert!(mail.text.contains("https://example.com/auth/account"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SecurityNoticeMail {
+    /// `Security alert: <what changed>`.
+    pub subject: String,
+    /// The plain-text body.
+    pub text: String,
+    /// The HTML body.
+    pub html: String,
+}
+
+impl SecurityNoticeMail {
+    /// Renders the notice of `change`, linking to `account_url` (an absolute http(s) URL;
+    /// without one the mail has no link), in the config's theme.
+    pub fn new(
+        change: SecurityChange,
+        account_url: Option<&str>,
+        theme: &Theme,
+    ) -> Result<Self, MailError> {
+        if let Some(url) = account_url {
+            let parsed = url::Url::parse(url).map_err(|_| MailError::InvalidLink)?;
+            if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+                return Err(MailError::InvalidLink);
+            }
+        }
+        let description = change.description();
+        let advice = "If you made this change, you can ignore this email. If not, someone \
+                      else may be signed in as you";
+        let text = match account_url {
+            Some(url) => format!("{description}\n\n{advice}: review your account at\n{url}\n"),
+            None => format!("{description}\n\n{advice}: review your account now.\n"),
+        };
+        let template = SecurityNoticeHtml {
+            description,
+            advice,
+            url: account_url,
+            color: Colors::of(theme),
+        };
+        let html = template
+            .render()
+            .map_err(|e| MailError::Template(e.to_string()))?;
+        Ok(SecurityNoticeMail {
+            subject: format!("Security alert: {}", headline(change)),
+            text,
+            html: format!("\n{html}\n"),
+        })
+    }
+}
+
+/// The subject's account of `change`, in lower case.
+fn headline(change: SecurityChange) -> &'static str {
+    match change {
+        SecurityChange::PasskeyAdded => "a passkey was added to your account",
+        SecurityChange::PasskeyRemoved => "a passkey was removed from your account",
+        SecurityChange::TotpEnrolled => "an authenticator app was set up for your account",
+        SecurityChange::TotpDisabled => "two-factor authentication was turned off",
+        SecurityChange::RecoveryCodesRenewed => "new recovery codes were made for your account",
+        SecurityChange::ProviderLinked => "a new sign-in method was linked to your account",
+        SecurityChange::AccountDeleted => "your account was deleted",
+    }
+}
+
+#[derive(Template)]
+#[template(path = "email/security-notice.html")]
+struct SecurityNoticeHtml<'a> {
+    description: &'a str,
+    advice: &'a str,
+    url: Option<&'a str>,
+    color: Colors<'a>,
+}
+
 #[derive(Template)]
 #[template(path = "email/signin.html")]
 struct SignInHtml<'a> {
@@ -91,6 +180,21 @@ struct Colors<'a> {
     button_text: &'a str,
 }
 
+impl<'a> Colors<'a> {
+    /// The Auth.js mail colours with the theme's brand and button text colours.
+    fn of(theme: &'a Theme) -> Self {
+        let brand = css_color(&theme.brand_color, DEFAULT_BRAND_COLOR);
+        Colors {
+            background: "#f9f9f9",
+            text: "#444",
+            main_background: "#fff",
+            button_background: brand,
+            button_border: brand,
+            button_text: css_color(&theme.button_text, DEFAULT_BUTTON_TEXT),
+        }
+    }
+}
+
 /// A theme colour if it is a plain CSS colour token, else `default` (never raw into `style`).
 fn css_color<'a>(value: &'a str, default: &'a str) -> &'a str {
     crate::theme::plain_css_color(value).unwrap_or(default)
@@ -100,18 +204,10 @@ fn css_color<'a>(value: &'a str, default: &'a str) -> &'a str {
 /// that are not plain colour tokens are replaced by the defaults (Auth.js interpolates them
 /// raw).
 fn sign_in_html(url: &str, host: &str, theme: &Theme) -> Result<String, MailError> {
-    let brand = css_color(&theme.brand_color, DEFAULT_BRAND_COLOR);
     let template = SignInHtml {
         url,
         host_labels: host.split('.').collect(),
-        color: Colors {
-            background: "#f9f9f9",
-            text: "#444",
-            main_background: "#fff",
-            button_background: brand,
-            button_border: brand,
-            button_text: css_color(&theme.button_text, DEFAULT_BUTTON_TEXT),
-        },
+        color: Colors::of(theme),
     };
     let body = template
         .render()
@@ -160,6 +256,66 @@ mod tests {
         let mail = SignInMail::new("https://a.b/", &hostile).unwrap();
         assert!(!mail.html.contains("alert") && !mail.html.contains("url(x)"));
         assert!(mail.html.contains("bgcolor=\"#346df1\""));
+    }
+
+    #[test]
+    fn security_notice_subject_text_and_link() {
+        let url = "https://authjs.test/auth/account";
+        for change in SecurityChange::ALL {
+            let mail = SecurityNoticeMail::new(change, Some(url), &Theme::default()).unwrap();
+            assert!(mail.subject.starts_with("Security alert: "), "{mail:?}");
+            assert!(!mail.subject.contains('\n') && !mail.subject.ends_with('.'));
+            assert!(mail.text.starts_with(change.description()), "{}", mail.text);
+            assert!(mail.text.ends_with(&format!("\n{url}\n")), "{}", mail.text);
+            assert!(
+                mail.html.contains(&format!("href=\"{url}\"")),
+                "{}",
+                mail.html
+            );
+        }
+        let mail =
+            SecurityNoticeMail::new(SecurityChange::PasskeyAdded, Some(url), &Theme::default())
+                .unwrap();
+        assert_eq!(
+            mail.subject,
+            "Security alert: a passkey was added to your account"
+        );
+        assert!(mail.html.contains("A passkey was added to your account."));
+        assert!(mail.html.contains("bgcolor=\"#346df1\""), "{}", mail.html);
+    }
+
+    #[test]
+    fn security_notice_escapes_the_link_and_refuses_other_schemes() {
+        let mail = SecurityNoticeMail::new(
+            SecurityChange::TotpDisabled,
+            Some("https://a.b/account?x=1&y=\"<script>\""),
+            &Theme::default(),
+        )
+        .unwrap();
+        assert!(
+            mail.html.contains("href=\"https://a.b/account?x=1&#38;y="),
+            "{}",
+            mail.html
+        );
+        assert!(!mail.html.contains("<script>"), "{}", mail.html);
+        for bad in ["javascript:alert(1)", "/auth/account", "data:text/html,x"] {
+            assert_eq!(
+                SecurityNoticeMail::new(SecurityChange::TotpDisabled, Some(bad), &Theme::default()),
+                Err(MailError::InvalidLink)
+            );
+        }
+    }
+
+    #[test]
+    fn security_notice_without_a_link() {
+        let mail = SecurityNoticeMail::new(SecurityChange::AccountDeleted, None, &Theme::default())
+            .unwrap();
+        assert_eq!(mail.subject, "Security alert: your account was deleted");
+        assert!(
+            !mail.text.contains("http") && !mail.html.contains("href"),
+            "{mail:?}"
+        );
+        assert!(mail.text.contains("review your account now."));
     }
 
     #[test]

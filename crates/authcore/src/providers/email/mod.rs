@@ -15,6 +15,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::callbacks::SecurityChange;
 pub use crate::email_address::{InvalidEmail, MAX_EMAIL_LEN, normalize_email};
 use crate::error::BoxError;
 use crate::types::Theme;
@@ -87,8 +88,72 @@ impl VerificationRequest {
     }
 }
 
+/// A security notice to mail (beyond Auth.js): a change to how the user signs in, rendered
+/// ([`mail::SecurityNoticeMail`]) and addressed to the user's verified address. `Debug`
+/// shows the address masked and leaves the bodies out.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SecurityNotice {
+    /// The user's verified email address.
+    pub to: String,
+    /// The sender address (the provider's `from`).
+    pub from: String,
+    /// The subject (`Security alert: a passkey was added to your account` …).
+    pub subject: String,
+    /// The plain-text body.
+    pub text: String,
+    /// The HTML body.
+    pub html: String,
+    /// What changed.
+    pub change: SecurityChange,
+    /// The account page (`<origin><basePath>/account`), when the site's URL is known: the
+    /// request's origin, else the configured `url`.
+    pub account_url: Option<String>,
+    /// The user's id.
+    pub user_id: String,
+}
+
+impl std::fmt::Debug for SecurityNotice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecurityNotice")
+            .field("to", &crate::email_address::masked(&self.to))
+            .field("from", &self.from)
+            .field("subject", &self.subject)
+            .field("change", &self.change)
+            .field("account_url", &self.account_url)
+            .field("user_id", &self.user_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SecurityNotice {
+    /// The default notice of `change` to `to` from `from`, linking to `account_url`, in
+    /// `theme`: for senders that render their own mail from the parts, and for tests.
+    pub fn new(
+        user_id: impl Into<String>,
+        to: impl Into<String>,
+        from: impl Into<String>,
+        change: SecurityChange,
+        account_url: Option<String>,
+        theme: &Theme,
+    ) -> Result<Self, mail::MailError> {
+        let mail = mail::SecurityNoticeMail::new(change, account_url.as_deref(), theme)?;
+        Ok(SecurityNotice {
+            to: to.into(),
+            from: from.into(),
+            subject: mail.subject,
+            text: mail.text,
+            html: mail.html,
+            change,
+            account_url,
+            user_id: user_id.into(),
+        })
+    }
+}
+
 type SendFuture = Pin<Box<dyn Future<Output = Result<(), BoxError>> + Send>>;
 type SendFn = dyn Fn(VerificationRequest) -> SendFuture + Send + Sync;
+pub(crate) type NoticeFn = dyn Fn(SecurityNotice) -> SendFuture + Send + Sync;
 type NormalizeFn = dyn Fn(&str) -> Result<String, InvalidEmail> + Send + Sync;
 type TokenFn = dyn Fn() -> String + Send + Sync;
 
@@ -100,6 +165,7 @@ pub struct EmailProvider {
     pub(crate) from: String,
     pub(crate) max_age: u64,
     pub(crate) send: Option<Arc<SendFn>>,
+    pub(crate) send_notice: Option<Arc<NoticeFn>>,
     pub(crate) normalize: Option<Arc<NormalizeFn>>,
     pub(crate) generate_token: Option<Arc<TokenFn>>,
     pub(crate) secret: Option<String>,
@@ -127,6 +193,7 @@ impl EmailProvider {
             from: from.into(),
             max_age: 24 * 60 * 60,
             send: None,
+            send_notice: None,
             normalize: None,
             generate_token: None,
             secret: None,
@@ -166,6 +233,33 @@ impl EmailProvider {
     {
         self.send = Some(Arc::new(move |r| Box::pin(f(r))));
         self
+    }
+    /// The sender of security notices (beyond Auth.js): when set, a change to how a user
+    /// signs in (see [`SecurityChange`]) is also mailed to the user's verified address.
+    /// The sender should bound its network waits (a slow relay delays the change's answer);
+    /// a failure is logged and never undoes the change.
+    ///
+    /// ```
+    /// use authcore::providers::EmailProvider;
+    /// let email = EmailProvider::new("Auth <no-reply@example.com>")
+    ///     .send_security_notice(|notice| async move {
+    ///         // deliver `notice.subject`, `notice.text` and `notice.html` to `notice.to`
+    ///         let _ = notice;
+    ///         Ok(())
+    ///     });
+    /// assert!(email.sends_security_notices());
+    /// ```
+    pub fn send_security_notice<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(SecurityNotice) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
+    {
+        self.send_notice = Some(Arc::new(move |n| Box::pin(f(n))));
+        self
+    }
+    /// Whether a security notice sender is set.
+    pub fn sends_security_notices(&self) -> bool {
+        self.send_notice.is_some()
     }
     /// Replaces the default address normaliser (Auth.js `normalizeIdentifier`).
     ///
