@@ -1,6 +1,6 @@
 //! SMTP delivery for authcore's email (magic link) provider: the Rust counterpart of
 //! Auth.js's `nodemailer` provider (`providers/nodemailer.ts`) and its default sign-in mail
-//! (`lib/utils/email.ts`).
+//! (`lib/utils/email.ts`). The provider also mails authcore's security notices.
 //!
 //! ```
 //! use authcore_smtp::{SmtpSender, email_provider};
@@ -16,7 +16,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use authcore::providers::{EmailProvider, VerificationRequest};
+use authcore::providers::{EmailProvider, SecurityNotice, VerificationRequest};
 use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::transport::smtp::{AsyncSmtpTransport, AsyncSmtpTransportBuilder};
@@ -54,7 +54,7 @@ pub enum Error {
     #[error("invalid TLS settings")]
     Tls(#[source] lettre::transport::smtp::Error),
     /// The message could not be built.
-    #[error("cannot build the sign-in email")]
+    #[error("cannot build the email")]
     Message(#[from] lettre::error::Error),
     /// The SMTP exchange failed: connection, timeout, or the server rejected the message
     /// or its recipient (Auth.js: `Email (<to>) could not be sent`).
@@ -254,17 +254,31 @@ impl SmtpSender {
     pub async fn send_sign_in_link(&self, request: &VerificationRequest) -> Result<(), Error> {
         self.send_message(sign_in_message(request)?).await
     }
+
+    /// Sends the security notice `notice` (already rendered by authcore).
+    pub async fn send_security_notice(&self, notice: &SecurityNotice) -> Result<(), Error> {
+        self.send_message(security_notice_message(notice)?).await
+    }
 }
 
 /// The Auth.js `email` provider (id `email`, name `Email`; `nodemailer` in Auth.js) sending
-/// the default sign-in mail, in the config's theme, through `sender`.
+/// the default sign-in mail, in the config's theme, through `sender`; security notices go
+/// through it too.
 pub fn email_provider(sender: SmtpSender, from: &str) -> EmailProvider {
+    let notices = sender.clone();
     EmailProvider::new(from)
         .with_name("Email")
         .send_verification_request(move |request: VerificationRequest| {
             let sender = sender.clone();
             async move {
                 sender.send_sign_in_link(&request).await?;
+                Ok(())
+            }
+        })
+        .send_security_notice(move |notice: SecurityNotice| {
+            let sender = notices.clone();
+            async move {
+                sender.send_security_notice(&notice).await?;
                 Ok(())
             }
         })
@@ -282,16 +296,43 @@ pub fn nodemailer_provider(sender: SmtpSender, from: &str) -> EmailProvider {
 /// HTML alternatives (rendered by [`authcore::providers::email::mail`]).
 pub fn sign_in_message(request: &VerificationRequest) -> Result<Message, Error> {
     let mail = request.default_mail()?;
+    message(
+        &request.from,
+        &request.identifier,
+        mail.subject,
+        mail.text,
+        mail.html,
+    )
+}
+
+/// The message of a security notice: its subject, text and HTML alternatives.
+pub fn security_notice_message(notice: &SecurityNotice) -> Result<Message, Error> {
+    message(
+        &notice.from,
+        &notice.to,
+        notice.subject.clone(),
+        notice.text.clone(),
+        notice.html.clone(),
+    )
+}
+
+fn message(
+    from: &str,
+    to: &str,
+    subject: String,
+    text: String,
+    html: String,
+) -> Result<Message, Error> {
     let mailbox = |field: &'static str, address: &str| {
         address
             .parse::<Mailbox>()
             .map_err(|source| Error::InvalidAddress { field, source })
     };
     Ok(Message::builder()
-        .from(mailbox("from", &request.from)?)
-        .to(mailbox("to", &request.identifier)?)
-        .subject(mail.subject)
-        .multipart(MultiPart::alternative_plain_html(mail.text, mail.html))?)
+        .from(mailbox("from", from)?)
+        .to(mailbox("to", to)?)
+        .subject(subject)
+        .multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 
 #[cfg(test)]

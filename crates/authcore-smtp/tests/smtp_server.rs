@@ -322,3 +322,75 @@ async fn required_tls_is_not_downgraded() {
     ));
     assert!(send_to(&sender).await.is_err());
 }
+
+/// Signs `email` in through its magic link (which verifies the address) and reads the
+/// session back as the account functions take it.
+async fn signed_in(
+    auth: &Auth,
+    server: &mut SmtpServer,
+    email: &str,
+) -> authcore::account::CurrentSession {
+    assert_eq!(request_link(auth, email).await.status(), 302);
+    let mail = server.next_message().await;
+    let link = mail["text"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .to_owned();
+    let (cookies, _) = open_link(auth, &link).await;
+    let session = cookies
+        .split("; ")
+        .find(|c| c.starts_with("__Secure-authjs.session-token="))
+        .unwrap();
+    let mut headers = http::HeaderMap::new();
+    headers.insert(http::header::COOKIE, session.parse().unwrap());
+    let uri = "https://authjs.test/auth/session".parse().unwrap();
+    auth.current_session(&uri, &headers).await.unwrap()
+}
+
+#[tokio::test]
+async fn security_notices_are_mailed_to_the_verified_address() {
+    let mut server = SmtpServer::start().await;
+    let auth = Auth::new(
+        AuthConfig::builder()
+            .secret("secret-xxxxxxxxxxxxxxxxxxxxxxxxx")
+            .trust_host(true)
+            .provider(email_provider(server.sender(), FROM))
+            .adapter(MemoryAdapter::new())
+            .two_factor(authcore::two_factor::TwoFactorOptions::default())
+            .build()
+            .unwrap(),
+    );
+
+    // The account deleted, from a request's session: the link is on the request's origin.
+    let me = signed_in(&auth, &mut server, "leaving@example.com").await;
+    auth.delete_user(&me).await.unwrap();
+    let mail = server.next_message().await;
+    assert_eq!(mail["to"], "leaving@example.com");
+    assert_eq!(mail["from"], "\"Auth.js\" <no-reply@authjs.dev>");
+    assert_eq!(mail["subject"], "Security alert: your account was deleted");
+    let text = mail["text"].as_str().unwrap();
+    assert!(text.starts_with("Your account was deleted.\n"), "{text}");
+    assert!(
+        text.contains("\nhttps://authjs.test/auth/account\n"),
+        "{text}"
+    );
+    let html = mail["html"].as_str().unwrap();
+    assert!(
+        html.contains("href=\"https://authjs.test/auth/account\""),
+        "{html}"
+    );
+
+    // An operator's TOTP enrolment has no request, and no URL is configured: no link.
+    let me = signed_in(&auth, &mut server, "user@example.com").await;
+    auth.enrol_totp_for_user(&me.user_id).await.unwrap();
+    let mail = server.next_message().await;
+    assert_eq!(mail["to"], "user@example.com");
+    assert_eq!(
+        mail["subject"],
+        "Security alert: an authenticator app was set up for your account"
+    );
+    assert!(!mail["text"].as_str().unwrap().contains("http"), "{mail}");
+}
