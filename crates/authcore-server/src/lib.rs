@@ -84,19 +84,24 @@ pub fn host_trust(config: &ServerConfig) -> HostTrust {
 }
 
 /// The demo's email provider (id `email`): SMTP when configured, otherwise a console sender
-/// that prints each magic link to standard output.
+/// that prints each magic link and security notice to standard output.
 pub fn email_provider(delivery: &EmailDelivery, from: &str) -> EmailProvider {
     match delivery {
         EmailDelivery::Smtp(sender) => authcore_smtp::email_provider((**sender).clone(), from),
         EmailDelivery::Console => {
-            EmailProvider::new(from).send_verification_request(|request| async move {
-                // The demo's stand-in for a mailbox: the link is a credential, printed on purpose.
-                println!(
-                    "magic link for {} (valid until {}):\n  {}",
-                    request.identifier, request.expires, request.url
-                );
-                Ok(())
-            })
+            EmailProvider::new(from)
+                .send_verification_request(|request| async move {
+                    // The demo's stand-in for a mailbox: the link is a credential, printed on purpose.
+                    println!(
+                        "magic link for {} (valid until {}):\n  {}",
+                        request.identifier, request.expires, request.url
+                    );
+                    Ok(())
+                })
+                .send_security_notice(|notice| async move {
+                    println!("security notice for {}: {}", notice.to, notice.subject);
+                    Ok(())
+                })
         }
     }
 }

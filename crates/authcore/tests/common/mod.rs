@@ -6,7 +6,8 @@
 use std::sync::{Arc, Mutex};
 
 use authcore::callbacks::{
-    Events, RateLimitedEvent, SessionEvent, SignInEvent, SignOutEvent, TwoFactorEvent,
+    Events, RateLimitedEvent, SecurityChangeEvent, SessionEvent, SignInEvent, SignOutEvent,
+    TwoFactorEvent,
 };
 use authcore::error::BoxError;
 use authcore::logger::{Logger, WarningCode};
@@ -134,6 +135,13 @@ impl Events for Recorder {
         self.events.lock().unwrap().push((
             "twoFactor".into(),
             serde_json::json!({"userId": m.user_id, "action": m.action}),
+        ));
+        Ok(())
+    }
+    async fn security_change(&self, m: SecurityChangeEvent<'_>) -> Result<(), BoxError> {
+        self.events.lock().unwrap().push((
+            "securityChange".into(),
+            serde_json::json!({"userId": m.user_id, "change": m.change.name()}),
         ));
         Ok(())
     }
