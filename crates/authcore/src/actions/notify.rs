@@ -120,7 +120,6 @@ fn notice_sender(
 )> {
     c.providers.iter().find_map(|p| match p {
         crate::providers::Provider::Email(e) => e.send_notice.as_ref().map(|s| (&**e, s)),
-        #[allow(unreachable_patterns)]
         _ => None,
     })
 }
