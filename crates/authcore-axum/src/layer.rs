@@ -5,7 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use authcore::{Auth, SessionJson, StepUp};
+use authcore::{Auth, StepUp};
 use axum::extract::OriginalUri;
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
@@ -163,7 +163,11 @@ where
                     .await?
                     .into_response(),
                 Some(s) if step_up.needs_two_factors() => {
-                    match second_factor_missing(&auth, &s, &parts).await {
+                    match auth
+                        .lacks_second_factor(&s, parts.uri.path())
+                        .await
+                        .map_err(|_| StatusCode::SERVICE_UNAVAILABLE)
+                    {
                         Ok(false) => sign_in_again(&auth, denial, &parts),
                         Ok(true) => {
                             let json = denial == Denial::Json || !accepts_html(&parts.headers);
@@ -207,49 +211,6 @@ fn accepts_html(headers: &HeaderMap) -> bool {
         a.to_str()
             .is_ok_and(|a| a.to_ascii_lowercase().contains("text/html"))
     })
-}
-
-/// Whether the user of `session`, which did not prove two factors, has no second factor to
-/// prove them with: signing in again could not help, so the answer is `403` rather than a
-/// loop through the sign-in page. `Err` is the status to answer when the second factors
-/// cannot be read (logged).
-async fn second_factor_missing(
-    auth: &Auth,
-    session: &SessionJson,
-    parts: &Parts,
-) -> Result<bool, StatusCode> {
-    if session.sign_in().is_some_and(|s| s.is_two_factor()) {
-        // Two factors were proven; what is missing is a recent enough sign-in.
-        return Ok(false);
-    }
-    let path = parts.uri.path();
-    let Some(user_id) = session.user_id() else {
-        tracing::warn!(path, "two factors required of a session without a user id");
-        return Ok(true);
-    };
-    match auth.two_factor_status(user_id).await {
-        Ok(status) if status.totp || status.passkeys > 0 => Ok(false),
-        Ok(_) => {
-            tracing::info!(
-                user_id,
-                path,
-                "two factors required of a user without a second factor: answered 403 with the account page to set one up"
-            );
-            Ok(true)
-        }
-        Err(authcore::account::AccountError::TwoFactorOff) => {
-            tracing::warn!(
-                user_id,
-                path,
-                "RequireAuthLayer::two_factors() with second factors off (AuthConfigBuilder::two_factor): no session can prove two factors"
-            );
-            Ok(true)
-        }
-        Err(e) => {
-            tracing::error!(user_id, path, error = %e, "second factors unreadable");
-            Err(StatusCode::SERVICE_UNAVAILABLE)
-        }
-    }
 }
 
 /// `403` for a user who has no second factor ([`Auth::two_factor_required`]).

@@ -482,19 +482,13 @@ impl Auth {
             ("application/json", body.to_string())
         } else {
             let sign_in = self.sign_in_location(target);
-            let page = format!(
-                "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-                 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-                 <title>Two-factor authentication needed</title></head><body>\n\
-                 <h1>Two-factor authentication needed</h1>\n\
-                 <p>This page asks for a second factor at sign-in, and your account has none yet.</p>\n\
-                 <p>Set up an authenticator app or a passkey on your account page, then sign in again.</p>\n\
-                 <p><a href=\"{}\">Set up a second factor</a></p>\n\
-                 <p><a href=\"{}\">Sign in again</a></p>\n</body></html>\n",
-                escape_html(&account),
-                escape_html(&sign_in),
-            );
-            ("text/html; charset=utf-8", page)
+            let page = two_factor_required_page(&account, &sign_in);
+            let content_type = if cfg!(feature = "pages") {
+                "text/html; charset=utf-8"
+            } else {
+                "text/plain; charset=utf-8"
+            };
+            (content_type, page)
         };
         let mut res = http::Response::new(body);
         *res.status_mut() = http::StatusCode::FORBIDDEN;
@@ -511,20 +505,31 @@ impl Auth {
     }
 }
 
-/// `s` as HTML text or attribute value.
-fn escape_html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
+/// The page of [`Auth::two_factor_required`], its links escaped by the template engine.
+#[cfg(feature = "pages")]
+fn two_factor_required_page(account: &str, sign_in: &str) -> String {
+    use askama::Template as _;
+    #[derive(askama::Template)]
+    #[template(
+        ext = "html",
+        source = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>Two-factor authentication needed</title></head><body>\n<h1>Two-factor authentication needed</h1>\n<p>This page asks for a second factor at sign-in, and your account has none yet.</p>\n<p>Set up an authenticator app or a passkey on your account page, then sign in again.</p>\n<p><a href=\"{{ account }}\">Set up a second factor</a></p>\n<p><a href=\"{{ sign_in }}\">Sign in again</a></p>\n</body></html>\n"
+    )]
+    struct Page<'a> {
+        account: &'a str,
+        sign_in: &'a str,
     }
-    out
+    Page { account, sign_in }
+        .render()
+        .unwrap_or_else(|_| "Two-factor authentication needed.\n".to_owned())
+}
+
+/// Without the built-in pages, the same in plain words (the links are URL-encoded paths).
+#[cfg(not(feature = "pages"))]
+fn two_factor_required_page(account: &str, sign_in: &str) -> String {
+    format!(
+        "Two-factor authentication needed: set up a second factor at {account}, then sign in \
+         again at {sign_in}.\n"
+    )
 }
 
 /// How [`Auth::lookup_session_with`] looks a session up.
