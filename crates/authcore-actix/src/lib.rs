@@ -318,8 +318,13 @@ impl RequireAuth {
         }
     }
 
-    /// Also requires two factors proven at sign-in ([`authcore::StepUp::two_factors`]); a
-    /// session without is treated as signed out (sent to sign in again, and back).
+    /// Also requires two factors proven at sign-in ([`authcore::StepUp::two_factors`]). A
+    /// user with a second factor whose session did not prove it is sent to sign in again
+    /// (and back), where it is asked for. A user with no second factor (or with second
+    /// factors off, where none can be proven) gets `403`
+    /// ([`Auth::two_factor_required`]): a page linking to the account page to set one up,
+    /// or, for API clients (the [`json`](RequireAuth::json) guard, or an `Accept` without
+    /// `text/html`), `{"error":"TwoFactorRequired","enrol":"<basePath>/account"}`.
     pub fn two_factors(mut self) -> Self {
         self.step_up = self.step_up.two_factors();
         self
@@ -386,21 +391,41 @@ where
                     return Ok(req.into_response(res).map_into_right_body());
                 }
             };
-            let mut res = if session.as_ref().is_some_and(|s| step_up.is_met_by(s)) {
-                service.call(req).await?.map_into_left_body()
-            } else if json {
-                let res = SessionRequired.error_response();
-                req.into_response(res).map_into_right_body()
-            } else {
-                let target = req
-                    .uri()
-                    .path_and_query()
-                    .map_or("/", |pq| pq.as_str())
-                    .to_owned();
-                let res = HttpResponse::Found()
-                    .insert_header(("location", auth.sign_in_location(&target)))
-                    .finish();
-                req.into_response(res).map_into_right_body()
+            let target = req
+                .uri()
+                .path_and_query()
+                .map_or("/", |pq| pq.as_str())
+                .to_owned();
+            let missing = match &session {
+                Some(s) if step_up.is_met_by(s) => None,
+                Some(s) if step_up.needs_two_factors() => Some(
+                    auth.lacks_second_factor(s, req.path())
+                        .await
+                        .map_err(|_| StatusCode::SERVICE_UNAVAILABLE),
+                ),
+                _ => Some(Ok(false)),
+            };
+            let mut res = match missing {
+                None => service.call(req).await?.map_into_left_body(),
+                Some(Ok(true)) => {
+                    let json = json || !accepts_html(req.request());
+                    let res =
+                        to_actix(auth.two_factor_required(&target, json).map(Into::into)).await;
+                    req.into_response(res).map_into_right_body()
+                }
+                Some(Err(status)) => req
+                    .into_response(HttpResponse::new(status))
+                    .map_into_right_body(),
+                Some(Ok(false)) if json => {
+                    let res = SessionRequired.error_response();
+                    req.into_response(res).map_into_right_body()
+                }
+                Some(Ok(false)) => {
+                    let res = HttpResponse::Found()
+                        .insert_header(("location", auth.sign_in_location(&target)))
+                        .finish();
+                    req.into_response(res).map_into_right_body()
+                }
             };
             // Keep the session rolling (or clear a dead cookie), as `GET /session` does.
             for v in set_cookie {
@@ -410,6 +435,14 @@ where
             Ok(res)
         })
     }
+}
+
+/// Whether the client takes a page: no `Accept`, or one naming `text/html`.
+fn accepts_html(req: &HttpRequest) -> bool {
+    req.headers().get("accept").is_none_or(|a| {
+        a.to_str()
+            .is_ok_and(|a| a.to_ascii_lowercase().contains("text/html"))
+    })
 }
 
 /// The README's example, compiled as a doctest so that it cannot drift from the API.

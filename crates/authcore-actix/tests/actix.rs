@@ -278,3 +278,142 @@ async fn account_routes_check_the_session_and_csrf() {
     .await;
     assert_eq!((status, error.as_str()), (405, "MethodNotAllowed"));
 }
+
+/// `RequireAuth::two_factors()` with second factors on: a user without a second factor gets
+/// `403` (a page linking to the account page, or JSON for API clients) rather than a loop
+/// through the sign-in page; a user with one whose session did not prove it is sent to sign
+/// in again (step-up); a session that proved two factors passes.
+#[actix_web::test]
+async fn two_factors_sends_users_without_a_second_factor_to_enrol() {
+    use authcore::adapter::{Adapter, MemoryAdapter, NewUser};
+    let db = MemoryAdapter::new();
+    let mut ids = Vec::new();
+    for email in ["ada@example.com", "bob@example.com"] {
+        let user = db
+            .create_user(NewUser {
+                email: Some(email.into()),
+                ..NewUser::default()
+            })
+            .await
+            .unwrap();
+        ids.push(user.id);
+    }
+    let (ada, bob) = (ids[0].clone(), ids[1].clone());
+    // Bob has a passkey: a second factor.
+    db.create_authenticator(authcore::Authenticator {
+        credential_id: "Y3JlZA==".into(),
+        user_id: Some(bob.clone()),
+        provider_account_id: "Y3JlZA==".into(),
+        counter: 0,
+        credential_backed_up: false,
+        credential_public_key: "a2V5".into(),
+        transports: None,
+        credential_device_type: "singleDevice".into(),
+        name: None,
+    })
+    .await
+    .unwrap();
+    let auth = Auth::new(
+        AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+            .adapter(db.clone())
+            .session_strategy(authcore::SessionStrategy::Jwt)
+            .two_factor(authcore::two_factor::TwoFactorOptions::default())
+            .build()
+            .unwrap(),
+    );
+    let app = test::init_service(
+        App::new()
+            .app_data(web::Data::new(auth.clone()))
+            .service(auth_routes(auth.clone()))
+            .service(
+                web::scope("/mfa")
+                    .wrap(RequireAuth::new(auth.clone()).two_factors())
+                    .route("/page", web::get().to(me)),
+            )
+            .service(
+                web::scope("/api")
+                    .wrap(RequireAuth::json(auth.clone()).two_factors())
+                    .route("/me", web::get().to(me)),
+            ),
+    )
+    .await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let cookie = |sub: &str, amr: &[&str]| {
+        let claims = serde_json::json!({"sub": sub, "amr": amr, "auth_time": now});
+        let token = auth
+            .config()
+            .jwt()
+            .encode(claims.as_object().unwrap(), "authjs.session-token", 3600)
+            .unwrap();
+        format!("authjs.session-token={token}")
+    };
+    let get = |path: &str, cookie: &str, accept: Option<&str>| {
+        let mut r = test::TestRequest::get()
+            .uri(path)
+            .insert_header(("cookie", cookie.to_owned()));
+        if let Some(a) = accept {
+            r = r.insert_header(("accept", a.to_owned()));
+        }
+        r.to_request()
+    };
+
+    // Ada has no second factor: a page for browsers, JSON for API clients.
+    let ada_cookie = cookie(&ada, &["pwd"]);
+    let res = test::call_service(
+        &app,
+        get("/mfa/page?tab=2", &ada_cookie, Some("text/html,*/*;q=0.8")),
+    )
+    .await;
+    assert_eq!(res.status(), 403);
+    assert_eq!(
+        header(&res, "content-type").as_deref(),
+        Some("text/html; charset=utf-8")
+    );
+    let page = body(res).await;
+    assert!(page.contains("second factor"), "{page}");
+    assert!(page.contains(r#"href="/auth/account""#), "{page}");
+    assert!(
+        page.contains(r#"href="/auth/signin?callbackUrl=%2Fmfa%2Fpage%3Ftab%3D2""#),
+        "{page}"
+    );
+    for (path, accept) in [
+        ("/mfa/page", Some("application/json")),
+        ("/api/me", None),
+        ("/api/me", Some("text/html")),
+    ] {
+        let res = test::call_service(&app, get(path, &ada_cookie, accept)).await;
+        assert_eq!(res.status(), 403, "{path} {accept:?}");
+        assert_eq!(
+            header(&res, "content-type").as_deref(),
+            Some("application/json")
+        );
+        let json: Value = serde_json::from_str(&body(res).await).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"error": "TwoFactorRequired", "enrol": "/auth/account"})
+        );
+    }
+
+    // Bob has a passkey but signed in with a password: sign in again (step-up).
+    let bob_cookie = cookie(&bob, &["pwd"]);
+    let res = test::call_service(&app, get("/mfa/page", &bob_cookie, None)).await;
+    assert_eq!(res.status(), 302);
+    assert_eq!(
+        header(&res, "location").as_deref(),
+        Some("/auth/signin?callbackUrl=%2Fmfa%2Fpage")
+    );
+    let res = test::call_service(&app, get("/api/me", &bob_cookie, None)).await;
+    assert_eq!(res.status(), 401);
+    assert_eq!(body(res).await, r#"{"error":"SessionRequired"}"#);
+
+    // A session that proved two factors passes.
+    let bob_mfa = cookie(&bob, &["hwk", "user", "mfa"]);
+    let res = test::call_service(&app, get("/mfa/page", &bob_mfa, None)).await;
+    assert_eq!(res.status(), 200);
+}

@@ -9,7 +9,7 @@ use authcore::{Auth, StepUp};
 use axum::extract::OriginalUri;
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
-use http::{HeaderValue, Request, StatusCode};
+use http::{HeaderMap, HeaderValue, Request, StatusCode};
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -82,9 +82,14 @@ impl RequireAuthLayer {
     }
 
     /// Also requires that the user proved two factors at sign-in (`mfa` in the session's
-    /// `amr`, [`authcore::two_factor`]); a session that did not is treated as signed out:
-    /// sent to sign in again (and back), where a user with a second factor is asked for
-    /// it. Needs second factors on, with which sessions record how the user signed in.
+    /// `amr`, [`authcore::two_factor`]). A user with a second factor whose session did not
+    /// prove it is sent to sign in again (and back), where it is asked for. A user with no
+    /// second factor (or with second factors off, where none can be proven) gets `403`:
+    /// a page saying a second factor is required, with a link to the account page
+    /// (`<basePath>/account`) to set one up, or, for API clients (the [`json`] layer, or an
+    /// `Accept` without `text/html`), `{"error":"TwoFactorRequired","enrol":"<basePath>/account"}`.
+    ///
+    /// [`json`]: RequireAuthLayer::json
     pub fn two_factors(mut self) -> Self {
         self.step_up = self.step_up.two_factors();
         self
@@ -152,16 +157,26 @@ where
                 // A configuration error, already logged by authcore.
                 return Ok(StatusCode::INTERNAL_SERVER_ERROR.into_response());
             };
-            let mut res = if session.as_ref().is_some_and(|s| step_up.is_met_by(s)) {
-                inner
+            let mut res = match session {
+                Some(s) if step_up.is_met_by(&s) => inner
                     .call(Request::from_parts(parts, body))
                     .await?
-                    .into_response()
-            } else {
-                match denial {
-                    Denial::Json => SessionRequired.into_response(),
-                    Denial::Redirect => redirect_to_sign_in(&auth, &parts),
+                    .into_response(),
+                Some(s) if step_up.needs_two_factors() => {
+                    match auth
+                        .lacks_second_factor(&s, parts.uri.path())
+                        .await
+                        .map_err(|_| StatusCode::SERVICE_UNAVAILABLE)
+                    {
+                        Ok(false) => sign_in_again(&auth, denial, &parts),
+                        Ok(true) => {
+                            let json = denial == Denial::Json || !accepts_html(&parts.headers);
+                            two_factor_required(&auth, &parts, json)
+                        }
+                        Err(status) => status.into_response(),
+                    }
                 }
+                _ => sign_in_again(&auth, denial, &parts),
             };
             // Keep the session rolling (or clear a dead cookie), as `GET /session` does.
             for v in set_cookie {
@@ -172,14 +187,41 @@ where
     }
 }
 
-/// `302` to `<sign-in page>?callbackUrl=<path and query of the request>`.
-fn redirect_to_sign_in(auth: &Auth, parts: &Parts) -> Response {
+/// The answer to a request without a session that shows what is asked: `401` JSON, or a
+/// redirect to the sign-in page and back.
+fn sign_in_again(auth: &Auth, denial: Denial, parts: &Parts) -> Response {
+    match denial {
+        Denial::Json => SessionRequired.into_response(),
+        Denial::Redirect => redirect_to_sign_in(auth, parts),
+    }
+}
+
+/// The path and query the request asked for (before any `nest`).
+fn target(parts: &Parts) -> &str {
     let uri = parts
         .extensions
         .get::<OriginalUri>()
         .map_or(&parts.uri, |o| &o.0);
-    let target = uri.path_and_query().map_or("/", |pq| pq.as_str());
-    match HeaderValue::try_from(auth.sign_in_location(target)) {
+    uri.path_and_query().map_or("/", |pq| pq.as_str())
+}
+
+/// Whether the client takes a page: no `Accept`, or one naming `text/html`.
+fn accepts_html(headers: &HeaderMap) -> bool {
+    headers.get(http::header::ACCEPT).is_none_or(|a| {
+        a.to_str()
+            .is_ok_and(|a| a.to_ascii_lowercase().contains("text/html"))
+    })
+}
+
+/// `403` for a user who has no second factor ([`Auth::two_factor_required`]).
+fn two_factor_required(auth: &Auth, parts: &Parts, json: bool) -> Response {
+    auth.two_factor_required(target(parts), json)
+        .into_response()
+}
+
+/// `302` to `<sign-in page>?callbackUrl=<path and query of the request>`.
+fn redirect_to_sign_in(auth: &Auth, parts: &Parts) -> Response {
+    match HeaderValue::try_from(auth.sign_in_location(target(parts))) {
         Ok(value) => (StatusCode::FOUND, [(http::header::LOCATION, value)]).into_response(),
         // Not reachable: the page comes from a validated config and the rest is encoded.
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),

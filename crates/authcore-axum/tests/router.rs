@@ -572,7 +572,8 @@ async fn account_routes_check_the_session_and_csrf() {
 
 /// Step-up: `two_factors()` and `max_age()` let through only sessions whose sign-in shows
 /// them (the JWT's `amr` / `auth_time`); others are sent to sign in again, as anonymous
-/// requests are (`401` for the JSON layer).
+/// requests are (`401` for the JSON layer), except where two factors are asked with second
+/// factors off: nobody can prove them, and the answer is `403`.
 #[tokio::test]
 async fn step_up_requires_two_factors_or_a_recent_sign_in() {
     use std::time::Duration;
@@ -613,24 +614,23 @@ async fn step_up_requires_two_factors_or_a_recent_sign_in() {
         serde_json::json!({"sub": "1", "amr": ["pwd", "otp", "mfa"], "auth_time": now - 7200}),
     );
     let unrecorded = jar_with(serde_json::json!({"sub": "1"}));
-    for (jar, path, passes) in [
-        (&password_only, "/mfa", false),
-        (&password_only, "/recent", true),
-        (&two_factors_old, "/mfa", true),
-        (&two_factors_old, "/recent", false),
-        (&unrecorded, "/mfa", false),
-        (&unrecorded, "/recent", false),
+    for (jar, path, status) in [
+        (&password_only, "/mfa", StatusCode::FORBIDDEN),
+        (&password_only, "/recent", StatusCode::OK),
+        (&two_factors_old, "/mfa", StatusCode::OK),
+        (&two_factors_old, "/recent", StatusCode::FOUND),
+        (&unrecorded, "/mfa", StatusCode::FORBIDDEN),
+        (&unrecorded, "/recent", StatusCode::FOUND),
     ] {
         let res = app.clone().oneshot(get_req(path, jar)).await.unwrap();
-        if passes {
-            assert_eq!(res.status(), StatusCode::OK, "{path}");
-            assert_eq!(body_string(res).await, "1");
-        } else {
-            assert_eq!(res.status(), StatusCode::FOUND, "{path}");
-            assert_eq!(
+        assert_eq!(res.status(), status, "{path}");
+        match status {
+            StatusCode::OK => assert_eq!(body_string(res).await, "1"),
+            StatusCode::FOUND => assert_eq!(
                 location(&res),
                 format!("/auth/signin?callbackUrl={}", path.replace('/', "%2F"))
-            );
+            ),
+            _ => assert!(body_string(res).await.contains("/auth/account")),
         }
     }
     let res = app
@@ -638,5 +638,150 @@ async fn step_up_requires_two_factors_or_a_recent_sign_in() {
         .oneshot(get_req("/api/mfa", &password_only))
         .await
         .unwrap();
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    assert_eq!(body_json(res).await["error"], "TwoFactorRequired");
+}
+
+/// `two_factors()` with second factors on: a user without a second factor cannot prove two
+/// factors by signing in again, so the answer is `403` (a page linking to the account page,
+/// or JSON for API clients) rather than a loop through the sign-in page; a user with one
+/// whose session did not prove it is sent to sign in again (step-up); a session that proved
+/// two factors passes.
+#[tokio::test]
+async fn two_factors_sends_users_without_a_second_factor_to_enrol() {
+    use authcore::adapter::{Adapter, MemoryAdapter, NewUser};
+    let db = MemoryAdapter::new();
+    let mut ids = Vec::new();
+    for email in ["ada@example.com", "bob@example.com"] {
+        let user = db
+            .create_user(NewUser {
+                email: Some(email.into()),
+                ..NewUser::default()
+            })
+            .await
+            .unwrap();
+        ids.push(user.id);
+    }
+    let (ada, bob) = (ids[0].clone(), ids[1].clone());
+    // Bob has a passkey: a second factor.
+    db.create_authenticator(authcore::Authenticator {
+        credential_id: "Y3JlZA==".into(),
+        user_id: Some(bob.clone()),
+        provider_account_id: "Y3JlZA==".into(),
+        counter: 0,
+        credential_backed_up: false,
+        credential_public_key: "a2V5".into(),
+        transports: None,
+        credential_device_type: "singleDevice".into(),
+        name: None,
+    })
+    .await
+    .unwrap();
+    let auth = Auth::new(
+        AuthConfig::builder()
+            .secret("a test secret that is long enough to be realistic")
+            .trust_host(true)
+            .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+            .adapter(db.clone())
+            .session_strategy(authcore::SessionStrategy::Jwt)
+            .two_factor(authcore::two_factor::TwoFactorOptions::default())
+            .build()
+            .unwrap(),
+    );
+    let ok = || get(|s: Session| async move { s.user_id().unwrap_or_default().to_owned() });
+    let app = Router::new()
+        .route("/mfa", ok())
+        .route_layer(RequireAuthLayer::new(auth.clone()).two_factors())
+        .merge(
+            Router::new()
+                .route("/api/mfa", ok())
+                .route_layer(RequireAuthLayer::json(auth.clone()).two_factors()),
+        )
+        .auth_routes(auth.clone())
+        .with_state(auth.clone());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let jar_with = |sub: &str, amr: &[&str]| {
+        let claims = serde_json::json!({"sub": sub, "amr": amr, "auth_time": now});
+        let token = auth
+            .config()
+            .jwt()
+            .encode(claims.as_object().unwrap(), "authjs.session-token", 3600)
+            .unwrap();
+        let mut jar = CookieJar::default();
+        jar.0.insert("authjs.session-token".into(), token);
+        jar
+    };
+    let with_accept = |path: &str, jar: &CookieJar, accept: &str| {
+        let mut req = get_req(path, jar);
+        req.headers_mut()
+            .insert(header::ACCEPT, accept.parse().unwrap());
+        req
+    };
+    let ada_jar = jar_with(&ada, &["pwd"]);
+
+    // Ada has no second factor: a page for browsers, JSON for API clients.
+    let res = app
+        .clone()
+        .oneshot(with_accept("/mfa?tab=2", &ada_jar, "text/html,*/*;q=0.8"))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        res.headers()[header::CONTENT_TYPE],
+        "text/html; charset=utf-8"
+    );
+    let page = body_string(res).await;
+    assert!(page.contains("second factor"), "{page}");
+    assert!(page.contains(r#"href="/auth/account""#), "{page}");
+    assert!(
+        page.contains(r#"href="/auth/signin?callbackUrl=%2Fmfa%3Ftab%3D2""#),
+        "{page}"
+    );
+    for (path, accept) in [
+        ("/mfa", Some("application/json")),
+        ("/api/mfa", None),
+        ("/api/mfa", Some("text/html")),
+    ] {
+        let req = match accept {
+            Some(a) => with_accept(path, &ada_jar, a),
+            None => get_req(path, &ada_jar),
+        };
+        let res = app.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), StatusCode::FORBIDDEN, "{path} {accept:?}");
+        assert_eq!(res.headers()[header::CONTENT_TYPE], "application/json");
+        assert_eq!(
+            body_json(res).await,
+            serde_json::json!({"error": "TwoFactorRequired", "enrol": "/auth/account"})
+        );
+    }
+
+    // Bob has a passkey but signed in with a password: sign in again (step-up).
+    let bob_jar = jar_with(&bob, &["pwd"]);
+    let res = app
+        .clone()
+        .oneshot(get_req("/mfa", &bob_jar))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::FOUND);
+    assert_eq!(location(&res), "/auth/signin?callbackUrl=%2Fmfa");
+    let res = app
+        .clone()
+        .oneshot(get_req("/api/mfa", &bob_jar))
+        .await
+        .unwrap();
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(body_json(res).await["error"], "SessionRequired");
+
+    // A session that proved two factors passes.
+    let bob_mfa = jar_with(&bob, &["hwk", "user", "mfa"]);
+    let res = app
+        .clone()
+        .oneshot(get_req("/mfa", &bob_mfa))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(body_string(res).await, bob);
 }

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use authcore::env::Env;
 use authcore::ratelimit::RateLimits;
+use authcore::two_factor::{FirstEnrolment, TwoFactorPolicy};
 use authcore::types::{PagesOptions, Theme};
 
 use crate::config_file::{ConfigFile, ConfigFileError};
@@ -103,8 +104,13 @@ pub struct ServerConfig {
     pub database_pool: authcore_sqlx::PoolSettings,
     /// Second factors (`AUTHCORE_TWO_FACTOR`: `optional`, `required` or `off`; `[two_factor]
     /// policy` and `issuer`): optional by default with a database, off without one (they are
-    /// stored in it).
+    /// stored in it). Who may enrol a user's first one under `required`:
+    /// `AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT`, `[two_factor] first_enrolment`.
     pub two_factor: Option<authcore::two_factor::TwoFactorOptions>,
+    /// How recent a session's sign-in must be for a sensitive change
+    /// (`AUTHCORE_RECENT_SIGN_IN`, `[auth] recent_sign_in`, seconds; none: authcore's
+    /// default, 10 minutes): [`authcore::AuthConfigBuilder::recent_sign_in`].
+    pub recent_sign_in: Option<std::time::Duration>,
     /// Threads that serve requests (`AUTHCORE_WORKERS`, `[server] workers`; default: the
     /// CPUs the process may run on). With 1 the server runs on a single-threaded runtime
     /// ([`serve::runtime`]).
@@ -231,6 +237,7 @@ impl ServerConfig {
             redis_url: None,
             trusted_proxies: Vec::new(),
             two_factor: None,
+            recent_sign_in: None,
         }
     }
 
@@ -397,6 +404,28 @@ impl ServerConfig {
             (Some(t), Some(issuer)) => Some(t.issuer(issuer)),
             (t, _) => t,
         };
+        let first_enrolment = layered(
+            vars.read(
+                "AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT",
+                value::first_enrolment,
+            )?,
+            file.two_factor.first_enrolment,
+        );
+        let two_factor = match (two_factor, first_enrolment) {
+            (t, None | Some(FirstEnrolment::FirstFactor)) => t,
+            (Some(t), Some(who)) if t.policy == TwoFactorPolicy::Required => {
+                Some(t.first_enrolment(who))
+            }
+            (_, Some(_)) => {
+                return Err(invalid(
+                    "two-factor first_enrolment (AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT, [two_factor] first_enrolment) says who enrols when every user must have a second factor: it needs policy = \"required\"".to_owned(),
+                ));
+            }
+        };
+        let recent_sign_in = layered(
+            seconds("AUTHCORE_RECENT_SIGN_IN")?,
+            file.auth.recent_sign_in,
+        );
         let gateway = if gateway::Gateway::is_configured(&env, file.gateway.as_ref()) {
             let g = gateway::Gateway::new(&env, file.gateway.unwrap_or_default())?;
             if g.uses_step_up() && two_factor.is_none() {
@@ -456,6 +485,7 @@ impl ServerConfig {
             redis_url,
             trusted_proxies,
             two_factor,
+            recent_sign_in,
         })
     }
 }
@@ -637,5 +667,116 @@ from = "File <file@example.com>"
             assert!(err.contains(key), "{err}");
             assert!(err.contains(reason), "{err}");
         }
+    }
+
+    /// `[auth] recent_sign_in` and `AUTHCORE_RECENT_SIGN_IN`: seconds, as the other
+    /// durations; unset leaves authcore's default.
+    #[test]
+    fn recent_sign_in_from_file_and_variable() {
+        assert_eq!(from("", &[]).unwrap().recent_sign_in, None);
+        let file = "[auth]\nrecent_sign_in = 300\n";
+        assert_eq!(
+            from(file, &[]).unwrap().recent_sign_in,
+            Some(Duration::from_secs(300))
+        );
+        let c = from(file, &[("AUTHCORE_RECENT_SIGN_IN", "90.5")]).unwrap();
+        assert_eq!(c.recent_sign_in, Some(Duration::from_millis(90_500)));
+        let c = from(file, &[("AUTHCORE_RECENT_SIGN_IN", "")]).unwrap();
+        assert_eq!(
+            c.recent_sign_in, None,
+            "a blank variable stands for the default"
+        );
+
+        let err = from("[auth]\nrecent_sign_in = 0\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("recent_sign_in") && err.contains("line 2"),
+            "{err}"
+        );
+        assert!(err.contains("seconds"), "{err}");
+        let err = from("[auth]\nrecent_sign_in = \"10m\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("recent_sign_in"), "{err}");
+        for v in ["10m", "-1", "0", "100000"] {
+            let err = from("", &[("AUTHCORE_RECENT_SIGN_IN", v)])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("AUTHCORE_RECENT_SIGN_IN"), "{err}");
+            assert!(err.contains("seconds"), "{err}");
+        }
+    }
+
+    /// `[two_factor] first_enrolment` and `AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT`: the three
+    /// choices, only where every user must enrol.
+    #[test]
+    fn first_enrolment_from_file_and_variable() {
+        use authcore::two_factor::FirstEnrolment::{EmailLink, FirstFactor, Operator};
+        let db = "[server]\ndatabase_url = \"sqlite://t.db\"\n";
+        let who = |file: &str, vars: &[(&str, &str)]| {
+            from(&format!("{db}{file}"), vars)
+                .unwrap()
+                .two_factor
+                .unwrap()
+                .first_enrolment
+        };
+        assert_eq!(who("", &[]), FirstFactor);
+        for (text, expected) in [
+            ("first-factor", FirstFactor),
+            ("email-link", EmailLink),
+            ("operator", Operator),
+        ] {
+            let file =
+                format!("[two_factor]\npolicy = \"required\"\nfirst_enrolment = \"{text}\"\n");
+            assert_eq!(who(&file, &[]), expected, "{text}");
+            let vars = [
+                ("AUTHCORE_TWO_FACTOR", "required"),
+                ("AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT", text),
+            ];
+            assert_eq!(who("", &vars), expected, "{text}");
+        }
+        // The variable wins over the file.
+        let file = "[two_factor]\npolicy = \"required\"\nfirst_enrolment = \"operator\"\n";
+        let vars = [("AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT", "email-link")];
+        assert_eq!(who(file, &vars), EmailLink);
+        // The default is accepted with any policy; the others need `required`.
+        let file = "[two_factor]\nfirst_enrolment = \"first-factor\"\n";
+        assert_eq!(who(file, &[]), FirstFactor);
+        let err = from(
+            &format!("{db}[two_factor]\npolicy = \"optional\"\nfirst_enrolment = \"email-link\"\n"),
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("first_enrolment") && err.contains("required"),
+            "{err}"
+        );
+
+        let err = from(
+            &format!("{db}[two_factor]\npolicy = \"required\"\nfirst_enrolment = \"admin\"\n"),
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("first_enrolment") && err.contains("line 5"),
+            "{err}"
+        );
+        assert!(
+            err.contains("`first-factor`, `email-link` or `operator`"),
+            "{err}"
+        );
+        let err = from(
+            db,
+            &[
+                ("AUTHCORE_TWO_FACTOR", "required"),
+                ("AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT", "email"),
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT"), "{err}");
     }
 }

@@ -24,6 +24,7 @@
 //! url = "https://auth.example.com/auth"             # AUTH_URL
 //! trust_host = true                                 # AUTH_TRUST_HOST
 //! allowed_hosts = ["auth.example.com"]              # AUTHCORE_ALLOWED_HOSTS
+//! recent_sign_in = 600                              # AUTHCORE_RECENT_SIGN_IN (seconds)
 //!
 //! [email]
 //! smtp_url = "smtps://user:pass@smtp.example.com"   # SMTP_URL
@@ -98,7 +99,9 @@ pub struct ConfigFile {
 
 /// `[two_factor]`: `policy = "optional"` (the default with a database: users who enrolled
 /// are asked), `"required"` (every user enrols at sign-in) or `"off"`; `issuer`, the name
-/// authenticator apps show (default: the host of `AUTH_URL`).
+/// authenticator apps show (default: the host of `AUTH_URL`); `first_enrolment`, who may
+/// enrol a user's first second factor under `required` (`"first-factor"`, `"email-link"`
+/// or `"operator"`).
 #[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -107,6 +110,10 @@ pub struct TwoFactorSection {
     pub policy: Option<String>,
     /// The issuer shown in authenticator apps.
     pub issuer: Option<String>,
+    /// `first-factor`, `email-link` or `operator` (as
+    /// `AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT`).
+    #[serde(default, deserialize_with = "value::de_first_enrolment")]
+    pub first_enrolment: Option<authcore::two_factor::FirstEnrolment>,
 }
 
 /// `[rate_limits]`: `enabled = false` turns them all off (as `AUTHCORE_RATE_LIMITS=off`);
@@ -251,6 +258,10 @@ pub struct AuthSection {
     pub allowed_hosts: Option<Vec<String>>,
     /// Proxies whose `X-Forwarded-For` names the client (`AUTHCORE_TRUSTED_PROXIES`).
     pub trusted_proxies: Option<Vec<String>>,
+    /// Seconds since the sign-in within which sensitive changes are allowed
+    /// (`AUTHCORE_RECENT_SIGN_IN`).
+    #[serde(default, deserialize_with = "value::de_seconds")]
+    pub recent_sign_in: Option<Duration>,
 }
 
 /// `[email]`.

@@ -122,6 +122,19 @@ pub fn on_off(v: &str) -> Result<Option<bool>, String> {
     }
 }
 
+/// Who may enrol a user's first second factor: `first-factor`, `email-link` or `operator`
+/// (blank: the default).
+pub fn first_enrolment(v: &str) -> Result<Option<authcore::two_factor::FirstEnrolment>, String> {
+    use authcore::two_factor::FirstEnrolment;
+    match v.trim() {
+        "" => Ok(None),
+        "first-factor" => Ok(Some(FirstEnrolment::FirstFactor)),
+        "email-link" => Ok(Some(FirstEnrolment::EmailLink)),
+        "operator" => Ok(Some(FirstEnrolment::Operator)),
+        _ => Err("is not `first-factor`, `email-link` or `operator`".to_owned()),
+    }
+}
+
 /// A comma-separated list (blank entries dropped; blank: the default).
 pub fn comma_list(v: &str) -> Result<Option<Vec<String>>, String> {
     if v.trim().is_empty() {
@@ -194,4 +207,11 @@ pub fn de_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Err
 /// `[server] workers`.
 pub fn de_workers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
     number(d, workers)
+}
+
+/// `[two_factor] first_enrolment`.
+pub fn de_first_enrolment<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<authcore::two_factor::FirstEnrolment>, D::Error> {
+    text(d, first_enrolment)
 }

@@ -332,6 +332,9 @@ fn demo_auth(
     if let HostTrust::AllowList(hosts) = trust {
         builder = builder.allowed_hosts(hosts);
     }
+    if let Some(window) = config.recent_sign_in {
+        builder = builder.recent_sign_in(window);
+    }
     builder = builder
         .rate_limits(config.rate_limits)
         .trusted_proxies(config.trusted_proxies.clone());

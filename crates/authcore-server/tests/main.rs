@@ -27,3 +27,4 @@ mod ops;
 mod rate_limits;
 mod refresh_instances;
 mod request_log;
+mod sensitive_changes;

@@ -57,10 +57,16 @@ fn troubleshooting_explains_every_error_code() {
         .iter()
         .filter_map(|r| backticked(&r[0]).first().map(|s| (*s).to_owned()))
         .collect();
+    // Error log lines point to `troubleshooting.md#<code in lower case>`.
+    let sections = anchors(&doc);
     for code in codes.iter().copied().chain(["Configuration"]) {
         assert!(
             explained.contains(code),
             "troubleshooting.md lacks `{code}`"
+        );
+        assert!(
+            sections.contains(&code.to_lowercase()),
+            "troubleshooting.md lacks a section for `{code}`"
         );
     }
 }

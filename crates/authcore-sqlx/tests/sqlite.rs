@@ -318,3 +318,103 @@ async fn direct_session_reads_answer_while_the_pool_is_taken() {
     memory.migrate().await.expect("migrate");
     conformance::sessions(&memory).await;
 }
+
+/// A credentials sign-in with database sessions whose `authorize` returns an id SQLite does
+/// not know is refused before the session row (and its foreign key) is written: the
+/// Configuration error page, a `CallbackRouteError` log line that says to return the
+/// adapter's user id, never the store's `FOREIGN KEY constraint failed`. The stored user's
+/// id signs in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_database_sessions_need_the_adapters_user_id() {
+    use authcore::providers::CredentialsProvider;
+    use authcore::{Auth, AuthConfig, User};
+    use http_body_util::{BodyExt, Full};
+
+    const SECRET: &str = "sqlite-credentials-test-secret-xxxx";
+    let dir = TempDir::new();
+    let db = fresh(&dir).await;
+    let user = db
+        .create_user(NewUser {
+            email: Some("dana@example.com".into()),
+            ..NewUser::default()
+        })
+        .await
+        .unwrap();
+    let stored_id = user.id.clone();
+    // `authorize` returns the stored user's id for "dana", a made-up one for "ghost".
+    let provider = CredentialsProvider::new().authorize(move |c, _| {
+        let stored_id = stored_id.clone();
+        async move {
+            Ok(match c.get("username").and_then(|v| v.as_str()) {
+                Some("dana") => Some(User::with_id(stored_id)),
+                Some("ghost") => Some(User::with_id("ghost-1")),
+                _ => None,
+            })
+        }
+    });
+    let logged = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    struct Lines(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+    impl authcore::logger::Logger for Lines {
+        fn error(&self, error: &authcore::AuthError) {
+            let mut line = format!("{}: {error}", error.error_type());
+            let mut source = std::error::Error::source(error);
+            while let Some(e) = source {
+                line.push_str(&format!(" / {e}"));
+                source = e.source();
+            }
+            self.0.lock().unwrap().push(line);
+        }
+    }
+    let auth = Auth::new(
+        AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .provider(provider)
+            .adapter(db.clone())
+            .credentials_database_sessions(true)
+            .logger(Lines(logged.clone()))
+            .build()
+            .unwrap(),
+    );
+    let csrf = authcore::csrf::csrf_cookie_value(&"c".repeat(64), SECRET).replace('|', "%7C");
+    let sign_in = |username: &str| {
+        let body = format!("csrfToken={}&username={username}", "c".repeat(64));
+        http::Request::post("http://localhost:3000/auth/callback/credentials")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("cookie", format!("authjs.csrf-token={csrf}"))
+            .body(Full::new(bytes::Bytes::from(body)))
+            .unwrap()
+    };
+    let session_cookie = |r: &http::Response<_>| {
+        r.headers()
+            .get_all("set-cookie")
+            .iter()
+            .any(|v| v.to_str().unwrap().starts_with("authjs.session-token="))
+    };
+
+    let r = auth.handle(sign_in("ghost")).await;
+    assert_eq!(r.status(), 302);
+    assert_eq!(
+        r.headers()["location"],
+        "http://localhost:3000/auth/error?error=Configuration"
+    );
+    assert!(!session_cookie(&r));
+    let lines = logged.lock().unwrap().clone();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("CallbackRouteError: "), "{lines:?}");
+    assert!(
+        lines[0].contains("authorize must return the adapter's user id"),
+        "{lines:?}"
+    );
+    assert!(!lines[0].contains("FOREIGN KEY"), "{lines:?}");
+
+    let r = auth.handle(sign_in("dana")).await;
+    assert_eq!(r.status(), 302);
+    assert!(session_cookie(&r));
+    let _ = r.into_body().collect().await;
+    assert_eq!(
+        db.list_sessions_by_user_id(&user.id).await.unwrap().len(),
+        1
+    );
+    db.close().await;
+}

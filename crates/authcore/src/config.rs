@@ -344,6 +344,31 @@ pub struct AuthConfigBuilder {
     pub(crate) warnings: Vec<WarningCode>,
     /// Applied by `build`, so options set before or after `env_defaults` count as explicit.
     env_defaults: Option<Env>,
+    /// Where `secrets` came from, for the errors that name it.
+    secrets_from: SecretsFrom,
+}
+
+/// Where the builder's secrets came from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+enum SecretsFrom {
+    /// [`AuthConfigBuilder::secret`] (or none).
+    #[default]
+    Secret,
+    /// [`AuthConfigBuilder::secrets`].
+    Secrets,
+    /// The environment: the variable of each secret, in order.
+    Env(Vec<&'static str>),
+}
+
+impl SecretsFrom {
+    /// Where the secret at `index` came from: a variable, or the builder method.
+    fn origin(&self, index: usize) -> &'static str {
+        match self {
+            SecretsFrom::Secret => "AuthConfig::builder().secret(..)",
+            SecretsFrom::Secrets => "AuthConfig::builder().secrets(..)",
+            SecretsFrom::Env(names) => names.get(index).copied().unwrap_or("AUTH_SECRET"),
+        }
+    }
 }
 
 impl Default for AuthConfigBuilder {
@@ -387,6 +412,7 @@ impl Default for AuthConfigBuilder {
             max_cookie_header_bytes: DEFAULT_MAX_COOKIE_HEADER_BYTES,
             warnings: Vec::new(),
             env_defaults: None,
+            secrets_from: SecretsFrom::Secret,
         }
     }
 }
@@ -401,6 +427,7 @@ impl AuthConfigBuilder {
     /// Sets the secret (replaces any earlier ones).
     pub fn secret(mut self, secret: impl Into<String>) -> Self {
         self.secrets = vec![secret.into()];
+        self.secrets_from = SecretsFrom::Secret;
         self
     }
 
@@ -411,6 +438,7 @@ impl AuthConfigBuilder {
         S: Into<String>,
     {
         self.secrets = secrets.into_iter().map(Into::into).collect();
+        self.secrets_from = SecretsFrom::Secrets;
         self
     }
 
@@ -759,7 +787,9 @@ impl AuthConfigBuilder {
             }
         }
         if !self.secrets.iter().any(|s| !s.is_empty()) {
-            self.secrets = defaults.secrets;
+            let (names, secrets) = defaults.secrets.into_iter().unzip();
+            self.secrets = secrets;
+            self.secrets_from = SecretsFrom::Env(names);
         }
         if self.redirect_proxy_url.is_none() {
             self.redirect_proxy_url = defaults.redirect_proxy_url;
@@ -782,7 +812,8 @@ impl AuthConfigBuilder {
             return Err(ConfigError::MissingSecret);
         }
         if let Some(index) = self.secrets.iter().position(String::is_empty) {
-            return Err(ConfigError::EmptySecret { index });
+            let origin = self.secrets_from.origin(index);
+            return Err(ConfigError::EmptySecret { index, origin });
         }
         if !self.dangerous.short_secret
             && let Some((index, chars)) = self
@@ -792,7 +823,12 @@ impl AuthConfigBuilder {
                 .enumerate()
                 .find(|(_, chars)| *chars < MIN_SECRET_CHARS)
         {
-            return Err(ConfigError::ShortSecret { index, chars });
+            let origin = self.secrets_from.origin(index);
+            return Err(ConfigError::ShortSecret {
+                index,
+                chars,
+                origin,
+            });
         }
         // Each OAuth provider's HTTP client, resolved once: its own, else the shared one.
         #[cfg(feature = "oauth")]
@@ -1252,6 +1288,57 @@ mod tests {
         assert!(shared.build().is_ok());
     }
 
+    /// An empty or short secret is named by where it came from, with the command that makes
+    /// a good one.
+    #[test]
+    fn secret_errors_name_their_origin() {
+        let long = "s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+        let env = |pairs: &[(&str, &str)]| Env::from_pairs(pairs.iter().copied());
+        for (b, index, origin) in [
+            (
+                builder().env_defaults(&env(&[("AUTH_SECRET", "")])),
+                0,
+                "AUTH_SECRET",
+            ),
+            (
+                builder().env_defaults(&env(&[("AUTH_SECRET", long), ("AUTH_SECRET_1", "")])),
+                0,
+                "AUTH_SECRET_1",
+            ),
+            (
+                builder().env_defaults(&env(&[("AUTH_SECRET", ""), ("AUTH_SECRET_2", long)])),
+                1,
+                "AUTH_SECRET",
+            ),
+            (builder().secret(""), 0, "AuthConfig::builder().secret(..)"),
+            (
+                builder().secrets([long, ""]),
+                1,
+                "AuthConfig::builder().secrets(..)",
+            ),
+        ] {
+            let e = b.build().unwrap_err();
+            assert_eq!(e, ConfigError::EmptySecret { index, origin });
+            let message = e.to_string();
+            assert!(message.starts_with("MissingSecret: "), "{message}");
+            assert!(message.contains(origin), "{message}");
+            assert!(message.contains("openssl rand -base64 33"), "{message}");
+        }
+        let e = builder()
+            .env_defaults(&env(&[("AUTH_SECRET_1", "short")]))
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            e,
+            ConfigError::ShortSecret {
+                index: 0,
+                chars: 5,
+                origin: "AUTH_SECRET_1"
+            }
+        );
+        assert!(e.to_string().contains("(AUTH_SECRET_1)"), "{e}");
+    }
+
     #[test]
     fn secrets_from_env_in_rotation_order() {
         let env = Env::from_pairs([("AUTH_SECRET", "0"), ("AUTH_SECRET_1", "1")]);
@@ -1334,7 +1421,13 @@ mod tests {
             .provider(creds())
             .build()
             .unwrap_err();
-        assert_eq!(e, ConfigError::EmptySecret { index: 1 });
+        assert_eq!(
+            e,
+            ConfigError::EmptySecret {
+                index: 1,
+                origin: "AuthConfig::builder().secrets(..)"
+            }
+        );
         let e = AuthConfig::builder()
             .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
             .provider(CredentialsProvider::new())

@@ -124,8 +124,9 @@ fn is_truthy(v: &str) -> bool {
 pub(crate) struct EnvDefaults {
     /// `AUTH_URL` as given.
     pub auth_url: Option<String>,
-    /// `AUTH_SECRET_3` … `AUTH_SECRET_1`, `AUTH_SECRET`: the rotation order, newest first.
-    pub secrets: Vec<String>,
+    /// `AUTH_SECRET_3` … `AUTH_SECRET_1`, `AUTH_SECRET`: the rotation order, newest first;
+    /// each with the name of its variable.
+    pub secrets: Vec<(&'static str, String)>,
     /// `AUTH_REDIRECT_PROXY_URL`.
     pub redirect_proxy_url: Option<String>,
     /// From the first of `AUTH_URL`, `AUTH_TRUST_HOST`, `VERCEL`, `CF_PAGES` that is set,
@@ -136,14 +137,14 @@ pub(crate) struct EnvDefaults {
 impl Env {
     /// The `setEnvDefaults` values of this snapshot.
     pub(crate) fn defaults(&self) -> EnvDefaults {
-        let mut secrets: Vec<String> = self
+        let mut secrets: Vec<(&'static str, String)> = self
             .get("AUTH_SECRET")
-            .map(str::to_owned)
+            .map(|s| ("AUTH_SECRET", s.to_owned()))
             .into_iter()
             .collect();
-        for i in 1..=3 {
-            if let Some(s) = self.get(&format!("AUTH_SECRET_{i}")) {
-                secrets.insert(0, s.to_owned());
+        for name in ["AUTH_SECRET_1", "AUTH_SECRET_2", "AUTH_SECRET_3"] {
+            if let Some(s) = self.get(name) {
+                secrets.insert(0, (name, s.to_owned()));
             }
         }
         let trust_host = ["AUTH_URL", "AUTH_TRUST_HOST", "VERCEL", "CF_PAGES"]

@@ -28,7 +28,7 @@ pub enum AuthError {
         source: Option<BoxError>,
     },
     /// `authorize` returned no user (or a `CredentialsSignin` with a custom code).
-    #[error("Read more at https://errors.authjs.dev#credentialssignin")]
+    #[error("Read more at docs/manual/troubleshooting.md#credentialssignin")]
     CredentialsSignin {
         /// Auth.js `code` (`credentials` by default).
         code: String,
@@ -402,20 +402,27 @@ pub enum ConfigError {
     )]
     MissingSecret,
     /// A secret was empty.
-    #[error("MissingSecret: secret number {index} is empty")]
+    #[error(
+        "MissingSecret: secret number {index} ({origin}) is empty; set a random one of at least 32 characters: make one with `openssl rand -base64 33`"
+    )]
     EmptySecret {
         /// Position in the secret list.
         index: usize,
+        /// Where it came from: its environment variable (`AUTH_SECRET`, `AUTH_SECRET_1` …)
+        /// or the builder method (`AuthConfig::builder().secret(..)`, `.secrets(..)`).
+        origin: &'static str,
     },
     /// A secret is shorter than [`MIN_SECRET_CHARS`](crate::config::MIN_SECRET_CHARS).
     #[error(
-        "secret number {index} (AUTH_SECRET, or one of AUTH_SECRET_1..3) has {chars} characters; at least 32 are needed: make one with `openssl rand -base64 33`. To keep a shorter secret that an existing app shares, set DangerousOptions::short_secret"
+        "secret number {index} ({origin}) has {chars} characters; at least 32 are needed: make one with `openssl rand -base64 33`. To keep a shorter secret that an existing app shares, set DangerousOptions::short_secret"
     )]
     ShortSecret {
         /// Position in the secret list.
         index: usize,
         /// Its length in characters.
         chars: usize,
+        /// Where it came from, as for [`ConfigError::EmptySecret`].
+        origin: &'static str,
     },
     /// No provider was configured.
     #[error(

@@ -453,6 +453,83 @@ impl Auth {
         location.push_str(&crate::cookies::encode_uri_component(target));
         location
     }
+
+    /// The account page (`<basePath>/account`), where signed-in users set up a second factor.
+    ///
+    /// ```
+    /// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").trust_host(true)
+    /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+    /// #     .build().unwrap());
+    /// assert_eq!(auth.account_location(), "/auth/account");
+    /// ```
+    pub fn account_location(&self) -> String {
+        format!(
+            "{}/account",
+            self.config().base_path().trim_end_matches('/')
+        )
+    }
+
+    /// What the framework integrations' route guards answer when a route asks two factors
+    /// of a signed-in user who has no second factor (signing in again cannot help): `403`
+    /// with `{"error":"TwoFactorRequired","enrol":"<account page>"}` for API clients
+    /// (`json`), else a page that says a second factor is required, with links to the
+    /// account page ([`Auth::account_location`]) and to sign in again and come back to
+    /// `target` (a path and query of the application).
+    pub fn two_factor_required(&self, target: &str, json: bool) -> http::Response<String> {
+        let account = self.account_location();
+        let (content_type, body) = if json {
+            let body = serde_json::json!({ "error": "TwoFactorRequired", "enrol": account });
+            ("application/json", body.to_string())
+        } else {
+            let sign_in = self.sign_in_location(target);
+            let page = two_factor_required_page(&account, &sign_in);
+            let content_type = if cfg!(feature = "pages") {
+                "text/html; charset=utf-8"
+            } else {
+                "text/plain; charset=utf-8"
+            };
+            (content_type, page)
+        };
+        let mut res = http::Response::new(body);
+        *res.status_mut() = http::StatusCode::FORBIDDEN;
+        let headers = res.headers_mut();
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static(content_type),
+        );
+        headers.insert(
+            http::header::CACHE_CONTROL,
+            http::HeaderValue::from_static("private, no-cache, no-store"),
+        );
+        res
+    }
+}
+
+/// The page of [`Auth::two_factor_required`], its links escaped by the template engine.
+#[cfg(feature = "pages")]
+fn two_factor_required_page(account: &str, sign_in: &str) -> String {
+    use askama::Template as _;
+    #[derive(askama::Template)]
+    #[template(
+        ext = "html",
+        source = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>Two-factor authentication needed</title></head><body>\n<h1>Two-factor authentication needed</h1>\n<p>This page asks for a second factor at sign-in, and your account has none yet.</p>\n<p>Set up an authenticator app or a passkey on your account page, then sign in again.</p>\n<p><a href=\"{{ account }}\">Set up a second factor</a></p>\n<p><a href=\"{{ sign_in }}\">Sign in again</a></p>\n</body></html>\n"
+    )]
+    struct Page<'a> {
+        account: &'a str,
+        sign_in: &'a str,
+    }
+    Page { account, sign_in }
+        .render()
+        .unwrap_or_else(|_| "Two-factor authentication needed.\n".to_owned())
+}
+
+/// Without the built-in pages, the same in plain words (the links are URL-encoded paths).
+#[cfg(not(feature = "pages"))]
+fn two_factor_required_page(account: &str, sign_in: &str) -> String {
+    format!(
+        "Two-factor authentication needed: set up a second factor at {account}, then sign in \
+         again at {sign_in}.\n"
+    )
 }
 
 /// How [`Auth::lookup_session_with`] looks a session up.

@@ -89,16 +89,21 @@ pub trait Logger: Send + Sync + 'static {
     }
 }
 
+/// Where an error's log line points for its cause and fix: the section of the error code in
+/// this repository's troubleshooting page (`#<code in lower case>`), in place of Auth.js's
+/// `https://errors.authjs.dev#<code>`, which describes Auth.js.
+pub(crate) const TROUBLESHOOTING: &str = "docs/manual/troubleshooting.md";
+
 /// Formats an error like Auth.js: `[auth][error] <type>: <message>. Read more at
-/// https://errors.authjs.dev#<type>` and the cause chain, at `WARN` for client-caused errors
-/// and `ERROR` otherwise.
+/// docs/manual/troubleshooting.md#<type>` and the cause chain, at `WARN` for client-caused
+/// errors and `ERROR` otherwise.
 pub fn log_error_with_tracing(error: &AuthError) {
     let mut causes = String::new();
     let message = error.to_string();
-    if !message.contains("https://errors.authjs.dev") {
+    if !message.contains(TROUBLESHOOTING) {
         let _ = write!(
             causes,
-            ". Read more at https://errors.authjs.dev#{}",
+            ". Read more at {TROUBLESHOOTING}#{}",
             error.error_type().to_ascii_lowercase()
         );
     }

@@ -380,18 +380,22 @@ async fn default_tracing_logger_lines_carry_type_and_no_secret() {
         "{lines:#?}"
     );
     assert!(has("ERROR", "[auth][error] JWTSessionError"), "{lines:#?}");
-    // Auth.js's pointer to the error's documentation, once per line.
+    // The pointer to the error's section in the troubleshooting page, once per line.
     assert!(
         has(
             "ERROR",
-            "Read more at https://errors.authjs.dev#invalidrequest"
+            "Read more at docs/manual/troubleshooting.md#invalidrequest"
         ),
         "{lines:#?}"
     );
     assert!(
         lines
             .iter()
-            .all(|l| l.matches("https://errors.authjs.dev").count() <= 1),
+            .all(|l| l.matches("troubleshooting.md#").count() <= 1),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.iter().all(|l| !l.contains("errors.authjs.dev")),
         "{lines:#?}"
     );
     assert!(has("WARN", "[auth][error] CredentialsSignin"), "{lines:#?}");

@@ -231,21 +231,54 @@ async fn sign_out_deletes_the_row() {
     );
 }
 
+/// With database sessions, `authorize` must return the id of a stored user: another id
+/// (the common helpers' provider returns "1", which this store does not know) is refused
+/// as the programming error it is, with a log line that says what to return, and no
+/// session row or cookie; the memory store itself refuses a session of an unknown user, as
+/// the SQL stores' foreign key does.
 #[tokio::test]
-async fn credentials_can_opt_into_database_sessions() {
-    // The credentials provider of the common helpers returns user id "1".
+async fn credentials_database_sessions_need_the_adapters_user_id() {
     let db = MemoryAdapter::new();
-    let (auth, _) = auth_with(
+    let (auth, rec) = auth_with(
         builder()
             .adapter(db.clone())
             .credentials_database_sessions(true),
     );
     let r = post_credentials(&auth, &[("username", "demo"), ("password", "pw")]).await;
-    let cookie = r.cookie(SESSION_COOKIE).unwrap();
-    assert_eq!(cookie.len(), 36, "a session token (UUID), not a JWE");
-    // The row exists; it has no user in this store, so the session reads as signed out.
-    let row = db.delete_session(&cookie).await.unwrap().unwrap();
-    assert_eq!(row.user_id, "1");
+    assert_eq!(
+        r.location(),
+        Some("https://authjs.test/auth/error?error=Configuration")
+    );
+    assert!(r.cookie(SESSION_COOKIE).is_none());
+    assert_eq!(rec.error_types(), ["CallbackRouteError"]);
+    let logged = format!("{:?}", rec.errors());
+    assert!(
+        logged.contains("authorize must return the adapter's user id"),
+        "{logged}"
+    );
+    assert!(db.list_sessions_by_user_id("1").await.unwrap().is_empty());
+    let e = db
+        .create_session(AdapterSession {
+            session_token: "tok".into(),
+            user_id: "1".into(),
+            expires: OffsetDateTime::now_utc() + Duration::days(1),
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, authcore::adapter::AdapterError::Backend(_)),
+        "{e:?}"
+    );
+
+    // JWT sessions with the same adapter take any id `authorize` returns, as in Auth.js.
+    let (auth, rec) = auth_with(
+        builder()
+            .adapter(db.clone())
+            .session_strategy(SessionStrategy::Jwt),
+    );
+    let r = post_credentials(&auth, &[("username", "demo"), ("password", "pw")]).await;
+    assert!(r.cookie(SESSION_COOKIE).is_some());
+    assert!(rec.error_types().is_empty(), "{:?}", rec.error_types());
 }
 
 #[tokio::test]

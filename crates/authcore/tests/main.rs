@@ -51,6 +51,7 @@ mod rate_limits;
 mod routing_and_bad_input;
 mod secret_rotation;
 mod security_notices;
+mod sensitive_changes;
 mod session_token_codec;
 mod sessions_only;
 mod soft_authenticator_selftest;

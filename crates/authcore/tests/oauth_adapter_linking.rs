@@ -275,3 +275,58 @@ async fn signed_in_user_links_a_second_account_and_conflicts_are_refused() {
 fn auth_with_db(db: &MemoryAdapter, providers: Vec<OAuthProvider>, events: &EventLog) -> Auth {
     auth(db, providers, events, PagesOptions::default())
 }
+
+#[tokio::test]
+async fn a_stale_session_links_no_provider() {
+    let op = OidcProvider::start_with_redirect_uris(&[
+        "http://localhost:3000/auth/callback/first",
+        "http://localhost:3000/auth/callback/second",
+    ])
+    .await;
+    let db = MemoryAdapter::new();
+    let events = EventLog::default();
+    let auth = auth(
+        &db,
+        vec![
+            provider(&op, "first", None),
+            provider(&op, "second", Some("alice")),
+        ],
+        &events,
+        PagesOptions::default(),
+    );
+    let mut jar = Jar::default();
+    assert_eq!(sign_in(&auth, &op, "first", &mut jar).await.status, 302);
+    // The session's sign-in aged to two hours ago: a stolen cookie.
+    let token = jar.0.get("authjs.session-token").unwrap().clone();
+    let two_hours_ago = time::OffsetDateTime::now_utc().unix_timestamp() - 7200;
+    db.record_session_sign_in(
+        &token,
+        &authcore::SignInInfo::new(Vec::new(), Some(two_hours_ago)),
+    )
+    .await
+    .unwrap();
+    let r = sign_in(&auth, &op, "second", &mut jar).await;
+    assert!(
+        r.location
+            .as_deref()
+            .is_some_and(|l| l.contains("error=ReauthenticationRequired")),
+        "{r:?}"
+    );
+    assert!(
+        db.get_user_by_account("second", "alice")
+            .await
+            .unwrap()
+            .is_none(),
+        "nothing linked"
+    );
+    assert!(
+        !events
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| e == "linkAccount:alice"),
+        "{:?}",
+        events.0.lock().unwrap()
+    );
+}

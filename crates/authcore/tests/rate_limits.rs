@@ -291,6 +291,44 @@ async fn posts_per_client_get_429_with_retry_after_for_json() {
     assert_eq!(send(&auth, req).await.status, 200);
 }
 
+#[tokio::test]
+async fn account_route_changes_count_under_the_per_client_limit() {
+    use authcore::account::AccountRoute;
+    let (auth, _) = auth_with(builder().rate_limits(RateLimits {
+        requests_per_client: Some(RateLimit::new(2, MINUTE)),
+        ..limits()
+    }));
+    let change = |route: AccountRoute, ip: &str| {
+        let auth = auth.clone();
+        let ip = ip.parse().unwrap();
+        async move {
+            // Signed out: refused whatever else, but counted first.
+            let mut req = post(route.path())
+                .header("content-type", "application/json")
+                .body(http_body_util::Full::new(bytes::Bytes::from_static(
+                    br#"{"csrfToken":"x"}"#,
+                )))
+                .unwrap();
+            req.extensions_mut().insert(ClientAddr(ip));
+            let r = auth.handle_account(route, req).await;
+            (r.status().as_u16(), r.headers().get("retry-after").cloned())
+        }
+    };
+    assert_eq!(change(AccountRoute::DeleteUser, "192.0.2.1").await.0, 401);
+    // (A body without its `code`: 400, still counted.)
+    assert_eq!(change(AccountRoute::ConfirmTotp, "192.0.2.1").await.0, 400);
+    let (status, retry) = change(AccountRoute::Unlink, "192.0.2.1").await;
+    assert_eq!(status, 429);
+    assert_eq!(retry.unwrap(), "60");
+    // Another client, and reads, are not held back.
+    assert_eq!(change(AccountRoute::DeleteUser, "192.0.2.2").await.0, 401);
+    let mut req = get(AccountRoute::Methods.path()).body(empty()).unwrap();
+    req.extensions_mut()
+        .insert(ClientAddr("192.0.2.1".parse().unwrap()));
+    let r = auth.handle_account(AccountRoute::Methods, req).await;
+    assert_eq!(r.status().as_u16(), 401);
+}
+
 /// A store that always fails.
 #[derive(Debug)]
 struct Down;

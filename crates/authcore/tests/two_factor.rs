@@ -614,7 +614,18 @@ async fn looked_up(app: &App, b: &Browser) -> authcore::SessionLookup {
 
 /// Sends an account route request with the browser's cookies.
 async fn account(app: &App, b: &Browser, route: AccountRoute, body: Value) -> (u16, Value) {
-    let req = http::Request::builder()
+    account_from(app, b, route, body, None).await
+}
+
+/// An account route request from client address `client`, when given.
+async fn account_from(
+    app: &App,
+    b: &Browser,
+    route: AccountRoute,
+    body: Value,
+    client: Option<std::net::IpAddr>,
+) -> (u16, Value) {
+    let mut req = http::Request::builder()
         .method(route.method())
         .uri(url(route.path()))
         .header("cookie", b.cookie_header())
@@ -623,6 +634,9 @@ async fn account(app: &App, b: &Browser, route: AccountRoute, body: Value) -> (u
             body.to_string(),
         )))
         .unwrap();
+    if let Some(ip) = client {
+        req.extensions_mut().insert(authcore::ClientAddr(ip));
+    }
     let r = app.auth.handle_account(route, req).await;
     let status = r.status().as_u16();
     let body = http_body_util::BodyExt::collect(r.into_body())
@@ -1071,4 +1085,162 @@ fn oidc_app(
             .build()
             .unwrap(),
     )
+}
+
+#[tokio::test]
+async fn an_enrolment_secret_cannot_be_planted() {
+    // Someone with only the password reaches the required enrolment and reads its key.
+    let app = app(TwoFactorOptions::required()).await;
+    let mut attacker = at_second_step(&app).await;
+    let planted = totp_secret_in_page(&attacker.get(&app.auth, "/auth/two-factor").await.text());
+    // The user's own sign-in is shown a key of its own, not the one the attacker read.
+    let mut user = at_second_step(&app).await;
+    let html = user.get(&app.auth, "/auth/two-factor").await.text();
+    let own = totp_secret_in_page(&html);
+    assert_ne!(own, planted);
+    assert!(!html.contains(&planted));
+    // The attacker's key confirms nothing, from the attacker's step or the user's.
+    for b in [&mut attacker, &mut user] {
+        let r = b.code(&app.auth, &totp_code_at(&planted, unix_now())).await;
+        assert_no_session(&r, b);
+    }
+    assert!(!app.auth.two_factor_status(&app.user_id).await.unwrap().totp);
+    // The user enrols with their own key; the attacker's key never opens a session.
+    let r = user.code(&app.auth, &totp_code_at(&own, unix_now())).await;
+    assert!(r.cookie(SESSION_COOKIE).is_some());
+    let mut later = at_second_step(&app).await;
+    let r = later
+        .code(&app.auth, &totp_code_at(&planted, unix_now() + 30))
+        .await;
+    assert_no_session(&r, &later);
+    // An account-route enrolment is bound to its session the same way.
+    let app = self::app(TwoFactorOptions::default()).await;
+    // Two sessions of the same user, signed in a second apart.
+    let a = fresh_session(&app.auth, &app.db, &app.user_id).await;
+    let (_, b) = session_of(
+        &app.auth,
+        &app.db,
+        &app.user_id,
+        Duration::from_secs(1),
+        &["pwd"],
+    )
+    .await;
+    let planted = app.auth.start_totp_enrolment(&a).await.unwrap().secret;
+    let own = app.auth.start_totp_enrolment(&b).await.unwrap().secret;
+    assert_ne!(own, planted);
+    assert!(matches!(
+        app.auth
+            .confirm_totp(&a, &totp_code_at(&planted, unix_now()))
+            .await,
+        Err(authcore::account::AccountError::NotEnrolled)
+    ));
+    app.auth
+        .confirm_totp(&b, &totp_code_at(&own, unix_now()))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn first_enrolment_after_an_email_link_or_by_an_operator() {
+    use authcore::two_factor::FirstEnrolment;
+    // Email link: a password alone never reaches an enrolment; the magic link does.
+    let outbox = Outbox::default();
+    let provider = outbox_provider(&outbox);
+    let app = app_with(
+        TwoFactorOptions::required().first_enrolment(FirstEnrolment::EmailLink),
+        move |b| b.session_strategy(SessionStrategy::Jwt).provider(provider),
+    )
+    .await;
+    let mut b = Browser::new();
+    let r = b.password(&app.auth, "pw").await;
+    assert_eq!(error_param(&r).as_deref(), Some("TwoFactorEnrolment"));
+    assert_no_session(&r, &b);
+    assert!(!b.has(STATE_COOKIE));
+    assert!(app.db.get_two_factor(&app.user_id).await.unwrap().is_none());
+    let link = magic_link_url(&app.auth, &outbox, "ada@example.com").await;
+    let mut b = Browser::new();
+    let r = send(
+        &app.auth,
+        http::Request::get(&link)
+            .header("cookie", b.cookie_header())
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    b.absorb(&r);
+    assert_second_step(&r, &b);
+    let secret = totp_secret_in_page(&b.get(&app.auth, "/auth/two-factor").await.text());
+    let r = b.code(&app.auth, &totp_code_at(&secret, unix_now())).await;
+    assert!(r.cookie(SESSION_COOKIE).is_some());
+
+    // Operator: nobody enrols at sign-in; once an operator enrolled the user, the code works.
+    let app =
+        self::app(TwoFactorOptions::required().first_enrolment(FirstEnrolment::Operator)).await;
+    let mut b = Browser::new();
+    let r = b.password(&app.auth, "pw").await;
+    assert_eq!(error_param(&r).as_deref(), Some("TwoFactorEnrolment"));
+    assert_no_session(&r, &b);
+    let (enrolment, codes) = app.auth.enrol_totp_for_user(&app.user_id).await.unwrap();
+    assert_eq!(codes.len(), 10);
+    let mut b = at_second_step(&app).await;
+    let r = b
+        .code(&app.auth, &totp_code_at(&enrolment.secret, unix_now()))
+        .await;
+    assert!(r.cookie(SESSION_COOKIE).is_some());
+}
+
+#[tokio::test]
+async fn confirmation_guesses_are_limited_per_user_and_per_client() {
+    use AccountRoute::*;
+    let minute = Duration::from_secs(60);
+    let app = app(TwoFactorOptions::default().attempts(
+        RateLimit::new(3, minute).lockout(10 * minute),
+        RateLimit::new(100, minute),
+    ))
+    .await;
+    let mut b = Browser::new();
+    b.password(&app.auth, "pw").await;
+    let csrf = b.csrf_token.clone();
+    let (s, v) = account(&app, &b, StartTotp, json!({ "csrfToken": csrf })).await;
+    assert_eq!(s, 200, "{v}");
+    let secret = v["secret"].as_str().unwrap().to_owned();
+    let wrong = json!({ "csrfToken": csrf, "code": "000000" });
+    for _ in 0..3 {
+        assert_eq!(
+            refusal(&app, &b, ConfirmTotp, wrong.clone()).await,
+            (400, "InvalidCode".into())
+        );
+    }
+    // Over the limit: even the right code is refused.
+    let right = json!({ "csrfToken": csrf, "code": totp_code_at(&secret, unix_now()) });
+    assert_eq!(
+        refusal(&app, &b, ConfirmTotp, right).await,
+        (429, "TooManyAttempts".into())
+    );
+    assert!(!app.auth.two_factor_status(&app.user_id).await.unwrap().totp);
+
+    // Per client: one address guessing for several users' sessions is stopped at its own
+    // limit, whatever the per-user count.
+    let app = self::app(TwoFactorOptions::default().attempts(
+        RateLimit::new(100, minute),
+        RateLimit::new(2, minute).lockout(10 * minute),
+    ))
+    .await;
+    let ip: std::net::IpAddr = "192.0.2.7".parse().unwrap();
+    let mut b = Browser::new();
+    b.password(&app.auth, "pw").await;
+    let csrf = b.csrf_token.clone();
+    let (s, _) = account(&app, &b, StartTotp, json!({ "csrfToken": csrf })).await;
+    assert_eq!(s, 200);
+    let wrong = json!({ "csrfToken": csrf, "code": "000000" });
+    for _ in 0..2 {
+        let (s, _) = account_from(&app, &b, ConfirmTotp, wrong.clone(), Some(ip)).await;
+        assert_eq!(s, 400);
+    }
+    let (s, v) = account_from(&app, &b, ConfirmTotp, wrong.clone(), Some(ip)).await;
+    assert_eq!((s, v["error"].as_str()), (429, Some("TooManyAttempts")));
+    // Another address is not held back by it.
+    let other: std::net::IpAddr = "192.0.2.8".parse().unwrap();
+    let (s, _) = account_from(&app, &b, ConfirmTotp, wrong, Some(other)).await;
+    assert_eq!(s, 400);
 }

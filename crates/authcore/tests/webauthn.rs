@@ -702,6 +702,56 @@ async fn signed_in_users_add_a_second_key_and_emails_are_not_taken_over() {
     assert_eq!(r.status, 400, "an existing user must sign in first");
 }
 
+#[tokio::test]
+async fn a_stale_session_adds_no_passkey() {
+    let (auth, _, db) = setup(WebAuthnProvider::passkey());
+    let mut first = SoftAuthenticator::new();
+    let mut browser = register(&auth, &mut first, "passkey", "owner@example.com").await;
+    let owner = db
+        .get_user_by_email("owner@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    // Options asked while the sign-in was recent; the registration posted from a session
+    // of that user whose sign-in is two hours old (a stolen cookie swapped in).
+    let r = options(&auth, &mut browser, "passkey", "?action=register").await;
+    assert_eq!(r.json()["action"], "register");
+    let mut second = SoftAuthenticator::new();
+    let data = second.register(&r.json()["options"], ORIGIN);
+    let (stale, _) = session_of(
+        &auth,
+        &db,
+        &owner.id,
+        std::time::Duration::from_secs(7200),
+        &["hwk", "user", "mfa"],
+    )
+    .await;
+    let (name, value) = stale.split_once('=').unwrap();
+    browser.0.retain(|(k, _)| k != name);
+    browser.0.push((name.to_owned(), value.to_owned()));
+    let r = submit(&auth, &mut browser, "passkey", "register", &data).await;
+    assert!(
+        r.location()
+            .is_some_and(|l| l.contains("error=ReauthenticationRequired")),
+        "{:?}",
+        r.location()
+    );
+    assert_eq!(passkeys_of(&db, "owner@example.com").await, 1);
+    // And the options themselves are refused to the stale session: no challenge.
+    let r = options(&auth, &mut browser, "passkey", "?action=register").await;
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert_eq!(r.json()["error"], "ReauthenticationRequired");
+    assert!(
+        r.json()["url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("https://authjs.test/auth/signin?callbackUrl="))
+    );
+    assert!(r.set_cookies().iter().all(|c| !c.contains("challenge")));
+    // The new key signs nobody in.
+    let (r, _) = sign_in(&auth, &mut second, "passkey", "").await;
+    assert_ne!(r.location(), Some(ORIGIN));
+}
+
 /// Email + passkey over a memory adapter (database sessions), mails kept in `outbox`.
 fn email_and_passkey(
     outbox: &Outbox,

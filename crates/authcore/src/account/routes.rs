@@ -269,7 +269,8 @@ impl AccountRequest<'_> {
                 .map_err(|retry_after| AccountError::TooManyAttempts { retry_after })?;
         }
         let result = check.await;
-        if result.is_ok()
+        // A success, or a refusal before any code was checked, is no guess.
+        if matches!(result, Ok(_) | Err(AccountError::ReauthenticationRequired))
             && let Some(client) = &self.client
         {
             limits::give_back(c, Limit::SecondFactorPerClient, client).await;

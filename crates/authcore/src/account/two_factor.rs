@@ -24,6 +24,49 @@ impl From<TwoFactorError> for AccountError {
 }
 
 impl Auth {
+    /// For a route guard that asks two factors of `session`, which did not prove them:
+    /// whether its user has no second factor to prove them with (signing in again cannot
+    /// help, so the guard answers [`Auth::two_factor_required`] rather than sending the
+    /// browser round the sign-in page). `path` is the route, for the log line. `Err` when
+    /// the second factors cannot be read (logged): answer `503`.
+    pub async fn lacks_second_factor(
+        &self,
+        session: &crate::SessionJson,
+        path: &str,
+    ) -> Result<bool, AccountError> {
+        if session.sign_in().is_some_and(|s| s.is_two_factor()) {
+            // Two factors were proven; what is missing is a recent enough sign-in.
+            return Ok(false);
+        }
+        let Some(user_id) = session.user_id() else {
+            tracing::warn!(path, "two factors required of a session without a user id");
+            return Ok(true);
+        };
+        match self.two_factor_status(user_id).await {
+            Ok(status) if status.totp || status.passkeys > 0 => Ok(false),
+            Ok(_) => {
+                tracing::info!(
+                    user_id,
+                    path,
+                    "two factors required of a user without a second factor: answered 403 with the account page to set one up"
+                );
+                Ok(true)
+            }
+            Err(AccountError::TwoFactorOff) => {
+                tracing::warn!(
+                    user_id,
+                    path,
+                    "a route guard asks for two factors with second factors off (AuthConfigBuilder::two_factor): no session can prove them"
+                );
+                Ok(true)
+            }
+            Err(e) => {
+                tracing::error!(user_id, path, error = %e, "second factors unreadable");
+                Err(e)
+            }
+        }
+    }
+
     /// The user's second factors.
     pub async fn two_factor_status(&self, user_id: &str) -> Result<TwoFactorStatus, AccountError> {
         let adapter = changes::store(&self.config().inner)?;

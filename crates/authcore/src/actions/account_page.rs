@@ -294,7 +294,8 @@ async fn two_factor_change(
             .await
             .map(|()| Next::Notice("totp-off")),
     };
-    if next.is_ok() {
+    // A success, or a refusal before any code was checked, is no guess.
+    if matches!(next, Ok(_) | Err(AccountError::ReauthenticationRequired)) {
         ctx.give_back(Limit::SecondFactorPerClient, None).await;
     }
     next

@@ -216,8 +216,14 @@ impl Adapter for MemoryAdapter {
         &self,
         session: AdapterSession,
     ) -> Result<AdapterSession, AdapterError> {
-        self.lock()
-            .sessions
+        let mut s = self.lock();
+        // As the SQL stores' foreign key: a session belongs to a stored user.
+        if !s.users.contains_key(&session.user_id) {
+            return Err(AdapterError::Backend(
+                "create_session: no user with this id".into(),
+            ));
+        }
+        s.sessions
             .insert(session.session_token.clone(), session.clone());
         Ok(session)
     }

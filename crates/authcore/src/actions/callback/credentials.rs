@@ -101,6 +101,9 @@ pub(crate) async fn callback(
         .await;
     ctx.give_back(Limit::CredentialsPerClient, None).await;
     let id = user.id.get_or_insert_with(random::uuid_v4).clone();
+    if config.session_strategy == crate::config::SessionStrategy::Database {
+        require_stored_user(ctx, provider, &id).await?;
+    }
     let account = Account::new(ProviderType::Credentials, provider.id.clone(), id.clone());
 
     if let Some(url) = run_sign_in_callback(
@@ -133,4 +136,32 @@ pub(crate) async fn callback(
         FirstFactor::Password,
     )
     .await
+}
+
+/// With database sessions (`credentials_database_sessions`) the session row names its user,
+/// so `authorize` must return the id of a user stored in the adapter. Another id would fail
+/// later with the store's own words (`FOREIGN KEY constraint failed`) or leave a session
+/// nobody can read: refused here, as the programming error it is (`CallbackRouteError`,
+/// as Auth.js calls any other failure of the credentials callback).
+async fn require_stored_user(
+    ctx: &Ctx<'_>,
+    provider: &CredentialsProvider,
+    id: &str,
+) -> Result<(), AuthError> {
+    let Some(adapter) = ctx.config.adapter.as_deref() else {
+        return Ok(());
+    };
+    if adapter.get_user(id).await?.is_some() {
+        return Ok(());
+    }
+    Err(AuthError::CallbackRouteError {
+        provider: provider.id.clone(),
+        source: format!(
+            "authorize returned the user id {id:?}, which is no user of the adapter: with \
+             database sessions (credentials_database_sessions) authorize must return the \
+             adapter's user id, the id of a user stored in the adapter (look the user up \
+             there, by email say, and return its id)"
+        )
+        .into(),
+    })
 }
