@@ -1027,6 +1027,9 @@ enum Own {
     Demo(&'static str),
     /// The signed identity JWT for the demo user, and nothing without a session.
     Jwt,
+    /// The session's sign-in time (seconds since the epoch, within the last hour), and
+    /// nothing without a session.
+    SignInTime,
     /// Nothing.
     Nothing,
     /// The proxy's own or none (Caddy sets it; nginx passes a client's all-`-` one on, which
@@ -1042,8 +1045,8 @@ const SPELLED: [(&str, Own); 14] = [
     ("X-Auth-Request-Name", Own::Demo("Demo User")),
     ("X-Auth-Request-Groups", Own::Demo("")),
     ("X-Auth-Request-Provider", Own::Demo("credentials")),
-    ("X-Auth-Request-Amr", Own::Demo("")),
-    ("X-Auth-Request-Auth-Time", Own::Demo("")),
+    ("X-Auth-Request-Amr", Own::Demo("pwd")),
+    ("X-Auth-Request-Auth-Time", Own::SignInTime),
     ("X-Auth-Request-Jwt", Own::Jwt),
     ("X-Original-URL", Own::Nothing),
     ("X-Original-Method", Own::Nothing),
@@ -1235,7 +1238,12 @@ async fn attacks(proxy: Proxy, ports: Ports, log: &Log) {
             match (own, session.is_some()) {
                 (Own::Demo(want), true) => assert_eq!(value, want, "{proxy:?} {name}"),
                 (Own::Jwt, true) => assert_eq!(value.split('.').count(), 3, "{proxy:?}: {value}"),
-                (Own::Demo(_) | Own::Jwt, false) | (Own::Nothing, _) => {
+                (Own::SignInTime, true) => {
+                    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+                    let at: i64 = value.parse().unwrap_or(0);
+                    assert!(now - at < 3600 && at <= now + 60, "{proxy:?}: {value}");
+                }
+                (Own::Demo(_) | Own::Jwt | Own::SignInTime, false) | (Own::Nothing, _) => {
                     // nginx drops a header set to an empty value, Caddy passes it on empty.
                     assert_eq!(value, "", "{proxy:?} {situation} {name}");
                 }

@@ -18,8 +18,11 @@ use authcore::ratelimit::{RateLimit, RateLimits};
 use authcore::request::ClientAddr;
 use authcore::{Auth, AuthConfigBuilder, BoxError};
 
-/// Codes produced only with a peer, and the test module that produces each.
+/// Codes produced only with a peer or a stored user and session, and the test module that
+/// produces each.
 const NEED_A_PEER: &[(&str, &str)] = &[
+    ("TwoFactorEnrolment", "two_factor"),
+    ("ReauthenticationRequired", "sensitive_changes"),
     ("OAuthCallbackError", "oauth_oidc_provider"),
     ("OAuthAccountNotLinked", "oauth_adapter_linking"),
     ("AccountNotLinked", "oauth_adapter_linking"),
