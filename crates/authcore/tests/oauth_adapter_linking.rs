@@ -36,6 +36,16 @@ impl Events for EventLog {
             .push(format!("linkAccount:{}", a.provider_account_id));
         Ok(())
     }
+    async fn security_change(
+        &self,
+        m: authcore::callbacks::SecurityChangeEvent<'_>,
+    ) -> Result<(), BoxError> {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("securityChange:{}", m.change.name()));
+        Ok(())
+    }
 }
 
 fn provider(op: &OidcProvider, id: &str, login_hint: Option<&'static str>) -> OAuthProvider {
@@ -247,6 +257,16 @@ async fn signed_in_user_links_a_second_account_and_conflicts_are_refused() {
             .is_none(),
         "no second user"
     );
+    assert!(
+        events
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| e == "securityChange:providerLinked"),
+        "the user hears of the link: {:?}",
+        events.0.lock().unwrap()
+    );
 
     // Another user signed in trying the same `second` account: refused.
     let mut other = Jar::default();
@@ -325,7 +345,7 @@ async fn a_stale_session_links_no_provider() {
             .lock()
             .unwrap()
             .iter()
-            .any(|e| e == "linkAccount:alice"),
+            .any(|e| e == "linkAccount:alice" || e.starts_with("securityChange")),
         "{:?}",
         events.0.lock().unwrap()
     );

@@ -671,7 +671,7 @@ async fn challenge_cookie_of_another_provider_is_refused() {
 
 #[tokio::test]
 async fn signed_in_users_add_a_second_key_and_emails_are_not_taken_over() {
-    let (auth, _, db) = setup(WebAuthnProvider::passkey());
+    let (auth, rec, db) = setup(WebAuthnProvider::passkey());
     let mut first = SoftAuthenticator::new();
     let mut browser = register(&auth, &mut first, "passkey", "owner@example.com").await;
     // Signed in: options without email register another key for the same user.
@@ -684,9 +684,20 @@ async fn signed_in_users_add_a_second_key_and_emails_are_not_taken_over() {
     );
     let mut second = SoftAuthenticator::new();
     let data = second.register(&body["options"], ORIGIN);
+    assert_eq!(rec.event("securityChange"), None, "a sign-up is no change");
     let r = submit(&auth, &mut browser, "passkey", "register", &data).await;
     assert_eq!(r.location(), Some(ORIGIN));
     assert_eq!(passkeys_of(&db, "owner@example.com").await, 2);
+    // The user hears of the new key.
+    let owner = db
+        .get_user_by_email("owner@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        rec.event("securityChange"),
+        Some(serde_json::json!({ "userId": owner.id, "change": "passkeyAdded" }))
+    );
     let (r, _) = sign_in(&auth, &mut second, "passkey", "").await;
     assert_eq!(r.location(), Some(ORIGIN));
 
