@@ -3,8 +3,8 @@
 # build of authcore-server runs from start-up through one request of each kind the demo
 # serves (bench/load.sh's endpoints and sign-out), as valgrind's callgrind saw them. crates/authcore-server/build.rs hands the file to the linker (LLD's
 # --symbol-ordering-file), which places those functions next to each other: the pages of
-# code the server touches are then a few hundred KiB apart instead of scattered over its
-# 14 MB of text, and the kernel maps (and counts in the RSS) far fewer of the binary's pages.
+# code the server touches are then close together instead of scattered over the whole text
+# section, and the kernel maps (and counts in the RSS) far fewer of the binary's pages.
 #
 #   scripts/link-order.sh        # builds (release), traces, rewrites the file, rebuilds
 #

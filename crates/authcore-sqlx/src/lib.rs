@@ -206,9 +206,9 @@ pub struct PoolSettings {
     /// failed connection is reopened at most once a second. Only the URL constructors
     /// ([`SqlxAdapter::sqlite_with`], [`SqlxAdapter::postgres_with`],
     /// [`SqlxAdapter::connect_with`]) set it up; pools handed in read through the pool.
-    /// On the demo server (2-CPU VM, `bench/load.sh`'s A/B mode) it took the SQLite session
-    /// read from 25.3k to 52.9k req/s and the PostgreSQL one from 12.8k to 39.1k
-    /// (`docs/architecture.md`, *Hot path*).
+    /// It exists because the session read is on every request with a database session, and
+    /// through the pool each one pays a checkout and a ping (`docs/architecture.md`,
+    /// *Hot path*; the gain is in `docs/performance.md`).
     pub direct_session_reads: bool,
 }
 
@@ -271,9 +271,9 @@ impl SqlxAdapter {
     /// database stays consistent through any crash, but the last commits before a power
     /// loss (not a process crash) may roll back, which for this store means a user signs
     /// in again. With the default `FULL`, every commit waits for an fsync while holding the
-    /// write lock, and concurrent sign-ins queue behind it: on a 2-CPU VM the demo's
-    /// database sign-in went from 2,100 req/s with a 1 s p99 to 6,900 req/s with an 8 ms
-    /// p99. For `FULL`, build the pool yourself and use [`SqlxAdapter::from_sqlite_pool`].
+    /// write lock, and concurrent sign-ins queue behind it, so a busy server's sign-ins
+    /// slow down and their tail latency grows (`docs/performance.md`). For `FULL`, build
+    /// the pool yourself and use [`SqlxAdapter::from_sqlite_pool`].
     pub async fn sqlite(url_or_path: &str) -> Result<Self, Error> {
         Self::sqlite_with(url_or_path, PoolSettings::default()).await
     }
@@ -325,8 +325,8 @@ pub const PING_IF_IDLE_FOR: std::time::Duration = std::time::Duration::from_secs
 /// Pool options of the three backends: size and acquire bound from `settings`, and a ping
 /// before use only for a connection idle [`PING_IF_IDLE_FOR`] or longer (one that may
 /// have gone stale). sqlx's default pings on every acquire, which adds a round trip to
-/// every query of a busy server (measured on the PostgreSQL session read:
-/// `docs/architecture.md`, *Hot path*).
+/// every query of a busy server (`docs/architecture.md`, *Hot path*; the gain is in
+/// `docs/performance.md`).
 fn pool_options<DB: sqlx::Database>(settings: &PoolSettings) -> sqlx::pool::PoolOptions<DB> {
     use sqlx::Connection as _;
     sqlx::pool::PoolOptions::new()

@@ -116,7 +116,7 @@ fn bench(c: &mut Criterion) {
     });
     // The same input in one `update`, so that whole blocks reach the compression function
     // together (its AVX2 form schedules two blocks at once). `CbcHs512::tag` feeds four
-    // pieces: this measured within 1 % of it (docs/performance.md).
+    // pieces: this checks what feeding them whole would gain (docs/performance.md).
     g.bench_function("rustcrypto_one_update", |b| {
         let mut input = Vec::with_capacity(AAD + 16 + ciphertext.len() + 8);
         b.iter(|| {

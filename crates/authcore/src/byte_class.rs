@@ -1,5 +1,5 @@
 //! Byte classes as lookup tables, for the scans on every request (a table lookup per byte
-//! is several times cheaper than a set test per byte).
+//! is cheaper than a set test per byte).
 
 /// The table of the ASCII alphanumerics and `extra`: `table[b]` says whether byte `b` is one.
 pub(crate) const fn alphanumerics_and(extra: &[u8]) -> [bool; 256] {

@@ -3,10 +3,9 @@
 //! Auth.js encrypts its session token and all "sealed" cookies as a compact JWE with
 //! `alg: "dir"` and `enc: "A256CBC-HS512"`, keyed by HKDF-SHA256 of the configured secret.
 //! No maintained pure-Rust JOSE crate supports that `enc`, so this module composes RFC 7518
-//! §5.2 from well-kept crates — AES-256-CBC from `aws-lc-rs` (measured faster on this
-//! project's CPUs than `RustCrypto`'s `cbc`, see `benches/jwe_primitives.rs`) and
-//! HMAC-SHA-512 from `RustCrypto` (as fast as `aws-lc-rs` there) — and contains no cipher or
-//! MAC of its own. Decryption also accepts `A256GCM`, which Auth.js reads but never writes.
+//! §5.2 from well-kept crates — AES-256-CBC from `aws-lc-rs` (faster than `RustCrypto`'s
+//! `cbc`) and HMAC-SHA-512 from `RustCrypto` (no slower than `aws-lc-rs`), as
+//! `benches/jwe_primitives.rs` compares them — and contains no cipher or MAC of its own. Decryption also accepts `A256GCM`, which Auth.js reads but never writes.
 //!
 //! [`KeyRing`] holds the secrets and caches the derived keys per `(salt, enc)`, so after the
 //! first token of a given kind no HKDF or thumbprint work is done again.
@@ -606,8 +605,8 @@ fn compact(header_b64: &str, iv: &[u8], ciphertext: &[u8], tag: &[u8]) -> String
 
 /// `AES_256_CBC_HMAC_SHA_512` (RFC 7518 §5.2.2) under one 64-byte key, keyed once:
 /// `MAC_KEY` = the first 32 bytes (HMAC-SHA-512, cloned per token: keying costs two
-/// SHA-512 compressions, ~30% of a tag), `ENC_KEY` = the last 32 (AES-256-CBC with PKCS#7,
-/// its key schedule expanded once).
+/// SHA-512 compressions, a large part of a session token's tag), `ENC_KEY` = the last 32
+/// (AES-256-CBC with PKCS#7, its key schedule expanded once).
 struct CbcHs512 {
     mac: Hmac<Sha512>,
     encrypt: PaddedBlockEncryptingKey,

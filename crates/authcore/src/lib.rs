@@ -113,8 +113,8 @@ pub use request::ClientAddr;
 pub use response::{RawBody, RawResponse, ResponseBody};
 pub use session_json::{SessionJson, SessionSlot, SignInInfo, StepUp};
 pub use types::{
-    Account, AdapterSession, Authenticator, ColorScheme, JsonObject, PagesOptions, Profile,
-    ProviderType, Session, SessionUser, Theme, TokenSet, User, VerificationToken,
+    Account, Authenticator, ColorScheme, JsonObject, PagesOptions, Profile, ProviderType, Session,
+    SessionUser, Theme, TokenSet, User,
 };
 /// The crates in authcore's public API, re-exported so a host needs nothing but `authcore`
 /// to build requests, read responses and write callbacks (versions always match).

@@ -272,30 +272,6 @@ pub struct Authenticator {
     pub name: Option<String>,
 }
 
-/// A database session row (`AdapterSession`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AdapterSession {
-    /// The session token stored in the cookie.
-    #[serde(rename = "sessionToken")]
-    pub session_token: String,
-    /// Owning user id.
-    #[serde(rename = "userId")]
-    pub user_id: String,
-    /// Expiry as an ISO 8601 string.
-    pub expires: String,
-}
-
-/// A verification (magic link) token row.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VerificationToken {
-    /// The email address (or other identifier).
-    pub identifier: String,
-    /// The hashed token.
-    pub token: String,
-    /// Expiry as an ISO 8601 string.
-    pub expires: String,
-}
-
 /// The user part of the default session.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SessionUser {

@@ -288,8 +288,9 @@ pub(crate) async fn init<'a>(
 /// database read): their futures (HTTP clients, adapters) are kilobytes, and inlined they
 /// would make every request's future — JWT session reads included — that large, to be
 /// allocated and copied by the server on each request (`HOT_LOOP_FUTURE_SIZE=1 hot_loop`
-/// prints the size). The credentials callback and sign-out stay inline: boxed, they shrank
-/// the future by another 0.5 KiB but cost the credentials sign-in ~2 % (one allocation more).
+/// prints the size). The credentials callback and sign-out stay inline: boxing them would
+/// save little of the future's size and cost the frequent credentials sign-in an
+/// allocation more per request.
 pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     let req = ctx.req;
     // A provider's back-channel logout tokens come from its few addresses, many at once
