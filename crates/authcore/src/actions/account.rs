@@ -4,13 +4,14 @@
 
 use serde::Serialize;
 
+pub use super::current::CurrentSession;
+pub(crate) use super::current::{current_session, session_id};
 use super::notify::{Recipient, SecurityChange, security_change};
 pub use super::sensitive::SensitiveOperation;
 use super::sensitive::require_recent_sign_in;
 use crate::adapter::{Adapter, AdapterError};
 use crate::config::ConfigInner;
 use crate::providers::Provider;
-use crate::request::RequestInternal;
 use crate::types::ProviderType;
 
 /// A provider account linked to the user (an OAuth / OIDC or email account; passkeys are
@@ -89,52 +90,8 @@ pub struct SessionInfo {
     pub current: bool,
 }
 
-/// The signed-in user of a request, for account and session management: what
-/// [`Auth::current_session`](crate::Auth::current_session) reads from the session cookie,
-/// and what the sensitive changes take as proof of a recent sign-in (a host cannot make one
-/// up: it comes from a request's session only).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CurrentSession {
-    /// The user's id.
-    pub user_id: String,
-    /// The database session's [`SessionInfo::id`], or with JWT sessions the `sid` the
-    /// revocation list gives them (`None` without it).
-    pub session_id: Option<String>,
-    /// When the user signed in (seconds since the epoch): the JWT's `auth_time`, or the
-    /// database session's recorded sign-in (else its creation); `None` when unknown.
-    pub auth_time: Option<i64>,
-    /// How the user signed in (RFC 8176 `amr` values: `pwd`, `otp`, `hwk`, `user`, `mfa`
-    /// when a second factor was proven); empty when unknown.
-    pub amr: Vec<String>,
-    /// The origin of the request it was read from: where security notices link to.
-    pub(crate) origin: Option<String>,
-}
-
-impl CurrentSession {
-    /// Whether the sign-in proved a second factor (`mfa` among [`CurrentSession::amr`]).
-    pub fn proved_second_factor(&self) -> bool {
-        self.amr.iter().any(|m| m == "mfa")
-    }
-
-    /// What binds a pending TOTP enrolment to this session: its id, else its sign-in.
-    pub(crate) fn binding(&self) -> String {
-        match (&self.session_id, self.auth_time) {
-            (Some(id), _) => format!("session:{id}"),
-            (None, at) => format!("sign-in:{}:{}", self.user_id, at.unwrap_or_default()),
-        }
-    }
-}
-
 /// The longest passkey name [`Auth::rename_passkey`](crate::Auth::rename_passkey) accepts (in characters).
 pub const MAX_PASSKEY_NAME_CHARS: usize = 64;
-
-/// The [`SessionInfo::id`] of session token `token` (as stored).
-pub(crate) fn session_id(token: &str) -> String {
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(token.as_bytes());
-    hex::encode(&digest[..16])
-}
 
 /// The `sessionsEnded` event, its error logged.
 pub(crate) async fn sessions_ended(
@@ -153,6 +110,15 @@ pub(crate) async fn sessions_ended(
             event: "sessionsEnded",
             source,
         });
+    }
+}
+
+impl From<super::sensitive::Refused> for AccountError {
+    fn from(r: super::sensitive::Refused) -> Self {
+        match r {
+            super::sensitive::Refused::NotRecent => AccountError::ReauthenticationRequired,
+            super::sensitive::Refused::Adapter(e) => AccountError::Adapter(e),
+        }
     }
 }
 
@@ -208,86 +174,6 @@ pub enum AccountError {
     /// The adapter failed.
     #[error(transparent)]
     Adapter(#[from] AdapterError),
-}
-
-/// The signed-in user of a parsed request: the database session's user, or the JWT's
-/// `sub`. `None` when signed out, expired, or on any failure.
-pub(crate) async fn current_session(
-    c: &ConfigInner,
-    req: &RequestInternal,
-) -> Option<CurrentSession> {
-    let spec = &c.cookies(req.is_https()).session_token;
-    let token = crate::cookies::SessionCookieStore::new(spec, &req.cookies).value()?;
-    match &c.adapter {
-        Some(adapter) if c.session_strategy == crate::config::SessionStrategy::Database => {
-            let stored = c.stored_session_token(&token);
-            let (session, user) = adapter.get_session_and_user(&stored).await.ok()??;
-            if session.expires <= time::OffsetDateTime::now_utc() {
-                return None;
-            }
-            let id = session_id(&stored);
-            let (auth_time, amr) = match adapter.get_session_sign_in(&stored).await {
-                Ok(Some(info)) => (info.auth_time, info.amr),
-                Ok(None) | Err(AdapterError::Unsupported(_)) => {
-                    (created_at(&**adapter, &user.id, &stored).await?, Vec::new())
-                }
-                Err(_) => return None,
-            };
-            Some(CurrentSession {
-                user_id: user.id,
-                session_id: Some(id),
-                auth_time,
-                amr,
-                origin: Some(req.origin().to_owned()),
-            })
-        }
-        _ => {
-            let claims = c.decode_session(&token, &spec.name).ok()??;
-            // A revoked (or, the store failing, unverifiable) JWT is no session.
-            if c.jwt_revocation
-                && !matches!(
-                    crate::actions::session::revoked(c, &claims).await,
-                    Ok(false)
-                )
-            {
-                return None;
-            }
-            Some(CurrentSession {
-                user_id: claims.get("sub")?.as_str()?.to_owned(),
-                session_id: claims
-                    .get("sid")
-                    .and_then(|v| v.as_str())
-                    .map(str::to_owned),
-                auth_time: claims.get("auth_time").and_then(serde_json::Value::as_i64),
-                amr: claims
-                    .get("amr")
-                    .and_then(serde_json::Value::as_array)
-                    .map(|list| {
-                        list.iter()
-                            .filter_map(|m| m.as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                origin: Some(req.origin().to_owned()),
-            })
-        }
-    }
-}
-
-/// The creation of database session `stored` of the user, where the adapter records it
-/// (session activity): the sign-in time of sessions whose sign-in was not recorded.
-/// `None` (the outer) when the adapter failed.
-async fn created_at(adapter: &dyn Adapter, user_id: &str, stored: &str) -> Option<Option<i64>> {
-    if !adapter.supports(crate::adapter::AdapterMethod::ListSessionsByUserId) {
-        return Some(None);
-    }
-    let list = adapter.list_sessions_by_user_id(user_id).await.ok()?;
-    Some(
-        list.into_iter()
-            .find(|a| a.session.session_token == *stored)
-            .and_then(|a| a.created_at)
-            .map(time::OffsetDateTime::unix_timestamp),
-    )
 }
 
 /// The adapter, for session management (database sessions only).

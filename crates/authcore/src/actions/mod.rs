@@ -8,6 +8,7 @@ pub(crate) mod backchannel_logout;
 pub(crate) mod callback;
 pub(crate) mod completion;
 pub(crate) mod csrf;
+pub(crate) mod current;
 pub(crate) mod limits;
 pub(crate) mod notify;
 pub(crate) mod pages;

@@ -11,7 +11,8 @@
 
 use std::time::Duration;
 
-use super::account::{AccountError, CurrentSession};
+use super::current::CurrentSession;
+use crate::adapter::AdapterError;
 use crate::config::ConfigInner;
 use crate::error::AuthError;
 
@@ -108,9 +109,19 @@ pub(crate) fn judge(
     Ok(())
 }
 
+/// Why the rule refused a change (account management answers it as
+/// `AccountError::ReauthenticationRequired`, or the adapter's error).
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// The session's sign-in is not recent, or did not prove the user's second factor.
+    NotRecent,
+    /// The user's second factors could not be read.
+    Adapter(AdapterError),
+}
+
 /// Whether the user has a second factor the rule asks for: a confirmed TOTP secret (with
 /// second factors configured).
-async fn has_second_factor(c: &ConfigInner, user_id: &str) -> Result<bool, AccountError> {
+async fn has_second_factor(c: &ConfigInner, user_id: &str) -> Result<bool, AdapterError> {
     #[cfg(feature = "two-factor")]
     if c.two_factor.is_some()
         && let Some(adapter) = c.adapter.as_deref()
@@ -125,14 +136,16 @@ async fn has_second_factor(c: &ConfigInner, user_id: &str) -> Result<bool, Accou
 }
 
 /// Refuses `operation` for `session` unless its sign-in is recent and, for a user with a
-/// second factor, proved it ([`AccountError::ReauthenticationRequired`], logged).
+/// second factor, proved it ([`Refused::NotRecent`], logged).
 pub(crate) async fn require_recent_sign_in(
     c: &ConfigInner,
     session: &CurrentSession,
     operation: SensitiveOperation,
-) -> Result<(), AccountError> {
+) -> Result<(), Refused> {
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    let second = has_second_factor(c, &session.user_id).await?;
+    let second = has_second_factor(c, &session.user_id)
+        .await
+        .map_err(Refused::Adapter)?;
     judge(session, second, c.recent_sign_in, now).map_err(|why| {
         tracing::warn!(
             user = %session.user_id,
@@ -140,7 +153,7 @@ pub(crate) async fn require_recent_sign_in(
             reason = ?why,
             "sensitive change refused: the session needs a recent sign-in"
         );
-        AccountError::ReauthenticationRequired
+        Refused::NotRecent
     })
 }
 
@@ -156,7 +169,7 @@ pub(crate) async fn require_for_action(
     let refused = AuthError::ReauthenticationRequired {
         operation: operation.name(),
     };
-    let Some(me) = super::account::current_session(ctx.config, ctx.req).await else {
+    let Some(me) = super::current::current_session(ctx.config, ctx.req).await else {
         return Err(refused);
     };
     if me.user_id != user_id {
@@ -164,8 +177,8 @@ pub(crate) async fn require_for_action(
     }
     match require_recent_sign_in(ctx.config, &me, operation).await {
         Ok(()) => Ok(()),
-        Err(AccountError::Adapter(source)) => Err(AuthError::AdapterError { source }),
-        Err(_) => Err(refused),
+        Err(Refused::Adapter(source)) => Err(AuthError::AdapterError { source }),
+        Err(Refused::NotRecent) => Err(refused),
     }
 }
 
