@@ -524,6 +524,11 @@ async fn required_policy_enrols_at_sign_in() {
     let status = app.auth.two_factor_status(&app.user_id).await.unwrap();
     assert!(status.totp);
     assert_eq!(status.recovery_codes_left, 10);
+    // An enrolment at sign-in is a security change the user hears of.
+    assert_eq!(
+        app.rec.event("securityChange"),
+        Some(json!({ "userId": app.user_id, "change": "totpEnrolled" }))
+    );
 }
 
 #[tokio::test]

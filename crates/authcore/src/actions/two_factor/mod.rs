@@ -431,9 +431,19 @@ pub(crate) async fn verify(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     .await?;
     tracing::info!(user = %user_id, ?factor, "two-factor: second step passed");
     match recovery_codes {
-        // Enrolled now: the recovery codes, shown once, on a page that carries the session
-        // cookies and links on to where the sign-in was going.
-        Some(codes) => super::pages::render_recovery_codes_page(ctx, &codes, resp),
+        // Enrolled now: the user hears of it (whoever held the first factor may have been
+        // the one who enrolled), and the recovery codes are shown once, on a page that
+        // carries the session cookies and links on to where the sign-in was going.
+        Some(codes) => {
+            crate::actions::notify::security_change(
+                ctx.config,
+                &user_id,
+                Some(ctx.req.origin()),
+                crate::actions::notify::SecurityChange::TotpEnrolled,
+            )
+            .await;
+            super::pages::render_recovery_codes_page(ctx, &codes, resp)
+        }
         None => Ok(resp),
     }
 }
