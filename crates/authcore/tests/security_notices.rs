@@ -10,11 +10,10 @@ use std::time::Duration;
 use crate::common::*;
 use crate::totp::{totp_code_at, unix_now};
 use authcore::account::CurrentSession;
-use authcore::adapter::{Adapter, MemoryAdapter, NewUser};
+use authcore::adapter::{Adapter, MemoryAdapter};
 use authcore::callbacks::SecurityChange;
 use authcore::providers::{EmailProvider, SecurityNotice, WebAuthnProvider};
 use authcore::two_factor::TwoFactorOptions;
-use authcore::types::{Account, Authenticator, ProviderType};
 use authcore::{Auth, AuthConfig};
 
 const ACCOUNT_URL: &str = "https://authjs.test/auth/account";
@@ -33,31 +32,9 @@ struct App {
 /// and user `ada@example.com` (her address verified when `verified`) with two passkeys.
 async fn app(verified: bool, failing_sender: bool) -> App {
     let db = MemoryAdapter::new();
-    let user = db
-        .create_user(NewUser {
-            email: Some("ada@example.com".into()),
-            email_verified: verified.then(time::OffsetDateTime::now_utc),
-            ..NewUser::default()
-        })
-        .await
-        .unwrap();
+    let user_id = stored_user(&db, "ada@example.com", verified).await;
     for id in ["cred-1", "cred-2"] {
-        db.create_authenticator(Authenticator {
-            credential_id: id.into(),
-            user_id: Some(user.id.clone()),
-            provider_account_id: id.into(),
-            credential_public_key: "pk".into(),
-            counter: 0,
-            credential_device_type: "multiDevice".into(),
-            credential_backed_up: true,
-            transports: None,
-            name: None,
-        })
-        .await
-        .unwrap();
-        let mut account = Account::new(ProviderType::Webauthn, "webauthn", id);
-        account.user_id = Some(user.id.clone());
-        db.link_account(account).await.unwrap();
+        add_passkey(&db, &user_id, "webauthn", id).await;
     }
     let notices = Notices::default();
     let sink = notices.clone();
@@ -88,7 +65,7 @@ async fn app(verified: bool, failing_sender: bool) -> App {
         db,
         rec,
         notices,
-        user_id: user.id,
+        user_id,
     }
 }
 

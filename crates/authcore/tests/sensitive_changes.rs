@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use crate::common::*;
 use authcore::account::{AccountError, AccountRoute, SensitiveOperation};
-use authcore::adapter::{Adapter, MemoryAdapter, NewUser};
+use authcore::adapter::{Adapter, MemoryAdapter};
 use authcore::providers::{OAuthProvider, WebAuthnProvider};
 use authcore::two_factor::TwoFactorOptions;
-use authcore::types::{Account, Authenticator, ProviderType};
+use authcore::types::{Account, ProviderType};
 use authcore::{Auth, AuthConfig, SessionStrategy};
 use serde_json::{Value, json};
 
@@ -53,36 +53,14 @@ async fn app(strategy: SessionStrategy, totp: bool) -> App {
             .build()
             .unwrap(),
     );
-    let ada = db
-        .create_user(NewUser {
-            email: Some("ada@example.com".into()),
-            ..NewUser::default()
-        })
-        .await
-        .unwrap()
-        .id;
+    let ada = stored_user(&db, "ada@example.com", false).await;
     for provider in ["github", "gitlab"] {
         let mut a = Account::new(ProviderType::Oauth, provider, format!("{provider}-ada"));
         a.user_id = Some(ada.clone());
         db.link_account(a).await.unwrap();
     }
     for id in ["cred-1", "cred-2"] {
-        db.create_authenticator(Authenticator {
-            credential_id: id.into(),
-            user_id: Some(ada.clone()),
-            provider_account_id: id.into(),
-            credential_public_key: "pk".into(),
-            counter: 0,
-            credential_device_type: "multiDevice".into(),
-            credential_backed_up: true,
-            transports: None,
-            name: None,
-        })
-        .await
-        .unwrap();
-        let mut a = Account::new(ProviderType::Webauthn, "passkey", id);
-        a.user_id = Some(ada.clone());
-        db.link_account(a).await.unwrap();
+        add_passkey(&db, &ada, "passkey", id).await;
     }
     db.grant_app_access(
         &ada,
@@ -415,14 +393,7 @@ async fn the_window_is_the_configurations() {
             .build()
             .unwrap(),
     );
-    let ada = db
-        .create_user(NewUser {
-            email: Some("ada@example.com".into()),
-            ..NewUser::default()
-        })
-        .await
-        .unwrap()
-        .id;
+    let ada = stored_user(&db, "ada@example.com", false).await;
     let (_, old) = session_of(&auth, &db, &ada, Duration::from_secs(120), &["pwd"]).await;
     assert!(matches!(
         auth.delete_user(&old).await,

@@ -525,3 +525,49 @@ pub async fn fresh_session(
         .await
         .1
 }
+
+/// Stores user `email` (address verified when `verified`): its id.
+pub async fn stored_user(
+    db: &dyn authcore::adapter::Adapter,
+    email: &str,
+    verified: bool,
+) -> String {
+    db.create_user(authcore::adapter::NewUser {
+        email: Some(email.into()),
+        email_verified: verified.then(time::OffsetDateTime::now_utc),
+        ..authcore::adapter::NewUser::default()
+    })
+    .await
+    .unwrap()
+    .id
+}
+
+/// Gives user `user_id` the passkey `credential_id` of WebAuthn provider `provider`: its
+/// authenticator and the account the provider links for it.
+pub async fn add_passkey(
+    db: &dyn authcore::adapter::Adapter,
+    user_id: &str,
+    provider: &str,
+    credential_id: &str,
+) {
+    db.create_authenticator(authcore::types::Authenticator {
+        credential_id: credential_id.into(),
+        user_id: Some(user_id.to_owned()),
+        provider_account_id: credential_id.into(),
+        credential_public_key: "pk".into(),
+        counter: 0,
+        credential_device_type: "multiDevice".into(),
+        credential_backed_up: true,
+        transports: None,
+        name: None,
+    })
+    .await
+    .unwrap();
+    let mut account = authcore::types::Account::new(
+        authcore::types::ProviderType::Webauthn,
+        provider,
+        credential_id,
+    );
+    account.user_id = Some(user_id.to_owned());
+    db.link_account(account).await.unwrap();
+}
