@@ -344,6 +344,8 @@ pub struct AuthConfigBuilder {
     pub(crate) warnings: Vec<WarningCode>,
     /// Applied by `build`, so options set before or after `env_defaults` count as explicit.
     env_defaults: Option<Env>,
+    /// Applied with `env_defaults`, under its variables.
+    auth_js_settings: Option<crate::env::AuthJsSettings>,
     /// Where `secrets` came from, for the errors that name it.
     secrets_from: SecretsFrom,
 }
@@ -412,6 +414,7 @@ impl Default for AuthConfigBuilder {
             max_cookie_header_bytes: DEFAULT_MAX_COOKIE_HEADER_BYTES,
             warnings: Vec::new(),
             env_defaults: None,
+            auth_js_settings: None,
             secrets_from: SecretsFrom::Secret,
         }
     }
@@ -763,15 +766,42 @@ impl AuthConfigBuilder {
         self
     }
 
-    /// Fills the options left unset from the environment (Auth.js `lib/utils/env.ts`); an
-    /// explicit option always wins. `suppress_base_path_warning` is Auth.js's `setEnvDefaults`
-    /// argument.
+    /// Auth.js options from a source under the environment, such as a configuration file:
+    /// the secret, URL and host trust of [`AuthJsSettings`](crate::env::AuthJsSettings),
+    /// each used where [`env_defaults`](Self::env_defaults) has no value for its variable,
+    /// with that variable's rules (`url` sets the base path and trusts the host, `secret`
+    /// is the oldest of a rotation). Like the environment, they fill only the options left
+    /// unset.
+    ///
+    /// ```
+    /// use authcore::env::{AuthJsSettings, Env};
+    /// use authcore::{AuthConfig, providers::CredentialsProvider};
+    /// let mut file = AuthJsSettings::default();
+    /// file.url = Some("https://file.example/api/auth".into());
+    /// file.secret = Some("a long random secret, 32 characters or more".into());
+    /// let config = AuthConfig::builder()
+    ///     .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+    ///     .auth_js_settings(file)
+    ///     .env_defaults(&Env::from_pairs([("AUTH_URL", "https://env.example/auth")]))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(config.base_path(), "/auth");
+    /// ```
+    pub fn auth_js_settings(mut self, settings: crate::env::AuthJsSettings) -> Self {
+        self.auth_js_settings = Some(settings);
+        self
+    }
+
+    /// Fills the options left unset from the environment over the
+    /// [`auth_js_settings`](Self::auth_js_settings) (Auth.js `lib/utils/env.ts`); an
+    /// explicit option always wins. `suppress_base_path_warning` is Auth.js's
+    /// `setEnvDefaults` argument.
     pub(crate) fn apply_env_defaults(
         mut self,
         env: &Env,
         suppress_base_path_warning: bool,
     ) -> Self {
-        let defaults = env.defaults();
+        let defaults = env.defaults(&self.auth_js_settings.take().unwrap_or_default());
         if let Some(auth_url) = &defaults.auth_url {
             let parsed = url::Url::parse(auth_url).ok();
             if self.base_path.is_some() {
@@ -803,146 +833,100 @@ impl AuthConfigBuilder {
         self
     }
 
-    /// Validates and prepares the configuration.
+    /// Validates and prepares the configuration: each concern is checked and resolved by a
+    /// function of its own, in the order below, so the first problem found is the one
+    /// reported.
     pub fn build(mut self) -> Result<AuthConfig, ConfigError> {
-        if let Some(env) = self.env_defaults.take() {
+        if self.env_defaults.is_some() || self.auth_js_settings.is_some() {
+            let env = self.env_defaults.take().unwrap_or_default();
             self = self.apply_env_defaults(&env, false);
         }
-        if self.secrets.is_empty() {
-            return Err(ConfigError::MissingSecret);
-        }
-        if let Some(index) = self.secrets.iter().position(String::is_empty) {
-            let origin = self.secrets_from.origin(index);
-            return Err(ConfigError::EmptySecret { index, origin });
-        }
-        if !self.dangerous.short_secret
-            && let Some((index, chars)) = self
-                .secrets
-                .iter()
-                .map(|s| s.chars().count())
-                .enumerate()
-                .find(|(_, chars)| *chars < MIN_SECRET_CHARS)
-        {
-            let origin = self.secrets_from.origin(index);
-            return Err(ConfigError::ShortSecret {
-                index,
-                chars,
-                origin,
-            });
-        }
-        // Each OAuth provider's HTTP client, resolved once: its own, else the shared one.
+        check_secrets(
+            &self.secrets,
+            &self.secrets_from,
+            self.dangerous.short_secret,
+        )?;
         #[cfg(feature = "oauth")]
-        for p in &mut self.providers {
-            if let Provider::OAuth(o) = p
-                && !o.resolve_http_client()
-            {
-                return Err(ConfigError::NoHttpClient {
-                    provider: o.id.clone(),
-                });
-            }
-        }
-        match (self.providers.is_empty(), self.sessions_only) {
-            (true, false) => return Err(ConfigError::NoProviders),
-            (false, true) => return Err(ConfigError::ProvidersWithSessionsOnly),
-            _ => {}
-        }
-        for (i, p) in self.providers.iter().enumerate() {
-            let id = p.id();
-            if id.is_empty()
-                || id == "undefined"
-                || id.bytes().any(|b| {
-                    matches!(b, b'/' | b'?' | b'#' | b'%')
-                        || b.is_ascii_whitespace()
-                        || b.is_ascii_control()
-                })
-            {
-                return Err(ConfigError::InvalidProviderId { id: id.to_owned() });
-            }
-            if self.providers[..i].iter().any(|q| q.id() == id) {
-                return Err(ConfigError::DuplicateProviderId { id: id.to_owned() });
-            }
-            match p {
-                Provider::Credentials(c) if c.authorize.is_none() => {
-                    return Err(ConfigError::MissingAuthorize {
-                        provider: id.to_owned(),
-                    });
-                }
-                Provider::Credentials(_) => {}
-                #[cfg(feature = "email")]
-                Provider::Email(e) => {
-                    if e.send.is_none() {
-                        return Err(ConfigError::MissingEmailSender {
-                            provider: id.to_owned(),
-                        });
-                    }
-                    if e.requires_api_key && e.api_key.as_deref().is_none_or(str::is_empty) {
-                        return Err(ConfigError::MissingApiKey {
-                            provider: id.to_owned(),
-                        });
-                    }
-                }
-                #[cfg(feature = "webauthn")]
-                Provider::WebAuthn(w) => {
-                    if self.adapter.is_none() {
-                        return Err(ConfigError::WebAuthnMissingAdapter);
-                    }
-                    if !w.algorithms_supported() {
-                        return Err(ConfigError::UnsupportedWebAuthnAlgorithms {
-                            provider: id.to_owned(),
-                            algorithms: w.supported_algorithms.clone(),
-                        });
-                    }
-                    if w.enable_conditional_ui {
-                        if let Some(first) = self.providers[..i]
-                            .iter()
-                            .find(|q| matches!(q, Provider::WebAuthn(q) if q.enable_conditional_ui))
-                        {
-                            return Err(ConfigError::DuplicateConditionalUI {
-                                first: first.id().to_owned(),
-                                second: id.to_owned(),
-                            });
-                        }
-                        let autocomplete = w.form_fields.iter().any(|f| {
-                            f.autocomplete
-                                .as_deref()
-                                .is_some_and(|a| a.split_whitespace().any(|t| t == "webauthn"))
-                        });
-                        if !autocomplete {
-                            return Err(ConfigError::MissingWebAuthnAutocomplete {
-                                provider: id.to_owned(),
-                            });
-                        }
-                    }
-                }
-                #[cfg(feature = "oauth")]
-                Provider::OAuth(o) => {
-                    if let Some(key) = o.missing_endpoint() {
-                        return Err(ConfigError::InvalidEndpoints {
-                            provider: id.to_owned(),
-                            key,
-                        });
-                    }
-                    if o.client_auth == crate::providers::ClientAuthMethod::PrivateKeyJwt
-                        && o.client_private_key.is_none()
-                    {
-                        return Err(ConfigError::MissingClientKey {
-                            provider: id.to_owned(),
-                        });
-                    }
-                    if o.client_id.is_empty() {
-                        return Err(ConfigError::MissingClientId {
-                            provider: id.to_owned(),
-                        });
-                    }
-                }
-            }
-        }
+        resolve_http_clients(&mut self.providers)?;
+        check_providers(&self.providers, self.sessions_only, self.adapter.is_some())?;
         // Database sessions by default when an adapter is set (as Auth.js `lib/init.ts`).
         let strategy = self.session_strategy.unwrap_or(if self.adapter.is_some() {
             SessionStrategy::Database
         } else {
             SessionStrategy::Jwt
         });
+        let storage = self.check_storage(strategy)?;
+        let base_path = resolve_base_path(self.base_path, self.next_auth_v4)?;
+        let url = resolve_url(self.url)?;
+        check_pages(&self.pages)?;
+        let redirect_proxy_url = resolve_redirect_proxy_url(self.redirect_proxy_url)?;
+        let (session_max_age, jwt_max_age) =
+            resolve_max_ages(self.session_max_age, self.jwt_max_age)?;
+        let cookie_sets = resolve_cookie_sets(self.next_auth_v4, &self.cookies)?;
+        let keys = SessionKeys::resolve(&self.secrets, self.session_codec, self.next_auth_v4)?;
+        let trust_host = self.trust_host.unwrap_or(false) || url.is_some();
+        let allowed_hosts = resolve_allowed_hosts(self.allowed_hosts)?;
+        let trusted_proxies = resolve_trusted_proxies(&self.trusted_proxies)?;
+        let stores = Stores::resolve(
+            &self.rate_limits,
+            self.rate_limit_store,
+            self.single_use_store,
+        );
+        let debug = announce(&*self.logger, self.debug, &self.dangerous, &self.warnings);
+        let adapter = match self.adapter {
+            Some(a) if debug => Some(crate::logger::DebugAdapter::wrap(a, self.logger.clone())),
+            other => other,
+        };
+
+        Ok(AuthConfig {
+            inner: Arc::new(ConfigInner {
+                providers: self.providers,
+                base_path,
+                codec: keys.codec,
+                secret_string: keys.secret_string,
+                trust_host,
+                allowed_hosts,
+                rate_limits: self.rate_limits,
+                rate_limit_store: stores.rate_limit_store,
+                single_use_store: stores.single_use_store,
+                trusted_proxies,
+                url,
+                session_strategy: strategy,
+                session_max_age,
+                jwt_max_age,
+                pages: self.pages,
+                theme: self.theme,
+                callbacks: self.callbacks,
+                events: self.events,
+                session_codec: keys.session_codec,
+                logger: self.logger,
+                debug,
+                use_secure_cookies: self.use_secure_cookies,
+                cookies_secure: ResolvedCookies::new(&cookie_sets[1]),
+                cookies_plain: ResolvedCookies::new(&cookie_sets[0]),
+                cookie_sets,
+                dangerous: self.dangerous,
+                redirect_proxy_url,
+                adapter,
+                credentials_database_sessions: self.credentials_database_sessions,
+                hash_session_tokens: self.hash_session_tokens,
+                session_update_age: self.session_update_age.as_secs(),
+                max_body_bytes: self.max_body_bytes,
+                max_cookie_header_bytes: self.max_cookie_header_bytes,
+                next_auth_v4: self.next_auth_v4,
+                refreshes_tokens: storage.refreshes_tokens,
+                jwt_revocation: storage.jwt_revocation,
+                #[cfg(feature = "two-factor")]
+                two_factor: self.two_factor,
+                recent_sign_in: self.recent_sign_in,
+                sites: Default::default(),
+            }),
+        })
+    }
+
+    /// The adapter has what the chosen providers, session strategy and options store
+    /// (Auth.js `lib/utils/assert.ts` for email sign-in and database sessions).
+    fn check_storage(&self, strategy: SessionStrategy) -> Result<StorageChecks, ConfigError> {
         // Email sign-in needs the three verification methods (Auth.js `lib/utils/assert.ts`).
         if self
             .providers
@@ -1018,210 +1002,421 @@ impl AuthConfigBuilder {
                 require_methods(&**adapter, crate::adapter::AdapterMethod::REFRESH_TOKENS)?;
             }
         }
+        Ok(StorageChecks {
+            jwt_revocation,
+            refreshes_tokens,
+        })
+    }
+}
 
-        let default_base = if self.next_auth_v4 {
-            "/api/auth"
-        } else {
-            "/auth"
-        };
-        let base_path = self.base_path.unwrap_or_else(|| default_base.to_owned());
-        if base_path != "/" && (!base_path.starts_with('/') || base_path.ends_with('/')) {
-            return Err(ConfigError::InvalidBasePath { path: base_path });
+/// What [`AuthConfigBuilder::check_storage`] found the configuration to use.
+struct StorageChecks {
+    /// JWT sessions are checked against the adapter's revocation list.
+    jwt_revocation: bool,
+    /// Some OAuth provider refreshes access tokens.
+    refreshes_tokens: bool,
+}
+
+/// At least one secret, none empty, none shorter than [`MIN_SECRET_CHARS`] characters
+/// unless `allow_short`; an error names where the secret came from.
+fn check_secrets(
+    secrets: &[String],
+    from: &SecretsFrom,
+    allow_short: bool,
+) -> Result<(), ConfigError> {
+    if secrets.is_empty() {
+        return Err(ConfigError::MissingSecret);
+    }
+    if let Some(index) = secrets.iter().position(String::is_empty) {
+        let origin = from.origin(index);
+        return Err(ConfigError::EmptySecret { index, origin });
+    }
+    if !allow_short
+        && let Some((index, chars)) = secrets
+            .iter()
+            .map(|s| s.chars().count())
+            .enumerate()
+            .find(|(_, chars)| *chars < MIN_SECRET_CHARS)
+    {
+        let origin = from.origin(index);
+        return Err(ConfigError::ShortSecret {
+            index,
+            chars,
+            origin,
+        });
+    }
+    Ok(())
+}
+
+/// Each OAuth provider's HTTP client, resolved once: its own, else the shared one.
+#[cfg(feature = "oauth")]
+fn resolve_http_clients(providers: &mut [Provider]) -> Result<(), ConfigError> {
+    for p in providers {
+        if let Provider::OAuth(o) = p
+            && !o.resolve_http_client()
+        {
+            return Err(ConfigError::NoHttpClient {
+                provider: o.id.clone(),
+            });
         }
-        let base_path = if base_path == "/" {
-            String::new()
-        } else {
-            base_path
-        };
+    }
+    Ok(())
+}
 
-        let url = match self.url {
-            Some(u) => {
-                let parsed = url::Url::parse(&u)
-                    .ok()
-                    .filter(|p| matches!(p.scheme(), "http" | "https") && p.has_host())
-                    .ok_or(ConfigError::InvalidUrl { url: u })?;
-                Some(parsed)
+/// Providers where they are expected (none with `sessions_only`), each with an id that is
+/// unique and fits in a path, and each with what its kind needs.
+fn check_providers(
+    providers: &[Provider],
+    sessions_only: bool,
+    has_adapter: bool,
+) -> Result<(), ConfigError> {
+    match (providers.is_empty(), sessions_only) {
+        (true, false) => return Err(ConfigError::NoProviders),
+        (false, true) => return Err(ConfigError::ProvidersWithSessionsOnly),
+        _ => {}
+    }
+    for (i, p) in providers.iter().enumerate() {
+        let id = p.id();
+        if id.is_empty()
+            || id == "undefined"
+            || id.bytes().any(|b| {
+                matches!(b, b'/' | b'?' | b'#' | b'%')
+                    || b.is_ascii_whitespace()
+                    || b.is_ascii_control()
+            })
+        {
+            return Err(ConfigError::InvalidProviderId { id: id.to_owned() });
+        }
+        let earlier = &providers[..i];
+        if earlier.iter().any(|q| q.id() == id) {
+            return Err(ConfigError::DuplicateProviderId { id: id.to_owned() });
+        }
+        check_provider(p, earlier, has_adapter)?;
+    }
+    Ok(())
+}
+
+/// What one provider's kind needs: an `authorize` function, a mail sender, OAuth endpoints
+/// and client, WebAuthn algorithms (`earlier`: the providers listed before it).
+#[cfg_attr(not(feature = "webauthn"), allow(unused_variables))]
+fn check_provider(
+    p: &Provider,
+    earlier: &[Provider],
+    has_adapter: bool,
+) -> Result<(), ConfigError> {
+    let id = p.id();
+    match p {
+        Provider::Credentials(c) if c.authorize.is_none() => {
+            return Err(ConfigError::MissingAuthorize {
+                provider: id.to_owned(),
+            });
+        }
+        Provider::Credentials(_) => {}
+        #[cfg(feature = "email")]
+        Provider::Email(e) => {
+            if e.send.is_none() {
+                return Err(ConfigError::MissingEmailSender {
+                    provider: id.to_owned(),
+                });
             }
-            None => None,
-        };
-
-        for (page, path) in [
-            ("signIn", &self.pages.sign_in),
-            ("signOut", &self.pages.sign_out),
-            ("error", &self.pages.error),
-            ("verifyRequest", &self.pages.verify_request),
-            ("newUser", &self.pages.new_user),
-        ] {
-            if let Some(p) = path {
-                let ok = p.starts_with('/') || url::Url::parse(p).is_ok_and(|u| u.has_host());
-                if !ok {
-                    return Err(ConfigError::InvalidPagePath {
-                        page,
-                        path: p.clone(),
-                    });
-                }
+            if e.requires_api_key && e.api_key.as_deref().is_none_or(str::is_empty) {
+                return Err(ConfigError::MissingApiKey {
+                    provider: id.to_owned(),
+                });
             }
         }
-
-        let redirect_proxy_url = match self.redirect_proxy_url {
-            Some(u) => {
-                url::Url::parse(&u)
-                    .ok()
-                    .filter(|p| matches!(p.scheme(), "http" | "https") && p.has_host())
-                    .ok_or(ConfigError::InvalidUrl { url: u.clone() })?;
-                Some(u.trim_end_matches('/').to_owned())
+        #[cfg(feature = "webauthn")]
+        Provider::WebAuthn(w) => check_webauthn(w, id, earlier, has_adapter)?,
+        #[cfg(feature = "oauth")]
+        Provider::OAuth(o) => {
+            if let Some(key) = o.missing_endpoint() {
+                return Err(ConfigError::InvalidEndpoints {
+                    provider: id.to_owned(),
+                    key,
+                });
             }
-            None => None,
-        };
-
-        let max_age = self.session_max_age.as_secs();
-        if max_age == 0 {
-            return Err(ConfigError::InvalidSessionOptions(
-                "session max age must be at least one second",
-            ));
-        }
-        let jwt_max_age = self.jwt_max_age.map_or(max_age, |d| d.as_secs());
-
-        let stem = if self.next_auth_v4 {
-            "next-auth"
-        } else {
-            "authjs"
-        };
-        let sets = [
-            CookieSet::named(false, stem).with_overrides(&self.cookies),
-            CookieSet::named(true, stem).with_overrides(&self.cookies),
-        ];
-        for set in &sets {
-            for c in set.all() {
-                if !is_valid_cookie_name(&c.name) {
-                    return Err(ConfigError::InvalidCookieName {
-                        name: c.name.clone(),
-                    });
-                }
+            if o.client_auth == crate::providers::ClientAuthMethod::PrivateKeyJwt
+                && o.client_private_key.is_none()
+            {
+                return Err(ConfigError::MissingClientKey {
+                    provider: id.to_owned(),
+                });
+            }
+            if o.client_id.is_empty() {
+                return Err(ConfigError::MissingClientId {
+                    provider: id.to_owned(),
+                });
             }
         }
+    }
+    Ok(())
+}
 
-        let codec = JwtCodec::new(&self.secrets).map_err(|_| ConfigError::MissingSecret)?;
-        let session_codec = match (self.session_codec, self.next_auth_v4) {
+/// A WebAuthn provider: an adapter for its authenticators, algorithms this build verifies,
+/// and at most one provider with conditional UI, whose form has a `webauthn` autocomplete.
+#[cfg(feature = "webauthn")]
+fn check_webauthn(
+    w: &crate::providers::WebAuthnProvider,
+    id: &str,
+    earlier: &[Provider],
+    has_adapter: bool,
+) -> Result<(), ConfigError> {
+    if !has_adapter {
+        return Err(ConfigError::WebAuthnMissingAdapter);
+    }
+    if !w.algorithms_supported() {
+        return Err(ConfigError::UnsupportedWebAuthnAlgorithms {
+            provider: id.to_owned(),
+            algorithms: w.supported_algorithms.clone(),
+        });
+    }
+    if w.enable_conditional_ui {
+        if let Some(first) = earlier
+            .iter()
+            .find(|q| matches!(q, Provider::WebAuthn(q) if q.enable_conditional_ui))
+        {
+            return Err(ConfigError::DuplicateConditionalUI {
+                first: first.id().to_owned(),
+                second: id.to_owned(),
+            });
+        }
+        let autocomplete = w.form_fields.iter().any(|f| {
+            f.autocomplete
+                .as_deref()
+                .is_some_and(|a| a.split_whitespace().any(|t| t == "webauthn"))
+        });
+        if !autocomplete {
+            return Err(ConfigError::MissingWebAuthnAutocomplete {
+                provider: id.to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The base path: the configured one, else `/auth` (`/api/auth` for NextAuth.js v4); `/`
+/// becomes the empty prefix.
+fn resolve_base_path(base_path: Option<String>, next_auth_v4: bool) -> Result<String, ConfigError> {
+    let default_base = if next_auth_v4 { "/api/auth" } else { "/auth" };
+    let base_path = base_path.unwrap_or_else(|| default_base.to_owned());
+    if base_path != "/" && (!base_path.starts_with('/') || base_path.ends_with('/')) {
+        return Err(ConfigError::InvalidBasePath { path: base_path });
+    }
+    Ok(if base_path == "/" {
+        String::new()
+    } else {
+        base_path
+    })
+}
+
+/// An `http` or `https` URL with a host, or [`ConfigError::InvalidUrl`].
+fn parse_site_url(u: &str) -> Result<url::Url, ConfigError> {
+    url::Url::parse(u)
+        .ok()
+        .filter(|p| matches!(p.scheme(), "http" | "https") && p.has_host())
+        .ok_or(ConfigError::InvalidUrl { url: u.to_owned() })
+}
+
+/// The site's fixed public URL, when set.
+fn resolve_url(url: Option<String>) -> Result<Option<url::Url>, ConfigError> {
+    url.as_deref().map(parse_site_url).transpose()
+}
+
+/// Custom pages are paths on this site or absolute URLs.
+fn check_pages(pages: &PagesOptions) -> Result<(), ConfigError> {
+    for (page, path) in [
+        ("signIn", &pages.sign_in),
+        ("signOut", &pages.sign_out),
+        ("error", &pages.error),
+        ("verifyRequest", &pages.verify_request),
+        ("newUser", &pages.new_user),
+    ] {
+        if let Some(p) = path {
+            let ok = p.starts_with('/') || url::Url::parse(p).is_ok_and(|u| u.has_host());
+            if !ok {
+                return Err(ConfigError::InvalidPagePath {
+                    page,
+                    path: p.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `redirectProxyUrl`, checked as a site URL and kept without a trailing `/`.
+fn resolve_redirect_proxy_url(url: Option<String>) -> Result<Option<String>, ConfigError> {
+    match url {
+        Some(u) => {
+            parse_site_url(&u)?;
+            Ok(Some(u.trim_end_matches('/').to_owned()))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The session's and the JWT's lifetimes in seconds (the JWT's defaults to the session's).
+fn resolve_max_ages(
+    session_max_age: Duration,
+    jwt_max_age: Option<Duration>,
+) -> Result<(u64, u64), ConfigError> {
+    let max_age = session_max_age.as_secs();
+    if max_age == 0 {
+        return Err(ConfigError::InvalidSessionOptions(
+            "session max age must be at least one second",
+        ));
+    }
+    Ok((max_age, jwt_max_age.map_or(max_age, |d| d.as_secs())))
+}
+
+/// The cookies for plain HTTP (`[0]`) and HTTPS (`[1]`) requests, Auth.js's names (or
+/// NextAuth.js v4's) with the host's overrides; every name must be a valid cookie name.
+fn resolve_cookie_sets(
+    next_auth_v4: bool,
+    overrides: &CookiesOverrides,
+) -> Result<[CookieSet; 2], ConfigError> {
+    let stem = if next_auth_v4 { "next-auth" } else { "authjs" };
+    let sets = [
+        CookieSet::named(false, stem).with_overrides(overrides),
+        CookieSet::named(true, stem).with_overrides(overrides),
+    ];
+    for set in &sets {
+        for c in set.all() {
+            if !is_valid_cookie_name(&c.name) {
+                return Err(ConfigError::InvalidCookieName {
+                    name: c.name.clone(),
+                });
+            }
+        }
+    }
+    Ok(sets)
+}
+
+/// What the secrets become: the JWE codec, the session-token format, the CSRF string.
+struct SessionKeys {
+    codec: JwtCodec,
+    session_codec: Option<Arc<dyn crate::jwt::SessionTokenCodec>>,
+    secret_string: String,
+}
+
+impl SessionKeys {
+    /// The keys of `secrets`; the session token is the host's codec, else NextAuth.js v4's
+    /// of the first secret with `next_auth_v4`, else the JWE.
+    fn resolve(
+        secrets: &[String],
+        custom: Option<Arc<dyn crate::jwt::SessionTokenCodec>>,
+        next_auth_v4: bool,
+    ) -> Result<Self, ConfigError> {
+        let codec = JwtCodec::new(secrets).map_err(|_| ConfigError::MissingSecret)?;
+        let session_codec = match (custom, next_auth_v4) {
             (Some(custom), _) => Some(custom),
-            (None, true) => self.secrets.first().map(|secret| {
+            (None, true) => secrets.first().map(|secret| {
                 Arc::new(crate::jwt::NextAuthV4Codec::new(secret))
                     as Arc<dyn crate::jwt::SessionTokenCodec>
             }),
             (None, false) => None,
         };
-        let secret_string = self.secrets.join(",");
-        let trust_host = self.trust_host.unwrap_or(false) || url.is_some();
-        let allowed_hosts = self
-            .allowed_hosts
-            .map(|hosts| {
-                crate::hosts::HostList::parse(&hosts)
-                    .map_err(|message| ConfigError::InvalidAllowedHost { message })
-            })
-            .transpose()?;
-        let trusted_proxies = self
-            .trusted_proxies
-            .iter()
-            .map(|p| {
-                let p = p.trim();
-                p.parse::<ipnet::IpNet>()
-                    .or_else(|_| p.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
-                    .map_err(|_| ConfigError::InvalidTrustedProxy {
-                        entry: p.to_owned(),
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let rate_limit_store = match self.rate_limit_store {
+        Ok(SessionKeys {
+            codec,
+            session_codec,
+            secret_string: secrets.join(","),
+        })
+    }
+}
+
+/// The allow-list of request hosts, when set.
+fn resolve_allowed_hosts(
+    hosts: Option<Vec<String>>,
+) -> Result<Option<crate::hosts::HostList>, ConfigError> {
+    hosts
+        .map(|hosts| {
+            crate::hosts::HostList::parse(&hosts)
+                .map_err(|message| ConfigError::InvalidAllowedHost { message })
+        })
+        .transpose()
+}
+
+/// The trusted proxies: each an address or a CIDR range.
+fn resolve_trusted_proxies(proxies: &[String]) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+    proxies
+        .iter()
+        .map(|p| {
+            let p = p.trim();
+            p.parse::<ipnet::IpNet>()
+                .or_else(|_| p.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| ConfigError::InvalidTrustedProxy {
+                    entry: p.to_owned(),
+                })
+        })
+        .collect()
+}
+
+/// Where rate-limit counts and single-use marks live.
+struct Stores {
+    rate_limit_store: Option<Arc<dyn crate::ratelimit::RateLimitStore>>,
+    single_use_store: Arc<dyn crate::ratelimit::RateLimitStore>,
+}
+
+impl Stores {
+    /// Counts in the given store, else in memory when some limit is on; single-use marks
+    /// in their own store, else with the counts, else in memory.
+    fn resolve(
+        limits: &crate::ratelimit::RateLimits,
+        rate_limit_store: Option<Arc<dyn crate::ratelimit::RateLimitStore>>,
+        single_use_store: Option<Arc<dyn crate::ratelimit::RateLimitStore>>,
+    ) -> Self {
+        let rate_limit_store = match rate_limit_store {
             Some(store) => Some(store),
-            None if self.rate_limits.any() => {
+            None if limits.any() => {
                 Some(Arc::new(crate::ratelimit::MemoryRateLimitStore::default())
                     as Arc<dyn crate::ratelimit::RateLimitStore>)
             }
             None => None,
         };
-        let single_use_store = self
-            .single_use_store
+        let single_use_store = single_use_store
             .or_else(|| rate_limit_store.clone())
             .unwrap_or_else(|| {
                 Arc::new(crate::ratelimit::MemoryRateLimitStore::default())
                     as Arc<dyn crate::ratelimit::RateLimitStore>
             });
-
-        let logger = self.logger;
-        if self.debug {
-            warn_debug_enabled_once(&*logger);
+        Stores {
+            rate_limit_store,
+            single_use_store,
         }
-        // The debug channel (Auth.js `setLogger` in `lib/utils/logger.ts`): on with `debug`,
-        // or for a host logger that asks for debug messages (Auth.js calls a user-supplied
-        // `logger.debug` always).
-        let debug = self.debug || logger.debug_enabled();
-        let adapter = match self.adapter {
-            Some(a) if debug => Some(crate::logger::DebugAdapter::wrap(a, logger.clone())),
-            other => other,
-        };
-        if self.dangerous.skip_csrf_check {
-            logger.warn(WarningCode::CsrfDisabled);
-        }
-        if self.dangerous.passkey_sign_up_without_email_proof {
-            tracing::warn!(
-                "dangerous: passkeys may create accounts for unproven email addresses \
-                 (passkey_sign_up_without_email_proof)"
-            );
-        }
-        for w in &self.warnings {
-            logger.warn(*w);
-        }
-
-        Ok(AuthConfig {
-            inner: Arc::new(ConfigInner {
-                providers: self.providers,
-                base_path,
-                codec,
-                secret_string,
-                trust_host,
-                allowed_hosts,
-                rate_limits: self.rate_limits,
-                rate_limit_store,
-                single_use_store,
-                trusted_proxies,
-                url,
-                session_strategy: strategy,
-                session_max_age: max_age,
-                jwt_max_age,
-                pages: self.pages,
-                theme: self.theme,
-                callbacks: self.callbacks,
-                events: self.events,
-                session_codec,
-                logger,
-                debug,
-                use_secure_cookies: self.use_secure_cookies,
-                cookies_secure: ResolvedCookies::new(&sets[1]),
-                cookies_plain: ResolvedCookies::new(&sets[0]),
-                cookie_sets: sets,
-                dangerous: self.dangerous,
-                redirect_proxy_url,
-                adapter,
-                credentials_database_sessions: self.credentials_database_sessions,
-                hash_session_tokens: self.hash_session_tokens,
-                session_update_age: self.session_update_age.as_secs(),
-                max_body_bytes: self.max_body_bytes,
-                max_cookie_header_bytes: self.max_cookie_header_bytes,
-                next_auth_v4: self.next_auth_v4,
-                refreshes_tokens,
-                jwt_revocation,
-                #[cfg(feature = "two-factor")]
-                two_factor: self.two_factor,
-                recent_sign_in: self.recent_sign_in,
-                sites: Default::default(),
-            }),
-        })
     }
 }
 
-/// `MissingAdapterMethods` (Auth.js `lib/utils/assert.ts`) naming every method of `methods`
-/// the adapter lacks. `debug-enabled` is warned once per process, as Auth.js `assertConfig`
-/// does, however many configurations are built (tests, one per tenant …).
+/// Logs the warnings of a valid configuration (debug on, dangerous options, the builder's
+/// own) and says whether the debug channel is on.
+fn announce(
+    logger: &dyn Logger,
+    debug: bool,
+    dangerous: &DangerousOptions,
+    warnings: &[WarningCode],
+) -> bool {
+    if debug {
+        warn_debug_enabled_once(logger);
+    }
+    if dangerous.skip_csrf_check {
+        logger.warn(WarningCode::CsrfDisabled);
+    }
+    if dangerous.passkey_sign_up_without_email_proof {
+        tracing::warn!(
+            "dangerous: passkeys may create accounts for unproven email addresses \
+             (passkey_sign_up_without_email_proof)"
+        );
+    }
+    for w in warnings {
+        logger.warn(*w);
+    }
+    // The debug channel (Auth.js `setLogger` in `lib/utils/logger.ts`): on with `debug`,
+    // or for a host logger that asks for debug messages (Auth.js calls a user-supplied
+    // `logger.debug` always).
+    debug || logger.debug_enabled()
+}
+
+/// `debug-enabled` is warned once per process, as Auth.js `assertConfig` does, however
+/// many configurations are built (tests, one per tenant …).
 fn warn_debug_enabled_once(logger: &dyn Logger) {
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
@@ -1229,6 +1424,8 @@ fn warn_debug_enabled_once(logger: &dyn Logger) {
     }
 }
 
+/// `MissingAdapterMethods` (Auth.js `lib/utils/assert.ts`) naming every method of `methods`
+/// the adapter lacks.
 fn require_methods(
     adapter: &dyn crate::adapter::Adapter,
     methods: &[crate::adapter::AdapterMethod],
@@ -1354,6 +1551,48 @@ mod tests {
         assert_eq!(b.secrets.clone(), ["3", "2", "1", "0"]);
         let b = builder().secrets(["old"]).apply_env_defaults(&env, false);
         assert_eq!(b.secrets.clone(), ["old"]);
+    }
+
+    /// Typed settings from a file count where their variables are not set, with the
+    /// variables' rules; a variable that is set wins even when blank.
+    #[test]
+    fn auth_js_settings_under_the_environment() {
+        let file = crate::env::AuthJsSettings {
+            secret: Some("file".into()),
+            url: Some("http://file.example/api/auth".into()),
+            trust_host: Some(false),
+        };
+        let apply = |env: &[(&str, &str)]| {
+            builder()
+                .auth_js_settings(file.clone())
+                .apply_env_defaults(&Env::from_pairs(env.iter().copied()), false)
+        };
+        let b = apply(&[("AUTH_SECRET_1", "1")]);
+        assert_eq!(b.secrets, ["1", "file"]);
+        assert_eq!(
+            b.secrets_from,
+            SecretsFrom::Env(vec!["AUTH_SECRET_1", "AUTH_SECRET"])
+        );
+        assert_eq!(b.base_path.as_deref(), Some("/api/auth"));
+        assert_eq!(b.url.as_deref(), Some("http://file.example/api/auth"));
+        assert_eq!(b.trust_host, Some(true), "a URL trusts its host");
+        let b = apply(&[("AUTH_URL", ""), ("AUTH_SECRET", "env")]);
+        assert_eq!(b.secrets, ["env"]);
+        assert_eq!((b.base_path, b.url), (None, None));
+        assert_eq!(b.trust_host, Some(false));
+        let no_url = crate::env::AuthJsSettings {
+            url: None,
+            ..file.clone()
+        };
+        let trust = |env: &[(&str, &str)]| {
+            builder()
+                .auth_js_settings(no_url.clone())
+                .apply_env_defaults(&Env::from_pairs(env.iter().copied()), false)
+                .trust_host
+        };
+        assert_eq!(trust(&[("VERCEL", "1")]), Some(false));
+        assert_eq!(trust(&[("AUTH_TRUST_HOST", "1")]), Some(true));
+        assert_eq!(trust(&[("AUTH_URL", "http://env.example")]), Some(true));
     }
 
     #[test]

@@ -134,11 +134,39 @@ pub(crate) struct EnvDefaults {
     pub trust_host: Option<bool>,
 }
 
+/// The Auth.js options that `AUTH_SECRET`, `AUTH_URL` and `AUTH_TRUST_HOST` set, as typed
+/// values from a source other than the environment (a configuration file, say). Given to
+/// [`AuthConfigBuilder::auth_js_settings`](crate::AuthConfigBuilder::auth_js_settings),
+/// each counts where its variable is not set, with the variable's rules (a URL implies a
+/// trusted host, the secret is the last of a rotation). Its `Debug` hides the secret.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct AuthJsSettings {
+    /// The secret, as `AUTH_SECRET`.
+    pub secret: Option<String>,
+    /// The public URL of the auth routes, as `AUTH_URL`.
+    pub url: Option<String>,
+    /// Whether request hosts are trusted, as `AUTH_TRUST_HOST`.
+    pub trust_host: Option<bool>,
+}
+
+impl std::fmt::Debug for AuthJsSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthJsSettings")
+            .field("secret", &self.secret.as_ref().map(|_| "[redacted]"))
+            .field("url", &self.url)
+            .field("trust_host", &self.trust_host)
+            .finish()
+    }
+}
+
 impl Env {
-    /// The `setEnvDefaults` values of this snapshot.
-    pub(crate) fn defaults(&self) -> EnvDefaults {
+    /// The `setEnvDefaults` values of this snapshot, over `settings` where their variables
+    /// are not set (a variable that is set wins even when blank).
+    pub(crate) fn defaults(&self, settings: &AuthJsSettings) -> EnvDefaults {
+        let auth_url = self.get("AUTH_URL").or(settings.url.as_deref());
         let mut secrets: Vec<(&'static str, String)> = self
             .get("AUTH_SECRET")
+            .or(settings.secret.as_deref())
             .map(|s| ("AUTH_SECRET", s.to_owned()))
             .into_iter()
             .collect();
@@ -147,13 +175,18 @@ impl Env {
                 secrets.insert(0, (name, s.to_owned()));
             }
         }
-        let trust_host = ["AUTH_URL", "AUTH_TRUST_HOST", "VERCEL", "CF_PAGES"]
-            .iter()
-            .find_map(|k| self.get(k))
-            .map(is_truthy)
-            .or_else(|| self.get("NODE_ENV").map(|v| v != "production"));
+        let trust_host = match (auth_url, self.get("AUTH_TRUST_HOST")) {
+            (Some(v), _) | (None, Some(v)) => Some(is_truthy(v)),
+            (None, None) => settings.trust_host.or_else(|| {
+                ["VERCEL", "CF_PAGES"]
+                    .iter()
+                    .find_map(|k| self.get(k))
+                    .map(is_truthy)
+                    .or_else(|| self.get("NODE_ENV").map(|v| v != "production"))
+            }),
+        };
         EnvDefaults {
-            auth_url: self.get("AUTH_URL").map(str::to_owned),
+            auth_url: auth_url.map(str::to_owned),
             secrets,
             redirect_proxy_url: self.get("AUTH_REDIRECT_PROXY_URL").map(str::to_owned),
             trust_host,

@@ -120,18 +120,58 @@ pub struct Setting {
     pub what: &'static str,
 }
 
+/// The values of one preset's settings by key (`id`, `secret`, `issuer`, `account_id` …),
+/// from whatever source a host reads them: the environment
+/// ([`CatalogEntry::values_from_env`]), a configuration file, code. Its `Debug` lists the
+/// keys only: the values include client secrets.
+///
+/// ```
+/// use authcore::providers::catalog::{self, SettingValues};
+/// let values = SettingValues::default()
+///     .with("id", "client-id")
+///     .with("secret", "client-secret")
+///     .with("issuer", "https://example.okta.com");
+/// let p = catalog::entry("okta").unwrap().build_from(&values).unwrap();
+/// assert_eq!(p.id(), "okta");
+/// ```
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct SettingValues {
+    values: std::collections::BTreeMap<String, String>,
+}
+
+impl SettingValues {
+    /// These values with `key` set to `value` (replacing an earlier one).
+    pub fn with(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.values.insert(key.into(), value.into());
+        self
+    }
+
+    /// The value of `key` as given.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(String::as_str)
+    }
+}
+
+impl std::fmt::Debug for SettingValues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SettingValues")
+            .field("keys", &self.values.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
 /// The settings of one preset as given (empty values count as missing).
 #[derive(Debug)]
 pub struct Settings<'a> {
     entry: &'a CatalogEntry,
-    env: &'a Env,
+    values: &'a SettingValues,
 }
 
 impl Settings<'_> {
     /// The value of a setting of this preset, trimmed; `None` when unset or empty.
     pub fn get(&self, key: &str) -> Option<String> {
-        self.env
-            .get(&self.entry.env_var(key))
+        self.values
+            .get(key)
             .map(str::trim)
             .filter(|v| !v.is_empty())
             .map(str::to_owned)
@@ -286,16 +326,31 @@ impl CatalogEntry {
         format!("{}_{}", self.env_prefix(), key.to_ascii_uppercase())
     }
 
-    /// Whether `env` sets any of this preset's variables (client id, secret or a setting):
-    /// the host means to offer it.
-    pub fn is_configured(&self, env: &Env) -> bool {
+    /// The keys of this preset's settings: `id`, `secret`, then its [`Setting`]s.
+    pub fn keys(&self) -> impl Iterator<Item = &'static str> {
         ["id", "secret"]
             .into_iter()
             .chain(self.settings.iter().map(|s| s.key))
-            .any(|k| {
-                env.get(&self.env_var(k))
-                    .is_some_and(|v| !v.trim().is_empty())
-            })
+    }
+
+    /// The values `env` sets for this preset's settings ([`env_var`](Self::env_var) of
+    /// each key).
+    pub fn values_from_env(&self, env: &Env) -> SettingValues {
+        self.keys()
+            .filter_map(|k| env.get(&self.env_var(k)).map(|v| (k, v)))
+            .fold(SettingValues::default(), |values, (k, v)| values.with(k, v))
+    }
+
+    /// Whether `env` sets any of this preset's variables (client id, secret or a setting):
+    /// the host means to offer it.
+    pub fn is_configured(&self, env: &Env) -> bool {
+        self.is_given(&self.values_from_env(env))
+    }
+
+    /// Whether `values` has any of this preset's settings, not blank.
+    pub fn is_given(&self, values: &SettingValues) -> bool {
+        self.keys()
+            .any(|k| values.get(k).is_some_and(|v| !v.trim().is_empty()))
     }
 
     /// The preset with the client id, secret and settings of `env`
@@ -315,7 +370,17 @@ impl CatalogEntry {
     /// assert!(err.to_string().contains("AUTH_NETSUITE_ACCOUNT_ID"));
     /// ```
     pub fn build(&self, env: &Env) -> Result<OAuthProvider, CatalogError> {
-        let settings = Settings { entry: self, env };
+        self.build_from(&self.values_from_env(env))
+    }
+
+    /// The preset with the client id, secret and settings of `values`, as
+    /// [`build`](Self::build) reads them from the environment; an error names the
+    /// setting's variable.
+    pub fn build_from(&self, values: &SettingValues) -> Result<OAuthProvider, CatalogError> {
+        let settings = Settings {
+            entry: self,
+            values,
+        };
         let (Some(id), Some(secret)) = (settings.get("id"), settings.get("secret")) else {
             return Err(CatalogError::MissingClient {
                 id: self.id,
