@@ -10,19 +10,24 @@
 //! The Auth.js variables (`AUTH_SECRET`, `AUTH_SECRET_1..3`, `AUTH_URL`, `AUTH_TRUST_HOST`,
 //! the providers' `AUTH_<ID>_*`) are read by authcore itself, with Auth.js's rules (a set
 //! `AUTH_URL` implies a trusted host, rotated secrets, each preset's variable names): the
-//! file's `[auth] secret / url / trust_host` and `[providers.*]` are handed to it as the
-//! layer of those variables under the process environment ([`ConfigFile::auth_js_env`]).
+//! file's `[auth] secret / url / trust_host` are handed to it typed
+//! ([`AuthJsSettings`], under the environment's variables), and each `[providers.*]`
+//! section as the preset's [`SettingValues`](authcore::providers::catalog::SettingValues)
+//! under its `AUTH_<ID>_*` variables ([`crate::oauth_providers`]).
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use authcore::env::Env;
+use authcore::env::{AuthJsSettings, Env};
 use authcore::ratelimit::RateLimits;
 use authcore::two_factor::{FirstEnrolment, TwoFactorPolicy};
 use authcore::types::{PagesOptions, Theme};
 
-use crate::config_file::{ConfigFile, ConfigFileError};
+use crate::config_file::{
+    ConfigFile, ConfigFileError, EmailSection, ProvidersSection, RateLimitsSection, ServerSection,
+    TwoFactorSection,
+};
 use crate::config_value as value;
 use crate::{gateway, ops, serve};
 
@@ -48,10 +53,14 @@ pub struct ServerConfig {
     pub secret_is_ephemeral: bool,
     /// The demo user's password (`AUTHCORE_DEMO_PASSWORD`, `[server] demo_password`).
     pub demo_password: String,
-    /// The Auth.js variables authcore reads (`AUTH_URL`, `AUTH_TRUST_HOST`, `AUTH_SECRET`,
-    /// the providers' `AUTH_<ID>_*`): the process environment over the file's `[auth]` and
-    /// `[providers.*]`.
+    /// The process environment. authcore reads the Auth.js variables from it (`AUTH_URL`,
+    /// `AUTH_TRUST_HOST`, `AUTH_SECRET`, the providers' `AUTH_<ID>_*`), each over its
+    /// setting in [`auth_js`](Self::auth_js) or [`providers`](Self::providers).
     pub env: Env,
+    /// The file's `[auth] secret`, `url` and `trust_host`, under their variables in `env`.
+    pub auth_js: AuthJsSettings,
+    /// The file's `[providers.*]`, each under its `AUTH_<ID>_*` variables in `env`.
+    pub providers: ProvidersSection,
     /// The database (`AUTHCORE_DATABASE_URL`, `[server] database_url`, default
     /// [`DEFAULT_DATABASE_URL`]; `none` for no database): `sqlite://…`, `postgres://…` or
     /// `mysql://…`. With one, users and OAuth accounts are stored and sessions live in the
@@ -220,6 +229,8 @@ impl ServerConfig {
             secret_is_ephemeral: false,
             demo_password: DEFAULT_DEMO_PASSWORD.to_owned(),
             env: Env::default(),
+            auth_js: AuthJsSettings::default(),
+            providers: ProvidersSection::default(),
             database_url: None,
             email: EmailDelivery::Console,
             email_from: DEFAULT_EMAIL_FROM.to_owned(),
@@ -253,13 +264,117 @@ impl ServerConfig {
         Self::resolve(ConfigFile::default(), env)
     }
 
-    /// The configuration of a parsed file with the variables set in `process` on top.
+    /// The configuration of a parsed file with the variables set in `process` on top. Each
+    /// concern is read by a resolver of its own, in the order below (the first bad value
+    /// found is the one reported).
     pub fn resolve(file: ConfigFile, process: Env) -> Result<Self, ServerConfigError> {
-        let env = file.auth_js_env().overlay(process);
+        let env = process;
         let vars = Vars(&env);
+        let auth_js = file.auth.auth_js_settings();
         let server = file.server;
-        let invalid = ServerConfigError::InvalidSetting;
+        let listener = Listener::resolve(&vars, &server)?;
+        let database_pool = database_pool(&vars, &server)?;
+        let workers = layered(
+            vars.read("AUTHCORE_WORKERS", value::workers_text)?,
+            server.workers,
+        )
+        .unwrap_or_else(serve::default_workers);
+        let demo_password = layered(
+            vars.text("AUTHCORE_DEMO_PASSWORD"),
+            server.demo_password.map(|s| s.expose().to_owned()),
+        )
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| DEFAULT_DEMO_PASSWORD.to_owned());
+        let database_url = database_url(&vars, server.database_url);
+        let redis_url = value::non_blank(layered(
+            vars.text("AUTHCORE_REDIS_URL"),
+            server.redis_url.map(|s| s.expose().to_owned()),
+        ));
+        let (email, email_from) = email(&vars, file.email)?;
+        let allowed_hosts = layered(
+            vars.read("AUTHCORE_ALLOWED_HOSTS", value::comma_list)?,
+            file.auth.allowed_hosts.and_then(value::list),
+        );
+        let trusted_proxies = layered(
+            vars.read("AUTHCORE_TRUSTED_PROXIES", value::comma_list)?,
+            file.auth.trusted_proxies.and_then(value::list),
+        )
+        .unwrap_or_default();
+        let rate_limits = rate_limits(&env, file.rate_limits.as_ref())?;
+        let (secret, secret_is_ephemeral) = ephemeral_secret(&env, &auth_js)?;
+        let two_factor = two_factor(&vars, file.two_factor, database_url.is_some())?;
+        let recent_sign_in = layered(
+            vars.read("AUTHCORE_RECENT_SIGN_IN", value::seconds_text)?,
+            file.auth.recent_sign_in,
+        );
+        let sections_env = sections_env(&env, &auth_js);
+        let gateway = gateway(
+            &sections_env,
+            file.gateway,
+            two_factor.is_some(),
+            database_url.is_some(),
+        )?;
+        let oidc_provider = oidc_provider(
+            &sections_env,
+            file.oidc_provider,
+            database_url.is_some() && two_factor.is_some(),
+        )?;
+        Ok(ServerConfig {
+            addr: listener.addr,
+            secret,
+            secret_is_ephemeral,
+            demo_password,
+            env,
+            auth_js,
+            providers: file.providers,
+            database_url,
+            email,
+            email_from,
+            theme: file.theme,
+            pages: file.pages,
+            gateway,
+            oidc_provider,
+            metrics_addr: listener.metrics_addr,
+            log_format: listener.log_format,
+            allowed_hosts,
+            limits: listener.limits,
+            database_pool,
+            workers,
+            rate_limits,
+            redis_url,
+            trusted_proxies,
+            two_factor,
+            recent_sign_in,
+        })
+    }
 
+    /// The public URL of the auth routes: `AUTH_URL`, else `[auth] url`.
+    pub fn public_url(&self) -> Option<&str> {
+        self.env.get("AUTH_URL").or(self.auth_js.url.as_deref())
+    }
+
+    /// What says whether request hosts are trusted: `AUTH_TRUST_HOST` as set, else
+    /// `[auth] trust_host` (`"true"` or `"false"`).
+    pub fn trust_host_setting(&self) -> Option<&str> {
+        self.env.get("AUTH_TRUST_HOST").or(self
+            .auth_js
+            .trust_host
+            .map(|trust| if trust { "true" } else { "false" }))
+    }
+}
+
+/// Where and how the server listens, and how it logs.
+struct Listener {
+    addr: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
+    log_format: ops::LogFormat,
+    limits: serve::ConnectionLimits,
+}
+
+impl Listener {
+    /// `AUTHCORE_ADDR`, `AUTHCORE_METRICS_ADDR`, `AUTHCORE_LOG_FORMAT`, the timeouts and the
+    /// connection cap, over their `[server]` keys.
+    fn resolve(vars: &Vars<'_>, server: &ServerSection) -> Result<Self, ServerConfigError> {
         let addr = layered(vars.read("AUTHCORE_ADDR", value::socket_addr)?, server.addr)
             .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 3000)));
         let metrics_addr = layered(
@@ -271,223 +386,240 @@ impl ServerConfig {
             server.log_format,
         )
         .unwrap_or_default();
-        let seconds = |name| vars.read(name, value::seconds_text);
-        let count = |name| vars.read(name, value::count_text);
         let mut limits = serve::ConnectionLimits::default();
         if let Some(d) = layered(
-            seconds("AUTHCORE_HEADER_READ_TIMEOUT")?,
+            vars.read("AUTHCORE_HEADER_READ_TIMEOUT", value::seconds_text)?,
             server.header_read_timeout,
         ) {
             limits.header_read_timeout = d;
         }
-        if let Some(d) = layered(seconds("AUTHCORE_REQUEST_TIMEOUT")?, server.request_timeout) {
+        if let Some(d) = layered(
+            vars.read("AUTHCORE_REQUEST_TIMEOUT", value::seconds_text)?,
+            server.request_timeout,
+        ) {
             limits.request_timeout = d;
         }
-        if let Some(n) = layered(count("AUTHCORE_MAX_CONNECTIONS")?, server.max_connections) {
+        if let Some(n) = layered(
+            vars.read("AUTHCORE_MAX_CONNECTIONS", value::count_text)?,
+            server.max_connections,
+        ) {
             limits.max_connections = n;
         }
-        let mut database_pool = authcore_sqlx::PoolSettings::default();
-        if let Some(d) = layered(
-            seconds("AUTHCORE_DATABASE_TIMEOUT")?,
-            server.database_timeout,
-        ) {
-            database_pool = database_pool.timeout(d);
-        }
-        if let Some(n) = layered(
-            count("AUTHCORE_DATABASE_MAX_CONNECTIONS")?,
-            server.database_max_connections,
-        ) {
-            database_pool = database_pool.max_connections(u32::try_from(n).unwrap_or(u32::MAX));
-        }
-        if let Some(on) = layered(
-            vars.read("AUTHCORE_DATABASE_DIRECT_READS", value::on_off)?,
-            server.database_direct_reads,
-        ) {
-            database_pool = database_pool.direct_session_reads(on);
-        }
-        let workers = layered(
-            vars.read("AUTHCORE_WORKERS", value::workers_text)?,
-            server.workers,
-        )
-        .unwrap_or_else(serve::default_workers);
-
-        let demo_password = layered(
-            vars.text("AUTHCORE_DEMO_PASSWORD"),
-            server.demo_password.map(|s| s.expose().to_owned()),
-        )
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| DEFAULT_DEMO_PASSWORD.to_owned());
-        let database_url = match layered(vars.text("AUTHCORE_DATABASE_URL"), server.database_url)
-            .as_deref()
-            .map(str::trim)
-        {
-            Some("" | "none") => None,
-            Some(url) => Some(url.to_owned()),
-            None => Some(DEFAULT_DATABASE_URL.to_owned()),
-        };
-        let redis_url = value::non_blank(layered(
-            vars.text("AUTHCORE_REDIS_URL"),
-            server.redis_url.map(|s| s.expose().to_owned()),
-        ));
-        let email = match value::non_blank(layered(
-            vars.text("SMTP_URL"),
-            file.email.smtp_url.map(|s| s.expose().to_owned()),
-        )) {
-            Some(url) => EmailDelivery::Smtp(Box::new(
-                authcore_smtp::SmtpSender::from_url(&url)
-                    .map_err(ServerConfigError::InvalidSmtpUrl)?,
-            )),
-            None => EmailDelivery::Console,
-        };
-        let email_from = layered(vars.text("AUTHCORE_EMAIL_FROM"), file.email.from)
-            .filter(|v| !v.trim().is_empty())
-            .unwrap_or_else(|| DEFAULT_EMAIL_FROM.to_owned());
-        let allowed_hosts = layered(
-            vars.read("AUTHCORE_ALLOWED_HOSTS", value::comma_list)?,
-            file.auth.allowed_hosts.and_then(value::list),
-        );
-        let trusted_proxies = layered(
-            vars.read("AUTHCORE_TRUSTED_PROXIES", value::comma_list)?,
-            file.auth.trusted_proxies.and_then(value::list),
-        )
-        .unwrap_or_default();
-
-        // The file's `[rate_limits]` adjusts the limits the variable chose.
-        let mut rate_limits = match env.get("AUTHCORE_RATE_LIMITS").map(str::trim) {
-            None | Some("" | "on" | "recommended") => RateLimits::recommended(),
-            Some("off") => RateLimits::default(),
-            Some(other) => {
-                return Err(invalid(format!(
-                    "AUTHCORE_RATE_LIMITS={other:?} is not `recommended` or `off`"
-                )));
-            }
-        };
-        if let Some(section) = &file.rate_limits {
-            rate_limits = section.apply(rate_limits);
-        }
-
-        let has_secret = [
-            "AUTH_SECRET",
-            "AUTH_SECRET_1",
-            "AUTH_SECRET_2",
-            "AUTH_SECRET_3",
-        ]
-        .iter()
-        .any(|k| env.get(k).is_some_and(|v| !v.is_empty()));
-        let (secret, secret_is_ephemeral) = if has_secret {
-            (None, false)
-        } else {
-            let mut bytes = [0u8; 32];
-            getrandom::fill(&mut bytes).map_err(ServerConfigError::Random)?;
-            (Some(hex::encode(bytes)), true)
-        };
-        let two_factor = match layered(vars.text("AUTHCORE_TWO_FACTOR"), file.two_factor.policy)
-            .as_deref()
-            .map(str::trim)
-        {
-            Some("off") => None,
-            None | Some("") if database_url.is_none() => None,
-            None | Some("" | "optional") => Some(authcore::two_factor::TwoFactorOptions::default()),
-            Some("required") => Some(authcore::two_factor::TwoFactorOptions::required()),
-            Some(other) => {
-                return Err(invalid(format!(
-                    "two-factor policy {other:?} is not `optional`, `required` or `off`"
-                )));
-            }
-        };
-        if two_factor.is_some() && database_url.is_none() {
-            return Err(invalid(
-                "second factors (AUTHCORE_TWO_FACTOR, [two_factor] policy) are stored in the database: set AUTHCORE_DATABASE_URL, or turn them off".to_owned(),
-            ));
-        }
-        let two_factor = match (two_factor, value::non_blank(file.two_factor.issuer)) {
-            (Some(t), Some(issuer)) => Some(t.issuer(issuer)),
-            (t, _) => t,
-        };
-        let first_enrolment = layered(
-            vars.read(
-                "AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT",
-                value::first_enrolment,
-            )?,
-            file.two_factor.first_enrolment,
-        );
-        let two_factor = match (two_factor, first_enrolment) {
-            (t, None | Some(FirstEnrolment::FirstFactor)) => t,
-            (Some(t), Some(who)) if t.policy == TwoFactorPolicy::Required => {
-                Some(t.first_enrolment(who))
-            }
-            (_, Some(_)) => {
-                return Err(invalid(
-                    "two-factor first_enrolment (AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT, [two_factor] first_enrolment) says who enrols when every user must have a second factor: it needs policy = \"required\"".to_owned(),
-                ));
-            }
-        };
-        let recent_sign_in = layered(
-            seconds("AUTHCORE_RECENT_SIGN_IN")?,
-            file.auth.recent_sign_in,
-        );
-        let gateway = if gateway::Gateway::is_configured(&env, file.gateway.as_ref()) {
-            let g = gateway::Gateway::new(&env, file.gateway.unwrap_or_default())?;
-            if g.uses_step_up() && two_factor.is_none() {
-                return Err(gateway::GatewayError::Invalid(
-                    "rules with factors or max_age need second factors on ([two_factor] policy, with a database): only then do sessions record how and when their user signed in".into(),
-                ).into());
-            }
-            if g.needs_token_claims() && database_url.is_some() {
-                return Err(gateway::GatewayError::Invalid(
-                    "rules on allow_providers or allow_groups need JWT sessions, which carry them: set AUTHCORE_DATABASE_URL=none (or [server] database_url = \"none\")".into(),
-                ).into());
-            }
-            Some(Arc::new(g))
-        } else {
-            None
-        };
-        // The provider is on with its section, or with its signing keys in the environment.
-        let oidc_section = file.oidc_provider.or_else(|| {
-            env.get(crate::provider::SIGNING_KEYS_VAR)
-                .filter(|v| !v.trim().is_empty())
-                .map(|_| crate::provider::ProviderSection::default())
-        });
-        let oidc_provider = match oidc_section {
-            Some(section) => {
-                if database_url.is_none() || two_factor.is_none() {
-                    return Err(crate::provider::ProviderError::Invalid(
-                        "needs a database (AUTHCORE_DATABASE_URL) and second factors on (the default with one): the users, and how and when they signed in".into(),
-                    )
-                    .into());
-                }
-                Some(Arc::new(crate::provider::OpenIdProvider::new(
-                    &env, section,
-                )?))
-            }
-            None => None,
-        };
-        Ok(ServerConfig {
+        Ok(Listener {
             addr,
-            secret,
-            secret_is_ephemeral,
-            demo_password,
-            env,
-            database_url,
-            email,
-            email_from,
-            theme: file.theme,
-            pages: file.pages,
-            gateway,
-            oidc_provider,
             metrics_addr,
             log_format,
-            allowed_hosts,
             limits,
-            database_pool,
-            workers,
-            rate_limits,
-            redis_url,
-            trusted_proxies,
-            two_factor,
-            recent_sign_in,
         })
     }
+}
+
+/// The database pool: `AUTHCORE_DATABASE_TIMEOUT`, `AUTHCORE_DATABASE_MAX_CONNECTIONS`,
+/// `AUTHCORE_DATABASE_DIRECT_READS`, over their `[server]` keys.
+fn database_pool(
+    vars: &Vars<'_>,
+    server: &ServerSection,
+) -> Result<authcore_sqlx::PoolSettings, ServerConfigError> {
+    let mut pool = authcore_sqlx::PoolSettings::default();
+    if let Some(d) = layered(
+        vars.read("AUTHCORE_DATABASE_TIMEOUT", value::seconds_text)?,
+        server.database_timeout,
+    ) {
+        pool = pool.timeout(d);
+    }
+    if let Some(n) = layered(
+        vars.read("AUTHCORE_DATABASE_MAX_CONNECTIONS", value::count_text)?,
+        server.database_max_connections,
+    ) {
+        pool = pool.max_connections(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+    if let Some(on) = layered(
+        vars.read("AUTHCORE_DATABASE_DIRECT_READS", value::on_off)?,
+        server.database_direct_reads,
+    ) {
+        pool = pool.direct_session_reads(on);
+    }
+    Ok(pool)
+}
+
+/// `AUTHCORE_DATABASE_URL` over `[server] database_url`: blank or `none` for no database,
+/// unset for [`DEFAULT_DATABASE_URL`].
+fn database_url(vars: &Vars<'_>, file: Option<String>) -> Option<String> {
+    match layered(vars.text("AUTHCORE_DATABASE_URL"), file)
+        .as_deref()
+        .map(str::trim)
+    {
+        Some("" | "none") => None,
+        Some(url) => Some(url.to_owned()),
+        None => Some(DEFAULT_DATABASE_URL.to_owned()),
+    }
+}
+
+/// How magic links are delivered (`SMTP_URL`) and from whom (`AUTHCORE_EMAIL_FROM`), over
+/// `[email]`.
+fn email(
+    vars: &Vars<'_>,
+    file: EmailSection,
+) -> Result<(EmailDelivery, String), ServerConfigError> {
+    let delivery = match value::non_blank(layered(
+        vars.text("SMTP_URL"),
+        file.smtp_url.map(|s| s.expose().to_owned()),
+    )) {
+        Some(url) => EmailDelivery::Smtp(Box::new(
+            authcore_smtp::SmtpSender::from_url(&url).map_err(ServerConfigError::InvalidSmtpUrl)?,
+        )),
+        None => EmailDelivery::Console,
+    };
+    let from = layered(vars.text("AUTHCORE_EMAIL_FROM"), file.from)
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_EMAIL_FROM.to_owned());
+    Ok((delivery, from))
+}
+
+/// `AUTHCORE_RATE_LIMITS` (`recommended` or `off`), adjusted by the file's `[rate_limits]`.
+fn rate_limits(
+    env: &Env,
+    section: Option<&RateLimitsSection>,
+) -> Result<RateLimits, ServerConfigError> {
+    let limits = match env.get("AUTHCORE_RATE_LIMITS").map(str::trim) {
+        None | Some("" | "on" | "recommended") => RateLimits::recommended(),
+        Some("off") => RateLimits::default(),
+        Some(other) => {
+            return Err(ServerConfigError::InvalidSetting(format!(
+                "AUTHCORE_RATE_LIMITS={other:?} is not `recommended` or `off`"
+            )));
+        }
+    };
+    Ok(match section {
+        Some(section) => section.apply(limits),
+        None => limits,
+    })
+}
+
+/// A random secret when neither `AUTH_SECRET`, `AUTH_SECRET_1..3` nor `[auth] secret` gives
+/// one (sessions then end with the process), with whether it was made.
+fn ephemeral_secret(
+    env: &Env,
+    auth_js: &AuthJsSettings,
+) -> Result<(Option<String>, bool), ServerConfigError> {
+    let non_empty = |v: Option<&str>| v.is_some_and(|v| !v.is_empty());
+    let has_secret = non_empty(env.get("AUTH_SECRET").or(auth_js.secret.as_deref()))
+        || ["AUTH_SECRET_1", "AUTH_SECRET_2", "AUTH_SECRET_3"]
+            .iter()
+            .any(|k| non_empty(env.get(k)));
+    if has_secret {
+        return Ok((None, false));
+    }
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(ServerConfigError::Random)?;
+    Ok((Some(hex::encode(bytes)), true))
+}
+
+/// Second factors: the policy (`AUTHCORE_TWO_FACTOR`, `[two_factor] policy`; optional with
+/// a database, off without one, where they cannot be stored), the issuer, and who enrols
+/// a user's first one under `required` (`AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT`).
+fn two_factor(
+    vars: &Vars<'_>,
+    section: TwoFactorSection,
+    has_database: bool,
+) -> Result<Option<authcore::two_factor::TwoFactorOptions>, ServerConfigError> {
+    let invalid = ServerConfigError::InvalidSetting;
+    let two_factor = match layered(vars.text("AUTHCORE_TWO_FACTOR"), section.policy)
+        .as_deref()
+        .map(str::trim)
+    {
+        Some("off") => None,
+        None | Some("") if !has_database => None,
+        None | Some("" | "optional") => Some(authcore::two_factor::TwoFactorOptions::default()),
+        Some("required") => Some(authcore::two_factor::TwoFactorOptions::required()),
+        Some(other) => {
+            return Err(invalid(format!(
+                "two-factor policy {other:?} is not `optional`, `required` or `off`"
+            )));
+        }
+    };
+    if two_factor.is_some() && !has_database {
+        return Err(invalid(
+            "second factors (AUTHCORE_TWO_FACTOR, [two_factor] policy) are stored in the database: set AUTHCORE_DATABASE_URL, or turn them off".to_owned(),
+        ));
+    }
+    let two_factor = match (two_factor, value::non_blank(section.issuer)) {
+        (Some(t), Some(issuer)) => Some(t.issuer(issuer)),
+        (t, _) => t,
+    };
+    let first_enrolment = layered(
+        vars.read(
+            "AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT",
+            value::first_enrolment,
+        )?,
+        section.first_enrolment,
+    );
+    match (two_factor, first_enrolment) {
+        (t, None | Some(FirstEnrolment::FirstFactor)) => Ok(t),
+        (Some(t), Some(who)) if t.policy == TwoFactorPolicy::Required => {
+            Ok(Some(t.first_enrolment(who)))
+        }
+        (_, Some(_)) => Err(invalid(
+            "two-factor first_enrolment (AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT, [two_factor] first_enrolment) says who enrols when every user must have a second factor: it needs policy = \"required\"".to_owned(),
+        )),
+    }
+}
+
+/// The environment the gateway and the OpenID Provider read their variables from, with
+/// the public URL as `AUTH_URL` (the file's `[auth] url` where the variable is not set).
+fn sections_env(env: &Env, auth_js: &AuthJsSettings) -> Env {
+    let url = auth_js.url.iter().map(|u| ("AUTH_URL", u.as_str()));
+    Env::from_pairs(url).overlay(env.clone())
+}
+
+/// The single sign-on gateway, when `[gateway]` or its variables ask for it.
+fn gateway(
+    env: &Env,
+    section: Option<gateway::GatewaySection>,
+    has_two_factor: bool,
+    has_database: bool,
+) -> Result<Option<Arc<gateway::Gateway>>, ServerConfigError> {
+    if !gateway::Gateway::is_configured(env, section.as_ref()) {
+        return Ok(None);
+    }
+    let g = gateway::Gateway::new(env, section.unwrap_or_default())?;
+    if g.uses_step_up() && !has_two_factor {
+        return Err(gateway::GatewayError::Invalid(
+            "rules with factors or max_age need second factors on ([two_factor] policy, with a database): only then do sessions record how and when their user signed in".into(),
+        ).into());
+    }
+    if g.needs_token_claims() && has_database {
+        return Err(gateway::GatewayError::Invalid(
+            "rules on allow_providers or allow_groups need JWT sessions, which carry them: set AUTHCORE_DATABASE_URL=none (or [server] database_url = \"none\")".into(),
+        ).into());
+    }
+    Ok(Some(Arc::new(g)))
+}
+
+/// authcore as an OpenID Provider: on with its section, or with its signing keys in the
+/// environment; it needs a database with second factors on.
+fn oidc_provider(
+    env: &Env,
+    section: Option<crate::provider::ProviderSection>,
+    has_database_and_two_factor: bool,
+) -> Result<Option<Arc<crate::provider::OpenIdProvider>>, ServerConfigError> {
+    let section = section.or_else(|| {
+        env.get(crate::provider::SIGNING_KEYS_VAR)
+            .filter(|v| !v.trim().is_empty())
+            .map(|_| crate::provider::ProviderSection::default())
+    });
+    let Some(section) = section else {
+        return Ok(None);
+    };
+    if !has_database_and_two_factor {
+        return Err(crate::provider::ProviderError::Invalid(
+            "needs a database (AUTHCORE_DATABASE_URL) and second factors on (the default with one): the users, and how and when they signed in".into(),
+        )
+        .into());
+    }
+    Ok(Some(Arc::new(crate::provider::OpenIdProvider::new(
+        env, section,
+    )?)))
 }
 
 #[cfg(test)]

@@ -51,8 +51,8 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use authcore::env::Env;
-use authcore::providers::catalog;
+use authcore::env::{AuthJsSettings, Env};
+use authcore::providers::catalog::{self, SettingValues};
 use authcore::types::{PagesOptions, Theme};
 use serde::Deserialize;
 
@@ -264,6 +264,18 @@ pub struct AuthSection {
     pub recent_sign_in: Option<Duration>,
 }
 
+impl AuthSection {
+    /// `secret`, `url` and `trust_host`: what authcore reads from `AUTH_SECRET`, `AUTH_URL`
+    /// and `AUTH_TRUST_HOST` where those are not set.
+    pub fn auth_js_settings(&self) -> AuthJsSettings {
+        AuthJsSettings {
+            secret: self.secret.as_ref().map(|s| s.expose().to_owned()),
+            url: self.url.clone(),
+            trust_host: self.trust_host,
+        }
+    }
+}
+
 /// `[email]`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -321,9 +333,31 @@ impl<'de> Deserialize<'de> for ProvidersSection {
     }
 }
 
-/// One `[providers.<id>]` section: the provider's `AUTH_<ID>_ID`, `_SECRET` and the
-/// preset's settings by key (`issuer` → `AUTH_<ID>_ISSUER`, `account_id` →
-/// `AUTH_<ID>_ACCOUNT_ID` …; for `oidc`, `issuer` and `name`).
+impl ProvidersSection {
+    /// The values of section `id` for `keys`, each under its variable `var(key)` in `env`:
+    /// a variable that is set wins, even when blank.
+    pub fn values_under<'k>(
+        &self,
+        id: &str,
+        keys: impl IntoIterator<Item = &'k str>,
+        var: impl Fn(&str) -> String,
+        env: &Env,
+    ) -> SettingValues {
+        let file = self
+            .0
+            .get(id)
+            .map(ProviderSection::values)
+            .unwrap_or_default();
+        keys.into_iter()
+            .filter_map(|k| env.get(&var(k)).or(file.get(k)).map(|v| (k, v.to_owned())))
+            .fold(SettingValues::default(), |values, (k, v)| values.with(k, v))
+    }
+}
+
+/// One `[providers.<id>]` section: the provider's client id and secret (under
+/// `AUTH_<ID>_ID`, `_SECRET`) and the preset's settings by key (`issuer` under
+/// `AUTH_<ID>_ISSUER`, `account_id` under `AUTH_<ID>_ACCOUNT_ID` …; for `oidc`, `issuer`
+/// and `name`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[non_exhaustive]
 pub struct ProviderSection {
@@ -335,6 +369,18 @@ pub struct ProviderSection {
     /// may be among them, so `Debug` redacts them all).
     #[serde(flatten)]
     pub settings: BTreeMap<String, SecretValue>,
+}
+
+impl ProviderSection {
+    /// The section as the values of its preset's settings by key (`id`, `secret`, …).
+    pub fn values(&self) -> SettingValues {
+        self.settings.iter().fold(
+            SettingValues::default()
+                .with("id", self.id.as_str())
+                .with("secret", self.secret.expose()),
+            |values, (key, value)| values.with(key.as_str(), value.expose()),
+        )
+    }
 }
 
 /// Why the file could not be used.
@@ -377,39 +423,5 @@ impl ConfigFile {
     /// Parses TOML text.
     pub fn parse(text: &str) -> Result<Self, toml::de::Error> {
         toml::from_str(text)
-    }
-
-    /// The Auth.js variables this file stands for (`AUTH_SECRET`, `AUTH_URL`,
-    /// `AUTH_TRUST_HOST`, each provider's `AUTH_<ID>_*`), which authcore reads with
-    /// Auth.js's rules; the server's own settings are read by
-    /// [`ServerConfig::resolve`](crate::ServerConfig::resolve).
-    pub fn auth_js_env(&self) -> Env {
-        let mut pairs: Vec<(String, String)> = Vec::new();
-        if let Some(secret) = &self.auth.secret {
-            pairs.push(("AUTH_SECRET".to_owned(), secret.expose().to_owned()));
-        }
-        if let Some(url) = &self.auth.url {
-            pairs.push(("AUTH_URL".to_owned(), url.clone()));
-        }
-        if let Some(trust) = self.auth.trust_host {
-            pairs.push(("AUTH_TRUST_HOST".to_owned(), trust.to_string()));
-        }
-        for (id, p) in &self.providers.0 {
-            // The preset's own variable names (Ory Hydra's are AUTH_HYDRA_*).
-            let var = |key: &str| match catalog::entry(id) {
-                Ok(entry) => entry.env_var(key),
-                Err(_) => format!(
-                    "AUTH_{}_{}",
-                    id.to_ascii_uppercase().replace('-', "_"),
-                    key.to_ascii_uppercase()
-                ),
-            };
-            pairs.push((var("id"), p.id.clone()));
-            pairs.push((var("secret"), p.secret.expose().to_owned()));
-            for (key, value) in &p.settings {
-                pairs.push((var(key), value.expose().to_owned()));
-            }
-        }
-        Env::from_pairs(pairs)
     }
 }

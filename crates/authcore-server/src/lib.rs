@@ -31,6 +31,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
+use config_file::ProvidersSection;
 
 pub mod config;
 pub mod config_file;
@@ -73,10 +74,13 @@ pub enum HostTrust {
 /// `AUTH_TRUST_HOST` it may come from `X-Forwarded-Host`); else `AUTH_URL` or an explicit
 /// `AUTH_TRUST_HOST`; else, while it listens on loopback, the loopback names only.
 pub fn host_trust(config: &ServerConfig) -> HostTrust {
-    let set = |k: &str| config.env.get(k).is_some_and(|v| !v.trim().is_empty());
+    let set = |v: Option<&str>| v.is_some_and(|v| !v.trim().is_empty());
     if let Some(hosts) = &config.allowed_hosts {
         HostTrust::AllowList(hosts.clone())
-    } else if set("AUTH_URL") || set("AUTH_TRUST_HOST") || !config.addr.ip().is_loopback() {
+    } else if set(config.public_url())
+        || set(config.trust_host_setting())
+        || !config.addr.ip().is_loopback()
+    {
         HostTrust::AsConfigured
     } else {
         HostTrust::AllowList(LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect())
@@ -106,7 +110,8 @@ pub fn email_provider(delivery: &EmailDelivery, from: &str) -> EmailProvider {
     }
 }
 
-/// The OAuth providers configured in `env`, in this order:
+/// The OAuth providers configured in `env` or in the file's `[providers.*]` (`file`, each
+/// key under its variable: a variable that is set wins), in this order:
 ///
 /// * every preset of the catalogue ([`catalog::entries()`], the 93 OAuth / OIDC ids of
 ///   Auth.js) with any of its `AUTH_<ID>_ID`, `AUTH_<ID>_SECRET` or settings
@@ -119,20 +124,26 @@ pub fn email_provider(delivery: &EmailDelivery, from: &str) -> EmailProvider {
 /// A preset with some of its settings but not all is an error naming the missing variable
 /// (the server then does not start). Register `<origin><base path>/callback/<id>` (by
 /// default `http://127.0.0.1:3000/auth/callback/github` …) as their redirect URI.
-pub fn oauth_providers(env: &Env) -> Result<Vec<OAuthProvider>, CatalogError> {
-    let var = |k: &str| env.get(k).filter(|v| !v.trim().is_empty());
+pub fn oauth_providers(
+    env: &Env,
+    file: &ProvidersSection,
+) -> Result<Vec<OAuthProvider>, CatalogError> {
     let mut providers = Vec::new();
     for entry in catalog::entries() {
-        if entry.is_configured(env) {
-            providers.push(entry.build(env)?);
+        let values = file.values_under(entry.id, entry.keys(), |k| entry.env_var(k), env);
+        if entry.is_given(&values) {
+            providers.push(entry.build_from(&values)?);
         }
     }
-    if let (Some(issuer), Some(id), Some(secret)) = (
-        var("AUTH_OIDC_ISSUER"),
-        var("AUTH_OIDC_ID"),
-        var("AUTH_OIDC_SECRET"),
-    ) {
-        let name = var("AUTH_OIDC_NAME").unwrap_or(DEFAULT_OIDC_NAME);
+    let oidc = file.values_under(
+        "oidc",
+        ["issuer", "id", "secret", "name"],
+        |k| format!("AUTH_OIDC_{}", k.to_ascii_uppercase()),
+        env,
+    );
+    let var = |k: &str| oidc.get(k).filter(|v| !v.trim().is_empty());
+    if let (Some(issuer), Some(id), Some(secret)) = (var("issuer"), var("id"), var("secret")) {
+        let name = var("name").unwrap_or(DEFAULT_OIDC_NAME);
         providers.push(
             catalog::oidc("oidc", name, issuer)
                 .client_id(id)
@@ -356,16 +367,23 @@ mod tests {
 
     #[test]
     fn oauth_providers_from_env() {
-        assert!(oauth_providers(&Env::default()).unwrap().is_empty());
-        let providers = oauth_providers(&Env::from_pairs([
-            ("AUTH_GITHUB_ID", "gh-id"),
-            ("AUTH_GITHUB_SECRET", "gh-secret"),
-            ("AUTH_GOOGLE_ID", "g-id"),
-            ("AUTH_GOOGLE_SECRET", "g-secret"),
-            ("AUTH_OIDC_ISSUER", "https://sso.example.com"),
-            ("AUTH_OIDC_ID", "o-id"),
-            ("AUTH_OIDC_SECRET", "o-secret"),
-        ]))
+        assert!(
+            oauth_providers(&Env::default(), &ProvidersSection::default())
+                .unwrap()
+                .is_empty()
+        );
+        let providers = oauth_providers(
+            &Env::from_pairs([
+                ("AUTH_GITHUB_ID", "gh-id"),
+                ("AUTH_GITHUB_SECRET", "gh-secret"),
+                ("AUTH_GOOGLE_ID", "g-id"),
+                ("AUTH_GOOGLE_SECRET", "g-secret"),
+                ("AUTH_OIDC_ISSUER", "https://sso.example.com"),
+                ("AUTH_OIDC_ID", "o-id"),
+                ("AUTH_OIDC_SECRET", "o-secret"),
+            ]),
+            &ProvidersSection::default(),
+        )
         .unwrap();
         let ids: Vec<&str> = providers.iter().map(OAuthProvider::id).collect();
         assert_eq!(ids, ["github", "google", "oidc"]);
@@ -388,15 +406,18 @@ mod tests {
     /// Any catalogue preset by its Auth.js variables, as a user moving from Auth.js sets them.
     #[tokio::test]
     async fn catalogue_providers_from_env() {
-        let providers = oauth_providers(&Env::from_pairs([
-            ("AUTH_DISCORD_ID", "d-id"),
-            ("AUTH_DISCORD_SECRET", "d-secret"),
-            ("AUTH_KEYCLOAK_ID", "k-id"),
-            ("AUTH_KEYCLOAK_SECRET", "k-secret"),
-            ("AUTH_KEYCLOAK_ISSUER", "https://kc.example/realms/main"),
-            ("AUTH_MICROSOFT_ENTRA_ID_ID", "m-id"),
-            ("AUTH_MICROSOFT_ENTRA_ID_SECRET", "m-secret"),
-        ]))
+        let providers = oauth_providers(
+            &Env::from_pairs([
+                ("AUTH_DISCORD_ID", "d-id"),
+                ("AUTH_DISCORD_SECRET", "d-secret"),
+                ("AUTH_KEYCLOAK_ID", "k-id"),
+                ("AUTH_KEYCLOAK_SECRET", "k-secret"),
+                ("AUTH_KEYCLOAK_ISSUER", "https://kc.example/realms/main"),
+                ("AUTH_MICROSOFT_ENTRA_ID_ID", "m-id"),
+                ("AUTH_MICROSOFT_ENTRA_ID_SECRET", "m-secret"),
+            ]),
+            &ProvidersSection::default(),
+        )
         .unwrap();
         let ids: Vec<&str> = providers.iter().map(OAuthProvider::id).collect();
         assert_eq!(ids, ["discord", "keycloak", "microsoft-entra-id"]);
@@ -411,7 +432,7 @@ mod tests {
                 "AUTH_DISCORD_ID",
             ),
         ] {
-            let err = oauth_providers(&Env::from_pairs(pairs))
+            let err = oauth_providers(&Env::from_pairs(pairs), &ProvidersSection::default())
                 .unwrap_err()
                 .to_string();
             assert!(err.contains(missing), "{err}");

@@ -99,7 +99,7 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
     let workers = config.workers;
     let password = config.demo_password.clone();
     let ephemeral = config.secret_is_ephemeral;
-    let public_url = config.env.get("AUTH_URL").map(str::to_owned);
+    let public_url = config.public_url().map(str::to_owned);
     let database = config.database_url.clone();
     let smtp = match &config.email {
         authcore_server::EmailDelivery::Smtp(sender) => Some(format!("{sender:?}")),
@@ -107,8 +107,8 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
     };
     let trusted_hosts = match authcore_server::host_trust(&config) {
         HostTrust::AllowList(hosts) => format!("{} (set AUTHCORE_ALLOWED_HOSTS)", hosts.join(", ")),
-        _ if config.env.get("AUTH_URL").is_some() => "the host of AUTH_URL".to_owned(),
-        _ if config.env.get("AUTH_TRUST_HOST").is_some() => "as AUTH_TRUST_HOST says".to_owned(),
+        _ if config.public_url().is_some() => "the host of AUTH_URL".to_owned(),
+        _ if config.trust_host_setting().is_some() => "as AUTH_TRUST_HOST says".to_owned(),
         _ => "none: every request answers UntrustedHost; set AUTH_URL or AUTHCORE_ALLOWED_HOSTS"
             .to_owned(),
     };

@@ -251,7 +251,8 @@ async fn demo_user(db: &SqlxAdapter) -> Result<AdapterUser, AdapterError> {
 
 /// The demo's handler: a credentials provider accepting `demo` / the demo password (the
 /// stored demo user with a database, user id `1` without), then, with a database, email
-/// sign-in and passkeys, then the OAuth providers configured in `config.env`.
+/// sign-in and passkeys, then the OAuth providers configured in `config.env` and
+/// `config.providers`.
 fn demo_auth(
     config: ServerConfig,
     database: Option<SqlxAdapter>,
@@ -313,7 +314,7 @@ fn demo_auth(
             builder = builder.two_factor(two_factor);
         }
     }
-    for p in oauth_providers(&config.env)? {
+    for p in oauth_providers(&config.env, &config.providers)? {
         builder = builder.provider(p);
     }
     if let Some(g) = &config.gateway {
@@ -354,7 +355,12 @@ fn demo_auth(
     if let Some(events) = &back_channel {
         builder = builder.events(events.clone());
     }
-    let auth = Auth::new(builder.env_defaults(&config.env).build()?);
+    let auth = Auth::new(
+        builder
+            .auth_js_settings(config.auth_js)
+            .env_defaults(&config.env)
+            .build()?,
+    );
     if let Some(events) = back_channel {
         events.attach(&auth);
     }

@@ -646,9 +646,14 @@ secret = "op-client-secret"
         "non-secret values stay visible: {text}"
     );
     // The values themselves are intact.
-    let env = file.auth_js_env();
-    assert_eq!(env.get("AUTH_SECRET"), Some("secret-in-file"));
-    assert_eq!(env.get("AUTH_GITHUB_SECRET"), Some("gh-secret"));
+    assert_eq!(
+        file.auth.auth_js_settings().secret.as_deref(),
+        Some("secret-in-file")
+    );
+    assert_eq!(
+        file.providers.0["github"].values().get("secret"),
+        Some("gh-secret")
+    );
     assert_eq!(
         file.email
             .smtp_url

@@ -1,10 +1,12 @@
 //! The standalone server's TOML configuration file:
 //! `authcore_server::config_file::ConfigFile::parse` on arbitrary text, then, for the files it
-//! accepts, `auth_js_env` (the Auth.js variables the file stands for), `Debug` (which
-//! redacts secrets) and `Clone`/`PartialEq`.
+//! accepts, the typed settings handed to authcore (`[auth]` as `AuthJsSettings`, each
+//! `[providers.<id>]` as its preset's `SettingValues`), `Debug` (which redacts secrets) and
+//! `Clone`/`PartialEq`.
 //!
 //! Properties: parsing is deterministic (twice the same result); a clone equals the
-//! original; `[auth] trust_host` reaches its variable.
+//! original; `[auth] trust_host` reaches its setting; a provider section's values hold its
+//! client id.
 
 use authcore_server::config_file::ConfigFile;
 
@@ -24,9 +26,12 @@ pub fn run(data: &[u8]) {
     assert_eq!(file.clone(), file);
     let debug = format!("{file:?}");
     std::hint::black_box(&debug);
-    let env = file.auth_js_env();
-    if let Some(trust) = file.auth.trust_host {
-        assert_eq!(env.get("AUTH_TRUST_HOST"), Some(trust.to_string().as_str()));
+    let auth = file.auth.auth_js_settings();
+    assert_eq!(auth.trust_host, file.auth.trust_host);
+    std::hint::black_box(format!("{auth:?}"));
+    for section in file.providers.0.values() {
+        let values = section.values();
+        assert_eq!(values.get("id"), Some(section.id.as_str()));
+        std::hint::black_box(format!("{values:?}"));
     }
-    std::hint::black_box(format!("{env:?}"));
 }
