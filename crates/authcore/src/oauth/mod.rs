@@ -279,5 +279,5 @@ pub(crate) async fn jwks(
 /// Percent-encoding with space as `+` (`application/x-www-form-urlencoded`), as used for
 /// `client_secret_basic` credentials.
 pub(crate) fn form_encode(s: &str) -> String {
-    form_urlencoded::byte_serialize(s.as_bytes()).collect()
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }

@@ -149,7 +149,7 @@ fn relay_to_proxied_deployment(
         return Ok(None);
     }
     ctx.debug("Proxy redirecting to", || json!({ "origin": origin }));
-    let query = form_urlencoded::Serializer::new(String::new())
+    let query = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(&params.0)
         .finish();
     Ok(Some(RawResponse::redirect(format!("{origin}?{query}"))))
@@ -492,8 +492,7 @@ fn missing(what: &str) -> OAuthError {
 }
 
 fn constant_time_eq(a: &str, b: &str) -> bool {
-    use subtle::ConstantTimeEq;
-    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+    crate::crypto::ct_eq(a.as_bytes(), b.as_bytes())
 }
 
 /// Verifies the ID token with the provider's JWKS, refetching it once for an unknown `kid`.

@@ -59,8 +59,7 @@ pub(crate) fn is_due(expires_at: Option<i64>, now: i64, margin: Duration) -> boo
 /// The hex SHA-256 of a refresh token: the key of its flight and claim (the token itself
 /// is never stored).
 fn token_hash(refresh_token: &str) -> String {
-    use sha2::Digest as _;
-    hex::encode(sha2::Sha256::digest(refresh_token.as_bytes()))
+    crate::crypto::sha256_hex(refresh_token.as_bytes())
 }
 
 /// New tokens for `refresh_token` of provider `p`, sharing the token request with every
