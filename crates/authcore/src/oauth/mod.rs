@@ -4,9 +4,7 @@
 
 pub mod id_token;
 
-#[cfg(feature = "reqwest")]
-pub use crate::http_client::ReqwestClient;
-pub use crate::http_client::{HttpClient, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT};
+use crate::http_client::HttpClient;
 
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};

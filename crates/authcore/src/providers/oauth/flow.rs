@@ -12,7 +12,8 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::{ClientAuthMethod, OAuthProvider};
-use crate::oauth::{HttpClient, Metadata, OAuthError, discover, form_encode, get_json};
+use crate::http_client::HttpClient;
+use crate::oauth::{Metadata, OAuthError, discover, form_encode, get_json};
 use crate::types::{JsonObject, ProviderType, TokenSet};
 
 /// Endpoints and issuer facts for one flow.

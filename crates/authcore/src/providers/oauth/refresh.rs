@@ -13,7 +13,8 @@ use std::time::Duration;
 use futures_util::FutureExt as _;
 
 use super::flow::{self, Grant};
-use crate::oauth::{HttpClient, OAuthError};
+use crate::http_client::HttpClient;
+use crate::oauth::OAuthError;
 pub(crate) use crate::oauth::{REFRESH_WINDOW, RefreshFailure, RefreshResult};
 use crate::providers::OAuthProvider;
 use crate::ratelimit::RateLimitStore;
