@@ -2,7 +2,7 @@
 //! helpers that build `http` requests and read `http` responses.
 //!
 //! Everything here is deterministic: fixed secrets, a fixed clock where the API takes one,
-//! no network (OAuth providers get an in-memory [`authcore::oauth::HttpClient`]).
+//! no network (OAuth providers get an in-memory [`authcore::http_client::HttpClient`]).
 
 use std::future::Future;
 use std::sync::OnceLock;
@@ -11,8 +11,8 @@ use std::task::{Context, Poll, Waker};
 use authcore::bytes::Bytes;
 use authcore::http;
 use authcore::http_body_util::{BodyExt as _, Full};
+use authcore::http_client::HttpClient;
 use authcore::logger::{Logger, WarningCode};
-use authcore::oauth::HttpClient;
 use authcore::providers::{
     AuthorizeError, Checks, CredentialField, CredentialsProvider, OAuthProvider,
 };

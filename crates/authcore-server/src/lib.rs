@@ -23,7 +23,7 @@ use askama::Template;
 use authcore::Auth;
 use authcore::env::Env;
 use authcore::providers::catalog::{self, CatalogError};
-use authcore::providers::{EmailProvider, OAuthProvider};
+use authcore::providers::{OAuthProvider, email::EmailProvider};
 use authcore_axum::{AuthRouterExt, OptionalSession, RequireAuthLayer, Session};
 use axum::Router;
 use axum::extract::{Request, State};

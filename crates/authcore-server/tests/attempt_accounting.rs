@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use authcore::adapter::MemoryAdapter;
-use authcore::providers::{CredentialsProvider, EmailProvider};
+use authcore::providers::{CredentialsProvider, email::EmailProvider};
 use authcore::ratelimit::{RateLimit, RateLimits};
 use authcore::{Auth, AuthConfig, SessionStrategy, User};
 use authcore_axum::AuthRouterExt;

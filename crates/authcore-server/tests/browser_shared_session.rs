@@ -303,7 +303,7 @@ fn authcore_db_app(db: authcore_sqlx::SqlxAdapter) -> axum::Router {
     type Links = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>;
     let links = Links::default();
     let sent = links.clone();
-    let email = authcore::providers::EmailProvider::new("auth@example.com")
+    let email = authcore::providers::email::EmailProvider::new("auth@example.com")
         .send_verification_request(move |r| {
             let sent = sent.clone();
             async move {

@@ -23,7 +23,8 @@ use crate::support::soft_authenticator;
 
 use authcore::adapter::MemoryAdapter;
 use authcore::providers::{
-    Checks, CredentialField, CredentialsProvider, EmailProvider, OAuthProvider, WebAuthnProvider,
+    Checks, CredentialField, CredentialsProvider, OAuthProvider, WebAuthnProvider,
+    email::EmailProvider,
 };
 use authcore::{Auth, AuthConfig, User};
 use authcore_axum::AuthRouterExt;

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use authcore::adapter::Adapter;
-use authcore::providers::EmailProvider;
+use authcore::providers::email::EmailProvider;
 use authcore::{Auth, AuthConfig};
 use authcore_axum::AuthRouterExt;
 use authcore_server::serve::{ConnectionLimits, serve};

@@ -16,7 +16,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use authcore::providers::{EmailProvider, SecurityNotice, VerificationRequest};
+use authcore::providers::email::{EmailProvider, SecurityNotice, VerificationRequest};
 use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::transport::smtp::{AsyncSmtpTransport, AsyncSmtpTransportBuilder};

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use authcore::adapter::MemoryAdapter;
-use authcore::providers::VerificationRequest;
+use authcore::providers::email::VerificationRequest;
 use authcore::{Auth, AuthConfig};
 use authcore_smtp::{SmtpSender, email_provider};
 use bytes::Bytes;

@@ -9,7 +9,7 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 
 use authcore::adapter::Adapter as _;
-use authcore::providers::{EmailProvider, VerificationRequest};
+use authcore::providers::email::{EmailProvider, VerificationRequest};
 use authcore::{Auth, AuthConfig};
 use authcore_sqlx::SqlxAdapter;
 use bytes::Bytes;

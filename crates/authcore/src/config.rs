@@ -195,8 +195,7 @@ impl ConfigInner {
     /// SHA-256 in hex, so that a reader of the database holds no usable cookie.
     pub(crate) fn stored_session_token<'t>(&self, token: &'t str) -> std::borrow::Cow<'t, str> {
         if self.hash_session_tokens {
-            use sha2::Digest as _;
-            hex::encode(sha2::Sha256::digest(token.as_bytes())).into()
+            crate::crypto::sha256_hex(token.as_bytes()).into()
         } else {
             token.into()
         }

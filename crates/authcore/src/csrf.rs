@@ -3,9 +3,6 @@
 //! Cookie value = `token|sha256hex(token + secret)`; a POST is verified when the cookie's hash
 //! checks out and the body's `csrfToken` equals the cookie's token. Comparisons are constant time.
 
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
-
 use crate::random;
 
 /// The cookie value Auth.js writes for `token`: `token|sha256hex(token + secret_string)`.
@@ -27,10 +24,10 @@ pub fn csrf_cookie_value(token: &str, secret_string: &str) -> String {
 }
 
 fn push_hash_hex(out: &mut String, token: &str, secret_string: &str) {
-    let mut h = Sha256::new();
+    let mut h = crate::crypto::Sha256::new();
     h.update(token.as_bytes());
     h.update(secret_string.as_bytes());
-    crate::random::push_hex(out, &h.finalize());
+    crate::random::push_hex(out, &h.finish());
 }
 
 /// Outcome of the CSRF step of request initialisation.
@@ -59,9 +56,9 @@ pub(crate) fn check_or_create(
     if let Some((token, Some(hash))) = parts {
         let mut expected = String::with_capacity(64);
         push_hash_hex(&mut expected, token, secret_string);
-        if bool::from(expected.as_bytes().ct_eq(hash.as_bytes())) {
+        if crate::crypto::ct_eq(expected.as_bytes(), hash.as_bytes()) {
             let verified = is_post
-                && body_token.is_some_and(|b| bool::from(b.as_bytes().ct_eq(token.as_bytes())));
+                && body_token.is_some_and(|b| crate::crypto::ct_eq(b.as_bytes(), token.as_bytes()));
             return CsrfState {
                 token: token.to_owned(),
                 new_cookie: None,

@@ -4,8 +4,9 @@
 //! `alg: "dir"` and `enc: "A256CBC-HS512"`, keyed by HKDF-SHA256 of the configured secret.
 //! No maintained pure-Rust JOSE crate supports that `enc`, so this module composes RFC 7518
 //! §5.2 from well-kept crates — AES-256-CBC from `aws-lc-rs` (faster than `RustCrypto`'s
-//! `cbc`) and HMAC-SHA-512 from `RustCrypto` (no slower than `aws-lc-rs`), as
-//! `benches/jwe_primitives.rs` compares them — and contains no cipher or MAC of its own. Decryption also accepts `A256GCM`, which Auth.js reads but never writes.
+//! `cbc`) and HMAC-SHA-512 from `RustCrypto` (faster than `aws-lc-rs`'s), as
+//! `benches/jwe_primitives.rs` compares them — and contains no cipher or MAC of its own.
+//! Decryption also accepts `A256GCM` (`aws-lc-rs`), which Auth.js reads but never writes.
 //!
 //! [`KeyRing`] holds the secrets and caches the derived keys per `(salt, enc)`, so after the
 //! first token of a given kind no HKDF or thumbprint work is done again.
@@ -14,7 +15,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use aes_gcm::{AeadInOut, Aes256Gcm, KeyInit};
+use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, Nonce, UnboundKey};
 use aws_lc_rs::cipher::{
     AES_256, DecryptionContext, EncryptionContext, PaddedBlockDecryptingKey,
     PaddedBlockEncryptingKey, UnboundCipherKey,
@@ -22,12 +23,9 @@ use aws_lc_rs::cipher::{
 use aws_lc_rs::iv::FixedLength;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hkdf::Hkdf;
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit as _, Mac as _};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Deserializer};
-use sha2::{Digest, Sha256, Sha512};
-use subtle::ConstantTimeEq;
 
 /// Errors of the JOSE layer: parsing, algorithm checks, key selection and decryption.
 ///
@@ -134,7 +132,7 @@ pub struct DerivedKey {
 /// A [`DerivedKey`]'s keyed cipher.
 enum Cipher {
     CbcHs512(Box<CbcHs512>),
-    Gcm(Box<Aes256Gcm>),
+    Gcm(Box<LessSafeKey>),
 }
 
 impl DerivedKey {
@@ -166,9 +164,7 @@ impl DerivedKey {
     fn hkdf(secret: &[u8], salt: &str, info: &str, enc: Enc, kid_in_header: bool) -> Self {
         let mut bytes = [0u8; 64];
         let okm = &mut bytes[..enc.key_len()];
-        Hkdf::<Sha256>::new(Some(salt.as_bytes()), secret)
-            .expand(info.as_bytes(), okm)
-            .expect("32 and 64 bytes are valid HKDF-SHA256 output lengths");
+        crate::crypto::hkdf_sha256(secret, salt.as_bytes(), info.as_bytes(), okm);
 
         let kid = jwk_thumbprint(okm);
         let mut header = String::with_capacity(64 + kid.len());
@@ -182,9 +178,10 @@ impl DerivedKey {
 
         let cipher = match enc {
             Enc::A256CbcHs512 => Cipher::CbcHs512(Box::new(CbcHs512::new(&bytes))),
-            Enc::A256Gcm => Cipher::Gcm(Box::new(
-                Aes256Gcm::new_from_slice(&bytes[..32]).expect("AES-256-GCM takes a 32-byte key"),
-            )),
+            Enc::A256Gcm => Cipher::Gcm(Box::new(LessSafeKey::new(
+                UnboundKey::new(&AES_256_GCM, &bytes[..32])
+                    .expect("AES-256-GCM takes a 32-byte key"),
+            ))),
         };
         Self {
             enc,
@@ -213,13 +210,13 @@ impl DerivedKey {
                 let mut buf = plaintext;
                 let header = self.protected_header_b64();
                 let tag = gcm
-                    .encrypt_inout_detached(
-                        (&iv).into(),
-                        header.as_bytes(),
-                        buf.as_mut_slice().into(),
+                    .seal_in_place_separate_tag(
+                        Nonce::assume_unique_for_key(iv),
+                        Aad::from(header.as_bytes()),
+                        &mut buf,
                     )
                     .map_err(|_| JoseError::DecryptionFailed)?;
-                Ok(compact(header, &iv, &buf, &tag))
+                Ok(compact(header, &iv, &buf, tag.as_ref()))
             }
         }
     }
@@ -283,9 +280,9 @@ fn jwk_thumbprint(key: &[u8]) -> String {
     URL_SAFE_NO_PAD.encode_string(key, &mut jwk);
     jwk.push_str(r#"","kty":"oct"}"#);
     if key.len() == 64 {
-        URL_SAFE_NO_PAD.encode(Sha512::digest(jwk.as_bytes()))
+        URL_SAFE_NO_PAD.encode(crate::crypto::sha512(jwk.as_bytes()))
     } else {
-        URL_SAFE_NO_PAD.encode(Sha256::digest(jwk.as_bytes()))
+        URL_SAFE_NO_PAD.encode(crate::crypto::sha256(jwk.as_bytes()))
     }
 }
 
@@ -488,9 +485,11 @@ fn open_compact(
         Cipher::Gcm(gcm) => {
             let iv = decode_fixed::<12>(iv_b64, "invalid IV length")?;
             let tag = decode_fixed::<16>(tag_b64, "invalid authentication tag length")?;
-            gcm.decrypt_inout_detached((&iv).into(), aad, buf.as_mut_slice().into(), (&tag).into())
-                .map_err(|_| JoseError::DecryptionFailed)?;
-            buf.len()
+            // `aws-lc-rs` opens `ciphertext ‖ tag` in place.
+            buf.extend_from_slice(&tag);
+            gcm.open_in_place(Nonce::assume_unique_for_key(iv), Aad::from(aad), &mut buf)
+                .map_err(|_| JoseError::DecryptionFailed)?
+                .len()
         }
     };
     buf.truncate(plaintext_len);
@@ -608,7 +607,7 @@ fn compact(header_b64: &str, iv: &[u8], ciphertext: &[u8], tag: &[u8]) -> String
 /// SHA-512 compressions, a large part of a session token's tag), `ENC_KEY` = the last 32
 /// (AES-256-CBC with PKCS#7, its key schedule expanded once).
 struct CbcHs512 {
-    mac: Hmac<Sha512>,
+    mac: Hmac<sha2::Sha512>,
     encrypt: PaddedBlockEncryptingKey,
     decrypt: PaddedBlockDecryptingKey,
 }
@@ -619,7 +618,8 @@ impl CbcHs512 {
         let aes =
             || UnboundCipherKey::new(&AES_256, enc_key).expect("AES-256 takes this 32-byte key");
         CbcHs512 {
-            mac: Hmac::<Sha512>::new_from_slice(mac_key).expect("HMAC accepts keys of any length"),
+            mac: Hmac::<sha2::Sha512>::new_from_slice(mac_key)
+                .expect("HMAC accepts keys of any length"),
             encrypt: PaddedBlockEncryptingKey::cbc_pkcs7(aes()).expect("CBC with an AES key"),
             decrypt: PaddedBlockDecryptingKey::cbc_pkcs7(aes()).expect("CBC with an AES key"),
         }
@@ -653,8 +653,8 @@ impl CbcHs512 {
         tag: &[u8],
     ) -> Result<usize, JoseError> {
         let expected = self.tag(aad, iv, ciphertext);
-        // `ct_eq` on slices of different lengths is false, without panicking.
-        if !bool::from(expected.as_slice().ct_eq(tag)) {
+        // Slices of different lengths are unequal, without panicking.
+        if !crate::crypto::ct_eq(&expected, tag) {
             return Err(JoseError::DecryptionFailed);
         }
         self.decrypt

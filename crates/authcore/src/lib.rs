@@ -66,6 +66,7 @@ pub mod callbacks;
 mod checks;
 pub mod config;
 pub mod cookies;
+mod crypto;
 // `csrf`, `hosts`, `jose`, `request` and `response` are internals that the workspace's other
 // crates, the fuzz targets and the benchmarks reach: hidden from the documentation and not
 // part of the API (what hosts need of them is re-exported below).

@@ -183,7 +183,11 @@ impl Query {
     fn parse(q: Option<&str>) -> Self {
         Query {
             pairs: q
-                .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+                .map(|q| {
+                    url::form_urlencoded::parse(q.as_bytes())
+                        .into_owned()
+                        .collect()
+                })
                 .unwrap_or_default(),
         }
     }
@@ -472,7 +476,7 @@ where
         }
     } else {
         let mut m = JsonObject::new();
-        for (k, v) in form_urlencoded::parse(&bytes) {
+        for (k, v) in url::form_urlencoded::parse(&bytes) {
             m.insert(k.into_owned(), Value::String(v.into_owned()));
         }
         Ok(Some(m))

@@ -6,7 +6,7 @@
 use crate::common::fresh_session;
 use authcore::account::AccountError;
 use authcore::adapter::{Adapter, AdapterSession, MemoryAdapter, NewUser, VerificationToken};
-use authcore::providers::{EmailProvider, OAuthProvider, WebAuthnProvider};
+use authcore::providers::{OAuthProvider, WebAuthnProvider, email::EmailProvider};
 use authcore::types::{Account, Authenticator, ProviderType};
 use authcore::{Auth, AuthConfig};
 

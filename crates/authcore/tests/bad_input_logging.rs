@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::common::*;
 use authcore::adapter::MemoryAdapter;
-use authcore::providers::{EmailProvider, VerificationRequest};
+use authcore::providers::email::{EmailProvider, VerificationRequest};
 use authcore::{Auth, AuthConfig, AuthConfigBuilder};
 use bytes::Bytes;
 use http::Request;

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use crate::oauth_flow::{APP, Jar, send, session, start};
 use authcore::adapter::{Adapter, MemoryAdapter};
 use authcore::env::Env;
-use authcore::oauth::HttpClient;
+use authcore::http_client::HttpClient;
 use authcore::providers::catalog;
 use authcore::{Auth, AuthConfig, BoxError};
 use aws_lc_rs::encoding::AsDer as _;
@@ -1462,7 +1462,7 @@ fn app(id: &str, settings: &[(&str, &str)], stand_in: &StandIn) -> (Auth, Memory
         .unwrap()
         .http_client(ToStandIn {
             origin: stand_in.origin.clone(),
-            inner: authcore::oauth::ReqwestClient::shared(),
+            inner: authcore::http_client::ReqwestClient::shared(),
         });
     let provider_id = provider.id().to_owned();
     let db = MemoryAdapter::new();

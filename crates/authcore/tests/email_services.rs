@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use crate::common::*;
 use authcore::adapter::MemoryAdapter;
 use authcore::env::Env;
-use authcore::providers::EmailProvider;
+use authcore::providers::email::EmailProvider;
 use authcore::providers::email::services::{self, EmailService, ServiceTransport};
 use authcore::{AuthConfig, ConfigError};
 use axum::body::Bytes;

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::common::*;
 use authcore::adapter::{Adapter, MemoryAdapter, NewUser, VerificationToken};
-use authcore::providers::{EmailProvider, VerificationRequest};
+use authcore::providers::email::{EmailProvider, VerificationRequest};
 use authcore::{AuthConfig, ConfigError};
 use sha2::Digest;
 

@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::common::*;
 use authcore::env::Env;
+use authcore::http_client::HttpClient;
 use authcore::jwt::JwtCodec;
 use authcore::logger::WarningCode;
-use authcore::oauth::HttpClient;
 use authcore::providers::{ClientAuthMethod, OAuthProvider};
 use authcore::{Auth, AuthConfig, AuthConfigBuilder, BoxError, ConfigError};
 use bytes::Bytes;

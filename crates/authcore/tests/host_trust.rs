@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use crate::common::*;
 use authcore::adapter::MemoryAdapter;
 use authcore::providers::catalog::{GitHubOptions, github};
-use authcore::providers::{EmailProvider, VerificationRequest};
+use authcore::providers::email::{EmailProvider, VerificationRequest};
 use authcore::{Auth, AuthConfig, ConfigError};
 
 type Outbox = Arc<Mutex<Vec<VerificationRequest>>>;

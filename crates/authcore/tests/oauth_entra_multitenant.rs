@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::common::*;
 use authcore::BoxError;
-use authcore::oauth::HttpClient;
+use authcore::http_client::HttpClient;
 use authcore::providers::catalog::{MicrosoftEntraIdOptions, microsoft_entra_id};
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};

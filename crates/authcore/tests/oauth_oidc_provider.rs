@@ -335,7 +335,7 @@ async fn code_replay_iss_mismatch_and_provider_error() {
 struct CountingClient(std::sync::Arc<std::sync::atomic::AtomicUsize>);
 
 #[authcore::async_trait]
-impl authcore::oauth::HttpClient for CountingClient {
+impl authcore::http_client::HttpClient for CountingClient {
     async fn send(
         &self,
         request: http::Request<Bytes>,
@@ -343,7 +343,9 @@ impl authcore::oauth::HttpClient for CountingClient {
         if request.method() == http::Method::POST && request.uri().path().ends_with("/token") {
             self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
-        authcore::oauth::ReqwestClient::shared().send(request).await
+        authcore::http_client::ReqwestClient::shared()
+            .send(request)
+            .await
     }
 }
 

@@ -7,7 +7,7 @@
 use crate::common::*;
 use authcore::adapter::MemoryAdapter;
 use authcore::providers::catalog::{GitHubOptions, github};
-use authcore::providers::{EmailProvider, WebAuthnProvider};
+use authcore::providers::{WebAuthnProvider, email::EmailProvider};
 use authcore::types::{ColorScheme, PagesOptions, Theme};
 
 /// Every provider kind, in this order: credentials, GitHub, email, passkey.

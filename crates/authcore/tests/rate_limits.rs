@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::common::*;
 use authcore::adapter::MemoryAdapter;
-use authcore::providers::{EmailProvider, VerificationRequest};
+use authcore::providers::email::{EmailProvider, VerificationRequest};
 use authcore::ratelimit::{RateLimit, RateLimitStore, RateLimits};
 use authcore::request::ClientAddr;
 use authcore::{Auth, BoxError};

@@ -12,7 +12,10 @@ use crate::totp::{totp_code_at, unix_now};
 use authcore::account::CurrentSession;
 use authcore::adapter::{Adapter, MemoryAdapter};
 use authcore::callbacks::SecurityChange;
-use authcore::providers::{EmailProvider, SecurityNotice, WebAuthnProvider};
+use authcore::providers::{
+    WebAuthnProvider,
+    email::{EmailProvider, SecurityNotice},
+};
 use authcore::two_factor::TwoFactorOptions;
 use authcore::{Auth, AuthConfig};
 

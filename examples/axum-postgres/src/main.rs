@@ -8,7 +8,7 @@
 //! cargo run -p example-axum-postgres
 //! ```
 
-use authcore::providers::EmailProvider;
+use authcore::providers::email::EmailProvider;
 use authcore::{Auth, AuthConfig};
 use authcore_axum::{AuthRouterExt, OptionalSession};
 use authcore_sqlx::{PoolSettings, SqlxAdapter};

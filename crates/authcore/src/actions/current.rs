@@ -45,9 +45,7 @@ impl CurrentSession {
 /// The [`SessionInfo::id`](crate::account::SessionInfo::id) of session token `token`
 /// (as stored).
 pub(crate) fn session_id(token: &str) -> String {
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(token.as_bytes());
-    hex::encode(&digest[..16])
+    hex::encode(&crate::crypto::sha256(token.as_bytes())[..16])
 }
 
 /// The signed-in user of a parsed request: the database session's user, or the JWT's

@@ -5,7 +5,7 @@
 //! mailed, so that a user whose session or password was stolen learns of what the thief
 //! did.
 //!
-//! [`EmailProvider::send_security_notice`]: crate::providers::EmailProvider::send_security_notice
+//! [`EmailProvider::send_security_notice`]: crate::providers::email::EmailProvider::send_security_notice
 
 pub use crate::callbacks::SecurityChange;
 use crate::config::ConfigInner;
@@ -72,7 +72,7 @@ impl Recipient {
         if self.account_url.is_none() {
             tracing::info!(user = %user_id, "security notice: no site URL known, mailed without a link");
         }
-        let notice = match crate::providers::SecurityNotice::new(
+        let notice = match crate::providers::email::SecurityNotice::new(
             user_id,
             to.as_str(),
             provider.from_address(),
@@ -115,7 +115,7 @@ pub(crate) async fn security_change(
 fn notice_sender(
     c: &ConfigInner,
 ) -> Option<(
-    &crate::providers::EmailProvider,
+    &crate::providers::email::EmailProvider,
     &std::sync::Arc<crate::providers::email::NoticeFn>,
 )> {
     c.providers.iter().find_map(|p| match p {

@@ -325,12 +325,11 @@ pub(crate) const UPSTREAM_ENDED: &str = "upstream-session-ended";
 /// the provider's `sid`, and the `sid` itself not in the cookie).
 #[cfg(feature = "oauth")]
 pub(crate) fn upstream_key(provider: &str, sid: &str) -> String {
-    use sha2::Digest as _;
-    let mut hash = sha2::Sha256::new();
+    let mut hash = crate::crypto::Sha256::new();
     hash.update(provider.as_bytes());
-    hash.update([0]);
+    hash.update(&[0]);
     hash.update(sid.as_bytes());
-    hex::encode(&hash.finalize()[..16])
+    hex::encode(&hash.finish()[..16])
 }
 
 /// Whether the JWT session `claims` is revoked: signed in (`sat`, ms) before the user's

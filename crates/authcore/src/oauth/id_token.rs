@@ -20,7 +20,6 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{URL_SAFE_NO_PAD, URL_SAFE_NO_PAD_INDIFFERENT};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::{Map, Value};
-use subtle::ConstantTimeEq as _;
 
 /// Largest token accepted, in bytes. ID tokens are a few KiB; the bound keeps the work
 /// done on hostile input small.
@@ -620,7 +619,7 @@ fn check_claims(
             let actual = actual
                 .as_str()
                 .ok_or(IdTokenError::InvalidClaim { claim: "nonce" })?;
-            if !bool::from(actual.as_bytes().ct_eq(expected.as_bytes())) {
+            if !crate::crypto::ct_eq(actual.as_bytes(), expected.as_bytes()) {
                 return Err(IdTokenError::NonceMismatch);
             }
         }

@@ -4,9 +4,7 @@
 
 pub mod id_token;
 
-#[cfg(feature = "reqwest")]
-pub use crate::http_client::ReqwestClient;
-pub use crate::http_client::{HttpClient, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT};
+use crate::http_client::HttpClient;
 
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -279,5 +277,5 @@ pub(crate) async fn jwks(
 /// Percent-encoding with space as `+` (`application/x-www-form-urlencoded`), as used for
 /// `client_secret_basic` credentials.
 pub(crate) fn form_encode(s: &str) -> String {
-    form_urlencoded::byte_serialize(s.as_bytes()).collect()
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }

@@ -1,23 +1,25 @@
 //! Providers: one module per provider type.
 
+// Each item has one public path: the credentials, OAuth and WebAuthn providers' items are
+// here (their modules are private); the email provider's, with its message and the HTTP
+// mail services, in `email`; the presets in `catalog`.
 #[cfg(feature = "oauth")]
 pub mod catalog;
-pub mod credentials;
+pub(crate) mod credentials;
 #[cfg(feature = "email")]
 pub mod email;
 #[cfg(feature = "oauth")]
-pub mod oauth;
+pub(crate) mod oauth;
 #[cfg(feature = "webauthn")]
-pub mod webauthn;
+pub(crate) mod webauthn;
 
 pub use crate::env::ProviderEnv;
 pub use credentials::{AuthorizeError, AuthorizeRequest, CredentialField, CredentialsProvider};
-#[cfg(feature = "email")]
-pub use email::{EmailProvider, SecurityNotice, VerificationRequest};
 #[cfg(feature = "oauth")]
 pub use oauth::{
-    Checks, ClientAuthMethod, ClientValue, OAuthProvider, ProviderStyle, TokenRequestParams,
-    UserinfoContext, default_profile,
+    AccountFn, AuthorizationFn, Checks, ClientAuthMethod, ClientValue, ConformFn, Endpoint,
+    OAuthProvider, ProfileFn, ProviderStyle, TokenRequestFn, TokenRequestParams, UserinfoContext,
+    UserinfoFn, default_profile,
 };
 #[cfg(feature = "webauthn")]
 pub use webauthn::{
@@ -26,6 +28,8 @@ pub use webauthn::{
 };
 
 use crate::types::ProviderType;
+#[cfg(feature = "email")]
+use email::EmailProvider;
 
 /// A configured provider.
 #[non_exhaustive]

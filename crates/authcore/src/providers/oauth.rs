@@ -22,7 +22,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::BoxError;
-use crate::oauth::{HttpClient, ProviderCaches};
+use crate::http_client::HttpClient;
+use crate::oauth::ProviderCaches;
 use crate::types::{JsonObject, ProviderType, TokenSet, User};
 
 /// How the client authenticates at the token endpoint.

@@ -139,10 +139,9 @@ impl RateLimits {
 /// Subjects (identifiers typed by a client, addresses, single-use values) enter keys only
 /// hashed, so no subject can name another key: `demo:lock` is just another hash.
 pub(crate) fn subject_key(namespace: &str, subject: &str) -> String {
-    use sha2::Digest as _;
     format!(
         "{namespace}:{}",
-        hex::encode(sha2::Sha256::digest(subject.as_bytes()))
+        crate::crypto::sha256_hex(subject.as_bytes())
     )
 }
 

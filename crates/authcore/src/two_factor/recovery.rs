@@ -3,8 +3,6 @@
 //! normalised form. 80 bits make a stored hash useless to whoever reads the database (no
 //! search over the codes is feasible), so no slow hash is needed.
 
-use sha2::Digest as _;
-
 /// How many codes a set has.
 pub(crate) const CODES: usize = 10;
 
@@ -45,7 +43,7 @@ pub(crate) fn hash_input(input: &str) -> Option<String> {
 
 fn hash(code: &str) -> String {
     let normal: String = code.chars().filter(|c| *c != '-').collect();
-    hex::encode(sha2::Sha256::digest(normal.as_bytes()))
+    crate::crypto::sha256_hex(normal.as_bytes())
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 
 use ed25519_dalek::{Signature, VerifyingKey};
 use serde_cbor_2::Value as Cbor;
-use sha2::{Digest, Sha256};
 use webauthn_rs_core::internals::AuthenticatorData;
 use webauthn_rs_core::proto::{
     Authentication, Ceremony, CollectedClientData, PublicKeyCredential,
@@ -84,7 +83,7 @@ fn check_authenticator_data<T: Ceremony>(
     bytes: &[u8],
     e: &Expected<'_>,
 ) -> Result<AuthenticatorData<T>, CeremonyError> {
-    if bytes.get(..32) != Some(Sha256::digest(e.rp.id.as_bytes()).as_slice()) {
+    if bytes.get(..32) != Some(crate::crypto::sha256(e.rp.id.as_bytes()).as_slice()) {
         return Err(refused("RP id hash mismatch"));
     }
     let data = AuthenticatorData::<T>::try_from(bytes)
@@ -102,7 +101,7 @@ fn check_authenticator_data<T: Ceremony>(
 fn signed_bytes(auth_data: &[u8], client_data_json: &[u8]) -> Vec<u8> {
     let mut signed = Vec::with_capacity(auth_data.len() + 32);
     signed.extend_from_slice(auth_data);
-    signed.extend_from_slice(&Sha256::digest(client_data_json));
+    signed.extend_from_slice(&crate::crypto::sha256(client_data_json));
     signed
 }
 

@@ -404,12 +404,12 @@ pub fn decoded_cookie(r: &TestResponse, name: &str) -> Option<String> {
 }
 
 /// The magic-link mails an [`outbox_provider`] has "sent".
-pub type Outbox = Arc<Mutex<Vec<authcore::providers::VerificationRequest>>>;
+pub type Outbox = Arc<Mutex<Vec<authcore::providers::email::VerificationRequest>>>;
 
 /// An email provider that keeps its mails in `outbox`.
-pub fn outbox_provider(outbox: &Outbox) -> authcore::providers::EmailProvider {
+pub fn outbox_provider(outbox: &Outbox) -> authcore::providers::email::EmailProvider {
     let outbox = outbox.clone();
-    authcore::providers::EmailProvider::new("Auth <no-reply@example.com>")
+    authcore::providers::email::EmailProvider::new("Auth <no-reply@example.com>")
         .send_verification_request(move |r| {
             let outbox = outbox.clone();
             async move {

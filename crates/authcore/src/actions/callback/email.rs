@@ -3,7 +3,6 @@
 //! `lib/actions/callback/index.ts`), with the email branch of `handleLoginOrRegister`
 //! (`lib/actions/callback/handle-login.ts`).
 
-use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
 use super::{login, run_sign_in_callback};
@@ -21,10 +20,10 @@ use crate::types::{Account, ProviderType, User};
 /// `sha256hex(token + secret)` as stored by the adapter (Auth.js
 /// `lib/actions/signin/send-token.ts`).
 fn hash_token(token: &str, secret: &str) -> String {
-    let mut h = Sha256::new();
+    let mut h = crate::crypto::Sha256::new();
     h.update(token.as_bytes());
     h.update(secret.as_bytes());
-    hex::encode(h.finalize())
+    hex::encode(h.finish())
 }
 
 /// `provider.secret ?? config.secret` as a string.
@@ -103,7 +102,7 @@ pub(crate) async fn send_link(ctx: &Ctx<'_>, p: &EmailProvider) -> Result<RawRes
         ));
     }
     let expires = OffsetDateTime::now_utc() + time::Duration::seconds(p.max_age as i64);
-    let query = form_urlencoded::Serializer::new(String::new())
+    let query = url::form_urlencoded::Serializer::new(String::new())
         .append_pair("callbackUrl", &ctx.callback_url)
         .append_pair("token", &token)
         .append_pair("email", &email)

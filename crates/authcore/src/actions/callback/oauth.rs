@@ -13,8 +13,9 @@ use crate::callbacks::SignInParams;
 use crate::checks::{self, CheckKind, CheckVerb};
 use crate::cookies::SetCookie;
 use crate::error::AuthError;
+use crate::http_client::HttpClient;
 use crate::oauth::id_token::{self, IdTokenChecks, IdTokenError};
-use crate::oauth::{HttpClient, OAuthError, jwks};
+use crate::oauth::{OAuthError, jwks};
 use crate::providers::OAuthProvider;
 use crate::providers::oauth::flow::{self, Endpoints};
 use crate::random;
@@ -149,7 +150,7 @@ fn relay_to_proxied_deployment(
         return Ok(None);
     }
     ctx.debug("Proxy redirecting to", || json!({ "origin": origin }));
-    let query = form_urlencoded::Serializer::new(String::new())
+    let query = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(&params.0)
         .finish();
     Ok(Some(RawResponse::redirect(format!("{origin}?{query}"))))
@@ -492,8 +493,7 @@ fn missing(what: &str) -> OAuthError {
 }
 
 fn constant_time_eq(a: &str, b: &str) -> bool {
-    use subtle::ConstantTimeEq;
-    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+    crate::crypto::ct_eq(a.as_bytes(), b.as_bytes())
 }
 
 /// Verifies the ID token with the provider's JWKS, refetching it once for an unknown `kid`.

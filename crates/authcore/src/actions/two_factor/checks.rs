@@ -47,8 +47,7 @@ pub(crate) async fn emit(config: &ConfigInner, user_id: &str, action: &'static s
 /// SHA-256 of what an unconfirmed secret is bound to: the sign-in attempt (second step) or
 /// the session (account routes) that started the enrolment.
 fn binding_hash(binding: &str) -> [u8; 32] {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(binding.as_bytes()).into()
+    crate::crypto::sha256(binding.as_bytes())
 }
 
 /// The unconfirmed secret of `stored` if `binding` started it: sealed under its own salt
@@ -60,8 +59,7 @@ fn open_pending_secret(config: &ConfigInner, stored: &TwoFactor, binding: &str) 
         .open_bytes(&stored.totp_secret, TOTP_PENDING_SALT)
         .ok()?;
     let (bound, secret) = opened.split_at_checked(32)?;
-    use subtle::ConstantTimeEq as _;
-    bool::from(bound.ct_eq(&binding_hash(binding))).then(|| secret.to_vec())
+    crate::crypto::ct_eq(bound, &binding_hash(binding)).then(|| secret.to_vec())
 }
 
 /// The enrolment of the user's unconfirmed secret when `binding` (the sign-in attempt or

@@ -10,7 +10,6 @@
 //! (a replayed state opens nothing).
 
 use serde::{Deserialize, Serialize};
-use sha2::Digest as _;
 use time::OffsetDateTime;
 
 pub(crate) mod changes;
@@ -76,7 +75,7 @@ impl Pending {
 const CLAIM: &str = "pending";
 
 fn browser_binding(csrf_token: &str) -> String {
-    hex::encode(sha2::Sha256::digest(csrf_token.as_bytes()))
+    crate::crypto::sha256_hex(csrf_token.as_bytes())
 }
 
 fn refused(message: &'static str) -> AuthError {

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{is_truthy, string_field, style};
 use crate::error::BoxError;
-use crate::oauth::HttpClient;
+use crate::http_client::HttpClient;
 use crate::providers::{OAuthProvider, UserinfoContext};
 use crate::types::{JsonObject, TokenSet, User};
 

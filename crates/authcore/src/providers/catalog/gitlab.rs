@@ -7,13 +7,13 @@ use crate::providers::OAuthProvider;
 use crate::types::{JsonObject, TokenSet, User};
 
 /// The default GitLab instance.
-pub const GITLAB_COM: &str = "https://gitlab.com";
+const GITLAB_COM: &str = "https://gitlab.com";
 
 /// Options of the [`gitlab()`] preset (Auth.js `GitLab(options)`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GitLabOptions {
     /// Base URL of a self-managed instance (Auth.js `baseUrl`), like
-    /// `https://gitlab.example.com`. `None`: [`GITLAB_COM`].
+    /// `https://gitlab.example.com`. `None`: `https://gitlab.com`.
     pub base_url: Option<String>,
 }
 

@@ -8,13 +8,13 @@ use crate::providers::OAuthProvider;
 use crate::types::{JsonObject, TokenSet, User};
 
 /// The tenant used when none is given (multi-tenant and personal accounts).
-pub const DEFAULT_TENANT: &str = "common";
+const DEFAULT_TENANT: &str = "common";
 
 /// Options of the [`microsoft_entra_id()`] preset.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MicrosoftEntraIdOptions {
     /// Directory (tenant) id or domain; the issuer becomes
-    /// `https://login.microsoftonline.com/<tenant>/v2.0`. `None`: [`DEFAULT_TENANT`].
+    /// `https://login.microsoftonline.com/<tenant>/v2.0`. `None`: `common`.
     pub tenant: Option<String>,
     /// A complete issuer URL (Auth.js `issuer`); wins over `tenant`.
     pub issuer: Option<String>,

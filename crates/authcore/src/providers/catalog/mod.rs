@@ -10,9 +10,9 @@
 //! Anything else can be overridden with the builder methods afterwards.
 //!
 //! Every OAuth 2 and OpenID Connect provider id of `@auth/core` 0.41.3 is here (93 ids,
-//! listed with their settings in `docs/providers.md`): the brands with quirks of their own
-//! have a module ([`mod@github`], [`mod@discord`], [`mod@apple`] …), the others are in
-//! [`oauth_brands`] and [`oidc_brands`]; [`oidc()`] is a plain `type: "oidc"` provider.
+//! listed with their settings in `docs/providers.md`), each a function of this module named
+//! after it ([`github()`], [`discord()`], [`apple()`] …, with options types for the brands
+//! that take them); [`oidc()`] is a plain `type: "oidc"` provider.
 //! The email ids map onto [`email::services`](crate::providers::email::services) (HTTP
 //! services) and `authcore-smtp` (`nodemailer`, `email`), `passkey` onto
 //! [`WebAuthnProvider::passkey`](crate::providers::WebAuthnProvider::passkey).
@@ -45,18 +45,20 @@
 //! # let _ = config;
 //! ```
 
-pub mod apple;
-pub mod auth0;
-pub mod discord;
-pub mod github;
-pub mod gitlab;
-pub mod google;
-pub mod keycloak;
-pub mod microsoft_entra_id;
-pub mod oauth_brands;
-pub mod oidc;
-pub mod oidc_brands;
-pub mod okta;
+// The presets' modules are private: each preset (and its options) has one public path,
+// `catalog::<preset>`.
+mod apple;
+mod auth0;
+mod discord;
+mod github;
+mod gitlab;
+mod google;
+mod keycloak;
+mod microsoft_entra_id;
+mod oauth_brands;
+mod oidc;
+mod oidc_brands;
+mod okta;
 
 #[cfg(test)]
 mod docs;

@@ -118,7 +118,7 @@ pub fn azure_devops(scope: Option<&str>) -> OAuthProvider {
         (status, body)
     })
     .token_request(|p: TokenRequestParams, http| async move {
-        let body = form_urlencoded::Serializer::new(String::new())
+        let body = url::form_urlencoded::Serializer::new(String::new())
             .append_pair(
                 "client_assertion_type",
                 "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
@@ -253,7 +253,7 @@ pub fn bungie(api_key: impl Into<String>) -> OAuthProvider {
 
 /// A path segment with everything but unreserved characters percent-encoded.
 fn urlencoding_path(segment: &str) -> String {
-    form_urlencoded::byte_serialize(segment.as_bytes())
+    url::form_urlencoded::byte_serialize(segment.as_bytes())
         .collect::<String>()
         .replace('+', "%20")
 }
@@ -1217,7 +1217,7 @@ pub fn wordpress() -> OAuthProvider {
 pub fn workos(issuer: Option<&str>, connection: Option<&str>) -> OAuthProvider {
     let b = base(issuer.unwrap_or("https://api.workos.com/"));
     let connection: String =
-        form_urlencoded::byte_serialize(connection.unwrap_or_default().as_bytes()).collect();
+        url::form_urlencoded::byte_serialize(connection.unwrap_or_default().as_bytes()).collect();
     oauth2(
         "workos",
         "WorkOS",

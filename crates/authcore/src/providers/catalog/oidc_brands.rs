@@ -142,7 +142,7 @@ pub fn fusionauth(issuer: &str, tenant_id: Option<&str>) -> OAuthProvider {
             "picture",
         ));
     if let Some(tenant) = tenant_id {
-        let q: String = form_urlencoded::byte_serialize(tenant.as_bytes()).collect();
+        let q: String = url::form_urlencoded::byte_serialize(tenant.as_bytes()).collect();
         p = p
             .well_known(format!("{b}/.well-known/openid-configuration?tenantId={q}"))
             .authorization_param("tenantId", tenant);

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::path_value;
 use crate::error::BoxError;
-use crate::oauth::HttpClient;
+use crate::http_client::HttpClient;
 use crate::types::JsonObject;
 
 /// A request with `Accept: application/json` and, when given, the bearer token.

@@ -2,7 +2,7 @@
 //! the sign-in link is sent by a pluggable sender (Auth.js `sendVerificationRequest`).
 //!
 //! ```
-//! use authcore::providers::EmailProvider;
+//! use authcore::providers::email::EmailProvider;
 //! let email = EmailProvider::new("Auth <no-reply@example.com>").send_verification_request(|request| async move {
 //!     // deliver `request.url` to `request.identifier` (SMTP, an HTTP API …)
 //!     let _ = request;
@@ -240,7 +240,7 @@ impl EmailProvider {
     /// a failure is logged and never undoes the change.
     ///
     /// ```
-    /// use authcore::providers::EmailProvider;
+    /// use authcore::providers::email::EmailProvider;
     /// let email = EmailProvider::new("Auth <no-reply@example.com>")
     ///     .send_security_notice(|notice| async move {
     ///         // deliver `notice.subject`, `notice.text` and `notice.html` to `notice.to`
@@ -264,7 +264,7 @@ impl EmailProvider {
     /// Replaces the default address normaliser (Auth.js `normalizeIdentifier`).
     ///
     /// ```
-    /// use authcore::providers::{EmailProvider, email::{InvalidEmail, normalize_email}};
+    /// use authcore::providers::email::{EmailProvider, InvalidEmail, normalize_email};
     /// // Allow only one domain.
     /// let p = EmailProvider::new("a@example.com").normalize_identifier(|input| {
     ///     let email = normalize_email(input)?;

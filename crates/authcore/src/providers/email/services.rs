@@ -247,7 +247,7 @@ impl EmailService {
                     } else {
                         format!("{} <{from}>", request.provider_name)
                     };
-                    let form = form_urlencoded::Serializer::new(String::new())
+                    let form = url::form_urlencoded::Serializer::new(String::new())
                         .append_pair("from", &sender)
                         .append_pair("to", to)
                         .append_pair("subject", &mail.subject)
@@ -458,7 +458,9 @@ mod tests {
             req.uri(),
             "https://api.eu.mailgun.net/v3/mg.example.com/messages"
         );
-        let form: Vec<(String, String)> = form_urlencoded::parse(req.body()).into_owned().collect();
+        let form: Vec<(String, String)> = url::form_urlencoded::parse(req.body())
+            .into_owned()
+            .collect();
         assert_eq!(
             form[0],
             ("from".into(), "Mailgun <me@mg.example.com>".into())

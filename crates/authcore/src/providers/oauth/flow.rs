@@ -10,10 +10,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use bytes::Bytes;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::{ClientAuthMethod, OAuthProvider};
-use crate::oauth::{HttpClient, Metadata, OAuthError, discover, form_encode, get_json};
+use crate::http_client::HttpClient;
+use crate::oauth::{Metadata, OAuthError, discover, form_encode, get_json};
 use crate::types::{JsonObject, ProviderType, TokenSet};
 
 /// Endpoints and issuer facts for one flow.
@@ -117,7 +117,7 @@ pub(crate) struct CheckValues<'a> {
 /// PKCE: a 43-char verifier and its S256 challenge.
 pub(crate) fn pkce_pair() -> (String, String) {
     let verifier = crate::random::b64url_token::<32>();
-    let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    let challenge = URL_SAFE_NO_PAD.encode(crate::crypto::sha256(verifier.as_bytes()));
     (verifier, challenge)
 }
 
@@ -220,7 +220,7 @@ pub(crate) fn token_request(
     token_endpoint: &str,
     grant: Grant<'_>,
 ) -> Result<http::Request<Bytes>, OAuthError> {
-    let mut form = form_urlencoded::Serializer::new(String::new());
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
     match grant {
         Grant::Code {
             code,
@@ -555,7 +555,10 @@ mod tests {
     fn pkce_challenge_is_s256_of_verifier() {
         let (v, c) = pkce_pair();
         assert_eq!(v.len(), 43);
-        assert_eq!(c, URL_SAFE_NO_PAD.encode(Sha256::digest(v.as_bytes())));
+        assert_eq!(
+            c,
+            URL_SAFE_NO_PAD.encode(crate::crypto::sha256(v.as_bytes()))
+        );
     }
 
     #[test]

@@ -13,7 +13,8 @@ use std::time::Duration;
 use futures_util::FutureExt as _;
 
 use super::flow::{self, Grant};
-use crate::oauth::{HttpClient, OAuthError};
+use crate::http_client::HttpClient;
+use crate::oauth::OAuthError;
 pub(crate) use crate::oauth::{REFRESH_WINDOW, RefreshFailure, RefreshResult};
 use crate::providers::OAuthProvider;
 use crate::ratelimit::RateLimitStore;
@@ -59,8 +60,7 @@ pub(crate) fn is_due(expires_at: Option<i64>, now: i64, margin: Duration) -> boo
 /// The hex SHA-256 of a refresh token: the key of its flight and claim (the token itself
 /// is never stored).
 fn token_hash(refresh_token: &str) -> String {
-    use sha2::Digest as _;
-    hex::encode(sha2::Sha256::digest(refresh_token.as_bytes()))
+    crate::crypto::sha256_hex(refresh_token.as_bytes())
 }
 
 /// New tokens for `refresh_token` of provider `p`, sharing the token request with every
