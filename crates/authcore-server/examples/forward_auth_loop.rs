@@ -6,7 +6,7 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use authcore_server::ServerConfig;
-use authcore_server::gateway::{GatewayState, nginx};
+use authcore_gateway::{GatewayState, nginx};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 

@@ -24,7 +24,9 @@ use authcore::types::{PagesOptions, Theme};
 
 use crate::config_file::{ConfigFile, ConfigFileError};
 use crate::config_value as value;
-use crate::{gateway, ops, serve};
+use crate::{ops, serve};
+use authcore_gateway as gateway;
+use authcore_oidc_provider as oidc_provider;
 
 /// Listen address when neither `AUTHCORE_ADDR` nor `[server] addr` is set.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
@@ -70,9 +72,9 @@ pub struct ServerConfig {
     /// The single sign-on gateway ([`gateway`]), when `[gateway]` or its variables ask
     /// for it.
     pub gateway: Option<Arc<gateway::Gateway>>,
-    /// authcore as an OpenID Provider ([`crate::provider`]), when `[oidc_provider]` asks
+    /// authcore as an OpenID Provider ([`authcore_oidc_provider`]), when `[oidc_provider]` asks
     /// for it.
-    pub oidc_provider: Option<Arc<crate::provider::OpenIdProvider>>,
+    pub oidc_provider: Option<Arc<oidc_provider::OpenIdProvider>>,
     /// Where `/metrics` is served (`AUTHCORE_METRICS_ADDR`, `[server] metrics_addr`); none:
     /// no metrics are kept.
     pub metrics_addr: Option<SocketAddr>,
@@ -177,7 +179,7 @@ pub enum ServerConfigError {
     Gateway(#[from] gateway::GatewayError),
     /// The OpenID Provider section.
     #[error("OpenID Provider: {0}")]
-    Provider(#[from] crate::provider::ProviderError),
+    Provider(#[from] oidc_provider::ProviderError),
 }
 
 /// The environment as a source of settings.
@@ -438,27 +440,25 @@ impl ServerConfig {
                     "rules on allow_providers or allow_groups need JWT sessions, which carry them: set AUTHCORE_DATABASE_URL=none (or [server] database_url = \"none\")".into(),
                 ).into());
             }
-            Some(Arc::new(g))
+            Some(Arc::new(g.on_decision(ops::count_forward_auth_decision)))
         } else {
             None
         };
         // The provider is on with its section, or with its signing keys in the environment.
         let oidc_section = file.oidc_provider.or_else(|| {
-            env.get(crate::provider::SIGNING_KEYS_VAR)
+            env.get(oidc_provider::SIGNING_KEYS_VAR)
                 .filter(|v| !v.trim().is_empty())
-                .map(|_| crate::provider::ProviderSection::default())
+                .map(|_| oidc_provider::ProviderSection::default())
         });
         let oidc_provider = match oidc_section {
             Some(section) => {
                 if database_url.is_none() || two_factor.is_none() {
-                    return Err(crate::provider::ProviderError::Invalid(
+                    return Err(oidc_provider::ProviderError::Invalid(
                         "needs a database (AUTHCORE_DATABASE_URL) and second factors on (the default with one): the users, and how and when they signed in".into(),
                     )
                     .into());
                 }
-                Some(Arc::new(crate::provider::OpenIdProvider::new(
-                    &env, section,
-                )?))
+                Some(Arc::new(oidc_provider::OpenIdProvider::new(&env, section)?))
             }
             None => None,
         };

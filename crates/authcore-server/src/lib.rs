@@ -35,9 +35,7 @@ use axum::routing::get;
 pub mod config;
 pub mod config_file;
 mod config_value;
-pub mod gateway;
 pub mod ops;
-pub mod provider;
 pub mod serve;
 mod server;
 pub use config::{

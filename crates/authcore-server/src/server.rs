@@ -16,7 +16,7 @@ use subtle::ConstantTimeEq;
 use tower::util::Either;
 
 use crate::{
-    DEMO_EMAIL, DEMO_USERNAME, HostTrust, ServerConfig, email_provider, gateway, host_trust,
+    DEMO_EMAIL, DEMO_USERNAME, HostTrust, ServerConfig, email_provider, host_trust,
     oauth_providers, ops, redact_url_password, request_log_enabled, router,
 };
 
@@ -106,7 +106,7 @@ impl Server {
 
     /// The server's application: the demo pages, authcore's routes and the account routes
     /// ([`router`](crate::router)), the gateway's routes when one is configured
-    /// ([`gateway::routes`]), the probes `/healthz` and `/readyz` ([`ops::probe_routes`],
+    /// ([`authcore_gateway::routes`]), the probes `/healthz` and `/readyz` ([`ops::probe_routes`],
     /// the latter pinging the database), and, when [`ServerConfig::metrics_addr`] is set,
     /// request counts and latencies per route ([`ops::with_http_metrics`]; the `/metrics`
     /// listener itself is the binary's).
@@ -156,20 +156,20 @@ impl ServerConfig {
         let base_path = auth.config().base_path().to_owned();
         let app = router(auth.clone());
         let app = match gateway {
-            Some(gateway) => app.merge(gateway::routes(gateway::GatewayState {
+            Some(gateway) => app.merge(authcore_gateway::routes(authcore_gateway::GatewayState {
                 auth: auth.clone(),
                 gateway,
             })),
             None => app,
         };
         let app = match (oidc_provider, &database) {
-            (Some(provider), Some(db)) => {
-                app.merge(crate::provider::routes(crate::provider::ProviderState {
+            (Some(provider), Some(db)) => app.merge(authcore_oidc_provider::routes(
+                authcore_oidc_provider::ProviderState {
                     auth: auth.clone(),
                     provider,
                     users: Arc::new(db.clone()),
-                }))
-            }
+                },
+            )),
             _ => app,
         };
         let app = app.merge(ops::probe_routes(ops::Readiness::new(database)));
@@ -350,7 +350,7 @@ fn demo_auth(
     let back_channel = config
         .oidc_provider
         .clone()
-        .map(crate::provider::BackChannelLogout::new);
+        .map(authcore_oidc_provider::BackChannelLogout::new);
     if let Some(events) = &back_channel {
         builder = builder.events(events.clone());
     }

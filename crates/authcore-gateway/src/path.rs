@@ -53,7 +53,7 @@ pub enum PathRefusal {
 /// or why it is refused.
 ///
 /// ```
-/// use authcore_server::gateway::path::{judged_path, PathRefusal};
+/// use authcore_gateway::path::{judged_path, PathRefusal};
 /// assert_eq!(judged_path("/public//app%2Ecss").unwrap(), "/public/app.css");
 /// assert_eq!(judged_path("/public/..%2fsecret"), Err(PathRefusal::DotSegment));
 /// ```

@@ -1,4 +1,4 @@
-//! `authcore-server` as a single sign-on gateway in front of applications that do not know
+//! authcore as a single sign-on gateway in front of applications that do not know
 //! about authentication: nginx (`auth_request`), Caddy (`forward_auth`) and Traefik
 //! (`ForwardAuth`) ask their own endpoint ([`NGINX_PATH`], [`CADDY_PATH`], [`TRAEFIK_PATH`])
 //! about each request; each endpoint reads only the headers its proxy sets
@@ -11,6 +11,7 @@
 //! Configured by the `[gateway]` section of the configuration file (rules, header names)
 //! and the variables `AUTHCORE_COOKIE_DOMAIN`, `AUTHCORE_ALLOWED_REDIRECT_HOSTS`,
 //! `AUTHCORE_GATEWAY_DEFAULT` and `AUTHCORE_GATEWAY_SIGNING_KEYS`, which win over the file.
+#![forbid(unsafe_code)]
 
 pub mod identity;
 pub mod original;
@@ -31,7 +32,8 @@ use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::Value;
 
-use identity::{HeaderNames, SigningKeys, identity_of};
+use authcore_keys::{KeyError, SigningKeys, unix_time};
+use identity::{HeaderNames, IdentitySigner, identity_of};
 use original::{Convention, OriginalRequest, original_request};
 use rules::{AccessRules, Decision, HostList, Identity, Policy, RuleConfig, Unauthenticated};
 
@@ -91,7 +93,7 @@ pub enum GatewayError {
     Rule(#[from] rules::RuleError),
     /// The signing keys.
     #[error(transparent)]
-    Key(#[from] identity::KeyError),
+    Key(#[from] KeyError),
     /// Anything else.
     #[error("[gateway] {0}")]
     Invalid(String),
@@ -102,13 +104,25 @@ pub enum GatewayError {
 pub struct Gateway {
     rules: AccessRules,
     headers: HeaderNames,
-    keys: Option<SigningKeys>,
+    keys: Option<IdentitySigner>,
     jwt_ttl: i64,
     redirect_hosts: HostList,
     cookie_domain: Option<String>,
     groups_claim: Option<String>,
     /// `<AUTH_URL>` (origin and base path), for sign-in URLs and the JWT issuer.
     auth_url: String,
+    /// Told each forward-auth decision (the host's metrics).
+    on_decision: Option<DecisionHook>,
+}
+
+/// A host's function told the label of each forward-auth decision.
+#[derive(Clone)]
+struct DecisionHook(Arc<dyn Fn(&'static str) + Send + Sync>);
+
+impl std::fmt::Debug for DecisionHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DecisionHook")
+    }
 }
 
 /// A comma-separated list variable (blank entries dropped); `None` when unset or blank.
@@ -188,7 +202,7 @@ impl Gateway {
         let keys = if key_paths.is_empty() {
             None
         } else {
-            Some(SigningKeys::load(&key_paths)?)
+            Some(IdentitySigner::new(SigningKeys::load(&key_paths)?))
         };
         let jwt_ttl = section.jwt_ttl.unwrap_or(DEFAULT_JWT_TTL_SECS);
         if !(1..=3600).contains(&jwt_ttl) {
@@ -205,7 +219,24 @@ impl Gateway {
             cookie_domain,
             groups_claim: section.groups_claim,
             auth_url,
+            on_decision: None,
         })
+    }
+
+    /// Calls `hook` with the label of each forward-auth decision (`allow`, `sign_in`,
+    /// `step_up`, `forbidden`, `bad_request`, `error`), for a host's metrics. nginx's second request for the page
+    /// of a 401 or 403 ([`NGINX_ANSWER_PATH`]) is not a decision of its own.
+    #[must_use]
+    pub fn on_decision(mut self, hook: impl Fn(&'static str) + Send + Sync + 'static) -> Self {
+        self.on_decision = Some(DecisionHook(Arc::new(hook)));
+        self
+    }
+
+    /// Tells the host's hook, if any, of one decision.
+    fn count_decision(&self, decision: &'static str) {
+        if let Some(hook) = &self.on_decision {
+            (hook.0)(decision);
+        }
     }
 
     /// The session cookie's `Domain`, if any.
@@ -419,7 +450,7 @@ enum Verdict {
 }
 
 impl Verdict {
-    /// The `decision` label of [`crate::ops::FORWARD_AUTH_DECISIONS`].
+    /// The label a host's [`Gateway::on_decision`] is told.
     fn label(&self) -> &'static str {
         match self {
             Verdict::Allow(..) => "allow",
@@ -559,7 +590,7 @@ fn respond(gateway: &Gateway, verdict: Verdict, answer: Answer, request: &Header
             let jwt = match (&gateway.keys, &who) {
                 (Some(keys), Some(who)) => {
                     let origin = format!("{}://{}", original.scheme, original.host);
-                    match keys.sign(who, &gateway.auth_url, &origin, time_now(), gateway.jwt_ttl) {
+                    match keys.sign(who, &gateway.auth_url, &origin, unix_time(), gateway.jwt_ttl) {
                         Ok(jwt) => HeaderValue::try_from(jwt).ok(),
                         Err(e) => {
                             tracing::error!(error = %e, "forward-auth: cannot sign the identity");
@@ -649,7 +680,7 @@ async fn forward_auth(
     let (verdict, set_cookie) = judge(&state, convention, &uri, &headers).await;
     let second_look = convention == Convention::Nginx && answer == Answer::Whole;
     if !second_look {
-        count_decision(verdict.label());
+        state.gateway.count_decision(verdict.label());
     }
     let mut response = respond(&state.gateway, verdict, answer, &headers);
     // A refreshed session cookie goes back through the proxy.
@@ -688,11 +719,11 @@ pub async fn forwarded(
 
 /// [`FORWARD_AUTH_PATH`]: a configuration error. It read whichever convention's headers a
 /// request carried, and Caddy and Traefik pass the client's headers on.
-pub async fn retired() -> Response {
+pub async fn retired(State(state): State<GatewayState>) -> Response {
     tracing::warn!(
         "a proxy asked /forward-auth, which is retired: point nginx at {NGINX_PATH}, Caddy at {CADDY_PATH}, Traefik at {TRAEFIK_PATH} (docs/gateway.md)"
     );
-    count_decision("bad_request");
+    state.gateway.count_decision("bad_request");
     (
         StatusCode::BAD_REQUEST,
         format!(
@@ -700,11 +731,6 @@ pub async fn retired() -> Response {
         ),
     )
         .into_response()
-}
-
-/// Counts one forward-auth answer ([`crate::ops::FORWARD_AUTH_DECISIONS`]).
-fn count_decision(decision: &'static str) {
-    metrics::counter!(crate::ops::FORWARD_AUTH_DECISIONS, "decision" => decision).increment(1);
 }
 
 /// `GET /.well-known/jwks.json`: the public keys of the signed identity.
@@ -715,7 +741,7 @@ pub async fn jwks(State(state): State<GatewayState>) -> Response {
                 (header::CACHE_CONTROL, "max-age=300"),
                 (header::CONTENT_TYPE, "application/jwk-set+json"),
             ],
-            keys.jwks().to_string(),
+            keys.keys().jwks().to_string(),
         )
             .into_response(),
         None => StatusCode::NOT_FOUND.into_response(),
@@ -733,11 +759,4 @@ pub fn routes(state: GatewayState) -> axum::Router {
         .route(TRAEFIK_PATH, any(forwarded))
         .route(JWKS_PATH, get(jwks))
         .with_state(state)
-}
-
-/// Seconds since 1970 (0 before it, `i64::MAX` past it).
-pub(crate) fn time_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }

@@ -24,6 +24,7 @@
 //! Needs a database (the users and their ids) and second factors on (the default with a
 //! database): sessions then record when and how their user signed in, for `auth_time`,
 //! `amr`, `max_age` and `prompt=login`.
+#![forbid(unsafe_code)]
 
 pub mod clients;
 pub mod grant;
@@ -47,8 +48,7 @@ use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::gateway::identity::{KeyError, SigningKeys};
-use crate::gateway::time_now;
+use authcore_keys::{KeyError, SigningKeys, unix_time};
 use clients::{
     AuthMethod, ClientConfig, ClientError, Clients, GrantType, LifetimeSettings, Lifetimes,
 };
@@ -478,7 +478,7 @@ async fn authorize(
             return StatusCode::SERVICE_UNAVAILABLE.into_response();
         }
     };
-    let now = time_now();
+    let now = unix_time();
     let auth_time = lookup.sign_in.as_ref().and_then(|i| i.auth_time);
     let user = lookup.user_id.clone().filter(|_| lookup.session.is_some());
     let sign_in = SignIn {
@@ -826,7 +826,7 @@ async fn authenticated_client<'a>(
 ) -> Result<ClientForm<'a>, Box<Response>> {
     let form = client_form(&s.provider, headers, body)?;
     if let Some((jti, exp)) = &form.assertion {
-        let ttl = secs(exp.saturating_sub(time_now()).max(0) + 60);
+        let ttl = secs(exp.saturating_sub(unix_time()).max(0) + 60);
         let key = client_key(jti, form.client.id());
         if !s.first_use(USED_ASSERTION, &key, ttl).await? {
             tracing::warn!(client = %form.client.id(), "oidc provider: a client assertion was replayed");
@@ -1000,7 +1000,7 @@ fn assertion_form<'a>(
     else {
         return Err(client_authentication_failed());
     };
-    match client.verify_assertion(assertion, &provider.issuer, time_now()) {
+    match client.verify_assertion(assertion, &provider.issuer, unix_time()) {
         Ok(used) => Ok(ClientForm {
             client,
             params,
@@ -1232,7 +1232,7 @@ impl ProviderState {
         }
         let p = &self.provider;
         let ttl = p.lifetimes_of(form.client).access_token;
-        let now = time_now();
+        let now = unix_time();
         let access = AccessTokenClaims {
             iss: p.issuer.clone(),
             aud: p.url(USERINFO_PATH),
@@ -1264,7 +1264,7 @@ impl ProviderState {
     fn user_tokens(&self, client: &clients::Client, t: UserTokens<'_>) -> Answer {
         let p = &self.provider;
         let ttl = p.lifetimes_of(client);
-        let now = time_now();
+        let now = unix_time();
         let scope = t.scopes.join(" ");
         let access = AccessTokenClaims {
             iss: p.issuer.clone(),
@@ -1676,7 +1676,7 @@ async fn revoke(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes)
         Err(answer) => return *answer,
     };
     if let Some(claims) = claims {
-        let left = claims.exp.saturating_sub(time_now()).max(1).unsigned_abs();
+        let left = claims.exp.saturating_sub(unix_time()).max(1).unsigned_abs();
         if let Err(e) = s
             .auth
             .mark(REVOKED, &claims.jti, std::time::Duration::from_secs(left))
@@ -1972,7 +1972,7 @@ impl BackChannelLogout {
         };
         let p = &self.provider;
         let jti = random_token().ok_or("no randomness")?;
-        let claims = LogoutTokenClaims::new(&p.issuer, client.id(), user, sid, &jti, time_now());
+        let claims = LogoutTokenClaims::new(&p.issuer, client.id(), user, sid, &jti, unix_time());
         let token = p
             .keys
             .sign_claims_as(client.id_token_alg(), Some("logout+jwt"), &claims)

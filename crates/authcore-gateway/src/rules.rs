@@ -3,7 +3,7 @@
 //! endpoint hands in the original request and the identity, and gets a [`Decision`].
 //!
 //! ```
-//! use authcore_server::gateway::rules::{AccessRules, Decision, Identity, Policy, RuleConfig};
+//! use authcore_gateway::rules::{AccessRules, Decision, Identity, Policy, RuleConfig};
 //!
 //! #[derive(serde::Deserialize)]
 //! struct File { rules: Vec<RuleConfig> }
