@@ -264,40 +264,22 @@ struct SignedClaims<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, RsaKeyPair};
     use base64::Engine as _;
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use serde_json::json;
     use std::path::Path;
 
     /// A key made with `openssl genpkey -algorithm ed25519` (a test key, nothing signs with
-    /// it elsewhere); P-256 keys are made per test.
+    /// it elsewhere).
     const ED25519: &str = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIDVxnv4w4wgPqJ158P31oPHcIhs3jJ0M3H9yYO2Z5T+g\n-----END PRIVATE KEY-----\n";
 
+    /// P-256 and RSA test keys made with `openssl genpkey` (nothing signs with them elsewhere).
     fn p256_pem() -> Vec<u8> {
-        let rng = aws_lc_rs::rand::SystemRandom::new();
-        let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
-        pem(doc.as_ref())
+        include_bytes!("../testdata/p256.pem").to_vec()
     }
 
     fn rsa_pem() -> Vec<u8> {
-        use aws_lc_rs::encoding::AsDer as _;
-        let pair = RsaKeyPair::generate(aws_lc_rs::rsa::KeySize::Rsa2048).unwrap();
-        pem(pair.as_der().unwrap().as_ref())
-    }
-
-    fn pem(der: &[u8]) -> Vec<u8> {
-        let b64 = base64::engine::general_purpose::STANDARD.encode(der);
-        let lines: Vec<&str> = b64
-            .as_bytes()
-            .chunks(64)
-            .map(|c| std::str::from_utf8(c).unwrap())
-            .collect();
-        format!(
-            "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
-            lines.join("\n")
-        )
-        .into_bytes()
+        include_bytes!("../testdata/rsa.pem").to_vec()
     }
 
     fn who() -> Identity {
@@ -374,7 +356,8 @@ mod tests {
                 )
                 .unwrap();
             let header = jsonwebtoken::decode_header(&token).unwrap();
-            let jwks: jsonwebtoken::jwk::JwkSet = serde_json::from_value(keys.keys().jwks()).unwrap();
+            let jwks: jsonwebtoken::jwk::JwkSet =
+                serde_json::from_value(keys.keys().jwks()).unwrap();
             assert_eq!(jwks.keys.len(), 2);
             let jwk = jwks.find(header.kid.as_deref().unwrap()).unwrap();
             let mut validation = jsonwebtoken::Validation::new(header.alg);

@@ -1,22 +1,48 @@
 //! authcore as a single sign-on gateway in front of applications that do not know
 //! about authentication: nginx (`auth_request`), Caddy (`forward_auth`) and Traefik
 //! (`ForwardAuth`) ask their own endpoint ([`NGINX_PATH`], [`CADDY_PATH`], [`TRAEFIK_PATH`])
-//! about each request; each endpoint reads only the headers its proxy sets
-//! ([`original`]), the path is judged in one unambiguous form ([`path`]), authcore reads
-//! the session, evaluates the [access rules](rules), and answers allow (2xx with identity
-//! headers and, optionally, a signed identity JWT), sign in first (a redirect to the sign-in
-//! page, or 401 for API calls), forbidden (403), or refused (400 / 431 for what it will not
-//! judge). `docs/gateway.md` has the proxy configurations.
+//! about each request; each endpoint reads only the headers its proxy sets, the path is
+//! judged in one unambiguous form, authcore reads the session, evaluates the access rules
+//! ([`RuleConfig`]), and answers allow (2xx with identity headers and, optionally, a signed
+//! identity JWT), sign in first (a redirect to the sign-in page, or 401 for API calls),
+//! forbidden (403), or refused (400 / 431 for what it will not judge). `docs/gateway.md`
+//! has the proxy configurations.
 //!
-//! Configured by the `[gateway]` section of the configuration file (rules, header names)
-//! and the variables `AUTHCORE_COOKIE_DOMAIN`, `AUTHCORE_ALLOWED_REDIRECT_HOSTS`,
-//! `AUTHCORE_GATEWAY_DEFAULT` and `AUTHCORE_GATEWAY_SIGNING_KEYS`, which win over the file.
+//! Configured by a [`GatewaySection`] (the `[gateway]` section of authcore-server's
+//! configuration file: rules, header names) and the variables `AUTHCORE_COOKIE_DOMAIN`,
+//! `AUTHCORE_ALLOWED_REDIRECT_HOSTS`, `AUTHCORE_GATEWAY_DEFAULT` and
+//! `AUTHCORE_GATEWAY_SIGNING_KEYS`, which win over it. A host builds the [`Gateway`] before
+//! its [`Auth`] handler (whose sessions must carry what the rules read: see
+//! [`Gateway::callbacks`]), then merges [`Gateway::router`] beside authcore's routes:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use authcore::{Auth, AuthConfig};
+//! use authcore::env::Env;
+//! use authcore_gateway::{Gateway, GatewaySection};
+//!
+//! let env = Env::from_pairs([("AUTH_URL", "https://auth.example.com/auth")]);
+//! let gateway = Arc::new(
+//!     Gateway::new(&env, GatewaySection::default())?
+//!         .on_decision(|decision| println!("forward auth: {decision}")),
+//! );
+//! let config = AuthConfig::builder()
+//!     .secret("a secret of at least 32 characters, random")
+//!     .callbacks(gateway.callbacks(false))
+//!     .env_defaults(&env)
+//!     .build()?;
+//! let app: axum::Router = gateway.router(Auth::new(config));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![forbid(unsafe_code)]
 
-pub mod identity;
-pub mod original;
-pub mod path;
-pub mod rules;
+mod identity;
+mod original;
+mod path;
+mod rules;
+
+pub use identity::HeaderNames;
+pub use rules::{Policy, RuleConfig, RuleError, Unauthenticated};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -33,9 +59,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use authcore_keys::{KeyError, SigningKeys, unix_time};
-use identity::{HeaderNames, IdentitySigner, identity_of};
+use identity::{IdentitySigner, identity_of};
 use original::{Convention, OriginalRequest, original_request};
-use rules::{AccessRules, Decision, HostList, Identity, Policy, RuleConfig, Unauthenticated};
+use rules::{AccessRules, Decision, HostList, Identity};
 
 /// The endpoint that read whichever convention's headers a request carried; it now only
 /// answers a configuration error naming the per-proxy endpoints.
@@ -90,7 +116,7 @@ pub struct GatewaySection {
 pub enum GatewayError {
     /// A rule.
     #[error(transparent)]
-    Rule(#[from] rules::RuleError),
+    Rule(#[from] RuleError),
     /// The signing keys.
     #[error(transparent)]
     Key(#[from] KeyError),
@@ -417,11 +443,11 @@ fn forbidden_page(
 
 /// The state of the gateway routes.
 #[derive(Clone, Debug)]
-pub struct GatewayState {
+struct GatewayState {
     /// The authcore handler (session reads).
-    pub auth: Auth,
+    auth: Auth,
     /// The gateway.
-    pub gateway: Arc<Gateway>,
+    gateway: Arc<Gateway>,
 }
 
 /// What the gateway says about one request.
@@ -590,7 +616,13 @@ fn respond(gateway: &Gateway, verdict: Verdict, answer: Answer, request: &Header
             let jwt = match (&gateway.keys, &who) {
                 (Some(keys), Some(who)) => {
                     let origin = format!("{}://{}", original.scheme, original.host);
-                    match keys.sign(who, &gateway.auth_url, &origin, unix_time(), gateway.jwt_ttl) {
+                    match keys.sign(
+                        who,
+                        &gateway.auth_url,
+                        &origin,
+                        unix_time(),
+                        gateway.jwt_ttl,
+                    ) {
                         Ok(jwt) => HeaderValue::try_from(jwt).ok(),
                         Err(e) => {
                             tracing::error!(error = %e, "forward-auth: cannot sign the identity");
@@ -694,32 +726,24 @@ async fn forward_auth(
 }
 
 /// [`NGINX_PATH`]: the decision for nginx's `auth_request`.
-pub async fn nginx(State(state): State<GatewayState>, uri: Uri, headers: HeaderMap) -> Response {
+async fn nginx(State(state): State<GatewayState>, uri: Uri, headers: HeaderMap) -> Response {
     forward_auth(state, Convention::Nginx, Answer::StatusOnly, uri, headers).await
 }
 
 /// [`NGINX_ANSWER_PATH`]: what nginx shows for a 401 or 403 of [`NGINX_PATH`].
-pub async fn nginx_answer(
-    State(state): State<GatewayState>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
+async fn nginx_answer(State(state): State<GatewayState>, uri: Uri, headers: HeaderMap) -> Response {
     forward_auth(state, Convention::Nginx, Answer::Whole, uri, headers).await
 }
 
 /// [`CADDY_PATH`] and [`TRAEFIK_PATH`]: the decision for Caddy's `forward_auth` and
 /// Traefik's `ForwardAuth`.
-pub async fn forwarded(
-    State(state): State<GatewayState>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
+async fn forwarded(State(state): State<GatewayState>, uri: Uri, headers: HeaderMap) -> Response {
     forward_auth(state, Convention::Forwarded, Answer::Whole, uri, headers).await
 }
 
 /// [`FORWARD_AUTH_PATH`]: a configuration error. It read whichever convention's headers a
 /// request carried, and Caddy and Traefik pass the client's headers on.
-pub async fn retired(State(state): State<GatewayState>) -> Response {
+async fn retired(State(state): State<GatewayState>) -> Response {
     tracing::warn!(
         "a proxy asked /forward-auth, which is retired: point nginx at {NGINX_PATH}, Caddy at {CADDY_PATH}, Traefik at {TRAEFIK_PATH} (docs/gateway.md)"
     );
@@ -734,7 +758,7 @@ pub async fn retired(State(state): State<GatewayState>) -> Response {
 }
 
 /// `GET /.well-known/jwks.json`: the public keys of the signed identity.
-pub async fn jwks(State(state): State<GatewayState>) -> Response {
+async fn jwks(State(state): State<GatewayState>) -> Response {
     match &state.gateway.keys {
         Some(keys) => (
             [
@@ -748,15 +772,23 @@ pub async fn jwks(State(state): State<GatewayState>) -> Response {
     }
 }
 
-/// The gateway's routes.
-pub fn routes(state: GatewayState) -> axum::Router {
-    use axum::routing::{any, get};
-    axum::Router::new()
-        .route(FORWARD_AUTH_PATH, any(retired))
-        .route(NGINX_PATH, any(nginx))
-        .route(NGINX_ANSWER_PATH, any(nginx_answer))
-        .route(CADDY_PATH, any(forwarded))
-        .route(TRAEFIK_PATH, any(forwarded))
-        .route(JWKS_PATH, get(jwks))
-        .with_state(state)
+impl Gateway {
+    /// The gateway's routes, to merge into the host's router beside `auth`'s routes: the
+    /// forward-auth endpoints of each proxy and the signing keys' JWK Set. `auth` is the
+    /// handler configured with [`Gateway::callbacks`], which reads the sessions.
+    pub fn router(self: &Arc<Self>, auth: Auth) -> axum::Router {
+        use axum::routing::{any, get};
+        let state = GatewayState {
+            auth,
+            gateway: Arc::clone(self),
+        };
+        axum::Router::new()
+            .route(FORWARD_AUTH_PATH, any(retired))
+            .route(NGINX_PATH, any(nginx))
+            .route(NGINX_ANSWER_PATH, any(nginx_answer))
+            .route(CADDY_PATH, any(forwarded))
+            .route(TRAEFIK_PATH, any(forwarded))
+            .route(JWKS_PATH, get(jwks))
+            .with_state(state)
+    }
 }

@@ -386,5 +386,4 @@ mod tests {
             "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k"
         );
     }
-
 }

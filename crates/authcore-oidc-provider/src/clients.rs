@@ -287,6 +287,7 @@ impl Client {
     }
 
     /// Its keys, for `private_key_jwt`.
+    #[cfg(test)]
     pub fn keys(&self) -> Option<&Jwks> {
         self.keys.as_deref()
     }
@@ -581,11 +582,6 @@ impl Clients {
     /// The client `id`.
     pub fn get(&self, id: &str) -> Option<&Client> {
         self.0.get(id)
-    }
-
-    /// How many there are.
-    pub fn len(&self) -> usize {
-        self.0.len()
     }
 
     /// Whether there are none.

@@ -779,4 +779,81 @@ from = "File <file@example.com>"
         .to_string();
         assert!(err.contains("AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT"), "{err}");
     }
+
+    #[test]
+    fn database_passwords_are_not_displayed() {
+        let shown = redact_url_password("postgres://app:s3cr3t-pw@127.0.0.1:5432/test");
+        assert_eq!(shown, "postgres://app:%5Bredacted%5D@127.0.0.1:5432/test");
+        assert!(!shown.contains("s3cr3t-pw"));
+        assert_eq!(
+            redact_url_password(DEFAULT_DATABASE_URL),
+            DEFAULT_DATABASE_URL
+        );
+        assert_eq!(redact_url_password("demo.db"), "demo.db");
+        let mut config = ServerConfig::new("a demo test secret, long and random enough");
+        config.database_url = Some("postgres://app:s3cr3t-pw@db/test".into());
+        assert!(!format!("{config:?}").contains("s3cr3t-pw"));
+    }
+
+    #[tokio::test]
+    async fn config_from_env() {
+        let c = ServerConfig::from_env(Env::default()).unwrap();
+        assert_eq!(c.addr.to_string(), DEFAULT_ADDR);
+        assert_eq!(c.demo_password, DEFAULT_DEMO_PASSWORD);
+        assert!(c.secret_is_ephemeral);
+        assert_eq!(c.secret.as_ref().map(String::len), Some(64));
+        assert!(!format!("{c:?}").contains(c.secret.as_deref().unwrap()));
+
+        let mut c = ServerConfig::from_env(Env::from_pairs([
+            ("AUTHCORE_ADDR", "0.0.0.0:8080"),
+            ("AUTHCORE_DEMO_PASSWORD", "hunter2"),
+            ("AUTH_SECRET", "s3cret-xxxxxxxxxxxxxxxxxxxxxxxxx"),
+        ]))
+        .unwrap();
+        assert_eq!(c.addr.to_string(), "0.0.0.0:8080");
+        assert_eq!(c.demo_password, "hunter2");
+        assert!(!c.secret_is_ephemeral && c.secret.is_none());
+        c.database_url = None;
+        assert!(c.build().await.is_ok());
+
+        let e = ServerConfig::from_env(Env::from_pairs([("AUTHCORE_ADDR", "nope")])).unwrap_err();
+        assert!(e.to_string().contains("AUTHCORE_ADDR"));
+    }
+
+    #[test]
+    fn database_pool_from_env() {
+        let c = ServerConfig::from_env(Env::default()).unwrap();
+        assert_eq!(c.database_pool, authcore_sqlx::PoolSettings::default());
+        assert_eq!(c.database_pool.timeout, std::time::Duration::from_secs(5));
+        let c = ServerConfig::from_env(Env::from_pairs([
+            ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "32"),
+            ("AUTHCORE_DATABASE_TIMEOUT", "1.5"),
+            ("AUTHCORE_DATABASE_DIRECT_READS", "off"),
+        ]))
+        .unwrap();
+        assert_eq!(c.database_pool.max_connections, 32);
+        assert!(!c.database_pool.direct_session_reads);
+        let on =
+            ServerConfig::from_env(Env::from_pairs([("AUTHCORE_DATABASE_DIRECT_READS", "on")]))
+                .unwrap();
+        assert!(on.database_pool.direct_session_reads);
+        let w = ServerConfig::from_env(Env::from_pairs([("AUTHCORE_WORKERS", "3")])).unwrap();
+        assert_eq!(w.workers, 3);
+        assert_eq!(
+            c.database_pool.timeout,
+            std::time::Duration::from_millis(1500)
+        );
+        for (key, bad) in [
+            ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "0"),
+            ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "many"),
+            ("AUTHCORE_DATABASE_TIMEOUT", "-1"),
+            ("AUTHCORE_DATABASE_TIMEOUT", "soon"),
+            ("AUTHCORE_DATABASE_DIRECT_READS", "yes"),
+            ("AUTHCORE_WORKERS", "0"),
+            ("AUTHCORE_WORKERS", "1000000"),
+        ] {
+            let e = ServerConfig::from_env(Env::from_pairs([(key, bad)])).unwrap_err();
+            assert!(e.to_string().contains(key), "{e}");
+        }
+    }
 }
