@@ -29,6 +29,8 @@
 //! let config = AuthConfig::builder()
 //!     .secret("a secret of at least 32 characters, random")
 //!     .callbacks(gateway.callbacks(false))
+//!     // Here sessions signed in elsewhere; a host adds its sign-in providers instead.
+//!     .sessions_only()
 //!     .env_defaults(&env)
 //!     .build()?;
 //! let app: axum::Router = gateway.router(Auth::new(config));

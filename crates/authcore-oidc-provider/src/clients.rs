@@ -33,7 +33,7 @@ pub struct ClientConfig {
     /// The name shown to users (default: the id).
     pub name: Option<String>,
     /// The client secret; none for a public client (a browser or native app), which must
-    /// use PKCE. `AUTHCORE_OIDC_CLIENT_<ID>_SECRET` wins over it (see [`apply_env`]).
+    /// use PKCE. `AUTHCORE_OIDC_CLIENT_<ID>_SECRET` wins over it ([`secret_var`]).
     pub secret: Option<ClientSecret>,
     /// How the client authenticates at the token endpoint: `client_secret_basic` (the
     /// default with a secret), `client_secret_post`, `private_key_jwt` (a JWT signed with

@@ -34,7 +34,7 @@ pub const SIGNING_KEYS_VAR: &str = "AUTHCORE_OIDC_SIGNING_KEYS";
 #[non_exhaustive]
 pub struct ProviderSection {
     /// PKCS#8 PEM private keys (Ed25519, P-256 or RSA) that sign the tokens; the first
-    /// signs, all are published at [`JWKS_PATH`] (rotation as for the gateway's keys).
+    /// signs, all are published at [`JWKS_PATH`](crate::JWKS_PATH) (rotation as for the gateway's keys).
     /// [`SIGNING_KEYS_VAR`] wins over it.
     #[serde(default)]
     pub signing_keys: Vec<PathBuf>,
@@ -44,10 +44,10 @@ pub struct ProviderSection {
     pub access_token_ttl: Option<i64>,
     /// Lifetime of refresh tokens in seconds (default 30 days), renewed at each use.
     pub refresh_token_ttl: Option<i64>,
-    /// The relying parties ([`clients::CLIENTS_VAR`] adds more).
+    /// The relying parties ([`CLIENTS_VAR`](crate::CLIENTS_VAR) adds more).
     #[serde(default)]
     pub clients: Vec<ClientConfig>,
-    /// The groups the `groups` scope tells of, with their members ([`groups`]).
+    /// The groups the `groups` scope tells of, with their members (by linked account, or by a verified address).
     #[serde(default)]
     pub groups: std::collections::BTreeMap<String, Vec<String>>,
 }
@@ -85,7 +85,7 @@ pub struct OpenIdProvider {
 
 impl OpenIdProvider {
     /// Validates the section once, at start-up; the issuer is `AUTH_URL`'s origin and
-    /// [`ISSUER_PATH`].
+    /// [`ISSUER_PATH`](crate::ISSUER_PATH).
     pub fn new(env: &Env, mut section: ProviderSection) -> Result<Self, ProviderError> {
         let invalid = |m: &str| ProviderError::Invalid(m.to_owned());
         let origin = env

@@ -88,7 +88,7 @@ pub(crate) fn credentials(password: Arc<str>, users: Option<SqlxAdapter>) -> Cre
 /// unless `AUTH_URL` says otherwise).
 ///
 /// This is the way to serve the demo's pages with an [`Auth`] configured by hand. The
-/// standalone server is [`ServerConfig::build`]'s [`Server`] instead: its router is this
+/// standalone server is [`ServerConfig::build`](crate::ServerConfig::build)'s [`Server`](crate::Server) instead: its router is this
 /// one around the handler of its configuration, with the gateway's routes, the probes and
 /// the HTTP metrics the configuration asks for.
 pub fn router(auth: Auth) -> Router {
