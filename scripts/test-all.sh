@@ -97,7 +97,7 @@ echo "==> [${SECONDS}s] every publishable crate packages with the files it reads
 echo "==> [${SECONDS}s] cargo doc (broken or private intra-doc links fail)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
-echo "==> [${SECONDS}s] authcore's public API against crates/authcore/public-api.txt (scripts/public-api.sh)"
+echo "==> [${SECONDS}s] the library crates' public APIs against crates/<name>/public-api.txt (scripts/public-api.sh)"
 ./scripts/public-api.sh
 
 # Every crate's tests, among them the fuzz targets' saved reproducers and committed seeds

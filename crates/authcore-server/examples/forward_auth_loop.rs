@@ -6,9 +6,9 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use authcore_server::ServerConfig;
-use authcore_server::gateway::{GatewayState, nginx};
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::body::Body;
+use axum::http::{HeaderValue, Request, StatusCode, header};
+use tower::ServiceExt as _;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -52,23 +52,17 @@ signing_keys = ["{key}"]
     });
     let jwt = auth.config().jwt();
     let token = jwt.encode(user.as_object().unwrap(), "authjs.session-token", 3600);
-    let state = GatewayState { auth, gateway };
-    let uri: Uri = "http://auth.example.test/forward-auth/nginx"
-        .parse()
-        .unwrap();
-    let mut headers = HeaderMap::new();
-    headers.insert(header::HOST, HeaderValue::from_static("auth.example.test"));
-    headers.insert(
-        header::COOKIE,
-        HeaderValue::try_from(format!("authjs.session-token={}", token.unwrap())).unwrap(),
-    );
-    headers.insert(
-        "x-original-url",
-        HeaderValue::from_static("http://app.example.test/dashboard?tab=1"),
-    );
-    headers.insert("x-original-method", HeaderValue::from_static("GET"));
+    let router = gateway.router(auth);
+    let cookie = HeaderValue::try_from(format!("authjs.session-token={}", token.unwrap())).unwrap();
     for _ in 0..n {
-        let response = rt.block_on(nginx(State(state.clone()), uri.clone(), headers.clone()));
+        let request = Request::get("http://auth.example.test/forward-auth/nginx")
+            .header(header::HOST, "auth.example.test")
+            .header(header::COOKIE, cookie.clone())
+            .header("x-original-url", "http://app.example.test/dashboard?tab=1")
+            .header("x-original-method", "GET")
+            .body(Body::empty())
+            .unwrap();
+        let response = rt.block_on(router.clone().oneshot(request)).unwrap();
         assert_eq!(response.status(), StatusCode::OK);
     }
     std::fs::remove_dir_all(&dir).ok();

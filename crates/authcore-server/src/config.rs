@@ -29,7 +29,9 @@ use crate::config_file::{
     TwoFactorSection,
 };
 use crate::config_value as value;
-use crate::{gateway, ops, serve};
+use crate::{ops, serve};
+use authcore_gateway as gateway;
+use authcore_oidc_provider as oidc_provider;
 
 /// Listen address when neither `AUTHCORE_ADDR` nor `[server] addr` is set.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
@@ -79,9 +81,9 @@ pub struct ServerConfig {
     /// The single sign-on gateway ([`gateway`]), when `[gateway]` or its variables ask
     /// for it.
     pub gateway: Option<Arc<gateway::Gateway>>,
-    /// authcore as an OpenID Provider ([`crate::provider`]), when `[oidc_provider]` asks
+    /// authcore as an OpenID Provider ([`authcore_oidc_provider`]), when `[oidc_provider]` asks
     /// for it.
-    pub oidc_provider: Option<Arc<crate::provider::OpenIdProvider>>,
+    pub oidc_provider: Option<Arc<oidc_provider::OpenIdProvider>>,
     /// Where `/metrics` is served (`AUTHCORE_METRICS_ADDR`, `[server] metrics_addr`); none:
     /// no metrics are kept.
     pub metrics_addr: Option<SocketAddr>,
@@ -186,7 +188,7 @@ pub enum ServerConfigError {
     Gateway(#[from] gateway::GatewayError),
     /// The OpenID Provider section.
     #[error("OpenID Provider: {0}")]
-    Provider(#[from] crate::provider::ProviderError),
+    Provider(#[from] oidc_provider::ProviderError),
 }
 
 /// The environment as a source of settings.
@@ -593,31 +595,31 @@ fn gateway(
             "rules on allow_providers or allow_groups need JWT sessions, which carry them: set AUTHCORE_DATABASE_URL=none (or [server] database_url = \"none\")".into(),
         ).into());
     }
-    Ok(Some(Arc::new(g)))
+    Ok(Some(Arc::new(g.on_decision(ops::count_forward_auth_decision))))
 }
 
 /// authcore as an OpenID Provider: on with its section, or with its signing keys in the
 /// environment; it needs a database with second factors on.
 fn oidc_provider(
     env: &Env,
-    section: Option<crate::provider::ProviderSection>,
+    section: Option<oidc_provider::ProviderSection>,
     has_database_and_two_factor: bool,
-) -> Result<Option<Arc<crate::provider::OpenIdProvider>>, ServerConfigError> {
+) -> Result<Option<Arc<oidc_provider::OpenIdProvider>>, ServerConfigError> {
     let section = section.or_else(|| {
-        env.get(crate::provider::SIGNING_KEYS_VAR)
+        env.get(oidc_provider::SIGNING_KEYS_VAR)
             .filter(|v| !v.trim().is_empty())
-            .map(|_| crate::provider::ProviderSection::default())
+            .map(|_| oidc_provider::ProviderSection::default())
     });
     let Some(section) = section else {
         return Ok(None);
     };
     if !has_database_and_two_factor {
-        return Err(crate::provider::ProviderError::Invalid(
+        return Err(oidc_provider::ProviderError::Invalid(
             "needs a database (AUTHCORE_DATABASE_URL) and second factors on (the default with one): the users, and how and when they signed in".into(),
         )
         .into());
     }
-    Ok(Some(Arc::new(crate::provider::OpenIdProvider::new(
+    Ok(Some(Arc::new(oidc_provider::OpenIdProvider::new(
         env, section,
     )?)))
 }
@@ -910,5 +912,82 @@ from = "File <file@example.com>"
         .unwrap_err()
         .to_string();
         assert!(err.contains("AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT"), "{err}");
+    }
+
+    #[test]
+    fn database_passwords_are_not_displayed() {
+        let shown = redact_url_password("postgres://app:s3cr3t-pw@127.0.0.1:5432/test");
+        assert_eq!(shown, "postgres://app:%5Bredacted%5D@127.0.0.1:5432/test");
+        assert!(!shown.contains("s3cr3t-pw"));
+        assert_eq!(
+            redact_url_password(DEFAULT_DATABASE_URL),
+            DEFAULT_DATABASE_URL
+        );
+        assert_eq!(redact_url_password("demo.db"), "demo.db");
+        let mut config = ServerConfig::new("a demo test secret, long and random enough");
+        config.database_url = Some("postgres://app:s3cr3t-pw@db/test".into());
+        assert!(!format!("{config:?}").contains("s3cr3t-pw"));
+    }
+
+    #[tokio::test]
+    async fn config_from_env() {
+        let c = ServerConfig::from_env(Env::default()).unwrap();
+        assert_eq!(c.addr.to_string(), DEFAULT_ADDR);
+        assert_eq!(c.demo_password, DEFAULT_DEMO_PASSWORD);
+        assert!(c.secret_is_ephemeral);
+        assert_eq!(c.secret.as_ref().map(String::len), Some(64));
+        assert!(!format!("{c:?}").contains(c.secret.as_deref().unwrap()));
+
+        let mut c = ServerConfig::from_env(Env::from_pairs([
+            ("AUTHCORE_ADDR", "0.0.0.0:8080"),
+            ("AUTHCORE_DEMO_PASSWORD", "hunter2"),
+            ("AUTH_SECRET", "s3cret-xxxxxxxxxxxxxxxxxxxxxxxxx"),
+        ]))
+        .unwrap();
+        assert_eq!(c.addr.to_string(), "0.0.0.0:8080");
+        assert_eq!(c.demo_password, "hunter2");
+        assert!(!c.secret_is_ephemeral && c.secret.is_none());
+        c.database_url = None;
+        assert!(c.build().await.is_ok());
+
+        let e = ServerConfig::from_env(Env::from_pairs([("AUTHCORE_ADDR", "nope")])).unwrap_err();
+        assert!(e.to_string().contains("AUTHCORE_ADDR"));
+    }
+
+    #[test]
+    fn database_pool_from_env() {
+        let c = ServerConfig::from_env(Env::default()).unwrap();
+        assert_eq!(c.database_pool, authcore_sqlx::PoolSettings::default());
+        assert_eq!(c.database_pool.timeout, std::time::Duration::from_secs(5));
+        let c = ServerConfig::from_env(Env::from_pairs([
+            ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "32"),
+            ("AUTHCORE_DATABASE_TIMEOUT", "1.5"),
+            ("AUTHCORE_DATABASE_DIRECT_READS", "off"),
+        ]))
+        .unwrap();
+        assert_eq!(c.database_pool.max_connections, 32);
+        assert!(!c.database_pool.direct_session_reads);
+        let on =
+            ServerConfig::from_env(Env::from_pairs([("AUTHCORE_DATABASE_DIRECT_READS", "on")]))
+                .unwrap();
+        assert!(on.database_pool.direct_session_reads);
+        let w = ServerConfig::from_env(Env::from_pairs([("AUTHCORE_WORKERS", "3")])).unwrap();
+        assert_eq!(w.workers, 3);
+        assert_eq!(
+            c.database_pool.timeout,
+            std::time::Duration::from_millis(1500)
+        );
+        for (key, bad) in [
+            ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "0"),
+            ("AUTHCORE_DATABASE_MAX_CONNECTIONS", "many"),
+            ("AUTHCORE_DATABASE_TIMEOUT", "-1"),
+            ("AUTHCORE_DATABASE_TIMEOUT", "soon"),
+            ("AUTHCORE_DATABASE_DIRECT_READS", "yes"),
+            ("AUTHCORE_WORKERS", "0"),
+            ("AUTHCORE_WORKERS", "1000000"),
+        ] {
+            let e = ServerConfig::from_env(Env::from_pairs([(key, bad)])).unwrap_err();
+            assert!(e.to_string().contains(key), "{e}");
+        }
     }
 }

@@ -86,7 +86,7 @@ pub struct ConfigFile {
     #[serde(default)]
     pub pages: PagesOptions,
     /// `[gateway]`: the single sign-on gateway (rules, header names, keys …).
-    pub gateway: Option<crate::gateway::GatewaySection>,
+    pub gateway: Option<authcore_gateway::GatewaySection>,
     /// `[rate_limits]`: the brute-force limits, each adjustable.
     pub rate_limits: Option<RateLimitsSection>,
     /// `[two_factor]`: second factors (`policy`, `issuer`).
@@ -94,7 +94,7 @@ pub struct ConfigFile {
     pub two_factor: TwoFactorSection,
     /// `[oidc_provider]`: authcore as an OpenID Provider for other applications (signing
     /// keys, clients).
-    pub oidc_provider: Option<crate::provider::ProviderSection>,
+    pub oidc_provider: Option<authcore_oidc_provider::ProviderSection>,
 }
 
 /// `[two_factor]`: `policy = "optional"` (the default with a database: users who enrolled

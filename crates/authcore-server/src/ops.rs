@@ -43,6 +43,12 @@ pub const HTTP_DURATION: &str = "authcore_http_request_duration_seconds";
 /// `error`).
 pub const FORWARD_AUTH_DECISIONS: &str = "authcore_forward_auth_decisions_total";
 
+/// Counts one forward-auth decision in [`FORWARD_AUTH_DECISIONS`]: the gateway's
+/// [`on_decision`](authcore_gateway::Gateway::on_decision) hook.
+pub fn count_forward_auth_decision(decision: &'static str) {
+    metrics::counter!(FORWARD_AUTH_DECISIONS, "decision" => decision).increment(1);
+}
+
 /// Buckets of [`HTTP_DURATION`], in seconds: 250 µs to 5 s.
 const LATENCY_BUCKETS: &[f64] = &[
     0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,

@@ -5,19 +5,18 @@
 use std::error::Error as StdError;
 use std::sync::Arc;
 
-use authcore::adapter::{Adapter, AdapterError, AdapterUser, NewUser};
-use authcore::providers::{AuthorizeError, CredentialField, CredentialsProvider, WebAuthnProvider};
-use authcore::{Auth, AuthConfig, ConfigError, User};
+use authcore::adapter::AdapterError;
+use authcore::providers::WebAuthnProvider;
+use authcore::{Auth, AuthConfig, ConfigError};
 use authcore_axum::AuthDispatch;
 use authcore_sqlx::SqlxAdapter;
 use axum::Router;
-use serde_json::Value;
-use subtle::ConstantTimeEq;
 use tower::util::Either;
 
+use crate::demo::{self, request_log_enabled};
 use crate::{
-    DEMO_EMAIL, DEMO_USERNAME, HostTrust, ServerConfig, email_provider, gateway, host_trust,
-    oauth_providers, ops, redact_url_password, request_log_enabled, router,
+    HostTrust, ServerConfig, email_provider, host_trust, oauth_providers, ops, redact_url_password,
+    router,
 };
 
 /// Why [`ServerConfig::build`] failed, with the setting to look at. The message carries the
@@ -106,7 +105,7 @@ impl Server {
 
     /// The server's application: the demo pages, authcore's routes and the account routes
     /// ([`router`](crate::router)), the gateway's routes when one is configured
-    /// ([`gateway::routes`]), the probes `/healthz` and `/readyz` ([`ops::probe_routes`],
+    /// ([`Gateway::router`](authcore_gateway::Gateway::router)), the probes `/healthz` and `/readyz` ([`ops::probe_routes`],
     /// the latter pinging the database), and, when [`ServerConfig::metrics_addr`] is set,
     /// request counts and latencies per route ([`ops::with_http_metrics`]; the `/metrics`
     /// listener itself is the binary's).
@@ -156,19 +155,12 @@ impl ServerConfig {
         let base_path = auth.config().base_path().to_owned();
         let app = router(auth.clone());
         let app = match gateway {
-            Some(gateway) => app.merge(gateway::routes(gateway::GatewayState {
-                auth: auth.clone(),
-                gateway,
-            })),
+            Some(gateway) => app.merge(gateway.router(auth.clone())),
             None => app,
         };
         let app = match (oidc_provider, &database) {
             (Some(provider), Some(db)) => {
-                app.merge(crate::provider::routes(crate::provider::ProviderState {
-                    auth: auth.clone(),
-                    provider,
-                    users: Arc::new(db.clone()),
-                }))
+                app.merge(provider.router(auth.clone(), Arc::new(db.clone())))
             }
             _ => app,
         };
@@ -204,7 +196,7 @@ async fn open_database(
             url: shown(),
             source,
         })?;
-    demo_user(&db)
+    demo::demo_user(&db)
         .await
         .map_err(|source| ServerError::DemoUser {
             url: shown(),
@@ -229,26 +221,6 @@ fn rate_limit_store(
     Ok(Some(redis.rate_limit_store()))
 }
 
-/// The demo user's row, made if it is missing: at start-up, and at each password sign-in,
-/// so that a demo user deleted from the account page comes back at the next sign-in
-/// instead of breaking it. Two sign-ins racing to make it read the one that won.
-async fn demo_user(db: &SqlxAdapter) -> Result<AdapterUser, AdapterError> {
-    if let Some(u) = db.get_user_by_email(DEMO_EMAIL).await? {
-        return Ok(u);
-    }
-    let created = db
-        .create_user(NewUser {
-            name: Some("Demo User".into()),
-            email: Some(DEMO_EMAIL.into()),
-            ..Default::default()
-        })
-        .await;
-    match created {
-        Ok(u) => Ok(u),
-        Err(e) => db.get_user_by_email(DEMO_EMAIL).await?.ok_or(e),
-    }
-}
-
 /// The demo's handler: a credentials provider accepting `demo` / the demo password (the
 /// stored demo user with a database, user id `1` without), then, with a database, email
 /// sign-in and passkeys, then the OAuth providers configured in `config.env` and
@@ -259,42 +231,7 @@ fn demo_auth(
     rate_limit_store: Option<authcore_redis::RedisRateLimitStore>,
 ) -> Result<Auth, ConfigError> {
     let trust = host_trust(&config);
-    let users = database.clone();
-    let password: Arc<str> = config.demo_password.into();
-    let provider = CredentialsProvider::new()
-        .field(
-            "username",
-            CredentialField::new("Username").attribute("autocomplete", "username"),
-        )
-        .field(
-            "password",
-            CredentialField::new("Password")
-                .input_type("password")
-                .attribute("autocomplete", "current-password"),
-        )
-        .authorize(move |credentials, _request| {
-            let expected = Arc::clone(&password);
-            let users = users.clone();
-            async move {
-                let field = |k: &str| credentials.get(k).and_then(Value::as_str);
-                let user_ok = field("username") == Some(DEMO_USERNAME);
-                let password_ok = field("password")
-                    .is_some_and(|p| bool::from(p.as_bytes().ct_eq(expected.as_bytes())));
-                if !(user_ok && password_ok) {
-                    return Ok(None);
-                }
-                let id = match &users {
-                    Some(db) => {
-                        demo_user(db)
-                            .await
-                            .map_err(|e| AuthorizeError::Other(e.into()))?
-                            .id
-                    }
-                    None => "1".to_owned(),
-                };
-                Ok(Some(User::with_id(id).name("Demo User").email(DEMO_EMAIL)))
-            }
-        });
+    let provider = demo::credentials(config.demo_password.into(), database.clone());
     let mut builder = AuthConfig::builder()
         .provider(provider)
         .theme(config.theme.clone())
@@ -351,7 +288,7 @@ fn demo_auth(
     let back_channel = config
         .oidc_provider
         .clone()
-        .map(crate::provider::BackChannelLogout::new);
+        .map(authcore_oidc_provider::BackChannelLogout::new);
     if let Some(events) = &back_channel {
         builder = builder.events(events.clone());
     }

@@ -5,8 +5,8 @@
 
 use crate::support::in_memory;
 
+use authcore_gateway::{CADDY_PATH, FORWARD_AUTH_PATH, NGINX_ANSWER_PATH, NGINX_PATH};
 use authcore_server::ServerConfig;
-use authcore_server::gateway::{CADDY_PATH, FORWARD_AUTH_PATH, NGINX_ANSWER_PATH, NGINX_PATH};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};

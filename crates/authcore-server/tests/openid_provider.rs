@@ -1435,7 +1435,7 @@ fn the_documented_configuration_is_a_provider() {
     let section = file.oidc_provider.expect("an [oidc_provider] section");
     assert_eq!(section.groups.len(), 2);
     let env = authcore::env::Env::from_pairs([("AUTH_URL", "https://auth.example.com/auth")]);
-    let provider = authcore_server::provider::OpenIdProvider::new(&env, section).unwrap();
+    let provider = authcore_oidc_provider::OpenIdProvider::new(&env, section).unwrap();
     assert_eq!(provider.issuer(), "https://auth.example.com/oidc");
     let _ = std::fs::remove_dir_all(dir);
 }

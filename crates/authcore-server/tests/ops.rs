@@ -12,8 +12,8 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 use authcore::env::Env;
+use authcore_gateway::NGINX_PATH;
 use authcore_server::ServerConfig;
-use authcore_server::gateway::NGINX_PATH;
 use authcore_server::ops::{self, Readiness};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};

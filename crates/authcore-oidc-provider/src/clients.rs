@@ -7,7 +7,6 @@ use std::collections::{BTreeSet, HashMap};
 use authcore::env::Env;
 use authcore::oauth::id_token::Jwks;
 
-use crate::config_value::SecretValue;
 use serde::Deserialize;
 use serde_json::Value;
 use subtle::ConstantTimeEq;
@@ -34,8 +33,8 @@ pub struct ClientConfig {
     /// The name shown to users (default: the id).
     pub name: Option<String>,
     /// The client secret; none for a public client (a browser or native app), which must
-    /// use PKCE. `AUTHCORE_OIDC_CLIENT_<ID>_SECRET` wins over it (see [`apply_env`]).
-    pub secret: Option<SecretValue>,
+    /// use PKCE. `AUTHCORE_OIDC_CLIENT_<ID>_SECRET` wins over it ([`secret_var`]).
+    pub secret: Option<ClientSecret>,
     /// How the client authenticates at the token endpoint: `client_secret_basic` (the
     /// default with a secret), `client_secret_post`, `private_key_jwt` (a JWT signed with
     /// one of its [`jwks`](Self::jwks), RFC 7523 §2.2; the default with keys), or `none`
@@ -81,6 +80,35 @@ pub struct ClientConfig {
     /// Lifetime of its refresh tokens in seconds, renewed at each use (default:
     /// `[oidc_provider] refresh_token_ttl`).
     pub refresh_token_ttl: Option<i64>,
+}
+
+/// A client secret as configured: its `Debug` prints `[redacted]`.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct ClientSecret(String);
+
+impl ClientSecret {
+    /// The secret `value`.
+    pub fn new(value: impl Into<String>) -> Self {
+        ClientSecret(value.into())
+    }
+
+    /// The value.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for ClientSecret {
+    fn from(value: String) -> Self {
+        ClientSecret(value)
+    }
+}
+
+impl std::fmt::Debug for ClientSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[redacted]")
+    }
 }
 
 /// How long tokens live, in seconds: the provider's defaults, or one client's.
@@ -259,6 +287,7 @@ impl Client {
     }
 
     /// Its keys, for `private_key_jwt`.
+    #[cfg(test)]
     pub fn keys(&self) -> Option<&Jwks> {
         self.keys.as_deref()
     }
@@ -553,11 +582,6 @@ impl Clients {
     /// The client `id`.
     pub fn get(&self, id: &str) -> Option<&Client> {
         self.0.get(id)
-    }
-
-    /// How many there are.
-    pub fn len(&self) -> usize {
-        self.0.len()
     }
 
     /// Whether there are none.

@@ -1,29 +1,6 @@
 //! Access rules of the gateway: ordered rules matched on host and path prefix, the first
 //! match decides; a default policy otherwise. Pure data and functions: the forward-auth
 //! endpoint hands in the original request and the identity, and gets a [`Decision`].
-//!
-//! ```
-//! use authcore_server::gateway::rules::{AccessRules, Decision, Identity, Policy, RuleConfig};
-//!
-//! #[derive(serde::Deserialize)]
-//! struct File { rules: Vec<RuleConfig> }
-//! let file: File = toml::from_str(r#"
-//!     [[rules]]
-//!     name = "public"
-//!     path = "/public/"
-//!     policy = "bypass"
-//!
-//!     [[rules]]
-//!     hosts = ["admin.example.com"]
-//!     allow_domains = ["example.com"]
-//! "#).unwrap();
-//! let rules = AccessRules::new(file.rules, Policy::SignedIn).unwrap();
-//! let mut ada = Identity::default();
-//! ada.email = Some("ada@example.com".into());
-//! assert_eq!(rules.decide("app.example.com", "/public/logo.png", None), Decision::Allow);
-//! assert_eq!(rules.decide("admin.example.com", "/", Some(&ada)), Decision::Allow);
-//! assert_eq!(rules.decide("app.example.com", "/", None), Decision::SignIn);
-//! ```
 
 pub use authcore::hosts::HostList;
 use authcore::{SignInInfo, StepUp};
@@ -361,6 +338,43 @@ impl AccessRules {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rules as a configuration file writes them, first match deciding.
+    #[test]
+    fn rules_from_a_file() {
+        #[derive(serde::Deserialize)]
+        struct File {
+            rules: Vec<RuleConfig>,
+        }
+
+        let file: File = toml::from_str(
+            r#"
+            [[rules]]
+            name = "public"
+            path = "/public/"
+            policy = "bypass"
+
+            [[rules]]
+            hosts = ["admin.example.com"]
+            allow_domains = ["example.com"]
+        "#,
+        )
+        .unwrap();
+        let rules = AccessRules::new(file.rules, Policy::SignedIn).unwrap();
+        let ada = Identity {
+            email: Some("ada@example.com".into()),
+            ..Identity::default()
+        };
+        assert_eq!(
+            rules.decide("app.example.com", "/public/logo.png", None),
+            Decision::Allow
+        );
+        assert_eq!(
+            rules.decide("admin.example.com", "/", Some(&ada)),
+            Decision::Allow
+        );
+        assert_eq!(rules.decide("app.example.com", "/", None), Decision::SignIn);
+    }
 
     fn rule(name: &str) -> RuleConfig {
         RuleConfig {

@@ -289,7 +289,7 @@ fn pkce(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::provider::clients::ClientConfig;
+    use crate::clients::ClientConfig;
 
     const CB: &str = "https://app.example.com/cb";
     const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";

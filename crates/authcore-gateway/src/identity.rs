@@ -3,23 +3,14 @@
 //! whose public keys the server publishes as a JWK Set, so an upstream can verify it
 //! without the session secret.
 
-use std::path::{Path, PathBuf};
-
-use aws_lc_rs::signature::{
-    ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _, RsaKeyPair,
-};
 use axum::http::{HeaderName, HeaderValue};
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use rustls_pki_types::PrivateKeyDer;
-use rustls_pki_types::pem::PemObject as _;
 use serde::Deserialize;
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use serde_json::Value;
 
 use authcore::SignInInfo;
+use authcore_keys::SigningKeys;
 
-use super::rules::Identity;
+use crate::rules::Identity;
 
 /// The identity of a session JSON (`user.id`, `user.email`, `user.name`,
 /// `user.provider`, `user.groups`, as the gateway's callbacks put them there) and how its
@@ -152,260 +143,30 @@ impl HeaderNames {
     }
 }
 
-/// Why the signing keys cannot be used.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum KeyError {
-    /// A file cannot be read.
-    #[error("signing key {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A file is not a PKCS#8 Ed25519, P-256 or RSA (2048 to 8192 bits) private key.
-    #[error(
-        "signing key {path}: not a PKCS#8 PEM Ed25519, P-256 or RSA private key (make one with `openssl genpkey -algorithm ed25519 -out key.pem`)"
-    )]
-    Unusable {
-        /// The file.
-        path: PathBuf,
-    },
-    /// No key was given.
-    #[error("[gateway] signing_keys is empty")]
-    Empty,
-}
-
-/// One key: its `kid` (RFC 7638 thumbprint), algorithm, signing key, public JWK and the
-/// key that verifies its signatures.
-struct SigningKey {
-    kid: String,
-    alg: jsonwebtoken::Algorithm,
-    encoding: jsonwebtoken::EncodingKey,
-    decoding: jsonwebtoken::DecodingKey,
-    jwk: Value,
-}
-
-/// The signing keys: the first signs, all are published (rotation: put the new key first
-/// and keep the old one listed until tokens signed with it have expired).
-pub struct SigningKeys {
-    keys: Vec<SigningKey>,
-    /// Identity JWTs made recently, by their claims other than `iat` / `exp`: reused while
-    /// young (see [`SigningKeys::sign`]). At most [`MAX_CACHED_JWTS`]; starts over when full.
+/// The signing keys with the identity JWTs made recently, by their claims other than
+/// `iat` / `exp`: reused while young (see [`IdentitySigner::sign`]). At most
+/// [`MAX_CACHED_JWTS`]; starts over when full.
+#[derive(Debug)]
+pub(crate) struct IdentitySigner {
+    keys: SigningKeys,
     recent: std::sync::Mutex<std::collections::HashMap<String, (i64, String)>>,
 }
 
 /// Identity JWTs kept for reuse at most (one per signed-in user and upstream origin).
-pub const MAX_CACHED_JWTS: usize = 4096;
+pub(crate) const MAX_CACHED_JWTS: usize = 4096;
 
-impl std::fmt::Debug for SigningKeys {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kids: Vec<&str> = self.keys.iter().map(|k| k.kid.as_str()).collect();
-        f.debug_struct("SigningKeys").field("kids", &kids).finish()
-    }
-}
-
-/// The JWS name of a signing key's algorithm.
-fn alg_name(alg: jsonwebtoken::Algorithm) -> &'static str {
-    match alg {
-        jsonwebtoken::Algorithm::EdDSA => "EdDSA",
-        jsonwebtoken::Algorithm::RS256 => "RS256",
-        _ => "ES256",
-    }
-}
-
-/// RFC 7638 thumbprint of a public JWK with these required members (in lexicographic
-/// order, as the RFC's canonical form wants).
-fn thumbprint(members: &[(&str, &str)]) -> String {
-    let canonical: Vec<String> = members
-        .iter()
-        .map(|(k, v)| format!("{}:{}", json!(k), json!(v)))
-        .collect();
-    URL_SAFE_NO_PAD.encode(Sha256::digest(format!("{{{}}}", canonical.join(","))))
-}
-
-impl SigningKeys {
-    /// Reads PKCS#8 PEM private keys (Ed25519 → EdDSA, P-256 → ES256, RSA → RS256) from
-    /// files.
-    pub fn load(paths: &[PathBuf]) -> Result<Self, KeyError> {
-        let pems = paths
-            .iter()
-            .map(|p| {
-                std::fs::read(p)
-                    .map(|pem| (p.as_path(), pem))
-                    .map_err(|source| KeyError::Read {
-                        path: p.clone(),
-                        source,
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Self::from_pems(&pems)
-    }
-
-    /// The keys of PEM texts (each with the path to name in errors).
-    pub fn from_pems(pems: &[(&Path, Vec<u8>)]) -> Result<Self, KeyError> {
-        if pems.is_empty() {
-            return Err(KeyError::Empty);
-        }
-        let keys = pems
-            .iter()
-            .map(|(path, pem)| {
-                Self::key(pem).ok_or_else(|| KeyError::Unusable {
-                    path: path.to_path_buf(),
-                })
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(SigningKeys {
+impl IdentitySigner {
+    /// A signer with `keys` and no JWT made yet.
+    pub(crate) fn new(keys: SigningKeys) -> Self {
+        IdentitySigner {
             keys,
             recent: Default::default(),
-        })
-    }
-
-    fn key(pem: &[u8]) -> Option<SigningKey> {
-        let (kid, alg, encoding, jwk) = Self::private_key(pem)?;
-        let public: jsonwebtoken::jwk::Jwk = serde_json::from_value(jwk.clone()).ok()?;
-        Some(SigningKey {
-            kid,
-            alg,
-            encoding,
-            decoding: jsonwebtoken::DecodingKey::from_jwk(&public).ok()?,
-            jwk,
-        })
-    }
-
-    /// The `kid`, algorithm, signing key and public JWK of a PEM text.
-    fn private_key(
-        pem: &[u8],
-    ) -> Option<(
-        String,
-        jsonwebtoken::Algorithm,
-        jsonwebtoken::EncodingKey,
-        Value,
-    )> {
-        let PrivateKeyDer::Pkcs8(der) = PrivateKeyDer::from_pem_slice(pem).ok()? else {
-            return None;
-        };
-        let der = der.secret_pkcs8_der();
-        if let Ok(pair) = Ed25519KeyPair::from_pkcs8_maybe_unchecked(der) {
-            let x = URL_SAFE_NO_PAD.encode(pair.public_key().as_ref());
-            let kid = thumbprint(&[("crv", "Ed25519"), ("kty", "OKP"), ("x", &x)]);
-            let jwk = json!({"kty": "OKP", "crv": "Ed25519", "x": x, "kid": kid, "alg": "EdDSA", "use": "sig"});
-            return Some((
-                kid,
-                jsonwebtoken::Algorithm::EdDSA,
-                jsonwebtoken::EncodingKey::from_ed_der(der),
-                jwk,
-            ));
         }
-        if let Ok(pair) = RsaKeyPair::from_pkcs8(der) {
-            let public = pair.public_key();
-            let n = URL_SAFE_NO_PAD.encode(public.modulus().big_endian_without_leading_zero());
-            let e = URL_SAFE_NO_PAD.encode(public.exponent().big_endian_without_leading_zero());
-            let kid = thumbprint(&[("e", &e), ("kty", "RSA"), ("n", &n)]);
-            let jwk =
-                json!({"kty": "RSA", "n": n, "e": e, "kid": kid, "alg": "RS256", "use": "sig"});
-            return Some((
-                kid,
-                jsonwebtoken::Algorithm::RS256,
-                jsonwebtoken::EncodingKey::from_rsa_pem(pem).ok()?,
-                jwk,
-            ));
-        }
-        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der).ok()?;
-        let point = pair.public_key().as_ref();
-        let (x, y) = point.get(1..)?.split_at(32);
-        let (x, y) = (URL_SAFE_NO_PAD.encode(x), URL_SAFE_NO_PAD.encode(y));
-        let kid = thumbprint(&[("crv", "P-256"), ("kty", "EC"), ("x", &x), ("y", &y)]);
-        let jwk = json!({"kty": "EC", "crv": "P-256", "x": x, "y": y, "kid": kid, "alg": "ES256", "use": "sig"});
-        Some((
-            kid,
-            jsonwebtoken::Algorithm::ES256,
-            jsonwebtoken::EncodingKey::from_ec_der(der),
-            jwk,
-        ))
     }
 
-    /// The JWK Set of every key.
-    pub fn jwks(&self) -> Value {
-        json!({"keys": self.keys.iter().map(|k| k.jwk.clone()).collect::<Vec<_>>()})
-    }
-
-    /// The JWS algorithms of the keys (`EdDSA`, `ES256`, `RS256`), the signing one first.
-    pub fn algorithms(&self) -> Vec<&'static str> {
-        let mut algs: Vec<&'static str> = Vec::new();
-        for k in &self.keys {
-            let alg = alg_name(k.alg);
-            if !algs.contains(&alg) {
-                algs.push(alg);
-            }
-        }
-        algs
-    }
-
-    /// `claims` signed with the first key (its `kid` in the header), with header `typ`
-    /// (`JWT` when `None`).
-    pub fn sign_claims<T: serde::Serialize>(
-        &self,
-        typ: Option<&str>,
-        claims: &T,
-    ) -> Result<String, jsonwebtoken::errors::Error> {
-        self.sign_claims_as(None, typ, claims)
-    }
-
-    /// [`SigningKeys::sign_claims`] with the first key of algorithm `alg` (`RS256`, …;
-    /// the first key when `None` or when no key has it).
-    pub fn sign_claims_as<T: serde::Serialize>(
-        &self,
-        alg: Option<&str>,
-        typ: Option<&str>,
-        claims: &T,
-    ) -> Result<String, jsonwebtoken::errors::Error> {
-        let key = alg
-            .and_then(|alg| self.keys.iter().find(|k| alg_name(k.alg) == alg))
-            .unwrap_or(&self.keys[0]);
-        let mut header = jsonwebtoken::Header::new(key.alg);
-        header.kid = Some(key.kid.clone());
-        if let Some(typ) = typ {
-            header.typ = Some(typ.to_owned());
-        }
-        jsonwebtoken::encode(&header, claims, &key.encoding)
-    }
-
-    /// A validation accepting the keys' own algorithms, for [`SigningKeys::verify`]: the
-    /// caller adds what else must hold (issuer, audience, expiry).
-    pub fn validation(&self) -> jsonwebtoken::Validation {
-        let mut v = jsonwebtoken::Validation::new(self.keys[0].alg);
-        v.algorithms = self.keys.iter().map(|k| k.alg).collect();
-        v.algorithms.dedup();
-        v
-    }
-
-    /// The claims of `token` when one of the keys signed it (found by `kid`, its own
-    /// algorithm only) and `validation` (made by [`SigningKeys::validation`]) holds; the
-    /// header's `typ` must be `typ`.
-    pub fn verify<T: serde::de::DeserializeOwned>(
-        &self,
-        token: &str,
-        typ: &str,
-        validation: &jsonwebtoken::Validation,
-    ) -> Option<T> {
-        let header = jsonwebtoken::decode_header(token).ok()?;
-        if header.typ.as_deref() != Some(typ) {
-            return None;
-        }
-        let kid = header.kid?;
-        let key = self.keys.iter().find(|k| k.kid == kid)?;
-        if header.alg != key.alg {
-            return None;
-        }
-        // jsonwebtoken wants every algorithm of the validation in the key's family: the
-        // key found decides, its own algorithm only.
-        let mut validation = validation.clone();
-        validation.algorithms = vec![key.alg];
-        jsonwebtoken::decode::<T>(token, &key.decoding, &validation)
-            .ok()
-            .map(|d| d.claims)
+    /// The signing keys.
+    pub(crate) fn keys(&self) -> &SigningKeys {
+        &self.keys
     }
 
     /// A JWT for `who`, valid `ttl_secs` from its `iat`: `iss` the gateway, `aud` the origin
@@ -425,7 +186,6 @@ impl SigningKeys {
         now: i64,
         ttl_secs: i64,
     ) -> Result<String, jsonwebtoken::errors::Error> {
-        let key = &self.keys[0];
         let identity_claims = IdentityClaims {
             iss: issuer,
             aud: audience,
@@ -457,9 +217,7 @@ impl SigningKeys {
             iat: now,
             exp: now + ttl_secs,
         };
-        let mut header = jsonwebtoken::Header::new(key.alg);
-        header.kid = Some(key.kid.clone());
-        let jwt = jsonwebtoken::encode(&header, &claims, &key.encoding)?;
+        let jwt = self.keys.sign_claims(None, &claims)?;
         if let Some(identity) = identity
             && reuse_for > 0
         {
@@ -506,35 +264,22 @@ struct SignedClaims<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use serde_json::json;
+    use std::path::Path;
 
     /// A key made with `openssl genpkey -algorithm ed25519` (a test key, nothing signs with
-    /// it elsewhere); P-256 keys are made per test.
+    /// it elsewhere).
     const ED25519: &str = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIDVxnv4w4wgPqJ158P31oPHcIhs3jJ0M3H9yYO2Z5T+g\n-----END PRIVATE KEY-----\n";
 
+    /// P-256 and RSA test keys made with `openssl genpkey` (nothing signs with them elsewhere).
     fn p256_pem() -> Vec<u8> {
-        let rng = aws_lc_rs::rand::SystemRandom::new();
-        let doc = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
-        pem(doc.as_ref())
+        include_bytes!("../testdata/p256.pem").to_vec()
     }
 
     fn rsa_pem() -> Vec<u8> {
-        use aws_lc_rs::encoding::AsDer as _;
-        let pair = RsaKeyPair::generate(aws_lc_rs::rsa::KeySize::Rsa2048).unwrap();
-        pem(pair.as_der().unwrap().as_ref())
-    }
-
-    fn pem(der: &[u8]) -> Vec<u8> {
-        let b64 = base64::engine::general_purpose::STANDARD.encode(der);
-        let lines: Vec<&str> = b64
-            .as_bytes()
-            .chunks(64)
-            .map(|c| std::str::from_utf8(c).unwrap())
-            .collect();
-        format!(
-            "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
-            lines.join("\n")
-        )
-        .into_bytes()
+        include_bytes!("../testdata/rsa.pem").to_vec()
     }
 
     fn who() -> Identity {
@@ -553,7 +298,9 @@ mod tests {
     #[test]
     fn identity_jwts_are_reused_for_a_tenth_of_their_lifetime() {
         let p = Path::new("k.pem");
-        let keys = SigningKeys::from_pems(&[(p, ED25519.as_bytes().to_vec())]).unwrap();
+        let keys = IdentitySigner::new(
+            SigningKeys::from_pems(&[(p, ED25519.as_bytes().to_vec())]).unwrap(),
+        );
         let (iss, aud) = ("https://auth.example.com", "https://app.example.com");
         let t0 = 1_700_000_000;
         let first = keys.sign(&who(), iss, aud, t0, 60).unwrap();
@@ -598,7 +345,7 @@ mod tests {
             vec![(p, p256_pem()), (p, ED25519.as_bytes().to_vec())],
             vec![(p, rsa_pem()), (p, ED25519.as_bytes().to_vec())],
         ] {
-            let keys = SigningKeys::from_pems(&pems).unwrap();
+            let keys = IdentitySigner::new(SigningKeys::from_pems(&pems).unwrap());
             let token = keys
                 .sign(
                     &who(),
@@ -609,7 +356,8 @@ mod tests {
                 )
                 .unwrap();
             let header = jsonwebtoken::decode_header(&token).unwrap();
-            let jwks: jsonwebtoken::jwk::JwkSet = serde_json::from_value(keys.jwks()).unwrap();
+            let jwks: jsonwebtoken::jwk::JwkSet =
+                serde_json::from_value(keys.keys().jwks()).unwrap();
             assert_eq!(jwks.keys.len(), 2);
             let jwk = jwks.find(header.kid.as_deref().unwrap()).unwrap();
             let mut validation = jsonwebtoken::Validation::new(header.alg);
@@ -631,76 +379,6 @@ mod tests {
     }
 
     /// A token signed as an algorithm says which key signs it; the JWK Set publishes each.
-    #[test]
-    fn tokens_are_signed_with_the_key_of_the_algorithm_asked_for() {
-        let p = Path::new("k.pem");
-        let pems = [
-            (p, ED25519.as_bytes().to_vec()),
-            (p, rsa_pem()),
-            (p, p256_pem()),
-        ];
-        let keys = SigningKeys::from_pems(&pems).unwrap();
-        assert_eq!(keys.algorithms(), ["EdDSA", "RS256", "ES256"]);
-        let jwks: jsonwebtoken::jwk::JwkSet = serde_json::from_value(keys.jwks()).unwrap();
-        for (asked, signed) in [
-            (None, jsonwebtoken::Algorithm::EdDSA),
-            (Some("RS256"), jsonwebtoken::Algorithm::RS256),
-            (Some("ES256"), jsonwebtoken::Algorithm::ES256),
-            (Some("PS512"), jsonwebtoken::Algorithm::EdDSA),
-        ] {
-            let token = keys
-                .sign_claims_as(asked, Some("at+jwt"), &json!({"sub": "u1"}))
-                .unwrap();
-            let header = jsonwebtoken::decode_header(&token).unwrap();
-            assert_eq!(header.alg, signed, "{asked:?}");
-            let jwk = jwks.find(header.kid.as_deref().unwrap()).unwrap();
-            let mut v = jsonwebtoken::Validation::new(signed);
-            v.required_spec_claims.clear();
-            v.validate_exp = false;
-            v.validate_aud = false;
-            let key = jsonwebtoken::DecodingKey::from_jwk(jwk).unwrap();
-            assert_eq!(
-                jsonwebtoken::decode::<Value>(&token, &key, &v)
-                    .unwrap()
-                    .claims["sub"],
-                "u1"
-            );
-            // And through the keys' own check, whichever key signed.
-            let mut v = keys.validation();
-            v.required_spec_claims.clear();
-            v.validate_exp = false;
-            v.validate_aud = false;
-            assert!(
-                keys.verify::<Value>(&token, "at+jwt", &v).is_some(),
-                "{asked:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn unusable_keys_are_named() {
-        let err = SigningKeys::from_pems(&[(Path::new("bad.pem"), b"nope".to_vec())]).unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("signing key bad.pem: not a PKCS#8"),
-            "{err}"
-        );
-        assert!(matches!(SigningKeys::from_pems(&[]), Err(KeyError::Empty)));
-    }
-
-    #[test]
-    fn kid_is_the_rfc7638_thumbprint() {
-        // RFC 8037 appendix A.3: the Ed25519 example key's thumbprint.
-        assert_eq!(
-            thumbprint(&[
-                ("crv", "Ed25519"),
-                ("kty", "OKP"),
-                ("x", "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo")
-            ]),
-            "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k"
-        );
-    }
-
     #[test]
     fn identity_headers() {
         let names = HeaderNames::default();

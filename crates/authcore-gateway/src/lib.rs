@@ -1,21 +1,50 @@
-//! `authcore-server` as a single sign-on gateway in front of applications that do not know
+//! authcore as a single sign-on gateway in front of applications that do not know
 //! about authentication: nginx (`auth_request`), Caddy (`forward_auth`) and Traefik
 //! (`ForwardAuth`) ask their own endpoint ([`NGINX_PATH`], [`CADDY_PATH`], [`TRAEFIK_PATH`])
-//! about each request; each endpoint reads only the headers its proxy sets
-//! ([`original`]), the path is judged in one unambiguous form ([`path`]), authcore reads
-//! the session, evaluates the [access rules](rules), and answers allow (2xx with identity
-//! headers and, optionally, a signed identity JWT), sign in first (a redirect to the sign-in
-//! page, or 401 for API calls), forbidden (403), or refused (400 / 431 for what it will not
-//! judge). `docs/gateway.md` has the proxy configurations.
+//! about each request; each endpoint reads only the headers its proxy sets, the path is
+//! judged in one unambiguous form, authcore reads the session, evaluates the access rules
+//! ([`RuleConfig`]), and answers allow (2xx with identity headers and, optionally, a signed
+//! identity JWT), sign in first (a redirect to the sign-in page, or 401 for API calls),
+//! forbidden (403), or refused (400 / 431 for what it will not judge). `docs/gateway.md`
+//! has the proxy configurations.
 //!
-//! Configured by the `[gateway]` section of the configuration file (rules, header names)
-//! and the variables `AUTHCORE_COOKIE_DOMAIN`, `AUTHCORE_ALLOWED_REDIRECT_HOSTS`,
-//! `AUTHCORE_GATEWAY_DEFAULT` and `AUTHCORE_GATEWAY_SIGNING_KEYS`, which win over the file.
+//! Configured by a [`GatewaySection`] (the `[gateway]` section of authcore-server's
+//! configuration file: rules, header names) and the variables `AUTHCORE_COOKIE_DOMAIN`,
+//! `AUTHCORE_ALLOWED_REDIRECT_HOSTS`, `AUTHCORE_GATEWAY_DEFAULT` and
+//! `AUTHCORE_GATEWAY_SIGNING_KEYS`, which win over it. A host builds the [`Gateway`] before
+//! its [`Auth`] handler (whose sessions must carry what the rules read: see
+//! [`Gateway::callbacks`]), then merges [`Gateway::router`] beside authcore's routes:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use authcore::{Auth, AuthConfig};
+//! use authcore::env::Env;
+//! use authcore_gateway::{Gateway, GatewaySection};
+//!
+//! let env = Env::from_pairs([("AUTH_URL", "https://auth.example.com/auth")]);
+//! let gateway = Arc::new(
+//!     Gateway::new(&env, GatewaySection::default())?
+//!         .on_decision(|decision| println!("forward auth: {decision}")),
+//! );
+//! let config = AuthConfig::builder()
+//!     .secret("a secret of at least 32 characters, random")
+//!     .callbacks(gateway.callbacks(false))
+//!     // Here sessions signed in elsewhere; a host adds its sign-in providers instead.
+//!     .sessions_only()
+//!     .env_defaults(&env)
+//!     .build()?;
+//! let app: axum::Router = gateway.router(Auth::new(config));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![forbid(unsafe_code)]
 
-pub mod identity;
-pub mod original;
-pub mod path;
-pub mod rules;
+mod identity;
+mod original;
+mod path;
+mod rules;
+
+pub use identity::HeaderNames;
+pub use rules::{Policy, RuleConfig, RuleError, Unauthenticated};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,9 +60,10 @@ use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::Value;
 
-use identity::{HeaderNames, SigningKeys, identity_of};
+use authcore_keys::{KeyError, SigningKeys, unix_time};
+use identity::{IdentitySigner, identity_of};
 use original::{Convention, OriginalRequest, original_request};
-use rules::{AccessRules, Decision, HostList, Identity, Policy, RuleConfig, Unauthenticated};
+use rules::{AccessRules, Decision, HostList, Identity};
 
 /// The endpoint that read whichever convention's headers a request carried; it now only
 /// answers a configuration error naming the per-proxy endpoints.
@@ -88,10 +118,10 @@ pub struct GatewaySection {
 pub enum GatewayError {
     /// A rule.
     #[error(transparent)]
-    Rule(#[from] rules::RuleError),
+    Rule(#[from] RuleError),
     /// The signing keys.
     #[error(transparent)]
-    Key(#[from] identity::KeyError),
+    Key(#[from] KeyError),
     /// Anything else.
     #[error("[gateway] {0}")]
     Invalid(String),
@@ -102,13 +132,25 @@ pub enum GatewayError {
 pub struct Gateway {
     rules: AccessRules,
     headers: HeaderNames,
-    keys: Option<SigningKeys>,
+    keys: Option<IdentitySigner>,
     jwt_ttl: i64,
     redirect_hosts: HostList,
     cookie_domain: Option<String>,
     groups_claim: Option<String>,
     /// `<AUTH_URL>` (origin and base path), for sign-in URLs and the JWT issuer.
     auth_url: String,
+    /// Told each forward-auth decision (the host's metrics).
+    on_decision: Option<DecisionHook>,
+}
+
+/// A host's function told the label of each forward-auth decision.
+#[derive(Clone)]
+struct DecisionHook(Arc<dyn Fn(&'static str) + Send + Sync>);
+
+impl std::fmt::Debug for DecisionHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DecisionHook")
+    }
 }
 
 /// A comma-separated list variable (blank entries dropped); `None` when unset or blank.
@@ -188,7 +230,7 @@ impl Gateway {
         let keys = if key_paths.is_empty() {
             None
         } else {
-            Some(SigningKeys::load(&key_paths)?)
+            Some(IdentitySigner::new(SigningKeys::load(&key_paths)?))
         };
         let jwt_ttl = section.jwt_ttl.unwrap_or(DEFAULT_JWT_TTL_SECS);
         if !(1..=3600).contains(&jwt_ttl) {
@@ -205,7 +247,24 @@ impl Gateway {
             cookie_domain,
             groups_claim: section.groups_claim,
             auth_url,
+            on_decision: None,
         })
+    }
+
+    /// Calls `hook` with the label of each forward-auth decision (`allow`, `sign_in`,
+    /// `step_up`, `forbidden`, `bad_request`, `error`), for a host's metrics. nginx's second request for the page
+    /// of a 401 or 403 ([`NGINX_ANSWER_PATH`]) is not a decision of its own.
+    #[must_use]
+    pub fn on_decision(mut self, hook: impl Fn(&'static str) + Send + Sync + 'static) -> Self {
+        self.on_decision = Some(DecisionHook(Arc::new(hook)));
+        self
+    }
+
+    /// Tells the host's hook, if any, of one decision.
+    fn count_decision(&self, decision: &'static str) {
+        if let Some(hook) = &self.on_decision {
+            (hook.0)(decision);
+        }
     }
 
     /// The session cookie's `Domain`, if any.
@@ -386,11 +445,11 @@ fn forbidden_page(
 
 /// The state of the gateway routes.
 #[derive(Clone, Debug)]
-pub struct GatewayState {
+struct GatewayState {
     /// The authcore handler (session reads).
-    pub auth: Auth,
+    auth: Auth,
     /// The gateway.
-    pub gateway: Arc<Gateway>,
+    gateway: Arc<Gateway>,
 }
 
 /// What the gateway says about one request.
@@ -419,7 +478,7 @@ enum Verdict {
 }
 
 impl Verdict {
-    /// The `decision` label of [`crate::ops::FORWARD_AUTH_DECISIONS`].
+    /// The label a host's [`Gateway::on_decision`] is told.
     fn label(&self) -> &'static str {
         match self {
             Verdict::Allow(..) => "allow",
@@ -559,7 +618,13 @@ fn respond(gateway: &Gateway, verdict: Verdict, answer: Answer, request: &Header
             let jwt = match (&gateway.keys, &who) {
                 (Some(keys), Some(who)) => {
                     let origin = format!("{}://{}", original.scheme, original.host);
-                    match keys.sign(who, &gateway.auth_url, &origin, time_now(), gateway.jwt_ttl) {
+                    match keys.sign(
+                        who,
+                        &gateway.auth_url,
+                        &origin,
+                        unix_time(),
+                        gateway.jwt_ttl,
+                    ) {
                         Ok(jwt) => HeaderValue::try_from(jwt).ok(),
                         Err(e) => {
                             tracing::error!(error = %e, "forward-auth: cannot sign the identity");
@@ -649,7 +714,7 @@ async fn forward_auth(
     let (verdict, set_cookie) = judge(&state, convention, &uri, &headers).await;
     let second_look = convention == Convention::Nginx && answer == Answer::Whole;
     if !second_look {
-        count_decision(verdict.label());
+        state.gateway.count_decision(verdict.label());
     }
     let mut response = respond(&state.gateway, verdict, answer, &headers);
     // A refreshed session cookie goes back through the proxy.
@@ -663,36 +728,28 @@ async fn forward_auth(
 }
 
 /// [`NGINX_PATH`]: the decision for nginx's `auth_request`.
-pub async fn nginx(State(state): State<GatewayState>, uri: Uri, headers: HeaderMap) -> Response {
+async fn nginx(State(state): State<GatewayState>, uri: Uri, headers: HeaderMap) -> Response {
     forward_auth(state, Convention::Nginx, Answer::StatusOnly, uri, headers).await
 }
 
 /// [`NGINX_ANSWER_PATH`]: what nginx shows for a 401 or 403 of [`NGINX_PATH`].
-pub async fn nginx_answer(
-    State(state): State<GatewayState>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
+async fn nginx_answer(State(state): State<GatewayState>, uri: Uri, headers: HeaderMap) -> Response {
     forward_auth(state, Convention::Nginx, Answer::Whole, uri, headers).await
 }
 
 /// [`CADDY_PATH`] and [`TRAEFIK_PATH`]: the decision for Caddy's `forward_auth` and
 /// Traefik's `ForwardAuth`.
-pub async fn forwarded(
-    State(state): State<GatewayState>,
-    uri: Uri,
-    headers: HeaderMap,
-) -> Response {
+async fn forwarded(State(state): State<GatewayState>, uri: Uri, headers: HeaderMap) -> Response {
     forward_auth(state, Convention::Forwarded, Answer::Whole, uri, headers).await
 }
 
 /// [`FORWARD_AUTH_PATH`]: a configuration error. It read whichever convention's headers a
 /// request carried, and Caddy and Traefik pass the client's headers on.
-pub async fn retired() -> Response {
+async fn retired(State(state): State<GatewayState>) -> Response {
     tracing::warn!(
         "a proxy asked /forward-auth, which is retired: point nginx at {NGINX_PATH}, Caddy at {CADDY_PATH}, Traefik at {TRAEFIK_PATH} (docs/gateway.md)"
     );
-    count_decision("bad_request");
+    state.gateway.count_decision("bad_request");
     (
         StatusCode::BAD_REQUEST,
         format!(
@@ -702,42 +759,38 @@ pub async fn retired() -> Response {
         .into_response()
 }
 
-/// Counts one forward-auth answer ([`crate::ops::FORWARD_AUTH_DECISIONS`]).
-fn count_decision(decision: &'static str) {
-    metrics::counter!(crate::ops::FORWARD_AUTH_DECISIONS, "decision" => decision).increment(1);
-}
-
 /// `GET /.well-known/jwks.json`: the public keys of the signed identity.
-pub async fn jwks(State(state): State<GatewayState>) -> Response {
+async fn jwks(State(state): State<GatewayState>) -> Response {
     match &state.gateway.keys {
         Some(keys) => (
             [
                 (header::CACHE_CONTROL, "max-age=300"),
                 (header::CONTENT_TYPE, "application/jwk-set+json"),
             ],
-            keys.jwks().to_string(),
+            keys.keys().jwks().to_string(),
         )
             .into_response(),
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }
 
-/// The gateway's routes.
-pub fn routes(state: GatewayState) -> axum::Router {
-    use axum::routing::{any, get};
-    axum::Router::new()
-        .route(FORWARD_AUTH_PATH, any(retired))
-        .route(NGINX_PATH, any(nginx))
-        .route(NGINX_ANSWER_PATH, any(nginx_answer))
-        .route(CADDY_PATH, any(forwarded))
-        .route(TRAEFIK_PATH, any(forwarded))
-        .route(JWKS_PATH, get(jwks))
-        .with_state(state)
-}
-
-/// Seconds since 1970 (0 before it, `i64::MAX` past it).
-pub(crate) fn time_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+impl Gateway {
+    /// The gateway's routes, to merge into the host's router beside `auth`'s routes: the
+    /// forward-auth endpoints of each proxy and the signing keys' JWK Set. `auth` is the
+    /// handler configured with [`Gateway::callbacks`], which reads the sessions.
+    pub fn router(self: &Arc<Self>, auth: Auth) -> axum::Router {
+        use axum::routing::{any, get};
+        let state = GatewayState {
+            auth,
+            gateway: Arc::clone(self),
+        };
+        axum::Router::new()
+            .route(FORWARD_AUTH_PATH, any(retired))
+            .route(NGINX_PATH, any(nginx))
+            .route(NGINX_ANSWER_PATH, any(nginx_answer))
+            .route(CADDY_PATH, any(forwarded))
+            .route(TRAEFIK_PATH, any(forwarded))
+            .route(JWKS_PATH, get(jwks))
+            .with_state(state)
+    }
 }

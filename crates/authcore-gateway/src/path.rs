@@ -50,13 +50,8 @@ pub enum PathRefusal {
 }
 
 /// The path the rules judge: decoded once, repeated slashes merged (a trailing slash kept),
-/// or why it is refused.
-///
-/// ```
-/// use authcore_server::gateway::path::{judged_path, PathRefusal};
-/// assert_eq!(judged_path("/public//app%2Ecss").unwrap(), "/public/app.css");
-/// assert_eq!(judged_path("/public/..%2fsecret"), Err(PathRefusal::DotSegment));
-/// ```
+/// or why it is refused (`/public//app%2Ecss` is `/public/app.css`, `/public/..%2fsecret`
+/// a [`PathRefusal::DotSegment`]).
 pub fn judged_path(raw: &str) -> Result<String, PathRefusal> {
     if !raw.starts_with('/') {
         return Err(PathRefusal::NotAbsolute);
@@ -116,6 +111,18 @@ fn has_escape(s: &[u8]) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn decoded_once_and_merged_or_refused() {
+        assert_eq!(
+            judged_path("/public//app%2Ecss").unwrap(),
+            "/public/app.css"
+        );
+        assert_eq!(
+            judged_path("/public/..%2fsecret"),
+            Err(PathRefusal::DotSegment)
+        );
+    }
 
     #[test]
     fn path_confusion_corpus() {

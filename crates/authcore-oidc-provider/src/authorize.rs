@@ -1,0 +1,332 @@
+//! The authorization endpoint ([`AUTHORIZE_PATH`](crate::AUTHORIZE_PATH)): the checks of
+//! the request, the session read, `prompt`, `max_age` and consent, and the sealed code sent
+//! back to the client (by query or `form_post`).
+
+use askama::Template;
+use authcore::LookupOptions;
+use authcore_keys::unix_time;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use crate::config::{CODE_TTL_SECS, OpenIdProvider};
+use crate::consent::ConsentTicket;
+use crate::grant::{CodeGrant, Grant};
+use crate::login_marker::{LoginMarker, SignIn};
+use crate::params::request_params;
+use crate::request::{self, AuthorizationRequest, Prompt, Refusal, ResponseMode};
+use crate::responses::{no_store, redirect, shown_error, unavailable};
+use crate::single_use::{
+    CODE_SALT, LOGIN_AFTER, LOGIN_AFTER_SALT, LOGIN_AFTER_TTL_SECS, USED_LOGIN_AFTER,
+};
+use crate::token::random_token;
+use crate::{AUTHORIZE_PATH, ProviderState};
+
+/// `GET` / `POST /oidc/authorize`.
+pub(crate) async fn authorize(
+    State(s): State<ProviderState>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let params = request_params(&method, &uri, &body);
+    // Our own marker is not the client's parameter.
+    let marker: Option<LoginMarker> = params
+        .iter()
+        .find(|(k, _)| k == LOGIN_AFTER)
+        .and_then(|(_, v)| s.unseal(v, LOGIN_AFTER_SALT));
+    let client_params: Vec<(String, String)> = params
+        .into_iter()
+        .filter(|(k, _)| k != LOGIN_AFTER)
+        .collect();
+    let request = match request::validate(&client_params, &s.provider.clients) {
+        Ok(r) => r,
+        Err(Refusal::Shown(message)) => {
+            tracing::warn!(%message, "oidc provider: authorization request refused");
+            return shown_error(&message);
+        }
+        Err(Refusal::Redirected {
+            redirect_uri,
+            response_mode,
+            error,
+            description,
+            state,
+        }) => {
+            tracing::info!(error, %description, "oidc provider: authorization request refused");
+            let mut p = vec![
+                ("error", error.to_owned()),
+                ("error_description", description),
+            ];
+            p.extend(state.map(|st| ("state", st)));
+            return s.provider.answer(&redirect_uri, response_mode, p);
+        }
+    };
+    let lookup = match s
+        .auth
+        .lookup_session_with(&uri, &headers, LookupOptions::default().with_session_id())
+        .await
+    {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(error = %e, "oidc provider: session lookup failed");
+            return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        }
+    };
+    let now = unix_time();
+    let auth_time = lookup.sign_in.as_ref().and_then(|i| i.auth_time);
+    let user = lookup.user_id.clone().filter(|_| lookup.session.is_some());
+    let sign_in = SignIn {
+        session_id: lookup.session_id.clone().filter(|_| user.is_some()),
+        auth_time: auth_time.filter(|_| user.is_some()),
+    };
+    let signed_in_after = |t: i64| auth_time.is_some_and(|a| a >= t);
+    let mut sign_in_again = user.is_none()
+        || request
+            .max_age
+            .is_some_and(|m| !signed_in_after(now - i64::try_from(m).unwrap_or(i64::MAX)));
+    if !sign_in_again && request.prompt == Prompt::Login {
+        // Only the marker of this request, after a new sign-in, once.
+        sign_in_again =
+            match marker.filter(|m| m.admits(&request.client_id, &client_params, &sign_in)) {
+                None => true,
+                Some(m) => {
+                    let ttl = std::time::Duration::from_secs(LOGIN_AFTER_TTL_SECS + 60);
+                    match s.first_use(USED_LOGIN_AFTER, m.nonce(), ttl).await {
+                        Ok(first) => !first,
+                        Err(_) => return no_store(StatusCode::SERVICE_UNAVAILABLE.into_response()),
+                    }
+                }
+            };
+        if sign_in_again {
+            tracing::info!(client = %request.client_id, "oidc provider: prompt=login without a new sign-in for this request: signing in again");
+        }
+    }
+    let mut response = match (sign_in_again, user) {
+        (true, _) if request.prompt == Prompt::None => s.provider.refuse(
+            &request,
+            "login_required",
+            "no session, or not recent enough, and prompt=none",
+        ),
+        (true, _) => {
+            // Back here after signing in: the same request, marked for prompt=login.
+            let mut back = url::form_urlencoded::Serializer::new(String::new());
+            back.extend_pairs(&client_params);
+            if request.prompt == Prompt::Login {
+                let Some(nonce) = random_token() else {
+                    return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                };
+                let marker =
+                    LoginMarker::new(now, &request.client_id, &client_params, sign_in, nonce);
+                let sealed = match serde_json::to_value(&marker) {
+                    Ok(Value::Object(claims)) => s.auth.config().jwt().encode(
+                        &claims,
+                        LOGIN_AFTER_SALT,
+                        LOGIN_AFTER_TTL_SECS,
+                    ),
+                    _ => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+                };
+                match sealed {
+                    Ok(sealed) => {
+                        back.append_pair(LOGIN_AFTER, &sealed);
+                    }
+                    Err(_) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+                }
+            }
+            let target = format!("{AUTHORIZE_PATH}?{}", back.finish());
+            let mut location = s.auth.sign_in_location(&target);
+            if let Some(hint) = &request.login_hint {
+                // The sign-in page offers it in the email field (Auth.js's `email`).
+                location.push_str("&email=");
+                location.push_str(&authcore::cookies::encode_uri_component(hint));
+            }
+            redirect(&location)
+        }
+        (false, Some(sub)) => {
+            let amr = lookup.sign_in.map(|i| i.amr).unwrap_or_default();
+            match s.consent_to_ask(&request, &sub).await {
+                Ok(false) => {
+                    s.issue_code(&request, &sub, auth_time, amr, lookup.session_id)
+                        .await
+                }
+                Ok(true) if request.prompt == Prompt::None => s.provider.refuse(
+                    &request,
+                    "consent_required",
+                    "the user has not allowed this client, and prompt=none",
+                ),
+                Ok(true) => s.consent_page(
+                    &request,
+                    ConsentTicket {
+                        sub,
+                        sid: lookup.session_id,
+                        params: client_params,
+                    },
+                    lookup.session.as_ref(),
+                ),
+                Err(answer) => *answer,
+            }
+        }
+        (false, None) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    };
+    for c in lookup.set_cookie {
+        response.headers_mut().append(header::SET_COOKIE, c);
+    }
+    no_store(response)
+}
+
+impl ProviderState {
+    /// The code of `request` for `sub`, sent to the client; the user's access for the client
+    /// is recorded (or renewed) first, and the code carries its epoch.
+    pub(crate) async fn issue_code(
+        &self,
+        request: &AuthorizationRequest,
+        sub: &str,
+        auth_time: Option<i64>,
+        amr: Vec<String>,
+        sid: Option<String>,
+    ) -> Response {
+        let Some(client) = self.provider.clients.get(&request.client_id) else {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        let now = time::OffsetDateTime::now_utc();
+        let access = match self
+            .users
+            .grant_app_access(sub, client.id(), client.name(), &request.scopes, now)
+            .await
+        {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::error!(error = %e, "oidc provider: cannot record the user's access for a client");
+                return StatusCode::SERVICE_UNAVAILABLE.into_response();
+            }
+        };
+        let Some(jti) = random_token() else {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        let grant = CodeGrant::new(request, sub, auth_time, amr, sid, access.epoch, jti);
+        let claims = match serde_json::to_value(&grant) {
+            Ok(Value::Object(m)) => m,
+            _ => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        };
+        let code = match self
+            .auth
+            .config()
+            .jwt()
+            .encode(&claims, CODE_SALT, CODE_TTL_SECS)
+        {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(error = %e, "oidc provider: cannot seal a code");
+                return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+            }
+        };
+        tracing::info!(client = %request.client_id, user = %sub, "oidc provider: code issued");
+        let mut p = vec![("code", code)];
+        p.extend(request.state.clone().map(|st| ("state", st)));
+        self.provider
+            .answer(&request.redirect_uri, request.response_mode, p)
+    }
+
+    /// The user's access for `client`, as the adapter keeps it; the `503` answer when it
+    /// cannot be read (refused rather than served on a guess).
+    pub(crate) async fn app_access(
+        &self,
+        sub: &str,
+        client: &str,
+    ) -> Result<Option<authcore::adapter::AppAccess>, Box<Response>> {
+        self.users.get_app_access(sub, client).await.map_err(|e| {
+            tracing::error!(error = %e, "oidc provider: the users' app access is unreadable");
+            unavailable("the app access cannot be read")
+        })
+    }
+
+    /// Whether `sub`'s access for `client` still stands in `epoch`, the one a grant or token
+    /// was made in (the user has not revoked it from the account page since; no access
+    /// recorded is epoch 0).
+    pub(crate) async fn epoch_stands(
+        &self,
+        sub: &str,
+        client: &str,
+        epoch: i64,
+    ) -> Result<bool, Box<Response>> {
+        let access = self.app_access(sub, client).await?;
+        Ok(access.map_or(0, |a| a.epoch) == epoch)
+    }
+
+    /// [`Self::epoch_stands`] for `grant`.
+    pub(crate) async fn grant_stands(&self, grant: &Grant) -> Result<bool, Box<Response>> {
+        self.epoch_stands(&grant.sub, &grant.client_id, grant.epoch)
+            .await
+    }
+}
+
+#[derive(Template)]
+#[template(path = "oidc_form_post.html")]
+pub(crate) struct FormPost<'a> {
+    pub(crate) action: &'a str,
+    pub(crate) fields: &'a [(&'a str, String)],
+    pub(crate) nonce: &'a str,
+}
+
+impl OpenIdProvider {
+    /// An error of `request` sent back to its client.
+    pub(crate) fn refuse(
+        &self,
+        request: &AuthorizationRequest,
+        error: &str,
+        description: &str,
+    ) -> Response {
+        let mut p = vec![
+            ("error", error.to_owned()),
+            ("error_description", description.to_owned()),
+        ];
+        p.extend(request.state.clone().map(|st| ("state", st)));
+        self.answer(&request.redirect_uri, request.response_mode, p)
+    }
+
+    /// The answer to the client at its registered `redirect_uri`, with `iss` (RFC 9207).
+    pub(crate) fn answer(
+        &self,
+        redirect_uri: &str,
+        mode: ResponseMode,
+        mut params: Vec<(&str, String)>,
+    ) -> Response {
+        params.push(("iss", self.issuer.clone()));
+        match mode {
+            ResponseMode::Query => {
+                let Ok(mut url) = url::Url::parse(redirect_uri) else {
+                    return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                };
+                url.query_pairs_mut()
+                    .extend_pairs(params.iter().map(|(k, v)| (*k, v.as_str())));
+                no_store(redirect(url.as_str()))
+            }
+            ResponseMode::FormPost => {
+                let Some(nonce) = random_token() else {
+                    return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                };
+                let page = FormPost {
+                    action: redirect_uri,
+                    fields: &params,
+                    nonce: &nonce,
+                };
+                let Ok(body) = page.render() else {
+                    return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                };
+                let origin = url::Url::parse(redirect_uri)
+                    .map(|u| u.origin().ascii_serialization())
+                    .unwrap_or_default();
+                let csp = format!(
+                    "default-src 'none'; script-src 'nonce-{nonce}'; form-action {origin}; frame-ancestors 'none'; base-uri 'none'"
+                );
+                let mut r = axum::response::Html(body).into_response();
+                if let Ok(v) = HeaderValue::try_from(csp) {
+                    r.headers_mut().insert(header::CONTENT_SECURITY_POLICY, v);
+                }
+                no_store(r)
+            }
+        }
+    }
+}

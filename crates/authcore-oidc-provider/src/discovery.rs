@@ -1,0 +1,83 @@
+//! Discovery (OpenID Connect Discovery 1.0 §3, [`DISCOVERY_PATH`](crate::DISCOVERY_PATH)) and
+//! the JWK Set of the signing keys ([`JWKS_PATH`](crate::JWKS_PATH)).
+
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::ProviderState;
+use crate::clients::{self, AuthMethod};
+use crate::config::OpenIdProvider;
+use crate::grant::{self};
+use crate::responses::json_response;
+use crate::{
+    AUTHORIZE_PATH, INTROSPECTION_PATH, JWKS_PATH, LOGOUT_PATH, REVOCATION_PATH, TOKEN_PATH,
+    USERINFO_PATH,
+};
+
+impl OpenIdProvider {
+    /// The provider metadata (OpenID Connect Discovery 1.0 §3).
+    pub fn metadata(&self) -> Value {
+        let auth_methods = [
+            AuthMethod::ClientSecretBasic.as_str(),
+            AuthMethod::ClientSecretPost.as_str(),
+            AuthMethod::PrivateKeyJwt.as_str(),
+            AuthMethod::None.as_str(),
+        ];
+        json!({
+            "issuer": self.issuer,
+            "authorization_endpoint": self.url(AUTHORIZE_PATH),
+            "token_endpoint": self.url(TOKEN_PATH),
+            "userinfo_endpoint": self.url(USERINFO_PATH),
+            "jwks_uri": self.url(JWKS_PATH),
+            "end_session_endpoint": self.url(LOGOUT_PATH),
+            "revocation_endpoint": self.url(REVOCATION_PATH),
+            "introspection_endpoint": self.url(INTROSPECTION_PATH),
+            "revocation_endpoint_auth_methods_supported": auth_methods,
+            "introspection_endpoint_auth_methods_supported": auth_methods,
+            "scopes_supported": clients::SCOPES,
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query", "form_post"],
+            "grant_types_supported": clients::GRANT_TYPES,
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": self.keys.algorithms(),
+            "token_endpoint_auth_methods_supported": auth_methods,
+            "token_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
+            "revocation_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
+            "introspection_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
+            "code_challenge_methods_supported": ["S256"],
+            "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "acr", "sid", "name", "picture", "email", "email_verified", "groups"],
+            "acr_values_supported": grant::ACR_VALUES,
+            "backchannel_logout_supported": true,
+            "backchannel_logout_session_supported": true,
+            "prompt_values_supported": ["none", "login", "consent"],
+            "authorization_response_iss_parameter_supported": true,
+            "claims_parameter_supported": false,
+            "request_parameter_supported": false,
+            "request_uri_parameter_supported": false,
+        })
+    }
+}
+
+/// `GET /oidc/.well-known/openid-configuration`.
+pub(crate) async fn discovery(State(s): State<ProviderState>) -> Response {
+    let mut r = json_response(StatusCode::OK, &s.provider.metadata());
+    r.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("max-age=300"),
+    );
+    r
+}
+
+/// `GET /oidc/jwks`.
+pub(crate) async fn jwks(State(s): State<ProviderState>) -> Response {
+    (
+        [
+            (header::CACHE_CONTROL, "max-age=300"),
+            (header::CONTENT_TYPE, "application/jwk-set+json"),
+        ],
+        s.provider.keys.jwks().to_string(),
+    )
+        .into_response()
+}

@@ -1,0 +1,176 @@
+//! authcore as an OpenID Provider (OpenID Connect Core 1.0) for other applications: they
+//! sign their users in through authcore — with whatever authcore signs users in with —
+//! by the authorization code flow with PKCE.
+//!
+//! Configured by `[oidc_provider]` (signing keys and `[[oidc_provider.clients]]`), served
+//! under `<origin>/oidc`, the issuer: discovery ([`DISCOVERY_PATH`]), the JWK Set
+//! ([`JWKS_PATH`]), authorization ([`AUTHORIZE_PATH`]: a code for the signed-in user, or
+//! the sign-in page first and back), token ([`TOKEN_PATH`]: the code for an ID token, an
+//! access token and, with `offline_access`, a refresh token rotated at each use; a service
+//! client's own access token), userinfo ([`USERINFO_PATH`]), revocation, introspection,
+//! RP-initiated logout, and back-channel logout to the clients a session signed in to when
+//! it ends ([`BackChannelLogout`]). The protocol checks are pure functions over plain data
+//! (the modules `request`, `grant`, `clients`, `login_marker`); one module per endpoint is
+//! their I/O: the session read, the sealed codes, refresh tokens and `prompt=login` markers
+//! and their single-use marks, the signatures, the user read and the logout tokens'
+//! delivery.
+//!
+//! What is kept between requests lives in the handler's single-use store (memory, the
+//! database, or Redis, shared by several instances): used codes and refresh tokens, revoked
+//! tokens and grants, and which clients each session signed in to. The access each user
+//! granted to each client (its scopes, which stand for the consent, and an epoch that a
+//! revocation from the account page moves on, voiding every token of the client for the
+//! user) lives in the adapter, with the users.
+//!
+//! Needs a database (the users and their ids) and second factors on (the default with a
+//! database): sessions then record when and how their user signed in, for `auth_time`,
+//! `amr`, `max_age` and `prompt=login`.
+//!
+//! A host validates the [`ProviderSection`] once into an [`OpenIdProvider`], configures its
+//! [`Auth`] handler with the provider's [`BackChannelLogout`] events, and merges
+//! [`OpenIdProvider::router`] beside authcore's routes:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use authcore::Auth;
+//! use authcore::adapter::Adapter;
+//! use authcore::env::Env;
+//! use authcore_oidc_provider::{OpenIdProvider, ProviderSection};
+//!
+//! // The issuer is AUTH_URL's origin and /oidc; the section names the signing keys and the
+//! // clients, and a section without them is refused with what to fix.
+//! let env = Env::from_pairs([("AUTH_URL", "https://auth.example.com/auth")]);
+//! let err = OpenIdProvider::new(&env, ProviderSection::default()).unwrap_err();
+//! assert!(err.to_string().contains("signing_keys"));
+//!
+//! /// The provider's routes for a handler `auth` that stores its users in `users`.
+//! fn routes(provider: &Arc<OpenIdProvider>, auth: Auth, users: Arc<dyn Adapter>) -> axum::Router {
+//!     provider.router(auth, users)
+//! }
+//! ```
+#![forbid(unsafe_code)]
+
+mod authorize;
+mod backchannel;
+mod client_auth;
+mod clients;
+mod config;
+mod consent;
+mod discovery;
+mod grant;
+mod groups;
+mod login_marker;
+mod logout;
+mod params;
+mod request;
+mod responses;
+mod revocation;
+mod single_use;
+mod token;
+mod userinfo;
+
+use std::sync::Arc;
+
+use authcore::Auth;
+use authcore::adapter::Adapter;
+use axum::extract::DefaultBodyLimit;
+
+pub use backchannel::BackChannelLogout;
+pub use clients::{
+    CLIENTS_VAR, ClientConfig, ClientError, ClientSecret, MIN_SECRET_LEN, SCOPES, secret_var,
+};
+pub use config::{
+    CODE_TTL_SECS, DEFAULT_ACCESS_TOKEN_TTL_SECS, DEFAULT_ID_TOKEN_TTL_SECS,
+    DEFAULT_REFRESH_TOKEN_TTL_SECS, OpenIdProvider, ProviderError, ProviderSection,
+    SIGNING_KEYS_VAR,
+};
+
+/// The issuer's path under the server's origin.
+pub const ISSUER_PATH: &str = "/oidc";
+
+/// OpenID Provider metadata (OpenID Connect Discovery 1.0 §4).
+pub const DISCOVERY_PATH: &str = "/oidc/.well-known/openid-configuration";
+
+/// The authorization endpoint.
+pub const AUTHORIZE_PATH: &str = "/oidc/authorize";
+
+/// The token endpoint.
+pub const TOKEN_PATH: &str = "/oidc/token";
+
+/// The userinfo endpoint.
+pub const USERINFO_PATH: &str = "/oidc/userinfo";
+
+/// The signing keys' public JWK Set.
+pub const JWKS_PATH: &str = "/oidc/jwks";
+
+/// Token revocation (RFC 7009).
+pub const REVOCATION_PATH: &str = "/oidc/revoke";
+
+/// Token introspection (RFC 7662).
+pub const INTROSPECTION_PATH: &str = "/oidc/introspect";
+
+/// RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0).
+pub const LOGOUT_PATH: &str = "/oidc/logout";
+
+/// Where authcore's sign-out page sends the browser back, on to the client.
+pub const LOGGED_OUT_PATH: &str = "/oidc/logout/done";
+
+/// Where the consent page's answer goes.
+pub const CONSENT_PATH: &str = "/oidc/consent";
+
+/// The largest form the authorization and token endpoints read (bytes).
+pub const MAX_FORM_BYTES: usize = 16 * 1024;
+
+/// The state of the provider's routes.
+#[derive(Clone)]
+pub(crate) struct ProviderState {
+    /// The authcore handler (session reads, the code's sealing and single-use mark).
+    pub(crate) auth: Auth,
+    /// The provider.
+    pub(crate) provider: Arc<OpenIdProvider>,
+    /// The users (the adapter the handler stores them in), with the access they granted to
+    /// clients ([`AdapterMethod::APP_ACCESS`](authcore::adapter::AdapterMethod::APP_ACCESS)).
+    pub(crate) users: Arc<dyn Adapter>,
+}
+
+impl std::fmt::Debug for ProviderState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderState")
+            .field("provider", &self.provider)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenIdProvider {
+    /// The provider's routes, under [`ISSUER_PATH`], to merge into the host's router
+    /// beside `auth`'s routes: `auth` reads the sessions and seals and marks the codes and
+    /// tokens, `users` is the adapter `auth` stores its users in (with the access they
+    /// granted to clients).
+    pub fn router(self: &Arc<Self>, auth: Auth, users: Arc<dyn Adapter>) -> axum::Router {
+        use axum::routing::{get, post};
+        let state = ProviderState {
+            auth,
+            provider: Arc::clone(self),
+            users,
+        };
+        axum::Router::new()
+            .route(DISCOVERY_PATH, get(discovery::discovery))
+            .route(JWKS_PATH, get(discovery::jwks))
+            .route(
+                AUTHORIZE_PATH,
+                get(authorize::authorize).post(authorize::authorize),
+            )
+            .route(TOKEN_PATH, post(token::token))
+            .route(
+                USERINFO_PATH,
+                get(userinfo::userinfo).post(userinfo::userinfo),
+            )
+            .route(LOGOUT_PATH, get(logout::logout).post(logout::logout))
+            .route(REVOCATION_PATH, post(revocation::revoke))
+            .route(INTROSPECTION_PATH, post(revocation::introspect))
+            .route(LOGGED_OUT_PATH, get(logout::logged_out))
+            .route(CONSENT_PATH, post(consent::consent))
+            .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
+            .with_state(state)
+    }
+}

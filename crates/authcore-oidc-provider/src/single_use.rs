@@ -1,0 +1,63 @@
+//! What the provider keeps between requests in the handler's single-use store, and the
+//! salts of what it seals: the names of each kind, so that no two purposes share one.
+
+/// The salt of sealed authorization codes (a purpose of its own: no session token or check
+/// cookie opens as a code).
+pub(crate) const CODE_SALT: &str = "authcore.oidc-provider.code";
+
+/// The salt of sealed refresh tokens.
+pub(crate) const REFRESH_SALT: &str = "authcore.oidc-provider.refresh";
+
+/// The salt of the consent page's ticket (the request it answers, for whom).
+pub(crate) const CONSENT_SALT: &str = "authcore.oidc-provider.consent";
+
+/// How long the consent page may stay open (seconds).
+pub(crate) const CONSENT_TICKET_TTL_SECS: u64 = 600;
+
+/// The salt of the sealed way back of a logout (its post-logout redirect URI and state).
+pub(crate) const LOGOUT_SALT: &str = "authcore.oidc-provider.logout";
+
+/// How long the sign-out page may take before the way back is void (seconds).
+pub(crate) const LOGOUT_TTL_SECS: u64 = 600;
+
+/// The query parameter the authorization endpoint adds to its own URL when it sends a
+/// `prompt=login` request to sign in: a sealed [`LoginMarker`], bound to the request, to a
+/// sign-in newer than the one present, and to one use.
+pub(crate) const LOGIN_AFTER: &str = "authcore_login_after";
+
+/// The salt of the sealed [`LOGIN_AFTER`] marker.
+pub(crate) const LOGIN_AFTER_SALT: &str = "authcore.oidc-provider.login-after";
+
+/// How long the sign-in asked for by `prompt=login` may take (seconds).
+pub(crate) const LOGIN_AFTER_TTL_SECS: u64 = 3600;
+
+/// The kind of the single-use marks of [`LOGIN_AFTER`] markers' nonces.
+pub(crate) const USED_LOGIN_AFTER: &str = "oidc-provider-login-after";
+
+/// The kind of the marks that revoke one access token (by its `jti`).
+pub(crate) const REVOKED: &str = "oidc-provider-revoked";
+
+/// The kind of the marks that revoke a grant (by the code's `jti`): its access tokens and
+/// refresh tokens.
+pub(crate) const REVOKED_GRANT: &str = "oidc-provider-revoked-grant";
+
+/// The kind of the single-use marks of codes.
+pub(crate) const USED_CODE: &str = "oidc-provider-code";
+
+/// The kind of the single-use marks of refresh tokens.
+pub(crate) const USED_REFRESH: &str = "oidc-provider-refresh";
+
+/// The kind of the marks that say a session (`sid`) signed in to a client.
+pub(crate) const SIGNED_IN_SESSION: &str = "oidc-provider-session-client";
+
+/// The kind of the marks that say a user signed in to a client.
+pub(crate) const SIGNED_IN_USER: &str = "oidc-provider-user-client";
+
+/// The key of a session's or a user's mark for `client`.
+pub(crate) fn client_key(who: &str, client: &str) -> String {
+    format!("{who}\n{client}")
+}
+
+pub(crate) fn secs(t: i64) -> std::time::Duration {
+    std::time::Duration::from_secs(t.unsigned_abs())
+}

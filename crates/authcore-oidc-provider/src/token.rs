@@ -1,0 +1,415 @@
+//! The token endpoint ([`TOKEN_PATH`](crate::TOKEN_PATH)): the `authorization_code`,
+//! `refresh_token` and `client_credentials` grants, and the tokens of a user grant.
+
+use authcore_keys::unix_time;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use crate::client_auth::{ClientForm, authenticated_client};
+use crate::clients::{self, GrantType};
+use crate::config::CODE_TTL_SECS;
+use crate::grant::{
+    self, AccessTokenClaims, CodeGrant, Grant, IdTokenClaims, RefreshGrant, UserClaims,
+};
+use crate::responses::{
+    invalid_grant, json_response, no_randomness, no_signature, no_store, refused, token_error,
+    unavailable,
+};
+use crate::single_use::{
+    CODE_SALT, REFRESH_SALT, REVOKED_GRANT, SIGNED_IN_SESSION, SIGNED_IN_USER, USED_CODE,
+    USED_REFRESH, client_key, secs,
+};
+use crate::{ProviderState, USERINFO_PATH};
+
+/// 128 random bits, base64url (a code's `jti`, an access token's, a page's script nonce);
+/// `None` when the system has no randomness to give.
+pub(crate) fn random_token() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// `POST /oidc/token`.
+pub(crate) async fn token(
+    State(s): State<ProviderState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let form = match authenticated_client(&s, &headers, &body).await {
+        Ok(f) => f,
+        Err(answer) => return *answer,
+    };
+    let Some(grant_type) = form.param("grant_type").and_then(GrantType::parse) else {
+        return token_error(
+            StatusCode::BAD_REQUEST,
+            "unsupported_grant_type",
+            "authorization_code, refresh_token or client_credentials",
+        );
+    };
+    if !form.client.allows_grant(grant_type) {
+        return token_error(
+            StatusCode::BAD_REQUEST,
+            "unauthorized_client",
+            "the client may not use this grant type (its grant_types)",
+        );
+    }
+    let answer = match grant_type {
+        GrantType::AuthorizationCode => s.code_grant(&form).await,
+        GrantType::RefreshToken => s.refresh_grant(&form).await,
+        GrantType::ClientCredentials => s.client_credentials(&form),
+    };
+    let mut r = answer.unwrap_or_else(|refused| *refused);
+    r.headers_mut()
+        .insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    no_store(r)
+}
+
+pub(crate) type Answer = Result<Response, Box<Response>>;
+
+/// What the tokens of a user grant say.
+pub(crate) struct UserTokens<'a> {
+    pub(crate) user: &'a authcore::adapter::AdapterUser,
+    /// The user's claims the scopes give.
+    pub(crate) claims: &'a UserClaims,
+    pub(crate) grant: &'a Grant,
+    /// The grant's name.
+    pub(crate) grant_id: &'a str,
+    /// The access token's scopes (the grant's, or fewer).
+    pub(crate) scopes: &'a [String],
+    pub(crate) nonce: Option<&'a str>,
+    /// The refresh token to seal and hand out with them.
+    pub(crate) refresh: Option<RefreshGrant>,
+}
+
+impl ProviderState {
+    /// The `authorization_code` grant: the sealed code, its checks and its single use.
+    pub(crate) async fn code_grant(&self, form: &ClientForm<'_>) -> Answer {
+        let client = form.client;
+        let Some(code) = form.param("code") else {
+            return Err(refused(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "code is missing",
+            ));
+        };
+        let grant: CodeGrant = self
+            .unseal(code, CODE_SALT)
+            .ok_or_else(|| invalid_grant("the code is invalid or expired"))?;
+        grant
+            .check_redemption(
+                client.id(),
+                form.param("redirect_uri"),
+                form.param("code_verifier"),
+            )
+            .map_err(invalid_grant)?;
+        let window = std::time::Duration::from_secs(CODE_TTL_SECS + 60);
+        if !self.first_use(USED_CODE, &grant.jti, window).await? {
+            // A replayed code: what its first use gave is revoked too (RFC 9700 §4.5.3.1).
+            self.revoke_grant(&grant.jti).await;
+            return Err(invalid_grant("the code was used already"));
+        }
+        if !self.grant_stands(&grant.grant).await? {
+            return Err(invalid_grant("the user revoked this client's access"));
+        }
+        let user = self.user(&grant.grant.sub).await?;
+        let claims = self.user_claims(&user, &grant.grant.scopes).await?;
+        if client.backchannel_logout_uri().is_some() {
+            self.remember_sign_in(client.id(), &grant.grant).await;
+        }
+        let offline = client.allows_grant(GrantType::RefreshToken)
+            && grant.grant.scopes.iter().any(|s| s == "offline_access");
+        let refresh = match offline {
+            true => Some(RefreshGrant::first(
+                &grant,
+                random_token().ok_or_else(no_randomness)?,
+            )),
+            false => None,
+        };
+        self.user_tokens(
+            client,
+            UserTokens {
+                user: &user,
+                claims: &claims,
+                grant: &grant.grant,
+                grant_id: &grant.jti,
+                scopes: &grant.grant.scopes,
+                nonce: grant.nonce.as_deref(),
+                refresh,
+            },
+        )
+    }
+
+    /// The `refresh_token` grant (RFC 6749 §6): the sealed refresh token is spent and
+    /// replaced; one used twice revokes its grant (RFC 9700 §4.14.2), whoever used it first.
+    pub(crate) async fn refresh_grant(&self, form: &ClientForm<'_>) -> Answer {
+        let client = form.client;
+        let Some(token) = form.param("refresh_token") else {
+            return Err(refused(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "refresh_token is missing",
+            ));
+        };
+        let refresh: RefreshGrant = self
+            .unseal(token, REFRESH_SALT)
+            .ok_or_else(|| invalid_grant("the refresh token is invalid or expired"))?;
+        if refresh.grant.client_id != client.id() {
+            return Err(invalid_grant(
+                "the refresh token was issued to another client",
+            ));
+        }
+        let Some(scopes) = refresh.narrow(form.param("scope")) else {
+            return Err(refused(
+                StatusCode::BAD_REQUEST,
+                "invalid_scope",
+                "a scope the grant does not have",
+            ));
+        };
+        match self.auth.is_marked(REVOKED_GRANT, &refresh.grant_id).await {
+            Ok(false) => {}
+            Ok(true) => return Err(invalid_grant("the grant was revoked")),
+            Err(e) => {
+                tracing::error!(error = %e, "oidc provider: revocations unreadable");
+                return Err(unavailable("the revocations cannot be read"));
+            }
+        }
+        let ttl = secs(self.provider.lifetimes_of(client).refresh_token);
+        if !self.first_use(USED_REFRESH, &refresh.jti, ttl).await? {
+            tracing::warn!(client = %client.id(), user = %refresh.grant.sub, "oidc provider: a refresh token was used twice; its grant is revoked");
+            self.revoke_grant(&refresh.grant_id).await;
+            return Err(invalid_grant(
+                "the refresh token was used already; its grant is revoked",
+            ));
+        }
+        if !self.grant_stands(&refresh.grant).await? {
+            return Err(invalid_grant("the user revoked this client's access"));
+        }
+        let user = self.user(&refresh.grant.sub).await?;
+        let claims = self.user_claims(&user, &scopes).await?;
+        let next = refresh.next(random_token().ok_or_else(no_randomness)?);
+        self.user_tokens(
+            client,
+            UserTokens {
+                user: &user,
+                claims: &claims,
+                grant: &refresh.grant,
+                grant_id: &refresh.grant_id,
+                scopes: &scopes,
+                nonce: None,
+                refresh: Some(next),
+            },
+        )
+    }
+
+    /// The `client_credentials` grant (RFC 6749 §4.4): an access token of the client for
+    /// itself, with no user, no scope and no refresh token (§4.4.3).
+    pub(crate) fn client_credentials(&self, form: &ClientForm<'_>) -> Answer {
+        if form.param("scope").is_some_and(|s| !s.trim().is_empty()) {
+            return Err(refused(
+                StatusCode::BAD_REQUEST,
+                "invalid_scope",
+                "a client's own token has no scope",
+            ));
+        }
+        let p = &self.provider;
+        let ttl = p.lifetimes_of(form.client).access_token;
+        let now = unix_time();
+        let access = AccessTokenClaims {
+            iss: p.issuer.clone(),
+            aud: p.url(USERINFO_PATH),
+            sub: form.client.id().to_owned(),
+            client_id: form.client.id().to_owned(),
+            scope: String::new(),
+            iat: now,
+            exp: now + ttl,
+            jti: random_token().ok_or_else(no_randomness)?,
+            grant: None,
+            epoch: 0,
+        };
+        let access_token = p
+            .keys
+            .sign_claims(Some("at+jwt"), &access)
+            .map_err(|_| no_signature())?;
+        tracing::info!(client = %form.client.id(), "oidc provider: client token issued");
+        Ok(json_response(
+            StatusCode::OK,
+            &json!({
+                "access_token": access_token,
+                "token_type": "Bearer",
+                "expires_in": ttl,
+            }),
+        ))
+    }
+
+    /// The access token, ID token (with `openid`) and refresh token of a user grant.
+    pub(crate) fn user_tokens(&self, client: &clients::Client, t: UserTokens<'_>) -> Answer {
+        let p = &self.provider;
+        let ttl = p.lifetimes_of(client);
+        let now = unix_time();
+        let scope = t.scopes.join(" ");
+        let access = AccessTokenClaims {
+            iss: p.issuer.clone(),
+            aud: p.url(USERINFO_PATH),
+            sub: t.user.id.clone(),
+            client_id: client.id().to_owned(),
+            scope: scope.clone(),
+            iat: now,
+            exp: now + ttl.access_token,
+            jti: random_token().ok_or_else(no_randomness)?,
+            grant: Some(t.grant_id.to_owned()),
+            epoch: t.grant.epoch,
+        };
+        let access_token = p
+            .keys
+            .sign_claims(Some("at+jwt"), &access)
+            .map_err(|_| no_signature())?;
+        let mut body = json!({
+            "access_token": access_token,
+            "token_type": "Bearer",
+            "expires_in": ttl.access_token,
+            "scope": scope,
+        });
+        if t.scopes.iter().any(|s| s == "openid") {
+            let id = IdTokenClaims {
+                iss: &p.issuer,
+                aud: client.id(),
+                user: t.claims,
+                iat: now,
+                exp: now + ttl.id_token,
+                nonce: t.nonce,
+                auth_time: t.grant.auth_time,
+                amr: &t.grant.amr,
+                acr: grant::acr_of(&t.grant.amr),
+                sid: t.grant.sid.as_deref(),
+            };
+            body["id_token"] = p
+                .keys
+                .sign_claims_as(client.id_token_alg(), None, &id)
+                .map_err(|_| no_signature())?
+                .into();
+        }
+        if let Some(refresh) = &t.refresh {
+            let claims = match serde_json::to_value(refresh) {
+                Ok(Value::Object(m)) => m,
+                _ => return Err(no_signature()),
+            };
+            let sealed = self
+                .auth
+                .config()
+                .jwt()
+                .encode(&claims, REFRESH_SALT, ttl.refresh_token.unsigned_abs())
+                .map_err(|_| no_signature())?;
+            body["refresh_token"] = sealed.into();
+        }
+        tracing::info!(client = %client.id(), user = %t.user.id, refresh = t.refresh.is_some(), "oidc provider: tokens issued");
+        Ok(json_response(StatusCode::OK, &body))
+    }
+
+    /// Whether `value` is used for the first time; refused (`temporarily_unavailable`) when
+    /// the single-use store cannot say: a replay must not pass while a shared store is down.
+    pub(crate) async fn first_use(
+        &self,
+        kind: &str,
+        value: &str,
+        ttl: std::time::Duration,
+    ) -> Result<bool, Box<Response>> {
+        self.auth
+            .first_use_checked(kind, value, ttl)
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "oidc provider: the single-use store failed");
+                unavailable("the single-use store failed")
+            })
+    }
+
+    /// The contents of a token this provider sealed with `salt`, unexpired.
+    pub(crate) fn unseal<T: serde::de::DeserializeOwned>(
+        &self,
+        token: &str,
+        salt: &str,
+    ) -> Option<T> {
+        let claims = self
+            .auth
+            .config()
+            .jwt()
+            .decode(token, salt)
+            .ok()
+            .flatten()?;
+        serde_json::from_value(Value::Object(claims)).ok()
+    }
+
+    /// The user of a grant.
+    pub(crate) async fn user(
+        &self,
+        id: &str,
+    ) -> Result<authcore::adapter::AdapterUser, Box<Response>> {
+        match self.users.get_user(id).await {
+            Ok(Some(u)) => Ok(u),
+            Ok(None) => Err(invalid_grant("the user is gone")),
+            Err(e) => {
+                tracing::error!(error = %e, "oidc provider: user read failed");
+                Err(unavailable("the user store failed"))
+            }
+        }
+    }
+
+    /// The claims of `user` that `scopes` give, with the user's groups for `groups`.
+    pub(crate) async fn user_claims(
+        &self,
+        user: &authcore::adapter::AdapterUser,
+        scopes: &[String],
+    ) -> Result<UserClaims, Box<Response>> {
+        let mut claims = UserClaims::of(user, scopes);
+        let groups = &self.provider.groups;
+        if groups.is_empty() || !scopes.iter().any(|s| s == "groups") {
+            return Ok(claims);
+        }
+        let accounts = if groups.names_accounts() {
+            let linked = self.users.list_accounts_by_user_id(&user.id).await;
+            linked
+                .map_err(|e| {
+                    tracing::error!(error = %e, "oidc provider: the user's accounts are unreadable");
+                    unavailable("the user store failed")
+                })?
+                .into_iter()
+                .map(|a| (a.provider, a.provider_account_id))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        claims.groups = Some(groups.of(user, &accounts));
+        Ok(claims)
+    }
+
+    /// Revokes grant `grant`: its access tokens and refresh tokens stop working.
+    pub(crate) async fn revoke_grant(&self, grant: &str) {
+        let p = &self.provider;
+        let ttl = secs(p.longest.refresh_token.max(p.longest.access_token));
+        if let Err(e) = self.auth.mark(REVOKED_GRANT, grant, ttl).await {
+            tracing::error!(error = %e, "oidc provider: cannot revoke a grant");
+        }
+    }
+
+    /// Remembers that the user (in the session) of `grant` signed in to `client`, for
+    /// back-channel logout.
+    pub(crate) async fn remember_sign_in(&self, client: &str, grant: &Grant) {
+        // As long as the session may live (it is extended while in use).
+        let ttl = self.auth.config().session_max_age();
+        let marks = [
+            Some((SIGNED_IN_USER, client_key(&grant.sub, client))),
+            grant
+                .sid
+                .as_deref()
+                .map(|sid| (SIGNED_IN_SESSION, client_key(sid, client))),
+        ];
+        for (kind, key) in marks.into_iter().flatten() {
+            if let Err(e) = self.auth.mark(kind, &key, ttl).await {
+                tracing::error!(error = %e, "oidc provider: cannot remember a client's sign-in for its logout");
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! The userinfo endpoint ([`USERINFO_PATH`](crate::USERINFO_PATH)).
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use crate::ProviderState;
+use crate::responses::{bearer_error, json_response, no_store};
+
+/// `GET` / `POST /oidc/userinfo` with `Authorization: Bearer <access token>`.
+pub(crate) async fn userinfo(State(s): State<ProviderState>, headers: HeaderMap) -> Response {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let token = match (values.next(), values.next()) {
+        (Some(v), None) => v
+            .to_str()
+            .ok()
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, t)| t.trim().to_owned()),
+        _ => None,
+    };
+    let Some(token) = token else {
+        return bearer_error("invalid_request");
+    };
+    // A client's own token (client_credentials) stands for no user.
+    let claims = match s.active_access_token(&token).await {
+        Ok(Some(c)) if c.grant.is_some() => c,
+        Ok(_) => return bearer_error("invalid_token"),
+        Err(answer) => return *answer,
+    };
+    let user = match s.users.get_user(&claims.sub).await {
+        Ok(Some(u)) => u,
+        Ok(None) => return bearer_error("invalid_token"),
+        Err(e) => {
+            tracing::error!(error = %e, "oidc provider: user read failed");
+            return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        }
+    };
+    let scopes: Vec<String> = claims.scope.split(' ').map(str::to_owned).collect();
+    let user_claims = match s.user_claims(&user, &scopes).await {
+        Ok(c) => c,
+        Err(answer) => return *answer,
+    };
+    match serde_json::to_value(user_claims) {
+        Ok(claims) => no_store(json_response(StatusCode::OK, &claims)),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
