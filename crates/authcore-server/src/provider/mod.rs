@@ -37,7 +37,7 @@ use std::sync::Arc;
 use askama::Template;
 use authcore::Auth;
 use authcore::LookupOptions;
-use authcore::adapter::Adapter;
+use authcore::adapter::{Adapter, AdapterError, AppAccessStore};
 use authcore::env::Env;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
@@ -319,7 +319,7 @@ pub struct ProviderState {
     /// The provider.
     pub provider: Arc<OpenIdProvider>,
     /// The users (the adapter the handler stores them in), with the access they granted to
-    /// clients ([`AdapterMethod::APP_ACCESS`](authcore::adapter::AdapterMethod::APP_ACCESS)).
+    /// clients ([`Adapter::app_access`]).
     pub users: Arc<dyn Adapter>,
 }
 
@@ -612,11 +612,15 @@ impl ProviderState {
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         };
         let now = time::OffsetDateTime::now_utc();
-        let access = match self
-            .users
-            .grant_app_access(sub, client.id(), client.name(), &request.scopes, now)
-            .await
-        {
+        let granted = match self.app_access_store() {
+            Ok(store) => {
+                store
+                    .grant_app_access(sub, client.id(), client.name(), &request.scopes, now)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let access = match granted {
             Ok(a) => a,
             Err(e) => {
                 tracing::error!(error = %e, "oidc provider: cannot record the user's access for a client");
@@ -650,6 +654,14 @@ impl ProviderState {
             .answer(&request.redirect_uri, request.response_mode, p)
     }
 
+    /// The adapter's app access ([`Adapter::app_access`]); an adapter without it answers
+    /// as a failing one does.
+    fn app_access_store(&self) -> Result<&dyn AppAccessStore, AdapterError> {
+        self.users
+            .app_access()
+            .ok_or(AdapterError::Unsupported("AppAccessStore"))
+    }
+
     /// The user's access for `client`, as the adapter keeps it; the `503` answer when it
     /// cannot be read (refused rather than served on a guess).
     async fn app_access(
@@ -657,7 +669,11 @@ impl ProviderState {
         sub: &str,
         client: &str,
     ) -> Result<Option<authcore::adapter::AppAccess>, Box<Response>> {
-        self.users.get_app_access(sub, client).await.map_err(|e| {
+        let access = match self.app_access_store() {
+            Ok(store) => store.get_app_access(sub, client).await,
+            Err(e) => Err(e),
+        };
+        access.map_err(|e| {
             tracing::error!(error = %e, "oidc provider: the users' app access is unreadable");
             unavailable("the app access cannot be read")
         })
@@ -1377,7 +1393,10 @@ impl ProviderState {
             return Ok(claims);
         }
         let accounts = if groups.names_accounts() {
-            let linked = self.users.list_accounts_by_user_id(&user.id).await;
+            let linked = match self.users.linked_accounts() {
+                Some(store) => store.list_accounts_by_user_id(&user.id).await,
+                None => Err(AdapterError::Unsupported("LinkedAccountStore")),
+            };
             linked
                 .map_err(|e| {
                     tracing::error!(error = %e, "oidc provider: the user's accounts are unreadable");
