@@ -4,6 +4,7 @@
 
 use askama::Template;
 use authcore::LookupOptions;
+use authcore::adapter::{AdapterError, AppAccessStore};
 use authcore_keys::unix_time;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -191,11 +192,15 @@ impl ProviderState {
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         };
         let now = time::OffsetDateTime::now_utc();
-        let access = match self
-            .users
-            .grant_app_access(sub, client.id(), client.name(), &request.scopes, now)
-            .await
-        {
+        let granted = match self.app_access_store() {
+            Ok(store) => {
+                store
+                    .grant_app_access(sub, client.id(), client.name(), &request.scopes, now)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let access = match granted {
             Ok(a) => a,
             Err(e) => {
                 tracing::error!(error = %e, "oidc provider: cannot record the user's access for a client");
@@ -229,6 +234,14 @@ impl ProviderState {
             .answer(&request.redirect_uri, request.response_mode, p)
     }
 
+    /// The adapter's app access ([`authcore::adapter::Adapter::app_access`]); an adapter without it answers
+    /// as a failing one does.
+    fn app_access_store(&self) -> Result<&dyn AppAccessStore, AdapterError> {
+        self.users
+            .app_access()
+            .ok_or(AdapterError::Unsupported("AppAccessStore"))
+    }
+
     /// The user's access for `client`, as the adapter keeps it; the `503` answer when it
     /// cannot be read (refused rather than served on a guess).
     pub(crate) async fn app_access(
@@ -236,7 +249,11 @@ impl ProviderState {
         sub: &str,
         client: &str,
     ) -> Result<Option<authcore::adapter::AppAccess>, Box<Response>> {
-        self.users.get_app_access(sub, client).await.map_err(|e| {
+        let access = match self.app_access_store() {
+            Ok(store) => store.get_app_access(sub, client).await,
+            Err(e) => Err(e),
+        };
+        access.map_err(|e| {
             tracing::error!(error = %e, "oidc provider: the users' app access is unreadable");
             unavailable("the app access cannot be read")
         })

@@ -369,7 +369,10 @@ impl ProviderState {
             return Ok(claims);
         }
         let accounts = if groups.names_accounts() {
-            let linked = self.users.list_accounts_by_user_id(&user.id).await;
+            let linked = match self.users.linked_accounts() {
+                Some(store) => store.list_accounts_by_user_id(&user.id).await,
+                None => Err(authcore::adapter::AdapterError::Unsupported("LinkedAccountStore")),
+            };
             linked
                 .map_err(|e| {
                     tracing::error!(error = %e, "oidc provider: the user's accounts are unreadable");

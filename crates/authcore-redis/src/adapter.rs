@@ -2,8 +2,10 @@
 
 use async_trait::async_trait;
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, JwtRevocation, NewUser,
-    SessionActivity, TwoFactor, UpstreamSession, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, JwtRevocation,
+    JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, SessionActivity,
+    SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore, UpstreamSession,
+    UpstreamSessionStore, UserUpdate, VerificationToken,
 };
 use authcore::{Account, Authenticator, SignInInfo};
 use redis::AsyncCommands;
@@ -723,6 +725,93 @@ impl Adapter for RedisAdapter {
         .await
     }
 
+    fn linked_accounts(&self) -> Option<&dyn LinkedAccountStore> {
+        Some(self)
+    }
+
+    fn session_activity(&self) -> Option<&dyn SessionActivityStore> {
+        Some(self)
+    }
+
+    fn session_sign_in(&self) -> Option<&dyn SessionSignInStore> {
+        Some(self)
+    }
+
+    fn jwt_revocation(&self) -> Option<&dyn JwtRevocationStore> {
+        Some(self)
+    }
+
+    fn passkeys(&self) -> Option<&dyn PasskeyStore> {
+        Some(self)
+    }
+
+    fn two_factor(&self) -> Option<&dyn TwoFactorStore> {
+        Some(self)
+    }
+
+    fn app_access(&self) -> Option<&dyn AppAccessStore> {
+        Some(self)
+    }
+
+    fn upstream_sessions(&self) -> Option<&dyn UpstreamSessionStore> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl LinkedAccountStore for RedisAdapter {
+    async fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError> {
+        const OP: &str = "listAccountsByUserId";
+        let index = self.keys.accounts_by_user(user_id);
+        let mut list: Vec<Account> = self.load_indexed(OP, &index).await?;
+        list.retain(|a| a.user_id.as_deref() == Some(user_id));
+        list.sort_by(|a, b| {
+            (&a.provider, &a.provider_account_id).cmp(&(&b.provider, &b.provider_account_id))
+        });
+        Ok(list)
+    }
+
+    async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {
+        const OP: &str = "updateAccount";
+        if names_index(&account.provider) {
+            return Ok(false);
+        }
+        let key = self
+            .keys
+            .account(&account.provider, &account.provider_account_id);
+        // The token fields only, as they are named in the stored JSON.
+        let tokens =
+            serde_json::to_value(account).map_err(|_| data_err(OP, "account not serialisable"))?;
+        self.update_record(OP, &key, |stored| {
+            let current: Account = from_object(OP, stored)?;
+            if current.provider != account.provider
+                || current.provider_account_id != account.provider_account_id
+            {
+                return Ok(None);
+            }
+            for name in [
+                "access_token",
+                "expires_at",
+                "refresh_token",
+                "id_token",
+                "scope",
+                "session_state",
+                "token_type",
+            ] {
+                match tokens.get(name) {
+                    Some(v) if !v.is_null() => stored.insert(name.into(), v.clone()),
+                    _ => stored.remove(name),
+                };
+            }
+            Ok(Some(((), None)))
+        })
+        .await
+        .map(|done| done.is_some())
+    }
+}
+
+#[async_trait]
+impl SessionActivityStore for RedisAdapter {
     async fn list_sessions_by_user_id(
         &self,
         user_id: &str,
@@ -785,6 +874,30 @@ impl Adapter for RedisAdapter {
         .map(|_| ())
     }
 
+    async fn delete_sessions_by_user_id(
+        &self,
+        user_id: &str,
+        keep: Option<&str>,
+    ) -> Result<u64, AdapterError> {
+        const OP: &str = "deleteSessionsByUserId";
+        let mut deleted = 0;
+        for activity in self.list_sessions_by_user_id(user_id).await? {
+            let token = &activity.session.session_token;
+            if Some(token.as_str()) == keep {
+                continue;
+            }
+            let key = self.keys.session(token);
+            let prefix = self.keys.sessions_by_user("");
+            if self.delete_indexed(OP, &key, prefix).await?.is_some() {
+                deleted += 1;
+            }
+        }
+        Ok(deleted)
+    }
+}
+
+#[async_trait]
+impl SessionSignInStore for RedisAdapter {
     async fn record_session_sign_in(
         &self,
         session_token: &str,
@@ -833,28 +946,10 @@ impl Adapter for RedisAdapter {
             stored.get("authTime").and_then(Value::as_i64),
         )))
     }
+}
 
-    async fn delete_sessions_by_user_id(
-        &self,
-        user_id: &str,
-        keep: Option<&str>,
-    ) -> Result<u64, AdapterError> {
-        const OP: &str = "deleteSessionsByUserId";
-        let mut deleted = 0;
-        for activity in self.list_sessions_by_user_id(user_id).await? {
-            let token = &activity.session.session_token;
-            if Some(token.as_str()) == keep {
-                continue;
-            }
-            let key = self.keys.session(token);
-            let prefix = self.keys.sessions_by_user("");
-            if self.delete_indexed(OP, &key, prefix).await?.is_some() {
-                deleted += 1;
-            }
-        }
-        Ok(deleted)
-    }
-
+#[async_trait]
+impl JwtRevocationStore for RedisAdapter {
     async fn revoke_jwt_sessions(
         &self,
         user_id: &str,
@@ -903,7 +998,48 @@ impl Adapter for RedisAdapter {
             .map(str::to_owned);
         Ok(Some(JwtRevocation { before, keep }))
     }
+}
 
+#[async_trait]
+impl PasskeyStore for RedisAdapter {
+    async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
+        const OP: &str = "deleteAuthenticator";
+        if names_index(credential_id) {
+            return Ok(false);
+        }
+        let key = self.keys.authenticator(credential_id);
+        let prefix = self.keys.authenticators_by_user("");
+        Ok(self.delete_indexed(OP, &key, prefix).await?.is_some())
+    }
+
+    async fn rename_authenticator(
+        &self,
+        credential_id: &str,
+        name: Option<&str>,
+    ) -> Result<bool, AdapterError> {
+        const OP: &str = "renameAuthenticator";
+        if names_index(credential_id) {
+            return Ok(false);
+        }
+        let key = self.keys.authenticator(credential_id);
+        self.update_record(OP, &key, |stored| {
+            let authenticator: Authenticator = from_object(OP, stored)?;
+            if authenticator.credential_id != credential_id {
+                return Ok(None);
+            }
+            match name {
+                Some(n) => stored.insert("name".into(), Value::from(n)),
+                None => stored.remove("name"),
+            };
+            Ok(Some(((), None)))
+        })
+        .await
+        .map(|done| done.is_some())
+    }
+}
+
+#[async_trait]
+impl TwoFactorStore for RedisAdapter {
     async fn get_two_factor(&self, user_id: &str) -> Result<Option<TwoFactor>, AdapterError> {
         const OP: &str = "getTwoFactor";
         if !is_user_id(user_id) {
@@ -1015,7 +1151,10 @@ impl Adapter for RedisAdapter {
             .await
             .map_err(redis_err(OP))
     }
+}
 
+#[async_trait]
+impl AppAccessStore for RedisAdapter {
     async fn grant_app_access(
         &self,
         user_id: &str,
@@ -1101,7 +1240,10 @@ impl Adapter for RedisAdapter {
         });
         revoke.await
     }
+}
 
+#[async_trait]
+impl UpstreamSessionStore for RedisAdapter {
     async fn record_upstream_session(&self, session: &UpstreamSession) -> Result<(), AdapterError> {
         const OP: &str = "recordUpstreamSession";
         if !is_user_id(&session.user_id) {
@@ -1170,89 +1312,5 @@ impl Adapter for RedisAdapter {
             }
         }
         Ok(taken)
-    }
-
-    async fn rename_authenticator(
-        &self,
-        credential_id: &str,
-        name: Option<&str>,
-    ) -> Result<bool, AdapterError> {
-        const OP: &str = "renameAuthenticator";
-        if names_index(credential_id) {
-            return Ok(false);
-        }
-        let key = self.keys.authenticator(credential_id);
-        self.update_record(OP, &key, |stored| {
-            let authenticator: Authenticator = from_object(OP, stored)?;
-            if authenticator.credential_id != credential_id {
-                return Ok(None);
-            }
-            match name {
-                Some(n) => stored.insert("name".into(), Value::from(n)),
-                None => stored.remove("name"),
-            };
-            Ok(Some(((), None)))
-        })
-        .await
-        .map(|done| done.is_some())
-    }
-
-    async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
-        const OP: &str = "deleteAuthenticator";
-        if names_index(credential_id) {
-            return Ok(false);
-        }
-        let key = self.keys.authenticator(credential_id);
-        let prefix = self.keys.authenticators_by_user("");
-        Ok(self.delete_indexed(OP, &key, prefix).await?.is_some())
-    }
-
-    async fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError> {
-        const OP: &str = "listAccountsByUserId";
-        let index = self.keys.accounts_by_user(user_id);
-        let mut list: Vec<Account> = self.load_indexed(OP, &index).await?;
-        list.retain(|a| a.user_id.as_deref() == Some(user_id));
-        list.sort_by(|a, b| {
-            (&a.provider, &a.provider_account_id).cmp(&(&b.provider, &b.provider_account_id))
-        });
-        Ok(list)
-    }
-
-    async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {
-        const OP: &str = "updateAccount";
-        if names_index(&account.provider) {
-            return Ok(false);
-        }
-        let key = self
-            .keys
-            .account(&account.provider, &account.provider_account_id);
-        // The token fields only, as they are named in the stored JSON.
-        let tokens =
-            serde_json::to_value(account).map_err(|_| data_err(OP, "account not serialisable"))?;
-        self.update_record(OP, &key, |stored| {
-            let current: Account = from_object(OP, stored)?;
-            if current.provider != account.provider
-                || current.provider_account_id != account.provider_account_id
-            {
-                return Ok(None);
-            }
-            for name in [
-                "access_token",
-                "expires_at",
-                "refresh_token",
-                "id_token",
-                "scope",
-                "session_state",
-                "token_type",
-            ] {
-                match tokens.get(name) {
-                    Some(v) if !v.is_null() => stored.insert(name.into(), v.clone()),
-                    _ => stored.remove(name),
-                };
-            }
-            Ok(Some(((), None)))
-        })
-        .await
-        .map(|done| done.is_some())
     }
 }

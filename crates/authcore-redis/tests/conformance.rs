@@ -1,4 +1,4 @@
-//! The shared adapter conformance suite (`authcore::adapter::conformance`) against Redis.
+//! The shared adapter conformance suite (`authcore-conformance`) against Redis.
 #![allow(clippy::unwrap_used)]
 
 use crate::common;
@@ -6,7 +6,7 @@ use crate::common;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_suite() {
     common::with_db(|db| async move {
-        authcore::adapter::conformance::run_all(db.adapter).await;
+        authcore_conformance::run_all(db.adapter).await;
     })
     .await;
 }
@@ -16,8 +16,8 @@ async fn conformance_suite_twice_in_parallel_on_one_keyspace() {
     // The suite uses random names, so two runs sharing one prefix must not disturb each other.
     common::with_db(|db| async move {
         tokio::join!(
-            authcore::adapter::conformance::run_all(db.adapter.clone()),
-            authcore::adapter::conformance::run_all(db.adapter),
+            authcore_conformance::run_all(db.adapter.clone()),
+            authcore_conformance::run_all(db.adapter),
         );
     })
     .await;

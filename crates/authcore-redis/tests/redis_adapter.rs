@@ -5,6 +5,7 @@ use crate::common;
 
 use std::sync::Arc;
 
+use authcore::adapter::UpstreamSessionStore;
 use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, NewUser, UserUpdate, VerificationToken,
 };

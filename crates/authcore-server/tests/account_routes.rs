@@ -7,6 +7,7 @@
 use crate::support::in_memory;
 
 use authcore::adapter::Adapter as _;
+use authcore::adapter::AppAccessStore;
 use authcore::types::{Account, ProviderType};
 use authcore_server::ServerConfig;
 use axum::Router;

@@ -2439,7 +2439,7 @@ post_logout_redirect_uris = ["{app_base}/bye"]
 
     // The 2-second access token expires; the next session read refreshes it (the refresh
     // token rotated), and the new one opens the provider's userinfo.
-    use authcore::adapter::Adapter as _;
+    use authcore::adapter::{Adapter as _, LinkedAccountStore as _};
     let account = async || {
         let user = accounts
             .get_user_by_email("demo@example.com")

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use crate::support::binary::ServerProcess;
 use crate::support::totp::{totp_code_at, unix_now};
+use authcore::adapter::{AppAccessStore, TwoFactorStore};
 
 const DEMO_EMAIL: &str = "demo@example.com";
 const PASSWORD: &str = "a sensitive-changes test password";

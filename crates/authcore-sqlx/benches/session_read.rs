@@ -5,6 +5,7 @@
 //! session_read`. A database that is not running is skipped with a line saying so.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+use authcore::adapter::JwtRevocationStore;
 use authcore::adapter::{Adapter, AdapterSession, NewUser};
 use authcore_sqlx::SqlxAdapter;
 use criterion::{Criterion, criterion_group, criterion_main};

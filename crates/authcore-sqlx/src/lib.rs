@@ -130,8 +130,10 @@ use direct::DirectReads;
 use async_trait::async_trait;
 use authcore::SignInInfo;
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, JwtRevocation, NewUser,
-    SessionActivity, TwoFactor, UpstreamSession, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, JwtRevocation,
+    JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, SessionActivity,
+    SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore, UpstreamSession,
+    UpstreamSessionStore, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator, ProviderType};
 use std::sync::Arc;
@@ -673,81 +675,6 @@ impl Adapter for SqlxAdapter {
         dispatch!(self, get_account(provider_account_id, provider))
     }
 
-    async fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError> {
-        dispatch!(self, list_accounts_by_user_id(user_id))
-    }
-
-    async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
-        dispatch!(self, delete_authenticator(credential_id))
-    }
-
-    async fn rename_authenticator(
-        &self,
-        credential_id: &str,
-        name: Option<&str>,
-    ) -> Result<bool, AdapterError> {
-        dispatch!(self, rename_authenticator(credential_id, name))
-    }
-
-    async fn list_sessions_by_user_id(
-        &self,
-        user_id: &str,
-    ) -> Result<Vec<SessionActivity>, AdapterError> {
-        dispatch!(self, list_sessions_by_user_id(user_id))
-    }
-
-    async fn record_session_activity(
-        &self,
-        session_token: &str,
-        at: OffsetDateTime,
-        user_agent: Option<&str>,
-    ) -> Result<(), AdapterError> {
-        dispatch!(self, record_session_activity(session_token, at, user_agent))
-    }
-
-    async fn delete_sessions_by_user_id(
-        &self,
-        user_id: &str,
-        keep: Option<&str>,
-    ) -> Result<u64, AdapterError> {
-        dispatch!(self, delete_sessions_by_user_id(user_id, keep))
-    }
-
-    async fn record_session_sign_in(
-        &self,
-        session_token: &str,
-        sign_in: &SignInInfo,
-    ) -> Result<(), AdapterError> {
-        dispatch!(self, record_session_sign_in(session_token, sign_in))
-    }
-
-    async fn get_session_sign_in(
-        &self,
-        session_token: &str,
-    ) -> Result<Option<SignInInfo>, AdapterError> {
-        dispatch!(self, get_session_sign_in(session_token))
-    }
-
-    async fn revoke_jwt_sessions(
-        &self,
-        user_id: &str,
-        before: OffsetDateTime,
-        keep: Option<&str>,
-    ) -> Result<(), AdapterError> {
-        dispatch!(self, revoke_jwt_sessions(user_id, before, keep))
-    }
-
-    async fn get_jwt_revocation(
-        &self,
-        user_id: &str,
-    ) -> Result<Option<JwtRevocation>, AdapterError> {
-        dispatch!(self, get_jwt_revocation(user_id))
-    }
-
-    async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {
-        dispatch!(self, update_account(account))
-    }
-
     async fn get_authenticator(
         &self,
         credential_id: &str,
@@ -777,6 +704,131 @@ impl Adapter for SqlxAdapter {
         dispatch!(self, update_authenticator_counter(credential_id, counter))
     }
 
+    fn linked_accounts(&self) -> Option<&dyn LinkedAccountStore> {
+        Some(self)
+    }
+
+    fn session_activity(&self) -> Option<&dyn SessionActivityStore> {
+        Some(self)
+    }
+
+    fn session_sign_in(&self) -> Option<&dyn SessionSignInStore> {
+        Some(self)
+    }
+
+    fn jwt_revocation(&self) -> Option<&dyn JwtRevocationStore> {
+        Some(self)
+    }
+
+    fn passkeys(&self) -> Option<&dyn PasskeyStore> {
+        Some(self)
+    }
+
+    fn two_factor(&self) -> Option<&dyn TwoFactorStore> {
+        Some(self)
+    }
+
+    fn app_access(&self) -> Option<&dyn AppAccessStore> {
+        Some(self)
+    }
+
+    fn upstream_sessions(&self) -> Option<&dyn UpstreamSessionStore> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl LinkedAccountStore for SqlxAdapter {
+    async fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError> {
+        dispatch!(self, list_accounts_by_user_id(user_id))
+    }
+
+    async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {
+        dispatch!(self, update_account(account))
+    }
+}
+
+#[async_trait]
+impl SessionActivityStore for SqlxAdapter {
+    async fn list_sessions_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<SessionActivity>, AdapterError> {
+        dispatch!(self, list_sessions_by_user_id(user_id))
+    }
+
+    async fn record_session_activity(
+        &self,
+        session_token: &str,
+        at: OffsetDateTime,
+        user_agent: Option<&str>,
+    ) -> Result<(), AdapterError> {
+        dispatch!(self, record_session_activity(session_token, at, user_agent))
+    }
+
+    async fn delete_sessions_by_user_id(
+        &self,
+        user_id: &str,
+        keep: Option<&str>,
+    ) -> Result<u64, AdapterError> {
+        dispatch!(self, delete_sessions_by_user_id(user_id, keep))
+    }
+}
+
+#[async_trait]
+impl SessionSignInStore for SqlxAdapter {
+    async fn record_session_sign_in(
+        &self,
+        session_token: &str,
+        sign_in: &SignInInfo,
+    ) -> Result<(), AdapterError> {
+        dispatch!(self, record_session_sign_in(session_token, sign_in))
+    }
+
+    async fn get_session_sign_in(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<SignInInfo>, AdapterError> {
+        dispatch!(self, get_session_sign_in(session_token))
+    }
+}
+
+#[async_trait]
+impl JwtRevocationStore for SqlxAdapter {
+    async fn revoke_jwt_sessions(
+        &self,
+        user_id: &str,
+        before: OffsetDateTime,
+        keep: Option<&str>,
+    ) -> Result<(), AdapterError> {
+        dispatch!(self, revoke_jwt_sessions(user_id, before, keep))
+    }
+
+    async fn get_jwt_revocation(
+        &self,
+        user_id: &str,
+    ) -> Result<Option<JwtRevocation>, AdapterError> {
+        dispatch!(self, get_jwt_revocation(user_id))
+    }
+}
+
+#[async_trait]
+impl PasskeyStore for SqlxAdapter {
+    async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
+        dispatch!(self, delete_authenticator(credential_id))
+    }
+
+    async fn rename_authenticator(
+        &self,
+        credential_id: &str,
+        name: Option<&str>,
+    ) -> Result<bool, AdapterError> {
+        dispatch!(self, rename_authenticator(credential_id, name))
+    }
+}
+
+#[async_trait]
+impl TwoFactorStore for SqlxAdapter {
     async fn get_two_factor(&self, user_id: &str) -> Result<Option<TwoFactor>, AdapterError> {
         dispatch!(self, get_two_factor(user_id))
     }
@@ -808,7 +860,10 @@ impl Adapter for SqlxAdapter {
     async fn count_recovery_codes(&self, user_id: &str) -> Result<u64, AdapterError> {
         dispatch!(self, count_recovery_codes(user_id))
     }
+}
 
+#[async_trait]
+impl AppAccessStore for SqlxAdapter {
     async fn grant_app_access(
         &self,
         user_id: &str,
@@ -835,6 +890,18 @@ impl Adapter for SqlxAdapter {
         dispatch!(self, list_app_access(user_id))
     }
 
+    async fn revoke_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+        at: OffsetDateTime,
+    ) -> Result<bool, AdapterError> {
+        dispatch!(self, revoke_app_access(user_id, client_id, at))
+    }
+}
+
+#[async_trait]
+impl UpstreamSessionStore for SqlxAdapter {
     async fn record_upstream_session(&self, session: &UpstreamSession) -> Result<(), AdapterError> {
         dispatch!(self, record_upstream_session(session))
     }
@@ -846,15 +913,6 @@ impl Adapter for SqlxAdapter {
         now: OffsetDateTime,
     ) -> Result<Vec<UpstreamSession>, AdapterError> {
         dispatch!(self, take_upstream_sessions(provider, sid, now))
-    }
-
-    async fn revoke_app_access(
-        &self,
-        user_id: &str,
-        client_id: &str,
-        at: OffsetDateTime,
-    ) -> Result<bool, AdapterError> {
-        dispatch!(self, revoke_app_access(user_id, client_id, at))
     }
 }
 

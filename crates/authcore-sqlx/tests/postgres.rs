@@ -12,8 +12,8 @@ use crate::common;
 
 use std::time::Duration;
 
-use authcore::adapter::conformance::{self, Options};
 use authcore::adapter::{Adapter, AdapterError, NewUser};
+use authcore_conformance::{self as conformance, Options};
 use authcore_sqlx::SqlxAdapter;
 use common::pg::{admin_connection, postgres_url, with_pg_schema};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};

@@ -7,8 +7,9 @@ use crate::common;
 
 use std::time::Duration;
 
-use authcore::adapter::conformance;
+use authcore::adapter::SessionActivityStore;
 use authcore::adapter::{Adapter, AdapterError, AdapterSession, NewUser};
+use authcore_conformance::core as conformance;
 use authcore_sqlx::SqlxAdapter;
 use common::TempDir;
 use sqlx::Connection;

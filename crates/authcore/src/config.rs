@@ -694,7 +694,7 @@ impl AuthConfigBuilder {
 
     /// Second factors (beyond Auth.js): TOTP, recovery codes and passkeys as a second step
     /// after the first factor, optional or required ([`crate::two_factor`]). Needs an
-    /// adapter that stores them ([`AdapterMethod::TWO_FACTOR`](crate::adapter::AdapterMethod::TWO_FACTOR)).
+    /// adapter that stores them ([`Adapter::two_factor`](crate::adapter::Adapter::two_factor)).
     #[cfg(feature = "two-factor")]
     pub fn two_factor(mut self, options: crate::two_factor::TwoFactorOptions) -> Self {
         self.two_factor = Some(options);
@@ -926,48 +926,41 @@ impl AuthConfigBuilder {
     /// The adapter has what the chosen providers, session strategy and options store
     /// (Auth.js `lib/utils/assert.ts` for email sign-in and database sessions).
     fn check_storage(&self, strategy: SessionStrategy) -> Result<StorageChecks, ConfigError> {
-        // Email sign-in needs the three verification methods (Auth.js `lib/utils/assert.ts`).
-        if self
-            .providers
-            .iter()
-            .any(|p| p.kind() == ProviderType::Email)
+        // Email sign-in needs an adapter (Auth.js `lib/utils/assert.ts`); the verification
+        // token and user calls it makes are required of every adapter.
+        if self.adapter.is_none()
+            && self
+                .providers
+                .iter()
+                .any(|p| p.kind() == ProviderType::Email)
         {
-            let Some(adapter) = &self.adapter else {
-                return Err(ConfigError::MissingAdapter);
-            };
-            use crate::adapter::AdapterMethod as M;
-            require_methods(
-                &**adapter,
-                &[
-                    M::CreateVerificationToken,
-                    M::UseVerificationToken,
-                    M::GetUserByEmail,
-                ],
-            )?;
-        }
-        if self
-            .providers
-            .iter()
-            .any(|p| p.kind() == ProviderType::Webauthn)
-            && let Some(adapter) = &self.adapter
-        {
-            require_methods(&**adapter, crate::adapter::AdapterMethod::WEBAUTHN)?;
+            return Err(ConfigError::MissingAdapter);
         }
         let jwt_revocation = self.jwt_revocation && strategy == SessionStrategy::Jwt;
         if jwt_revocation {
             let Some(adapter) = &self.adapter else {
                 return Err(ConfigError::MissingAdapter);
             };
-            require_methods(&**adapter, crate::adapter::AdapterMethod::JWT_REVOCATION)?;
+            require_capability(
+                adapter.jwt_revocation().is_some(),
+                "revokeJwtSessions, getJwtRevocation",
+            )?;
         }
         #[cfg(feature = "two-factor")]
         if self.two_factor.is_some() {
             let Some(adapter) = &self.adapter else {
                 return Err(ConfigError::TwoFactorMissingAdapter);
             };
-            require_methods(&**adapter, crate::adapter::AdapterMethod::TWO_FACTOR)?;
+            require_capability(
+                adapter.two_factor().is_some(),
+                "getTwoFactor, setTwoFactor, deleteTwoFactor, replaceRecoveryCodes, \
+                 useRecoveryCode, countRecoveryCodes",
+            )?;
             if strategy == SessionStrategy::Database {
-                require_methods(&**adapter, crate::adapter::AdapterMethod::SESSION_SIGN_IN)?;
+                require_capability(
+                    adapter.session_sign_in().is_some(),
+                    "recordSessionSignIn, getSessionSignIn",
+                )?;
             }
         }
         let refreshes_tokens = self.providers.iter().any(Provider::refreshes_tokens);
@@ -996,9 +989,13 @@ impl AuthConfigBuilder {
             let Some(adapter) = &self.adapter else {
                 return Err(ConfigError::MissingAdapter);
             };
-            require_methods(&**adapter, crate::adapter::AdapterMethod::DATABASE_SESSIONS)?;
+            // Refreshing access tokens with database sessions lists and updates accounts
+            // (beyond Auth.js: its adapters have no way to).
             if refreshes_tokens {
-                require_methods(&**adapter, crate::adapter::AdapterMethod::REFRESH_TOKENS)?;
+                require_capability(
+                    adapter.linked_accounts().is_some(),
+                    "listAccountsByUserId, updateAccount",
+                )?;
             }
         }
         Ok(StorageChecks {
@@ -1423,22 +1420,14 @@ fn warn_debug_enabled_once(logger: &dyn Logger) {
     }
 }
 
-/// `MissingAdapterMethods` (Auth.js `lib/utils/assert.ts`) naming every method of `methods`
-/// the adapter lacks.
-fn require_methods(
-    adapter: &dyn crate::adapter::Adapter,
-    methods: &[crate::adapter::AdapterMethod],
-) -> Result<(), ConfigError> {
-    let missing: Vec<&str> = methods
-        .iter()
-        .filter(|m| !adapter.supports(**m))
-        .map(|m| m.name())
-        .collect();
-    if missing.is_empty() {
+/// `MissingAdapterMethods` (Auth.js `lib/utils/assert.ts`) naming `methods`, the methods of
+/// a capability the configuration needs, when the adapter does not have it.
+fn require_capability(present: bool, methods: &str) -> Result<(), ConfigError> {
+    if present {
         Ok(())
     } else {
         Err(ConfigError::MissingAdapterMethods {
-            methods: missing.join(", "),
+            methods: methods.to_owned(),
         })
     }
 }

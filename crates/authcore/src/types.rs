@@ -648,7 +648,7 @@ pub struct SignInInfo {
 
 impl SignInInfo {
     /// A sign-in with these methods at `auth_time` (seconds since 1970), as an adapter
-    /// reads it back ([`crate::adapter::Adapter::get_session_sign_in`]).
+    /// reads it back ([`crate::adapter::SessionSignInStore::get_session_sign_in`]).
     pub fn new(amr: Vec<String>, auth_time: Option<i64>) -> Self {
         SignInInfo { amr, auth_time }
     }

@@ -5,6 +5,7 @@
 
 use crate::common::fresh_session;
 use authcore::account::AccountError;
+use authcore::adapter::SessionActivityStore;
 use authcore::adapter::{Adapter, AdapterSession, MemoryAdapter, NewUser, VerificationToken};
 use authcore::providers::{OAuthProvider, WebAuthnProvider, email::EmailProvider};
 use authcore::types::{Account, Authenticator, ProviderType};

@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::common::*;
+use authcore::adapter::SessionActivityStore;
 use authcore::adapter::{Adapter, AdapterSession, MemoryAdapter, NewUser};
 use authcore::callbacks::{Callbacks, SessionParams};
 use authcore::{BoxError, ConfigError, SessionStrategy};
@@ -290,79 +291,47 @@ async fn configuration_checks_with_adapters() {
         .build()
         .unwrap_err();
     assert_eq!(e, ConfigError::UnsupportedStrategy);
-    struct Partial;
-    #[authcore::async_trait]
-    impl Adapter for Partial {
-        fn supports(&self, m: authcore::adapter::AdapterMethod) -> bool {
-            !matches!(
-                m,
-                authcore::adapter::AdapterMethod::UpdateSession
-                    | authcore::adapter::AdapterMethod::LinkAccount
-            )
-        }
-    }
+    // An adapter without a capability the configuration needs is refused, naming the
+    // capability's methods.
     let e = authcore::AuthConfig::builder()
         .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
         .provider(credentials())
-        .adapter(Partial)
-        .credentials_database_sessions(true)
+        .adapter(LimitedAdapter::core_only())
+        .session_strategy(SessionStrategy::Jwt)
+        .jwt_revocation(true)
         .build()
         .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "MissingAdapterMethods: Required adapter methods were missing: linkAccount, updateSession"
+        "MissingAdapterMethods: Required adapter methods were missing: revokeJwtSessions, getJwtRevocation"
     );
-    // JWT strategy with an adapter is fine.
+    // The calls of Auth.js's adapter are enough for database sessions, and JWT sessions
+    // with an adapter are fine.
     assert!(
         authcore::AuthConfig::builder()
             .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
             .provider(credentials())
-            .adapter(Partial)
+            .adapter(LimitedAdapter::core_only())
+            .credentials_database_sessions(true)
+            .build()
+            .is_ok()
+    );
+    assert!(
+        authcore::AuthConfig::builder()
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+            .provider(credentials())
+            .adapter(LimitedAdapter::core_only())
             .session_strategy(SessionStrategy::Jwt)
             .build()
             .is_ok()
     );
 }
 
-/// A database that is down: every call fails.
-pub(crate) struct DownDatabase;
-
-#[authcore::async_trait]
-impl Adapter for DownDatabase {
-    async fn get_session_and_user(
-        &self,
-        _: &str,
-    ) -> Result<
-        Option<(AdapterSession, authcore::adapter::AdapterUser)>,
-        authcore::adapter::AdapterError,
-    > {
-        Err(authcore::adapter::AdapterError::Backend(
-            "connection refused".into(),
-        ))
-    }
-    async fn delete_session(
-        &self,
-        _: &str,
-    ) -> Result<Option<AdapterSession>, authcore::adapter::AdapterError> {
-        Err(authcore::adapter::AdapterError::Backend(
-            "connection refused".into(),
-        ))
-    }
-    async fn create_session(
-        &self,
-        _: AdapterSession,
-    ) -> Result<AdapterSession, authcore::adapter::AdapterError> {
-        Err(authcore::adapter::AdapterError::Backend(
-            "connection refused".into(),
-        ))
-    }
-}
-
 #[tokio::test]
 async fn database_down_gives_clean_responses_and_log_lines() {
     let (auth, rec) = auth_with(
         builder()
-            .adapter(DownDatabase)
+            .adapter(LimitedAdapter::down("connection refused"))
             .credentials_database_sessions(true),
     );
     // Session read: null (signed out), logged with Auth.js's type for a database session.

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::common::*;
-use authcore::adapter::{Adapter, MemoryAdapter};
+use authcore::adapter::{Adapter, JwtRevocationStore, MemoryAdapter};
 use authcore::providers::{CredentialField, CredentialsProvider};
 use authcore::{Auth, AuthConfig, SessionStrategy, User};
 
@@ -136,31 +136,10 @@ async fn without_the_adapter_methods_the_option_is_refused_at_start_up() {
     );
 }
 
-/// A revocation store that is down.
-struct Down;
-
-#[authcore::async_trait]
-impl Adapter for Down {
-    async fn revoke_jwt_sessions(
-        &self,
-        _: &str,
-        _: time::OffsetDateTime,
-        _: Option<&str>,
-    ) -> Result<(), authcore::adapter::AdapterError> {
-        Err(authcore::adapter::AdapterError::Backend("down".into()))
-    }
-
-    async fn get_jwt_revocation(
-        &self,
-        _: &str,
-    ) -> Result<Option<authcore::adapter::JwtRevocation>, authcore::adapter::AdapterError> {
-        Err(authcore::adapter::AdapterError::Backend("down".into()))
-    }
-}
-
 #[tokio::test]
 async fn a_store_that_fails_answers_null_and_keeps_the_cookie() {
-    let auth = app_on(Down);
+    // A revocation store that is down.
+    let auth = app_on(LimitedAdapter::down("down").with_jwt_revocation());
     let cookie = sign_in(&auth).await;
     let (session, cleared) = read(&auth, &cookie).await;
     assert_eq!((session, cleared), (serde_json::Value::Null, false));

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::oauth_flow::*;
 use crate::oidc_provider::OidcProvider;
+use authcore::adapter::SessionSignInStore;
 use authcore::adapter::{Adapter, MemoryAdapter, NewUser};
 use authcore::callbacks::Events;
 use authcore::providers::OAuthProvider;

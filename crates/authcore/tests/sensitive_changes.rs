@@ -14,6 +14,7 @@ use std::time::Duration;
 use crate::common::*;
 use authcore::account::{AccountError, AccountRoute, SensitiveOperation};
 use authcore::adapter::{Adapter, MemoryAdapter};
+use authcore::adapter::{AppAccessStore, LinkedAccountStore, TwoFactorStore};
 use authcore::providers::{OAuthProvider, WebAuthnProvider};
 use authcore::two_factor::TwoFactorOptions;
 use authcore::types::{Account, ProviderType};

@@ -10,7 +10,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::common::*;
-use crate::database_sessions::DownDatabase;
 use authcore::adapter::MemoryAdapter;
 use authcore::callbacks::{Callbacks, SignInOutcome, SignInParams};
 use authcore::providers::catalog::{GitHubOptions, github};
@@ -145,7 +144,7 @@ fn scenarios(
     };
     let down = || {
         builder()
-            .adapter(DownDatabase)
+            .adapter(LimitedAdapter::down("connection refused"))
             .credentials_database_sessions(true)
     };
     match code {

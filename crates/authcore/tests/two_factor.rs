@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::common::*;
 use authcore::account::AccountRoute;
 use authcore::adapter::{Adapter, MemoryAdapter, NewUser};
+use authcore::adapter::{SessionActivityStore, TwoFactorStore};
 use authcore::providers::{CredentialField, CredentialsProvider};
 use authcore::ratelimit::RateLimit;
 use authcore::two_factor::TwoFactorOptions;

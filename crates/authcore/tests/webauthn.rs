@@ -5,6 +5,7 @@
 
 use crate::common::*;
 use crate::soft_authenticator::SoftAuthenticator;
+use authcore::adapter::SessionActivityStore;
 use authcore::adapter::{Adapter, MemoryAdapter};
 use authcore::config::SessionStrategy;
 use authcore::providers::{RelyingParty, WebAuthnProvider};

@@ -119,7 +119,7 @@ pub async fn concurrent_link_account_gives_one_conflict(adapter: &authcore_sqlx:
 /// closed.
 #[allow(clippy::unwrap_used, dead_code)]
 pub async fn conformance_then_close(adapter: authcore_sqlx::SqlxAdapter) {
-    use authcore::adapter::conformance::{self, Options};
+    use authcore_conformance::{self as conformance, Options};
     for _ in 0..2 {
         conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
     }

@@ -88,7 +88,11 @@ impl Auth {
         let token = match &c.adapter {
             Some(adapter) if c.session_strategy == crate::config::SessionStrategy::Database => {
                 let me = self.current_session(uri, headers).await?;
-                let accounts = adapter.list_accounts_by_user_id(&me.user_id).await.ok()?;
+                let accounts = adapter
+                    .linked_accounts()?
+                    .list_accounts_by_user_id(&me.user_id)
+                    .await
+                    .ok()?;
                 accounts
                     .into_iter()
                     .find(|a| a.provider == provider)?

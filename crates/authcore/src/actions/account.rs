@@ -9,7 +9,7 @@ pub(crate) use super::current::{current_session, session_id};
 use super::notify::{Recipient, SecurityChange, security_change};
 pub use super::sensitive::SensitiveOperation;
 use super::sensitive::require_recent_sign_in;
-use crate::adapter::{Adapter, AdapterError};
+use crate::adapter::{Adapter, AdapterError, capability};
 use crate::config::ConfigInner;
 use crate::providers::Provider;
 use crate::types::ProviderType;
@@ -193,7 +193,10 @@ pub(crate) async fn sessions(
     current: Option<&str>,
 ) -> Result<Vec<SessionInfo>, AccountError> {
     let iso = crate::types::iso_string;
-    let list = session_store(c)?.list_sessions_by_user_id(user_id).await?;
+    let adapter = session_store(c)?;
+    let list = capability(adapter.session_activity(), "SessionActivityStore")?
+        .list_sessions_by_user_id(user_id)
+        .await?;
     Ok(list
         .into_iter()
         .map(|a| {
@@ -217,7 +220,7 @@ pub(crate) async fn revoke_session(
     id: &str,
 ) -> Result<(), AccountError> {
     let adapter = session_store(c)?;
-    let token = adapter
+    let token = capability(adapter.session_activity(), "SessionActivityStore")?
         .list_sessions_by_user_id(user_id)
         .await?
         .into_iter()
@@ -241,19 +244,21 @@ pub(crate) async fn revoke_other_sessions(
 ) -> Result<u64, AccountError> {
     if c.jwt_revocation {
         let now = time::OffsetDateTime::now_utc();
-        adapter(c)?.revoke_jwt_sessions(user_id, now, keep).await?;
+        capability(adapter(c)?.jwt_revocation(), "JwtRevocationStore")?
+            .revoke_jwt_sessions(user_id, now, keep)
+            .await?;
         sessions_ended(c, user_id, &[], true).await;
         return Ok(0);
     }
-    let adapter = session_store(c)?;
-    let tokens: Vec<String> = adapter
+    let store = capability(session_store(c)?.session_activity(), "SessionActivityStore")?;
+    let tokens: Vec<String> = store
         .list_sessions_by_user_id(user_id)
         .await?
         .into_iter()
         .map(|a| a.session.session_token)
         .collect();
     let keep_token = keep.and_then(|id| tokens.iter().find(|t| session_id(t) == id));
-    let ended = adapter
+    let ended = store
         .delete_sessions_by_user_id(user_id, keep_token.map(String::as_str))
         .await?;
     let ids: Vec<String> = tokens
@@ -286,11 +291,10 @@ pub struct AppInfo {
 /// The applications user `user_id` gave access to and has not revoked; none when the
 /// adapter keeps no app access.
 pub(crate) async fn apps(c: &ConfigInner, user_id: &str) -> Result<Vec<AppInfo>, AccountError> {
-    let adapter = adapter(c)?;
-    if !adapter.supports(crate::adapter::AdapterMethod::ListAppAccess) {
+    let Some(store) = adapter(c)?.app_access() else {
         return Ok(Vec::new());
-    }
-    Ok(adapter
+    };
+    Ok(store
         .list_app_access(user_id)
         .await?
         .into_iter()
@@ -313,12 +317,11 @@ pub(crate) async fn revoke_app(
 ) -> Result<(), AccountError> {
     require_recent_sign_in(c, me, SensitiveOperation::RevokeAppAccess).await?;
     let user_id = me.user_id.as_str();
-    let adapter = adapter(c)?;
-    if !adapter.supports(crate::adapter::AdapterMethod::RevokeAppAccess) {
+    let Some(store) = adapter(c)?.app_access() else {
         return Err(AccountError::NotFound);
-    }
+    };
     let now = time::OffsetDateTime::now_utc();
-    if !adapter.revoke_app_access(user_id, client_id, now).await? {
+    if !store.revoke_app_access(user_id, client_id, now).await? {
         return Err(AccountError::NotFound);
     }
     let event = crate::callbacks::AppAccessRevokedEvent { user_id, client_id };
@@ -345,7 +348,7 @@ pub(crate) async fn sign_in_methods(
         .get_user(user_id)
         .await?
         .ok_or(AccountError::NotFound)?;
-    let accounts = adapter
+    let accounts = capability(adapter.linked_accounts(), "LinkedAccountStore")?
         .list_accounts_by_user_id(user_id)
         .await?
         .into_iter()
@@ -356,22 +359,18 @@ pub(crate) async fn sign_in_methods(
             kind: a.kind,
         })
         .collect();
-    let passkeys = if adapter.supports(crate::adapter::AdapterMethod::ListAuthenticatorsByUserId) {
-        adapter
-            .list_authenticators_by_user_id(user_id)
-            .await?
-            .into_iter()
-            .map(|a| Passkey {
-                credential_id: a.credential_id,
-                credential_device_type: a.credential_device_type,
-                credential_backed_up: a.credential_backed_up,
-                transports: a.transports,
-                name: a.name,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let passkeys = adapter
+        .list_authenticators_by_user_id(user_id)
+        .await?
+        .into_iter()
+        .map(|a| Passkey {
+            credential_id: a.credential_id,
+            credential_device_type: a.credential_device_type,
+            credential_backed_up: a.credential_backed_up,
+            transports: a.transports,
+            name: a.name,
+        })
+        .collect();
     let email_provider = c
         .providers
         .iter()
@@ -431,7 +430,9 @@ pub(crate) async fn delete_passkey(
     }
     let adapter = adapter(c)?;
     let authenticator = adapter.get_authenticator(credential_id).await?;
-    adapter.delete_authenticator(credential_id).await?;
+    capability(adapter.passkeys(), "PasskeyStore")?
+        .delete_authenticator(credential_id)
+        .await?;
     #[cfg(feature = "webauthn")]
     if let Some(a) = authenticator {
         for p in &c.providers {
@@ -472,7 +473,9 @@ pub(crate) async fn rename_passkey(
         return Err(AccountError::NotFound);
     }
     let name = (!name.is_empty()).then_some(name);
-    adapter.rename_authenticator(credential_id, name).await?;
+    capability(adapter.passkeys(), "PasskeyStore")?
+        .rename_authenticator(credential_id, name)
+        .await?;
     Ok(())
 }
 

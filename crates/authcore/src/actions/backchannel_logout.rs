@@ -120,8 +120,7 @@ pub(crate) async fn backchannel_logout(ctx: &Ctx<'_>) -> Result<RawResponse, Aut
     }
     // A `sid` ends JWT sessions by a mark they carry, database sessions by their records.
     let by_sid = logout.sid.is_some()
-        && (c.session_strategy == SessionStrategy::Jwt
-            || adapter.supports(crate::adapter::AdapterMethod::TakeUpstreamSessions));
+        && (c.session_strategy == SessionStrategy::Jwt || adapter.upstream_sessions().is_some());
     if !by_sid && logout.sub.is_none() {
         return Ok(refused(
             StatusCode::NOT_IMPLEMENTED,
@@ -190,7 +189,10 @@ async fn end_upstream_session(
         let key = upstream_key(provider, sid);
         return crate::ratelimit::mark(&*c.single_use_store, UPSTREAM_ENDED, &key, ttl).await;
     }
-    for record in adapter.take_upstream_sessions(provider, sid, now).await? {
+    let records = crate::adapter::capability(adapter.upstream_sessions(), "UpstreamSessionStore")?
+        .take_upstream_sessions(provider, sid, now)
+        .await?;
+    for record in records {
         if named.is_some_and(|user| user != record.user_id) {
             tracing::warn!(
                 provider,

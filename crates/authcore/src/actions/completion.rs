@@ -310,9 +310,9 @@ async fn remember_upstream_session(
     ) else {
         return;
     };
-    if !adapter.supports(crate::adapter::AdapterMethod::RecordUpstreamSession) {
+    let Some(store) = adapter.upstream_sessions() else {
         return;
-    }
+    };
     let Some((provider, sid)) = upstream_session(signed_in) else {
         return;
     };
@@ -327,7 +327,7 @@ async fn remember_upstream_session(
         ),
         expires: upstream_record_expiry(config),
     };
-    if let Err(e) = adapter.record_upstream_session(&record).await {
+    if let Err(e) = store.record_upstream_session(&record).await {
         ctx.log_error(&AuthError::AdapterError { source: e });
     }
 }
@@ -402,8 +402,11 @@ pub(crate) async fn record_sign_in(
     auth: &SignInAuth,
 ) {
     let sign_in = crate::SignInInfo::new(auth.amr.clone(), Some(auth.auth_time));
-    match adapter.record_session_sign_in(stored, &sign_in).await {
-        Ok(()) | Err(crate::adapter::AdapterError::Unsupported(_)) => {}
+    let Some(store) = adapter.session_sign_in() else {
+        return;
+    };
+    match store.record_session_sign_in(stored, &sign_in).await {
+        Ok(()) => {}
         Err(e) => ctx.log_error(&AuthError::AdapterError { source: e }),
     }
 }

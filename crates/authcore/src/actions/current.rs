@@ -64,7 +64,11 @@ pub(crate) async fn current_session(
                 return None;
             }
             let id = session_id(&stored);
-            let (auth_time, amr) = match adapter.get_session_sign_in(&stored).await {
+            let recorded = match adapter.session_sign_in() {
+                Some(store) => store.get_session_sign_in(&stored).await,
+                None => Ok(None),
+            };
+            let (auth_time, amr) = match recorded {
                 Ok(Some(info)) => (info.auth_time, info.amr),
                 Ok(None) | Err(AdapterError::Unsupported(_)) => {
                     (created_at(&**adapter, &user.id, &stored).await?, Vec::new())
@@ -116,10 +120,10 @@ pub(crate) async fn current_session(
 /// (session activity): the sign-in time of sessions whose sign-in was not recorded.
 /// `None` (the outer) when the adapter failed.
 async fn created_at(adapter: &dyn Adapter, user_id: &str, stored: &str) -> Option<Option<i64>> {
-    if !adapter.supports(crate::adapter::AdapterMethod::ListSessionsByUserId) {
+    let Some(store) = adapter.session_activity() else {
         return Some(None);
-    }
-    let list = adapter.list_sessions_by_user_id(user_id).await.ok()?;
+    };
+    let list = store.list_sessions_by_user_id(user_id).await.ok()?;
     Some(
         list.into_iter()
             .find(|a| a.session.session_token == *stored)

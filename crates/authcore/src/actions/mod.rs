@@ -57,9 +57,9 @@ impl Ctx<'_> {
         adapter: &dyn crate::adapter::Adapter,
         token: &str,
     ) {
-        if !adapter.supports(crate::adapter::AdapterMethod::RecordSessionActivity) {
+        let Some(store) = adapter.session_activity() else {
             return;
-        }
+        };
         let user_agent = self
             .req
             .headers
@@ -67,10 +67,7 @@ impl Ctx<'_> {
             .and_then(|v| v.to_str().ok())
             .map(|ua| truncate_chars(ua, MAX_USER_AGENT_CHARS));
         let now = time::OffsetDateTime::now_utc();
-        if let Err(e) = adapter
-            .record_session_activity(token, now, user_agent)
-            .await
-        {
+        if let Err(e) = store.record_session_activity(token, now, user_agent).await {
             self.log_error(&AuthError::AdapterError { source: e });
         }
     }

@@ -126,10 +126,12 @@ async fn has_second_factor(c: &ConfigInner, user_id: &str) -> Result<bool, Adapt
     if c.two_factor.is_some()
         && let Some(adapter) = c.adapter.as_deref()
     {
-        return Ok(adapter
-            .get_two_factor(user_id)
-            .await?
-            .is_some_and(|t| t.totp_confirmed_at.is_some()));
+        return Ok(
+            crate::adapter::capability(adapter.two_factor(), "TwoFactorStore")?
+                .get_two_factor(user_id)
+                .await?
+                .is_some_and(|t| t.totp_confirmed_at.is_some()),
+        );
     }
     let _ = (c, user_id);
     Ok(false)

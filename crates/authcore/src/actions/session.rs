@@ -153,7 +153,9 @@ async fn database_session(
     // How the user signed in, for a host's step-up checks (recorded with second factors
     // on); `GET /session` does not say it, so does not read it.
     let session_sign_in = if ctx.req.lookup.is_some() && records_sign_in(ctx) {
-        adapter.get_session_sign_in(stored).await?
+        crate::adapter::capability(adapter.session_sign_in(), "SessionSignInStore")?
+            .get_session_sign_in(stored)
+            .await?
     } else {
         None
     };
@@ -350,7 +352,8 @@ pub(crate) async fn revoked(
     else {
         return Ok(false);
     };
-    let Some(revocation) = adapter.get_jwt_revocation(user_id).await? else {
+    let revocations = crate::adapter::capability(adapter.jwt_revocation(), "JwtRevocationStore")?;
+    let Some(revocation) = revocations.get_jwt_revocation(user_id).await? else {
         return Ok(false);
     };
     let signed_in_at = claims.get("sat").and_then(Value::as_i64).unwrap_or(0);

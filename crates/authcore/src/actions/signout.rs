@@ -105,7 +105,11 @@ async fn end_session_location(
     if providers.is_empty() {
         return None;
     }
-    let accounts = match adapter.list_accounts_by_user_id(user_id).await {
+    let listed = match crate::adapter::capability(adapter.linked_accounts(), "LinkedAccountStore") {
+        Ok(store) => store.list_accounts_by_user_id(user_id).await,
+        Err(e) => Err(e),
+    };
+    let accounts = match listed {
         Ok(a) => a,
         Err(e) => {
             ctx.log_error(&AuthError::SignOutError {

@@ -21,8 +21,10 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, JwtRevocation, NewUser,
-    SessionActivity, TwoFactor, UpstreamSession, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, JwtRevocation,
+    JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, SessionActivity,
+    SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore, UpstreamSession,
+    UpstreamSessionStore, UserUpdate, VerificationToken,
 };
 use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator};
@@ -287,6 +289,80 @@ impl Adapter for MemoryAdapter {
             .cloned())
     }
 
+    async fn get_authenticator(&self, id: &str) -> Result<Option<Authenticator>, AdapterError> {
+        Ok(self.lock().authenticators.get(id).cloned())
+    }
+
+    async fn create_authenticator(&self, a: Authenticator) -> Result<Authenticator, AdapterError> {
+        let mut s = self.lock();
+        if s.authenticators.contains_key(&a.credential_id) {
+            return Err(AdapterError::Conflict("authenticator exists".into()));
+        }
+        s.authenticators.insert(a.credential_id.clone(), a.clone());
+        Ok(a)
+    }
+
+    async fn list_authenticators_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<Authenticator>, AdapterError> {
+        let mut v: Vec<Authenticator> = self
+            .lock()
+            .authenticators
+            .values()
+            .filter(|a| a.user_id.as_deref() == Some(user_id))
+            .cloned()
+            .collect();
+        v.sort_by(|a, b| a.credential_id.cmp(&b.credential_id));
+        Ok(v)
+    }
+
+    async fn update_authenticator_counter(
+        &self,
+        id: &str,
+        counter: u64,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        Ok(self.lock().authenticators.get_mut(id).map(|a| {
+            a.counter = counter;
+            a.clone()
+        }))
+    }
+
+    fn linked_accounts(&self) -> Option<&dyn LinkedAccountStore> {
+        Some(self)
+    }
+
+    fn session_activity(&self) -> Option<&dyn SessionActivityStore> {
+        Some(self)
+    }
+
+    fn session_sign_in(&self) -> Option<&dyn SessionSignInStore> {
+        Some(self)
+    }
+
+    fn jwt_revocation(&self) -> Option<&dyn JwtRevocationStore> {
+        Some(self)
+    }
+
+    fn passkeys(&self) -> Option<&dyn PasskeyStore> {
+        Some(self)
+    }
+
+    fn two_factor(&self) -> Option<&dyn TwoFactorStore> {
+        Some(self)
+    }
+
+    fn app_access(&self) -> Option<&dyn AppAccessStore> {
+        Some(self)
+    }
+
+    fn upstream_sessions(&self) -> Option<&dyn UpstreamSessionStore> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl LinkedAccountStore for MemoryAdapter {
     async fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError> {
         let mut list: Vec<Account> = self
             .lock()
@@ -319,7 +395,10 @@ impl Adapter for MemoryAdapter {
         stored.token_type.clone_from(&account.token_type);
         Ok(true)
     }
+}
 
+#[async_trait]
+impl SessionActivityStore for MemoryAdapter {
     async fn list_sessions_by_user_id(
         &self,
         user_id: &str,
@@ -381,7 +460,32 @@ impl Adapter for MemoryAdapter {
         }
         Ok(gone.len() as u64)
     }
+}
 
+#[async_trait]
+impl SessionSignInStore for MemoryAdapter {
+    async fn record_session_sign_in(
+        &self,
+        session_token: &str,
+        sign_in: &SignInInfo,
+    ) -> Result<(), AdapterError> {
+        let mut s = self.lock();
+        if s.sessions.contains_key(session_token) {
+            s.sign_ins.insert(session_token.to_owned(), sign_in.clone());
+        }
+        Ok(())
+    }
+
+    async fn get_session_sign_in(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<SignInInfo>, AdapterError> {
+        Ok(self.lock().sign_ins.get(session_token).cloned())
+    }
+}
+
+#[async_trait]
+impl JwtRevocationStore for MemoryAdapter {
     async fn revoke_jwt_sessions(
         &self,
         user_id: &str,
@@ -404,6 +508,13 @@ impl Adapter for MemoryAdapter {
     ) -> Result<Option<JwtRevocation>, AdapterError> {
         Ok(self.lock().revocations.get(user_id).cloned())
     }
+}
+
+#[async_trait]
+impl PasskeyStore for MemoryAdapter {
+    async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
+        Ok(self.lock().authenticators.remove(credential_id).is_some())
+    }
 
     async fn rename_authenticator(
         &self,
@@ -417,11 +528,10 @@ impl Adapter for MemoryAdapter {
         a.name = name.map(str::to_owned);
         Ok(true)
     }
+}
 
-    async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
-        Ok(self.lock().authenticators.remove(credential_id).is_some())
-    }
-
+#[async_trait]
+impl TwoFactorStore for MemoryAdapter {
     async fn get_two_factor(&self, user_id: &str) -> Result<Option<TwoFactor>, AdapterError> {
         Ok(self.lock().two_factors.get(user_id).cloned())
     }
@@ -472,26 +582,10 @@ impl Adapter for MemoryAdapter {
             .get(user_id)
             .map_or(0, |c| c.len() as u64))
     }
+}
 
-    async fn record_session_sign_in(
-        &self,
-        session_token: &str,
-        sign_in: &SignInInfo,
-    ) -> Result<(), AdapterError> {
-        let mut s = self.lock();
-        if s.sessions.contains_key(session_token) {
-            s.sign_ins.insert(session_token.to_owned(), sign_in.clone());
-        }
-        Ok(())
-    }
-
-    async fn get_session_sign_in(
-        &self,
-        session_token: &str,
-    ) -> Result<Option<SignInInfo>, AdapterError> {
-        Ok(self.lock().sign_ins.get(session_token).cloned())
-    }
-
+#[async_trait]
+impl AppAccessStore for MemoryAdapter {
     async fn grant_app_access(
         &self,
         user_id: &str,
@@ -543,7 +637,10 @@ impl Adapter for MemoryAdapter {
         s.app_access.insert(key, revoked);
         Ok(true)
     }
+}
 
+#[async_trait]
+impl UpstreamSessionStore for MemoryAdapter {
     async fn record_upstream_session(&self, session: &UpstreamSession) -> Result<(), AdapterError> {
         let now = OffsetDateTime::now_utc();
         let mut s = self.lock();
@@ -568,44 +665,5 @@ impl Adapter for MemoryAdapter {
         let mut records = self.lock().upstream.remove(&key).unwrap_or_default();
         records.retain(|r| r.expires > now);
         Ok(records)
-    }
-
-    async fn get_authenticator(&self, id: &str) -> Result<Option<Authenticator>, AdapterError> {
-        Ok(self.lock().authenticators.get(id).cloned())
-    }
-
-    async fn create_authenticator(&self, a: Authenticator) -> Result<Authenticator, AdapterError> {
-        let mut s = self.lock();
-        if s.authenticators.contains_key(&a.credential_id) {
-            return Err(AdapterError::Conflict("authenticator exists".into()));
-        }
-        s.authenticators.insert(a.credential_id.clone(), a.clone());
-        Ok(a)
-    }
-
-    async fn list_authenticators_by_user_id(
-        &self,
-        user_id: &str,
-    ) -> Result<Vec<Authenticator>, AdapterError> {
-        let mut v: Vec<Authenticator> = self
-            .lock()
-            .authenticators
-            .values()
-            .filter(|a| a.user_id.as_deref() == Some(user_id))
-            .cloned()
-            .collect();
-        v.sort_by(|a, b| a.credential_id.cmp(&b.credential_id));
-        Ok(v)
-    }
-
-    async fn update_authenticator_counter(
-        &self,
-        id: &str,
-        counter: u64,
-    ) -> Result<Option<Authenticator>, AdapterError> {
-        Ok(self.lock().authenticators.get_mut(id).map(|a| {
-            a.counter = counter;
-            a.clone()
-        }))
     }
 }

@@ -1,14 +1,14 @@
 //! The database adapter interface (Auth.js `adapters.ts`): users, accounts, sessions,
 //! verification tokens and WebAuthn authenticators. Backends: `authcore-sqlx` (SQLite,
-//! PostgreSQL), `authcore-redis`, and [`MemoryAdapter`] for examples and tests.
+//! PostgreSQL, MySQL/MariaDB), `authcore-redis`, and [`MemoryAdapter`] for examples and tests.
 //!
-//! Every method has a default that answers [`AdapterError::Unsupported`], so a backend
-//! implements what it stores; [`Adapter::supports`] tells the config builder which methods
-//! exist, and the builder refuses a configuration whose providers need a missing one
-//! (as Auth.js `assertConfig` in `lib/utils/assert.ts`).
+//! [`Adapter`] holds the calls of Auth.js's adapter, all required. What authcore stores
+//! beyond them is a capability of its own, a small trait ([`TwoFactorStore`],
+//! [`AppAccessStore`] …) that a backend implements when it stores that thing and hands out
+//! from the adapter's accessor ([`Adapter::two_factor`] …, `None` by default). The config
+//! builder refuses a configuration that needs a capability the adapter lacks, as Auth.js
+//! `assertConfig` (`lib/utils/assert.ts`) refuses missing adapter methods.
 
-#[cfg(any(test, feature = "conformance"))]
-pub mod conformance;
 pub mod memory;
 
 use async_trait::async_trait;
@@ -134,7 +134,7 @@ pub struct JwtRevocation {
 }
 
 /// A user's TOTP second factor (beyond Auth.js). Recovery codes are kept apart
-/// ([`Adapter::replace_recovery_codes`]).
+/// ([`TwoFactorStore::replace_recovery_codes`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TwoFactor {
     /// The user.
@@ -192,7 +192,7 @@ pub struct AppAccess {
 
 impl AppAccess {
     /// The access after a grant of `scopes` at `at` to what was `previous` (for adapters'
-    /// [`Adapter::grant_app_access`]): the scopes added to those still granted, the name
+    /// [`AppAccessStore::grant_app_access`]): the scopes added to those still granted, the name
     /// updated, the epoch kept; `created_at` is `at` when nothing was granted before.
     pub fn granted(
         previous: Option<AppAccess>,
@@ -221,7 +221,7 @@ impl AppAccess {
         }
     }
 
-    /// This access revoked at `at` (for adapters' [`Adapter::revoke_app_access`]): no
+    /// This access revoked at `at` (for adapters' [`AppAccessStore::revoke_app_access`]): no
     /// scopes, the next epoch; `None` when it is revoked already.
     pub fn revoked(&self, at: OffsetDateTime) -> Option<AppAccess> {
         (!self.scopes.is_empty()).then(|| AppAccess {
@@ -250,232 +250,13 @@ pub struct VerificationToken {
     pub expires: OffsetDateTime,
 }
 
-/// The adapter methods, for [`Adapter::supports`] and configuration checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum AdapterMethod {
-    CreateUser,
-    GetUser,
-    GetUserByEmail,
-    GetUserByAccount,
-    UpdateUser,
-    DeleteUser,
-    LinkAccount,
-    UnlinkAccount,
-    CreateSession,
-    GetSessionAndUser,
-    UpdateSession,
-    DeleteSession,
-    CreateVerificationToken,
-    UseVerificationToken,
-    GetAccount,
-    GetAuthenticator,
-    CreateAuthenticator,
-    ListAuthenticatorsByUserId,
-    UpdateAuthenticatorCounter,
-    ListAccountsByUserId,
-    UpdateAccount,
-    DeleteAuthenticator,
-    ListSessionsByUserId,
-    RecordSessionActivity,
-    DeleteSessionsByUserId,
-    RevokeJwtSessions,
-    GetJwtRevocation,
-    RenameAuthenticator,
-    GetTwoFactor,
-    SetTwoFactor,
-    DeleteTwoFactor,
-    ReplaceRecoveryCodes,
-    UseRecoveryCode,
-    CountRecoveryCodes,
-    RecordSessionSignIn,
-    GetSessionSignIn,
-    GrantAppAccess,
-    GetAppAccess,
-    ListAppAccess,
-    RevokeAppAccess,
-    RecordUpstreamSession,
-    TakeUpstreamSessions,
-}
-
-impl AdapterMethod {
-    /// Every method, in the trait's order.
-    pub const ALL: [AdapterMethod; 42] = [
-        AdapterMethod::CreateUser,
-        AdapterMethod::GetUser,
-        AdapterMethod::GetUserByEmail,
-        AdapterMethod::GetUserByAccount,
-        AdapterMethod::UpdateUser,
-        AdapterMethod::DeleteUser,
-        AdapterMethod::LinkAccount,
-        AdapterMethod::UnlinkAccount,
-        AdapterMethod::CreateSession,
-        AdapterMethod::GetSessionAndUser,
-        AdapterMethod::UpdateSession,
-        AdapterMethod::DeleteSession,
-        AdapterMethod::CreateVerificationToken,
-        AdapterMethod::UseVerificationToken,
-        AdapterMethod::GetAccount,
-        AdapterMethod::GetAuthenticator,
-        AdapterMethod::CreateAuthenticator,
-        AdapterMethod::ListAuthenticatorsByUserId,
-        AdapterMethod::UpdateAuthenticatorCounter,
-        AdapterMethod::ListAccountsByUserId,
-        AdapterMethod::UpdateAccount,
-        AdapterMethod::DeleteAuthenticator,
-        AdapterMethod::ListSessionsByUserId,
-        AdapterMethod::RecordSessionActivity,
-        AdapterMethod::DeleteSessionsByUserId,
-        AdapterMethod::RevokeJwtSessions,
-        AdapterMethod::GetJwtRevocation,
-        AdapterMethod::RenameAuthenticator,
-        AdapterMethod::GetTwoFactor,
-        AdapterMethod::SetTwoFactor,
-        AdapterMethod::DeleteTwoFactor,
-        AdapterMethod::ReplaceRecoveryCodes,
-        AdapterMethod::UseRecoveryCode,
-        AdapterMethod::CountRecoveryCodes,
-        AdapterMethod::RecordSessionSignIn,
-        AdapterMethod::GetSessionSignIn,
-        AdapterMethod::GrantAppAccess,
-        AdapterMethod::GetAppAccess,
-        AdapterMethod::ListAppAccess,
-        AdapterMethod::RevokeAppAccess,
-        AdapterMethod::RecordUpstreamSession,
-        AdapterMethod::TakeUpstreamSessions,
-    ];
-
-    /// The Auth.js method name.
-    pub fn name(self) -> &'static str {
-        match self {
-            AdapterMethod::CreateUser => "createUser",
-            AdapterMethod::GetUser => "getUser",
-            AdapterMethod::GetUserByEmail => "getUserByEmail",
-            AdapterMethod::GetUserByAccount => "getUserByAccount",
-            AdapterMethod::UpdateUser => "updateUser",
-            AdapterMethod::DeleteUser => "deleteUser",
-            AdapterMethod::LinkAccount => "linkAccount",
-            AdapterMethod::UnlinkAccount => "unlinkAccount",
-            AdapterMethod::CreateSession => "createSession",
-            AdapterMethod::GetSessionAndUser => "getSessionAndUser",
-            AdapterMethod::UpdateSession => "updateSession",
-            AdapterMethod::DeleteSession => "deleteSession",
-            AdapterMethod::CreateVerificationToken => "createVerificationToken",
-            AdapterMethod::UseVerificationToken => "useVerificationToken",
-            AdapterMethod::GetAccount => "getAccount",
-            AdapterMethod::GetAuthenticator => "getAuthenticator",
-            AdapterMethod::CreateAuthenticator => "createAuthenticator",
-            AdapterMethod::ListAuthenticatorsByUserId => "listAuthenticatorsByUserId",
-            AdapterMethod::UpdateAuthenticatorCounter => "updateAuthenticatorCounter",
-            AdapterMethod::ListAccountsByUserId => "listAccountsByUserId",
-            AdapterMethod::UpdateAccount => "updateAccount",
-            AdapterMethod::DeleteAuthenticator => "deleteAuthenticator",
-            AdapterMethod::ListSessionsByUserId => "listSessionsByUserId",
-            AdapterMethod::RecordSessionActivity => "recordSessionActivity",
-            AdapterMethod::DeleteSessionsByUserId => "deleteSessionsByUserId",
-            AdapterMethod::RevokeJwtSessions => "revokeJwtSessions",
-            AdapterMethod::GetJwtRevocation => "getJwtRevocation",
-            AdapterMethod::RenameAuthenticator => "renameAuthenticator",
-            AdapterMethod::GetTwoFactor => "getTwoFactor",
-            AdapterMethod::SetTwoFactor => "setTwoFactor",
-            AdapterMethod::DeleteTwoFactor => "deleteTwoFactor",
-            AdapterMethod::ReplaceRecoveryCodes => "replaceRecoveryCodes",
-            AdapterMethod::UseRecoveryCode => "useRecoveryCode",
-            AdapterMethod::CountRecoveryCodes => "countRecoveryCodes",
-            AdapterMethod::RecordSessionSignIn => "recordSessionSignIn",
-            AdapterMethod::GetSessionSignIn => "getSessionSignIn",
-            AdapterMethod::GrantAppAccess => "grantAppAccess",
-            AdapterMethod::GetAppAccess => "getAppAccess",
-            AdapterMethod::ListAppAccess => "listAppAccess",
-            AdapterMethod::RevokeAppAccess => "revokeAppAccess",
-            AdapterMethod::RecordUpstreamSession => "recordUpstreamSession",
-            AdapterMethod::TakeUpstreamSessions => "takeUpstreamSessions",
-        }
-    }
-
-    /// Methods a database session strategy needs (Auth.js `lib/utils/assert.ts`).
-    pub const DATABASE_SESSIONS: &'static [AdapterMethod] = &[
-        AdapterMethod::CreateUser,
-        AdapterMethod::GetUser,
-        AdapterMethod::GetUserByEmail,
-        AdapterMethod::GetUserByAccount,
-        AdapterMethod::UpdateUser,
-        AdapterMethod::LinkAccount,
-        AdapterMethod::CreateSession,
-        AdapterMethod::GetSessionAndUser,
-        AdapterMethod::UpdateSession,
-        AdapterMethod::DeleteSession,
-    ];
-
-    /// What refreshing access tokens with database sessions needs (beyond Auth.js: its
-    /// adapters have no way to list or update accounts).
-    pub const REFRESH_TOKENS: &'static [AdapterMethod] = &[
-        AdapterMethod::ListAccountsByUserId,
-        AdapterMethod::UpdateAccount,
-    ];
-
-    /// What the JWT revocation list needs (`AuthConfigBuilder::jwt_revocation`).
-    pub const JWT_REVOCATION: &'static [AdapterMethod] = &[
-        AdapterMethod::RevokeJwtSessions,
-        AdapterMethod::GetJwtRevocation,
-    ];
-
-    /// What second factors need (`AuthConfigBuilder::two_factor`).
-    pub const TWO_FACTOR: &'static [AdapterMethod] = &[
-        AdapterMethod::GetUser,
-        AdapterMethod::GetTwoFactor,
-        AdapterMethod::SetTwoFactor,
-        AdapterMethod::DeleteTwoFactor,
-        AdapterMethod::ReplaceRecoveryCodes,
-        AdapterMethod::UseRecoveryCode,
-        AdapterMethod::CountRecoveryCodes,
-    ];
-
-    /// What second factors need in addition with database sessions: how each session was
-    /// signed in, for step-up checks (`amr`, `auth_time`).
-    pub const SESSION_SIGN_IN: &'static [AdapterMethod] = &[
-        AdapterMethod::RecordSessionSignIn,
-        AdapterMethod::GetSessionSignIn,
-    ];
-
-    /// What authcore as an OpenID Provider needs to remember which applications a user
-    /// allowed, and to end their access.
-    pub const APP_ACCESS: &'static [AdapterMethod] = &[
-        AdapterMethod::GrantAppAccess,
-        AdapterMethod::GetAppAccess,
-        AdapterMethod::ListAppAccess,
-        AdapterMethod::RevokeAppAccess,
-    ];
-
-    /// What ending the sessions of one upstream provider session needs (back-channel
-    /// logout with a `sid`).
-    pub const UPSTREAM_SESSIONS: &'static [AdapterMethod] = &[
-        AdapterMethod::RecordUpstreamSession,
-        AdapterMethod::TakeUpstreamSessions,
-    ];
-
-    /// What WebAuthn providers need in addition (Auth.js `lib/utils/assert.ts`).
-    pub const WEBAUTHN: &'static [AdapterMethod] = &[
-        AdapterMethod::CreateUser,
-        AdapterMethod::GetUser,
-        AdapterMethod::GetUserByEmail,
-        AdapterMethod::GetUserByAccount,
-        AdapterMethod::LinkAccount,
-        AdapterMethod::GetAccount,
-        AdapterMethod::GetAuthenticator,
-        AdapterMethod::CreateAuthenticator,
-        AdapterMethod::ListAuthenticatorsByUserId,
-        AdapterMethod::UpdateAuthenticatorCounter,
-    ];
-}
-
 /// Why an adapter call failed.
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum AdapterError {
-    /// The backend does not implement this method.
-    #[error("adapter method {} is not supported by this adapter", .0.name())]
-    Unsupported(AdapterMethod),
+    /// The backend lacks this capability (the name of its trait, e.g. `TwoFactorStore`).
+    #[error("adapter method {0} is not supported by this adapter")]
+    Unsupported(&'static str),
     /// A uniqueness rule was violated (e.g. the same account linked twice).
     #[error("conflict: {0}")]
     Conflict(String),
@@ -484,168 +265,162 @@ pub enum AdapterError {
     Backend(#[source] BoxError),
 }
 
-/// A storage backend for users, accounts, sessions, verification tokens and authenticators.
+/// `capability` (what an accessor such as [`Adapter::two_factor`] answered), or
+/// [`AdapterError::Unsupported`] naming it (`name`, its trait) when the adapter lacks it.
+pub(crate) fn capability<'a, T: ?Sized>(
+    capability: Option<&'a T>,
+    name: &'static str,
+) -> Result<&'a T, AdapterError> {
+    capability.ok_or(AdapterError::Unsupported(name))
+}
+
+/// A storage backend for users, accounts, sessions, verification tokens and authenticators:
+/// the calls of Auth.js's adapter, and an accessor per optional capability.
 ///
 /// Implementations must: assign user ids in `create_user`; make `use_verification_token`
 /// delete the token it returns (atomically: two concurrent uses return it once);
-/// make `delete_user` delete the user's accounts, sessions, second factors and app access; keep
+/// make `delete_user` delete the user's accounts, sessions, second factors and app access;
+/// keep
 /// `(provider, provider_account_id)` unique in `link_account` (a second link is a
 /// [`AdapterError::Conflict`]).
 #[async_trait]
-#[allow(unused_variables)]
 pub trait Adapter: Send + Sync + 'static {
-    /// Whether the backend implements `method` (default: all). It must agree with the
-    /// methods: one reported unsupported answers [`AdapterError::Unsupported`] (the
-    /// default body), one reported supported never does; the conformance suite's first check
-    /// (`conformance::supports_agrees_with_methods`) calls each method to hold an adapter
-    /// to that.
-    fn supports(&self, method: AdapterMethod) -> bool {
-        true
-    }
     /// Creates a user, assigning its id.
-    async fn create_user(&self, user: NewUser) -> Result<AdapterUser, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::CreateUser))
-    }
+    async fn create_user(&self, user: NewUser) -> Result<AdapterUser, AdapterError>;
     /// A user by id.
-    async fn get_user(&self, id: &str) -> Result<Option<AdapterUser>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::GetUser))
-    }
+    async fn get_user(&self, id: &str) -> Result<Option<AdapterUser>, AdapterError>;
     /// A user by email.
-    async fn get_user_by_email(&self, email: &str) -> Result<Option<AdapterUser>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::GetUserByEmail))
-    }
+    async fn get_user_by_email(&self, email: &str) -> Result<Option<AdapterUser>, AdapterError>;
     /// The user owning an account.
     async fn get_user_by_account(
         &self,
         provider: &str,
         provider_account_id: &str,
-    ) -> Result<Option<AdapterUser>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::GetUserByAccount))
-    }
+    ) -> Result<Option<AdapterUser>, AdapterError>;
     /// Updates a user; unknown id → `Ok(None)`.
-    async fn update_user(&self, update: UserUpdate) -> Result<Option<AdapterUser>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::UpdateUser))
-    }
+    async fn update_user(&self, update: UserUpdate) -> Result<Option<AdapterUser>, AdapterError>;
     /// Deletes a user with its accounts and sessions.
-    async fn delete_user(&self, id: &str) -> Result<(), AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::DeleteUser))
-    }
+    async fn delete_user(&self, id: &str) -> Result<(), AdapterError>;
     /// Links an account (`user_id` set) to its user.
-    async fn link_account(&self, account: Account) -> Result<(), AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::LinkAccount))
-    }
+    async fn link_account(&self, account: Account) -> Result<(), AdapterError>;
     /// Unlinks an account.
     async fn unlink_account(
         &self,
         provider: &str,
         provider_account_id: &str,
-    ) -> Result<(), AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::UnlinkAccount))
-    }
+    ) -> Result<(), AdapterError>;
     /// Stores a session.
-    async fn create_session(
-        &self,
-        session: AdapterSession,
-    ) -> Result<AdapterSession, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::CreateSession))
-    }
+    async fn create_session(&self, session: AdapterSession)
+    -> Result<AdapterSession, AdapterError>;
     /// A session and its user.
     async fn get_session_and_user(
         &self,
         session_token: &str,
-    ) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::GetSessionAndUser))
-    }
+    ) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError>;
     /// Sets a session's expiry; unknown token → `Ok(None)`.
     async fn update_session(
         &self,
         session_token: &str,
         expires: OffsetDateTime,
-    ) -> Result<Option<AdapterSession>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::UpdateSession))
-    }
+    ) -> Result<Option<AdapterSession>, AdapterError>;
     /// Deletes a session, returning it if it existed.
     async fn delete_session(
         &self,
         session_token: &str,
-    ) -> Result<Option<AdapterSession>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::DeleteSession))
-    }
+    ) -> Result<Option<AdapterSession>, AdapterError>;
     /// Stores a verification token.
-    async fn create_verification_token(
-        &self,
-        token: VerificationToken,
-    ) -> Result<(), AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::CreateVerificationToken,
-        ))
-    }
+    async fn create_verification_token(&self, token: VerificationToken)
+    -> Result<(), AdapterError>;
     /// Returns and deletes a verification token (at most once).
     async fn use_verification_token(
         &self,
         identifier: &str,
         token: &str,
-    ) -> Result<Option<VerificationToken>, AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::UseVerificationToken,
-        ))
-    }
+    ) -> Result<Option<VerificationToken>, AdapterError>;
     /// An account by provider account id and provider.
     async fn get_account(
         &self,
         provider_account_id: &str,
         provider: &str,
-    ) -> Result<Option<Account>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::GetAccount))
-    }
+    ) -> Result<Option<Account>, AdapterError>;
     /// A WebAuthn authenticator by credential id (standard base64).
     async fn get_authenticator(
         &self,
         credential_id: &str,
-    ) -> Result<Option<Authenticator>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::GetAuthenticator))
-    }
+    ) -> Result<Option<Authenticator>, AdapterError>;
     /// Stores an authenticator (`user_id` set).
     async fn create_authenticator(
         &self,
         authenticator: Authenticator,
-    ) -> Result<Authenticator, AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::CreateAuthenticator,
-        ))
-    }
+    ) -> Result<Authenticator, AdapterError>;
     /// A user's authenticators.
     async fn list_authenticators_by_user_id(
         &self,
         user_id: &str,
-    ) -> Result<Vec<Authenticator>, AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::ListAuthenticatorsByUserId,
-        ))
+    ) -> Result<Vec<Authenticator>, AdapterError>;
+    /// Sets an authenticator's counter; unknown id → `Ok(None)`.
+    async fn update_authenticator_counter(
+        &self,
+        credential_id: &str,
+        counter: u64,
+    ) -> Result<Option<Authenticator>, AdapterError>;
+    /// The [`LinkedAccountStore`] of this backend, if it has one.
+    fn linked_accounts(&self) -> Option<&dyn LinkedAccountStore> {
+        None
     }
+    /// The [`SessionActivityStore`] of this backend, if it has one.
+    fn session_activity(&self) -> Option<&dyn SessionActivityStore> {
+        None
+    }
+    /// The [`SessionSignInStore`] of this backend, if it has one.
+    fn session_sign_in(&self) -> Option<&dyn SessionSignInStore> {
+        None
+    }
+    /// The [`JwtRevocationStore`] of this backend, if it has one.
+    fn jwt_revocation(&self) -> Option<&dyn JwtRevocationStore> {
+        None
+    }
+    /// The [`PasskeyStore`] of this backend, if it has one.
+    fn passkeys(&self) -> Option<&dyn PasskeyStore> {
+        None
+    }
+    /// The [`TwoFactorStore`] of this backend, if it has one.
+    fn two_factor(&self) -> Option<&dyn TwoFactorStore> {
+        None
+    }
+    /// The [`AppAccessStore`] of this backend, if it has one.
+    fn app_access(&self) -> Option<&dyn AppAccessStore> {
+        None
+    }
+    /// The [`UpstreamSessionStore`] of this backend, if it has one.
+    fn upstream_sessions(&self) -> Option<&dyn UpstreamSessionStore> {
+        None
+    }
+}
+
+/// A user's linked accounts beyond Auth.js's calls: listing them and keeping refreshed
+/// tokens.
+#[async_trait]
+pub trait LinkedAccountStore: Send + Sync {
     /// A user's accounts, ordered by provider and provider account id (beyond Auth.js).
-    async fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::ListAccountsByUserId,
-        ))
-    }
+    async fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError>;
     /// Replaces the tokens of the account with `account`'s provider and provider account
     /// id (`access_token`, `expires_at`, `refresh_token`, `id_token`, `scope`,
     /// `session_state`, `token_type`); `Ok(false)` when there is no such account (beyond
     /// Auth.js: used to keep refreshed access tokens).
-    async fn update_account(&self, account: &Account) -> Result<bool, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::UpdateAccount))
-    }
+    async fn update_account(&self, account: &Account) -> Result<bool, AdapterError>;
+}
+
+/// A user's database sessions with their recorded use: the account page's session list and
+/// "sign out everywhere else".
+#[async_trait]
+pub trait SessionActivityStore: Send + Sync {
     /// A user's database sessions with their recorded activity, ordered by session token
     /// (beyond Auth.js).
     async fn list_sessions_by_user_id(
         &self,
         user_id: &str,
-    ) -> Result<Vec<SessionActivity>, AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::ListSessionsByUserId,
-        ))
-    }
+    ) -> Result<Vec<SessionActivity>, AdapterError>;
     /// Records a use of the session `session_token` at `at` (and its `User-Agent`, when
     /// given): the first record also sets its creation time (beyond Auth.js).
     async fn record_session_activity(
@@ -653,22 +428,38 @@ pub trait Adapter: Send + Sync + 'static {
         session_token: &str,
         at: OffsetDateTime,
         user_agent: Option<&str>,
-    ) -> Result<(), AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::RecordSessionActivity,
-        ))
-    }
+    ) -> Result<(), AdapterError>;
     /// Deletes a user's sessions but `keep` ("sign out everywhere else"); how many went
     /// (beyond Auth.js).
     async fn delete_sessions_by_user_id(
         &self,
         user_id: &str,
         keep: Option<&str>,
-    ) -> Result<u64, AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::DeleteSessionsByUserId,
-        ))
-    }
+    ) -> Result<u64, AdapterError>;
+}
+
+/// How each database session was signed in (`amr`, `auth_time`), for step-up checks.
+#[async_trait]
+pub trait SessionSignInStore: Send + Sync {
+    /// Records how the user of database session `session_token` (its stored form) signed
+    /// in: the methods (`amr`) and time (`auth_time`); an unknown token records nothing
+    /// (beyond Auth.js: step-up checks on database sessions).
+    async fn record_session_sign_in(
+        &self,
+        session_token: &str,
+        sign_in: &SignInInfo,
+    ) -> Result<(), AdapterError>;
+    /// How the user of database session `session_token` signed in, if recorded (beyond
+    /// Auth.js).
+    async fn get_session_sign_in(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<SignInInfo>, AdapterError>;
+}
+
+/// The JWT revocation list (`AuthConfigBuilder::jwt_revocation`).
+#[async_trait]
+pub trait JwtRevocationStore: Send + Sync {
     /// Revokes the user's JWT sessions signed in before `before`, except session `keep`
     /// (its `sid` claim), replacing any earlier revocation of the user (the JWT revocation
     /// list, beyond Auth.js).
@@ -677,102 +468,60 @@ pub trait Adapter: Send + Sync + 'static {
         user_id: &str,
         before: OffsetDateTime,
         keep: Option<&str>,
-    ) -> Result<(), AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::RevokeJwtSessions))
-    }
+    ) -> Result<(), AdapterError>;
     /// The user's JWT revocation, if any: sessions signed in before the time are revoked,
     /// except the one whose `sid` is given.
     async fn get_jwt_revocation(
         &self,
         user_id: &str,
-    ) -> Result<Option<JwtRevocation>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::GetJwtRevocation))
-    }
+    ) -> Result<Option<JwtRevocation>, AdapterError>;
+}
+
+/// Passkeys beyond Auth.js's authenticator calls: removing and naming them.
+#[async_trait]
+pub trait PasskeyStore: Send + Sync {
     /// Deletes an authenticator (a passkey the user removes); whether it existed (beyond
     /// Auth.js).
-    async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::DeleteAuthenticator,
-        ))
-    }
+    async fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError>;
     /// Sets (or with `None` clears) the name of an authenticator; whether it exists (beyond
     /// Auth.js).
     async fn rename_authenticator(
         &self,
         credential_id: &str,
         name: Option<&str>,
-    ) -> Result<bool, AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::RenameAuthenticator,
-        ))
-    }
-    /// Sets an authenticator's counter; unknown id → `Ok(None)`.
-    async fn update_authenticator_counter(
-        &self,
-        credential_id: &str,
-        counter: u64,
-    ) -> Result<Option<Authenticator>, AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::UpdateAuthenticatorCounter,
-        ))
-    }
+    ) -> Result<bool, AdapterError>;
+}
+
+/// Second factors: a user's TOTP secret and recovery codes
+/// (`AuthConfigBuilder::two_factor`).
+#[async_trait]
+pub trait TwoFactorStore: Send + Sync {
     /// The user's TOTP second factor, if any (beyond Auth.js).
-    async fn get_two_factor(&self, user_id: &str) -> Result<Option<TwoFactor>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::GetTwoFactor))
-    }
+    async fn get_two_factor(&self, user_id: &str) -> Result<Option<TwoFactor>, AdapterError>;
     /// Stores the user's TOTP second factor, replacing any earlier one (beyond Auth.js).
-    async fn set_two_factor(&self, two_factor: TwoFactor) -> Result<(), AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::SetTwoFactor))
-    }
+    async fn set_two_factor(&self, two_factor: TwoFactor) -> Result<(), AdapterError>;
     /// Removes the user's TOTP second factor and recovery codes (beyond Auth.js).
-    async fn delete_two_factor(&self, user_id: &str) -> Result<(), AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::DeleteTwoFactor))
-    }
+    async fn delete_two_factor(&self, user_id: &str) -> Result<(), AdapterError>;
     /// Replaces the user's recovery codes with `code_hashes` (the old set is void; beyond
     /// Auth.js).
     async fn replace_recovery_codes(
         &self,
         user_id: &str,
         code_hashes: &[String],
-    ) -> Result<(), AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::ReplaceRecoveryCodes,
-        ))
-    }
+    ) -> Result<(), AdapterError>;
     /// Uses one of the user's recovery codes (by hash): removes it and answers `true`, or
     /// `false` when the user has no such code. Atomic: two concurrent uses of one code
     /// answer `true` once (beyond Auth.js).
-    async fn use_recovery_code(
-        &self,
-        user_id: &str,
-        code_hash: &str,
-    ) -> Result<bool, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::UseRecoveryCode))
-    }
+    async fn use_recovery_code(&self, user_id: &str, code_hash: &str)
+    -> Result<bool, AdapterError>;
     /// How many unused recovery codes the user has (beyond Auth.js).
-    async fn count_recovery_codes(&self, user_id: &str) -> Result<u64, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::CountRecoveryCodes))
-    }
-    /// Records how the user of database session `session_token` (its stored form) signed
-    /// in: the methods (`amr`) and time (`auth_time`); an unknown token records nothing
-    /// (beyond Auth.js: step-up checks on database sessions).
-    async fn record_session_sign_in(
-        &self,
-        session_token: &str,
-        sign_in: &SignInInfo,
-    ) -> Result<(), AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::RecordSessionSignIn,
-        ))
-    }
-    /// How the user of database session `session_token` signed in, if recorded (beyond
-    /// Auth.js).
-    async fn get_session_sign_in(
-        &self,
-        session_token: &str,
-    ) -> Result<Option<SignInInfo>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::GetSessionSignIn))
-    }
+    async fn count_recovery_codes(&self, user_id: &str) -> Result<u64, AdapterError>;
+}
+
+/// Which applications a user allowed when authcore is their OpenID Provider, and ending
+/// that access.
+#[async_trait]
+pub trait AppAccessStore: Send + Sync {
     /// Grants `client_id` (named `client_name`) access to the user's `scopes` at `at`, added
     /// to the scopes granted before, and answers the access as it now is. Atomic: concurrent
     /// grants lose no scope, and a grant never lowers the epoch (beyond Auth.js).
@@ -783,23 +532,17 @@ pub trait Adapter: Send + Sync + 'static {
         client_name: &str,
         scopes: &[String],
         at: OffsetDateTime,
-    ) -> Result<AppAccess, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::GrantAppAccess))
-    }
+    ) -> Result<AppAccess, AdapterError>;
     /// The user's access for `client_id`, revoked (no scopes) or not; `None` when it was
     /// never granted (beyond Auth.js).
     async fn get_app_access(
         &self,
         user_id: &str,
         client_id: &str,
-    ) -> Result<Option<AppAccess>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::GetAppAccess))
-    }
+    ) -> Result<Option<AppAccess>, AdapterError>;
     /// The applications the user has granted access to and not revoked, by `client_id`
     /// (beyond Auth.js).
-    async fn list_app_access(&self, user_id: &str) -> Result<Vec<AppAccess>, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::ListAppAccess))
-    }
+    async fn list_app_access(&self, user_id: &str) -> Result<Vec<AppAccess>, AdapterError>;
     /// Revokes the user's access for `client_id` at `at`: its scopes are cleared and its
     /// epoch moves on, so every token issued before is void. Answers whether there was
     /// access to revoke (beyond Auth.js).
@@ -808,17 +551,17 @@ pub trait Adapter: Send + Sync + 'static {
         user_id: &str,
         client_id: &str,
         at: OffsetDateTime,
-    ) -> Result<bool, AdapterError> {
-        Err(AdapterError::Unsupported(AdapterMethod::RevokeAppAccess))
-    }
+    ) -> Result<bool, AdapterError>;
+}
+
+/// The sessions here that each upstream provider session signed in, for OpenID Connect
+/// back-channel logout with a `sid`.
+#[async_trait]
+pub trait UpstreamSessionStore: Send + Sync {
     /// Records that an upstream provider's session signed in `session` here (beyond
     /// Auth.js). Records of one provider session accumulate (the user may sign in here
     /// again through it); expired ones may be dropped at any time.
-    async fn record_upstream_session(&self, session: &UpstreamSession) -> Result<(), AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::RecordUpstreamSession,
-        ))
-    }
+    async fn record_upstream_session(&self, session: &UpstreamSession) -> Result<(), AdapterError>;
     /// Removes and answers the unexpired records of the upstream session `sid` of
     /// `provider` at `now`. Atomic: of concurrent takes, each record goes to one (beyond
     /// Auth.js).
@@ -827,9 +570,5 @@ pub trait Adapter: Send + Sync + 'static {
         provider: &str,
         sid: &str,
         now: OffsetDateTime,
-    ) -> Result<Vec<UpstreamSession>, AdapterError> {
-        Err(AdapterError::Unsupported(
-            AdapterMethod::TakeUpstreamSessions,
-        ))
-    }
+    ) -> Result<Vec<UpstreamSession>, AdapterError>;
 }

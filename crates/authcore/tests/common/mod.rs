@@ -19,6 +19,9 @@ use http_body_util::{BodyExt, Full};
 use serde_json::Value;
 use tower::ServiceExt;
 
+mod adapters;
+pub use adapters::LimitedAdapter;
+
 pub const ORIGIN: &str = "https://authjs.test";
 pub const SESSION_COOKIE: &str = "__Secure-authjs.session-token";
 pub const CSRF_COOKIE: &str = "__Host-authjs.csrf-token";
@@ -496,7 +499,9 @@ pub async fn session_of(
         .await
         .unwrap();
         let amr = amr.iter().map(|m| (*m).to_owned()).collect();
-        db.record_session_sign_in(&token, &authcore::SignInInfo::new(amr, Some(auth_time)))
+        db.session_sign_in()
+            .unwrap()
+            .record_session_sign_in(&token, &authcore::SignInInfo::new(amr, Some(auth_time)))
             .await
             .unwrap();
         format!("{SESSION_COOKIE}={token}")

@@ -90,7 +90,8 @@ pub(super) async fn refresh_account_tokens(
     user_id: &str,
 ) -> Result<bool, BoxError> {
     let mut failed = false;
-    for mut account in adapter.list_accounts_by_user_id(user_id).await? {
+    let store = crate::adapter::capability(adapter.linked_accounts(), "LinkedAccountStore")?;
+    for mut account in store.list_accounts_by_user_id(user_id).await? {
         let Some((p, refresh_token)) = due_refresh(
             ctx,
             Some(&account.provider),
@@ -113,7 +114,7 @@ pub(super) async fn refresh_account_tokens(
                         *kept = new;
                     }
                 }
-                adapter.update_account(&account).await?;
+                store.update_account(&account).await?;
             }
             Err(RefreshFailure::ClaimedElsewhere) => {}
             Err(RefreshFailure::Failed(_)) => failed = true,

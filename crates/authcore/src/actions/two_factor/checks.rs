@@ -4,28 +4,31 @@
 
 use time::OffsetDateTime;
 
-use crate::adapter::{Adapter, AdapterMethod, TwoFactor};
+use crate::adapter::{Adapter, TwoFactor, TwoFactorStore, capability};
 use crate::config::ConfigInner;
 use crate::two_factor::{
     SecondFactor, TOTP_PENDING_SALT, TOTP_SECRET_SALT, TotpEnrolment, TwoFactorError,
     TwoFactorStatus, USED_STEP_TTL, recovery, totp, unix_now,
 };
 
+/// The adapter's second factors ([`Adapter::two_factor`]; the configuration checked that
+/// it has them).
+pub(crate) fn store(adapter: &dyn Adapter) -> Result<&dyn TwoFactorStore, TwoFactorError> {
+    Ok(capability(adapter.two_factor(), "TwoFactorStore")?)
+}
+
 /// The user's second factors, as the adapter knows them.
 pub(crate) async fn status(
     adapter: &dyn Adapter,
     user_id: &str,
 ) -> Result<TwoFactorStatus, TwoFactorError> {
-    let totp = adapter
+    let factors = store(adapter)?;
+    let totp = factors
         .get_two_factor(user_id)
         .await?
         .is_some_and(|t| t.totp_confirmed_at.is_some());
-    let recovery_codes_left = adapter.count_recovery_codes(user_id).await?;
-    let passkeys = if adapter.supports(AdapterMethod::ListAuthenticatorsByUserId) {
-        adapter.list_authenticators_by_user_id(user_id).await?.len()
-    } else {
-        0
-    };
+    let recovery_codes_left = factors.count_recovery_codes(user_id).await?;
+    let passkeys = adapter.list_authenticators_by_user_id(user_id).await?.len();
     Ok(TwoFactorStatus {
         totp,
         recovery_codes_left,
@@ -73,7 +76,7 @@ pub(crate) async fn pending_enrolment(
     label: &str,
     binding: &str,
 ) -> Result<TotpEnrolment, TwoFactorError> {
-    let stored = adapter.get_two_factor(user_id).await?;
+    let stored = store(adapter)?.get_two_factor(user_id).await?;
     if stored
         .as_ref()
         .is_some_and(|t| t.totp_confirmed_at.is_some())
@@ -90,7 +93,7 @@ pub(crate) async fn pending_enrolment(
                 .codec
                 .seal_bytes(sealed, TOTP_PENDING_SALT)
                 .map_err(|e| TwoFactorError::Sealing(e.to_string()))?;
-            adapter
+            store(adapter)?
                 .set_two_factor(TwoFactor {
                     user_id: user_id.to_owned(),
                     totp_secret: sealed,
@@ -114,7 +117,7 @@ pub(crate) async fn confirm(
     code: &str,
     binding: &str,
 ) -> Result<Vec<String>, TwoFactorError> {
-    let stored = adapter
+    let stored = store(adapter)?
         .get_two_factor(user_id)
         .await?
         .ok_or(TwoFactorError::NotEnrolled)?;
@@ -146,8 +149,10 @@ pub(crate) async fn store_confirmed(
         .seal_bytes(secret, TOTP_SECRET_SALT)
         .map_err(|e| TwoFactorError::Sealing(e.to_string()))?;
     let (codes, hashes) = recovery::generate();
-    adapter.replace_recovery_codes(user_id, &hashes).await?;
-    adapter
+    store(adapter)?
+        .replace_recovery_codes(user_id, &hashes)
+        .await?;
+    store(adapter)?
         .set_two_factor(TwoFactor {
             user_id: user_id.to_owned(),
             totp_secret: sealed,
@@ -166,7 +171,7 @@ async fn verify_fresh_factor(
     user_id: &str,
     proof: &str,
 ) -> Result<(), TwoFactorError> {
-    let stored = adapter
+    let stored = store(adapter)?
         .get_two_factor(user_id)
         .await?
         .filter(|t| t.totp_confirmed_at.is_some())
@@ -208,7 +213,9 @@ pub(crate) async fn regenerate(
 ) -> Result<Vec<String>, TwoFactorError> {
     verify_fresh_factor(config, adapter, user_id, proof).await?;
     let (codes, hashes) = recovery::generate();
-    adapter.replace_recovery_codes(user_id, &hashes).await?;
+    store(adapter)?
+        .replace_recovery_codes(user_id, &hashes)
+        .await?;
     tracing::info!(user = %user_id, "two-factor: recovery codes regenerated");
     emit(config, user_id, "recoveryCodesRegenerated").await;
     Ok(codes)
@@ -222,7 +229,7 @@ pub(crate) async fn disable(
     proof: &str,
 ) -> Result<(), TwoFactorError> {
     verify_fresh_factor(config, adapter, user_id, proof).await?;
-    adapter.delete_two_factor(user_id).await?;
+    store(adapter)?.delete_two_factor(user_id).await?;
     tracing::info!(user = %user_id, "two-factor: TOTP disabled");
     emit(config, user_id, "totpDisabled").await;
     Ok(())
@@ -270,7 +277,10 @@ pub(crate) async fn verify_code(
     let Some(hash) = recovery::hash_input(code) else {
         return Ok(None);
     };
-    if adapter.use_recovery_code(&stored.user_id, &hash).await? {
+    if store(adapter)?
+        .use_recovery_code(&stored.user_id, &hash)
+        .await?
+    {
         tracing::warn!(user = %stored.user_id, "two-factor: a recovery code was used");
         emit(config, &stored.user_id, "recoveryCodeUsed").await;
         return Ok(Some(SecondFactor::RecoveryCode));

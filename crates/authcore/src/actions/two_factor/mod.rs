@@ -128,7 +128,7 @@ pub(crate) async fn second_step(
     };
     // A confirmed TOTP secret is what the second step asks for (passkeys are not yet offered
     // there, so a user with passkeys alone is not asked): one read, not the whole status.
-    let totp = db
+    let totp = crate::adapter::capability(db.two_factor(), "TwoFactorStore")?
         .get_two_factor(user_id)
         .await?
         .is_some_and(|t| t.totp_confirmed_at.is_some());
@@ -376,7 +376,10 @@ pub(crate) async fn verify(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
             Err(e) => return Err(check_error(e)),
         }
     } else {
-        match db.get_two_factor(&user_id).await? {
+        match crate::adapter::capability(db.two_factor(), "TwoFactorStore")?
+            .get_two_factor(&user_id)
+            .await?
+        {
             Some(stored) if stored.totp_confirmed_at.is_some() => {
                 verify_code(ctx.config, db, &stored, code)
                     .await

@@ -1,0 +1,158 @@
+//! The suite itself: the memory adapter passes it, the checks of capabilities an adapter
+//! lacks are skipped, and a broken adapter fails it naming the check.
+#![allow(clippy::unwrap_used)]
+
+use authcore::adapter::{
+    Adapter, AdapterError, AdapterSession, AdapterUser, MemoryAdapter, NewUser, UserUpdate,
+    VerificationToken,
+};
+use authcore::types::{Account, Authenticator};
+use time::OffsetDateTime;
+
+#[tokio::test]
+async fn memory_adapter_passes_conformance() {
+    authcore_conformance::run_all(MemoryAdapter::new()).await;
+}
+
+/// The memory adapter with none of its capabilities (only the calls of Auth.js's adapter);
+/// with `reusable_tokens` its verification tokens can be used twice.
+#[derive(Clone, Default)]
+struct CoreOnly {
+    inner: MemoryAdapter,
+    reusable_tokens: bool,
+}
+
+#[async_trait::async_trait]
+impl Adapter for CoreOnly {
+    async fn create_user(&self, user: NewUser) -> Result<AdapterUser, AdapterError> {
+        self.inner.create_user(user).await
+    }
+    async fn get_user(&self, id: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        self.inner.get_user(id).await
+    }
+    async fn get_user_by_email(&self, email: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        self.inner.get_user_by_email(email).await
+    }
+    async fn get_user_by_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<Option<AdapterUser>, AdapterError> {
+        self.inner
+            .get_user_by_account(provider, provider_account_id)
+            .await
+    }
+    async fn update_user(&self, update: UserUpdate) -> Result<Option<AdapterUser>, AdapterError> {
+        self.inner.update_user(update).await
+    }
+    async fn delete_user(&self, id: &str) -> Result<(), AdapterError> {
+        self.inner.delete_user(id).await
+    }
+    async fn link_account(&self, account: Account) -> Result<(), AdapterError> {
+        self.inner.link_account(account).await
+    }
+    async fn unlink_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<(), AdapterError> {
+        self.inner
+            .unlink_account(provider, provider_account_id)
+            .await
+    }
+    async fn create_session(
+        &self,
+        session: AdapterSession,
+    ) -> Result<AdapterSession, AdapterError> {
+        self.inner.create_session(session).await
+    }
+    async fn get_session_and_user(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError> {
+        self.inner.get_session_and_user(session_token).await
+    }
+    async fn update_session(
+        &self,
+        session_token: &str,
+        expires: OffsetDateTime,
+    ) -> Result<Option<AdapterSession>, AdapterError> {
+        self.inner.update_session(session_token, expires).await
+    }
+    async fn delete_session(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<AdapterSession>, AdapterError> {
+        self.inner.delete_session(session_token).await
+    }
+    async fn create_verification_token(
+        &self,
+        token: VerificationToken,
+    ) -> Result<(), AdapterError> {
+        self.inner.create_verification_token(token).await
+    }
+    async fn use_verification_token(
+        &self,
+        identifier: &str,
+        token: &str,
+    ) -> Result<Option<VerificationToken>, AdapterError> {
+        let t = self.inner.use_verification_token(identifier, token).await?;
+        if self.reusable_tokens
+            && let Some(t) = &t
+        {
+            self.inner.create_verification_token(t.clone()).await?;
+        }
+        Ok(t)
+    }
+    async fn get_account(
+        &self,
+        provider_account_id: &str,
+        provider: &str,
+    ) -> Result<Option<Account>, AdapterError> {
+        self.inner.get_account(provider_account_id, provider).await
+    }
+    async fn get_authenticator(
+        &self,
+        credential_id: &str,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        self.inner.get_authenticator(credential_id).await
+    }
+    async fn create_authenticator(
+        &self,
+        authenticator: Authenticator,
+    ) -> Result<Authenticator, AdapterError> {
+        self.inner.create_authenticator(authenticator).await
+    }
+    async fn list_authenticators_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<Authenticator>, AdapterError> {
+        self.inner.list_authenticators_by_user_id(user_id).await
+    }
+    async fn update_authenticator_counter(
+        &self,
+        credential_id: &str,
+        counter: u64,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        self.inner
+            .update_authenticator_counter(credential_id, counter)
+            .await
+    }
+}
+
+/// An adapter without capabilities passes: their checks are skipped, none calls it.
+#[tokio::test]
+async fn missing_capabilities_are_skipped() {
+    authcore_conformance::run_all(CoreOnly::default()).await;
+}
+
+/// An adapter whose tokens can be used twice must fail the suite, naming the check.
+#[tokio::test]
+#[should_panic(expected = "adapter conformance check 'verification_tokens' failed")]
+async fn a_reusable_token_fails() {
+    authcore_conformance::run_all(CoreOnly {
+        reusable_tokens: true,
+        ..CoreOnly::default()
+    })
+    .await;
+}
