@@ -512,7 +512,8 @@ impl AuthConfigBuilder {
     /// [`rate_limit_store`](Self::rate_limit_store): e.g. the database
     /// (`authcore_sqlx::SqlxAdapter::rate_limit_store`), so that they are shared by the
     /// instances using it and outlive a restart, while the counts stay in memory. Default:
-    /// the rate-limit store, else this process's memory.
+    /// the rate-limit store, else this process's memory. Hosts reach it through
+    /// [`AuthConfig::single_use`].
     pub fn single_use_store(mut self, store: impl crate::ratelimit::RateLimitStore) -> Self {
         self.single_use_store = Some(Arc::new(store));
         self
@@ -649,7 +650,7 @@ impl AuthConfigBuilder {
     /// app issues — a Rust API beside a Next.js or Auth.js front end that signs users in,
     /// with the same secret (and base path, for the cookie names). `GET /session`, the
     /// framework integrations' `Session` extractors and guards, and
-    /// [`Auth::lookup_session`](crate::Auth::lookup_session) work (a JWT session is
+    /// [`Auth::read_session`](crate::Auth::read_session) work (a JWT session is
     /// refreshed as usual); sign-in and callback routes find no provider. `build()` refuses
     /// providers with it. The migration guide's "Running beside a Next.js app" shows the
     /// layouts.

@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use askama::Template;
 use authcore::Auth;
-use authcore::LookupOptions;
+use authcore::ReadOptions;
 use authcore::adapter::Adapter;
 use authcore::env::Env;
 use axum::body::Bytes;
@@ -469,7 +469,7 @@ async fn authorize(
     };
     let lookup = match s
         .auth
-        .lookup_session_with(&uri, &headers, LookupOptions::default().with_session_id())
+        .read_session(&uri, &headers, &ReadOptions::default().with_session_id())
         .await
     {
         Ok(l) => l,
@@ -479,8 +479,16 @@ async fn authorize(
         }
     };
     let now = time_now();
-    let auth_time = lookup.sign_in.as_ref().and_then(|i| i.auth_time);
-    let user = lookup.user_id.clone().filter(|_| lookup.session.is_some());
+    let auth_time = lookup
+        .session
+        .as_ref()
+        .and_then(|s| s.sign_in())
+        .and_then(|i| i.auth_time);
+    let user = lookup
+        .session
+        .as_ref()
+        .and_then(|s| s.user_id())
+        .map(str::to_owned);
     let sign_in = SignIn {
         session_id: lookup.session_id.clone().filter(|_| user.is_some()),
         auth_time: auth_time.filter(|_| user.is_some()),
@@ -548,7 +556,12 @@ async fn authorize(
             redirect(&location)
         }
         (false, Some(sub)) => {
-            let amr = lookup.sign_in.map(|i| i.amr).unwrap_or_default();
+            let amr = lookup
+                .session
+                .as_ref()
+                .and_then(|s| s.sign_in())
+                .map(|i| i.amr.clone())
+                .unwrap_or_default();
             match s.consent_to_ask(&request, &sub).await {
                 Ok(false) => {
                     s.issue_code(&request, &sub, auth_time, amr, lookup.session_id)
@@ -566,7 +579,7 @@ async fn authorize(
                         sid: lookup.session_id,
                         params: client_params,
                     },
-                    lookup.session.as_ref(),
+                    lookup.session.as_ref().map(authcore::SessionJson::json),
                 ),
                 Err(answer) => *answer,
             }
@@ -1184,7 +1197,13 @@ impl ProviderState {
                 "a scope the grant does not have",
             ));
         };
-        match self.auth.is_marked(REVOKED_GRANT, &refresh.grant_id).await {
+        match self
+            .auth
+            .config()
+            .single_use()
+            .is_marked(REVOKED_GRANT, &refresh.grant_id)
+            .await
+        {
             Ok(false) => {}
             Ok(true) => return Err(invalid_grant("the grant was revoked")),
             Err(e) => {
@@ -1333,6 +1352,8 @@ impl ProviderState {
         ttl: std::time::Duration,
     ) -> Result<bool, Box<Response>> {
         self.auth
+            .config()
+            .single_use()
             .first_use_checked(kind, value, ttl)
             .await
             .map_err(|e| {
@@ -1397,7 +1418,13 @@ impl ProviderState {
     async fn revoke_grant(&self, grant: &str) {
         let p = &self.provider;
         let ttl = secs(p.longest.refresh_token.max(p.longest.access_token));
-        if let Err(e) = self.auth.mark(REVOKED_GRANT, grant, ttl).await {
+        if let Err(e) = self
+            .auth
+            .config()
+            .single_use()
+            .mark(REVOKED_GRANT, grant, ttl)
+            .await
+        {
             tracing::error!(error = %e, "oidc provider: cannot revoke a grant");
         }
     }
@@ -1415,7 +1442,7 @@ impl ProviderState {
                 .map(|sid| (SIGNED_IN_SESSION, client_key(sid, client))),
         ];
         for (kind, key) in marks.into_iter().flatten() {
-            if let Err(e) = self.auth.mark(kind, &key, ttl).await {
+            if let Err(e) = self.auth.config().single_use().mark(kind, &key, ttl).await {
                 tracing::error!(error = %e, "oidc provider: cannot remember a client's sign-in for its logout");
             }
         }
@@ -1609,11 +1636,23 @@ impl ProviderState {
             return Ok(None);
         };
         let revoked = match &claims.grant {
-            Some(grant) => self.auth.is_marked(REVOKED_GRANT, grant).await,
+            Some(grant) => {
+                self.auth
+                    .config()
+                    .single_use()
+                    .is_marked(REVOKED_GRANT, grant)
+                    .await
+            }
             None => Ok(false),
         };
         let revoked = match revoked {
-            Ok(false) => self.auth.is_marked(REVOKED, &claims.jti).await,
+            Ok(false) => {
+                self.auth
+                    .config()
+                    .single_use()
+                    .is_marked(REVOKED, &claims.jti)
+                    .await
+            }
             other => other,
         };
         match revoked {
@@ -1679,6 +1718,8 @@ async fn revoke(State(s): State<ProviderState>, headers: HeaderMap, body: Bytes)
         let left = claims.exp.saturating_sub(time_now()).max(1).unsigned_abs();
         if let Err(e) = s
             .auth
+            .config()
+            .single_use()
             .mark(REVOKED, &claims.jti, std::time::Duration::from_secs(left))
             .await
         {
@@ -1852,7 +1893,7 @@ async fn consent(
     };
     let lookup = match s
         .auth
-        .lookup_session_with(&uri, &headers, LookupOptions::default().with_session_id())
+        .read_session(&uri, &headers, &ReadOptions::default().with_session_id())
         .await
     {
         Ok(l) => l,
@@ -1863,7 +1904,7 @@ async fn consent(
     };
     // The page's own user, in the session it was shown in: another site cannot answer it.
     let same = lookup.session.is_some()
-        && lookup.user_id.as_deref() == Some(ticket.sub.as_str())
+        && lookup.session.as_ref().and_then(|s| s.user_id()) == Some(ticket.sub.as_str())
         && lookup.session_id == ticket.sid;
     if !same {
         tracing::warn!("oidc provider: a consent answer from another session refused");
@@ -1877,8 +1918,17 @@ async fn consent(
         Some("allow") => {
             // Remembered as the user's access for the client, which issuing the code records.
             tracing::info!(client = %request.client_id, user = %ticket.sub, "oidc provider: consent given");
-            let auth_time = lookup.sign_in.as_ref().and_then(|i| i.auth_time);
-            let amr = lookup.sign_in.map(|i| i.amr).unwrap_or_default();
+            let auth_time = lookup
+                .session
+                .as_ref()
+                .and_then(|s| s.sign_in())
+                .and_then(|i| i.auth_time);
+            let amr = lookup
+                .session
+                .as_ref()
+                .and_then(|s| s.sign_in())
+                .map(|i| i.amr.clone())
+                .unwrap_or_default();
             s.issue_code(&request, &ticket.sub, auth_time, amr, ticket.sid)
                 .await
         }
@@ -1940,6 +1990,8 @@ impl BackChannelLogout {
             }
             if all {
                 if auth
+                    .config()
+                    .single_use()
                     .is_marked(SIGNED_IN_USER, &client_key(user, client.id()))
                     .await?
                 {
@@ -1949,6 +2001,8 @@ impl BackChannelLogout {
             }
             for sid in sessions {
                 if auth
+                    .config()
+                    .single_use()
                     .is_marked(SIGNED_IN_SESSION, &client_key(sid, client.id()))
                     .await?
                 {
