@@ -51,7 +51,11 @@ fn malformed_bearer_percent_encoding_is_none_even_raw() {
     for bad in ["%", "%A", "%ZZ"] {
         let h = headers(&[("authorization", &format!("Bearer {bad}"))]);
         assert_eq!(auth.get_token(&h, &secure_cookie(false)), None, "{bad}");
-        assert_eq!(auth.get_raw_token(&h, &secure_cookie(false)), None, "raw {bad}");
+        assert_eq!(
+            auth.get_raw_token(&h, &secure_cookie(false)),
+            None,
+            "raw {bad}"
+        );
     }
 }
 
@@ -75,11 +79,17 @@ fn percent_encoded_bearer_token_decodes() {
 #[test]
 fn no_token_or_other_schemes_are_none() {
     let auth = auth();
-    assert_eq!(auth.get_token(&HeaderMap::new(), &secure_cookie(false)), None);
+    assert_eq!(
+        auth.get_token(&HeaderMap::new(), &secure_cookie(false)),
+        None
+    );
     let basic = headers(&[("authorization", "Basic dXNlcjpwYXNz")]);
     assert_eq!(auth.get_raw_token(&basic, &secure_cookie(false)), None);
     let other_cookie = headers(&[("cookie", "unrelated=1")]);
-    assert_eq!(auth.get_raw_token(&other_cookie, &secure_cookie(false)), None);
+    assert_eq!(
+        auth.get_raw_token(&other_cookie, &secure_cookie(false)),
+        None
+    );
 }
 
 #[test]
@@ -123,7 +133,10 @@ fn chunked_session_cookie_is_reassembled() {
         auth.get_raw_token(&h, &secure_cookie(false)).as_deref(),
         Some(token.as_str())
     );
-    assert_eq!(auth.get_token(&h, &secure_cookie(false)).unwrap()["sub"], "42");
+    assert_eq!(
+        auth.get_token(&h, &secure_cookie(false)).unwrap()["sub"],
+        "42"
+    );
 }
 
 #[test]
