@@ -175,6 +175,11 @@ pub(crate) struct ConfigInner {
 }
 
 impl ConfigInner {
+    /// The single-use values and marks of this configuration.
+    pub(crate) fn single_use(&self) -> crate::ratelimit::SingleUseStore<'_> {
+        crate::ratelimit::SingleUseStore::new(&*self.single_use_store)
+    }
+
     /// The issuer authenticator apps show for TOTP secrets: the configured one, else the
     /// host of `AUTH_URL`, else `authcore`.
     #[cfg(feature = "two-factor")]
@@ -255,6 +260,12 @@ impl AuthConfig {
     /// The configured providers.
     pub fn providers(&self) -> &[Provider] {
         &self.inner.providers
+    }
+
+    /// The single-use values and marks of this configuration: the store authcore's own
+    /// checks use, for a host's (an OpenID Provider's codes, refresh tokens and revocations).
+    pub fn single_use(&self) -> crate::ratelimit::SingleUseStore<'_> {
+        self.inner.single_use()
     }
 
     /// The session strategy.

@@ -95,7 +95,6 @@ pub mod request;
 pub mod response;
 mod session_json;
 mod session_read;
-mod single_use;
 mod site;
 #[cfg(feature = "pages")]
 mod spliced;
@@ -115,7 +114,6 @@ pub use request::ClientAddr;
 pub use response::{RawBody, RawResponse, ResponseBody};
 pub use session_json::{SessionJson, SignInInfo, StepUp};
 pub use session_read::{GetTokenOptions, ReadOptions, SessionRead, SessionSlot};
-pub use single_use::SingleUseStore;
 pub use types::{
     Account, Authenticator, ColorScheme, JsonObject, PagesOptions, Profile, ProviderType, Session,
     SessionUser, Theme, TokenSet, User,

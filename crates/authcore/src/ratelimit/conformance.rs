@@ -21,8 +21,8 @@
 
 use std::time::Duration;
 
+use super::SingleUseStore;
 use super::{RateLimit, RateLimitStore};
-use crate::single_use::SingleUseStore;
 
 /// Runs every check against `store`.
 pub async fn run_all<S: RateLimitStore>(store: &S) {

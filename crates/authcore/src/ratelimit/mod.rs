@@ -45,6 +45,9 @@ use crate::box_error::BoxError;
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
+mod single_use;
+
+pub use single_use::SingleUseStore;
 
 /// `limit` events per `window`; going over locks the key for `lockout`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,8 +170,7 @@ pub trait RateLimitStore: Send + Sync + fmt::Debug + 'static {
     /// Forgets `key`'s count and lock (after a success).
     async fn reset(&self, key: &str) -> Result<(), BoxError>;
     /// The time left if `key` is locked out; `None` when it is not (read only: for tests,
-    /// operators, and the [`SingleUseStore`](crate::SingleUseStore)'s marks, which are
-    /// lock-outs).
+    /// operators, and the [`SingleUseStore`]'s marks, which are lock-outs).
     async fn lockout_left(&self, key: &str) -> Result<Option<Duration>, BoxError>;
 }
 

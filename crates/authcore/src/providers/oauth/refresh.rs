@@ -77,7 +77,7 @@ pub(crate) async fn refresh(
         let p = p.clone();
         let refresh_token = refresh_token.to_owned();
         async move {
-            if !crate::single_use::SingleUseStore::new(&*claims)
+            if !crate::ratelimit::SingleUseStore::new(&*claims)
                 .first_use("oauth_refresh", &key, REFRESH_WINDOW)
                 .await
             {

@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
+use super::{RateLimit, RateLimitStore, subject_key};
 use crate::box_error::BoxError;
-use crate::config::{AuthConfig, ConfigInner};
-use crate::ratelimit::{RateLimit, RateLimitStore, subject_key};
 
-/// The single-use store of a configuration ([`AuthConfig::single_use`]): values that may be
+/// The single-use store of a configuration
+/// ([`AuthConfig::single_use`](crate::AuthConfig::single_use)): values that may be
 /// used once within a time ([`first_use`](SingleUseStore::first_use)), and marks that say
 /// something was revoked ([`mark`](SingleUseStore::mark)). It lives in a
 /// [`RateLimitStore`]: this process's, or the one instances share
@@ -73,20 +73,5 @@ impl<'a> SingleUseStore<'a> {
     pub async fn is_marked(&self, kind: &str, value: &str) -> Result<bool, BoxError> {
         let key = subject_key(&format!("mark:{kind}"), value);
         Ok(self.store.lockout_left(&key).await?.is_some())
-    }
-}
-
-impl AuthConfig {
-    /// The single-use values and marks of this configuration: the store authcore's own
-    /// checks use, for a host's (an OpenID Provider's codes, refresh tokens and revocations).
-    pub fn single_use(&self) -> SingleUseStore<'_> {
-        self.inner.single_use()
-    }
-}
-
-impl ConfigInner {
-    /// The single-use values and marks of this configuration.
-    pub(crate) fn single_use(&self) -> SingleUseStore<'_> {
-        SingleUseStore::new(&*self.single_use_store)
     }
 }
