@@ -8,9 +8,10 @@ use http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use serde_json::Value;
 use std::convert::Infallible;
 
-/// The session of a signed-in user: the JSON object `GET <basePath>/session` returns
-/// (`{"user": {"name", "email", "image"}, "expires"}` by default, plus whatever the
-/// `session` callback adds). Cheap to clone.
+/// The extractor of a signed-in user's session: the [`SessionJson`] the request's session
+/// read found (the JSON object `GET <basePath>/session` returns, `{"user": {"name", "email",
+/// "image"}, "expires"}` by default plus whatever the `session` callback adds, with the
+/// user's id and sign-in), which it derefs to. Cheap to clone.
 ///
 /// As an extractor it needs the [`Auth`] from the router state (`Auth: FromRef<S>`): use
 /// `.with_state(auth)`, or a state struct with `#[derive(Clone, FromRef)]` and an

@@ -53,7 +53,7 @@ use askama::Template;
 use authcore::callbacks::{Callbacks, JwtParams, RedirectParams, SessionParams, default_redirect};
 use authcore::env::Env;
 use authcore::jwt::JwtClaims;
-use authcore::{Auth, AuthError, BoxError, LookupOptions};
+use authcore::{Auth, AuthError, BoxError, ReadOptions};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{Html, IntoResponse, Response};
@@ -512,8 +512,8 @@ async fn judge(
     // The session cookie is re-issued once per `updateAge`, not on every check: each
     // re-issue is a JWE encrypt and a `Set-Cookie` on the answer (docs/gateway.md).
     let options =
-        LookupOptions::default().refresh_jwt_after(state.auth.config().session_update_age());
-    let lookup = match state.auth.lookup_session_with(uri, headers, options).await {
+        ReadOptions::default().refresh_jwt_after(state.auth.config().session_update_age());
+    let lookup = match state.auth.read_session(uri, headers, &options).await {
         Ok(l) => l,
         // Only the request's cookies are parsed here: too many of them, or garbage.
         Err(e @ (AuthError::InvalidRequest { .. } | AuthError::RequestTooLarge { .. })) => {
@@ -532,7 +532,7 @@ async fn judge(
     let who = lookup
         .session
         .as_ref()
-        .map(|s| identity_of(s, lookup.sign_in.as_ref()));
+        .map(|s| identity_of(s.json(), s.sign_in()));
     let decision = state
         .gateway
         .rules

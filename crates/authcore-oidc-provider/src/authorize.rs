@@ -3,7 +3,7 @@
 //! back to the client (by query or `form_post`).
 
 use askama::Template;
-use authcore::LookupOptions;
+use authcore::ReadOptions;
 use authcore::adapter::{AdapterError, AppAccessStore};
 use authcore_keys::unix_time;
 use axum::body::Bytes;
@@ -67,7 +67,7 @@ pub(crate) async fn authorize(
     };
     let lookup = match s
         .auth
-        .lookup_session_with(&uri, &headers, LookupOptions::default().with_session_id())
+        .read_session(&uri, &headers, &ReadOptions::default().with_session_id())
         .await
     {
         Ok(l) => l,
@@ -77,8 +77,16 @@ pub(crate) async fn authorize(
         }
     };
     let now = unix_time();
-    let auth_time = lookup.sign_in.as_ref().and_then(|i| i.auth_time);
-    let user = lookup.user_id.clone().filter(|_| lookup.session.is_some());
+    let auth_time = lookup
+        .session
+        .as_ref()
+        .and_then(|s| s.sign_in())
+        .and_then(|i| i.auth_time);
+    let user = lookup
+        .session
+        .as_ref()
+        .and_then(|s| s.user_id())
+        .map(str::to_owned);
     let sign_in = SignIn {
         session_id: lookup.session_id.clone().filter(|_| user.is_some()),
         auth_time: auth_time.filter(|_| user.is_some()),
@@ -146,7 +154,12 @@ pub(crate) async fn authorize(
             redirect(&location)
         }
         (false, Some(sub)) => {
-            let amr = lookup.sign_in.map(|i| i.amr).unwrap_or_default();
+            let amr = lookup
+                .session
+                .as_ref()
+                .and_then(|s| s.sign_in())
+                .map(|i| i.amr.clone())
+                .unwrap_or_default();
             match s.consent_to_ask(&request, &sub).await {
                 Ok(false) => {
                     s.issue_code(&request, &sub, auth_time, amr, lookup.session_id)
@@ -164,7 +177,7 @@ pub(crate) async fn authorize(
                         sid: lookup.session_id,
                         params: client_params,
                     },
-                    lookup.session.as_ref(),
+                    lookup.session.as_ref().map(authcore::SessionJson::json),
                 ),
                 Err(answer) => *answer,
             }

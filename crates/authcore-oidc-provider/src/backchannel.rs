@@ -62,6 +62,8 @@ impl BackChannelLogout {
             }
             if all {
                 if auth
+                    .config()
+                    .single_use()
                     .is_marked(SIGNED_IN_USER, &client_key(user, client.id()))
                     .await?
                 {
@@ -71,6 +73,8 @@ impl BackChannelLogout {
             }
             for sid in sessions {
                 if auth
+                    .config()
+                    .single_use()
                     .is_marked(SIGNED_IN_SESSION, &client_key(sid, client.id()))
                     .await?
                 {

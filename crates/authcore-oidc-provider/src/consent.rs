@@ -2,7 +2,7 @@
 //! what it will see, and the user's answer is remembered per client and scope.
 
 use askama::Template;
-use authcore::LookupOptions;
+use authcore::ReadOptions;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
@@ -150,7 +150,7 @@ pub(crate) async fn consent(
     };
     let lookup = match s
         .auth
-        .lookup_session_with(&uri, &headers, LookupOptions::default().with_session_id())
+        .read_session(&uri, &headers, &ReadOptions::default().with_session_id())
         .await
     {
         Ok(l) => l,
@@ -161,7 +161,7 @@ pub(crate) async fn consent(
     };
     // The page's own user, in the session it was shown in: another site cannot answer it.
     let same = lookup.session.is_some()
-        && lookup.user_id.as_deref() == Some(ticket.sub.as_str())
+        && lookup.session.as_ref().and_then(|s| s.user_id()) == Some(ticket.sub.as_str())
         && lookup.session_id == ticket.sid;
     if !same {
         tracing::warn!("oidc provider: a consent answer from another session refused");
@@ -175,8 +175,17 @@ pub(crate) async fn consent(
         Some("allow") => {
             // Remembered as the user's access for the client, which issuing the code records.
             tracing::info!(client = %request.client_id, user = %ticket.sub, "oidc provider: consent given");
-            let auth_time = lookup.sign_in.as_ref().and_then(|i| i.auth_time);
-            let amr = lookup.sign_in.map(|i| i.amr).unwrap_or_default();
+            let auth_time = lookup
+                .session
+                .as_ref()
+                .and_then(|s| s.sign_in())
+                .and_then(|i| i.auth_time);
+            let amr = lookup
+                .session
+                .as_ref()
+                .and_then(|s| s.sign_in())
+                .map(|i| i.amr.clone())
+                .unwrap_or_default();
             s.issue_code(&request, &ticket.sub, auth_time, amr, ticket.sid)
                 .await
         }

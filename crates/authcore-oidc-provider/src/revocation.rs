@@ -30,11 +30,23 @@ impl ProviderState {
             return Ok(None);
         };
         let revoked = match &claims.grant {
-            Some(grant) => self.auth.is_marked(REVOKED_GRANT, grant).await,
+            Some(grant) => {
+                self.auth
+                    .config()
+                    .single_use()
+                    .is_marked(REVOKED_GRANT, grant)
+                    .await
+            }
             None => Ok(false),
         };
         let revoked = match revoked {
-            Ok(false) => self.auth.is_marked(REVOKED, &claims.jti).await,
+            Ok(false) => {
+                self.auth
+                    .config()
+                    .single_use()
+                    .is_marked(REVOKED, &claims.jti)
+                    .await
+            }
             other => other,
         };
         match revoked {
@@ -104,6 +116,8 @@ pub(crate) async fn revoke(
         let left = claims.exp.saturating_sub(unix_time()).max(1).unsigned_abs();
         if let Err(e) = s
             .auth
+            .config()
+            .single_use()
             .mark(REVOKED, &claims.jti, std::time::Duration::from_secs(left))
             .await
         {

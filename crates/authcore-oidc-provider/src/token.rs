@@ -169,7 +169,13 @@ impl ProviderState {
                 "a scope the grant does not have",
             ));
         };
-        match self.auth.is_marked(REVOKED_GRANT, &refresh.grant_id).await {
+        match self
+            .auth
+            .config()
+            .single_use()
+            .is_marked(REVOKED_GRANT, &refresh.grant_id)
+            .await
+        {
             Ok(false) => {}
             Ok(true) => return Err(invalid_grant("the grant was revoked")),
             Err(e) => {
@@ -318,6 +324,8 @@ impl ProviderState {
         ttl: std::time::Duration,
     ) -> Result<bool, Box<Response>> {
         self.auth
+            .config()
+            .single_use()
             .first_use_checked(kind, value, ttl)
             .await
             .map_err(|e| {
@@ -371,7 +379,9 @@ impl ProviderState {
         let accounts = if groups.names_accounts() {
             let linked = match self.users.linked_accounts() {
                 Some(store) => store.list_accounts_by_user_id(&user.id).await,
-                None => Err(authcore::adapter::AdapterError::Unsupported("LinkedAccountStore")),
+                None => Err(authcore::adapter::AdapterError::Unsupported(
+                    "LinkedAccountStore",
+                )),
             };
             linked
                 .map_err(|e| {
@@ -392,7 +402,13 @@ impl ProviderState {
     pub(crate) async fn revoke_grant(&self, grant: &str) {
         let p = &self.provider;
         let ttl = secs(p.longest.refresh_token.max(p.longest.access_token));
-        if let Err(e) = self.auth.mark(REVOKED_GRANT, grant, ttl).await {
+        if let Err(e) = self
+            .auth
+            .config()
+            .single_use()
+            .mark(REVOKED_GRANT, grant, ttl)
+            .await
+        {
             tracing::error!(error = %e, "oidc provider: cannot revoke a grant");
         }
     }
@@ -410,7 +426,7 @@ impl ProviderState {
                 .map(|sid| (SIGNED_IN_SESSION, client_key(sid, client))),
         ];
         for (kind, key) in marks.into_iter().flatten() {
-            if let Err(e) = self.auth.mark(kind, &key, ttl).await {
+            if let Err(e) = self.auth.config().single_use().mark(kind, &key, ttl).await {
                 tracing::error!(error = %e, "oidc provider: cannot remember a client's sign-in for its logout");
             }
         }

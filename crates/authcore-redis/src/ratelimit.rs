@@ -62,7 +62,7 @@ impl RedisRateLimitStore {
 
 #[async_trait]
 impl RateLimitStore for RedisRateLimitStore {
-    async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError> {
+    async fn lockout_left(&self, key: &str) -> Result<Option<Duration>, BoxError> {
         let (_, lock) = self.keys(key);
         let left: i64 = redis::cmd("PTTL")
             .arg(&lock)

@@ -35,12 +35,12 @@ async fn counts_lock_and_reset() {
         for _ in 0..3 {
             assert_eq!(store.count("k", &limit).await.unwrap(), None);
         }
-        assert_eq!(store.locked("k").await.unwrap(), None);
+        assert_eq!(store.lockout_left("k").await.unwrap(), None);
         assert_eq!(
             store.count("k", &limit).await.unwrap(),
             Some(Duration::from_secs(120))
         );
-        let left = store.locked("k").await.unwrap().unwrap();
+        let left = store.lockout_left("k").await.unwrap().unwrap();
         assert!(left > Duration::from_secs(118) && left <= Duration::from_secs(120));
         // Locked: further events are refused without counting.
         assert!(store.count("k", &limit).await.unwrap().is_some());
@@ -51,9 +51,9 @@ async fn counts_lock_and_reset() {
             assert!(ttl > 0, "{key} has no expiry");
         }
         store.reset("k").await.unwrap();
-        assert_eq!(store.locked("k").await.unwrap(), None);
+        assert_eq!(store.lockout_left("k").await.unwrap(), None);
         assert_eq!(store.count("k", &limit).await.unwrap(), None);
-        assert_eq!(store.locked("other").await.unwrap(), None);
+        assert_eq!(store.lockout_left("other").await.unwrap(), None);
     })
     .await;
 }
@@ -92,7 +92,7 @@ async fn give_back_returns_one_event_and_counts_and_locks_have_separate_namespac
         assert!(store.count("k", &limit).await.unwrap().is_some());
         // A lock is not lifted by giving back, and never goes below zero elsewhere.
         store.give_back("k").await.unwrap();
-        assert!(store.locked("k").await.unwrap().is_some());
+        assert!(store.lockout_left("k").await.unwrap().is_some());
         for _ in 0..3 {
             store.give_back("fresh").await.unwrap();
         }
@@ -101,11 +101,11 @@ async fn give_back_returns_one_event_and_counts_and_locks_have_separate_namespac
         assert!(store.count("fresh", &one).await.unwrap().is_some());
         // Keys named like another key's lock or count stay their own.
         for steer in ["k:lock", "lock:k", "count:k", "k:count"] {
-            assert_eq!(store.locked(steer).await.unwrap(), None, "{steer}");
+            assert_eq!(store.lockout_left(steer).await.unwrap(), None, "{steer}");
             assert_eq!(store.count(steer, &limit).await.unwrap(), None, "{steer}");
             store.reset(steer).await.unwrap();
         }
-        assert!(store.locked("k").await.unwrap().is_some());
+        assert!(store.lockout_left("k").await.unwrap().is_some());
         let mut keys = db.keys().await;
         keys.sort();
         assert!(

@@ -595,7 +595,9 @@ fn gateway(
             "rules on allow_providers or allow_groups need JWT sessions, which carry them: set AUTHCORE_DATABASE_URL=none (or [server] database_url = \"none\")".into(),
         ).into());
     }
-    Ok(Some(Arc::new(g.on_decision(ops::count_forward_auth_decision))))
+    Ok(Some(Arc::new(
+        g.on_decision(ops::count_forward_auth_decision),
+    )))
 }
 
 /// authcore as an OpenID Provider: on with its section, or with its signing keys in the

@@ -89,15 +89,18 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
-        let providers = oauth_providers(&Env::from_pairs([
-            ("AUTH_GITHUB_ID", "gh-id"),
-            ("AUTH_GITHUB_SECRET", "gh-secret"),
-            ("AUTH_GOOGLE_ID", "g-id"),
-            ("AUTH_GOOGLE_SECRET", "g-secret"),
-            ("AUTH_OIDC_ISSUER", "https://sso.example.com"),
-            ("AUTH_OIDC_ID", "o-id"),
-            ("AUTH_OIDC_SECRET", "o-secret"),
-        ]), &ProvidersSection::default())
+        let providers = oauth_providers(
+            &Env::from_pairs([
+                ("AUTH_GITHUB_ID", "gh-id"),
+                ("AUTH_GITHUB_SECRET", "gh-secret"),
+                ("AUTH_GOOGLE_ID", "g-id"),
+                ("AUTH_GOOGLE_SECRET", "g-secret"),
+                ("AUTH_OIDC_ISSUER", "https://sso.example.com"),
+                ("AUTH_OIDC_ID", "o-id"),
+                ("AUTH_OIDC_SECRET", "o-secret"),
+            ]),
+            &ProvidersSection::default(),
+        )
         .unwrap();
         let ids: Vec<&str> = providers.iter().map(OAuthProvider::id).collect();
         assert_eq!(ids, ["github", "google", "oidc"]);
@@ -120,15 +123,18 @@ mod tests {
     /// Any catalogue preset by its Auth.js variables, as a user moving from Auth.js sets them.
     #[tokio::test]
     async fn catalogue_providers_from_env() {
-        let providers = oauth_providers(&Env::from_pairs([
-            ("AUTH_DISCORD_ID", "d-id"),
-            ("AUTH_DISCORD_SECRET", "d-secret"),
-            ("AUTH_KEYCLOAK_ID", "k-id"),
-            ("AUTH_KEYCLOAK_SECRET", "k-secret"),
-            ("AUTH_KEYCLOAK_ISSUER", "https://kc.example/realms/main"),
-            ("AUTH_MICROSOFT_ENTRA_ID_ID", "m-id"),
-            ("AUTH_MICROSOFT_ENTRA_ID_SECRET", "m-secret"),
-        ]), &ProvidersSection::default())
+        let providers = oauth_providers(
+            &Env::from_pairs([
+                ("AUTH_DISCORD_ID", "d-id"),
+                ("AUTH_DISCORD_SECRET", "d-secret"),
+                ("AUTH_KEYCLOAK_ID", "k-id"),
+                ("AUTH_KEYCLOAK_SECRET", "k-secret"),
+                ("AUTH_KEYCLOAK_ISSUER", "https://kc.example/realms/main"),
+                ("AUTH_MICROSOFT_ENTRA_ID_ID", "m-id"),
+                ("AUTH_MICROSOFT_ENTRA_ID_SECRET", "m-secret"),
+            ]),
+            &ProvidersSection::default(),
+        )
         .unwrap();
         let ids: Vec<&str> = providers.iter().map(OAuthProvider::id).collect();
         assert_eq!(ids, ["discord", "keycloak", "microsoft-entra-id"]);

@@ -191,7 +191,7 @@ async fn forward_auth_decisions_and_identity() {
         );
         assert_eq!(header_of(&res, "cache-control"), Some("no-store"));
         // A session signed in just now is not re-issued on every check (once per
-        // `updateAge`: `LookupOptions::refresh_jwt_after`).
+        // `updateAge`: `ReadOptions::refresh_jwt_after`).
         assert!(res.headers().get(header::SET_COOKIE).is_none());
         // The signed identity verifies with the published keys, for this upstream.
         let jwt = header_of(&res, "x-auth-request-jwt").unwrap().to_owned();

@@ -27,7 +27,8 @@ use crate::db::{Arg, Pool, RATE_LIMIT, Val};
 #[derive(Clone)]
 pub struct SqlRateLimitStore {
     pool: Pool,
-    /// The adapter's direct read path, for [`RateLimitStore::locked`] (revocation marks).
+    /// The adapter's direct read path, for [`RateLimitStore::lockout_left`] (the single-use
+    /// store's marks).
     direct: Option<Arc<crate::direct::DirectReads>>,
     timeout: Duration,
     /// When expired rows were last deleted (milliseconds since the epoch).
@@ -162,7 +163,7 @@ impl RateLimitStore for SqlRateLimitStore {
             .map(drop)
     }
 
-    async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError> {
+    async fn lockout_left(&self, key: &str) -> Result<Option<Duration>, BoxError> {
         use crate::direct::{Param, Query};
         let direct = crate::ops::direct_within(self.direct.as_ref(), self.timeout);
         let params = [Param::Text(key)];

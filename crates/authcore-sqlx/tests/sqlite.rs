@@ -55,7 +55,7 @@ async fn the_rate_limit_store_deletes_expired_rows() {
     assert_eq!(first.count("other", &long).await.unwrap(), None);
     assert_eq!(rows().await, 3);
     let second = adapter.rate_limit_store();
-    assert_eq!(second.locked("long").await.unwrap(), None);
+    assert_eq!(second.lockout_left("long").await.unwrap(), None);
     assert_eq!(second.count("another", &long).await.unwrap(), None);
     assert_eq!(
         rows().await,

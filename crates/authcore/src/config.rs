@@ -175,6 +175,11 @@ pub(crate) struct ConfigInner {
 }
 
 impl ConfigInner {
+    /// The single-use values and marks of this configuration.
+    pub(crate) fn single_use(&self) -> crate::ratelimit::SingleUseStore<'_> {
+        crate::ratelimit::SingleUseStore::new(&*self.single_use_store)
+    }
+
     /// The issuer authenticator apps show for TOTP secrets: the configured one, else the
     /// host of `AUTH_URL`, else `authcore`.
     #[cfg(feature = "two-factor")]
@@ -254,6 +259,12 @@ impl AuthConfig {
     /// The configured providers.
     pub fn providers(&self) -> &[Provider] {
         &self.inner.providers
+    }
+
+    /// The single-use values and marks of this configuration: the store authcore's own
+    /// checks use, for a host's (an OpenID Provider's codes, refresh tokens and revocations).
+    pub fn single_use(&self) -> crate::ratelimit::SingleUseStore<'_> {
+        self.inner.single_use()
     }
 
     /// The session strategy.
@@ -514,7 +525,8 @@ impl AuthConfigBuilder {
     /// [`rate_limit_store`](Self::rate_limit_store): e.g. the database
     /// (`authcore_sqlx::SqlxAdapter::rate_limit_store`), so that they are shared by the
     /// instances using it and outlive a restart, while the counts stay in memory. Default:
-    /// the rate-limit store, else this process's memory.
+    /// the rate-limit store, else this process's memory. Hosts reach it through
+    /// [`AuthConfig::single_use`].
     pub fn single_use_store(mut self, store: impl crate::ratelimit::RateLimitStore) -> Self {
         self.single_use_store = Some(Arc::new(store));
         self
@@ -651,7 +663,7 @@ impl AuthConfigBuilder {
     /// app issues — a Rust API beside a Next.js or Auth.js front end that signs users in,
     /// with the same secret (and base path, for the cookie names). `GET /session`, the
     /// framework integrations' `Session` extractors and guards, and
-    /// [`Auth::lookup_session`](crate::Auth::lookup_session) work (a JWT session is
+    /// [`Auth::read_session`](crate::Auth::read_session) work (a JWT session is
     /// refreshed as usual); sign-in and callback routes find no provider. `build()` refuses
     /// providers with it. The migration guide's "Running beside a Next.js app" shows the
     /// layouts.

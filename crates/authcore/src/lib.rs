@@ -95,6 +95,7 @@ pub mod request;
 #[doc(hidden)]
 pub mod response;
 mod session_json;
+mod session_read;
 mod site;
 #[cfg(feature = "pages")]
 mod spliced;
@@ -109,10 +110,11 @@ mod webauthn;
 pub use async_trait::async_trait;
 pub use config::{AuthConfig, AuthConfigBuilder, DangerousOptions, SessionStrategy};
 pub use error::{AuthError, BoxError, ConfigError, ErrorKind};
-pub use handler::{Auth, GetTokenOptions, LookupOptions, RawResult, SessionLookup, WeakAuth};
+pub use handler::{Auth, RawResult, WeakAuth};
 pub use request::ClientAddr;
 pub use response::{RawBody, RawResponse, ResponseBody};
-pub use session_json::{SessionJson, SessionSlot, SignInInfo, StepUp};
+pub use session_json::{SessionJson, SignInInfo, StepUp};
+pub use session_read::{GetTokenOptions, ReadOptions, SessionRead, SessionSlot};
 pub use types::{
     Account, Authenticator, ColorScheme, JsonObject, PagesOptions, Profile, ProviderType, Session,
     SessionUser, Theme, TokenSet, User,

@@ -223,19 +223,53 @@ pub(crate) struct RequestInternal {
     pub return_redirect: bool,
     /// The client's address ([`ClientAddr`], through trusted proxies), if the host gave one.
     pub client: Option<std::net::IpAddr>,
-    /// Set for a session read the host makes for itself
-    /// ([`Auth::lookup_session`](crate::Auth::lookup_session) and the account functions),
-    /// not a request to answer: init sets no cookies for it (no CSRF token, no callback-URL
-    /// cookie), since only the session cookies reach the host's response.
-    pub lookup: Option<Lookup>,
 }
 
-/// How a host's own session read ([`RequestInternal::lookup`]) treats the session.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Lookup {
-    /// A JWT session cookie younger than this (seconds, by its `iat`) is left as it is when
-    /// nothing changed the token ([`crate::LookupOptions::refresh_jwt_after`]).
-    pub jwt_refresh_age: Option<u64>,
+/// What a host's own session read takes from a request to one of its routes: the site it
+/// was sent to (origin, scheme: secure or plain cookie names) and its cookies. Nothing else
+/// of the request is read, and no action runs for it.
+#[derive(Debug)]
+pub(crate) struct SessionSource {
+    /// The request URL, with its origin's cached values.
+    pub url: RequestUrl,
+    pub cookies: RequestCookies,
+}
+
+impl SessionSource {
+    /// Whether the request URL is `https`.
+    pub(crate) fn is_https(&self) -> bool {
+        self.url.is_https()
+    }
+}
+
+/// The site and cookies of a request to `uri` with `headers` (one of the host's routes),
+/// checked as [`parse_head`] checks them.
+pub(crate) fn session_source(
+    config: &ConfigInner,
+    uri: &http::Uri,
+    headers: &HeaderMap,
+) -> Result<SessionSource, ParseError> {
+    Ok(SessionSource {
+        url: request_url(config, uri, headers)?,
+        cookies: parse_cookies(config, headers)?,
+    })
+}
+
+/// The request's cookies, refused when the `Cookie` headers are over the configured size.
+fn parse_cookies(config: &ConfigInner, headers: &HeaderMap) -> Result<RequestCookies, ParseError> {
+    let mut cookie_bytes = 0usize;
+    for v in headers.get_all(http::header::COOKIE) {
+        cookie_bytes += v.len();
+    }
+    if cookie_bytes > config.max_cookie_header_bytes {
+        return Err(ParseError::CookiesTooLarge(config.max_cookie_header_bytes));
+    }
+    Ok(RequestCookies::parse(
+        headers
+            .get_all(http::header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok()),
+    ))
 }
 
 /// The address of the peer that sent a request: hosts put it in the request's extensions
@@ -386,8 +420,7 @@ where
 }
 
 /// The request record of a request's head (method, URI, headers; the body is read by
-/// [`parse_request`]): also the session read of [`crate::Auth::lookup_session`] and the
-/// account functions, which have no body.
+/// [`parse_request`]).
 pub(crate) fn parse_head(
     config: &ConfigInner,
     method: Method,
@@ -402,19 +435,7 @@ pub(crate) fn parse_head(
     let (action, provider_id) = parse_action_and_provider_id(url.path(), &config.base_path)?;
     let provider_id = provider_id.map(str::to_owned);
 
-    let mut cookie_bytes = 0usize;
-    for v in headers.get_all(http::header::COOKIE) {
-        cookie_bytes += v.len();
-    }
-    if cookie_bytes > config.max_cookie_header_bytes {
-        return Err(ParseError::CookiesTooLarge(config.max_cookie_header_bytes));
-    }
-    let cookies = RequestCookies::parse(
-        headers
-            .get_all(http::header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok()),
-    );
+    let cookies = parse_cookies(config, &headers)?;
     let query = Query::parse(url.query());
     let return_redirect = headers.contains_key(&X_AUTH_RETURN_REDIRECT);
     Ok(RequestInternal {
@@ -428,7 +449,6 @@ pub(crate) fn parse_head(
         headers,
         return_redirect,
         client,
-        lookup: None,
     })
 }
 

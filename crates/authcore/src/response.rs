@@ -25,6 +25,7 @@ pub enum RawBody {
 /// The response record `{status, headers, body, redirect, cookies}` before it becomes an
 /// `http::Response` (Auth.js `ResponseInternal`); returned as-is by [`Auth::handle_raw`](crate::Auth::handle_raw).
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct RawResponse {
     /// Status (200 unless set; 302 when `redirect` is set).
     pub status: Option<StatusCode>,
@@ -36,12 +37,6 @@ pub struct RawResponse {
     pub redirect: Option<String>,
     /// Cookies to set, in order.
     pub cookies: Vec<SetCookie>,
-    /// The session action's user id (JWT `sub` or the database user), for
-    /// [`Auth::lookup_session`](crate::Auth::lookup_session); never sent.
-    pub(crate) session_user_id: Option<String>,
-    /// How the session's user signed in (JWT `amr` / `auth_time`), for the host's lookup;
-    /// never sent.
-    pub(crate) session_sign_in: Option<crate::types::SignInInfo>,
 }
 
 /// Auth.js's `ResponseInternal` as JSON: `{"status", "headers", "body", "redirect",

@@ -1,5 +1,7 @@
-//! [`SessionJson`]: the session a signed-in request carries, as the framework integrations
-//! (`authcore-axum`, `authcore-actix`) hand it to handlers.
+//! [`SessionJson`]: the session a host's read found ([`Auth::read_session`]), as the
+//! framework integrations (`authcore-axum`, `authcore-actix`) hand it to handlers.
+//!
+//! [`Auth::read_session`]: crate::Auth::read_session
 
 use std::sync::Arc;
 
@@ -7,9 +9,14 @@ use serde_json::{Map, Value};
 
 pub use crate::types::SignInInfo;
 
-/// The session of a signed-in user: the JSON object `GET <basePath>/session` returns
-/// (`{"user": {"name", "email", "image"}, "expires"}` by default, plus whatever the `session`
-/// callback adds), with accessors. Cheap to clone.
+/// The session a read found for a signed-in user ([`Auth::read_session`]): the JSON object
+/// `GET <basePath>/session` returns (`{"user": {"name", "email", "image"}, "expires"}` by
+/// default, plus whatever the `session` callback adds), with what the JSON does not carry:
+/// the user's id and how they signed in. Cheap to clone. (The default session the `session`
+/// callback receives is a [`Session`](crate::Session); the framework integrations'
+/// extractors wrap this type.)
+///
+/// [`Auth::read_session`]: crate::Auth::read_session
 ///
 /// ```
 /// use authcore::SessionJson;
@@ -105,8 +112,8 @@ impl SessionJson {
 
     /// The signed-in user's id, for a handler's own queries: the JWT session's `sub` (the
     /// id `authorize` or the adapter gave at sign-in), or the database session's user id.
-    /// It is not in the session JSON (Auth.js leaves it out by default); sessions looked up
-    /// by [`Auth::lookup_session`](crate::Auth::lookup_session) carry it.
+    /// It is not in the session JSON (Auth.js leaves it out by default); sessions read by
+    /// [`Auth::read_session`](crate::Auth::read_session) carry it.
     pub fn user_id(&self) -> Option<&str> {
         self.user_id.as_deref()
     }
@@ -182,92 +189,5 @@ impl SessionJson {
     /// `expires`: when the session ends, as an ISO 8601 string.
     pub fn expires(&self) -> Option<&str> {
         self.json.get("expires")?.as_str()
-    }
-}
-
-/// Where a framework integration keeps what one request's session read found (its request
-/// extensions), so that the guards and extractors of that request read the cookie once:
-/// [`Auth::read_session_once`](crate::Auth::read_session_once) reads through it.
-pub trait SessionSlot {
-    /// What an earlier read of this request found: `Some(Some(session))` signed in,
-    /// `Some(None)` signed out, `None` not read yet.
-    fn found(&self) -> Option<Option<SessionJson>>;
-    /// Keeps what this read found.
-    fn keep(&mut self, found: Option<SessionJson>);
-}
-
-impl crate::Auth {
-    /// The session of a request to `uri` with `headers`, read once per request: what `slot`
-    /// kept from an earlier read, else [`lookup_session`](crate::Auth::lookup_session) (its
-    /// finding kept in `slot`), with the `Set-Cookie` values that refresh the session (none
-    /// when the slot answered). The core of the framework integrations' `Session`
-    /// extractors and guards; an error (a configuration error, logged) keeps nothing.
-    pub async fn read_session_once(
-        &self,
-        uri: &http::Uri,
-        headers: &http::HeaderMap,
-        slot: &mut impl SessionSlot,
-    ) -> Result<(Option<SessionJson>, Vec<http::HeaderValue>), crate::AuthError> {
-        if let Some(found) = slot.found() {
-            return Ok((found, Vec::new()));
-        }
-        let lookup = self.lookup_session(uri, headers).await?;
-        let found = lookup.session_json();
-        slot.keep(found.clone());
-        Ok((found, lookup.set_cookie))
-    }
-}
-
-#[cfg(test)]
-mod slot_tests {
-    use super::{SessionJson, SessionSlot};
-
-    /// A slot that counts what it was asked to keep.
-    #[derive(Default)]
-    struct Counting {
-        kept: Option<Option<SessionJson>>,
-        keeps: usize,
-    }
-
-    impl SessionSlot for Counting {
-        fn found(&self) -> Option<Option<SessionJson>> {
-            self.kept.clone()
-        }
-        fn keep(&mut self, found: Option<SessionJson>) {
-            self.keeps += 1;
-            self.kept = Some(found);
-        }
-    }
-
-    /// The first read looks the session up and keeps its finding; the next read of the
-    /// same request answers from the slot, without a lookup or cookies.
-    #[tokio::test]
-    async fn a_request_reads_its_session_once() {
-        let auth = crate::Auth::new(
-            crate::AuthConfig::builder()
-                .secret("a secret of at least thirty-two characters")
-                .trust_host(true)
-                .provider(
-                    crate::providers::CredentialsProvider::new()
-                        .authorize(|_, _| async { Ok(None) }),
-                )
-                .build()
-                .expect("valid configuration"),
-        );
-        let uri: http::Uri = "http://localhost:3000/me".parse().expect("uri");
-        let headers = http::HeaderMap::new();
-        let mut slot = Counting::default();
-        let (found, _) = auth
-            .read_session_once(&uri, &headers, &mut slot)
-            .await
-            .expect("read");
-        assert_eq!((found, slot.keeps), (None, 1));
-        let signed_in = SessionJson::from_json(serde_json::json!({"user": {"name": "Ada"}}));
-        slot.kept = Some(Some(signed_in.clone()));
-        let (found, cookies) = auth
-            .read_session_once(&uri, &headers, &mut slot)
-            .await
-            .expect("read");
-        assert_eq!((found, cookies.len(), slot.keeps), (Some(signed_in), 0, 1));
     }
 }

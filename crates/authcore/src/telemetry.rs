@@ -16,7 +16,7 @@ use metrics::{Key, Label, Metadata};
 
 /// Callbacks (`/callback/<provider>`) that ended a sign-in, by provider and outcome.
 pub const SIGN_INS: &str = "authcore_sign_ins_total";
-/// Session reads (`/session`, and the lookups of guards and the gateway), by strategy and
+/// Session reads (`/session`, and the reads of guards and the gateway), by strategy and
 /// outcome.
 pub const SESSION_READS: &str = "authcore_session_reads_total";
 

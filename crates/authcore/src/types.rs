@@ -286,7 +286,9 @@ pub struct SessionUser {
     pub image: Option<Value>,
 }
 
-/// The session object returned by `GET /auth/session` (default shape).
+/// The default session (Auth.js `Session`): what the `session` callback receives and may
+/// extend, the default shape of the JSON `GET <basePath>/session` returns. What a host's
+/// session read found is a [`SessionJson`](crate::SessionJson).
 ///
 /// ```
 /// let s: authcore::Session = serde_json::from_str(

@@ -361,17 +361,17 @@ impl Callbacks for CountsReads {
     }
 }
 
-/// `lookup_session_with(refresh_jwt_after)`: the cookie of a token younger than the age is
+/// `read_session` with `refresh_jwt_after`: the cookie of a token younger than the age is
 /// left as it is (no `Set-Cookie`; the session's `expires` is the token's), unless the
-/// `jwt` callback changed the token; otherwise it is re-issued as `lookup_session` does.
+/// `jwt` callback changed the token; otherwise it is re-issued as a default read does.
 #[tokio::test]
 async fn lookup_leaves_a_young_cookie_as_it_is_unless_the_token_changed() {
-    use authcore::LookupOptions;
+    use authcore::ReadOptions;
     use std::time::Duration;
     let hour = Duration::from_secs(3600);
-    let refresh_after = |age| LookupOptions::default().refresh_jwt_after(age);
+    let refresh_after = |age| ReadOptions::default().refresh_jwt_after(age);
     for (case, config, options, reissued) in [
-        ("default", builder(), LookupOptions::default(), true),
+        ("default", builder(), ReadOptions::default(), true),
         (
             "younger than the age",
             builder(),
@@ -397,10 +397,10 @@ async fn lookup_leaves_a_young_cookie_as_it_is_unless_the_token_changed() {
         let mut headers = http::HeaderMap::new();
         headers.insert("cookie", cookie.parse().unwrap());
         let lookup = auth
-            .lookup_session_with(&url("/app").parse().unwrap(), &headers, options)
+            .read_session(&url("/app").parse().unwrap(), &headers, &options)
             .await
             .unwrap();
-        let session = lookup.session.expect(case);
+        let session = lookup.session.expect(case).into_json();
         assert_eq!(session["user"]["email"], "alice@example.com", "{case}");
         assert_eq!(!lookup.set_cookie.is_empty(), reissued, "{case}");
         if !reissued {

@@ -7,7 +7,7 @@ use crate::common::*;
 use authcore::adapter::SessionActivityStore;
 use authcore::adapter::{Adapter, AdapterSession, MemoryAdapter, NewUser};
 use authcore::callbacks::{Callbacks, SessionParams};
-use authcore::{BoxError, ConfigError, SessionStrategy};
+use authcore::{BoxError, ConfigError, ReadOptions, SessionStrategy};
 use serde_json::Value;
 use time::{Duration, OffsetDateTime};
 
@@ -369,15 +369,18 @@ async fn host_lookup_of_a_database_session() {
     let mut headers = http::HeaderMap::new();
     headers.insert("cookie", format!("{SESSION_COOKIE}=tok-1").parse().unwrap());
     let lookup = auth
-        .lookup_session(&url("/app").parse().unwrap(), &headers)
+        .read_session(
+            &url("/app").parse().unwrap(),
+            &headers,
+            &ReadOptions::default(),
+        )
         .await
         .unwrap();
     // The user id for the host's own queries: the database user's.
-    assert_eq!(lookup.user_id.as_deref(), Some(user_id.as_str()));
-    let json = lookup.session_json().unwrap();
+    let json = lookup.session.clone().unwrap();
     assert_eq!(json.user_id(), Some(user_id.as_str()));
     assert_eq!(json.user_name(), Some("Dee"));
-    let session = lookup.session.unwrap();
+    let session = json.into_json();
     assert_eq!(session["user"]["email"], "dee@example.com");
     assert_eq!(session["user"]["name"], "Dee");
     // The id is not added to the JSON the session action answers (Auth.js's shape).

@@ -7,6 +7,11 @@ use authcore::providers::CredentialsProvider;
 use authcore::serde_json::json;
 use authcore::{Auth, AuthConfig, GetTokenOptions};
 
+/// The options that read the `__Secure-` cookie or not (Auth.js `secureCookie`).
+fn secure_cookie(secure: bool) -> GetTokenOptions {
+    GetTokenOptions::new().secure_cookie(secure)
+}
+
 const SECRET: &str = "get-token-secret-xxxxxxxxxxxxxxx";
 const SALT: &str = "authjs.session-token";
 
@@ -45,8 +50,12 @@ fn malformed_bearer_percent_encoding_is_none_even_raw() {
     let auth = auth();
     for bad in ["%", "%A", "%ZZ"] {
         let h = headers(&[("authorization", &format!("Bearer {bad}"))]);
-        assert_eq!(auth.get_token(&h, false), None, "{bad}");
-        assert_eq!(auth.get_raw_token(&h, false), None, "raw {bad}");
+        assert_eq!(auth.get_token(&h, &secure_cookie(false)), None, "{bad}");
+        assert_eq!(
+            auth.get_raw_token(&h, &secure_cookie(false)),
+            None,
+            "raw {bad}"
+        );
     }
 }
 
@@ -59,10 +68,10 @@ fn percent_encoded_bearer_token_decodes() {
     let encoded: String = token.bytes().map(|b| format!("%{b:02X}")).collect();
     let h = headers(&[("authorization", &format!("Bearer {encoded}"))]);
     assert_eq!(
-        auth.get_raw_token(&h, false).as_deref(),
+        auth.get_raw_token(&h, &secure_cookie(false)).as_deref(),
         Some(token.as_str())
     );
-    let claims = auth.get_token(&h, false).expect("decodes");
+    let claims = auth.get_token(&h, &secure_cookie(false)).expect("decodes");
     assert_eq!(claims["sub"], "42");
     assert_eq!(claims["name"], "Ada Lovelace");
 }
@@ -70,11 +79,17 @@ fn percent_encoded_bearer_token_decodes() {
 #[test]
 fn no_token_or_other_schemes_are_none() {
     let auth = auth();
-    assert_eq!(auth.get_token(&HeaderMap::new(), false), None);
+    assert_eq!(
+        auth.get_token(&HeaderMap::new(), &secure_cookie(false)),
+        None
+    );
     let basic = headers(&[("authorization", "Basic dXNlcjpwYXNz")]);
-    assert_eq!(auth.get_raw_token(&basic, false), None);
+    assert_eq!(auth.get_raw_token(&basic, &secure_cookie(false)), None);
     let other_cookie = headers(&[("cookie", "unrelated=1")]);
-    assert_eq!(auth.get_raw_token(&other_cookie, false), None);
+    assert_eq!(
+        auth.get_raw_token(&other_cookie, &secure_cookie(false)),
+        None
+    );
 }
 
 #[test]
@@ -90,18 +105,18 @@ fn session_cookie_wins_over_bearer_and_secure_picks_the_prefixed_name() {
         ("authorization", "Bearer not-this-one"),
     ]);
     assert_eq!(
-        auth.get_raw_token(&h, false).as_deref(),
+        auth.get_raw_token(&h, &secure_cookie(false)).as_deref(),
         Some(plain.as_str())
     );
     assert_eq!(
-        auth.get_raw_token(&h, true).as_deref(),
+        auth.get_raw_token(&h, &secure_cookie(true)).as_deref(),
         Some(secure.as_str())
     );
-    assert!(auth.get_token(&h, false).is_some());
-    assert!(auth.get_token(&h, true).is_some());
+    assert!(auth.get_token(&h, &secure_cookie(false)).is_some());
+    assert!(auth.get_token(&h, &secure_cookie(true)).is_some());
     // Each token is salted with its own cookie name.
     let swapped = headers(&[("cookie", &format!("__Secure-authjs.session-token={plain}"))]);
-    assert_eq!(auth.get_token(&swapped, true), None);
+    assert_eq!(auth.get_token(&swapped, &secure_cookie(true)), None);
 }
 
 #[test]
@@ -115,10 +130,13 @@ fn chunked_session_cookie_is_reassembled() {
         &format!("authjs.session-token.1={b}; authjs.session-token.0={a}"),
     )]);
     assert_eq!(
-        auth.get_raw_token(&h, false).as_deref(),
+        auth.get_raw_token(&h, &secure_cookie(false)).as_deref(),
         Some(token.as_str())
     );
-    assert_eq!(auth.get_token(&h, false).unwrap()["sub"], "42");
+    assert_eq!(
+        auth.get_token(&h, &secure_cookie(false)).unwrap()["sub"],
+        "42"
+    );
 }
 
 #[test]
@@ -127,18 +145,18 @@ fn cookie_name_and_salt_options() {
     let custom = token(&auth, "my-token");
     let h = headers(&[("cookie", &format!("my-token={custom}"))]);
     // Not found under the default name.
-    assert_eq!(auth.get_token(&h, false), None);
+    assert_eq!(auth.get_token(&h, &secure_cookie(false)), None);
     // The salt follows the cookie name.
     let by_name = GetTokenOptions::new().cookie_name("my-token");
-    assert_eq!(auth.get_token_with(&h, &by_name).unwrap()["sub"], "42");
+    assert_eq!(auth.get_token(&h, &by_name).unwrap()["sub"], "42");
     // An explicit salt overrides it.
     let salted = token(&auth, "another-salt");
     let h = headers(&[("cookie", &format!("my-token={salted}"))]);
-    assert_eq!(auth.get_token_with(&h, &by_name), None);
+    assert_eq!(auth.get_token(&h, &by_name), None);
     let with_salt = by_name.clone().salt("another-salt");
-    assert_eq!(auth.get_token_with(&h, &with_salt).unwrap()["sub"], "42");
+    assert_eq!(auth.get_token(&h, &with_salt).unwrap()["sub"], "42");
     assert_eq!(
-        auth.get_raw_token_with(&h, &with_salt).as_deref(),
+        auth.get_raw_token(&h, &with_salt).as_deref(),
         Some(salted.as_str())
     );
 }
@@ -153,7 +171,7 @@ fn tampered_foreign_and_expired_tokens_are_none() {
     parts[3].push(if c == 'A' { 'B' } else { 'A' });
     let tampered = parts.join(".");
     let h = headers(&[("authorization", &format!("Bearer {tampered}"))]);
-    assert_eq!(auth.get_token(&h, false), None);
+    assert_eq!(auth.get_token(&h, &secure_cookie(false)), None);
 
     let foreign = Auth::new(
         AuthConfig::builder()
@@ -167,7 +185,7 @@ fn tampered_foreign_and_expired_tokens_are_none() {
         "authorization",
         &format!("Bearer {}", self::token(&foreign, SALT)),
     )]);
-    assert_eq!(auth.get_token(&h, false), None);
+    assert_eq!(auth.get_token(&h, &secure_cookie(false)), None);
 
     let expired = auth
         .config()
@@ -180,10 +198,10 @@ fn tampered_foreign_and_expired_tokens_are_none() {
         )
         .unwrap();
     let h = headers(&[("authorization", &format!("Bearer {expired}"))]);
-    assert_eq!(auth.get_token(&h, false), None);
+    assert_eq!(auth.get_token(&h, &secure_cookie(false)), None);
     // Raw mode does not decode, so it returns the string as Auth.js does.
     assert_eq!(
-        auth.get_raw_token(&h, false).as_deref(),
+        auth.get_raw_token(&h, &secure_cookie(false)).as_deref(),
         Some(expired.as_str())
     );
 }

@@ -335,7 +335,7 @@ struct Down;
 
 #[async_trait::async_trait]
 impl RateLimitStore for Down {
-    async fn locked(&self, _: &str) -> Result<Option<Duration>, BoxError> {
+    async fn lockout_left(&self, _: &str) -> Result<Option<Duration>, BoxError> {
         Err("connection refused".into())
     }
     async fn count(&self, _: &str, _: &RateLimit) -> Result<Option<Duration>, BoxError> {

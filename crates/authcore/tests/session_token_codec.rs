@@ -1,6 +1,6 @@
 //! A host's own session-token format (Auth.js `jwt: { encode, decode }`): an
 //! EdDSA-signed JWS that another service verifies with the public key alone, used for
-//! sign-in, the session action (read and update), `get_token`, `lookup_session` (what the
+//! sign-in, the session action (read and update), `get_token`, `read_session` (what the
 //! framework extractors call) and sign-out; JWEs and forged tokens are no session.
 #![allow(clippy::unwrap_used)]
 
@@ -102,15 +102,19 @@ async fn a_signed_jws_session_token_end_to_end() {
     let refreshed = r.cookie(SESSION_COOKIE).unwrap();
     assert_eq!(verify_elsewhere(&refreshed, &public)["sub"], "1");
 
-    // get_token and lookup_session (the extractors' path) decode with it too.
+    // get_token and read_session (the extractors' path) decode with it too.
     let mut headers = http::HeaderMap::new();
     headers.insert("cookie", cookie.parse().unwrap());
-    assert_eq!(auth.get_token(&headers, true).unwrap()["sub"], "1");
+    let secure = authcore::GetTokenOptions::new().secure_cookie(true);
+    assert_eq!(auth.get_token(&headers, &secure).unwrap()["sub"], "1");
     let lookup = auth
-        .lookup_session(&url("/").parse().unwrap(), &headers)
+        .read_session(&url("/").parse().unwrap(), &headers, &Default::default())
         .await
         .unwrap();
-    assert_eq!(lookup.session.unwrap()["user"]["email"], "demo@example.com");
+    assert_eq!(
+        lookup.session.unwrap().json()["user"]["email"],
+        "demo@example.com"
+    );
 
     // An update goes into the JWS.
     let (csrf, csrf_token) = csrf_pair();
@@ -152,7 +156,7 @@ async fn a_signed_jws_session_token_end_to_end() {
         let r = get_session(&auth, &bad).await;
         assert_eq!(r.text(), "null", "{bad}");
         headers.insert("cookie", bad.parse().unwrap());
-        assert!(auth.get_token(&headers, true).is_none());
+        assert!(auth.get_token(&headers, &secure).is_none());
     }
 
     // Sign-out decodes it for the event and clears the cookie.

@@ -33,14 +33,16 @@ async fn reads_the_sessions_another_app_issues() {
     let mut headers = http::HeaderMap::new();
     headers.insert(http::header::COOKIE, cookie.parse().unwrap());
     let lookup = reader
-        .lookup_session(&url("/api/me").parse().unwrap(), &headers)
+        .read_session(
+            &url("/api/me").parse().unwrap(),
+            &headers,
+            &Default::default(),
+        )
         .await
         .unwrap();
-    assert_eq!(lookup.user_id.as_deref(), Some("1"));
-    assert_eq!(
-        lookup.session_json().unwrap().user_email(),
-        Some("demo@example.com")
-    );
+    let session = lookup.session.unwrap();
+    assert_eq!(session.user_id(), Some("1"));
+    assert_eq!(session.user_email(), Some("demo@example.com"));
 
     // A forged or foreign token is no session.
     let forged = format!("{SESSION_COOKIE}={}x", &token[..token.len() - 1]);

@@ -567,7 +567,7 @@ async fn database_sessions_open_only_after_the_second_step() {
 
     // The session records how its user signed in, for a host's step-up checks; the
     // `/session` JSON keeps Auth.js's shape.
-    let first = looked_up(&app, &b).await.sign_in.unwrap();
+    let first = looked_up(&app, &b).await.unwrap();
     assert_eq!(first.amr, ["pwd", "otp", "mfa"]);
     assert!(
         first
@@ -596,26 +596,36 @@ async fn database_sessions_open_only_after_the_second_step() {
         .await;
     assert_eq!(r.status, 302, "{}", r.text());
     assert_eq!(sessions().await, 1, "the earlier session is gone");
-    let stepped_up = looked_up(&app, &b).await.sign_in.unwrap();
+    let stepped_up = looked_up(&app, &b).await.unwrap();
     assert_eq!(stepped_up.amr, ["pwd", "otp", "mfa"]);
     let mut headers = http::HeaderMap::new();
     headers.insert("cookie", earlier.parse().unwrap());
     let old = app
         .auth
-        .lookup_session(&"https://authjs.test/".parse().unwrap(), &headers)
+        .read_session(
+            &"https://authjs.test/".parse().unwrap(),
+            &headers,
+            &Default::default(),
+        )
         .await
         .unwrap();
-    assert!(old.session.is_none() && old.sign_in.is_none(), "{old:?}");
+    assert!(old.session.is_none(), "{old:?}");
 }
 
 /// What a host's session read says for browser `b`.
-async fn looked_up(app: &App, b: &Browser) -> authcore::SessionLookup {
+async fn looked_up(app: &App, b: &Browser) -> Option<authcore::SignInInfo> {
     let mut headers = http::HeaderMap::new();
     headers.insert("cookie", b.cookie_header().parse().unwrap());
-    app.auth
-        .lookup_session(&"https://authjs.test/".parse().unwrap(), &headers)
+    let read = app
+        .auth
+        .read_session(
+            &"https://authjs.test/".parse().unwrap(),
+            &headers,
+            &Default::default(),
+        )
         .await
-        .unwrap()
+        .unwrap();
+    read.session?.sign_in().cloned()
 }
 
 /// Sends an account route request with the browser's cookies.
@@ -1061,10 +1071,14 @@ async fn a_trusted_providers_own_mfa_counts_as_two_factors() {
         let mut headers = http::HeaderMap::new();
         headers.insert("cookie", jar.header().parse().unwrap());
         let lookup = auth
-            .lookup_session(&"http://localhost:3000/".parse().unwrap(), &headers)
+            .read_session(
+                &"http://localhost:3000/".parse().unwrap(),
+                &headers,
+                &Default::default(),
+            )
             .await
             .unwrap();
-        let sign_in = lookup.sign_in.unwrap();
+        let sign_in = lookup.session.unwrap().sign_in().cloned().unwrap();
         assert_eq!(sign_in.amr, ["mfa"], "{case}");
         assert!(sign_in.is_two_factor(), "{case}");
     }

@@ -1,6 +1,6 @@
 //! Cookie parsing (`authcore::cookies::RequestCookies`, `encode_uri_component`) and the
-//! reassembly of chunked session cookies (through `Auth::get_raw_token_with`,
-//! `Auth::get_token` and `Auth::lookup_session`: the chunk store itself is crate-private).
+//! reassembly of chunked session cookies (through `Auth::get_raw_token`, `Auth::get_token`
+//! and `Auth::read_session`: the chunk store itself is crate-private).
 //!
 //! Input: 16 parameter bytes, then text. The text's lines are `Cookie` header values; the
 //! whole text is also the value of the round trip. Parameters: `[0]` flags (bit 0: run the
@@ -97,8 +97,9 @@ fn check_parse(auth: &Auth, lines: &[&str]) {
         }
     }
     for secure in [false, true] {
-        let raw = auth.get_raw_token(&headers, secure);
-        let decoded = auth.get_token(&headers, secure);
+        let options = GetTokenOptions::new().secure_cookie(secure);
+        let raw = auth.get_raw_token(&headers, &options);
+        let decoded = auth.get_token(&headers, &options);
         assert!(
             decoded.is_none() || raw.is_some(),
             "decoded a token that is not there"
@@ -161,12 +162,12 @@ fn check_chunks(auth: &Auth, c: &Chunking) {
 
     let options = GetTokenOptions::new().secure_cookie(c.secure);
     assert_eq!(
-        auth.get_raw_token_with(&headers, &options).as_deref(),
+        auth.get_raw_token(&headers, &options).as_deref(),
         Some(token),
         "chunks {chunks:?} did not reassemble"
     );
     let decoded = auth
-        .get_token_with(&headers, &options)
+        .get_token(&headers, &options)
         .expect("reassembled token decodes");
     for (k, v) in claims {
         assert_eq!(decoded.get(k), Some(v), "claim {k}");
@@ -182,11 +183,12 @@ fn check_chunks(auth: &Auth, c: &Chunking) {
     }
     .parse()
     .expect("valid URI");
-    let lookup = block_on(auth.lookup_session(&uri, &headers)).expect("session lookup");
+    let lookup =
+        block_on(auth.read_session(&uri, &headers, &Default::default())).expect("session read");
     let session = lookup
         .session
         .expect("a valid session token gives a session");
-    assert_eq!(session["user"]["name"], Value::from("Ada Lovelace"));
+    assert_eq!(session.json()["user"]["name"], Value::from("Ada Lovelace"));
     let written: Vec<(String, String)> = lookup.set_cookie.iter().map(set_cookie_pair).collect();
     // Every chunk of the request is either rewritten or cleared.
     for (name, _) in &chunks {

@@ -98,8 +98,12 @@ pub fn run(data: &[u8]) {
                 headers.insert(http::header::AUTHORIZATION, v);
                 let auth = request_auth();
                 // The raw token is the percent-decoded Bearer value.
-                assert_eq!(auth.get_raw_token(&headers, false).as_deref(), Some(token));
-                std::hint::black_box(auth.get_token(&headers, false));
+                let options = authcore::GetTokenOptions::new();
+                assert_eq!(
+                    auth.get_raw_token(&headers, &options).as_deref(),
+                    Some(token)
+                );
+                std::hint::black_box(auth.get_token(&headers, &options));
             }
         }
         1 => {

@@ -49,11 +49,13 @@ impl Auth {
         headers: &http::HeaderMap,
         csrf_token: &str,
     ) -> bool {
-        let Ok(req) = self.session_request(uri, headers) else {
+        let Ok(source) = self.session_source(uri, headers) else {
             return false;
         };
         let c = &*self.config().inner;
-        let cookie = req.cookies.get(&c.cookies(req.is_https()).csrf_token.name);
+        let cookie = source
+            .cookies
+            .get(&c.cookies(source.is_https()).csrf_token.name);
         crate::csrf::check_or_create(cookie, &c.secret_string, true, Some(csrf_token)).verified
     }
 
@@ -65,8 +67,8 @@ impl Auth {
         uri: &http::Uri,
         headers: &http::HeaderMap,
     ) -> Option<CurrentSession> {
-        let req = self.session_request(uri, headers).ok()?;
-        ops::current_session(&self.config().inner, &req).await
+        let source = self.session_source(uri, headers).ok()?;
+        ops::current_session(&self.config().inner, &source.url, &source.cookies).await
     }
 
     /// The signed-in user's access token at `provider`, refreshed first when it is due
@@ -82,8 +84,11 @@ impl Auth {
         headers: &http::HeaderMap,
         provider: &str,
     ) -> Option<(String, Vec<http::HeaderValue>)> {
-        let lookup = self.lookup_session(uri, headers).await.ok()?;
-        lookup.session.as_ref()?;
+        let read = self
+            .read_session(uri, headers, &crate::session_read::ReadOptions::default())
+            .await
+            .ok()?;
+        read.session.as_ref()?;
         let c = &*self.config().inner;
         let token = match &c.adapter {
             Some(adapter) if c.session_strategy == crate::config::SessionStrategy::Database => {
@@ -100,9 +105,9 @@ impl Auth {
             }
             _ => {
                 // The refreshed cookie if the read set one, else the request's.
-                let req = self.session_request(uri, headers).ok()?;
-                let spec = &c.cookies(req.is_https()).session_token;
-                let set: Vec<&str> = lookup
+                let source = self.session_source(uri, headers).ok()?;
+                let spec = &c.cookies(source.is_https()).session_token;
+                let set: Vec<&str> = read
                     .set_cookie
                     .iter()
                     .filter_map(|v| v.to_str().ok()?.split(';').next())
@@ -111,7 +116,7 @@ impl Auth {
                 let cookie = crate::cookies::SessionCookieStore::new(spec, &refreshed)
                     .value()
                     .or_else(|| {
-                        crate::cookies::SessionCookieStore::new(spec, &req.cookies).value()
+                        crate::cookies::SessionCookieStore::new(spec, &source.cookies).value()
                     })?;
                 let claims = c.decode_session(&cookie, &spec.name).ok()??;
                 if claims.get("provider").and_then(|v| v.as_str()) != Some(provider) {
@@ -120,7 +125,7 @@ impl Auth {
                 claims.get("access_token")?.as_str()?.to_owned()
             }
         };
-        Some((token, lookup.set_cookie))
+        Some((token, read.set_cookie))
     }
 
     /// The user's database sessions (created, last seen, user agent, expiry), the one with

@@ -50,7 +50,7 @@ fn error_text(e: &AccountError) -> &'static str {
 
 /// The signed-in user of the request, or the redirect to sign in and come back here.
 async fn signed_in(ctx: &Ctx<'_>) -> Result<CurrentSession, RawResponse> {
-    match ops::current_session(ctx.config, ctx.req).await {
+    match ops::current_session(ctx.config, &ctx.req.url, &ctx.req.cookies).await {
         Some(me) => Ok(me),
         None => {
             let back = ctx.auth_url("/account");

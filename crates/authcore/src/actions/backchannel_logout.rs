@@ -131,8 +131,11 @@ pub(crate) async fn backchannel_logout(ctx: &Ctx<'_>) -> Result<RawResponse, Aut
     let keep = logout.exp - now.unix_timestamp() + REPLAY_MARGIN_SECS;
     let ttl = Duration::from_secs(keep.clamp(1, 86_400).unsigned_abs());
     let kind = format!("backchannel_logout:{}", p.id);
-    let store = &*c.single_use_store;
-    let first = match crate::ratelimit::first_use_checked(store, &kind, &logout.jti, ttl).await {
+    let first = match c
+        .single_use()
+        .first_use_checked(&kind, &logout.jti, ttl)
+        .await
+    {
         Ok(first) => first,
         Err(e) => return Ok(unavailable("the single-use store", &e)),
     };
@@ -187,7 +190,7 @@ async fn end_upstream_session(
     if c.session_strategy == SessionStrategy::Jwt {
         let ttl = (super::completion::upstream_record_expiry(c) - now).unsigned_abs();
         let key = upstream_key(provider, sid);
-        return crate::ratelimit::mark(&*c.single_use_store, UPSTREAM_ENDED, &key, ttl).await;
+        return c.single_use().mark(UPSTREAM_ENDED, &key, ttl).await;
     }
     let records = crate::adapter::capability(adapter.upstream_sessions(), "UpstreamSessionStore")?
         .take_upstream_sessions(provider, sid, now)

@@ -140,7 +140,9 @@ async fn jwt_session_cookies(
             })?;
     let expires =
         OffsetDateTime::now_utc() + time::Duration::seconds(config.session_max_age as i64);
-    Ok(ctx.write_session_cookie(&store, &encoded, expires))
+    Ok(super::write_session_cookie(
+        ctx.config, &store, &encoded, expires,
+    ))
 }
 
 /// How the first factor of a sign-in was proven (RFC 8176 `amr` values, for second

@@ -3,7 +3,8 @@
 
 use crate::adapter::{Adapter, AdapterError};
 use crate::config::ConfigInner;
-use crate::request::RequestInternal;
+use crate::cookies::RequestCookies;
+use crate::site::RequestUrl;
 
 /// The signed-in user of a request, for account and session management: what
 /// [`Auth::current_session`](crate::Auth::current_session) reads from the session cookie,
@@ -48,14 +49,17 @@ pub(crate) fn session_id(token: &str) -> String {
     hex::encode(&crate::crypto::sha256(token.as_bytes())[..16])
 }
 
-/// The signed-in user of a parsed request: the database session's user, or the JWT's
-/// `sub`. `None` when signed out, expired, or on any failure.
+/// The signed-in user of a request to `url` with `cookies`: the database session's user,
+/// or the JWT's `sub`. `None` when signed out, expired, or on any failure. Unlike the
+/// session read ([`super::session::read`]) it runs no callback and sets no cookie: it only
+/// says who is signed in.
 pub(crate) async fn current_session(
     c: &ConfigInner,
-    req: &RequestInternal,
+    url: &RequestUrl,
+    cookies: &RequestCookies,
 ) -> Option<CurrentSession> {
-    let spec = &c.cookies(req.is_https()).session_token;
-    let token = crate::cookies::SessionCookieStore::new(spec, &req.cookies).value()?;
+    let spec = &c.cookies(url.is_https()).session_token;
+    let token = crate::cookies::SessionCookieStore::new(spec, cookies).value()?;
     match &c.adapter {
         Some(adapter) if c.session_strategy == crate::config::SessionStrategy::Database => {
             let stored = c.stored_session_token(&token);
@@ -80,7 +84,7 @@ pub(crate) async fn current_session(
                 session_id: Some(id),
                 auth_time,
                 amr,
-                origin: Some(req.origin().to_owned()),
+                origin: Some(url.site.origin.to_string()),
             })
         }
         _ => {
@@ -110,7 +114,7 @@ pub(crate) async fn current_session(
                             .collect()
                     })
                     .unwrap_or_default(),
-                origin: Some(req.origin().to_owned()),
+                origin: Some(url.site.origin.to_string()),
             })
         }
     }

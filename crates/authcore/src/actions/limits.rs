@@ -224,7 +224,7 @@ impl Ctx<'_> {
     /// this process or, with a shared store, by any instance). Only a hash of the value is
     /// stored. A failing store lets the value through (and logs), as the limits do.
     pub(crate) async fn first_use(&self, kind: &str, value: &str, ttl: Duration) -> bool {
-        crate::ratelimit::first_use(&*self.config.single_use_store, kind, value, ttl).await
+        self.config.single_use().first_use(kind, value, ttl).await
     }
 
     /// Forgets the subject's count (a success).

@@ -57,19 +57,12 @@ impl Ctx<'_> {
         adapter: &dyn crate::adapter::Adapter,
         token: &str,
     ) {
-        let Some(store) = adapter.session_activity() else {
-            return;
-        };
         let user_agent = self
             .req
             .headers
             .get(http::header::USER_AGENT)
-            .and_then(|v| v.to_str().ok())
-            .map(|ua| truncate_chars(ua, MAX_USER_AGENT_CHARS));
-        let now = time::OffsetDateTime::now_utc();
-        if let Err(e) = store.record_session_activity(token, now, user_agent).await {
-            self.log_error(&AuthError::AdapterError { source: e });
-        }
+            .and_then(|v| v.to_str().ok());
+        record_session_activity(self.config, adapter, token, user_agent).await;
     }
 
     /// `<origin><basePath><suffix>`.
@@ -122,24 +115,45 @@ impl Ctx<'_> {
             self.config.logger.debug(message, &metadata());
         }
     }
+}
 
-    /// Session cookies for a freshly encoded token, logging when it has to be chunked.
-    pub(crate) fn write_session_cookie(
-        &self,
-        store: &crate::cookies::SessionCookieStore<'_>,
-        token: &str,
-        expires: time::OffsetDateTime,
-    ) -> Vec<SetCookie> {
-        if token.len() > crate::cookies::CHUNK_SIZE {
-            self.debug("CHUNKING_SESSION_COOKIE", || {
-                serde_json::json!({
-                    "message": "Session cookie exceeds allowed 4096 bytes.",
-                    "valueSize": token.len(),
-                    "chunks": token.len().div_ceil(crate::cookies::CHUNK_SIZE),
-                })
-            });
-        }
-        store.write(token, expires)
+/// Session cookies for a freshly encoded token, logging (in debug) when it has to be
+/// chunked.
+pub(crate) fn write_session_cookie(
+    config: &ConfigInner,
+    store: &crate::cookies::SessionCookieStore<'_>,
+    token: &str,
+    expires: time::OffsetDateTime,
+) -> Vec<SetCookie> {
+    if config.debug && token.len() > crate::cookies::CHUNK_SIZE {
+        config.logger.debug(
+            "CHUNKING_SESSION_COOKIE",
+            &serde_json::json!({
+                "message": "Session cookie exceeds allowed 4096 bytes.",
+                "valueSize": token.len(),
+                "chunks": token.len().div_ceil(crate::cookies::CHUNK_SIZE),
+            }),
+        );
+    }
+    store.write(token, expires)
+}
+
+/// Records a use of database session `token` (its stored form) now, with the client's
+/// `User-Agent` (cut to [`MAX_USER_AGENT_CHARS`]), when the adapter keeps session activity;
+/// a failure is logged and fails nothing.
+pub(crate) async fn record_session_activity(
+    config: &ConfigInner,
+    adapter: &dyn crate::adapter::Adapter,
+    token: &str,
+    user_agent: Option<&str>,
+) {
+    let Some(store) = adapter.session_activity() else {
+        return;
+    };
+    let user_agent = user_agent.map(|ua| truncate_chars(ua, MAX_USER_AGENT_CHARS));
+    let now = time::OffsetDateTime::now_utc();
+    if let Err(e) = store.record_session_activity(token, now, user_agent).await {
+        config.logger.error(&AuthError::AdapterError { source: e });
     }
 }
 
@@ -178,11 +192,7 @@ fn host_is_trusted(config: &ConfigInner, url: &RequestUrl) -> bool {
 /// checked at build time.
 pub(crate) fn assert_request(config: &ConfigInner, req: &RequestInternal) -> Result<(), AuthError> {
     if !host_is_trusted(config, &req.url) {
-        // Without the query: it can carry a magic-link token or an OAuth code (Auth.js logs
-        // the whole URL).
-        return Err(AuthError::UntrustedHost {
-            url: req.url.without_query(),
-        });
+        return Err(untrusted_host(&req.url));
     }
     // An empty value is no value, as Auth.js's truthiness checks have it.
     if let Some(cb) = req.query.get("callbackUrl").filter(|cb| !cb.is_empty())
@@ -192,12 +202,40 @@ pub(crate) fn assert_request(config: &ConfigInner, req: &RequestInternal) -> Res
             received: cb.to_owned(),
         });
     }
-    let cookies = config.cookies(req.is_https());
-    if let Some(cb) = req
-        .cookies
-        .get(&cookies.callback_url.name)
+    assert_callback_cookie(config, &req.url, &req.cookies)
+}
+
+/// The assertions of [`assert_request`] that a host's own session read of a request to
+/// one of its routes is held to: a trusted host and a valid callback-URL cookie.
+pub(crate) fn assert_session_source(
+    config: &ConfigInner,
+    source: &crate::request::SessionSource,
+) -> Result<(), AuthError> {
+    if !host_is_trusted(config, &source.url) {
+        return Err(untrusted_host(&source.url));
+    }
+    assert_callback_cookie(config, &source.url, &source.cookies)
+}
+
+/// Without the query: it can carry a magic-link token or an OAuth code (Auth.js logs the
+/// whole URL).
+fn untrusted_host(url: &RequestUrl) -> AuthError {
+    AuthError::UntrustedHost {
+        url: url.without_query(),
+    }
+}
+
+/// The callback-URL cookie, when set, must be an http(s) URL.
+fn assert_callback_cookie(
+    config: &ConfigInner,
+    url: &RequestUrl,
+    cookies: &crate::cookies::RequestCookies,
+) -> Result<(), AuthError> {
+    let names = config.cookies(url.is_https());
+    if let Some(cb) = cookies
+        .get(&names.callback_url.name)
         .filter(|cb| !cb.is_empty())
-        && !is_valid_http_url(cb, &req.url.site)
+        && !is_valid_http_url(cb, &url.site)
     {
         return Err(AuthError::InvalidCallbackUrl {
             received: cb.to_owned(),
@@ -229,11 +267,9 @@ pub(crate) async fn init<'a>(
     };
     let mut init_cookies = Vec::new();
     // Auth.js answers `GET /providers` without the cookies init made (its renderer drops
-    // them), so none is made: no CSRF token, no callback-URL cookie. Nor for the host's own
-    // session lookups, whose responses keep only the session cookies.
-    // Nor for logout tokens, which a provider posts server to server.
-    let sets_cookies = !matches!(req.action, Action::Providers | Action::BackchannelLogout)
-        && req.lookup.is_none();
+    // them), so none is made: no CSRF token, no callback-URL cookie. Nor for logout tokens,
+    // which a provider posts server to server.
+    let sets_cookies = !matches!(req.action, Action::Providers | Action::BackchannelLogout);
 
     let (csrf_token, csrf_verified) = if config.dangerous.skip_csrf_check {
         (String::new(), true)

@@ -171,7 +171,9 @@ pub(crate) async fn require_for_action(
     let refused = AuthError::ReauthenticationRequired {
         operation: operation.name(),
     };
-    let Some(me) = super::current::current_session(ctx.config, ctx.req).await else {
+    let Some(me) =
+        super::current::current_session(ctx.config, &ctx.req.url, &ctx.req.cookies).await
+    else {
         return Err(refused);
     };
     if me.user_id != user_id {

@@ -21,7 +21,8 @@
 
 use std::time::Duration;
 
-use super::{RateLimit, RateLimitStore, first_use_checked, is_marked, mark};
+use super::SingleUseStore;
+use super::{RateLimit, RateLimitStore};
 
 /// Runs every check against `store`.
 pub async fn run_all<S: RateLimitStore>(store: &S) {
@@ -56,7 +57,7 @@ async fn count<S: RateLimitStore>(
 
 async fn locked<S: RateLimitStore>(check: &str, store: &S, k: &str) -> Option<Duration> {
     store
-        .locked(k)
+        .lockout_left(k)
         .await
         .unwrap_or_else(|e| fail(check, format!("locked: {e}")))
 }
@@ -223,8 +224,9 @@ async fn single_use_and_marks<S: RateLimitStore>(store: &S) {
     let check = "single_use_and_marks";
     let day = Duration::from_secs(86_400);
     let value = uuid::Uuid::new_v4().to_string();
+    let single_use = SingleUseStore::new(store);
     let uses = futures_util::future::join_all(
-        (0..10).map(|_| first_use_checked(store, "conformance-code", &value, day)),
+        (0..10).map(|_| single_use.first_use_checked("conformance-code", &value, day)),
     )
     .await;
     let firsts = uses
@@ -239,7 +241,8 @@ async fn single_use_and_marks<S: RateLimitStore>(store: &S) {
         );
     }
     let marked = |kind: &'static str, v: String| async move {
-        is_marked(store, kind, &v)
+        single_use
+            .is_marked(kind, &v)
             .await
             .unwrap_or_else(|e| fail(check, format!("is_marked: {e}")))
     };
@@ -251,7 +254,8 @@ async fn single_use_and_marks<S: RateLimitStore>(store: &S) {
             "a mark never made is read as made (or reading made it)",
         );
     }
-    mark(store, "conformance-revoked", &value, day)
+    single_use
+        .mark("conformance-revoked", &value, day)
         .await
         .unwrap_or_else(|e| fail(check, format!("mark: {e}")));
     if !marked("conformance-revoked", value.clone()).await {

@@ -45,6 +45,9 @@ use crate::box_error::BoxError;
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
+mod single_use;
+
+pub use single_use::SingleUseStore;
 
 /// `limit` events per `window`; going over locks the key for `lockout`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,64 +148,6 @@ pub(crate) fn subject_key(namespace: &str, subject: &str) -> String {
     )
 }
 
-/// Marks `value` of `kind` as used in `store`; `false` when it was already used within
-/// `ttl` (by this process or, with a shared store, by any instance). Only a hash of the
-/// value is stored. A failing store lets the value through (and logs), as the limits do.
-pub(crate) async fn first_use(
-    store: &dyn RateLimitStore,
-    kind: &str,
-    value: &str,
-    ttl: Duration,
-) -> bool {
-    match first_use_checked(store, kind, value, ttl).await {
-        Ok(first) => first,
-        Err(e) => {
-            tracing::error!(error = %e, kind, "single-use store failed");
-            true
-        }
-    }
-}
-
-/// [`first_use`], with the store's failure as an error.
-pub(crate) async fn first_use_checked(
-    store: &dyn RateLimitStore,
-    kind: &str,
-    value: &str,
-    ttl: Duration,
-) -> Result<bool, BoxError> {
-    let key = subject_key(&format!("used:{kind}"), value);
-    let over = store
-        .count(&key, &RateLimit::new(1, ttl).lockout(ttl))
-        .await?;
-    Ok(over.is_none())
-}
-
-/// Marks `value` of `kind` for `ttl` (a revocation): its key is locked out, which
-/// [`is_marked`] reads. The store's atomic count makes the mark: the second event over a
-/// limit of one locks the key.
-pub(crate) async fn mark(
-    store: &dyn RateLimitStore,
-    kind: &str,
-    value: &str,
-    ttl: Duration,
-) -> Result<(), BoxError> {
-    let key = subject_key(&format!("mark:{kind}"), value);
-    let limit = RateLimit::new(1, ttl).lockout(ttl);
-    store.count(&key, &limit).await?;
-    store.count(&key, &limit).await?;
-    Ok(())
-}
-
-/// Whether `value` of `kind` is marked ([`mark`]).
-pub(crate) async fn is_marked(
-    store: &dyn RateLimitStore,
-    kind: &str,
-    value: &str,
-) -> Result<bool, BoxError> {
-    let key = subject_key(&format!("mark:{kind}"), value);
-    Ok(store.locked(&key).await?.is_some())
-}
-
 /// Where counts are kept: a fixed window per key and a lock-out. Keys are made by authcore
 /// (a namespace and a hash, see [`RateLimitStore::count`]); a store must make each call
 /// atomic per key, so that concurrent requests, on one instance or many, are counted one
@@ -223,9 +168,9 @@ pub trait RateLimitStore: Send + Sync + fmt::Debug + 'static {
     async fn give_back(&self, key: &str) -> Result<(), BoxError>;
     /// Forgets `key`'s count and lock (after a success).
     async fn reset(&self, key: &str) -> Result<(), BoxError>;
-    /// The time left if `key` is locked out (read only: for tests, operators, and the marks
-    /// that revoke tokens).
-    async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError>;
+    /// The time left if `key` is locked out; `None` when it is not (read only: for tests,
+    /// operators, and the [`SingleUseStore`]'s marks, which are lock-outs).
+    async fn lockout_left(&self, key: &str) -> Result<Option<Duration>, BoxError>;
 }
 
 /// One key's count under the fixed-window rule every store follows: a window starts at the
@@ -424,7 +369,7 @@ impl RateLimitStore for MemoryRateLimitStore {
         Ok(())
     }
 
-    async fn locked(&self, key: &str) -> Result<Option<Duration>, BoxError> {
+    async fn lockout_left(&self, key: &str) -> Result<Option<Duration>, BoxError> {
         Ok(self.windows.get(key).and_then(|c| c.locked_at(self.now())))
     }
 }
@@ -505,7 +450,7 @@ mod tests {
         let limit = RateLimit::new(1, Duration::MAX).lockout(Duration::MAX);
         assert_eq!(block_on(store.count("k", &limit)).unwrap(), None);
         assert!(block_on(store.count("k", &limit)).unwrap().is_some());
-        assert!(block_on(store.locked("k")).unwrap().is_some());
+        assert!(block_on(store.lockout_left("k")).unwrap().is_some());
     }
 
     #[test]

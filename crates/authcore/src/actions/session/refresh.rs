@@ -6,7 +6,7 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use super::REFRESH_TOKEN_ERROR;
-use crate::actions::Ctx;
+use crate::config::ConfigInner;
 use crate::error::{AuthError, BoxError};
 use crate::providers::Provider;
 use crate::providers::oauth::refresh::{self, RefreshFailure};
@@ -17,12 +17,12 @@ use crate::providers::oauth::refresh::{self, RefreshFailure};
 ///
 /// [`OAuthProvider::refresh_access_token`]: crate::providers::OAuthProvider::refresh_access_token
 fn due_refresh<'c, 't>(
-    ctx: &Ctx<'c>,
+    config: &'c ConfigInner,
     provider: Option<&str>,
     refresh_token: Option<&'t str>,
     expires_at: Option<i64>,
 ) -> Option<(&'c crate::providers::OAuthProvider, &'t str)> {
-    let Some(Provider::OAuth(p)) = provider.and_then(|id| ctx.config.provider(id)) else {
+    let Some(Provider::OAuth(p)) = provider.and_then(|id| config.provider(id)) else {
         return None;
     };
     let now = OffsetDateTime::now_utc().unix_timestamp();
@@ -34,14 +34,14 @@ fn due_refresh<'c, 't>(
 /// Callers box it: the token request's future is large and rarely due, and inlined it would
 /// grow every session read's future.
 async fn refresh_logged(
-    ctx: &Ctx<'_>,
+    config: &ConfigInner,
     p: &crate::providers::OAuthProvider,
     refresh_token: &str,
 ) -> refresh::RefreshResult {
-    let store = ctx.config.single_use_store.clone();
+    let store = config.single_use_store.clone();
     let result = refresh::refresh(p, store, refresh_token).await;
     if let Err(RefreshFailure::Failed(reason)) = &result {
-        ctx.log_error(&AuthError::RefreshTokenError {
+        config.logger.error(&AuthError::RefreshTokenError {
             provider: p.id.clone(),
             reason: reason.to_string(),
         });
@@ -52,11 +52,11 @@ async fn refresh_logged(
 /// JWT strategy: refreshes the access token kept in the session token's claims when it is
 /// due: new tokens go into the claims, a failure marks them with `error`, another instance
 /// refreshing the same token leaves them as they are.
-pub(super) async fn refresh_access_token(ctx: &Ctx<'_>, claims: &mut crate::jwt::JwtClaims) {
+pub(super) async fn refresh_access_token(config: &ConfigInner, claims: &mut crate::jwt::JwtClaims) {
     let str_claim = |name| claims.get(name).and_then(Value::as_str);
     let expires_at = claims.get("expires_at").and_then(Value::as_i64);
     let Some((p, refresh_token)) = due_refresh(
-        ctx,
+        config,
         str_claim("provider"),
         str_claim("refresh_token"),
         expires_at,
@@ -64,7 +64,7 @@ pub(super) async fn refresh_access_token(ctx: &Ctx<'_>, claims: &mut crate::jwt:
         return;
     };
     let refresh_token = refresh_token.to_owned();
-    match Box::pin(refresh_logged(ctx, p, &refresh_token)).await {
+    match Box::pin(refresh_logged(config, p, &refresh_token)).await {
         Ok(t) => {
             refresh::put_tokens(
                 claims,
@@ -85,7 +85,7 @@ pub(super) async fn refresh_access_token(ctx: &Ctx<'_>, claims: &mut crate::jwt:
 /// Database strategy: refreshes the due access tokens of the user's accounts and stores
 /// them in the `accounts` rows; whether a refresh failed.
 pub(super) async fn refresh_account_tokens(
-    ctx: &Ctx<'_>,
+    config: &ConfigInner,
     adapter: &dyn crate::adapter::Adapter,
     user_id: &str,
 ) -> Result<bool, BoxError> {
@@ -93,14 +93,14 @@ pub(super) async fn refresh_account_tokens(
     let store = crate::adapter::capability(adapter.linked_accounts(), "LinkedAccountStore")?;
     for mut account in store.list_accounts_by_user_id(user_id).await? {
         let Some((p, refresh_token)) = due_refresh(
-            ctx,
+            config,
             Some(&account.provider),
             account.refresh_token.as_deref(),
             account.expires_at,
         ) else {
             continue;
         };
-        match Box::pin(refresh_logged(ctx, p, refresh_token)).await {
+        match Box::pin(refresh_logged(config, p, refresh_token)).await {
             Ok(t) => {
                 account.access_token = t.access_token;
                 account.expires_at = t.expires_at;

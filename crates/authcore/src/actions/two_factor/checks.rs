@@ -250,13 +250,10 @@ pub(crate) fn open_totp_secret(
 
 /// Marks TOTP step `step` of the user as used; `false` when it was used before.
 async fn first_use_of_step(config: &ConfigInner, user_id: &str, step: u64) -> bool {
-    crate::ratelimit::first_use(
-        &*config.single_use_store,
-        "totp-step",
-        &format!("{user_id}:{step}"),
-        USED_STEP_TTL,
-    )
-    .await
+    config
+        .single_use()
+        .first_use("totp-step", &format!("{user_id}:{step}"), USED_STEP_TTL)
+        .await
 }
 
 /// Verifies `code` against the user's confirmed TOTP secret (once per step) or, failing

@@ -77,7 +77,10 @@ pub(crate) async fn refresh(
         let p = p.clone();
         let refresh_token = refresh_token.to_owned();
         async move {
-            if !crate::ratelimit::first_use(&*claims, "oauth_refresh", &key, REFRESH_WINDOW).await {
+            if !crate::ratelimit::SingleUseStore::new(&*claims)
+                .first_use("oauth_refresh", &key, REFRESH_WINDOW)
+                .await
+            {
                 return Err(RefreshFailure::ClaimedElsewhere);
             }
             let mut tokens = request(&p, &refresh_token)

@@ -1,0 +1,77 @@
+//! Single-use values and marks ([`SingleUseStore`]): what OAuth codes, refresh claims,
+//! TOTP steps, passkey challenges, logout tokens and an OpenID Provider's codes, refresh
+//! tokens and revocations are checked against.
+
+use std::time::Duration;
+
+use super::{RateLimit, RateLimitStore, subject_key};
+use crate::box_error::BoxError;
+
+/// The single-use store of a configuration
+/// ([`AuthConfig::single_use`](crate::AuthConfig::single_use)): values that may be
+/// used once within a time ([`first_use`](SingleUseStore::first_use)), and marks that say
+/// something was revoked ([`mark`](SingleUseStore::mark)). It lives in a
+/// [`RateLimitStore`]: this process's, or the one instances share
+/// ([`single_use_store`](crate::AuthConfigBuilder::single_use_store), else the
+/// `rate_limit_store`), whose atomic count makes each use and each mark. Only a hash of a
+/// value is kept.
+#[derive(Clone, Copy, Debug)]
+pub struct SingleUseStore<'a> {
+    store: &'a dyn RateLimitStore,
+}
+
+impl<'a> SingleUseStore<'a> {
+    /// The single-use values and marks kept in `store`.
+    pub(crate) fn new(store: &'a dyn RateLimitStore) -> Self {
+        SingleUseStore { store }
+    }
+
+    /// Marks `value` of `kind` as used; `false` when it was used already within `ttl` (by
+    /// this process or, with a shared store, by any instance). A failing store lets the
+    /// value through (and logs), as the rate limits do.
+    pub async fn first_use(&self, kind: &str, value: &str, ttl: Duration) -> bool {
+        match self.first_use_checked(kind, value, ttl).await {
+            Ok(first) => first,
+            Err(e) => {
+                tracing::error!(error = %e, kind, "single-use store failed");
+                true
+            }
+        }
+    }
+
+    /// [`first_use`](SingleUseStore::first_use) that fails closed: an error when the store
+    /// cannot say, for a caller that would rather refuse than let a replay through (an
+    /// OpenID Provider's codes and refresh tokens).
+    pub async fn first_use_checked(
+        &self,
+        kind: &str,
+        value: &str,
+        ttl: Duration,
+    ) -> Result<bool, BoxError> {
+        let key = subject_key(&format!("used:{kind}"), value);
+        let over = self
+            .store
+            .count(&key, &RateLimit::new(1, ttl).lockout(ttl))
+            .await?;
+        Ok(over.is_none())
+    }
+
+    /// Marks `value` of `kind` (a revoked token's id) for `ttl`;
+    /// [`is_marked`](SingleUseStore::is_marked) reads it. A mark is a lock-out: the second
+    /// event over a limit of one locks the key.
+    pub async fn mark(&self, kind: &str, value: &str, ttl: Duration) -> Result<(), BoxError> {
+        let key = subject_key(&format!("mark:{kind}"), value);
+        let limit = RateLimit::new(1, ttl).lockout(ttl);
+        self.store.count(&key, &limit).await?;
+        self.store.count(&key, &limit).await?;
+        Ok(())
+    }
+
+    /// Whether `value` of `kind` is marked ([`mark`](SingleUseStore::mark)); an error when
+    /// the store cannot say (a shared store that is down: the caller decides, and should
+    /// refuse).
+    pub async fn is_marked(&self, kind: &str, value: &str) -> Result<bool, BoxError> {
+        let key = subject_key(&format!("mark:{kind}"), value);
+        Ok(self.store.lockout_left(&key).await?.is_some())
+    }
+}
