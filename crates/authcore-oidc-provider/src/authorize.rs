@@ -77,15 +77,12 @@ pub(crate) async fn authorize(
         }
     };
     let now = unix_time();
-    let auth_time = lookup
-        .session
-        .as_ref()
-        .and_then(|s| s.sign_in())
-        .and_then(|i| i.auth_time);
-    let user = lookup
-        .session
-        .as_ref()
-        .and_then(|s| s.user_id())
+    let session = lookup.session.as_ref();
+    let signed_in = session.and_then(authcore::SessionJson::sign_in);
+    let auth_time = signed_in.and_then(|i| i.auth_time);
+    let amr = signed_in.map(|i| i.amr.clone()).unwrap_or_default();
+    let user = session
+        .and_then(authcore::SessionJson::user_id)
         .map(str::to_owned);
     let sign_in = SignIn {
         session_id: lookup.session_id.clone().filter(|_| user.is_some()),
@@ -119,75 +116,73 @@ pub(crate) async fn authorize(
             "login_required",
             "no session, or not recent enough, and prompt=none",
         ),
-        (true, _) => {
-            // Back here after signing in: the same request, marked for prompt=login.
-            let mut back = url::form_urlencoded::Serializer::new(String::new());
-            back.extend_pairs(&client_params);
-            if request.prompt == Prompt::Login {
-                let Some(nonce) = random_token() else {
-                    return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-                };
-                let marker =
-                    LoginMarker::new(now, &request.client_id, &client_params, sign_in, nonce);
-                let sealed = match serde_json::to_value(&marker) {
-                    Ok(Value::Object(claims)) => s.auth.config().jwt().encode(
-                        &claims,
-                        LOGIN_AFTER_SALT,
-                        LOGIN_AFTER_TTL_SECS,
-                    ),
-                    _ => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-                };
-                match sealed {
-                    Ok(sealed) => {
-                        back.append_pair(LOGIN_AFTER, &sealed);
-                    }
-                    Err(_) => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-                }
+        (true, _) => match sign_in_redirect(&s, &request, &client_params, now, sign_in) {
+            Some(response) => response,
+            None => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        },
+        (false, Some(sub)) => match s.consent_to_ask(&request, &sub).await {
+            Ok(false) => {
+                s.issue_code(&request, &sub, auth_time, amr, lookup.session_id)
+                    .await
             }
-            let target = format!("{AUTHORIZE_PATH}?{}", back.finish());
-            let mut location = s.auth.sign_in_location(&target);
-            if let Some(hint) = &request.login_hint {
-                // The sign-in page offers it in the email field (Auth.js's `email`).
-                location.push_str("&email=");
-                location.push_str(&authcore::cookies::encode_uri_component(hint));
-            }
-            redirect(&location)
-        }
-        (false, Some(sub)) => {
-            let amr = lookup
-                .session
-                .as_ref()
-                .and_then(|s| s.sign_in())
-                .map(|i| i.amr.clone())
-                .unwrap_or_default();
-            match s.consent_to_ask(&request, &sub).await {
-                Ok(false) => {
-                    s.issue_code(&request, &sub, auth_time, amr, lookup.session_id)
-                        .await
-                }
-                Ok(true) if request.prompt == Prompt::None => s.provider.refuse(
-                    &request,
-                    "consent_required",
-                    "the user has not allowed this client, and prompt=none",
-                ),
-                Ok(true) => s.consent_page(
-                    &request,
-                    ConsentTicket {
-                        sub,
-                        sid: lookup.session_id,
-                        params: client_params,
-                    },
-                    lookup.session.as_ref().map(authcore::SessionJson::json),
-                ),
-                Err(answer) => *answer,
-            }
-        }
+            Ok(true) if request.prompt == Prompt::None => s.provider.refuse(
+                &request,
+                "consent_required",
+                "the user has not allowed this client, and prompt=none",
+            ),
+            Ok(true) => s.consent_page(
+                &request,
+                ConsentTicket {
+                    sub,
+                    sid: lookup.session_id,
+                    params: client_params,
+                },
+                session.map(authcore::SessionJson::json),
+            ),
+            Err(answer) => *answer,
+        },
         (false, None) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     };
     for c in lookup.set_cookie {
         response.headers_mut().append(header::SET_COOKIE, c);
     }
     no_store(response)
+}
+
+/// The way to the sign-in page and back to this same request, marked for `prompt=login`
+/// (a sealed [`LoginMarker`] of this request and the sign-in it found) when asked;
+/// `None` when no marker can be made.
+fn sign_in_redirect(
+    s: &ProviderState,
+    request: &AuthorizationRequest,
+    client_params: &[(String, String)],
+    now: i64,
+    sign_in: SignIn,
+) -> Option<Response> {
+    let mut back = url::form_urlencoded::Serializer::new(String::new());
+    back.extend_pairs(client_params);
+    if request.prompt == Prompt::Login {
+        let nonce = random_token()?;
+        let marker = LoginMarker::new(now, &request.client_id, client_params, sign_in, nonce);
+        let Ok(Value::Object(claims)) = serde_json::to_value(&marker) else {
+            return None;
+        };
+        let sealed = s
+            .auth
+            .config()
+            .jwt()
+            .encode(&claims, LOGIN_AFTER_SALT, LOGIN_AFTER_TTL_SECS)
+            .ok()?;
+        back.append_pair(LOGIN_AFTER, &sealed);
+    }
+    let target = format!("{AUTHORIZE_PATH}?{}", back.finish());
+    let mut location = s.auth.sign_in_location(&target);
+    if let Some(hint) = &request.login_hint {
+        // The sign-in page offers it in the email field (Auth.js's `email`).
+        location.push_str("&email=");
+        location.push_str(&authcore::cookies::encode_uri_component(hint));
+    }
+    Some(redirect(&location))
 }
 
 impl ProviderState {

@@ -87,52 +87,8 @@ pub fn validate(
     params: &[(String, String)],
     clients: &Clients,
 ) -> Result<AuthorizationRequest, Refusal> {
-    // Each parameter at most once (RFC 6749 §3.1): a repeated one is not picked from.
-    let one = |name: &str| -> Result<Option<&str>, ()> {
-        let mut values = params
-            .iter()
-            .filter(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str());
-        let first = values.next();
-        if values.next().is_some() {
-            Err(())
-        } else {
-            Ok(first)
-        }
-    };
-    let client_id = match one("client_id") {
-        Ok(Some(id)) if !id.is_empty() && id.len() <= MAX_PARAM_LEN => id,
-        Ok(_) => {
-            return Err(Refusal::Shown(
-                "the request names no client (client_id)".into(),
-            ));
-        }
-        Err(()) => return Err(Refusal::Shown("client_id is given more than once".into())),
-    };
-    let Some(client) = clients.get(client_id) else {
-        return Err(Refusal::Shown(format!(
-            "there is no client {client_id:?} here"
-        )));
-    };
-    if !client.allows_grant(GrantType::AuthorizationCode) {
-        return Err(Refusal::Shown(format!(
-            "the client {client_id:?} does not sign users in (its grant_types have no authorization_code)"
-        )));
-    }
-    let redirect_uri = match one("redirect_uri") {
-        Ok(Some(uri)) if client.has_redirect_uri(uri) => uri.to_owned(),
-        Ok(Some(_)) => {
-            return Err(Refusal::Shown(format!(
-                "the redirect_uri is not one registered for the client {client_id:?} (they are compared exactly)"
-            )));
-        }
-        Ok(None) => return Err(Refusal::Shown("the request has no redirect_uri".into())),
-        Err(()) => {
-            return Err(Refusal::Shown(
-                "redirect_uri is given more than once".into(),
-            ));
-        }
-    };
+    let one = |name: &str| one(params, name);
+    let (client, redirect_uri) = client_and_redirect_uri(params, clients)?;
     // From here on, the client hears about errors.
     let response_mode = match one("response_mode") {
         Ok(None | Some("query")) => ResponseMode::Query,
@@ -213,22 +169,8 @@ pub fn validate(
         .flatten()
         .map(|p| p.split(' ').filter(|s| !s.is_empty()).collect())
         .unwrap_or_default();
-    let prompt_consent = prompts.contains(&"consent");
-    let prompt = match Some(prompts).filter(|p| !p.is_empty()) {
-        None => Prompt::Default,
-        Some(p) if p.is_empty() => Prompt::Default,
-        Some(p) if p == ["none"] => Prompt::None,
-        Some(p) if p.contains(&"none") => {
-            return Err(refuse(
-                "invalid_request",
-                "prompt=none goes with no other value".into(),
-            ));
-        }
-        Some(p) if p.contains(&"login") => Prompt::Login,
-        // `consent` is `prompt_consent`; `select_account`: the sign-in page is where an
-        // account is chosen.
-        Some(_) => Prompt::Default,
-    };
+    let (prompt, prompt_consent) =
+        prompt(&prompts).map_err(|d| refuse("invalid_request", d.into()))?;
     let max_age = match one("max_age").ok().flatten() {
         None => None,
         Some(v) => Some(
@@ -254,6 +196,78 @@ pub fn validate(
         max_age,
         login_hint,
     })
+}
+
+/// The one value of parameter `name`: each parameter at most once (RFC 6749 §3.1), and a
+/// repeated one is not picked from (`Err`).
+fn one<'a>(params: &'a [(String, String)], name: &str) -> Result<Option<&'a str>, ()> {
+    let mut values = params
+        .iter()
+        .filter(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str());
+    let first = values.next();
+    if values.next().is_some() {
+        Err(())
+    } else {
+        Ok(first)
+    }
+}
+
+/// The client the request names and its registered redirect URI the request gives: until
+/// both are known, errors are shown to the user, never sent anywhere.
+fn client_and_redirect_uri<'c>(
+    params: &[(String, String)],
+    clients: &'c Clients,
+) -> Result<(&'c Client, String), Refusal> {
+    let client_id = match one(params, "client_id") {
+        Ok(Some(id)) if !id.is_empty() && id.len() <= MAX_PARAM_LEN => id,
+        Ok(_) => {
+            return Err(Refusal::Shown(
+                "the request names no client (client_id)".into(),
+            ));
+        }
+        Err(()) => return Err(Refusal::Shown("client_id is given more than once".into())),
+    };
+    let Some(client) = clients.get(client_id) else {
+        return Err(Refusal::Shown(format!(
+            "there is no client {client_id:?} here"
+        )));
+    };
+    if !client.allows_grant(GrantType::AuthorizationCode) {
+        return Err(Refusal::Shown(format!(
+            "the client {client_id:?} does not sign users in (its grant_types have no authorization_code)"
+        )));
+    }
+    match one(params, "redirect_uri") {
+        Ok(Some(uri)) if client.has_redirect_uri(uri) => Ok((client, uri.to_owned())),
+        Ok(Some(_)) => Err(Refusal::Shown(format!(
+            "the redirect_uri is not one registered for the client {client_id:?} (they are compared exactly)"
+        ))),
+        Ok(None) => Err(Refusal::Shown("the request has no redirect_uri".into())),
+        Err(()) => Err(Refusal::Shown(
+            "redirect_uri is given more than once".into(),
+        )),
+    }
+}
+
+/// The `prompt` values (OpenID Connect Core §3.1.2.1) as what to do, and whether
+/// `consent` is among them; `Err` describes a combination that is refused.
+fn prompt(prompts: &[&str]) -> Result<(Prompt, bool), &'static str> {
+    let consent = prompts.contains(&"consent");
+    let prompt = if prompts.is_empty() {
+        Prompt::Default
+    } else if prompts == ["none"] {
+        Prompt::None
+    } else if prompts.contains(&"none") {
+        return Err("prompt=none goes with no other value");
+    } else if prompts.contains(&"login") {
+        Prompt::Login
+    } else {
+        // `consent` is the second answer; `select_account`: the sign-in page is where an
+        // account is chosen.
+        Prompt::Default
+    };
+    Ok((prompt, consent))
 }
 
 /// The PKCE challenge (RFC 7636 §4.3): S256 only (`plain` would let a stolen code be
