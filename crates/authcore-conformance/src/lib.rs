@@ -28,6 +28,7 @@ pub mod core;
 pub mod jwt_revocation;
 pub mod linked_accounts;
 pub mod passkeys;
+pub mod rate_limit;
 pub mod session_activity;
 pub mod session_sign_in;
 pub mod two_factor;

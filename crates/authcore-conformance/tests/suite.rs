@@ -14,6 +14,12 @@ async fn memory_adapter_passes_conformance() {
     authcore_conformance::run_all(MemoryAdapter::new()).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_memory_rate_limit_store_passes_the_conformance_suite() {
+    authcore_conformance::rate_limit::run_all(&authcore::ratelimit::MemoryRateLimitStore::default())
+        .await;
+}
+
 /// The memory adapter with none of its capabilities (only the calls of Auth.js's adapter);
 /// with `reusable_tokens` its verification tokens can be used twice.
 #[derive(Clone, Default)]

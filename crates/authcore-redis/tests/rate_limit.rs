@@ -20,8 +20,8 @@ async fn conformance_suite() {
             db.adapter.clone().rate_limit_store(),
         );
         tokio::join!(
-            authcore::ratelimit::conformance::run_all(&a),
-            authcore::ratelimit::conformance::run_all(&b)
+            authcore_conformance::rate_limit::run_all(&a),
+            authcore_conformance::rate_limit::run_all(&b)
         );
     })
     .await;

@@ -125,8 +125,8 @@ pub async fn conformance_then_close(adapter: authcore_sqlx::SqlxAdapter) {
     }
     let (a, b) = (adapter.rate_limit_store(), adapter.rate_limit_store());
     tokio::join!(
-        authcore::ratelimit::conformance::run_all(&a),
-        authcore::ratelimit::conformance::run_all(&b)
+        authcore_conformance::rate_limit::run_all(&a),
+        authcore_conformance::rate_limit::run_all(&b)
     );
     stale_tokens_are_dropped(&adapter).await;
     adapter.ping().await.expect("an open database answers");

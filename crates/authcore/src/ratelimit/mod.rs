@@ -43,8 +43,6 @@ use async_trait::async_trait;
 
 use crate::box_error::BoxError;
 
-#[cfg(any(test, feature = "conformance"))]
-pub mod conformance;
 mod single_use;
 
 pub use single_use::SingleUseStore;
@@ -388,11 +386,6 @@ mod tests {
                 return v;
             }
         }
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_memory_store_passes_the_conformance_suite() {
-        conformance::run_all(&MemoryRateLimitStore::default()).await;
     }
 
     #[test]

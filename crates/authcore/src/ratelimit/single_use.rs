@@ -22,7 +22,7 @@ pub struct SingleUseStore<'a> {
 
 impl<'a> SingleUseStore<'a> {
     /// The single-use values and marks kept in `store`.
-    pub(crate) fn new(store: &'a dyn RateLimitStore) -> Self {
+    pub fn new(store: &'a dyn RateLimitStore) -> Self {
         SingleUseStore { store }
     }
 

@@ -1,16 +1,15 @@
 //! The conformance suite every [`RateLimitStore`] must pass: the fixed-window rule of
-//! [`Counter`](super::Counter), atomic per key, and the single-use and revocation marks
+//! [`Counter`](authcore::ratelimit::Counter), atomic per key, and the single-use and revocation marks
 //! authcore builds on it (OAuth codes, refresh tokens, WebAuthn challenges, the OpenID
 //! Provider's grants and consents).
 //!
-//! Enabled by the `conformance` cargo feature (and always in authcore's own unit tests).
-//! A store crate runs it from its tests:
+//! A store crate runs it from its tests (`authcore-conformance` in its dev-dependencies):
 //!
 //! ```ignore
 //! #[tokio::test(flavor = "multi_thread")]
 //! async fn rate_limit_store_conformance() {
 //!     let store = MyStore::connect("…").await.unwrap();
-//!     authcore::ratelimit::conformance::run_all(&store).await;
+//!     authcore_conformance::rate_limit::run_all(&store).await;
 //! }
 //! ```
 //!
@@ -21,8 +20,7 @@
 
 use std::time::Duration;
 
-use super::SingleUseStore;
-use super::{RateLimit, RateLimitStore};
+use authcore::ratelimit::{RateLimit, RateLimitStore, SingleUseStore};
 
 /// Runs every check against `store`.
 pub async fn run_all<S: RateLimitStore>(store: &S) {
