@@ -65,16 +65,9 @@ pub(crate) async fn authorize(
             return s.provider.answer(&redirect_uri, response_mode, p);
         }
     };
-    let lookup = match s
-        .auth
-        .read_session(&uri, &headers, &ReadOptions::default().with_session_id())
-        .await
-    {
+    let lookup = match s.read_session(&uri, &headers).await {
         Ok(l) => l,
-        Err(e) => {
-            tracing::error!(error = %e, "oidc provider: session lookup failed");
-            return StatusCode::SERVICE_UNAVAILABLE.into_response();
-        }
+        Err(answer) => return *answer,
     };
     let now = unix_time();
     let session = lookup.session.as_ref();
@@ -186,6 +179,23 @@ fn sign_in_redirect(
 }
 
 impl ProviderState {
+    /// The session of a request to the authorization endpoint or the consent form, with
+    /// its database session id (what the sign-in and consent are bound to); `503` when it
+    /// cannot be read.
+    pub(crate) async fn read_session(
+        &self,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> Result<authcore::SessionRead, Box<Response>> {
+        self.auth
+            .read_session(uri, headers, &ReadOptions::default().with_session_id())
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "oidc provider: session lookup failed");
+                Box::new(StatusCode::SERVICE_UNAVAILABLE.into_response())
+            })
+    }
+
     /// The code of `request` for `sub`, sent to the client; the user's access for the client
     /// is recorded (or renewed) first, and the code carries its epoch.
     pub(crate) async fn issue_code(

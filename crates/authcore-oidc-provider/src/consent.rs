@@ -2,7 +2,6 @@
 //! what it will see, and the user's answer is remembered per client and scope.
 
 use askama::Template;
-use authcore::ReadOptions;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
@@ -148,16 +147,9 @@ pub(crate) async fn consent(
     else {
         return shown_error("this consent form is not one of ours, or it expired");
     };
-    let lookup = match s
-        .auth
-        .read_session(&uri, &headers, &ReadOptions::default().with_session_id())
-        .await
-    {
+    let lookup = match s.read_session(&uri, &headers).await {
         Ok(l) => l,
-        Err(e) => {
-            tracing::error!(error = %e, "oidc provider: session lookup failed");
-            return StatusCode::SERVICE_UNAVAILABLE.into_response();
-        }
+        Err(answer) => return *answer,
     };
     // The page's own user, in the session it was shown in: another site cannot answer it.
     let same = lookup.session.is_some()
