@@ -679,6 +679,18 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// A client secret never reaches a log line through `Debug`, alone or in its client.
+    #[test]
+    fn client_secrets_are_not_displayed() {
+        let secret = "a-client-secret-that-must-stay-out-of-logs";
+        assert_eq!(format!("{:?}", ClientSecret::new(secret)), "[redacted]");
+        let client = ClientConfig {
+            secret: Some(ClientSecret::new(secret)),
+            ..config("app")
+        };
+        assert!(!format!("{client:?}").contains(secret));
+    }
+
     /// RFC 8037 appendix A.2's public key.
     const JWKS: &str = r#"{"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#;
 

@@ -244,6 +244,22 @@ pub fn create_action_url(
 
 #[cfg(test)]
 mod tests {
+    /// The file's secret never reaches a log line through `Debug`.
+    #[test]
+    fn auth_js_settings_hide_the_secret() {
+        let settings = super::AuthJsSettings {
+            secret: Some("a-file-secret-that-must-stay-out-of-logs".into()),
+            url: Some("https://auth.example.com".into()),
+            trust_host: Some(true),
+        };
+        let shown = format!("{settings:?}");
+        assert!(!shown.contains("a-file-secret"), "{shown}");
+        assert!(
+            shown.contains("[redacted]") && shown.contains("auth.example.com"),
+            "{shown}"
+        );
+    }
+
     use super::*;
 
     #[test]
