@@ -1114,7 +1114,7 @@ fn check_provider(
 ) -> Result<(), ConfigError> {
     let id = p.id();
     match p {
-        Provider::Credentials(c) if c.authorize.is_none() => {
+        Provider::Credentials(c) if c.authorize.is_none() && !c.has_source() => {
             return Err(ConfigError::MissingAuthorize {
                 provider: id.to_owned(),
             });

@@ -87,6 +87,8 @@ pub mod jwt;
 pub mod logger;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+#[cfg(feature = "passwords")]
+pub mod passwords;
 pub mod providers;
 mod random;
 pub mod ratelimit;

@@ -22,9 +22,9 @@ use time::OffsetDateTime;
 
 use super::{
     Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, JwtRevocation,
-    JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, SessionActivity,
+    JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, PasswordStore, SessionActivity,
     SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore, UpstreamSession,
-    UpstreamSessionStore, UserUpdate, VerificationToken,
+    UpstreamSessionStore, UserGroupsStore, UserUpdate, VerificationToken,
 };
 use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator};
@@ -52,6 +52,10 @@ struct Store {
     app_access: HashMap<(String, String), AppAccess>,
     /// Sessions signed in by upstream provider sessions, by (provider, sid).
     upstream: HashMap<(String, String), Vec<UpstreamSession>>,
+    /// Password hashes by user id.
+    passwords: HashMap<String, String>,
+    /// Groups from user sources by user id.
+    groups: HashMap<String, Vec<String>>,
 }
 
 impl Store {
@@ -166,6 +170,8 @@ impl Adapter for MemoryAdapter {
     async fn delete_user(&self, id: &str) -> Result<(), AdapterError> {
         let mut s = self.lock();
         s.revocations.remove(id);
+        s.passwords.remove(id);
+        s.groups.remove(id);
         s.two_factors.remove(id);
         s.recovery_codes.remove(id);
         s.app_access.retain(|(user, _), _| user != id);
@@ -358,6 +364,74 @@ impl Adapter for MemoryAdapter {
 
     fn upstream_sessions(&self) -> Option<&dyn UpstreamSessionStore> {
         Some(self)
+    }
+
+    fn passwords(&self) -> Option<&dyn PasswordStore> {
+        Some(self)
+    }
+
+    fn user_groups(&self) -> Option<&dyn UserGroupsStore> {
+        Some(self)
+    }
+}
+
+impl MemoryAdapter {
+    /// Refuses a write for a user that does not exist, as a foreign key would.
+    fn require_user(s: &Store, user_id: &str) -> Result<(), AdapterError> {
+        if s.users.contains_key(user_id) {
+            Ok(())
+        } else {
+            Err(AdapterError::Conflict(format!("no user {user_id:?}")))
+        }
+    }
+}
+
+#[async_trait]
+impl PasswordStore for MemoryAdapter {
+    async fn get_password_hash(&self, user_id: &str) -> Result<Option<String>, AdapterError> {
+        Ok(self.lock().passwords.get(user_id).cloned())
+    }
+
+    async fn set_password_hash(&self, user_id: &str, hash: &str) -> Result<(), AdapterError> {
+        let mut s = self.lock();
+        Self::require_user(&s, user_id)?;
+        s.passwords.insert(user_id.to_owned(), hash.to_owned());
+        Ok(())
+    }
+
+    async fn replace_password_hash(
+        &self,
+        user_id: &str,
+        current: &str,
+        new: &str,
+    ) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        match s.passwords.get_mut(user_id) {
+            Some(hash) if hash == current => {
+                new.clone_into(hash);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn delete_password_hash(&self, user_id: &str) -> Result<(), AdapterError> {
+        self.lock().passwords.remove(user_id);
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl UserGroupsStore for MemoryAdapter {
+    async fn set_user_groups(&self, user_id: &str, groups: &[String]) -> Result<(), AdapterError> {
+        let mut s = self.lock();
+        Self::require_user(&s, user_id)?;
+        s.groups.insert(user_id.to_owned(), groups.to_vec());
+        Ok(())
+    }
+
+    async fn get_user_groups(&self, user_id: &str) -> Result<Vec<String>, AdapterError> {
+        Ok(self.lock().groups.get(user_id).cloned().unwrap_or_default())
     }
 }
 

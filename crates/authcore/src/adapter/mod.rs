@@ -396,6 +396,14 @@ pub trait Adapter: Send + Sync + 'static {
     fn upstream_sessions(&self) -> Option<&dyn UpstreamSessionStore> {
         None
     }
+    /// The [`PasswordStore`] of this backend, if it has one.
+    fn passwords(&self) -> Option<&dyn PasswordStore> {
+        None
+    }
+    /// The [`UserGroupsStore`] of this backend, if it has one.
+    fn user_groups(&self) -> Option<&dyn UserGroupsStore> {
+        None
+    }
 }
 
 /// A user's linked accounts beyond Auth.js's calls: listing them and keeping refreshed
@@ -571,4 +579,40 @@ pub trait UpstreamSessionStore: Send + Sync {
         sid: &str,
         now: OffsetDateTime,
     ) -> Result<Vec<UpstreamSession>, AdapterError>;
+}
+
+/// Password accounts: each user's password hash (a PHC string such as
+/// `$argon2id$v=19$…`, or an imported `$2b$…` bcrypt hash; see `authcore::passwords`).
+/// The store keeps the string as given and never looks into it.
+#[async_trait]
+pub trait PasswordStore: Send + Sync {
+    /// The user's password hash, if the user has a password (beyond Auth.js).
+    async fn get_password_hash(&self, user_id: &str) -> Result<Option<String>, AdapterError>;
+    /// Sets the user's password hash, replacing any earlier one (beyond Auth.js). The user
+    /// must exist; the hash goes when the user is deleted.
+    async fn set_password_hash(&self, user_id: &str, hash: &str) -> Result<(), AdapterError>;
+    /// Replaces the user's hash with `new` only if it is still `current`, and answers
+    /// whether it did. Atomic: a rehash at sign-in never undoes a password change made
+    /// meanwhile (beyond Auth.js).
+    async fn replace_password_hash(
+        &self,
+        user_id: &str,
+        current: &str,
+        new: &str,
+    ) -> Result<bool, AdapterError>;
+    /// Removes the user's password; a user without one does nothing (beyond Auth.js).
+    async fn delete_password_hash(&self, user_id: &str) -> Result<(), AdapterError>;
+}
+
+/// The groups a user source (a users file, a directory) gave a user at their last
+/// sign-in, for database sessions and the OpenID Provider, which do not carry them in a
+/// token.
+#[async_trait]
+pub trait UserGroupsStore: Send + Sync {
+    /// Replaces the user's groups with `groups` (beyond Auth.js). The user must exist; the
+    /// groups go when the user is deleted.
+    async fn set_user_groups(&self, user_id: &str, groups: &[String]) -> Result<(), AdapterError>;
+    /// The user's groups as last set, in the order given; none when never set (beyond
+    /// Auth.js).
+    async fn get_user_groups(&self, user_id: &str) -> Result<Vec<String>, AdapterError>;
 }

@@ -22,9 +22,9 @@ use time::OffsetDateTime;
 use super::Logger;
 use crate::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, JwtRevocation,
-    JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, SessionActivity,
+    JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, PasswordStore, SessionActivity,
     SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore, UpstreamSession,
-    UpstreamSessionStore, UserUpdate, VerificationToken,
+    UpstreamSessionStore, UserGroupsStore, UserUpdate, VerificationToken,
 };
 use crate::types::{Account, Authenticator, iso_string as iso};
 
@@ -183,6 +183,14 @@ logged! {
     fn upstream_sessions(&self) -> Option<&dyn UpstreamSessionStore> {
         self.inner.upstream_sessions().map(|_| self as &dyn UpstreamSessionStore)
     }
+
+    fn passwords(&self) -> Option<&dyn PasswordStore> {
+        self.inner.passwords().map(|_| self as &dyn PasswordStore)
+    }
+
+    fn user_groups(&self) -> Option<&dyn UserGroupsStore> {
+        self.inner.user_groups().map(|_| self as &dyn UserGroupsStore)
+    }
 }
 
 logged! {
@@ -274,6 +282,28 @@ logged! {
             ]);
         fn take_upstream_sessions(&self, provider: &str, sid: &str, now: OffsetDateTime) -> Result<Vec<UpstreamSession>, AdapterError>
             => "takeUpstreamSessions", json!([provider, REDACTED, iso(now)]);
+    }
+}
+
+logged! {
+    impl PasswordStore via Adapter::passwords {
+        fn get_password_hash(&self, user_id: &str) -> Result<Option<String>, AdapterError>
+            => "getPasswordHash", json!([user_id]);
+        fn set_password_hash(&self, user_id: &str, hash: &str) -> Result<(), AdapterError>
+            => "setPasswordHash", json!([user_id, REDACTED]);
+        fn replace_password_hash(&self, user_id: &str, current: &str, new: &str) -> Result<bool, AdapterError>
+            => "replacePasswordHash", json!([user_id, REDACTED, REDACTED]);
+        fn delete_password_hash(&self, user_id: &str) -> Result<(), AdapterError>
+            => "deletePasswordHash", json!([user_id]);
+    }
+}
+
+logged! {
+    impl UserGroupsStore via Adapter::user_groups {
+        fn set_user_groups(&self, user_id: &str, groups: &[String]) -> Result<(), AdapterError>
+            => "setUserGroups", json!([user_id, groups]);
+        fn get_user_groups(&self, user_id: &str) -> Result<Vec<String>, AdapterError>
+            => "getUserGroups", json!([user_id]);
     }
 }
 

@@ -106,6 +106,10 @@ pub struct CredentialsProvider {
     pub(crate) name: String,
     pub(crate) fields: Vec<(String, CredentialField)>,
     pub(crate) authorize: Option<Arc<AuthorizeFn>>,
+    /// Where usernames and passwords are checked, for a provider made by
+    /// [`CredentialsProvider::from_source`].
+    #[cfg(feature = "passwords")]
+    pub(crate) source: Option<Arc<dyn crate::passwords::UserSource>>,
 }
 
 impl std::fmt::Debug for CredentialsProvider {
@@ -115,7 +119,7 @@ impl std::fmt::Debug for CredentialsProvider {
             .field("name", &self.name)
             .field("fields", &self.fields)
             .field("authorize", &self.authorize.is_some())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -134,7 +138,41 @@ impl CredentialsProvider {
             name: "Credentials".to_owned(),
             fields: Vec::new(),
             authorize: None,
+            #[cfg(feature = "passwords")]
+            source: None,
         }
+    }
+
+    /// A username and password form whose users `source` checks, with no `authorize` to
+    /// write: id and name of the source (`password`: "Password" …), fields `username` and
+    /// `password`. With an adapter, the user the source answers is stored and linked at
+    /// the first sign-in (so database sessions work without
+    /// `credentials_database_sessions`), and the source's groups are kept with
+    /// [`UserGroupsStore`](crate::adapter::UserGroupsStore) when the adapter has one; with
+    /// JWT sessions they are the `groups` of the user the `jwt` callback receives.
+    #[cfg(feature = "passwords")]
+    pub fn from_source(source: Arc<dyn crate::passwords::UserSource>) -> Self {
+        let id = source.id().to_owned();
+        let name = match id.as_str() {
+            crate::passwords::PASSWORD_ACCOUNTS_ID => "Password".to_owned(),
+            "ldap" => "Directory".to_owned(),
+            other => other.to_owned(),
+        };
+        let mut provider = CredentialsProvider::new()
+            .with_id(id)
+            .with_name(name)
+            .field(
+                "username",
+                CredentialField::new("Username").attribute("autocomplete", "username"),
+            )
+            .field(
+                "password",
+                CredentialField::new("Password")
+                    .input_type("password")
+                    .attribute("autocomplete", "current-password"),
+            );
+        provider.source = Some(source);
+        provider
     }
 
     /// Sets the id.
@@ -176,11 +214,28 @@ impl CredentialsProvider {
         &self.fields
     }
 
+    /// Whether the provider checks passwords itself ([`from_source`](Self::from_source))
+    /// and answers users stored in the adapter.
+    pub(crate) fn has_source(&self) -> bool {
+        #[cfg(feature = "passwords")]
+        return self.source.is_some();
+        #[cfg(not(feature = "passwords"))]
+        false
+    }
+
     pub(crate) async fn call_authorize(
         &self,
         credentials: JsonObject,
         request: AuthorizeRequest,
+        adapter: Option<&dyn crate::adapter::Adapter>,
     ) -> Result<Option<User>, AuthorizeError> {
+        #[cfg(feature = "passwords")]
+        if let Some(source) = &self.source {
+            return crate::passwords::authorize(adapter, source.as_ref(), &credentials)
+                .await
+                .map_err(|e| AuthorizeError::Other(e.into()));
+        }
+        let _ = adapter;
         match &self.authorize {
             Some(f) => f(credentials, request).await,
             None => Ok(None),

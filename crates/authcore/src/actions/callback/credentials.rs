@@ -39,6 +39,7 @@ pub(crate) async fn callback(
     let config = ctx.config;
     if config.session_strategy == crate::config::SessionStrategy::Database
         && !config.credentials_database_sessions
+        && !provider.has_source()
     {
         // Auth.js signs in with a JWT the database strategy never reads: a silent `null`
         // session. Refused here, loudly, before any password is checked.
@@ -70,7 +71,7 @@ pub(crate) async fn callback(
     }
     let request = authorize_request(ctx, credentials);
     let outcome = provider
-        .call_authorize(credentials.clone(), request)
+        .call_authorize(credentials.clone(), request, config.adapter.as_deref())
         .await
         .map_err(|e| match e {
             AuthorizeError::CredentialsSignin { code } => AuthError::CredentialsSignin { code },
