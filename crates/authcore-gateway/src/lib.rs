@@ -28,7 +28,7 @@
 //! );
 //! let config = AuthConfig::builder()
 //!     .secret("a secret of at least 32 characters, random")
-//!     .callbacks(gateway.callbacks(false))
+//!     .callbacks(gateway.callbacks(None))
 //!     // Here sessions signed in elsewhere; a host adds its sign-in providers instead.
 //!     .sessions_only()
 //!     .env_defaults(&env)
@@ -50,6 +50,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use askama::Template;
+use authcore::adapter::Adapter;
 use authcore::callbacks::{Callbacks, JwtParams, RedirectParams, SessionParams, default_redirect};
 use authcore::env::Env;
 use authcore::jwt::JwtClaims;
@@ -272,9 +273,16 @@ impl Gateway {
         self.cookie_domain.as_deref()
     }
 
-    /// Whether a rule needs the provider or groups (carried by JWT sessions only).
-    pub fn needs_token_claims(&self) -> bool {
-        self.rules.uses_provider_or_groups()
+    /// Whether a rule looks at the provider a user signed in with (carried by JWT sessions
+    /// only).
+    pub fn uses_providers(&self) -> bool {
+        self.rules.uses_providers()
+    }
+
+    /// Whether a rule looks at groups (carried by JWT sessions, or kept by an adapter with
+    /// a [`UserGroupsStore`](authcore::adapter::UserGroupsStore)).
+    pub fn uses_groups(&self) -> bool {
+        self.rules.uses_groups()
     }
 
     /// Whether a rule asks for two factors or a recent sign-in (which sessions record with
@@ -284,13 +292,17 @@ impl Gateway {
     }
 
     /// The callbacks that put the user id, provider and groups into the session and keep
-    /// redirects to the allow-listed hosts. Without a database (`with_adapter` false) the
-    /// user id is `<provider>:<providerAccountId>`, the same at every sign-in, instead of
-    /// the random id Auth.js gives a user it does not store.
-    pub fn callbacks(self: &Arc<Self>, with_adapter: bool) -> GatewayCallbacks {
+    /// redirects to the allow-listed hosts. Without a database (`adapter` none) the user id
+    /// is `<provider>:<providerAccountId>`, the same at every sign-in, instead of the random
+    /// id Auth.js gives a user it does not store. With database sessions the groups are
+    /// the ones the adapter keeps for the user ([`UserGroupsStore`]: a user source's, set
+    /// at each sign-in), read with each session.
+    ///
+    /// [`UserGroupsStore`]: authcore::adapter::UserGroupsStore
+    pub fn callbacks(self: &Arc<Self>, adapter: Option<Arc<dyn Adapter>>) -> GatewayCallbacks {
         GatewayCallbacks {
             gateway: Arc::clone(self),
-            with_adapter,
+            adapter,
         }
     }
 
@@ -305,10 +317,19 @@ fn form_urlencoded_byte_serialize(s: &str) -> String {
 }
 
 /// The gateway's [`Callbacks`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct GatewayCallbacks {
     gateway: Arc<Gateway>,
-    with_adapter: bool,
+    adapter: Option<Arc<dyn Adapter>>,
+}
+
+impl std::fmt::Debug for GatewayCallbacks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayCallbacks")
+            .field("gateway", &self.gateway)
+            .field("adapter", &self.adapter.is_some())
+            .finish()
+    }
 }
 
 /// The stable subject of a user without a database: `<provider>:<providerAccountId>`
@@ -352,7 +373,7 @@ impl Callbacks for GatewayCallbacks {
 
     async fn jwt(&self, mut params: JwtParams<'_>) -> Result<Option<JwtClaims>, BoxError> {
         if let Some(account) = params.account {
-            if !self.with_adapter {
+            if self.adapter.is_none() {
                 // Auth.js gives a user without an adapter a random id at every sign-in; an
                 // application behind the gateway needs to recognise a returning user.
                 params.token.insert(
@@ -366,6 +387,12 @@ impl Callbacks for GatewayCallbacks {
             params
                 .token
                 .insert("provider".into(), Value::from(account.provider.clone()));
+            // A user source's groups come with its user (credentials sign-in).
+            let from_user = params
+                .profile
+                .is_none()
+                .then(|| params.user.map(|u| groups_from(u.extra.get("groups"))))
+                .flatten();
             let groups = params.profile.map(|p| {
                 let claim = |k: &str| p.extra.get(k);
                 match &self.gateway.groups_claim {
@@ -380,9 +407,10 @@ impl Callbacks for GatewayCallbacks {
                     }
                 }
             });
-            params
-                .token
-                .insert("groups".into(), Value::from(groups.unwrap_or_default()));
+            params.token.insert(
+                "groups".into(),
+                Value::from(groups.or(from_user).unwrap_or_default()),
+            );
         }
         Ok(Some(params.token))
     }
@@ -403,6 +431,14 @@ impl Callbacks for GatewayCallbacks {
                         user.insert(key.into(), v.clone());
                     }
                 }
+            } else if let (Some(store), Some(id)) = (
+                self.adapter.as_deref().and_then(|a| a.user_groups()),
+                params.user.and_then(|u| u.id.as_deref()),
+            ) {
+                user.insert(
+                    "groups".into(),
+                    Value::from(store.get_user_groups(id).await?),
+                );
             }
         }
         Ok(session)

@@ -327,11 +327,14 @@ impl AccessRules {
         self.rules.iter().find(|r| r.applies(&host, path))
     }
 
-    /// Whether a rule looks at providers or groups (which need the session to carry them).
-    pub fn uses_provider_or_groups(&self) -> bool {
-        self.rules
-            .iter()
-            .any(|r| !r.providers.is_empty() || !r.groups.is_empty())
+    /// Whether a rule looks at the provider a user signed in with.
+    pub fn uses_providers(&self) -> bool {
+        self.rules.iter().any(|r| !r.providers.is_empty())
+    }
+
+    /// Whether a rule looks at groups.
+    pub fn uses_groups(&self) -> bool {
+        self.rules.iter().any(|r| !r.groups.is_empty())
     }
 }
 
@@ -461,7 +464,7 @@ mod tests {
                 "{host}{path} {identity:?}"
             );
         }
-        assert!(r.uses_provider_or_groups());
+        assert!(r.uses_providers() || r.uses_groups());
     }
 
     #[test]

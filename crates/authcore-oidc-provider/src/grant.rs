@@ -193,7 +193,7 @@ fn is_verifier(v: &str) -> bool {
 
 /// The user's claims a scope gives (OpenID Connect Core §5.4): `profile` → `name`,
 /// `picture`; `email` → `email`, `email_verified`; `groups` → `groups` (set by the caller,
-/// from `[oidc_provider.groups]`).
+/// from `[oidc_provider.groups]` and the user's groups in its user source).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct UserClaims {
     /// The subject.
@@ -210,7 +210,8 @@ pub struct UserClaims {
     /// `email_verified` (email).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub email_verified: Option<bool>,
-    /// `groups` (groups): the configured groups the user is a member of.
+    /// `groups` (groups): the configured groups the user is a member of, and the groups
+    /// its user source (a users file, a directory) gave at the last sign-in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<String>>,
 }

@@ -372,8 +372,24 @@ impl ProviderState {
         scopes: &[String],
     ) -> Result<UserClaims, Box<Response>> {
         let mut claims = UserClaims::of(user, scopes);
+        if !scopes.iter().any(|s| s == "groups") {
+            return Ok(claims);
+        }
+        // The groups a user source (a users file, a directory) gave at the last sign-in.
+        let mut from_sources = match self.users.user_groups() {
+            Some(store) => store.get_user_groups(&user.id).await.map_err(|e| {
+                tracing::error!(error = %e, "oidc provider: the user's groups are unreadable");
+                unavailable("the user store failed")
+            })?,
+            None => Vec::new(),
+        };
         let groups = &self.provider.groups;
-        if groups.is_empty() || !scopes.iter().any(|s| s == "groups") {
+        if groups.is_empty() {
+            if !from_sources.is_empty() {
+                from_sources.sort();
+                from_sources.dedup();
+                claims.groups = Some(from_sources);
+            }
             return Ok(claims);
         }
         let accounts = if groups.names_accounts() {
@@ -394,7 +410,11 @@ impl ProviderState {
         } else {
             Vec::new()
         };
-        claims.groups = Some(groups.of(user, &accounts));
+        let mut all = groups.of(user, &accounts);
+        all.append(&mut from_sources);
+        all.sort();
+        all.dedup();
+        claims.groups = Some(all);
         Ok(claims)
     }
 

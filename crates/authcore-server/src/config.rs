@@ -590,9 +590,9 @@ fn gateway(
             "rules with factors or max_age need second factors on ([two_factor] policy, with a database): only then do sessions record how and when their user signed in".into(),
         ).into());
     }
-    if g.needs_token_claims() && has_database {
+    if g.uses_providers() && has_database {
         return Err(gateway::GatewayError::Invalid(
-            "rules on allow_providers or allow_groups need JWT sessions, which carry them: set AUTHCORE_DATABASE_URL=none (or [server] database_url = \"none\")".into(),
+            "rules on allow_providers need JWT sessions, which carry the provider: set AUTHCORE_DATABASE_URL=none (or [server] database_url = \"none\")".into(),
         ).into());
     }
     Ok(Some(Arc::new(

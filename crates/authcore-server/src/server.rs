@@ -236,7 +236,9 @@ fn demo_auth(
         .provider(provider)
         .theme(config.theme.clone())
         .pages(config.pages.clone());
-    let with_adapter = database.is_some();
+    let callbacks_adapter = database
+        .clone()
+        .map(|db| Arc::new(db) as Arc<dyn authcore::adapter::Adapter>);
     let database_marks = database.as_ref().map(SqlxAdapter::rate_limit_store);
     if let Some(db) = database {
         // Users and OAuth accounts are stored; credentials sign-ins get database sessions too.
@@ -255,7 +257,7 @@ fn demo_auth(
         builder = builder.provider(p);
     }
     if let Some(g) = &config.gateway {
-        builder = builder.callbacks(g.callbacks(with_adapter));
+        builder = builder.callbacks(g.callbacks(callbacks_adapter));
         if let Some(domain) = g.cookie_domain() {
             // The session is shared with every subdomain the proxies protect.
             builder = builder.cookies(authcore::cookies::CookiesOverrides {

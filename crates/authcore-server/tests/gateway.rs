@@ -490,10 +490,10 @@ async fn bad_gateway_configurations_are_refused_with_the_rule_named() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("needs AUTH_URL"), "{err}");
-    // Group and provider rules need JWT sessions.
+    // Provider rules need JWT sessions (groups are kept with the stored user).
     std::fs::write(
         &path,
-        "[auth]\nurl = \"http://localhost:3000/auth\"\n[gateway]\n[[gateway.rules]]\nallow_groups = [\"admins\"]\n",
+        "[auth]\nurl = \"http://localhost:3000/auth\"\n[gateway]\n[[gateway.rules]]\nallow_providers = [\"github\"]\n",
     )
     .unwrap();
     let err = ServerConfig::from_file(&path, authcore::env::Env::default())

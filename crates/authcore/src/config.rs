@@ -151,6 +151,8 @@ pub(crate) struct ConfigInner {
     /// `redirectProxyUrl`: a stable deployment that relays OAuth callbacks.
     pub redirect_proxy_url: Option<String>,
     pub adapter: Option<Arc<dyn crate::adapter::Adapter>>,
+    /// Who may become a user by signing in.
+    pub sign_up: crate::sign_up::SignUpPolicy,
     pub credentials_database_sessions: bool,
     pub hash_session_tokens: bool,
     pub session_update_age: u64,
@@ -341,6 +343,7 @@ pub struct AuthConfigBuilder {
     dangerous: DangerousOptions,
     redirect_proxy_url: Option<String>,
     adapter: Option<Arc<dyn crate::adapter::Adapter>>,
+    sign_up: crate::sign_up::SignUpPolicy,
     credentials_database_sessions: bool,
     sessions_only: bool,
     hash_session_tokens: bool,
@@ -412,6 +415,7 @@ impl Default for AuthConfigBuilder {
             dangerous: DangerousOptions::default(),
             redirect_proxy_url: None,
             adapter: None,
+            sign_up: crate::sign_up::SignUpPolicy::Open,
             credentials_database_sessions: false,
             sessions_only: false,
             hash_session_tokens: false,
@@ -672,6 +676,19 @@ impl AuthConfigBuilder {
         self
     }
 
+    /// Beyond Auth.js: who may become a user by signing in for the first time with a magic
+    /// link, an OAuth / OpenID Connect provider or a passkey ([`SignUpPolicy`]; default
+    /// [`SignUpPolicy::Open`], as Auth.js). A refused sign-up answers `AccessDenied`; a
+    /// magic link is then sent to known addresses only, with the same answer for unknown
+    /// ones. Users of a user source (`CredentialsProvider::from_source`) are never refused.
+    ///
+    /// [`SignUpPolicy`]: crate::SignUpPolicy
+    /// [`SignUpPolicy::Open`]: crate::SignUpPolicy::Open
+    pub fn sign_up(mut self, policy: crate::sign_up::SignUpPolicy) -> Self {
+        self.sign_up = policy;
+        self
+    }
+
     /// Beyond Auth.js: let credentials sign-ins create database sessions (database strategy
     /// only). `authorize` must then return the adapter's user id. Trade-off: every request
     /// costs a database read, but sessions can be listed and revoked server-side, which a
@@ -919,6 +936,7 @@ impl AuthConfigBuilder {
                 dangerous: self.dangerous,
                 redirect_proxy_url,
                 adapter,
+                sign_up: self.sign_up,
                 credentials_database_sessions: self.credentials_database_sessions,
                 hash_session_tokens: self.hash_session_tokens,
                 session_update_age: self.session_update_age.as_secs(),
@@ -977,15 +995,16 @@ impl AuthConfigBuilder {
         }
         let refreshes_tokens = self.providers.iter().any(Provider::refreshes_tokens);
         if strategy == SessionStrategy::Database {
+            // A provider of a user source answers stored users: it needs no opt-in.
+            let plain_credentials =
+                |p: &Provider| matches!(p, Provider::Credentials(c) if !c.has_source());
+            let has_credentials = self.providers.iter().any(plain_credentials);
             let credentials_only = !self.sessions_only
+                && has_credentials
                 && self
                     .providers
                     .iter()
                     .all(|p| p.kind() == ProviderType::Credentials);
-            let has_credentials = self
-                .providers
-                .iter()
-                .any(|p| p.kind() == ProviderType::Credentials);
             if credentials_only && !self.credentials_database_sessions {
                 return Err(ConfigError::UnsupportedStrategy);
             }

@@ -98,6 +98,7 @@ pub mod request;
 pub mod response;
 mod session_json;
 mod session_read;
+mod sign_up;
 mod site;
 #[cfg(feature = "pages")]
 mod spliced;
@@ -117,6 +118,7 @@ pub use request::ClientAddr;
 pub use response::{RawBody, RawResponse, ResponseBody};
 pub use session_json::{SessionJson, SignInInfo, StepUp};
 pub use session_read::{GetTokenOptions, ReadOptions, SessionRead, SessionSlot};
+pub use sign_up::SignUpPolicy;
 pub use types::{
     Account, Authenticator, ColorScheme, JsonObject, PagesOptions, Profile, ProviderType, Session,
     SessionUser, Theme, TokenSet, User,

@@ -54,7 +54,7 @@ pub async fn app(
             // The provider's `auth_time`, `amr` and `max_age` come from the sign-in records
             // that sessions keep with second factors on.
             .two_factor(TwoFactorOptions::default())
-            .callbacks(gateway.callbacks(true))
+            .callbacks(gateway.callbacks(Some(Arc::new(db.clone()))))
             .events(back_channel.clone())
             .build()?,
     );

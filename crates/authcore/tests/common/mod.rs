@@ -452,12 +452,21 @@ pub async fn sign_out_session(auth: &Auth, token: &str) -> TestResponse {
 
 /// `POST /auth/callback/credentials` with a valid CSRF pair and `fields`.
 pub async fn post_credentials(auth: &Auth, fields: &[(&str, &str)]) -> TestResponse {
+    post_credentials_to(auth, "credentials", fields).await
+}
+
+/// `POST /auth/callback/<provider>` with a valid CSRF pair and `fields`.
+pub async fn post_credentials_to(
+    auth: &Auth,
+    provider: &str,
+    fields: &[(&str, &str)],
+) -> TestResponse {
     let (csrf, token) = csrf_pair();
     let mut pairs = vec![("csrfToken", token.as_str())];
     pairs.extend_from_slice(fields);
     send(
         auth,
-        post("/auth/callback/credentials")
+        post(&format!("/auth/callback/{provider}"))
             .header("cookie", csrf)
             .body(form(&pairs))
             .unwrap(),

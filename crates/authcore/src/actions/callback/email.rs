@@ -79,6 +79,17 @@ pub(crate) async fn send_link(ctx: &Ctx<'_>, p: &EmailProvider) -> Result<RawRes
         .await?;
     ctx.count_attempt(Limit::EmailsPerClient, None).await?;
     let existing = db.get_user_by_email(&email).await?;
+    let verify_request = || {
+        RawResponse::redirect(ctx.auth_url(&format!(
+            "/verify-request?provider={}&type=email",
+            crate::cookies::encode_uri_component(&p.id)
+        )))
+    };
+    if existing.is_none() && !ctx.config.sign_up.allows(Some(&email)) {
+        // The same answer as for a known address: whether one is a user stays unsaid.
+        tracing::info!(provider = %p.id, "sign-up refused: no magic link for an unknown address");
+        return Ok(verify_request());
+    }
     let (user, account) = sign_in_subject(p, existing.as_ref(), &email);
     if let Some(url) = run_sign_in_callback(
         ctx,
@@ -142,10 +153,7 @@ pub(crate) async fn send_link(ctx: &Ctx<'_>, p: &EmailProvider) -> Result<RawRes
             source,
         });
     }
-    Ok(RawResponse::redirect(ctx.auth_url(&format!(
-        "/verify-request?provider={}&type=email",
-        crate::cookies::encode_uri_component(&p.id)
-    ))))
+    Ok(verify_request())
 }
 
 /// GET /callback/:email?token&email — verifies the link and signs in (Auth.js

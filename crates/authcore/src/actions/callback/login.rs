@@ -187,6 +187,10 @@ pub(crate) async fn account_login(
                 "Another account already exists with the same e-mail address",
             ));
         }
+        None if !ctx.config.sign_up.allows(profile_user.email.as_deref()) => {
+            tracing::info!(provider = %account.provider, "sign-up refused by the sign-up policy");
+            return Err(AuthError::AccessDenied { source: None });
+        }
         None => (
             adapter
                 .create_user(NewUser {
@@ -254,6 +258,10 @@ pub(crate) async fn email_login(
             let public = User::from(&updated);
             ctx.event_result("updateUser", events.update_user(&public).await);
             (updated, false)
+        }
+        None if !ctx.config.sign_up.allows(Some(email)) => {
+            tracing::info!("sign-up refused by the sign-up policy");
+            return Err(AuthError::AccessDenied { source: None });
         }
         None => {
             let created = adapter
