@@ -923,6 +923,12 @@ mod tests {
                 assert!(check.range_url.ends_with('/'));
             }
         }
+        assert_eq!(
+            BreachCheck::new(PWNED_PASSWORDS_RANGE_URL)
+                .unwrap()
+                .range_url,
+            BreachCheck::pwned_passwords().range_url
+        );
     }
 
     #[tokio::test]
