@@ -47,6 +47,7 @@ mod oauth_oidc_provider;
 mod oauth_redirect_proxy;
 mod oauth_refresh;
 mod pages;
+mod password_breaches;
 mod password_sign_in;
 mod rate_limits;
 mod routing_and_bad_input;

@@ -18,6 +18,7 @@
 
 mod accounts;
 mod hash;
+mod policy;
 mod pool;
 mod signin;
 mod source;
@@ -25,6 +26,10 @@ mod source;
 pub use accounts::{PASSWORD_ACCOUNTS_ID, PasswordAccounts};
 pub use hash::{
     HashError, HashKind, MAX_PASSWORD_BYTES, PasswordHashing, Verification, from_keycloak, parse,
+};
+pub use policy::{
+    BreachCheck, BreachCheckError, PasswordContext, PasswordPolicy, PasswordPolicyBuilder,
+    PolicyConfigError, PolicyViolation,
 };
 pub(crate) use signin::authorize;
 pub use source::{SourceError, SourceUser, UserSource};
