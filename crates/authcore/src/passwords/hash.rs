@@ -336,13 +336,17 @@ impl PasswordHashing {
         PasswordHashing { argon2, dummy }
     }
 
-    /// A new argon2id hash of `password` (a PHC string with a random salt).
+    /// A new argon2id hash of `password` in Unicode normalisation form NFKC (a PHC string
+    /// with a random salt), so that a password typed with a composed or a decomposed
+    /// accent is the same password ([NIST SP 800-63B §5.1.1.2]).
+    ///
+    /// [NIST SP 800-63B §5.1.1.2]: https://pages.nist.gov/800-63-3/sp800-63b.html#memsecretver
     pub fn hash(&self, password: &str) -> Result<String, HashError> {
         if !acceptable(password) {
             return Err(HashError::Password);
         }
         self.argon2
-            .hash_password(password.as_bytes())
+            .hash_password(nfkc(password).as_bytes())
             .map(|h| h.to_string())
             .map_err(|e| HashError::Hashing(e.to_string()))
     }
@@ -355,32 +359,18 @@ impl PasswordHashing {
         if !acceptable(password) {
             return Ok(Verification::Mismatch);
         }
-        let pw = password.as_bytes();
-        let matched = match &parsed {
-            Stored::Argon2(phc, algorithm) => {
-                let params =
-                    Params::try_from(phc).map_err(|e| malformed(format!("argon2: {e}")))?;
-                Argon2::new(*algorithm, Version::V0x13, params)
-                    .verify_password(pw, phc)
-                    .is_ok()
-            }
-            Stored::Bcrypt(h) => bcrypt::verify(pw, h).unwrap_or(false),
-            Stored::Scrypt(phc) => {
-                use password_hash::PasswordVerifier as _;
-                scrypt::Scrypt::default().verify_password(pw, phc).is_ok()
-            }
-            Stored::Pbkdf2 {
-                iterations,
-                salt,
-                derived,
-            } => pbkdf2::verify(pbkdf2::PBKDF2_HMAC_SHA256, *iterations, salt, pw, derived).is_ok(),
-        };
-        if !matched {
-            return Ok(Verification::Mismatch);
+        let normalized = nfkc(password);
+        if parsed.verifies(normalized.as_bytes())? {
+            return Ok(Verification::Match {
+                rehash: !self.is_current(&parsed),
+            });
         }
-        Ok(Verification::Match {
-            rehash: !self.is_current(&parsed),
-        })
+        // A hash made elsewhere of the password as typed: right, and to be made again of
+        // its normal form.
+        if normalized != password && parsed.verifies(password.as_bytes())? {
+            return Ok(Verification::Match { rehash: true });
+        }
+        Ok(Verification::Mismatch)
     }
 
     /// Spends the work of a [`verify`](Self::verify) against a hash of these parameters and
@@ -401,6 +391,37 @@ impl PasswordHashing {
                 && p.t_cost() == ours.t_cost()
                 && p.p_cost() == ours.p_cost()
         }) && phc.version == Some(Version::V0x13.into())
+    }
+}
+
+/// `password` in Unicode normalisation form NFKC.
+fn nfkc(password: &str) -> String {
+    use unicode_normalization::UnicodeNormalization as _;
+    password.nfkc().collect()
+}
+
+impl Stored<'_> {
+    /// Whether `pw` is the password of this hash.
+    fn verifies(&self, pw: &[u8]) -> Result<bool, HashError> {
+        Ok(match self {
+            Stored::Argon2(phc, algorithm) => {
+                let params =
+                    Params::try_from(phc).map_err(|e| malformed(format!("argon2: {e}")))?;
+                Argon2::new(*algorithm, Version::V0x13, params)
+                    .verify_password(pw, phc)
+                    .is_ok()
+            }
+            Stored::Bcrypt(h) => bcrypt::verify(pw, h).unwrap_or(false),
+            Stored::Scrypt(phc) => {
+                use password_hash::PasswordVerifier as _;
+                scrypt::Scrypt::default().verify_password(pw, phc).is_ok()
+            }
+            Stored::Pbkdf2 {
+                iterations,
+                salt,
+                derived,
+            } => pbkdf2::verify(pbkdf2::PBKDF2_HMAC_SHA256, *iterations, salt, pw, derived).is_ok(),
+        })
     }
 }
 
@@ -521,6 +542,28 @@ mod tests {
         assert_eq!(
             other.verify(&stored, "correct horse battery staple"),
             Ok(Verification::Match { rehash: true })
+        );
+    }
+
+    /// A composed and a decomposed accent are one password; a hash made elsewhere of the
+    /// decomposed form still verifies, and is made again.
+    #[test]
+    fn passwords_are_hashed_in_their_normal_form() {
+        let h = hashing();
+        let (composed, decomposed) = ("caf\u{e9} au lait!", "cafe\u{301} au lait!");
+        let stored = h.hash(decomposed).unwrap();
+        assert_eq!(
+            h.verify(&stored, composed),
+            Ok(Verification::Match { rehash: false })
+        );
+        let elsewhere = bcrypt::hash(decomposed, 4).unwrap();
+        assert_eq!(
+            h.verify(&elsewhere, decomposed),
+            Ok(Verification::Match { rehash: true })
+        );
+        assert_eq!(
+            h.verify(&stored, "cafe au lait!"),
+            Ok(Verification::Mismatch)
         );
     }
 
