@@ -22,7 +22,9 @@ pub enum DirectoryError {
     },
     /// The service account's bind was refused (result code `rc`): check `bind_dn` and
     /// `bind_password`.
-    #[error("the service account's bind was refused (LDAP result {rc}): check bind_dn and bind_password")]
+    #[error(
+        "the service account's bind was refused (LDAP result {rc}): check bind_dn and bind_password"
+    )]
     ServiceBind {
         /// The LDAP result code.
         rc: u32,

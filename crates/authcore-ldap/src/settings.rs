@@ -182,8 +182,7 @@ impl LdapSettings {
             // anonymous: the searches would silently run without the service account.
             return Err(invalid(
                 "bind_password",
-                "is empty: set the service account's password (AUTHCORE_LDAP_BIND_PASSWORD)"
-                    .into(),
+                "is empty: set the service account's password (AUTHCORE_LDAP_BIND_PASSWORD)".into(),
             ));
         }
         required("base_dn", &self.base_dn, "where users are searched")?;
@@ -346,7 +345,9 @@ fn parse_url(url: &str) -> Result<(bool, String), String> {
     if let Some(port) = port
         && !port.parse::<u16>().is_ok_and(|p| p > 0)
     {
-        return Err(format!("{url:?} has the port {port:?}: give a number 1–65535"));
+        return Err(format!(
+            "{url:?} has the port {port:?}: give a number 1–65535"
+        ));
     }
     Ok((tls, host.to_owned()))
 }
@@ -506,14 +507,32 @@ mod tests {
                 },
                 "ldap start_tls",
             ),
-            (|s| s.ca_file = Some("/x.pem".into()), "ldap ca_file is only read"),
+            (
+                |s| s.ca_file = Some("/x.pem".into()),
+                "ldap ca_file is only read",
+            ),
             (|s| s.bind_dn = " ".into(), "ldap bind_dn is not set"),
-            (|s| s.bind_password = String::new(), "ldap bind_password is empty"),
+            (
+                |s| s.bind_password = String::new(),
+                "ldap bind_password is empty",
+            ),
             (|s| s.base_dn = String::new(), "ldap base_dn is not set"),
-            (|s| s.user_filter = "(uid=alice)".into(), "does not use {username}"),
-            (|s| s.user_filter = "(uid={username}".into(), "is not an LDAP filter"),
-            (|s| s.mail_attribute = "mail)(x".into(), "ldap mail_attribute"),
-            (|s| s.username_attribute = String::new(), "ldap username_attribute"),
+            (
+                |s| s.user_filter = "(uid=alice)".into(),
+                "does not use {username}",
+            ),
+            (
+                |s| s.user_filter = "(uid={username}".into(),
+                "is not an LDAP filter",
+            ),
+            (
+                |s| s.mail_attribute = "mail)(x".into(),
+                "ldap mail_attribute",
+            ),
+            (
+                |s| s.username_attribute = String::new(),
+                "ldap username_attribute",
+            ),
             (
                 |s| s.group_base_dn = Some(String::new()),
                 "ldap group_base_dn is not set",

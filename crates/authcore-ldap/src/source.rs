@@ -132,7 +132,12 @@ impl LdapSource {
                 }
                 None
             }
-            (rc, _) => return Err(DirectoryError::Result { step: "user search", rc }),
+            (rc, _) => {
+                return Err(DirectoryError::Result {
+                    step: "user search",
+                    rc,
+                });
+            }
         };
         // An empty DN would make the bind anonymous.
         let Some(entry) = found.filter(|e| !e.dn.trim().is_empty()) else {
@@ -151,8 +156,8 @@ impl LdapSource {
             return Ok(None);
         };
         let mut user = SourceUser::new(id);
-        if let Some(name) = first_value(&entry, &s.display_name_attribute)
-            .or_else(|| first_value(&entry, "cn"))
+        if let Some(name) =
+            first_value(&entry, &s.display_name_attribute).or_else(|| first_value(&entry, "cn"))
         {
             user = user.name(name);
         }
@@ -243,10 +248,13 @@ impl LdapSource {
         let settings = &self.inner.settings;
         let mut ldap = open(settings).await?;
         let timeout = settings.operation_timeout;
-        let result = bounded(timeout, ldap.with_timeout(timeout).simple_bind(dn, password))
-            .await
-            .map_err(|_| DirectoryError::Timeout("user bind"))?
-            .map_err(|e| DirectoryError::operation("user bind", &e))?;
+        let result = bounded(
+            timeout,
+            ldap.with_timeout(timeout).simple_bind(dn, password),
+        )
+        .await
+        .map_err(|_| DirectoryError::Timeout("user bind"))?
+        .map_err(|e| DirectoryError::operation("user bind", &e))?;
         let _ = bounded(timeout, ldap.unbind()).await;
         match result.rc {
             0 => Ok(true),
@@ -381,7 +389,10 @@ mod tests {
     fn group_names_are_the_first_rdn_value() {
         for (dn, name) in [
             ("cn=admins,ou=groups,dc=example,dc=org", Some("admins")),
-            ("CN=Domain Admins,CN=Users,DC=corp,DC=example", Some("Domain Admins")),
+            (
+                "CN=Domain Admins,CN=Users,DC=corp,DC=example",
+                Some("Domain Admins"),
+            ),
             (r"cn=R\2cD,ou=groups", Some("R,D")),
             (r"cn=a\,b\+c,ou=g", Some("a,b+c")),
             ("cn=x+ou=y,dc=z", Some("x")),

@@ -47,7 +47,12 @@ async fn injected_filters_find_nobody() {
         }
     }
     // Victim's own sign-in works: the refusals above came from the escaping.
-    assert!(ldap.authenticate("victim", VICTIM_PASSWORD).await.unwrap().is_some());
+    assert!(
+        ldap.authenticate("victim", VICTIM_PASSWORD)
+            .await
+            .unwrap()
+            .is_some()
+    );
 }
 
 #[tokio::test]
@@ -61,7 +66,11 @@ async fn an_empty_password_never_signs_in_although_the_directory_accepts_the_bin
 
     let ldap = source(settings(&slapd));
     for username in ["alice", "bob", "victim", "*", ""] {
-        assert_eq!(ldap.authenticate(username, "").await.unwrap(), None, "{username}");
+        assert_eq!(
+            ldap.authenticate(username, "").await.unwrap(),
+            None,
+            "{username}"
+        );
     }
 }
 
@@ -97,18 +106,16 @@ async fn attacks_through_the_handler_leave_no_session_and_no_user() {
     let adapter = MemoryAdapter::new();
     let auth = auth(source(settings(&slapd)), adapter.clone());
     let megabyte = "p".repeat(1 << 20);
-    let mut attempts: Vec<(&str, &str)> = INJECTIONS
-        .iter()
-        .map(|u| (*u, VICTIM_PASSWORD))
-        .collect();
-    attempts.extend([
-        ("alice", ""),
-        ("victim", ""),
-        ("alice", megabyte.as_str()),
-    ]);
+    let mut attempts: Vec<(&str, &str)> =
+        INJECTIONS.iter().map(|u| (*u, VICTIM_PASSWORD)).collect();
+    attempts.extend([("alice", ""), ("victim", ""), ("alice", megabyte.as_str())]);
     for (username, password) in attempts {
         let answer = sign_in(&auth, username, password).await;
-        assert!(!answer.signed_in(), "{username:?}: {:?}", answer.set_cookies);
+        assert!(
+            !answer.signed_in(),
+            "{username:?}: {:?}",
+            answer.set_cookies
+        );
         // A refused sign-in redirects to the sign-in page; a body over the handler's
         // limit (the 1 MB password) is refused before any provider runs.
         assert!(
@@ -123,7 +130,11 @@ async fn attacks_through_the_handler_leave_no_session_and_no_user() {
     }
     for uid in ["victim", "alice", "bob", "*"] {
         assert!(
-            adapter.get_user_by_account("ldap", uid).await.unwrap().is_none(),
+            adapter
+                .get_user_by_account("ldap", uid)
+                .await
+                .unwrap()
+                .is_none(),
             "{uid} was recorded"
         );
     }

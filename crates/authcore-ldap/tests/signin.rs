@@ -76,7 +76,12 @@ async fn a_wrong_password_or_an_unknown_user_signs_nobody_in() {
         );
     }
     // The pool keeps working after refusals.
-    assert!(ldap.authenticate("alice", ALICE_PASSWORD).await.unwrap().is_some());
+    assert!(
+        ldap.authenticate("alice", ALICE_PASSWORD)
+            .await
+            .unwrap()
+            .is_some()
+    );
 }
 
 #[tokio::test]
@@ -90,11 +95,19 @@ async fn ldaps_and_start_tls_with_a_private_ca() {
     start_tls.ca_file = Some(slapd.ca_file.clone());
     let mut by_name = ldaps.clone();
     by_name.url = format!("ldaps://localhost:{}", slapd.tls_port);
-    for (name, settings) in [("ldaps", ldaps), ("start_tls", start_tls), ("localhost", by_name)] {
+    for (name, settings) in [
+        ("ldaps", ldaps),
+        ("start_tls", start_tls),
+        ("localhost", by_name),
+    ] {
         let ldap = source(settings);
         let found = ldap.authenticate("alice", ALICE_PASSWORD).await.unwrap();
         assert_eq!(found.map(|u| u.id), Some("alice".to_owned()), "{name}");
-        assert_eq!(ldap.authenticate("alice", "wrong").await.unwrap(), None, "{name}");
+        assert_eq!(
+            ldap.authenticate("alice", "wrong").await.unwrap(),
+            None,
+            "{name}"
+        );
     }
 }
 
@@ -112,7 +125,10 @@ async fn a_certificate_from_another_ca_is_refused() {
         // The other directory's CA did not sign this one's certificate.
         settings.ca_file = Some(other.ca_file.clone());
         let ldap = source(settings);
-        let err = ldap.authenticate("alice", ALICE_PASSWORD).await.unwrap_err();
+        let err = ldap
+            .authenticate("alice", ALICE_PASSWORD)
+            .await
+            .unwrap_err();
         assert!(matches!(err, SourceError::Unavailable(_)), "{err}");
     }
 }
@@ -145,7 +161,10 @@ async fn a_directory_that_is_down_or_silent_is_unavailable_within_the_timeouts()
     ] {
         let ldap = source(settings);
         let started = Instant::now();
-        let err = ldap.authenticate("alice", ALICE_PASSWORD).await.unwrap_err();
+        let err = ldap
+            .authenticate("alice", ALICE_PASSWORD)
+            .await
+            .unwrap_err();
         assert!(matches!(err, SourceError::Unavailable(_)), "{name}: {err}");
         assert!(
             started.elapsed() < Duration::from_secs(3),
@@ -172,13 +191,29 @@ async fn a_pooled_connection_the_directory_closed_is_replaced() {
     let mut settings = settings(&slapd);
     settings.pool_size = 1;
     let ldap = source(settings);
-    assert!(ldap.authenticate("alice", ALICE_PASSWORD).await.unwrap().is_some());
+    assert!(
+        ldap.authenticate("alice", ALICE_PASSWORD)
+            .await
+            .unwrap()
+            .is_some()
+    );
     // slapd closes connections idle for longer than its idletimeout.
-    tokio::time::sleep(Duration::from_millis(slapd::IDLE_TIMEOUT_SECONDS * 1000 + 1500)).await;
-    assert!(ldap.authenticate("alice", ALICE_PASSWORD).await.unwrap().is_some());
+    tokio::time::sleep(Duration::from_millis(
+        slapd::IDLE_TIMEOUT_SECONDS * 1000 + 1500,
+    ))
+    .await;
+    assert!(
+        ldap.authenticate("alice", ALICE_PASSWORD)
+            .await
+            .unwrap()
+            .is_some()
+    );
     // Gone for good: unavailable, not stuck.
     drop(slapd);
-    let err = ldap.authenticate("alice", ALICE_PASSWORD).await.unwrap_err();
+    let err = ldap
+        .authenticate("alice", ALICE_PASSWORD)
+        .await
+        .unwrap_err();
     assert!(matches!(err, SourceError::Unavailable(_)), "{err}");
 }
 
@@ -213,11 +248,20 @@ async fn the_credentials_provider_records_the_user_and_groups() {
         wrong.location
     );
     assert!(!wrong.signed_in());
-    assert!(adapter.get_user_by_account("ldap", "alice").await.unwrap().is_none());
+    assert!(
+        adapter
+            .get_user_by_account("ldap", "alice")
+            .await
+            .unwrap()
+            .is_none()
+    );
 
     let answer = sign_in(&auth, "alice", ALICE_PASSWORD).await;
     assert_eq!(answer.status, 302);
-    assert_eq!(answer.location.as_deref(), Some("https://authjs.test/dashboard"));
+    assert_eq!(
+        answer.location.as_deref(),
+        Some("https://authjs.test/dashboard")
+    );
     assert!(answer.signed_in(), "{:?}", answer.set_cookies);
     let user = adapter
         .get_user_by_account("ldap", "alice")
@@ -247,9 +291,18 @@ async fn the_credentials_provider_records_the_user_and_groups() {
         )
         .unwrap();
     assert!(sign_in(&auth, "alice", ALICE_PASSWORD).await.signed_in());
-    let again = adapter.get_user_by_account("ldap", "alice").await.unwrap().unwrap();
+    let again = adapter
+        .get_user_by_account("ldap", "alice")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(again.id, user.id);
-    let groups = adapter.user_groups().unwrap().get_user_groups(&user.id).await.unwrap();
+    let groups = adapter
+        .user_groups()
+        .unwrap()
+        .get_user_groups(&user.id)
+        .await
+        .unwrap();
     assert_eq!(groups, ["dev"]);
 }
 

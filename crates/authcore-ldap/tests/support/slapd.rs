@@ -155,8 +155,11 @@ impl Slapd {
             .as_ref()
             .is_some_and(|m| m.join("memberof.so").exists() || m.join("memberof.la").exists());
         let config = dir.path().join("slapd.conf");
-        std::fs::write(&config, slapd_conf(dir.path(), modules.as_deref(), memberof))
-            .map_err(|e| e.to_string())?;
+        std::fs::write(
+            &config,
+            slapd_conf(dir.path(), modules.as_deref(), memberof),
+        )
+        .map_err(|e| e.to_string())?;
         std::fs::create_dir(dir.path().join("db")).map_err(|e| e.to_string())?;
         let log = std::fs::File::create(dir.path().join("slapd.log")).map_err(|e| e.to_string())?;
         let child = Command::new(slapd)
@@ -220,7 +223,15 @@ impl Slapd {
     /// Runs `tool` of ldap-utils as the root DN against the plain port.
     pub fn ldap_tool(&self, tool: &str, args: &[&Path]) -> Result<(), String> {
         let out = Command::new(tool)
-            .args(["-x", "-H", &self.ldap_url(), "-D", ROOT_DN, "-w", ROOT_PASSWORD])
+            .args([
+                "-x",
+                "-H",
+                &self.ldap_url(),
+                "-D",
+                ROOT_DN,
+                "-w",
+                ROOT_PASSWORD,
+            ])
             .args(args)
             .output()
             .map_err(|e| format!("cannot run {tool} (apt-get install ldap-utils): {e}"))?;
@@ -238,15 +249,20 @@ impl Slapd {
     pub fn add(&self, ldif: &str) {
         let path = self.dir.path().join("more.ldif");
         std::fs::write(&path, ldif).unwrap();
-        self.ldap_tool("ldapadd", &[Path::new("-f"), &path]).unwrap();
+        self.ldap_tool("ldapadd", &[Path::new("-f"), &path])
+            .unwrap();
     }
 }
 
 fn slapd_binary() -> Option<PathBuf> {
-    ["/usr/sbin/slapd", "/usr/local/sbin/slapd", "/usr/libexec/slapd"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
+    [
+        "/usr/sbin/slapd",
+        "/usr/local/sbin/slapd",
+        "/usr/libexec/slapd",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.exists())
 }
 
 /// Where the back-end and overlay modules are (none: built in).
@@ -274,7 +290,10 @@ fn slapd_conf(dir: &Path, modules: Option<&Path>, memberof: bool) -> String {
     let schema = schema_dir();
     let mut conf = String::new();
     for name in ["core", "cosine", "inetorgperson", "nis"] {
-        conf += &format!("include {}\n", schema.join(format!("{name}.schema")).display());
+        conf += &format!(
+            "include {}\n",
+            schema.join(format!("{name}.schema")).display()
+        );
     }
     if let Some(modules) = modules {
         conf += &format!("modulepath {}\nmoduleload back_mdb\n", modules.display());
