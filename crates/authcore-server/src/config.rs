@@ -127,7 +127,7 @@ pub struct ServerConfig {
     /// ([`serve::runtime`]).
     pub workers: usize,
     /// Directory users sign in with their directory password (`[ldap]`, or
-    /// `AUTHCORE_LDAP_URL` and the other `AUTHCORE_LDAP_*` variables): [`ldap`]'s source.
+    /// `AUTHCORE_LDAP_URL` and the other `AUTHCORE_LDAP_*` variables; docs/manual/ldap.md).
     pub ldap: Option<authcore_ldap::LdapSource>,
 }
 
