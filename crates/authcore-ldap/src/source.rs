@@ -141,7 +141,8 @@ impl LdapSource {
         };
         // An empty DN would make the bind anonymous.
         let Some(entry) = found.filter(|e| !e.dn.trim().is_empty()) else {
-            self.user_bind(&self.inner.absent_dn, password).await?;
+            // Whatever the directory answers to this bind, nobody is signed in.
+            let _ = self.user_bind(&self.inner.absent_dn, password).await;
             return Ok(None);
         };
         if !self.user_bind(&entry.dn, password).await? {
