@@ -15,6 +15,9 @@ command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
 command -v caddy >/dev/null 2>&1 || need_apt+=(caddy)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+# OpenLDAP for authcore-ldap's tests, which start their own slapd on loopback (the
+# package's own service is not used) and seed it with ldap-utils' ldapadd.
+[ -x /usr/sbin/slapd ] && command -v ldapadd >/dev/null 2>&1 || need_apt+=(slapd ldap-utils)
 # Python with venv for the Python relying party of the OpenID Provider tests.
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -126,6 +126,9 @@ pub struct ServerConfig {
     /// CPUs the process may run on). With 1 the server runs on a single-threaded runtime
     /// ([`serve::runtime`]).
     pub workers: usize,
+    /// Directory users sign in with their directory password (`[ldap]`, or
+    /// `AUTHCORE_LDAP_URL` and the other `AUTHCORE_LDAP_*` variables; docs/manual/ldap.md).
+    pub ldap: Option<authcore_ldap::LdapSource>,
 }
 
 /// How magic links are delivered.
@@ -189,6 +192,9 @@ pub enum ServerConfigError {
     /// The OpenID Provider section.
     #[error("OpenID Provider: {0}")]
     Provider(#[from] oidc_provider::ProviderError),
+    /// The `[ldap]` section or its variables (the message names the key to fix).
+    #[error("{0}")]
+    Ldap(#[from] authcore_ldap::SettingsError),
 }
 
 /// The environment as a source of settings.
@@ -251,6 +257,7 @@ impl ServerConfig {
             trusted_proxies: Vec::new(),
             two_factor: None,
             recent_sign_in: None,
+            ldap: None,
         }
     }
 
@@ -309,6 +316,7 @@ impl ServerConfig {
             vars.read("AUTHCORE_RECENT_SIGN_IN", value::seconds_text)?,
             file.auth.recent_sign_in,
         );
+        let ldap = ldap(&vars, file.ldap)?;
         let sections_env = sections_env(&env, &auth_js);
         let gateway = gateway(
             &sections_env,
@@ -347,6 +355,7 @@ impl ServerConfig {
             trusted_proxies,
             two_factor,
             recent_sign_in,
+            ldap,
         })
     }
 
@@ -414,6 +423,42 @@ impl Listener {
             limits,
         })
     }
+}
+
+/// The directory source: `[ldap]` with the `AUTHCORE_LDAP_*` variables over its keys (a
+/// variable that is set wins); on when the section is there or `AUTHCORE_LDAP_URL` is set
+/// and not blank. The settings are checked now, so a mistake stops the start.
+fn ldap(
+    vars: &Vars<'_>,
+    file: Option<authcore_ldap::LdapSettings>,
+) -> Result<Option<authcore_ldap::LdapSource>, ServerConfigError> {
+    let url = value::non_blank(vars.text("AUTHCORE_LDAP_URL").flatten());
+    if file.is_none() && url.is_none() {
+        return Ok(None);
+    }
+    let mut settings = file.unwrap_or_default();
+    let texts: [(&'static str, &mut String); 4] = [
+        ("AUTHCORE_LDAP_URL", &mut settings.url),
+        ("AUTHCORE_LDAP_BIND_DN", &mut settings.bind_dn),
+        ("AUTHCORE_LDAP_BIND_PASSWORD", &mut settings.bind_password),
+        ("AUTHCORE_LDAP_BASE_DN", &mut settings.base_dn),
+    ];
+    for (name, slot) in texts {
+        if let Some(Some(v)) = vars.text(name) {
+            *slot = v;
+        }
+    }
+    if let Some(path) = vars.text("AUTHCORE_LDAP_CA_FILE") {
+        settings.ca_file = value::non_blank(path).map(Into::into);
+    }
+    if let Some(Some(on)) = vars.read("AUTHCORE_LDAP_START_TLS", |v| match v {
+        "true" | "on" => Ok(Some(true)),
+        "false" | "off" => Ok(Some(false)),
+        _ => Err("is not `true` or `false`".to_owned()),
+    })? {
+        settings.start_tls = on;
+    }
+    Ok(Some(authcore_ldap::LdapSource::new(settings)?))
 }
 
 /// The database pool: `AUTHCORE_DATABASE_TIMEOUT`, `AUTHCORE_DATABASE_MAX_CONNECTIONS`,
@@ -991,5 +1036,75 @@ from = "File <file@example.com>"
             let e = ServerConfig::from_env(Env::from_pairs([(key, bad)])).unwrap_err();
             assert!(e.to_string().contains(key), "{e}");
         }
+    }
+    /// `[ldap]` and the `AUTHCORE_LDAP_*` variables over it build the directory source; a
+    /// bad value names its key; the service password shows nowhere.
+    #[test]
+    fn ldap_from_the_file_and_the_environment() {
+        assert!(from("", &[]).unwrap().ldap.is_none());
+        assert!(
+            from("", &[("AUTHCORE_LDAP_URL", " ")])
+                .unwrap()
+                .ldap
+                .is_none()
+        );
+        let file = r#"
+[ldap]
+url = "ldap://127.0.0.1:3389"
+bind_dn = "cn=authcore,dc=example,dc=org"
+bind_password = "file-service-password"
+base_dn = "dc=example,dc=org"
+group_base_dn = "ou=groups,dc=example,dc=org"
+"#;
+        let parsed = ConfigFile::parse(file).unwrap();
+        assert!(!format!("{parsed:?}").contains("file-service-password"));
+        let source = from(file, &[]).unwrap().ldap.unwrap();
+        let shown = format!("{source:?}");
+        assert!(shown.contains("ldap://127.0.0.1:3389"), "{shown}");
+        assert!(shown.contains("ou=groups"), "{shown}");
+        assert!(!shown.contains("file-service-password"), "{shown}");
+
+        let vars = [
+            ("AUTHCORE_LDAP_URL", "ldap://127.0.0.1:4389"),
+            ("AUTHCORE_LDAP_BIND_DN", "cn=other,dc=example,dc=org"),
+            ("AUTHCORE_LDAP_BIND_PASSWORD", "env-service-password"),
+            ("AUTHCORE_LDAP_BASE_DN", "ou=people,dc=example,dc=org"),
+        ];
+        for file in [file, ""] {
+            let shown = format!("{:?}", from(file, &vars).unwrap().ldap.unwrap());
+            assert!(
+                shown.contains("4389") && shown.contains("cn=other"),
+                "{shown}"
+            );
+            assert!(shown.contains("ou=people"), "{shown}");
+            assert!(!shown.contains("service-password"), "{shown}");
+        }
+
+        for (file, vars, expected) in [
+            // Turned on by the variable alone: the other keys are needed too.
+            (
+                "",
+                &[("AUTHCORE_LDAP_URL", "ldap://h")][..],
+                "ldap bind_dn is not set",
+            ),
+            (file, &[("AUTHCORE_LDAP_URL", "http://h")][..], "ldap url"),
+            (
+                file,
+                &[("AUTHCORE_LDAP_START_TLS", "maybe")][..],
+                "AUTHCORE_LDAP_START_TLS",
+            ),
+            (
+                file,
+                &[("AUTHCORE_LDAP_BIND_PASSWORD", "")][..],
+                "ldap bind_password is empty",
+            ),
+        ] {
+            let err = from(file, vars).expect_err("refused").to_string();
+            assert!(err.contains(expected), "{err}");
+        }
+        let err = from("[ldap]\nurl = \"ldap://h\"\nbase = \"x\"\n", &[])
+            .expect_err("refused")
+            .to_string();
+        assert!(err.contains("unknown field `base`"), "{err}");
     }
 }

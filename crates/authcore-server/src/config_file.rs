@@ -39,6 +39,11 @@
 //! secret = "…"
 //! issuer = "https://kc.example.com/realms/main"
 //!
+//! [ldap]                                            # AUTHCORE_LDAP_URL …
+//! url = "ldaps://ldap.example.com"                  # (docs/manual/ldap.md)
+//! bind_dn = "cn=authcore,ou=services,dc=example,dc=com"
+//! base_dn = "dc=example,dc=com"
+//!
 //! [theme]
 //! color_scheme = "dark"                             # auto | light | dark
 //! brand_color = "#0b5ed7"
@@ -95,6 +100,9 @@ pub struct ConfigFile {
     /// `[oidc_provider]`: authcore as an OpenID Provider for other applications (signing
     /// keys, clients).
     pub oidc_provider: Option<authcore_oidc_provider::ProviderSection>,
+    /// `[ldap]`: directory users sign in with their directory password
+    /// (docs/manual/ldap.md; the service account's password is redacted by `Debug`).
+    pub ldap: Option<authcore_ldap::LdapSettings>,
 }
 
 /// `[two_factor]`: `policy = "optional"` (the default with a database: users who enrolled

@@ -6,7 +6,7 @@ use std::error::Error as StdError;
 use std::sync::Arc;
 
 use authcore::adapter::AdapterError;
-use authcore::providers::WebAuthnProvider;
+use authcore::providers::{CredentialsProvider, WebAuthnProvider};
 use authcore::{Auth, AuthConfig, ConfigError};
 use authcore_axum::AuthDispatch;
 use authcore_sqlx::SqlxAdapter;
@@ -236,6 +236,10 @@ fn demo_auth(
         .provider(provider)
         .theme(config.theme.clone())
         .pages(config.pages.clone());
+    if let Some(ldap) = config.ldap.clone() {
+        // Directory users, recorded (with their groups) when there is a database.
+        builder = builder.provider(CredentialsProvider::from_source(Arc::new(ldap)));
+    }
     let callbacks_adapter = database
         .clone()
         .map(|db| Arc::new(db) as Arc<dyn authcore::adapter::Adapter>);
@@ -323,5 +327,28 @@ mod tests {
             err.to_string(),
             "cannot create the demo user in the database sqlite://demo.db: conflict: taken"
         );
+    }
+    /// `[ldap]` adds the directory's credentials provider (id `ldap`) beside the others.
+    #[tokio::test]
+    async fn the_directory_source_is_a_provider() {
+        let mut config = ServerConfig::new("a test secret that is long enough, really");
+        config.ldap = Some(
+            authcore_ldap::LdapSource::new(authcore_ldap::LdapSettings::new(
+                "ldap://127.0.0.1:3389",
+                "cn=authcore,dc=example,dc=org",
+                "service password",
+                "dc=example,dc=org",
+            ))
+            .unwrap(),
+        );
+        let server = config.build().await.unwrap();
+        let ids: Vec<&str> = server
+            .auth()
+            .config()
+            .providers()
+            .iter()
+            .map(|p| p.id())
+            .collect();
+        assert!(ids.contains(&"ldap"), "{ids:?}");
     }
 }
