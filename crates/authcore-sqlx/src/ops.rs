@@ -958,7 +958,11 @@ pub(crate) async fn set_user_groups(
         let position = i64::try_from(position).map_err(|_| data_error(OP, "too many groups"))?;
         writes.push((
             sql.insert_user_group.as_str(),
-            vec![user.clone(), Arg::Int(Some(position)), Arg::text(name.as_str())],
+            vec![
+                user.clone(),
+                Arg::Int(Some(position)),
+                Arg::text(name.as_str()),
+            ],
         ));
     }
     replace_user_rows(pool, OP, user, writes).await
