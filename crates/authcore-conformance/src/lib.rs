@@ -316,7 +316,10 @@ fn same_token(check: &str, what: &str, got: &VerificationToken, want: &Verificat
 #[track_caller]
 fn expect_error<T: Debug>(check: &str, what: &str, r: Result<T, AdapterError>) {
     if let Ok(v) = r {
-        fail(check, format_args!("{what}: got Ok({v:?}), expected an error"))
+        fail(
+            check,
+            format_args!("{what}: got Ok({v:?}), expected an error"),
+        )
     }
 }
 

@@ -14,7 +14,11 @@ pub async fn run<A: Adapter + Clone>(adapter: &A, options: &Options) {
 
 /// A PHC-looking hash, different each time.
 fn phc_hash() -> String {
-    format!("$argon2id$v=19$m=19456,t=2,p=1${}${}", random_id(), random_id())
+    format!(
+        "$argon2id$v=19$m=19456,t=2,p=1${}${}",
+        random_id(),
+        random_id()
+    )
 }
 
 /// Password hashes (authcore extension, skipped when unsupported): none before any; the hash
@@ -95,7 +99,9 @@ pub async fn passwords<A: Adapter>(adapter: &A) {
         let got = ok(
             CHECK,
             "replace_password_hash",
-            store.replace_password_hash(&other.id, current, &phc_hash()).await,
+            store
+                .replace_password_hash(&other.id, current, &phc_hash())
+                .await,
         );
         eq(
             CHECK,
@@ -131,7 +137,9 @@ pub async fn passwords<A: Adapter>(adapter: &A) {
         &ok(
             CHECK,
             "replace_password_hash",
-            store.replace_password_hash(&user.id, &second, &phc_hash()).await,
+            store
+                .replace_password_hash(&user.id, &second, &phc_hash())
+                .await,
         ),
         &false,
     );

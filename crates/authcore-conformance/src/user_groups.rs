@@ -28,8 +28,14 @@ pub async fn user_groups<A: Adapter>(adapter: &A) {
     };
     let user = new_user(adapter, CHECK, "user-groups").await;
     let other = new_user(adapter, CHECK, "user-groups-other").await;
-    let get = |id: String| async move { ok(CHECK, "get_user_groups", store.get_user_groups(&id).await) };
-    eq(CHECK, "groups before any", &get(user.id.clone()).await, &vec![]);
+    let get =
+        |id: String| async move { ok(CHECK, "get_user_groups", store.get_user_groups(&id).await) };
+    eq(
+        CHECK,
+        "groups before any",
+        &get(user.id.clone()).await,
+        &vec![],
+    );
 
     let many: Vec<String> = (0..MANY).rev().map(|i| format!("group-{i:03}")).collect();
     let unicode: Vec<String> = (0..MANY)
@@ -37,7 +43,10 @@ pub async fn user_groups<A: Adapter>(adapter: &A) {
         .collect();
     // Each list in turn: (what it is, the list).
     let lists = [
-        ("a list in no sorted order", names(&["staff", "admins", "Admins", "beta"])),
+        (
+            "a list in no sorted order",
+            names(&["staff", "admins", "Admins", "beta"]),
+        ),
         ("a list replacing the last", names(&["ops"])),
         (
             "names with separators, quotes and spaces",
@@ -58,7 +67,10 @@ pub async fn user_groups<A: Adapter>(adapter: &A) {
         ("many names, in the order given", many),
         ("many Unicode names", unicode),
         ("an empty list clears", Vec::new()),
-        ("a list after clearing", names(&["Ωmega", "ελληνικά", "עברית"])),
+        (
+            "a list after clearing",
+            names(&["Ωmega", "ελληνικά", "עברית"]),
+        ),
     ];
     for (what, list) in &lists {
         ok(
@@ -143,7 +155,11 @@ pub async fn user_groups_race<A: Adapter + Clone>(adapter: &A, options: &Options
         .await;
         ok(CHECK, "set_user_groups", rx);
         ok(CHECK, "set_user_groups", ry);
-        let got = ok(CHECK, "get_user_groups", store.get_user_groups(&user.id).await);
+        let got = ok(
+            CHECK,
+            "get_user_groups",
+            store.get_user_groups(&user.id).await,
+        );
         if got != a && got != b {
             fail(
                 CHECK,
