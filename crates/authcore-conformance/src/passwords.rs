@@ -23,9 +23,9 @@ fn phc_hash() -> String {
 
 /// Password hashes (authcore extension, skipped when unsupported): none before any; the hash
 /// round-trips byte for byte and the next set replaces it; `replace_password_hash` changes
-/// it only from the current hash (not from a stale one, one differing in case, or from a
-/// missing one); delete removes it; one user's hash is not another's; `delete_user`
-/// removes it; a write for a user that does not exist fails.
+/// it only from the current hash (not from a stale one, one differing in case or by a
+/// trailing space, or from a missing one); delete removes it; one user's hash is not
+/// another's; `delete_user` removes it; a write for a user that does not exist fails.
 pub async fn passwords<A: Adapter>(adapter: &A) {
     const CHECK: &str = "passwords";
     let Some(store) = capability(adapter.passwords(), CHECK, "PasswordStore") else {
@@ -73,6 +73,7 @@ pub async fn passwords<A: Adapter>(adapter: &A) {
         (first.clone(), second.clone(), true, second.clone()),
         (first.clone(), phc_hash(), false, second.clone()),
         (second.to_uppercase(), phc_hash(), false, second.clone()),
+        (format!("{second} "), phc_hash(), false, second.clone()),
         (String::new(), phc_hash(), false, second.clone()),
         (second.clone(), second.clone(), true, second.clone()),
     ];

@@ -239,9 +239,10 @@ queries! {
     get_password = r#"SELECT "hash" FROM {passwords} WHERE "userId" = ?"#;
     /// Binds: user id, hash, now.
     insert_password = r#"INSERT INTO {passwords} ("userId", "hash", "updatedAt") VALUES (?, ?, ?)"#;
-    /// Binds: new hash, now, user id, current hash. Only while the hash is still the one
-    /// read: of concurrent replacements from one hash, one changes the row.
-    replace_password = r#"UPDATE {passwords} SET "hash" = ?, "updatedAt" = ? WHERE "userId" = ? AND "hash" = ?"#;
+    /// Binds: new hash, now, user id, current hash, current hash. Only while the hash is
+    /// still the one read: of concurrent replacements from one hash, one changes the row.
+    /// The lengths too: MySQL's `utf8mb4_bin` ignores trailing spaces when it compares.
+    replace_password = r#"UPDATE {passwords} SET "hash" = ?, "updatedAt" = ? WHERE "userId" = ? AND "hash" = ? AND LENGTH("hash") = LENGTH(?)"#;
     /// Binds: user id, position, name.
     insert_user_group = r#"INSERT INTO {user_groups} ("userId", "position", "name") VALUES (?, ?, ?)"#;
     get_user_groups = r#"SELECT "name" FROM {user_groups} WHERE "userId" = ? ORDER BY "position""#;

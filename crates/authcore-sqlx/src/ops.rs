@@ -925,6 +925,7 @@ pub(crate) async fn replace_password_hash(
         Arg::Time(Some(OffsetDateTime::now_utc())),
         Arg::UserId(user_id.to_owned()),
         Arg::text(current),
+        Arg::text(current),
     ];
     let changed = pool
         .execute(&pool.sql().replace_password, args)

@@ -1,7 +1,7 @@
 -- Password accounts (beyond Auth.js): each user's password hash as given (a PHC string such
--- as `$argon2id$v=19$…`, or an imported bcrypt hash) and when it was last set, compared
--- byte for byte (`utf8mb4_bin`). No foreign key, as for `sessionRevocation`: `delete_user`
--- deletes the row itself.
+-- as `$argon2id$v=19$…`, or an imported bcrypt hash) and when it was last set
+-- (`utf8mb4_bin`: case counts when hashes are compared). No foreign key, as for
+-- `sessionRevocation`: `delete_user` deletes the row itself.
 CREATE TABLE IF NOT EXISTS `userPassword`
 (
   `userId` VARCHAR(255) NOT NULL,
