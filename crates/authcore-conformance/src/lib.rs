@@ -28,11 +28,13 @@ pub mod core;
 pub mod jwt_revocation;
 pub mod linked_accounts;
 pub mod passkeys;
+pub mod passwords;
 pub mod rate_limit;
 pub mod session_activity;
 pub mod session_sign_in;
 pub mod two_factor;
 pub mod upstream_sessions;
+pub mod user_groups;
 
 use std::fmt::Debug;
 
@@ -106,6 +108,8 @@ pub async fn run_all_with<A: Adapter + Clone>(adapter: A, options: Options) {
     two_factor::run(&adapter, &options).await;
     app_access::run(&adapter, &options).await;
     upstream_sessions::run(&adapter, &options).await;
+    passwords::run(&adapter, &options).await;
+    user_groups::run(&adapter, &options).await;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -305,6 +309,18 @@ fn same_token(check: &str, what: &str, got: &VerificationToken, want: &Verificat
         got.expires,
         want.expires,
     );
+}
+
+/// Asserts an error of any kind (backends report a write for a missing user as a conflict
+/// or as a backend error, e.g. a foreign key's).
+#[track_caller]
+fn expect_error<T: Debug>(check: &str, what: &str, r: Result<T, AdapterError>) {
+    if let Ok(v) = r {
+        fail(
+            check,
+            format_args!("{what}: got Ok({v:?}), expected an error"),
+        )
+    }
 }
 
 #[track_caller]

@@ -3,10 +3,11 @@
 #![allow(clippy::unwrap_used)]
 
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, MemoryAdapter, NewUser, UserUpdate,
-    VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, MemoryAdapter, NewUser, PasswordStore,
+    UserGroupsStore, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator};
+use authcore_conformance::Options;
 use time::OffsetDateTime;
 
 #[tokio::test]
@@ -21,11 +22,13 @@ async fn the_memory_rate_limit_store_passes_the_conformance_suite() {
 }
 
 /// The memory adapter with none of its capabilities (only the calls of Auth.js's adapter);
-/// with `reusable_tokens` its verification tokens can be used twice.
+/// with `reusable_tokens` its verification tokens can be used twice; with `racy_stores` it
+/// has a `PasswordStore` and a `UserGroupsStore` that read, then write (not atomic).
 #[derive(Clone, Default)]
 struct CoreOnly {
     inner: MemoryAdapter,
     reusable_tokens: bool,
+    racy_stores: bool,
 }
 
 #[async_trait::async_trait]
@@ -144,6 +147,58 @@ impl Adapter for CoreOnly {
             .update_authenticator_counter(credential_id, counter)
             .await
     }
+    fn passwords(&self) -> Option<&dyn PasswordStore> {
+        self.racy_stores.then_some(self as &dyn PasswordStore)
+    }
+    fn user_groups(&self) -> Option<&dyn UserGroupsStore> {
+        self.racy_stores.then_some(self as &dyn UserGroupsStore)
+    }
+}
+
+/// The memory adapter's stores, each write in steps with yields to the other tasks between.
+#[async_trait::async_trait]
+impl PasswordStore for CoreOnly {
+    async fn get_password_hash(&self, user_id: &str) -> Result<Option<String>, AdapterError> {
+        self.inner.get_password_hash(user_id).await
+    }
+    async fn set_password_hash(&self, user_id: &str, hash: &str) -> Result<(), AdapterError> {
+        self.inner.set_password_hash(user_id, hash).await
+    }
+    async fn replace_password_hash(
+        &self,
+        user_id: &str,
+        current: &str,
+        new: &str,
+    ) -> Result<bool, AdapterError> {
+        let stored = self.inner.get_password_hash(user_id).await?;
+        tokio::task::yield_now().await;
+        if stored.as_deref() != Some(current) {
+            return Ok(false);
+        }
+        self.inner.set_password_hash(user_id, new).await?;
+        Ok(true)
+    }
+    async fn delete_password_hash(&self, user_id: &str) -> Result<(), AdapterError> {
+        self.inner.delete_password_hash(user_id).await
+    }
+}
+
+#[async_trait::async_trait]
+impl UserGroupsStore for CoreOnly {
+    async fn set_user_groups(&self, user_id: &str, groups: &[String]) -> Result<(), AdapterError> {
+        // Cleared, then a group added at a time (a row each, outside a transaction).
+        self.inner.set_user_groups(user_id, &[]).await?;
+        for group in groups {
+            tokio::task::yield_now().await;
+            let mut list = self.inner.get_user_groups(user_id).await?;
+            list.push(group.clone());
+            self.inner.set_user_groups(user_id, &list).await?;
+        }
+        Ok(())
+    }
+    async fn get_user_groups(&self, user_id: &str) -> Result<Vec<String>, AdapterError> {
+        self.inner.get_user_groups(user_id).await
+    }
 }
 
 /// An adapter without capabilities passes: their checks are skipped, none calls it.
@@ -161,4 +216,27 @@ async fn a_reusable_token_fails() {
         ..CoreOnly::default()
     })
     .await;
+}
+
+fn racy_stores() -> CoreOnly {
+    CoreOnly {
+        racy_stores: true,
+        ..CoreOnly::default()
+    }
+}
+
+/// A password store whose compare-and-set reads, then writes, passes the sequential checks
+/// and fails the race.
+#[tokio::test]
+#[should_panic(expected = "adapter conformance check 'password_replace_race' failed")]
+async fn a_racy_password_replacement_fails() {
+    authcore_conformance::passwords::run(&racy_stores(), &Options::default()).await;
+}
+
+/// A groups store that replaces a list group by group passes the sequential checks and
+/// fails the race.
+#[tokio::test]
+#[should_panic(expected = "adapter conformance check 'user_groups_race' failed")]
+async fn a_racy_group_replacement_fails() {
+    authcore_conformance::user_groups::run(&racy_stores(), &Options::default()).await;
 }

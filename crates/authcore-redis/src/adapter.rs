@@ -3,9 +3,9 @@
 use async_trait::async_trait;
 use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, JwtRevocation,
-    JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, SessionActivity,
+    JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, PasswordStore, SessionActivity,
     SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore, UpstreamSession,
-    UpstreamSessionStore, UserUpdate, VerificationToken,
+    UpstreamSessionStore, UserGroupsStore, UserUpdate, VerificationToken,
 };
 use authcore::{Account, Authenticator, SignInInfo};
 use redis::AsyncCommands;
@@ -458,6 +458,8 @@ impl Adapter for RedisAdapter {
                 self.keys.two_factor(id),
                 self.keys.recovery_codes(id),
                 self.keys.app_access(id),
+                self.keys.password(id),
+                self.keys.groups(id),
             ])
             .await
             .map_err(redis_err(OP))?;
@@ -754,6 +756,14 @@ impl Adapter for RedisAdapter {
     }
 
     fn upstream_sessions(&self) -> Option<&dyn UpstreamSessionStore> {
+        Some(self)
+    }
+
+    fn passwords(&self) -> Option<&dyn PasswordStore> {
+        Some(self)
+    }
+
+    fn user_groups(&self) -> Option<&dyn UserGroupsStore> {
         Some(self)
     }
 }
@@ -1150,6 +1160,115 @@ impl TwoFactorStore for RedisAdapter {
         conn.scard(self.keys.recovery_codes(user_id))
             .await
             .map_err(redis_err(OP))
+    }
+}
+
+impl RedisAdapter {
+    /// Runs [`scripts::SET_FOR_USER`]: writes `value` at `key` (deletes it when `None`) if
+    /// user `user_id` exists, else fails.
+    async fn set_for_user(
+        &self,
+        op: &'static str,
+        user_id: &str,
+        key: String,
+        value: Option<String>,
+    ) -> Result<(), AdapterError> {
+        if !is_user_id(user_id) {
+            return Err(data_err(op, "not a user id of this adapter"));
+        }
+        let delete = if value.is_none() { "DEL" } else { "" };
+        let mut conn = self.conn.clone();
+        let done: i64 = scripts::SET_FOR_USER
+            .key(self.keys.user(user_id))
+            .key(key)
+            .arg(value.unwrap_or_default())
+            .arg(delete)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err(op))?;
+        if done == 1 {
+            Ok(())
+        } else {
+            Err(data_err(op, "no user with this id"))
+        }
+    }
+}
+
+#[async_trait]
+impl PasswordStore for RedisAdapter {
+    async fn get_password_hash(&self, user_id: &str) -> Result<Option<String>, AdapterError> {
+        const OP: &str = "getPasswordHash";
+        if !is_user_id(user_id) {
+            return Ok(None);
+        }
+        self.get_raw(OP, &self.keys.password(user_id)).await
+    }
+
+    async fn set_password_hash(&self, user_id: &str, hash: &str) -> Result<(), AdapterError> {
+        let key = self.keys.password(user_id);
+        self.set_for_user("setPasswordHash", user_id, key, Some(hash.to_owned()))
+            .await
+    }
+
+    async fn replace_password_hash(
+        &self,
+        user_id: &str,
+        current: &str,
+        new: &str,
+    ) -> Result<bool, AdapterError> {
+        const OP: &str = "replacePasswordHash";
+        if !is_user_id(user_id) {
+            return Ok(false);
+        }
+        // Compare and set in one script: of concurrent replacements from one hash, one wins.
+        let mut conn = self.conn.clone();
+        let done: i64 = scripts::REPLACE_IF_EQUAL
+            .key(self.keys.password(user_id))
+            .arg(current)
+            .arg(new)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_err(OP))?;
+        Ok(done == 1)
+    }
+
+    async fn delete_password_hash(&self, user_id: &str) -> Result<(), AdapterError> {
+        const OP: &str = "deletePasswordHash";
+        if !is_user_id(user_id) {
+            return Ok(());
+        }
+        let mut conn = self.conn.clone();
+        let () = conn
+            .del(self.keys.password(user_id))
+            .await
+            .map_err(redis_err(OP))?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl UserGroupsStore for RedisAdapter {
+    async fn set_user_groups(&self, user_id: &str, groups: &[String]) -> Result<(), AdapterError> {
+        const OP: &str = "setUserGroups";
+        // One string, so a reader sees the old list or the new one; none is no key.
+        let json = if groups.is_empty() {
+            None
+        } else {
+            Some(encode(OP, &groups)?)
+        };
+        self.set_for_user(OP, user_id, self.keys.groups(user_id), json)
+            .await
+    }
+
+    async fn get_user_groups(&self, user_id: &str) -> Result<Vec<String>, AdapterError> {
+        const OP: &str = "getUserGroups";
+        if !is_user_id(user_id) {
+            return Ok(Vec::new());
+        }
+        match self.get_raw(OP, &self.keys.groups(user_id)).await? {
+            Some(raw) => decode(OP, &raw),
+            None => Ok(Vec::new()),
+        }
     }
 }
 

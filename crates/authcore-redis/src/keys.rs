@@ -100,6 +100,16 @@ impl Keys {
         format!("{}user:two-factor:{user_id}", self.prefix)
     }
 
+    /// `user:password:<userId>` → the user's password hash.
+    pub(crate) fn password(&self, user_id: &str) -> String {
+        format!("{}user:password:{user_id}", self.prefix)
+    }
+
+    /// `user:groups:<userId>` → the user's groups from a user source, as a JSON array.
+    pub(crate) fn groups(&self, user_id: &str) -> String {
+        format!("{}user:groups:{user_id}", self.prefix)
+    }
+
     /// `user:app-access:<userId>` → the user's access granted to applications, as one JSON
     /// object by client id.
     pub(crate) fn app_access(&self, user_id: &str) -> String {

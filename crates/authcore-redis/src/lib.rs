@@ -49,6 +49,8 @@
 //! | `user:jwt-revocation:<userId>` | string | the user's JWT revocation (`before`, `keep`) | none |
 //! | `user:two-factor:<userId>` | string | the user's TOTP second factor (`totpSecret` sealed, `totpConfirmedAt`) | none |
 //! | `user:recovery-codes:<userId>` | set | SHA-256 of the user's unused recovery codes | none |
+//! | `user:password:<userId>` | string | the user's password hash (a PHC string), replaced by compare-and-set on rehash | none |
+//! | `user:groups:<userId>` | string | the user's groups from a user source, a JSON array in the order given | none |
 //! | `user:app-access:<userId>` | string | access granted to applications: an object by client id of (`clientName`, `scopes`, `createdAt`, `updatedAt`, `epoch`), changed by compare-and-set | none |
 //! | `user:authenticator:<credentialID>` | string | authenticator JSON (`credentialID`, `userId`, `providerAccountId`, `counter` …), claimed with `SET NX` | none |
 //! | `user:authenticator:by-user-id:<userId>` | set | keys of the user's authenticators | none |

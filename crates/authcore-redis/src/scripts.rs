@@ -68,6 +68,39 @@ return 1
     )
 });
 
+/// Write (or delete) a record that belongs to a user, only while the user exists, so that
+/// no record outlives `deleteUser` (which runs as one script too).
+///
+/// KEYS[1] user key, KEYS[2] record key. ARGV[1] the value, ARGV[2] "DEL" to delete the
+/// record instead. Returns 1, or 0 when the user does not exist.
+pub(crate) static SET_FOR_USER: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[2] == 'DEL' then
+  redis.call('DEL', KEYS[2])
+else
+  redis.call('SET', KEYS[2], ARGV[1])
+end
+return 1
+"#,
+    )
+});
+
+/// Replace a value only if it is still the one given (a missing key is never equal).
+///
+/// KEYS[1] key. ARGV[1] the current value, ARGV[2] the new one. Returns 1, or 0 when the
+/// key holds something else or nothing.
+pub(crate) static REPLACE_IF_EQUAL: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r#"
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+"#,
+    )
+});
+
 /// Append a record to a list that lives as long as its longest-lived record (Redis 6.2 has
 /// neither `PEXPIREAT … GT` nor `PEXPIRETIME`).
 ///

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use authcore::adapter::UpstreamSessionStore;
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, NewUser, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, NewUser, PasswordStore, UserGroupsStore, UserUpdate,
+    VerificationToken,
 };
 use authcore::{Account, Authenticator, ProviderType};
 use authcore_redis::{BackendErrorKind, RedisBackendError};
@@ -98,9 +99,16 @@ async fn key_layout_and_field_names_follow_upstream() {
         a.create_authenticator(authenticator(&id, "Y3JlZA=="))
             .await
             .unwrap();
+        a.set_password_hash(&id, "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA")
+            .await
+            .unwrap();
+        let groups = ["staff".to_owned(), "Ünïcødé ops".to_owned()];
+        a.set_user_groups(&id, &groups).await.unwrap();
 
         let mut expected = vec![
             format!("user:{id}"),
+            format!("user:password:{id}"),
+            format!("user:groups:{id}"),
             "user:email:ada@example.com".to_owned(),
             "user:account:github:42".to_owned(),
             format!("user:account:by-user-id:{id}"),
@@ -130,6 +138,14 @@ async fn key_layout_and_field_names_follow_upstream() {
         assert!(s["expires"].is_string());
         let t = db.get_json("user:token:ada@example.com:hashed").await;
         assert_eq!(t["identifier"], json!("ada@example.com"));
+        assert_eq!(
+            db.get(&format!("user:password:{id}")).await.as_deref(),
+            Some("$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA")
+        );
+        assert_eq!(
+            db.get_json(&format!("user:groups:{id}")).await,
+            json!(["staff", "Ünïcødé ops"])
+        );
         let au = db.get_json("user:authenticator:Y3JlZA==").await;
         assert_eq!(au["credentialID"], json!("Y3JlZA=="));
         assert_eq!(au["credentialPublicKey"], json!("cHVibGljLWtleQ=="));
@@ -592,6 +608,10 @@ async fn delete_user_cascades_and_spares_others() {
                     .await
                     .unwrap();
             }
+            a.set_password_hash(&user.id, tag).await.unwrap();
+            a.set_user_groups(&user.id, &[tag.to_owned()])
+                .await
+                .unwrap();
         }
         let before = db.keys().await;
 
@@ -623,6 +643,8 @@ async fn delete_user_cascades_and_spares_others() {
             "user:authenticator:k1cred==".to_owned(),
             "user:authenticator:k2cred==".to_owned(),
             format!("user:authenticator:by-user-id:{k}"),
+            format!("user:password:{k}"),
+            format!("user:groups:{k}"),
         ];
         expected.sort();
         assert_eq!(before.len(), 2 * expected.len());

@@ -60,6 +60,10 @@ pub(crate) struct Tables {
     pub app_access: &'static str,
     /// Sessions signed in by upstream provider sessions (authcore's own table).
     pub upstream_sessions: &'static str,
+    /// Password hashes (authcore's own table).
+    pub passwords: &'static str,
+    /// Groups from user sources (authcore's own table).
+    pub user_groups: &'static str,
 }
 
 /// The table names of Auth.js's `@auth/pg-adapter` (also used on SQLite).
@@ -76,6 +80,8 @@ pub(crate) const PG_ADAPTER_TABLES: Tables = Tables {
     rate_limits: "rate_limits",
     app_access: "app_access",
     upstream_sessions: "upstream_sessions",
+    passwords: "user_passwords",
+    user_groups: "user_groups",
 };
 
 impl Dialect {
@@ -94,7 +100,7 @@ impl Dialect {
     /// placeholder, and the fragments
     /// - `{users}`, `{accounts}`, `{sessions}`, `{tokens}`, `{authenticators}`,
     ///   `{revocations}`, `{two_factors}`, `{recovery_codes}`, `{rate_limits}`,
-    ///   `{app_access}`, `{upstream_sessions}`: table names;
+    ///   `{app_access}`, `{upstream_sessions}`, `{passwords}`, `{user_groups}`: table names;
     /// - `{upsert}`, `{upsert access}`, `{for update}`: the dialect's [`Dialect::upsert`]
     ///   (on the `id` key, or on `app_access`'s) and [`Dialect::for_update`];
     /// - `{user}`, `{account}`, `{session}`, `{authenticator}`: a row's columns, in the
@@ -124,6 +130,8 @@ impl Dialect {
             .replace("{rate_limits}", &q(t.rate_limits))
             .replace("{app_access}", &q(t.app_access))
             .replace("{upstream_sessions}", &q(t.upstream_sessions))
+            .replace("{passwords}", &q(t.passwords))
+            .replace("{user_groups}", &q(t.user_groups))
             .replace("{upsert}", &self.upsert.replace("{key}", "id"))
             .replace(
                 "{upsert access}",
@@ -220,7 +228,24 @@ queries! {
     delete_user_revocation = r#"DELETE FROM {revocations} WHERE "userId" = ?"#;
     delete_user_two_factor = r#"DELETE FROM {two_factors} WHERE "userId" = ?"#;
     delete_user_recovery_codes = r#"DELETE FROM {recovery_codes} WHERE "userId" = ?"#;
+    delete_user_password = r#"DELETE FROM {passwords} WHERE "userId" = ?"#;
+    delete_user_groups = r#"DELETE FROM {user_groups} WHERE "userId" = ?"#;
     delete_user = "DELETE FROM {users} WHERE id = ?";
+    /// Binds: user id. A write that changes nothing: in a transaction it locks the user's
+    /// row (on SQLite, the database), so a concurrent `delete_user` waits for it.
+    lock_user = "UPDATE {users} SET name = name WHERE id = ?";
+    /// Binds: user id.
+    user_exists = "SELECT id FROM {users} WHERE id = ?";
+    get_password = r#"SELECT "hash" FROM {passwords} WHERE "userId" = ?"#;
+    /// Binds: user id, hash, now.
+    insert_password = r#"INSERT INTO {passwords} ("userId", "hash", "updatedAt") VALUES (?, ?, ?)"#;
+    /// Binds: new hash, now, user id, current hash, current hash. Only while the hash is
+    /// still the one read: of concurrent replacements from one hash, one changes the row.
+    /// The lengths too: MySQL's `utf8mb4_bin` ignores trailing spaces when it compares.
+    replace_password = r#"UPDATE {passwords} SET "hash" = ?, "updatedAt" = ? WHERE "userId" = ? AND "hash" = ? AND LENGTH("hash") = LENGTH(?)"#;
+    /// Binds: user id, position, name.
+    insert_user_group = r#"INSERT INTO {user_groups} ("userId", "position", "name") VALUES (?, ?, ?)"#;
+    get_user_groups = r#"SELECT "name" FROM {user_groups} WHERE "userId" = ? ORDER BY "position""#;
     insert_two_factor = r#"INSERT INTO {two_factors} ("userId", "totpSecret", "totpConfirmedAt") VALUES (?, ?, ?)"#;
     get_two_factor = r#"SELECT "totpSecret", "totpConfirmedAt" FROM {two_factors} WHERE "userId" = ?"#;
     insert_recovery_code = r#"INSERT INTO {recovery_codes} ("userId", "codeHash") VALUES (?, ?)"#;

@@ -131,9 +131,9 @@ use async_trait::async_trait;
 use authcore::SignInInfo;
 use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, JwtRevocation,
-    JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, SessionActivity,
+    JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, PasswordStore, SessionActivity,
     SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore, UpstreamSession,
-    UpstreamSessionStore, UserUpdate, VerificationToken,
+    UpstreamSessionStore, UserGroupsStore, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator, ProviderType};
 use std::sync::Arc;
@@ -735,6 +735,14 @@ impl Adapter for SqlxAdapter {
     fn upstream_sessions(&self) -> Option<&dyn UpstreamSessionStore> {
         Some(self)
     }
+
+    fn passwords(&self) -> Option<&dyn PasswordStore> {
+        Some(self)
+    }
+
+    fn user_groups(&self) -> Option<&dyn UserGroupsStore> {
+        Some(self)
+    }
 }
 
 #[async_trait]
@@ -913,6 +921,41 @@ impl UpstreamSessionStore for SqlxAdapter {
         now: OffsetDateTime,
     ) -> Result<Vec<UpstreamSession>, AdapterError> {
         dispatch!(self, take_upstream_sessions(provider, sid, now))
+    }
+}
+
+#[async_trait]
+impl PasswordStore for SqlxAdapter {
+    async fn get_password_hash(&self, user_id: &str) -> Result<Option<String>, AdapterError> {
+        dispatch!(self, get_password_hash(user_id))
+    }
+
+    async fn set_password_hash(&self, user_id: &str, hash: &str) -> Result<(), AdapterError> {
+        dispatch!(self, set_password_hash(user_id, hash))
+    }
+
+    async fn replace_password_hash(
+        &self,
+        user_id: &str,
+        current: &str,
+        new: &str,
+    ) -> Result<bool, AdapterError> {
+        dispatch!(self, replace_password_hash(user_id, current, new))
+    }
+
+    async fn delete_password_hash(&self, user_id: &str) -> Result<(), AdapterError> {
+        dispatch!(self, delete_password_hash(user_id))
+    }
+}
+
+#[async_trait]
+impl UserGroupsStore for SqlxAdapter {
+    async fn set_user_groups(&self, user_id: &str, groups: &[String]) -> Result<(), AdapterError> {
+        dispatch!(self, set_user_groups(user_id, groups))
+    }
+
+    async fn get_user_groups(&self, user_id: &str) -> Result<Vec<String>, AdapterError> {
+        dispatch!(self, get_user_groups(user_id))
     }
 }
 

@@ -26,6 +26,8 @@ pub(crate) static DIALECT: Dialect = Dialect {
         rate_limits: "rateLimit",
         app_access: "appAccess",
         upstream_sessions: "upstreamSession",
+        passwords: "userPassword",
+        user_groups: "userGroup",
     },
     user_ids: Ids::Uuid,
     row_ids: Ids::None,

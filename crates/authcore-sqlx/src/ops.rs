@@ -369,6 +369,8 @@ pub(crate) async fn delete_user(pool: &Pool, id: &str) -> Result<(), AdapterErro
         &sql.delete_user_recovery_codes,
         &sql.delete_user_app_access,
         &sql.delete_user_upstream_sessions,
+        &sql.delete_user_password,
+        &sql.delete_user_groups,
         &sql.delete_user,
     ]
     .map(|s| (s.as_str(), vec![Arg::UserId(id.to_owned())]));
@@ -843,6 +845,146 @@ pub(crate) async fn count_recovery_codes(pool: &Pool, user_id: &str) -> Result<u
         .map_err(map_sqlx(OP))?;
     let count = one(OP, row, Reader::int)?.unwrap_or(0);
     Ok(u64::try_from(count).unwrap_or(0))
+}
+
+// ---------------------------------------------------------------------------------------
+// Passwords and groups
+
+/// Replaces a user's rows in one transaction that first locks the user's row: `writes`
+/// run only if the user exists, so a row is never written for a user that does not (the
+/// MySQL tables have no foreign keys) nor for one deleted meanwhile.
+async fn replace_user_rows(
+    pool: &Pool,
+    op: &'static str,
+    user: Arg,
+    writes: Vec<(&'static str, Vec<Arg>)>,
+) -> Result<(), AdapterError> {
+    let sql = pool.sql();
+    let step = pool.locked_update(
+        (&sql.lock_user, vec![user.clone()]),
+        (&sql.user_exists, vec![user], &[Col::UserId]),
+        |row| match row {
+            Some(_) => (writes, Ok(())),
+            None => (Vec::new(), Err(data_error(op, "no user with this id"))),
+        },
+    );
+    step.await.map_err(map_sqlx(op))?
+}
+
+pub(crate) async fn get_password_hash(
+    pool: &Pool,
+    user_id: &str,
+) -> Result<Option<String>, AdapterError> {
+    const OP: &str = "get_password_hash";
+    if !pool.is_user_id(user_id) {
+        return Ok(None);
+    }
+    let args = vec![Arg::UserId(user_id.to_owned())];
+    let row = pool
+        .fetch_optional(&pool.sql().get_password, args, &[Col::Text])
+        .await
+        .map_err(map_sqlx(OP))?;
+    one(OP, row, Reader::text)
+}
+
+pub(crate) async fn set_password_hash(
+    pool: &Pool,
+    user_id: &str,
+    hash: &str,
+) -> Result<(), AdapterError> {
+    const OP: &str = "set_password_hash";
+    let user = required_user_id(pool, OP, Some(user_id))?;
+    let sql = pool.sql();
+    let writes = vec![
+        (sql.delete_user_password.as_str(), vec![user.clone()]),
+        (
+            sql.insert_password.as_str(),
+            vec![
+                user.clone(),
+                Arg::text(hash),
+                Arg::Time(Some(OffsetDateTime::now_utc())),
+            ],
+        ),
+    ];
+    replace_user_rows(pool, OP, user, writes).await
+}
+
+pub(crate) async fn replace_password_hash(
+    pool: &Pool,
+    user_id: &str,
+    current: &str,
+    new: &str,
+) -> Result<bool, AdapterError> {
+    if !pool.is_user_id(user_id) {
+        return Ok(false);
+    }
+    // One conditional UPDATE: only the call that still found `current` changes the row (on
+    // MySQL too, where sqlx counts the rows matched).
+    let args = vec![
+        Arg::text(new),
+        Arg::Time(Some(OffsetDateTime::now_utc())),
+        Arg::UserId(user_id.to_owned()),
+        Arg::text(current),
+        Arg::text(current),
+    ];
+    let changed = pool
+        .execute(&pool.sql().replace_password, args)
+        .await
+        .map_err(map_sqlx("replace_password_hash"))?;
+    Ok(changed > 0)
+}
+
+pub(crate) async fn delete_password_hash(pool: &Pool, user_id: &str) -> Result<(), AdapterError> {
+    if !pool.is_user_id(user_id) {
+        return Ok(());
+    }
+    let args = vec![Arg::UserId(user_id.to_owned())];
+    pool.execute(&pool.sql().delete_user_password, args)
+        .await
+        .map_err(map_sqlx("delete_password_hash"))?;
+    Ok(())
+}
+
+pub(crate) async fn set_user_groups(
+    pool: &Pool,
+    user_id: &str,
+    groups: &[String],
+) -> Result<(), AdapterError> {
+    const OP: &str = "set_user_groups";
+    let user = required_user_id(pool, OP, Some(user_id))?;
+    let sql = pool.sql();
+    let mut writes = Vec::with_capacity(groups.len() + 1);
+    writes.push((sql.delete_user_groups.as_str(), vec![user.clone()]));
+    for (position, name) in groups.iter().enumerate() {
+        let position = i64::try_from(position).map_err(|_| data_error(OP, "too many groups"))?;
+        writes.push((
+            sql.insert_user_group.as_str(),
+            vec![
+                user.clone(),
+                Arg::Int(Some(position)),
+                Arg::text(name.as_str()),
+            ],
+        ));
+    }
+    replace_user_rows(pool, OP, user, writes).await
+}
+
+pub(crate) async fn get_user_groups(
+    pool: &Pool,
+    user_id: &str,
+) -> Result<Vec<String>, AdapterError> {
+    const OP: &str = "get_user_groups";
+    if !pool.is_user_id(user_id) {
+        return Ok(Vec::new());
+    }
+    let args = vec![Arg::UserId(user_id.to_owned())];
+    let rows = pool
+        .fetch_all(&pool.sql().get_user_groups, args, &[Col::Text])
+        .await
+        .map_err(map_sqlx(OP))?;
+    rows.into_iter()
+        .map(|row| Reader::new(OP, row).text())
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------
