@@ -279,7 +279,7 @@ pub(crate) fn capability<'a, T: ?Sized>(
 ///
 /// Implementations must: assign user ids in `create_user`; make `use_verification_token`
 /// delete the token it returns (atomically: two concurrent uses return it once);
-/// make `delete_user` delete the user's accounts, sessions, second factors and app access;
+/// make `delete_user` delete the user's accounts, sessions, second factors, app access, password and groups;
 /// keep
 /// `(provider, provider_account_id)` unique in `link_account` (a second link is a
 /// [`AdapterError::Conflict`]).
