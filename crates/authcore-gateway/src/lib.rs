@@ -380,6 +380,14 @@ impl Callbacks for GatewayCallbacks {
                     }
                 }
             });
+            // A user source's sign-in (a users file, a directory) has no profile: its
+            // groups come on the user.
+            let groups = groups.or_else(|| {
+                params
+                    .user
+                    .and_then(|u| u.extra.get("groups"))
+                    .map(|g| groups_from(Some(g)))
+            });
             params
                 .token
                 .insert("groups".into(), Value::from(groups.unwrap_or_default()));

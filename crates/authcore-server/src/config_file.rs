@@ -39,6 +39,9 @@
 //! secret = "…"
 //! issuer = "https://kc.example.com/realms/main"
 //!
+//! [users_file]
+//! path = "users.yml"                                # AUTHCORE_USERS_FILE (Authelia's format)
+//!
 //! [theme]
 //! color_scheme = "dark"                             # auto | light | dark
 //! brand_color = "#0b5ed7"
@@ -95,6 +98,19 @@ pub struct ConfigFile {
     /// `[oidc_provider]`: authcore as an OpenID Provider for other applications (signing
     /// keys, clients).
     pub oidc_provider: Option<authcore_oidc_provider::ProviderSection>,
+    /// `[users_file]`: a users file (Authelia's format) whose users sign in with a password.
+    pub users_file: Option<UsersFileSection>,
+}
+
+/// `[users_file]`: `path`, the users file (`AUTHCORE_USERS_FILE`), relative to the working
+/// directory. With it, its users sign in at `/auth/callback/users-file` and the demo user is
+/// off.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct UsersFileSection {
+    /// The file's path (as `AUTHCORE_USERS_FILE`).
+    pub path: Option<std::path::PathBuf>,
 }
 
 /// `[two_factor]`: `policy = "optional"` (the default with a database: users who enrolled
