@@ -569,7 +569,8 @@ fn user_key_lines(text: &str) -> Vec<(usize, String)> {
             }
             Some((indent, key)) if in_users && indent > 0 => {
                 // Users are the keys at the first indentation under `users:`.
-                if indent == *user_indent.get_or_insert(indent) {
+                let first = *user_indent.get_or_insert(indent);
+                if indent == first {
                     found.push((i + 1, key.to_owned()));
                 }
             }
@@ -588,14 +589,11 @@ fn key_line(text: &str, user: Option<usize>, key: &str) -> Option<usize> {
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
-        match key_of(line) {
-            Some((indent, k)) if indent > user_indent => {
-                if k == key {
-                    return Some(i + 1);
-                }
-            }
-            _ if line.len() - line.trim_start().len() <= user_indent => break,
-            _ => {}
+        if line.len() - line.trim_start().len() <= user_indent {
+            break;
+        }
+        if key_of(line).is_some_and(|(_, k)| k == key) {
+            return Some(i + 1);
         }
     }
     Some(user)
