@@ -255,7 +255,8 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
         println!("  public URL (AUTH_URL): {url}");
     }
     if let Some((path, count)) = users_file {
-        println!("  users file: {path} ({count} users)");
+        let plural = if count == 1 { "" } else { "s" };
+        println!("  users file: {path} ({count} user{plural})");
     }
     if let Some(password) = demo_password {
         println!(
