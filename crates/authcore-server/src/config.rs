@@ -986,6 +986,68 @@ from = "File <file@example.com>"
         assert!(err.contains("AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT"), "{err}");
     }
 
+    /// `[users_file] path` and `AUTHCORE_USERS_FILE` (which wins, and blank stands for no
+    /// users file); with one the demo user is off, and without one the demo user's default
+    /// password is refused off loopback.
+    #[test]
+    fn users_file_and_the_demo_user() {
+        let dir =
+            std::env::temp_dir().join(format!("authcore-config-users-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let hash = "$2b$04$b/LcjGM9OmyQFGwit63qlespAOcaiuwiMLDGW8bMk90qMLcChkMoW";
+        let (a, b) = (dir.join("a.yml"), dir.join("b.yml"));
+        std::fs::write(&a, format!("users:\n  one:\n    password: \"{hash}\"\n")).unwrap();
+        std::fs::write(
+            &b,
+            format!("users:\n  one:\n    password: \"{hash}\"\n  two:\n    password: \"{hash}\"\n"),
+        )
+        .unwrap();
+        let file = format!("[users_file]\npath = \"{}\"\n", a.display());
+        let c = from(&file, &[]).unwrap();
+        let users = c.users_file.as_ref().unwrap();
+        assert_eq!((users.path(), users.len()), (a.as_path(), 1));
+        assert!(!c.demo_user_enabled());
+        assert_eq!(c.user_sources().len(), 1);
+        let c = from(&file, &[("AUTHCORE_USERS_FILE", b.to_str().unwrap())]).unwrap();
+        assert_eq!(c.users_file.as_ref().unwrap().len(), 2);
+        let c = from(&file, &[("AUTHCORE_USERS_FILE", " ")]).unwrap();
+        assert!(c.users_file.is_none() && c.demo_user_enabled());
+
+        let err = from("[users_file]\npaht = \"x\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("paht") && err.contains("line 2"), "{err}");
+        let missing = dir.join("missing.yml");
+        let err = from("", &[("AUTHCORE_USERS_FILE", missing.to_str().unwrap())])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("missing.yml") && err.contains("AUTHCORE_USERS_FILE"),
+            "{err}"
+        );
+
+        // The default demo password only on loopback; a password or a users file lifts it.
+        for addr in ["0.0.0.0:3000", "[::]:3000", "192.0.2.1:3000"] {
+            let err = from("", &[("AUTHCORE_ADDR", addr)]).unwrap_err();
+            assert!(
+                matches!(err, ServerConfigError::DefaultDemoPassword { .. }),
+                "{addr}"
+            );
+            assert!(err.to_string().contains("AUTHCORE_DEMO_PASSWORD"), "{err}");
+            from(
+                "",
+                &[
+                    ("AUTHCORE_ADDR", addr),
+                    ("AUTHCORE_DEMO_PASSWORD", "chosen"),
+                ],
+            )
+            .unwrap();
+            from(&file, &[("AUTHCORE_ADDR", addr)]).unwrap();
+        }
+        from("", &[("AUTHCORE_ADDR", "[::1]:3000")]).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn database_passwords_are_not_displayed() {
         let shown = redact_url_password("postgres://app:s3cr3t-pw@127.0.0.1:5432/test");

@@ -136,13 +136,29 @@ struct FileUser {
     disabled: bool,
 }
 
-/// The users of one version of the file, with the hashing whose `verify_unknown` costs
-/// what verifying one of them does.
+/// The users of one version of the file, with what an unknown user's sign-in verifies so
+/// that it costs what a known user's does.
 struct Users {
     by_name: HashMap<String, Arc<FileUser>>,
     /// By normalised address (lower case): sign-in by email.
     by_email: HashMap<String, Arc<FileUser>>,
+    /// argon2id with the parameters most of the file's argon2id hashes have.
     hashing: PasswordHashing,
+    /// When most hashes are of another format (bcrypt, say): one of them, verified (its
+    /// answer dropped) for an unknown user instead of `verify_unknown`'s argon2id.
+    decoy: Option<String>,
+}
+
+impl Users {
+    /// Spends the work of a sign-in of a user of this file, and answers nothing.
+    fn verify_unknown(&self, password: &str) {
+        match &self.decoy {
+            Some(hash) => {
+                let _ = self.hashing.verify(hash, password);
+            }
+            None => self.hashing.verify_unknown(password),
+        }
+    }
 }
 
 impl Users {
@@ -315,7 +331,7 @@ impl Inner {
         self.reload_if_changed();
         let users = self.current();
         let Some(user) = users.find(login).filter(|u| !u.disabled) else {
-            users.hashing.verify_unknown(password);
+            users.verify_unknown(password);
             return None;
         };
         match users.hashing.verify(&user.hash, password) {
@@ -502,9 +518,35 @@ fn parse_users(text: &str) -> Result<Users, (Option<usize>, String)> {
     }
     Ok(Users {
         hashing: hashing_like(by_name.values().map(|u| u.hash.as_str())),
+        decoy: decoy(by_name.values().map(|u| u.hash.as_str())),
         by_name,
         by_email,
     })
+}
+
+/// When argon2id hashes are not the majority: a hash of the most common format and cost
+/// (`$2b$12`, `$pbkdf2-sha256$29000` …), for unknown users to verify.
+fn decoy<'a>(hashes: impl Iterator<Item = &'a str>) -> Option<String> {
+    let (mut argon2id, mut total) = (0usize, 0usize);
+    let mut classes: HashMap<String, (usize, &str)> = HashMap::new();
+    for hash in hashes {
+        total += 1;
+        if argon2id_params(hash).is_some() {
+            argon2id += 1;
+            continue;
+        }
+        // The format and its cost: `$2b$12`, `$scrypt$ln=17,r=8,p=1`, `pbkdf2_sha256$600000`.
+        let head = if hash.starts_with('$') { 3 } else { 2 };
+        let class = hash.split('$').take(head).collect::<Vec<_>>().join("$");
+        classes.entry(class).or_insert((0, hash)).0 += 1;
+    }
+    if argon2id * 2 >= total {
+        return None;
+    }
+    classes
+        .into_iter()
+        .max_by(|(a, (n, _)), (b, (m, _))| n.cmp(m).then_with(|| b.cmp(a)))
+        .map(|(_, (_, hash))| hash.to_owned())
 }
 
 /// The hashing whose `verify_unknown` spends what verifying the file's hashes does: the
@@ -617,6 +659,19 @@ mod tests {
             key_line(text, Some(3), "email"),
             Some(3),
             "not in john's block"
+        );
+    }
+
+    #[test]
+    fn unknown_users_verify_the_common_format() {
+        let argon = "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA";
+        let bcrypt12 = "$2b$12$JjDmj/xcvO0LHh3qR6gVHukRQivtLoyW.z8d2wT9EKEQa856rBJOK";
+        let bcrypt4 = "$2b$04$b/LcjGM9OmyQFGwit63qlespAOcaiuwiMLDGW8bMk90qMLcChkMoW";
+        assert_eq!(decoy([argon, bcrypt12].into_iter()), None);
+        assert_eq!(decoy([].into_iter()), None);
+        assert_eq!(
+            decoy([argon, bcrypt12, bcrypt4, bcrypt12].into_iter()).as_deref(),
+            Some(bcrypt12)
         );
     }
 
