@@ -396,11 +396,10 @@ async fn a_changed_file_is_read_again() {
     let app = app(&[("AUTHCORE_USERS_FILE", path.to_str().unwrap())]).await;
     signed_in(&app, "alice", "alice-pw").await;
 
-    std::fs::write(
-        &path,
-        replace_password(&users_yaml(), "alice", "new-alice-pw"),
-    )
-    .unwrap();
+    // A comment changes the size too: a file system whose times have a coarse resolution
+    // could give the new file the old one's modification time.
+    let changed = replace_password(&users_yaml(), "alice", "new-alice-pw") + "# changed\n";
+    std::fs::write(&path, changed).unwrap();
     // The file is looked at once a second at most.
     tokio::time::sleep(Duration::from_millis(1100)).await;
     refused(&app, USERS_FILE_ID, "alice", "alice-pw").await;
