@@ -26,10 +26,12 @@ use authcore::types::{PagesOptions, Theme};
 
 use crate::config_file::{
     ConfigFile, ConfigFileError, EmailSection, ProvidersSection, RateLimitsSection, ServerSection,
-    TwoFactorSection,
+    TwoFactorSection, UsersFileSection,
 };
 use crate::config_value as value;
+use crate::users_file::{UsersFile, UsersFileError};
 use crate::{ops, serve};
+use authcore::passwords::UserSource;
 use authcore_gateway as gateway;
 use authcore_oidc_provider as oidc_provider;
 
@@ -53,8 +55,12 @@ pub struct ServerConfig {
     pub secret: Option<String>,
     /// Whether `secret` was generated at start-up (sessions end with the process).
     pub secret_is_ephemeral: bool,
-    /// The demo user's password (`AUTHCORE_DEMO_PASSWORD`, `[server] demo_password`).
+    /// The demo user's password (`AUTHCORE_DEMO_PASSWORD`, `[server] demo_password`); the
+    /// demo user signs in only while no user source is configured
+    /// ([`demo_user_enabled`](Self::demo_user_enabled)).
     pub demo_password: String,
+    /// The users file (`AUTHCORE_USERS_FILE`, `[users_file] path`), read and checked.
+    pub users_file: Option<UsersFile>,
     /// The process environment. authcore reads the Auth.js variables from it (`AUTH_URL`,
     /// `AUTH_TRUST_HOST`, `AUTH_SECRET`, the providers' `AUTH_<ID>_*`), each over its
     /// setting in [`auth_js`](Self::auth_js) or [`providers`](Self::providers).
@@ -148,6 +154,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("secret", &self.secret.as_ref().map(|_| "[redacted]"))
             .field("secret_is_ephemeral", &self.secret_is_ephemeral)
             .field("demo_password", &"[redacted]")
+            .field("users_file", &self.users_file)
             .field(
                 "database_url",
                 &self.database_url.as_deref().map(redact_url_password),
@@ -195,6 +202,18 @@ pub enum ServerConfigError {
     /// The `[ldap]` section or its variables (the message names the key to fix).
     #[error("{0}")]
     Ldap(#[from] authcore_ldap::SettingsError),
+    /// The users file cannot be read or holds a mistake (the message names the line).
+    #[error("{0} (the file of AUTHCORE_USERS_FILE or [users_file] path)")]
+    UsersFile(#[from] UsersFileError),
+    /// The demo user would sign in with the published default password on an address
+    /// other machines reach.
+    #[error(
+        "the demo user `demo` has the default password and the server listens on {addr}, which is not loopback: set AUTHCORE_DEMO_PASSWORD (or [server] demo_password), or configure a user source (AUTHCORE_USERS_FILE / [users_file]), which turns the demo user off"
+    )]
+    DefaultDemoPassword {
+        /// The listen address.
+        addr: SocketAddr,
+    },
 }
 
 /// The environment as a source of settings.
@@ -236,6 +255,7 @@ impl ServerConfig {
             secret: Some(secret.into()),
             secret_is_ephemeral: false,
             demo_password: DEFAULT_DEMO_PASSWORD.to_owned(),
+            users_file: None,
             env: Env::default(),
             auth_js: AuthJsSettings::default(),
             providers: ProvidersSection::default(),
@@ -294,6 +314,7 @@ impl ServerConfig {
         )
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| DEFAULT_DEMO_PASSWORD.to_owned());
+        let users_file = users_file(&vars, file.users_file)?;
         let database_url = database_url(&vars, server.database_url);
         let redis_url = value::non_blank(layered(
             vars.text("AUTHCORE_REDIS_URL"),
@@ -329,11 +350,12 @@ impl ServerConfig {
             file.oidc_provider,
             database_url.is_some() && two_factor.is_some(),
         )?;
-        Ok(ServerConfig {
+        let config = ServerConfig {
             addr: listener.addr,
             secret,
             secret_is_ephemeral,
             demo_password,
+            users_file,
             env,
             auth_js,
             providers: file.providers,
@@ -356,7 +378,40 @@ impl ServerConfig {
             two_factor,
             recent_sign_in,
             ldap,
-        })
+        };
+        config.check_demo_password()?;
+        Ok(config)
+    }
+
+    /// The configured user sources, whose users sign in with a password: the users file
+    /// and the directory (LDAP). The demo user is off while there is any.
+    pub fn user_sources(&self) -> Vec<Arc<dyn UserSource>> {
+        let mut sources: Vec<Arc<dyn UserSource>> = Vec::new();
+        if let Some(file) = &self.users_file {
+            sources.push(Arc::new(file.clone()));
+        }
+        if let Some(ldap) = &self.ldap {
+            sources.push(Arc::new(ldap.clone()));
+        }
+        sources
+    }
+
+    /// Whether the demo user (`demo` / [`demo_password`](Self::demo_password)) signs in:
+    /// only while no user source is configured.
+    pub fn demo_user_enabled(&self) -> bool {
+        self.user_sources().is_empty()
+    }
+
+    /// Refuses the demo user with the published default password on an address that is
+    /// not loopback: anyone who reaches the server could sign in.
+    pub fn check_demo_password(&self) -> Result<(), ServerConfigError> {
+        if self.demo_user_enabled()
+            && self.demo_password == DEFAULT_DEMO_PASSWORD
+            && !self.addr.ip().is_loopback()
+        {
+            return Err(ServerConfigError::DefaultDemoPassword { addr: self.addr });
+        }
+        Ok(())
     }
 
     /// The public URL of the auth routes: `AUTH_URL`, else `[auth] url`.
@@ -487,6 +542,23 @@ fn database_pool(
         pool = pool.direct_session_reads(on);
     }
     Ok(pool)
+}
+
+/// The users file of `AUTHCORE_USERS_FILE` over `[users_file] path` (blank: none), read and
+/// checked now so that a mistake stops the start.
+fn users_file(
+    vars: &Vars<'_>,
+    section: Option<UsersFileSection>,
+) -> Result<Option<UsersFile>, ServerConfigError> {
+    let path = layered(
+        vars.text("AUTHCORE_USERS_FILE")
+            .map(|v| v.map(|v| std::path::PathBuf::from(v.trim()))),
+        section.and_then(|s| s.path),
+    );
+    match path.filter(|p| !p.as_os_str().is_empty()) {
+        Some(path) => Ok(Some(UsersFile::load(path)?)),
+        None => Ok(None),
+    }
 }
 
 /// `AUTHCORE_DATABASE_URL` over `[server] database_url`: blank or `none` for no database,
@@ -959,6 +1031,68 @@ from = "File <file@example.com>"
         .unwrap_err()
         .to_string();
         assert!(err.contains("AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT"), "{err}");
+    }
+
+    /// `[users_file] path` and `AUTHCORE_USERS_FILE` (which wins, and blank stands for no
+    /// users file); with one the demo user is off, and without one the demo user's default
+    /// password is refused off loopback.
+    #[test]
+    fn users_file_and_the_demo_user() {
+        let dir =
+            std::env::temp_dir().join(format!("authcore-config-users-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let hash = "$2b$04$b/LcjGM9OmyQFGwit63qlespAOcaiuwiMLDGW8bMk90qMLcChkMoW";
+        let (a, b) = (dir.join("a.yml"), dir.join("b.yml"));
+        std::fs::write(&a, format!("users:\n  one:\n    password: \"{hash}\"\n")).unwrap();
+        std::fs::write(
+            &b,
+            format!("users:\n  one:\n    password: \"{hash}\"\n  two:\n    password: \"{hash}\"\n"),
+        )
+        .unwrap();
+        let file = format!("[users_file]\npath = \"{}\"\n", a.display());
+        let c = from(&file, &[]).unwrap();
+        let users = c.users_file.as_ref().unwrap();
+        assert_eq!((users.path(), users.len()), (a.as_path(), 1));
+        assert!(!c.demo_user_enabled());
+        assert_eq!(c.user_sources().len(), 1);
+        let c = from(&file, &[("AUTHCORE_USERS_FILE", b.to_str().unwrap())]).unwrap();
+        assert_eq!(c.users_file.as_ref().unwrap().len(), 2);
+        let c = from(&file, &[("AUTHCORE_USERS_FILE", " ")]).unwrap();
+        assert!(c.users_file.is_none() && c.demo_user_enabled());
+
+        let err = from("[users_file]\npaht = \"x\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("paht") && err.contains("line 2"), "{err}");
+        let missing = dir.join("missing.yml");
+        let err = from("", &[("AUTHCORE_USERS_FILE", missing.to_str().unwrap())])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("missing.yml") && err.contains("AUTHCORE_USERS_FILE"),
+            "{err}"
+        );
+
+        // The default demo password only on loopback; a password or a users file lifts it.
+        for addr in ["0.0.0.0:3000", "[::]:3000", "192.0.2.1:3000"] {
+            let err = from("", &[("AUTHCORE_ADDR", addr)]).unwrap_err();
+            assert!(
+                matches!(err, ServerConfigError::DefaultDemoPassword { .. }),
+                "{addr}"
+            );
+            assert!(err.to_string().contains("AUTHCORE_DEMO_PASSWORD"), "{err}");
+            from(
+                "",
+                &[
+                    ("AUTHCORE_ADDR", addr),
+                    ("AUTHCORE_DEMO_PASSWORD", "chosen"),
+                ],
+            )
+            .unwrap();
+            from(&file, &[("AUTHCORE_ADDR", addr)]).unwrap();
+        }
+        from("", &[("AUTHCORE_ADDR", "[::1]:3000")]).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -43,6 +43,8 @@
 //! url = "ldaps://ldap.example.com"                  # (docs/manual/ldap.md)
 //! bind_dn = "cn=authcore,ou=services,dc=example,dc=com"
 //! base_dn = "dc=example,dc=com"
+//! [users_file]
+//! path = "users.yml"                                # AUTHCORE_USERS_FILE (Authelia's format)
 //!
 //! [theme]
 //! color_scheme = "dark"                             # auto | light | dark
@@ -103,6 +105,19 @@ pub struct ConfigFile {
     /// `[ldap]`: directory users sign in with their directory password
     /// (docs/manual/ldap.md; the service account's password is redacted by `Debug`).
     pub ldap: Option<authcore_ldap::LdapSettings>,
+    /// `[users_file]`: a users file (Authelia's format) whose users sign in with a password.
+    pub users_file: Option<UsersFileSection>,
+}
+
+/// `[users_file]`: `path`, the users file (`AUTHCORE_USERS_FILE`), relative to the working
+/// directory. With it, its users sign in at `/auth/callback/users-file` and the demo user is
+/// off.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct UsersFileSection {
+    /// The file's path (as `AUTHCORE_USERS_FILE`).
+    pub path: Option<std::path::PathBuf>,
 }
 
 /// `[two_factor]`: `policy = "optional"` (the default with a database: users who enrolled

@@ -1,6 +1,9 @@
 //! The authcore demo server: a credentials sign-in (`demo` / a configurable password), a
 //! home page showing the session, and a page only signed-in users may see.
 //!
+//! Real users sign in from a user source instead: a users file in Authelia's format
+//! ([`UsersFile`], `AUTHCORE_USERS_FILE`), whose presence turns the demo user off.
+//!
 //! OAuth providers are added when their credentials are in the environment (see
 //! [`oauth_providers`]): any preset of authcore's catalogue by its Auth.js variables
 //! (`AUTH_DISCORD_ID` / `AUTH_DISCORD_SECRET`, `AUTH_KEYCLOAK_ISSUER` …) and a generic OpenID
@@ -36,6 +39,7 @@ pub mod ops;
 mod providers;
 pub mod serve;
 mod server;
+mod users_file;
 pub use config::{
     DEFAULT_ADDR, DEFAULT_DATABASE_URL, DEFAULT_DEMO_PASSWORD, DEFAULT_EMAIL_FROM, EmailDelivery,
     ServerConfig, ServerConfigError, redact_url_password,
@@ -45,3 +49,4 @@ pub use demo::{DEMO_EMAIL, DEMO_USERNAME, router};
 pub use host_trust::{HostTrust, LOOPBACK_HOSTS, host_trust};
 pub use providers::{DEFAULT_OIDC_NAME, email_provider, oauth_providers};
 pub use server::{Server, ServerError, ServerService};
+pub use users_file::{USERS_FILE_ID, UsersFile, UsersFileError};

@@ -2,15 +2,23 @@
 //! `authcore_server`). Configuration comes from a TOML file (`--config <path>` or
 //! `AUTHCORE_CONFIG`; see `authcore.example.toml`) and the environment, which wins:
 //! `AUTHCORE_ADDR`, `AUTH_SECRET`, `AUTHCORE_DEMO_PASSWORD`, `AUTH_URL`, `AUTH_TRUST_HOST`,
-//! `AUTHCORE_DATABASE_URL`, `SMTP_URL`, `AUTH_GITHUB_*` …, `RUST_LOG`.
+//! `AUTHCORE_DATABASE_URL`, `AUTHCORE_USERS_FILE`, `SMTP_URL`, `AUTH_GITHUB_*` …, `RUST_LOG`.
+//!
+//! `authcore-server hash-password` reads a password from standard input and prints its
+//! argon2id hash, for a users file.
 #![forbid(unsafe_code)]
 
+use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use authcore::env::Env;
+use authcore::passwords::PasswordHashing;
 use authcore_server::{DEMO_USERNAME, HostTrust, ServerConfig, ops};
 
 fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("hash-password") {
+        return hash_password();
+    }
     // The log format is a setting: read the configuration first (its errors are printed).
     let config = match config_path().and_then(|path| read_config(path.as_deref())) {
         Ok(config) => config,
@@ -37,10 +45,101 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: authcore-server [--config <file.toml>]\n\n\
+const USAGE: &str = "usage: authcore-server [--config <file.toml>]\n       \
+authcore-server hash-password\n\n\
 Serves the authcore demo on AUTHCORE_ADDR (default 127.0.0.1:3000). Settings come from the\n\
 TOML file (--config, or AUTHCORE_CONFIG; see authcore.example.toml) and from environment\n\
-variables, which take precedence.";
+variables, which take precedence.\n\n\
+hash-password reads a password from standard input (asked for twice, without echo, on a\n\
+terminal) and prints its argon2id hash for the `password:` of a users file\n\
+(AUTHCORE_USERS_FILE, [users_file] path).";
+
+/// `hash-password`: a password from standard input, its argon2id hash on standard output.
+fn hash_password() -> ExitCode {
+    if let Some(extra) = std::env::args().nth(2) {
+        eprintln!(
+            "authcore-server hash-password: unexpected argument {extra:?} (the password is read from standard input)\n\n{USAGE}"
+        );
+        return ExitCode::FAILURE;
+    }
+    let password = match read_password() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("authcore-server hash-password: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match PasswordHashing::owasp().hash(&password) {
+        Ok(hash) => {
+            println!("{hash}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("authcore-server hash-password: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The password: one line of standard input; on a terminal, asked for twice with the echo
+/// off.
+fn read_password() -> Result<String, String> {
+    let stdin = std::io::stdin();
+    let password = if stdin.is_terminal() {
+        let first = prompt_hidden("Password: ")?;
+        let again = prompt_hidden("Again: ")?;
+        if first != again {
+            return Err("the two passwords differ".to_owned());
+        }
+        first
+    } else {
+        let mut line = String::new();
+        stdin
+            .lock()
+            .read_line(&mut line)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        strip_line_end(line)
+    };
+    if password.is_empty() {
+        return Err("the password is empty".to_owned());
+    }
+    Ok(password)
+}
+
+/// `line` without its `\n` or `\r\n`.
+fn strip_line_end(mut line: String) -> String {
+    if line.ends_with('\n') {
+        line.pop();
+        if line.ends_with('\r') {
+            line.pop();
+        }
+    }
+    line
+}
+
+/// Writes `prompt` to standard error and reads a line from the terminal with its echo off
+/// (put back afterwards).
+fn prompt_hidden(prompt: &str) -> Result<String, String> {
+    use rustix::termios::{LocalModes, OptionalActions, tcgetattr, tcsetattr};
+    let stdin = std::io::stdin();
+    let mut stderr = std::io::stderr();
+    let _ = write!(stderr, "{prompt}");
+    let _ = stderr.flush();
+    let saved = tcgetattr(&stdin).ok();
+    if let Some(saved) = &saved {
+        let mut quiet = saved.clone();
+        quiet.local_modes.remove(LocalModes::ECHO);
+        let _ = tcsetattr(&stdin, OptionalActions::Now, &quiet);
+    }
+    let mut line = String::new();
+    let read = stdin.lock().read_line(&mut line);
+    if let Some(saved) = &saved {
+        let _ = tcsetattr(&stdin, OptionalActions::Now, saved);
+    }
+    let _ = writeln!(stderr);
+    read.map_err(|e| format!("cannot read the password: {e}"))?;
+    Ok(strip_line_end(line))
+}
 
 /// `--config <path>` (or `--config=<path>`), else `AUTHCORE_CONFIG`.
 fn config_path() -> Result<Option<std::path::PathBuf>, String> {
@@ -97,7 +196,13 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
     let addr = config.addr;
     let limits = config.limits;
     let workers = config.workers;
-    let password = config.demo_password.clone();
+    let demo_password = config
+        .demo_user_enabled()
+        .then(|| config.demo_password.clone());
+    let users_file = config
+        .users_file
+        .as_ref()
+        .map(|f| (f.path().display().to_string(), f.len()));
     let ephemeral = config.secret_is_ephemeral;
     let public_url = config.public_url().map(str::to_owned);
     let database = config.database_url.clone();
@@ -149,9 +254,15 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(url) = public_url {
         println!("  public URL (AUTH_URL): {url}");
     }
-    println!(
-        "  demo user: {DEMO_USERNAME} / {password}  (set AUTHCORE_DEMO_PASSWORD to change the password)"
-    );
+    if let Some((path, count)) = users_file {
+        let plural = if count == 1 { "" } else { "s" };
+        println!("  users file: {path} ({count} user{plural})");
+    }
+    if let Some(password) = demo_password {
+        println!(
+            "  demo user: {DEMO_USERNAME} / {password}  (set AUTHCORE_DEMO_PASSWORD to change the password, or AUTHCORE_USERS_FILE for real users)"
+        );
+    }
     if ephemeral {
         println!(
             "  AUTH_SECRET is not set: using a random secret, so sessions will not survive a restart. \

@@ -131,7 +131,7 @@ impl ServerConfig {
     /// Builds the server this configuration describes:
     ///
     /// * with a [`database_url`](Self::database_url), opens the database (created and
-    ///   migrated if needed), makes sure the demo user exists in it, and gives the handler
+    ///   migrated if needed), makes sure the demo user exists in it (when it is on), and gives the handler
     ///   database sessions, email sign-in and passkeys; without one, JWT sessions only;
     /// * with a [`redis_url`](Self::redis_url), counts the rate limits and keeps the
     ///   single-use values and revocation marks in Redis (connected lazily: the server
@@ -139,15 +139,17 @@ impl ServerConfig {
     ///   without one but with a database, counts in memory and keeps the single-use values
     ///   and marks in the database (`authcore_sqlx::SqlRateLimitStore`), so that instances
     ///   sharing it share them and they outlive a restart;
-    /// * builds the [`Auth`] handler (the demo's credentials provider, then the OAuth
+    /// * builds the [`Auth`] handler (a credentials provider per user source, or the demo's
+    ///   when there is none ([`ServerConfig::demo_user_enabled`]), then the OAuth
     ///   providers of [`env`](Self::env), [`oauth_providers`]) and the router
     ///   ([`Server::router`]).
     pub async fn build(self) -> Result<Server, ServerError> {
         let gateway = self.gateway.clone();
         let oidc_provider = self.oidc_provider.clone();
         let http_metrics = self.metrics_addr.is_some();
+        let demo_user = self.demo_user_enabled();
         let database = match &self.database_url {
-            Some(url) => Some(open_database(url, self.database_pool).await?),
+            Some(url) => Some(open_database(url, self.database_pool, demo_user).await?),
             None => None,
         };
         let limits = rate_limit_store(self.redis_url.as_deref())?;
@@ -178,10 +180,12 @@ impl ServerConfig {
     }
 }
 
-/// The database at `url`, created and migrated if needed, with the demo user in it.
+/// The database at `url`, created and migrated if needed, with the demo user in it when
+/// `demo_user`.
 async fn open_database(
     url: &str,
     pool: authcore_sqlx::PoolSettings,
+    demo_user: bool,
 ) -> Result<SqlxAdapter, ServerError> {
     let shown = || redact_url_password(url);
     let db = SqlxAdapter::connect_with(url, pool)
@@ -196,12 +200,14 @@ async fn open_database(
             url: shown(),
             source,
         })?;
-    demo::demo_user(&db)
-        .await
-        .map_err(|source| ServerError::DemoUser {
-            url: shown(),
-            source,
-        })?;
+    if demo_user {
+        demo::demo_user(&db)
+            .await
+            .map_err(|source| ServerError::DemoUser {
+                url: shown(),
+                source,
+            })?;
+    }
     Ok(db)
 }
 
@@ -221,24 +227,32 @@ fn rate_limit_store(
     Ok(Some(redis.rate_limit_store()))
 }
 
-/// The demo's handler: a credentials provider accepting `demo` / the demo password (the
-/// stored demo user with a database, user id `1` without), then, with a database, email
-/// sign-in and passkeys, then the OAuth providers configured in `config.env` and
-/// `config.providers`.
+/// The server's handler: a credentials provider per user source (the users file …), or,
+/// when there is none, the demo's, accepting `demo` / the demo password (the stored demo
+/// user with a database, user id `1` without); then, with a database, email sign-in and
+/// passkeys, then the OAuth providers configured in `config.env` and `config.providers`.
 fn demo_auth(
     config: ServerConfig,
     database: Option<SqlxAdapter>,
     rate_limit_store: Option<authcore_redis::RedisRateLimitStore>,
 ) -> Result<Auth, ConfigError> {
     let trust = host_trust(&config);
-    let provider = demo::credentials(config.demo_password.into(), database.clone());
     let mut builder = AuthConfig::builder()
-        .provider(provider)
         .theme(config.theme.clone())
         .pages(config.pages.clone());
-    if let Some(ldap) = config.ldap.clone() {
-        // Directory users, recorded (with their groups) when there is a database.
-        builder = builder.provider(CredentialsProvider::from_source(Arc::new(ldap)));
+    let sources = config.user_sources();
+    if sources.is_empty() {
+        builder = builder.provider(demo::credentials(
+            config.demo_password.clone().into(),
+            database.clone(),
+        ));
+    }
+    for source in sources {
+        let provider = CredentialsProvider::from_source(Arc::clone(&source));
+        builder = builder.provider(match source.id() {
+            crate::USERS_FILE_ID => provider.with_name("Password"),
+            _ => provider,
+        });
     }
     let callbacks_adapter = database
         .clone()

@@ -677,7 +677,10 @@ async fn request_hosts_are_trusted_only_as_configured() {
         (&[], "evil.example", false),
         (&[], "localhost.evil.example", false),
         (
-            &[("AUTHCORE_ADDR", "0.0.0.0:3000")],
+            &[
+                ("AUTHCORE_ADDR", "0.0.0.0:3000"),
+                ("AUTHCORE_DEMO_PASSWORD", "not the default"),
+            ],
             "localhost:3000",
             false,
         ),

@@ -28,3 +28,4 @@ mod rate_limits;
 mod refresh_instances;
 mod request_log;
 mod sensitive_changes;
+mod users_file;

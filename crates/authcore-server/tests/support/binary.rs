@@ -24,8 +24,27 @@ impl ServerProcess {
         Self::spawn_wrapped(&[], env, config)
     }
 
+    /// [`spawn`](Self::spawn) with `files` (name, text) written beside the config file, in
+    /// the working directory (a users file named by a relative path).
+    pub fn spawn_with_files(
+        env: &[(&str, &str)],
+        config: Option<&str>,
+        files: &[(&str, &str)],
+    ) -> Self {
+        Self::spawn_in(&[], env, config, files)
+    }
+
     /// [`spawn`](Self::spawn) under a wrapper command (`["prlimit", "--nofile=1024", "--"]`).
     pub fn spawn_wrapped(wrapper: &[&str], env: &[(&str, &str)], config: Option<&str>) -> Self {
+        Self::spawn_in(wrapper, env, config, &[])
+    }
+
+    fn spawn_in(
+        wrapper: &[&str],
+        env: &[(&str, &str)],
+        config: Option<&str>,
+        files: &[(&str, &str)],
+    ) -> Self {
         static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
             "authcore-bin-{}-{}",
@@ -33,6 +52,9 @@ impl ServerProcess {
             COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         std::fs::create_dir_all(&dir).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
         let binary = env!("CARGO_BIN_EXE_authcore-server");
         let mut cmd = match wrapper.split_first() {
             Some((program, args)) => {

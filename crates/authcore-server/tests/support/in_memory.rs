@@ -105,6 +105,18 @@ pub async fn sign_in(
     username: &str,
     password: &str,
 ) -> Response {
+    sign_in_with(app, jar, "credentials", username, password).await
+}
+
+/// The CSRF token, then `POST /auth/callback/<provider>` with `username` and `password`
+/// (callback URL `/protected`).
+pub async fn sign_in_with(
+    app: &impl App,
+    jar: &mut CookieJar,
+    provider: &str,
+    username: &str,
+    password: &str,
+) -> Response {
     let res = get(app, "/auth/csrf", jar).await;
     assert_eq!(res.status(), StatusCode::OK);
     let json: Value = serde_json::from_str(&text(res).await).unwrap();
@@ -116,7 +128,7 @@ pub async fn sign_in(
         encode(password),
         encode("/protected"),
     );
-    let req = Request::post(format!("{ORIGIN}/auth/callback/credentials"))
+    let req = Request::post(format!("{ORIGIN}/auth/callback/{provider}"))
         .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
         .header(header::USER_AGENT, "authcore-test-browser/1.0")
         .header(header::COOKIE, jar.header())
