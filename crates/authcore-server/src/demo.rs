@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use askama::Template;
 use authcore::adapter::{Adapter, AdapterError, AdapterUser, NewUser};
-use authcore::providers::{AuthorizeError, CredentialField, CredentialsProvider};
+use authcore::providers::{AuthorizeError, CredentialsProvider};
 use authcore::{Auth, User};
 use authcore_axum::{AuthRouterExt, OptionalSession, RequireAuthLayer, Session};
 use authcore_sqlx::SqlxAdapter;
@@ -47,40 +47,29 @@ pub(crate) async fn demo_user(db: &SqlxAdapter) -> Result<AdapterUser, AdapterEr
 /// The demo's credentials provider: `demo` / `password`, the stored demo user with a
 /// database (`users`), user id `1` without.
 pub(crate) fn credentials(password: Arc<str>, users: Option<SqlxAdapter>) -> CredentialsProvider {
-    CredentialsProvider::new()
-        .field(
-            "username",
-            CredentialField::new("Username").attribute("autocomplete", "username"),
-        )
-        .field(
-            "password",
-            CredentialField::new("Password")
-                .input_type("password")
-                .attribute("autocomplete", "current-password"),
-        )
-        .authorize(move |credentials, _request| {
-            let expected = Arc::clone(&password);
-            let users = users.clone();
-            async move {
-                let field = |k: &str| credentials.get(k).and_then(Value::as_str);
-                let user_ok = field("username") == Some(DEMO_USERNAME);
-                let password_ok = field("password")
-                    .is_some_and(|p| bool::from(p.as_bytes().ct_eq(expected.as_bytes())));
-                if !(user_ok && password_ok) {
-                    return Ok(None);
-                }
-                let id = match &users {
-                    Some(db) => {
-                        demo_user(db)
-                            .await
-                            .map_err(|e| AuthorizeError::Other(e.into()))?
-                            .id
-                    }
-                    None => "1".to_owned(),
-                };
-                Ok(Some(User::with_id(id).name("Demo User").email(DEMO_EMAIL)))
+    CredentialsProvider::username_password().authorize(move |credentials, _request| {
+        let expected = Arc::clone(&password);
+        let users = users.clone();
+        async move {
+            let field = |k: &str| credentials.get(k).and_then(Value::as_str);
+            let user_ok = field("username") == Some(DEMO_USERNAME);
+            let password_ok = field("password")
+                .is_some_and(|p| bool::from(p.as_bytes().ct_eq(expected.as_bytes())));
+            if !(user_ok && password_ok) {
+                return Ok(None);
             }
-        })
+            let id = match &users {
+                Some(db) => {
+                    demo_user(db)
+                        .await
+                        .map_err(|e| AuthorizeError::Other(e.into()))?
+                        .id
+                }
+                None => "1".to_owned(),
+            };
+            Ok(Some(User::with_id(id).name("Demo User").email(DEMO_EMAIL)))
+        }
+    })
 }
 
 /// The demo application around a handler built elsewhere: `/` (home), `/protected`

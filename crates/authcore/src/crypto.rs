@@ -70,6 +70,13 @@ pub(crate) fn hkdf_sha256(ikm: &[u8], salt: &[u8], info: &[u8], out: &mut [u8]) 
         .expect("authcore asks HKDF-SHA256 for at most 64 bytes");
 }
 
+/// The [`SessionInfo::id`](crate::account::SessionInfo::id) of session token `token` (as
+/// stored): the first half of its SHA-256, in hex, which names a session without being
+/// able to sign in.
+pub(crate) fn session_id(token: &str) -> String {
+    hex::encode(&sha256(token.as_bytes())[..16])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

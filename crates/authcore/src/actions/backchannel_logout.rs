@@ -205,7 +205,7 @@ async fn end_upstream_session(
         }
         if let Some(token) = &record.session_token {
             adapter.delete_session(token).await?;
-            let id = super::account::session_id(token);
+            let id = crate::crypto::session_id(token);
             super::account::sessions_ended(c, &record.user_id, &[id], false).await;
         }
     }

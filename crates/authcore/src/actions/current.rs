@@ -43,11 +43,7 @@ impl CurrentSession {
     }
 }
 
-/// The [`SessionInfo::id`](crate::account::SessionInfo::id) of session token `token`
-/// (as stored).
-pub(crate) fn session_id(token: &str) -> String {
-    hex::encode(&crate::crypto::sha256(token.as_bytes())[..16])
-}
+pub(crate) use crate::crypto::session_id;
 
 /// The signed-in user of a request to `url` with `cookies`: the database session's user,
 /// or the JWT's `sub`. `None` when signed out, expired, or on any failure. Unlike the

@@ -264,7 +264,7 @@ impl Reader<'_> {
             session_id: self
                 .request
                 .session_id
-                .then(|| super::account::session_id(stored)),
+                .then(|| crate::crypto::session_id(stored)),
             cookies: store.write(token, new_expires),
         })
     }

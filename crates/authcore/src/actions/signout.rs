@@ -32,7 +32,7 @@ pub(crate) async fn signout(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
                 let ended = deleted.as_ref().map(|s| {
                     (
                         s.user_id.clone(),
-                        super::account::session_id(&s.session_token),
+                        crate::crypto::session_id(&s.session_token),
                     )
                 });
                 let deleted = deleted.and_then(|s| serde_json::to_value(s).ok());

@@ -158,9 +158,17 @@ impl CredentialsProvider {
             "ldap" => "Directory".to_owned(),
             other => other.to_owned(),
         };
-        let mut provider = CredentialsProvider::new()
+        let mut provider = CredentialsProvider::username_password()
             .with_id(id)
-            .with_name(name)
+            .with_name(name);
+        provider.source = Some(source);
+        provider
+    }
+
+    /// Id `credentials`, with the fields `username` and `password` (autocompleted as the
+    /// browser's saved username and current password); set `authorize`.
+    pub fn username_password() -> Self {
+        CredentialsProvider::new()
             .field(
                 "username",
                 CredentialField::new("Username").attribute("autocomplete", "username"),
@@ -170,9 +178,7 @@ impl CredentialsProvider {
                 CredentialField::new("Password")
                     .input_type("password")
                     .attribute("autocomplete", "current-password"),
-            );
-        provider.source = Some(source);
-        provider
+            )
     }
 
     /// Sets the id.
