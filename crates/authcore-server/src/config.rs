@@ -19,6 +19,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
+use authcore::SignUpPolicy;
 use authcore::env::{AuthJsSettings, Env};
 use authcore::ratelimit::RateLimits;
 use authcore::two_factor::{FirstEnrolment, TwoFactorPolicy};
@@ -128,6 +129,11 @@ pub struct ServerConfig {
     /// (`AUTHCORE_RECENT_SIGN_IN`, `[auth] recent_sign_in`, seconds; none: authcore's
     /// default, 10 minutes): [`authcore::AuthConfigBuilder::recent_sign_in`].
     pub recent_sign_in: Option<std::time::Duration>,
+    /// Who may become a user by signing in for the first time with a magic link, an OAuth
+    /// provider or a passkey (`AUTHCORE_SIGN_UP`: `open`, `closed` or comma-separated email
+    /// domains; `[auth] sign_up`): [`SignUpPolicy::Closed`] unless set, so that only
+    /// existing users (a user source's, or made by an operator) sign in.
+    pub sign_up: SignUpPolicy,
     /// Threads that serve requests (`AUTHCORE_WORKERS`, `[server] workers`; default: the
     /// CPUs the process may run on). With 1 the server runs on a single-threaded runtime
     /// ([`serve::runtime`]).
@@ -277,6 +283,7 @@ impl ServerConfig {
             trusted_proxies: Vec::new(),
             two_factor: None,
             recent_sign_in: None,
+            sign_up: SignUpPolicy::Closed,
             ldap: None,
         }
     }
@@ -338,6 +345,7 @@ impl ServerConfig {
             file.auth.recent_sign_in,
         );
         let ldap = ldap(&vars, file.ldap)?;
+        let sign_up = sign_up(&vars, file.auth.sign_up)?;
         let sections_env = sections_env(&env, &auth_js);
         let gateway = gateway(
             &sections_env,
@@ -377,6 +385,7 @@ impl ServerConfig {
             trusted_proxies,
             two_factor,
             recent_sign_in,
+            sign_up,
             ldap,
         };
         config.check_demo_password()?;
@@ -681,6 +690,39 @@ fn two_factor(
         (_, Some(_)) => Err(invalid(
             "two-factor first_enrolment (AUTHCORE_TWO_FACTOR_FIRST_ENROLMENT, [two_factor] first_enrolment) says who enrols when every user must have a second factor: it needs policy = \"required\"".to_owned(),
         )),
+    }
+}
+
+/// The sign-up policy: `AUTHCORE_SIGN_UP` over `[auth] sign_up`; closed unless set.
+fn sign_up(
+    vars: &Vars<'_>,
+    file: Option<crate::config_file::SignUpSetting>,
+) -> Result<SignUpPolicy, ServerConfigError> {
+    use crate::config_file::SignUpSetting;
+    let words = |v: &str| -> Result<Option<SignUpPolicy>, String> {
+        match v.trim() {
+            "" => Ok(None),
+            "open" => Ok(Some(SignUpPolicy::Open)),
+            "closed" => Ok(Some(SignUpPolicy::Closed)),
+            domains => SignUpPolicy::domains(domains.split(',').filter(|d| !d.trim().is_empty()))
+                .map(Some)
+                .map_err(|e| format!("is not \"open\", \"closed\" or email domains: {e}")),
+        }
+    };
+    if let Some(var) = vars.read("AUTHCORE_SIGN_UP", words)? {
+        return Ok(var.unwrap_or(SignUpPolicy::Closed));
+    }
+    let invalid = |e: String| ServerConfigError::InvalidSetting(format!("[auth] sign_up: {e}"));
+    match file {
+        None => Ok(SignUpPolicy::Closed),
+        Some(SignUpSetting::Word(w)) => match w.as_str() {
+            "open" => Ok(SignUpPolicy::Open),
+            "closed" => Ok(SignUpPolicy::Closed),
+            other => Err(invalid(format!(
+                "{other:?} is not \"open\", \"closed\" or a list of email domains"
+            ))),
+        },
+        Some(SignUpSetting::Domains(d)) => SignUpPolicy::domains(d).map_err(invalid),
     }
 }
 

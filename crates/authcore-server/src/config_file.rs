@@ -25,6 +25,7 @@
 //! trust_host = true                                 # AUTH_TRUST_HOST
 //! allowed_hosts = ["auth.example.com"]              # AUTHCORE_ALLOWED_HOSTS
 //! recent_sign_in = 600                              # AUTHCORE_RECENT_SIGN_IN (seconds)
+//! sign_up = "closed"                                # AUTHCORE_SIGN_UP: "open", "closed" or ["example.com"]
 //!
 //! [email]
 //! smtp_url = "smtps://user:pass@smtp.example.com"   # SMTP_URL
@@ -285,6 +286,20 @@ pub struct AuthSection {
     /// (`AUTHCORE_RECENT_SIGN_IN`).
     #[serde(default, deserialize_with = "value::de_seconds")]
     pub recent_sign_in: Option<Duration>,
+    /// Who may become a user by signing in (`AUTHCORE_SIGN_UP`): `"open"`, `"closed"`, or
+    /// a list of email domains.
+    pub sign_up: Option<SignUpSetting>,
+}
+
+/// `[auth] sign_up`: `"open"`, `"closed"` or `["example.com", …]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum SignUpSetting {
+    /// `"open"` or `"closed"`.
+    Word(String),
+    /// Email domains whose addresses may sign up.
+    Domains(Vec<String>),
 }
 
 impl AuthSection {

@@ -11,6 +11,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
+use authcore::SignUpPolicy;
 use authcore::env::Env;
 use authcore::passwords::PasswordHashing;
 use authcore_server::{DEMO_USERNAME, HostTrust, ServerConfig, ops};
@@ -203,6 +204,14 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
         .users_file
         .as_ref()
         .map(|f| (f.path().display().to_string(), f.len()));
+    let sign_up = match &config.sign_up {
+        SignUpPolicy::Open => "open: any new address or provider account becomes a user".to_owned(),
+        SignUpPolicy::Domains(d) => format!("addresses of {} only", d.join(", ")),
+        _ => {
+            "closed: only existing users sign in (set AUTHCORE_SIGN_UP to open or to email domains)"
+                .to_owned()
+        }
+    };
     let ephemeral = config.secret_is_ephemeral;
     let public_url = config.public_url().map(str::to_owned);
     let database = config.database_url.clone();
@@ -223,7 +232,12 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e} (set AUTHCORE_ADDR)"))?;
     let local = listener.local_addr()?;
-    println!("authcore demo server listening on http://{local}/");
+    let kind = if demo_password.is_some() {
+        "authcore demo server"
+    } else {
+        "authcore-server"
+    };
+    println!("{kind} listening on http://{local}/");
     match &database {
         Some(url) => println!(
             "  database: {} (set AUTHCORE_DATABASE_URL, or `none` for JWT sessions only)",
@@ -238,6 +252,9 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
                 "  email sign-in: magic links are printed here (set SMTP_URL to send real mail)"
             ),
         }
+    }
+    if database.is_some() {
+        println!("  sign-up: {sign_up}");
     }
     println!(
         "  probes: http://{local}{} (alive), http://{local}{} (database reachable)",

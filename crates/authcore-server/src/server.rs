@@ -239,7 +239,8 @@ fn demo_auth(
     let trust = host_trust(&config);
     let mut builder = AuthConfig::builder()
         .theme(config.theme.clone())
-        .pages(config.pages.clone());
+        .pages(config.pages.clone())
+        .sign_up(config.sign_up.clone());
     let sources = config.user_sources();
     if sources.is_empty() {
         builder = builder.provider(demo::credentials(

@@ -28,4 +28,5 @@ mod rate_limits;
 mod refresh_instances;
 mod request_log;
 mod sensitive_changes;
+mod sign_up;
 mod users_file;

@@ -131,6 +131,7 @@ database_url = "{database_url}"
 [auth]
 secret = "{SECRET}"
 url = "{base}/auth"
+sign_up = "open"
 [oidc_provider]
 signing_keys = ["{key}", "{rsa}"]
 

@@ -69,6 +69,8 @@ impl ServerProcess {
             .env("AUTHCORE_ADDR", "127.0.0.1:0")
             .env("AUTHCORE_DATABASE_URL", "none")
             .env("AUTH_SECRET", "a cli test secret, long and random enough")
+            // The tests sign new users up; the default (closed) is tested on its own.
+            .env("AUTHCORE_SIGN_UP", "open")
             .current_dir(&dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -98,6 +100,11 @@ impl ServerProcess {
             output: String::new(),
             dir,
         }
+    }
+
+    /// What the process printed so far (read by [`wait_for_line`](Self::wait_for_line)).
+    pub fn output(&self) -> &str {
+        &self.output
     }
 
     /// The process id.
