@@ -170,8 +170,13 @@ redirect_uris = ["{CB}"]
         let app = server.router();
         tokio::spawn(async move { axum::serve(listener, app).await });
     }
-    // The demo user signs in with the password.
-    let (signed_in, jar) = sign_in_at(&base).await;
+    // The demo user signs in with the password, or with a users file its first user.
+    let who = if more_clients.contains("[users_file]") {
+        ("users-file", "alice", "alice-pw")
+    } else {
+        ("credentials", "demo", "authcore-demo")
+    };
+    let (signed_in, jar) = sign_in_at_as(&base, who).await;
     use reqwest::cookie::CookieStore;
     let cookie = jar
         .cookies(&base.parse().unwrap())
@@ -1843,6 +1848,14 @@ async fn verified_logout_token(op: &Op, client: &str, token: &str) -> Value {
 /// A fresh session of the demo user at `base`, in a client of its own: the client and its
 /// cookie jar.
 async fn sign_in_at(base: &str) -> (reqwest::Client, Arc<reqwest::cookie::Jar>) {
+    sign_in_at_as(base, ("credentials", "demo", "authcore-demo")).await
+}
+
+/// A browser signed in at `base` by `(provider, username, password)`, and its cookie jar.
+async fn sign_in_at_as(
+    base: &str,
+    (provider, username, password): (&str, &str, &str),
+) -> (reqwest::Client, Arc<reqwest::cookie::Jar>) {
     let jar = Arc::new(reqwest::cookie::Jar::default());
     let client = reqwest::Client::builder()
         .cookie_provider(Arc::clone(&jar))
@@ -1850,7 +1863,18 @@ async fn sign_in_at(base: &str) -> (reqwest::Client, Arc<reqwest::cookie::Jar>) 
         .timeout(Duration::from_secs(15))
         .build()
         .unwrap();
-    sign_in_with_password(&client, base).await;
+    let csrf = binary::csrf_token(&client, base).await;
+    let r = client
+        .post(format!("{base}/auth/callback/{provider}"))
+        .form(&[
+            ("csrfToken", csrf.as_str()),
+            ("username", username),
+            ("password", password),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 302);
     (client, jar)
 }
 
@@ -3426,4 +3450,39 @@ async fn browser_consent_page_is_legible_and_cannot_be_framed() {
         !text.contains("Allow") && !text.contains("Sign in"),
         "{framed}"
     );
+}
+
+/// A users file's groups reach the app in the `groups` claim with database sessions, beside
+/// the configured groups (here none matches: the file's address is not a verified one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_file_s_groups_reach_the_app() {
+    let files = fresh_dir();
+    let hash = authcore::passwords::PasswordHashing::argon2id(64, 1, 1)
+        .unwrap()
+        .hash("alice-pw")
+        .unwrap();
+    let users = files.join("users.yml");
+    std::fs::write(
+        &users,
+        format!(
+            "users:\n  alice:\n    displayname: Alice\n    password: \"{hash}\"\n    email: alice@example.com\n    groups: [admins, dev]\n"
+        ),
+    )
+    .unwrap();
+    let op = start_with(&format!(
+        "[users_file]\npath = \"{}\"\n[oidc_provider.groups]\nstaff = [\"@example.com\"]\n",
+        users.display()
+    ))
+    .await;
+    let code = code_for(&op, "rp", "openid email groups", true).await;
+    let (status, tokens) = token(&op, Some(("rp", RP_SECRET)), &grant(&code, Some(VERIFIER))).await;
+    assert_eq!(status, 200, "{tokens}");
+    let claims = payload(tokens["id_token"].as_str().unwrap());
+    assert_eq!(
+        claims["groups"],
+        serde_json::json!(["admins", "dev"]),
+        "{claims}"
+    );
+    assert_eq!(claims["email"], "alice@example.com", "{claims}");
+    let _ = std::fs::remove_dir_all(files);
 }

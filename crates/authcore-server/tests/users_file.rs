@@ -646,16 +646,19 @@ async fn the_manual_example_works_as_written() {
     );
 }
 
-/// The file's groups reach the gateway: an `allow_groups` rule lets a member through with
+/// The file's groups reach the gateway, with JWT sessions (in the token) and with database
+/// sessions (kept with the stored user): an `allow_groups` rule lets a member through with
 /// the groups in the identity header, and refuses a user outside the group.
 #[tokio::test]
 async fn groups_reach_the_gateway_rules_and_headers() {
     let dir = TestDir::new("gateway");
     let users = dir.write("users.yml", &users_yaml());
-    let text = format!(
-        r#"
+    let sqlite = format!("sqlite://{}?mode=rwc", dir.0.join("gateway.db").display());
+    for database_url in ["none", sqlite.as_str()] {
+        let text = format!(
+            r#"
 [server]
-database_url = "none"
+database_url = "{database_url}"
 [auth]
 secret = "a users-file gateway secret, long and random enough"
 url = "http://localhost:3000/auth"
@@ -667,34 +670,35 @@ name = "admins"
 hosts = ["admin.example.test"]
 allow_groups = ["admins"]
 "#,
-        users.display()
-    );
-    let file = authcore_server::ConfigFile::parse(&text).unwrap();
-    let app = ServerConfig::resolve(file, Env::default())
-        .unwrap()
-        .build()
-        .await
-        .unwrap()
-        .router();
-    for (user, password, status, groups) in [
-        ("alice", "alice-pw", StatusCode::OK, Some("admins,dev")),
-        ("bob", "password", StatusCode::FORBIDDEN, None),
-    ] {
-        let mut jar = CookieJar::default();
-        let res = sign_in_with(&app, &mut jar, USERS_FILE_ID, user, password).await;
-        assert_eq!(res.status(), StatusCode::FOUND, "{user}");
-        let req = axum::http::Request::get(format!("{ORIGIN}{}", authcore_gateway::NGINX_PATH))
-            .header(header::COOKIE, jar.header())
-            .header("x-original-url", "https://admin.example.test/")
-            .header("x-original-method", "GET")
-            .body(axum::body::Body::empty())
-            .unwrap();
-        let res = send(&app, req, &mut jar).await;
-        assert_eq!(res.status(), status, "{user}");
-        let header = res
-            .headers()
-            .get("x-auth-request-groups")
-            .map(|v| v.to_str().unwrap());
-        assert_eq!(header, groups, "{user}");
+            users.display()
+        );
+        let file = authcore_server::ConfigFile::parse(&text).unwrap();
+        let app = ServerConfig::resolve(file, Env::default())
+            .unwrap()
+            .build()
+            .await
+            .unwrap()
+            .router();
+        for (user, password, status, groups) in [
+            ("alice", "alice-pw", StatusCode::OK, Some("admins,dev")),
+            ("bob", "password", StatusCode::FORBIDDEN, None),
+        ] {
+            let mut jar = CookieJar::default();
+            let res = sign_in_with(&app, &mut jar, USERS_FILE_ID, user, password).await;
+            assert_eq!(res.status(), StatusCode::FOUND, "{user} {database_url}");
+            let req = axum::http::Request::get(format!("{ORIGIN}{}", authcore_gateway::NGINX_PATH))
+                .header(header::COOKIE, jar.header())
+                .header("x-original-url", "https://admin.example.test/")
+                .header("x-original-method", "GET")
+                .body(axum::body::Body::empty())
+                .unwrap();
+            let res = send(&app, req, &mut jar).await;
+            assert_eq!(res.status(), status, "{user} {database_url}");
+            let header = res
+                .headers()
+                .get("x-auth-request-groups")
+                .map(|v| v.to_str().unwrap());
+            assert_eq!(header, groups, "{user} {database_url}");
+        }
     }
 }
