@@ -62,6 +62,10 @@ pub struct ServerConfig {
     pub demo_password: String,
     /// The users file (`AUTHCORE_USERS_FILE`, `[users_file] path`), read and checked.
     pub users_file: Option<UsersFile>,
+    /// Password accounts kept in the database (`AUTHCORE_PASSWORDS`, `[passwords] enabled`;
+    /// off by default): users sign in with their email address and password at
+    /// `/auth/callback/password`, given by `authcore-server add-user`.
+    pub passwords: bool,
     /// The process environment. authcore reads the Auth.js variables from it (`AUTH_URL`,
     /// `AUTH_TRUST_HOST`, `AUTH_SECRET`, the providers' `AUTH_<ID>_*`), each over its
     /// setting in [`auth_js`](Self::auth_js) or [`providers`](Self::providers).
@@ -262,6 +266,7 @@ impl ServerConfig {
             secret_is_ephemeral: false,
             demo_password: DEFAULT_DEMO_PASSWORD.to_owned(),
             users_file: None,
+            passwords: false,
             env: Env::default(),
             auth_js: AuthJsSettings::default(),
             providers: ProvidersSection::default(),
@@ -323,6 +328,16 @@ impl ServerConfig {
         .unwrap_or_else(|| DEFAULT_DEMO_PASSWORD.to_owned());
         let users_file = users_file(&vars, file.users_file)?;
         let database_url = database_url(&vars, server.database_url);
+        let passwords = layered(
+            vars.read("AUTHCORE_PASSWORDS", value::on_off)?,
+            file.passwords.and_then(|p| p.enabled),
+        )
+        .unwrap_or(false);
+        if passwords && database_url.is_none() {
+            return Err(ServerConfigError::InvalidSetting(
+                "password accounts ([passwords] enabled, AUTHCORE_PASSWORDS) are kept in the database: set AUTHCORE_DATABASE_URL (or [server] database_url)".into(),
+            ));
+        }
         let redis_url = value::non_blank(layered(
             vars.text("AUTHCORE_REDIS_URL"),
             server.redis_url.map(|s| s.expose().to_owned()),
@@ -364,6 +379,7 @@ impl ServerConfig {
             secret_is_ephemeral,
             demo_password,
             users_file,
+            passwords,
             env,
             auth_js,
             providers: file.providers,
@@ -408,7 +424,7 @@ impl ServerConfig {
     /// Whether the demo user (`demo` / [`demo_password`](Self::demo_password)) signs in:
     /// only while no user source is configured.
     pub fn demo_user_enabled(&self) -> bool {
-        self.user_sources().is_empty()
+        self.user_sources().is_empty() && !self.passwords
     }
 
     /// Refuses the demo user with the published default password on an address that is

@@ -47,6 +47,9 @@
 //! [users_file]
 //! path = "users.yml"                                # AUTHCORE_USERS_FILE (Authelia's format)
 //!
+//! [passwords]
+//! enabled = true                                    # AUTHCORE_PASSWORDS: password accounts in the database
+//!
 //! [theme]
 //! color_scheme = "dark"                             # auto | light | dark
 //! brand_color = "#0b5ed7"
@@ -108,6 +111,20 @@ pub struct ConfigFile {
     pub ldap: Option<authcore_ldap::LdapSettings>,
     /// `[users_file]`: a users file (Authelia's format) whose users sign in with a password.
     pub users_file: Option<UsersFileSection>,
+    /// `[passwords]`: password accounts kept in the database.
+    pub passwords: Option<PasswordsSection>,
+}
+
+/// `[passwords]`: `enabled = true` (`AUTHCORE_PASSWORDS=on`) lets users sign in with their
+/// email address and a password kept (as an argon2id hash) in the database, at
+/// `/auth/callback/password`; an operator gives a user one with `authcore-server add-user`.
+/// It needs a database, and turns the demo user off.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct PasswordsSection {
+    /// Whether password accounts sign in (as `AUTHCORE_PASSWORDS`).
+    pub enabled: Option<bool>,
 }
 
 /// `[users_file]`: `path`, the users file (`AUTHCORE_USERS_FILE`), relative to the working

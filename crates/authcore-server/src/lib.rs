@@ -48,5 +48,5 @@ pub use config_file::{ConfigFile, ConfigFileError, SecretValue};
 pub use demo::{DEMO_EMAIL, DEMO_USERNAME, router};
 pub use host_trust::{HostTrust, LOOPBACK_HOSTS, host_trust};
 pub use providers::{DEFAULT_OIDC_NAME, email_provider, oauth_providers};
-pub use server::{Server, ServerError, ServerService};
+pub use server::{Server, ServerError, ServerService, password_accounts};
 pub use users_file::{USERS_FILE_ID, UsersFile, UsersFileError};

@@ -17,8 +17,10 @@ use authcore::passwords::PasswordHashing;
 use authcore_server::{DEMO_USERNAME, HostTrust, ServerConfig, ops};
 
 fn main() -> ExitCode {
-    if std::env::args().nth(1).as_deref() == Some("hash-password") {
-        return hash_password();
+    match std::env::args().nth(1).as_deref() {
+        Some("hash-password") => return hash_password(),
+        Some("add-user") => return add_user(),
+        _ => {}
     }
     // The log format is a setting: read the configuration first (its errors are printed).
     let config = match config_path().and_then(|path| read_config(path.as_deref())) {
@@ -47,13 +49,18 @@ fn main() -> ExitCode {
 }
 
 const USAGE: &str = "usage: authcore-server [--config <file.toml>]\n       \
-authcore-server hash-password\n\n\
+authcore-server hash-password\n       \
+authcore-server add-user <email> [--name <name>] [--config <file.toml>]\n\n\
 Serves the authcore demo on AUTHCORE_ADDR (default 127.0.0.1:3000). Settings come from the\n\
 TOML file (--config, or AUTHCORE_CONFIG; see authcore.example.toml) and from environment\n\
 variables, which take precedence.\n\n\
 hash-password reads a password from standard input (asked for twice, without echo, on a\n\
 terminal) and prints its argon2id hash for the `password:` of a users file\n\
-(AUTHCORE_USERS_FILE, [users_file] path).";
+(AUTHCORE_USERS_FILE, [users_file] path).\n\n\
+add-user gives the user of <email> (made if there is none) a password account in the\n\
+configured database: the password is read as hash-password reads it, and must meet the\n\
+password policy (12 to 128 characters, not a common or breached password). Users then sign\n\
+in with it when password accounts are on ([passwords] enabled, AUTHCORE_PASSWORDS=on).";
 
 /// `hash-password`: a password from standard input, its argon2id hash on standard output.
 fn hash_password() -> ExitCode {
@@ -80,6 +87,132 @@ fn hash_password() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `add-user <email> [--name <name>] [--config <file>]`: the user of `email` (made, with the
+/// address taken as verified: the operator vouches for it, if there is none) gets the
+/// password read from standard input, kept in the configured database.
+fn add_user() -> ExitCode {
+    let fail = |e: &dyn std::fmt::Display| {
+        eprintln!("authcore-server add-user: {e}");
+        ExitCode::FAILURE
+    };
+    let (email, name, path) = match add_user_args(std::env::args().skip(2)) {
+        Ok(a) => a,
+        Err(e) => return fail(&format!("{e}\n\n{USAGE}")),
+    };
+    let config = match read_config(
+        path.or_else(|| std::env::var_os("AUTHCORE_CONFIG").map(Into::into))
+            .as_deref(),
+    ) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let Some(url) = config.database_url.clone() else {
+        return fail(
+            &"there is no database to keep the password in: set AUTHCORE_DATABASE_URL (or [server] database_url)",
+        );
+    };
+    let email = match authcore::providers::email::normalize_email(&email) {
+        Ok(e) => e,
+        Err(e) => return fail(&format!("{email:?}: {e}")),
+    };
+    let password = match read_password() {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let context = authcore::passwords::PasswordContext::new().email(&email);
+    if let Err(violation) =
+        authcore::passwords::PasswordPolicy::default().check(&password, &context)
+    {
+        return fail(&format!("the password is refused: {violation}"));
+    }
+    let runtime = match authcore_server::serve::runtime() {
+        Ok(rt) => rt,
+        Err(e) => return fail(&format!("cannot start the runtime: {e}")),
+    };
+    let pool = config.database_pool;
+    match runtime.block_on(give_password(&url, pool, &email, name, &password)) {
+        Ok(made) => {
+            let what = if made {
+                "made, with a password"
+            } else {
+                "given a password"
+            };
+            println!("{email}: {what} (users sign in with it when AUTHCORE_PASSWORDS=on)");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// The email, `--name` and `--config` of `add-user`'s arguments.
+fn add_user_args(
+    mut args: impl Iterator<Item = String>,
+) -> Result<(String, Option<String>, Option<std::path::PathBuf>), String> {
+    let (mut email, mut name, mut path) = (None, None, None);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--name" => name = Some(args.next().ok_or("--name needs a value")?),
+            "-c" | "--config" => {
+                path = Some(args.next().ok_or("--config needs a file path")?.into())
+            }
+            other if other.starts_with("--config=") => {
+                path = Some(other["--config=".len()..].into())
+            }
+            other if other.starts_with('-') || email.is_some() => {
+                return Err(format!("unexpected argument {other:?}"));
+            }
+            other => email = Some(other.to_owned()),
+        }
+    }
+    Ok((
+        email.ok_or("add-user needs the user's email address")?,
+        name,
+        path,
+    ))
+}
+
+/// Opens the database at `url` (migrated), finds or makes the user of `email`, and sets its
+/// password: whether the user was made.
+async fn give_password(
+    url: &str,
+    pool: authcore_sqlx::PoolSettings,
+    email: &str,
+    name: Option<String>,
+    password: &str,
+) -> Result<bool, String> {
+    use authcore::adapter::{Adapter, NewUser};
+    let shown = authcore_server::redact_url_password(url);
+    let db = authcore_sqlx::SqlxAdapter::connect_with(url, pool)
+        .await
+        .map_err(|e| format!("cannot open the database {shown}: {e}"))?;
+    db.migrate()
+        .await
+        .map_err(|e| format!("cannot migrate the database {shown}: {e}"))?;
+    let existing = db
+        .get_user_by_email(email)
+        .await
+        .map_err(|e| e.to_string())?;
+    let made = existing.is_none();
+    let user = match existing {
+        Some(u) => u,
+        None => db
+            .create_user(NewUser {
+                name,
+                email: Some(email.to_owned()),
+                email_verified: Some(authcore::time::OffsetDateTime::now_utc()),
+                ..NewUser::default()
+            })
+            .await
+            .map_err(|e| e.to_string())?,
+    };
+    authcore_server::password_accounts(&db)
+        .map_err(|e| e.to_string())?
+        .set_password(&user.id, password)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(made)
 }
 
 /// The password: one line of standard input; on a terminal, asked for twice with the echo
@@ -212,6 +345,7 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
                 .to_owned()
         }
     };
+    let passwords = config.passwords;
     let ephemeral = config.secret_is_ephemeral;
     let public_url = config.public_url().map(str::to_owned);
     let database = config.database_url.clone();
@@ -270,6 +404,11 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
     println!("  request hosts: {trusted_hosts}");
     if let Some(url) = public_url {
         println!("  public URL (AUTH_URL): {url}");
+    }
+    if passwords {
+        println!(
+            "  password accounts: sign in at /auth/callback/password (`authcore-server add-user <email>` gives one)"
+        );
     }
     if let Some((path, count)) = users_file {
         let plural = if count == 1 { "" } else { "s" };

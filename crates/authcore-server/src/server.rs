@@ -6,6 +6,7 @@ use std::error::Error as StdError;
 use std::sync::Arc;
 
 use authcore::adapter::AdapterError;
+use authcore::passwords::{PasswordAccounts, PasswordHashing};
 use authcore::providers::{CredentialsProvider, WebAuthnProvider};
 use authcore::{Auth, AuthConfig, ConfigError};
 use authcore_axum::AuthDispatch;
@@ -242,7 +243,7 @@ fn demo_auth(
         .pages(config.pages.clone())
         .sign_up(config.sign_up.clone());
     let sources = config.user_sources();
-    if sources.is_empty() {
+    if config.demo_user_enabled() {
         builder = builder.provider(demo::credentials(
             config.demo_password.clone().into(),
             database.clone(),
@@ -259,6 +260,11 @@ fn demo_auth(
         .clone()
         .map(|db| Arc::new(db) as Arc<dyn authcore::adapter::Adapter>);
     let database_marks = database.as_ref().map(SqlxAdapter::rate_limit_store);
+    if let (true, Some(db)) = (config.passwords, &database) {
+        builder = builder.provider(CredentialsProvider::from_source(Arc::new(
+            password_accounts(db)?,
+        )));
+    }
     if let Some(db) = database {
         // Users and OAuth accounts are stored; credentials sign-ins get database sessions too.
         builder = builder
@@ -323,6 +329,11 @@ fn demo_auth(
         events.attach(&auth);
     }
     Ok(auth)
+}
+
+/// The password accounts of database `db`, hashed with OWASP's argon2id parameters.
+pub fn password_accounts(db: &SqlxAdapter) -> Result<PasswordAccounts, ConfigError> {
+    PasswordAccounts::new(Arc::new(db.clone()), PasswordHashing::owasp())
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ mod load_faults;
 mod manual;
 mod openid_provider;
 mod ops;
+mod password_accounts;
 mod rate_limits;
 mod refresh_instances;
 mod request_log;

@@ -10,6 +10,7 @@ use super::pool;
 use super::source::{SourceError, SourceUser, UserSource};
 use crate::adapter::{Adapter, AdapterError, PasswordStore};
 use crate::email_address::normalize_email;
+use crate::error::ConfigError;
 
 /// The provider id of password accounts.
 pub const PASSWORD_ACCOUNTS_ID: &str = "password";
@@ -33,14 +34,13 @@ impl std::fmt::Debug for PasswordAccounts {
 }
 
 impl PasswordAccounts {
-    /// The password accounts of `adapter`, which must have a [`PasswordStore`] (the message
-    /// says so when it has none).
-    pub fn new(adapter: Arc<dyn Adapter>, hashing: PasswordHashing) -> Result<Self, String> {
+    /// The password accounts of `adapter`, which must have a [`PasswordStore`]
+    /// ([`ConfigError::MissingAdapterMethods`] names its methods when it has none).
+    pub fn new(adapter: Arc<dyn Adapter>, hashing: PasswordHashing) -> Result<Self, ConfigError> {
         if adapter.passwords().is_none() {
-            return Err(
-                "password accounts need an adapter with a PasswordStore (Adapter::passwords)"
-                    .to_owned(),
-            );
+            return Err(ConfigError::MissingAdapterMethods {
+                methods: "PasswordStore (getPasswordHash, setPasswordHash, replacePasswordHash, deletePasswordHash)".to_owned(),
+            });
         }
         Ok(PasswordAccounts {
             adapter,
