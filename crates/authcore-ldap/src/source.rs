@@ -293,10 +293,24 @@ async fn search_on(
     .map_err(|_| DirectoryError::Timeout(step))?
     .map_err(|e| DirectoryError::operation(step, &e))?;
     let ldap3::SearchResult(entries, outcome) = result;
-    Ok((
-        entries.into_iter().map(SearchEntry::construct).collect(),
-        outcome.rc,
-    ))
+    let mut parsed = Vec::with_capacity(entries.len());
+    for entry in entries {
+        parsed.push(entry_of(step, entry)?);
+    }
+    Ok((parsed, outcome.rc))
+}
+
+/// The entry of a search answer. `SearchEntry::construct` panics on an entry that is not the
+/// ASN.1 shape it expects; a directory's answer is input like any other, so a malformed
+/// one is an operation error, not a crash of the request.
+fn entry_of(step: &'static str, entry: ldap3::ResultEntry) -> Result<SearchEntry, DirectoryError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        SearchEntry::construct(entry)
+    }))
+    .map_err(|_| DirectoryError::Operation {
+        step,
+        reason: "the directory sent a malformed entry".to_owned(),
+    })
 }
 
 #[async_trait]
@@ -384,6 +398,26 @@ fn first_rdn_value(dn: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    /// Entries not of the shape a search answer has: an operation error, never a panic.
+    #[test]
+    fn malformed_entries_are_errors() {
+        use ldap3::asn1::{PL, StructureTag, TagClass};
+        let tag = |id, payload| StructureTag {
+            class: TagClass::Application,
+            id,
+            payload,
+        };
+        for entry in [
+            tag(7, PL::C(Vec::new())),
+            tag(4, PL::P(b"not constructed".to_vec())),
+            tag(4, PL::C(Vec::new())),
+            tag(4, PL::C(vec![tag(4, PL::P(vec![0xff, 0xfe]))])),
+        ] {
+            let err = entry_of("search", ldap3::ResultEntry::new(entry)).unwrap_err();
+            assert!(err.to_string().contains("malformed"), "{err}");
+        }
+    }
     use super::*;
 
     #[test]
