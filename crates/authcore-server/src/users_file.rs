@@ -360,6 +360,11 @@ impl UserSource for UsersFile {
         USERS_FILE_ID
     }
 
+    /// The file is the operator's: its addresses are.
+    fn vouches_for_addresses(&self) -> bool {
+        true
+    }
+
     async fn authenticate(
         &self,
         username: &str,

@@ -17,12 +17,18 @@ use authcore::{AuthConfigBuilder, SessionStrategy};
 #[derive(Debug, Default)]
 struct Directory {
     asked: AtomicUsize,
+    /// Whether its addresses are its operator's word.
+    vouches: bool,
 }
 
 #[async_trait]
 impl UserSource for Directory {
     fn id(&self) -> &str {
         "directory"
+    }
+
+    fn vouches_for_addresses(&self) -> bool {
+        self.vouches
     }
 
     async fn authenticate(
@@ -118,24 +124,29 @@ async fn database_sessions_record_and_link_the_user_once_with_its_groups() {
     );
 }
 
+/// A first sign-in whose address is another stored user's: linked to that user when the
+/// source vouches for its addresses (a users file), refused otherwise (a directory whose
+/// users may write their own `mail`), with no session and no link.
 #[tokio::test]
-async fn an_existing_user_with_the_address_is_the_one_linked() {
-    let db = MemoryAdapter::new();
-    let existing = stored_user(&db, "ada@example.com", true).await;
-    let (auth, _) = auth_with(database(with_source(Arc::new(Directory::default())), &db));
-    let r = post_credentials_to(
-        &auth,
-        "directory",
-        &[("username", "ada"), ("password", "right password")],
-    )
-    .await;
-    assert!(r.cookie(SESSION_COOKIE).is_some());
-    let linked = db
-        .get_user_by_account("directory", "ada")
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(linked.id, existing);
+async fn an_existing_address_is_linked_only_when_the_source_vouches_for_it() {
+    for vouches in [true, false] {
+        let db = MemoryAdapter::new();
+        let existing = stored_user(&db, "ada@example.com", true).await;
+        let directory = Directory {
+            vouches,
+            ..Directory::default()
+        };
+        let (auth, _) = auth_with(database(with_source(Arc::new(directory)), &db));
+        let r = post_credentials_to(
+            &auth,
+            "directory",
+            &[("username", "ada"), ("password", "right password")],
+        )
+        .await;
+        assert_eq!(r.cookie(SESSION_COOKIE).is_some(), vouches);
+        let linked = db.get_user_by_account("directory", "ada").await.unwrap();
+        assert_eq!(linked.map(|u| u.id), vouches.then(|| existing.clone()));
+    }
 }
 
 /// Attempts that never reach the source, and ones it refuses: no session, the standard

@@ -44,15 +44,27 @@ pub(crate) async fn authorize(
     let Some(found) = source.authenticate(username, password).await? else {
         return Ok(None);
     };
-    let (id, name, email) = match adapter {
+    let stored = match adapter {
+        Some(adapter) => match stored_user(adapter, source, &found).await? {
+            Some(user) => Some((adapter, user)),
+            None => {
+                tracing::warn!(
+                    source = source.id(),
+                    "sign-in refused: the source's address is another user's, and the source does not vouch for its addresses"
+                );
+                return Ok(None);
+            }
+        },
+        None => None,
+    };
+    let (id, name, email) = match stored {
         // Without a database the id is the same at every sign-in.
         None => (
             format!("{}:{}", source.id(), found.id),
             found.name.clone(),
             found.email.clone(),
         ),
-        Some(adapter) => {
-            let user = stored_user(adapter, source.id(), &found).await?;
+        Some((adapter, user)) => {
             if let Some(store) = adapter.user_groups() {
                 store.set_user_groups(&user.id, &found.groups).await?;
             }
@@ -71,27 +83,31 @@ pub(crate) async fn authorize(
 
 /// The adapter's user of `found`: its own for password accounts; else the user linked to
 /// the source's account, with the name and address the source now gives, or one made and
-/// linked now (the user with the source's address, if there is one: the source's operator
-/// vouches for its addresses).
+/// linked now. The user with the source's address, if there is one, is the one linked when
+/// the source vouches for its addresses; otherwise that first sign-in is refused (`None`).
 async fn stored_user(
     adapter: &dyn Adapter,
-    source: &str,
+    source_of: &dyn UserSource,
     found: &SourceUser,
-) -> Result<AdapterUser, SignInError> {
+) -> Result<Option<AdapterUser>, SignInError> {
+    let source = source_of.id();
     if let Some(id) = &found.adapter_user_id {
-        return adapter.get_user(id).await?.ok_or_else(|| {
-            AdapterError::Backend("the user went away during the sign-in".into()).into()
-        });
+        return Ok(Some(adapter.get_user(id).await?.ok_or_else(|| {
+            AdapterError::Backend("the user went away during the sign-in".into())
+        })?));
     }
     let email = found.email.as_deref().and_then(|e| normalize_email(e).ok());
     if let Some(user) = adapter.get_user_by_account(source, &found.id).await? {
-        return Ok(refreshed(adapter, user, found.name.as_ref(), email).await?);
+        return Ok(Some(
+            refreshed(adapter, user, found.name.as_ref(), email).await?,
+        ));
     }
     let existing = match &email {
         Some(e) => adapter.get_user_by_email(e).await?,
         None => None,
     };
     let user = match existing {
+        Some(_) if !source_of.vouches_for_addresses() => return Ok(None),
         Some(user) => user,
         None => {
             let made = adapter
@@ -103,9 +119,12 @@ async fn stored_user(
                 .await;
             match (made, &email) {
                 (Ok(user), _) => user,
-                // Another sign-in made the user with this address first.
-                (Err(e), Some(address)) => adapter.get_user_by_email(address).await?.ok_or(e)?,
-                (Err(e), None) => return Err(e.into()),
+                // Another sign-in made the user with this address first: the same user
+                // only where the source's addresses can be trusted.
+                (Err(e), Some(address)) if source_of.vouches_for_addresses() => {
+                    adapter.get_user_by_email(address).await?.ok_or(e)?
+                }
+                (Err(e), _) => return Err(e.into()),
             }
         }
     };
@@ -113,12 +132,12 @@ async fn stored_user(
     account.user_id = Some(user.id.clone());
     if let Err(e) = adapter.link_account(account).await {
         // A concurrent first sign-in linked it: take that user.
-        return adapter
-            .get_user_by_account(source, &found.id)
-            .await?
-            .ok_or_else(|| e.into());
+        return match adapter.get_user_by_account(source, &found.id).await? {
+            Some(user) => Ok(Some(user)),
+            None => Err(e.into()),
+        };
     }
-    Ok(user)
+    Ok(Some(user))
 }
 
 /// `user` with the name and address the source gives now, stored when they changed.

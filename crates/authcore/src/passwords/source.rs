@@ -79,6 +79,15 @@ pub trait UserSource: Send + Sync + fmt::Debug {
     /// `ldap`, `password`). Ids have no `:`.
     fn id(&self) -> &str;
 
+    /// Whether the source's addresses are its operator's word (a users file), so that a
+    /// user it answers is linked to the stored user with the same address at the first
+    /// sign-in. `false` (the default) where users may edit their own address (a directory's
+    /// `mail`, often writable by its owner): a first sign-in whose address is another
+    /// user's is then refused, as a wrong password is, instead of taking that account.
+    fn vouches_for_addresses(&self) -> bool {
+        false
+    }
+
     /// Checks `username` and `password`: the user when both are right, `None` otherwise.
     async fn authenticate(
         &self,
