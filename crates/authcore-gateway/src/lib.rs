@@ -294,9 +294,10 @@ impl Gateway {
     /// The callbacks that put the user id, provider and groups into the session and keep
     /// redirects to the allow-listed hosts. Without a database (`adapter` none) the user id
     /// is `<provider>:<providerAccountId>`, the same at every sign-in, instead of the random
-    /// id Auth.js gives a user it does not store. With database sessions the groups are
-    /// the ones the adapter keeps for the user ([`UserGroupsStore`]: a user source's, set
-    /// at each sign-in), read with each session.
+    /// id Auth.js gives a user it does not store. With database sessions, and a rule on groups,
+    /// the groups are the ones the adapter keeps for the user ([`UserGroupsStore`]: a user
+    /// source's, set at each sign-in), read with each session; without such a rule no
+    /// session read pays for that read, and the identity headers carry no groups.
     ///
     /// [`UserGroupsStore`]: authcore::adapter::UserGroupsStore
     pub fn callbacks(self: &Arc<Self>, adapter: Option<Arc<dyn Adapter>>) -> GatewayCallbacks {
@@ -431,7 +432,9 @@ impl Callbacks for GatewayCallbacks {
                         user.insert(key.into(), v.clone());
                     }
                 }
-            } else if let (Some(store), Some(id)) = (
+            } else if let (true, Some(store), Some(id)) = (
+                // A read per session read: only for rules that need it.
+                self.gateway.uses_groups(),
                 self.adapter.as_deref().and_then(|a| a.user_groups()),
                 params.user.and_then(|u| u.id.as_deref()),
             ) {
