@@ -317,11 +317,15 @@ pub enum SecurityChange {
     ProviderLinked,
     /// The account was deleted.
     AccountDeleted,
+    /// The password was changed or reset (beyond Auth.js: password accounts).
+    PasswordChanged,
+    /// The account's email address was changed; the notice goes to the old address.
+    EmailChanged,
 }
 
 impl SecurityChange {
     /// Every change.
-    pub const ALL: [SecurityChange; 7] = [
+    pub const ALL: [SecurityChange; 9] = [
         SecurityChange::PasskeyAdded,
         SecurityChange::PasskeyRemoved,
         SecurityChange::TotpEnrolled,
@@ -329,6 +333,8 @@ impl SecurityChange {
         SecurityChange::RecoveryCodesRenewed,
         SecurityChange::ProviderLinked,
         SecurityChange::AccountDeleted,
+        SecurityChange::PasswordChanged,
+        SecurityChange::EmailChanged,
     ];
 
     /// Its name in events and log lines (`passkeyAdded` …).
@@ -341,6 +347,8 @@ impl SecurityChange {
             SecurityChange::RecoveryCodesRenewed => "recoveryCodesRenewed",
             SecurityChange::ProviderLinked => "providerLinked",
             SecurityChange::AccountDeleted => "accountDeleted",
+            SecurityChange::PasswordChanged => "passwordChanged",
+            SecurityChange::EmailChanged => "emailChanged",
         }
     }
 
@@ -359,6 +367,13 @@ impl SecurityChange {
             }
             SecurityChange::ProviderLinked => "A new sign-in method was linked to your account.",
             SecurityChange::AccountDeleted => "Your account was deleted.",
+            SecurityChange::PasswordChanged => {
+                "The password of your account was changed, and your other sessions were signed out."
+            }
+            SecurityChange::EmailChanged => {
+                "The email address of your account was changed: this address is no longer \
+                 the account's."
+            }
         }
     }
 }

@@ -153,6 +153,9 @@ pub(crate) struct ConfigInner {
     pub adapter: Option<Arc<dyn crate::adapter::Adapter>>,
     /// Who may become a user by signing in.
     pub sign_up: crate::sign_up::SignUpPolicy,
+    /// The adapter's password accounts, with their self-service routes.
+    #[cfg(feature = "passwords")]
+    pub password_accounts: Option<crate::passwords::PasswordAccounts>,
     pub credentials_database_sessions: bool,
     pub hash_session_tokens: bool,
     pub session_update_age: u64,
@@ -244,6 +247,32 @@ impl ConfigInner {
 
     pub(crate) fn provider(&self, id: &str) -> Option<&Provider> {
         self.providers.iter().find(|p| p.id() == id)
+    }
+
+    /// `<origin><basePath><suffix>` on `origin` (a request's), else on the configured
+    /// `url`'s origin: where mailed links point.
+    pub(crate) fn url_on(&self, origin: Option<&str>, suffix: &str) -> Option<String> {
+        let configured;
+        let origin = match origin {
+            Some(o) => o,
+            None => {
+                configured = crate::site::origin_of(self.url.as_ref()?);
+                &configured
+            }
+        };
+        Some(format!(
+            "{origin}{}{suffix}",
+            self.base_path.trim_end_matches('/')
+        ))
+    }
+
+    /// The email provider that mails password accounts' links: the first with a sender.
+    #[cfg(feature = "email")]
+    pub(crate) fn mailer(&self) -> Option<&crate::providers::email::EmailProvider> {
+        self.providers.iter().find_map(|p| match p {
+            Provider::Email(e) if e.send.is_some() => Some(&**e),
+            _ => None,
+        })
     }
 }
 
@@ -344,6 +373,8 @@ pub struct AuthConfigBuilder {
     redirect_proxy_url: Option<String>,
     adapter: Option<Arc<dyn crate::adapter::Adapter>>,
     sign_up: crate::sign_up::SignUpPolicy,
+    #[cfg(feature = "passwords")]
+    password_accounts: Option<crate::passwords::PasswordAccounts>,
     credentials_database_sessions: bool,
     sessions_only: bool,
     hash_session_tokens: bool,
@@ -416,6 +447,8 @@ impl Default for AuthConfigBuilder {
             redirect_proxy_url: None,
             adapter: None,
             sign_up: crate::sign_up::SignUpPolicy::Open,
+            #[cfg(feature = "passwords")]
+            password_accounts: None,
             credentials_database_sessions: false,
             sessions_only: false,
             hash_session_tokens: false,
@@ -689,6 +722,25 @@ impl AuthConfigBuilder {
         self
     }
 
+    /// Beyond Auth.js: the adapter's password accounts as a sign-in method (the
+    /// credentials provider `password`, whose username is the email address), with their
+    /// self-service routes and pages under `<basePath>/password/`: sign-up (when
+    /// [`PasswordAccounts::allow_sign_up`], within the [`sign_up`](Self::sign_up) policy),
+    /// the confirmation of a new account's address, and a forgotten password; and, on the
+    /// account page and routes, changing the password and the address. The links are mailed
+    /// by the first email provider, which a config with password accounts that confirm
+    /// addresses must have.
+    ///
+    /// [`PasswordAccounts::allow_sign_up`]: crate::passwords::PasswordAccounts::allow_sign_up
+    #[cfg(feature = "passwords")]
+    pub fn password_accounts(mut self, accounts: crate::passwords::PasswordAccounts) -> Self {
+        self.providers.push(Provider::Credentials(
+            crate::providers::CredentialsProvider::from_source(Arc::new(accounts.clone())),
+        ));
+        self.password_accounts = Some(accounts);
+        self
+    }
+
     /// Beyond Auth.js: let credentials sign-ins create database sessions (database strategy
     /// only). `authorize` must then return the adapter's user id. Trade-off: every request
     /// costs a database read, but sessions can be listed and revoked server-side, which a
@@ -937,6 +989,8 @@ impl AuthConfigBuilder {
                 redirect_proxy_url,
                 adapter,
                 sign_up: self.sign_up,
+                #[cfg(feature = "passwords")]
+                password_accounts: self.password_accounts,
                 credentials_database_sessions: self.credentials_database_sessions,
                 hash_session_tokens: self.hash_session_tokens,
                 session_update_age: self.session_update_age.as_secs(),
@@ -965,6 +1019,16 @@ impl AuthConfigBuilder {
                 .any(|p| p.kind() == ProviderType::Email)
         {
             return Err(ConfigError::MissingAdapter);
+        }
+        #[cfg(feature = "passwords")]
+        if let Some(accounts) = &self.password_accounts
+            && accounts.verifies_email()
+            && !self
+                .providers
+                .iter()
+                .any(|p| p.kind() == ProviderType::Email)
+        {
+            return Err(ConfigError::PasswordAccountsWithoutMail);
         }
         let jwt_revocation = self.jwt_revocation && strategy == SessionStrategy::Jwt;
         if jwt_revocation {

@@ -571,6 +571,12 @@ pub enum ConfigError {
         /// Provider id.
         provider: String,
     },
+    /// Password accounts that confirm their users' addresses, without an email provider to
+    /// mail the links.
+    #[error(
+        "password accounts confirm addresses by mail: add an email provider (authcore_smtp::email_provider or a preset of providers::email::services), or call .require_verified_email(false) on the PasswordAccounts"
+    )]
+    PasswordAccountsWithoutMail,
     /// An HTTP email service preset without its API key.
     #[error(
         "email provider \"{provider}\" needs an API key: call .api_key(..) or set AUTH_{}_KEY",

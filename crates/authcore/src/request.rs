@@ -43,6 +43,9 @@ pub enum Action {
     /// `backchannel-logout`: logout tokens from an OpenID Connect provider (beyond Auth.js;
     /// OpenID Connect Back-Channel Logout 1.0).
     BackchannelLogout,
+    /// `password`: password accounts' sign-up, forgotten password and address
+    /// confirmation (beyond Auth.js; with password accounts).
+    Password,
 }
 
 impl Action {
@@ -61,6 +64,7 @@ impl Action {
             "two-factor" => Action::TwoFactor,
             "account" => Action::Account,
             "backchannel-logout" => Action::BackchannelLogout,
+            "password" => Action::Password,
             _ => return None,
         })
     }
@@ -80,13 +84,18 @@ impl Action {
             Action::TwoFactor => "two-factor",
             Action::Account => "account",
             Action::BackchannelLogout => "backchannel-logout",
+            Action::Password => "password",
         }
     }
 
     fn takes_provider(self) -> bool {
         matches!(
             self,
-            Action::Signin | Action::Callback | Action::WebauthnOptions | Action::BackchannelLogout
+            Action::Signin
+                | Action::Callback
+                | Action::WebauthnOptions
+                | Action::BackchannelLogout
+                | Action::Password
         )
     }
 }
@@ -98,7 +107,7 @@ impl fmt::Display for Action {
 }
 
 /// Whether `s` is one of the action names: Auth.js's nine (`isAuthAction`), `two-factor`,
-/// `account` and `backchannel-logout`.
+/// `account`, `backchannel-logout` and `password`.
 pub fn is_auth_action(s: &str) -> bool {
     Action::parse(s).is_some()
 }

@@ -48,6 +48,7 @@ mod oauth_redirect_proxy;
 mod oauth_refresh;
 mod pages;
 mod password_breaches;
+mod password_self_service;
 mod password_sign_in;
 mod rate_limits;
 mod routing_and_bad_input;

@@ -15,6 +15,8 @@ use crate::common::*;
 use authcore::account::{AccountError, AccountRoute, SensitiveOperation};
 use authcore::adapter::{Adapter, MemoryAdapter};
 use authcore::adapter::{AppAccessStore, LinkedAccountStore, TwoFactorStore};
+use authcore::passwords::{PasswordAccounts, PasswordHashing};
+use authcore::providers::email::EmailProvider;
 use authcore::providers::{OAuthProvider, WebAuthnProvider};
 use authcore::two_factor::TwoFactorOptions;
 use authcore::types::{Account, ProviderType};
@@ -48,6 +50,17 @@ async fn app(strategy: SessionStrategy, totp: bool) -> App {
             .provider(oauth("github"))
             .provider(oauth("gitlab"))
             .provider(WebAuthnProvider::passkey())
+            .provider(
+                EmailProvider::new("Auth <no-reply@example.com>")
+                    .send_verification_request(|_| async { Ok(()) }),
+            )
+            .password_accounts(
+                PasswordAccounts::new(
+                    std::sync::Arc::new(db.clone()),
+                    PasswordHashing::argon2id(64, 1, 1).unwrap(),
+                )
+                .unwrap(),
+            )
             .adapter(db.clone())
             .session_strategy(strategy)
             .two_factor(TwoFactorOptions::default())
@@ -114,8 +127,16 @@ async fn snapshot(app: &App) -> Value {
         .into_iter()
         .map(|a| a.client_id)
         .collect();
+    let password = db
+        .passwords()
+        .unwrap()
+        .get_password_hash(&app.ada)
+        .await
+        .unwrap();
     json!({
         "user": user.is_some(),
+        "email": user.and_then(|u| u.email),
+        "password": password,
         "accounts": accounts,
         "passkeys": passkeys,
         "twoFactor": format!("{two_factor:?}"),
@@ -158,6 +179,9 @@ fn entry_points(op: SensitiveOperation) -> Vec<Entry> {
         S::UnlinkProvider => vec![Api, Json(R::Unlink), Page("unlink")],
         S::RevokeAppAccess => vec![Api, Json(R::RevokeApp), Page("app-revoke")],
         S::DeleteAccount => vec![Api, Json(R::DeleteUser), Page("delete")],
+        S::ChangePassword => vec![Api, Json(R::ChangePassword), Page("password")],
+        // The link to the new address is the change; asking for it is the operation.
+        S::ChangeEmail => vec![Api, Json(R::ChangeEmail), Page("email")],
         other => panic!("no entry points listed for {other:?}"),
     }
 }
@@ -179,6 +203,11 @@ fn fields(app: &App, op: SensitiveOperation) -> Vec<(&'static str, String)> {
         ],
         S::RevokeAppAccess => vec![("clientId", "app-1".into())],
         S::DeleteAccount => vec![("confirm", "yes".into())],
+        S::ChangePassword => vec![
+            ("currentPassword", String::new()),
+            ("newPassword", "violet umbrella under nine moons".into()),
+        ],
+        S::ChangeEmail => vec![("email", "ada.new@example.com".into())],
         S::ConfirmTotp | S::DisableTotp | S::RegenerateRecoveryCodes => vec![("code", code())],
         _ => vec![],
     }
@@ -208,6 +237,11 @@ async fn through_api(
         }
         S::RevokeAppAccess => auth.revoke_app_access(me, field(&f, "clientId")).await,
         S::DeleteAccount => auth.delete_user(me).await,
+        S::ChangePassword => {
+            auth.change_password(me, field(&f, "currentPassword"), field(&f, "newPassword"))
+                .await
+        }
+        S::ChangeEmail => auth.change_email(me, field(&f, "email")).await,
         S::StartTotp => auth.start_totp_enrolment(me).await.map(drop),
         S::ConfirmTotp => auth.confirm_totp(me, field(&f, "code")).await.map(drop),
         S::DisableTotp => auth.disable_totp(me, field(&f, "code")).await,

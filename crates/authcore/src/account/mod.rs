@@ -213,6 +213,41 @@ impl Auth {
         ops::revoke_app(&self.config().inner, me, client_id).await
     }
 
+    /// Changes the signed-in user's password ([`AuthConfigBuilder::password_accounts`]):
+    /// `current` must be their password when they have one (a user without one sets a
+    /// first), `new` must meet the policy; every other session of the user ends and the
+    /// user is told ([`SecurityChange::PasswordChanged`]). Refused unless `me` signed in
+    /// recently ([`SensitiveOperation::ChangePassword`]); wrong current passwords count
+    /// against the per-identifier sign-in limit.
+    ///
+    /// [`AuthConfigBuilder::password_accounts`]: crate::AuthConfigBuilder::password_accounts
+    /// [`SecurityChange::PasswordChanged`]: crate::callbacks::SecurityChange::PasswordChanged
+    #[cfg(feature = "passwords")]
+    pub async fn change_password(
+        &self,
+        me: &CurrentSession,
+        current: &str,
+        new: &str,
+    ) -> Result<(), AccountError> {
+        crate::actions::password::change_password(&self.config().inner, me, current, new).await
+    }
+
+    /// Starts a change of the signed-in user's email address: a link mailed to `new_email`
+    /// makes it the account's, and the old address is then told
+    /// ([`SecurityChange::EmailChanged`]). An address that is another account's is mailed a
+    /// notice instead, with the same answer. Refused unless `me` signed in recently
+    /// ([`SensitiveOperation::ChangeEmail`]).
+    ///
+    /// [`SecurityChange::EmailChanged`]: crate::callbacks::SecurityChange::EmailChanged
+    #[cfg(feature = "passwords")]
+    pub async fn change_email(
+        &self,
+        me: &CurrentSession,
+        new_email: &str,
+    ) -> Result<(), AccountError> {
+        crate::actions::password::request_email_change(&self.config().inner, me, new_email).await
+    }
+
     /// Deletes the signed-in user with their accounts, sessions, passkeys and unused magic
     /// links (one transaction on the SQL adapters); refused unless `me` signed in recently
     /// ([`SensitiveOperation::DeleteAccount`]).

@@ -21,6 +21,8 @@
 //! | `POST /account/two-factor/totp/confirm` | `{csrfToken, code}` | `{recoveryCodes}` (shown once): TOTP is on |
 //! | `POST /account/two-factor/recovery-codes` | `{csrfToken, code}` | `{recoveryCodes}`: a new set, the old one void |
 //! | `POST /account/two-factor/totp/disable` | `{csrfToken, code}` | the second factors left |
+//! | `POST /account/password` | `{csrfToken, currentPassword, newPassword}` | the methods; every other session ends (password accounts) |
+//! | `POST /account/email` | `{csrfToken, email}` | `{"status":"sent"}`: a link to the new address makes it the account's (password accounts) |
 //!
 //! The sensitive changes ([`SensitiveOperation`](super::SensitiveOperation): unlink, delete
 //! a passkey, delete the account, revoke an app, every two-factor change) need a recent
@@ -36,7 +38,10 @@
 //! body limit), `501 NoAdapter` / `501 NoDatabaseSessions` (no database),
 //! `503 AdapterError` (logged); for second factors `400 InvalidCode`, `401
 //! ReauthenticationRequired` (sign in again first), `409 AlreadyEnrolled` / `409
-//! NotEnrolled`, `429 TooManyAttempts`, `501 TwoFactorOff` (not configured). Every answer is about one user and is never cached.
+//! NotEnrolled`, `429 TooManyAttempts`, `501 TwoFactorOff` (not configured); for
+//! passwords `400 WrongPassword` (the current password), `400 PasswordPolicy` with a
+//! `code` (see [`PolicyViolation::code`](crate::passwords::PolicyViolation::code)), `400
+//! InvalidEmail`, `501 PasswordsOff` (no password accounts, or no email provider). Every answer is about one user and is never cached.
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode, header};
@@ -84,11 +89,15 @@ pub enum AccountRoute {
     RegenerateRecoveryCodes,
     /// `POST /account/two-factor/totp/disable`.
     DisableTotp,
+    /// `POST /account/password`.
+    ChangePassword,
+    /// `POST /account/email`.
+    ChangeEmail,
 }
 
 impl AccountRoute {
     /// Every route, for an integration to mount.
-    pub const ALL: [AccountRoute; 15] = [
+    pub const ALL: [AccountRoute; 17] = [
         AccountRoute::Methods,
         AccountRoute::Unlink,
         AccountRoute::DeletePasskey,
@@ -104,6 +113,8 @@ impl AccountRoute {
         AccountRoute::ConfirmTotp,
         AccountRoute::RegenerateRecoveryCodes,
         AccountRoute::DisableTotp,
+        AccountRoute::ChangePassword,
+        AccountRoute::ChangeEmail,
     ];
 
     /// The route's path.
@@ -124,6 +135,8 @@ impl AccountRoute {
             AccountRoute::ConfirmTotp => "/account/two-factor/totp/confirm",
             AccountRoute::RegenerateRecoveryCodes => "/account/two-factor/recovery-codes",
             AccountRoute::DisableTotp => "/account/two-factor/totp/disable",
+            AccountRoute::ChangePassword => "/account/password",
+            AccountRoute::ChangeEmail => "/account/email",
         }
     }
 
@@ -139,32 +152,46 @@ impl AccountRoute {
     }
 }
 
-/// An error answer of these routes: its status and error code.
-struct Refusal(StatusCode, &'static str);
+/// An error answer of these routes: its status, error code and, for a password the policy
+/// refuses, the rule's code.
+struct Refusal(StatusCode, &'static str, Option<&'static str>);
 
 impl From<AccountError> for Refusal {
     fn from(e: AccountError) -> Self {
         match e {
-            AccountError::NotFound => Refusal(StatusCode::NOT_FOUND, "NotFound"),
-            AccountError::LastSignInMethod => Refusal(StatusCode::CONFLICT, "LastSignInMethod"),
-            AccountError::NoAdapter => Refusal(StatusCode::NOT_IMPLEMENTED, "NoAdapter"),
-            AccountError::InvalidName => Refusal(StatusCode::BAD_REQUEST, "InvalidName"),
-            AccountError::NoDatabaseSessions => {
-                Refusal(StatusCode::NOT_IMPLEMENTED, "NoDatabaseSessions")
+            AccountError::NotFound => Refusal(StatusCode::NOT_FOUND, "NotFound", None),
+            AccountError::LastSignInMethod => {
+                Refusal(StatusCode::CONFLICT, "LastSignInMethod", None)
             }
-            AccountError::TwoFactorOff => Refusal(StatusCode::NOT_IMPLEMENTED, "TwoFactorOff"),
-            AccountError::AlreadyEnrolled => Refusal(StatusCode::CONFLICT, "AlreadyEnrolled"),
-            AccountError::NotEnrolled => Refusal(StatusCode::CONFLICT, "NotEnrolled"),
-            AccountError::InvalidCode => Refusal(StatusCode::BAD_REQUEST, "InvalidCode"),
+            AccountError::NoAdapter => Refusal(StatusCode::NOT_IMPLEMENTED, "NoAdapter", None),
+            AccountError::InvalidName => Refusal(StatusCode::BAD_REQUEST, "InvalidName", None),
+            AccountError::NoDatabaseSessions => {
+                Refusal(StatusCode::NOT_IMPLEMENTED, "NoDatabaseSessions", None)
+            }
+            AccountError::TwoFactorOff => {
+                Refusal(StatusCode::NOT_IMPLEMENTED, "TwoFactorOff", None)
+            }
+            AccountError::AlreadyEnrolled => Refusal(StatusCode::CONFLICT, "AlreadyEnrolled", None),
+            AccountError::NotEnrolled => Refusal(StatusCode::CONFLICT, "NotEnrolled", None),
+            AccountError::InvalidCode => Refusal(StatusCode::BAD_REQUEST, "InvalidCode", None),
             AccountError::TooManyAttempts { .. } => {
-                Refusal(StatusCode::TOO_MANY_REQUESTS, "TooManyAttempts")
+                Refusal(StatusCode::TOO_MANY_REQUESTS, "TooManyAttempts", None)
             }
             AccountError::ReauthenticationRequired => {
-                Refusal(StatusCode::UNAUTHORIZED, "ReauthenticationRequired")
+                Refusal(StatusCode::UNAUTHORIZED, "ReauthenticationRequired", None)
             }
+            AccountError::PasswordsOff => {
+                Refusal(StatusCode::NOT_IMPLEMENTED, "PasswordsOff", None)
+            }
+            AccountError::WrongPassword => Refusal(StatusCode::BAD_REQUEST, "WrongPassword", None),
+            #[cfg(feature = "passwords")]
+            AccountError::WeakPassword(v) => {
+                Refusal(StatusCode::BAD_REQUEST, "PasswordPolicy", Some(v.code()))
+            }
+            AccountError::InvalidEmail => Refusal(StatusCode::BAD_REQUEST, "InvalidEmail", None),
             other => {
                 tracing::error!(error = %other, "account management failed");
-                Refusal(StatusCode::SERVICE_UNAVAILABLE, "AdapterError")
+                Refusal(StatusCode::SERVICE_UNAVAILABLE, "AdapterError", None)
             }
         }
     }
@@ -237,6 +264,21 @@ struct AppFields {
 #[derive(serde::Deserialize)]
 struct NoFields {}
 
+#[cfg(feature = "passwords")]
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PasswordFields {
+    #[serde(default)]
+    current_password: String,
+    new_password: String,
+}
+
+#[cfg(feature = "passwords")]
+#[derive(serde::Deserialize)]
+struct EmailFields {
+    email: String,
+}
+
 #[derive(serde::Deserialize)]
 struct CodeFields {
     code: String,
@@ -283,21 +325,21 @@ impl AccountRequest<'_> {
         self.auth
             .current_session(&self.uri, &self.headers)
             .await
-            .ok_or(Refusal(StatusCode::UNAUTHORIZED, "SessionRequired"))
+            .ok_or(Refusal(StatusCode::UNAUTHORIZED, "SessionRequired", None))
     }
 
     /// The body of a change and its signed-in user and session, once the body parsed and
     /// its CSRF token matched the request's cookie: the one check every change passes.
     async fn change<T: DeserializeOwned>(&self) -> Result<(T, CurrentSession), Refusal> {
         let body: Change<T> = serde_json::from_slice(&self.body)
-            .map_err(|_| Refusal(StatusCode::BAD_REQUEST, "InvalidRequest"))?;
+            .map_err(|_| Refusal(StatusCode::BAD_REQUEST, "InvalidRequest", None))?;
         let me = self.reader().await?;
         if !self
             .auth
             .verify_csrf(&self.uri, &self.headers, &body.csrf_token)
             .await
         {
-            return Err(Refusal(StatusCode::FORBIDDEN, "MissingCSRF"));
+            return Err(Refusal(StatusCode::FORBIDDEN, "MissingCSRF", None));
         }
         Ok((body.fields, me))
     }
@@ -411,6 +453,23 @@ impl AccountRequest<'_> {
                 let status = auth.two_factor_status(&me.user_id).await?;
                 Ok(json_response(StatusCode::OK, &status))
             }
+            #[cfg(feature = "passwords")]
+            AccountRoute::ChangePassword => {
+                let (f, me) = self.change::<PasswordFields>().await?;
+                auth.change_password(&me, &f.current_password, &f.new_password)
+                    .await?;
+                self.methods_of(&me.user_id).await
+            }
+            #[cfg(feature = "passwords")]
+            AccountRoute::ChangeEmail => {
+                let (f, me) = self.change::<EmailFields>().await?;
+                auth.change_email(&me, &f.email).await?;
+                Ok(json_response(StatusCode::OK, &json!({ "status": "sent" })))
+            }
+            #[cfg(not(feature = "passwords"))]
+            AccountRoute::ChangePassword | AccountRoute::ChangeEmail => {
+                Err(AccountError::PasswordsOff.into())
+            }
             #[cfg(not(feature = "two-factor"))]
             AccountRoute::TwoFactor
             | AccountRoute::StartTotp
@@ -436,9 +495,16 @@ impl Auth {
         B: http_body::Body,
         B::Error: Into<BoxError>,
     {
-        let refuse = |r: Refusal| json_response(r.0, &json!({ "error": r.1 }));
+        let refuse = |r: Refusal| match r.2 {
+            Some(code) => json_response(r.0, &json!({ "error": r.1, "code": code })),
+            None => json_response(r.0, &json!({ "error": r.1 })),
+        };
         if req.method() != route.method() {
-            return refuse(Refusal(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed"));
+            return refuse(Refusal(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "MethodNotAllowed",
+                None,
+            ));
         }
         let (parts, body) = req.into_parts();
         let c = &*self.config().inner;
@@ -453,7 +519,7 @@ impl Auth {
             )
             .await
         {
-            let mut r = refuse(Refusal(StatusCode::TOO_MANY_REQUESTS, "RateLimited"));
+            let mut r = refuse(Refusal(StatusCode::TOO_MANY_REQUESTS, "RateLimited", None));
             if let Ok(v) = HeaderValue::from_str(&retry_after.as_secs().max(1).to_string()) {
                 r.headers_mut().insert(header::RETRY_AFTER, v);
             }
@@ -464,9 +530,9 @@ impl Auth {
             match Limited::new(body, limit).collect().await {
                 Ok(collected) => collected.to_bytes(),
                 Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-                    return refuse(Refusal(StatusCode::PAYLOAD_TOO_LARGE, "BodyTooLarge"));
+                    return refuse(Refusal(StatusCode::PAYLOAD_TOO_LARGE, "BodyTooLarge", None));
                 }
-                Err(_) => return refuse(Refusal(StatusCode::BAD_REQUEST, "InvalidRequest")),
+                Err(_) => return refuse(Refusal(StatusCode::BAD_REQUEST, "InvalidRequest", None)),
             }
         } else {
             Bytes::new()

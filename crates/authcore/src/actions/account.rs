@@ -55,19 +55,22 @@ pub struct SignInMethods {
     /// The address magic links go to, when an email provider is configured and the user
     /// has one.
     pub email: Option<String>,
+    /// Whether the user has a password of the config's password accounts.
+    pub password: bool,
 }
 
 impl SignInMethods {
     /// How many independent ways to sign in these are: each OAuth / OIDC account, each
-    /// passkey, and magic links (email accounts only record that they were used).
-    /// Passwords of a credentials provider live outside the adapter and are not counted.
+    /// passkey, magic links (email accounts only record that they were used), and a
+    /// password of the password accounts. Passwords a host's own `authorize` checks live
+    /// outside the adapter and are not counted.
     pub fn count(&self) -> usize {
         let oauth = self
             .accounts
             .iter()
             .filter(|a| matches!(a.kind, ProviderType::Oauth | ProviderType::Oidc))
             .count();
-        oauth + self.passkeys.len() + usize::from(self.email.is_some())
+        oauth + self.passkeys.len() + usize::from(self.email.is_some()) + usize::from(self.password)
     }
 }
 
@@ -171,6 +174,21 @@ pub enum AccountError {
     /// longer in the rotation list).
     #[error("second factor secret: {0}")]
     Sealing(String),
+    /// Password accounts are not configured
+    /// ([`AuthConfigBuilder::password_accounts`](crate::AuthConfigBuilder::password_accounts)),
+    /// or no email provider mails their links.
+    #[error("password accounts are not configured")]
+    PasswordsOff,
+    /// The current password given with a password change is wrong.
+    #[error("the current password is wrong")]
+    WrongPassword,
+    /// The new password breaks the password policy.
+    #[cfg(feature = "passwords")]
+    #[error("{0}")]
+    WeakPassword(crate::passwords::PolicyViolation),
+    /// Not an email address, or the account's own.
+    #[error("not an email address, or the account's own")]
+    InvalidEmail,
     /// The adapter failed.
     #[error(transparent)]
     Adapter(#[from] AdapterError),
@@ -375,10 +393,15 @@ pub(crate) async fn sign_in_methods(
         .providers
         .iter()
         .any(|p| p.kind() == crate::types::ProviderType::Email);
+    #[cfg(feature = "passwords")]
+    let password = super::password::has_password(c, user_id).await;
+    #[cfg(not(feature = "passwords"))]
+    let password = false;
     Ok(SignInMethods {
         accounts,
         passkeys,
         email: user.email.filter(|_| email_provider),
+        password,
     })
 }
 

@@ -24,6 +24,10 @@ fn notice_text(key: &str) -> Option<&'static str> {
         "session-revoked" => "That session was signed out.",
         "others-revoked" => "You are signed out everywhere else.",
         "app-revoked" => "The app's access was removed.",
+        "password-changed" => "Your password was changed, and your other sessions signed out.",
+        "email-sent" => {
+            "A confirmation link is on its way to the new address: follow it to make the change."
+        }
         _ => return None,
     })
 }
@@ -44,7 +48,26 @@ fn error_text(e: &AccountError) -> &'static str {
             "This change needs a recent sign-in: sign in again, then make it."
         }
         AccountError::NoDatabaseSessions => "Sessions are listed with database sessions only.",
+        AccountError::WrongPassword => "That is not your current password.",
+        #[cfg(feature = "passwords")]
+        AccountError::WeakPassword(v) => weak_password_text(v),
+        AccountError::InvalidEmail => "That is not an email address, or it is your account's own.",
         _ => "That did not work. Please try again later.",
+    }
+}
+
+/// Why a new password was refused, in a sentence.
+#[cfg(feature = "passwords")]
+fn weak_password_text(v: &crate::passwords::PolicyViolation) -> &'static str {
+    use crate::passwords::PolicyViolation as V;
+    match v {
+        V::TooShort { .. } => "That password is too short.",
+        V::TooLong { .. } => "That password is too long.",
+        V::Common => "That password is too common: choose a less guessable one.",
+        V::ContainsIdentity => "That password contains your name or email address.",
+        V::Repetitive => "That password is too predictable: avoid repeats and sequences.",
+        V::InvalidCharacter => "That password contains a control character.",
+        V::Breached => "That password appeared in a data breach: choose another.",
     }
 }
 
@@ -119,6 +142,25 @@ async fn render(
         _ => None,
     };
     let can_unlink = methods.count() > 1;
+    #[cfg(feature = "passwords")]
+    let password = c
+        .password_accounts
+        .as_ref()
+        .map(|a| super::pages::PasswordView {
+            has: methods.password,
+            min_length: a.min_length(),
+        });
+    #[cfg(not(feature = "passwords"))]
+    let password = None;
+    let address = match &c.adapter {
+        Some(adapter) if password.is_some() => adapter
+            .get_user(&me.user_id)
+            .await
+            .ok()
+            .flatten()
+            .and_then(|u| u.email),
+        _ => None,
+    };
     let view = super::pages::AccountView {
         who,
         action: ctx.auth_url("/account"),
@@ -133,6 +175,8 @@ async fn render(
         apps,
         #[cfg(feature = "two-factor")]
         two_factor,
+        password,
+        address: address.as_deref(),
         state,
     };
     super::pages::render_account_page(ctx, &view)
@@ -193,6 +237,22 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
             "app-revoke" => {
                 ops::revoke_app(c, &me, field("clientId")).await?;
                 Next::Notice("app-revoked")
+            }
+            #[cfg(feature = "passwords")]
+            "password" => {
+                super::password::change_password(
+                    c,
+                    &me,
+                    field("currentPassword"),
+                    field("newPassword"),
+                )
+                .await?;
+                Next::Notice("password-changed")
+            }
+            #[cfg(feature = "passwords")]
+            "email" => {
+                super::password::request_email_change(c, &me, field("email")).await?;
+                Next::Notice("email-sent")
             }
             "delete" if field("confirm") != "yes" => Next::Page(PageState {
                 error: Some("Tick the box to confirm that the account goes."),

@@ -12,6 +12,8 @@ pub(crate) mod current;
 pub(crate) mod limits;
 pub(crate) mod notify;
 pub(crate) mod pages;
+#[cfg(feature = "passwords")]
+pub(crate) mod password;
 pub(crate) mod providers;
 pub(crate) mod sensitive;
 pub(crate) mod session;
@@ -252,6 +254,8 @@ pub(crate) async fn init<'a>(
 ) -> Result<Ctx<'a>, AuthError> {
     let cookies = config.cookies(req.is_https());
     let provider = match &req.provider_id {
+        // The password action's segment is its step, not a provider.
+        Some(_) if req.action == Action::Password => None,
         Some(id) => Some(config.provider(id).ok_or_else(|| {
             AuthError::ProviderNotFound {
                 id: id.clone(),
@@ -361,6 +365,8 @@ pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         (&Method::POST, Action::Account) if ctx.config.adapter.is_some() => {
             Box::pin(account_page::change(ctx)).await
         }
+        #[cfg(feature = "passwords")]
+        (&Method::GET | &Method::POST, Action::Password) => Box::pin(password::password(ctx)).await,
         #[cfg(feature = "two-factor")]
         (&Method::GET, Action::TwoFactor) if ctx.config.two_factor.is_some() => {
             Box::pin(two_factor::page(ctx)).await

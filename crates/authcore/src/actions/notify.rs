@@ -126,18 +126,7 @@ fn notice_sender(
 
 /// `<origin><basePath>/account`: on the request's origin, else on the configured `url`.
 fn account_url(c: &ConfigInner, origin: Option<&str>) -> Option<String> {
-    let configured;
-    let origin = match origin {
-        Some(o) => o,
-        None => {
-            configured = crate::site::origin_of(c.url.as_ref()?);
-            &configured
-        }
-    };
-    Some(format!(
-        "{origin}{}/account",
-        c.base_path.trim_end_matches('/')
-    ))
+    c.url_on(origin, "/account")
 }
 
 #[cfg(test)]

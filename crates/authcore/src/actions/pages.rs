@@ -13,12 +13,16 @@ mod builtin;
 pub(crate) use builtin::error_page_response;
 #[cfg(feature = "pages")]
 pub(crate) use builtin::render_account_page;
+#[cfg(all(feature = "pages", feature = "passwords"))]
+pub(crate) use builtin::render_password_page;
 #[cfg(all(feature = "pages", feature = "two-factor"))]
 pub(crate) use builtin::{render_recovery_codes_page, render_two_factor_page};
 #[cfg(feature = "pages")]
 use builtin::{render_signin_page, render_signout_page, render_verify_request_page};
 #[cfg(not(feature = "pages"))]
 pub(crate) use plain::render_account_page;
+#[cfg(all(not(feature = "pages"), feature = "passwords"))]
+pub(crate) use plain::render_password_page;
 #[cfg(not(feature = "pages"))]
 pub(crate) use plain::{
     error_page_response, render_signin_page, render_signout_page, render_verify_request_page,
@@ -64,7 +68,53 @@ pub(crate) struct AccountView<'a> {
     pub apps: Vec<super::account::AppInfo>,
     #[cfg(feature = "two-factor")]
     pub two_factor: Option<crate::two_factor::TwoFactorStatus>,
+    /// With password accounts: the password section.
+    pub password: Option<PasswordView>,
+    /// The account's address (shown where it can be changed).
+    pub address: Option<&'a str>,
     pub state: PageState,
+}
+
+/// The account page's password section.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PasswordView {
+    /// Whether the user has a password (else they may set a first).
+    pub has: bool,
+    /// The policy's shortest password.
+    pub min_length: usize,
+}
+
+/// A form of password accounts' self-service pages.
+#[cfg(feature = "passwords")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PasswordForm {
+    SignUp,
+    Forgot,
+    /// A new password, by the reset link's token for the user.
+    Reset {
+        token: String,
+        user: String,
+    },
+}
+
+/// A page of password accounts' self-service (see `password.rs`).
+#[cfg(feature = "passwords")]
+pub(crate) enum PasswordPage {
+    /// A form: sign-up, forgotten password, new password.
+    Form {
+        form: PasswordForm,
+        /// What was wrong with the last post.
+        error: Option<String>,
+        status: http::StatusCode,
+        /// The policy's shortest password.
+        min_length: usize,
+    },
+    /// A message with one link on.
+    Message {
+        title: &'static str,
+        lines: &'static [&'static str],
+        link: (String, &'static str),
+    },
 }
 
 /// `?` or `&` to append a query to `url`.
@@ -173,6 +223,14 @@ mod plain {
         _: &super::AccountView<'_>,
     ) -> Result<RawResponse, AuthError> {
         missing("account")
+    }
+
+    #[cfg(feature = "passwords")]
+    pub(crate) fn render_password_page(
+        _: &Ctx<'_>,
+        _: &super::PasswordPage,
+    ) -> Result<RawResponse, AuthError> {
+        missing("password")
     }
 
     #[cfg(feature = "two-factor")]

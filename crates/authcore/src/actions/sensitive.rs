@@ -40,11 +40,15 @@ pub enum SensitiveOperation {
     RevokeAppAccess,
     /// The account deleted.
     DeleteAccount,
+    /// The password changed (also asks for the current password, when there is one).
+    ChangePassword,
+    /// The email address changed (confirmed by a link to the new address).
+    ChangeEmail,
 }
 
 impl SensitiveOperation {
     /// Every sensitive operation.
-    pub const ALL: [SensitiveOperation; 10] = [
+    pub const ALL: [SensitiveOperation; 12] = [
         SensitiveOperation::AddPasskey,
         SensitiveOperation::RemovePasskey,
         SensitiveOperation::StartTotp,
@@ -55,6 +59,8 @@ impl SensitiveOperation {
         SensitiveOperation::UnlinkProvider,
         SensitiveOperation::RevokeAppAccess,
         SensitiveOperation::DeleteAccount,
+        SensitiveOperation::ChangePassword,
+        SensitiveOperation::ChangeEmail,
     ];
 
     /// Its name in log lines and events (`addPasskey` …).
@@ -70,6 +76,8 @@ impl SensitiveOperation {
             SensitiveOperation::UnlinkProvider => "unlinkProvider",
             SensitiveOperation::RevokeAppAccess => "revokeAppAccess",
             SensitiveOperation::DeleteAccount => "deleteAccount",
+            SensitiveOperation::ChangePassword => "changePassword",
+            SensitiveOperation::ChangeEmail => "changeEmail",
         }
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::hash::{PasswordHashing, Verification};
+use super::policy::{BreachCheck, PasswordContext, PasswordPolicy, PolicyViolation};
 use super::pool;
 use super::source::{SourceError, SourceUser, UserSource};
 use crate::adapter::{Adapter, AdapterError, PasswordStore};
@@ -19,10 +20,21 @@ pub const PASSWORD_ACCOUNTS_ID: &str = "password";
 /// address, the password is checked against the user's stored hash, and a hash of another
 /// format or of older parameters is replaced by a new argon2id hash after a right password
 /// (only if it was not changed meanwhile: [`PasswordStore::replace_password_hash`]).
+///
+/// Given to [`AuthConfigBuilder::password_accounts`](crate::AuthConfigBuilder::password_accounts),
+/// they also get their self-service routes and pages: sign-up (only when
+/// [`allow_sign_up`](Self::allow_sign_up), and then as the config's
+/// [`SignUpPolicy`](crate::SignUpPolicy) lets in), the confirmation of a new account's
+/// address, a forgotten password, and, on the account page, changing the password and the
+/// address.
 #[derive(Clone)]
 pub struct PasswordAccounts {
     adapter: Arc<dyn Adapter>,
     hashing: Arc<PasswordHashing>,
+    policy: Arc<PasswordPolicy>,
+    breaches: Option<Arc<BreachCheck>>,
+    sign_up: bool,
+    verify_email: bool,
 }
 
 impl std::fmt::Debug for PasswordAccounts {
@@ -45,24 +57,148 @@ impl PasswordAccounts {
         Ok(PasswordAccounts {
             adapter,
             hashing: Arc::new(hashing),
+            policy: Arc::new(PasswordPolicy::default()),
+            breaches: None,
+            sign_up: false,
+            verify_email: true,
         })
+    }
+
+    /// The policy new passwords must meet (sign-up, reset, change; default
+    /// [`PasswordPolicy::default`]). Passwords set before are not checked again.
+    pub fn policy(mut self, policy: PasswordPolicy) -> Self {
+        self.policy = Arc::new(policy);
+        self
+    }
+
+    /// Also asks a breach service about new passwords ([`BreachCheck`]; off by default).
+    pub fn breach_check(mut self, check: BreachCheck) -> Self {
+        self.breaches = Some(Arc::new(check));
+        self
+    }
+
+    /// Lets visitors make their own account with the sign-up page and route (off by
+    /// default), within the config's [`SignUpPolicy`](crate::SignUpPolicy).
+    pub fn allow_sign_up(mut self, allow: bool) -> Self {
+        self.sign_up = allow;
+        self
+    }
+
+    /// Whether a new account must confirm its address by a link before its first sign-in
+    /// (default `true`; then an email provider must be configured to mail the link). Off,
+    /// an account signs in at once, and the sign-up answer tells whether an address had an
+    /// account already.
+    pub fn require_verified_email(mut self, require: bool) -> Self {
+        self.verify_email = require;
+        self
+    }
+
+    /// The shortest password the policy takes (for the forms' `minlength`).
+    pub(crate) fn min_length(&self) -> usize {
+        self.policy.min_length()
+    }
+
+    /// Whether visitors may make their own account.
+    pub fn sign_up_allowed(&self) -> bool {
+        self.sign_up
+    }
+
+    /// Whether new accounts confirm their address before their first sign-in.
+    pub fn verifies_email(&self) -> bool {
+        self.verify_email
+    }
+
+    /// Checks `password` against the policy (and the breach service, when set) for the
+    /// user with `email` and `name`.
+    pub async fn check_password(
+        &self,
+        password: &str,
+        email: Option<&str>,
+        name: Option<&str>,
+    ) -> Result<(), PolicyViolation> {
+        let mut context = PasswordContext::new();
+        if let Some(email) = email {
+            context = context.email(email);
+        }
+        if let Some(name) = name {
+            context = context.username(name);
+        }
+        self.policy
+            .check_with_breaches(password, &context, self.breaches.as_deref())
+            .await
+    }
+
+    /// A new hash of `password`, made off the async threads.
+    pub(crate) async fn hash(&self, password: &str) -> Result<String, SourceError> {
+        let hashing = Arc::clone(&self.hashing);
+        let password = password.to_owned();
+        pool::run(move || hashing.hash(&password))
+            .await?
+            .map_err(|e| SourceError::Unavailable(e.into()))
+    }
+
+    /// Whether `password` is `user_id`'s current password (`None`: the user has none),
+    /// with the same work when the user has none.
+    pub(crate) async fn verify_current(
+        &self,
+        user_id: &str,
+        password: &str,
+    ) -> Result<Option<bool>, SourceError> {
+        let stored = self
+            .store()?
+            .get_password_hash(user_id)
+            .await
+            .map_err(unavailable)?;
+        let hashing = Arc::clone(&self.hashing);
+        let pw = password.to_owned();
+        match stored {
+            None => {
+                pool::run(move || hashing.verify_unknown(&pw)).await?;
+                Ok(None)
+            }
+            Some(hash) => {
+                let v = pool::run(move || hashing.verify(&hash, &pw)).await?;
+                Ok(Some(matches!(v, Ok(Verification::Match { .. }))))
+            }
+        }
+    }
+
+    /// The same work as a check of a password that does not match (for answers that must
+    /// not tell a known user from an unknown one by their time).
+    pub(crate) async fn spend_hash_work(&self, password: &str) -> Result<(), SourceError> {
+        let hashing = Arc::clone(&self.hashing);
+        let pw = password.to_owned();
+        pool::run(move || hashing.verify_unknown(&pw)).await?;
+        Ok(())
+    }
+
+    /// Whether `user_id` has a password.
+    pub(crate) async fn has_password(&self, user_id: &str) -> Result<bool, SourceError> {
+        Ok(self
+            .store()?
+            .get_password_hash(user_id)
+            .await
+            .map_err(unavailable)?
+            .is_some())
+    }
+
+    /// Stores `hash` as `user_id`'s password.
+    pub(crate) async fn store_hash(&self, user_id: &str, hash: &str) -> Result<(), SourceError> {
+        self.store()?
+            .set_password_hash(user_id, hash)
+            .await
+            .map_err(unavailable)
     }
 
     fn store(&self) -> Result<&dyn PasswordStore, SourceError> {
         crate::adapter::capability(self.adapter.passwords(), "PasswordStore").map_err(unavailable)
     }
 
-    /// Sets `user_id`'s password (hashed off the async threads).
+    /// Sets `user_id`'s password (hashed off the async threads; not checked against the
+    /// policy: for operators and imports).
     pub async fn set_password(&self, user_id: &str, password: &str) -> Result<(), SourceError> {
-        let hashing = Arc::clone(&self.hashing);
-        let password = password.to_owned();
-        let hash = pool::run(move || hashing.hash(&password))
-            .await?
-            .map_err(|e| SourceError::Unavailable(e.into()))?;
-        self.store()?
-            .set_password_hash(user_id, &hash)
-            .await
-            .map_err(unavailable)
+        let hash = self.hash(password).await?;
+        self.store_hash(user_id, &hash).await
     }
 }
 
@@ -127,6 +263,7 @@ impl UserSource for PasswordAccounts {
                     }
                 }
                 let mut found = SourceUser::new(user.id.clone());
+                found.unverified = self.verify_email && user.email_verified.is_none();
                 found.name = user.name;
                 found.email = user.email;
                 found.adapter_user_id = Some(user.id);

@@ -31,5 +31,5 @@ pub use policy::{
     BreachCheck, BreachCheckError, PasswordContext, PasswordPolicy, PasswordPolicyBuilder,
     PolicyConfigError, PolicyViolation,
 };
-pub(crate) use signin::authorize;
+pub(crate) use signin::{EMAIL_NOT_VERIFIED, SignInError, authorize};
 pub use source::{SourceError, SourceUser, UserSource};

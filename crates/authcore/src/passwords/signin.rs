@@ -20,7 +20,14 @@ pub(crate) enum SignInError {
     Source(#[from] SourceError),
     #[error("cannot record the user: {0}")]
     Adapter(#[from] AdapterError),
+    /// The right password of a password account whose address is not confirmed yet.
+    #[error("the account's email address is not confirmed yet")]
+    Unverified,
 }
+
+/// The `code` of the `CredentialsSignin` error for a password account whose address is
+/// not confirmed yet.
+pub(crate) const EMAIL_NOT_VERIFIED: &str = "email_not_verified";
 
 /// Checks the form's `username` (or `email`) and `password` with `source`; the user to
 /// sign in, with the source's groups in its `groups` field, or `None`.
@@ -44,6 +51,9 @@ pub(crate) async fn authorize(
     let Some(found) = source.authenticate(username, password).await? else {
         return Ok(None);
     };
+    if found.unverified {
+        return Err(SignInError::Unverified);
+    }
     let stored = match adapter {
         Some(adapter) => match stored_user(adapter, source, &found).await? {
             Some(user) => Some((adapter, user)),

@@ -24,6 +24,9 @@ pub struct SourceUser {
     pub groups: Vec<String>,
     /// The adapter's user, when the source is the adapter's own password accounts.
     pub(crate) adapter_user_id: Option<String>,
+    /// A password account whose address is not confirmed yet, where confirmation is
+    /// required: the right password does not sign it in.
+    pub(crate) unverified: bool,
 }
 
 impl SourceUser {

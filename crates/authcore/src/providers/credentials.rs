@@ -239,7 +239,12 @@ impl CredentialsProvider {
         if let Some(source) = &self.source {
             return crate::passwords::authorize(adapter, source.as_ref(), &credentials)
                 .await
-                .map_err(|e| AuthorizeError::Other(e.into()));
+                .map_err(|e| match e {
+                    crate::passwords::SignInError::Unverified => {
+                        AuthorizeError::credentials_signin(crate::passwords::EMAIL_NOT_VERIFIED)
+                    }
+                    e => AuthorizeError::Other(e.into()),
+                });
         }
         let _ = adapter;
         match &self.authorize {

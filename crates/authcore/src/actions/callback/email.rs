@@ -12,7 +12,7 @@ use crate::actions::limits::Limit;
 use crate::adapter::VerificationToken;
 use crate::callbacks::SignInParams;
 use crate::error::AuthError;
-use crate::providers::email::{EmailProvider, VerificationRequest};
+use crate::providers::email::EmailProvider;
 use crate::random;
 use crate::response::RawResponse;
 use crate::types::{Account, ProviderType, User};
@@ -132,17 +132,14 @@ pub(crate) async fn send_link(ctx: &Ctx<'_>, p: &EmailProvider) -> Result<RawRes
     .await?;
     // Unlike Auth.js (which sends and stores concurrently), the token is stored first and
     // withdrawn again when sending fails, so no usable link exists that was never mailed.
-    let sent = send(VerificationRequest {
-        identifier: email.clone(),
+    let sent = send(p.link_request(
+        &email,
         token,
         expires,
         url,
-        provider: p.id.clone(),
-        provider_name: p.name.clone(),
-        from: p.from.clone(),
-        api_key: p.api_key.clone(),
-        theme: ctx.config.theme.clone(),
-    })
+        &ctx.config.theme,
+        crate::providers::email::LinkPurpose::SignIn,
+    ))
     .await;
     if let Err(source) = sent {
         if let Err(e) = db.use_verification_token(&email, &hashed).await {

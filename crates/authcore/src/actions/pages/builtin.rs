@@ -146,6 +146,8 @@ struct SigninTemplate<'a> {
     error_message: Option<&'static str>,
     providers: Vec<ProviderView<'a>>,
     webauthn: Option<WebAuthnScript>,
+    /// Password accounts' links: a forgotten password, sign-up.
+    links: Vec<(String, &'static str)>,
 }
 
 #[derive(Template)]
@@ -245,6 +247,11 @@ struct AccountTemplate<'a> {
     enrolment: Option<EnrolmentView<'a>>,
     sessions: Option<&'a [crate::actions::account::SessionInfo]>,
     apps: Vec<AppView<'a>>,
+    /// With password accounts: whether the user has a password.
+    password: Option<bool>,
+    password_min: usize,
+    /// The account's address, where it can be changed.
+    address: Option<&'a str>,
 }
 
 fn render(t: &impl Template) -> Result<String, AuthError> {
@@ -532,12 +539,20 @@ fn render_signin(
         shell,
         provider_css,
         csrf_token,
-        error_message: q.get("error").map(signin_error_message),
+        error_message: match (q.get("error"), q.get("code")) {
+            (Some("CredentialsSignin"), Some("email_not_verified")) => Some(
+                "Confirm your email address first: follow the link we mailed you when you \
+                 signed up. No mail? Ask for a password reset: its link confirms the address \
+                 too.",
+            ),
+            (error, _) => error.map(signin_error_message),
+        },
         providers,
         #[cfg(feature = "webauthn")]
         webauthn: webauthn_script(ctx),
         #[cfg(not(feature = "webauthn"))]
         webauthn: None,
+        links: password_links(ctx),
     })
 }
 
@@ -652,6 +667,9 @@ pub(crate) fn render_account_page(
                 since: a.granted_at.get(..10).unwrap_or(&a.granted_at),
             })
             .collect(),
+        password: v.password.map(|p| p.has),
+        password_min: v.password.map_or(0, |p| p.min_length),
+        address: v.password.and(v.address),
     })?;
     let mut r = shell.respond(StatusCode::OK, html);
     r.headers.insert(
@@ -733,6 +751,181 @@ pub(crate) fn error_page_response(
         signin_href: signin.then_some(signin_url),
         home,
     })?;
+    Ok(shell.respond(status, html))
+}
+
+/// Where the sign-in page links for password accounts: to reset a forgotten password (when
+/// an email provider mails the link), and to sign up (when it is open).
+fn password_links(ctx: &Ctx<'_>) -> Vec<(String, &'static str)> {
+    let mut links = Vec::new();
+    #[cfg(feature = "passwords")]
+    if let Some(accounts) = &ctx.config.password_accounts {
+        if ctx.config.mailer().is_some() {
+            links.push((ctx.auth_url("/password/forgot"), "Forgot your password?"));
+        }
+        if accounts.sign_up_allowed() && ctx.config.sign_up != crate::SignUpPolicy::Closed {
+            links.push((ctx.auth_url("/password/signup"), "Create an account"));
+        }
+    }
+    let _ = ctx;
+    links
+}
+
+/// One input of a password-account form.
+#[cfg(feature = "passwords")]
+struct InputView {
+    name: &'static str,
+    label: &'static str,
+    kind: &'static str,
+    autocomplete: &'static str,
+    required: bool,
+    minlength: Option<usize>,
+    hint: Option<String>,
+}
+
+/// A password-account form: where it posts, its hidden fields, inputs and submit label.
+#[cfg(feature = "passwords")]
+struct FormView<'a> {
+    action: String,
+    hidden: Vec<(&'static str, &'a str)>,
+    inputs: Vec<InputView>,
+    submit: &'static str,
+}
+
+#[cfg(feature = "passwords")]
+#[derive(Template)]
+#[template(path = "password.html")]
+struct PasswordTemplate<'a> {
+    css: &'a str,
+    shell: &'a Shell<'a>,
+    title: &'a str,
+    lines: Vec<&'a str>,
+    error: Option<&'a str>,
+    form: Option<FormView<'a>>,
+    csrf_token: &'a str,
+    links: Vec<(String, &'static str)>,
+}
+
+/// The email input of a password-account form.
+#[cfg(feature = "passwords")]
+fn email_input(autocomplete: &'static str) -> InputView {
+    InputView {
+        name: "email",
+        label: "Email",
+        kind: "email",
+        autocomplete,
+        required: true,
+        minlength: None,
+        hint: None,
+    }
+}
+
+/// The new-password input, with the policy's shortest length.
+#[cfg(feature = "passwords")]
+fn new_password_input(min: usize) -> InputView {
+    InputView {
+        name: "password",
+        label: "New password",
+        kind: "password",
+        autocomplete: "new-password",
+        required: true,
+        minlength: Some(min),
+        hint: Some(format!(
+            "At least {min} characters. A few unrelated words make a good one."
+        )),
+    }
+}
+
+/// A page of password accounts' self-service: a form, or a message with a link.
+#[cfg(feature = "passwords")]
+pub(crate) fn render_password_page(
+    ctx: &Ctx<'_>,
+    page: &super::PasswordPage,
+) -> Result<RawResponse, AuthError> {
+    use super::PasswordForm as Form;
+    use super::PasswordPage as P;
+    let shell = Shell::new(&ctx.config.theme);
+    let signin = (ctx.auth_url("/signin"), "Back to sign in");
+    let mut t = PasswordTemplate {
+        css: CSS,
+        shell: &shell,
+        title: "",
+        lines: Vec::new(),
+        error: None,
+        form: None,
+        csrf_token: &ctx.csrf_token,
+        links: Vec::new(),
+    };
+    let status = match page {
+        P::Form {
+            form,
+            error,
+            status,
+            min_length,
+        } => {
+            t.error = error.as_deref();
+            let view = |action: &str, hidden, inputs, submit| FormView {
+                action: ctx.auth_url(action),
+                hidden,
+                inputs,
+                submit,
+            };
+            match form {
+                Form::SignUp => {
+                    t.title = "Create an account";
+                    let name = InputView {
+                        name: "name",
+                        label: "Name (optional)",
+                        kind: "text",
+                        autocomplete: "name",
+                        required: false,
+                        minlength: None,
+                        hint: None,
+                    };
+                    t.form = Some(view(
+                        "/password/signup",
+                        vec![],
+                        vec![name, email_input("email"), new_password_input(*min_length)],
+                        "Create account",
+                    ));
+                    t.links = vec![(ctx.auth_url("/signin"), "I have an account: sign in")];
+                }
+                Form::Forgot => {
+                    t.title = "Forgot your password?";
+                    t.lines = vec![
+                        "Enter your account's email address: we will mail you a link to choose \
+                         a new password.",
+                    ];
+                    t.form = Some(view(
+                        "/password/forgot",
+                        vec![],
+                        vec![email_input("username")],
+                        "Send the link",
+                    ));
+                    t.links = vec![signin];
+                }
+                Form::Reset { token, user } => {
+                    t.title = "Choose a new password";
+                    t.lines = vec!["Every session of your account will be signed out."];
+                    t.form = Some(view(
+                        "/password/reset",
+                        vec![("token", token.as_str()), ("user", user.as_str())],
+                        vec![new_password_input(*min_length)],
+                        "Set the password",
+                    ));
+                    t.links = vec![signin];
+                }
+            }
+            *status
+        }
+        P::Message { title, lines, link } => {
+            t.title = title;
+            t.lines = lines.to_vec();
+            t.links = vec![link.clone()];
+            StatusCode::OK
+        }
+    };
+    let html = render(&t)?;
     Ok(shell.respond(status, html))
 }
 

@@ -15,6 +15,7 @@
 
 use askama::Template;
 
+use super::LinkPurpose;
 use crate::callbacks::SecurityChange;
 use crate::types::Theme;
 
@@ -35,7 +36,7 @@ pub enum MailError {
     Template(String),
 }
 
-/// A rendered sign-in mail.
+/// A rendered link mail: Auth.js's sign-in mail, or the mail of another [`LinkPurpose`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SignInMail {
@@ -61,6 +62,101 @@ impl SignInMail {
             host,
         })
     }
+
+    /// Renders the default mail of a link for `purpose`: Auth.js's sign-in mail
+    /// ([`SignInMail::new`]) for [`LinkPurpose::SignIn`], else a mail that says what the
+    /// link does and that it can be ignored by whoever did not ask for it.
+    pub fn for_purpose(url: &str, purpose: LinkPurpose, theme: &Theme) -> Result<Self, MailError> {
+        let Some(words) = LinkWords::of(purpose) else {
+            return SignInMail::new(url, theme);
+        };
+        let host = link_host(url)?;
+        let subject = format!("{} {host}", words.heading);
+        let text = format!("{subject}\n\n{}\n{url}\n\n{}\n", words.lead, words.footer);
+        let template = LinkHtml {
+            heading: words.heading,
+            host_labels: host.split('.').collect(),
+            lead: words.lead,
+            button: words.button,
+            footer: words.footer,
+            url,
+            color: Colors::of(theme),
+        };
+        let html = template
+            .render()
+            .map_err(|e| MailError::Template(e.to_string()))?;
+        Ok(SignInMail {
+            subject,
+            text,
+            html: format!("\n{html}\n"),
+            host,
+        })
+    }
+}
+
+/// The words of a link mail other than Auth.js's sign-in mail.
+struct LinkWords {
+    /// Before the host, in the subject and the heading.
+    heading: &'static str,
+    /// What the link does.
+    lead: &'static str,
+    button: &'static str,
+    /// What to do when it was not you.
+    footer: &'static str,
+}
+
+impl LinkWords {
+    fn of(purpose: LinkPurpose) -> Option<Self> {
+        Some(match purpose {
+            LinkPurpose::SignIn => return None,
+            LinkPurpose::VerifyAddress => LinkWords {
+                heading: "Confirm your email address for",
+                lead: "Follow this link to confirm your address and finish making your account:",
+                button: "Confirm address",
+                footer: "If you did not sign up, you can safely ignore this email.",
+            },
+            LinkPurpose::ResetPassword => LinkWords {
+                heading: "Reset your password for",
+                lead: "Follow this link to choose a new password. It works once, for 30 minutes, \
+                       and signs you out everywhere:",
+                button: "Choose a new password",
+                footer: "If you did not ask for this, you can safely ignore this email: your \
+                         password stays as it is.",
+            },
+            LinkPurpose::ConfirmNewAddress => LinkWords {
+                heading: "Confirm your new email address for",
+                lead: "Follow this link to make this the address of your account:",
+                button: "Confirm new address",
+                footer: "If you did not ask for this, you can safely ignore this email.",
+            },
+            LinkPurpose::AccountExists => LinkWords {
+                heading: "You already have an account at",
+                lead: "Someone, probably you, tried to sign up with this address, which has \
+                       an account already. Sign in, or reset your password, here:",
+                button: "Sign in",
+                footer: "If it was not you, you can safely ignore this email.",
+            },
+            LinkPurpose::NoAccount => LinkWords {
+                heading: "Password reset asked for at",
+                lead: "Someone, probably you, asked to reset a password with this address, \
+                       but no account uses it. To make one, or to sign in another way:",
+                button: "Continue",
+                footer: "If it was not you, you can safely ignore this email.",
+            },
+        })
+    }
+}
+
+#[derive(Template)]
+#[template(path = "email/link.html")]
+struct LinkHtml<'a> {
+    heading: &'a str,
+    host_labels: Vec<&'a str>,
+    lead: &'a str,
+    button: &'a str,
+    footer: &'a str,
+    url: &'a str,
+    color: Colors<'a>,
 }
 
 /// `new URL(url).host` (host plus non-default port).
@@ -149,6 +245,8 @@ fn headline(change: SecurityChange) -> &'static str {
         SecurityChange::RecoveryCodesRenewed => "new recovery codes were made for your account",
         SecurityChange::ProviderLinked => "a new sign-in method was linked to your account",
         SecurityChange::AccountDeleted => "your account was deleted",
+        SecurityChange::PasswordChanged => "your password was changed",
+        SecurityChange::EmailChanged => "your account's email address was changed",
     }
 }
 
@@ -316,6 +414,36 @@ mod tests {
             "{mail:?}"
         );
         assert!(mail.text.contains("review your account now."));
+    }
+
+    #[test]
+    fn every_purpose_has_its_own_mail() {
+        let url = "https://a.b:8443/auth/password/reset?token=t&user=\"<u>\"";
+        let sign_in = SignInMail::new(url, &Theme::default()).unwrap();
+        assert_eq!(
+            SignInMail::for_purpose(url, LinkPurpose::SignIn, &Theme::default()).unwrap(),
+            sign_in
+        );
+        let mut subjects = std::collections::HashSet::new();
+        for purpose in LinkPurpose::ALL {
+            let mail = SignInMail::for_purpose(url, purpose, &Theme::default()).unwrap();
+            assert!(subjects.insert(mail.subject.clone()), "{purpose:?}");
+            assert!(mail.subject.ends_with(" a.b:8443"), "{}", mail.subject);
+            assert!(mail.text.contains(url), "{purpose:?}");
+            assert!(!mail.html.contains("<u>"), "{}", mail.html);
+            assert!(
+                mail.html
+                    .contains("href=\"https://a.b:8443/auth/password/reset?token=t&#38;user=")
+            );
+        }
+        assert_eq!(
+            SignInMail::for_purpose(
+                "javascript:x",
+                LinkPurpose::ResetPassword,
+                &Theme::default()
+            ),
+            Err(MailError::InvalidLink)
+        );
     }
 
     #[test]

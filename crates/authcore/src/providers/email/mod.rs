@@ -24,9 +24,45 @@ use time::OffsetDateTime;
 pub mod mail;
 pub mod services;
 
+/// What a link mailed by an [`EmailProvider`] is for. Auth.js mails sign-in links only;
+/// authcore's password accounts mail their confirmation and reset links through the same
+/// sender, so one sender serves them all: [`VerificationRequest::default_mail`] renders the
+/// mail of the purpose.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LinkPurpose {
+    /// A magic sign-in link (Auth.js).
+    #[default]
+    SignIn,
+    /// Confirms the address of a new password account.
+    VerifyAddress,
+    /// Resets a forgotten password.
+    ResetPassword,
+    /// Confirms the new address of a user who changed theirs.
+    ConfirmNewAddress,
+    /// Tells the owner of an address that someone tried to sign up with it again: the
+    /// link is the sign-in page (an answer that, on the site, is the same as a sign-up's).
+    AccountExists,
+    /// Tells the owner of an address that someone asked to reset the password of an
+    /// account it does not have: the link is where to sign up, or to sign in.
+    NoAccount,
+}
+
+impl LinkPurpose {
+    /// Every purpose.
+    pub const ALL: [LinkPurpose; 6] = [
+        LinkPurpose::SignIn,
+        LinkPurpose::VerifyAddress,
+        LinkPurpose::ResetPassword,
+        LinkPurpose::ConfirmNewAddress,
+        LinkPurpose::AccountExists,
+        LinkPurpose::NoAccount,
+    ];
+}
+
 /// What the sender receives: where to send which link (Auth.js
-/// `sendVerificationRequest({identifier, url, token, expires, provider, theme})`).
-/// `Debug` hides the token and the API key.
+/// `sendVerificationRequest({identifier, url, token, expires, provider, theme})`), and
+/// what it is for ([`LinkPurpose`]). `Debug` hides the token and the API key.
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct VerificationRequest {
@@ -48,6 +84,8 @@ pub struct VerificationRequest {
     pub api_key: Option<String>,
     /// The config's theme, for the mail's colours.
     pub theme: Theme,
+    /// What the link is for (a sign-in link unless password accounts sent it).
+    pub purpose: LinkPurpose,
 }
 
 impl std::fmt::Debug for VerificationRequest {
@@ -57,6 +95,7 @@ impl std::fmt::Debug for VerificationRequest {
             .field("expires", &self.expires)
             .field("provider", &self.provider)
             .field("from", &self.from)
+            .field("purpose", &self.purpose)
             .finish_non_exhaustive()
     }
 }
@@ -80,11 +119,18 @@ impl VerificationRequest {
             from: from.into(),
             api_key: None,
             theme: Theme::default(),
+            purpose: LinkPurpose::SignIn,
         }
     }
-    /// The Auth.js default mail for this link, in the config's theme.
+    /// With `purpose` instead of a sign-in.
+    pub fn with_purpose(mut self, purpose: LinkPurpose) -> Self {
+        self.purpose = purpose;
+        self
+    }
+    /// The default mail for this link, in the config's theme: Auth.js's for a sign-in
+    /// link, authcore's for the other purposes.
     pub fn default_mail(&self) -> Result<mail::SignInMail, mail::MailError> {
-        mail::SignInMail::new(&self.url, &self.theme)
+        mail::SignInMail::for_purpose(&self.url, self.purpose, &self.theme)
     }
 }
 
@@ -307,6 +353,29 @@ impl EmailProvider {
         match &self.normalize {
             Some(f) => f(input),
             None => normalize_email(input),
+        }
+    }
+    /// What this provider's sender receives for a link of `purpose` to `to`.
+    pub(crate) fn link_request(
+        &self,
+        to: &str,
+        token: String,
+        expires: OffsetDateTime,
+        url: String,
+        theme: &Theme,
+        purpose: LinkPurpose,
+    ) -> VerificationRequest {
+        VerificationRequest {
+            identifier: to.to_owned(),
+            token,
+            expires,
+            url,
+            provider: self.id.clone(),
+            provider_name: self.name.clone(),
+            from: self.from.clone(),
+            api_key: self.api_key.clone(),
+            theme: theme.clone(),
+            purpose,
         }
     }
     pub(crate) fn new_token(&self) -> String {

@@ -440,6 +440,7 @@ mod tests {
             from: DEFAULT_FROM.into(),
             api_key: key.map(str::to_owned),
             theme: Theme::default(),
+            purpose: super::super::LinkPurpose::SignIn,
         }
     }
 
