@@ -66,6 +66,9 @@ pub struct ServerConfig {
     /// off by default): users sign in with their email address and password at
     /// `/auth/callback/password`, given by `authcore-server add-user`.
     pub passwords: bool,
+    /// What password accounts' users may do themselves (`[passwords]`): sign up, and
+    /// whether they confirm their address first; the policy's shortest password.
+    pub password_options: PasswordOptions,
     /// The process environment. authcore reads the Auth.js variables from it (`AUTH_URL`,
     /// `AUTH_TRUST_HOST`, `AUTH_SECRET`, the providers' `AUTH_<ID>_*`), each over its
     /// setting in [`auth_js`](Self::auth_js) or [`providers`](Self::providers).
@@ -267,6 +270,7 @@ impl ServerConfig {
             demo_password: DEFAULT_DEMO_PASSWORD.to_owned(),
             users_file: None,
             passwords: false,
+            password_options: PasswordOptions::default(),
             env: Env::default(),
             auth_js: AuthJsSettings::default(),
             providers: ProvidersSection::default(),
@@ -328,9 +332,10 @@ impl ServerConfig {
         .unwrap_or_else(|| DEFAULT_DEMO_PASSWORD.to_owned());
         let users_file = users_file(&vars, file.users_file)?;
         let database_url = database_url(&vars, server.database_url);
+        let passwords_file = file.passwords.unwrap_or_default();
         let passwords = layered(
             vars.read("AUTHCORE_PASSWORDS", value::on_off)?,
-            file.passwords.and_then(|p| p.enabled),
+            passwords_file.enabled,
         )
         .unwrap_or(false);
         if passwords && database_url.is_none() {
@@ -361,6 +366,7 @@ impl ServerConfig {
         );
         let ldap = ldap(&vars, file.ldap)?;
         let sign_up = sign_up(&vars, file.auth.sign_up)?;
+        let password_options = password_options(&vars, &passwords_file, &sign_up)?;
         let sections_env = sections_env(&env, &auth_js);
         let gateway = gateway(
             &sections_env,
@@ -380,6 +386,7 @@ impl ServerConfig {
             demo_password,
             users_file,
             passwords,
+            password_options,
             env,
             auth_js,
             providers: file.providers,
@@ -709,6 +716,73 @@ fn two_factor(
     }
 }
 
+/// What password accounts' users may do themselves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PasswordOptions {
+    /// The sign-up page (`AUTHCORE_PASSWORD_SIGN_UP`, `[passwords] sign_up`; off by
+    /// default), within the sign-up policy.
+    pub sign_up: bool,
+    /// Whether a new account confirms its address before its first sign-in
+    /// (`AUTHCORE_PASSWORD_VERIFY_EMAIL`, `[passwords] verify_email`; on by default).
+    pub verify_email: bool,
+    /// The policy new passwords meet, with the shortest length of
+    /// `AUTHCORE_PASSWORD_MIN_LENGTH` / `[passwords] min_length` when set.
+    pub policy: authcore::passwords::PasswordPolicy,
+}
+
+impl Default for PasswordOptions {
+    fn default() -> Self {
+        PasswordOptions {
+            sign_up: false,
+            verify_email: true,
+            policy: authcore::passwords::PasswordPolicy::default(),
+        }
+    }
+}
+
+/// `[passwords]`'s self-service settings, each variable over the file; a sign-up page
+/// under a closed sign-up policy is refused with what to set.
+fn password_options(
+    vars: &Vars<'_>,
+    file: &crate::config_file::PasswordsSection,
+    policy: &SignUpPolicy,
+) -> Result<PasswordOptions, ServerConfigError> {
+    let defaults = PasswordOptions::default();
+    let options = PasswordOptions {
+        sign_up: layered(
+            vars.read("AUTHCORE_PASSWORD_SIGN_UP", value::on_off)?,
+            file.sign_up,
+        )
+        .unwrap_or(defaults.sign_up),
+        verify_email: layered(
+            vars.read("AUTHCORE_PASSWORD_VERIFY_EMAIL", value::on_off)?,
+            file.verify_email,
+        )
+        .unwrap_or(defaults.verify_email),
+        policy: match layered(
+            vars.read("AUTHCORE_PASSWORD_MIN_LENGTH", value::count_text)?,
+            file.min_length,
+        ) {
+            None => defaults.policy,
+            Some(min) => authcore::passwords::PasswordPolicy::builder()
+                .min_length(min)
+                .build()
+                .map_err(|e| {
+                    ServerConfigError::InvalidSetting(format!(
+                        "[passwords] min_length (AUTHCORE_PASSWORD_MIN_LENGTH): {e}"
+                    ))
+                })?,
+        },
+    };
+    if options.sign_up && *policy == SignUpPolicy::Closed {
+        return Err(ServerConfigError::InvalidSetting(
+            "[passwords] sign_up (AUTHCORE_PASSWORD_SIGN_UP) opens a sign-up page, but the sign-up policy is closed: set [auth] sign_up (AUTHCORE_SIGN_UP) to \"open\" or to the email domains that may sign up".into(),
+        ));
+    }
+    Ok(options)
+}
+
 /// The sign-up policy: `AUTHCORE_SIGN_UP` over `[auth] sign_up`; closed unless set.
 fn sign_up(
     vars: &Vars<'_>,
@@ -1016,6 +1090,50 @@ from = "File <file@example.com>"
                 .to_string();
             assert!(err.contains("AUTHCORE_RECENT_SIGN_IN"), "{err}");
             assert!(err.contains("seconds"), "{err}");
+        }
+    }
+
+    /// `[passwords]`'s self-service settings: defaults, the file, variables over it, and a
+    /// sign-up page refused under a closed sign-up policy with what to set.
+    #[test]
+    fn password_self_service_from_file_and_variables() {
+        let db = "[server]\ndatabase_url = \"sqlite://x.db\"\n";
+        let c = from(&format!("{db}[passwords]\nenabled = true\n"), &[]).unwrap();
+        assert!(!c.password_options.sign_up && c.password_options.verify_email);
+        assert_eq!(c.password_options.policy.min_length(), 12);
+        let file = format!(
+            "{db}[auth]\nsign_up = \"open\"\n[passwords]\nenabled = true\nsign_up = true\nverify_email = false\nmin_length = 16\n"
+        );
+        let c = from(&file, &[]).unwrap();
+        assert!(c.password_options.sign_up && !c.password_options.verify_email);
+        assert_eq!(c.password_options.policy.min_length(), 16);
+        let c = from(
+            &file,
+            &[
+                ("AUTHCORE_PASSWORD_SIGN_UP", "off"),
+                ("AUTHCORE_PASSWORD_VERIFY_EMAIL", "on"),
+                ("AUTHCORE_PASSWORD_MIN_LENGTH", "14"),
+            ],
+        )
+        .unwrap();
+        assert!(!c.password_options.sign_up && c.password_options.verify_email);
+        assert_eq!(c.password_options.policy.min_length(), 14);
+
+        let err = from(
+            &format!("{db}[passwords]\nenabled = true\nsign_up = true\n"),
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("AUTHCORE_SIGN_UP") && err.contains("open"),
+            "{err}"
+        );
+        for bad in ["4", "ten"] {
+            let err = from(db, &[("AUTHCORE_PASSWORD_MIN_LENGTH", bad)])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("AUTHCORE_PASSWORD_MIN_LENGTH"), "{bad}: {err}");
         }
     }
 

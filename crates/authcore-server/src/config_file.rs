@@ -49,6 +49,9 @@
 //!
 //! [passwords]
 //! enabled = true                                    # AUTHCORE_PASSWORDS: password accounts in the database
+//! sign_up = true                                    # AUTHCORE_PASSWORD_SIGN_UP: the sign-up page (needs [auth] sign_up)
+//! verify_email = true                               # AUTHCORE_PASSWORD_VERIFY_EMAIL: confirm the address first
+//! min_length = 12                                   # AUTHCORE_PASSWORD_MIN_LENGTH
 //!
 //! [theme]
 //! color_scheme = "dark"                             # auto | light | dark
@@ -125,6 +128,16 @@ pub struct ConfigFile {
 pub struct PasswordsSection {
     /// Whether password accounts sign in (as `AUTHCORE_PASSWORDS`).
     pub enabled: Option<bool>,
+    /// Whether visitors may make their own account at `/auth/password/signup` (as
+    /// `AUTHCORE_PASSWORD_SIGN_UP`; off by default), within `[auth] sign_up`.
+    pub sign_up: Option<bool>,
+    /// Whether a new account confirms its address by a mailed link before its first
+    /// sign-in (as `AUTHCORE_PASSWORD_VERIFY_EMAIL`; on by default).
+    pub verify_email: Option<bool>,
+    /// The shortest new password, in characters (as `AUTHCORE_PASSWORD_MIN_LENGTH`;
+    /// default 12, at least 8).
+    #[serde(default, deserialize_with = "value::de_count")]
+    pub min_length: Option<usize>,
 }
 
 /// `[users_file]`: `path`, the users file (`AUTHCORE_USERS_FILE`), relative to the working

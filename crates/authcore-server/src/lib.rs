@@ -42,7 +42,7 @@ mod server;
 mod users_file;
 pub use config::{
     DEFAULT_ADDR, DEFAULT_DATABASE_URL, DEFAULT_DEMO_PASSWORD, DEFAULT_EMAIL_FROM, EmailDelivery,
-    ServerConfig, ServerConfigError, redact_url_password,
+    PasswordOptions, ServerConfig, ServerConfigError, redact_url_password,
 };
 pub use config_file::{ConfigFile, ConfigFileError, SecretValue};
 pub use demo::{DEMO_EMAIL, DEMO_USERNAME, router};

@@ -2,8 +2,9 @@
 //! (SMTP or the console) and the OAuth / OpenID Connect providers of the environment.
 
 use authcore::env::Env;
+use authcore::providers::OAuthProvider;
 use authcore::providers::catalog::{self, CatalogError};
-use authcore::providers::{OAuthProvider, email::EmailProvider};
+use authcore::providers::email::{EmailProvider, LinkPurpose};
 
 use crate::EmailDelivery;
 use crate::config_file::ProvidersSection;
@@ -19,8 +20,17 @@ pub fn email_provider(delivery: &EmailDelivery, from: &str) -> EmailProvider {
             EmailProvider::new(from)
                 .send_verification_request(|request| async move {
                     // The demo's stand-in for a mailbox: the link is a credential, printed on purpose.
+                    let what = match request.purpose {
+                        LinkPurpose::SignIn => "magic link",
+                        LinkPurpose::VerifyAddress => "address confirmation link",
+                        LinkPurpose::ResetPassword => "password reset link",
+                        LinkPurpose::ConfirmNewAddress => "new address confirmation link",
+                        LinkPurpose::AccountExists => "notice (the address has an account)",
+                        LinkPurpose::NoAccount => "notice (no account has the address)",
+                        _ => "link",
+                    };
                     println!(
-                        "magic link for {} (valid until {}):\n  {}",
+                        "{what} for {} (valid until {}):\n  {}",
                         request.identifier, request.expires, request.url
                     );
                     Ok(())

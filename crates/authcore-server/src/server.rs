@@ -261,9 +261,12 @@ fn demo_auth(
         .map(|db| Arc::new(db) as Arc<dyn authcore::adapter::Adapter>);
     let database_marks = database.as_ref().map(SqlxAdapter::rate_limit_store);
     if let (true, Some(db)) = (config.passwords, &database) {
-        builder = builder.provider(CredentialsProvider::from_source(Arc::new(
-            password_accounts(db)?,
-        )));
+        let options = &config.password_options;
+        let accounts = password_accounts(db)?
+            .allow_sign_up(options.sign_up)
+            .require_verified_email(options.verify_email)
+            .policy(options.policy.clone());
+        builder = builder.password_accounts(accounts);
     }
     if let Some(db) = database {
         // Users and OAuth accounts are stored; credentials sign-ins get database sessions too.

@@ -112,6 +112,7 @@ async fn the_signed_in_user_manages_their_accounts_behind_csrf() {
             "accounts": [{"provider": "github", "providerAccountId": "gh-1", "type": "oauth"}],
             "passkeys": [],
             "email": "demo@example.com",
+            "password": false,
         })
     );
 
