@@ -21,6 +21,8 @@ use crate::support::in_memory::*;
 const ARGON2ID_OF_AUTHELIA: &str = "$argon2id$v=19$m=65536,t=3,p=4$iF30kWyQ17cK930Cytg7CA$CAMrdqO+xPG56DTwlowiht0mK8dL3rUBj/nFpe3BJBA";
 /// bcrypt of `password` by pyca/bcrypt (as Authelia's older files hold).
 const BCRYPT_OF_PASSWORD: &str = "$2b$04$b/LcjGM9OmyQFGwit63qlespAOcaiuwiMLDGW8bMk90qMLcChkMoW";
+/// `password` as Authelia's `sha2crypt` (glibc's `crypt`) writes it.
+const SHA512_CRYPT_OF_PASSWORD: &str = "$6$rounds=50000$c4U2sQGvWl2bS0dE$nspOuO0IW.9PM1vKIRWNLFgsbEgAl6XJANeqxg9LX2MSBIaXWCza1XEwntHJzm1nBujaOBWLDqZNe.7mHa57O.";
 const SESSION_COOKIE: &str = "authjs.session-token";
 const REFUSED: &str = "http://localhost:3000/auth/signin?error=CredentialsSignin&code=credentials";
 
@@ -177,14 +179,19 @@ users:
     password: "{legacy}"
     email: legacy@example.com
     groups: []
+  shadow:
+    displayname: "Shadow User"
+    password: "{sha512crypt}"
+    email: shadow@example.com
 ...
 "#,
         authelia = ARGON2ID_OF_AUTHELIA,
         legacy = BCRYPT_OF_PASSWORD.replacen("$2b$", "$2y$", 1),
+        sha512crypt = SHA512_CRYPT_OF_PASSWORD,
     );
     let dir = TestDir::new("authelia");
     let file = UsersFile::load(dir.write("users_database.yml", &text)).unwrap();
-    assert_eq!(file.len(), 2);
+    assert_eq!(file.len(), 3);
     assert_eq!(file.id(), "users-file");
     let user = file.authenticate("authelia", "authelia").await.unwrap();
     let user = user.expect("the right password");
@@ -199,6 +206,15 @@ users:
         .unwrap()
         .unwrap();
     assert!(legacy.groups.is_empty());
+    // SHA-512-crypt, as Authelia's `sha2crypt` writes it.
+    let shadow = file.authenticate("shadow", "password").await.unwrap();
+    assert_eq!(shadow.map(|u| u.id).as_deref(), Some("shadow"));
+    assert!(
+        file.authenticate("shadow", "Password")
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 /// A mistake stops the load with the file, the line of the user or value, and what to fix.
@@ -215,9 +231,9 @@ fn mistakes_name_the_file_and_line() {
             &["\"john\"", "password", "hash-password"],
         ),
         (
-            "users:\n  john:\n    password: \"$6$rounds=50000$salt$hash\"\n".to_owned(),
+            "users:\n  john:\n    password: \"$6$rounds=999999999$salt$hash\"\n".to_owned(),
             3,
-            &["password", "argon2"],
+            &["password", "rounds"],
         ),
         (
             format!("users:\n  john:\n    password: \"{good}\"\n    email: not-an-address\n"),

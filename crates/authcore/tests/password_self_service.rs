@@ -647,6 +647,17 @@ async fn password_accounts_that_confirm_addresses_need_a_mailer() {
     .await;
     assert_eq!(r.json(), serde_json::json!({"status": "created"}));
     assert!(signed_in(&sign_in(&auth, "ada@example.com", GOOD).await));
+    // Without confirmation an answer cannot hide a known address: it says so, and changes
+    // nothing.
+    let again = post_json(
+        &auth,
+        "signup",
+        serde_json::json!({"email": "ada@example.com", "password": OTHER_GOOD}),
+    )
+    .await;
+    assert_eq!(again.status, 409);
+    assert_eq!(again.json()["error"], "AccountExists");
+    assert!(signed_in(&sign_in(&auth, "ada@example.com", GOOD).await));
     let forgot = send(&auth, get("/auth/password/forgot").body(empty()).unwrap()).await;
     assert_ne!(forgot.status, 200, "no mailer: no forgotten-password page");
 }

@@ -21,7 +21,8 @@
 //! identifiers of their own, hashed with the secret), a reset link lives 30 minutes, the
 //! others a day. Errors: `400 InvalidRequest` (a malformed address), `400 PasswordPolicy`
 //! with `code` (a [`PolicyViolation`]), `400 Verification` (a link that is unknown, used,
-//! expired or another user's), `403 MissingCSRF`, `403 SignUpClosed`, `429 RateLimited`.
+//! expired or another user's), `403 MissingCSRF`, `403 SignUpClosed`, `409 AccountExists` (only where accounts need no
+//! address confirmation), `429 RateLimited`.
 
 use http::StatusCode;
 use serde_json::json;
@@ -225,6 +226,9 @@ enum Refusal {
     InvalidEmail,
     Policy(PolicyViolation),
     SignUpClosed,
+    /// The address has an account (answered only where accounts need no confirmation, so
+    /// a sign-up would otherwise sign in at once).
+    AccountExists,
     /// The link is unknown, used up, expired or another user's.
     InvalidLink,
 }
@@ -233,6 +237,7 @@ impl Refusal {
     fn status(&self) -> StatusCode {
         match self {
             Refusal::SignUpClosed => StatusCode::FORBIDDEN,
+            Refusal::AccountExists => StatusCode::CONFLICT,
             _ => StatusCode::BAD_REQUEST,
         }
     }
@@ -242,6 +247,7 @@ impl Refusal {
             Refusal::InvalidEmail => "InvalidRequest",
             Refusal::Policy(_) => "PasswordPolicy",
             Refusal::SignUpClosed => "SignUpClosed",
+            Refusal::AccountExists => "AccountExists",
             Refusal::InvalidLink => "Verification",
         }
     }
@@ -258,6 +264,9 @@ impl Refusal {
                 format!("{m}.")
             }
             Refusal::SignUpClosed => "Sign-up is not open for this address.".to_owned(),
+            Refusal::AccountExists => {
+                "This address has an account already: sign in, or reset its password.".to_owned()
+            }
             Refusal::InvalidLink => {
                 "This link is not valid: it was used already, it expired, or it was cut short. \
                  Ask for a new one."
@@ -470,6 +479,11 @@ async fn sign_up(
     let hash = accounts.hash(password).await.map_err(source_failure)?;
     let origin = Some(ctx.req.origin());
     if db.get_user_by_email(&email).await?.is_some() {
+        if !accounts.verifies_email() {
+            // Without confirmation a new account signs in at once: the answer cannot hide
+            // a known address, so it says so.
+            return Ok(Outcome::Form(Form::SignUp, Some(Refusal::AccountExists)));
+        }
         tracing::info!("password sign-up with an address that has an account: mailed a notice");
         mail(
             ctx.config,
@@ -481,11 +495,7 @@ async fn sign_up(
         )
         .await
         .map_err(mail_failure)?;
-        return Ok(if accounts.verifies_email() {
-            Outcome::Sent
-        } else {
-            Outcome::Form(Form::SignUp, Some(Refusal::SignUpClosed))
-        });
+        return Ok(Outcome::Sent);
     }
     let verified = (!accounts.verifies_email()).then(OffsetDateTime::now_utc);
     let user = match db

@@ -6,6 +6,7 @@
 //! | argon2id, argon2i, argon2d (PHC) | `$argon2id$v=19$m=19456,t=2,p=1$…$…` | Authelia, Better Auth, `argon2` CLI |
 //! | bcrypt | `$2b$12$…` (`$2a$`, `$2y$`, `$2x$`) | Authelia, Devise, Laravel, htpasswd `-B` |
 //! | scrypt (PHC) | `$scrypt$ln=17,r=8,p=1$…$…` | RustCrypto `scrypt`, Firebase exports converted |
+//! | SHA-512-crypt, SHA-256-crypt | `$6$rounds=50000$…$…` (`$5$`) | Authelia's `sha2crypt`, `/etc/shadow`, `openssl passwd -6` |
 //! | PBKDF2-SHA256 (PHC) | `$pbkdf2-sha256$i=27500,l=64$…$…` | Keycloak's export, converted by [`from_keycloak`] |
 //! | PBKDF2-SHA256 (passlib) | `$pbkdf2-sha256$29000$…$…` | passlib |
 //! | PBKDF2-SHA256 (Django) | `pbkdf2_sha256$600000$…$…` | Django |
@@ -43,6 +44,9 @@ const MAX_SCRYPT_LOG_N: u8 = 20;
 const MAX_PBKDF2_ITERATIONS: u32 = 10_000_000;
 /// The largest bcrypt cost an imported hash may ask for.
 const MAX_BCRYPT_COST: u32 = 16;
+/// The most SHA-crypt rounds an imported hash may ask for (glibc's default is 5,000,
+/// Authelia's 50,000).
+const MAX_SHA_CRYPT_ROUNDS: u32 = 1_000_000;
 
 /// Why a hash could not be made or read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -99,6 +103,8 @@ pub enum HashKind {
     Scrypt,
     /// `$pbkdf2-sha256$`.
     Pbkdf2Sha256,
+    /// `$6$` (SHA-512-crypt) and `$5$` (SHA-256-crypt).
+    ShaCrypt,
 }
 
 /// Checks that `stored` is a supported hash within the cost limits, and answers its format
@@ -111,6 +117,7 @@ pub fn parse(stored: &str) -> Result<HashKind, HashError> {
 enum Stored<'a> {
     Argon2(PasswordHash, Algorithm),
     Bcrypt(&'a str),
+    ShaCrypt(&'a str),
     Scrypt(PasswordHash),
     Pbkdf2 {
         iterations: NonZeroU32,
@@ -143,6 +150,23 @@ impl<'a> Stored<'a> {
                 )));
             }
             return Ok(Stored::Bcrypt(stored));
+        }
+        if let Some(rest) = ["$5$", "$6$"].iter().find_map(|p| stored.strip_prefix(p)) {
+            let (rounds, fields) = match rest.strip_prefix("rounds=") {
+                Some(r) => {
+                    let (n, fields) = r.split_once('$').unwrap_or((r, ""));
+                    (n.parse::<u32>().ok(), fields)
+                }
+                None => (Some(5000), rest),
+            };
+            let well_formed =
+                fields.split('$').count() == 2 && fields.split('$').all(|f| !f.is_empty());
+            if !rounds.is_some_and(|n| (1000..=MAX_SHA_CRYPT_ROUNDS).contains(&n)) || !well_formed {
+                return Err(malformed(format!(
+                    "sha-crypt: rounds from 1000 to {MAX_SHA_CRYPT_ROUNDS}, a salt and a hash expected"
+                )));
+            }
+            return Ok(Stored::ShaCrypt(stored));
         }
         if let Some(pbkdf2) = Stored::pbkdf2_other_forms(stored) {
             return pbkdf2;
@@ -268,6 +292,7 @@ impl<'a> Stored<'a> {
             Stored::Argon2(_, Algorithm::Argon2i) => HashKind::Argon2i,
             Stored::Argon2(_, _) => HashKind::Argon2d,
             Stored::Bcrypt(_) => HashKind::Bcrypt,
+            Stored::ShaCrypt(_) => HashKind::ShaCrypt,
             Stored::Scrypt(_) => HashKind::Scrypt,
             Stored::Pbkdf2 { .. } => HashKind::Pbkdf2Sha256,
         }
@@ -412,6 +437,12 @@ impl Stored<'_> {
                     .is_ok()
             }
             Stored::Bcrypt(h) => bcrypt::verify(pw, h).unwrap_or(false),
+            Stored::ShaCrypt(h) => {
+                use sha_crypt::PasswordVerifier as _;
+                sha_crypt::ShaCrypt::default()
+                    .verify_password(pw, *h)
+                    .is_ok()
+            }
             Stored::Scrypt(phc) => {
                 use password_hash::PasswordVerifier as _;
                 scrypt::Scrypt::default().verify_password(pw, phc).is_ok()
@@ -488,8 +519,21 @@ mod tests {
     }
 
     /// Hashes of the password `password` made by other implementations: argon2-cffi and
-    /// pyca/bcrypt (what Authelia's and passlib's users have) and passlib.
+    /// pyca/bcrypt (what Authelia's and passlib's users have), passlib, OpenSSL
+    /// (`openssl passwd -6` / `-5`) and glibc's `crypt` (through Python's `crypt`).
     const IMPORTED: &[(&str, HashKind)] = &[
+        (
+            "$6$Zr8yQd2vBf1x$.LgQWU3zyYmA2H6pHiV.sBv4ShUf.h1DQ8v7FfbYMUX9Ji0pMZeQ7s76ha4yIJT0x9fnXOOG5TykwR59GrHuu.",
+            HashKind::ShaCrypt,
+        ),
+        (
+            "$5$Zr8yQd2vBf1x$U8tZAkCKaKSEVFifBSarBLcgmJjPqO4g8RNlBRsCGH6",
+            HashKind::ShaCrypt,
+        ),
+        (
+            "$6$rounds=50000$c4U2sQGvWl2bS0dE$nspOuO0IW.9PM1vKIRWNLFgsbEgAl6XJANeqxg9LX2MSBIaXWCza1XEwntHJzm1nBujaOBWLDqZNe.7mHa57O.",
+            HashKind::ShaCrypt,
+        ),
         (
             "$argon2id$v=19$m=64,t=1,p=1$kCAHVdkOyp/L1OneQJnPLg$kmqcQjrZmcRczrT/afaReeBX5D6hQP/lljH54SQQvCY",
             HashKind::Argon2id,
@@ -600,6 +644,11 @@ mod tests {
             "$scrypt$ln=30,r=8,p=1$c2FsdA$aGFzaGhhc2hoYXNoaGFzaA",
             "$pbkdf2-sha256$i=0,l=32$c2FsdA$aGFzaGhhc2hoYXNoaGFzaA",
             "$pbkdf2-sha256$i=99999999,l=32$c2FsdA$aGFzaGhhc2hoYXNoaGFzaA",
+            "$6$rounds=999999999$c4U2sQGvWl2bS0dE$nspOuO0IW.9PM1vKIRWNLFgsbEgAl6XJANeqxg9LX2MSBIaXWCza1XEwntHJzm1nBujaOBWLDqZNe.7mHa57O.",
+            "$6$rounds=10$salt$hash",
+            "$6$rounds=x$salt$hash",
+            "$6$saltonly",
+            "$5$salt$hash$extra",
             "$md5$whatever",
         ] {
             assert!(parse(bad).is_err(), "{bad}");
