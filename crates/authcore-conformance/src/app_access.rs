@@ -16,7 +16,7 @@ pub async fn run<A: Adapter + Clone>(adapter: &A, options: &Options) {
 /// when unsupported).
 pub async fn app_access<A: Adapter>(adapter: &A) {
     const CHECK: &str = "app_access";
-    let Some(store) = capability(adapter.app_access(), CHECK, "AppAccessStore") else {
+    let Some(store) = capability(adapter.capabilities().app_access, CHECK, "AppAccessStore") else {
         return;
     };
     let user = new_user(adapter, CHECK, "app-access").await;
@@ -204,14 +204,14 @@ pub async fn app_access<A: Adapter>(adapter: &A) {
 /// answers `true` and the epoch moves on once.
 pub async fn app_access_race<A: Adapter + Clone>(adapter: &A, options: &Options) {
     const CHECK: &str = "app_access_race";
-    let Some(store) = capability(adapter.app_access(), CHECK, "AppAccessStore") else {
+    let Some(store) = capability(adapter.capabilities().app_access, CHECK, "AppAccessStore") else {
         return;
     };
     let user = new_user(adapter, CHECK, "app-access-race").await;
     let client = random_id();
     for round in 0..options.race_rounds.max(1) {
         let (a, b) = (adapter.clone(), adapter.clone());
-        let (Some(x), Some(y)) = (a.app_access(), b.app_access()) else {
+        let (Some(x), Some(y)) = (a.capabilities().app_access, b.capabilities().app_access) else {
             fail(CHECK, "a clone of the adapter has no AppAccessStore");
         };
         let (sx, sy) = (scopes(&["openid"]), scopes(&["email"]));
@@ -234,7 +234,7 @@ pub async fn app_access_race<A: Adapter + Clone>(adapter: &A, options: &Options)
             );
         }
         let (a, b) = (adapter.clone(), adapter.clone());
-        let (Some(x), Some(y)) = (a.app_access(), b.app_access()) else {
+        let (Some(x), Some(y)) = (a.capabilities().app_access, b.capabilities().app_access) else {
             fail(CHECK, "a clone of the adapter has no AppAccessStore");
         };
         let (rx, ry) = futures_util::future::join(

@@ -791,7 +791,7 @@ pub async fn delete_user<A: Adapter>(adapter: &A) {
     let victim = new_user(adapter, CHECK, "delete").await;
     let bystander = new_user(adapter, CHECK, "delete-bystander").await;
 
-    let app_access = adapter.app_access();
+    let app_access = adapter.capabilities().app_access;
 
     let mut accounts = Vec::new();
     let mut sessions = Vec::new();

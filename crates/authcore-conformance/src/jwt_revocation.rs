@@ -12,7 +12,11 @@ pub async fn run<A: Adapter>(adapter: &A) {
 /// when unsupported.
 pub async fn jwt_revocation<A: Adapter>(adapter: &A) {
     const CHECK: &str = "jwt_revocation";
-    let Some(store) = capability(adapter.jwt_revocation(), CHECK, "JwtRevocationStore") else {
+    let Some(store) = capability(
+        adapter.capabilities().jwt_revocation,
+        CHECK,
+        "JwtRevocationStore",
+    ) else {
         return;
     };
     let user = new_user(adapter, CHECK, "jwt-revocation").await;

@@ -15,8 +15,8 @@
 //! Every check panics with `adapter conformance check '<name>' failed: …` on the first
 //! failure. Checks use fresh random emails, ids, tokens and credential ids, so a database
 //! shared between runs (or between parallel runs) can be reused. The checks of a
-//! capability the adapter does not have (its accessor, such as [`Adapter::two_factor`],
-//! answers `None`) are skipped, and say so on stderr.
+//! capability the adapter does not have (its field of [`Adapter::capabilities`], such as
+//! `two_factor`, is `None`) are skipped, and say so on stderr.
 //!
 //! Backends that do not store arbitrary extra account fields (the SQL schema of
 //! `@auth/pg-adapter` has fixed columns) run [`run_all_with`] with

@@ -13,7 +13,11 @@ pub async fn run<A: Adapter + Clone>(adapter: &A, options: &Options) {
 /// its owner and type; both are authcore extensions, skipped when unsupported.
 pub async fn account_tokens<A: Adapter>(adapter: &A, options: &Options) {
     const CHECK: &str = "account_tokens";
-    let Some(store) = capability(adapter.linked_accounts(), CHECK, "LinkedAccountStore") else {
+    let Some(store) = capability(
+        adapter.capabilities().linked_accounts,
+        CHECK,
+        "LinkedAccountStore",
+    ) else {
         return;
     };
     let user = new_user(adapter, CHECK, "account-tokens").await;

@@ -12,7 +12,7 @@ pub async fn run<A: Adapter>(adapter: &A) {
 /// existed; authcore extensions, skipped when unsupported.
 pub async fn authenticator_deletion<A: Adapter>(adapter: &A) {
     const CHECK: &str = "authenticator_deletion";
-    let Some(store) = capability(adapter.passkeys(), CHECK, "PasskeyStore") else {
+    let Some(store) = capability(adapter.capabilities().passkeys, CHECK, "PasskeyStore") else {
         return;
     };
     let user = new_user(adapter, CHECK, "authenticator-deletion").await;

@@ -28,7 +28,7 @@ fn phc_hash() -> String {
 /// another's; `delete_user` removes it; a write for a user that does not exist fails.
 pub async fn passwords<A: Adapter>(adapter: &A) {
     const CHECK: &str = "passwords";
-    let Some(store) = capability(adapter.passwords(), CHECK, "PasswordStore") else {
+    let Some(store) = capability(adapter.capabilities().passwords, CHECK, "PasswordStore") else {
         return;
     };
     let user = new_user(adapter, CHECK, "passwords").await;
@@ -191,7 +191,7 @@ pub async fn passwords<A: Adapter>(adapter: &A) {
 /// answers `true`, and its hash is the one stored.
 pub async fn password_replace_race<A: Adapter + Clone>(adapter: &A, options: &Options) {
     const CHECK: &str = "password_replace_race";
-    let Some(store) = capability(adapter.passwords(), CHECK, "PasswordStore") else {
+    let Some(store) = capability(adapter.capabilities().passwords, CHECK, "PasswordStore") else {
         return;
     };
     let user = new_user(adapter, CHECK, "password-race").await;
@@ -206,7 +206,7 @@ pub async fn password_replace_race<A: Adapter + Clone>(adapter: &A, options: &Op
         let news: Vec<String> = (0..RACERS).map(|_| phc_hash()).collect();
         let mut racers = Vec::with_capacity(RACERS);
         for (clone, new) in clones.iter().zip(&news) {
-            let Some(racer) = clone.passwords() else {
+            let Some(racer) = clone.capabilities().passwords else {
                 fail(CHECK, "a clone of the adapter has no PasswordStore");
             };
             racers.push(racer.replace_password_hash(&user.id, &current, new));

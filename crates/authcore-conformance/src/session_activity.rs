@@ -14,7 +14,11 @@ pub async fn run<A: Adapter>(adapter: &A) {
 /// unsupported.
 pub async fn session_activity<A: Adapter>(adapter: &A) {
     const CHECK: &str = "session_activity";
-    let Some(store) = capability(adapter.session_activity(), CHECK, "SessionActivityStore") else {
+    let Some(store) = capability(
+        adapter.capabilities().session_activity,
+        CHECK,
+        "SessionActivityStore",
+    ) else {
         return;
     };
     let user = new_user(adapter, CHECK, "session-activity").await;

@@ -14,7 +14,11 @@ pub async fn run<A: Adapter>(adapter: &A) {
 /// with its user) deletes it. Authcore extensions, skipped when unsupported.
 pub async fn session_sign_in<A: Adapter>(adapter: &A) {
     const CHECK: &str = "session_sign_in";
-    let Some(store) = capability(adapter.session_sign_in(), CHECK, "SessionSignInStore") else {
+    let Some(store) = capability(
+        adapter.capabilities().session_sign_in,
+        CHECK,
+        "SessionSignInStore",
+    ) else {
         return;
     };
     let user = new_user(adapter, CHECK, "session-sign-in").await;

@@ -14,7 +14,7 @@ pub async fn run<A: Adapter + Clone>(adapter: &A, options: &Options) {
 /// user's codes are not another's.
 pub async fn two_factor<A: Adapter>(adapter: &A) {
     const CHECK: &str = "two_factor";
-    let Some(store) = capability(adapter.two_factor(), CHECK, "TwoFactorStore") else {
+    let Some(store) = capability(adapter.capabilities().two_factor, CHECK, "TwoFactorStore") else {
         return;
     };
     let user = new_user(adapter, CHECK, "two-factor").await;
@@ -201,7 +201,7 @@ pub async fn two_factor<A: Adapter>(adapter: &A) {
 /// Two concurrent uses of one recovery code: exactly one succeeds.
 pub async fn recovery_code_race<A: Adapter + Clone>(adapter: &A, options: &Options) {
     const CHECK: &str = "recovery_code_race";
-    let Some(store) = capability(adapter.two_factor(), CHECK, "TwoFactorStore") else {
+    let Some(store) = capability(adapter.capabilities().two_factor, CHECK, "TwoFactorStore") else {
         return;
     };
     let user = new_user(adapter, CHECK, "recovery-race").await;
@@ -215,7 +215,7 @@ pub async fn recovery_code_race<A: Adapter + Clone>(adapter: &A, options: &Optio
                 .await,
         );
         let (a, b) = (adapter.clone(), adapter.clone());
-        let (Some(x), Some(y)) = (a.two_factor(), b.two_factor()) else {
+        let (Some(x), Some(y)) = (a.capabilities().two_factor, b.capabilities().two_factor) else {
             fail(CHECK, "a clone of the adapter has no TwoFactorStore");
         };
         let (rx, ry) = futures_util::future::join(

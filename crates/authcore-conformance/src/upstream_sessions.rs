@@ -14,7 +14,11 @@ pub async fn run<A: Adapter + Clone>(adapter: &A, options: &Options) {
 /// only, expiry to the second) and removes them; a second take finds nothing.
 pub async fn upstream_sessions<A: Adapter>(adapter: &A) {
     const CHECK: &str = "upstream_sessions";
-    let Some(store) = capability(adapter.upstream_sessions(), CHECK, "UpstreamSessionStore") else {
+    let Some(store) = capability(
+        adapter.capabilities().upstream_sessions,
+        CHECK,
+        "UpstreamSessionStore",
+    ) else {
         return;
     };
     let (u, v) = (
@@ -111,7 +115,11 @@ pub async fn upstream_sessions<A: Adapter>(adapter: &A) {
 /// Concurrent takes of one provider session's records: each record goes to one take.
 pub async fn upstream_session_race<A: Adapter + Clone>(adapter: &A, options: &Options) {
     const CHECK: &str = "upstream_session_race";
-    let Some(store) = capability(adapter.upstream_sessions(), CHECK, "UpstreamSessionStore") else {
+    let Some(store) = capability(
+        adapter.capabilities().upstream_sessions,
+        CHECK,
+        "UpstreamSessionStore",
+    ) else {
         return;
     };
     let user = new_user(adapter, CHECK, "upstream-race").await;
@@ -132,7 +140,10 @@ pub async fn upstream_session_race<A: Adapter + Clone>(adapter: &A, options: &Op
             );
         }
         let (a, b) = (adapter.clone(), adapter.clone());
-        let (Some(x), Some(y)) = (a.upstream_sessions(), b.upstream_sessions()) else {
+        let (Some(x), Some(y)) = (
+            a.capabilities().upstream_sessions,
+            b.capabilities().upstream_sessions,
+        ) else {
             fail(CHECK, "a clone of the adapter has no UpstreamSessionStore");
         };
         let now = OffsetDateTime::now_utc();

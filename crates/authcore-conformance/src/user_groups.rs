@@ -23,7 +23,8 @@ fn names(list: &[&str]) -> Vec<String> {
 /// exist fails.
 pub async fn user_groups<A: Adapter>(adapter: &A) {
     const CHECK: &str = "user_groups";
-    let Some(store) = capability(adapter.user_groups(), CHECK, "UserGroupsStore") else {
+    let Some(store) = capability(adapter.capabilities().user_groups, CHECK, "UserGroupsStore")
+    else {
         return;
     };
     let user = new_user(adapter, CHECK, "user-groups").await;
@@ -137,7 +138,8 @@ pub async fn user_groups<A: Adapter>(adapter: &A) {
 /// a mix.
 pub async fn user_groups_race<A: Adapter + Clone>(adapter: &A, options: &Options) {
     const CHECK: &str = "user_groups_race";
-    let Some(store) = capability(adapter.user_groups(), CHECK, "UserGroupsStore") else {
+    let Some(store) = capability(adapter.capabilities().user_groups, CHECK, "UserGroupsStore")
+    else {
         return;
     };
     let user = new_user(adapter, CHECK, "user-groups-race").await;
@@ -145,7 +147,8 @@ pub async fn user_groups_race<A: Adapter + Clone>(adapter: &A, options: &Options
         let a: Vec<String> = (0..20).map(|i| format!("a-{round}-{i}")).collect();
         let b: Vec<String> = (0..30).map(|i| format!("b-{round}-{i}")).collect();
         let (x, y) = (adapter.clone(), adapter.clone());
-        let (Some(sx), Some(sy)) = (x.user_groups(), y.user_groups()) else {
+        let (Some(sx), Some(sy)) = (x.capabilities().user_groups, y.capabilities().user_groups)
+        else {
             fail(CHECK, "a clone of the adapter has no UserGroupsStore");
         };
         let (rx, ry) = futures_util::future::join(

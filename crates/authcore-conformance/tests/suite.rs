@@ -3,8 +3,8 @@
 #![allow(clippy::unwrap_used)]
 
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, MemoryAdapter, NewUser, PasswordStore,
-    UserGroupsStore, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, Capabilities, MemoryAdapter, NewUser,
+    PasswordStore, UserGroupsStore, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator};
 use authcore_conformance::Options;
@@ -147,11 +147,12 @@ impl Adapter for CoreOnly {
             .update_authenticator_counter(credential_id, counter)
             .await
     }
-    fn passwords(&self) -> Option<&dyn PasswordStore> {
-        self.racy_stores.then_some(self as &dyn PasswordStore)
-    }
-    fn user_groups(&self) -> Option<&dyn UserGroupsStore> {
-        self.racy_stores.then_some(self as &dyn UserGroupsStore)
+    fn capabilities(&self) -> Capabilities<'_> {
+        if self.racy_stores {
+            Capabilities::none().passwords(self).user_groups(self)
+        } else {
+            Capabilities::none()
+        }
     }
 }
 

@@ -271,7 +271,8 @@ async fn the_credentials_provider_records_the_user_and_groups() {
     assert_eq!(user.name.as_deref(), Some("Alice L."));
     assert_eq!(user.email.as_deref(), Some("alice@example.org"));
     let groups = adapter
-        .user_groups()
+        .capabilities()
+        .user_groups
         .expect("the memory adapter keeps groups")
         .get_user_groups(&user.id)
         .await
@@ -298,7 +299,8 @@ async fn the_credentials_provider_records_the_user_and_groups() {
         .unwrap();
     assert_eq!(again.id, user.id);
     let groups = adapter
-        .user_groups()
+        .capabilities()
+        .user_groups
         .unwrap()
         .get_user_groups(&user.id)
         .await

@@ -252,7 +252,7 @@ impl ProviderState {
             .answer(&request.redirect_uri, request.response_mode, p)
     }
 
-    /// The adapter's app access ([`authcore::adapter::Adapter::app_access`]); an adapter without it answers
+    /// The adapter's app access ([`authcore::adapter::AppAccessStore`]); an adapter without it answers
     /// as a failing one does.
     fn app_access_store(&self) -> Result<&dyn AppAccessStore, AdapterError> {
         self.users

@@ -129,7 +129,7 @@ pub(crate) struct ProviderState {
     /// The provider.
     pub(crate) provider: Arc<OpenIdProvider>,
     /// The users (the adapter the handler stores them in), with the access they granted to
-    /// clients ([`Adapter::app_access`]).
+    /// clients (its [`AppAccessStore`](authcore::adapter::AppAccessStore)).
     pub(crate) users: Arc<dyn Adapter>,
 }
 

@@ -2,10 +2,10 @@
 
 use async_trait::async_trait;
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, JwtRevocation,
-    JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, PasswordStore, SessionActivity,
-    SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore, UpstreamSession,
-    UpstreamSessionStore, UserGroupsStore, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, Capabilities,
+    JwtRevocation, JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, PasswordStore,
+    SessionActivity, SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore,
+    UpstreamSession, UpstreamSessionStore, UserGroupsStore, UserUpdate, VerificationToken,
 };
 use authcore::{Account, Authenticator, SignInInfo};
 use redis::AsyncCommands;
@@ -727,44 +727,18 @@ impl Adapter for RedisAdapter {
         .await
     }
 
-    fn linked_accounts(&self) -> Option<&dyn LinkedAccountStore> {
-        Some(self)
-    }
-
-    fn session_activity(&self) -> Option<&dyn SessionActivityStore> {
-        Some(self)
-    }
-
-    fn session_sign_in(&self) -> Option<&dyn SessionSignInStore> {
-        Some(self)
-    }
-
-    fn jwt_revocation(&self) -> Option<&dyn JwtRevocationStore> {
-        Some(self)
-    }
-
-    fn passkeys(&self) -> Option<&dyn PasskeyStore> {
-        Some(self)
-    }
-
-    fn two_factor(&self) -> Option<&dyn TwoFactorStore> {
-        Some(self)
-    }
-
-    fn app_access(&self) -> Option<&dyn AppAccessStore> {
-        Some(self)
-    }
-
-    fn upstream_sessions(&self) -> Option<&dyn UpstreamSessionStore> {
-        Some(self)
-    }
-
-    fn passwords(&self) -> Option<&dyn PasswordStore> {
-        Some(self)
-    }
-
-    fn user_groups(&self) -> Option<&dyn UserGroupsStore> {
-        Some(self)
+    fn capabilities(&self) -> Capabilities<'_> {
+        Capabilities::none()
+            .linked_accounts(self)
+            .session_activity(self)
+            .session_sign_in(self)
+            .jwt_revocation(self)
+            .passkeys(self)
+            .two_factor(self)
+            .app_access(self)
+            .upstream_sessions(self)
+            .passwords(self)
+            .user_groups(self)
     }
 }
 

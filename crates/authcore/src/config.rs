@@ -775,7 +775,7 @@ impl AuthConfigBuilder {
 
     /// Second factors (beyond Auth.js): TOTP, recovery codes and passkeys as a second step
     /// after the first factor, optional or required ([`crate::two_factor`]). Needs an
-    /// adapter that stores them ([`Adapter::two_factor`](crate::adapter::Adapter::two_factor)).
+    /// adapter that stores them (a [`TwoFactorStore`](crate::adapter::TwoFactorStore)).
     #[cfg(feature = "two-factor")]
     pub fn two_factor(mut self, options: crate::two_factor::TwoFactorOptions) -> Self {
         self.two_factor = Some(options);

@@ -115,7 +115,8 @@ async fn database_sessions_record_and_link_the_user_once_with_its_groups() {
     assert_eq!(user.id, ids[0]);
     assert_eq!(user.email.as_deref(), Some("ada@example.com"));
     assert_eq!(
-        db.user_groups()
+        db.capabilities()
+            .user_groups
             .unwrap()
             .get_user_groups(&user.id)
             .await
@@ -264,7 +265,8 @@ async fn password_accounts_sign_in_by_address() {
     }
     // Its own users are not linked again.
     assert!(
-        db.linked_accounts()
+        db.capabilities()
+            .linked_accounts
             .unwrap()
             .list_accounts_by_user_id(&id)
             .await
@@ -283,7 +285,8 @@ async fn imported_hashes_are_rehashed_at_sign_in() {
     let id = stored_user(&db, "imported@example.com", true).await;
     let bcrypt = "$2b$04$b/LcjGM9OmyQFGwit63qlespAOcaiuwiMLDGW8bMk90qMLcChkMoW";
     store
-        .passwords()
+        .capabilities()
+        .passwords
         .unwrap()
         .set_password_hash(&id, bcrypt)
         .await
@@ -295,7 +298,8 @@ async fn imported_hashes_are_rehashed_at_sign_in() {
         .unwrap();
     assert_eq!(found.id, id);
     let now = store
-        .passwords()
+        .capabilities()
+        .passwords
         .unwrap()
         .get_password_hash(&id)
         .await
@@ -314,7 +318,8 @@ async fn imported_hashes_are_rehashed_at_sign_in() {
         .unwrap();
     assert_eq!(
         store
-            .passwords()
+            .capabilities()
+            .passwords
             .unwrap()
             .get_password_hash(&id)
             .await
@@ -325,7 +330,8 @@ async fn imported_hashes_are_rehashed_at_sign_in() {
     // A rehash never undoes a change made since the hash was read.
     assert!(
         !store
-            .passwords()
+            .capabilities()
+            .passwords
             .unwrap()
             .replace_password_hash(&id, bcrypt, "$argon2id$stale")
             .await

@@ -4,8 +4,8 @@
 //!
 //! [`Adapter`] holds the calls of Auth.js's adapter, all required. What authcore stores
 //! beyond them is a capability of its own, a small trait ([`TwoFactorStore`],
-//! [`AppAccessStore`] …) that a backend implements when it stores that thing and hands out
-//! from the adapter's accessor ([`Adapter::two_factor`] …, `None` by default). The config
+//! [`AppAccessStore`] …) that a backend implements when it stores that thing and lists in
+//! its [`Adapter::capabilities`] (none by default). The config
 //! builder refuses a configuration that needs a capability the adapter lacks, as Auth.js
 //! `assertConfig` (`lib/utils/assert.ts`) refuses missing adapter methods.
 
@@ -265,7 +265,7 @@ pub enum AdapterError {
     Backend(#[source] BoxError),
 }
 
-/// `capability` (what an accessor such as [`Adapter::two_factor`] answered), or
+/// `capability` (a field of the adapter's [`Capabilities`], such as `two_factor`), or
 /// [`AdapterError::Unsupported`] naming it (`name`, its trait) when the adapter lacks it.
 pub(crate) fn capability<'a, T: ?Sized>(
     capability: Option<&'a T>,
@@ -275,7 +275,7 @@ pub(crate) fn capability<'a, T: ?Sized>(
 }
 
 /// A storage backend for users, accounts, sessions, verification tokens and authenticators:
-/// the calls of Auth.js's adapter, and an accessor per optional capability.
+/// the calls of Auth.js's adapter, and the optional [`Capabilities`] the backend has.
 ///
 /// Implementations must: assign user ids in `create_user`; make `use_verification_token`
 /// delete the token it returns (atomically: two concurrent uses return it once);
@@ -364,46 +364,108 @@ pub trait Adapter: Send + Sync + 'static {
         credential_id: &str,
         counter: u64,
     ) -> Result<Option<Authenticator>, AdapterError>;
-    /// The [`LinkedAccountStore`] of this backend, if it has one.
-    fn linked_accounts(&self) -> Option<&dyn LinkedAccountStore> {
-        None
+    /// The optional capabilities this backend has; none by default. A backend that has some
+    /// names them in one expression: `Capabilities::none().two_factor(self).passwords(self)`.
+    fn capabilities(&self) -> Capabilities<'_> {
+        Capabilities::none()
     }
-    /// The [`SessionActivityStore`] of this backend, if it has one.
-    fn session_activity(&self) -> Option<&dyn SessionActivityStore> {
-        None
-    }
-    /// The [`SessionSignInStore`] of this backend, if it has one.
-    fn session_sign_in(&self) -> Option<&dyn SessionSignInStore> {
-        None
-    }
-    /// The [`JwtRevocationStore`] of this backend, if it has one.
-    fn jwt_revocation(&self) -> Option<&dyn JwtRevocationStore> {
-        None
-    }
-    /// The [`PasskeyStore`] of this backend, if it has one.
-    fn passkeys(&self) -> Option<&dyn PasskeyStore> {
-        None
-    }
-    /// The [`TwoFactorStore`] of this backend, if it has one.
-    fn two_factor(&self) -> Option<&dyn TwoFactorStore> {
-        None
-    }
-    /// The [`AppAccessStore`] of this backend, if it has one.
-    fn app_access(&self) -> Option<&dyn AppAccessStore> {
-        None
-    }
-    /// The [`UpstreamSessionStore`] of this backend, if it has one.
-    fn upstream_sessions(&self) -> Option<&dyn UpstreamSessionStore> {
-        None
-    }
-    /// The [`PasswordStore`] of this backend, if it has one.
-    fn passwords(&self) -> Option<&dyn PasswordStore> {
-        None
-    }
-    /// The [`UserGroupsStore`] of this backend, if it has one.
-    fn user_groups(&self) -> Option<&dyn UserGroupsStore> {
-        None
-    }
+}
+
+/// Writes [`Capabilities`] from its list of capabilities: the struct with a field per
+/// capability, a builder method per field, its `Debug`, the accessor per capability on
+/// `dyn Adapter`, and the decorator's `wrapped_by`. Adding a capability is one line here.
+macro_rules! capabilities {
+    ($($(#[$doc:meta])* $name:ident: $store:ident,)*) => {
+        /// The optional capabilities of an adapter ([`Adapter::capabilities`]): each the
+        /// backend itself seen as that capability's trait, or `None` when it lacks it.
+        ///
+        /// A backend lists what it has in one expression, starting from
+        /// [`Capabilities::none`] (`Capabilities::none().two_factor(self).passwords(self)`
+        /// in its `capabilities`):
+        ///
+        /// ```
+        /// use authcore::adapter::{Capabilities, MemoryAdapter};
+        ///
+        /// let store = MemoryAdapter::new();
+        /// let capabilities = Capabilities::none().two_factor(&store).passwords(&store);
+        /// assert!(capabilities.two_factor.is_some());
+        /// assert!(capabilities.app_access.is_none());
+        /// ```
+        ///
+        /// Callers holding a `dyn Adapter` read a capability with its accessor
+        /// (`adapter.two_factor()`); generic code reads the field
+        /// (`adapter.capabilities().two_factor`).
+        #[non_exhaustive]
+        #[derive(Clone, Copy, Default)]
+        pub struct Capabilities<'a> {
+            $(
+                $(#[$doc])*
+                pub $name: Option<&'a dyn $store>,
+            )*
+        }
+
+        impl<'a> Capabilities<'a> {
+            /// No capability: the start of a backend's list.
+            pub fn none() -> Self {
+                Self::default()
+            }
+
+            $(
+                #[doc = concat!("These capabilities and `store` as the [`", stringify!($store), "`].")]
+                pub fn $name(self, store: &'a dyn $store) -> Self {
+                    Capabilities { $name: Some(store), ..self }
+                }
+            )*
+
+            /// The capabilities present here, each handed out by `wrapper` instead (a
+            /// decorator such as the debug channel's, which delegates to this adapter).
+            pub(crate) fn wrapped_by<W: $($store +)* 'a>(self, wrapper: &'a W) -> Self {
+                Capabilities {
+                    $($name: self.$name.map(|_| wrapper as &dyn $store),)*
+                }
+            }
+        }
+
+        impl std::fmt::Debug for Capabilities<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct("Capabilities")
+                    $(.field(stringify!($name), &self.$name.is_some()))*
+                    .finish()
+            }
+        }
+
+        impl dyn Adapter {
+            $(
+                #[doc = concat!("The [`", stringify!($store), "`] of this backend, if it has one (its [`Capabilities`]).")]
+                pub fn $name(&self) -> Option<&dyn $store> {
+                    self.capabilities().$name
+                }
+            )*
+        }
+    };
+}
+
+capabilities! {
+    /// Listing a user's accounts and keeping refreshed tokens.
+    linked_accounts: LinkedAccountStore,
+    /// A user's database sessions with their recorded use.
+    session_activity: SessionActivityStore,
+    /// How each database session was signed in.
+    session_sign_in: SessionSignInStore,
+    /// The JWT revocation list.
+    jwt_revocation: JwtRevocationStore,
+    /// Removing and naming passkeys.
+    passkeys: PasskeyStore,
+    /// Second factors: TOTP secrets and recovery codes.
+    two_factor: TwoFactorStore,
+    /// Applications a user allowed (authcore as OpenID Provider).
+    app_access: AppAccessStore,
+    /// Sessions signed in by upstream provider sessions (back-channel logout).
+    upstream_sessions: UpstreamSessionStore,
+    /// Password hashes.
+    passwords: PasswordStore,
+    /// The groups a user source gave each user.
+    user_groups: UserGroupsStore,
 }
 
 /// A user's linked accounts beyond Auth.js's calls: listing them and keeping refreshed

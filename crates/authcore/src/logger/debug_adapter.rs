@@ -6,8 +6,8 @@
 //! tokens, verification tokens and an account's OAuth tokens are written as `[redacted]`;
 //! ids, emails and provider names stay, as they are what a developer debugs with.
 //!
-//! It decorates each capability: an accessor of the wrapped adapter that hands out a
-//! capability ([`Adapter::two_factor`] …) hands out the logging wrapper's instead, so a
+//! It decorates each capability: of the wrapped adapter's [`Capabilities`], each one present
+//! is handed out as the logging wrapper's instead (`Capabilities::wrapped_by`), so a
 //! capability is logged exactly when the adapter has it.
 //!
 //! Installed by [`AuthConfigBuilder::build`](crate::AuthConfigBuilder::build) only when
@@ -21,10 +21,10 @@ use time::OffsetDateTime;
 
 use super::Logger;
 use crate::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, JwtRevocation,
-    JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, PasswordStore, SessionActivity,
-    SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore, UpstreamSession,
-    UpstreamSessionStore, UserGroupsStore, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, Capabilities,
+    JwtRevocation, JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, PasswordStore,
+    SessionActivity, SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore,
+    UpstreamSession, UpstreamSessionStore, UserGroupsStore, UserUpdate, VerificationToken,
 };
 use crate::types::{Account, Authenticator, iso_string as iso};
 
@@ -66,7 +66,7 @@ fn account_args(a: &Account) -> Value {
 
 /// Writes the `impl` of one capability trait for `DebugAdapter`: each method logs its
 /// Auth.js name and arguments, then calls the same method of the wrapped adapter's
-/// capability, which `via` (the adapter's accessor) hands out.
+/// capability, which `via` (its accessor on `dyn Adapter`) hands out.
 macro_rules! logged {
     (
         impl $trait:ident via $via:path {
@@ -92,6 +92,10 @@ macro_rules! logged {
         }
     };
 }
+
+/// The adapter as a type, so that `logged!` names its accessors as paths
+/// (`DynAdapter::two_factor`).
+type DynAdapter = dyn Adapter;
 
 /// The adapter itself, as the "capability" of its own calls, for `logged!`.
 fn whole(adapter: &dyn Adapter) -> Option<&dyn Adapter> {
@@ -152,49 +156,13 @@ logged! {
             => "updateAuthenticatorCounter", json!([credential_id, counter]);
     }
 
-    fn linked_accounts(&self) -> Option<&dyn LinkedAccountStore> {
-        self.inner.linked_accounts().map(|_| self as &dyn LinkedAccountStore)
-    }
-
-    fn session_activity(&self) -> Option<&dyn SessionActivityStore> {
-        self.inner.session_activity().map(|_| self as &dyn SessionActivityStore)
-    }
-
-    fn session_sign_in(&self) -> Option<&dyn SessionSignInStore> {
-        self.inner.session_sign_in().map(|_| self as &dyn SessionSignInStore)
-    }
-
-    fn jwt_revocation(&self) -> Option<&dyn JwtRevocationStore> {
-        self.inner.jwt_revocation().map(|_| self as &dyn JwtRevocationStore)
-    }
-
-    fn passkeys(&self) -> Option<&dyn PasskeyStore> {
-        self.inner.passkeys().map(|_| self as &dyn PasskeyStore)
-    }
-
-    fn two_factor(&self) -> Option<&dyn TwoFactorStore> {
-        self.inner.two_factor().map(|_| self as &dyn TwoFactorStore)
-    }
-
-    fn app_access(&self) -> Option<&dyn AppAccessStore> {
-        self.inner.app_access().map(|_| self as &dyn AppAccessStore)
-    }
-
-    fn upstream_sessions(&self) -> Option<&dyn UpstreamSessionStore> {
-        self.inner.upstream_sessions().map(|_| self as &dyn UpstreamSessionStore)
-    }
-
-    fn passwords(&self) -> Option<&dyn PasswordStore> {
-        self.inner.passwords().map(|_| self as &dyn PasswordStore)
-    }
-
-    fn user_groups(&self) -> Option<&dyn UserGroupsStore> {
-        self.inner.user_groups().map(|_| self as &dyn UserGroupsStore)
+    fn capabilities(&self) -> Capabilities<'_> {
+        self.inner.capabilities().wrapped_by(self)
     }
 }
 
 logged! {
-    impl LinkedAccountStore via Adapter::linked_accounts {
+    impl LinkedAccountStore via DynAdapter::linked_accounts {
         fn list_accounts_by_user_id(&self, user_id: &str) -> Result<Vec<Account>, AdapterError>
             => "listAccountsByUserId", json!([user_id]);
         fn update_account(&self, account: &Account) -> Result<bool, AdapterError>
@@ -203,7 +171,7 @@ logged! {
 }
 
 logged! {
-    impl SessionActivityStore via Adapter::session_activity {
+    impl SessionActivityStore via DynAdapter::session_activity {
         fn list_sessions_by_user_id(&self, user_id: &str) -> Result<Vec<SessionActivity>, AdapterError>
             => "listSessionsByUserId", json!([user_id]);
         fn record_session_activity(&self, session_token: &str, at: OffsetDateTime, user_agent: Option<&str>) -> Result<(), AdapterError>
@@ -214,7 +182,7 @@ logged! {
 }
 
 logged! {
-    impl SessionSignInStore via Adapter::session_sign_in {
+    impl SessionSignInStore via DynAdapter::session_sign_in {
         fn record_session_sign_in(&self, session_token: &str, sign_in: &crate::types::SignInInfo) -> Result<(), AdapterError>
             => "recordSessionSignIn", json!([REDACTED, sign_in.amr, sign_in.auth_time]);
         fn get_session_sign_in(&self, session_token: &str) -> Result<Option<crate::types::SignInInfo>, AdapterError>
@@ -223,7 +191,7 @@ logged! {
 }
 
 logged! {
-    impl JwtRevocationStore via Adapter::jwt_revocation {
+    impl JwtRevocationStore via DynAdapter::jwt_revocation {
         fn revoke_jwt_sessions(&self, user_id: &str, before: OffsetDateTime, keep: Option<&str>) -> Result<(), AdapterError>
             => "revokeJwtSessions", json!([user_id, iso(before), keep]);
         fn get_jwt_revocation(&self, user_id: &str) -> Result<Option<JwtRevocation>, AdapterError>
@@ -232,7 +200,7 @@ logged! {
 }
 
 logged! {
-    impl PasskeyStore via Adapter::passkeys {
+    impl PasskeyStore via DynAdapter::passkeys {
         fn delete_authenticator(&self, credential_id: &str) -> Result<bool, AdapterError>
             => "deleteAuthenticator", json!([credential_id]);
         fn rename_authenticator(&self, credential_id: &str, name: Option<&str>) -> Result<bool, AdapterError>
@@ -241,7 +209,7 @@ logged! {
 }
 
 logged! {
-    impl TwoFactorStore via Adapter::two_factor {
+    impl TwoFactorStore via DynAdapter::two_factor {
         fn get_two_factor(&self, user_id: &str) -> Result<Option<TwoFactor>, AdapterError>
             => "getTwoFactor", json!([user_id]);
         fn set_two_factor(&self, two_factor: TwoFactor) -> Result<(), AdapterError>
@@ -258,7 +226,7 @@ logged! {
 }
 
 logged! {
-    impl AppAccessStore via Adapter::app_access {
+    impl AppAccessStore via DynAdapter::app_access {
         fn grant_app_access(&self, user_id: &str, client_id: &str, client_name: &str, scopes: &[String], at: OffsetDateTime) -> Result<AppAccess, AdapterError>
             => "grantAppAccess", json!([user_id, client_id, scopes, iso(at)]);
         fn get_app_access(&self, user_id: &str, client_id: &str) -> Result<Option<AppAccess>, AdapterError>
@@ -271,7 +239,7 @@ logged! {
 }
 
 logged! {
-    impl UpstreamSessionStore via Adapter::upstream_sessions {
+    impl UpstreamSessionStore via DynAdapter::upstream_sessions {
         fn record_upstream_session(&self, session: &UpstreamSession) -> Result<(), AdapterError>
             => "recordUpstreamSession", json!([
                 session.provider,
@@ -286,7 +254,7 @@ logged! {
 }
 
 logged! {
-    impl PasswordStore via Adapter::passwords {
+    impl PasswordStore via DynAdapter::passwords {
         fn get_password_hash(&self, user_id: &str) -> Result<Option<String>, AdapterError>
             => "getPasswordHash", json!([user_id]);
         fn set_password_hash(&self, user_id: &str, hash: &str) -> Result<(), AdapterError>
@@ -299,7 +267,7 @@ logged! {
 }
 
 logged! {
-    impl UserGroupsStore via Adapter::user_groups {
+    impl UserGroupsStore via DynAdapter::user_groups {
         fn set_user_groups(&self, user_id: &str, groups: &[String]) -> Result<(), AdapterError>
             => "setUserGroups", json!([user_id, groups]);
         fn get_user_groups(&self, user_id: &str) -> Result<Vec<String>, AdapterError>

@@ -4,7 +4,7 @@
 //! (`amr`, RFC 8176, and `auth_time`).
 //!
 //! Turned on with [`AuthConfigBuilder::two_factor`](crate::AuthConfigBuilder::two_factor);
-//! needs an adapter that stores second factors ([`Adapter::two_factor`]).
+//! needs an adapter that stores second factors (a [`TwoFactorStore`]).
 //!
 //! - **Enrolment** ([`Auth::start_totp_enrolment`](crate::Auth::start_totp_enrolment),
 //!   [`Auth::confirm_totp`](crate::Auth::confirm_totp)): a fresh secret,
@@ -22,7 +22,7 @@
 //!   user without it enrols on the two-factor page before the session opens). A passkey
 //!   sign-in with user verification counts as both factors.
 //!
-//! [`Adapter::two_factor`]: crate::adapter::Adapter::two_factor
+//! [`TwoFactorStore`]: crate::adapter::TwoFactorStore
 //! [`PagesOptions::two_factor`]: crate::types::PagesOptions::two_factor
 
 pub(crate) mod recovery;

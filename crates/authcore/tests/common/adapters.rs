@@ -2,8 +2,8 @@
 //! whose database is down.
 
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, JwtRevocation, JwtRevocationStore,
-    MemoryAdapter, NewUser, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, Capabilities, JwtRevocation,
+    JwtRevocationStore, MemoryAdapter, NewUser, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator};
 use time::OffsetDateTime;
@@ -175,9 +175,12 @@ impl Adapter for LimitedAdapter {
             .await
     }
 
-    fn jwt_revocation(&self) -> Option<&dyn JwtRevocationStore> {
-        self.jwt_revocation
-            .then_some(self as &dyn JwtRevocationStore)
+    fn capabilities(&self) -> Capabilities<'_> {
+        if self.jwt_revocation {
+            Capabilities::none().jwt_revocation(self)
+        } else {
+            Capabilities::none()
+        }
     }
 }
 

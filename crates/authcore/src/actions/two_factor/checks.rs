@@ -11,7 +11,7 @@ use crate::two_factor::{
     TwoFactorStatus, USED_STEP_TTL, recovery, totp, unix_now,
 };
 
-/// The adapter's second factors ([`Adapter::two_factor`]; the configuration checked that
+/// The adapter's second factors (its [`TwoFactorStore`]; the configuration checked that
 /// it has them).
 pub(crate) fn store(adapter: &dyn Adapter) -> Result<&dyn TwoFactorStore, TwoFactorError> {
     Ok(capability(adapter.two_factor(), "TwoFactorStore")?)
