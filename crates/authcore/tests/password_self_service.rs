@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::common::*;
-use authcore::adapter::{Adapter, MemoryAdapter};
+use authcore::adapter::{Adapter, MemoryAdapter, PasswordStore};
 use authcore::passwords::{PasswordAccounts, PasswordHashing};
 use authcore::providers::email::{EmailProvider, LinkPurpose, SecurityNotice};
 use authcore::{Auth, AuthConfigBuilder, SessionStrategy, SignUpPolicy};
@@ -236,12 +236,7 @@ async fn sign_up_confirms_the_address_before_the_first_sign_in() {
 async fn sign_up_with_a_known_address_answers_as_a_new_one_and_changes_nothing() {
     let (auth, db, mail) = setup();
     let known = signed_up(&auth, &db, &mail, "known@example.com").await;
-    let known_hash = db
-        .passwords()
-        .unwrap()
-        .get_password_hash(&known)
-        .await
-        .unwrap();
+    let known_hash = db.get_password_hash(&known).await.unwrap();
 
     let fresh = post_step(
         &auth,
@@ -274,14 +269,7 @@ async fn sign_up_with_a_known_address_answers_as_a_new_one_and_changes_nothing()
 
     // The owner hears of it; the account and its password are as they were.
     mail.last("known@example.com", LinkPurpose::AccountExists);
-    assert_eq!(
-        db.passwords()
-            .unwrap()
-            .get_password_hash(&known)
-            .await
-            .unwrap(),
-        known_hash
-    );
+    assert_eq!(db.get_password_hash(&known).await.unwrap(), known_hash);
     assert!(!signed_in(
         &sign_in(&auth, "known@example.com", OTHER_GOOD).await
     ));

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::common::*;
 use authcore::account::{AccountError, AccountRoute, SensitiveOperation};
-use authcore::adapter::{Adapter, MemoryAdapter};
+use authcore::adapter::{Adapter, MemoryAdapter, PasswordStore};
 use authcore::adapter::{AppAccessStore, LinkedAccountStore, TwoFactorStore};
 use authcore::passwords::{PasswordAccounts, PasswordHashing};
 use authcore::providers::email::EmailProvider;
@@ -127,12 +127,7 @@ async fn snapshot(app: &App) -> Value {
         .into_iter()
         .map(|a| a.client_id)
         .collect();
-    let password = db
-        .passwords()
-        .unwrap()
-        .get_password_hash(&app.ada)
-        .await
-        .unwrap();
+    let password = db.get_password_hash(&app.ada).await.unwrap();
     json!({
         "user": user.is_some(),
         "email": user.and_then(|u| u.email),
