@@ -394,7 +394,10 @@ pub(crate) async fn sign_in_methods(
         .iter()
         .any(|p| p.kind() == crate::types::ProviderType::Email);
     #[cfg(feature = "passwords")]
-    let password = super::password::has_password(c, user_id).await;
+    let password = match (&c.password_accounts, adapter.passwords()) {
+        (Some(_), Some(store)) => store.get_password_hash(user_id).await?.is_some(),
+        _ => false,
+    };
     #[cfg(not(feature = "passwords"))]
     let password = false;
     Ok(SignInMethods {

@@ -862,14 +862,6 @@ fn source_error(e: SourceError) -> AccountError {
     AccountError::Adapter(AdapterError::Backend(e.to_string().into()))
 }
 
-/// Whether the user has a password (for the account's sign-in methods).
-pub(crate) async fn has_password(c: &ConfigInner, user_id: &str) -> bool {
-    match accounts(c) {
-        Ok((accounts, _)) => accounts.has_password(user_id).await.unwrap_or(false),
-        Err(_) => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

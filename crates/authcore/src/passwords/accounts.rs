@@ -172,16 +172,6 @@ impl PasswordAccounts {
         Ok(())
     }
 
-    /// Whether `user_id` has a password.
-    pub(crate) async fn has_password(&self, user_id: &str) -> Result<bool, SourceError> {
-        Ok(self
-            .store()?
-            .get_password_hash(user_id)
-            .await
-            .map_err(unavailable)?
-            .is_some())
-    }
-
     /// Stores `hash` as `user_id`'s password.
     pub(crate) async fn store_hash(&self, user_id: &str, hash: &str) -> Result<(), SourceError> {
         self.store()?
