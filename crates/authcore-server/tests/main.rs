@@ -29,5 +29,6 @@ mod rate_limits;
 mod refresh_instances;
 mod request_log;
 mod sensitive_changes;
+mod sign_in_methods;
 mod sign_up;
 mod users_file;
