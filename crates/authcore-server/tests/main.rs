@@ -25,6 +25,7 @@ mod manual;
 mod openid_provider;
 mod ops;
 mod password_accounts;
+mod password_self_service;
 mod rate_limits;
 mod refresh_instances;
 mod request_log;

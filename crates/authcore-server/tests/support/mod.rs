@@ -15,5 +15,6 @@ pub mod pg;
 pub mod smtp;
 #[path = "../../../authcore/tests/support/soft_authenticator.rs"]
 pub mod soft_authenticator;
+pub mod sso;
 #[path = "../../../authcore/tests/support/totp.rs"]
 pub mod totp;
