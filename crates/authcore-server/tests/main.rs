@@ -20,6 +20,7 @@ mod differential;
 mod gateway;
 mod gateway_proxies;
 mod hygiene;
+mod ldap_sso;
 mod load_faults;
 mod manual;
 mod openid_provider;

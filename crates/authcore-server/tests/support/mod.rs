@@ -11,6 +11,8 @@ pub mod oauth_flow;
 #[path = "../../../authcore/tests/support/oidc_provider.rs"]
 pub mod oidc_provider;
 pub mod pg;
+#[path = "../../../authcore-ldap/tests/support/slapd.rs"]
+pub mod slapd;
 #[path = "../../../authcore-smtp/tests/support/smtp.rs"]
 pub mod smtp;
 #[path = "../../../authcore/tests/support/soft_authenticator.rs"]
