@@ -88,6 +88,14 @@ pub struct ServerConfig {
     /// Sender of the magic-link mails (`AUTHCORE_EMAIL_FROM`, `[email] from`, default
     /// [`DEFAULT_EMAIL_FROM`]).
     pub email_from: String,
+    /// Whether users sign in with magic links (`AUTHCORE_EMAIL_SIGN_IN`, `[email]
+    /// sign_in`; on by default, with a database). Off, the email provider still mails
+    /// password accounts' links and security notices
+    /// ([`EmailProvider::magic_links`](authcore::providers::email::EmailProvider::magic_links)).
+    pub email_sign_in: bool,
+    /// Whether passkeys sign in, sign up and are registered (`AUTHCORE_PASSKEYS`,
+    /// `[passkeys] enabled`; on by default, with a database).
+    pub passkeys: bool,
     /// Theme of the built-in pages (`[theme]` of the config file).
     pub theme: Theme,
     /// Custom page paths (`[pages]` of the config file).
@@ -277,6 +285,8 @@ impl ServerConfig {
             database_url: None,
             email: EmailDelivery::Console,
             email_from: DEFAULT_EMAIL_FROM.to_owned(),
+            email_sign_in: true,
+            passkeys: true,
             theme: Theme::default(),
             pages: PagesOptions::default(),
             gateway: None,
@@ -347,6 +357,18 @@ impl ServerConfig {
             vars.text("AUTHCORE_REDIS_URL"),
             server.redis_url.map(|s| s.expose().to_owned()),
         ));
+        let email_sign_in = database_feature(
+            vars.read("AUTHCORE_EMAIL_SIGN_IN", value::on_off)?,
+            file.email.sign_in,
+            database_url.is_some(),
+            "email sign-in ([email] sign_in, AUTHCORE_EMAIL_SIGN_IN) keeps its links and users",
+        )?;
+        let passkeys = database_feature(
+            vars.read("AUTHCORE_PASSKEYS", value::on_off)?,
+            file.passkeys.unwrap_or_default().enabled,
+            database_url.is_some(),
+            "passkeys ([passkeys] enabled, AUTHCORE_PASSKEYS) are kept",
+        )?;
         let (email, email_from) = email(&vars, file.email)?;
         let allowed_hosts = layered(
             vars.read("AUTHCORE_ALLOWED_HOSTS", value::comma_list)?,
@@ -360,6 +382,15 @@ impl ServerConfig {
         let rate_limits = rate_limits(&env, file.rate_limits.as_ref())?;
         let (secret, secret_is_ephemeral) = ephemeral_secret(&env, &auth_js)?;
         let two_factor = two_factor(&vars, file.two_factor, database_url.is_some())?;
+        if !email_sign_in
+            && two_factor
+                .as_ref()
+                .is_some_and(|t| t.first_enrolment == FirstEnrolment::EmailLink)
+        {
+            return Err(ServerConfigError::InvalidSetting(
+                "two-factor first_enrolment = \"email-link\" lets only a magic-link sign-in enrol a first second factor, but email sign-in is off ([email] sign_in, AUTHCORE_EMAIL_SIGN_IN)".into(),
+            ));
+        }
         let recent_sign_in = layered(
             vars.read("AUTHCORE_RECENT_SIGN_IN", value::seconds_text)?,
             file.auth.recent_sign_in,
@@ -393,6 +424,8 @@ impl ServerConfig {
             database_url,
             email,
             email_from,
+            email_sign_in,
+            passkeys,
             theme: file.theme,
             pages: file.pages,
             gateway,
@@ -603,6 +636,24 @@ fn database_url(vars: &Vars<'_>, file: Option<String>) -> Option<String> {
         Some("" | "none") => None,
         Some(url) => Some(url.to_owned()),
         None => Some(DEFAULT_DATABASE_URL.to_owned()),
+    }
+}
+
+/// A way to sign in that lives in the database (email sign-in, passkeys): the variable's
+/// `on` or `off` over the file's key; on by default where there is a database, off where
+/// there is none, and refused there when asked for (`what` says where it is kept).
+fn database_feature(
+    var: Option<Option<bool>>,
+    file: Option<bool>,
+    has_database: bool,
+    what: &str,
+) -> Result<bool, ServerConfigError> {
+    match layered(var, file) {
+        Some(true) if !has_database => Err(ServerConfigError::InvalidSetting(format!(
+            "{what} in the database: set AUTHCORE_DATABASE_URL (or [server] database_url)"
+        ))),
+        Some(on) => Ok(on),
+        None => Ok(has_database),
     }
 }
 
@@ -1134,6 +1185,81 @@ from = "File <file@example.com>"
                 .unwrap_err()
                 .to_string();
             assert!(err.contains("AUTHCORE_PASSWORD_MIN_LENGTH"), "{bad}: {err}");
+        }
+    }
+
+    /// `[email] sign_in` and `[passkeys] enabled`, and their variables over them: on by
+    /// default with a database, off without one and refused there when asked for; a bad
+    /// value names its variable; an email-link first enrolment needs email sign-in.
+    #[test]
+    fn email_sign_in_and_passkeys_from_file_and_variables() {
+        let db = "[server]\ndatabase_url = \"sqlite://x.db\"\n";
+        let none = "[server]\ndatabase_url = \"none\"\n";
+        let off = "[email]\nsign_in = false\n[passkeys]\nenabled = false\n";
+        let on = [
+            ("AUTHCORE_EMAIL_SIGN_IN", "on"),
+            ("AUTHCORE_PASSKEYS", "on"),
+        ];
+        for (file, vars, expected) in [
+            (db.to_owned(), &[][..], (true, true)),
+            (none.to_owned(), &[][..], (false, false)),
+            (format!("{db}{off}"), &[][..], (false, false)),
+            (format!("{db}{off}"), &on[..], (true, true)),
+            (
+                format!("{db}[email]\nsign_in = false\n"),
+                &[][..],
+                (false, true),
+            ),
+            (
+                db.to_owned(),
+                &[("AUTHCORE_PASSKEYS", "off")][..],
+                (true, false),
+            ),
+        ] {
+            let c = from(&file, vars).unwrap();
+            assert_eq!((c.email_sign_in, c.passkeys), expected, "{file} {vars:?}");
+        }
+        for (file, vars, named) in [
+            (
+                db.to_owned(),
+                vec![("AUTHCORE_EMAIL_SIGN_IN", "no")],
+                "AUTHCORE_EMAIL_SIGN_IN",
+            ),
+            (
+                db.to_owned(),
+                vec![("AUTHCORE_PASSKEYS", "true")],
+                "AUTHCORE_PASSKEYS",
+            ),
+            (
+                none.to_owned(),
+                vec![("AUTHCORE_EMAIL_SIGN_IN", "on")],
+                "AUTHCORE_DATABASE_URL",
+            ),
+            (
+                format!("{none}[passkeys]\nenabled = true\n"),
+                vec![],
+                "AUTHCORE_DATABASE_URL",
+            ),
+            (
+                format!("{db}[passkeys]\nenable = false\n"),
+                vec![],
+                "unknown field `enable`",
+            ),
+            (
+                format!("{db}[email]\nsign_in = \"off\"\n"),
+                vec![],
+                "sign_in",
+            ),
+            (
+                format!(
+                    "{db}[email]\nsign_in = false\n[two_factor]\npolicy = \"required\"\nfirst_enrolment = \"email-link\"\n"
+                ),
+                vec![],
+                "email sign-in is off",
+            ),
+        ] {
+            let err = from(&file, &vars).unwrap_err().to_string();
+            assert!(err.contains(named), "{file} {vars:?}: {err}");
         }
     }
 

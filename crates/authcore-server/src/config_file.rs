@@ -30,6 +30,10 @@
 //! [email]
 //! smtp_url = "smtps://user:pass@smtp.example.com"   # SMTP_URL
 //! from = "Example <no-reply@example.com>"           # AUTHCORE_EMAIL_FROM
+//! sign_in = false                                   # AUTHCORE_EMAIL_SIGN_IN: magic links (on | off); mails go out either way
+//!
+//! [passkeys]
+//! enabled = false                                   # AUTHCORE_PASSKEYS: on (default with a database) | off
 //!
 //! [providers.github]                                # AUTH_GITHUB_ID / AUTH_GITHUB_SECRET
 //! id = "…"                                          # (any catalogue id, and `oidc`)
@@ -116,6 +120,8 @@ pub struct ConfigFile {
     pub users_file: Option<UsersFileSection>,
     /// `[passwords]`: password accounts kept in the database.
     pub passwords: Option<PasswordsSection>,
+    /// `[passkeys]`: passkeys on (the default with a database) or off.
+    pub passkeys: Option<PasskeysSection>,
 }
 
 /// `[passwords]`: `enabled = true` (`AUTHCORE_PASSWORDS=on`) lets users sign in with their
@@ -353,6 +359,21 @@ pub struct EmailSection {
     pub smtp_url: Option<SecretValue>,
     /// Sender address (`AUTHCORE_EMAIL_FROM`).
     pub from: Option<String>,
+    /// Whether users sign in with a magic link (`AUTHCORE_EMAIL_SIGN_IN`; on by default):
+    /// with `false` the mails of password accounts and the security notices still go out,
+    /// but the email provider is no way to sign in.
+    pub sign_in: Option<bool>,
+}
+
+/// `[passkeys]`: `enabled = false` (`AUTHCORE_PASSKEYS=off`) leaves passkeys out: no
+/// passkey sign-in, sign-up or registration. On by default with a database, where they are
+/// stored.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct PasskeysSection {
+    /// Whether passkeys sign in (as `AUTHCORE_PASSKEYS`).
+    pub enabled: Option<bool>,
 }
 
 /// `[providers.<id>]`: any preset of authcore's catalogue by its Auth.js id

@@ -346,6 +346,7 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let passwords = config.passwords;
+    let (email_sign_in, passkeys) = (config.email_sign_in, config.passkeys);
     let ephemeral = config.secret_is_ephemeral;
     let public_url = config.public_url().map(str::to_owned);
     let database = config.database_url.clone();
@@ -380,11 +381,20 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
         None => println!("  database: none (JWT sessions)"),
     }
     if database.is_some() {
-        match smtp {
-            Some(sender) => println!("  email sign-in: magic links sent through {sender}"),
-            None => println!(
+        match (smtp, email_sign_in) {
+            (Some(sender), true) => println!("  email sign-in: magic links sent through {sender}"),
+            (None, true) => println!(
                 "  email sign-in: magic links are printed here (set SMTP_URL to send real mail)"
             ),
+            (Some(sender), false) => println!(
+                "  email sign-in: off (AUTHCORE_EMAIL_SIGN_IN); other mails sent through {sender}"
+            ),
+            (None, false) => println!(
+                "  email sign-in: off (AUTHCORE_EMAIL_SIGN_IN); other mails are printed here"
+            ),
+        }
+        if !passkeys {
+            println!("  passkeys: off (AUTHCORE_PASSKEYS)");
         }
     }
     if database.is_some() {

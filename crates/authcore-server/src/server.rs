@@ -133,7 +133,9 @@ impl ServerConfig {
     ///
     /// * with a [`database_url`](Self::database_url), opens the database (created and
     ///   migrated if needed), makes sure the demo user exists in it (when it is on), and gives the handler
-    ///   database sessions, email sign-in and passkeys; without one, JWT sessions only;
+    ///   database sessions, the email provider (magic links unless
+    ///   [`email_sign_in`](Self::email_sign_in) is off) and passkeys (unless
+    ///   [`passkeys`](Self::passkeys) is off); without one, JWT sessions only;
     /// * with a [`redis_url`](Self::redis_url), counts the rate limits and keeps the
     ///   single-use values and revocation marks in Redis (connected lazily: the server
     ///   starts while Redis is down, and the limits fail open, logged, until it is back);
@@ -230,8 +232,10 @@ fn rate_limit_store(
 
 /// The server's handler: a credentials provider per user source (the users file …), or,
 /// when there is none, the demo's, accepting `demo` / the demo password (the stored demo
-/// user with a database, user id `1` without); then, with a database, email sign-in and
-/// passkeys, then the OAuth providers configured in `config.env` and `config.providers`.
+/// user with a database, user id `1` without); then, with a database, the email provider
+/// (a way to sign in unless [`ServerConfig::email_sign_in`] is off) and passkeys (unless
+/// [`ServerConfig::passkeys`] is off), then the OAuth providers configured in `config.env`
+/// and `config.providers`.
 fn demo_auth(
     config: ServerConfig,
     database: Option<SqlxAdapter>,
@@ -270,13 +274,19 @@ fn demo_auth(
     }
     if let Some(db) = database {
         // Users and OAuth accounts are stored; credentials sign-ins get database sessions too.
+        // The email provider mails password accounts' links and security notices even where
+        // its magic links are off.
         builder = builder
             .adapter(db)
             .credentials_database_sessions(true)
-            .provider(email_provider(&config.email, &config.email_from))
+            .provider(
+                email_provider(&config.email, &config.email_from).magic_links(config.email_sign_in),
+            );
+        if config.passkeys {
             // Passkeys: register with an email (or while signed in), then sign in with
             // the passkey alone, also from the email field's autofill.
-            .provider(WebAuthnProvider::passkey());
+            builder = builder.provider(WebAuthnProvider::passkey());
+        }
         if let Some(two_factor) = config.two_factor.clone() {
             builder = builder.two_factor(two_factor);
         }

@@ -245,8 +245,15 @@ impl ConfigInner {
         }
     }
 
+    /// The providers that are ways to sign in: all but the email providers that only mail
+    /// ([`EmailProvider::magic_links`](crate::providers::email::EmailProvider::magic_links)).
+    pub(crate) fn sign_in_providers(&self) -> impl Iterator<Item = &Provider> {
+        self.providers.iter().filter(|p| p.signs_in())
+    }
+
+    /// The sign-in provider `id` (see [`ConfigInner::sign_in_providers`]).
     pub(crate) fn provider(&self, id: &str) -> Option<&Provider> {
-        self.providers.iter().find(|p| p.id() == id)
+        self.sign_in_providers().find(|p| p.id() == id)
     }
 
     /// `<origin><basePath><suffix>` on `origin` (a request's), else on the configured
@@ -1068,6 +1075,7 @@ impl AuthConfigBuilder {
                 && self
                     .providers
                     .iter()
+                    .filter(|p| p.signs_in())
                     .all(|p| p.kind() == ProviderType::Credentials);
             if credentials_only && !self.credentials_database_sessions {
                 return Err(ConfigError::UnsupportedStrategy);
@@ -1161,10 +1169,11 @@ fn check_providers(
     sessions_only: bool,
     has_adapter: bool,
 ) -> Result<(), ConfigError> {
-    match (providers.is_empty(), sessions_only) {
-        (true, false) => return Err(ConfigError::NoProviders),
-        (false, true) => return Err(ConfigError::ProvidersWithSessionsOnly),
-        _ => {}
+    if sessions_only && !providers.is_empty() {
+        return Err(ConfigError::ProvidersWithSessionsOnly);
+    }
+    if !sessions_only && !providers.iter().any(Provider::signs_in) {
+        return Err(ConfigError::NoProviders);
     }
     for (i, p) in providers.iter().enumerate() {
         let id = p.id();

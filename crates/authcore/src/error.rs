@@ -424,9 +424,11 @@ pub enum ConfigError {
         /// Where it came from, as for [`ConfigError::EmptySecret`].
         origin: &'static str,
     },
-    /// No provider was configured.
+    /// No provider was configured that signs users in (an email provider with
+    /// [`magic_links(false)`](crate::providers::email::EmailProvider::magic_links) only
+    /// mails).
     #[error(
-        "no providers configured: add at least one provider with AuthConfig::builder().provider(..), or call .sessions_only() for an API that only reads the sessions another app (Next.js, Auth.js) issues"
+        "no providers configured: add at least one provider with AuthConfig::builder().provider(..) (an email provider with .magic_links(false) only mails, it signs no one in), or call .sessions_only() for an API that only reads the sessions another app (Next.js, Auth.js) issues"
     )]
     NoProviders,
     /// `sessions_only()` with providers: a configuration either signs users in or only reads

@@ -40,6 +40,7 @@ mod host_trust;
 mod hostile_redirects;
 mod interop_authjs;
 mod jwt_revocation;
+mod mail_only_email;
 mod module_graph;
 mod oauth_adapter_linking;
 mod oauth_entra_multitenant;

@@ -4,52 +4,16 @@
 //! missing CSRF token, stale sessions, a wrong current password), each asserting that no
 //! session opened and nothing changed.
 #![allow(clippy::unwrap_used)]
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::common::*;
 use authcore::adapter::{Adapter, MemoryAdapter, PasswordStore};
 use authcore::passwords::{PasswordAccounts, PasswordHashing};
-use authcore::providers::email::{EmailProvider, LinkPurpose, SecurityNotice};
+use authcore::providers::email::LinkPurpose;
 use authcore::{Auth, AuthConfigBuilder, SessionStrategy, SignUpPolicy};
 
 const GOOD: &str = "correct horse battery staple";
 const OTHER_GOOD: &str = "violet umbrella under nine moons";
-
-/// Mails and notices an [`Mailbox::provider`] "sent".
-#[derive(Clone, Default)]
-struct Mailbox {
-    links: Outbox,
-    notices: Arc<Mutex<Vec<SecurityNotice>>>,
-}
-
-impl Mailbox {
-    fn provider(&self) -> EmailProvider {
-        let notices = self.notices.clone();
-        outbox_provider(&self.links).send_security_notice(move |n| {
-            let notices = notices.clone();
-            async move {
-                notices.lock().unwrap().push(n);
-                Ok(())
-            }
-        })
-    }
-
-    /// The last link mailed to `to`, which must be for `purpose`.
-    fn last(&self, to: &str, purpose: LinkPurpose) -> String {
-        let links = self.links.lock().unwrap();
-        let mail = links
-            .iter()
-            .rev()
-            .find(|m| m.identifier == to)
-            .unwrap_or_else(|| panic!("no mail to {to}"));
-        assert_eq!(mail.purpose, purpose, "the mail to {to}");
-        mail.url.clone()
-    }
-
-    fn count(&self) -> usize {
-        self.links.lock().unwrap().len()
-    }
-}
 
 /// Cheap argon2id parameters: the flows, not the cost, are tested here.
 fn accounts(db: &MemoryAdapter) -> PasswordAccounts {
@@ -76,21 +40,6 @@ fn setup() -> (Auth, MemoryAdapter, Mailbox) {
     let mail = Mailbox::default();
     let (auth, _) = auth_with(config(&db, &mail, accounts(&db)));
     (auth, db, mail)
-}
-
-/// A form post to `<basePath>/password/<step>` with a valid CSRF pair.
-async fn post_step(auth: &Auth, step: &str, fields: &[(&str, &str)]) -> TestResponse {
-    let (csrf, token) = csrf_pair();
-    let mut pairs = vec![("csrfToken", token.as_str())];
-    pairs.extend_from_slice(fields);
-    send(
-        auth,
-        post(&format!("/auth/password/{step}"))
-            .header("cookie", csrf)
-            .body(form(&pairs))
-            .unwrap(),
-    )
-    .await
 }
 
 /// The same as JSON.
@@ -159,7 +108,7 @@ fn param(link: &str, name: &str) -> String {
 
 /// Signs `email` up and confirms the address: the user's id.
 async fn signed_up(auth: &Auth, db: &MemoryAdapter, mail: &Mailbox, email: &str) -> String {
-    let r = post_step(auth, "signup", &[("email", email), ("password", GOOD)]).await;
+    let r = post_password_step(auth, "signup", &[("email", email), ("password", GOOD)]).await;
     assert_eq!(r.status, 200, "{:?}", r.location());
     let link = mail.last(email, LinkPurpose::VerifyAddress);
     assert_eq!(follow(auth, &link).await.status, 200);
@@ -180,7 +129,7 @@ async fn sign_up_confirms_the_address_before_the_first_sign_in() {
             .contains("nonce-")
     );
 
-    let r = post_step(
+    let r = post_password_step(
         &auth,
         "signup",
         &[
@@ -238,13 +187,13 @@ async fn sign_up_with_a_known_address_answers_as_a_new_one_and_changes_nothing()
     let known = signed_up(&auth, &db, &mail, "known@example.com").await;
     let known_hash = db.get_password_hash(&known).await.unwrap();
 
-    let fresh = post_step(
+    let fresh = post_password_step(
         &auth,
         "signup",
         &[("email", "fresh@example.com"), ("password", GOOD)],
     )
     .await;
-    let again = post_step(
+    let again = post_password_step(
         &auth,
         "signup",
         &[("email", "known@example.com"), ("password", OTHER_GOOD)],
@@ -328,7 +277,7 @@ async fn refused_sign_ups_make_no_user() {
         let r = post_json(&auth, "signup", body.into()).await;
         assert_eq!(r.status, status, "{fields:?}: {}", r.text());
         assert_eq!(r.json()["error"], error, "{fields:?}");
-        let form = post_step(&auth, "signup", &fields).await;
+        let form = post_password_step(&auth, "signup", &fields).await;
         assert_eq!(form.status, status, "{fields:?}");
         assert!(form.text().contains("role=\"alert\""), "{fields:?}");
     }
@@ -382,7 +331,7 @@ async fn sign_up_is_off_unless_allowed() {
     let (auth, _) = auth_with(config(&db, &mail, plain));
     let page = send(&auth, get("/auth/password/signup").body(empty()).unwrap()).await;
     assert_ne!(page.status, 200);
-    let r = post_step(
+    let r = post_password_step(
         &auth,
         "signup",
         &[("email", "eve@example.com"), ("password", GOOD)],
@@ -411,8 +360,8 @@ async fn a_forgotten_password_is_reset_once_and_every_session_ends() {
         .unwrap();
     assert!(db.get_session_and_user(&session).await.unwrap().is_some());
 
-    let known = post_step(&auth, "forgot", &[("email", "ada@example.com")]).await;
-    let unknown = post_step(&auth, "forgot", &[("email", "nobody@example.com")]).await;
+    let known = post_password_step(&auth, "forgot", &[("email", "ada@example.com")]).await;
+    let unknown = post_password_step(&auth, "forgot", &[("email", "nobody@example.com")]).await;
     assert_eq!(known.status, 200);
     assert_eq!(visible(&known), visible(&unknown));
     mail.last("nobody@example.com", LinkPurpose::NoAccount);
@@ -429,7 +378,7 @@ async fn a_forgotten_password_is_reset_once_and_every_session_ends() {
     assert_eq!(uid, user);
 
     // A refused password leaves the link usable; another user's id makes it void.
-    let weak = post_step(
+    let weak = post_password_step(
         &auth,
         "reset",
         &[("token", &token), ("user", &uid), ("password", "short")],
@@ -437,7 +386,7 @@ async fn a_forgotten_password_is_reset_once_and_every_session_ends() {
     .await;
     assert_eq!(weak.status, 400);
     let other = signed_up(&auth, &db, &mail, "bob@example.com").await;
-    let borrowed = post_step(
+    let borrowed = post_password_step(
         &auth,
         "reset",
         &[
@@ -453,7 +402,7 @@ async fn a_forgotten_password_is_reset_once_and_every_session_ends() {
         "bob's password is unchanged"
     );
 
-    let done = post_step(
+    let done = post_password_step(
         &auth,
         "reset",
         &[("token", &token), ("user", &uid), ("password", OTHER_GOOD)],
@@ -474,7 +423,7 @@ async fn a_forgotten_password_is_reset_once_and_every_session_ends() {
         && n.change == authcore::callbacks::SecurityChange::PasswordChanged));
 
     // Replayed: refused, and the password stays.
-    let replay = post_step(
+    let replay = post_password_step(
         &auth,
         "reset",
         &[("token", &token), ("user", &uid), ("password", GOOD)],

@@ -20,18 +20,6 @@ fn email_auth(db: &MemoryAdapter, outbox: &Outbox, policy: SignUpPolicy) -> Auth
     .0
 }
 
-async fn ask_for_link(auth: &Auth, email: &str) -> TestResponse {
-    let (csrf, token) = csrf_pair();
-    send(
-        auth,
-        post("/auth/signin/email")
-            .header("cookie", csrf)
-            .body(form(&[("csrfToken", &token), ("email", email)]))
-            .unwrap(),
-    )
-    .await
-}
-
 const VERIFY_REQUEST: &str = "https://authjs.test/auth/verify-request?provider=email&type=email";
 
 /// Known addresses get their link; unknown ones get the same answer and no mail.
@@ -41,10 +29,10 @@ async fn closed_sends_links_to_known_addresses_only_and_answers_alike() {
     let outbox = Outbox::default();
     stored_user(&db, "member@example.com", true).await;
     let auth = email_auth(&db, &outbox, SignUpPolicy::Closed);
-    let known = ask_for_link(&auth, "member@example.com").await;
+    let known = ask_for_magic_link(&auth, "member@example.com").await;
     assert_eq!(known.location(), Some(VERIFY_REQUEST));
     assert_eq!(outbox.lock().unwrap().len(), 1);
-    let stranger = ask_for_link(&auth, "stranger@evil.test").await;
+    let stranger = ask_for_magic_link(&auth, "stranger@evil.test").await;
     assert_eq!(stranger.status, known.status);
     assert_eq!(stranger.location(), known.location());
     assert_eq!(stranger.set_cookies().len(), known.set_cookies().len());
@@ -70,7 +58,7 @@ async fn a_domain_list_lets_its_addresses_sign_up() {
     ] {
         let before = outbox.lock().unwrap().len();
         assert_eq!(
-            ask_for_link(&auth, email).await.location(),
+            ask_for_magic_link(&auth, email).await.location(),
             Some(VERIFY_REQUEST)
         );
         assert_eq!(

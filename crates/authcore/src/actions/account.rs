@@ -52,8 +52,10 @@ pub struct SignInMethods {
     pub accounts: Vec<LinkedAccount>,
     /// Passkeys, ordered by credential id.
     pub passkeys: Vec<Passkey>,
-    /// The address magic links go to, when an email provider is configured and the user
-    /// has one.
+    /// The address magic links go to, when an email provider with magic links is
+    /// configured (not one that only mails:
+    /// [`EmailProvider::magic_links`](crate::providers::email::EmailProvider::magic_links))
+    /// and the user has one.
     pub email: Option<String>,
     /// Whether the user has a password of the config's password accounts.
     pub password: bool,
@@ -390,8 +392,7 @@ pub(crate) async fn sign_in_methods(
         })
         .collect();
     let email_provider = c
-        .providers
-        .iter()
+        .sign_in_providers()
         .any(|p| p.kind() == crate::types::ProviderType::Email);
     #[cfg(feature = "passwords")]
     let password = match (&c.password_accounts, adapter.passwords()) {

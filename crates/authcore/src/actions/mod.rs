@@ -260,8 +260,7 @@ pub(crate) async fn init<'a>(
             AuthError::ProviderNotFound {
                 id: id.clone(),
                 available: config
-                    .providers
-                    .iter()
+                    .sign_in_providers()
                     .map(Provider::id)
                     .collect::<Vec<_>>()
                     .join(", "),

@@ -10,8 +10,7 @@ use crate::types::PublicProvider;
 
 pub(crate) fn public_providers(ctx: &Ctx<'_>) -> Vec<PublicProvider> {
     ctx.config
-        .providers
-        .iter()
+        .sign_in_providers()
         .map(|p| PublicProvider {
             id: p.id().to_owned(),
             name: p.name().to_owned(),

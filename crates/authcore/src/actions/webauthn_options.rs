@@ -56,15 +56,20 @@ fn decide(requested: Option<&str>, logged_in: bool, info: &UserInfo) -> Option<C
 }
 
 /// Whether a passkey registered without a session (which creates the account of the email
-/// it names) needs the address proven first: when another provider signs in by proving the
-/// address — an email provider, or an OAuth provider that links accounts by email — the
-/// owner's later sign-in would otherwise land in an account someone else prepared, with
-/// that someone's passkey on it. Auth.js allows it; here only behind
-/// `DangerousOptions::passkey_sign_up_without_email_proof`. Where nothing can prove an
-/// address, the email is just the name of a passkey account and sign-up stays open.
+/// it names) needs the address proven first: when another way in proves the address — an
+/// email provider's magic link, an OAuth provider that links accounts by email, or a
+/// password accounts' reset link — the owner's later sign-in would otherwise land in an
+/// account someone else prepared, with that someone's passkey on it. Auth.js allows it;
+/// here only behind `DangerousOptions::passkey_sign_up_without_email_proof`. Where nothing
+/// can prove an address, the email is just the name of a passkey account and sign-up stays
+/// open.
 pub(crate) fn sign_up_needs_proof(config: &crate::config::ConfigInner) -> bool {
+    #[cfg(feature = "passwords")]
+    let password_resets = config.password_accounts.is_some() && config.mailer().is_some();
+    #[cfg(not(feature = "passwords"))]
+    let password_resets = false;
     !config.dangerous.passkey_sign_up_without_email_proof
-        && config.providers.iter().any(Provider::proves_email)
+        && (password_resets || config.providers.iter().any(Provider::proves_email))
 }
 
 /// The answer to a passkey sign-up that needs the address proven first (the same for

@@ -97,6 +97,16 @@ impl Provider {
         }
     }
 
+    /// Whether the provider is a way to sign in: every provider but an email provider with
+    /// magic links off ([`EmailProvider::magic_links`]), which only mails.
+    pub(crate) fn signs_in(&self) -> bool {
+        match self {
+            #[cfg(feature = "email")]
+            Provider::Email(p) => p.magic_links,
+            _ => true,
+        }
+    }
+
     /// Whether sign-ins keep the account's tokens to refresh its access token
     /// ([`OAuthProvider::refresh_access_token`]).
     pub(crate) fn refreshes_tokens(&self) -> bool {
@@ -108,11 +118,11 @@ impl Provider {
     }
 
     /// Whether a sign-in through this provider proves that the user owns an address: an
-    /// email provider, or an OAuth provider that links accounts by email.
+    /// email provider with magic links, or an OAuth provider that links accounts by email.
     pub(crate) fn proves_email(&self) -> bool {
         match self {
             #[cfg(feature = "email")]
-            Provider::Email(_) => true,
+            Provider::Email(p) => p.magic_links,
             #[cfg(feature = "oauth")]
             Provider::OAuth(o) => o.allow_dangerous_email_account_linking,
             _ => false,

@@ -422,19 +422,76 @@ pub fn outbox_provider(outbox: &Outbox) -> authcore::providers::email::EmailProv
         })
 }
 
-/// Asks for a magic link to `email` and returns the link's URL from `outbox`.
-pub async fn magic_link_url(auth: &Auth, outbox: &Outbox, email: &str) -> String {
+/// `POST /auth/signin/email` for `email` with a valid CSRF pair.
+pub async fn ask_for_magic_link(auth: &Auth, email: &str) -> TestResponse {
     let (csrf, token) = csrf_pair();
-    let r = send(
+    send(
         auth,
         post("/auth/signin/email")
             .header("cookie", csrf)
             .body(form(&[("csrfToken", &token), ("email", email)]))
             .unwrap(),
     )
-    .await;
+    .await
+}
+
+/// Asks for a magic link to `email` and returns the link's URL from `outbox`.
+pub async fn magic_link_url(auth: &Auth, outbox: &Outbox, email: &str) -> String {
+    let r = ask_for_magic_link(auth, email).await;
     assert_eq!(r.status, 302, "{}", r.text());
     outbox.lock().unwrap().pop().unwrap().url
+}
+
+/// Mails and notices a [`Mailbox::provider`] "sent".
+#[derive(Clone, Default)]
+pub struct Mailbox {
+    pub links: Outbox,
+    pub notices: Arc<Mutex<Vec<authcore::providers::email::SecurityNotice>>>,
+}
+
+impl Mailbox {
+    /// An email provider that keeps its links and notices here.
+    pub fn provider(&self) -> authcore::providers::email::EmailProvider {
+        let notices = self.notices.clone();
+        outbox_provider(&self.links).send_security_notice(move |n| {
+            let notices = notices.clone();
+            async move {
+                notices.lock().unwrap().push(n);
+                Ok(())
+            }
+        })
+    }
+
+    /// The last link mailed to `to`, which must be for `purpose`.
+    pub fn last(&self, to: &str, purpose: authcore::providers::email::LinkPurpose) -> String {
+        let links = self.links.lock().unwrap();
+        let mail = links
+            .iter()
+            .rev()
+            .find(|m| m.identifier == to)
+            .unwrap_or_else(|| panic!("no mail to {to}"));
+        assert_eq!(mail.purpose, purpose, "the mail to {to}");
+        mail.url.clone()
+    }
+
+    pub fn count(&self) -> usize {
+        self.links.lock().unwrap().len()
+    }
+}
+
+/// A form post to `<basePath>/password/<step>` with a valid CSRF pair.
+pub async fn post_password_step(auth: &Auth, step: &str, fields: &[(&str, &str)]) -> TestResponse {
+    let (csrf, token) = csrf_pair();
+    let mut pairs = vec![("csrfToken", token.as_str())];
+    pairs.extend_from_slice(fields);
+    send(
+        auth,
+        post(&format!("/auth/password/{step}"))
+            .header("cookie", csrf)
+            .body(form(&pairs))
+            .unwrap(),
+    )
+    .await
 }
 
 /// `POST /auth/signout` with session cookie value `token` and a valid CSRF pair.

@@ -417,8 +417,7 @@ fn render_signin(
     let mut provider_css = String::new();
     let providers = ctx
         .config
-        .providers
-        .iter()
+        .sign_in_providers()
         .enumerate()
         .map(|(i, p)| {
             let id = p.id();

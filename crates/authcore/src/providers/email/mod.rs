@@ -218,6 +218,9 @@ pub struct EmailProvider {
     pub(crate) api_key: Option<String>,
     /// Set by the HTTP service presets: building the config fails without a key.
     pub(crate) requires_api_key: bool,
+    /// Whether the provider is a way to sign in (magic links); see
+    /// [`EmailProvider::magic_links`].
+    pub(crate) magic_links: bool,
 }
 
 impl std::fmt::Debug for EmailProvider {
@@ -226,6 +229,7 @@ impl std::fmt::Debug for EmailProvider {
             .field("id", &self.id)
             .field("from", &self.from)
             .field("max_age", &self.max_age)
+            .field("magic_links", &self.magic_links)
             .finish_non_exhaustive()
     }
 }
@@ -245,6 +249,7 @@ impl EmailProvider {
             secret: None,
             api_key: None,
             requires_api_key: false,
+            magic_links: true,
         }
     }
     /// Provider id.
@@ -306,6 +311,33 @@ impl EmailProvider {
     /// Whether a security notice sender is set.
     pub fn sends_security_notices(&self) -> bool {
         self.send_notice.is_some()
+    }
+    /// Whether this provider is a way to sign in (beyond Auth.js, where every email
+    /// provider is): `true` by default. With `false` the provider only mails: password
+    /// accounts' links ([`LinkPurpose`]) and security notices still go out through its
+    /// senders, but it sends no sign-in link and opens no session. It is left out of
+    /// `GET <basePath>/providers`, of the built-in sign-in page and of a user's
+    /// [`SignInMethods`](crate::account::SignInMethods), and `<basePath>/signin/<id>` and
+    /// `<basePath>/callback/<id>` answer as for an unknown provider.
+    ///
+    /// ```
+    /// use authcore::providers::email::EmailProvider;
+    /// // Mails for password accounts, no magic links.
+    /// let email = EmailProvider::new("Auth <no-reply@example.com>")
+    ///     .send_verification_request(|request| async move {
+    ///         let _ = request;
+    ///         Ok(())
+    ///     })
+    ///     .magic_links(false);
+    /// assert!(!email.sends_magic_links());
+    /// ```
+    pub fn magic_links(mut self, enabled: bool) -> Self {
+        self.magic_links = enabled;
+        self
+    }
+    /// Whether the provider signs users in with magic links ([`EmailProvider::magic_links`]).
+    pub fn sends_magic_links(&self) -> bool {
+        self.magic_links
     }
     /// Replaces the default address normaliser (Auth.js `normalizeIdentifier`).
     ///
