@@ -13,7 +13,6 @@
 use crate::support;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use authcore::providers::catalog;
@@ -22,21 +21,11 @@ use authcore_server::{ServerConfig, router};
 use serde_json::Value;
 use support::browser;
 
-/// Where the screenshots go: `docs/screenshots/` with `AUTHCORE_UPDATE_SCREENSHOTS=1`, else
-/// `dir/screenshots`.
-fn screenshot_dir(dir: &std::path::Path) -> PathBuf {
-    if std::env::var_os("AUTHCORE_UPDATE_SCREENSHOTS").is_some() {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/screenshots")
-    } else {
-        dir.join("screenshots")
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_render_sign_in_and_out_and_resist_injection() {
     let dir = std::env::temp_dir().join(format!("authcore-pages-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let shots = screenshot_dir(&dir);
+    let shots = browser::screenshot_dir(&dir);
     let file = dir.join("demo.db");
     let env = authcore::env::Env::from_pairs([
         (
@@ -60,15 +49,7 @@ async fn pages_render_sign_in_and_out_and_resist_injection() {
     for r in step("render") {
         let (page, scheme) = (r["page"].as_str().unwrap(), r["scheme"].as_str().unwrap());
         assert_eq!(r["overflow"], 0, "{page} overflows at 320 px in {scheme}");
-        // WCAG AA: 4.5:1 for text, 3:1 for input borders.
-        let contrast = &r["contrast"];
-        assert!(
-            contrast["worstText"].as_f64().unwrap() >= 4.5,
-            "{page} in {scheme}: {contrast}"
-        );
-        if let Some(border) = contrast["worstBorder"].as_f64() {
-            assert!(border >= 3.0, "{page} in {scheme}: {contrast}");
-        }
+        browser::assert_wcag_aa(&r["contrast"], &format!("{page} in {scheme}"));
         backgrounds.insert(
             (page.to_owned(), scheme.to_owned()),
             r["background"].clone(),
@@ -129,7 +110,7 @@ fn twenty_catalogue_providers() -> Vec<authcore::providers::OAuthProvider> {
 async fn sign_in_page_with_twenty_providers_fits_320px_in_light_and_dark() {
     let dir = std::env::temp_dir().join(format!("authcore-providers-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let shots = screenshot_dir(&dir);
+    let shots = browser::screenshot_dir(&dir);
     let providers = twenty_catalogue_providers();
     assert_eq!(providers.len(), 20, "the catalogue builds 20 presets");
     let ids: Vec<String> = providers.iter().map(|p| p.id().to_owned()).collect();

@@ -11,6 +11,7 @@ mod account_routes;
 mod attempt_accounting;
 mod backchannel_logout;
 mod browser_pages;
+mod browser_passwords;
 mod browser_shared_session;
 mod browser_two_factor;
 mod browser_webauthn;

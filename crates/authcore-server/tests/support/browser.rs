@@ -94,3 +94,27 @@ pub fn step<'a>(steps: &'a [Value], name: &str, context: &str) -> &'a Value {
         .find(|s| s["step"] == name)
         .unwrap_or_else(|| panic!("{context}: no step {name:?} in {steps:?}"))
 }
+
+/// Where a browser test's screenshots go: `docs/screenshots/` with
+/// `AUTHCORE_UPDATE_SCREENSHOTS=1`, else `dir/screenshots`.
+#[allow(dead_code)] // not every browser test takes screenshots
+pub fn screenshot_dir(dir: &std::path::Path) -> PathBuf {
+    if std::env::var_os("AUTHCORE_UPDATE_SCREENSHOTS").is_some() {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/screenshots")
+    } else {
+        dir.join("screenshots")
+    }
+}
+
+/// Asserts WCAG AA on a measure of `wcagContrast` (`testsupport/browser/lib.mjs`): 4.5:1
+/// for text, 3:1 for input borders; `context` names the page.
+#[allow(dead_code)] // not every browser test measures contrast
+pub fn assert_wcag_aa(contrast: &Value, context: &str) {
+    let text = contrast["worstText"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{context}: no text measured: {contrast}"));
+    assert!(text >= 4.5, "{context}: text contrast {contrast}");
+    if let Some(border) = contrast["worstBorder"].as_f64() {
+        assert!(border >= 3.0, "{context}: input border contrast {contrast}");
+    }
+}

@@ -145,7 +145,8 @@ impl CredentialsProvider {
 
     /// A username and password form whose users `source` checks, with no `authorize` to
     /// write: id and name of the source (`password`: "Password" …), fields `username` and
-    /// `password`. With an adapter, the user the source answers is stored and linked at
+    /// `password` (for the password accounts, `username` is an email input labelled
+    /// "Email"). With an adapter, the user the source answers is stored and linked at
     /// the first sign-in (so database sessions work without
     /// `credentials_database_sessions`), and the source's groups are kept with
     /// [`UserGroupsStore`](crate::adapter::UserGroupsStore) when the adapter has one; with
@@ -161,6 +162,13 @@ impl CredentialsProvider {
         let mut provider = CredentialsProvider::username_password()
             .with_id(id)
             .with_name(name);
+        if provider.id == crate::passwords::PASSWORD_ACCOUNTS_ID {
+            // Password accounts sign in by address: the field says so, and still names the
+            // saved username for password managers.
+            provider.fields[0].1 = CredentialField::new("Email")
+                .input_type("email")
+                .attribute("autocomplete", "username");
+        }
         provider.source = Some(source);
         provider
     }
