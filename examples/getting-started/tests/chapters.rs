@@ -8,8 +8,10 @@
 //! the page.
 #![allow(clippy::unwrap_used)]
 
+use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -18,12 +20,13 @@ const PAGE: &str = include_str!("../../../docs/manual/getting-started.md");
 const MANIFEST: &str = include_str!("../Cargo.toml");
 const SECRET: &str = "getting-started-test-secret-0123456789abcdef";
 const PASSWORD: &str = "correct horse battery staple";
+const NEW_PASSWORD: &str = "violet umbrella under nine moons";
 
 /// Each chapter's program: the heading it is under and the binary it is.
 const CHAPTERS: [(&str, &str); 3] = [
     ("3. The application", "app"),
     ("Add GitHub and SQLite", "github_sqlite"),
-    ("Database sessions with credentials", "database_sessions"),
+    ("Password accounts", "password_accounts"),
 ];
 
 /// A fenced code block of the page and the heading it is under.
@@ -115,7 +118,35 @@ fn the_dependencies_are_the_pages() {
 struct Running {
     child: Child,
     base: String,
+    /// What it printed to standard output, line by line.
+    printed: Arc<Mutex<Vec<String>>>,
     _dir: TempDir,
+}
+
+impl Running {
+    /// The link of the last `<purpose> mail to <to>: <link>` line printed, waiting for it
+    /// (at most 10 s): the chapter's development mailer.
+    fn mailed(&self, purpose: &str, to: &str) -> String {
+        let prefix = format!("{purpose} mail to {to}: ");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let found = self
+                .printed
+                .lock()
+                .unwrap()
+                .iter()
+                .rev()
+                .find_map(|l| l.strip_prefix(&prefix).map(str::to_owned));
+            if let Some(link) = found {
+                return link;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {purpose} mail to {to} printed"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 impl Drop for Running {
@@ -155,12 +186,21 @@ fn start(exe: &str, name: &str) -> Running {
         .env("AUTH_SECRET", SECRET)
         .env("AUTH_GITHUB_ID", "getting-started-client")
         .env("AUTH_GITHUB_SECRET", "getting-started-secret")
-        .env("APP_PASSWORD", PASSWORD)
         .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
+    let printed = Arc::new(Mutex::new(Vec::new()));
+    let stdout = child.stdout.take().unwrap();
+    let lines = Arc::clone(&printed);
+    // Ends when the binary does (its standard output closes).
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            lines.lock().unwrap().push(line);
+        }
+    });
     let deadline = Instant::now() + Duration::from_secs(60);
     while std::net::TcpStream::connect(&addr).is_err() {
         if let Some(status) = child.try_wait().unwrap() {
@@ -172,6 +212,7 @@ fn start(exe: &str, name: &str) -> Running {
     Running {
         child,
         base: format!("http://localhost:{port}"),
+        printed,
         _dir: TempDir(dir),
     }
 }
@@ -180,7 +221,9 @@ fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .cookie_store(true)
         .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(10))
+        // A bound, not a measure: an unoptimised build is slow to hash a password with
+        // OWASP's argon2id parameters, the more so on a loaded machine.
+        .timeout(Duration::from_secs(30))
         .build()
         .unwrap()
 }
@@ -198,6 +241,26 @@ async fn csrf_token(http: &reqwest::Client, base: &str) -> String {
     json["csrfToken"].as_str().unwrap().to_owned()
 }
 
+/// A form post to `<base><path>` with a CSRF token and the header `(name, value)`, as the
+/// page's curl steps send it.
+async fn post_form(
+    http: &reqwest::Client,
+    base: &str,
+    path: &str,
+    (name, value): (&str, &str),
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
+    let token = csrf_token(http, base).await;
+    let mut form = vec![("csrfToken", token.as_str())];
+    form.extend_from_slice(fields);
+    http.post(format!("{base}{path}"))
+        .header(name, value)
+        .form(&form)
+        .send()
+        .await
+        .unwrap()
+}
+
 /// The page's curl sign-in: the CSRF token, then the form with `X-Auth-Return-Redirect`;
 /// the URL the answer names.
 async fn sign_in(
@@ -206,16 +269,8 @@ async fn sign_in(
     path: &str,
     fields: &[(&str, &str)],
 ) -> String {
-    let token = csrf_token(http, base).await;
-    let mut form = vec![("csrfToken", token.as_str())];
-    form.extend_from_slice(fields);
-    let answer = http
-        .post(format!("{base}{path}"))
-        .header("X-Auth-Return-Redirect", "1")
-        .form(&form)
-        .send()
-        .await
-        .unwrap();
+    let header = ("X-Auth-Return-Redirect", "1");
+    let answer = post_form(http, base, path, header, fields).await;
     assert_eq!(answer.status(), 200, "{path}");
     let json: Value = answer.json().await.unwrap();
     json["url"].as_str().unwrap().to_owned()
@@ -292,30 +347,110 @@ async fn github_and_sqlite_send_to_github_and_keep_a_database() {
     );
 }
 
+/// A form post of the page's curl steps under `/auth/password/`, asking for JSON: the
+/// status and the JSON answer.
+async fn password_step(
+    http: &reqwest::Client,
+    base: &str,
+    step: &str,
+    fields: &[(&str, &str)],
+) -> (u16, Value) {
+    let path = format!("/auth/password/{step}");
+    let header = ("Accept", "application/json");
+    let answer = post_form(http, base, &path, header, fields).await;
+    (answer.status().as_u16(), answer.json().await.unwrap())
+}
+
+/// A query parameter of a printed link.
+fn param(link: &str, name: &str) -> String {
+    let query = link.split_once('?').unwrap().1;
+    query
+        .split('&')
+        .find_map(|p| p.strip_prefix(&format!("{name}=")))
+        .unwrap()
+        .to_owned()
+}
+
 #[tokio::test]
-async fn credentials_get_a_database_session_for_the_stored_user() {
-    let app = start(env!("CARGO_BIN_EXE_database_sessions"), "database_sessions");
+async fn password_accounts_sign_up_confirm_sign_in_and_reset() {
+    let app = start(env!("CARGO_BIN_EXE_password_accounts"), "password_accounts");
     let (base, http) = (&app.base, client());
     let email = "grace@example.com";
-    let url = sign_in(
+    let (status, page, _) = text(&http, format!("{base}/auth/signin")).await;
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("/auth/password/signup") && page.contains("/auth/password/forgot"),
+        "the sign-in page links to sign-up and the forgotten password"
+    );
+
+    // Sign-up: the policy first, then "sent" and a confirmation link.
+    let (status, weak) = password_step(
         &http,
         base,
-        "/auth/callback/credentials",
-        &[("email", email), ("password", "wrong")],
+        "signup",
+        &[("email", email), ("password", "short")],
     )
     .await;
-    assert!(url.contains("error=CredentialsSignin"), "{url}");
+    assert_eq!((status, &weak["code"]), (400, &Value::from("too_short")));
     let grace = [("email", email), ("password", PASSWORD)];
-    sign_in(&http, base, "/auth/callback/credentials", &grace).await;
-    let (_, session, _) = text(&http, format!("{base}/auth/session")).await;
-    let session: Value = serde_json::from_str(&session).unwrap();
-    assert_eq!(session["user"]["email"], email);
+    let (status, sent) = password_step(&http, base, "signup", &grace).await;
+    assert_eq!((status, sent), (200, serde_json::json!({"status": "sent"})));
+
+    // Not yet confirmed: no session, and the code says why.
+    let login = [("username", email), ("password", PASSWORD)];
+    let url = sign_in(&http, base, "/auth/callback/password", &login).await;
+    assert!(url.contains("code=email_not_verified"), "{url}");
+
+    let link = app.mailed("VerifyAddress", email);
+    assert!(
+        link.starts_with(&format!("{base}/auth/password/verify?")),
+        "{link}"
+    );
+    let (status, done, _) = text(&http, link).await;
+    assert_eq!(status, 200);
+    assert!(done.contains("Address confirmed"), "{done}");
+
+    let wrong = [("username", email), ("password", "not the password")];
+    let url = sign_in(&http, base, "/auth/callback/password", &wrong).await;
+    assert!(url.contains("error=CredentialsSignin"), "{url}");
+    sign_in(&http, base, "/auth/callback/password", &login).await;
     let (status, me, _) = text(&http, format!("{base}/me")).await;
     assert_eq!(status, 200);
     let id = me.strip_prefix(&format!("{email} is user ")).unwrap();
     assert!(!id.is_empty(), "{me}");
-    // A second sign-in finds the same stored user.
-    let again = client();
-    sign_in(&again, base, "/auth/callback/credentials", &grace).await;
-    assert_eq!(text(&again, format!("{base}/me")).await.1, me);
+
+    // A sign-up with the same address answers as a new one, and mails its owner.
+    let other = [("email", email), ("password", NEW_PASSWORD)];
+    let (status, again) = password_step(&http, base, "signup", &other).await;
+    assert_eq!(
+        (status, again),
+        (200, serde_json::json!({"status": "sent"}))
+    );
+    app.mailed("AccountExists", email);
+
+    // A forgotten password: a reset link, used once; the old session ends.
+    let (status, sent) = password_step(&http, base, "forgot", &[("email", email)]).await;
+    assert_eq!((status, sent), (200, serde_json::json!({"status": "sent"})));
+    let link = app.mailed("ResetPassword", email);
+    let (token, user) = (param(&link, "token"), param(&link, "user"));
+    assert_eq!(user, id);
+    let reset = [
+        ("token", token.as_str()),
+        ("user", user.as_str()),
+        ("password", NEW_PASSWORD),
+    ];
+    let (status, done) = password_step(&http, base, "reset", &reset).await;
+    assert_eq!(
+        (status, done),
+        (200, serde_json::json!({"status": "reset"}))
+    );
+    let (status, _, _) = text(&http, format!("{base}/me")).await;
+    assert_eq!(status, 302, "the session of before the reset ended");
+    let (status, _) = password_step(&http, base, "reset", &reset).await;
+    assert_eq!(status, 400, "a reset link works once");
+    let url = sign_in(&http, base, "/auth/callback/password", &login).await;
+    assert!(url.contains("error=CredentialsSignin"), "{url}");
+    let renewed = [("username", email), ("password", NEW_PASSWORD)];
+    sign_in(&http, base, "/auth/callback/password", &renewed).await;
+    assert_eq!(text(&http, format!("{base}/me")).await.1, me);
 }

@@ -217,8 +217,8 @@ impl Auth {
     /// `current` must be their password when they have one (a user without one sets a
     /// first), `new` must meet the policy; every other session of the user ends and the
     /// user is told ([`SecurityChange::PasswordChanged`]). Refused unless `me` signed in
-    /// recently ([`SensitiveOperation::ChangePassword`]); wrong current passwords count
-    /// against the per-identifier sign-in limit.
+    /// recently ([`SensitiveOperation::ChangePassword`]); wrong current passwords are
+    /// counted per user under the sign-in limit `credentials_per_identifier`.
     ///
     /// [`AuthConfigBuilder::password_accounts`]: crate::AuthConfigBuilder::password_accounts
     /// [`SecurityChange::PasswordChanged`]: crate::callbacks::SecurityChange::PasswordChanged

@@ -32,6 +32,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 CredentialsProvider::new()
                     .field("username", CredentialField::new("Username"))
                     .authorize(|credentials, _request| async move {
+                        // A stand-in check: "Password accounts" below keeps real passwords.
                         let name = credentials.get("username").and_then(|v| v.as_str());
                         Ok((name == Some("ada")).then(|| User::with_id("1").name("Ada")))
                     }),
