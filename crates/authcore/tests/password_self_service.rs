@@ -514,6 +514,19 @@ async fn changing_the_password_needs_the_current_one_and_a_recent_sign_in() {
     );
     let methods = auth.sign_in_methods(&user).await.unwrap();
     assert!(methods.password);
+    // The account page names the password among the ways to sign in, and can change it.
+    let (cookie, _) = session_of(&auth, &db, &user, std::time::Duration::ZERO, &["pwd"]).await;
+    let page = send(
+        &auth,
+        get("/auth/account")
+            .header("cookie", cookie)
+            .body(empty())
+            .unwrap(),
+    )
+    .await
+    .text();
+    assert!(page.contains("<li><span>Password</span></li>"), "{page}");
+    assert!(page.contains("name=\"currentPassword\""));
 }
 
 #[tokio::test]
