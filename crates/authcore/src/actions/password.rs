@@ -97,13 +97,10 @@ impl LinkKind {
     /// The stored form of `token`: a hash with the secret, in a domain of its own (a magic
     /// link's hash is of the token and the secret alone, so neither is ever the other).
     fn hash(self, c: &ConfigInner, token: &str) -> String {
-        let mut h = crate::crypto::Sha256::new();
-        h.update(b"authcore-password-link:");
-        h.update(self.name().as_bytes());
-        h.update(b":");
-        h.update(token.as_bytes());
-        h.update(c.secret_string.as_bytes());
-        hex::encode(h.finish())
+        super::callback::email::hash_token(
+            &format!("authcore-password-link:{}:{token}", self.name()),
+            &c.secret_string,
+        )
     }
 }
 
@@ -224,6 +221,8 @@ enum Outcome {
 #[derive(Debug)]
 enum Refusal {
     InvalidEmail,
+    /// A name over 256 characters or with a control character.
+    InvalidName,
     Policy(PolicyViolation),
     SignUpClosed,
     /// The address has an account (answered only where accounts need no confirmation, so
@@ -244,7 +243,7 @@ impl Refusal {
 
     fn error(&self) -> &'static str {
         match self {
-            Refusal::InvalidEmail => "InvalidRequest",
+            Refusal::InvalidEmail | Refusal::InvalidName => "InvalidRequest",
             Refusal::Policy(_) => "PasswordPolicy",
             Refusal::SignUpClosed => "SignUpClosed",
             Refusal::AccountExists => "AccountExists",
@@ -256,6 +255,9 @@ impl Refusal {
     pub(crate) fn message(&self) -> String {
         match self {
             Refusal::InvalidEmail => "That is not an email address.".to_owned(),
+            Refusal::InvalidName => {
+                "A name has at most 256 characters and no control characters.".to_owned()
+            }
             Refusal::Policy(v) => {
                 let mut m = v.to_string();
                 if let Some(first) = m.get_mut(0..1) {
@@ -465,7 +467,7 @@ async fn sign_up(
     };
     let name = Some(field(ctx, "name").trim()).filter(|n| !n.is_empty());
     if name.is_some_and(|n| n.chars().count() > 256 || n.chars().any(char::is_control)) {
-        return again(Refusal::InvalidEmail);
+        return again(Refusal::InvalidName);
     }
     if !ctx.config.sign_up.allows(Some(&email)) {
         return again(Refusal::SignUpClosed);

@@ -19,7 +19,7 @@ use crate::types::{Account, ProviderType, User};
 
 /// `sha256hex(token + secret)` as stored by the adapter (Auth.js
 /// `lib/actions/signin/send-token.ts`).
-fn hash_token(token: &str, secret: &str) -> String {
+pub(crate) fn hash_token(token: &str, secret: &str) -> String {
     let mut h = crate::crypto::Sha256::new();
     h.update(token.as_bytes());
     h.update(secret.as_bytes());
