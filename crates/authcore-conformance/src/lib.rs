@@ -27,6 +27,7 @@ pub mod app_access;
 pub mod core;
 pub mod jwt_revocation;
 pub mod linked_accounts;
+pub mod organizations;
 pub mod passkeys;
 pub mod passwords;
 pub mod rate_limit;
@@ -110,6 +111,7 @@ pub async fn run_all_with<A: Adapter + Clone>(adapter: A, options: Options) {
     upstream_sessions::run(&adapter, &options).await;
     passwords::run(&adapter, &options).await;
     user_groups::run(&adapter, &options).await;
+    organizations::run(&adapter, &options).await;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -21,10 +21,12 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 
 use super::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, Capabilities,
-    JwtRevocation, JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, PasswordStore,
-    SessionActivity, SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore,
-    UpstreamSession, UpstreamSessionStore, UserGroupsStore, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, ApiKey, ApiKeyOwner, ApiKeyStore,
+    AppAccess, AppAccessStore, Capabilities, Invitation, InvitationAcceptance, InvitationStatus,
+    JwtRevocation, JwtRevocationStore, LinkedAccountStore, Member, MemberChange, NewUser,
+    Organization, OrganizationStore, PasskeyStore, PasswordStore, SessionActivity,
+    SessionActivityStore, SessionSignInStore, Team, TwoFactor, TwoFactorStore, UpstreamSession,
+    UpstreamSessionStore, UserGroupsStore, UserUpdate, VerificationToken,
 };
 use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator};
@@ -56,6 +58,18 @@ struct Store {
     passwords: HashMap<String, String>,
     /// Groups from user sources by user id.
     groups: HashMap<String, Vec<String>>,
+    /// Organizations by id.
+    organizations: HashMap<String, Organization>,
+    /// Memberships by (organization id, user id).
+    members: HashMap<(String, String), Member>,
+    /// Teams by id.
+    teams: HashMap<String, Team>,
+    /// Invitations by id.
+    invitations: HashMap<String, Invitation>,
+    /// The active organization of database sessions, by session token.
+    session_orgs: HashMap<String, String>,
+    /// API keys by id.
+    api_keys: HashMap<String, ApiKey>,
 }
 
 impl Store {
@@ -63,6 +77,7 @@ impl Store {
     fn delete_session(&mut self, token: &str) -> Option<AdapterSession> {
         self.activity.remove(token);
         self.sign_ins.remove(token);
+        self.session_orgs.remove(token);
         self.sessions.remove(token)
     }
 }
@@ -187,10 +202,14 @@ impl Adapter for MemoryAdapter {
             sessions,
             activity,
             sign_ins,
+            session_orgs,
             ..
         } = &mut *s;
         activity.retain(|token, _| sessions.contains_key(token));
         sign_ins.retain(|token, _| sessions.contains_key(token));
+        session_orgs.retain(|token, _| sessions.contains_key(token));
+        s.members.retain(|(_, user), _| user != id);
+        s.api_keys.retain(|_, k| k.user_id != id);
         s.authenticators
             .retain(|_, a| a.user_id.as_deref() != Some(id));
         Ok(())
@@ -346,6 +365,8 @@ impl Adapter for MemoryAdapter {
             .upstream_sessions(self)
             .passwords(self)
             .user_groups(self)
+            .organizations(self)
+            .api_keys(self)
     }
 }
 
@@ -713,5 +734,486 @@ impl UpstreamSessionStore for MemoryAdapter {
         let mut records = self.lock().upstream.remove(&key).unwrap_or_default();
         records.retain(|r| r.expires > now);
         Ok(records)
+    }
+}
+
+impl Store {
+    /// Whether the organization keeps an owner once `user_id`'s membership becomes
+    /// `roles` (`None`: removed).
+    fn keeps_owner(&self, organization_id: &str, user_id: &str, roles: Option<&[String]>) -> bool {
+        let others = self
+            .members
+            .values()
+            .any(|m| m.organization_id == organization_id && m.user_id != user_id && m.is_owner());
+        others || roles.is_some_and(|r| r.iter().any(|r| r == super::OWNER_ROLE))
+    }
+}
+
+/// `list` sorted by creation time, then by `id`.
+fn by_creation<T>(mut list: Vec<T>, key: impl Fn(&T) -> (OffsetDateTime, String)) -> Vec<T> {
+    list.sort_by_cached_key(key);
+    list
+}
+
+#[async_trait]
+impl OrganizationStore for MemoryAdapter {
+    async fn create_organization(
+        &self,
+        organization: &Organization,
+        owner: &Member,
+    ) -> Result<(), AdapterError> {
+        let mut s = self.lock();
+        Self::require_user(&s, &owner.user_id)?;
+        if s.organizations
+            .values()
+            .any(|o| o.slug == organization.slug)
+        {
+            return Err(AdapterError::Conflict(format!(
+                "an organization has the slug {:?}",
+                organization.slug
+            )));
+        }
+        if s.organizations.contains_key(&organization.id) {
+            return Err(AdapterError::Conflict(format!(
+                "an organization has the id {:?}",
+                organization.id
+            )));
+        }
+        s.organizations
+            .insert(organization.id.clone(), organization.clone());
+        let member = Member {
+            organization_id: organization.id.clone(),
+            ..owner.clone()
+        };
+        s.members
+            .insert((organization.id.clone(), member.user_id.clone()), member);
+        Ok(())
+    }
+
+    async fn get_organization(&self, id: &str) -> Result<Option<Organization>, AdapterError> {
+        Ok(self.lock().organizations.get(id).cloned())
+    }
+
+    async fn get_organization_by_slug(
+        &self,
+        slug: &str,
+    ) -> Result<Option<Organization>, AdapterError> {
+        Ok(self
+            .lock()
+            .organizations
+            .values()
+            .find(|o| o.slug == slug)
+            .cloned())
+    }
+
+    async fn update_organization(&self, organization: &Organization) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        if s.organizations
+            .values()
+            .any(|o| o.slug == organization.slug && o.id != organization.id)
+        {
+            return Err(AdapterError::Conflict(format!(
+                "an organization has the slug {:?}",
+                organization.slug
+            )));
+        }
+        let Some(o) = s.organizations.get_mut(&organization.id) else {
+            return Ok(false);
+        };
+        o.name.clone_from(&organization.name);
+        o.slug.clone_from(&organization.slug);
+        Ok(true)
+    }
+
+    async fn delete_organization(&self, id: &str) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        if s.organizations.remove(id).is_none() {
+            return Ok(false);
+        }
+        s.members.retain(|(org, _), _| org != id);
+        s.teams.retain(|_, t| t.organization_id != id);
+        s.invitations
+            .retain(|_, i| i.organization_id.as_deref() != Some(id));
+        s.session_orgs.retain(|_, org| org != id);
+        s.api_keys
+            .retain(|_, k| k.organization_id.as_deref() != Some(id));
+        Ok(true)
+    }
+
+    async fn list_organizations_of_user(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<(Organization, Member)>, AdapterError> {
+        let s = self.lock();
+        let list = s
+            .members
+            .values()
+            .filter(|m| m.user_id == user_id)
+            .filter_map(|m| {
+                let o = s.organizations.get(&m.organization_id)?;
+                Some((o.clone(), m.clone()))
+            })
+            .collect();
+        Ok(by_creation(list, |(o, _)| (o.created_at, o.id.clone())))
+    }
+
+    async fn get_member(
+        &self,
+        organization_id: &str,
+        user_id: &str,
+    ) -> Result<Option<Member>, AdapterError> {
+        Ok(self
+            .lock()
+            .members
+            .get(&(organization_id.to_owned(), user_id.to_owned()))
+            .cloned())
+    }
+
+    async fn list_members(&self, organization_id: &str) -> Result<Vec<Member>, AdapterError> {
+        let list = self
+            .lock()
+            .members
+            .values()
+            .filter(|m| m.organization_id == organization_id)
+            .cloned()
+            .collect();
+        Ok(by_creation(list, |m| (m.created_at, m.user_id.clone())))
+    }
+
+    async fn add_member(&self, member: &Member) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        Self::require_user(&s, &member.user_id)?;
+        if !s.organizations.contains_key(&member.organization_id) {
+            return Err(AdapterError::Conflict(format!(
+                "no organization {:?}",
+                member.organization_id
+            )));
+        }
+        let key = (member.organization_id.clone(), member.user_id.clone());
+        if s.members.contains_key(&key) {
+            return Ok(false);
+        }
+        s.members.insert(key, member.clone());
+        Ok(true)
+    }
+
+    async fn set_member_roles(
+        &self,
+        organization_id: &str,
+        user_id: &str,
+        roles: &[String],
+    ) -> Result<MemberChange, AdapterError> {
+        let mut s = self.lock();
+        let key = (organization_id.to_owned(), user_id.to_owned());
+        if !s.members.contains_key(&key) {
+            return Ok(MemberChange::NotMember);
+        }
+        if !s.keeps_owner(organization_id, user_id, Some(roles)) {
+            return Ok(MemberChange::LastOwner);
+        }
+        if let Some(m) = s.members.get_mut(&key) {
+            m.roles = roles.to_vec();
+        }
+        Ok(MemberChange::Done)
+    }
+
+    async fn set_member_teams(
+        &self,
+        organization_id: &str,
+        user_id: &str,
+        teams: &[String],
+    ) -> Result<MemberChange, AdapterError> {
+        let mut s = self.lock();
+        match s
+            .members
+            .get_mut(&(organization_id.to_owned(), user_id.to_owned()))
+        {
+            Some(m) => {
+                m.teams = teams.to_vec();
+                Ok(MemberChange::Done)
+            }
+            None => Ok(MemberChange::NotMember),
+        }
+    }
+
+    async fn remove_member(
+        &self,
+        organization_id: &str,
+        user_id: &str,
+    ) -> Result<MemberChange, AdapterError> {
+        let mut s = self.lock();
+        let key = (organization_id.to_owned(), user_id.to_owned());
+        if !s.members.contains_key(&key) {
+            return Ok(MemberChange::NotMember);
+        }
+        if !s.keeps_owner(organization_id, user_id, None) {
+            return Ok(MemberChange::LastOwner);
+        }
+        s.members.remove(&key);
+        let Store {
+            sessions,
+            session_orgs,
+            ..
+        } = &mut *s;
+        session_orgs.retain(|token, org| {
+            org != organization_id || sessions.get(token).is_none_or(|x| x.user_id != user_id)
+        });
+        Ok(MemberChange::Done)
+    }
+
+    async fn create_team(&self, team: &Team) -> Result<(), AdapterError> {
+        let mut s = self.lock();
+        if !s.organizations.contains_key(&team.organization_id) {
+            return Err(AdapterError::Conflict(format!(
+                "no organization {:?}",
+                team.organization_id
+            )));
+        }
+        if s.teams.values().any(|t| {
+            t.id == team.id || (t.organization_id == team.organization_id && t.name == team.name)
+        }) {
+            return Err(AdapterError::Conflict(format!(
+                "the organization has a team {:?}",
+                team.name
+            )));
+        }
+        s.teams.insert(team.id.clone(), team.clone());
+        Ok(())
+    }
+
+    async fn list_teams(&self, organization_id: &str) -> Result<Vec<Team>, AdapterError> {
+        let list = self
+            .lock()
+            .teams
+            .values()
+            .filter(|t| t.organization_id == organization_id)
+            .cloned()
+            .collect();
+        Ok(by_creation(list, |t| (t.created_at, t.id.clone())))
+    }
+
+    async fn delete_team(
+        &self,
+        organization_id: &str,
+        team_id: &str,
+    ) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        if s.teams
+            .get(team_id)
+            .is_none_or(|t| t.organization_id != organization_id)
+        {
+            return Ok(false);
+        }
+        s.teams.remove(team_id);
+        for m in s.members.values_mut() {
+            if m.organization_id == organization_id {
+                m.teams.retain(|t| t != team_id);
+            }
+        }
+        Ok(true)
+    }
+
+    async fn create_invitation(&self, invitation: &Invitation) -> Result<(), AdapterError> {
+        let mut s = self.lock();
+        if let Some(org) = &invitation.organization_id
+            && !s.organizations.contains_key(org)
+        {
+            return Err(AdapterError::Conflict(format!("no organization {org:?}")));
+        }
+        if s.invitations.contains_key(&invitation.id) {
+            return Err(AdapterError::Conflict(format!(
+                "an invitation has the id {:?}",
+                invitation.id
+            )));
+        }
+        s.invitations
+            .insert(invitation.id.clone(), invitation.clone());
+        Ok(())
+    }
+
+    async fn get_invitation(&self, id: &str) -> Result<Option<Invitation>, AdapterError> {
+        Ok(self.lock().invitations.get(id).cloned())
+    }
+
+    async fn get_invitation_by_token(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<Invitation>, AdapterError> {
+        Ok(self
+            .lock()
+            .invitations
+            .values()
+            .find(|i| i.token_hash == token_hash)
+            .cloned())
+    }
+
+    async fn list_invitations(
+        &self,
+        organization_id: Option<&str>,
+    ) -> Result<Vec<Invitation>, AdapterError> {
+        let list = self
+            .lock()
+            .invitations
+            .values()
+            .filter(|i| i.organization_id.as_deref() == organization_id)
+            .cloned()
+            .collect();
+        Ok(by_creation(list, |i| (i.created_at, i.id.clone())))
+    }
+
+    async fn list_invitations_for_email(
+        &self,
+        email: &str,
+    ) -> Result<Vec<Invitation>, AdapterError> {
+        let list = self
+            .lock()
+            .invitations
+            .values()
+            .filter(|i| i.email == email && i.status == InvitationStatus::Pending)
+            .cloned()
+            .collect();
+        Ok(by_creation(list, |i| (i.created_at, i.id.clone())))
+    }
+
+    async fn accept_invitation(
+        &self,
+        id: &str,
+        user_id: &str,
+        at: OffsetDateTime,
+    ) -> Result<InvitationAcceptance, AdapterError> {
+        let mut s = self.lock();
+        let Some(invitation) = s.invitations.get(id).cloned() else {
+            return Ok(InvitationAcceptance::NotFound);
+        };
+        if invitation.status != InvitationStatus::Pending {
+            return Ok(InvitationAcceptance::Closed);
+        }
+        if at >= invitation.expires {
+            return Ok(InvitationAcceptance::Expired);
+        }
+        Self::require_user(&s, user_id)?;
+        let mut already_member = false;
+        if let Some(org) = &invitation.organization_id {
+            let key = (org.clone(), user_id.to_owned());
+            already_member = s.members.contains_key(&key);
+            if !already_member {
+                s.members.insert(
+                    key,
+                    Member {
+                        organization_id: org.clone(),
+                        user_id: user_id.to_owned(),
+                        roles: invitation.roles.clone(),
+                        teams: invitation.teams.clone(),
+                        created_at: at,
+                    },
+                );
+            }
+        }
+        let status = InvitationStatus::Accepted {
+            user_id: user_id.to_owned(),
+            at,
+        };
+        let invitation = Invitation {
+            status: status.clone(),
+            ..invitation
+        };
+        s.invitations.insert(id.to_owned(), invitation.clone());
+        Ok(InvitationAcceptance::Accepted {
+            invitation: Box::new(invitation),
+            already_member,
+        })
+    }
+
+    async fn revoke_invitation(&self, id: &str, at: OffsetDateTime) -> Result<bool, AdapterError> {
+        match self.lock().invitations.get_mut(id) {
+            Some(i) if i.status == InvitationStatus::Pending => {
+                i.status = InvitationStatus::Revoked { at };
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn set_session_organization(
+        &self,
+        session_token: &str,
+        organization_id: Option<&str>,
+    ) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        if !s.sessions.contains_key(session_token) {
+            return Ok(false);
+        }
+        match organization_id {
+            Some(org) => s
+                .session_orgs
+                .insert(session_token.to_owned(), org.to_owned()),
+            None => s.session_orgs.remove(session_token),
+        };
+        Ok(true)
+    }
+
+    async fn get_session_organization(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<String>, AdapterError> {
+        Ok(self.lock().session_orgs.get(session_token).cloned())
+    }
+}
+
+#[async_trait]
+impl ApiKeyStore for MemoryAdapter {
+    async fn create_api_key(&self, key: &ApiKey) -> Result<(), AdapterError> {
+        let mut s = self.lock();
+        Self::require_user(&s, &key.user_id)?;
+        if let Some(org) = &key.organization_id
+            && !s.organizations.contains_key(org)
+        {
+            return Err(AdapterError::Conflict(format!("no organization {org:?}")));
+        }
+        if s.api_keys.contains_key(&key.id) {
+            return Err(AdapterError::Conflict(format!(
+                "an API key has the id {:?}",
+                key.id
+            )));
+        }
+        s.api_keys.insert(key.id.clone(), key.clone());
+        Ok(())
+    }
+
+    async fn get_api_key(&self, id: &str) -> Result<Option<ApiKey>, AdapterError> {
+        Ok(self.lock().api_keys.get(id).cloned())
+    }
+
+    async fn list_api_keys(&self, owner: ApiKeyOwner<'_>) -> Result<Vec<ApiKey>, AdapterError> {
+        let list = self
+            .lock()
+            .api_keys
+            .values()
+            .filter(|k| match owner {
+                ApiKeyOwner::User(user) => k.user_id == user && k.organization_id.is_none(),
+                ApiKeyOwner::Organization(org) => k.organization_id.as_deref() == Some(org),
+            })
+            .cloned()
+            .collect();
+        Ok(by_creation(list, |k| (k.created_at, k.id.clone())))
+    }
+
+    async fn revoke_api_key(&self, id: &str, at: OffsetDateTime) -> Result<bool, AdapterError> {
+        match self.lock().api_keys.get_mut(id) {
+            Some(k) if k.revoked_at.is_none() => {
+                k.revoked_at = Some(at);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn record_api_key_use(&self, id: &str, at: OffsetDateTime) -> Result<(), AdapterError> {
+        if let Some(k) = self.lock().api_keys.get_mut(id)
+            && k.last_used_at.is_none_or(|t| t < at)
+        {
+            k.last_used_at = Some(at);
+        }
+        Ok(())
     }
 }

@@ -10,6 +10,7 @@
 //! `assertConfig` (`lib/utils/assert.ts`) refuses missing adapter methods.
 
 pub mod memory;
+mod organizations;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,10 @@ use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator};
 
 pub use memory::MemoryAdapter;
+pub use organizations::{
+    ApiKey, ApiKeyOwner, ApiKeyStore, Invitation, InvitationAcceptance, InvitationStatus, Member,
+    MemberChange, OWNER_ROLE, Organization, OrganizationStore, Team,
+};
 
 /// How long past its expiry an unused verification token is kept before an adapter's
 /// `create_verification_token` deletes it (SQLite, PostgreSQL and memory adapters; Redis
@@ -279,8 +284,8 @@ pub(crate) fn capability<'a, T: ?Sized>(
 ///
 /// Implementations must: assign user ids in `create_user`; make `use_verification_token`
 /// delete the token it returns (atomically: two concurrent uses return it once);
-/// make `delete_user` delete the user's accounts, sessions, second factors, app access, password and groups;
-/// keep
+/// make `delete_user` delete the user's accounts, sessions, second factors, app access, password,
+/// groups, memberships and API keys; keep
 /// `(provider, provider_account_id)` unique in `link_account` (a second link is a
 /// [`AdapterError::Conflict`]).
 #[async_trait]
@@ -466,6 +471,10 @@ capabilities! {
     passwords: PasswordStore,
     /// The groups a user source gave each user.
     user_groups: UserGroupsStore,
+    /// Organizations, members, teams, invitations.
+    organizations: OrganizationStore,
+    /// API keys.
+    api_keys: ApiKeyStore,
 }
 
 /// A user's linked accounts beyond Auth.js's calls: listing them and keeping refreshed

@@ -21,10 +21,12 @@ use time::OffsetDateTime;
 
 use super::Logger;
 use crate::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, Capabilities,
-    JwtRevocation, JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, PasswordStore,
-    SessionActivity, SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore,
-    UpstreamSession, UpstreamSessionStore, UserGroupsStore, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, ApiKey, ApiKeyOwner, ApiKeyStore,
+    AppAccess, AppAccessStore, Capabilities, Invitation, InvitationAcceptance, JwtRevocation,
+    JwtRevocationStore, LinkedAccountStore, Member, MemberChange, NewUser, Organization,
+    OrganizationStore, PasskeyStore, PasswordStore, SessionActivity, SessionActivityStore,
+    SessionSignInStore, Team, TwoFactor, TwoFactorStore, UpstreamSession, UpstreamSessionStore,
+    UserGroupsStore, UserUpdate, VerificationToken,
 };
 use crate::types::{Account, Authenticator, iso_string as iso};
 
@@ -272,6 +274,74 @@ logged! {
             => "setUserGroups", json!([user_id, groups]);
         fn get_user_groups(&self, user_id: &str) -> Result<Vec<String>, AdapterError>
             => "getUserGroups", json!([user_id]);
+    }
+}
+
+logged! {
+    impl OrganizationStore via DynAdapter::organizations {
+        fn create_organization(&self, organization: &Organization, owner: &Member) -> Result<(), AdapterError>
+            => "createOrganization", json!([organization.id, organization.slug, owner.user_id]);
+        fn get_organization(&self, id: &str) -> Result<Option<Organization>, AdapterError>
+            => "getOrganization", json!([id]);
+        fn get_organization_by_slug(&self, slug: &str) -> Result<Option<Organization>, AdapterError>
+            => "getOrganizationBySlug", json!([slug]);
+        fn update_organization(&self, organization: &Organization) -> Result<bool, AdapterError>
+            => "updateOrganization", json!([organization.id, organization.slug]);
+        fn delete_organization(&self, id: &str) -> Result<bool, AdapterError>
+            => "deleteOrganization", json!([id]);
+        fn list_organizations_of_user(&self, user_id: &str) -> Result<Vec<(Organization, Member)>, AdapterError>
+            => "listOrganizationsOfUser", json!([user_id]);
+        fn get_member(&self, organization_id: &str, user_id: &str) -> Result<Option<Member>, AdapterError>
+            => "getMember", json!([organization_id, user_id]);
+        fn list_members(&self, organization_id: &str) -> Result<Vec<Member>, AdapterError>
+            => "listMembers", json!([organization_id]);
+        fn add_member(&self, member: &Member) -> Result<bool, AdapterError>
+            => "addMember", json!([member.organization_id, member.user_id, member.roles]);
+        fn set_member_roles(&self, organization_id: &str, user_id: &str, roles: &[String]) -> Result<MemberChange, AdapterError>
+            => "setMemberRoles", json!([organization_id, user_id, roles]);
+        fn set_member_teams(&self, organization_id: &str, user_id: &str, teams: &[String]) -> Result<MemberChange, AdapterError>
+            => "setMemberTeams", json!([organization_id, user_id, teams]);
+        fn remove_member(&self, organization_id: &str, user_id: &str) -> Result<MemberChange, AdapterError>
+            => "removeMember", json!([organization_id, user_id]);
+        fn create_team(&self, team: &Team) -> Result<(), AdapterError>
+            => "createTeam", json!([team.organization_id, team.id, team.name]);
+        fn list_teams(&self, organization_id: &str) -> Result<Vec<Team>, AdapterError>
+            => "listTeams", json!([organization_id]);
+        fn delete_team(&self, organization_id: &str, team_id: &str) -> Result<bool, AdapterError>
+            => "deleteTeam", json!([organization_id, team_id]);
+        fn create_invitation(&self, invitation: &Invitation) -> Result<(), AdapterError>
+            => "createInvitation", json!([invitation.id, invitation.organization_id, invitation.email, REDACTED]);
+        fn get_invitation(&self, id: &str) -> Result<Option<Invitation>, AdapterError>
+            => "getInvitation", json!([id]);
+        fn get_invitation_by_token(&self, token_hash: &str) -> Result<Option<Invitation>, AdapterError>
+            => "getInvitationByToken", json!([REDACTED]);
+        fn list_invitations(&self, organization_id: Option<&str>) -> Result<Vec<Invitation>, AdapterError>
+            => "listInvitations", json!([organization_id]);
+        fn list_invitations_for_email(&self, email: &str) -> Result<Vec<Invitation>, AdapterError>
+            => "listInvitationsForEmail", json!([email]);
+        fn accept_invitation(&self, id: &str, user_id: &str, at: OffsetDateTime) -> Result<InvitationAcceptance, AdapterError>
+            => "acceptInvitation", json!([id, user_id, iso(at)]);
+        fn revoke_invitation(&self, id: &str, at: OffsetDateTime) -> Result<bool, AdapterError>
+            => "revokeInvitation", json!([id, iso(at)]);
+        fn set_session_organization(&self, session_token: &str, organization_id: Option<&str>) -> Result<bool, AdapterError>
+            => "setSessionOrganization", json!([REDACTED, organization_id]);
+        fn get_session_organization(&self, session_token: &str) -> Result<Option<String>, AdapterError>
+            => "getSessionOrganization", json!([REDACTED]);
+    }
+}
+
+logged! {
+    impl ApiKeyStore via DynAdapter::api_keys {
+        fn create_api_key(&self, key: &ApiKey) -> Result<(), AdapterError>
+            => "createApiKey", json!([key.id, key.user_id, key.organization_id, key.permissions, REDACTED]);
+        fn get_api_key(&self, id: &str) -> Result<Option<ApiKey>, AdapterError>
+            => "getApiKey", json!([id]);
+        fn list_api_keys(&self, owner: ApiKeyOwner<'_>) -> Result<Vec<ApiKey>, AdapterError>
+            => "listApiKeys", json!([format!("{owner:?}")]);
+        fn revoke_api_key(&self, id: &str, at: OffsetDateTime) -> Result<bool, AdapterError>
+            => "revokeApiKey", json!([id, iso(at)]);
+        fn record_api_key_use(&self, id: &str, at: OffsetDateTime) -> Result<(), AdapterError>
+            => "recordApiKeyUse", json!([id, iso(at)]);
     }
 }
 
