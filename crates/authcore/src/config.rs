@@ -156,6 +156,8 @@ pub(crate) struct ConfigInner {
     /// The adapter's password accounts, with their self-service routes.
     #[cfg(feature = "passwords")]
     pub password_accounts: Option<crate::passwords::PasswordAccounts>,
+    /// Organizations, with their roles resolved.
+    pub organizations: Option<OrganizationsConfig>,
     pub credentials_database_sessions: bool,
     pub hash_session_tokens: bool,
     pub session_update_age: u64,
@@ -382,6 +384,7 @@ pub struct AuthConfigBuilder {
     sign_up: crate::sign_up::SignUpPolicy,
     #[cfg(feature = "passwords")]
     password_accounts: Option<crate::passwords::PasswordAccounts>,
+    organizations: Option<crate::organizations::Organizations>,
     credentials_database_sessions: bool,
     sessions_only: bool,
     hash_session_tokens: bool,
@@ -456,6 +459,7 @@ impl Default for AuthConfigBuilder {
             sign_up: crate::sign_up::SignUpPolicy::Open,
             #[cfg(feature = "passwords")]
             password_accounts: None,
+            organizations: None,
             credentials_database_sessions: false,
             sessions_only: false,
             hash_session_tokens: false,
@@ -748,6 +752,17 @@ impl AuthConfigBuilder {
         self
     }
 
+    /// Beyond Auth.js: organizations with members, roles and permissions, invitations by
+    /// email, teams, and API keys ([`Organizations`]; see [`crate::organizations`]). The
+    /// adapter must store them (`OrganizationStore`, `ApiKeyStore`: the SQL, Redis and
+    /// memory adapters do); `build` checks the roles and says which name is wrong.
+    ///
+    /// [`Organizations`]: crate::organizations::Organizations
+    pub fn organizations(mut self, organizations: crate::organizations::Organizations) -> Self {
+        self.organizations = Some(organizations);
+        self
+    }
+
     /// Beyond Auth.js: let credentials sign-ins create database sessions (database strategy
     /// only). `authorize` must then return the adapter's user id. Trade-off: every request
     /// costs a database read, but sessions can be listed and revoked server-side, which a
@@ -998,6 +1013,7 @@ impl AuthConfigBuilder {
                 sign_up: self.sign_up,
                 #[cfg(feature = "passwords")]
                 password_accounts: self.password_accounts,
+                organizations: storage.organizations,
                 credentials_database_sessions: self.credentials_database_sessions,
                 hash_session_tokens: self.hash_session_tokens,
                 session_update_age: self.session_update_age.as_secs(),
@@ -1036,6 +1052,36 @@ impl AuthConfigBuilder {
                 .any(|p| p.kind() == ProviderType::Email)
         {
             return Err(ConfigError::PasswordAccountsWithoutMail);
+        }
+        let organizations = match &self.organizations {
+            Some(settings) => {
+                let roles = settings.roles().map_err(ConfigError::InvalidRoles)?;
+                let Some(adapter) = &self.adapter else {
+                    return Err(ConfigError::MissingAdapter);
+                };
+                require_capability(
+                    adapter.organizations().is_some(),
+                    "createOrganization, getMember, addMember, setMemberRoles, removeMember, \
+                     createInvitation, acceptInvitation (OrganizationStore)",
+                )?;
+                require_capability(
+                    adapter.api_keys().is_some(),
+                    "createApiKey, getApiKey, listApiKeys, revokeApiKey (ApiKeyStore)",
+                )?;
+                Some(OrganizationsConfig {
+                    settings: settings.clone(),
+                    roles,
+                })
+            }
+            None => None,
+        };
+        if self.sign_up == crate::sign_up::SignUpPolicy::Invite
+            && self
+                .adapter
+                .as_ref()
+                .is_none_or(|a| a.organizations().is_none())
+        {
+            return Err(ConfigError::InviteWithoutInvitations);
         }
         let jwt_revocation = self.jwt_revocation && strategy == SessionStrategy::Jwt;
         if jwt_revocation {
@@ -1104,12 +1150,24 @@ impl AuthConfigBuilder {
         Ok(StorageChecks {
             jwt_revocation,
             refreshes_tokens,
+            organizations,
         })
     }
 }
 
+/// Organizations as configured: the settings and the roles they resolve to.
+#[derive(Debug, Clone)]
+pub(crate) struct OrganizationsConfig {
+    /// The host's settings.
+    pub settings: crate::organizations::Organizations,
+    /// The roles, checked.
+    pub roles: crate::organizations::Roles,
+}
+
 /// What [`AuthConfigBuilder::check_storage`] found the configuration to use.
 struct StorageChecks {
+    /// Organizations, their roles checked.
+    organizations: Option<OrganizationsConfig>,
     /// JWT sessions are checked against the adapter's revocation list.
     jwt_revocation: bool,
     /// Some OAuth provider refreshes access tokens.

@@ -579,6 +579,15 @@ pub enum ConfigError {
         "password accounts confirm addresses by mail: add an email provider (authcore_smtp::email_provider or a preset of providers::email::services), or call .require_verified_email(false) on the PasswordAccounts"
     )]
     PasswordAccountsWithoutMail,
+    /// Organizations with roles that are not valid (the message names the role or
+    /// permission and what is wrong).
+    #[error("invalid organization roles: {0}")]
+    InvalidRoles(String),
+    /// Sign-up by invitation without an adapter that stores invitations.
+    #[error(
+        "SignUpPolicy::Invite needs an adapter with organizations (OrganizationStore): the SQL, Redis and memory adapters have it"
+    )]
+    InviteWithoutInvitations,
     /// An HTTP email service preset without its API key.
     #[error(
         "email provider \"{provider}\" needs an API key: call .api_key(..) or set AUTH_{}_KEY",

@@ -87,6 +87,7 @@ pub mod jwt;
 pub mod logger;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+pub mod organizations;
 #[cfg(feature = "passwords")]
 pub mod passwords;
 pub mod providers;

@@ -19,6 +19,10 @@ pub enum SignUpPolicy {
     /// Addresses of these domains (exact, lower case, without `@`): a provider account
     /// without an address is refused.
     Domains(Vec<String>),
+    /// Invited addresses only: an address with an open invitation (to an organization, or
+    /// to sign up, made by a member or an operator) becomes a user; the invitation to sign
+    /// up is then used. Needs an adapter with organizations (`OrganizationStore`).
+    Invite,
 }
 
 impl SignUpPolicy {
@@ -52,11 +56,13 @@ impl SignUpPolicy {
         Ok(SignUpPolicy::Domains(list))
     }
 
-    /// Whether a new user with address `email` (normalised, if any) may be made.
+    /// Whether a new user with address `email` (normalised, if any) may be made, as far as
+    /// the policy alone says: [`SignUpPolicy::Invite`] answers `false` here, as the
+    /// invitations are in the adapter (the sign-in flows look them up).
     pub fn allows(&self, email: Option<&str>) -> bool {
         match self {
             SignUpPolicy::Open => true,
-            SignUpPolicy::Closed => false,
+            SignUpPolicy::Closed | SignUpPolicy::Invite => false,
             SignUpPolicy::Domains(domains) => email
                 .and_then(|e| e.rsplit_once('@'))
                 .is_some_and(|(_, domain)| domains.iter().any(|d| d.eq_ignore_ascii_case(domain))),

@@ -25,10 +25,15 @@
 //! # Ok(()) }
 //! ```
 
+mod organizations;
 mod routes;
 #[cfg(feature = "two-factor")]
 mod two_factor;
 
+pub use organizations::{
+    InvitationSpec, KeyRefused, MemberInfo, Membership, NewApiKey, OrganizationAccess, Principal,
+    SentInvitation,
+};
 pub use routes::AccountRoute;
 
 use crate::actions::account as ops;

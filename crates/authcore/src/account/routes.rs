@@ -189,6 +189,20 @@ impl From<AccountError> for Refusal {
                 Refusal(StatusCode::BAD_REQUEST, "PasswordPolicy", Some(v.code()))
             }
             AccountError::InvalidEmail => Refusal(StatusCode::BAD_REQUEST, "InvalidEmail", None),
+            AccountError::OrganizationsOff => {
+                Refusal(StatusCode::NOT_IMPLEMENTED, "OrganizationsOff", None)
+            }
+            AccountError::Forbidden => Refusal(StatusCode::FORBIDDEN, "Forbidden", None),
+            AccountError::LastOwner => Refusal(StatusCode::CONFLICT, "LastOwner", None),
+            AccountError::SlugTaken => Refusal(StatusCode::CONFLICT, "SlugTaken", None),
+            AccountError::InvalidValue(_) => Refusal(StatusCode::BAD_REQUEST, "InvalidValue", None),
+            AccountError::InvalidInvitation => {
+                Refusal(StatusCode::BAD_REQUEST, "InvalidInvitation", None)
+            }
+            AccountError::WrongAddress => Refusal(StatusCode::FORBIDDEN, "WrongAddress", None),
+            AccountError::MailFailed => {
+                Refusal(StatusCode::SERVICE_UNAVAILABLE, "MailFailed", None)
+            }
             other => {
                 tracing::error!(error = %other, "account management failed");
                 Refusal(StatusCode::SERVICE_UNAVAILABLE, "AdapterError", None)

@@ -191,6 +191,31 @@ pub enum AccountError {
     /// Not an email address, or the account's own.
     #[error("not an email address, or the account's own")]
     InvalidEmail,
+    /// Organizations are not configured
+    /// ([`AuthConfigBuilder::organizations`](crate::AuthConfigBuilder::organizations)).
+    #[error("organizations are not configured")]
+    OrganizationsOff,
+    /// The member lacks the permission, or would grant more than they hold.
+    #[error("not permitted")]
+    Forbidden,
+    /// The change would leave the organization without an owner.
+    #[error("an organization keeps at least one owner")]
+    LastOwner,
+    /// Another organization has this slug.
+    #[error("another organization has this slug")]
+    SlugTaken,
+    /// A value that is not valid (the message says which and why).
+    #[error("{0}")]
+    InvalidValue(String),
+    /// The invitation is unknown, expired, revoked or used.
+    #[error("the invitation is not valid (unknown, expired, revoked or used)")]
+    InvalidInvitation,
+    /// The invitation is for another address than the signed-in user's.
+    #[error("the invitation is for another address")]
+    WrongAddress,
+    /// A mail could not be sent.
+    #[error("the mail could not be sent")]
+    MailFailed,
     /// The adapter failed.
     #[error(transparent)]
     Adapter(#[from] AdapterError),

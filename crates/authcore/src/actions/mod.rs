@@ -10,7 +10,10 @@ pub(crate) mod completion;
 pub(crate) mod csrf;
 pub(crate) mod current;
 pub(crate) mod limits;
+#[cfg(feature = "email")]
+pub(crate) mod mail_link;
 pub(crate) mod notify;
+pub(crate) mod organizations;
 pub(crate) mod pages;
 #[cfg(feature = "passwords")]
 pub(crate) mod password;

@@ -31,6 +31,7 @@ use time::{Duration, OffsetDateTime};
 use super::Ctx;
 use super::account::{AccountError, CurrentSession};
 use super::limits::Limit;
+use super::mail_link::{MailFailure, mail};
 use super::notify::{Recipient, SecurityChange};
 use super::pages::PasswordForm as Form;
 use super::sensitive::{SensitiveOperation, require_recent_sign_in};
@@ -102,38 +103,6 @@ impl LinkKind {
             &c.secret_string,
         )
     }
-}
-
-/// Why a mail could not be sent.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum MailFailure {
-    #[error("no email provider to mail the link")]
-    NoMailer,
-    #[error("no site URL to build the link on")]
-    NoUrl,
-    #[error(transparent)]
-    Adapter(#[from] AdapterError),
-    #[error("the link could not be mailed: {0}")]
-    Send(crate::error::BoxError),
-}
-
-/// Mails `to` a link of `purpose` to `url` (no stored token: a notice's link).
-async fn mail(
-    c: &ConfigInner,
-    to: &str,
-    url: String,
-    purpose: LinkPurpose,
-    token: String,
-    expires: OffsetDateTime,
-) -> Result<(), MailFailure> {
-    let p = c.mailer().ok_or(MailFailure::NoMailer)?;
-    let send = p.send.as_ref().ok_or(MailFailure::NoMailer)?;
-    let request = p.link_request(to, token, expires, url, &c.theme, purpose);
-    send(request).await.map_err(|e| {
-        // A sender's error may name the recipient: the log shows it masked.
-        let message = e.to_string().replace(to, &crate::email_address::masked(to));
-        MailFailure::Send(message.into())
-    })
 }
 
 /// Stores a new link of `kind` for `user_id` and mails it to `to`; the token is withdrawn
@@ -469,7 +438,7 @@ async fn sign_up(
     if name.is_some_and(|n| n.chars().count() > 256 || n.chars().any(char::is_control)) {
         return again(Refusal::InvalidName);
     }
-    if !ctx.config.sign_up.allows(Some(&email)) {
+    if !super::organizations::may_sign_up(ctx.config, Some(&email)).await? {
         return again(Refusal::SignUpClosed);
     }
     let password = field(ctx, "password");
@@ -537,6 +506,7 @@ async fn sign_up(
         }
         return Err(e);
     }
+    super::organizations::after_sign_up(ctx.config, &user).await;
     tracing::info!(user = %user.id, "password account signed up");
     Ok(if accounts.verifies_email() {
         Outcome::Sent
@@ -581,7 +551,9 @@ async fn forgot(
             tracing::info!(
                 "password reset asked for an address without an account: mailed a notice"
             );
-            let next = if accounts.sign_up_allowed() && ctx.config.sign_up.allows(Some(&email)) {
+            let next = if accounts.sign_up_allowed()
+                && super::organizations::may_sign_up(ctx.config, Some(&email)).await?
+            {
                 ctx.auth_url("/password/signup")
             } else {
                 ctx.auth_url("/signin")

@@ -44,11 +44,15 @@ pub enum SensitiveOperation {
     ChangePassword,
     /// The email address changed (confirmed by a link to the new address).
     ChangeEmail,
+    /// An API key made.
+    CreateApiKey,
+    /// An organization deleted.
+    DeleteOrganization,
 }
 
 impl SensitiveOperation {
     /// Every sensitive operation.
-    pub const ALL: [SensitiveOperation; 12] = [
+    pub const ALL: [SensitiveOperation; 14] = [
         SensitiveOperation::AddPasskey,
         SensitiveOperation::RemovePasskey,
         SensitiveOperation::StartTotp,
@@ -61,6 +65,8 @@ impl SensitiveOperation {
         SensitiveOperation::DeleteAccount,
         SensitiveOperation::ChangePassword,
         SensitiveOperation::ChangeEmail,
+        SensitiveOperation::CreateApiKey,
+        SensitiveOperation::DeleteOrganization,
     ];
 
     /// Its name in log lines and events (`addPasskey` …).
@@ -78,6 +84,8 @@ impl SensitiveOperation {
             SensitiveOperation::DeleteAccount => "deleteAccount",
             SensitiveOperation::ChangePassword => "changePassword",
             SensitiveOperation::ChangeEmail => "changeEmail",
+            SensitiveOperation::CreateApiKey => "createApiKey",
+            SensitiveOperation::DeleteOrganization => "deleteOrganization",
         }
     }
 }

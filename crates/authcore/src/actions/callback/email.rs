@@ -85,7 +85,9 @@ pub(crate) async fn send_link(ctx: &Ctx<'_>, p: &EmailProvider) -> Result<RawRes
             crate::cookies::encode_uri_component(&p.id)
         )))
     };
-    if existing.is_none() && !ctx.config.sign_up.allows(Some(&email)) {
+    if existing.is_none()
+        && !crate::actions::organizations::may_sign_up(ctx.config, Some(&email)).await?
+    {
         // The same answer as for a known address: whether one is a user stays unsaid.
         tracing::info!(provider = %p.id, "sign-up refused: no magic link for an unknown address");
         return Ok(verify_request());

@@ -180,6 +180,9 @@ pub(crate) async fn account_login(
         Some(e) => adapter.get_user_by_email(e).await?,
         None => None,
     };
+    let may_sign_up = by_email.is_some()
+        || crate::actions::organizations::may_sign_up(ctx.config, profile_user.email.as_deref())
+            .await?;
     let (user, is_new_user) = match by_email {
         Some(existing) if allow_email_linking => (existing, false),
         Some(_) => {
@@ -187,7 +190,7 @@ pub(crate) async fn account_login(
                 "Another account already exists with the same e-mail address",
             ));
         }
-        None if !ctx.config.sign_up.allows(profile_user.email.as_deref()) => {
+        None if !may_sign_up => {
             tracing::info!(provider = %account.provider, "sign-up refused by the sign-up policy");
             return Err(AuthError::AccessDenied { source: None });
         }
@@ -203,6 +206,9 @@ pub(crate) async fn account_login(
             true,
         ),
     };
+    if is_new_user {
+        crate::actions::organizations::after_sign_up(ctx.config, &user).await;
+    }
     let public = User::from(&user);
     // Auth.js fires createUser even for the dangerous email link
     // (`lib/actions/callback/handle-login.ts`).
@@ -234,6 +240,8 @@ pub(crate) async fn email_login(
 ) -> Result<Login, AuthError> {
     let events = &ctx.config.events;
     let now = OffsetDateTime::now_utc();
+    let may_sign_up = existing.is_some()
+        || crate::actions::organizations::may_sign_up(ctx.config, Some(email)).await?;
     let (user, is_new_user) = match existing {
         Some(u) => {
             if ctx.config.session_strategy == SessionStrategy::Database {
@@ -259,7 +267,7 @@ pub(crate) async fn email_login(
             ctx.event_result("updateUser", events.update_user(&public).await);
             (updated, false)
         }
-        None if !ctx.config.sign_up.allows(Some(email)) => {
+        None if !may_sign_up => {
             tracing::info!("sign-up refused by the sign-up policy");
             return Err(AuthError::AccessDenied { source: None });
         }
@@ -271,6 +279,7 @@ pub(crate) async fn email_login(
                     ..Default::default()
                 })
                 .await?;
+            crate::actions::organizations::after_sign_up(ctx.config, &created).await;
             ctx.event_result(
                 "createUser",
                 events.create_user(&User::from(&created)).await,

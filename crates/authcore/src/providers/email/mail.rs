@@ -143,6 +143,13 @@ impl LinkWords {
                 button: "Continue",
                 footer: "If it was not you, you can safely ignore this email.",
             },
+            LinkPurpose::Invitation => LinkWords {
+                heading: "You are invited to join",
+                lead: "Follow this link to accept the invitation. You sign in, or make an \
+                       account, with this address first:",
+                button: "Accept invitation",
+                footer: "If you did not expect this, you can safely ignore this email.",
+            },
         })
     }
 }

@@ -46,17 +46,21 @@ pub enum LinkPurpose {
     /// Tells the owner of an address that someone asked to reset the password of an
     /// account it does not have: the link is where to sign up, or to sign in.
     NoAccount,
+    /// Invites the address to an organization, or to sign up: the link accepts the
+    /// invitation once its holder signs in with this address.
+    Invitation,
 }
 
 impl LinkPurpose {
     /// Every purpose.
-    pub const ALL: [LinkPurpose; 6] = [
+    pub const ALL: [LinkPurpose; 7] = [
         LinkPurpose::SignIn,
         LinkPurpose::VerifyAddress,
         LinkPurpose::ResetPassword,
         LinkPurpose::ConfirmNewAddress,
         LinkPurpose::AccountExists,
         LinkPurpose::NoAccount,
+        LinkPurpose::Invitation,
     ];
 }
 
