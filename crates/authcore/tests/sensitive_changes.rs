@@ -31,6 +31,8 @@ struct App {
     ada: String,
     /// Ada's TOTP secret (base32), when enrolled.
     secret: Option<String>,
+    /// The organization Ada owns.
+    org: String,
 }
 
 async fn app(strategy: SessionStrategy, totp: bool) -> App {
@@ -64,6 +66,7 @@ async fn app(strategy: SessionStrategy, totp: bool) -> App {
             .adapter(db.clone())
             .session_strategy(strategy)
             .two_factor(TwoFactorOptions::default())
+            .organizations(authcore::organizations::Organizations::new())
             .build()
             .unwrap(),
     );
@@ -90,11 +93,17 @@ async fn app(strategy: SessionStrategy, totp: bool) -> App {
     } else {
         None
     };
+    let org = auth
+        .create_organization_for(&ada, "Ada's Lab", None)
+        .await
+        .unwrap()
+        .id;
     App {
         auth,
         db,
         ada,
         secret,
+        org,
     }
 }
 
@@ -128,7 +137,20 @@ async fn snapshot(app: &App) -> Value {
         .map(|a| a.client_id)
         .collect();
     let password = db.get_password_hash(&app.ada).await.unwrap();
+    let organization = authcore::adapter::OrganizationStore::get_organization(db, &app.org)
+        .await
+        .unwrap()
+        .is_some();
+    let keys = authcore::adapter::ApiKeyStore::list_api_keys(
+        db,
+        authcore::adapter::ApiKeyOwner::Organization(&app.org),
+    )
+    .await
+    .unwrap()
+    .len();
     json!({
+        "organization": organization,
+        "apiKeys": keys,
         "user": user.is_some(),
         "email": user.and_then(|u| u.email),
         "password": password,
@@ -177,6 +199,8 @@ fn entry_points(op: SensitiveOperation) -> Vec<Entry> {
         S::ChangePassword => vec![Api, Json(R::ChangePassword), Page("password")],
         // The link to the new address is the change; asking for it is the operation.
         S::ChangeEmail => vec![Api, Json(R::ChangeEmail), Page("email")],
+        S::CreateApiKey => vec![Api],
+        S::DeleteOrganization => vec![Api],
         other => panic!("no entry points listed for {other:?}"),
     }
 }
@@ -244,6 +268,11 @@ async fn through_api(
             .regenerate_recovery_codes(me, field(&f, "code"))
             .await
             .map(drop),
+        S::CreateApiKey => auth
+            .create_api_key(me, Some(&app.org), "ci", &["member:read".to_owned()], None)
+            .await
+            .map(drop),
+        S::DeleteOrganization => auth.delete_organization(me, &app.org).await,
         other => panic!("{other:?} has no Auth method"),
     }
 }
