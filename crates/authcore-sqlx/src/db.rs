@@ -1,6 +1,6 @@
 //! The pool of whichever database is in use, and the five ways [`crate::ops`] and the
 //! rate-limit store talk to it (fetch one row, fetch all, execute, execute several in a
-//! transaction, read and update one locked row in a transaction), with values passed as
+//! transaction, take a lock then read and write in a transaction), with values passed as
 //! [`Arg`] and read back as [`Val`] so that the operations are written once. Each
 //! backend module (`sqlite`, `postgres`, `mysql`) supplies its dialect and how it binds an
 //! [`Arg`] and reads a [`Col`].
@@ -19,6 +19,8 @@ pub(crate) enum Arg {
     /// A user id, as the adapter's callers know it (on PostgreSQL the decimal form of the
     /// `SERIAL` integer; check it with [`Pool::is_user_id`] first).
     UserId(String),
+    /// A user id or `NULL`, in a column of user ids (checked as [`Arg::UserId`]).
+    OptUserId(Option<String>),
 }
 
 impl Arg {
@@ -228,15 +230,33 @@ impl Pool {
         read: (&'static str, Vec<Arg>, &[Col]),
         decide: impl FnOnce(Option<Vec<Val>>) -> (Vec<(&'static str, Vec<Arg>)>, R),
     ) -> Result<R, sqlx::Error> {
+        self.locked_updates(lock, vec![read], |found| {
+            decide(found.into_iter().flatten().next())
+        })
+        .await
+    }
+
+    /// [`Pool::locked_update`] with several reads, each answering every row it finds:
+    /// `decide` gets the rows of each read of `reads`, in order.
+    pub async fn locked_updates<R>(
+        &self,
+        lock: (&'static str, Vec<Arg>),
+        reads: Vec<(&'static str, Vec<Arg>, &[Col])>,
+        decide: impl FnOnce(Vec<Vec<Vec<Val>>>) -> (Vec<(&'static str, Vec<Arg>)>, R),
+    ) -> Result<R, sqlx::Error> {
         with_backend!(self, pool, backend => {
             let mut tx = pool.begin().await?;
             statement(lock.0, lock.1, backend::bind).execute(&mut *tx).await?;
-            let row = statement(read.0, read.1, backend::bind)
-                .fetch_optional(&mut *tx)
-                .await?
-                .map(|row| read_row(&row, read.2, backend::read_column))
-                .transpose()?;
-            let (writes, answer) = decide(row);
+            let mut found = Vec::with_capacity(reads.len());
+            for (sql, args, cols) in reads {
+                let rows = statement(sql, args, backend::bind).fetch_all(&mut *tx).await?;
+                found.push(
+                    rows.iter()
+                        .map(|row| read_row(row, cols, backend::read_column))
+                        .collect::<Result<Vec<_>, _>>()?,
+                );
+            }
+            let (writes, answer) = decide(found);
             for (sql, args) in writes {
                 statement(sql, args, backend::bind).execute(&mut *tx).await?;
             }

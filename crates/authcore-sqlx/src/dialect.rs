@@ -64,6 +64,16 @@ pub(crate) struct Tables {
     pub passwords: &'static str,
     /// Groups from user sources (authcore's own table).
     pub user_groups: &'static str,
+    /// Organizations (authcore's own table).
+    pub organizations: &'static str,
+    /// Members of organizations (authcore's own table).
+    pub organization_members: &'static str,
+    /// Teams of organizations (authcore's own table).
+    pub organization_teams: &'static str,
+    /// Invitations, to organizations or to sign up (authcore's own table).
+    pub invitations: &'static str,
+    /// API keys (authcore's own table).
+    pub api_keys: &'static str,
 }
 
 /// The table names of Auth.js's `@auth/pg-adapter` (also used on SQLite).
@@ -82,6 +92,11 @@ pub(crate) const PG_ADAPTER_TABLES: Tables = Tables {
     upstream_sessions: "upstream_sessions",
     passwords: "user_passwords",
     user_groups: "user_groups",
+    organizations: "organizations",
+    organization_members: "organization_members",
+    organization_teams: "organization_teams",
+    invitations: "organization_invitations",
+    api_keys: "api_keys",
 };
 
 impl Dialect {
@@ -100,11 +115,14 @@ impl Dialect {
     /// placeholder, and the fragments
     /// - `{users}`, `{accounts}`, `{sessions}`, `{tokens}`, `{authenticators}`,
     ///   `{revocations}`, `{two_factors}`, `{recovery_codes}`, `{rate_limits}`,
-    ///   `{app_access}`, `{upstream_sessions}`, `{passwords}`, `{user_groups}`: table names;
+    ///   `{app_access}`, `{upstream_sessions}`, `{passwords}`, `{user_groups}`,
+    ///   `{organizations}`, `{org_members}`, `{org_teams}`, `{invitations}`, `{api_keys}`:
+    ///   table names;
     /// - `{upsert}`, `{upsert access}`, `{for update}`: the dialect's [`Dialect::upsert`]
     ///   (on the `id` key, or on `app_access`'s) and [`Dialect::for_update`];
-    /// - `{user}`, `{account}`, `{session}`, `{authenticator}`: a row's columns, in the
-    ///   order the row readers of [`crate::ops`] expect;
+    /// - `{user}`, `{account}`, `{session}`, `{authenticator}`, `{organization}`,
+    ///   `{member}`, `{team}`, `{invitation}`, `{api_key}`: a row's columns, in the order the
+    ///   row readers of [`crate::ops`] expect;
     /// - `{uid,}` / `{u?,}` and `{rid,}` / `{r?,}`: the id column and its value when the
     ///   adapter assigns ids of users, resp. accounts and sessions (else nothing);
     /// - `{returning id}`: ` RETURNING id` when the database assigns user ids.
@@ -119,6 +137,11 @@ impl Dialect {
             .replace("{account}", ACCOUNT_COLUMNS)
             .replace("{session}", SESSION_COLUMNS)
             .replace("{authenticator}", AUTHENTICATOR_COLUMNS)
+            .replace("{organization}", ORGANIZATION_COLUMNS)
+            .replace("{member}", MEMBER_COLUMNS)
+            .replace("{team}", TEAM_COLUMNS)
+            .replace("{invitation}", INVITATION_COLUMNS)
+            .replace("{api_key}", API_KEY_COLUMNS)
             .replace("{users}", &q(t.users))
             .replace("{accounts}", &q(t.accounts))
             .replace("{sessions}", &q(t.sessions))
@@ -132,6 +155,11 @@ impl Dialect {
             .replace("{upstream_sessions}", &q(t.upstream_sessions))
             .replace("{passwords}", &q(t.passwords))
             .replace("{user_groups}", &q(t.user_groups))
+            .replace("{organizations}", &q(t.organizations))
+            .replace("{org_members}", &q(t.organization_members))
+            .replace("{org_teams}", &q(t.organization_teams))
+            .replace("{invitations}", &q(t.invitations))
+            .replace("{api_keys}", &q(t.api_keys))
             .replace("{upsert}", &self.upsert.replace("{key}", "id"))
             .replace(
                 "{upsert access}",
@@ -188,6 +216,22 @@ const SESSION_COLUMNS: &str =
 
 /// `authenticators` columns of the authenticator reader.
 const AUTHENTICATOR_COLUMNS: &str = r#""credentialID", "userId", "providerAccountId", "credentialPublicKey", counter, "credentialDeviceType", "credentialBackedUp", transports, name"#;
+
+/// `organizations` columns of the organization reader (table-qualified: also read joined
+/// with the members).
+const ORGANIZATION_COLUMNS: &str = r#"{organizations}.id, {organizations}.slug, {organizations}.name, {organizations}."createdAt""#;
+
+/// Members' columns of the member reader (table-qualified, as the organization's).
+const MEMBER_COLUMNS: &str = r#"{org_members}."organizationId", {org_members}."userId", {org_members}.roles, {org_members}.teams, {org_members}."createdAt""#;
+
+/// Teams' columns of the team reader.
+const TEAM_COLUMNS: &str = r#"id, "organizationId", name, "createdAt""#;
+
+/// Invitations' columns of the invitation reader.
+const INVITATION_COLUMNS: &str = r#"id, "organizationId", email, roles, teams, "inviterId", "tokenHash", "createdAt", expires, status, "acceptedBy", "closedAt""#;
+
+/// API keys' columns of the API key reader.
+const API_KEY_COLUMNS: &str = r#"id, hash, name, "userId", "organizationId", permissions, "createdAt", expires, "lastUsedAt", "revokedAt""#;
 
 /// Declares [`Queries`]: each statement's name and template, written once for every dialect.
 macro_rules! queries {
@@ -313,6 +357,75 @@ queries! {
     list_upstream_sessions = r#"SELECT id, "userId", "sessionToken", expires FROM {upstream_sessions} WHERE provider = ? AND sid = ?"#;
     delete_upstream_session = "DELETE FROM {upstream_sessions} WHERE id = ?";
     delete_user_upstream_sessions = r#"DELETE FROM {upstream_sessions} WHERE "userId" = ?"#;
+    /// Binds: id, slug, name, created.
+    insert_organization = r#"INSERT INTO {organizations} (id, slug, name, "createdAt") VALUES (?, ?, ?, ?)"#;
+    get_organization = "SELECT {organization} FROM {organizations} WHERE id = ?";
+    get_organization_by_slug = "SELECT {organization} FROM {organizations} WHERE slug = ?";
+    /// Binds: slug, name, id.
+    update_organization = "UPDATE {organizations} SET slug = ?, name = ? WHERE id = ?";
+    /// Binds: id. A write that changes nothing: in a transaction it locks the
+    /// organization's row (on SQLite, the database), so the changes to its members that
+    /// take it are made one after another.
+    lock_organization = "UPDATE {organizations} SET name = name WHERE id = ?";
+    /// Binds: organization id.
+    clear_sessions_organization = r#"UPDATE {sessions} SET "activeOrganizationId" = NULL WHERE "activeOrganizationId" = ?"#;
+    delete_organization_api_keys = r#"DELETE FROM {api_keys} WHERE "organizationId" = ?"#;
+    delete_organization_invitations = r#"DELETE FROM {invitations} WHERE "organizationId" = ?"#;
+    delete_organization_teams = r#"DELETE FROM {org_teams} WHERE "organizationId" = ?"#;
+    delete_organization_members = r#"DELETE FROM {org_members} WHERE "organizationId" = ?"#;
+    delete_organization = "DELETE FROM {organizations} WHERE id = ?";
+    /// Binds: user id.
+    list_organizations_of_user = r#"SELECT {organization}, {member} FROM {org_members} JOIN {organizations} ON {organizations}.id = {org_members}."organizationId" WHERE {org_members}."userId" = ?"#;
+    /// Binds: organization id, user id, roles, teams, created.
+    insert_member = r#"INSERT INTO {org_members} ("organizationId", "userId", roles, teams, "createdAt") VALUES (?, ?, ?, ?, ?)"#;
+    get_member = r#"SELECT {member} FROM {org_members} WHERE "organizationId" = ? AND "userId" = ?"#;
+    list_members = r#"SELECT {member} FROM {org_members} WHERE "organizationId" = ?"#;
+    /// Binds: organization id, user id, a `LIKE` pattern around the owner role. The user's
+    /// membership and every one that may hold the owner role (the caller checks), locked.
+    get_member_and_owners_locked = r#"SELECT "userId", roles FROM {org_members} WHERE "organizationId" = ? AND ("userId" = ? OR roles LIKE ?){for update}"#;
+    /// Binds: roles, organization id, user id.
+    set_member_roles = r#"UPDATE {org_members} SET roles = ? WHERE "organizationId" = ? AND "userId" = ?"#;
+    /// Binds: teams, organization id, user id.
+    set_member_teams = r#"UPDATE {org_members} SET teams = ? WHERE "organizationId" = ? AND "userId" = ?"#;
+    delete_member = r#"DELETE FROM {org_members} WHERE "organizationId" = ? AND "userId" = ?"#;
+    /// Binds: user id, organization id.
+    clear_member_sessions_organization = r#"UPDATE {sessions} SET "activeOrganizationId" = NULL WHERE "userId" = ? AND "activeOrganizationId" = ?"#;
+    delete_user_memberships = r#"DELETE FROM {org_members} WHERE "userId" = ?"#;
+    /// Binds: organization id, '' (no teams). The members in some team, locked.
+    list_members_in_teams_locked = r#"SELECT "userId", teams FROM {org_members} WHERE "organizationId" = ? AND teams <> ?{for update}"#;
+    /// Binds: id, organization id, name, created.
+    insert_team = "INSERT INTO {org_teams} ({team}) VALUES (?, ?, ?, ?)";
+    list_teams = r#"SELECT {team} FROM {org_teams} WHERE "organizationId" = ?"#;
+    /// Binds: team id, organization id.
+    get_team = r#"SELECT {team} FROM {org_teams} WHERE id = ? AND "organizationId" = ?"#;
+    delete_team = r#"DELETE FROM {org_teams} WHERE id = ? AND "organizationId" = ?"#;
+    /// Binds: the twelve columns of `{invitation}`.
+    insert_invitation = "INSERT INTO {invitations} ({invitation}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    get_invitation = "SELECT {invitation} FROM {invitations} WHERE id = ?";
+    get_invitation_locked = "SELECT {invitation} FROM {invitations} WHERE id = ?{for update}";
+    get_invitation_by_token = r#"SELECT {invitation} FROM {invitations} WHERE "tokenHash" = ?"#;
+    list_invitations = r#"SELECT {invitation} FROM {invitations} WHERE "organizationId" = ?"#;
+    list_sign_up_invitations = r#"SELECT {invitation} FROM {invitations} WHERE "organizationId" IS NULL"#;
+    /// Binds: email, status.
+    list_invitations_for_email = "SELECT {invitation} FROM {invitations} WHERE email = ? AND status = ?";
+    /// Binds: user id, invitation id. The user's membership of the invitation's organization.
+    get_invitation_member = r#"SELECT "userId" FROM {org_members} WHERE "userId" = ? AND "organizationId" = (SELECT "organizationId" FROM {invitations} WHERE id = ?)"#;
+    /// Binds: new status, accepted by (NULL for a revocation), time, id, 'pending'. Only a
+    /// pending invitation changes: of concurrent closings one changes the row.
+    close_invitation = r#"UPDATE {invitations} SET status = ?, "acceptedBy" = ?, "closedAt" = ? WHERE id = ? AND status = ?"#;
+    /// Binds: organization id (NULL for none), session token.
+    set_session_organization = r#"UPDATE {sessions} SET "activeOrganizationId" = ? WHERE "sessionToken" = ?"#;
+    get_session_organization = r#"SELECT "activeOrganizationId" FROM {sessions} WHERE "sessionToken" = ?"#;
+    /// Binds: the ten columns of `{api_key}`.
+    insert_api_key = "INSERT INTO {api_keys} ({api_key}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    get_api_key = "SELECT {api_key} FROM {api_keys} WHERE id = ?";
+    list_user_api_keys = r#"SELECT {api_key} FROM {api_keys} WHERE "userId" = ? AND "organizationId" IS NULL"#;
+    list_organization_api_keys = r#"SELECT {api_key} FROM {api_keys} WHERE "organizationId" = ?"#;
+    /// Binds: time, id. Only an unrevoked key: of concurrent revocations one changes it.
+    revoke_api_key = r#"UPDATE {api_keys} SET "revokedAt" = ? WHERE id = ? AND "revokedAt" IS NULL"#;
+    /// Binds: time, id, time. Only forward.
+    record_api_key_use = r#"UPDATE {api_keys} SET "lastUsedAt" = ? WHERE id = ? AND ("lastUsedAt" IS NULL OR "lastUsedAt" < ?)"#;
+    delete_user_api_keys = r#"DELETE FROM {api_keys} WHERE "userId" = ?"#;
 }
 
 #[cfg(test)]

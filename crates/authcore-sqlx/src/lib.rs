@@ -81,7 +81,10 @@
 //! `use_verification_token` and `delete_session` return the row only to the call whose
 //! `DELETE` removed it, so two concurrent uses of one token return it once; uniqueness
 //! rules are enforced by the database, so two concurrent `link_account` of one account
-//! give one `Ok` and one `Conflict`.
+//! give one `Ok` and one `Conflict`. `set_member_roles` and `remove_member` lock the
+//! organization's row (on SQLite, the database) before they check that an owner is left,
+//! so concurrent ones never leave an organization without one; `accept_invitation` holds
+//! the invitation's row until it is marked accepted, so concurrent acceptances accept once.
 //!
 //! # Rate limits and single-use marks
 //!
@@ -130,10 +133,12 @@ use direct::DirectReads;
 use async_trait::async_trait;
 use authcore::SignInInfo;
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, Capabilities,
-    JwtRevocation, JwtRevocationStore, LinkedAccountStore, NewUser, PasskeyStore, PasswordStore,
-    SessionActivity, SessionActivityStore, SessionSignInStore, TwoFactor, TwoFactorStore,
-    UpstreamSession, UpstreamSessionStore, UserGroupsStore, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, ApiKey, ApiKeyOwner, ApiKeyStore,
+    AppAccess, AppAccessStore, Capabilities, Invitation, InvitationAcceptance, JwtRevocation,
+    JwtRevocationStore, LinkedAccountStore, Member, MemberChange, NewUser, Organization,
+    OrganizationStore, PasskeyStore, PasswordStore, SessionActivity, SessionActivityStore,
+    SessionSignInStore, Team, TwoFactor, TwoFactorStore, UpstreamSession, UpstreamSessionStore,
+    UserGroupsStore, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator, ProviderType};
 use std::sync::Arc;
@@ -716,6 +721,8 @@ impl Adapter for SqlxAdapter {
             .upstream_sessions(self)
             .passwords(self)
             .user_groups(self)
+            .organizations(self)
+            .api_keys(self)
     }
 }
 
@@ -930,6 +937,184 @@ impl UserGroupsStore for SqlxAdapter {
 
     async fn get_user_groups(&self, user_id: &str) -> Result<Vec<String>, AdapterError> {
         dispatch!(self, get_user_groups(user_id))
+    }
+}
+
+#[async_trait]
+impl OrganizationStore for SqlxAdapter {
+    async fn create_organization(
+        &self,
+        organization: &Organization,
+        owner: &Member,
+    ) -> Result<(), AdapterError> {
+        dispatch!(self, create_organization(organization, owner))
+    }
+
+    async fn get_organization(&self, id: &str) -> Result<Option<Organization>, AdapterError> {
+        dispatch!(self, get_organization(id))
+    }
+
+    async fn get_organization_by_slug(
+        &self,
+        slug: &str,
+    ) -> Result<Option<Organization>, AdapterError> {
+        dispatch!(self, get_organization_by_slug(slug))
+    }
+
+    async fn update_organization(&self, organization: &Organization) -> Result<bool, AdapterError> {
+        dispatch!(self, update_organization(organization))
+    }
+
+    async fn delete_organization(&self, id: &str) -> Result<bool, AdapterError> {
+        dispatch!(self, delete_organization(id))
+    }
+
+    async fn list_organizations_of_user(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<(Organization, Member)>, AdapterError> {
+        dispatch!(self, list_organizations_of_user(user_id))
+    }
+
+    async fn get_member(
+        &self,
+        organization_id: &str,
+        user_id: &str,
+    ) -> Result<Option<Member>, AdapterError> {
+        dispatch!(self, get_member(organization_id, user_id))
+    }
+
+    async fn list_members(&self, organization_id: &str) -> Result<Vec<Member>, AdapterError> {
+        dispatch!(self, list_members(organization_id))
+    }
+
+    async fn add_member(&self, member: &Member) -> Result<bool, AdapterError> {
+        dispatch!(self, add_member(member))
+    }
+
+    async fn set_member_roles(
+        &self,
+        organization_id: &str,
+        user_id: &str,
+        roles: &[String],
+    ) -> Result<MemberChange, AdapterError> {
+        dispatch!(self, set_member_roles(organization_id, user_id, roles))
+    }
+
+    async fn set_member_teams(
+        &self,
+        organization_id: &str,
+        user_id: &str,
+        teams: &[String],
+    ) -> Result<MemberChange, AdapterError> {
+        dispatch!(self, set_member_teams(organization_id, user_id, teams))
+    }
+
+    async fn remove_member(
+        &self,
+        organization_id: &str,
+        user_id: &str,
+    ) -> Result<MemberChange, AdapterError> {
+        dispatch!(self, remove_member(organization_id, user_id))
+    }
+
+    async fn create_team(&self, team: &Team) -> Result<(), AdapterError> {
+        dispatch!(self, create_team(team))
+    }
+
+    async fn list_teams(&self, organization_id: &str) -> Result<Vec<Team>, AdapterError> {
+        dispatch!(self, list_teams(organization_id))
+    }
+
+    async fn delete_team(
+        &self,
+        organization_id: &str,
+        team_id: &str,
+    ) -> Result<bool, AdapterError> {
+        dispatch!(self, delete_team(organization_id, team_id))
+    }
+
+    async fn create_invitation(&self, invitation: &Invitation) -> Result<(), AdapterError> {
+        dispatch!(self, create_invitation(invitation))
+    }
+
+    async fn get_invitation(&self, id: &str) -> Result<Option<Invitation>, AdapterError> {
+        dispatch!(self, get_invitation(id))
+    }
+
+    async fn get_invitation_by_token(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<Invitation>, AdapterError> {
+        dispatch!(self, get_invitation_by_token(token_hash))
+    }
+
+    async fn list_invitations(
+        &self,
+        organization_id: Option<&str>,
+    ) -> Result<Vec<Invitation>, AdapterError> {
+        dispatch!(self, list_invitations(organization_id))
+    }
+
+    async fn list_invitations_for_email(
+        &self,
+        email: &str,
+    ) -> Result<Vec<Invitation>, AdapterError> {
+        dispatch!(self, list_invitations_for_email(email))
+    }
+
+    async fn accept_invitation(
+        &self,
+        id: &str,
+        user_id: &str,
+        at: OffsetDateTime,
+    ) -> Result<InvitationAcceptance, AdapterError> {
+        dispatch!(self, accept_invitation(id, user_id, at))
+    }
+
+    async fn revoke_invitation(&self, id: &str, at: OffsetDateTime) -> Result<bool, AdapterError> {
+        dispatch!(self, revoke_invitation(id, at))
+    }
+
+    async fn set_session_organization(
+        &self,
+        session_token: &str,
+        organization_id: Option<&str>,
+    ) -> Result<bool, AdapterError> {
+        dispatch!(
+            self,
+            set_session_organization(session_token, organization_id)
+        )
+    }
+
+    async fn get_session_organization(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<String>, AdapterError> {
+        dispatch!(self, get_session_organization(session_token))
+    }
+}
+
+#[async_trait]
+impl ApiKeyStore for SqlxAdapter {
+    async fn create_api_key(&self, key: &ApiKey) -> Result<(), AdapterError> {
+        dispatch!(self, create_api_key(key))
+    }
+
+    async fn get_api_key(&self, id: &str) -> Result<Option<ApiKey>, AdapterError> {
+        dispatch!(self, get_api_key(id))
+    }
+
+    async fn list_api_keys(&self, owner: ApiKeyOwner<'_>) -> Result<Vec<ApiKey>, AdapterError> {
+        dispatch!(self, list_api_keys(owner))
+    }
+
+    async fn revoke_api_key(&self, id: &str, at: OffsetDateTime) -> Result<bool, AdapterError> {
+        dispatch!(self, revoke_api_key(id, at))
+    }
+
+    async fn record_api_key_use(&self, id: &str, at: OffsetDateTime) -> Result<(), AdapterError> {
+        dispatch!(self, record_api_key_use(id, at))
     }
 }
 

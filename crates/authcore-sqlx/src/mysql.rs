@@ -28,6 +28,11 @@ pub(crate) static DIALECT: Dialect = Dialect {
         upstream_sessions: "upstreamSession",
         passwords: "userPassword",
         user_groups: "userGroup",
+        organizations: "organization",
+        organization_members: "organizationMember",
+        organization_teams: "organizationTeam",
+        invitations: "organizationInvitation",
+        api_keys: "apiKey",
     },
     user_ids: Ids::Uuid,
     row_ids: Ids::None,
@@ -40,6 +45,7 @@ pub(crate) fn bind(query: Query<MySql>, arg: Arg) -> Query<MySql> {
     match arg {
         Arg::Text(v) => query.bind(v),
         Arg::UserId(v) => query.bind(v),
+        Arg::OptUserId(v) => query.bind(v),
         Arg::Int(v) => query.bind(v),
         Arg::Bool(v) => query.bind(v),
         // As DATETIME: sqlx sends an `OffsetDateTime` as a TIMESTAMP, which MariaDB turns

@@ -20,6 +20,9 @@ use crate::dialect::Ids;
 use crate::direct::{DirectReads, Param, Query, Read};
 use crate::error::{data_error, map_sqlx};
 
+mod organizations;
+pub(crate) use organizations::*;
+
 // ---------------------------------------------------------------------------------------
 // Reading rows
 
@@ -114,6 +117,16 @@ impl Reader {
 
     fn time(&mut self) -> Result<OffsetDateTime, AdapterError> {
         self.opt_time()?.ok_or_else(|| self.mismatch())
+    }
+
+    /// A list stored space-separated (`""`: none).
+    fn list(&mut self) -> Result<Vec<String>, AdapterError> {
+        Ok(self
+            .text()?
+            .split(' ')
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect())
     }
 
     fn user(&mut self) -> Result<AdapterUser, AdapterError> {
@@ -371,6 +384,8 @@ pub(crate) async fn delete_user(pool: &Pool, id: &str) -> Result<(), AdapterErro
         &sql.delete_user_upstream_sessions,
         &sql.delete_user_password,
         &sql.delete_user_groups,
+        &sql.delete_user_memberships,
+        &sql.delete_user_api_keys,
         &sql.delete_user,
     ]
     .map(|s| (s.as_str(), vec![Arg::UserId(id.to_owned())]));
@@ -997,12 +1012,7 @@ impl Reader {
             user_id: user_id.to_owned(),
             client_id,
             client_name: self.text()?,
-            scopes: self
-                .text()?
-                .split(' ')
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect(),
+            scopes: self.list()?,
             created_at: self.time()?,
             updated_at: self.time()?,
             epoch: self.int()?,

@@ -26,6 +26,7 @@ pub(crate) fn bind(query: Query<Postgres>, arg: Arg) -> Query<Postgres> {
         Arg::Text(v) => query.bind(v),
         // Checked with `is_user_id` by the caller; NULL names no row.
         Arg::UserId(v) => query.bind(serial_id(&v)),
+        Arg::OptUserId(v) => query.bind(v.as_deref().and_then(serial_id)),
         Arg::Int(v) => query.bind(v),
         Arg::Bool(v) => query.bind(v),
         Arg::Time(v) => query.bind(v),

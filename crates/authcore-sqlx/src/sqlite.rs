@@ -78,6 +78,7 @@ pub(crate) fn bind(query: Query<Sqlite>, arg: Arg) -> Query<Sqlite> {
     match arg {
         Arg::Text(v) => query.bind(v),
         Arg::UserId(v) => query.bind(v),
+        Arg::OptUserId(v) => query.bind(v),
         Arg::Int(v) => query.bind(v),
         Arg::Bool(v) => query.bind(v),
         Arg::Time(v) => query.bind(v.map(ts_to_db)),

@@ -1,6 +1,8 @@
 //! Races: one magic link opened by 50 concurrent requests signs in exactly
 //! once, on PostgreSQL and MySQL/MariaDB (two handlers sharing the database, as two
-//! instances would) and on SQLite; concurrent reads and updates of one database session keep its row whole.
+//! instances would) and on SQLite; concurrent reads and updates of one database session keep its row whole;
+//! the owners of an organization all stepping down at once leave one owner, and an
+//! invitation accepted by several users at once makes one member, on every database.
 #![cfg(all(feature = "postgres", feature = "sqlite", feature = "mysql"))]
 #![allow(clippy::unwrap_used)]
 
@@ -8,7 +10,10 @@ use crate::common;
 
 use std::sync::{Arc, Mutex};
 
-use authcore::adapter::Adapter as _;
+use authcore::adapter::{
+    Adapter as _, Invitation, InvitationAcceptance, InvitationStatus, Member, MemberChange,
+    NewUser, OWNER_ROLE, Organization, OrganizationStore as _,
+};
 use authcore::providers::email::{EmailProvider, VerificationRequest};
 use authcore::{Auth, AuthConfig};
 use authcore_sqlx::SqlxAdapter;
@@ -259,4 +264,187 @@ async fn concurrent_updates_of_a_database_session_keep_the_row() {
         assert!(row.expires >= before, "{:?} < {before:?}", row.expires);
     })
     .await;
+}
+
+/// How many users contend in each round of the organization races.
+const CONTENDERS: usize = 4;
+
+/// Two adapters on one PostgreSQL schema, as two instances would be.
+async fn pg_adapters(options: sqlx::postgres::PgConnectOptions) -> [SqlxAdapter; 2] {
+    let mut adapters = Vec::new();
+    for _ in 0..2 {
+        let pool = PgPoolOptions::new()
+            .max_connections(CONTENDERS as u32)
+            .connect_with(options.clone())
+            .await
+            .unwrap();
+        let db = SqlxAdapter::from_postgres_pool(pool);
+        db.migrate().await.unwrap();
+        adapters.push(db);
+    }
+    adapters.try_into().unwrap()
+}
+
+/// Two adapters on one MySQL / MariaDB database.
+async fn mysql_adapters(options: sqlx::mysql::MySqlConnectOptions) -> [SqlxAdapter; 2] {
+    let mut adapters = Vec::new();
+    for _ in 0..2 {
+        let pool = sqlx::mysql::MySqlPoolOptions::new()
+            .max_connections(CONTENDERS as u32)
+            .connect_with(options.clone())
+            .await
+            .unwrap();
+        let db = SqlxAdapter::from_mysql_pool(pool);
+        db.migrate().await.unwrap();
+        adapters.push(db);
+    }
+    adapters.try_into().unwrap()
+}
+
+/// Two adapters on one SQLite file in `dir`.
+async fn sqlite_adapters(dir: &common::TempDir) -> [SqlxAdapter; 2] {
+    let path = dir.path().join("organizations.db").display().to_string();
+    let first = SqlxAdapter::sqlite(&path).await.unwrap();
+    first.migrate().await.unwrap();
+    [first, SqlxAdapter::sqlite(&path).await.unwrap()]
+}
+
+/// Every round: an organization whose [`CONTENDERS`] members are all owners, each stepping
+/// down at once through one of `adapters` in turn (removed, or in odd rounds left with
+/// another role): one is refused as the last owner, the others are done, and one owner is
+/// left. Then one invitation accepted by all of them at once: one acceptance, one member
+/// more.
+async fn organization_races(adapters: [SqlxAdapter; 2]) {
+    let db = &adapters[0];
+    let mut users = Vec::new();
+    for i in 0..CONTENDERS {
+        let email = format!("org-race-{i}-{}@example.com", uuid::Uuid::new_v4().simple());
+        let user = db
+            .create_user(NewUser {
+                email: Some(email),
+                ..NewUser::default()
+            })
+            .await
+            .unwrap();
+        users.push(user.id);
+    }
+    let now = time::OffsetDateTime::now_utc();
+    for round in 0..10 {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let org = Organization {
+            slug: format!("race-{id}"),
+            name: "Race".into(),
+            id,
+            created_at: now,
+        };
+        let member = |user_id: &str| Member {
+            organization_id: org.id.clone(),
+            user_id: user_id.to_owned(),
+            roles: vec![OWNER_ROLE.to_owned()],
+            teams: Vec::new(),
+            created_at: now,
+        };
+        db.create_organization(&org, &member(&users[0]))
+            .await
+            .unwrap();
+        for user in &users[1..] {
+            assert!(db.add_member(&member(user)).await.unwrap());
+        }
+        let tasks: Vec<_> = users
+            .iter()
+            .enumerate()
+            .map(|(i, user)| {
+                let (db, org, user) = (adapters[i % 2].clone(), org.id.clone(), user.clone());
+                tokio::spawn(async move {
+                    if round % 2 == 0 {
+                        db.remove_member(&org, &user).await
+                    } else {
+                        db.set_member_roles(&org, &user, &["member".to_owned()])
+                            .await
+                    }
+                })
+            })
+            .collect();
+        let mut outcomes = Vec::new();
+        for t in tasks {
+            outcomes.push(t.await.unwrap().unwrap());
+        }
+        let refused = outcomes
+            .iter()
+            .filter(|o| **o == MemberChange::LastOwner)
+            .count();
+        let owners = db
+            .list_members(&org.id)
+            .await
+            .unwrap()
+            .iter()
+            .filter(|m| m.is_owner())
+            .count();
+        assert_eq!((refused, owners), (1, 1), "round {round}: {outcomes:?}");
+
+        let invitation = Invitation {
+            id: uuid::Uuid::new_v4().simple().to_string(),
+            organization_id: Some(org.id.clone()),
+            email: "race@example.com".into(),
+            roles: vec!["member".into()],
+            teams: Vec::new(),
+            inviter_id: None,
+            token_hash: uuid::Uuid::new_v4().simple().to_string(),
+            created_at: now,
+            expires: now + time::Duration::hours(1),
+            status: InvitationStatus::Pending,
+        };
+        db.create_invitation(&invitation).await.unwrap();
+        let members_before = db.list_members(&org.id).await.unwrap().len();
+        let tasks: Vec<_> = users
+            .iter()
+            .enumerate()
+            .map(|(i, user)| {
+                let (db, id, user) = (adapters[i % 2].clone(), invitation.id.clone(), user.clone());
+                tokio::spawn(async move { db.accept_invitation(&id, &user, now).await })
+            })
+            .collect();
+        let mut accepted = 0;
+        for t in tasks {
+            let outcome = t.await.unwrap().unwrap();
+            match outcome {
+                InvitationAcceptance::Accepted { .. } => accepted += 1,
+                InvitationAcceptance::Closed => {}
+                other => panic!("round {round}: {other:?}"),
+            }
+        }
+        let members = db.list_members(&org.id).await.unwrap().len();
+        // The one owner left was a member already (keeping their roles) or another user
+        // joined.
+        assert_eq!(accepted, 1, "round {round}");
+        assert!(
+            members == members_before || members == members_before + 1,
+            "round {round}: {members_before} then {members} members"
+        );
+    }
+    for db in adapters {
+        db.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn organizations_keep_an_owner_and_invitations_are_accepted_once_on_postgres() {
+    with_pg_schema(|options, _| async move {
+        organization_races(pg_adapters(options).await).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn organizations_keep_an_owner_and_invitations_are_accepted_once_on_mysql() {
+    common::mysql::with_mysql_database(|options, _| async move {
+        organization_races(mysql_adapters(options).await).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn organizations_keep_an_owner_and_invitations_are_accepted_once_on_sqlite() {
+    let dir = common::TempDir::new();
+    organization_races(sqlite_adapters(&dir).await).await;
 }
