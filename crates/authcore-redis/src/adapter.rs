@@ -19,6 +19,8 @@ use crate::error::{BackendErrorKind, RedisBackendError, data_err, redis_err};
 use crate::keys::{is_user_id, names_index};
 use crate::scripts;
 
+mod organizations;
+
 /// How often a read-modify-write update is retried when the record changes under it.
 const MAX_UPDATE_ATTEMPTS: usize = 16;
 
@@ -298,19 +300,36 @@ impl RedisAdapter {
     }
 
     /// Runs [`scripts::DELETE_INDEXED`]; the deleted JSON, if the record existed.
+    /// `owner_hash_prefix`: the prefix of the owner's hash whose field `key` goes too.
     async fn delete_indexed(
         &self,
         op: &'static str,
         key: &str,
         index_prefix: String,
+        owner_hash_prefix: Option<String>,
     ) -> Result<Option<String>, AdapterError> {
         let mut conn = self.conn.clone();
-        scripts::DELETE_INDEXED
-            .key(key)
-            .arg(index_prefix)
+        let mut invocation = scripts::DELETE_INDEXED.key(key);
+        invocation.arg(index_prefix);
+        if let Some(prefix) = owner_hash_prefix {
+            invocation.arg(prefix);
+        }
+        invocation
             .invoke_async(&mut conn)
             .await
             .map_err(redis_err(op))
+    }
+
+    /// Deletes session `key` with its entries in its user's session index and
+    /// active-organization hash; the deleted JSON, if the session existed.
+    async fn delete_session_record(
+        &self,
+        op: &'static str,
+        key: &str,
+    ) -> Result<Option<String>, AdapterError> {
+        let prefix = self.keys.sessions_by_user_prefix();
+        let active = self.keys.active_organizations("");
+        self.delete_indexed(op, key, prefix, Some(active)).await
     }
 }
 
@@ -412,7 +431,7 @@ impl Adapter for RedisAdapter {
             let email_key =
                 |e: &Option<String>| e.as_deref().map(|e| self.keys.email(e)).unwrap_or_default();
             let mut conn = self.conn.clone();
-            let outcome: i64 = scripts::UPDATE_USER
+            let outcome: i64 = scripts::UPDATE_UNIQUE
                 .key(&key)
                 .arg(&raw)
                 .arg(json)
@@ -449,6 +468,11 @@ impl Adapter for RedisAdapter {
             .arg(self.keys.sessions_by_user(id))
             .arg(self.keys.authenticators_by_user(id))
             .arg(self.keys.tokens_by_identifier_prefix())
+            .arg(self.keys.organizations_by_user(id))
+            .arg(self.keys.members(""))
+            .arg(self.keys.owners(""))
+            .arg(self.keys.api_keys_by_user(id))
+            .arg(self.keys.api_keys_by_organization(""))
             .invoke_async(&mut conn)
             .await
             .map_err(redis_err(OP))?;
@@ -460,6 +484,7 @@ impl Adapter for RedisAdapter {
                 self.keys.app_access(id),
                 self.keys.password(id),
                 self.keys.groups(id),
+                self.keys.active_organizations(id),
             ])
             .await
             .map_err(redis_err(OP))?;
@@ -499,7 +524,7 @@ impl Adapter for RedisAdapter {
             return Ok(());
         }
         let key = self.keys.account(provider, provider_account_id);
-        self.delete_indexed(OP, &key, self.keys.accounts_by_user_prefix())
+        self.delete_indexed(OP, &key, self.keys.accounts_by_user_prefix(), None)
             .await?;
         Ok(())
     }
@@ -579,9 +604,7 @@ impl Adapter for RedisAdapter {
             return Ok(None);
         }
         let key = self.keys.session(session_token);
-        let deleted = self
-            .delete_indexed(OP, &key, self.keys.sessions_by_user_prefix())
-            .await?;
+        let deleted = self.delete_session_record(OP, &key).await?;
         match deleted {
             Some(raw) => Ok(Some(decode(OP, &raw)?)),
             None => Ok(None),
@@ -739,6 +762,8 @@ impl Adapter for RedisAdapter {
             .upstream_sessions(self)
             .passwords(self)
             .user_groups(self)
+            .organizations(self)
+            .api_keys(self)
     }
 }
 
@@ -871,8 +896,7 @@ impl SessionActivityStore for RedisAdapter {
                 continue;
             }
             let key = self.keys.session(token);
-            let prefix = self.keys.sessions_by_user("");
-            if self.delete_indexed(OP, &key, prefix).await?.is_some() {
+            if self.delete_session_record(OP, &key).await?.is_some() {
                 deleted += 1;
             }
         }
@@ -993,7 +1017,7 @@ impl PasskeyStore for RedisAdapter {
         }
         let key = self.keys.authenticator(credential_id);
         let prefix = self.keys.authenticators_by_user("");
-        Ok(self.delete_indexed(OP, &key, prefix).await?.is_some())
+        Ok(self.delete_indexed(OP, &key, prefix, None).await?.is_some())
     }
 
     async fn rename_authenticator(

@@ -132,12 +132,103 @@ impl Keys {
     pub(crate) fn authenticators_by_user(&self, user_id: &str) -> String {
         format!("{}user:authenticator:{BY_USER_ID}{user_id}", self.prefix)
     }
+
+    /// `org:<id>` → the organization as JSON.
+    pub(crate) fn organization(&self, id: &str) -> String {
+        format!("{}org:{id}", self.prefix)
+    }
+
+    /// `org:slug:<slug>` → the organization id (slug uniqueness, claimed with `SET NX`).
+    pub(crate) fn organization_slug(&self, slug: &str) -> String {
+        format!("{}org:slug:{slug}", self.prefix)
+    }
+
+    /// `org:members:<organizationId>` → hash of user id → member JSON.
+    pub(crate) fn members(&self, organization_id: &str) -> String {
+        format!("{}org:members:{organization_id}", self.prefix)
+    }
+
+    /// `org:owners:<organizationId>` → set of the user ids of members with the owner role.
+    pub(crate) fn owners(&self, organization_id: &str) -> String {
+        format!("{}org:owners:{organization_id}", self.prefix)
+    }
+
+    /// `org:by-user-id:<userId>` → set of the ids of the organizations the user is a
+    /// member of.
+    pub(crate) fn organizations_by_user(&self, user_id: &str) -> String {
+        format!("{}org:{BY_USER_ID}{user_id}", self.prefix)
+    }
+
+    /// `org:teams:<organizationId>` → hash of team id → team JSON.
+    pub(crate) fn teams(&self, organization_id: &str) -> String {
+        format!("{}org:teams:{organization_id}", self.prefix)
+    }
+
+    /// `org:team-names:<organizationId>` → hash of team name → team id (name uniqueness).
+    pub(crate) fn team_names(&self, organization_id: &str) -> String {
+        format!("{}org:team-names:{organization_id}", self.prefix)
+    }
+
+    /// `org:active:by-user-id:<userId>` → hash of the key of a session of the user → the
+    /// session's active organization id.
+    pub(crate) fn active_organizations(&self, user_id: &str) -> String {
+        format!("{}org:active:{BY_USER_ID}{user_id}", self.prefix)
+    }
+
+    /// `invitation:<id>` → the invitation as JSON.
+    pub(crate) fn invitation(&self, id: &str) -> String {
+        format!("{}invitation:{id}", self.prefix)
+    }
+
+    /// `invitation:token:<tokenHash>` → the invitation id.
+    pub(crate) fn invitation_token(&self, token_hash: &str) -> String {
+        format!("{}invitation:token:{token_hash}", self.prefix)
+    }
+
+    /// `invitation:by-org-id:<organizationId>` → set of the keys of the organization's
+    /// invitations; `invitation:sign-up:index` for the invitations to sign up only.
+    pub(crate) fn invitations_of(&self, organization_id: Option<&str>) -> String {
+        match organization_id {
+            Some(id) => format!("{}invitation:by-org-id:{id}", self.prefix),
+            None => format!("{}invitation:sign-up:index", self.prefix),
+        }
+    }
+
+    /// `invitation:by-email:<email>` → set of the keys of the address's pending
+    /// invitations.
+    pub(crate) fn invitations_by_email(&self, email: &str) -> String {
+        format!("{}invitation:by-email:{email}", self.prefix)
+    }
+
+    /// `api-key:<id>` → the API key as JSON.
+    pub(crate) fn api_key(&self, id: &str) -> String {
+        format!("{}api-key:{id}", self.prefix)
+    }
+
+    /// `api-key:by-user-id:<userId>` → set of the keys of the API keys the user made.
+    pub(crate) fn api_keys_by_user(&self, user_id: &str) -> String {
+        format!("{}api-key:{BY_USER_ID}{user_id}", self.prefix)
+    }
+
+    /// `api-key:by-org-id:<organizationId>` → set of the keys of the organization's API
+    /// keys.
+    pub(crate) fn api_keys_by_organization(&self, organization_id: &str) -> String {
+        format!("{}api-key:by-org-id:{organization_id}", self.prefix)
+    }
 }
 
 /// Whether `id` could be a user id this adapter assigned. Ids are UUIDs; anything with a
 /// `:` would address another namespace (`user:email:…`, `user:session:…`), so it is
 /// treated as unknown rather than read.
 pub(crate) fn is_user_id(id: &str) -> bool {
+    is_record_id(id)
+}
+
+/// Whether `id` could be the id of an organization, invitation or API key here: ids are
+/// assigned by the caller (UUIDs), and one with a `:` would address an index key
+/// (`org:slug:…`, `invitation:token:…`), so it is refused when storing and unknown when
+/// reading.
+pub(crate) fn is_record_id(id: &str) -> bool {
     !id.is_empty() && !id.contains(':')
 }
 

@@ -54,10 +54,39 @@
 //! | `user:app-access:<userId>` | string | access granted to applications: an object by client id of (`clientName`, `scopes`, `createdAt`, `updatedAt`, `epoch`), changed by compare-and-set | none |
 //! | `user:authenticator:<credentialID>` | string | authenticator JSON (`credentialID`, `userId`, `providerAccountId`, `counter` …), claimed with `SET NX` | none |
 //! | `user:authenticator:by-user-id:<userId>` | set | keys of the user's authenticators | none |
+//! | `org:<id>` | string | organization JSON (`id`, `slug`, `name`, `createdAt`) | none |
+//! | `org:slug:<slug>` | string | the organization id (slug uniqueness, claimed with `SET NX`, moved by compare-and-set on update) | none |
+//! | `org:members:<organizationId>` | hash | user id → member JSON (`organizationId`, `userId`, `roles`, `teams`, `createdAt`) | none |
+//! | `org:owners:<organizationId>` | set | user ids of the members with the `owner` role (read in the scripts that keep an owner) | none |
+//! | `org:by-user-id:<userId>` | set | ids of the organizations the user is a member of | none |
+//! | `org:teams:<organizationId>` | hash | team id → team JSON (`id`, `organizationId`, `name`, `createdAt`) | none |
+//! | `org:team-names:<organizationId>` | hash | team name → team id (name uniqueness in the organization) | none |
+//! | `org:active:by-user-id:<userId>` | hash | key of a session of the user → the session's active organization id (entries of sessions that are gone dropped on the user's next choice) | none |
+//! | `invitation:<id>` | string | invitation JSON (`organizationId`, `email`, `roles`, `teams`, `inviterId`, `tokenHash`, `createdAt`, `expires`, `status`, and `userId`, `at` once accepted or revoked) | none |
+//! | `invitation:token:<tokenHash>` | string | the invitation id (claimed with `SET NX`) | none |
+//! | `invitation:by-org-id:<organizationId>` | set | keys of the organization's invitations | none |
+//! | `invitation:sign-up:index` | set | keys of the invitations to sign up only | none |
+//! | `invitation:by-email:<email>` | set | keys of the address's pending invitations | none |
+//! | `api-key:<id>` | string | API key JSON (`id`, `hash`, `name`, `userId`, `organizationId`, `permissions`, `createdAt`, `expires`, `lastUsedAt`, `revokedAt`) | none |
+//! | `api-key:by-user-id:<userId>` | set | keys of the API keys the user made (their own and their organizations') | none |
+//! | `api-key:by-org-id:<organizationId>` | set | keys of the organization's API keys | none |
 //!
 //! Sessions and verification tokens are written with `SET … PXAT <expires>` (the
 //! millisecond form of `EXPIREAT`), so Redis deletes them itself at their expiry; a session
 //! or token whose `expires` has passed is therefore never returned.
+//!
+//! Organizations, their members, teams and invitations, and API keys are beyond Auth.js
+//! (its adapters have none). The writes that must be atomic run as one script each:
+//! creating an organization with its slug and first member, changing or removing a member
+//! (the owners set is read in the same script, so of concurrent changes none leaves the
+//! organization without an owner), accepting an invitation (once, with the new member),
+//! deleting a team (out of its members' teams), an organization (with its members, teams,
+//! invitations, API keys and the sessions' choice of it) or a user (with their
+//! memberships and API keys). Ids of organizations, invitations and API keys are the
+//! caller's (UUIDs); one containing `:` is refused when storing and unknown when reading,
+//! as user ids are. A member, organization or API key written for a user or organization
+//! that does not exist fails with [`AdapterError::Backend`] (class `Data`), as a password
+//! written for a missing user does.
 //!
 //! ### Differences from the upstream adapter
 //!
@@ -79,8 +108,9 @@
 //! [`AdapterError::Backend`] carrying a
 //! [`RedisBackendError`]; its message names the operation and the failure class, never a
 //! key, value or the URL. A second `linkAccount` or `createAuthenticator` for the same id,
-//! or a `createUser`/`updateUser` with an email another user has, is
-//! [`AdapterError::Conflict`].
+//! a `createUser`/`updateUser` with an email another user has, an organization's slug in
+//! use, a team name in use in the organization, and an organization, team, invitation
+//! (or invitation token) or API key id in use are [`AdapterError::Conflict`].
 #![forbid(unsafe_code)]
 
 mod adapter;

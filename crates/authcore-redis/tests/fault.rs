@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use authcore::adapter::{Adapter, AdapterError, NewUser};
+use authcore::adapter::{Adapter, AdapterError, ApiKeyStore, NewUser, OrganizationStore};
 use authcore_redis::{BackendErrorKind, ConnectOptions, RedisAdapter, RedisBackendError};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Mutex;
@@ -87,6 +87,8 @@ async fn calls_against_an_unreachable_redis_return_backend_errors() {
             assert_backend(adapter.use_verification_token("a@b.c", "t").await);
             assert_backend(adapter.delete_user("x").await);
             assert_backend(adapter.list_authenticators_by_user_id("x").await);
+            assert_backend(adapter.remove_member("o", "x").await);
+            assert_backend(adapter.get_api_key("k").await);
         };
         tokio::time::timeout(BOUND, calls)
             .await

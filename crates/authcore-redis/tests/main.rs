@@ -9,6 +9,7 @@ mod totp;
 
 mod conformance;
 mod fault;
+mod organizations;
 mod rate_limit;
 mod redis_adapter;
 mod two_factor;
