@@ -886,3 +886,166 @@ async fn teams_hold_members_of_their_organization() {
             .is_empty()
     );
 }
+
+/// A form post of the account page as the holder of `cookie`.
+async fn account_post(a: &App, cookie: &str, fields: &[(&str, &str)]) -> TestResponse {
+    let (csrf_cookie, csrf) = csrf_pair();
+    let mut pairs = vec![("csrfToken", csrf.as_str())];
+    pairs.extend_from_slice(fields);
+    send(
+        &a.auth,
+        post("/auth/account")
+            .header("cookie", format!("{cookie}; {csrf_cookie}"))
+            .body(form(&pairs))
+            .unwrap(),
+    )
+    .await
+}
+
+async fn account_page(a: &App, cookie: &str) -> String {
+    let r = send(
+        &a.auth,
+        get("/auth/account")
+            .header("cookie", cookie)
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    r.text()
+}
+
+/// The account page lists organizations, members for those who may remove them,
+/// invitations and keys; its changes follow the same rules as the API.
+#[tokio::test]
+async fn the_account_page_manages_organizations_within_the_rules() {
+    let a = app().await;
+    let (adam, _) = session_of(&a.auth, &a.db, &a.adam, Duration::ZERO, &["pwd"]).await;
+    let (mia, _) = session_of(&a.auth, &a.db, &a.mia, Duration::ZERO, &["pwd"]).await;
+    let html = account_page(&a, &adam).await;
+    assert!(html.contains("Acme") && html.contains("admin"), "{html}");
+    assert!(
+        html.contains("mia@example.com"),
+        "an admin sees the members"
+    );
+    assert!(html.contains("Invite by email"));
+    let html = account_page(&a, &mia).await;
+    assert!(
+        !html.contains("bill@example.com"),
+        "a member does not see the member list"
+    );
+    assert!(!html.contains("Invite by email"));
+
+    // Mia cannot remove Bill; the page says so and Bill stays.
+    let r = account_post(
+        &a,
+        &mia,
+        &[
+            ("op", "member-remove"),
+            ("organizationId", &a.acme),
+            ("userId", &a.bill),
+        ],
+    )
+    .await;
+    assert!(
+        r.text().contains("Your role does not allow that."),
+        "{}",
+        r.text()
+    );
+    assert!(a.roles(&a.acme, &a.bill).await.is_some());
+    // Nor make an organization active that is not hers.
+    let r = account_post(
+        &a,
+        &mia,
+        &[("op", "org-active"), ("organizationId", &a.evil)],
+    )
+    .await;
+    assert!(
+        r.text().contains("That is not one of yours."),
+        "{}",
+        r.text()
+    );
+
+    // A key, shown once, then listed by its id only.
+    let r = account_post(
+        &a,
+        &adam,
+        &[
+            ("op", "key-create"),
+            ("name", "deploy"),
+            ("organizationId", &a.acme),
+            ("permissions", "member:read"),
+        ],
+    )
+    .await;
+    let html = r.text();
+    let key = html
+        .split("<code>")
+        .find_map(|s| {
+            s.strip_prefix("ak_")
+                .map(|k| format!("ak_{}", &k[..k.find('<').unwrap()]))
+        })
+        .unwrap();
+    assert!(
+        a.auth
+            .principal(&uri(), &bearer(&key))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let html = account_page(&a, &adam).await;
+    assert!(html.contains("deploy"));
+    assert!(
+        !html.contains(key.rsplit('_').next().unwrap()),
+        "the secret is not shown again"
+    );
+
+    // Making Acme active sets a new session cookie (JWT) that the principal reads.
+    let r = account_post(
+        &a,
+        &adam,
+        &[("op", "org-active"), ("organizationId", &a.acme)],
+    )
+    .await;
+    assert_eq!(r.status, 302);
+    let cookie = format!("{SESSION_COOKIE}={}", r.cookie(SESSION_COOKIE).unwrap());
+    let p = a
+        .auth
+        .principal(&uri(), &headers(&cookie))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(p.has_role("admin"));
+
+    // An invitation made on the page is mailed, and accepted on the invitee's page.
+    let new = stored_user(&a.db, "newbie@example.com", true).await;
+    let r = account_post(
+        &a,
+        &adam,
+        &[
+            ("op", "org-invite"),
+            ("organizationId", &a.acme),
+            ("email", "newbie@example.com"),
+            ("role", "billing"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 302, "{}", r.text());
+    let (newbie, _) = session_of(&a.auth, &a.db, &new, Duration::ZERO, &["pwd"]).await;
+    let html = account_page(&a, &newbie).await;
+    assert!(
+        html.contains("You are invited to Acme as billing"),
+        "{html}"
+    );
+    let id = a.auth.invitations_for_user(&new).await.unwrap()[0]
+        .id
+        .clone();
+    let r = account_post(
+        &a,
+        &newbie,
+        &[("op", "invitation-accept"), ("invitationId", &id)],
+    )
+    .await;
+    assert_eq!(r.status, 302);
+    assert_eq!(a.roles(&a.acme, &new).await, Some(v(&["billing"])));
+}

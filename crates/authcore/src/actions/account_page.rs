@@ -28,6 +28,13 @@ fn notice_text(key: &str) -> Option<&'static str> {
         "email-sent" => {
             "A confirmation link is on its way to the new address: follow it to make the change."
         }
+        "org-created" => "The organization was made: you are its owner.",
+        "org-active" => "That organization is now the active one.",
+        "org-left" => "You left the organization.",
+        "invitation-accepted" => "You joined the organization.",
+        "invited" => "The invitation was sent.",
+        "member-removed" => "The member was removed.",
+        "key-revoked" => "The API key was revoked.",
         _ => return None,
     })
 }
@@ -52,6 +59,16 @@ fn error_text(e: &AccountError) -> &'static str {
         #[cfg(feature = "passwords")]
         AccountError::WeakPassword(v) => weak_password_text(v),
         AccountError::InvalidEmail => "That is not an email address, or it is your account's own.",
+        AccountError::Forbidden => "Your role does not allow that.",
+        AccountError::LastOwner => {
+            "An organization keeps an owner: make another member owner first."
+        }
+        AccountError::SlugTaken => "Another organization has that name: choose another.",
+        AccountError::InvalidValue(_) => {
+            "That value is not valid: check the name, role or permissions."
+        }
+        AccountError::InvalidInvitation => "That invitation is no longer valid.",
+        AccountError::WrongAddress => "That invitation is for another email address.",
         _ => "That did not work. Please try again later.",
     }
 }
@@ -161,6 +178,10 @@ async fn render(
             .and_then(|u| u.email),
         _ => None,
     };
+    let organizations = match &c.organizations {
+        Some(_) => Some(organizations_view(c, &me.user_id, ctx).await?),
+        None => None,
+    };
     let view = super::pages::AccountView {
         who,
         action: ctx.auth_url("/account"),
@@ -177,9 +198,198 @@ async fn render(
         two_factor,
         password,
         address: address.as_deref(),
+        organizations,
         state,
     };
     super::pages::render_account_page(ctx, &view)
+}
+
+/// The organizations section: the user's memberships (with the members where they may
+/// remove some), their open invitations and their API keys.
+async fn organizations_view(
+    c: &crate::config::ConfigInner,
+    user_id: &str,
+    ctx: &Ctx<'_>,
+) -> Result<super::pages::OrganizationsView, AuthError> {
+    use super::organizations as orgs;
+    use super::pages::{InvitationRow, KeyRow, MemberRow, MembershipRow};
+    use crate::organizations::{covers, permissions as perm};
+    let holds = |held: &[String], p: &str| held.iter().any(|h| covers(h, p));
+    let active = orgs::active_organization_id_of(c, &ctx.req.url, &ctx.req.cookies).await;
+    let mut memberships = Vec::new();
+    let mut names = std::collections::HashMap::new();
+    for m in orgs::organizations_of(c, user_id)
+        .await
+        .map_err(account_failure)?
+    {
+        names.insert(m.organization.id.clone(), m.organization.name.clone());
+        let members = if holds(&m.permissions, perm::MEMBER_REMOVE) {
+            let list = orgs::members(c, user_id, &m.organization.id)
+                .await
+                .map_err(account_failure)?;
+            Some(
+                list.into_iter()
+                    .filter(|p| p.user_id != user_id)
+                    .map(|p| MemberRow {
+                        label: p.email.or(p.name).unwrap_or_else(|| p.user_id.clone()),
+                        roles: p.roles.join(", "),
+                        user_id: p.user_id,
+                    })
+                    .collect(),
+            )
+        } else {
+            None
+        };
+        memberships.push(MembershipRow {
+            active: active.as_deref() == Some(m.organization.id.as_str()),
+            can_invite: holds(&m.permissions, perm::MEMBER_INVITE),
+            roles: m.roles.join(", "),
+            id: m.organization.id,
+            name: m.organization.name,
+            members,
+        });
+    }
+    let mut invitations = Vec::new();
+    for i in orgs::invitations_for_user(c, user_id)
+        .await
+        .map_err(account_failure)?
+    {
+        let organization = match &i.organization_id {
+            Some(id) => orgs::organization_name(c, id)
+                .await
+                .map_err(account_failure)?,
+            None => continue,
+        };
+        invitations.push(InvitationRow {
+            id: i.id,
+            organization,
+            roles: i.roles.join(", "),
+        });
+    }
+    let mut keys = Vec::new();
+    let mut scopes: Vec<Option<String>> = vec![None];
+    scopes.extend(memberships.iter().map(|m| Some(m.id.clone())));
+    for scope in scopes {
+        for k in orgs::api_keys(c, user_id, scope.as_deref())
+            .await
+            .map_err(account_failure)?
+        {
+            let now = time::OffsetDateTime::now_utc();
+            let state = if k.revoked_at.is_some() {
+                "revoked".to_owned()
+            } else if k.expires.is_some_and(|e| e <= now) {
+                "expired".to_owned()
+            } else {
+                match k.last_used_at {
+                    Some(t) => format!("last used {}", t.date()),
+                    None => "never used".to_owned(),
+                }
+            };
+            keys.push(KeyRow {
+                scope: match &k.organization_id {
+                    Some(id) => names.get(id).cloned().unwrap_or_default(),
+                    None => "you".to_owned(),
+                },
+                permissions: if k.permissions.is_empty() {
+                    "signs in as you".to_owned()
+                } else {
+                    k.permissions.join(" ")
+                },
+                id: k.id,
+                name: k.name,
+                state,
+            });
+        }
+    }
+    let can_create = c
+        .organizations
+        .as_ref()
+        .is_some_and(|o| o.settings.users_may_create());
+    Ok(super::pages::OrganizationsView {
+        memberships,
+        invitations,
+        keys,
+        can_create,
+    })
+}
+
+/// The organization changes of the page (`op` `org-…`, `member-…`, `invitation-…`,
+/// `key-…`).
+async fn organization_change(
+    ctx: &Ctx<'_>,
+    me: &CurrentSession,
+    op: &str,
+) -> Result<Next, AccountError> {
+    use super::organizations as orgs;
+    let c = ctx.config;
+    let field = |name: &str| ctx.req.body_str(name).unwrap_or_default();
+    let user = me.user_id.as_str();
+    Ok(match op {
+        "org-create" => {
+            orgs::create_organization(c, user, field("name"), None, true).await?;
+            Next::Notice("org-created")
+        }
+        "org-active" => {
+            let cookies = orgs::set_active_organization(
+                c,
+                me,
+                &ctx.req.url,
+                &ctx.req.cookies,
+                Some(field("organizationId")),
+            )
+            .await?;
+            let mut r =
+                RawResponse::redirect(format!("{}?notice=org-active", ctx.auth_url("/account")));
+            r.cookies = cookies;
+            Next::Answer(r)
+        }
+        "org-leave" => {
+            orgs::remove_member(c, user, field("organizationId"), user).await?;
+            Next::Notice("org-left")
+        }
+        "member-remove" => {
+            orgs::remove_member(c, user, field("organizationId"), field("userId")).await?;
+            Next::Notice("member-removed")
+        }
+        "org-invite" => {
+            let roles = [field("role").trim().to_owned()];
+            let request = orgs::InvitationRequest {
+                organization_id: Some(field("organizationId")),
+                email: field("email"),
+                roles: if roles[0].is_empty() { &[] } else { &roles },
+                teams: &[],
+            };
+            orgs::invite(c, Some(user), request, Some(ctx.req.origin())).await?;
+            Next::Notice("invited")
+        }
+        "invitation-accept" => {
+            orgs::accept_invitation(c, user, orgs::InvitationRef::Id(field("invitationId")))
+                .await?;
+            Next::Notice("invitation-accepted")
+        }
+        "key-create" => {
+            let permissions: Vec<String> = field("permissions")
+                .split([' ', ','])
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+                .collect();
+            let organization = Some(field("organizationId")).filter(|o| !o.is_empty());
+            let made = orgs::create_api_key(c, me, organization, field("name"), &permissions, None)
+                .await?;
+            Next::Page(PageState {
+                new_key: Some(made.secret.expose().to_owned()),
+                ..PageState::default()
+            })
+        }
+        "key-revoke" => {
+            orgs::revoke_api_key(c, user, field("id")).await?;
+            Next::Notice("key-revoked")
+        }
+        _ => Next::Page(PageState {
+            error: Some("That change is not known."),
+            ..PageState::default()
+        }),
+    })
 }
 
 fn account_failure(e: AccountError) -> AuthError {
@@ -259,6 +469,13 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
                 ..PageState::default()
             }),
             "delete" => Next::Answer(delete(ctx, &me).await?),
+            op if c.organizations.is_some()
+                && ["org-", "member-", "invitation-", "key-"]
+                    .iter()
+                    .any(|p| op.starts_with(p)) =>
+            {
+                organization_change(ctx, &me, op).await?
+            }
             #[cfg(feature = "two-factor")]
             op @ ("totp-start" | "totp-confirm" | "recovery-codes" | "totp-disable") => {
                 two_factor_change(ctx, &me, op, field("code")).await?

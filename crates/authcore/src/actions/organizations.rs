@@ -931,6 +931,25 @@ async fn active_organization_id(
     Some(claims.get(ORGANIZATION_CLAIM)?.as_str()?.to_owned())
 }
 
+/// The id of the request's session's active organization, as recorded (unchecked: for
+/// marking it in a list of the user's own memberships).
+pub(crate) async fn active_organization_id_of(
+    c: &ConfigInner,
+    url: &RequestUrl,
+    cookies: &RequestCookies,
+) -> Option<String> {
+    let store = c.adapter.as_deref()?.organizations()?;
+    active_organization_id(c, url, cookies, store).await
+}
+
+/// The name of an organization.
+pub(crate) async fn organization_name(
+    c: &ConfigInner,
+    organization_id: &str,
+) -> Result<String, AccountError> {
+    Ok(orgs(c)?.organization(organization_id).await?.name)
+}
+
 /// The signed-in user's membership of their session's active organization; `None` when
 /// none is set, or the user is no longer a member of it (checked on every read).
 pub(crate) async fn active_membership(

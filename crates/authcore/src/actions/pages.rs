@@ -47,6 +47,8 @@ pub(crate) struct PageState {
     #[cfg(feature = "two-factor")]
     pub enrolment: Option<crate::two_factor::TotpEnrolment>,
     pub recovery_codes: Option<Vec<String>>,
+    /// A new API key's text, shown once.
+    pub new_key: Option<String>,
 }
 
 /// What the account page shows (see `account_page.rs`).
@@ -72,7 +74,59 @@ pub(crate) struct AccountView<'a> {
     pub password: Option<PasswordView>,
     /// The account's address (shown where it can be changed).
     pub address: Option<&'a str>,
+    /// With organizations: the organizations section.
+    pub organizations: Option<OrganizationsView>,
     pub state: PageState,
+}
+
+/// The account page's organizations section: the user's organizations (with their members
+/// where the user may remove members, and an invitation form where they may invite), the
+/// open invitations to their address, and their API keys.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OrganizationsView {
+    pub memberships: Vec<MembershipRow>,
+    pub invitations: Vec<InvitationRow>,
+    pub keys: Vec<KeyRow>,
+    /// Whether the user may make an organization.
+    pub can_create: bool,
+}
+
+/// One of the user's organizations.
+#[derive(Debug, Clone)]
+pub(crate) struct MembershipRow {
+    pub id: String,
+    pub name: String,
+    pub roles: String,
+    pub active: bool,
+    pub can_invite: bool,
+    /// The members, where the user may remove members.
+    pub members: Option<Vec<MemberRow>>,
+}
+
+/// A member, as an administrator sees them.
+#[derive(Debug, Clone)]
+pub(crate) struct MemberRow {
+    pub user_id: String,
+    pub label: String,
+    pub roles: String,
+}
+
+/// An open invitation to the user's address.
+#[derive(Debug, Clone)]
+pub(crate) struct InvitationRow {
+    pub id: String,
+    pub organization: String,
+    pub roles: String,
+}
+
+/// One of the user's API keys.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyRow {
+    pub id: String,
+    pub name: String,
+    pub scope: String,
+    pub permissions: String,
+    pub state: String,
 }
 
 /// The account page's password section.

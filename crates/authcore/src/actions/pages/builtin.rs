@@ -252,6 +252,8 @@ struct AccountTemplate<'a> {
     password_min: usize,
     /// The account's address, where it can be changed.
     address: Option<&'a str>,
+    organizations: Option<&'a super::OrganizationsView>,
+    new_key: Option<&'a str>,
 }
 
 fn render(t: &impl Template) -> Result<String, AuthError> {
@@ -669,6 +671,8 @@ pub(crate) fn render_account_page(
         password: v.password.map(|p| p.has),
         password_min: v.password.map_or(0, |p| p.min_length),
         address: v.password.and(v.address),
+        organizations: v.organizations.as_ref(),
+        new_key: v.state.new_key.as_deref(),
     })?;
     let mut r = shell.respond(StatusCode::OK, html);
     r.headers.insert(
