@@ -15,6 +15,7 @@ use crate::common::*;
 use authcore::account::{AccountError, AccountRoute, SensitiveOperation};
 use authcore::adapter::{Adapter, MemoryAdapter, PasswordStore};
 use authcore::adapter::{AppAccessStore, LinkedAccountStore, TwoFactorStore};
+use authcore::organizations::Organizations;
 use authcore::passwords::{PasswordAccounts, PasswordHashing};
 use authcore::providers::email::EmailProvider;
 use authcore::providers::{OAuthProvider, WebAuthnProvider};
@@ -29,6 +30,8 @@ struct App {
     auth: Auth,
     db: MemoryAdapter,
     ada: String,
+    /// The organization Ada owns.
+    org: String,
     /// Ada's TOTP secret (base32), when enrolled.
     secret: Option<String>,
 }
@@ -64,10 +67,16 @@ async fn app(strategy: SessionStrategy, totp: bool) -> App {
             .adapter(db.clone())
             .session_strategy(strategy)
             .two_factor(TwoFactorOptions::default())
+            .organizations(Organizations::new())
             .build()
             .unwrap(),
     );
     let ada = stored_user(&db, "ada@example.com", false).await;
+    let org = auth
+        .create_organization_for(&ada, "Ada's", None)
+        .await
+        .unwrap()
+        .id;
     for provider in ["github", "gitlab"] {
         let mut a = Account::new(ProviderType::Oauth, provider, format!("{provider}-ada"));
         a.user_id = Some(ada.clone());
@@ -94,6 +103,7 @@ async fn app(strategy: SessionStrategy, totp: bool) -> App {
         auth,
         db,
         ada,
+        org,
         secret,
     }
 }
@@ -128,7 +138,11 @@ async fn snapshot(app: &App) -> Value {
         .map(|a| a.client_id)
         .collect();
     let password = db.get_password_hash(&app.ada).await.unwrap();
+    let organizations = app.auth.organizations_of(&app.ada).await.unwrap().len();
+    let keys = app.auth.api_keys(&app.ada, None).await.unwrap().len();
     json!({
+        "organizations": organizations,
+        "apiKeys": keys,
         "user": user.is_some(),
         "email": user.and_then(|u| u.email),
         "password": password,
@@ -177,6 +191,8 @@ fn entry_points(op: SensitiveOperation) -> Vec<Entry> {
         S::ChangePassword => vec![Api, Json(R::ChangePassword), Page("password")],
         // The link to the new address is the change; asking for it is the operation.
         S::ChangeEmail => vec![Api, Json(R::ChangeEmail), Page("email")],
+        S::CreateApiKey => vec![Api, Json(R::CreateApiKey)],
+        S::DeleteOrganization => vec![Api, Json(R::DeleteOrganization)],
         other => panic!("no entry points listed for {other:?}"),
     }
 }
@@ -203,6 +219,8 @@ fn fields(app: &App, op: SensitiveOperation) -> Vec<(&'static str, String)> {
             ("newPassword", "violet umbrella under nine moons".into()),
         ],
         S::ChangeEmail => vec![("email", "ada.new@example.com".into())],
+        S::CreateApiKey => vec![("name", "deploy".into())],
+        S::DeleteOrganization => vec![("organizationId", app.org.clone())],
         S::ConfirmTotp | S::DisableTotp | S::RegenerateRecoveryCodes => vec![("code", code())],
         _ => vec![],
     }
@@ -237,6 +255,14 @@ async fn through_api(
                 .await
         }
         S::ChangeEmail => auth.change_email(me, field(&f, "email")).await,
+        S::CreateApiKey => auth
+            .create_api_key(me, None, field(&f, "name"), &[], None)
+            .await
+            .map(drop),
+        S::DeleteOrganization => {
+            auth.delete_organization(me, field(&f, "organizationId"))
+                .await
+        }
         S::StartTotp => auth.start_totp_enrolment(me).await.map(drop),
         S::ConfirmTotp => auth.confirm_totp(me, field(&f, "code")).await.map(drop),
         S::DisableTotp => auth.disable_totp(me, field(&f, "code")).await,

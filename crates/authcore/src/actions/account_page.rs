@@ -182,7 +182,8 @@ async fn render(
     super::pages::render_account_page(ctx, &view)
 }
 
-fn account_failure(e: AccountError) -> AuthError {
+/// An account operation's failure as the actions' error.
+pub(crate) fn account_failure(e: AccountError) -> AuthError {
     match e {
         AccountError::Adapter(source) => AuthError::AdapterError { source },
         other => AuthError::CallbackError {
