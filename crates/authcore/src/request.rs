@@ -46,6 +46,9 @@ pub enum Action {
     /// `password`: password accounts' sign-up, forgotten password and address
     /// confirmation (beyond Auth.js; with password accounts).
     Password,
+    /// `invitation`: the mailed link of an invitation to an organization (beyond Auth.js;
+    /// with organizations).
+    Invitation,
 }
 
 impl Action {
@@ -65,6 +68,7 @@ impl Action {
             "account" => Action::Account,
             "backchannel-logout" => Action::BackchannelLogout,
             "password" => Action::Password,
+            "invitation" => Action::Invitation,
             _ => return None,
         })
     }
@@ -85,6 +89,7 @@ impl Action {
             Action::Account => "account",
             Action::BackchannelLogout => "backchannel-logout",
             Action::Password => "password",
+            Action::Invitation => "invitation",
         }
     }
 
@@ -107,7 +112,7 @@ impl fmt::Display for Action {
 }
 
 /// Whether `s` is one of the action names: Auth.js's nine (`isAuthAction`), `two-factor`,
-/// `account`, `backchannel-logout` and `password`.
+/// `account`, `backchannel-logout`, `password` and `invitation`.
 pub fn is_auth_action(s: &str) -> bool {
     Action::parse(s).is_some()
 }

@@ -47,6 +47,7 @@ mod oauth_entra_multitenant;
 mod oauth_oidc_provider;
 mod oauth_redirect_proxy;
 mod oauth_refresh;
+mod organization_routes;
 mod organizations;
 mod pages;
 mod password_breaches;

@@ -386,12 +386,12 @@ async fn invitations_are_single_use_bound_and_expire() {
         Err(AccountError::InvalidInvitation)
     ));
     assert_eq!(a.roles(&a.acme, &later).await, None);
-    // By id: only the invited, verified address.
+    // By id: only the invited, verified address; another's id looks like an unknown one.
     assert!(matches!(
         a.auth
             .accept_invitation_by_id(&other, &sent.invitation.id)
             .await,
-        Err(AccountError::WrongAddress)
+        Err(AccountError::InvalidInvitation)
     ));
     let listed = a.auth.invitations_for_user(&later).await.unwrap();
     assert_eq!(listed.len(), 1);

@@ -96,16 +96,6 @@ fn signed_in(r: &TestResponse) -> bool {
     r.status == 302 && r.cookie(SESSION_COOKIE).is_some()
 }
 
-/// A query parameter of a link.
-fn param(link: &str, name: &str) -> String {
-    url::Url::parse(link)
-        .unwrap()
-        .query_pairs()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.into_owned())
-        .unwrap()
-}
-
 /// Signs `email` up and confirms the address: the user's id.
 async fn signed_up(auth: &Auth, db: &MemoryAdapter, mail: &Mailbox, email: &str) -> String {
     let r = post_password_step(auth, "signup", &[("email", email), ("password", GOOD)]).await;
@@ -374,7 +364,7 @@ async fn a_forgotten_password_is_reset_once_and_every_session_ends() {
     let form = follow(&auth, &link).await;
     assert_eq!(form.status, 200);
     assert!(form.text().contains("autocomplete=\"new-password\""));
-    let (token, uid) = (param(&link, "token"), param(&link, "user"));
+    let (token, uid) = (query_param(&link, "token"), query_param(&link, "user"));
     assert_eq!(uid, user);
 
     // A refused password leaves the link usable; another user's id makes it void.

@@ -15,6 +15,7 @@ use crate::common::*;
 use authcore::account::{AccountError, AccountRoute, SensitiveOperation};
 use authcore::adapter::{Adapter, MemoryAdapter, PasswordStore};
 use authcore::adapter::{AppAccessStore, LinkedAccountStore, TwoFactorStore};
+use authcore::organizations::Organizations;
 use authcore::passwords::{PasswordAccounts, PasswordHashing};
 use authcore::providers::email::EmailProvider;
 use authcore::providers::{OAuthProvider, WebAuthnProvider};
@@ -29,10 +30,10 @@ struct App {
     auth: Auth,
     db: MemoryAdapter,
     ada: String,
-    /// Ada's TOTP secret (base32), when enrolled.
-    secret: Option<String>,
     /// The organization Ada owns.
     org: String,
+    /// Ada's TOTP secret (base32), when enrolled.
+    secret: Option<String>,
 }
 
 async fn app(strategy: SessionStrategy, totp: bool) -> App {
@@ -66,11 +67,16 @@ async fn app(strategy: SessionStrategy, totp: bool) -> App {
             .adapter(db.clone())
             .session_strategy(strategy)
             .two_factor(TwoFactorOptions::default())
-            .organizations(authcore::organizations::Organizations::new())
+            .organizations(Organizations::new())
             .build()
             .unwrap(),
     );
     let ada = stored_user(&db, "ada@example.com", false).await;
+    let org = auth
+        .create_organization_for(&ada, "Ada's", None)
+        .await
+        .unwrap()
+        .id;
     for provider in ["github", "gitlab"] {
         let mut a = Account::new(ProviderType::Oauth, provider, format!("{provider}-ada"));
         a.user_id = Some(ada.clone());
@@ -93,17 +99,12 @@ async fn app(strategy: SessionStrategy, totp: bool) -> App {
     } else {
         None
     };
-    let org = auth
-        .create_organization_for(&ada, "Ada's Lab", None)
-        .await
-        .unwrap()
-        .id;
     App {
         auth,
         db,
         ada,
-        secret,
         org,
+        secret,
     }
 }
 
@@ -137,19 +138,10 @@ async fn snapshot(app: &App) -> Value {
         .map(|a| a.client_id)
         .collect();
     let password = db.get_password_hash(&app.ada).await.unwrap();
-    let organization = authcore::adapter::OrganizationStore::get_organization(db, &app.org)
-        .await
-        .unwrap()
-        .is_some();
-    let keys = authcore::adapter::ApiKeyStore::list_api_keys(
-        db,
-        authcore::adapter::ApiKeyOwner::Organization(&app.org),
-    )
-    .await
-    .unwrap()
-    .len();
+    let organizations = app.auth.organizations_of(&app.ada).await.unwrap().len();
+    let keys = app.auth.api_keys(&app.ada, None).await.unwrap().len();
     json!({
-        "organization": organization,
+        "organizations": organizations,
         "apiKeys": keys,
         "user": user.is_some(),
         "email": user.and_then(|u| u.email),
@@ -199,8 +191,8 @@ fn entry_points(op: SensitiveOperation) -> Vec<Entry> {
         S::ChangePassword => vec![Api, Json(R::ChangePassword), Page("password")],
         // The link to the new address is the change; asking for it is the operation.
         S::ChangeEmail => vec![Api, Json(R::ChangeEmail), Page("email")],
-        S::CreateApiKey => vec![Api],
-        S::DeleteOrganization => vec![Api],
+        S::CreateApiKey => vec![Api, Json(R::CreateApiKey), Page("key-create")],
+        S::DeleteOrganization => vec![Api, Json(R::DeleteOrganization)],
         other => panic!("no entry points listed for {other:?}"),
     }
 }
@@ -227,6 +219,8 @@ fn fields(app: &App, op: SensitiveOperation) -> Vec<(&'static str, String)> {
             ("newPassword", "violet umbrella under nine moons".into()),
         ],
         S::ChangeEmail => vec![("email", "ada.new@example.com".into())],
+        S::CreateApiKey => vec![("name", "deploy".into())],
+        S::DeleteOrganization => vec![("organizationId", app.org.clone())],
         S::ConfirmTotp | S::DisableTotp | S::RegenerateRecoveryCodes => vec![("code", code())],
         _ => vec![],
     }
@@ -261,6 +255,14 @@ async fn through_api(
                 .await
         }
         S::ChangeEmail => auth.change_email(me, field(&f, "email")).await,
+        S::CreateApiKey => auth
+            .create_api_key(me, None, field(&f, "name"), &[], None)
+            .await
+            .map(drop),
+        S::DeleteOrganization => {
+            auth.delete_organization(me, field(&f, "organizationId"))
+                .await
+        }
         S::StartTotp => auth.start_totp_enrolment(me).await.map(drop),
         S::ConfirmTotp => auth.confirm_totp(me, field(&f, "code")).await.map(drop),
         S::DisableTotp => auth.disable_totp(me, field(&f, "code")).await,
@@ -268,11 +270,6 @@ async fn through_api(
             .regenerate_recovery_codes(me, field(&f, "code"))
             .await
             .map(drop),
-        S::CreateApiKey => auth
-            .create_api_key(me, Some(&app.org), "ci", &["member:read".to_owned()], None)
-            .await
-            .map(drop),
-        S::DeleteOrganization => auth.delete_organization(me, &app.org).await,
         other => panic!("{other:?} has no Auth method"),
     }
 }

@@ -276,7 +276,8 @@ impl Auth {
     }
 
     /// Accepts invitation `invitation_id` (one of [`Auth::invitations_for_user`]) as user
-    /// `user_id`, whose verified address must be the invited one.
+    /// `user_id`, whose verified address must be the invited one: another address's
+    /// invitation answers `InvalidInvitation`, as one that does not exist.
     pub async fn accept_invitation_by_id(
         &self,
         user_id: &str,

@@ -23,11 +23,28 @@
 //! | `POST /account/two-factor/totp/disable` | `{csrfToken, code}` | the second factors left |
 //! | `POST /account/password` | `{csrfToken, currentPassword, newPassword}` | the methods; every other session ends (password accounts) |
 //! | `POST /account/email` | `{csrfToken, email}` | `{"status":"sent"}`: a link to the new address makes it the account's (password accounts) |
+//! | `GET /account/organizations` | — | `{organizations, active, invitations}`: the memberships (`organization{id,slug,name,createdAt}`, `roles`, `teams`, `permissions`), the session's active organization's id (or `null`), the open invitations to the user's verified address (`id`, `organization{id,name}`, `roles`, `expires`) |
+//! | `POST /account/organizations/create` | `{csrfToken, name, slug?}` | the organization; the user is its owner |
+//! | `POST /account/organizations/active` | `{csrfToken, organizationId}` (an id or `null`) | `{active}`: the session's active organization (`null` clears it), with the session cookie it needs |
+//! | `GET /account/organizations/members?organizationId=` | — | `{members, teams, invitations}` (`member:read`); invitations without their tokens |
+//! | `POST /account/organizations/update` | `{csrfToken, organizationId, name?, slug?}` | the organization (`organization:update`) |
+//! | `POST /account/organizations/delete` | `{csrfToken, organizationId}` | `{}`; everything in it is gone (`organization:delete`) |
+//! | `POST /account/organizations/invite` | `{csrfToken, organizationId, email, roles?, teams?}` | the invitation (`id`, `email`, `roles`, `teams`, `createdAt`, `expires`, `status`) and `mailed`; its link goes by mail only (`member:invite`) |
+//! | `POST /account/organizations/invitations/revoke` | `{csrfToken, invitationId}` | `{}` (`member:invite`) |
+//! | `POST /account/organizations/invitations/accept` | `{csrfToken, invitationId}` | the membership: one of the user's listed invitations accepted |
+//! | `POST /account/organizations/members/roles` | `{csrfToken, organizationId, userId, roles}` | `{}` (`member:update`) |
+//! | `POST /account/organizations/members/remove` | `{csrfToken, organizationId, userId}` | `{}` (`member:remove`; the user's own id leaves) |
+//! | `POST /account/organizations/members/teams` | `{csrfToken, organizationId, userId, teams}` | `{}` (`team:manage`) |
+//! | `POST /account/organizations/teams/create` | `{csrfToken, organizationId, name}` | the team (`team:manage`) |
+//! | `POST /account/organizations/teams/delete` | `{csrfToken, organizationId, teamId}` | `{}` (`team:manage`) |
+//! | `GET /account/api-keys?organizationId=` | — | the user's own keys, or the organization's (`id`, `name`, `prefix`, `userId`, `organizationId`, `permissions`, `createdAt`, `expires`, `lastUsedAt`, `revokedAt`) |
+//! | `POST /account/api-keys/create` | `{csrfToken, name, organizationId?, permissions?, expiresInDays?}` | the key as listed and `key`, its text: shown this once |
+//! | `POST /account/api-keys/revoke` | `{csrfToken, id}` | `{}` |
 //!
 //! The sensitive changes ([`SensitiveOperation`](super::SensitiveOperation): unlink, delete
-//! a passkey, delete the account, revoke an app, every two-factor change) need a recent
-//! sign-in that, for a user with a second factor, proved it; else `401
-//! ReauthenticationRequired`. The two-factor changes after enrolment also ask for a current
+//! a passkey, delete the account, revoke an app, every two-factor change, make an API key,
+//! delete an organization) need a recent sign-in that, for a user with a second factor,
+//! proved it; else `401 ReauthenticationRequired`. The two-factor changes after enrolment also ask for a current
 //! code (`code`: TOTP or recovery code). Every code is counted against the user's and the
 //! client's second-step attempts, and every change against the per-client request limit.
 //!
@@ -41,7 +58,14 @@
 //! NotEnrolled`, `429 TooManyAttempts`, `501 TwoFactorOff` (not configured); for
 //! passwords `400 WrongPassword` (the current password), `400 PasswordPolicy` with a
 //! `code` (see [`PolicyViolation::code`](crate::passwords::PolicyViolation::code)), `400
-//! InvalidEmail`, `501 PasswordsOff` (no password accounts, or no email provider). Every answer is about one user and is never cached.
+//! InvalidEmail`, `501 PasswordsOff` (no password accounts, or no email provider); for
+//! organizations (see [`crate::organizations`]) `403 Forbidden` (the member lacks the
+//! permission, or would grant above their own), `404 NotFound` also for another
+//! organization's ids (as for ids that do not exist), `409 LastOwner`, `409 SlugTaken`, `400
+//! InvalidValue` (a name, slug, role, team or permission that is not valid), `400
+//! InvalidInvitation` (used, expired, revoked or unknown), `403 WrongAddress` (another
+//! address's invitation), `503 MailFailed`, `501 OrganizationsOff` (not configured). Every
+//! answer is about one user and is never cached.
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode, header};
@@ -49,10 +73,13 @@ use http_body_util::{BodyExt as _, Full, Limited};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
+use time::OffsetDateTime;
 
-use super::{AccountError, CurrentSession};
+use super::{AccountError, CurrentSession, InvitationSpec};
+use crate::adapter::{ApiKey, Invitation, InvitationStatus};
 use crate::error::BoxError;
 use crate::handler::Auth;
+use crate::organizations::API_KEY_PREFIX;
 use crate::response::ResponseBody;
 
 /// One of the account-management routes (the table of [`crate::account`]'s routes).
@@ -93,11 +120,45 @@ pub enum AccountRoute {
     ChangePassword,
     /// `POST /account/email`.
     ChangeEmail,
+    /// `GET /account/organizations`.
+    Organizations,
+    /// `POST /account/organizations/create`.
+    CreateOrganization,
+    /// `POST /account/organizations/active`.
+    SetActiveOrganization,
+    /// `GET /account/organizations/members`.
+    Members,
+    /// `POST /account/organizations/update`.
+    UpdateOrganization,
+    /// `POST /account/organizations/delete`.
+    DeleteOrganization,
+    /// `POST /account/organizations/invite`.
+    Invite,
+    /// `POST /account/organizations/invitations/revoke`.
+    RevokeInvitation,
+    /// `POST /account/organizations/invitations/accept`.
+    AcceptInvitation,
+    /// `POST /account/organizations/members/roles`.
+    SetMemberRoles,
+    /// `POST /account/organizations/members/remove`.
+    RemoveMember,
+    /// `POST /account/organizations/members/teams`.
+    SetMemberTeams,
+    /// `POST /account/organizations/teams/create`.
+    CreateTeam,
+    /// `POST /account/organizations/teams/delete`.
+    DeleteTeam,
+    /// `GET /account/api-keys`.
+    ApiKeys,
+    /// `POST /account/api-keys/create`.
+    CreateApiKey,
+    /// `POST /account/api-keys/revoke`.
+    RevokeApiKey,
 }
 
 impl AccountRoute {
     /// Every route, for an integration to mount.
-    pub const ALL: [AccountRoute; 17] = [
+    pub const ALL: [AccountRoute; 34] = [
         AccountRoute::Methods,
         AccountRoute::Unlink,
         AccountRoute::DeletePasskey,
@@ -115,6 +176,23 @@ impl AccountRoute {
         AccountRoute::DisableTotp,
         AccountRoute::ChangePassword,
         AccountRoute::ChangeEmail,
+        AccountRoute::Organizations,
+        AccountRoute::CreateOrganization,
+        AccountRoute::SetActiveOrganization,
+        AccountRoute::Members,
+        AccountRoute::UpdateOrganization,
+        AccountRoute::DeleteOrganization,
+        AccountRoute::Invite,
+        AccountRoute::RevokeInvitation,
+        AccountRoute::AcceptInvitation,
+        AccountRoute::SetMemberRoles,
+        AccountRoute::RemoveMember,
+        AccountRoute::SetMemberTeams,
+        AccountRoute::CreateTeam,
+        AccountRoute::DeleteTeam,
+        AccountRoute::ApiKeys,
+        AccountRoute::CreateApiKey,
+        AccountRoute::RevokeApiKey,
     ];
 
     /// The route's path.
@@ -137,6 +215,23 @@ impl AccountRoute {
             AccountRoute::DisableTotp => "/account/two-factor/totp/disable",
             AccountRoute::ChangePassword => "/account/password",
             AccountRoute::ChangeEmail => "/account/email",
+            AccountRoute::Organizations => "/account/organizations",
+            AccountRoute::CreateOrganization => "/account/organizations/create",
+            AccountRoute::SetActiveOrganization => "/account/organizations/active",
+            AccountRoute::Members => "/account/organizations/members",
+            AccountRoute::UpdateOrganization => "/account/organizations/update",
+            AccountRoute::DeleteOrganization => "/account/organizations/delete",
+            AccountRoute::Invite => "/account/organizations/invite",
+            AccountRoute::RevokeInvitation => "/account/organizations/invitations/revoke",
+            AccountRoute::AcceptInvitation => "/account/organizations/invitations/accept",
+            AccountRoute::SetMemberRoles => "/account/organizations/members/roles",
+            AccountRoute::RemoveMember => "/account/organizations/members/remove",
+            AccountRoute::SetMemberTeams => "/account/organizations/members/teams",
+            AccountRoute::CreateTeam => "/account/organizations/teams/create",
+            AccountRoute::DeleteTeam => "/account/organizations/teams/delete",
+            AccountRoute::ApiKeys => "/account/api-keys",
+            AccountRoute::CreateApiKey => "/account/api-keys/create",
+            AccountRoute::RevokeApiKey => "/account/api-keys/revoke",
         }
     }
 
@@ -146,7 +241,10 @@ impl AccountRoute {
             AccountRoute::Methods
             | AccountRoute::Sessions
             | AccountRoute::Apps
-            | AccountRoute::TwoFactor => Method::GET,
+            | AccountRoute::TwoFactor
+            | AccountRoute::Organizations
+            | AccountRoute::Members
+            | AccountRoute::ApiKeys => Method::GET,
             _ => Method::POST,
         }
     }
@@ -298,6 +396,207 @@ struct CodeFields {
     code: String,
 }
 
+#[derive(serde::Deserialize)]
+struct CreateOrganizationFields {
+    name: String,
+    #[serde(default)]
+    slug: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ActiveFields {
+    organization_id: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OrganizationFields {
+    organization_id: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateOrganizationFields {
+    organization_id: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    slug: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InviteFields {
+    organization_id: String,
+    email: String,
+    #[serde(default)]
+    roles: Vec<String>,
+    #[serde(default)]
+    teams: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InvitationFields {
+    invitation_id: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MemberFields {
+    organization_id: String,
+    user_id: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MemberRolesFields {
+    organization_id: String,
+    user_id: String,
+    roles: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MemberTeamsFields {
+    organization_id: String,
+    user_id: String,
+    teams: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NewTeamFields {
+    organization_id: String,
+    name: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TeamFields {
+    organization_id: String,
+    team_id: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NewApiKeyFields {
+    name: String,
+    #[serde(default)]
+    organization_id: Option<String>,
+    #[serde(default)]
+    permissions: Vec<String>,
+    #[serde(default)]
+    expires_in_days: Option<u32>,
+}
+
+/// An organization's invitation as its members see it: no token, no hash of one.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InvitationView<'a> {
+    id: &'a str,
+    email: &'a str,
+    roles: &'a [String],
+    teams: &'a [String],
+    #[serde(with = "time::serde::rfc3339")]
+    created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    expires: OffsetDateTime,
+    /// `pending`, `expired`, `accepted` or `revoked`.
+    status: &'static str,
+}
+
+impl<'a> InvitationView<'a> {
+    fn of(i: &'a Invitation, now: OffsetDateTime) -> Self {
+        InvitationView {
+            id: &i.id,
+            email: &i.email,
+            roles: &i.roles,
+            teams: &i.teams,
+            created_at: i.created_at,
+            expires: i.expires,
+            status: match i.status {
+                InvitationStatus::Pending if i.is_open(now) => "pending",
+                InvitationStatus::Pending => "expired",
+                InvitationStatus::Accepted { .. } => "accepted",
+                InvitationStatus::Revoked { .. } => "revoked",
+            },
+        }
+    }
+}
+
+/// An invitation just made, and whether its link was mailed.
+#[derive(Serialize)]
+struct SentView<'a> {
+    #[serde(flatten)]
+    invitation: InvitationView<'a>,
+    mailed: bool,
+}
+
+/// An organization named in an invitation to the user.
+#[derive(Serialize)]
+struct OrganizationName<'a> {
+    id: &'a str,
+    name: &'a str,
+}
+
+/// An open invitation to the user's address.
+#[derive(Serialize)]
+struct OwnInvitationView<'a> {
+    id: &'a str,
+    organization: OrganizationName<'a>,
+    roles: &'a [String],
+    #[serde(with = "time::serde::rfc3339")]
+    expires: OffsetDateTime,
+}
+
+/// An API key as listed: its visible part, never its hash.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ApiKeyView<'a> {
+    id: &'a str,
+    name: &'a str,
+    /// `ak_<id>`: how the key's text starts.
+    prefix: String,
+    user_id: &'a str,
+    organization_id: Option<&'a str>,
+    permissions: &'a [String],
+    #[serde(with = "time::serde::rfc3339")]
+    created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339::option")]
+    expires: Option<OffsetDateTime>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    last_used_at: Option<OffsetDateTime>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    revoked_at: Option<OffsetDateTime>,
+}
+
+impl<'a> ApiKeyView<'a> {
+    fn of(k: &'a ApiKey) -> Self {
+        ApiKeyView {
+            id: &k.id,
+            name: &k.name,
+            prefix: format!("{API_KEY_PREFIX}{}", k.id),
+            user_id: &k.user_id,
+            organization_id: k.organization_id.as_deref(),
+            permissions: &k.permissions,
+            created_at: k.created_at,
+            expires: k.expires,
+            last_used_at: k.last_used_at,
+            revoked_at: k.revoked_at,
+        }
+    }
+}
+
+/// An API key just made, with its text (shown this once).
+#[derive(Serialize)]
+struct NewApiKeyView<'a> {
+    #[serde(flatten)]
+    listed: ApiKeyView<'a>,
+    key: &'a str,
+}
+
 /// A request to an account route, read once: the URI and headers that name the session, and
 /// the body of a change.
 struct AccountRequest<'a> {
@@ -358,6 +657,15 @@ impl AccountRequest<'_> {
         Ok((body.fields, me))
     }
 
+    /// The last value of query parameter `name`, when not empty.
+    fn query(&self, name: &str) -> Option<String> {
+        url::form_urlencoded::parse(self.uri.query()?.as_bytes())
+            .filter(|(k, _)| k == name)
+            .last()
+            .map(|(_, v)| v.into_owned())
+            .filter(|v| !v.is_empty())
+    }
+
     /// The user's sign-in methods, the answer of the calls that change them.
     async fn methods_of(&self, user_id: &str) -> Result<http::Response<ResponseBody>, Refusal> {
         let methods = self.auth.sign_in_methods(user_id).await?;
@@ -374,6 +682,117 @@ impl AccountRequest<'_> {
             .sessions(&me.user_id, me.session_id.as_deref())
             .await?;
         Ok(json_response(StatusCode::OK, &list))
+    }
+
+    /// The user's organizations, the session's active one and the open invitations to the
+    /// user's address.
+    async fn organizations_of(
+        &self,
+        me: &CurrentSession,
+    ) -> Result<http::Response<ResponseBody>, Refusal> {
+        let auth = self.auth;
+        let organizations = auth.organizations_of(&me.user_id).await?;
+        let active = auth
+            .active_organization(&self.uri, &self.headers)
+            .await?
+            .map(|m| m.organization.id);
+        let open = crate::actions::organizations::invitations_for_user_with_organizations(
+            &auth.config().inner,
+            &me.user_id,
+        )
+        .await?;
+        let invitations: Vec<OwnInvitationView<'_>> = open
+            .iter()
+            .map(|(i, org)| OwnInvitationView {
+                id: &i.id,
+                organization: OrganizationName {
+                    id: &org.id,
+                    name: &org.name,
+                },
+                roles: &i.roles,
+                expires: i.expires,
+            })
+            .collect();
+        let answer = json!({
+            "organizations": organizations,
+            "active": active,
+            "invitations": invitations,
+        });
+        Ok(json_response(StatusCode::OK, &answer))
+    }
+
+    /// Makes `organization_id` the session's active organization: `{active}` with the
+    /// cookies that carry it.
+    async fn set_active(
+        &self,
+        organization_id: Option<&str>,
+    ) -> Result<http::Response<ResponseBody>, Refusal> {
+        let cookies = self
+            .auth
+            .set_active_organization(&self.uri, &self.headers, organization_id)
+            .await?;
+        let mut r = json_response(StatusCode::OK, &json!({ "active": organization_id }));
+        for cookie in cookies {
+            r.headers_mut().append(header::SET_COOKIE, cookie);
+        }
+        Ok(r)
+    }
+
+    /// The members, teams and invitations of the organization of the query's
+    /// `organizationId`.
+    async fn members_of(
+        &self,
+        me: &CurrentSession,
+    ) -> Result<http::Response<ResponseBody>, Refusal> {
+        let auth = self.auth;
+        let org = self.query("organizationId").ok_or(Refusal(
+            StatusCode::BAD_REQUEST,
+            "InvalidRequest",
+            None,
+        ))?;
+        let members = auth.members(&me.user_id, &org).await?;
+        let teams = auth.teams(&me.user_id, &org).await?;
+        let invitations = auth.invitations(Some(&me.user_id), Some(&org)).await?;
+        let now = OffsetDateTime::now_utc();
+        let invitations: Vec<InvitationView<'_>> = invitations
+            .iter()
+            .map(|i| InvitationView::of(i, now))
+            .collect();
+        Ok(json_response(
+            StatusCode::OK,
+            &json!({ "members": members, "teams": teams, "invitations": invitations }),
+        ))
+    }
+
+    /// Makes an API key: the answer holds its text, this once.
+    async fn create_api_key(
+        &self,
+        me: &CurrentSession,
+        f: NewApiKeyFields,
+    ) -> Result<http::Response<ResponseBody>, Refusal> {
+        let lifetime = match f.expires_in_days {
+            None => None,
+            Some(0) => {
+                let e = AccountError::InvalidValue("an API key lives at least a day".into());
+                return Err(e.into());
+            }
+            Some(days) => Some(std::time::Duration::from_secs(u64::from(days) * 86_400)),
+        };
+        let made = self
+            .auth
+            .create_api_key(
+                me,
+                f.organization_id.as_deref(),
+                &f.name,
+                &f.permissions,
+                lifetime,
+            )
+            .await?;
+        let view = NewApiKeyView {
+            listed: ApiKeyView::of(&made.key),
+            key: made.secret.expose(),
+        };
+        Ok(json_response(StatusCode::OK, &view))
     }
 
     async fn answer(&self, route: AccountRoute) -> Result<http::Response<ResponseBody>, Refusal> {
@@ -479,6 +898,115 @@ impl AccountRequest<'_> {
                 let (f, me) = self.change::<EmailFields>().await?;
                 auth.change_email(&me, &f.email).await?;
                 Ok(json_response(StatusCode::OK, &json!({ "status": "sent" })))
+            }
+            AccountRoute::Organizations => self.organizations_of(&self.reader().await?).await,
+            AccountRoute::CreateOrganization => {
+                let (f, me) = self.change::<CreateOrganizationFields>().await?;
+                let org = auth
+                    .create_organization(&me, &f.name, f.slug.as_deref())
+                    .await?;
+                Ok(json_response(StatusCode::OK, &org))
+            }
+            AccountRoute::SetActiveOrganization => {
+                let (f, _) = self.change::<ActiveFields>().await?;
+                self.set_active(f.organization_id.as_deref()).await
+            }
+            AccountRoute::Members => self.members_of(&self.reader().await?).await,
+            AccountRoute::UpdateOrganization => {
+                let (f, me) = self.change::<UpdateOrganizationFields>().await?;
+                let org = auth
+                    .update_organization(
+                        &me.user_id,
+                        &f.organization_id,
+                        f.name.as_deref(),
+                        f.slug.as_deref(),
+                    )
+                    .await?;
+                Ok(json_response(StatusCode::OK, &org))
+            }
+            AccountRoute::DeleteOrganization => {
+                let (f, me) = self.change::<OrganizationFields>().await?;
+                auth.delete_organization(&me, &f.organization_id).await?;
+                Ok(json_response(StatusCode::OK, &json!({})))
+            }
+            AccountRoute::Invite => {
+                let (f, me) = self.change::<InviteFields>().await?;
+                let spec = InvitationSpec::to_organization(f.organization_id, f.email)
+                    .roles(f.roles)
+                    .teams(f.teams);
+                let sent = auth
+                    .invite(Some(&me.user_id), &spec, me.origin.as_deref())
+                    .await?;
+                let view = SentView {
+                    invitation: InvitationView::of(&sent.invitation, OffsetDateTime::now_utc()),
+                    mailed: sent.mailed,
+                };
+                Ok(json_response(StatusCode::OK, &view))
+            }
+            AccountRoute::RevokeInvitation => {
+                let (f, me) = self.change::<InvitationFields>().await?;
+                auth.revoke_invitation(Some(&me.user_id), &f.invitation_id)
+                    .await?;
+                Ok(json_response(StatusCode::OK, &json!({})))
+            }
+            AccountRoute::AcceptInvitation => {
+                let (f, me) = self.change::<InvitationFields>().await?;
+                let invitation = auth
+                    .accept_invitation_by_id(&me.user_id, &f.invitation_id)
+                    .await?;
+                let org = invitation
+                    .organization_id
+                    .ok_or(AccountError::InvalidInvitation)?;
+                let membership = auth.membership(&me.user_id, &org).await?;
+                Ok(json_response(StatusCode::OK, &membership))
+            }
+            AccountRoute::SetMemberRoles => {
+                let (f, me) = self.change::<MemberRolesFields>().await?;
+                auth.set_member_roles(&me.user_id, &f.organization_id, &f.user_id, &f.roles)
+                    .await?;
+                Ok(json_response(StatusCode::OK, &json!({})))
+            }
+            AccountRoute::RemoveMember => {
+                let (f, me) = self.change::<MemberFields>().await?;
+                auth.remove_member(&me.user_id, &f.organization_id, &f.user_id)
+                    .await?;
+                Ok(json_response(StatusCode::OK, &json!({})))
+            }
+            AccountRoute::SetMemberTeams => {
+                let (f, me) = self.change::<MemberTeamsFields>().await?;
+                auth.set_member_teams(&me.user_id, &f.organization_id, &f.user_id, &f.teams)
+                    .await?;
+                Ok(json_response(StatusCode::OK, &json!({})))
+            }
+            AccountRoute::CreateTeam => {
+                let (f, me) = self.change::<NewTeamFields>().await?;
+                let team = auth
+                    .create_team(&me.user_id, &f.organization_id, &f.name)
+                    .await?;
+                Ok(json_response(StatusCode::OK, &team))
+            }
+            AccountRoute::DeleteTeam => {
+                let (f, me) = self.change::<TeamFields>().await?;
+                auth.delete_team(&me.user_id, &f.organization_id, &f.team_id)
+                    .await?;
+                Ok(json_response(StatusCode::OK, &json!({})))
+            }
+            AccountRoute::ApiKeys => {
+                let me = self.reader().await?;
+                let keys = auth
+                    .api_keys(&me.user_id, self.query("organizationId").as_deref())
+                    .await?;
+                let listed: Vec<ApiKeyView<'_>> = keys.iter().map(ApiKeyView::of).collect();
+                Ok(json_response(StatusCode::OK, &listed))
+            }
+            AccountRoute::CreateApiKey => {
+                let (f, me) = self.change::<NewApiKeyFields>().await?;
+                self.create_api_key(&me, f).await
+            }
+            AccountRoute::RevokeApiKey => {
+                let (f, me) = self.change::<RevokeFields>().await?;
+                auth.revoke_api_key(&me.user_id, &f.id).await?;
+                Ok(json_response(StatusCode::OK, &json!({})))
             }
             #[cfg(not(feature = "passwords"))]
             AccountRoute::ChangePassword | AccountRoute::ChangeEmail => {

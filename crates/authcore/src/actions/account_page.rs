@@ -392,7 +392,8 @@ async fn organization_change(
     })
 }
 
-fn account_failure(e: AccountError) -> AuthError {
+/// An account operation's failure as the actions' error.
+pub(crate) fn account_failure(e: AccountError) -> AuthError {
     match e {
         AccountError::Adapter(source) => AuthError::AdapterError { source },
         other => AuthError::CallbackError {

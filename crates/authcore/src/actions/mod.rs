@@ -9,6 +9,7 @@ pub(crate) mod callback;
 pub(crate) mod completion;
 pub(crate) mod csrf;
 pub(crate) mod current;
+pub(crate) mod invitation;
 pub(crate) mod limits;
 #[cfg(feature = "email")]
 pub(crate) mod mail_link;
@@ -98,6 +99,20 @@ impl Ctx<'_> {
                 callback: "redirect",
                 source,
             })
+    }
+
+    /// Whether the request wants JSON answers: it sent JSON, or asks for JSON only.
+    pub(crate) fn wants_json(&self) -> bool {
+        let header = |name| {
+            self.req
+                .headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_ascii_lowercase()
+        };
+        header(http::header::CONTENT_TYPE).starts_with("application/json")
+            || header(http::header::ACCEPT).starts_with("application/json")
     }
 
     pub(crate) fn require_csrf(&self, action: &'static str) -> Result<(), AuthError> {
@@ -369,6 +384,11 @@ pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         }
         #[cfg(feature = "passwords")]
         (&Method::GET | &Method::POST, Action::Password) => Box::pin(password::password(ctx)).await,
+        (&Method::GET | &Method::POST, Action::Invitation)
+            if ctx.config.organizations.is_some() =>
+        {
+            Box::pin(invitation::invitation(ctx)).await
+        }
         #[cfg(feature = "two-factor")]
         (&Method::GET, Action::TwoFactor) if ctx.config.two_factor.is_some() => {
             Box::pin(two_factor::page(ctx)).await

@@ -806,15 +806,16 @@ pub(crate) enum InvitationRef<'a> {
     Id(&'a str),
 }
 
-/// Accepts an invitation as `user_id`, whose address must be the invited one (any other
-/// is refused with `WrongAddress`, and nothing changes). Accepted, expired, revoked and
-/// unknown invitations answer alike (`InvalidInvitation`).
-pub(crate) async fn accept_invitation(
+/// The invitation `which` names, for `user_id`, whose address must be the invited one
+/// (by the link's token any other is refused with `WrongAddress`; by id, as an unknown
+/// one, with `InvalidInvitation`).
+/// Whether it is still open is the caller's to check.
+async fn addressed_invitation(
     c: &ConfigInner,
+    o: &Orgs<'_>,
     user_id: &str,
     which: InvitationRef<'_>,
 ) -> Result<Invitation, AccountError> {
-    let o = orgs(c)?;
     let found = match which {
         InvitationRef::Token(token) => {
             if token.is_empty() || token.len() > 128 {
@@ -843,8 +844,26 @@ pub(crate) async fn accept_invitation(
             invitation = %invitation.id,
             "invitation refused: it is for another address"
         );
-        return Err(AccountError::WrongAddress);
+        // By id, another address's invitation is as unknown as one that does not exist;
+        // the link's holder learns that the link is for another address.
+        return Err(match which {
+            InvitationRef::Token(_) => AccountError::WrongAddress,
+            InvitationRef::Id(_) => AccountError::InvalidInvitation,
+        });
     }
+    Ok(invitation)
+}
+
+/// Accepts an invitation as `user_id`, whose address must be the invited one (any other
+/// is refused, see [`addressed_invitation`], and nothing changes). Accepted, expired,
+/// revoked and unknown invitations answer alike (`InvalidInvitation`).
+pub(crate) async fn accept_invitation(
+    c: &ConfigInner,
+    user_id: &str,
+    which: InvitationRef<'_>,
+) -> Result<Invitation, AccountError> {
+    let o = orgs(c)?;
+    let invitation = addressed_invitation(c, &o, user_id, which).await?;
     match o
         .store
         .accept_invitation(&invitation.id, user_id, OffsetDateTime::now_utc())
@@ -858,6 +877,48 @@ pub(crate) async fn accept_invitation(
         | InvitationAcceptance::Closed
         | InvitationAcceptance::Expired => Err(AccountError::InvalidInvitation),
     }
+}
+
+/// The invitation whose link carried `token`, checked as [`accept_invitation`] checks it
+/// (the address of `user_id`; closed ones answer `InvalidInvitation`) and not accepted,
+/// with its organization: what the link's page offers. `None`: an invitation to sign up,
+/// which the user has done (nothing is left to accept).
+pub(crate) async fn linked_invitation(
+    c: &ConfigInner,
+    user_id: &str,
+    token: &str,
+) -> Result<Option<(Invitation, Organization)>, AccountError> {
+    let o = orgs(c)?;
+    let invitation = addressed_invitation(c, &o, user_id, InvitationRef::Token(token)).await?;
+    let Some(id) = invitation.organization_id.as_deref() else {
+        return Ok(None);
+    };
+    if !invitation.is_open(OffsetDateTime::now_utc()) {
+        return Err(AccountError::InvalidInvitation);
+    }
+    match o.store.get_organization(id).await? {
+        Some(org) => Ok(Some((invitation, org))),
+        None => Err(AccountError::InvalidInvitation),
+    }
+}
+
+/// The open invitations to organizations for `user_id`'s verified address, each with its
+/// organization (one deleted meanwhile is left out).
+pub(crate) async fn invitations_for_user_with_organizations(
+    c: &ConfigInner,
+    user_id: &str,
+) -> Result<Vec<(Invitation, Organization)>, AccountError> {
+    let o = orgs(c)?;
+    let mut out = Vec::new();
+    for invitation in invitations_for_user(c, user_id).await? {
+        let Some(id) = invitation.organization_id.as_deref() else {
+            continue;
+        };
+        if let Some(org) = o.store.get_organization(id).await? {
+            out.push((invitation, org));
+        }
+    }
+    Ok(out)
 }
 
 /// Whether `email` may become a user under the sign-up policy: with

@@ -13,6 +13,8 @@ mod builtin;
 pub(crate) use builtin::error_page_response;
 #[cfg(feature = "pages")]
 pub(crate) use builtin::render_account_page;
+#[cfg(feature = "pages")]
+pub(crate) use builtin::render_invitation_page;
 #[cfg(all(feature = "pages", feature = "passwords"))]
 pub(crate) use builtin::render_password_page;
 #[cfg(all(feature = "pages", feature = "two-factor"))]
@@ -21,6 +23,8 @@ pub(crate) use builtin::{render_recovery_codes_page, render_two_factor_page};
 use builtin::{render_signin_page, render_signout_page, render_verify_request_page};
 #[cfg(not(feature = "pages"))]
 pub(crate) use plain::render_account_page;
+#[cfg(not(feature = "pages"))]
+pub(crate) use plain::render_invitation_page;
 #[cfg(all(not(feature = "pages"), feature = "passwords"))]
 pub(crate) use plain::render_password_page;
 #[cfg(not(feature = "pages"))]
@@ -171,6 +175,23 @@ pub(crate) enum PasswordPage {
     },
 }
 
+/// The page of an invitation's link (see `invitation.rs`).
+pub(crate) enum InvitationPage<'a> {
+    /// The organization's name and the roles offered, with the form that accepts them
+    /// (posting `token`).
+    Offer {
+        organization: &'a str,
+        roles: &'a [String],
+        token: &'a str,
+    },
+    /// Why it cannot be accepted (fixed texts: nothing from the request is echoed).
+    Refused {
+        status: http::StatusCode,
+        title: &'static str,
+        line: &'static str,
+    },
+}
+
 /// `?` or `&` to append a query to `url`.
 fn query_sep(url: &str) -> char {
     if url.contains('?') { '&' } else { '?' }
@@ -285,6 +306,19 @@ mod plain {
         _: &super::PasswordPage,
     ) -> Result<RawResponse, AuthError> {
         missing("password")
+    }
+
+    /// A refusal's line with its status; the offer's page is the built-in pages' (JSON
+    /// clients accept with a post of their own).
+    pub(crate) fn render_invitation_page(
+        _: &Ctx<'_>,
+        page: &super::InvitationPage<'_>,
+        _: String,
+    ) -> Result<RawResponse, AuthError> {
+        match page {
+            super::InvitationPage::Offer { .. } => missing("invitation"),
+            super::InvitationPage::Refused { status, line, .. } => Ok(text(*status, line)),
+        }
     }
 
     #[cfg(feature = "two-factor")]

@@ -252,20 +252,6 @@ fn step<'a>(ctx: &'a Ctx<'_>) -> Option<&'a str> {
     ctx.req.provider_id.as_deref()
 }
 
-/// Whether the request wants JSON answers: it sent JSON, or asks for JSON only.
-fn wants_json(ctx: &Ctx<'_>) -> bool {
-    let header = |name| {
-        ctx.req
-            .headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_ascii_lowercase()
-    };
-    header(http::header::CONTENT_TYPE).starts_with("application/json")
-        || header(http::header::ACCEPT).starts_with("application/json")
-}
-
 fn field<'a>(ctx: &'a Ctx<'_>, name: &str) -> &'a str {
     ctx.req
         .body_str(name)
@@ -308,7 +294,7 @@ pub(crate) async fn password(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         (false, Some("confirm-email")) => confirm_email(ctx, db).await?,
         _ => return Err(unknown()),
     };
-    if wants_json(ctx) {
+    if ctx.wants_json() {
         return Ok(json_answer(outcome));
     }
     page(ctx, accounts, outcome)

@@ -272,6 +272,16 @@ pub async fn get_session(auth: &Auth, cookie: impl AsRef<str>) -> TestResponse {
     .await
 }
 
+/// Query parameter `name` of URL `link`.
+pub fn query_param(link: &str, name: &str) -> String {
+    url::Url::parse(link)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+        .unwrap()
+}
+
 pub fn url(path: &str) -> String {
     format!("{ORIGIN}{path}")
 }

@@ -774,8 +774,8 @@ fn password_links(ctx: &Ctx<'_>) -> Vec<(String, &'static str)> {
     links
 }
 
-/// One input of a password-account form.
-#[cfg(feature = "passwords")]
+/// One input of a form page.
+#[cfg_attr(not(feature = "passwords"), allow(dead_code))]
 struct InputView {
     name: &'static str,
     label: &'static str,
@@ -786,8 +786,7 @@ struct InputView {
     hint: Option<String>,
 }
 
-/// A password-account form: where it posts, its hidden fields, inputs and submit label.
-#[cfg(feature = "passwords")]
+/// The form of a form page: where it posts, its hidden fields, inputs and submit label.
 struct FormView<'a> {
     action: String,
     hidden: Vec<(&'static str, &'a str)>,
@@ -795,10 +794,11 @@ struct FormView<'a> {
     submit: &'static str,
 }
 
-#[cfg(feature = "passwords")]
+/// A page of a title, lines, at most one form and links: password accounts' self-service,
+/// an invitation's link.
 #[derive(Template)]
-#[template(path = "password.html")]
-struct PasswordTemplate<'a> {
+#[template(path = "form.html")]
+struct FormPageTemplate<'a> {
     css: &'a str,
     shell: &'a Shell<'a>,
     title: &'a str,
@@ -849,7 +849,7 @@ pub(crate) fn render_password_page(
     use super::PasswordPage as P;
     let shell = Shell::new(&ctx.config.theme);
     let signin = (ctx.auth_url("/signin"), "Back to sign in");
-    let mut t = PasswordTemplate {
+    let mut t = FormPageTemplate {
         css: CSS,
         shell: &shell,
         title: "",
@@ -930,6 +930,60 @@ pub(crate) fn render_password_page(
     };
     let html = render(&t)?;
     Ok(shell.respond(status, html))
+}
+
+/// The page of an invitation's link: the offer with the form that accepts it, or why it
+/// cannot be accepted; `next` is where "not now" and "continue" go.
+pub(crate) fn render_invitation_page(
+    ctx: &Ctx<'_>,
+    page: &super::InvitationPage<'_>,
+    next: String,
+) -> Result<RawResponse, AuthError> {
+    use super::InvitationPage as P;
+    let shell = Shell::new(&ctx.config.theme);
+    let (title, line, status, form, link) = match page {
+        P::Offer {
+            organization,
+            roles,
+            token,
+        } => (
+            format!("Join {organization}"),
+            format!(
+                "You are invited to join {organization} as {}.",
+                roles.join(", ")
+            ),
+            StatusCode::OK,
+            Some(FormView {
+                action: ctx.auth_url("/invitation"),
+                hidden: vec![("token", *token)],
+                inputs: Vec::new(),
+                submit: "Accept the invitation",
+            }),
+            (next, "Not now"),
+        ),
+        P::Refused {
+            status,
+            title,
+            line,
+        } => (
+            (*title).to_owned(),
+            (*line).to_owned(),
+            *status,
+            None,
+            (next, "Continue"),
+        ),
+    };
+    let html = render(&FormPageTemplate {
+        css: CSS,
+        shell: &shell,
+        title: &title,
+        lines: vec![line.as_str()],
+        error: None,
+        form,
+        csrf_token: &ctx.csrf_token,
+        links: vec![link],
+    })?;
+    Ok(shell.respond(status, html).with_no_cache())
 }
 
 /// The built-in verify-request page.
