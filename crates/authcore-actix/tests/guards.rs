@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use actix_web::http::StatusCode;
 use actix_web::{App, HttpResponse, Route, test, web};
+use authcore::SessionStrategy;
 use authcore_actix::{CurrentPrincipal, RequireAuth, Session, auth_routes};
 use authcore_conformance::guards::{self, GuardAnswer, GuardRequest, GuardWorld, Handler, ROUTES};
 
@@ -35,7 +36,14 @@ fn handler(world: &Arc<GuardWorld>, handler: Handler) -> Route {
 
 #[actix_web::test]
 async fn guards() {
-    let world = Arc::new(GuardWorld::new().await);
+    for strategy in [SessionStrategy::Jwt, SessionStrategy::Database] {
+        run(strategy).await;
+    }
+}
+
+/// The suite's routes, each behind the guard it asks for, and the suite through them.
+async fn run(strategy: SessionStrategy) {
+    let world = Arc::new(GuardWorld::new(strategy).await);
     let auth = world.auth.clone();
     let mut app = App::new()
         .app_data(web::Data::new(auth.clone()))

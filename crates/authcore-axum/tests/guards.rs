@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use authcore::SessionStrategy;
 use authcore_axum::{AuthRouterExt, CurrentPrincipal, RequireAuthLayer, Session};
 use authcore_conformance::guards::{
     self, GuardAnswer, GuardRequest, GuardWorld, Handler, ORIGIN, ROUTES,
@@ -83,7 +84,9 @@ async fn send(app: &Router, request: GuardRequest) -> GuardAnswer {
 
 #[tokio::test]
 async fn guards() {
-    let world = Arc::new(GuardWorld::new().await);
-    let app = app(&world);
-    guards::run(&world, |request| send(&app, request)).await;
+    for strategy in [SessionStrategy::Jwt, SessionStrategy::Database] {
+        let world = Arc::new(GuardWorld::new(strategy).await);
+        let app = app(&world);
+        guards::run(&world, |request| send(&app, request)).await;
+    }
 }

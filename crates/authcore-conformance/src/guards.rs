@@ -11,9 +11,11 @@
 //! ```ignore
 //! #[tokio::test]
 //! async fn guards() {
-//!     let world = GuardWorld::new().await;
-//!     let app = my_app(&world);
-//!     authcore_conformance::guards::run(&world, |req| send(&app, req)).await;
+//!     for strategy in [SessionStrategy::Jwt, SessionStrategy::Database] {
+//!         let world = GuardWorld::new(strategy).await;
+//!         let app = my_app(&world);
+//!         authcore_conformance::guards::run(&world, |req| send(&app, req)).await;
+//!     }
 //! }
 //! ```
 
@@ -22,9 +24,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use authcore::account::Principal;
-use authcore::adapter::{Adapter, Member, MemoryAdapter, NewUser};
+use authcore::adapter::{Adapter, AdapterSession, Member, MemoryAdapter, NewUser};
 use authcore::organizations::Organizations;
 use authcore::providers::CredentialsProvider;
+use authcore::types::SignInInfo;
 use authcore::{Auth, AuthConfig, SessionStrategy};
 use time::OffsetDateTime;
 
@@ -152,6 +155,7 @@ impl GuardAnswer {
 pub struct GuardWorld {
     /// The handler the integration guards its routes with.
     pub auth: Auth,
+    db: MemoryAdapter,
     served: Arc<AtomicUsize>,
     /// The organizations' ids.
     org_a: String,
@@ -181,8 +185,8 @@ fn setup<T, E: std::fmt::Debug>(what: &str, r: Result<T, E>) -> T {
 }
 
 impl GuardWorld {
-    /// Makes the users, organizations, sessions and keys.
-    pub async fn new() -> GuardWorld {
+    /// Makes the users, organizations, sessions (of `strategy`) and keys.
+    pub async fn new(strategy: SessionStrategy) -> GuardWorld {
         let db = MemoryAdapter::new();
         let auth = Auth::new(setup(
             "config",
@@ -191,7 +195,8 @@ impl GuardWorld {
                 .trust_host(true)
                 .provider(CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
                 .adapter(db.clone())
-                .session_strategy(SessionStrategy::Jwt)
+                .session_strategy(strategy)
+                .credentials_database_sessions(strategy == SessionStrategy::Database)
                 .organizations(
                     Organizations::new().role("billing", ["billing:read", "billing:write"]),
                 )
@@ -199,6 +204,7 @@ impl GuardWorld {
         ));
         let mut world = GuardWorld {
             auth,
+            db,
             served: Arc::default(),
             org_a: String::new(),
             org_b: String::new(),
@@ -209,11 +215,13 @@ impl GuardWorld {
         for name in ["ada", "bob", "cy", "dee", "eve", "gus"] {
             let user = setup(
                 "user",
-                db.create_user(NewUser {
-                    email: Some(format!("{name}@example.com")),
-                    ..NewUser::default()
-                })
-                .await,
+                world
+                    .db
+                    .create_user(NewUser {
+                        email: Some(format!("{name}@example.com")),
+                        ..NewUser::default()
+                    })
+                    .await,
             );
             world.users.push((name, user.id));
         }
@@ -230,7 +238,7 @@ impl GuardWorld {
                 .await,
         )
         .id;
-        let Some(store) = db.capabilities().organizations else {
+        let Some(store) = world.db.capabilities().organizations else {
             panic!("guard suite setup: the memory adapter has no organizations");
         };
         for (name, role) in [
@@ -262,9 +270,10 @@ impl GuardWorld {
             let cookie = world.session(user, active.map(String::as_str)).await;
             world.sessions.push((session, cookie));
         }
-        // A session whose active organization the user never belonged to: only a token
-        // made with the secret can say so, and the membership is checked on every read.
-        let forged = world.mint(world.user("cy"), Some(&b));
+        // A session whose active organization the user never belonged to: only the store,
+        // or a token made with the secret, can say so; the membership is checked on every
+        // read.
+        let forged = world.mint(world.user("cy"), Some(&b)).await;
         world.sessions.push(("cy-forged", forged));
 
         let billing = || vec!["billing:write".to_owned()];
@@ -369,9 +378,35 @@ impl GuardWorld {
         find(&self.keys, name)
     }
 
-    /// A JWT session cookie (`name=value`) of `user_id`, signed in now with a password, and
-    /// with `org` as its active organization claim.
-    fn mint(&self, user_id: &str, org: Option<&str>) -> String {
+    /// A session cookie (`name=value`) of `user_id`, signed in now with a password, with
+    /// `org` as its active organization, written where the strategy keeps it (the JWT's
+    /// claim, the store) without the membership check of [`Auth::set_active_organization`].
+    async fn mint(&self, user_id: &str, org: Option<&str>) -> String {
+        if self.auth.config().session_strategy() == SessionStrategy::Database {
+            let token = uuid::Uuid::new_v4().to_string();
+            let session = AdapterSession {
+                session_token: token.clone(),
+                user_id: user_id.to_owned(),
+                expires: OffsetDateTime::now_utc() + time::Duration::hours(1),
+            };
+            setup("session", self.db.create_session(session).await);
+            let capabilities = self.db.capabilities();
+            if let Some(store) = capabilities.session_sign_in {
+                let now = OffsetDateTime::now_utc().unix_timestamp();
+                let sign_in = SignInInfo::new(vec!["pwd".to_owned()], Some(now));
+                setup(
+                    "session sign-in",
+                    store.record_session_sign_in(&token, &sign_in).await,
+                );
+            }
+            if let Some(store) = capabilities.organizations {
+                setup(
+                    "session organization",
+                    store.set_session_organization(&token, org).await,
+                );
+            }
+            return format!("{SESSION_COOKIE}={token}");
+        }
         let now = OffsetDateTime::now_utc().unix_timestamp();
         let mut claims = serde_json::json!({"sub": user_id, "amr": ["pwd"], "auth_time": now});
         if let Some(org) = org {
@@ -393,7 +428,7 @@ impl GuardWorld {
     /// A session of `name` with `active` made its active organization through
     /// [`Auth::set_active_organization`].
     async fn session(&self, name: &str, active: Option<&str>) -> String {
-        let cookie = self.mint(self.user(name), None);
+        let cookie = self.mint(self.user(name), None).await;
         let Some(org) = active else {
             return cookie;
         };
@@ -413,7 +448,7 @@ impl GuardWorld {
 
     /// The [`authcore::account::CurrentSession`] of a fresh session of `name`.
     async fn current_session(&self, name: &str) -> authcore::account::CurrentSession {
-        let (uri, headers) = head(&self.mint(self.user(name), None));
+        let (uri, headers) = head(&self.mint(self.user(name), None).await);
         match self.auth.current_session(&uri, &headers).await {
             Some(me) => me,
             None => panic!("guard suite setup: no current session for {name}"),
@@ -661,7 +696,9 @@ where
             _ => {}
         }
     }
-    rolled_session_keeps_its_organization(world, &send).await;
+    if world.auth.config().session_strategy() == SessionStrategy::Jwt {
+        rolled_session_keeps_its_organization(world, &send).await;
+    }
 }
 
 /// A JWT session the guard rolls (a new cookie on the answer) keeps its active
