@@ -2,6 +2,30 @@
 //! [`OptionalSession`] extract the session, [`RequireAuth`] guards a scope. The same shape as
 //! `authcore-axum`; see the crate README for a whole application.
 //!
+//! With organizations on (`AuthConfigBuilder::organizations`), [`RequireAuth::permission`]
+//! and [`RequireAuth::role`] ask for a permission or role in the organization the request
+//! acts in (`403` without it), API keys (`Authorization: Bearer ak_…`) count as signed in,
+//! and [`CurrentPrincipal`] extracts who the request acts as:
+//!
+//! ```
+//! use actix_web::{App, web};
+//! use authcore_actix::{CurrentPrincipal, RequireAuth};
+//! # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").trust_host(true)
+//! #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+//! #     .build().unwrap());
+//!
+//! async fn pay(CurrentPrincipal(who): CurrentPrincipal) -> String {
+//!     format!("{} paid", who.user_id)
+//! }
+//!
+//! let app = App::new().app_data(web::Data::new(auth.clone())).service(
+//!     web::scope("/api/billing")
+//!         .wrap(RequireAuth::json(auth).permission("billing:write"))
+//!         .route("/pay", web::post().to(pay)),
+//! );
+//! # let _ = app;
+//! ```
+//!
 //! actix-web has its own HTTP types; requests and answers are converted at the edge (method,
 //! URI, headers, body bytes, and the peer address for per-client rate limits), and authcore
 //! does the rest.
@@ -10,15 +34,17 @@
 
 use std::future::{Ready, ready};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use actix_web::body::{BoxBody, EitherBody};
 use actix_web::dev::{Payload, Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
 use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{FromRequest, HttpMessage, HttpRequest, HttpResponse, ResponseError, Scope, web};
-use authcore::account::AccountRoute;
+use authcore::account::{AccountRoute, KeyRefused, Principal};
 use authcore::bytes::Bytes;
 use authcore::http_body_util::{BodyExt as _, Full};
+use authcore::organizations::Requirement;
 use authcore::request::ClientAddr;
 use authcore::{Auth, SessionJson, SessionSlot};
 use futures_util::future::LocalBoxFuture;
@@ -71,6 +97,18 @@ async fn to_actix(response: authcore::http::Response<authcore::ResponseBody>) ->
         out.append_header((name.as_str(), value.as_bytes()));
     }
     out.body(bytes.to_vec())
+}
+
+/// One of authcore's guard answers (a short body) as an actix response.
+fn guard_answer(response: authcore::http::Response<String>) -> HttpResponse {
+    let (parts, body) = response.into_parts();
+    let mut out = HttpResponse::build(
+        StatusCode::from_u16(parts.status.as_u16()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+    );
+    for (name, value) in &parts.headers {
+        out.append_header((name.as_str(), value.as_bytes()));
+    }
+    out.body(body)
 }
 
 /// Registers the account-management JSON routes (`GET /account`, `POST /account/unlink`,
@@ -288,15 +326,114 @@ impl ResponseError for SessionRequired {
     }
 }
 
+/// Who `req` acts as ([`Auth::principal`]); a URI `http` refuses is signed out.
+async fn principal_of(auth: &Auth, req: &HttpRequest) -> Result<Option<Principal>, KeyRefused> {
+    match uri_and_headers(req) {
+        Some((uri, headers)) => auth.principal(&uri, &headers).await,
+        None => Ok(None),
+    }
+}
+
+/// Marks `req` as having no session, whatever its cookie: for requests an API key
+/// authenticated, whose `Session` extractor must not find the cookie's user.
+fn mark_signed_out(req: &HttpRequest) {
+    let mut extensions = req.extensions_mut();
+    extensions.remove::<Session>();
+    extensions.insert(SignedOut);
+}
+
+/// The extractor of who a request acts as: the [`Principal`] of its API key
+/// (`Authorization: Bearer ak_…`) or of its signed-in user in their active organization
+/// ([`Auth::principal`]).
+///
+/// Behind [`RequireAuth`] it reads the principal the middleware found; elsewhere it asks
+/// [`Auth::principal`], with the [`Auth`] from the app data (`web::Data<Auth>`). It rejects
+/// with [`PrincipalRejection`]: `401` when signed out or for a refused key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CurrentPrincipal(pub Principal);
+
+impl FromRequest for CurrentPrincipal {
+    type Error = PrincipalRejection;
+    type Future = LocalBoxFuture<'static, Result<CurrentPrincipal, PrincipalRejection>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move {
+            let found = req.extensions().get::<Principal>().cloned();
+            if let Some(principal) = found {
+                return Ok(CurrentPrincipal(principal));
+            }
+            let auth = app_auth(&req).ok_or(PrincipalRejection::SignedOut)?;
+            match principal_of(&auth, &req).await {
+                Ok(Some(principal)) => {
+                    req.extensions_mut().insert(principal.clone());
+                    Ok(CurrentPrincipal(principal))
+                }
+                Ok(None) => Err(PrincipalRejection::SignedOut),
+                Err(refused) => Err(PrincipalRejection::KeyRefused(refused)),
+            }
+        })
+    }
+}
+
+/// Rejection of the [`CurrentPrincipal`] extractor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PrincipalRejection {
+    /// Neither a session nor an API key: `401` `{"error":"SessionRequired"}`.
+    SignedOut,
+    /// The API key was refused: `401` `{"error":"InvalidApiKey"}`, or `503` when the keys
+    /// could not be read ([`KeyRefused::response`]).
+    KeyRefused(KeyRefused),
+}
+
+impl std::fmt::Display for PrincipalRejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PrincipalRejection::SignedOut => SessionRequired.fmt(f),
+            PrincipalRejection::KeyRefused(refused) => refused.fmt(f),
+        }
+    }
+}
+
+impl ResponseError for PrincipalRejection {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            PrincipalRejection::SignedOut => StatusCode::UNAUTHORIZED,
+            PrincipalRejection::KeyRefused(refused) => {
+                StatusCode::from_u16(refused.response().status().as_u16())
+                    .unwrap_or(StatusCode::UNAUTHORIZED)
+            }
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse<BoxBody> {
+        match self {
+            PrincipalRejection::SignedOut => SessionRequired.error_response(),
+            PrincipalRejection::KeyRefused(refused) => guard_answer(refused.response()),
+        }
+    }
+}
+
 /// Middleware letting only signed-in users through a scope: anonymous requests get `302` to
 /// the sign-in page with `callbackUrl` set to what they asked for ([`Auth::sign_in_location`]),
 /// or `401` JSON with [`RequireAuth::json`]. Signed-in requests pass with the [`Session`] in
 /// their extensions, and the answer carries the refreshed session cookie.
+///
+/// With organizations on (`AuthConfigBuilder::organizations`), a request may also come with
+/// an API key (`Authorization: Bearer ak_…`), which counts as signed in: it passes with the
+/// [`Principal`] it acts as in its extensions (read it with [`CurrentPrincipal`]) and no
+/// [`Session`] (the key decides, not a cookie sent beside it); a refused key gets `401`
+/// `{"error":"InvalidApiKey"}` ([`KeyRefused::response`]). Keys never meet
+/// [`two_factors`](RequireAuth::two_factors) or [`max_age`](RequireAuth::max_age), which ask
+/// how a person signed in. [`permission`](RequireAuth::permission) and
+/// [`role`](RequireAuth::role) ask more of the principal.
 #[derive(Clone, Debug)]
 pub struct RequireAuth {
     auth: Auth,
     json: bool,
     step_up: authcore::StepUp,
+    requirement: Arc<Requirement>,
 }
 
 impl RequireAuth {
@@ -306,6 +443,7 @@ impl RequireAuth {
             auth,
             json: false,
             step_up: authcore::StepUp::default(),
+            requirement: Arc::default(),
         }
     }
 
@@ -315,7 +453,42 @@ impl RequireAuth {
             auth,
             json: true,
             step_up: authcore::StepUp::default(),
+            requirement: Arc::default(),
         }
+    }
+
+    /// Also requires `permission` (`resource:action`) in the organization the request acts
+    /// in: the API key's, or the session's active one ([`Principal::has_permission`]).
+    /// Signed-in requests without it get `403`: `{"error":"Forbidden","permission":"…"}`
+    /// for API clients (the [`json`](RequireAuth::json) guard, or an `Accept` without
+    /// `text/html`), else a short page ([`Unmet::response`]). Called again, both are
+    /// required. A route whose path names an organization also compares it with the
+    /// principal's. Without organizations configured no request holds one: every
+    /// signed-in request gets `403`.
+    ///
+    /// # Panics
+    ///
+    /// When `permission` is not of the form the roles use ([`Requirement::permission`]).
+    ///
+    /// [`Unmet::response`]: authcore::organizations::Unmet::response
+    pub fn permission(mut self, permission: impl Into<String>) -> Self {
+        let requirement = Arc::unwrap_or_clone(self.requirement);
+        self.requirement = Arc::new(requirement.permission(permission));
+        self
+    }
+
+    /// Also requires `role` in the organization the request acts in
+    /// ([`Principal::has_role`]; a key has those of its maker's roles whose permissions it
+    /// holds all of). Answered as [`permission`](RequireAuth::permission) is, with `"role"`
+    /// in the JSON.
+    ///
+    /// # Panics
+    ///
+    /// When `role` is not a role name ([`Requirement::role`]).
+    pub fn role(mut self, role: impl Into<String>) -> Self {
+        let requirement = Arc::unwrap_or_clone(self.requirement);
+        self.requirement = Arc::new(requirement.role(role));
+        self
     }
 
     /// Also requires two factors proven at sign-in ([`authcore::StepUp::two_factors`]). A
@@ -354,6 +527,7 @@ where
             auth: self.auth.clone(),
             json: self.json,
             step_up: self.step_up,
+            requirement: Arc::clone(&self.requirement),
         }))
     }
 }
@@ -364,6 +538,7 @@ pub struct RequireAuthMiddleware<S> {
     auth: Auth,
     json: bool,
     step_up: authcore::StepUp,
+    requirement: Arc<Requirement>,
 }
 
 impl<S, B> Service<ServiceRequest> for RequireAuthMiddleware<S>
@@ -382,13 +557,35 @@ where
         let auth = self.auth.clone();
         let json = self.json;
         let step_up = self.step_up;
+        let requirement = Arc::clone(&self.requirement);
         Box::pin(async move {
-            let (session, set_cookie) = match resolve(&auth, req.request()).await {
-                Ok(found) => found,
-                Err(_) => {
-                    // A configuration error, already logged by authcore.
-                    let res = HttpResponse::InternalServerError().finish();
-                    return Ok(req.into_response(res).map_into_right_body());
+            // Who the request acts as, where API keys and roles exist or the scope asks.
+            let wants_principal =
+                auth.config().organizations().is_some() || !requirement.is_empty();
+            let principal = if wants_principal {
+                match principal_of(&auth, req.request()).await {
+                    Ok(p) => p,
+                    Err(refused) => {
+                        let res = guard_answer(refused.response());
+                        return Ok(req.into_response(res).map_into_right_body());
+                    }
+                }
+            } else {
+                None
+            };
+            let keyed = principal.as_ref().is_some_and(|p| p.api_key.is_some());
+            let (session, set_cookie) = if keyed {
+                // The key decides who this is: a cookie sent beside it is not the session.
+                mark_signed_out(req.request());
+                (None, Vec::new())
+            } else {
+                match resolve(&auth, req.request()).await {
+                    Ok(found) => found,
+                    Err(_) => {
+                        // A configuration error, already logged by authcore.
+                        let res = HttpResponse::InternalServerError().finish();
+                        return Ok(req.into_response(res).map_into_right_body());
+                    }
                 }
             };
             let target = req
@@ -396,36 +593,37 @@ where
                 .path_and_query()
                 .map_or("/", |pq| pq.as_str())
                 .to_owned();
-            let missing = match &session {
-                Some(s) if step_up.is_met_by(s) => None,
-                Some(s) if step_up.needs_two_factors() => Some(
-                    auth.lacks_second_factor(s, req.path())
-                        .await
-                        .map_err(|_| StatusCode::SERVICE_UNAVAILABLE),
-                ),
-                _ => Some(Ok(false)),
+            let signed_in = match &session {
+                _ if keyed => step_up.is_met(None),
+                Some(s) => step_up.is_met_by(s),
+                None => false,
             };
-            let mut res = match missing {
-                None => service.call(req).await?.map_into_left_body(),
-                Some(Ok(true)) => {
-                    let json = json || !accepts_html(req.request());
-                    let res =
-                        to_actix(auth.two_factor_required(&target, json).map(Into::into)).await;
-                    req.into_response(res).map_into_right_body()
+            let api_client = json || !accepts_html(req.request());
+            let refusal = match (&session, &principal) {
+                (_, Some(p)) if signed_in => requirement
+                    .unmet(p)
+                    .map(|unmet| guard_answer(unmet.response(api_client))),
+                // Nothing beyond a session asked, and no principal looked for.
+                (Some(_), None) if signed_in && !wants_principal => None,
+                (Some(s), _) if !signed_in && step_up.needs_two_factors() => {
+                    Some(match auth.lacks_second_factor(s, req.path()).await {
+                        Ok(false) => sign_in_again(&auth, json, &target),
+                        Ok(true) => guard_answer(auth.two_factor_required(&target, api_client)),
+                        Err(_) => HttpResponse::new(StatusCode::SERVICE_UNAVAILABLE),
+                    })
                 }
-                Some(Err(status)) => req
-                    .into_response(HttpResponse::new(status))
-                    .map_into_right_body(),
-                Some(Ok(false)) if json => {
-                    let res = SessionRequired.error_response();
-                    req.into_response(res).map_into_right_body()
+                // Signed out, a sign-in that does not show what is asked, or a session the
+                // principal's read no longer found.
+                _ => Some(sign_in_again(&auth, json, &target)),
+            };
+            let mut res = match refusal {
+                None => {
+                    if let Some(p) = principal {
+                        req.extensions_mut().insert(p);
+                    }
+                    service.call(req).await?.map_into_left_body()
                 }
-                Some(Ok(false)) => {
-                    let res = HttpResponse::Found()
-                        .insert_header(("location", auth.sign_in_location(&target)))
-                        .finish();
-                    req.into_response(res).map_into_right_body()
-                }
+                Some(res) => req.into_response(res).map_into_right_body(),
             };
             // Keep the session rolling (or clear a dead cookie), as `GET /session` does.
             for v in set_cookie {
@@ -434,6 +632,18 @@ where
             }
             Ok(res)
         })
+    }
+}
+
+/// The answer to a request without a session that shows what is asked: `401` JSON, or a
+/// redirect to the sign-in page and back to `target`.
+fn sign_in_again(auth: &Auth, json: bool, target: &str) -> HttpResponse {
+    if json {
+        SessionRequired.error_response()
+    } else {
+        HttpResponse::Found()
+            .insert_header(("location", auth.sign_in_location(target)))
+            .finish()
     }
 }
 

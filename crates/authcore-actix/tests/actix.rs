@@ -417,3 +417,29 @@ async fn two_factors_sends_users_without_a_second_factor_to_enrol() {
     let res = test::call_service(&app, get("/mfa/page", &bob_mfa, None)).await;
     assert_eq!(res.status(), 200);
 }
+
+/// Without organizations there are no API keys: an `Authorization: Bearer ak_…` header
+/// is not read, and `RequireAuth` decides by the session cookie alone, as before.
+#[actix_web::test]
+async fn bearer_keys_are_not_read_without_organizations() {
+    let auth = auth();
+    let app = app!(auth);
+    let signed_in = sign_in(&app).await;
+    let bearer = format!("Bearer ak_{}_{}", "0".repeat(24), "a".repeat(43));
+    for (path, cookie, status) in [
+        ("/api/me", true, 200),
+        ("/private/page", true, 200),
+        ("/api/me", false, 401),
+        ("/private/page", false, 302),
+    ] {
+        let mut req = test::TestRequest::get()
+            .uri(path)
+            .insert_header(("authorization", bearer.clone()));
+        if cookie {
+            req = req.insert_header(("cookie", signed_in.session.clone()));
+        }
+        let res = test::call_service(&app, req.to_request()).await;
+        assert_eq!(res.status(), status, "{path} signed in: {cookie}");
+        assert!(header(&res, "www-authenticate").is_none());
+    }
+}

@@ -2,9 +2,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use authcore::organizations::Requirement;
 use authcore::{Auth, StepUp};
 use axum::extract::OriginalUri;
 use axum::response::{IntoResponse, Response};
@@ -13,7 +15,7 @@ use http::{HeaderMap, HeaderValue, Request, StatusCode};
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::session::{SessionRequired, resolve_with_cookies};
+use crate::session::{SessionRequired, mark_signed_out, resolve_with_cookies};
 
 /// What the layer answers to anonymous requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +37,19 @@ enum Denial {
 ///
 /// Add it with [`Router::route_layer`](axum::Router::route_layer), so that paths no route
 /// matches still answer `404` rather than a redirect.
+///
+/// With organizations on (`AuthConfigBuilder::organizations`), a request may also come with
+/// an API key (`Authorization: Bearer ak_…`), which counts as signed in: it passes with the
+/// [`Principal`] it acts as in its extensions (read it with [`CurrentPrincipal`]) and no
+/// `Session` (the key decides, not a cookie sent beside it); a refused key gets `401`
+/// `{"error":"InvalidApiKey"}` ([`KeyRefused::response`]). Keys never meet
+/// [`two_factors`](RequireAuthLayer::two_factors) or [`max_age`](RequireAuthLayer::max_age),
+/// which ask how a person signed in. [`permission`](RequireAuthLayer::permission) and
+/// [`role`](RequireAuthLayer::role) ask more of the principal.
+///
+/// [`CurrentPrincipal`]: crate::CurrentPrincipal
+/// [`Principal`]: authcore::account::Principal
+/// [`KeyRefused::response`]: authcore::account::KeyRefused::response
 ///
 /// ```
 /// use authcore_axum::{AuthRouterExt, RequireAuthLayer, Session};
@@ -60,6 +75,7 @@ pub struct RequireAuthLayer {
     auth: Auth,
     denial: Denial,
     step_up: StepUp,
+    requirement: Arc<Requirement>,
 }
 
 impl RequireAuthLayer {
@@ -69,6 +85,7 @@ impl RequireAuthLayer {
             auth,
             denial: Denial::Redirect,
             step_up: StepUp::default(),
+            requirement: Arc::default(),
         }
     }
 
@@ -78,7 +95,59 @@ impl RequireAuthLayer {
             auth,
             denial: Denial::Json,
             step_up: StepUp::default(),
+            requirement: Arc::default(),
         }
+    }
+
+    /// Also requires `permission` (`resource:action`) in the organization the request acts
+    /// in: the API key's, or the session's active one ([`Principal::has_permission`]).
+    /// Signed-in requests without it get `403`: `{"error":"Forbidden","permission":"…"}`
+    /// for API clients (the [`json`](RequireAuthLayer::json) layer, or an `Accept` without
+    /// `text/html`), else a short page ([`Unmet::response`]). Called again, both are
+    /// required. A route whose path names an organization also compares it with the
+    /// principal's. Without organizations configured no request holds one: every
+    /// signed-in request gets `403`.
+    ///
+    /// ```
+    /// use authcore_axum::{CurrentPrincipal, RequireAuthLayer};
+    /// use axum::{Router, routing::post};
+    /// # let auth = authcore::Auth::new(authcore::AuthConfig::builder().secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").trust_host(true)
+    /// #     .provider(authcore::providers::CredentialsProvider::new().authorize(|_, _| async { Ok(None) }))
+    /// #     .build().unwrap());
+    ///
+    /// let billing: Router<authcore::Auth> = Router::new()
+    ///     .route("/api/invoices", post(|CurrentPrincipal(who): CurrentPrincipal| async move {
+    ///         format!("invoice made by {}", who.user_id)
+    ///     }))
+    ///     .route_layer(RequireAuthLayer::json(auth).permission("billing:write"));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When `permission` is not of the form the roles use ([`Requirement::permission`]).
+    ///
+    /// [`Principal::has_permission`]: authcore::account::Principal::has_permission
+    /// [`Unmet::response`]: authcore::organizations::Unmet::response
+    pub fn permission(mut self, permission: impl Into<String>) -> Self {
+        let requirement = Arc::unwrap_or_clone(self.requirement);
+        self.requirement = Arc::new(requirement.permission(permission));
+        self
+    }
+
+    /// Also requires `role` in the organization the request acts in
+    /// ([`Principal::has_role`]; a key has those of its maker's roles whose permissions it
+    /// holds all of). Answered as [`permission`](RequireAuthLayer::permission) is, with
+    /// `"role"` in the JSON.
+    ///
+    /// # Panics
+    ///
+    /// When `role` is not a role name ([`Requirement::role`]).
+    ///
+    /// [`Principal::has_role`]: authcore::account::Principal::has_role
+    pub fn role(mut self, role: impl Into<String>) -> Self {
+        let requirement = Arc::unwrap_or_clone(self.requirement);
+        self.requirement = Arc::new(requirement.role(role));
+        self
     }
 
     /// Also requires that the user proved two factors at sign-in (`mfa` in the session's
@@ -113,6 +182,7 @@ impl<S> Layer<S> for RequireAuthLayer {
             auth: self.auth.clone(),
             denial: self.denial,
             step_up: self.step_up,
+            requirement: Arc::clone(&self.requirement),
         }
     }
 }
@@ -124,6 +194,7 @@ pub struct RequireAuth<S> {
     auth: Auth,
     denial: Denial,
     step_up: StepUp,
+    requirement: Arc<Requirement>,
 }
 
 impl<S, B> Service<Request<B>> for RequireAuth<S>
@@ -148,21 +219,56 @@ where
         let auth = self.auth.clone();
         let denial = self.denial;
         let step_up = self.step_up;
+        let requirement = Arc::clone(&self.requirement);
         Box::pin(async move {
             let (mut parts, body) = req.into_parts();
-            let Ok((session, set_cookie)) =
-                resolve_with_cookies(&auth, &parts.uri, &parts.headers, &mut parts.extensions)
-                    .await
-            else {
-                // A configuration error, already logged by authcore.
-                return Ok(StatusCode::INTERNAL_SERVER_ERROR.into_response());
+            // Who the request acts as, where API keys and roles exist or the route asks.
+            let wants_principal =
+                auth.config().organizations().is_some() || !requirement.is_empty();
+            let principal = if wants_principal {
+                match auth.principal(&parts.uri, &parts.headers).await {
+                    Ok(p) => p,
+                    Err(refused) => return Ok(refused.response().into_response()),
+                }
+            } else {
+                None
             };
-            let mut res = match session {
-                Some(s) if step_up.is_met_by(&s) => inner
-                    .call(Request::from_parts(parts, body))
-                    .await?
-                    .into_response(),
-                Some(s) if step_up.needs_two_factors() => {
+            let keyed = principal.as_ref().is_some_and(|p| p.api_key.is_some());
+            let (session, set_cookie) = if keyed {
+                // The key decides who this is: a cookie sent beside it is not the session.
+                mark_signed_out(&mut parts.extensions);
+                (None, Vec::new())
+            } else {
+                let Ok(found) =
+                    resolve_with_cookies(&auth, &parts.uri, &parts.headers, &mut parts.extensions)
+                        .await
+                else {
+                    // A configuration error, already logged by authcore.
+                    return Ok(StatusCode::INTERNAL_SERVER_ERROR.into_response());
+                };
+                found
+            };
+            let signed_in = match &session {
+                _ if keyed => step_up.is_met(None),
+                Some(s) => step_up.is_met_by(s),
+                None => false,
+            };
+            let mut res = match (session, principal) {
+                (_, Some(p)) if signed_in => match requirement.unmet(&p) {
+                    None => {
+                        parts.extensions.insert(p);
+                        pass(&mut inner, parts, body).await?
+                    }
+                    Some(unmet) => {
+                        let json = denial == Denial::Json || !accepts_html(&parts.headers);
+                        unmet.response(json).into_response()
+                    }
+                },
+                // Nothing beyond a session asked, and no principal looked for.
+                (Some(_), None) if signed_in && !wants_principal => {
+                    pass(&mut inner, parts, body).await?
+                }
+                (Some(s), _) if !signed_in && step_up.needs_two_factors() => {
                     match auth
                         .lacks_second_factor(&s, parts.uri.path())
                         .await
@@ -176,6 +282,8 @@ where
                         Err(status) => status.into_response(),
                     }
                 }
+                // Signed out, a sign-in that does not show what is asked, or a session the
+                // principal's read no longer found.
                 _ => sign_in_again(&auth, denial, &parts),
             };
             // Keep the session rolling (or clear a dead cookie), as `GET /session` does.
@@ -185,6 +293,18 @@ where
             Ok(res)
         })
     }
+}
+
+/// Calls the guarded routes.
+async fn pass<S, B>(inner: &mut S, parts: Parts, body: B) -> Result<Response, S::Error>
+where
+    S: Service<Request<B>>,
+    S::Response: IntoResponse,
+{
+    Ok(inner
+        .call(Request::from_parts(parts, body))
+        .await?
+        .into_response())
 }
 
 /// The answer to a request without a session that shows what is asked: `401` JSON, or a

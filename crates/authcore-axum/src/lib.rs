@@ -3,12 +3,14 @@
 
 mod dispatch;
 mod layer;
+mod principal;
 mod router;
 mod service;
 mod session;
 
 pub use dispatch::AuthDispatch;
 pub use layer::{RequireAuth, RequireAuthLayer};
+pub use principal::{CurrentPrincipal, PrincipalRejection};
 pub use router::AuthRouterExt;
 pub use service::AuthService;
 pub use session::{OptionalSession, Session, SessionRequired};

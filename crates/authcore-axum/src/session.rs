@@ -71,6 +71,13 @@ impl std::ops::Deref for Session {
 #[derive(Clone, Copy, Debug)]
 struct SignedOut;
 
+/// Marks the request as having no session, whatever its cookie: for requests an API key
+/// authenticated, whose `Session` extractor must not find the cookie's user.
+pub(crate) fn mark_signed_out(extensions: &mut http::Extensions) {
+    extensions.remove::<Session>();
+    extensions.insert(SignedOut);
+}
+
 /// The request's extensions as the place authcore keeps what its session read found: a
 /// [`Session`] (which `Extension<Session>` then reads) or the [`SignedOut`] mark.
 struct Slot<'a>(&'a mut http::Extensions);

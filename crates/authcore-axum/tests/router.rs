@@ -429,6 +429,34 @@ async fn credentials_sign_in_flow() {
     assert_eq!(res.status(), StatusCode::FOUND);
 }
 
+/// Without organizations there are no API keys: an `Authorization: Bearer ak_…` header
+/// is not read, and the layers decide by the session cookie alone, as before.
+#[tokio::test]
+async fn bearer_keys_are_not_read_without_organizations() {
+    let app = app(auth("/auth"));
+    let mut jar = CookieJar::default();
+    sign_in(&app, "/auth", &mut jar, "pw").await;
+    let bearer = format!("Bearer ak_{}_{}", "0".repeat(24), "a".repeat(43));
+    for (path, signed_in, status) in [
+        ("/api/me", true, StatusCode::OK),
+        ("/protected", true, StatusCode::OK),
+        ("/api/me", false, StatusCode::UNAUTHORIZED),
+        ("/protected", false, StatusCode::FOUND),
+    ] {
+        let jar = if signed_in {
+            &jar
+        } else {
+            &CookieJar::default()
+        };
+        let mut req = get_req(path, jar);
+        req.headers_mut()
+            .insert(header::AUTHORIZATION, bearer.parse().unwrap());
+        let res = app.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), status, "{path} signed in: {signed_in}");
+        assert!(res.headers().get(header::WWW_AUTHENTICATE).is_none());
+    }
+}
+
 #[tokio::test]
 async fn wrong_password_is_refused() {
     let app = app(auth("/auth"));

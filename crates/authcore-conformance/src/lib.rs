@@ -1,6 +1,7 @@
 //! The conformance suites every authcore storage backend must pass: one per capability of
 //! [`Adapter`] ([`core`] for the calls of Auth.js `adapters.ts`, [`two_factor`],
-//! [`app_access`] …), and [`run_all`] for all of them.
+//! [`app_access`] …), and [`run_all`] for all of them; and [`guards`], the suite of the
+//! route guards every framework integration passes.
 //!
 //! A backend crate adds `authcore-conformance` to its dev-dependencies and runs:
 //!
@@ -25,6 +26,7 @@
 
 pub mod app_access;
 pub mod core;
+pub mod guards;
 pub mod jwt_revocation;
 pub mod linked_accounts;
 pub mod organizations;

@@ -1,4 +1,4 @@
-//! [`OrganizationStore`](authcore::adapter::OrganizationStore) and
+//! [`OrganizationStore`] and
 //! [`ApiKeyStore`](authcore::adapter::ApiKeyStore): organizations, members, teams,
 //! invitations, the sessions' active organization and API keys, and the invariants kept
 //! under concurrency (an organization always has an owner, an invitation is accepted once).

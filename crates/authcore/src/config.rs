@@ -337,6 +337,12 @@ impl AuthConfig {
     pub fn pages(&self) -> &PagesOptions {
         &self.inner.pages
     }
+
+    /// The organizations settings, when organizations are on
+    /// ([`AuthConfigBuilder::organizations`]).
+    pub fn organizations(&self) -> Option<&crate::organizations::Organizations> {
+        self.inner.organizations.as_ref().map(|o| &o.settings)
+    }
 }
 
 /// Builds an [`AuthConfig`].

@@ -116,7 +116,8 @@ impl Principal {
             .is_some_and(|o| o.permissions.iter().any(|p| rules::covers(p, permission)))
     }
 
-    /// Whether the member has `role` in the organization (a key has its maker's roles).
+    /// Whether the member has `role` in the organization (a key has those of its maker's
+    /// roles whose permissions it holds all of).
     pub fn has_role(&self, role: &str) -> bool {
         self.organization
             .as_ref()
@@ -132,7 +133,8 @@ pub struct OrganizationAccess {
     pub id: String,
     /// Its slug.
     pub slug: String,
-    /// The member's roles.
+    /// The member's roles (for a key, those of its maker's roles whose permissions the key
+    /// holds all of).
     pub roles: Vec<String>,
     /// The permissions the request holds there: the roles', or for a key those of its own
     /// that its maker still holds.
@@ -1253,11 +1255,22 @@ pub(crate) async fn verify_api_key(c: &ConfigInner, text: &str) -> Result<Princi
                 .map_err(unavailable)?
                 .ok_or(KeyRefused::MakerGone)?;
             let held = o.config.roles.permissions_of(&member.roles);
+            let permissions = intersect(&held, &key.permissions);
+            // A role stands for its permissions: a key narrower than its maker's role does
+            // not pass a guard that asks for the role.
+            let roles = member
+                .roles
+                .into_iter()
+                .filter(|r| {
+                    let of_role = o.config.roles.permissions_of(std::slice::from_ref(r));
+                    rules::all_covered(&permissions, &of_role)
+                })
+                .collect();
             Some(OrganizationAccess {
                 id: organization.id,
                 slug: organization.slug,
-                permissions: intersect(&held, &key.permissions),
-                roles: member.roles,
+                permissions,
+                roles,
             })
         }
     };
@@ -1304,13 +1317,16 @@ pub(crate) async fn principal(
     cookies: &RequestCookies,
     headers: &http::HeaderMap,
 ) -> Result<Option<Principal>, KeyRefused> {
-    let mut keys = headers
-        .get_all(http::header::AUTHORIZATION)
+    let authorization = headers.get_all(http::header::AUTHORIZATION);
+    let mut keys = authorization
         .iter()
         .filter_map(|v| v.to_str().ok())
         .filter_map(bearer_key);
     if let Some(key) = keys.next() {
-        if keys.next().is_some() {
+        // `Authorization` is not a list (RFC 9110 §11.6.2): beside a key, a second one
+        // makes the request ambiguous, whichever a proxy would have read.
+        if authorization.iter().nth(1).is_some() {
+            tracing::info!("API key refused: more than one Authorization header");
             return Err(KeyRefused::Invalid);
         }
         return verify_api_key(c, key).await.map(Some).inspect_err(|e| {

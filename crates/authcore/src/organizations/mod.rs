@@ -31,9 +31,11 @@
 //! ```
 //!
 //! Turned on with `AuthConfigBuilder::organizations`; stored through the adapter's
-//! `OrganizationStore` and `ApiKeyStore` capabilities.
+//! `OrganizationStore` and `ApiKeyStore` capabilities. Who a request acts as is
+//! `Auth::principal`; the framework integrations' route guards ask a [`Requirement`] of it.
 
 pub(crate) mod api_key;
+mod guard;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -41,6 +43,7 @@ use std::time::Duration;
 pub use crate::adapter::OWNER_ROLE;
 pub use api_key::{API_KEY_PREFIX, ApiKeySecret};
 pub(crate) use api_key::{hash_secret, parse_key};
+pub use guard::{Requirement, Unmet};
 
 /// The built-in role of administrators.
 pub const ADMIN_ROLE: &str = "admin";
