@@ -25,6 +25,11 @@ pub struct ReadmeDoctests;
 #[doc = include_str!("../../../docs/manual/getting-started.md")]
 pub struct ManualDoctests;
 
+/// The organizations chapter's examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/manual/organizations.md")]
+pub struct OrganizationsDoctests;
+
 /// The migration guide's examples (a session reader beside Next.js), compiled as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/manual/migrating-from-authjs.md")]
