@@ -35,6 +35,7 @@ pub mod config_file;
 mod config_value;
 mod demo;
 mod host_trust;
+pub mod keycloak_import;
 pub mod ops;
 mod providers;
 pub mod serve;
