@@ -6,7 +6,9 @@
 //! ([`RuleConfig`]), and answers allow (2xx with identity headers and, optionally, a signed
 //! identity JWT), sign in first (a redirect to the sign-in page, or 401 for API calls),
 //! forbidden (403), or refused (400 / 431 for what it will not judge). `docs/gateway.md`
-//! has the proxy configurations.
+//! has the proxy configurations. Where the [`Auth`] handler has organizations on, each
+//! check reads the user's memberships from its store, for the rules on an organization
+//! (`organization`, `allow_roles`, `allow_permissions`) and for the identity passed on.
 //!
 //! Configured by a [`GatewaySection`] (the `[gateway]` section of authcore-server's
 //! configuration file: rules, header names) and the variables `AUTHCORE_COOKIE_DOMAIN`,
