@@ -10,7 +10,7 @@ use serde_json::Value;
 use authcore::SignInInfo;
 use authcore_keys::SigningKeys;
 
-use crate::rules::Identity;
+use crate::rules::{Identity, OrganizationIdentity};
 
 /// The identity of a session JSON (`user.id`, `user.email`, `user.name`,
 /// `user.provider`, `user.groups`, as the gateway's callbacks put them there) and how its
@@ -39,8 +39,27 @@ pub fn identity_of(session: &Value, sign_in: Option<&SignInInfo>) -> Identity {
         name: text("name"),
         provider: text("provider"),
         groups,
+        // Read from the store by the forward-auth check, not carried by the session.
+        organizations: Vec::new(),
         sign_in: sign_in.cloned(),
     }
+}
+
+/// The value of the organizations header: `slug:role+role` per organization, separated by
+/// commas (`acme:admin+billing,beta:member`). Slugs and role names are made of lower case
+/// letters, digits, `-`, `_` and `.` only, so the separators cannot occur in them; a
+/// membership whose names are not of that form (written to the store by something else) is
+/// left out rather than written ambiguously.
+pub(crate) fn organizations_header(organizations: &[OrganizationIdentity]) -> String {
+    use authcore::organizations::{check_role_name, check_slug};
+    organizations
+        .iter()
+        .filter(|o| {
+            check_slug(&o.slug).is_ok() && o.roles.iter().all(|r| check_role_name(r).is_ok())
+        })
+        .map(|o| format!("{}:{}", o.slug, o.roles.join("+")))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Names of the identity headers sent to the upstream (`[gateway.headers]`).
@@ -56,6 +75,9 @@ pub struct HeaderNames {
     pub name: String,
     /// Groups or roles, comma-separated (default `X-Auth-Request-Groups`).
     pub groups: String,
+    /// The user's organizations and roles in each, `slug:role+role` separated by commas
+    /// (default `X-Auth-Request-Organizations`; empty where organizations are off).
+    pub organizations: String,
     /// The sign-in provider (default `X-Auth-Request-Provider`).
     pub provider: String,
     /// How the user signed in: RFC 8176 methods, comma-separated, `mfa` among them when two
@@ -75,6 +97,7 @@ impl Default for HeaderNames {
             email: "X-Auth-Request-Email".into(),
             name: "X-Auth-Request-Name".into(),
             groups: "X-Auth-Request-Groups".into(),
+            organizations: "X-Auth-Request-Organizations".into(),
             provider: "X-Auth-Request-Provider".into(),
             amr: "X-Auth-Request-Amr".into(),
             auth_time: "X-Auth-Request-Auth-Time".into(),
@@ -93,12 +116,13 @@ impl HeaderNames {
         Ok(())
     }
 
-    fn all(&self) -> [(&'static str, &str); 8] {
+    fn all(&self) -> [(&'static str, &str); 9] {
         [
             ("user", &self.user),
             ("email", &self.email),
             ("name", &self.name),
             ("groups", &self.groups),
+            ("organizations", &self.organizations),
             ("provider", &self.provider),
             ("amr", &self.amr),
             ("auth_time", &self.auth_time),
@@ -120,6 +144,7 @@ impl HeaderNames {
     /// text on). The JWT header is added separately.
     pub fn headers_for(&self, who: Option<&Identity>) -> Vec<(HeaderName, HeaderValue)> {
         let groups = who.map(|w| w.groups.join(","));
+        let organizations = who.map(|w| organizations_header(&w.organizations));
         let sign_in = who.and_then(|w| w.sign_in.as_ref());
         let amr = sign_in.map(|s| s.amr.join(","));
         let auth_time = sign_in.and_then(|s| s.auth_time).map(|t| t.to_string());
@@ -129,6 +154,7 @@ impl HeaderNames {
             (&self.name, who.and_then(|w| w.name.as_deref())),
             (&self.provider, who.and_then(|w| w.provider.as_deref())),
             (&self.groups, groups.as_deref()),
+            (&self.organizations, organizations.as_deref()),
             (&self.amr, amr.as_deref()),
             (&self.auth_time, auth_time.as_deref()),
         ]
@@ -171,6 +197,7 @@ impl IdentitySigner {
 
     /// A JWT for `who`, valid `ttl_secs` from its `iat`: `iss` the gateway, `aud` the origin
     /// of the upstream (`https://app.example.com`), `sub`, `email`, `name`, `groups`,
+    /// `organizations` (`[{"slug", "roles"}]`, where the user is a member of any),
     /// `provider`, `amr` and `auth_time` (where the session records them), `iat`, `exp`,
     /// with the signing key's `kid`.
     ///
@@ -193,6 +220,14 @@ impl IdentitySigner {
             email: who.email.as_deref(),
             name: who.name.as_deref(),
             groups: &who.groups,
+            organizations: who
+                .organizations
+                .iter()
+                .map(|o| OrganizationClaim {
+                    slug: &o.slug,
+                    roles: &o.roles,
+                })
+                .collect(),
             provider: who.provider.as_deref(),
             amr: who.sign_in.as_ref().map(|s| s.amr.as_slice()),
             auth_time: who.sign_in.as_ref().and_then(|s| s.auth_time),
@@ -244,12 +279,22 @@ struct IdentityClaims<'a> {
     email: Option<&'a str>,
     name: Option<&'a str>,
     groups: &'a [String],
+    /// The user's organizations, where organizations are on and the user is in any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    organizations: Vec<OrganizationClaim<'a>>,
     provider: Option<&'a str>,
     /// How the user signed in (OIDC Core §2), where the session records it.
     #[serde(skip_serializing_if = "Option::is_none")]
     amr: Option<&'a [String]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     auth_time: Option<i64>,
+}
+
+/// One organization in the identity JWT: its slug and the user's roles in it.
+#[derive(serde::Serialize)]
+struct OrganizationClaim<'a> {
+    slug: &'a str,
+    roles: &'a [String],
 }
 
 /// The identity JWT's claims.
@@ -287,6 +332,14 @@ mod tests {
             id: Some("u1".into()),
             email: Some("ada@example.com".into()),
             groups: vec!["admins".into()],
+            organizations: vec![
+                OrganizationIdentity::new(
+                    "acme".into(),
+                    vec!["admin".into(), "billing".into()],
+                    vec!["member:*".into()],
+                ),
+                OrganizationIdentity::new("beta".into(), vec!["member".into()], vec![]),
+            ],
             sign_in: Some(SignInInfo::new(
                 vec!["pwd".into(), "otp".into(), "mfa".into()],
                 Some(1_699_999_990),
@@ -372,9 +425,54 @@ mod tests {
             .unwrap();
             assert_eq!(data.claims["sub"], "u1");
             assert_eq!(data.claims["groups"], json!(["admins"]));
+            assert_eq!(
+                data.claims["organizations"],
+                json!([
+                    {"slug": "acme", "roles": ["admin", "billing"]},
+                    {"slug": "beta", "roles": ["member"]}
+                ])
+            );
             assert_eq!(data.claims["amr"], json!(["pwd", "otp", "mfa"]));
             assert_eq!(data.claims["auth_time"], 1_699_999_990);
             assert_eq!(data.claims["exp"], 1_700_000_060);
+        }
+    }
+
+    /// The organizations header: one `slug:roles` per organization; a membership whose
+    /// names could pass for separators is left out, never written ambiguously.
+    #[test]
+    fn organizations_header_cannot_be_misread() {
+        let m = |slug: &str, roles: &[&str]| {
+            OrganizationIdentity::new(
+                slug.into(),
+                roles.iter().map(|r| (*r).to_owned()).collect(),
+                Vec::new(),
+            )
+        };
+        for (organizations, want) in [
+            (vec![], ""),
+            (vec![m("acme", &["admin"])], "acme:admin"),
+            (
+                vec![m("acme", &["admin", "member"]), m("b-2", &["x.y_z"])],
+                "acme:admin+member,b-2:x.y_z",
+            ),
+            (vec![m("acme", &[])], "acme:"),
+            // Names the library would refuse, as another writer of the store might leave them.
+            (
+                vec![m("acme,beta", &["admin"]), m("ok", &["member"])],
+                "ok:member",
+            ),
+            (vec![m("acme", &["admin+owner"])], ""),
+            (vec![m("acme", &["member,beta:owner"])], ""),
+            (vec![m("acme:owner", &["member"])], ""),
+            (vec![m("ACME", &["admin"])], ""),
+            (vec![m("acme", &["Admin"])], ""),
+        ] {
+            assert_eq!(
+                organizations_header(&organizations),
+                want,
+                "{organizations:?}"
+            );
         }
     }
 
@@ -394,6 +492,13 @@ mod tests {
         };
         assert_eq!(get(&w, "x-auth-request-user").as_deref(), Some("u1"));
         assert_eq!(get(&w, "x-auth-request-groups").as_deref(), Some("admins"));
+        assert_eq!(
+            get(&w, "x-auth-request-organizations").as_deref(),
+            Some("acme:admin+billing,beta:member")
+        );
+        w.organizations.clear();
+        assert_eq!(get(&w, "x-auth-request-organizations").as_deref(), Some(""));
+        w.organizations = who().organizations;
         assert_eq!(get(&w, "x-auth-request-name").as_deref(), Some(""));
         assert_eq!(get(&w, "x-auth-request-amr").as_deref(), Some(""));
         w.sign_in = Some(SignInInfo::new(
@@ -409,7 +514,7 @@ mod tests {
             Some("1700000000")
         );
         let anonymous = names.headers_for(None);
-        assert_eq!(anonymous.len(), 7);
+        assert_eq!(anonymous.len(), 8);
         assert!(anonymous.iter().all(|(_, v)| v.is_empty()));
         assert!(names.validate().is_ok());
         let bad = HeaderNames {

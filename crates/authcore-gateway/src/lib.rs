@@ -6,7 +6,9 @@
 //! ([`RuleConfig`]), and answers allow (2xx with identity headers and, optionally, a signed
 //! identity JWT), sign in first (a redirect to the sign-in page, or 401 for API calls),
 //! forbidden (403), or refused (400 / 431 for what it will not judge). `docs/gateway.md`
-//! has the proxy configurations.
+//! has the proxy configurations. Where the [`Auth`] handler has organizations on, each
+//! check reads the user's memberships from its store, for the rules on an organization
+//! (`organization`, `allow_roles`, `allow_permissions`) and for the identity passed on.
 //!
 //! Configured by a [`GatewaySection`] (the `[gateway]` section of authcore-server's
 //! configuration file: rules, header names) and the variables `AUTHCORE_COOKIE_DOMAIN`,
@@ -64,7 +66,7 @@ use serde_json::Value;
 use authcore_keys::{KeyError, SigningKeys, unix_time};
 use identity::{IdentitySigner, identity_of};
 use original::{Convention, OriginalRequest, original_request};
-use rules::{AccessRules, Decision, HostList, Identity};
+use rules::{AccessRules, Decision, HostList, Identity, OrganizationIdentity};
 
 /// The endpoint that read whichever convention's headers a request carried; it now only
 /// answers a configuration error naming the per-proxy endpoints.
@@ -289,6 +291,12 @@ impl Gateway {
     /// second factors on).
     pub fn uses_step_up(&self) -> bool {
         self.rules.uses_step_up()
+    }
+
+    /// Whether a rule names an organization (which needs organizations on in the [`Auth`]
+    /// handler: where they are off, nobody is a member and such a rule admits no one).
+    pub fn uses_organizations(&self) -> bool {
+        self.rules.uses_organizations()
     }
 
     /// The callbacks that put the user id, provider and groups into the session and keep
@@ -568,10 +576,16 @@ async fn judge(
             return (Verdict::Failed, Vec::new());
         }
     };
-    let who = lookup
+    let mut who = lookup
         .session
         .as_ref()
         .map(|s| identity_of(s.json(), s.sign_in()));
+    if let Some(who) = &mut who
+        && let Err(e) = add_organizations(&state.auth, who).await
+    {
+        tracing::error!(error = %e, "forward-auth: organizations unreadable");
+        return (Verdict::Failed, Vec::new());
+    }
     let decision = state
         .gateway
         .rules
@@ -611,6 +625,28 @@ async fn judge(
         }
     };
     (verdict, lookup.set_cookie)
+}
+
+/// Puts the organizations `who` is a member of into the identity, read from the store
+/// (one read, bounded by the adapter's timeout); nothing where organizations are off.
+async fn add_organizations(
+    auth: &Auth,
+    who: &mut Identity,
+) -> Result<(), authcore::account::AccountError> {
+    let Some(id) = who.id.as_deref() else {
+        return Ok(());
+    };
+    match auth.organizations_of(id).await {
+        Ok(memberships) => {
+            who.organizations = memberships
+                .into_iter()
+                .map(|m| OrganizationIdentity::new(m.organization.slug, m.roles, m.permissions))
+                .collect();
+            Ok(())
+        }
+        Err(authcore::account::AccountError::OrganizationsOff) => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// Whether `who` has a second factor to sign in with (a confirmed TOTP secret, or a

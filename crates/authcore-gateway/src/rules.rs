@@ -3,6 +3,7 @@
 //! endpoint hands in the original request and the identity, and gets a [`Decision`].
 
 pub use authcore::hosts::HostList;
+use authcore::organizations::{check_permission, check_role_name, check_slug, covers};
 use authcore::{SignInInfo, StepUp};
 use serde::Deserialize;
 
@@ -47,6 +48,18 @@ pub struct RuleConfig {
     /// Allowed groups or roles (from the provider's `groups` / `roles` claim).
     #[serde(default)]
     pub allow_groups: Vec<String>,
+    /// The slug of an organization (`acme`): only its members pass. Alone it admits any
+    /// member; with allow-lists, members who are also on one of them.
+    pub organization: Option<String>,
+    /// Roles in [`organization`](Self::organization) (`admin`, a role of the
+    /// `[organizations.roles]`): a member with one of them passes. Needs `organization`.
+    #[serde(default)]
+    pub allow_roles: Vec<String>,
+    /// Permissions in [`organization`](Self::organization) (`billing:read`): a member whose
+    /// roles grant one of them passes (`billing:*` and `*` grant `billing:read`). Needs
+    /// `organization`.
+    #[serde(default)]
+    pub allow_permissions: Vec<String>,
     /// How a request without a session is answered (default `auto`).
     pub unauthenticated: Option<Unauthenticated>,
     /// Factors the sign-in must have proven: `2` lets only users who passed a second factor
@@ -100,8 +113,33 @@ pub struct Identity {
     pub provider: Option<String>,
     /// Groups or roles.
     pub groups: Vec<String>,
+    /// The organizations the user is a member of, where organizations are on.
+    pub organizations: Vec<OrganizationIdentity>,
     /// How and when the user signed in (`amr`, `auth_time`), where the session records it.
     pub sign_in: Option<SignInInfo>,
+}
+
+/// The user's membership of one organization, as the rules and the upstream see it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OrganizationIdentity {
+    /// The organization's slug.
+    pub slug: String,
+    /// The member's roles in it.
+    pub roles: Vec<String>,
+    /// The permissions those roles grant (wildcards as written).
+    pub permissions: Vec<String>,
+}
+
+impl OrganizationIdentity {
+    /// The membership of `slug` with `roles` granting `permissions`.
+    pub fn new(slug: String, roles: Vec<String>, permissions: Vec<String>) -> Self {
+        OrganizationIdentity {
+            slug,
+            roles,
+            permissions,
+        }
+    }
 }
 
 /// The answer for one request.
@@ -127,6 +165,9 @@ struct Rule {
     domains: Vec<String>,
     providers: Vec<String>,
     groups: Vec<String>,
+    organization: Option<String>,
+    roles: Vec<String>,
+    permissions: Vec<String>,
     unauthenticated: Unauthenticated,
     step_up: StepUp,
 }
@@ -137,7 +178,20 @@ impl Rule {
             && self.path.as_deref().is_none_or(|p| path.starts_with(p))
     }
 
+    /// Whether `who` passes the rule's allow-lists: a member of its organization, if it
+    /// names one, and on one of its lists, if it has any.
     fn admits(&self, who: &Identity) -> bool {
+        let membership = match &self.organization {
+            // Slugs are unique: the first entry with the slug is the membership.
+            Some(slug) => match who.organizations.iter().find(|o| &o.slug == slug) {
+                Some(m) => Some(m),
+                None => return false,
+            },
+            None => None,
+        };
+        if !self.has_lists() {
+            return membership.is_some();
+        }
         let email = who.email.as_deref().map(str::to_ascii_lowercase);
         let domain = email
             .as_deref()
@@ -150,6 +204,22 @@ impl Rule {
                 .as_ref()
                 .is_some_and(|p| self.providers.contains(p))
             || who.groups.iter().any(|g| self.groups.contains(g))
+            || membership.is_some_and(|m| {
+                m.roles.iter().any(|r| self.roles.contains(r))
+                    || m.permissions
+                        .iter()
+                        .any(|held| self.permissions.iter().any(|w| covers(held, w)))
+            })
+    }
+
+    /// Whether the rule has an allow-list (besides its organization).
+    fn has_lists(&self) -> bool {
+        !(self.emails.is_empty()
+            && self.domains.is_empty()
+            && self.providers.is_empty()
+            && self.groups.is_empty()
+            && self.roles.is_empty()
+            && self.permissions.is_empty())
     }
 }
 
@@ -206,15 +276,20 @@ impl AccessRules {
         let has_lists = !(c.allow_emails.is_empty()
             && c.allow_domains.is_empty()
             && c.allow_providers.is_empty()
-            && c.allow_groups.is_empty());
+            && c.allow_groups.is_empty()
+            && c.allow_roles.is_empty()
+            && c.allow_permissions.is_empty()
+            && c.organization.is_none());
         let policy = match (c.policy, has_lists) {
             (None | Some(Policy::Allow), true) => Policy::Allow,
             (Some(Policy::Allow), false) => {
-                return Err(error("`allow` needs at least one allow_* list".into()));
+                return Err(error(
+                    "`allow` needs at least one allow_* list or an organization".into(),
+                ));
             }
             (Some(p), true) => {
                 return Err(error(format!(
-                    "allow_* lists only go with policy `allow`, not {p:?}"
+                    "allow_* lists and organization only go with policy `allow`, not {p:?}"
                 )));
             }
             (Some(p), false) => p,
@@ -267,6 +342,25 @@ impl AccessRules {
                 "allow_domains entry {bad:?} is not a domain (no @)"
             )));
         }
+        for (key, list) in [
+            ("allow_roles", &c.allow_roles),
+            ("allow_permissions", &c.allow_permissions),
+        ] {
+            if !list.is_empty() && c.organization.is_none() {
+                return Err(error(format!(
+                    "{key} needs organization: the slug of the organization whose members it admits"
+                )));
+            }
+        }
+        if let Some(slug) = &c.organization {
+            check_slug(slug).map_err(|e| error(format!("organization: {e}")))?;
+        }
+        for role in &c.allow_roles {
+            check_role_name(role).map_err(|e| error(format!("allow_roles: {e}")))?;
+        }
+        for permission in &c.allow_permissions {
+            check_permission(permission).map_err(|e| error(format!("allow_permissions: {e}")))?;
+        }
         Ok(Rule {
             hosts: HostList::parse(&c.hosts).map_err(error)?,
             path: c.path.clone(),
@@ -275,6 +369,9 @@ impl AccessRules {
             domains: lower(&c.allow_domains),
             providers: c.allow_providers.clone(),
             groups: c.allow_groups.clone(),
+            organization: c.organization.clone(),
+            roles: c.allow_roles.clone(),
+            permissions: c.allow_permissions.clone(),
             unauthenticated: c.unauthenticated.unwrap_or_default(),
             step_up,
         })
@@ -336,6 +433,11 @@ impl AccessRules {
     pub fn uses_groups(&self) -> bool {
         self.rules.iter().any(|r| !r.groups.is_empty())
     }
+
+    /// Whether a rule looks at organizations.
+    pub fn uses_organizations(&self) -> bool {
+        self.rules.iter().any(|r| r.organization.is_some())
+    }
 }
 
 #[cfg(test)]
@@ -393,6 +495,7 @@ mod tests {
             name: None,
             provider: Some(provider.into()),
             groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+            organizations: Vec::new(),
             sign_in: None,
         }
     }
@@ -544,6 +647,167 @@ mod tests {
         assert!(!rules().uses_step_up());
     }
 
+    /// A member of `slug` with `roles` granting `permissions`.
+    fn member(slug: &str, roles: &[&str], permissions: &[&str]) -> OrganizationIdentity {
+        let owned = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect();
+        OrganizationIdentity::new(slug.into(), owned(roles), owned(permissions))
+    }
+
+    /// `who(email)` with these memberships.
+    fn in_organizations(email: &str, organizations: Vec<OrganizationIdentity>) -> Identity {
+        Identity {
+            organizations,
+            ..who(email, "credentials", &[])
+        }
+    }
+
+    /// Rules on organizations: membership first, then roles or permissions in that
+    /// organization only; names compared exactly, as the library writes them.
+    #[test]
+    fn organization_rules_admit_members_by_role_and_permission() {
+        use Decision::{Allow, Forbidden, SignIn};
+        #[derive(serde::Deserialize)]
+        struct File {
+            rules: Vec<RuleConfig>,
+        }
+        let file: File = toml::from_str(
+            r#"
+            [[rules]]
+            path = "/admin/"
+            organization = "acme"
+            allow_roles = ["admin"]
+
+            [[rules]]
+            path = "/billing/"
+            organization = "acme"
+            allow_permissions = ["billing:write"]
+
+            [[rules]]
+            path = "/staff/"
+            organization = "acme"
+            allow_domains = ["acme.example"]
+
+            [[rules]]
+            path = "/either/"
+            organization = "acme"
+            allow_emails = ["boss@elsewhere.example"]
+            allow_roles = ["auditor"]
+
+            [[rules]]
+            path = "/app/"
+            policy = "allow"
+            organization = "acme"
+
+            [[rules]]
+            path = "/any/"
+            organization = "acme"
+            allow_roles = []
+            allow_permissions = []
+        "#,
+        )
+        .unwrap();
+        let r = AccessRules::new(file.rules, Policy::SignedIn).unwrap();
+        assert!(r.uses_organizations() && !r.uses_groups());
+
+        let admin = in_organizations(
+            "a@acme.example",
+            vec![member("acme", &["admin"], &["member:*", "billing:write"])],
+        );
+        let owner = in_organizations("o@x.example", vec![member("acme", &["owner"], &["*"])]);
+        let plain = in_organizations(
+            "m@x.example",
+            vec![member("acme", &["member"], &["member:read"])],
+        );
+        let staff = in_organizations(
+            "s@acme.example",
+            vec![member("acme", &["member"], &["member:read"])],
+        );
+        let billing = in_organizations(
+            "b@x.example",
+            vec![member("acme", &["billing"], &["billing:*"])],
+        );
+        let auditor = in_organizations(
+            "u@x.example",
+            vec![member("acme", &["auditor"], &["audit:read"])],
+        );
+        // The attacks: another organization's admin, a look-alike slug, a role spelled in
+        // another case, a role name where a permission is asked, an empty membership.
+        let other_admin =
+            in_organizations("e@acme.example", vec![member("beta", &["admin"], &["*"])]);
+        let shouting = in_organizations("e@x.example", vec![member("ACME", &["admin"], &["*"])]);
+        let prefixed = in_organizations(
+            "e@x.example",
+            vec![
+                member("acme-corp", &["admin"], &["*"]),
+                member("acm", &["admin"], &["*"]),
+            ],
+        );
+        let capital_role = in_organizations(
+            "e@x.example",
+            vec![member("acme", &["Admin"], &["Billing:write"])],
+        );
+        let role_as_permission = in_organizations(
+            "e@x.example",
+            vec![member("acme", &["member"], &["admin", "billing"])],
+        );
+        let no_roles = in_organizations("e@x.example", vec![member("acme", &[], &[])]);
+        let boss = in_organizations("boss@elsewhere.example", vec![]);
+        let boss_member = in_organizations(
+            "boss@elsewhere.example",
+            vec![member("acme", &["member"], &[])],
+        );
+        let both = in_organizations(
+            "e@x.example",
+            vec![
+                member("beta", &["admin"], &["*"]),
+                member("acme", &["member"], &[]),
+            ],
+        );
+        let outsider = in_organizations("e@x.example", vec![]);
+        for (path, identity, want) in [
+            ("/admin/", None, SignIn),
+            ("/admin/", Some(&admin), Allow),
+            ("/admin/", Some(&owner), Forbidden),
+            ("/admin/", Some(&plain), Forbidden),
+            ("/admin/", Some(&other_admin), Forbidden),
+            ("/admin/", Some(&shouting), Forbidden),
+            ("/admin/", Some(&prefixed), Forbidden),
+            ("/admin/", Some(&capital_role), Forbidden),
+            ("/admin/", Some(&no_roles), Forbidden),
+            ("/admin/", Some(&both), Forbidden),
+            ("/billing/", Some(&admin), Allow),
+            ("/billing/", Some(&owner), Allow),
+            ("/billing/", Some(&billing), Allow),
+            ("/billing/", Some(&plain), Forbidden),
+            ("/billing/", Some(&capital_role), Forbidden),
+            ("/billing/", Some(&role_as_permission), Forbidden),
+            ("/billing/", Some(&other_admin), Forbidden),
+            // With other lists the organization narrows them: a member on a list.
+            ("/staff/", Some(&staff), Allow),
+            ("/staff/", Some(&admin), Allow),
+            ("/staff/", Some(&plain), Forbidden),
+            ("/staff/", Some(&other_admin), Forbidden),
+            ("/either/", Some(&boss), Forbidden),
+            ("/either/", Some(&boss_member), Allow),
+            ("/either/", Some(&auditor), Allow),
+            ("/either/", Some(&admin), Forbidden),
+            // The organization alone: any member, whatever their roles.
+            ("/app/", None, SignIn),
+            ("/app/", Some(&plain), Allow),
+            ("/app/", Some(&no_roles), Allow),
+            ("/app/", Some(&both), Allow),
+            ("/app/", Some(&other_admin), Forbidden),
+            ("/app/", Some(&shouting), Forbidden),
+            ("/app/", Some(&prefixed), Forbidden),
+            ("/app/", Some(&outsider), Forbidden),
+            ("/any/", Some(&plain), Allow),
+            ("/any/", Some(&outsider), Forbidden),
+            ("/elsewhere", Some(&outsider), Allow),
+        ] {
+            assert_eq!(r.decide("h", path, identity), want, "{path} {identity:?}");
+        }
+    }
+
     #[test]
     fn default_policies() {
         let any = who("a@b.c", "github", &[]);
@@ -663,6 +927,82 @@ mod tests {
                     ..rule("a")
                 },
                 "do not go with policy Deny",
+            ),
+            (
+                RuleConfig {
+                    allow_roles: vec!["admin".into()],
+                    ..rule("a")
+                },
+                "allow_roles needs organization",
+            ),
+            (
+                RuleConfig {
+                    allow_permissions: vec!["billing:read".into()],
+                    ..rule("a")
+                },
+                "allow_permissions needs organization",
+            ),
+            (
+                RuleConfig {
+                    organization: Some("ACME".into()),
+                    ..rule("a")
+                },
+                "organization: slug \"ACME\"",
+            ),
+            (
+                RuleConfig {
+                    organization: Some(String::new()),
+                    ..rule("a")
+                },
+                "organization: slug \"\"",
+            ),
+            (
+                RuleConfig {
+                    organization: Some("acme".into()),
+                    allow_roles: vec!["Admin".into()],
+                    ..rule("a")
+                },
+                "allow_roles: role name \"Admin\"",
+            ),
+            (
+                RuleConfig {
+                    organization: Some("acme".into()),
+                    allow_roles: vec!["billing:read".into()],
+                    ..rule("a")
+                },
+                "allow_roles: role name \"billing:read\"",
+            ),
+            (
+                RuleConfig {
+                    organization: Some("acme".into()),
+                    allow_permissions: vec!["admin".into()],
+                    ..rule("a")
+                },
+                "allow_permissions: permission \"admin\"",
+            ),
+            (
+                RuleConfig {
+                    organization: Some("acme".into()),
+                    allow_permissions: vec!["Billing:Read".into()],
+                    ..rule("a")
+                },
+                "allow_permissions: permission \"Billing:Read\"",
+            ),
+            (
+                RuleConfig {
+                    organization: Some("acme".into()),
+                    policy: Some(Policy::SignedIn),
+                    ..rule("a")
+                },
+                "organization only go with policy `allow`, not SignedIn",
+            ),
+            (
+                RuleConfig {
+                    organization: Some("acme".into()),
+                    policy: Some(Policy::Bypass),
+                    ..rule("a")
+                },
+                "only go with policy `allow`, not Bypass",
             ),
         ] {
             let ok = RuleConfig {

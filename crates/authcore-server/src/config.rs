@@ -26,8 +26,8 @@ use authcore::two_factor::{FirstEnrolment, TwoFactorPolicy};
 use authcore::types::{PagesOptions, Theme};
 
 use crate::config_file::{
-    ConfigFile, ConfigFileError, EmailSection, ProvidersSection, RateLimitsSection, ServerSection,
-    TwoFactorSection, UsersFileSection,
+    ConfigFile, ConfigFileError, EmailSection, OrganizationsSection, ProvidersSection,
+    RateLimitsSection, ServerSection, TwoFactorSection, UsersFileSection,
 };
 use crate::config_value as value;
 use crate::users_file::{UsersFile, UsersFileError};
@@ -145,10 +145,16 @@ pub struct ServerConfig {
     /// default, 10 minutes): [`authcore::AuthConfigBuilder::recent_sign_in`].
     pub recent_sign_in: Option<std::time::Duration>,
     /// Who may become a user by signing in for the first time with a magic link, an OAuth
-    /// provider or a passkey (`AUTHCORE_SIGN_UP`: `open`, `closed` or comma-separated email
-    /// domains; `[auth] sign_up`): [`SignUpPolicy::Closed`] unless set, so that only
-    /// existing users (a user source's, or made by an operator) sign in.
+    /// provider or a passkey (`AUTHCORE_SIGN_UP`: `open`, `closed`, `invite` or
+    /// comma-separated email domains; `[auth] sign_up`): [`SignUpPolicy::Closed`] unless
+    /// set, so that only existing users (a user source's, or made by an operator) sign in;
+    /// `invite` lets in the addresses with an open invitation, which needs
+    /// [`organizations`](Self::organizations).
     pub sign_up: SignUpPolicy,
+    /// Organizations with members, roles and invitations (`[organizations]`,
+    /// `AUTHCORE_ORGANIZATIONS`; off unless enabled), kept in the database, their roles
+    /// checked.
+    pub organizations: Option<authcore::organizations::Organizations>,
     /// Threads that serve requests (`AUTHCORE_WORKERS`, `[server] workers`; default: the
     /// CPUs the process may run on). With 1 the server runs on a single-threaded runtime
     /// ([`serve::runtime`]).
@@ -303,6 +309,7 @@ impl ServerConfig {
             two_factor: None,
             recent_sign_in: None,
             sign_up: SignUpPolicy::Closed,
+            organizations: None,
             ldap: None,
         }
     }
@@ -396,7 +403,13 @@ impl ServerConfig {
             file.auth.recent_sign_in,
         );
         let ldap = ldap(&vars, file.ldap)?;
+        let organizations = organizations(&vars, file.organizations, database_url.is_some())?;
         let sign_up = sign_up(&vars, file.auth.sign_up)?;
+        if sign_up == SignUpPolicy::Invite && organizations.is_none() {
+            return Err(ServerConfigError::InvalidSetting(
+                "sign-up by invitation ([auth] sign_up = \"invite\", AUTHCORE_SIGN_UP=invite) lets in invited addresses, and invitations come with organizations: set [organizations] enabled = true (AUTHCORE_ORGANIZATIONS=on)".into(),
+            ));
+        }
         let password_options = password_options(&vars, &passwords_file, &sign_up)?;
         let sections_env = sections_env(&env, &auth_js);
         let gateway = gateway(
@@ -404,6 +417,7 @@ impl ServerConfig {
             file.gateway,
             two_factor.is_some(),
             database_url.is_some(),
+            organizations.is_some(),
         )?;
         let oidc_provider = oidc_provider(
             &sections_env,
@@ -442,6 +456,7 @@ impl ServerConfig {
             two_factor,
             recent_sign_in,
             sign_up,
+            organizations,
             ldap,
         };
         config.check_demo_password()?;
@@ -834,6 +849,62 @@ fn password_options(
     Ok(options)
 }
 
+/// Organizations: on with `[organizations] enabled` (`AUTHCORE_ORGANIZATIONS`), where there
+/// is a database to keep them; who makes them (`AUTHCORE_ORGANIZATIONS_USERS_CREATE`), how
+/// long invitations last (`AUTHCORE_ORGANIZATIONS_INVITATION_DAYS`) and the roles of
+/// `[organizations.roles]`, each checked now (also while off, so a mistake is found before
+/// it is turned on) with its key named.
+fn organizations(
+    vars: &Vars<'_>,
+    section: Option<OrganizationsSection>,
+    has_database: bool,
+) -> Result<Option<authcore::organizations::Organizations>, ServerConfigError> {
+    use authcore::organizations::Organizations;
+    let section = section.unwrap_or_default();
+    let mut organizations = Organizations::new();
+    for (name, permissions) in &section.roles {
+        // One role at a time, so that the refusal names its key.
+        Organizations::new()
+            .role(name, permissions)
+            .roles()
+            .map_err(|e| {
+                ServerConfigError::InvalidSetting(format!("[organizations.roles] {name}: {e}"))
+            })?;
+        organizations = organizations.role(name, permissions);
+    }
+    let users_create = layered(
+        vars.read("AUTHCORE_ORGANIZATIONS_USERS_CREATE", value::on_off)?,
+        section.users_create,
+    );
+    let invitation_ttl = layered(
+        vars.read(
+            "AUTHCORE_ORGANIZATIONS_INVITATION_DAYS",
+            value::invitation_days_text,
+        )?,
+        section.invitation_days,
+    );
+    let on = layered(
+        vars.read("AUTHCORE_ORGANIZATIONS", value::on_off)?,
+        section.enabled,
+    )
+    .unwrap_or(false);
+    if !on {
+        return Ok(None);
+    }
+    if !has_database {
+        return Err(ServerConfigError::InvalidSetting(
+            "organizations ([organizations] enabled, AUTHCORE_ORGANIZATIONS) are kept in the database: set AUTHCORE_DATABASE_URL (or [server] database_url)".into(),
+        ));
+    }
+    if let Some(allowed) = users_create {
+        organizations = organizations.users_create(allowed);
+    }
+    if let Some(ttl) = invitation_ttl {
+        organizations = organizations.invitation_ttl(ttl);
+    }
+    Ok(Some(organizations))
+}
+
 /// The sign-up policy: `AUTHCORE_SIGN_UP` over `[auth] sign_up`; closed unless set.
 fn sign_up(
     vars: &Vars<'_>,
@@ -845,9 +916,12 @@ fn sign_up(
             "" => Ok(None),
             "open" => Ok(Some(SignUpPolicy::Open)),
             "closed" => Ok(Some(SignUpPolicy::Closed)),
+            "invite" => Ok(Some(SignUpPolicy::Invite)),
             domains => SignUpPolicy::domains(domains.split(',').filter(|d| !d.trim().is_empty()))
                 .map(Some)
-                .map_err(|e| format!("is not \"open\", \"closed\" or email domains: {e}")),
+                .map_err(|e| {
+                    format!("is not \"open\", \"closed\", \"invite\" or email domains: {e}")
+                }),
         }
     };
     if let Some(var) = vars.read("AUTHCORE_SIGN_UP", words)? {
@@ -859,8 +933,9 @@ fn sign_up(
         Some(SignUpSetting::Word(w)) => match w.as_str() {
             "open" => Ok(SignUpPolicy::Open),
             "closed" => Ok(SignUpPolicy::Closed),
+            "invite" => Ok(SignUpPolicy::Invite),
             other => Err(invalid(format!(
-                "{other:?} is not \"open\", \"closed\" or a list of email domains"
+                "{other:?} is not \"open\", \"closed\", \"invite\" or a list of email domains"
             ))),
         },
         Some(SignUpSetting::Domains(d)) => SignUpPolicy::domains(d).map_err(invalid),
@@ -880,6 +955,7 @@ fn gateway(
     section: Option<gateway::GatewaySection>,
     has_two_factor: bool,
     has_database: bool,
+    has_organizations: bool,
 ) -> Result<Option<Arc<gateway::Gateway>>, ServerConfigError> {
     if !gateway::Gateway::is_configured(env, section.as_ref()) {
         return Ok(None);
@@ -888,6 +964,11 @@ fn gateway(
     if g.uses_step_up() && !has_two_factor {
         return Err(gateway::GatewayError::Invalid(
             "rules with factors or max_age need second factors on ([two_factor] policy, with a database): only then do sessions record how and when their user signed in".into(),
+        ).into());
+    }
+    if g.uses_organizations() && !has_organizations {
+        return Err(gateway::GatewayError::Invalid(
+            "rules on an organization need organizations on ([organizations] enabled = true, AUTHCORE_ORGANIZATIONS=on): only then are users members of any".into(),
         ).into());
     }
     if g.uses_providers() && has_database {

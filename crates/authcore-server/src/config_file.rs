@@ -25,7 +25,7 @@
 //! trust_host = true                                 # AUTH_TRUST_HOST
 //! allowed_hosts = ["auth.example.com"]              # AUTHCORE_ALLOWED_HOSTS
 //! recent_sign_in = 600                              # AUTHCORE_RECENT_SIGN_IN (seconds)
-//! sign_up = "closed"                                # AUTHCORE_SIGN_UP: "open", "closed" or ["example.com"]
+//! sign_up = "closed"                                # AUTHCORE_SIGN_UP: "open", "closed", "invite" or ["example.com"]
 //!
 //! [email]
 //! smtp_url = "smtps://user:pass@smtp.example.com"   # SMTP_URL
@@ -56,6 +56,13 @@
 //! sign_up = true                                    # AUTHCORE_PASSWORD_SIGN_UP: the sign-up page (needs [auth] sign_up)
 //! verify_email = true                               # AUTHCORE_PASSWORD_VERIFY_EMAIL: confirm the address first
 //! min_length = 12                                   # AUTHCORE_PASSWORD_MIN_LENGTH
+//!
+//! [organizations]                                   # docs/manual/organizations-server.md
+//! enabled = true                                    # AUTHCORE_ORGANIZATIONS: organizations, roles, invitations (on | off)
+//! users_create = false                              # AUTHCORE_ORGANIZATIONS_USERS_CREATE: users make their own (on | off)
+//! invitation_days = 7                               # AUTHCORE_ORGANIZATIONS_INVITATION_DAYS (1 to 365)
+//! [organizations.roles]                             # roles of your own, or permissions added to admin / member
+//! billing = ["billing:read", "billing:write"]
 //!
 //! [theme]
 //! color_scheme = "dark"                             # auto | light | dark
@@ -122,6 +129,31 @@ pub struct ConfigFile {
     pub passwords: Option<PasswordsSection>,
     /// `[passkeys]`: passkeys on (the default with a database) or off.
     pub passkeys: Option<PasskeysSection>,
+    /// `[organizations]`: organizations with members, roles and invitations.
+    pub organizations: Option<OrganizationsSection>,
+}
+
+/// `[organizations]`: `enabled = true` (`AUTHCORE_ORGANIZATIONS=on`) turns on organizations
+/// with members, roles and permissions, and invitations by mail, kept in the database;
+/// `[organizations.roles]` defines roles (`billing = ["billing:read", "billing:write"]`)
+/// or adds permissions to the built-in `admin` and `member`. Off without the section.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct OrganizationsSection {
+    /// Whether organizations are on (as `AUTHCORE_ORGANIZATIONS`).
+    pub enabled: Option<bool>,
+    /// Whether any signed-in user may make an organization (as
+    /// `AUTHCORE_ORGANIZATIONS_USERS_CREATE`; on by default); off, an operator makes them
+    /// (`authcore-server create-organization`).
+    pub users_create: Option<bool>,
+    /// How long an invitation can be accepted, in days (as
+    /// `AUTHCORE_ORGANIZATIONS_INVITATION_DAYS`; default 7, at most 365).
+    #[serde(default, deserialize_with = "value::de_invitation_days")]
+    pub invitation_days: Option<Duration>,
+    /// Role name → its permissions (`resource:action`, `resource:*` or `*`).
+    #[serde(default)]
+    pub roles: BTreeMap<String, Vec<String>>,
 }
 
 /// `[passwords]`: `enabled = true` (`AUTHCORE_PASSWORDS=on`) lets users sign in with their
@@ -322,17 +354,17 @@ pub struct AuthSection {
     /// (`AUTHCORE_RECENT_SIGN_IN`).
     #[serde(default, deserialize_with = "value::de_seconds")]
     pub recent_sign_in: Option<Duration>,
-    /// Who may become a user by signing in (`AUTHCORE_SIGN_UP`): `"open"`, `"closed"`, or
-    /// a list of email domains.
+    /// Who may become a user by signing in (`AUTHCORE_SIGN_UP`): `"open"`, `"closed"`,
+    /// `"invite"` (invited addresses only), or a list of email domains.
     pub sign_up: Option<SignUpSetting>,
 }
 
-/// `[auth] sign_up`: `"open"`, `"closed"` or `["example.com", …]`.
+/// `[auth] sign_up`: `"open"`, `"closed"`, `"invite"` or `["example.com", …]`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
 #[non_exhaustive]
 pub enum SignUpSetting {
-    /// `"open"` or `"closed"`.
+    /// `"open"`, `"closed"` or `"invite"`.
     Word(String),
     /// Email domains whose addresses may sign up.
     Domains(Vec<String>),

@@ -113,6 +113,32 @@ pub fn workers_text(v: &str) -> Result<Option<usize>, String> {
     count_text(v)?.map(workers_cap).transpose()
 }
 
+/// The longest an invitation may last, in days.
+pub const MAX_INVITATION_DAYS: u64 = 365;
+
+/// Days an invitation lasts: 1 to [`MAX_INVITATION_DAYS`].
+pub fn invitation_days(n: u64) -> Result<Duration, String> {
+    if (1..=MAX_INVITATION_DAYS).contains(&n) {
+        Ok(Duration::from_secs(n * 86_400))
+    } else {
+        Err(format!(
+            "is not a number of days from 1 to {MAX_INVITATION_DAYS}"
+        ))
+    }
+}
+
+/// [`invitation_days`] written in decimal (blank: the default).
+pub fn invitation_days_text(v: &str) -> Result<Option<Duration>, String> {
+    let v = v.trim();
+    if v.is_empty() {
+        return Ok(None);
+    }
+    let n = v
+        .parse::<u64>()
+        .map_err(|_| format!("is not a number of days from 1 to {MAX_INVITATION_DAYS}"))?;
+    invitation_days(n).map(Some)
+}
+
 /// `on` or `off`.
 pub fn on_off(v: &str) -> Result<Option<bool>, String> {
     match v {
@@ -207,6 +233,11 @@ pub fn de_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Err
 /// `[server] workers`.
 pub fn de_workers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
     number(d, workers)
+}
+
+/// `[organizations] invitation_days`.
+pub fn de_invitation_days<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    number(d, invitation_days)
 }
 
 /// `[two_factor] first_enrolment`.

@@ -26,7 +26,8 @@
 //! read the settings (the environment over the file), `server` composes the handler, the
 //! demo's pages, the gateway ([`authcore_gateway`]) and the OpenID Provider
 //! ([`authcore_oidc_provider`]), and [`serve`] and [`ops`] run the listener, the probes and
-//! the metrics. The demo's pages and user are the `demo` module, which only the composition
+//! the metrics; [`operator`] holds what the operator's commands do to a built [`Server`]
+//! (invitations, organizations). The demo's pages and user are the `demo` module, which only the composition
 //! uses.
 #![forbid(unsafe_code)]
 
@@ -36,6 +37,7 @@ mod config_value;
 mod demo;
 mod host_trust;
 pub mod keycloak_import;
+pub mod operator;
 pub mod ops;
 mod providers;
 pub mod serve;

@@ -5,7 +5,8 @@
 //! `AUTHCORE_DATABASE_URL`, `AUTHCORE_USERS_FILE`, `SMTP_URL`, `AUTH_GITHUB_*` …, `RUST_LOG`.
 //!
 //! `authcore-server hash-password` reads a password from standard input and prints its
-//! argon2id hash, for a users file.
+//! argon2id hash, for a users file; `add-user`, `invite` and `create-organization` act on
+//! the configured database (see the usage text).
 #![forbid(unsafe_code)]
 
 use std::io::{BufRead, IsTerminal, Write};
@@ -20,6 +21,8 @@ fn main() -> ExitCode {
     match std::env::args().nth(1).as_deref() {
         Some("hash-password") => return hash_password(),
         Some("add-user") => return add_user(),
+        Some("invite") => return invite(),
+        Some("create-organization") => return create_organization(),
         _ => {}
     }
     // The log format is a setting: read the configuration first (its errors are printed).
@@ -50,7 +53,9 @@ fn main() -> ExitCode {
 
 const USAGE: &str = "usage: authcore-server [--config <file.toml>]\n       \
 authcore-server hash-password\n       \
-authcore-server add-user <email> [--name <name>] [--config <file.toml>]\n\n\
+authcore-server add-user <email> [--name <name>] [--config <file.toml>]\n       \
+authcore-server invite <email> [--organization <slug>] [--role <role>]... [--config <file.toml>]\n       \
+authcore-server create-organization <name> --owner <email> [--slug <slug>] [--config <file.toml>]\n\n\
 Serves the authcore demo on AUTHCORE_ADDR (default 127.0.0.1:3000). Settings come from the\n\
 TOML file (--config, or AUTHCORE_CONFIG; see authcore.example.toml) and from environment\n\
 variables, which take precedence.\n\n\
@@ -60,7 +65,13 @@ terminal) and prints its argon2id hash for the `password:` of a users file\n\
 add-user gives the user of <email> (made if there is none) a password account in the\n\
 configured database: the password is read as hash-password reads it, and must meet the\n\
 password policy (12 to 128 characters, not a common or breached password). Users then sign\n\
-in with it when password accounts are on ([passwords] enabled, AUTHCORE_PASSWORDS=on).";
+in with it when password accounts are on ([passwords] enabled, AUTHCORE_PASSWORDS=on).\n\n\
+invite makes an invitation as the operator, with organizations on ([organizations] enabled):\n\
+to sign up ([auth] sign_up = \"invite\" lets only invited addresses become users), or with\n\
+--organization to that organization, as a member or with the --role given (repeatable). It is\n\
+mailed when SMTP_URL is set, and its link is printed for you to deliver otherwise.\n\n\
+create-organization makes an organization owned by the existing user of --owner (its slug\n\
+made from the name unless --slug gives one).";
 
 /// `hash-password`: a password from standard input, its argon2id hash on standard output.
 fn hash_password() -> ExitCode {
@@ -101,10 +112,7 @@ fn add_user() -> ExitCode {
         Ok(a) => a,
         Err(e) => return fail(&format!("{e}\n\n{USAGE}")),
     };
-    let config = match read_config(
-        path.or_else(|| std::env::var_os("AUTHCORE_CONFIG").map(Into::into))
-            .as_deref(),
-    ) {
+    let config = match command_config(path) {
         Ok(c) => c,
         Err(e) => return fail(&e),
     };
@@ -148,29 +156,225 @@ fn add_user() -> ExitCode {
 
 /// The email, `--name` and `--config` of `add-user`'s arguments.
 fn add_user_args(
-    mut args: impl Iterator<Item = String>,
+    args: impl Iterator<Item = String>,
 ) -> Result<(String, Option<String>, Option<std::path::PathBuf>), String> {
-    let (mut email, mut name, mut path) = (None, None, None);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--name" => name = Some(args.next().ok_or("--name needs a value")?),
-            "-c" | "--config" => {
-                path = Some(args.next().ok_or("--config needs a file path")?.into())
+    let mut parsed = CommandArgs::parse(args, &["name"], &[])?;
+    let email = parsed.only_positional("add-user needs the user's email address")?;
+    Ok((email, parsed.option("name"), parsed.config))
+}
+
+/// The arguments of an operator command: what is not an option, the options by name (each
+/// `--name value` or `--name=value`) and `--config` (`-c`).
+#[derive(Debug, Default)]
+struct CommandArgs {
+    positional: Vec<String>,
+    options: Vec<(String, String)>,
+    config: Option<std::path::PathBuf>,
+}
+
+impl CommandArgs {
+    /// Reads `args`: options of `once` may be given once, those of `repeated` any number of
+    /// times; anything else starting with `-` is refused.
+    fn parse(
+        mut args: impl Iterator<Item = String>,
+        once: &[&str],
+        repeated: &[&str],
+    ) -> Result<Self, String> {
+        let mut parsed = CommandArgs::default();
+        while let Some(arg) = args.next() {
+            if arg == "-c" {
+                parsed.config = Some(args.next().ok_or("--config needs a file path")?.into());
+                continue;
             }
-            other if other.starts_with("--config=") => {
-                path = Some(other["--config=".len()..].into())
+            let Some(option) = arg.strip_prefix("--") else {
+                if arg.starts_with('-') {
+                    return Err(format!("unexpected argument {arg:?}"));
+                }
+                parsed.positional.push(arg);
+                continue;
+            };
+            let (name, inline) = match option.split_once('=') {
+                Some((name, value)) => (name, Some(value.to_owned())),
+                None => (option, None),
+            };
+            let known = name == "config" || once.contains(&name) || repeated.contains(&name);
+            if !known {
+                return Err(format!("unexpected argument {arg:?}"));
             }
-            other if other.starts_with('-') || email.is_some() => {
-                return Err(format!("unexpected argument {other:?}"));
+            let value = match inline {
+                Some(v) => v,
+                None => args.next().ok_or_else(|| {
+                    if name == "config" {
+                        "--config needs a file path".to_owned()
+                    } else {
+                        format!("--{name} needs a value")
+                    }
+                })?,
+            };
+            if name == "config" {
+                parsed.config = Some(value.into());
+            } else if once.contains(&name) && parsed.option(name).is_some() {
+                return Err(format!("--{name} is given twice"));
+            } else {
+                parsed.options.push((name.to_owned(), value));
             }
-            other => email = Some(other.to_owned()),
+        }
+        Ok(parsed)
+    }
+
+    /// The one positional argument (`missing` when there is none).
+    fn only_positional(&mut self, missing: &str) -> Result<String, String> {
+        match self.positional.len() {
+            0 => Err(missing.to_owned()),
+            1 => Ok(self.positional.remove(0)),
+            _ => Err(format!("unexpected argument {:?}", self.positional[1])),
         }
     }
-    Ok((
-        email.ok_or("add-user needs the user's email address")?,
-        name,
-        path,
-    ))
+
+    /// The value of option `name`, if given.
+    fn option(&self, name: &str) -> Option<String> {
+        self.values(name).next()
+    }
+
+    /// Every value of option `name`, in order.
+    fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = String> + 'a {
+        self.options
+            .iter()
+            .filter(move |(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+/// The configuration of an operator command: its `--config` file, else `AUTHCORE_CONFIG`,
+/// else the environment alone.
+fn command_config(path: Option<std::path::PathBuf>) -> Result<ServerConfig, String> {
+    read_config(
+        path.or_else(|| std::env::var_os("AUTHCORE_CONFIG").map(Into::into))
+            .as_deref(),
+    )
+}
+
+/// Builds the server of `config` (opening its database) and runs `command` on it.
+fn on_server<T>(
+    config: ServerConfig,
+    command: impl AsyncFnOnce(&authcore_server::Server) -> Result<T, String>,
+) -> Result<T, String> {
+    let runtime =
+        authcore_server::serve::runtime().map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async {
+        let server = config.build().await.map_err(|e| e.to_string())?;
+        command(&server).await
+    })
+}
+
+/// `invite <email> [--organization <slug>] [--role <role>]... [--config <file>]`: an
+/// invitation made as the operator, mailed where the configuration mails, its link printed.
+fn invite() -> ExitCode {
+    let fail = |e: &dyn std::fmt::Display| {
+        eprintln!("authcore-server invite: {e}");
+        ExitCode::FAILURE
+    };
+    let mut args = match CommandArgs::parse(std::env::args().skip(2), &["organization"], &["role"])
+    {
+        Ok(a) => a,
+        Err(e) => return fail(&format!("{e}\n\n{USAGE}")),
+    };
+    let email = match args.only_positional("invite needs the address to invite") {
+        Ok(e) => e,
+        Err(e) => return fail(&format!("{e}\n\n{USAGE}")),
+    };
+    let organization = args.option("organization");
+    let roles: Vec<String> = args.values("role").collect();
+    let config = match command_config(args.config.take()) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    if config.public_url().is_none() {
+        return fail(
+            &"the invitation's link is on the server's public URL: set AUTH_URL (or [auth] url)",
+        );
+    }
+    if organization.is_none() && config.sign_up == SignUpPolicy::Closed {
+        return fail(
+            &"sign-up is closed, so an invitation to sign up would let nobody in: set [auth] sign_up = \"invite\" (AUTHCORE_SIGN_UP=invite), or invite to an organization with --organization",
+        );
+    }
+    let smtp = matches!(config.email, authcore_server::EmailDelivery::Smtp(_));
+    let sent = on_server(config, async |server| {
+        server
+            .invite(&email, organization.as_deref(), &roles)
+            .await
+            .map_err(|e| e.to_string())
+    });
+    let sent = match sent {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let invitation = &sent.invitation;
+    let to = match &organization {
+        Some(slug) => format!("to {slug} as {}", invitation.roles.join(", ")),
+        None => "to sign up".to_owned(),
+    };
+    let expires = invitation
+        .expires
+        .replace_nanosecond(0)
+        .unwrap_or(invitation.expires)
+        .format(&authcore::time::format_description::well_known::Rfc3339)
+        .unwrap_or_default();
+    let mailed = if smtp && sent.mailed {
+        "mailed"
+    } else {
+        "not mailed (no SMTP_URL)"
+    };
+    println!(
+        "{}: invited {to} until {expires}, {mailed}; its link, for that address only:",
+        invitation.email
+    );
+    println!("{}", sent.link);
+    ExitCode::SUCCESS
+}
+
+/// `create-organization <name> --owner <email> [--slug <slug>] [--config <file>]`: an
+/// organization owned by an existing user, made as the operator.
+fn create_organization() -> ExitCode {
+    let fail = |e: &dyn std::fmt::Display| {
+        eprintln!("authcore-server create-organization: {e}");
+        ExitCode::FAILURE
+    };
+    let mut args = match CommandArgs::parse(std::env::args().skip(2), &["owner", "slug"], &[]) {
+        Ok(a) => a,
+        Err(e) => return fail(&format!("{e}\n\n{USAGE}")),
+    };
+    let name = match args.only_positional("create-organization needs the organization's name") {
+        Ok(n) => n,
+        Err(e) => return fail(&format!("{e}\n\n{USAGE}")),
+    };
+    let Some(owner) = args.option("owner") else {
+        return fail(&format!(
+            "create-organization needs --owner <email>: the user who owns it\n\n{USAGE}"
+        ));
+    };
+    let slug = args.option("slug");
+    let config = match command_config(args.config.take()) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let made = on_server(config, async |server| {
+        server
+            .create_organization(&name, &owner, slug.as_deref())
+            .await
+            .map_err(|e| e.to_string())
+    });
+    match made {
+        Ok(org) => {
+            println!(
+                "organization {:?} made: slug {}, id {}, owned by {owner}",
+                org.name, org.slug, org.id
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
 }
 
 /// Opens the database at `url` (migrated), finds or makes the user of `email`, and sets its
@@ -340,12 +544,28 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
     let sign_up = match &config.sign_up {
         SignUpPolicy::Open => "open: any new address or provider account becomes a user".to_owned(),
         SignUpPolicy::Domains(d) => format!("addresses of {} only", d.join(", ")),
+        SignUpPolicy::Invite => {
+            "by invitation: only invited addresses become users (`authcore-server invite <email>`)"
+                .to_owned()
+        }
         _ => {
             "closed: only existing users sign in (set AUTHCORE_SIGN_UP to open or to email domains)"
                 .to_owned()
         }
     };
     let passwords = config.passwords;
+    let organizations = config.organizations.as_ref().map(|o| {
+        let roles = o
+            .roles()
+            .map(|r| r.names().collect::<Vec<_>>().join(", "))
+            .unwrap_or_default();
+        let who = if o.users_may_create() {
+            "users make their own"
+        } else {
+            "made by the operator (`authcore-server create-organization`)"
+        };
+        format!("{who}; roles {roles}")
+    });
     let (email_sign_in, passkeys) = (config.email_sign_in, config.passkeys);
     let ephemeral = config.secret_is_ephemeral;
     let public_url = config.public_url().map(str::to_owned);
@@ -419,6 +639,9 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "  password accounts: sign in at /auth/callback/password (`authcore-server add-user <email>` gives one)"
         );
+    }
+    if let Some(organizations) = organizations {
+        println!("  organizations: {organizations}");
     }
     if let Some((path, count)) = users_file {
         let plural = if count == 1 { "" } else { "s" };

@@ -27,6 +27,7 @@ pub fn email_provider(delivery: &EmailDelivery, from: &str) -> EmailProvider {
                         LinkPurpose::ConfirmNewAddress => "new address confirmation link",
                         LinkPurpose::AccountExists => "notice (the address has an account)",
                         LinkPurpose::NoAccount => "notice (no account has the address)",
+                        LinkPurpose::Invitation => "invitation link",
                         _ => "link",
                     };
                     println!(

@@ -93,6 +93,8 @@ pub type ServerService = Either<AuthDispatch<Router>, Router>;
 #[derive(Debug, Clone)]
 pub struct Server {
     auth: Auth,
+    /// The database, when the configuration has one.
+    database: Option<SqlxAdapter>,
     router: Router,
     /// Whether a layer of the router must see every request (HTTP metrics, the request log).
     layered: bool,
@@ -102,6 +104,11 @@ impl Server {
     /// The authcore handler (its configuration, the JWT codec …).
     pub fn auth(&self) -> &Auth {
         &self.auth
+    }
+
+    /// The database the handler keeps its users in, when the configuration has one.
+    pub fn database(&self) -> Option<&SqlxAdapter> {
+        self.database.as_ref()
     }
 
     /// The server's application: the demo pages, authcore's routes and the account routes
@@ -169,7 +176,7 @@ impl ServerConfig {
             }
             _ => app,
         };
-        let app = app.merge(ops::probe_routes(ops::Readiness::new(database)));
+        let app = app.merge(ops::probe_routes(ops::Readiness::new(database.clone())));
         let app = if http_metrics {
             ops::with_http_metrics(app, &base_path)
         } else {
@@ -177,6 +184,7 @@ impl ServerConfig {
         };
         Ok(Server {
             auth,
+            database,
             router: app,
             layered: http_metrics || request_log_enabled(),
         })
@@ -289,6 +297,9 @@ fn demo_auth(
         }
         if let Some(two_factor) = config.two_factor.clone() {
             builder = builder.two_factor(two_factor);
+        }
+        if let Some(organizations) = config.organizations.clone() {
+            builder = builder.organizations(organizations);
         }
     }
     for p in oauth_providers(&config.env, &config.providers)? {

@@ -67,7 +67,7 @@ async fn gateway_app(extra: &str) -> (Router, std::path::PathBuf) {
 
 /// Which endpoint a sub-request goes to, with that proxy's headers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Via {
+pub(crate) enum Via {
     /// nginx `auth_request` (`X-Original-URL`), answered by status only.
     Nginx,
     /// nginx's error page for that answer (`error_page 401 403`).
@@ -78,7 +78,12 @@ enum Via {
 
 /// A forward-auth sub-request for `url` as the proxy sends it, with the browser's cookies
 /// and `extra` client headers (a browser navigation's `Accept` unless `extra` has one).
-fn sub_request(url: &str, via: Via, jar: &CookieJar, extra: &[(&str, &str)]) -> Request<Body> {
+pub(crate) fn sub_request(
+    url: &str,
+    via: Via,
+    jar: &CookieJar,
+    extra: &[(&str, &str)],
+) -> Request<Body> {
     let path = match via {
         Via::Nginx => NGINX_PATH,
         Via::NginxAnswer => NGINX_ANSWER_PATH,
@@ -106,12 +111,17 @@ fn sub_request(url: &str, via: Via, jar: &CookieJar, extra: &[(&str, &str)]) -> 
     .unwrap()
 }
 
-async fn ask(app: &Router, url: &str, via: Via, jar: &mut CookieJar) -> axum::response::Response {
+pub(crate) async fn ask(
+    app: &Router,
+    url: &str,
+    via: Via,
+    jar: &mut CookieJar,
+) -> axum::response::Response {
     let req = sub_request(url, via, jar, &[]);
     send(app, req, jar).await
 }
 
-fn header_of<'a>(res: &'a axum::response::Response, name: &str) -> Option<&'a str> {
+pub(crate) fn header_of<'a>(res: &'a axum::response::Response, name: &str) -> Option<&'a str> {
     res.headers().get(name).map(|v| v.to_str().unwrap())
 }
 

@@ -1039,11 +1039,12 @@ enum Own {
 
 /// The headers authcore sets (identity) or reads (original request), and what the
 /// application may get under any spelling of each.
-const SPELLED: [(&str, Own); 14] = [
+const SPELLED: [(&str, Own); 15] = [
     ("X-Auth-Request-User", Own::Demo("credentials:1")),
     ("X-Auth-Request-Email", Own::Demo("demo@example.com")),
     ("X-Auth-Request-Name", Own::Demo("Demo User")),
     ("X-Auth-Request-Groups", Own::Demo("")),
+    ("X-Auth-Request-Organizations", Own::Demo("")),
     ("X-Auth-Request-Provider", Own::Demo("credentials")),
     ("X-Auth-Request-Amr", Own::Demo("pwd")),
     ("X-Auth-Request-Auth-Time", Own::SignInTime),

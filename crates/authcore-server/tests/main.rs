@@ -26,6 +26,7 @@ mod load_faults;
 mod manual;
 mod openid_provider;
 mod ops;
+mod organizations;
 mod password_accounts;
 mod password_self_service;
 mod rate_limits;

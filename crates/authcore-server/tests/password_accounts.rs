@@ -4,7 +4,6 @@
 //! the demo user off; the attempts that must open no session.
 #![allow(clippy::unwrap_used)]
 
-use std::io::Write as _;
 use std::time::Duration;
 
 use crate::support::binary::{self, ServerProcess};
@@ -12,29 +11,19 @@ use crate::support::binary::{self, ServerProcess};
 /// `authcore-server add-user <args>` on the database `url` with `password` on standard
 /// input: whether it succeeded, and what it printed on both streams.
 fn add_user(url: &str, args: &[&str], password: &str) -> (bool, String) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_authcore-server"))
-        .arg("add-user")
-        .args(args)
-        .env_clear()
-        .env("AUTHCORE_DATABASE_URL", url)
-        .env(
-            "AUTH_SECRET",
-            "a password accounts test secret, long enough",
-        )
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A refused argument ends the command before it reads: a closed pipe is no failure.
-    let _ = writeln!(child.stdin.take().unwrap(), "{password}");
-    let out = child.wait_with_output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    let mut command = vec!["add-user"];
+    command.extend_from_slice(args);
+    binary::run(
+        &command,
+        &[
+            ("AUTHCORE_DATABASE_URL", url),
+            (
+                "AUTH_SECRET",
+                "a password accounts test secret, long enough",
+            ),
+        ],
+        password,
+    )
 }
 
 /// Signs in at `base` with `fields` at the password accounts' callback: the redirect and

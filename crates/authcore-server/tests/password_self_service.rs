@@ -51,7 +51,7 @@ async fn text(r: reqwest::Response) -> String {
 
 /// The next mail the SMTP server received: it must be to `to` with a subject beginning
 /// with `subject`.
-async fn next_mail(mail: &mut SmtpServer, to: &str, subject: &str) -> Value {
+pub(crate) async fn next_mail(mail: &mut SmtpServer, to: &str, subject: &str) -> Value {
     let message = mail.next_message().await;
     assert_eq!(message["envelope"]["to"][0], to, "{message}");
     assert!(

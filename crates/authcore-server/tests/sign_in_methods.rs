@@ -29,7 +29,7 @@ async fn server(dir: &std::path::Path, vars: &[(&str, &str)]) -> axum::Router {
 }
 
 /// Asks for a magic link to `email`: where the answer redirects.
-async fn ask_for_link(app: &axum::Router, jar: &mut CookieJar, email: &str) -> String {
+pub(crate) async fn ask_for_link(app: &axum::Router, jar: &mut CookieJar, email: &str) -> String {
     let res = in_memory::get(app, "/auth/csrf", jar).await;
     let csrf: Value = serde_json::from_str(&in_memory::text(res).await).unwrap();
     let body = format!(

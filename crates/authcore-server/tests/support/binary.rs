@@ -186,6 +186,30 @@ impl Drop for ServerProcess {
     }
 }
 
+/// Runs `authcore-server <args>` to its end with only `env` in its environment and `stdin`
+/// (a line) on its standard input: whether it succeeded, and what it printed on both streams.
+pub fn run(args: &[&str], env: &[(&str, &str)], stdin: &str) -> (bool, String) {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_authcore-server"))
+        .args(args)
+        .env_clear()
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A command that ends before it reads (a refused argument): a closed pipe is no failure.
+    let _ = writeln!(child.stdin.take().unwrap(), "{stdin}");
+    let out = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
 /// An HTTP client as a browser: cookies kept, redirects not followed, a 15 s timeout.
 pub fn browser() -> reqwest::Client {
     reqwest::Client::builder()
