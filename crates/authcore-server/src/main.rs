@@ -23,6 +23,7 @@ fn main() -> ExitCode {
         Some("add-user") => return add_user(),
         Some("invite") => return invite(),
         Some("create-organization") => return create_organization(),
+        Some("import-keycloak") => return import_keycloak(),
         _ => {}
     }
     // The log format is a setting: read the configuration first (its errors are printed).
@@ -55,7 +56,8 @@ const USAGE: &str = "usage: authcore-server [--config <file.toml>]\n       \
 authcore-server hash-password\n       \
 authcore-server add-user <email> [--name <name>] [--config <file.toml>]\n       \
 authcore-server invite <email> [--organization <slug>] [--role <role>]... [--config <file.toml>]\n       \
-authcore-server create-organization <name> --owner <email> [--slug <slug>] [--config <file.toml>]\n\n\
+authcore-server create-organization <name> --owner <email> [--slug <slug>] [--config <file.toml>]\n       \
+authcore-server import-keycloak <realm.json> [--config <file.toml>]\n\n\
 Serves the authcore demo on AUTHCORE_ADDR (default 127.0.0.1:3000). Settings come from the\n\
 TOML file (--config, or AUTHCORE_CONFIG; see authcore.example.toml) and from environment\n\
 variables, which take precedence.\n\n\
@@ -71,7 +73,12 @@ to sign up ([auth] sign_up = \"invite\" lets only invited addresses become users
 --organization to that organization, as a member or with the --role given (repeatable). It is\n\
 mailed when SMTP_URL is set, and its link is printed for you to deliver otherwise.\n\n\
 create-organization makes an organization owned by the existing user of --owner (its slug\n\
-made from the name unless --slug gives one).";
+made from the name unless --slug gives one).\n\n\
+import-keycloak brings the users of a Keycloak realm export (kc.sh export --realm <name>\n\
+--file realm.json) into the configured database: their addresses, names, groups and\n\
+PBKDF2 passwords, which are verified as they are and rehashed to argon2id at the next sign-in.\n\
+Disabled users and users without an address are skipped and named; no password that a user\n\
+already has here is overwritten.";
 
 /// `hash-password`: a password from standard input, its argon2id hash on standard output.
 fn hash_password() -> ExitCode {
@@ -371,6 +378,58 @@ fn create_organization() -> ExitCode {
                 "organization {:?} made: slug {}, id {}, owned by {owner}",
                 org.name, org.slug, org.id
             );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// `import-keycloak <realm.json> [--config <file>]`: the users of a Keycloak realm export
+/// brought into the configured database.
+fn import_keycloak() -> ExitCode {
+    let fail = |e: &dyn std::fmt::Display| {
+        eprintln!("authcore-server import-keycloak: {e}");
+        ExitCode::FAILURE
+    };
+    let mut args = match CommandArgs::parse(std::env::args().skip(2), &[], &[]) {
+        Ok(a) => a,
+        Err(e) => return fail(&format!("{e}\n\n{USAGE}")),
+    };
+    let path = match args.only_positional("import-keycloak needs the realm export's file") {
+        Ok(p) => p,
+        Err(e) => return fail(&format!("{e}\n\n{USAGE}")),
+    };
+    let realm: serde_json::Value = match std::fs::read(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|e| e.to_string()))
+    {
+        Ok(v) => v,
+        Err(e) => return fail(&format!("{path}: {e}")),
+    };
+    let config = match command_config(args.config.take()) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let report = on_server(config, async |server| {
+        let db = server.database().ok_or(
+            "there is no database to import into: set AUTHCORE_DATABASE_URL (or [server] database_url)",
+        )?;
+        authcore_server::keycloak_import::import_realm(db, &realm)
+            .await
+            .map_err(|e| e.to_string())
+    });
+    match report {
+        Ok(r) => {
+            println!(
+                "{path}: {} users made, {} matched by address, {} passwords imported, {} skipped",
+                r.created,
+                r.matched,
+                r.passwords,
+                r.skipped.len()
+            );
+            for (user, why) in &r.skipped {
+                println!("  skipped {user}: {why}");
+            }
             ExitCode::SUCCESS
         }
         Err(e) => fail(&e),

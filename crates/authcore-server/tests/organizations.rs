@@ -465,6 +465,105 @@ async fn the_chapters_site_with_the_operators_commands() {
 
 /// The chapter's configuration starts the binary, which says what is on as the chapter
 /// shows it; with the chapter's bad role, it stops with the chapter's message.
+
+/// `import-keycloak`, run as the binary on a realm export: Keycloak's users sign in with
+/// their Keycloak passwords (PBKDF2, rehashed to argon2id at that first sign-in) and keep
+/// their groups; the export's disabled user and user without an address are named and left
+/// out; a second run changes nothing.
+#[tokio::test]
+async fn keycloak_users_sign_in_with_their_keycloak_passwords() {
+    let dir = TestDir::new("keycloak");
+    let mail = SmtpServer::start().await;
+    let site = Site::new(&dir.0, mail.port);
+    // Keycloak's PBKDF2-SHA256 (27,500 iterations) of PASSWORD with salt
+    // `0123456789abcdef`, as `kc.sh export` writes it.
+    let credential = json!({
+        "type": "password",
+        "secretData": json!({
+            "value": "Dh6PcicJJZcc/6hwTzTTvpnfkzxdt88BKyH0mXSh+ehtonhL17epCKw0amJFle1Z+Jip68G/yYN0dB5asWMyBA==",
+            "salt": "MDEyMzQ1Njc4OWFiY2RlZg==",
+            "additionalParameters": {}
+        }).to_string(),
+        "credentialData": "{\"hashIterations\":27500,\"algorithm\":\"pbkdf2-sha256\",\"additionalParameters\":{}}"
+    });
+    let realm = json!({
+        "realm": "acme",
+        "users": [
+            { "username": "kim", "email": "kim@example.com", "emailVerified": true,
+              "firstName": "Kim", "enabled": true, "credentials": [credential],
+              "groups": ["/admins"] },
+            { "username": "off", "email": "off@example.com", "enabled": false },
+            { "username": "service-account-ci", "enabled": true }
+        ]
+    });
+    let export = dir.0.join("realm.json");
+    std::fs::write(&export, realm.to_string()).unwrap();
+    let export = export.display().to_string();
+    let printed = site.ok(&["import-keycloak", &export]);
+    assert!(
+        printed.contains("1 users made, 0 matched by address, 1 passwords imported, 2 skipped"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("skipped off: disabled in Keycloak"),
+        "{printed}"
+    );
+    assert!(printed.contains("skipped service-account-ci: no valid email address"));
+    let again = site.ok(&["import-keycloak", &export]);
+    assert!(
+        again.contains("0 users made, 1 matched by address, 0 passwords imported"),
+        "{again}"
+    );
+    let (ok, text) = site.run(&["import-keycloak", "/nonexistent/realm.json"], "");
+    assert!(!ok && text.contains("/nonexistent/realm.json"), "{text}");
+
+    let server = ServerConfig::from_file(&site.config, site.env())
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let app = server.router();
+    let mut jar = CookieJar::default();
+    let res = sign_in_with(
+        &app,
+        &mut jar,
+        "password",
+        "kim@example.com",
+        "wrong password!!",
+    )
+    .await;
+    assert!(!jar.has("authjs.session-token"), "{:?}", res.headers());
+    let res = sign_in_with(&app, &mut jar, "password", "kim@example.com", PASSWORD).await;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    assert!(jar.has("authjs.session-token"));
+    let db = server.database().unwrap();
+    let kim = db
+        .get_user_by_email("kim@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    let hash = authcore::adapter::PasswordStore::get_password_hash(db, &kim.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        hash.starts_with("$argon2id$"),
+        "rehashed at the sign-in: {hash}"
+    );
+    assert_eq!(
+        authcore::adapter::UserGroupsStore::get_user_groups(db, &kim.id)
+            .await
+            .unwrap(),
+        ["admins"]
+    );
+    assert!(
+        db.get_user_by_email("off@example.com")
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
 #[test]
 fn the_binary_says_what_is_on_and_stops_on_a_bad_role() {
     let dir = TestDir::new("binary");

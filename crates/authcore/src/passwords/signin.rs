@@ -67,6 +67,7 @@ pub(crate) async fn authorize(
         },
         None => None,
     };
+    let mut groups = found.groups.clone();
     let (id, name, email) = match stored {
         // Without a database the id is the same at every sign-in.
         None => (
@@ -76,7 +77,13 @@ pub(crate) async fn authorize(
         ),
         Some((adapter, user)) => {
             if let Some(store) = adapter.user_groups() {
-                store.set_user_groups(&user.id, &found.groups).await?;
+                if found.adapter_user_id.is_some() {
+                    // The adapter's own password accounts have no groups of their own: the
+                    // user keeps the groups stored (an import's, an operator's).
+                    groups = store.get_user_groups(&user.id).await?;
+                } else {
+                    store.set_user_groups(&user.id, &found.groups).await?;
+                }
             }
             (user.id, user.name, user.email)
         }
@@ -86,7 +93,7 @@ pub(crate) async fn authorize(
     user.email = email;
     user.extra.insert(
         "groups".into(),
-        Value::from(found.groups.iter().map(String::as_str).collect::<Vec<_>>()),
+        Value::from(groups.iter().map(String::as_str).collect::<Vec<_>>()),
     );
     Ok(Some(user))
 }
