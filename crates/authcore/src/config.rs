@@ -337,6 +337,12 @@ impl AuthConfig {
     pub fn pages(&self) -> &PagesOptions {
         &self.inner.pages
     }
+
+    /// The organizations' roles, checked, when organizations are on
+    /// ([`AuthConfigBuilder::organizations`]); `None` when they are off.
+    pub fn organization_roles(&self) -> Option<&crate::organizations::Roles> {
+        self.inner.organizations.as_ref().map(|o| &o.roles)
+    }
 }
 
 /// Builds an [`AuthConfig`].
