@@ -43,7 +43,7 @@ pub(crate) async fn authorize(
         .into_iter()
         .filter(|(k, _)| k != LOGIN_AFTER)
         .collect();
-    let request = match request::validate(&client_params, &s.provider.clients) {
+    let request = match s.authorization_request(&client_params) {
         Ok(r) => r,
         Err(Refusal::Shown(message)) => {
             tracing::warn!(%message, "oidc provider: authorization request refused");
@@ -113,26 +113,29 @@ pub(crate) async fn authorize(
             Some(response) => response,
             None => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
         },
-        (false, Some(sub)) => match s.consent_to_ask(&request, &sub).await {
-            Ok(false) => {
-                s.issue_code(&request, &sub, auth_time, amr, lookup.session_id)
-                    .await
-            }
-            Ok(true) if request.prompt == Prompt::None => s.provider.refuse(
-                &request,
-                "consent_required",
-                "the user has not allowed this client, and prompt=none",
-            ),
-            Ok(true) => s.consent_page(
-                &request,
-                ConsentTicket {
-                    sub,
-                    sid: lookup.session_id,
-                    params: client_params,
-                },
-                session.map(authcore::SessionJson::json),
-            ),
-            Err(answer) => *answer,
+        (false, Some(sub)) => match s.admitted(&request, &sub).await {
+            Err(answer) => answer,
+            Ok(()) => match s.consent_to_ask(&request, &sub).await {
+                Ok(false) => {
+                    s.issue_code(&request, &sub, auth_time, amr, lookup.session_id)
+                        .await
+                }
+                Ok(true) if request.prompt == Prompt::None => s.provider.refuse(
+                    &request,
+                    "consent_required",
+                    "the user has not allowed this client, and prompt=none",
+                ),
+                Ok(true) => s.consent_page(
+                    &request,
+                    ConsentTicket {
+                        sub,
+                        sid: lookup.session_id,
+                        params: client_params,
+                    },
+                    session.map(authcore::SessionJson::json),
+                ),
+                Err(answer) => *answer,
+            },
         },
         (false, None) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     };
@@ -179,6 +182,55 @@ fn sign_in_redirect(
 }
 
 impl ProviderState {
+    /// The authorization request in `params`, validated for the provider's clients; the
+    /// `organizations` scope is left out (RFC 6749 §3.3) when the handler has no
+    /// organizations.
+    pub(crate) fn authorization_request(
+        &self,
+        params: &[(String, String)],
+    ) -> Result<AuthorizationRequest, Refusal> {
+        let mut request = request::validate(params, &self.provider.clients)?;
+        if !self.organizations_on() {
+            request.scopes.retain(|s| s != "organizations");
+        }
+        Ok(request)
+    }
+
+    /// `Ok` when user `sub` is among the allowed users of the client of `request`; the
+    /// answer otherwise: `access_denied` back to the client (its redirect URI is registered:
+    /// RFC 6749 §4.1.2.1, as when a user denies consent), or `503` when the user's groups
+    /// or organizations cannot be read.
+    pub(crate) async fn admitted(
+        &self,
+        request: &AuthorizationRequest,
+        sub: &str,
+    ) -> Result<(), Response> {
+        let Some(client) = self.provider.clients.get(&request.client_id) else {
+            return Err(StatusCode::INTERNAL_SERVER_ERROR.into_response());
+        };
+        if !client.allowed_users().restricts() {
+            return Ok(());
+        }
+        let admitted = match self.users.get_user(sub).await {
+            Ok(Some(user)) => self.admits(client, &user).await,
+            // A user gone since the session was read is nobody's.
+            Ok(None) => Ok(false),
+            Err(e) => {
+                tracing::error!(error = %e, "oidc provider: user read failed");
+                return Err(StatusCode::SERVICE_UNAVAILABLE.into_response());
+            }
+        };
+        match admitted {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(self.provider.refuse(
+                request,
+                "access_denied",
+                "the user is not among this client's allowed users",
+            )),
+            Err(answer) => Err(*answer),
+        }
+    }
+
     /// The session of a request to the authorization endpoint or the consent form, with
     /// its database session id (what the sign-in and consent are bound to); `503` when it
     /// cannot be read.

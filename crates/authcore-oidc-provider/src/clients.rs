@@ -11,10 +11,20 @@ use serde::Deserialize;
 use serde_json::Value;
 use subtle::ConstantTimeEq;
 
+use crate::access::AllowedUsers;
+
 /// The scopes authcore knows: `openid` (the subject), `profile` (`name`, `picture`),
-/// `email` (`email`, `email_verified`), `offline_access` (a refresh token, OpenID Connect
-/// Core §11; for clients with the `refresh_token` grant).
-pub const SCOPES: [&str; 5] = ["openid", "profile", "email", "groups", "offline_access"];
+/// `email` (`email`, `email_verified`), `groups` (`groups`), `organizations`
+/// (`organizations`, when the handler has organizations on), `offline_access` (a refresh
+/// token, OpenID Connect Core §11; for clients with the `refresh_token` grant).
+pub const SCOPES: [&str; 6] = [
+    "openid",
+    "profile",
+    "email",
+    "groups",
+    "organizations",
+    "offline_access",
+];
 
 /// The grant types a client may be given (RFC 6749 §4.1, §6, §4.4).
 pub const GRANT_TYPES: [&str; 3] = ["authorization_code", "refresh_token", "client_credentials"];
@@ -80,6 +90,19 @@ pub struct ClientConfig {
     /// Lifetime of its refresh tokens in seconds, renewed at each use (default:
     /// `[oidc_provider] refresh_token_ttl`).
     pub refresh_token_ttl: Option<i64>,
+    /// Users in one of these groups (those of the `groups` claim) may use it. With any of
+    /// `allowed_groups`, `allowed_roles` and `allowed_organizations` set, a user matching
+    /// none of their entries gets no code (`access_denied`) and no refreshed token.
+    #[serde(default)]
+    pub allowed_groups: Vec<String>,
+    /// Members with one of these roles may use it: `role` (in any organization) or
+    /// `slug:role` (in the organization of that slug). Role names are compared exactly,
+    /// and `owner` is a role of its own (list it too where owners are meant).
+    #[serde(default)]
+    pub allowed_roles: Vec<String>,
+    /// Members of these organizations (by slug), whatever their roles, may use it.
+    #[serde(default)]
+    pub allowed_organizations: Vec<String>,
 }
 
 /// A client secret as configured: its `Debug` prints `[redacted]`.
@@ -253,6 +276,7 @@ pub struct Client {
     backchannel_logout_uri: Option<String>,
     consent: bool,
     lifetimes: LifetimeSettings,
+    allowed: AllowedUsers,
 }
 
 impl std::fmt::Debug for Client {
@@ -326,6 +350,11 @@ impl Client {
     /// Whether users are asked before they sign in to it.
     pub fn asks_consent(&self) -> bool {
         self.consent
+    }
+
+    /// The users who may use it.
+    pub fn allowed_users(&self) -> &AllowedUsers {
+        &self.allowed
     }
 
     /// Where it takes logout tokens, if anywhere.
@@ -575,6 +604,11 @@ impl Clients {
                 c.id_token_ttl,
                 c.access_token_ttl,
                 c.refresh_token_ttl,
+            )?,
+            allowed: AllowedUsers::new(
+                &c.allowed_groups,
+                &c.allowed_roles,
+                &c.allowed_organizations,
             )?,
         })
     }
@@ -925,6 +959,20 @@ mod tests {
                     ..config("x")
                 },
                 "id_token_ttl = -5: between 1 and 86400 seconds",
+            ),
+            (
+                ClientConfig {
+                    allowed_roles: vec!["acme:Admin".into()],
+                    ..config("x")
+                },
+                "allowed_roles \"acme:Admin\"",
+            ),
+            (
+                ClientConfig {
+                    allowed_organizations: vec!["Acme Inc".into()],
+                    ..config("x")
+                },
+                "allowed_organizations \"Acme Inc\"",
             ),
         ] {
             let err = Clients::new(vec![config("first"), c])

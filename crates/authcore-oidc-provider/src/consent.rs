@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::clients::{self};
 use crate::params::{Params, pairs};
-use crate::request::{self, AuthorizationRequest};
+use crate::request::AuthorizationRequest;
 use crate::responses::{no_store, shown_error};
 use crate::single_use::{CONSENT_SALT, CONSENT_TICKET_TTL_SECS};
 use crate::{CONSENT_PATH, ProviderState};
@@ -43,6 +43,8 @@ pub(crate) fn scope_description(scope: &str) -> &'static str {
         "openid" => "who you are here (an identifier for your account)",
         "profile" => "your name and picture",
         "email" => "your email address",
+        "groups" => "the groups you are in",
+        "organizations" => "your organizations and your roles in them",
         "offline_access" => "your account while you are away (it stays signed in)",
         _ => "something this provider does not describe",
     }
@@ -159,28 +161,25 @@ pub(crate) async fn consent(
         tracing::warn!("oidc provider: a consent answer from another session refused");
         return shown_error("this consent form was made for another session");
     }
-    let request = match request::validate(&ticket.params, &s.provider.clients) {
+    let request = match s.authorization_request(&ticket.params) {
         Ok(r) => r,
         Err(_) => return shown_error("the request this form answers is no longer valid"),
     };
     let mut response = match param("decision") {
-        Some("allow") => {
-            // Remembered as the user's access for the client, which issuing the code records.
-            tracing::info!(client = %request.client_id, user = %ticket.sub, "oidc provider: consent given");
-            let auth_time = lookup
-                .session
-                .as_ref()
-                .and_then(|s| s.sign_in())
-                .and_then(|i| i.auth_time);
-            let amr = lookup
-                .session
-                .as_ref()
-                .and_then(|s| s.sign_in())
-                .map(|i| i.amr.clone())
-                .unwrap_or_default();
-            s.issue_code(&request, &ticket.sub, auth_time, amr, ticket.sid)
-                .await
-        }
+        // The user may have left the client's allowed users since the page was shown.
+        Some("allow") => match s.admitted(&request, &ticket.sub).await {
+            Err(answer) => answer,
+            Ok(()) => {
+                // Remembered as the user's access for the client, which issuing the code
+                // records.
+                tracing::info!(client = %request.client_id, user = %ticket.sub, "oidc provider: consent given");
+                let sign_in = lookup.session.as_ref().and_then(|s| s.sign_in());
+                let auth_time = sign_in.and_then(|i| i.auth_time);
+                let amr = sign_in.map(|i| i.amr.clone()).unwrap_or_default();
+                s.issue_code(&request, &ticket.sub, auth_time, amr, ticket.sid)
+                    .await
+            }
+        },
         Some("deny") => s.provider.refuse(
             &request,
             "access_denied",

@@ -1,6 +1,7 @@
 //! Discovery (OpenID Connect Discovery 1.0 §3, [`DISCOVERY_PATH`](crate::DISCOVERY_PATH)) and
 //! the JWK Set of the signing keys ([`JWKS_PATH`](crate::JWKS_PATH)).
 
+use authcore::AuthConfig;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -16,9 +17,38 @@ use crate::{
     USERINFO_PATH,
 };
 
+/// The claims the provider may put in ID tokens and userinfo, by scope and always.
+const CLAIMS: [&str; 15] = [
+    "sub",
+    "iss",
+    "aud",
+    "exp",
+    "iat",
+    "auth_time",
+    "nonce",
+    "amr",
+    "acr",
+    "sid",
+    "name",
+    "picture",
+    "email",
+    "email_verified",
+    "groups",
+];
+
 impl OpenIdProvider {
-    /// The provider metadata (OpenID Connect Discovery 1.0 §3).
-    pub fn metadata(&self) -> Value {
+    /// The provider metadata (OpenID Connect Discovery 1.0 §3) for a handler configured as
+    /// `auth`: the `organizations` scope and claim when it has organizations on.
+    pub fn metadata(&self, auth: &AuthConfig) -> Value {
+        let organizations = auth.organization_roles().is_some();
+        let scopes: Vec<&str> = clients::SCOPES
+            .into_iter()
+            .filter(|s| organizations || *s != "organizations")
+            .collect();
+        let mut claims = CLAIMS.to_vec();
+        if organizations {
+            claims.push("organizations");
+        }
         let auth_methods = [
             AuthMethod::ClientSecretBasic.as_str(),
             AuthMethod::ClientSecretPost.as_str(),
@@ -36,7 +66,7 @@ impl OpenIdProvider {
             "introspection_endpoint": self.url(INTROSPECTION_PATH),
             "revocation_endpoint_auth_methods_supported": auth_methods,
             "introspection_endpoint_auth_methods_supported": auth_methods,
-            "scopes_supported": clients::SCOPES,
+            "scopes_supported": scopes,
             "response_types_supported": ["code"],
             "response_modes_supported": ["query", "form_post"],
             "grant_types_supported": clients::GRANT_TYPES,
@@ -47,7 +77,7 @@ impl OpenIdProvider {
             "revocation_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
             "introspection_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
             "code_challenge_methods_supported": ["S256"],
-            "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "acr", "sid", "name", "picture", "email", "email_verified", "groups"],
+            "claims_supported": claims,
             "acr_values_supported": grant::ACR_VALUES,
             "backchannel_logout_supported": true,
             "backchannel_logout_session_supported": true,
@@ -62,7 +92,7 @@ impl OpenIdProvider {
 
 /// `GET /oidc/.well-known/openid-configuration`.
 pub(crate) async fn discovery(State(s): State<ProviderState>) -> Response {
-    let mut r = json_response(StatusCode::OK, &s.provider.metadata());
+    let mut r = json_response(StatusCode::OK, &s.provider.metadata(s.auth.config()));
     r.headers_mut().insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("max-age=300"),

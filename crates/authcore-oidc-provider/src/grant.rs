@@ -193,7 +193,8 @@ fn is_verifier(v: &str) -> bool {
 
 /// The user's claims a scope gives (OpenID Connect Core §5.4): `profile` → `name`,
 /// `picture`; `email` → `email`, `email_verified`; `groups` → `groups` (set by the caller,
-/// from `[oidc_provider.groups]` and the user's groups in its user source).
+/// from `[oidc_provider.groups]` and the user's groups in its user source);
+/// `organizations` → `organizations` (set by the caller, from the user's memberships).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct UserClaims {
     /// The subject.
@@ -214,6 +215,23 @@ pub struct UserClaims {
     /// its user source (a users file, a directory) gave at the last sign-in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<String>>,
+    /// `organizations` (organizations): the organizations the user is a member of, with
+    /// their roles there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub organizations: Option<Vec<OrganizationClaim>>,
+}
+
+/// One organization of the `organizations` claim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OrganizationClaim {
+    /// The organization's id (stable).
+    pub id: String,
+    /// Its slug (unique, but its admins may change it).
+    pub slug: String,
+    /// Its display name.
+    pub name: String,
+    /// The user's roles there.
+    pub roles: Vec<String>,
 }
 
 impl UserClaims {

@@ -9,11 +9,15 @@
 //! access token and, with `offline_access`, a refresh token rotated at each use; a service
 //! client's own access token), userinfo ([`USERINFO_PATH`]), revocation, introspection,
 //! RP-initiated logout, and back-channel logout to the clients a session signed in to when
-//! it ends ([`BackChannelLogout`]). The protocol checks are pure functions over plain data
-//! (the modules `request`, `grant`, `clients`, `login_marker`); one module per endpoint is
-//! their I/O: the session read, the sealed codes, refresh tokens and `prompt=login` markers
-//! and their single-use marks, the signatures, the user read and the logout tokens'
-//! delivery.
+//! it ends ([`BackChannelLogout`]). Scopes give the user's claims, among them `groups` and,
+//! when the handler has organizations on, `organizations` (each organization the user is a
+//! member of, with their roles there); a client may admit only some users
+//! (`allowed_groups`, `allowed_roles`, `allowed_organizations` of [`ClientConfig`]: the
+//! others get `access_denied`, and no refreshed token once they left). The protocol checks
+//! are pure functions over plain data (the modules `request`, `grant`, `clients`, `access`,
+//! `login_marker`); one module per endpoint is their I/O: the session read, the sealed
+//! codes, refresh tokens and `prompt=login` markers and their single-use marks, the
+//! signatures, the user read and the logout tokens' delivery.
 //!
 //! What is kept between requests lives in the handler's single-use store (memory, the
 //! database, or Redis, shared by several instances): used codes and refresh tokens, revoked
@@ -50,6 +54,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod access;
 mod authorize;
 mod backchannel;
 mod client_auth;
@@ -142,12 +147,35 @@ impl std::fmt::Debug for ProviderState {
 }
 
 impl OpenIdProvider {
+    /// Logs, for each client, the `allowed_roles` and `allowed_organizations` that `auth`
+    /// makes no user match: organizations off, or a role it does not define. Such a rule
+    /// admits no one (nothing is opened by it), but it was surely meant otherwise.
+    fn warn_of_rules_that_admit_no_one(&self, auth: &authcore::AuthConfig) {
+        let roles = auth.organization_roles();
+        for client in self.clients.iter() {
+            let rules = client.allowed_users();
+            match roles {
+                None if rules.reads_organizations() => tracing::warn!(
+                    client = %client.id(),
+                    "oidc provider: allowed_roles or allowed_organizations, but organizations are off: they admit no one"
+                ),
+                None => {}
+                Some(roles) => {
+                    for role in rules.role_names().filter(|r| !roles.contains(r)) {
+                        tracing::warn!(client = %client.id(), role, "oidc provider: allowed_roles names a role the organizations do not define: it admits no one");
+                    }
+                }
+            }
+        }
+    }
+
     /// The provider's routes, under [`ISSUER_PATH`], to merge into the host's router
     /// beside `auth`'s routes: `auth` reads the sessions and seals and marks the codes and
     /// tokens, `users` is the adapter `auth` stores its users in (with the access they
     /// granted to clients).
     pub fn router(self: &Arc<Self>, auth: Auth, users: Arc<dyn Adapter>) -> axum::Router {
         use axum::routing::{get, post};
+        self.warn_of_rules_that_admit_no_one(auth.config());
         let state = ProviderState {
             auth,
             provider: Arc::clone(self),

@@ -9,11 +9,13 @@ use axum::response::Response;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
+use crate::access::MemberOf;
 use crate::client_auth::{ClientForm, authenticated_client};
 use crate::clients::{self, GrantType};
 use crate::config::CODE_TTL_SECS;
 use crate::grant::{
-    self, AccessTokenClaims, CodeGrant, Grant, IdTokenClaims, RefreshGrant, UserClaims,
+    self, AccessTokenClaims, CodeGrant, Grant, IdTokenClaims, OrganizationClaim, RefreshGrant,
+    UserClaims,
 };
 use crate::responses::{
     invalid_grant, json_response, no_randomness, no_signature, no_store, refused, token_error,
@@ -116,6 +118,9 @@ impl ProviderState {
             return Err(invalid_grant("the user revoked this client's access"));
         }
         let user = self.user(&grant.grant.sub).await?;
+        if !self.admits(client, &user).await? {
+            return Err(invalid_grant("the user may not use this client"));
+        }
         let claims = self.user_claims(&user, &grant.grant.scopes).await?;
         if client.backchannel_logout_uri().is_some() {
             self.remember_sign_in(client.id(), &grant.grant).await;
@@ -195,6 +200,12 @@ impl ProviderState {
             return Err(invalid_grant("the user revoked this client's access"));
         }
         let user = self.user(&refresh.grant.sub).await?;
+        if !self.admits(client, &user).await? {
+            // Out of the client's allowed users (a group or an organization left, a role
+            // taken away): the grant ends, its access tokens with it.
+            self.revoke_grant(&refresh.grant_id).await;
+            return Err(invalid_grant("the user may no longer use this client"));
+        }
         let claims = self.user_claims(&user, &scopes).await?;
         let next = refresh.next(random_token().ok_or_else(no_randomness)?);
         self.user_tokens(
@@ -365,33 +376,59 @@ impl ProviderState {
         }
     }
 
-    /// The claims of `user` that `scopes` give, with the user's groups for `groups`.
+    /// The claims of `user` that `scopes` give, with the user's groups for `groups` and
+    /// memberships for `organizations`.
     pub(crate) async fn user_claims(
         &self,
         user: &authcore::adapter::AdapterUser,
         scopes: &[String],
     ) -> Result<UserClaims, Box<Response>> {
         let mut claims = UserClaims::of(user, scopes);
-        if !scopes.iter().any(|s| s == "groups") {
-            return Ok(claims);
+        let has = |s: &str| scopes.iter().any(|g| g == s);
+        if has("groups") {
+            let groups = self.groups_of(user).await?;
+            // No group configured and none from a user source: no claim.
+            if !(groups.is_empty() && self.provider.groups.is_empty()) {
+                claims.groups = Some(groups);
+            }
         }
-        // The groups a user source (a users file, a directory) gave at the last sign-in.
-        let mut from_sources = match self.users.user_groups() {
+        if has("organizations") && self.organizations_on() {
+            let memberships = self.memberships_of(&user.id).await?;
+            let mut organizations: Vec<OrganizationClaim> = memberships
+                .into_iter()
+                .map(|m| OrganizationClaim {
+                    id: m.organization.id,
+                    slug: m.organization.slug,
+                    name: m.organization.name,
+                    roles: m.roles,
+                })
+                .collect();
+            organizations.sort_by(|a, b| a.slug.cmp(&b.slug));
+            claims.organizations = Some(organizations);
+        }
+        Ok(claims)
+    }
+
+    /// Whether the handler has organizations on (the `organizations` scope means something).
+    pub(crate) fn organizations_on(&self) -> bool {
+        self.auth.config().organization_roles().is_some()
+    }
+
+    /// The groups of `user`: the configured groups it is a member of and those its user
+    /// source (a users file, a directory) gave at the last sign-in, sorted, each once.
+    pub(crate) async fn groups_of(
+        &self,
+        user: &authcore::adapter::AdapterUser,
+    ) -> Result<Vec<String>, Box<Response>> {
+        let mut all = match self.users.user_groups() {
             Some(store) => store.get_user_groups(&user.id).await.map_err(|e| {
                 tracing::error!(error = %e, "oidc provider: the user's groups are unreadable");
                 unavailable("the user store failed")
             })?,
             None => Vec::new(),
         };
+        // The configured groups (none configured: none, and no account read).
         let groups = &self.provider.groups;
-        if groups.is_empty() {
-            if !from_sources.is_empty() {
-                from_sources.sort();
-                from_sources.dedup();
-                claims.groups = Some(from_sources);
-            }
-            return Ok(claims);
-        }
         let accounts = if groups.names_accounts() {
             let linked = match self.users.linked_accounts() {
                 Some(store) => store.list_accounts_by_user_id(&user.id).await,
@@ -410,12 +447,59 @@ impl ProviderState {
         } else {
             Vec::new()
         };
-        let mut all = groups.of(user, &accounts);
-        all.append(&mut from_sources);
+        all.append(&mut groups.of(user, &accounts));
         all.sort();
         all.dedup();
-        claims.groups = Some(all);
-        Ok(claims)
+        Ok(all)
+    }
+
+    /// The organizations `user_id` is a member of, with their roles; none when
+    /// organizations are off.
+    pub(crate) async fn memberships_of(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<authcore::account::Membership>, Box<Response>> {
+        match self.auth.organizations_of(user_id).await {
+            Ok(m) => Ok(m),
+            Err(authcore::account::AccountError::OrganizationsOff) => Ok(Vec::new()),
+            Err(e) => {
+                tracing::error!(error = %e, "oidc provider: the user's organizations are unreadable");
+                Err(unavailable("the user store failed"))
+            }
+        }
+    }
+
+    /// Whether `user` may use `client` (its `allowed_groups`, `allowed_roles` and
+    /// `allowed_organizations`), as of now.
+    pub(crate) async fn admits(
+        &self,
+        client: &clients::Client,
+        user: &authcore::adapter::AdapterUser,
+    ) -> Result<bool, Box<Response>> {
+        let rules = client.allowed_users();
+        if !rules.restricts() {
+            return Ok(true);
+        }
+        let groups = match rules.reads_groups() {
+            true => self.groups_of(user).await?,
+            false => Vec::new(),
+        };
+        let memberships = match rules.reads_organizations() {
+            true => self.memberships_of(&user.id).await?,
+            false => Vec::new(),
+        };
+        let member_of: Vec<MemberOf<'_>> = memberships
+            .iter()
+            .map(|m| MemberOf {
+                slug: &m.organization.slug,
+                roles: &m.roles,
+            })
+            .collect();
+        let admitted = rules.admits(&groups, &member_of);
+        if !admitted {
+            tracing::info!(client = %client.id(), user = %user.id, "oidc provider: the user is none of the client's allowed users");
+        }
+        Ok(admitted)
     }
 
     /// Revokes grant `grant`: its access tokens and refresh tokens stop working.

@@ -118,7 +118,11 @@ pub struct ConfigFile {
     #[serde(default)]
     pub two_factor: TwoFactorSection,
     /// `[oidc_provider]`: authcore as an OpenID Provider for other applications (signing
-    /// keys, clients).
+    /// keys, clients). Each `[[oidc_provider.clients]]` table is the provider crate's
+    /// `ClientConfig`, keys as written, among them who may use the app: `allowed_groups`
+    /// (groups of the `groups` claim), `allowed_roles` (`"role"` in any organization,
+    /// `"slug:role"` in one) and `allowed_organizations` (slugs); with any set, a user
+    /// matching none gets `access_denied` and no refreshed token.
     pub oidc_provider: Option<authcore_oidc_provider::ProviderSection>,
     /// `[ldap]`: directory users sign in with their directory password
     /// (docs/manual/ldap.md; the service account's password is redacted by `Debug`).

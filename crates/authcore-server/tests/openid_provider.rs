@@ -1509,6 +1509,15 @@ async fn discovery_and_keys() {
     );
     assert_eq!(meta["authorization_response_iss_parameter_supported"], true);
     assert_eq!(meta["acr_values_supported"], serde_json::json!(["phr"]));
+    // Organizations are off here: their scope is neither offered nor granted.
+    for field in ["scopes_supported", "claims_supported"] {
+        let listed = meta[field].as_array().unwrap();
+        assert!(listed.contains(&"groups".into()), "{field}: {meta}");
+        assert!(!listed.contains(&"organizations".into()), "{field}: {meta}");
+    }
+    let c = code_for(&op, "rp", "openid organizations", true).await;
+    let (s, body) = token(&op, Some(("rp", RP_SECRET)), &grant(&c, Some(VERIFIER))).await;
+    assert_eq!((s, body["scope"].as_str()), (200, Some("openid")), "{body}");
     let jwks: Value = reqwest::get(meta["jwks_uri"].as_str().unwrap())
         .await
         .unwrap()
@@ -3450,7 +3459,9 @@ async fn browser_consent_page_is_legible_and_cannot_be_framed() {
 }
 
 /// A users file's groups reach the app in the `groups` claim with database sessions, beside
-/// the configured groups (here none matches: the file's address is not a verified one).
+/// the configured groups (here none matches: the file's address is not a verified one), and
+/// decide who may use a client with `allowed_groups`: alice, in `admins`, gets a code from
+/// the client for `admins`, and `access_denied` without a code from the one for `ops`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_users_file_s_groups_reach_the_app() {
     let files = fresh_dir();
@@ -3467,7 +3478,25 @@ async fn a_users_file_s_groups_reach_the_app() {
     )
     .unwrap();
     let op = start_with(&format!(
-        "[users_file]\npath = \"{}\"\n[oidc_provider.groups]\nstaff = [\"@example.com\"]\n",
+        r#"
+[[oidc_provider.clients]]
+id = "for-admins"
+secret = "{RP_SECRET}"
+redirect_uris = ["{CB}"]
+allowed_groups = ["admins"]
+
+[[oidc_provider.clients]]
+id = "for-ops"
+secret = "{RP_SECRET}"
+redirect_uris = ["{CB}"]
+allowed_groups = ["ops"]
+allowed_roles = ["ops"]
+
+[users_file]
+path = "{}"
+[oidc_provider.groups]
+staff = ["@example.com"]
+"#,
         users.display()
     ))
     .await;
@@ -3481,5 +3510,28 @@ async fn a_users_file_s_groups_reach_the_app() {
         "{claims}"
     );
     assert_eq!(claims["email"], "alice@example.com", "{claims}");
+    code_for(&op, "for-admins", "openid", true).await;
+    let r = authorize(
+        &op,
+        &[
+            ("client_id", "for-ops"),
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", "openid"),
+            ("state", "st"),
+            ("code_challenge", CHALLENGE),
+            ("code_challenge_method", "S256"),
+        ],
+    )
+    .await;
+    let to = location(&r).unwrap();
+    assert!(to.as_str().starts_with(CB), "{to}");
+    assert_eq!(
+        query(&to, "error").as_deref(),
+        Some("access_denied"),
+        "{to}"
+    );
+    assert_eq!(query(&to, "state").as_deref(), Some("st"));
+    assert!(query(&to, "code").is_none(), "{to}");
     let _ = std::fs::remove_dir_all(files);
 }

@@ -463,9 +463,6 @@ async fn the_chapters_site_with_the_operators_commands() {
     );
 }
 
-/// The chapter's configuration starts the binary, which says what is on as the chapter
-/// shows it; with the chapter's bad role, it stops with the chapter's message.
-
 /// `import-keycloak`, run as the binary on a realm export: Keycloak's users sign in with
 /// their Keycloak passwords (PBKDF2, rehashed to argon2id at that first sign-in) and keep
 /// their groups; the export's disabled user and user without an address are named and left
@@ -564,6 +561,8 @@ async fn keycloak_users_sign_in_with_their_keycloak_passwords() {
     );
 }
 
+/// The chapter's configuration starts the binary, which says what is on as the chapter
+/// shows it; with the chapter's bad role, it stops with the chapter's message.
 #[test]
 fn the_binary_says_what_is_on_and_stops_on_a_bad_role() {
     let dir = TestDir::new("binary");

@@ -343,6 +343,12 @@ impl AuthConfig {
     pub fn organizations(&self) -> Option<&crate::organizations::Organizations> {
         self.inner.organizations.as_ref().map(|o| &o.settings)
     }
+
+    /// The organizations' roles, checked, when organizations are on
+    /// ([`AuthConfigBuilder::organizations`]); `None` when they are off.
+    pub fn organization_roles(&self) -> Option<&crate::organizations::Roles> {
+        self.inner.organizations.as_ref().map(|o| &o.roles)
+    }
 }
 
 /// Builds an [`AuthConfig`].
