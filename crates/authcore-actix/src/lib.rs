@@ -326,12 +326,20 @@ impl ResponseError for SessionRequired {
     }
 }
 
-/// Who `req` acts as ([`Auth::principal`]); a URI `http` refuses is signed out.
+/// Who `req` acts as ([`Auth::principal_of_request`], its refused keys counted against
+/// its peer); a URI `http` refuses is signed out.
 async fn principal_of(auth: &Auth, req: &HttpRequest) -> Result<Option<Principal>, KeyRefused> {
-    match uri_and_headers(req) {
-        Some((uri, headers)) => auth.principal(&uri, &headers).await,
-        None => Ok(None),
+    let Some((uri, headers)) = uri_and_headers(req) else {
+        return Ok(None);
+    };
+    let mut request = authcore::http::Request::new(());
+    *request.uri_mut() = uri;
+    *request.headers_mut() = headers;
+    if let Some(peer) = req.peer_addr() {
+        request.extensions_mut().insert(ClientAddr(peer.ip()));
     }
+    let (parts, ()) = request.into_parts();
+    auth.principal_of_request(&parts).await
 }
 
 /// Marks `req` as having no session, whatever its cookie: for requests an API key

@@ -226,7 +226,8 @@ where
             let wants_principal =
                 auth.config().organizations().is_some() || !requirement.is_empty();
             let principal = if wants_principal {
-                match auth.principal(&parts.uri, &parts.headers).await {
+                crate::service::client_addr_from_connect_info(&mut parts.extensions);
+                match auth.principal_of_request(&parts).await {
                     Ok(p) => p,
                     Err(refused) => return Ok(refused.response().into_response()),
                 }

@@ -45,7 +45,8 @@ where
             return Ok(CurrentPrincipal(principal.clone()));
         }
         let auth = Auth::from_ref(state);
-        match auth.principal(&parts.uri, &parts.headers).await {
+        crate::service::client_addr_from_connect_info(&mut parts.extensions);
+        match auth.principal_of_request(parts).await {
             Ok(Some(principal)) => {
                 parts.extensions.insert(principal.clone());
                 Ok(CurrentPrincipal(principal))

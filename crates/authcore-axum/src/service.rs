@@ -76,15 +76,19 @@ where
         if let Some(OriginalUri(uri)) = req.extensions_mut().remove::<OriginalUri>() {
             *req.uri_mut() = uri;
         }
-        // The peer address for per-client rate limits, from axum's `ConnectInfo`
-        // (`into_make_service_with_connect_info::<SocketAddr>()`), unless the host set one.
-        if req.extensions().get::<ClientAddr>().is_none()
-            && let Some(ConnectInfo(peer)) = req.extensions().get::<ConnectInfo<SocketAddr>>()
-        {
-            let ip = peer.ip();
-            req.extensions_mut().insert(ClientAddr(ip));
-        }
+        client_addr_from_connect_info(req.extensions_mut());
         let auth = self.auth.clone();
         Box::pin(async move { Ok(auth.handle(req).await.map(Body::new)) })
+    }
+}
+
+/// The peer address for per-client rate limits, from axum's `ConnectInfo`
+/// (`into_make_service_with_connect_info::<SocketAddr>()`), unless the host set one.
+pub(crate) fn client_addr_from_connect_info(extensions: &mut http::Extensions) {
+    if extensions.get::<ClientAddr>().is_none()
+        && let Some(ConnectInfo(peer)) = extensions.get::<ConnectInfo<SocketAddr>>()
+    {
+        let ip = peer.ip();
+        extensions.insert(ClientAddr(ip));
     }
 }

@@ -1049,3 +1049,69 @@ async fn the_account_page_manages_organizations_within_the_rules() {
     assert_eq!(r.status, 302);
     assert_eq!(a.roles(&a.acme, &new).await, Some(v(&["billing"])));
 }
+
+/// Refused keys count against their client under `credentials_per_client`, as wrong
+/// passwords do: past the limit the client's keys are not even checked (a right one
+/// included), while another client's are; a right key does not use up the count.
+#[tokio::test]
+async fn guessing_keys_is_limited_per_client() {
+    use authcore::ratelimit::{RateLimit, RateLimits};
+    use authcore::request::ClientAddr;
+    let db = MemoryAdapter::new();
+    let (auth, _) = auth_with(
+        builder()
+            .adapter(db.clone())
+            .session_strategy(SessionStrategy::Jwt)
+            .organizations(Organizations::new())
+            .rate_limits(RateLimits {
+                credentials_per_client: Some(RateLimit::new(3, Duration::from_secs(60))),
+                ..RateLimits::default()
+            }),
+    );
+    let olive = stored_user(&db, "olive@example.com", true).await;
+    let acme = auth
+        .create_organization_for(&olive, "Acme", None)
+        .await
+        .unwrap();
+    let me = fresh_session(&auth, &db, &olive).await;
+    let key = auth
+        .create_api_key(&me, Some(&acme.id), "ci", &v(&["member:read"]), None)
+        .await
+        .unwrap();
+    let key = key.secret.expose().to_owned();
+    let ask = |text: String, ip: &'static str| {
+        let auth = auth.clone();
+        async move {
+            let mut request = http::Request::new(());
+            *request.uri_mut() = uri();
+            *request.headers_mut() = bearer(&text);
+            request
+                .extensions_mut()
+                .insert(ClientAddr(ip.parse().unwrap()));
+            let (parts, ()) = request.into_parts();
+            auth.principal_of_request(&parts).await
+        }
+    };
+    let guess = "ak_0123456789abcdef01234567_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    // A right key, many times: nothing counted.
+    for _ in 0..5 {
+        assert!(ask(key.clone(), "192.0.2.1").await.unwrap().is_some());
+    }
+    for _ in 0..3 {
+        assert_eq!(
+            ask(guess.into(), "192.0.2.1").await.unwrap_err(),
+            KeyRefused::Invalid
+        );
+    }
+    assert!(matches!(
+        ask(key.clone(), "192.0.2.1").await,
+        Err(KeyRefused::RateLimited { .. })
+    ));
+    assert!(ask(key.clone(), "192.0.2.2").await.unwrap().is_some());
+    let answer = KeyRefused::RateLimited {
+        retry_after: Duration::from_secs(42),
+    }
+    .response();
+    assert_eq!(answer.status(), 429);
+    assert_eq!(answer.headers()["retry-after"], "42");
+}

@@ -68,7 +68,8 @@ impl Auth {
     /// Who a request to `uri` with `headers` acts as: the API key of its
     /// `Authorization: Bearer ak_…` header (a bad key is refused, never passed over for
     /// the cookie), else the signed-in user in their active organization. `Ok(None)`:
-    /// signed out. The guards of the framework integrations are built on it.
+    /// signed out. Refused keys are not counted here, as the client's address is unknown:
+    /// a host that has the request's parts calls [`Auth::principal_of_request`].
     pub async fn principal(
         &self,
         uri: &http::Uri,
@@ -77,7 +78,39 @@ impl Auth {
         let Ok(source) = self.session_source(uri, headers) else {
             return Ok(None);
         };
-        ops::principal(&self.config().inner, &source.url, &source.cookies, headers).await
+        ops::principal(
+            &self.config().inner,
+            &source.url,
+            &source.cookies,
+            headers,
+            None,
+        )
+        .await
+    }
+
+    /// [`Auth::principal`] of a request's `parts`, whose refused API keys count against
+    /// its client (its address through the trusted proxies, from the
+    /// [`ClientAddr`](crate::request::ClientAddr) extension the integrations set) under the
+    /// sign-in limit `credentials_per_client`, when rate limits are on
+    /// ([`KeyRefused::RateLimited`] once over). The guards of the framework integrations
+    /// are built on it.
+    pub async fn principal_of_request(
+        &self,
+        parts: &http::request::Parts,
+    ) -> Result<Option<Principal>, KeyRefused> {
+        let Ok(source) = self.session_source(&parts.uri, &parts.headers) else {
+            return Ok(None);
+        };
+        let c = &*self.config().inner;
+        let client = crate::request::client_addr(c, parts).map(|ip| ip.to_string());
+        ops::principal(
+            c,
+            &source.url,
+            &source.cookies,
+            &parts.headers,
+            client.as_deref(),
+        )
+        .await
     }
 
     /// Makes an organization for the signed-in user `me`, who becomes its owner; refused

@@ -141,7 +141,8 @@ pub struct OrganizationAccess {
     pub permissions: Vec<String>,
 }
 
-/// Why an `Authorization: Bearer` API key was refused (logged; answered `401`).
+/// Why an `Authorization: Bearer` API key was refused (logged; answered `401`, or `429`
+/// for [`KeyRefused::RateLimited`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum KeyRefused {
@@ -160,6 +161,13 @@ pub enum KeyRefused {
     /// The store could not be read.
     #[error("the API keys could not be read")]
     Unavailable,
+    /// Too many refused keys from this client (the sign-in limit `credentials_per_client`):
+    /// not checked, try again after `retry_after`.
+    #[error("too many refused API keys from this client")]
+    RateLimited {
+        /// When the client may try again.
+        retry_after: std::time::Duration,
+    },
 }
 
 /// The organizations settings, the adapter and its stores.
@@ -1301,6 +1309,42 @@ fn intersect(a: &[String], b: &[String]) -> Vec<String> {
     out
 }
 
+/// [`verify_api_key`] as an attempt of `client` under the sign-in limit
+/// `credentials_per_client` (when limits are on): a refused key counts, as a wrong password
+/// does, so keys cannot be guessed faster than passwords; a client over the limit is not
+/// checked at all.
+async fn counted_key(
+    c: &ConfigInner,
+    key: &str,
+    client: Option<&str>,
+) -> Result<Principal, KeyRefused> {
+    use super::limits::{self, Limit};
+    if let Some(client) = client
+        && let Err(retry_after) = limits::count(c, Limit::CredentialsPerClient, client).await
+    {
+        tracing::warn!(
+            client,
+            "API key refused: too many refused keys from this client"
+        );
+        return Err(KeyRefused::RateLimited { retry_after });
+    }
+    let verified = verify_api_key(c, key).await;
+    match &verified {
+        Err(e) => tracing::info!(reason = %e, "API key refused"),
+        Ok(_) => {
+            if let Some(client) = client {
+                limits::give_back(c, Limit::CredentialsPerClient, client).await;
+            }
+        }
+    }
+    if verified == Err(KeyRefused::Unavailable)
+        && let Some(client) = client
+    {
+        limits::give_back(c, Limit::CredentialsPerClient, client).await;
+    }
+    verified
+}
+
 /// Whether an `Authorization` value is a bearer API key of this form; its text if so.
 pub(crate) fn bearer_key(authorization: &str) -> Option<&str> {
     let (scheme, rest) = authorization.trim().split_once(' ')?;
@@ -1316,6 +1360,7 @@ pub(crate) async fn principal(
     url: &RequestUrl,
     cookies: &RequestCookies,
     headers: &http::HeaderMap,
+    client: Option<&str>,
 ) -> Result<Option<Principal>, KeyRefused> {
     let authorization = headers.get_all(http::header::AUTHORIZATION);
     let mut keys = authorization
@@ -1329,9 +1374,7 @@ pub(crate) async fn principal(
             tracing::info!("API key refused: more than one Authorization header");
             return Err(KeyRefused::Invalid);
         }
-        return verify_api_key(c, key).await.map(Some).inspect_err(|e| {
-            tracing::info!(reason = %e, "API key refused");
-        });
+        return counted_key(c, key, client).await.map(Some);
     }
     let Some(me) = super::current::current_session(c, url, cookies).await else {
         return Ok(None);

@@ -121,8 +121,17 @@ impl KeyRefused {
     /// The guards' answer to a request whose `Authorization: Bearer` API key was refused:
     /// `401` `{"error":"InvalidApiKey"}` with `WWW-Authenticate: Bearer
     /// error="invalid_token"` (RFC 6750 §3), whatever the reason (which is logged, not
-    /// told); `503` when the keys could not be read.
+    /// told); `429` with `Retry-After` for a client over the limit of refused keys; `503`
+    /// when the keys could not be read.
     pub fn response(self) -> http::Response<String> {
+        if let KeyRefused::RateLimited { retry_after } = self {
+            let body = serde_json::json!({ "error": "RateLimited" }).to_string();
+            let mut res = guard_answer(StatusCode::TOO_MANY_REQUESTS, "application/json", body);
+            if let Ok(v) = http::HeaderValue::from_str(&retry_after.as_secs().max(1).to_string()) {
+                res.headers_mut().insert(http::header::RETRY_AFTER, v);
+            }
+            return res;
+        }
         if self == KeyRefused::Unavailable {
             let body = serde_json::json!({ "error": "Unavailable" }).to_string();
             return guard_answer(StatusCode::SERVICE_UNAVAILABLE, "application/json", body);
