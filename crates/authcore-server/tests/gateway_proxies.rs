@@ -195,17 +195,7 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// The fenced block after `<!-- gateway-test: <name> -->` in docs/gateway.md.
 fn documented_config(name: &str) -> String {
-    let doc = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/gateway.md"
-    ))
-    .unwrap();
-    let marker = format!("<!-- gateway-test: {name} -->");
-    let after = &doc[doc.find(&marker).unwrap() + marker.len()..];
-    let start = after.find("```").unwrap();
-    let body = &after[start..];
-    let body = &body[body.find('\n').unwrap() + 1..];
-    body[..body.find("```").unwrap()].to_owned()
+    crate::support::documented("gateway.md", &format!("gateway-test: {name}"))
 }
 
 /// The ports of one run: the proxy, authcore, the echo application.

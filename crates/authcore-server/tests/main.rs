@@ -24,6 +24,7 @@ mod hygiene;
 mod ldap_sso;
 mod load_faults;
 mod manual;
+mod oidc_organizations;
 mod openid_provider;
 mod ops;
 mod organizations;

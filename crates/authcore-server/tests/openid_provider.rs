@@ -21,22 +21,26 @@ use crate::support::browser;
 use crate::support::pg;
 
 const SECRET: &str = "an OpenID Provider test secret, long enough";
-const RP_SECRET: &str = "rp-secret-0123456789abcdef0123456789";
+pub(crate) const RP_SECRET: &str = "rp-secret-0123456789abcdef0123456789";
 const OTHER_SECRET: &str = "other-secret-0123456789abcdef01234567";
-const CB: &str = "http://127.0.0.1:9/callback";
+pub(crate) const CB: &str = "http://127.0.0.1:9/callback";
 const LOGGED_OUT: &str = "http://127.0.0.1:9/logged-out";
 /// RFC 7636 appendix B.
-const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
-const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+pub(crate) const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+pub(crate) const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 
-/// The provider on loopback: its base URL (`http://localhost:<port>`) and a client holding
-/// the demo user's session. Instances of one provider share the directory, removed when
-/// the first is dropped.
-struct Op {
-    base: String,
-    issuer: String,
-    signed_in: reqwest::Client,
+/// The provider on loopback: its base URL (`http://localhost:<port>`), its handler and a
+/// client holding the demo user's session. Instances of one provider share the directory,
+/// removed when the first is dropped.
+pub(crate) struct Op {
+    pub(crate) base: String,
+    pub(crate) issuer: String,
+    pub(crate) signed_in: reqwest::Client,
     cookie: String,
+    /// The instance's handler: what the library's API acts on.
+    pub(crate) auth: authcore::Auth,
+    /// The database the handler keeps its users and organizations in.
+    pub(crate) database: authcore_sqlx::SqlxAdapter,
     dir: PathBuf,
 }
 
@@ -50,8 +54,8 @@ async fn start() -> Op {
     start_with("").await
 }
 
-/// [`start`] with more `[[oidc_provider.clients]]` tables.
-async fn start_with(more_clients: &str) -> Op {
+/// [`start`] with more `[[oidc_provider.clients]]` tables (and any other tables after them).
+pub(crate) async fn start_with(more_clients: &str) -> Op {
     start_configured("", more_clients).await
 }
 
@@ -89,7 +93,7 @@ async fn start_on_configured(
 }
 
 /// A new temporary directory (removed when its [`Op`] is dropped).
-fn fresh_dir() -> PathBuf {
+pub(crate) fn fresh_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "authcore-op-{}-{}",
         std::process::id(),
@@ -159,14 +163,18 @@ redirect_uris = ["{CB}"]
     );
     let path = dir.join("authcore.toml");
     std::fs::write(&path, config).unwrap();
-    let mut bases = Vec::new();
+    let mut instances = Vec::new();
     for listener in listeners {
-        bases.push(base_of(&listener));
         let server = ServerConfig::from_file(&path, authcore::env::Env::default())
             .unwrap()
             .build()
             .await
             .unwrap();
+        instances.push((
+            base_of(&listener),
+            server.auth().clone(),
+            server.database().unwrap().clone(),
+        ));
         let app = server.router();
         tokio::spawn(async move { axum::serve(listener, app).await });
     }
@@ -185,13 +193,15 @@ redirect_uris = ["{CB}"]
         .unwrap()
         .to_owned();
     assert!(cookie.contains("authjs.session-token="), "{cookie}");
-    bases
+    instances
         .into_iter()
-        .map(|b| Op {
+        .map(|(b, auth, database)| Op {
             issuer: format!("{base}/oidc"),
             base: b,
             signed_in: signed_in.clone(),
             cookie: cookie.clone(),
+            auth,
+            database,
             dir: dir.clone(),
         })
         .collect()
@@ -441,7 +451,7 @@ async fn authorize(op: &Op, params: &[(&str, &str)]) -> reqwest::Response {
 }
 
 /// [`authorize`] in `browser`.
-async fn authorize_as(
+pub(crate) async fn authorize_as(
     op: &Op,
     browser: &reqwest::Client,
     params: &[(&str, &str)],
@@ -451,13 +461,13 @@ async fn authorize_as(
     browser.get(url).send().await.unwrap()
 }
 
-fn location(r: &reqwest::Response) -> Option<url::Url> {
+pub(crate) fn location(r: &reqwest::Response) -> Option<url::Url> {
     r.headers()
         .get("location")
         .map(|l| url::Url::parse(l.to_str().unwrap()).unwrap())
 }
 
-fn query(u: &url::Url, name: &str) -> Option<String> {
+pub(crate) fn query(u: &url::Url, name: &str) -> Option<String> {
     u.query_pairs()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.into_owned())
@@ -496,7 +506,11 @@ async fn code_for(op: &Op, client: &str, scope: &str, pkce: bool) -> String {
 }
 
 /// `POST /oidc/token` with `form`, and HTTP Basic `basic` when given.
-async fn token(op: &Op, basic: Option<(&str, &str)>, form: &[(&str, &str)]) -> (u16, Value) {
+pub(crate) async fn token(
+    op: &Op,
+    basic: Option<(&str, &str)>,
+    form: &[(&str, &str)],
+) -> (u16, Value) {
     post_form(op, "/oidc/token", basic, form).await
 }
 
@@ -518,7 +532,7 @@ async fn post_form(
     (status, r.json().await.unwrap_or(Value::Null))
 }
 
-fn grant<'a>(code: &'a str, verifier: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
+pub(crate) fn grant<'a>(code: &'a str, verifier: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
     let mut f = vec![
         ("grant_type", "authorization_code"),
         ("code", code),
@@ -1529,7 +1543,7 @@ async fn discovery_and_keys() {
 }
 
 /// The claims of a JWS, unverified (what the test itself issued and compares).
-fn payload(jws: &str) -> Value {
+pub(crate) fn payload(jws: &str) -> Value {
     use base64::Engine as _;
     let part = jws.split('.').nth(1).unwrap();
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -1539,7 +1553,7 @@ fn payload(jws: &str) -> Value {
 }
 
 /// `POST /oidc/userinfo` with `access`: the status.
-async fn userinfo_status(op: &Op, access: &str) -> u16 {
+pub(crate) async fn userinfo_status(op: &Op, access: &str) -> u16 {
     reqwest::Client::new()
         .get(format!("{}/oidc/userinfo", op.base))
         .bearer_auth(access)
@@ -1861,7 +1875,7 @@ async fn sign_in_at(base: &str) -> (reqwest::Client, Arc<reqwest::cookie::Jar>) 
 }
 
 /// A browser signed in at `base` by `(provider, username, password)`, and its cookie jar.
-async fn sign_in_at_as(
+pub(crate) async fn sign_in_at_as(
     base: &str,
     (provider, username, password): (&str, &str, &str),
 ) -> (reqwest::Client, Arc<reqwest::cookie::Jar>) {
@@ -2880,6 +2894,29 @@ backchannel_logout_uri = "{uri}/third"
     );
 }
 
+/// The HTTP client of the `openidconnect` crate as a relying party: reqwest, no redirects
+/// followed.
+pub(crate) async fn relying_party_http(
+    request: openidconnect::HttpRequest,
+) -> Result<openidconnect::HttpResponse, reqwest::Error> {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?;
+    let (parts, body) = request.into_parts();
+    let r = client
+        .request(parts.method, parts.uri.to_string())
+        .headers(parts.headers)
+        .body(body)
+        .send()
+        .await?;
+    let mut out = openidconnect::http::Response::builder().status(r.status());
+    for (k, v) in r.headers() {
+        out = out.header(k, v);
+    }
+    let body = r.bytes().await?.to_vec();
+    Ok(out.body(body).unwrap())
+}
+
 /// The Rust `openidconnect` crate as the relying party: discovery (with the logout
 /// metadata), PKCE, state, nonce, the EdDSA ID token verified against the JWK Set, userinfo,
 /// a refresh with a new ID token, RP-initiated logout through the end-session URL it
@@ -2897,25 +2934,7 @@ async fn the_openidconnect_crate_signs_in_through_authcore() {
     let (receiver, mut logouts) = logout_receiver().await;
     let op = start_with(&library_client("lib", &receiver)).await;
     let (browser, _) = fresh_session(&op).await;
-    // Its HTTP client: reqwest, no redirects followed.
-    let http = |request: openidconnect::HttpRequest| async move {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()?;
-        let (parts, body) = request.into_parts();
-        let r = client
-            .request(parts.method, parts.uri.to_string())
-            .headers(parts.headers)
-            .body(body)
-            .send()
-            .await?;
-        let mut out = openidconnect::http::Response::builder().status(r.status());
-        for (k, v) in r.headers() {
-            out = out.header(k, v);
-        }
-        let body = r.bytes().await?.to_vec();
-        Ok::<_, reqwest::Error>(out.body(body).unwrap())
-    };
+    let http = relying_party_http;
     let metadata = ProviderMetadataWithLogout::discover_async(
         IssuerUrl::new(op.issuer.clone()).unwrap(),
         &http,

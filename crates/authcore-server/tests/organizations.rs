@@ -29,15 +29,10 @@ const PASSWORD: &str = "a horse, a battery and a staple";
 
 /// The fenced block after `<!-- organizations-test: <name> -->` in the chapter.
 fn documented(name: &str) -> String {
-    let doc = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/manual/organizations-server.md"),
+    crate::support::documented(
+        "manual/organizations-server.md",
+        &format!("organizations-test: {name}"),
     )
-    .unwrap();
-    let marker = format!("<!-- organizations-test: {name} -->");
-    let after = &doc[doc.find(&marker).unwrap() + marker.len()..];
-    let body = &after[after.find("```").unwrap()..];
-    let body = &body[body.find('\n').unwrap() + 1..];
-    body[..body.find("```").unwrap()].to_owned()
 }
 
 /// A directory of the test's own, removed when dropped.

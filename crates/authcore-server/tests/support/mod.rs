@@ -20,3 +20,20 @@ pub mod soft_authenticator;
 pub mod sso;
 #[path = "../../../authcore/tests/support/totp.rs"]
 pub mod totp;
+
+/// The fenced block after the comment `<!-- <marker> -->` in `docs/<chapter>`: what the
+/// documentation shows, as the tests read it.
+pub fn documented(chapter: &str, marker: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs")
+        .join(chapter);
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let marker = format!("<!-- {marker} -->");
+    let at = doc
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {marker} in {}", path.display()));
+    let after = &doc[at + marker.len()..];
+    let body = &after[after.find("```").unwrap()..];
+    let body = &body[body.find('\n').unwrap() + 1..];
+    body[..body.find("```").unwrap()].to_owned()
+}
