@@ -10,6 +10,7 @@ use crate::config::{AuthConfig, ConfigInner};
 use crate::cookies::encode_uri_component;
 use crate::error::{AuthError, BoxError, ErrorKind};
 use crate::request::{Action, ParseError, RequestInternal, parse_request};
+use crate::response::{GUARD_PAGE_TYPE, guard_answer};
 use crate::response::{RawBody, RawResponse, ResponseBody, render};
 
 /// The authcore handler: give it an `http::Request`, get the `http::Response`.
@@ -191,34 +192,6 @@ impl Auth {
         };
         guard_answer(StatusCode::FORBIDDEN, content_type, body)
     }
-}
-
-/// The type of the route guards' pages: HTML with the built-in pages, else plain words.
-pub(crate) const GUARD_PAGE_TYPE: &str = if cfg!(feature = "pages") {
-    "text/html; charset=utf-8"
-} else {
-    "text/plain; charset=utf-8"
-};
-
-/// An answer of the route guards: `status` with `body` of `content_type`, never cached
-/// (it depends on who asks).
-pub(crate) fn guard_answer(
-    status: StatusCode,
-    content_type: &'static str,
-    body: String,
-) -> http::Response<String> {
-    let mut res = http::Response::new(body);
-    *res.status_mut() = status;
-    let headers = res.headers_mut();
-    headers.insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static(content_type),
-    );
-    headers.insert(
-        http::header::CACHE_CONTROL,
-        http::HeaderValue::from_static("private, no-cache, no-store"),
-    );
-    res
 }
 
 /// The page of [`Auth::two_factor_required`], its links escaped by the template engine.

@@ -190,6 +190,34 @@ pub(crate) fn render(r: RawResponse, return_redirect: bool) -> http::Response<Re
     resp
 }
 
+/// The type of the route guards' pages: HTML with the built-in pages, else plain words.
+pub(crate) const GUARD_PAGE_TYPE: &str = if cfg!(feature = "pages") {
+    "text/html; charset=utf-8"
+} else {
+    "text/plain; charset=utf-8"
+};
+
+/// An answer of the route guards: `status` with `body` of `content_type`, never cached
+/// (it depends on who asks).
+pub(crate) fn guard_answer(
+    status: StatusCode,
+    content_type: &'static str,
+    body: String,
+) -> http::Response<String> {
+    let mut res = http::Response::new(body);
+    *res.status_mut() = status;
+    let headers = res.headers_mut();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(content_type),
+    );
+    headers.insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("private, no-cache, no-store"),
+    );
+    res
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -5,11 +5,10 @@ use http::HeaderValue;
 
 use super::{AccountError, CurrentSession};
 use crate::actions::organizations as ops;
-pub use crate::actions::organizations::{
-    KeyRefused, MemberInfo, Membership, NewApiKey, OrganizationAccess, Principal, SentInvitation,
-};
+pub use crate::actions::organizations::{MemberInfo, Membership, NewApiKey, SentInvitation};
 use crate::adapter::{ApiKey, Invitation, Organization, Team};
 use crate::handler::Auth;
+pub use crate::organizations::{KeyRefused, OrganizationAccess, Principal};
 
 /// An invitation to make with [`Auth::invite`].
 #[derive(Debug, Clone, Default)]

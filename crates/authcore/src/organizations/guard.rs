@@ -4,8 +4,8 @@
 
 use http::StatusCode;
 
-use crate::account::{KeyRefused, Principal};
-use crate::handler::{GUARD_PAGE_TYPE, guard_answer};
+use super::{KeyRefused, Principal};
+use crate::response::{GUARD_PAGE_TYPE, guard_answer};
 
 /// The permissions and roles a route asks of the request's [`Principal`], all of them, in
 /// the organization the request acts in: the API key's, or the session's active one.

@@ -36,6 +36,7 @@
 
 pub(crate) mod api_key;
 mod guard;
+mod principal;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -44,6 +45,7 @@ pub use crate::adapter::OWNER_ROLE;
 pub use api_key::{API_KEY_PREFIX, ApiKeySecret};
 pub(crate) use api_key::{hash_secret, parse_key};
 pub use guard::{Requirement, Unmet};
+pub use principal::{KeyRefused, OrganizationAccess, Principal};
 
 /// The built-in role of administrators.
 pub const ADMIN_ROLE: &str = "admin";
