@@ -54,6 +54,39 @@ export async function screenshot(page, path) {
   }
 }
 
+/** The page as shown, in the light and the dark scheme: a full-page screenshot at 800 px to
+ * `shot(scheme)`, then at 320 px its WCAG contrast (`wcagContrast`), its background and how
+ * much wider than the window it is; with its inputs, their labels, autocomplete tokens and
+ * hints (a hidden one, for password managers, with its value). One measure per scheme; the
+ * page is left at 800 px in its own scheme. */
+export async function measure(page, shot) {
+  const inputs = await page.evaluate(() => [...document.querySelectorAll('input:not([type=hidden])')].map((i) => ({
+    name: i.name,
+    type: i.type,
+    hidden: i.hidden,
+    value: i.hidden ? i.value : undefined,
+    autocomplete: i.getAttribute('autocomplete'),
+    label: [...(i.labels ?? [])].map((l) => l.textContent.trim()).join(' '),
+    describedBy: i.getAttribute('aria-describedby')
+      ? (document.getElementById(i.getAttribute('aria-describedby'))?.textContent ?? null)
+      : null,
+  })));
+  const measures = [];
+  for (const scheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.setViewportSize({ width: 800, height: 900 });
+    await screenshot(page, shot(scheme));
+    await page.setViewportSize({ width: 320, height: 700 });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const contrast = await wcagContrast(page);
+    measures.push({ scheme, overflow, background, contrast, inputs });
+  }
+  await page.emulateMedia({ colorScheme: null });
+  await page.setViewportSize({ width: 800, height: 900 });
+  return measures;
+}
+
 /** WCAG contrast on the page as shown: the worst ratio of a text element against its
  * background (AA asks 4.5:1) and of an input border against its surroundings (non-text UI,
  * 3:1), with the worst text element's markup. */

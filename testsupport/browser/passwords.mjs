@@ -13,7 +13,7 @@
 // line per check; {"done": true} at the end; a failure prints {"error": "..."} and exits 1.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { run, say, screenshot, wcagContrast } from './lib.mjs';
+import { measure, run, say } from './lib.mjs';
 
 const [base, mailbox, shots] = process.argv.slice(2);
 if (!base || !mailbox || !shots) {
@@ -60,34 +60,11 @@ await run(async (browser) => {
     return response ? response.status() : null;
   };
 
-  // The page as shown, in the light and the dark scheme: a screenshot at 800 px, then at
-  // 320 px its WCAG contrast and whether anything is wider than the window; and its inputs
-  // with their labels and autocomplete tokens (a hidden one, for password managers, with
-  // its value).
+  // Each page in light and dark: a screenshot, contrast, width, inputs (lib.mjs `measure`).
   const inspect = async (name) => {
-    const inputs = await page.evaluate(() => [...document.querySelectorAll('input:not([type=hidden])')].map((i) => ({
-      name: i.name,
-      type: i.type,
-      hidden: i.hidden,
-      value: i.hidden ? i.value : undefined,
-      autocomplete: i.getAttribute('autocomplete'),
-      label: [...(i.labels ?? [])].map((l) => l.textContent.trim()).join(' '),
-      describedBy: i.getAttribute('aria-describedby')
-        ? (document.getElementById(i.getAttribute('aria-describedby'))?.textContent ?? null)
-        : null,
-    })));
-    for (const scheme of ['light', 'dark']) {
-      await page.emulateMedia({ colorScheme: scheme });
-      await page.setViewportSize({ width: 800, height: 900 });
-      await screenshot(page, join(shots, `password-${name}-${scheme}.png`));
-      await page.setViewportSize({ width: 320, height: 700 });
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
-      const contrast = await wcagContrast(page);
-      say({ step: 'render', page: name, scheme, overflow, background, contrast, inputs });
+    for (const m of await measure(page, (scheme) => join(shots, `password-${name}-${scheme}.png`))) {
+      say({ step: 'render', page: name, ...m });
     }
-    await page.emulateMedia({ colorScheme: null });
-    await page.setViewportSize({ width: 800, height: 900 });
   };
   // The sign-in page's password form (beside the magic link's): fills it and clicks.
   const signIn = async (password) => {

@@ -8,7 +8,7 @@
 //! contrast, labelled inputs with their autocomplete tokens, no overflow at 320 px, no CSP
 //! violation.
 //!
-//! The script gets its mails from a mailbox served here on loopback
+//! The script gets its mails from the mailbox of `support::browser` on loopback
 //! (`GET /next?to=…&contains=…`), which waits at the SMTP server for the next message to
 //! that address whose subject or text holds the string.
 //!
@@ -17,63 +17,12 @@
 
 use crate::support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use authcore_server::ServerConfig;
-use axum::extract::State;
 use serde_json::{Value, json};
-use support::browser;
+use support::browser::{self, text};
 use support::smtp::SmtpServer;
-
-/// The SMTP test server's messages: those no request has taken yet, and all of them.
-struct Mailbox {
-    smtp: SmtpServer,
-    unread: Vec<Value>,
-    received: Vec<Value>,
-}
-
-type SharedMailbox = Arc<tokio::sync::Mutex<Mailbox>>;
-
-/// `GET /next?to&contains`: the next message to `to` whose subject or text holds
-/// `contains`, as its subject and the links of its text (each wait for a message bounded by
-/// [`SmtpServer::next_message`]).
-async fn next_mail(
-    State(mailbox): State<SharedMailbox>,
-    uri: axum::http::Uri,
-) -> ([(&'static str, &'static str); 1], String) {
-    let param = |name: &str| {
-        form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.into_owned())
-            .unwrap_or_default()
-    };
-    let (to, contains) = (param("to"), param("contains"));
-    let mut mailbox = mailbox.lock().await;
-    let matches = |m: &Value| {
-        m["envelope"]["to"][0] == to.as_str()
-            && [&m["subject"], &m["text"]]
-                .iter()
-                .any(|v| v.as_str().unwrap_or_default().contains(contains.as_str()))
-    };
-    let message = loop {
-        if let Some(i) = mailbox.unread.iter().position(matches) {
-            break mailbox.unread.remove(i);
-        }
-        let m = mailbox.smtp.next_message().await;
-        mailbox.received.push(m.clone());
-        mailbox.unread.push(m);
-    };
-    let text = message["text"].as_str().unwrap_or_default();
-    let links: Vec<&str> = text
-        .split_whitespace()
-        .filter(|w| w.starts_with("http"))
-        .collect();
-    (
-        [("content-type", "application/json")],
-        json!({ "subject": message["subject"], "links": links }).to_string(),
-    )
-}
 
 /// Each page the script renders, with the autocomplete token of each of its inputs by name
 /// (the sign-in page's forms: password, magic link, passkey; the account page's password
@@ -132,17 +81,9 @@ const PAGES: &[(&str, &[(&str, &str)])] = &[
     ("password-changed", &[]),
 ];
 
-/// The string at `key` of a step (empty when there is none).
-fn text<'a>(step: &'a Value, key: &str) -> &'a str {
-    step[key].as_str().unwrap_or_default()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_up_confirm_sign_in_change_and_reset_a_password_in_a_browser() {
-    let dir = std::env::temp_dir().join(format!("authcore-browser-pw-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let shots = browser::screenshot_dir(&dir);
+    let (dir, shots) = browser::work_dir("pw");
     let smtp = SmtpServer::start().await;
     let smtp_url = format!("smtp://127.0.0.1:{}", smtp.port);
     let database_url = format!("sqlite://{}?mode=rwc", dir.join("accounts.db").display());
@@ -159,17 +100,7 @@ async fn sign_up_confirm_sign_in_change_and_reset_a_password_in_a_browser() {
     ]);
     let config = ServerConfig::from_env(env).unwrap();
     let base = browser::serve(config.build().await.unwrap().router()).await;
-    let mailbox = Arc::new(tokio::sync::Mutex::new(Mailbox {
-        smtp,
-        unread: Vec::new(),
-        received: Vec::new(),
-    }));
-    let mailbox_app = axum::Router::new()
-        .route("/next", axum::routing::get(next_mail))
-        .with_state(mailbox.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let mailbox_url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-    tokio::spawn(async move { axum::serve(listener, mailbox_app).await });
+    let (mailbox, mailbox_url) = browser::serve_mailbox(smtp).await;
 
     let shots_arg = shots.display().to_string();
     let steps = browser::run(
@@ -201,18 +132,7 @@ async fn sign_up_confirm_sign_in_change_and_reset_a_password_in_a_browser() {
     assert_eq!(renders.len(), PAGES.len() * 2, "{renders:?}");
     for (page, inputs) in PAGES {
         for scheme in ["light", "dark"] {
-            let r = renders
-                .iter()
-                .find(|r| r["page"] == *page && r["scheme"] == scheme)
-                .unwrap_or_else(|| panic!("{page} in {scheme} was not rendered"));
-            assert_eq!(r["overflow"], 0, "{page} overflows at 320 px in {scheme}");
-            browser::assert_wcag_aa(&r["contrast"], &format!("{page} in {scheme}"));
-            let background = r["background"].as_str().unwrap();
-            let expected = match scheme {
-                "light" => "rgb(236, 236, 236)",
-                _ => "rgb(22, 27, 34)",
-            };
-            assert_eq!(background, expected, "{page} in {scheme}");
+            let r = browser::checked_render(&steps, &shots, "password", page, scheme);
             let seen: Vec<(&str, &str)> = r["inputs"]
                 .as_array()
                 .unwrap()
@@ -231,8 +151,6 @@ async fn sign_up_confirm_sign_in_change_and_reset_a_password_in_a_browser() {
                 })
                 .collect();
             assert_eq!(seen, *inputs, "{page}: {r}");
-            let shot = shots.join(format!("password-{page}-{scheme}.png"));
-            assert!(std::fs::metadata(&shot).unwrap().len() > 1000, "{shot:?}");
         }
     }
     // The password form asks for the address a password account signs in with.

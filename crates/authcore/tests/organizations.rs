@@ -999,6 +999,33 @@ async fn the_account_page_manages_organizations_within_the_rules() {
         !html.contains(key.rsplit('_').next().unwrap()),
         "the secret is not shown again"
     );
+    // Each rendering's key form makes one key: posted again (a reload of the page that
+    // showed the key), it makes none and shows no secret.
+    let form_id_of = |html: &str| {
+        let rest = html.split(r#"name="formId" value=""#).nth(1).unwrap();
+        rest[..rest.find('"').unwrap()].to_owned()
+    };
+    let form_id = form_id_of(&html);
+    let fields = [
+        ("op", "key-create"),
+        ("formId", form_id.as_str()),
+        ("name", "ci"),
+        ("organizationId", a.acme.as_str()),
+        ("permissions", "member:read"),
+    ];
+    let keys = || async { a.auth.api_keys(&a.adam, Some(&a.acme)).await.unwrap().len() };
+    let before = keys().await;
+    let first = account_post(&a, &adam, &fields).await.text();
+    assert!(first.contains("Your new API key"), "{first}");
+    let again = account_post(&a, &adam, &fields).await.text();
+    assert!(again.contains("This form made its key already"), "{again}");
+    assert!(!again.contains("Your new API key"), "{again}");
+    assert_eq!(keys().await, before + 1);
+    assert_ne!(
+        form_id_of(&account_page(&a, &adam).await),
+        form_id,
+        "each rendering has a form of its own"
+    );
 
     // Making Acme active sets a new session cookie (JWT) that the principal reads.
     let r = account_post(

@@ -310,8 +310,13 @@ async fn organizations_view(
         invitations,
         keys,
         can_create,
+        key_form: crate::random::b64url_token::<16>(),
     })
 }
+
+/// The single-use kind of the key form's id, and how long a used id is remembered.
+const KEY_FORM: &str = "account-key-form";
+const KEY_FORM_TTL: std::time::Duration = std::time::Duration::from_secs(7 * 86_400);
 
 /// The organization changes of the page (`op` `org-…`, `member-…`, `invitation-…`,
 /// `key-…`).
@@ -368,6 +373,18 @@ async fn organization_change(
             Next::Notice("invitation-accepted")
         }
         "key-create" => {
+            // A reload of the page that showed a key posts its form again: each form makes
+            // one key, so that a reload neither makes another nor shows a secret again.
+            let form = field("formId");
+            if !form.is_empty() && !ctx.first_use(KEY_FORM, form, KEY_FORM_TTL).await {
+                return Ok(Next::Page(PageState {
+                    error: Some(
+                        "This form made its key already, and a key is shown only once. If \
+                         you did not copy it, revoke it and make another.",
+                    ),
+                    ..PageState::default()
+                }));
+            }
             let permissions: Vec<String> = field("permissions")
                 .split([' ', ','])
                 .filter(|p| !p.is_empty())

@@ -93,6 +93,8 @@ pub(crate) struct OrganizationsView {
     pub keys: Vec<KeyRow>,
     /// Whether the user may make an organization.
     pub can_create: bool,
+    /// The id of this rendering's key form, which makes one key at most.
+    pub key_form: String,
 }
 
 /// One of the user's organizations.
