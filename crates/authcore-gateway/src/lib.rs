@@ -556,6 +556,12 @@ async fn judge(
             );
         }
     };
+    // A program's API key decides alone: a cookie beside it is not read.
+    if state.auth.config().organizations().is_some()
+        && authcore::organizations::has_api_key(headers)
+    {
+        return (judge_key(state, original, uri, headers).await, Vec::new());
+    }
     // The session cookie is re-issued once per `updateAge`, not on every check: each
     // re-issue is a JWE encrypt and a `Set-Cookie` on the answer (docs/gateway.md).
     let options =
@@ -629,6 +635,52 @@ async fn judge(
 
 /// Puts the organizations `who` is a member of into the identity, read from the store
 /// (one read, bounded by the adapter's timeout); nothing where organizations are off.
+/// The verdict on a request that carries an API key: its principal's identity (the key's
+/// maker, in the key's organization with what the key may do there) through the rules; a
+/// refused key is nobody. A key cannot sign in again, so a rule asking for a fresher or
+/// second-factor sign-in refuses it.
+async fn judge_key(
+    state: &GatewayState,
+    original: OriginalRequest,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Verdict {
+    let who = match state.auth.principal(uri, headers).await {
+        Ok(Some(p)) if p.api_key.is_some() => Some(key_identity(p)),
+        Ok(_) => None,
+        Err(authcore::organizations::KeyRefused::Unavailable) => return Verdict::Failed,
+        Err(e) => {
+            tracing::info!(reason = %e, "forward-auth: API key refused");
+            None
+        }
+    };
+    match state
+        .gateway
+        .rules
+        .decide(&original.hostname, &original.path, who.as_ref())
+    {
+        Decision::Allow => Verdict::Allow(original, who),
+        Decision::SignIn => Verdict::SignIn(original),
+        Decision::Forbidden | Decision::StepUp => Verdict::Forbidden(who),
+    }
+}
+
+/// The identity of an API key's principal: its maker's id, in the key's organization only,
+/// with the roles and permissions the key holds there (no address or name: rules on those
+/// admit people, not programs).
+fn key_identity(principal: authcore::organizations::Principal) -> Identity {
+    Identity {
+        id: Some(principal.user_id),
+        provider: Some("api-key".to_owned()),
+        organizations: principal
+            .organization
+            .into_iter()
+            .map(|o| OrganizationIdentity::new(o.slug, o.roles, o.permissions))
+            .collect(),
+        ..Identity::default()
+    }
+}
+
 async fn add_organizations(
     auth: &Auth,
     who: &mut Identity,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use authcore::adapter::Adapter;
+use authcore::adapter::{Adapter, OrganizationStore};
 use authcore::env::Env;
 use authcore_server::{ConfigFile, ServerConfig};
 use axum::http::StatusCode;
@@ -371,6 +371,87 @@ async fn the_chapters_site_with_the_operators_commands() {
             header_of(&res, "x-auth-request-organizations"),
             Some("acme:member")
         );
+    }
+
+    // Programs: an organization's API key passes the gateway as its maker within the key's
+    // permissions, in the key's organization only; a refused key is nobody (never the cookie
+    // beside it).
+    let (bob_key, bill_key) = {
+        let bob = &jars.iter().find(|(w, _)| *w == "bob").unwrap().1;
+        let mut headers = axum::http::HeaderMap::new();
+        headers.insert(axum::http::header::COOKIE, bob.header().parse().unwrap());
+        let me = server
+            .auth()
+            .current_session(&format!("{ORIGIN}/").parse().unwrap(), &headers)
+            .await
+            .unwrap();
+        let acme = server
+            .database()
+            .unwrap()
+            .get_organization_by_slug("acme")
+            .await
+            .unwrap()
+            .unwrap();
+        let make = |perms: &'static [&'static str]| {
+            let (auth, me, acme) = (server.auth().clone(), me.clone(), acme.id.clone());
+            async move {
+                let perms: Vec<String> = perms.iter().map(|p| (*p).to_owned()).collect();
+                auth.create_api_key(&me, Some(&acme), "ci", &perms, None)
+                    .await
+                    .unwrap()
+                    .secret
+                    .expose()
+                    .to_owned()
+            }
+        };
+        (make(&["member:*"]).await, make(&["billing:read"]).await)
+    };
+    let nobody = CookieJar::default();
+    for (key, path, want, told) in [
+        (bob_key.as_str(), "/", allow, true),
+        (bob_key.as_str(), "/billing/", forbidden, false),
+        (bob_key.as_str(), "/admin/users", forbidden, false),
+        (bill_key.as_str(), "/billing/", allow, true),
+        (bill_key.as_str(), "/admin/users", forbidden, false),
+    ] {
+        let url = format!("https://acme.example.com{path}");
+        let auth_header = format!("Bearer {key}");
+        let req = sub_request(
+            &url,
+            Via::Nginx,
+            &nobody,
+            &[
+                ("authorization", auth_header.as_str()),
+                ("accept", "application/json"),
+            ],
+        );
+        let res = send(&app, req, &mut CookieJar::default()).await;
+        assert_eq!(res.status(), want, "{path} with a key");
+        if told {
+            assert!(header_of(&res, "x-auth-request-user").is_some(), "{path}");
+        }
+    }
+    // A revoked, forged or malformed key, even beside Bob's own cookie: nobody.
+    let bob = &jars.iter().find(|(w, _)| *w == "bob").unwrap().1;
+    let forged = format!("{}AAAA", &bob_key[..bob_key.len() - 4]);
+    for key in [
+        forged.as_str(),
+        "ak_0123456789abcdef01234567_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "ak_x",
+    ] {
+        let auth_header = format!("Bearer {key}");
+        let req = sub_request(
+            "https://acme.example.com/",
+            Via::Nginx,
+            bob,
+            &[
+                ("authorization", auth_header.as_str()),
+                ("accept", "application/json"),
+            ],
+        );
+        let res = send(&app, req, &mut CookieJar::default()).await;
+        assert_eq!(res.status(), S::UNAUTHORIZED, "{key}");
+        assert!(header_of(&res, "x-auth-request-user").is_none());
     }
 
     // A member who is removed is judged by the new state at the next request.

@@ -44,6 +44,13 @@ pub(crate) fn hash_secret(secret: &str) -> String {
     crate::crypto::sha256_hex(format!("authcore-api-key:{secret}").as_bytes())
 }
 
+/// Whether an `Authorization` value is a bearer API key of this form; its text if so.
+pub(crate) fn bearer_key(authorization: &str) -> Option<&str> {
+    let (scheme, rest) = authorization.trim().split_once(' ')?;
+    let rest = rest.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && rest.starts_with(API_KEY_PREFIX)).then_some(rest)
+}
+
 /// A key's id and secret part, if `text` has the form of a key.
 pub(crate) fn parse_key(text: &str) -> Option<(&str, &str)> {
     if text.len() > MAX_KEY {
@@ -71,6 +78,21 @@ mod tests {
         assert_eq!(hash_secret(secret), hash);
         assert!(!format!("{key:?}").contains(secret));
         assert_ne!(new_key().1, key);
+    }
+
+    #[test]
+    fn bearer_keys_are_recognised_in_any_case_of_the_scheme() {
+        for (header, want) in [
+            ("Bearer ak_x", Some("ak_x")),
+            ("bearer   ak_x ", Some("ak_x")),
+            ("BEARER ak_x", Some("ak_x")),
+            ("Bearer eyJhbGciOi", None),
+            ("Basic ak_x", None),
+            ("ak_x", None),
+            ("", None),
+        ] {
+            assert_eq!(bearer_key(header), want, "{header:?}");
+        }
     }
 
     #[test]

@@ -256,6 +256,16 @@ pub fn covers(held: &str, wanted: &str) -> bool {
     }
 }
 
+/// Whether `headers` carry an API key as `Authorization: Bearer ak_…` (the scheme in any
+/// case): a request that must be judged by its key, never by a cookie beside it.
+pub fn has_api_key(headers: &http::HeaderMap) -> bool {
+    headers
+        .get_all(http::header::AUTHORIZATION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| api_key::bearer_key(v).is_some())
+}
+
 /// Whether every permission of `wanted` is covered by one of `held`.
 pub fn all_covered(held: &[String], wanted: &[String]) -> bool {
     wanted.iter().all(|w| held.iter().any(|h| covers(h, w)))
