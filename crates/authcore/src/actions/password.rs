@@ -492,7 +492,10 @@ async fn sign_up(
         }
         return Err(e);
     }
-    super::organizations::after_sign_up(ctx.config, &user).await;
+    if verified.is_some() {
+        // Else at the address's confirmation: an invitation is used by its address's owner.
+        super::organizations::after_sign_up(ctx.config, &user).await;
+    }
     tracing::info!(user = %user.id, "password account signed up");
     Ok(if accounts.verifies_email() {
         Outcome::Sent
@@ -649,6 +652,9 @@ async fn verify(ctx: &Ctx<'_>, db: &dyn Adapter) -> Result<Outcome, AuthError> {
         return Ok(Outcome::Form(Form::Forgot, Some(Refusal::InvalidLink)));
     }
     confirm_address(db, user).await?;
+    if let Some(confirmed) = db.get_user(user).await? {
+        super::organizations::after_sign_up(ctx.config, &confirmed).await;
+    }
     tracing::info!(user = %user, "password account's address confirmed");
     Ok(Outcome::Verified)
 }
