@@ -996,7 +996,7 @@ async fn the_account_page_manages_organizations_within_the_rules() {
     let html = account_page(&a, &adam).await;
     assert!(html.contains("deploy"));
     assert!(
-        !html.contains(key.rsplit('_').next().unwrap()),
+        !html.contains(key[3..].split_once('_').unwrap().1),
         "the secret is not shown again"
     );
     // Each rendering's key form makes one key: posted again (a reload of the page that
@@ -1141,4 +1141,64 @@ async fn guessing_keys_is_limited_per_client() {
     .response();
     assert_eq!(answer.status(), 429);
     assert_eq!(answer.headers()["retry-after"], "42");
+}
+
+/// Neither an API key nor an invitation's token reaches a log line, in any of their uses
+/// and refusals, with the debug channel (which logs every adapter call) on.
+#[tokio::test]
+async fn keys_and_invitation_tokens_never_reach_a_log_line() {
+    let (_guard, lines) = TracingCapture::install();
+    let db = MemoryAdapter::new();
+    let mailbox = Mailbox::default();
+    let (auth, recorder) = auth_with(
+        builder()
+            .url(format!("{ORIGIN}/auth"))
+            .debug(true)
+            .provider(mailbox.provider())
+            .adapter(db.clone())
+            .session_strategy(SessionStrategy::Jwt)
+            .organizations(Organizations::new()),
+    );
+    let olive = stored_user(&db, "olive@example.com", true).await;
+    let other = stored_user(&db, "other@example.com", true).await;
+    let acme = auth
+        .create_organization_for(&olive, "Acme", None)
+        .await
+        .unwrap();
+    let me = fresh_session(&auth, &db, &olive).await;
+    let made = auth
+        .create_api_key(&me, Some(&acme.id), "ci", &v(&["member:read"]), None)
+        .await
+        .unwrap();
+    let key = made.secret.expose().to_owned();
+    let secret = key[3..].split_once('_').unwrap().1.to_owned();
+    auth.principal(&uri(), &bearer(&key)).await.unwrap();
+    let wrong = format!(
+        "{}{}",
+        &key[..key.len() - 1],
+        if key.ends_with('A') { 'B' } else { 'A' }
+    );
+    auth.principal(&uri(), &bearer(&wrong)).await.unwrap_err();
+    auth.revoke_api_key(&olive, &made.key.id).await.unwrap();
+    auth.principal(&uri(), &bearer(&key)).await.unwrap_err();
+    let sent = auth
+        .invite(
+            Some(&olive),
+            &InvitationSpec::to_organization(&acme.id, "new@example.com"),
+            None,
+        )
+        .await
+        .unwrap();
+    let token = sent.link.split("token=").nth(1).unwrap().to_owned();
+    auth.accept_invitation(&other, &token).await.unwrap_err();
+    let logged = lines.lock().unwrap().join("\n");
+    let recorded = format!("{:?}", recorder.errors());
+    assert!(
+        logged.contains("API key refused") || logged.contains("API key"),
+        "{logged}"
+    );
+    for needle in [secret.as_str(), &secret[..20], token.as_str(), &token[..20]] {
+        assert!(!logged.contains(needle), "a secret in the log: {logged}");
+        assert!(!recorded.contains(needle));
+    }
 }
