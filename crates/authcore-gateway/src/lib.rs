@@ -58,7 +58,7 @@ use authcore::env::Env;
 use authcore::jwt::JwtClaims;
 use authcore::{Auth, AuthError, BoxError, ReadOptions};
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::Value;
@@ -543,9 +543,9 @@ impl Verdict {
 async fn judge(
     state: &GatewayState,
     convention: Convention,
-    uri: &Uri,
-    headers: &HeaderMap,
+    parts: &axum::http::request::Parts,
 ) -> (Verdict, Vec<HeaderValue>) {
+    let (uri, headers) = (&parts.uri, &parts.headers);
     let original = match original_request(headers, convention) {
         Ok(o) => o,
         Err(e) => {
@@ -560,7 +560,7 @@ async fn judge(
     if state.auth.config().organizations().is_some()
         && authcore::organizations::has_api_key(headers)
     {
-        return (judge_key(state, original, uri, headers).await, Vec::new());
+        return (judge_key(state, original, parts).await, Vec::new());
     }
     // The session cookie is re-issued once per `updateAge`, not on every check: each
     // re-issue is a JWE encrypt and a `Set-Cookie` on the answer (docs/gateway.md).
@@ -642,10 +642,9 @@ async fn judge(
 async fn judge_key(
     state: &GatewayState,
     original: OriginalRequest,
-    uri: &Uri,
-    headers: &HeaderMap,
+    parts: &axum::http::request::Parts,
 ) -> Verdict {
-    let who = match state.auth.principal(uri, headers).await {
+    let who = match state.auth.principal_of_request(parts).await {
         Ok(Some(p)) if p.api_key.is_some() => Some(key_identity(p)),
         Ok(_) => None,
         Err(authcore::organizations::KeyRefused::Unavailable) => return Verdict::Failed,
@@ -835,15 +834,28 @@ async fn forward_auth(
     state: GatewayState,
     convention: Convention,
     answer: Answer,
-    uri: Uri,
-    headers: HeaderMap,
+    mut parts: axum::http::request::Parts,
 ) -> Response {
-    let (verdict, set_cookie) = judge(&state, convention, &uri, &headers).await;
+    // The peer for the per-client count of refused API keys (through the trusted proxies).
+    if parts
+        .extensions
+        .get::<authcore::request::ClientAddr>()
+        .is_none()
+        && let Some(axum::extract::ConnectInfo(peer)) = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .copied()
+    {
+        parts
+            .extensions
+            .insert(authcore::request::ClientAddr(peer.ip()));
+    }
+    let (verdict, set_cookie) = judge(&state, convention, &parts).await;
     let second_look = convention == Convention::Nginx && answer == Answer::Whole;
     if !second_look {
         state.gateway.count_decision(verdict.label());
     }
-    let mut response = respond(&state.gateway, verdict, answer, &headers);
+    let mut response = respond(&state.gateway, verdict, answer, &parts.headers);
     // A refreshed session cookie goes back through the proxy.
     for c in set_cookie {
         response.headers_mut().append(header::SET_COOKIE, c);
@@ -855,19 +867,31 @@ async fn forward_auth(
 }
 
 /// [`NGINX_PATH`]: the decision for nginx's `auth_request`.
-async fn nginx(State(state): State<GatewayState>, uri: Uri, headers: HeaderMap) -> Response {
-    forward_auth(state, Convention::Nginx, Answer::StatusOnly, uri, headers).await
+async fn nginx(State(state): State<GatewayState>, req: axum::extract::Request) -> Response {
+    forward_auth(
+        state,
+        Convention::Nginx,
+        Answer::StatusOnly,
+        req.into_parts().0,
+    )
+    .await
 }
 
 /// [`NGINX_ANSWER_PATH`]: what nginx shows for a 401 or 403 of [`NGINX_PATH`].
-async fn nginx_answer(State(state): State<GatewayState>, uri: Uri, headers: HeaderMap) -> Response {
-    forward_auth(state, Convention::Nginx, Answer::Whole, uri, headers).await
+async fn nginx_answer(State(state): State<GatewayState>, req: axum::extract::Request) -> Response {
+    forward_auth(state, Convention::Nginx, Answer::Whole, req.into_parts().0).await
 }
 
 /// [`CADDY_PATH`] and [`TRAEFIK_PATH`]: the decision for Caddy's `forward_auth` and
 /// Traefik's `ForwardAuth`.
-async fn forwarded(State(state): State<GatewayState>, uri: Uri, headers: HeaderMap) -> Response {
-    forward_auth(state, Convention::Forwarded, Answer::Whole, uri, headers).await
+async fn forwarded(State(state): State<GatewayState>, req: axum::extract::Request) -> Response {
+    forward_auth(
+        state,
+        Convention::Forwarded,
+        Answer::Whole,
+        req.into_parts().0,
+    )
+    .await
 }
 
 /// [`FORWARD_AUTH_PATH`]: a configuration error. It read whichever convention's headers a
