@@ -522,6 +522,8 @@ async fn allowed_roles_admit_the_organizations_admins_only() {
         .remove_member(op.id("olga"), &op.acme, op.id("ada"))
         .await
         .unwrap();
+    // Her access token is refused at once, before any refresh or its expiry.
+    assert_eq!(op.userinfo(&access).await.0, 401, "out of acme");
     let (status, body) = op.refresh("admins", &refresh_token, None).await;
     assert_eq!(
         (status, body["error"].as_str()),
