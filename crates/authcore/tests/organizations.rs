@@ -1202,3 +1202,35 @@ async fn keys_and_invitation_tokens_never_reach_a_log_line() {
         assert!(!recorded.contains(needle));
     }
 }
+
+/// An account whose user is an organization's last owner is not deleted while others are
+/// in it; an organization its user is alone in goes with the account.
+#[tokio::test]
+async fn the_last_owner_cannot_delete_their_account_and_leave_members_behind() {
+    let a = app().await;
+    let solo = a
+        .auth
+        .create_organization_for(&a.olive, "Olive Solo", None)
+        .await
+        .unwrap();
+    let olive = a.me(&a.olive).await;
+    assert!(matches!(
+        a.auth.delete_user(&olive).await,
+        Err(AccountError::LastOwner)
+    ));
+    assert!(a.db.get_user(&a.olive).await.unwrap().is_some());
+    a.auth
+        .set_member_roles(&a.olive, &a.acme, &a.adam, &v(&["owner"]))
+        .await
+        .unwrap();
+    a.auth.delete_user(&olive).await.unwrap();
+    assert!(a.db.get_user(&a.olive).await.unwrap().is_none());
+    assert!(
+        a.store()
+            .get_organization(&solo.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(a.roles(&a.acme, &a.adam).await, Some(v(&["owner"])));
+}

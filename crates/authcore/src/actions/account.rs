@@ -536,6 +536,8 @@ pub(crate) async fn rename_passkey(
 pub(crate) async fn delete_user(c: &ConfigInner, me: &CurrentSession) -> Result<(), AccountError> {
     require_recent_sign_in(c, me, SensitiveOperation::DeleteAccount).await?;
     let adapter = adapter(c)?;
+    // An organization keeps an owner: its last owner hands it on (or deletes it) first.
+    super::organizations::before_user_deletion(c, &me.user_id).await?;
     // The address is gone with the user: read it first.
     let recipient = Recipient::look_up(c, &me.user_id, me.origin.as_deref()).await;
     adapter.delete_user(&me.user_id).await?;
