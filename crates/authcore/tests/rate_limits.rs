@@ -372,3 +372,53 @@ fn invalid_trusted_proxies_fail_the_build() {
         .unwrap_err();
     assert!(err.to_string().contains("10.0.0.0/33"), "{err}");
 }
+
+/// Every sign-in leaves a log line naming who and from where: a success the user, the
+/// provider and the client address; a failure the identifier tried (not when it looks like
+/// a password typed into the username field) and the client address. No password in either.
+#[tokio::test]
+async fn each_sign_in_is_logged_with_who_and_from_where() {
+    let (_guard, lines) = TracingCapture::install();
+    let (auth, _) = auth_with(builder());
+    sign_in(&auth, "demo", "pw", Some("192.0.2.7"), None).await;
+    sign_in(
+        &auth,
+        "mallory@example.com",
+        "guess-one",
+        Some("198.51.100.9"),
+        None,
+    )
+    .await;
+    sign_in(
+        &auth,
+        "my secret password",
+        "guess-two",
+        Some("198.51.100.9"),
+        None,
+    )
+    .await;
+    let logged = lines.lock().unwrap().join("\n");
+    let line = |needle: &str| {
+        logged
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle:?} line in:\n{logged}"))
+            .to_owned()
+    };
+    let ok = line("signed in");
+    assert!(ok.contains("user=\"1\"") || ok.contains("user=1"), "{ok}");
+    assert!(
+        ok.contains("192.0.2.7") && ok.contains("credentials"),
+        "{ok}"
+    );
+    let failed: Vec<&str> = logged
+        .lines()
+        .filter(|l| l.contains("sign-in failed"))
+        .collect();
+    assert_eq!(failed.len(), 2, "{logged}");
+    assert!(failed[0].contains("mallory@example.com") && failed[0].contains("198.51.100.9"));
+    assert!(failed[1].contains("not shown"), "{}", failed[1]);
+    for secret in ["pw\"", "guess-one", "guess-two", "my secret password"] {
+        assert!(!logged.contains(secret), "{secret} in:\n{logged}");
+    }
+}

@@ -246,6 +246,13 @@ pub(crate) async fn complete_sign_in(
     };
     #[cfg(feature = "oauth")]
     remember_upstream_session(ctx, signed_in, db_session).await;
+    tracing::info!(
+        user = signed_in.user.id.as_deref().unwrap_or_default(),
+        provider = %signed_in.account.provider,
+        amr = ?auth.amr,
+        client = ?ctx.req.client,
+        "signed in"
+    );
     let r = ctx
         .config
         .events

@@ -91,6 +91,12 @@ pub(crate) async fn callback(
         }
         // A failure: the reserved attempts stay counted.
         failed => {
+            tracing::warn!(
+                provider = %provider.id,
+                identifier = %shown_identifier(identifier),
+                client = ?ctx.req.client,
+                "sign-in failed: the credentials were refused"
+            );
             return Err(failed
                 .err()
                 .unwrap_or_else(|| AuthError::CredentialsSignin {
@@ -165,4 +171,20 @@ async fn require_stored_user(
         )
         .into(),
     })
+}
+
+/// The identifier of a failed sign-in as a log line shows it: an address or a username
+/// (at most 64 characters, no spaces or control characters), else a placeholder, since what
+/// a user types into the username field is sometimes their password.
+fn shown_identifier(identifier: Option<&str>) -> &str {
+    match identifier.map(str::trim) {
+        Some(id)
+            if id.chars().count() <= 64
+                && !id.chars().any(|c| c.is_whitespace() || c.is_control()) =>
+        {
+            id
+        }
+        Some(_) => "[not shown: not a username or an address]",
+        None => "[none]",
+    }
 }
