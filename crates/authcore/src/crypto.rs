@@ -22,6 +22,16 @@ pub(crate) fn sha256_hex(data: &[u8]) -> String {
     hex::encode(sha256(data))
 }
 
+/// `sha256hex(token + secret)`: how a single-use token sent to a user is stored — a magic
+/// link's as Auth.js stores it (`lib/actions/signin/send-token.ts`), and, with a prefix of
+/// their own before the token, password accounts' links and invitations.
+pub(crate) fn hash_token(token: &str, secret: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(token.as_bytes());
+    h.update(secret.as_bytes());
+    hex::encode(h.finish())
+}
+
 /// A SHA-256 over several parts, fed one after another.
 pub(crate) struct Sha256(sha2::Sha256);
 

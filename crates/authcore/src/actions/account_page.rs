@@ -179,7 +179,7 @@ async fn render(
         _ => None,
     };
     let organizations = match &c.organizations {
-        Some(_) => Some(organizations_view(c, &me.user_id, ctx).await?),
+        Some(_) => Some(organizations_view(c, me, ctx).await?),
         None => None,
     };
     let view = super::pages::AccountView {
@@ -208,14 +208,15 @@ async fn render(
 /// remove some), their open invitations and their API keys.
 async fn organizations_view(
     c: &crate::config::ConfigInner,
-    user_id: &str,
+    me: &CurrentSession,
     ctx: &Ctx<'_>,
 ) -> Result<super::pages::OrganizationsView, AuthError> {
+    let user_id = me.user_id.as_str();
     use super::organizations as orgs;
     use super::pages::{InvitationRow, KeyRow, MemberRow, MembershipRow};
     use crate::organizations::{covers, permissions as perm};
     let holds = |held: &[String], p: &str| held.iter().any(|h| covers(h, p));
-    let active = orgs::active_organization_id_of(c, &ctx.req.url, &ctx.req.cookies).await;
+    let active = orgs::active_organization_id_of(c, me, &ctx.req.url, &ctx.req.cookies).await;
     let mut memberships = Vec::new();
     let mut names = std::collections::HashMap::new();
     for m in orgs::organizations_of(c, user_id)

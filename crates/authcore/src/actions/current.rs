@@ -26,6 +26,10 @@ pub struct CurrentSession {
     pub amr: Vec<String>,
     /// The origin of the request it was read from: where security notices link to.
     pub(crate) origin: Option<String>,
+    /// With JWT sessions, the token's active organization claim (read with the rest of the
+    /// token, so that it is not decoded twice); unchecked: see
+    /// `actions::organizations::active_membership`.
+    pub(crate) organization: Option<String>,
 }
 
 impl CurrentSession {
@@ -81,6 +85,7 @@ pub(crate) async fn current_session(
                 auth_time,
                 amr,
                 origin: Some(url.site.origin.to_string()),
+                organization: None,
             })
         }
         _ => {
@@ -111,6 +116,10 @@ pub(crate) async fn current_session(
                     })
                     .unwrap_or_default(),
                 origin: Some(url.site.origin.to_string()),
+                organization: claims
+                    .get(super::organizations::ORGANIZATION_CLAIM)
+                    .and_then(|v| v.as_str())
+                    .map(str::to_owned),
             })
         }
     }

@@ -521,11 +521,7 @@ async fn check_teams(
 
 /// The stored form of an invitation's token.
 fn invitation_hash(c: &ConfigInner, token: &str) -> String {
-    let mut h = crate::crypto::Sha256::new();
-    h.update(b"authcore-invitation:");
-    h.update(token.as_bytes());
-    h.update(c.secret_string.as_bytes());
-    hex::encode(h.finish())
+    crate::crypto::hash_token(&format!("authcore-invitation:{token}"), &c.secret_string)
 }
 
 /// What an invitation invites to.
@@ -940,31 +936,33 @@ pub(crate) async fn after_sign_up(c: &ConfigInner, user: &AdapterUser) {
 /// database session's record (unchecked: see [`active_membership`]).
 async fn active_organization_id(
     c: &ConfigInner,
+    me: &CurrentSession,
     url: &RequestUrl,
     cookies: &RequestCookies,
     store: &dyn OrganizationStore,
 ) -> Option<String> {
+    if c.session_strategy != SessionStrategy::Database {
+        // Decoded with the rest of the token by `current_session`.
+        return me.organization.clone();
+    }
     let spec = &c.cookies(url.is_https()).session_token;
     let token = SessionCookieStore::new(spec, cookies).value()?;
-    if c.session_strategy == SessionStrategy::Database {
-        return store
-            .get_session_organization(&c.stored_session_token(&token))
-            .await
-            .ok()?;
-    }
-    let claims = c.decode_session(&token, &spec.name).ok()??;
-    Some(claims.get(ORGANIZATION_CLAIM)?.as_str()?.to_owned())
+    store
+        .get_session_organization(&c.stored_session_token(&token))
+        .await
+        .ok()?
 }
 
 /// The id of the request's session's active organization, as recorded (unchecked: for
 /// marking it in a list of the user's own memberships).
 pub(crate) async fn active_organization_id_of(
     c: &ConfigInner,
+    me: &CurrentSession,
     url: &RequestUrl,
     cookies: &RequestCookies,
 ) -> Option<String> {
     let store = c.adapter.as_deref()?.organizations()?;
-    active_organization_id(c, url, cookies, store).await
+    active_organization_id(c, me, url, cookies, store).await
 }
 
 /// The name of an organization.
@@ -984,7 +982,7 @@ pub(crate) async fn active_membership(
     cookies: &RequestCookies,
 ) -> Result<Option<Membership>, AccountError> {
     let o = orgs(c)?;
-    let Some(id) = active_organization_id(c, url, cookies, o.store).await else {
+    let Some(id) = active_organization_id(c, me, url, cookies, o.store).await else {
         return Ok(None);
     };
     let Some(member) = o.store.get_member(&id, &me.user_id).await? else {
@@ -1283,15 +1281,11 @@ async fn counted_key(
         return Err(KeyRefused::RateLimited { retry_after });
     }
     let verified = verify_api_key(c, key).await;
-    match &verified {
-        Err(e) => tracing::info!(reason = %e, "API key refused"),
-        Ok(_) => {
-            if let Some(client) = client {
-                limits::give_back(c, Limit::CredentialsPerClient, client).await;
-            }
-        }
+    if let Err(e) = &verified {
+        tracing::info!(reason = %e, "API key refused");
     }
-    if verified == Err(KeyRefused::Unavailable)
+    // A right key, or a store that could not answer, is no guess.
+    if matches!(verified, Ok(_) | Err(KeyRefused::Unavailable))
         && let Some(client) = client
     {
         limits::give_back(c, Limit::CredentialsPerClient, client).await;

@@ -98,7 +98,7 @@ impl LinkKind {
     /// The stored form of `token`: a hash with the secret, in a domain of its own (a magic
     /// link's hash is of the token and the secret alone, so neither is ever the other).
     fn hash(self, c: &ConfigInner, token: &str) -> String {
-        super::callback::email::hash_token(
+        crate::crypto::hash_token(
             &format!("authcore-password-link:{}:{token}", self.name()),
             &c.secret_string,
         )

@@ -213,6 +213,7 @@ mod tests {
             auth_time,
             amr: amr.iter().map(|m| (*m).to_owned()).collect(),
             origin: None,
+            organization: None,
         }
     }
 

@@ -17,15 +17,6 @@ use crate::random;
 use crate::response::RawResponse;
 use crate::types::{Account, ProviderType, User};
 
-/// `sha256hex(token + secret)` as stored by the adapter (Auth.js
-/// `lib/actions/signin/send-token.ts`).
-pub(crate) fn hash_token(token: &str, secret: &str) -> String {
-    let mut h = crate::crypto::Sha256::new();
-    h.update(token.as_bytes());
-    h.update(secret.as_bytes());
-    hex::encode(h.finish())
-}
-
 /// `provider.secret ?? config.secret` as a string.
 fn secret<'a>(ctx: &'a Ctx<'_>, p: &'a EmailProvider) -> &'a str {
     p.secret.as_deref().unwrap_or(&ctx.config.secret_string)
@@ -125,7 +116,7 @@ pub(crate) async fn send_link(ctx: &Ctx<'_>, p: &EmailProvider) -> Result<RawRes
         .send
         .as_ref()
         .ok_or_else(|| config_error(&p.id, "no sender".into()))?;
-    let hashed = hash_token(&token, secret(ctx, p));
+    let hashed = crate::crypto::hash_token(&token, secret(ctx, p));
     db.create_verification_token(VerificationToken {
         identifier: email.clone(),
         token: hashed.clone(),
@@ -169,7 +160,7 @@ pub(crate) async fn callback(ctx: &Ctx<'_>, p: &EmailProvider) -> Result<RawResp
     // Consumed before the expiry check: an expired link cannot be retried (as in Auth.js
     // `lib/actions/callback/index.ts`).
     let invite = db
-        .use_verification_token(email, &hash_token(token, secret(ctx, p)))
+        .use_verification_token(email, &crate::crypto::hash_token(token, secret(ctx, p)))
         .await?;
     let now = OffsetDateTime::now_utc();
     let invite = match invite {
