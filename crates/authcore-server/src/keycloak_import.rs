@@ -5,7 +5,9 @@
 //! its Keycloak password hash (PBKDF2-SHA256) is kept as it is and verified at the next
 //! sign-in, which rehashes it to argon2id, and its groups (without Keycloak's leading `/`)
 //! become the user's groups. Disabled users and users without an address are skipped and
-//! named in the report; a hash is never written over a password the user already has here.
+//! named in the report; a hash is never written over a password the user already has here,
+//! and a user here is matched only by an address Keycloak verified (else anyone who
+//! registered that address in Keycloak would get a password to its account).
 
 use authcore::adapter::{Adapter, AdapterError, NewUser, UserUpdate};
 use serde_json::Value;
@@ -111,6 +113,12 @@ pub async fn import_realm(
         let verified = user.get("emailVerified").and_then(Value::as_bool) == Some(true);
         let now = time::OffsetDateTime::now_utc();
         let id = match adapter.get_user_by_email(&email).await? {
+            // A Keycloak account whose address Keycloak never verified is not known to be
+            // that address's owner: it gets no password or groups on the user here.
+            Some(_) if !verified => {
+                skip("its address, not verified in Keycloak, is an existing user's");
+                continue;
+            }
             Some(existing) => {
                 report.matched += 1;
                 if verified && existing.email_verified.is_none() {
@@ -272,7 +280,32 @@ mod tests {
             Some("$argon2id$kept")
         );
         let again = import_realm(&db, &realm()).await.unwrap();
-        assert_eq!((again.created, again.matched, again.passwords), (0, 2, 0));
+        // Bob's address was never verified in Keycloak: the second run does not match it.
+        assert_eq!((again.created, again.matched, again.passwords), (0, 1, 0));
+        assert!(again.skipped.iter().any(|(u, _)| u == "bob"));
+    }
+
+    /// An unverified Keycloak address that is a user's here takes nothing over: no password,
+    /// no groups.
+    #[tokio::test]
+    async fn an_unverified_address_takes_over_no_account() {
+        let db = MemoryAdapter::new();
+        let victim = db
+            .create_user(NewUser {
+                email: Some("victim@example.com".into()),
+                ..NewUser::default()
+            })
+            .await
+            .unwrap();
+        let realm = json!({ "users": [
+            { "username": "mallory", "email": "victim@example.com", "emailVerified": false,
+              "enabled": true, "credentials": [credential()], "groups": ["/admins"] }
+        ]});
+        let report = import_realm(&db, &realm).await.unwrap();
+        assert_eq!((report.matched, report.passwords), (0, 0));
+        assert_eq!(report.skipped.len(), 1);
+        assert!(db.get_password_hash(&victim.id).await.unwrap().is_none());
+        assert!(db.get_user_groups(&victim.id).await.unwrap().is_empty());
     }
 
     #[tokio::test]

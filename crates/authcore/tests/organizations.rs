@@ -1234,3 +1234,27 @@ async fn the_last_owner_cannot_delete_their_account_and_leave_members_behind() {
     );
     assert_eq!(a.roles(&a.acme, &a.adam).await, Some(v(&["owner"])));
 }
+
+/// A lifetime past the calendar's end (a client's `expiresInDays: 4000000`) is refused as
+/// a value, never a panic, and makes no key.
+#[tokio::test]
+async fn an_api_key_lifetime_past_the_calendar_is_refused() {
+    let a = app().await;
+    let me = a.me(&a.olive).await;
+    for days in [4_000_000_u64, u64::from(u32::MAX)] {
+        let lifetime = Some(Duration::from_secs(days * 86_400));
+        assert!(matches!(
+            a.auth
+                .create_api_key(&me, Some(&a.acme), "ci", &v(&["member:read"]), lifetime)
+                .await,
+            Err(AccountError::InvalidValue(_))
+        ));
+    }
+    assert!(
+        a.auth
+            .api_keys(&a.olive, Some(&a.acme))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}

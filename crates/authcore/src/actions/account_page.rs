@@ -214,8 +214,8 @@ async fn organizations_view(
     let user_id = me.user_id.as_str();
     use super::organizations as orgs;
     use super::pages::{InvitationRow, KeyRow, MemberRow, MembershipRow};
-    use crate::organizations::{covers, permissions as perm};
-    let holds = |held: &[String], p: &str| held.iter().any(|h| covers(h, p));
+    use crate::organizations::{all_covered, permissions as perm};
+    let holds = |held: &[String], p: &str| all_covered(held, &[p.to_owned()]);
     let active = orgs::active_organization_id_of(c, me, &ctx.req.url, &ctx.req.cookies).await;
     let mut memberships = Vec::new();
     let mut names = std::collections::HashMap::new();
@@ -224,7 +224,10 @@ async fn organizations_view(
         .map_err(account_failure)?
     {
         names.insert(m.organization.id.clone(), m.organization.name.clone());
-        let members = if holds(&m.permissions, perm::MEMBER_REMOVE) {
+        // The list needs `member:read` as well (a role of the host's may remove unseen).
+        let members = if holds(&m.permissions, perm::MEMBER_REMOVE)
+            && holds(&m.permissions, perm::MEMBER_READ)
+        {
             let list = orgs::members(c, user_id, &m.organization.id)
                 .await
                 .map_err(account_failure)?;
@@ -250,23 +253,16 @@ async fn organizations_view(
             members,
         });
     }
-    let mut invitations = Vec::new();
-    for i in orgs::invitations_for_user(c, user_id)
+    let invitations = orgs::invitations_for_user_with_organizations(c, user_id)
         .await
         .map_err(account_failure)?
-    {
-        let organization = match &i.organization_id {
-            Some(id) => orgs::organization_name(c, id)
-                .await
-                .map_err(account_failure)?,
-            None => continue,
-        };
-        invitations.push(InvitationRow {
+        .into_iter()
+        .map(|(i, organization)| InvitationRow {
             id: i.id,
-            organization,
+            organization: organization.name,
             roles: i.roles.join(", "),
-        });
-    }
+        })
+        .collect();
     let mut keys = Vec::new();
     let mut scopes: Vec<Option<String>> = vec![None];
     scopes.extend(memberships.iter().map(|m| Some(m.id.clone())));
@@ -392,8 +388,14 @@ async fn organization_change(
                 .map(str::to_owned)
                 .collect();
             let organization = Some(field("organizationId")).filter(|o| !o.is_empty());
-            let made = orgs::create_api_key(c, me, organization, field("name"), &permissions, None)
-                .await?;
+            // Where keys have a longest life, the page's keys get it; else they never expire.
+            let lifetime = c
+                .organizations
+                .as_ref()
+                .and_then(|o| o.settings.api_key_max_lifetime());
+            let made =
+                orgs::create_api_key(c, me, organization, field("name"), &permissions, lifetime)
+                    .await?;
             Next::Page(PageState {
                 new_key: Some(made.secret.expose().to_owned()),
                 ..PageState::default()

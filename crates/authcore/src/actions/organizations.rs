@@ -519,6 +519,12 @@ async fn check_teams(
     }
 }
 
+/// `now` plus `lifetime`, if that is a date (`None` past the calendar's end: a lifetime a
+/// client asked for is never trusted to fit).
+fn after(now: OffsetDateTime, lifetime: std::time::Duration) -> Option<OffsetDateTime> {
+    now.checked_add(Duration::try_from(lifetime).ok()?)
+}
+
 /// The stored form of an invitation's token.
 fn invitation_hash(c: &ConfigInner, token: &str) -> String {
     crate::crypto::hash_token(&format!("authcore-invitation:{token}"), &c.secret_string)
@@ -572,7 +578,9 @@ pub(crate) async fn invite(
     };
     let token = crate::random::hex_token::<32>();
     let now = OffsetDateTime::now_utc();
-    let ttl = Duration::try_from(o.config.settings.invitation_lifetime()).unwrap_or(Duration::DAY);
+    let expires = after(now, o.config.settings.invitation_lifetime()).ok_or_else(|| {
+        AccountError::InvalidValue("the invitations' lifetime is too long".into())
+    })?;
     let invitation = Invitation {
         id: crate::random::uuid_v4(),
         organization_id: request.organization_id.map(str::to_owned),
@@ -586,7 +594,7 @@ pub(crate) async fn invite(
         inviter_id: inviter.map(str::to_owned),
         token_hash: invitation_hash(c, &token),
         created_at: now,
-        expires: now + ttl,
+        expires,
         status: crate::adapter::InvitationStatus::Pending,
     };
     let link = c
@@ -965,14 +973,6 @@ pub(crate) async fn active_organization_id_of(
     active_organization_id(c, me, url, cookies, store).await
 }
 
-/// The name of an organization.
-pub(crate) async fn organization_name(
-    c: &ConfigInner,
-    organization_id: &str,
-) -> Result<String, AccountError> {
-    Ok(orgs(c)?.organization(organization_id).await?.name)
-}
-
 /// The signed-in user's membership of their session's active organization; `None` when
 /// none is set, or the user is no longer a member of it (checked on every read).
 pub(crate) async fn active_membership(
@@ -1089,8 +1089,8 @@ pub(crate) async fn create_api_key(
     let now = OffsetDateTime::now_utc();
     let expires = match lifetime {
         Some(l) => Some(
-            now + Duration::try_from(l)
-                .map_err(|_| AccountError::InvalidValue("the lifetime is too long".into()))?,
+            after(now, l)
+                .ok_or_else(|| AccountError::InvalidValue("the lifetime is too long".into()))?,
         ),
         None => None,
     };
