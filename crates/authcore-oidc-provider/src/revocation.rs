@@ -55,12 +55,34 @@ impl ProviderState {
                 let stands = self
                     .epoch_stands(&claims.sub, &claims.client_id, claims.epoch)
                     .await?;
-                Ok(stands.then_some(claims))
+                // And void once the user is no longer among the client's allowed users
+                // (removed from the organization, the role or the group), for userinfo and
+                // introspection alike, at once rather than at the token's expiry.
+                Ok((stands && self.still_admitted(&claims).await?).then_some(claims))
             }
             Ok(false) => Ok(Some(claims)),
             Ok(true) => Ok(None),
             Err(e) => {
                 tracing::error!(error = %e, "oidc provider: revocations unreadable");
+                Err(Box::new(StatusCode::SERVICE_UNAVAILABLE.into_response()))
+            }
+        }
+    }
+
+    /// Whether the user of a token is still among its client's allowed users (always,
+    /// for a client open to every user); a user gone is not.
+    async fn still_admitted(&self, claims: &AccessTokenClaims) -> Result<bool, Box<Response>> {
+        let Some(client) = self.provider.clients.get(&claims.client_id) else {
+            return Ok(false);
+        };
+        if !client.allowed_users().restricts() {
+            return Ok(true);
+        }
+        match self.users.get_user(&claims.sub).await {
+            Ok(Some(user)) => self.admits(client, &user).await,
+            Ok(None) => Ok(false),
+            Err(e) => {
+                tracing::error!(error = %e, "oidc provider: user read failed");
                 Err(Box::new(StatusCode::SERVICE_UNAVAILABLE.into_response()))
             }
         }

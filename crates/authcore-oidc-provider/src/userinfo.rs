@@ -36,20 +36,6 @@ pub(crate) async fn userinfo(State(s): State<ProviderState>, headers: HeaderMap)
             return StatusCode::SERVICE_UNAVAILABLE.into_response();
         }
     };
-    // A client open to some users only: a user no longer among them (removed from the
-    // organization, the role or the group) is refused at once, not at the token's expiry.
-    if let Some(client) = s.provider.clients.get(&claims.client_id)
-        && client.allowed_users().restricts()
-    {
-        match s.admits(client, &user).await {
-            Ok(true) => {}
-            Ok(false) => {
-                tracing::info!(client = %claims.client_id, "userinfo refused: the user is no longer among the client's allowed users");
-                return bearer_error("invalid_token");
-            }
-            Err(answer) => return *answer,
-        }
-    }
     let scopes: Vec<String> = claims.scope.split(' ').map(str::to_owned).collect();
     let user_claims = match s.user_claims(&user, &scopes).await {
         Ok(c) => c,
