@@ -537,12 +537,37 @@ pub(crate) async fn delete_user(c: &ConfigInner, me: &CurrentSession) -> Result<
     require_recent_sign_in(c, me, SensitiveOperation::DeleteAccount).await?;
     let adapter = adapter(c)?;
     // An organization keeps an owner: its last owner hands it on (or deletes it) first.
-    super::organizations::before_user_deletion(c, &me.user_id).await?;
+    before_user_deletion(adapter, &me.user_id).await?;
     // The address is gone with the user: read it first.
     let recipient = Recipient::look_up(c, &me.user_id, me.origin.as_deref()).await;
     adapter.delete_user(&me.user_id).await?;
     sessions_ended(c, &me.user_id, &[], true).await;
     recipient.notify(c, SecurityChange::AccountDeleted).await;
+    Ok(())
+}
+
+/// Before a user deletes their account: refused (`LastOwner`) while they are the last owner
+/// of an organization with other members; an organization they are alone in goes with them.
+async fn before_user_deletion(adapter: &dyn Adapter, user_id: &str) -> Result<(), AccountError> {
+    let Some(store) = adapter.organizations() else {
+        return Ok(());
+    };
+    let mut alone_in = Vec::new();
+    for (organization, member) in store.list_organizations_of_user(user_id).await? {
+        if !member.is_owner() {
+            continue;
+        }
+        let members = store.list_members(&organization.id).await?;
+        if members.len() == 1 {
+            alone_in.push(organization.id);
+        } else if !members.iter().any(|m| m.user_id != user_id && m.is_owner()) {
+            tracing::info!(user = %user_id, organization = %organization.id, "account deletion refused: the user is the organization's last owner");
+            return Err(AccountError::LastOwner);
+        }
+    }
+    for id in alone_in {
+        store.delete_organization(&id).await?;
+    }
     Ok(())
 }
 

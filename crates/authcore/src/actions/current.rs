@@ -117,7 +117,7 @@ pub(crate) async fn current_session(
                     .unwrap_or_default(),
                 origin: Some(url.site.origin.to_string()),
                 organization: claims
-                    .get(super::organizations::ORGANIZATION_CLAIM)
+                    .get(crate::organizations::ORGANIZATION_CLAIM)
                     .and_then(|v| v.as_str())
                     .map(str::to_owned),
             })

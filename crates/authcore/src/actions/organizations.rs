@@ -23,8 +23,7 @@ use crate::organizations::{
 };
 use crate::site::RequestUrl;
 
-/// The claim of a JWT session that holds its active organization's id.
-pub(crate) const ORGANIZATION_CLAIM: &str = "org";
+use crate::organizations::ORGANIZATION_CLAIM;
 
 /// The longest organization or team name, in characters.
 const MAX_DISPLAY_NAME: usize = 128;
@@ -859,34 +858,6 @@ pub(crate) async fn invitations_for_user_with_organizations(
         }
     }
     Ok(out)
-}
-
-/// Before a user deletes their account: refused (`LastOwner`) while they are the last owner
-/// of an organization with other members; an organization they are alone in goes with them.
-pub(crate) async fn before_user_deletion(
-    c: &ConfigInner,
-    user_id: &str,
-) -> Result<(), AccountError> {
-    let Ok(o) = orgs(c) else {
-        return Ok(());
-    };
-    let mut alone_in = Vec::new();
-    for (organization, member) in o.store.list_organizations_of_user(user_id).await? {
-        if !member.is_owner() {
-            continue;
-        }
-        let members = o.store.list_members(&organization.id).await?;
-        if members.len() == 1 {
-            alone_in.push(organization.id);
-        } else if !members.iter().any(|m| m.user_id != user_id && m.is_owner()) {
-            tracing::info!(user = %user_id, organization = %organization.id, "account deletion refused: the user is the organization's last owner");
-            return Err(AccountError::LastOwner);
-        }
-    }
-    for id in alone_in {
-        o.store.delete_organization(&id).await?;
-    }
-    Ok(())
 }
 
 /// Whether `email` may become a user under the sign-up policy: with

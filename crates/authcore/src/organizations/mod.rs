@@ -47,6 +47,9 @@ pub(crate) use api_key::{hash_secret, parse_key};
 pub use guard::{Requirement, Unmet};
 pub use principal::{KeyRefused, OrganizationAccess, Principal};
 
+/// The claim of a JWT session that holds its active organization's id.
+pub(crate) const ORGANIZATION_CLAIM: &str = "org";
+
 /// The built-in role of administrators.
 pub const ADMIN_ROLE: &str = "admin";
 /// The built-in role every member has unless given another.
