@@ -158,6 +158,10 @@ pub(crate) struct ConfigInner {
     pub password_accounts: Option<crate::passwords::PasswordAccounts>,
     /// Organizations, with their roles resolved.
     pub organizations: Option<OrganizationsConfig>,
+    /// Who the administrators are, when the admin functions are on.
+    pub admins: Option<crate::admin::Admins>,
+    /// The audit log (off unless configured).
+    pub auditor: crate::audit::Auditor,
     pub credentials_database_sessions: bool,
     pub hash_session_tokens: bool,
     pub session_update_age: u64,
@@ -397,6 +401,8 @@ pub struct AuthConfigBuilder {
     #[cfg(feature = "passwords")]
     password_accounts: Option<crate::passwords::PasswordAccounts>,
     organizations: Option<crate::organizations::Organizations>,
+    admins: Option<crate::admin::Admins>,
+    audit_log: crate::audit::AuditLog,
     credentials_database_sessions: bool,
     sessions_only: bool,
     hash_session_tokens: bool,
@@ -472,6 +478,8 @@ impl Default for AuthConfigBuilder {
             #[cfg(feature = "passwords")]
             password_accounts: None,
             organizations: None,
+            admins: None,
+            audit_log: crate::audit::AuditLog::default(),
             credentials_database_sessions: false,
             sessions_only: false,
             hash_session_tokens: false,
@@ -775,6 +783,27 @@ impl AuthConfigBuilder {
         self
     }
 
+    /// Beyond Auth.js: administrators ([`Admins`]; see [`crate::admin`]), who find users,
+    /// end their sessions, ban them, reset their second factors and sign in as them. The
+    /// adapter must find and ban users (`UserDirectoryStore`); with JWT sessions the
+    /// revocation list must be on (`jwt_revocation(true)`), so that a ban ends them.
+    ///
+    /// [`Admins`]: crate::admin::Admins
+    pub fn admins(mut self, admins: crate::admin::Admins) -> Self {
+        self.admins = Some(admins);
+        self
+    }
+
+    /// Beyond Auth.js: the audit log ([`AuditLog`]; see [`crate::audit`]): sign-ins,
+    /// changes to how users sign in, organization changes and administrators' actions,
+    /// stored by the adapter (`AuditLogStore`) and handed to sinks.
+    ///
+    /// [`AuditLog`]: crate::audit::AuditLog
+    pub fn audit_log(mut self, log: crate::audit::AuditLog) -> Self {
+        self.audit_log = log;
+        self
+    }
+
     /// Beyond Auth.js: let credentials sign-ins create database sessions (database strategy
     /// only). `authorize` must then return the adapter's user id. Trade-off: every request
     /// costs a database read, but sessions can be listed and revoked server-side, which a
@@ -1026,6 +1055,8 @@ impl AuthConfigBuilder {
                 #[cfg(feature = "passwords")]
                 password_accounts: self.password_accounts,
                 organizations: storage.organizations,
+                admins: self.admins,
+                auditor: crate::audit::Auditor::new(self.audit_log),
                 credentials_database_sessions: self.credentials_database_sessions,
                 hash_session_tokens: self.hash_session_tokens,
                 session_update_age: self.session_update_age.as_secs(),
@@ -1096,6 +1127,31 @@ impl AuthConfigBuilder {
             return Err(ConfigError::InviteWithoutInvitations);
         }
         let jwt_revocation = self.jwt_revocation && strategy == SessionStrategy::Jwt;
+        if let Some(admins) = &self.admins {
+            let Some(adapter) = &self.adapter else {
+                return Err(ConfigError::MissingAdapter);
+            };
+            require_capability(
+                adapter.user_directory().is_some(),
+                "searchUsers, setUserBan, getUserBan (UserDirectoryStore)",
+            )?;
+            if strategy == SessionStrategy::Jwt && !jwt_revocation {
+                return Err(ConfigError::AdminsWithoutRevocation);
+            }
+            if admins.organization.is_some() && self.organizations.is_none() {
+                return Err(ConfigError::AdminOrganizationWithoutOrganizations);
+            }
+        }
+        if self.audit_log.store {
+            let Some(adapter) = &self.adapter else {
+                return Err(ConfigError::MissingAdapter);
+            };
+            require_capability(
+                adapter.audit_log().is_some(),
+                "lastAuditRecord, appendAuditRecord, queryAuditRecords, pruneAuditRecords \
+                 (AuditLogStore)",
+            )?;
+        }
         if jwt_revocation {
             let Some(adapter) = &self.adapter else {
                 return Err(ConfigError::MissingAdapter);

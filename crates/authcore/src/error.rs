@@ -588,6 +588,16 @@ pub enum ConfigError {
         "SignUpPolicy::Invite needs an adapter with organizations (OrganizationStore): the SQL, Redis and memory adapters have it"
     )]
     InviteWithoutInvitations,
+    /// Administrators with JWT sessions but no revocation list: a ban could not end them.
+    #[error(
+        "administrators (admins) with JWT sessions need the revocation list, so that a ban ends the user's sessions: call jwt_revocation(true), or use database sessions"
+    )]
+    AdminsWithoutRevocation,
+    /// An administrators' organization while organizations are off.
+    #[error(
+        "the administrators' organization (Admins::organization) needs organizations: call organizations(..) too"
+    )]
+    AdminOrganizationWithoutOrganizations,
     /// An HTTP email service preset without its API key.
     #[error(
         "email provider \"{provider}\" needs an API key: call .api_key(..) or set AUTH_{}_KEY",

@@ -58,6 +58,8 @@
 pub mod account;
 mod actions;
 pub mod adapter;
+pub mod admin;
+pub mod audit;
 mod box_error;
 #[cfg(feature = "pages")]
 mod brand_icons;

@@ -646,13 +646,27 @@ pub struct SignInInfo {
     pub amr: Vec<String>,
     /// When (seconds since 1970).
     pub auth_time: Option<i64>,
+    /// The administrator (a user id) who signed in as the user to help them
+    /// (impersonation); `None` for the user's own sign-in. JWT sessions carry it as the
+    /// actor claim `act` (RFC 8693 §4.1: `{"sub": <administrator>}`).
+    pub impersonator: Option<String>,
 }
 
 impl SignInInfo {
     /// A sign-in with these methods at `auth_time` (seconds since 1970), as an adapter
     /// reads it back ([`crate::adapter::SessionSignInStore::get_session_sign_in`]).
     pub fn new(amr: Vec<String>, auth_time: Option<i64>) -> Self {
-        SignInInfo { amr, auth_time }
+        SignInInfo {
+            amr,
+            auth_time,
+            impersonator: None,
+        }
+    }
+
+    /// This sign-in, made by the administrator `impersonator` as the user.
+    pub fn with_impersonator(mut self, impersonator: Option<String>) -> Self {
+        self.impersonator = impersonator;
+        self
     }
 
     /// The sign-in recorded in JWT claims (`amr`, `auth_time`), if any.
@@ -666,6 +680,11 @@ impl SignInInfo {
         Some(SignInInfo {
             amr,
             auth_time: claims.get("auth_time").and_then(Value::as_i64),
+            impersonator: claims
+                .get("act")
+                .and_then(|act| act.get("sub"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
         })
     }
 

@@ -22,11 +22,12 @@ use time::OffsetDateTime;
 
 use super::{
     Adapter, AdapterError, AdapterSession, AdapterUser, ApiKey, ApiKeyOwner, ApiKeyStore,
-    AppAccess, AppAccessStore, Capabilities, Invitation, InvitationAcceptance, InvitationStatus,
-    JwtRevocation, JwtRevocationStore, LinkedAccountStore, Member, MemberChange, NewUser,
-    Organization, OrganizationStore, PasskeyStore, PasswordStore, SessionActivity,
-    SessionActivityStore, SessionSignInStore, Team, TwoFactor, TwoFactorStore, UpstreamSession,
-    UpstreamSessionStore, UserGroupsStore, UserUpdate, VerificationToken,
+    AppAccess, AppAccessStore, AuditLogStore, AuditQuery, AuditRecord, Capabilities, Invitation,
+    InvitationAcceptance, InvitationStatus, JwtRevocation, JwtRevocationStore, LinkedAccountStore,
+    MAX_AUDIT_PAGE, MAX_USER_PAGE, Member, MemberChange, NewUser, Organization, OrganizationStore,
+    PasskeyStore, PasswordStore, SessionActivity, SessionActivityStore, SessionSignInStore, Team,
+    TwoFactor, TwoFactorStore, UpstreamSession, UpstreamSessionStore, UserBan, UserDirectoryStore,
+    UserGroupsStore, UserPage, UserQuery, UserUpdate, VerificationToken,
 };
 use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator};
@@ -70,6 +71,10 @@ struct Store {
     session_orgs: HashMap<String, String>,
     /// API keys by id.
     api_keys: HashMap<String, ApiKey>,
+    /// Bans by user id.
+    bans: HashMap<String, UserBan>,
+    /// The audit log by `seq`.
+    audit: std::collections::BTreeMap<u64, AuditRecord>,
 }
 
 impl Store {
@@ -210,6 +215,7 @@ impl Adapter for MemoryAdapter {
         session_orgs.retain(|token, _| sessions.contains_key(token));
         s.members.retain(|(_, user), _| user != id);
         s.api_keys.retain(|_, k| k.user_id != id);
+        s.bans.remove(id);
         s.authenticators
             .retain(|_, a| a.user_id.as_deref() != Some(id));
         Ok(())
@@ -367,6 +373,8 @@ impl Adapter for MemoryAdapter {
             .user_groups(self)
             .organizations(self)
             .api_keys(self)
+            .user_directory(self)
+            .audit_log(self)
     }
 }
 
@@ -1215,5 +1223,125 @@ impl ApiKeyStore for MemoryAdapter {
             k.last_used_at = Some(at);
         }
         Ok(())
+    }
+}
+
+#[async_trait]
+impl UserDirectoryStore for MemoryAdapter {
+    async fn search_users(&self, query: &UserQuery) -> Result<UserPage, AdapterError> {
+        let s = self.lock();
+        let text = query.text.as_deref().map(str::to_lowercase);
+        let contains = |field: &Option<String>, text: &str| {
+            field
+                .as_deref()
+                .is_some_and(|f| f.to_lowercase().contains(text))
+        };
+        let mut users: Vec<&AdapterUser> = s
+            .users
+            .values()
+            .filter(|u| {
+                query
+                    .after
+                    .as_deref()
+                    .is_none_or(|after| u.id.as_str() > after)
+            })
+            .filter(|u| {
+                text.as_deref()
+                    .is_none_or(|t| contains(&u.email, t) || contains(&u.name, t))
+            })
+            .filter(|u| {
+                query.provider.as_deref().is_none_or(|p| {
+                    s.accounts
+                        .values()
+                        .any(|a| a.provider == p && a.user_id.as_deref() == Some(&u.id))
+                })
+            })
+            .filter(|u| {
+                query
+                    .organization_id
+                    .as_deref()
+                    .is_none_or(|o| s.members.contains_key(&(o.to_owned(), u.id.clone())))
+            })
+            .collect();
+        users.sort_by(|a, b| a.id.cmp(&b.id));
+        let limit = query.limit.min(MAX_USER_PAGE) as usize;
+        let more = users.len() > limit;
+        users.truncate(limit);
+        let users: Vec<AdapterUser> = users.into_iter().cloned().collect();
+        let next = more.then(|| users.last().map(|u| u.id.clone())).flatten();
+        Ok(UserPage { users, next })
+    }
+
+    async fn set_user_ban(
+        &self,
+        user_id: &str,
+        ban: Option<&UserBan>,
+    ) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        if !s.users.contains_key(user_id) {
+            return Ok(false);
+        }
+        match ban {
+            Some(ban) => s.bans.insert(user_id.to_owned(), ban.clone()),
+            None => s.bans.remove(user_id),
+        };
+        Ok(true)
+    }
+
+    async fn get_user_ban(&self, user_id: &str) -> Result<Option<UserBan>, AdapterError> {
+        Ok(self.lock().bans.get(user_id).cloned())
+    }
+}
+
+#[async_trait]
+impl AuditLogStore for MemoryAdapter {
+    async fn last_audit_record(&self) -> Result<Option<AuditRecord>, AdapterError> {
+        Ok(self.lock().audit.last_key_value().map(|(_, r)| r.clone()))
+    }
+
+    async fn append_audit_record(&self, record: &AuditRecord) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        if s.audit.contains_key(&record.seq) {
+            return Ok(false);
+        }
+        s.audit.insert(record.seq, record.clone());
+        Ok(true)
+    }
+
+    async fn query_audit_records(
+        &self,
+        query: &AuditQuery,
+    ) -> Result<Vec<AuditRecord>, AdapterError> {
+        let s = self.lock();
+        let limit = query.limit.min(MAX_AUDIT_PAGE) as usize;
+        let matching = |r: &&AuditRecord| query.matches(r);
+        Ok(if query.ascending {
+            let start = query.cursor.map_or(0, |c| c.saturating_add(1));
+            s.audit
+                .range(start..)
+                .map(|(_, r)| r)
+                .filter(matching)
+                .take(limit)
+                .cloned()
+                .collect()
+        } else {
+            let end = query.cursor.unwrap_or(u64::MAX);
+            s.audit
+                .range(..end)
+                .rev()
+                .map(|(_, r)| r)
+                .filter(matching)
+                .take(limit)
+                .cloned()
+                .collect()
+        })
+    }
+
+    async fn prune_audit_records(&self, through: u64) -> Result<u64, AdapterError> {
+        let mut s = self.lock();
+        let kept = s.audit.split_off(&through.saturating_add(1));
+        let removed = s.audit.len() as u64;
+        s.audit = kept;
+        Ok(removed)
     }
 }

@@ -9,6 +9,7 @@
 //! builder refuses a configuration that needs a capability the adapter lacks, as Auth.js
 //! `assertConfig` (`lib/utils/assert.ts`) refuses missing adapter methods.
 
+mod admin;
 pub mod memory;
 mod organizations;
 
@@ -20,6 +21,10 @@ use crate::box_error::BoxError;
 use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator};
 
+pub use admin::{
+    AuditLogStore, AuditQuery, AuditRecord, MAX_AUDIT_PAGE, MAX_USER_PAGE, UserBan,
+    UserDirectoryStore, UserPage, UserQuery,
+};
 pub use memory::MemoryAdapter;
 pub use organizations::{
     ApiKey, ApiKeyOwner, ApiKeyStore, Invitation, InvitationAcceptance, InvitationStatus, Member,
@@ -285,7 +290,7 @@ pub(crate) fn capability<'a, T: ?Sized>(
 /// Implementations must: assign user ids in `create_user`; make `use_verification_token`
 /// delete the token it returns (atomically: two concurrent uses return it once);
 /// make `delete_user` delete the user's accounts, sessions, second factors, app access, password,
-/// groups, memberships and API keys; keep
+/// groups, memberships, API keys and ban (not the audit records that name the user); keep
 /// `(provider, provider_account_id)` unique in `link_account` (a second link is a
 /// [`AdapterError::Conflict`]).
 #[async_trait]
@@ -475,6 +480,10 @@ capabilities! {
     organizations: OrganizationStore,
     /// API keys.
     api_keys: ApiKeyStore,
+    /// Finding and banning users (administrators).
+    user_directory: UserDirectoryStore,
+    /// The append-only audit log.
+    audit_log: AuditLogStore,
 }
 
 /// A user's linked accounts beyond Auth.js's calls: listing them and keeping refreshed

@@ -22,11 +22,12 @@ use time::OffsetDateTime;
 use super::Logger;
 use crate::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, ApiKey, ApiKeyOwner, ApiKeyStore,
-    AppAccess, AppAccessStore, Capabilities, Invitation, InvitationAcceptance, JwtRevocation,
-    JwtRevocationStore, LinkedAccountStore, Member, MemberChange, NewUser, Organization,
-    OrganizationStore, PasskeyStore, PasswordStore, SessionActivity, SessionActivityStore,
-    SessionSignInStore, Team, TwoFactor, TwoFactorStore, UpstreamSession, UpstreamSessionStore,
-    UserGroupsStore, UserUpdate, VerificationToken,
+    AppAccess, AppAccessStore, AuditLogStore, AuditQuery, AuditRecord, Capabilities, Invitation,
+    InvitationAcceptance, JwtRevocation, JwtRevocationStore, LinkedAccountStore, Member,
+    MemberChange, NewUser, Organization, OrganizationStore, PasskeyStore, PasswordStore,
+    SessionActivity, SessionActivityStore, SessionSignInStore, Team, TwoFactor, TwoFactorStore,
+    UpstreamSession, UpstreamSessionStore, UserBan, UserDirectoryStore, UserGroupsStore, UserPage,
+    UserQuery, UserUpdate, VerificationToken,
 };
 use crate::types::{Account, Authenticator, iso_string as iso};
 
@@ -342,6 +343,45 @@ logged! {
             => "revokeApiKey", json!([id, iso(at)]);
         fn record_api_key_use(&self, id: &str, at: OffsetDateTime) -> Result<(), AdapterError>
             => "recordApiKeyUse", json!([id, iso(at)]);
+    }
+}
+
+logged! {
+    impl UserDirectoryStore via DynAdapter::user_directory {
+        fn search_users(&self, query: &UserQuery) -> Result<UserPage, AdapterError>
+            => "searchUsers", json!([{
+                "text": query.text,
+                "provider": query.provider,
+                "organizationId": query.organization_id,
+                "after": query.after,
+                "limit": query.limit,
+            }]);
+        fn set_user_ban(&self, user_id: &str, ban: Option<&UserBan>) -> Result<bool, AdapterError>
+            => "setUserBan", json!([user_id, ban.map(|b| json!({
+                "until": b.until.map(iso),
+                "by": b.by,
+            }))]);
+        fn get_user_ban(&self, user_id: &str) -> Result<Option<UserBan>, AdapterError>
+            => "getUserBan", json!([user_id]);
+    }
+}
+
+logged! {
+    impl AuditLogStore via DynAdapter::audit_log {
+        fn last_audit_record(&self) -> Result<Option<AuditRecord>, AdapterError>
+            => "lastAuditRecord", json!([]);
+        fn append_audit_record(&self, record: &AuditRecord) -> Result<bool, AdapterError>
+            => "appendAuditRecord", json!([{ "seq": record.seq, "kind": record.kind }]);
+        fn query_audit_records(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, AdapterError>
+            => "queryAuditRecords", json!([{
+                "kind": query.kind,
+                "user": query.user,
+                "cursor": query.cursor,
+                "ascending": query.ascending,
+                "limit": query.limit,
+            }]);
+        fn prune_audit_records(&self, through: u64) -> Result<u64, AdapterError>
+            => "pruneAuditRecords", json!([through]);
     }
 }
 

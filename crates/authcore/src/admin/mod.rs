@@ -1,0 +1,110 @@
+//! Administrators (beyond Auth.js): who they are ([`Admins`]), and what they may do to
+//! other users — find them, end their sessions, ban them, reset a lost second factor,
+//! delete them, sign in as them to help (impersonation). Every action is recorded in the
+//! audit log ([`crate::audit`]) with the administrator, the user and what changed.
+//!
+//! An administrator is a user listed by id or verified email address
+//! ([`Admins::user`]), or a member of the administrators' organization whose roles grant
+//! [`ADMIN_PERMISSION`] ([`Admins::organization`]); an API key of that organization with
+//! that permission acts as its maker. An administrator's action through a browser session
+//! is a sensitive change: it needs a recent sign-in, with the second factor when the
+//! administrator has one.
+
+use std::time::Duration;
+
+/// The permission that makes a member of the administrators' organization an
+/// administrator (the built-in `owner` role holds every permission).
+pub const ADMIN_PERMISSION: &str = "authcore:admin";
+
+/// The longest an impersonation lasts by default.
+pub const DEFAULT_IMPERSONATION: Duration = Duration::from_secs(30 * 60);
+
+/// Who the administrators are (`AuthConfigBuilder::admins`).
+#[derive(Debug, Clone)]
+pub struct Admins {
+    pub(crate) users: Vec<String>,
+    pub(crate) organization: Option<String>,
+    pub(crate) impersonation: Duration,
+}
+
+impl Default for Admins {
+    fn default() -> Self {
+        Admins {
+            users: Vec::new(),
+            organization: None,
+            impersonation: DEFAULT_IMPERSONATION,
+        }
+    }
+}
+
+impl Admins {
+    /// No administrator yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Makes the user with this id, or with this verified email address (compared without
+    /// regard to case), an administrator.
+    pub fn user(mut self, id_or_email: impl Into<String>) -> Self {
+        self.users.push(id_or_email.into());
+        self
+    }
+
+    /// Makes the members of the organization with this slug whose roles grant
+    /// [`ADMIN_PERMISSION`] administrators (organizations must be on).
+    pub fn organization(mut self, slug: impl Into<String>) -> Self {
+        self.organization = Some(slug.into());
+        self
+    }
+
+    /// How long an impersonation lasts at most ([`DEFAULT_IMPERSONATION`] by default).
+    pub fn impersonation(mut self, max: Duration) -> Self {
+        self.impersonation = max;
+        self
+    }
+
+    /// The listed users (ids and email addresses).
+    pub fn users(&self) -> &[String] {
+        &self.users
+    }
+
+    /// The administrators' organization, if one is set.
+    pub fn organization_slug(&self) -> Option<&str> {
+        self.organization.as_deref()
+    }
+
+    /// How long an impersonation lasts at most.
+    pub fn impersonation_limit(&self) -> Duration {
+        self.impersonation
+    }
+
+    /// Whether a user with `id` and the verified address `email` is a listed
+    /// administrator.
+    pub(crate) fn lists(&self, id: &str, verified_email: Option<&str>) -> bool {
+        self.users.iter().any(|u| {
+            u == id || verified_email.is_some_and(|e| !e.is_empty() && u.eq_ignore_ascii_case(e))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listed_by_id_or_verified_address() {
+        let admins = Admins::new().user("u1").user("Ops@Example.com");
+        let cases = [
+            ("u1", None, true),
+            ("u2", Some("ops@example.com"), true),
+            ("u2", Some("OPS@EXAMPLE.COM"), true),
+            ("u2", Some("other@example.com"), false),
+            ("u2", None, false),
+            ("u2", Some(""), false),
+            ("ops@example.com", None, false),
+        ];
+        for (id, email, want) in cases {
+            assert_eq!(admins.lists(id, email), want, "{id} {email:?}");
+        }
+    }
+}
