@@ -277,6 +277,14 @@ impl ProviderState {
                 return StatusCode::SERVICE_UNAVAILABLE.into_response();
             }
         };
+        self.auth
+            .record_audit(
+                authcore::audit::AuditEvent::new("oidc.granted")
+                    .actor(sub.to_owned())
+                    .with("clientId", client.id())
+                    .with("scopes", request.scopes.clone()),
+            )
+            .await;
         let Some(jti) = random_token() else {
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         };

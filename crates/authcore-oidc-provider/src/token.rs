@@ -470,12 +470,23 @@ impl ProviderState {
     }
 
     /// Whether `user` may use `client` (its `allowed_groups`, `allowed_roles` and
-    /// `allowed_organizations`), as of now.
+    /// `allowed_organizations`), as of now; a banned user may use none.
     pub(crate) async fn admits(
         &self,
         client: &clients::Client,
         user: &authcore::adapter::AdapterUser,
     ) -> Result<bool, Box<Response>> {
+        match self.auth.ban_of(&user.id).await {
+            Ok(None) => {}
+            Ok(Some(_)) => {
+                tracing::warn!(client = %client.id(), user = %user.id, "oidc provider: the user is banned");
+                return Ok(false);
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "oidc provider: the user's ban is unreadable");
+                return Err(unavailable("the user store failed"));
+            }
+        }
         let rules = client.allowed_users();
         if !rules.restricts() {
             return Ok(true);

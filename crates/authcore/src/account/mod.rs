@@ -26,7 +26,7 @@
 //! ```
 
 mod organizations;
-mod routes;
+pub(crate) mod routes;
 #[cfg(feature = "two-factor")]
 mod two_factor;
 

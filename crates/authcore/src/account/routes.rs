@@ -252,7 +252,11 @@ impl AccountRoute {
 
 /// An error answer of these routes: its status, error code and, for a password the policy
 /// refuses, the rule's code.
-struct Refusal(StatusCode, &'static str, Option<&'static str>);
+pub(crate) struct Refusal(
+    pub(crate) StatusCode,
+    pub(crate) &'static str,
+    pub(crate) Option<&'static str>,
+);
 
 impl From<AccountError> for Refusal {
     fn from(e: AccountError) -> Self {
@@ -301,6 +305,16 @@ impl From<AccountError> for Refusal {
             AccountError::MailFailed => {
                 Refusal(StatusCode::SERVICE_UNAVAILABLE, "MailFailed", None)
             }
+            AccountError::AdminOff => Refusal(StatusCode::NOT_IMPLEMENTED, "AdminOff", None),
+            AccountError::AuditOff => Refusal(StatusCode::NOT_IMPLEMENTED, "AuditOff", None),
+            AccountError::SessionRequired => {
+                Refusal(StatusCode::UNAUTHORIZED, "SessionRequired", None)
+            }
+            AccountError::InvalidApiKey => Refusal(StatusCode::UNAUTHORIZED, "InvalidApiKey", None),
+            AccountError::Impersonating => Refusal(StatusCode::FORBIDDEN, "Impersonating", None),
+            AccountError::TargetIsAdmin => Refusal(StatusCode::FORBIDDEN, "TargetIsAdmin", None),
+            AccountError::OwnAccount => Refusal(StatusCode::CONFLICT, "OwnAccount", None),
+            AccountError::Banned => Refusal(StatusCode::CONFLICT, "Banned", None),
             other => {
                 tracing::error!(error = %other, "account management failed");
                 Refusal(StatusCode::SERVICE_UNAVAILABLE, "AdapterError", None)
@@ -311,7 +325,10 @@ impl From<AccountError> for Refusal {
 
 /// `value` as a JSON answer with `status`, never cached (the header of Auth.js's session
 /// answer).
-fn json_response(status: StatusCode, value: &impl Serialize) -> http::Response<ResponseBody> {
+pub(crate) fn json_response(
+    status: StatusCode,
+    value: &impl Serialize,
+) -> http::Response<ResponseBody> {
     let (status, body) = match serde_json::to_vec(value) {
         Ok(body) => (status, body),
         Err(_) => (
@@ -1037,47 +1054,9 @@ impl Auth {
         B: http_body::Body,
         B::Error: Into<BoxError>,
     {
-        let refuse = |r: Refusal| match r.2 {
-            Some(code) => json_response(r.0, &json!({ "error": r.1, "code": code })),
-            None => json_response(r.0, &json!({ "error": r.1 })),
-        };
-        if req.method() != route.method() {
-            return refuse(Refusal(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "MethodNotAllowed",
-                None,
-            ));
-        }
-        let (parts, body) = req.into_parts();
-        let c = &*self.config().inner;
-        let client = crate::request::client_addr(c, &parts).map(|ip| ip.to_string());
-        // Changes count under the per-client request limit, as the actions' POSTs do.
-        if route.method() == Method::POST
-            && let Some(client) = &client
-            && let Err(retry_after) = crate::actions::limits::count(
-                c,
-                crate::actions::limits::Limit::RequestsPerClient,
-                client,
-            )
-            .await
-        {
-            let mut r = refuse(Refusal(StatusCode::TOO_MANY_REQUESTS, "RateLimited", None));
-            if let Ok(v) = HeaderValue::from_str(&retry_after.as_secs().max(1).to_string()) {
-                r.headers_mut().insert(header::RETRY_AFTER, v);
-            }
-            return r;
-        }
-        let body = if route.method() == Method::POST {
-            let limit = self.config().inner.max_body_bytes;
-            match Limited::new(body, limit).collect().await {
-                Ok(collected) => collected.to_bytes(),
-                Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-                    return refuse(Refusal(StatusCode::PAYLOAD_TOO_LARGE, "BodyTooLarge", None));
-                }
-                Err(_) => return refuse(Refusal(StatusCode::BAD_REQUEST, "InvalidRequest", None)),
-            }
-        } else {
-            Bytes::new()
+        let (parts, body, client) = match read_request(self, route.method(), req).await {
+            Ok(read) => read,
+            Err(refused) => return refused,
         };
         let request = AccountRequest {
             auth: self,
@@ -1088,6 +1067,77 @@ impl Auth {
         };
         request.answer(route).await.unwrap_or_else(refuse)
     }
+}
+
+/// A refusal as its JSON answer: `{"error": <code>}` (and the rule's `code`).
+pub(crate) fn refuse(r: Refusal) -> http::Response<ResponseBody> {
+    match r.2 {
+        Some(code) => json_response(r.0, &json!({ "error": r.1, "code": code })),
+        None => json_response(r.0, &json!({ "error": r.1 })),
+    }
+}
+
+/// A request to a JSON route whose method is `method`, read once: refused in a wrong
+/// method (`405`), over the per-client request limit for a change (`429`), or with a
+/// change's body over the configured limit (`413`); else its parts, its body (empty for a
+/// read) and the client's address (through the trusted proxies).
+pub(crate) async fn read_request<B>(
+    auth: &Auth,
+    method: Method,
+    req: http::Request<B>,
+) -> Result<(http::request::Parts, Bytes, Option<String>), http::Response<ResponseBody>>
+where
+    B: http_body::Body,
+    B::Error: Into<BoxError>,
+{
+    if req.method() != method {
+        return Err(refuse(Refusal(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            None,
+        )));
+    }
+    let (parts, body) = req.into_parts();
+    let c = &*auth.config().inner;
+    let client = crate::request::client_addr(c, &parts).map(|ip| ip.to_string());
+    // Changes count under the per-client request limit, as the actions' POSTs do.
+    if method == Method::POST
+        && let Some(client) = &client
+        && let Err(retry_after) = crate::actions::limits::count(
+            c,
+            crate::actions::limits::Limit::RequestsPerClient,
+            client,
+        )
+        .await
+    {
+        let mut r = refuse(Refusal(StatusCode::TOO_MANY_REQUESTS, "RateLimited", None));
+        if let Ok(v) = HeaderValue::from_str(&retry_after.as_secs().max(1).to_string()) {
+            r.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        return Err(r);
+    }
+    let body = if method == Method::POST {
+        match Limited::new(body, c.max_body_bytes).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                return Err(refuse(Refusal(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "BodyTooLarge",
+                    None,
+                )));
+            }
+            Err(_) => {
+                return Err(refuse(Refusal(
+                    StatusCode::BAD_REQUEST,
+                    "InvalidRequest",
+                    None,
+                )));
+            }
+        }
+    } else {
+        Bytes::new()
+    };
+    Ok((parts, body, client))
 }
 
 #[cfg(test)]

@@ -216,6 +216,32 @@ pub enum AccountError {
     /// A mail could not be sent.
     #[error("the mail could not be sent")]
     MailFailed,
+    /// Administrators are not configured
+    /// ([`AuthConfigBuilder::admins`](crate::AuthConfigBuilder::admins)).
+    #[error("administrators are not configured")]
+    AdminOff,
+    /// Nobody is signed in (and no API key came).
+    #[error("a signed-in administrator is required")]
+    SessionRequired,
+    /// The session is an impersonation: it may not administer, nor make a sensitive
+    /// change.
+    #[error("not while impersonating a user")]
+    Impersonating,
+    /// The user is an administrator: administrators are not impersonated.
+    #[error("administrators are not impersonated")]
+    TargetIsAdmin,
+    /// An administrator's action on their own account (their account page does that).
+    #[error("not on the administrator's own account")]
+    OwnAccount,
+    /// The user is banned.
+    #[error("the user is banned")]
+    Banned,
+    /// An API key that is not valid (unknown, revoked, expired, its maker gone).
+    #[error("the API key is not valid")]
+    InvalidApiKey,
+    /// The audit log is not stored.
+    #[error("the audit log is not stored")]
+    AuditOff,
     /// The adapter failed.
     #[error(transparent)]
     Adapter(#[from] AdapterError),
@@ -376,6 +402,13 @@ pub(crate) async fn revoke_app(
             source,
         });
     }
+    crate::audit::record(
+        c,
+        crate::audit::AuditEvent::new("oidc.accessRevoked")
+            .actor(user_id.to_owned())
+            .with("clientId", client_id),
+    )
+    .await;
     Ok(())
 }
 
@@ -535,13 +568,24 @@ pub(crate) async fn rename_passkey(
 /// (one transaction on the SQL adapters).
 pub(crate) async fn delete_user(c: &ConfigInner, me: &CurrentSession) -> Result<(), AccountError> {
     require_recent_sign_in(c, me, SensitiveOperation::DeleteAccount).await?;
+    delete_user_unchecked(c, &me.user_id, me.origin.as_deref()).await
+}
+
+/// Deletes user `user_id` once the caller's rule allowed it (their own recent sign-in, or
+/// an administrator's): refused while they are an organization's last owner; their
+/// sessions end and they are told, with the account link on `origin`.
+pub(crate) async fn delete_user_unchecked(
+    c: &ConfigInner,
+    user_id: &str,
+    origin: Option<&str>,
+) -> Result<(), AccountError> {
     let adapter = adapter(c)?;
     // An organization keeps an owner: its last owner hands it on (or deletes it) first.
-    before_user_deletion(adapter, &me.user_id).await?;
+    before_user_deletion(adapter, user_id).await?;
     // The address is gone with the user: read it first.
-    let recipient = Recipient::look_up(c, &me.user_id, me.origin.as_deref()).await;
-    adapter.delete_user(&me.user_id).await?;
-    sessions_ended(c, &me.user_id, &[], true).await;
+    let recipient = Recipient::look_up(c, user_id, origin).await;
+    adapter.delete_user(user_id).await?;
+    sessions_ended(c, user_id, &[], true).await;
     recipient.notify(c, SecurityChange::AccountDeleted).await;
     Ok(())
 }

@@ -30,6 +30,9 @@ pub struct CurrentSession {
     /// token, so that it is not decoded twice); unchecked: see
     /// `actions::organizations::active_membership`.
     pub(crate) organization: Option<String>,
+    /// The administrator (a user id) signed in as the user, when the session is an
+    /// impersonation: it may make no sensitive change nor administer.
+    pub impersonator: Option<String>,
 }
 
 impl CurrentSession {
@@ -64,7 +67,10 @@ pub(crate) async fn current_session(
         Some(adapter) if c.session_strategy == crate::config::SessionStrategy::Database => {
             let stored = c.stored_session_token(&token);
             let (session, user) = adapter.get_session_and_user(&stored).await.ok()??;
-            if session.expires <= time::OffsetDateTime::now_utc() {
+            let now = time::OffsetDateTime::now_utc();
+            if session.expires <= now
+                || super::admin::impersonation_end(&token).is_some_and(|end| end <= now)
+            {
                 return None;
             }
             let id = session_id(&stored);
@@ -72,13 +78,20 @@ pub(crate) async fn current_session(
                 Some(store) => store.get_session_sign_in(&stored).await,
                 None => Ok(None),
             };
-            let (auth_time, amr) = match recorded {
-                Ok(Some(info)) => (info.auth_time, info.amr),
-                Ok(None) | Err(AdapterError::Unsupported(_)) => {
-                    (created_at(&**adapter, &user.id, &stored).await?, Vec::new())
-                }
+            let (auth_time, amr, impersonator) = match recorded {
+                Ok(Some(info)) => (info.auth_time, info.amr, info.impersonator),
+                Ok(None) | Err(AdapterError::Unsupported(_)) => (
+                    created_at(&**adapter, &user.id, &stored).await?,
+                    Vec::new(),
+                    None,
+                ),
                 Err(_) => return None,
             };
+            // An impersonation is known by its token even when its record is lost: it is
+            // never taken for the user's own sign-in.
+            if impersonator.is_none() && super::admin::impersonation_end(&token).is_some() {
+                return None;
+            }
             Some(CurrentSession {
                 user_id: user.id,
                 session_id: Some(id),
@@ -86,10 +99,15 @@ pub(crate) async fn current_session(
                 amr,
                 origin: Some(url.site.origin.to_string()),
                 organization: None,
+                impersonator,
             })
         }
         _ => {
             let claims = c.decode_session(&token, &spec.name).ok()??;
+            let impersonation_end = super::admin::impersonation_claim_end(&claims);
+            if impersonation_end.is_some_and(|end| end <= time::OffsetDateTime::now_utc()) {
+                return None;
+            }
             // A revoked (or, the store failing, unverifiable) JWT is no session.
             if c.jwt_revocation
                 && !matches!(
@@ -120,6 +138,8 @@ pub(crate) async fn current_session(
                     .get(crate::organizations::ORGANIZATION_CLAIM)
                     .and_then(|v| v.as_str())
                     .map(str::to_owned),
+                impersonator: impersonation_end
+                    .and_then(|_| claims.get("act")?.get("sub")?.as_str().map(str::to_owned)),
             })
         }
     }

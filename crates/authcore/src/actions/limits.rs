@@ -182,6 +182,13 @@ impl Ctx<'_> {
         };
         let r = self.config.events.rate_limited(event).await;
         self.event_result("rateLimited", r);
+        self.audit(
+            crate::audit::AuditEvent::new("lockedOut")
+                .with("limit", limit.name())
+                .with("identifier", subject.clone())
+                .with("retryAfterSeconds", retry_after.as_secs()),
+        )
+        .await;
         AuthError::RateLimited {
             limit: limit.name(),
             retry_after,

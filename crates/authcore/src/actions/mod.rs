@@ -3,6 +3,7 @@
 
 pub(crate) mod account;
 pub(crate) mod account_page;
+pub(crate) mod admin;
 #[cfg(feature = "oauth")]
 pub(crate) mod backchannel_logout;
 pub(crate) mod callback;
@@ -124,6 +125,24 @@ impl Ctx<'_> {
     }
 
     /// Logs an event handler failure (`EventError`); events never fail a request.
+    /// Records `event` in the audit log with the request's client address and
+    /// `User-Agent` (at most 256 characters of it).
+    pub(crate) async fn audit(&self, event: crate::audit::AuditEvent) {
+        if !self.config.auditor.is_on() {
+            return;
+        }
+        let user_agent = self
+            .req
+            .headers
+            .get(http::header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .map(|ua| ua.chars().take(256).collect::<String>());
+        let event = event
+            .with("client", self.req.client.map(|ip| ip.to_string()))
+            .with("userAgent", user_agent);
+        crate::audit::record(self.config, event).await;
+    }
+
     pub(crate) fn event_result(&self, event: &'static str, r: Result<(), BoxError>) {
         if let Err(source) = r {
             self.log_error(&AuthError::EventError { event, source });

@@ -52,6 +52,12 @@ impl Recipient {
     pub(crate) async fn notify(&self, c: &ConfigInner, change: SecurityChange) {
         let user_id = self.user_id.as_str();
         tracing::info!(user = %user_id, change = change.name(), "security change");
+        crate::audit::record(
+            c,
+            crate::audit::AuditEvent::new(format!("account.{}", change.name()))
+                .target(user_id.to_owned()),
+        )
+        .await;
         let event = crate::callbacks::SecurityChangeEvent { user_id, change };
         if let Err(source) = c.events.security_change(event).await {
             c.logger.error(&crate::error::AuthError::EventError {

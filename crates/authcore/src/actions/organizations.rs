@@ -261,6 +261,14 @@ pub(crate) async fn create_organization(
         .await
         .map_err(|e| conflict_as(e, AccountError::SlugTaken))?;
     tracing::info!(organization = %organization.id, owner = %owner_id, "organization made");
+    crate::audit::record(
+        c,
+        crate::audit::AuditEvent::new("organization.created")
+            .actor(owner_id.to_owned())
+            .with("organization", organization.id.clone())
+            .with("slug", organization.slug.clone()),
+    )
+    .await;
     Ok(organization)
 }
 
@@ -329,6 +337,13 @@ pub(crate) async fn delete_organization(
     recent(c, me, SensitiveOperation::DeleteOrganization).await?;
     o.store.delete_organization(organization_id).await?;
     tracing::info!(organization = %organization_id, user = %me.user_id, "organization deleted");
+    crate::audit::record(
+        c,
+        crate::audit::AuditEvent::new("organization.deleted")
+            .actor(me.user_id.clone())
+            .with("organization", organization_id),
+    )
+    .await;
     Ok(())
 }
 
@@ -395,6 +410,16 @@ pub(crate) async fn set_member_roles(
     {
         MemberChange::Done => {
             tracing::info!(organization = %organization_id, by = %actor, user = %user_id, ?roles, "member roles changed");
+            crate::audit::record(
+                c,
+                crate::audit::AuditEvent::new("organization.rolesChanged")
+                    .actor(actor.to_owned())
+                    .target(user_id.to_owned())
+                    .with("organization", organization_id)
+                    .with("before", target.roles.clone())
+                    .with("after", roles.clone()),
+            )
+            .await;
             Ok(())
         }
         MemberChange::NotMember => Err(AccountError::NotFound),
@@ -421,6 +446,14 @@ pub(crate) async fn remove_member(
     match o.store.remove_member(organization_id, user_id).await? {
         MemberChange::Done => {
             tracing::info!(organization = %organization_id, by = %actor, user = %user_id, "member removed");
+            crate::audit::record(
+                c,
+                crate::audit::AuditEvent::new("organization.memberRemoved")
+                    .actor(actor.to_owned())
+                    .target(user_id.to_owned())
+                    .with("organization", organization_id),
+            )
+            .await;
             Ok(())
         }
         MemberChange::NotMember => Err(AccountError::NotFound),
@@ -615,6 +648,15 @@ pub(crate) async fn invite(
         to = %crate::email_address::masked(&email),
         "invitation made"
     );
+    let mut event = crate::audit::AuditEvent::new("organization.invited")
+        .with("invitation", invitation.id.clone())
+        .with("organization", invitation.organization_id.clone())
+        .with("roles", invitation.roles.clone())
+        .with("email", crate::email_address::masked(&email));
+    if let Some(inviter) = inviter {
+        event = event.actor(inviter.to_owned());
+    }
+    crate::audit::record(c, event).await;
     Ok(SentInvitation {
         invitation,
         link,
@@ -699,6 +741,13 @@ pub(crate) async fn revoke_invitation(
         .revoke_invitation(invitation_id, OffsetDateTime::now_utc())
         .await?
     {
+        let mut event = crate::audit::AuditEvent::new("organization.invitationRevoked")
+            .with("invitation", invitation_id)
+            .with("organization", invitation.organization_id.clone());
+        if let Some(actor) = actor {
+            event = event.actor(actor.to_owned());
+        }
+        crate::audit::record(c, event).await;
         Ok(())
     } else {
         Err(AccountError::InvalidInvitation)
@@ -810,6 +859,15 @@ pub(crate) async fn accept_invitation(
     {
         InvitationAcceptance::Accepted { invitation, .. } => {
             tracing::info!(user = %user_id, invitation = %invitation.id, organization = ?invitation.organization_id, "invitation accepted");
+            crate::audit::record(
+                c,
+                crate::audit::AuditEvent::new("organization.invitationAccepted")
+                    .actor(user_id.to_owned())
+                    .with("invitation", invitation.id.clone())
+                    .with("organization", invitation.organization_id.clone())
+                    .with("roles", invitation.roles.clone()),
+            )
+            .await;
             Ok(*invitation)
         }
         InvitationAcceptance::NotFound
@@ -1080,6 +1138,15 @@ pub(crate) async fn create_api_key(
     };
     o.keys.create_api_key(&key).await?;
     tracing::info!(key = %key.id, user = %me.user_id, organization = ?key.organization_id, "API key made");
+    crate::audit::record(
+        c,
+        crate::audit::AuditEvent::new("apiKey.created")
+            .actor(me.user_id.clone())
+            .with("key", key.id.clone())
+            .with("organization", key.organization_id.clone())
+            .with("permissions", key.permissions.clone()),
+    )
+    .await;
     Ok(NewApiKey { key, secret })
 }
 
@@ -1132,6 +1199,13 @@ pub(crate) async fn revoke_api_key(
         .revoke_api_key(key_id, OffsetDateTime::now_utc())
         .await?;
     tracing::info!(key = %key_id, by = %user_id, "API key revoked");
+    crate::audit::record(
+        c,
+        crate::audit::AuditEvent::new("apiKey.revoked")
+            .actor(user_id.to_owned())
+            .with("key", key_id),
+    )
+    .await;
     Ok(())
 }
 
@@ -1169,6 +1243,13 @@ pub(crate) async fn verify_api_key(c: &ConfigInner, text: &str) -> Result<Princi
         .is_none()
     {
         return Err(KeyRefused::MakerGone);
+    }
+    if super::admin::ban_of(c, &key.user_id)
+        .await
+        .map_err(unavailable)?
+        .is_some()
+    {
+        return Err(KeyRefused::Banned);
     }
     let organization = match &key.organization_id {
         None => None,

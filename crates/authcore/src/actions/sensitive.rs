@@ -48,11 +48,13 @@ pub enum SensitiveOperation {
     CreateApiKey,
     /// An organization deleted.
     DeleteOrganization,
+    /// An administrator's change to another user (a ban, a reset, an impersonation …).
+    Administer,
 }
 
 impl SensitiveOperation {
     /// Every sensitive operation.
-    pub const ALL: [SensitiveOperation; 14] = [
+    pub const ALL: [SensitiveOperation; 15] = [
         SensitiveOperation::AddPasskey,
         SensitiveOperation::RemovePasskey,
         SensitiveOperation::StartTotp,
@@ -67,6 +69,7 @@ impl SensitiveOperation {
         SensitiveOperation::ChangeEmail,
         SensitiveOperation::CreateApiKey,
         SensitiveOperation::DeleteOrganization,
+        SensitiveOperation::Administer,
     ];
 
     /// Its name in log lines and events (`addPasskey` …).
@@ -86,6 +89,7 @@ impl SensitiveOperation {
             SensitiveOperation::ChangeEmail => "changeEmail",
             SensitiveOperation::CreateApiKey => "createApiKey",
             SensitiveOperation::DeleteOrganization => "deleteOrganization",
+            SensitiveOperation::Administer => "administer",
         }
     }
 }
@@ -160,6 +164,15 @@ pub(crate) async fn require_recent_sign_in(
     session: &CurrentSession,
     operation: SensitiveOperation,
 ) -> Result<(), Refused> {
+    if let Some(admin) = &session.impersonator {
+        tracing::warn!(
+            user = %session.user_id,
+            impersonator = %admin,
+            operation = operation.name(),
+            "sensitive change refused: the session is an impersonation"
+        );
+        return Err(Refused::NotRecent);
+    }
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     let second = has_second_factor(c, &session.user_id)
         .await
@@ -214,6 +227,7 @@ mod tests {
             amr: amr.iter().map(|m| (*m).to_owned()).collect(),
             origin: None,
             organization: None,
+            impersonator: None,
         }
     }
 

@@ -195,8 +195,10 @@ impl Reader<'_> {
         let now = OffsetDateTime::now_utc();
         // The adapter sees the stored form; the cookie keeps the token.
         let stored = &*config.stored_session_token(token);
+        // An impersonation ends at the time its token names, never pushed back.
+        let impersonation_end = super::admin::impersonation_end(token);
         let found = match adapter.get_session_and_user(stored).await? {
-            Some((s, _)) if s.expires < now => {
+            Some((s, _)) if s.expires < now || impersonation_end.is_some_and(|end| end <= now) => {
                 adapter.delete_session(stored).await?;
                 None
             }
@@ -209,9 +211,9 @@ impl Reader<'_> {
             config.refreshes_tokens && refresh_account_tokens(config, adapter, &user.id).await?;
         let max_age = time::Duration::seconds(config.session_max_age as i64);
         let update_age = time::Duration::seconds(config.session_update_age as i64);
-        let new_expires = now + max_age;
+        let new_expires = impersonation_end.unwrap_or(now + max_age);
         let mut expires = session.expires;
-        if session.expires - max_age + update_age <= now {
+        if impersonation_end.is_none() && session.expires - max_age + update_age <= now {
             adapter.update_session(stored, new_expires).await?;
             super::record_session_activity(config, adapter, stored, self.request.user_agent).await;
             expires = new_expires;
@@ -282,6 +284,11 @@ impl Reader<'_> {
         let mut claims = config
             .decode_session(token, salt)?
             .ok_or("the session token is empty")?;
+        // An impersonation ends at the time its actor claim names, never pushed back.
+        let impersonation_end = super::admin::impersonation_claim_end(&claims);
+        if impersonation_end.is_some_and(|end| end <= OffsetDateTime::now_utc()) {
+            return Ok(SessionState::none(store.clean()));
+        }
         if config.jwt_revocation {
             match revoked(config, &claims).await {
                 Ok(false) => {}
@@ -321,6 +328,7 @@ impl Reader<'_> {
         let expires = keep.unwrap_or_else(|| {
             OffsetDateTime::now_utc() + time::Duration::seconds(config.session_max_age as i64)
         });
+        let expires = impersonation_end.map_or(expires, |end| end.min(expires));
         let mut session = Session {
             user: Some(SessionUser {
                 name: token.get("name").cloned(),

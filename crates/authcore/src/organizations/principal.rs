@@ -64,6 +64,9 @@ pub enum KeyRefused {
     /// Its maker is no longer a member, or no longer a user.
     #[error("the API key's maker has left")]
     MakerGone,
+    /// Its maker is banned.
+    #[error("the API key's maker is banned")]
+    Banned,
     /// The store could not be read.
     #[error("the API keys could not be read")]
     Unavailable,

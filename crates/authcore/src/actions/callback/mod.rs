@@ -25,6 +25,15 @@ pub(crate) async fn callback(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         result.as_ref().err().map(AuthError::error_type),
     );
     if let Err(e) = &result {
+        // A refused password is recorded where the identifier is known.
+        if !matches!(ctx.provider, Some(Provider::Credentials(_))) {
+            ctx.audit(
+                crate::audit::AuditEvent::new("signInFailed")
+                    .with("provider", ctx.provider.map(|p| p.id().to_owned()))
+                    .with("error", e.error_type()),
+            )
+            .await;
+        }
         ctx.debug("callback route error details", || {
             serde_json::json!({
                 "method": ctx.req.method.as_str(),
@@ -104,6 +113,12 @@ pub(crate) async fn finish_sign_in(
     cookies: Vec<SetCookie>,
     first: FirstFactor,
 ) -> Result<RawResponse, AuthError> {
+    crate::actions::admin::refuse_banned(
+        ctx.config,
+        signed_in.user.id.as_deref(),
+        &signed_in.account.provider,
+    )
+    .await?;
     let auth = SignInAuth::first(first);
     // With second factors on, a sign-in in a browser signed in already (an OAuth or passkey
     // sign-in keeps the current database session otherwise, as Auth.js does) is a fresh one,

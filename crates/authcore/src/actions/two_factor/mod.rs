@@ -421,6 +421,13 @@ pub(crate) async fn verify(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         auth_time: OffsetDateTime::now_utc().unix_timestamp(),
     };
     let signed_in = pending.signed_in();
+    // A ban made while the user was at the second step holds.
+    crate::actions::admin::refuse_banned(
+        ctx.config,
+        signed_in.user.id.as_deref(),
+        &signed_in.account.provider,
+    )
+    .await?;
     let opened = open_session(ctx, signed_in.user, &auth).await?;
     let resp = complete_sign_in(
         ctx,

@@ -1,0 +1,659 @@
+//! Administrators' operations over the configuration (the `admin` module is their public
+//! face: `Auth` methods and the JSON routes): who is an administrator, the ban that closes
+//! every door, and the actions on another user, each recorded in the audit log.
+
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+
+use super::account::{AccountError, CurrentSession, SensitiveOperation};
+use super::sensitive::require_recent_sign_in;
+use crate::adapter::{
+    Adapter, AdapterError, AdapterSession, AdapterUser, UserBan, UserDirectoryStore, UserPage,
+    UserQuery, capability,
+};
+use crate::admin::{ADMIN_PERMISSION, Admins};
+use crate::audit::AuditEvent;
+use crate::config::{ConfigInner, SessionStrategy};
+use crate::cookies::{RequestCookies, SessionCookieStore, SetCookie};
+use crate::organizations::Principal;
+use crate::site::RequestUrl;
+
+/// The `amr` value of an impersonated session (an administrator signed in as the user).
+pub(crate) const IMPERSONATION_AMR: &str = "imp";
+
+/// How a database session token made for an impersonation starts: `imp-<end>-` with the
+/// end's unix time, so the session read ends it without a lookup. A client that changes
+/// the prefix changes the token, which then names no session.
+const IMPERSONATION_TOKEN: &str = "imp-";
+
+/// When the impersonation of database session `token` ends, if it is one.
+pub(crate) fn impersonation_end(token: &str) -> Option<OffsetDateTime> {
+    let rest = token.strip_prefix(IMPERSONATION_TOKEN)?;
+    let (end, _) = rest.split_once('-')?;
+    OffsetDateTime::from_unix_timestamp(end.parse().ok()?).ok()
+}
+
+/// When the impersonation a JWT session's claims carry ends (`act.exp`), if it is one.
+pub(crate) fn impersonation_claim_end(claims: &crate::jwt::JwtClaims) -> Option<OffsetDateTime> {
+    let end = claims.get("act")?.get("exp")?.as_i64()?;
+    OffsetDateTime::from_unix_timestamp(end).ok()
+}
+
+/// The administrators' settings, or `AdminOff`.
+fn admins(c: &ConfigInner) -> Result<&Admins, AccountError> {
+    c.admins.as_ref().ok_or(AccountError::AdminOff)
+}
+
+fn adapter(c: &ConfigInner) -> Result<&dyn Adapter, AccountError> {
+    c.adapter.as_deref().ok_or(AccountError::NoAdapter)
+}
+
+fn directory(c: &ConfigInner) -> Result<&dyn UserDirectoryStore, AccountError> {
+    Ok(capability(
+        adapter(c)?.user_directory(),
+        "UserDirectoryStore",
+    )?)
+}
+
+/// The ban that holds on `user_id` now, when administrators are on (without them no user is
+/// banned, and nothing is read).
+pub(crate) async fn ban_of(
+    c: &ConfigInner,
+    user_id: &str,
+) -> Result<Option<UserBan>, AdapterError> {
+    let Some(store) = c
+        .admins
+        .as_ref()
+        .and_then(|_| c.adapter.as_deref())
+        .and_then(|a| a.user_directory())
+    else {
+        return Ok(None);
+    };
+    let now = OffsetDateTime::now_utc();
+    Ok(store
+        .get_user_ban(user_id)
+        .await?
+        .filter(|ban| ban.holds_at(now)))
+}
+
+/// Refuses the sign-in of a banned user (`AccessDenied`, as a `signIn` callback's refusal;
+/// logged and recorded as `signInRefused`). Checked where every sign-in ends, before any
+/// session is made.
+pub(crate) async fn refuse_banned(
+    c: &ConfigInner,
+    user_id: Option<&str>,
+    provider: &str,
+) -> Result<(), crate::error::AuthError> {
+    let Some(user_id) = user_id else {
+        return Ok(());
+    };
+    match ban_of(c, user_id).await {
+        Ok(None) => Ok(()),
+        Ok(Some(_)) => {
+            tracing::warn!(user = %user_id, provider, "sign-in refused: the user is banned");
+            crate::audit::record(
+                c,
+                AuditEvent::new("signInRefused")
+                    .target(user_id.to_owned())
+                    .with("provider", provider)
+                    .with("reason", "banned"),
+            )
+            .await;
+            Err(crate::error::AuthError::AccessDenied { source: None })
+        }
+        Err(source) => Err(crate::error::AuthError::AdapterError { source }),
+    }
+}
+
+/// Whether `user` is an administrator: listed by id or verified address, or a member of the
+/// administrators' organization whose roles grant [`ADMIN_PERMISSION`].
+pub(crate) async fn is_admin(c: &ConfigInner, user: &AdapterUser) -> Result<bool, AccountError> {
+    let admins = admins(c)?;
+    let verified = user
+        .email
+        .as_deref()
+        .filter(|_| user.email_verified.is_some());
+    if admins.lists(&user.id, verified) {
+        return Ok(true);
+    }
+    let (Some(slug), Some(orgs), Some(store)) = (
+        admins.organization.as_deref(),
+        c.organizations.as_ref(),
+        adapter(c)?.organizations(),
+    ) else {
+        return Ok(false);
+    };
+    let Some(org) = store.get_organization_by_slug(slug).await? else {
+        return Ok(false);
+    };
+    Ok(store
+        .get_member(&org.id, &user.id)
+        .await?
+        .is_some_and(|m| orgs.roles.allows(&m.roles, ADMIN_PERMISSION)))
+}
+
+/// Who acts as administrator: the user, and the session (`None` for an API key) whose
+/// changes pass the sensitive-change rule.
+#[derive(Debug, Clone)]
+pub(crate) struct Actor {
+    pub user_id: String,
+    pub session: Option<CurrentSession>,
+    pub api_key: Option<String>,
+}
+
+/// The administrator a request acts as: the API key `key` (what its `Authorization`
+/// header gave) when it is one of the administrators' organization holding
+/// [`ADMIN_PERMISSION`], else the signed-in `session` of an administrator who is not
+/// impersonating someone. `SessionRequired` with neither, `Forbidden` for anyone else.
+pub(crate) async fn actor(
+    c: &ConfigInner,
+    key: Option<Principal>,
+    session: Option<CurrentSession>,
+) -> Result<Actor, AccountError> {
+    let admins = admins(c)?;
+    if let Some(principal) = key {
+        let in_admin_org = principal.organization.as_ref().is_some_and(|o| {
+            Some(o.slug.as_str()) == admins.organization.as_deref()
+                && principal.has_permission(ADMIN_PERMISSION)
+        });
+        let Some(key) = principal.api_key.filter(|_| in_admin_org) else {
+            tracing::warn!(user = %principal.user_id, "administration refused: not an administrators' API key");
+            return Err(AccountError::Forbidden);
+        };
+        return Ok(Actor {
+            user_id: principal.user_id,
+            session: None,
+            api_key: Some(key),
+        });
+    }
+    let Some(session) = session else {
+        return Err(AccountError::SessionRequired);
+    };
+    if session.impersonator.is_some() {
+        tracing::warn!(user = %session.user_id, "administration refused: the session is an impersonation");
+        return Err(AccountError::Impersonating);
+    }
+    let user = adapter(c)?
+        .get_user(&session.user_id)
+        .await?
+        .ok_or(AccountError::SessionRequired)?;
+    if !is_admin(c, &user).await? {
+        tracing::warn!(user = %session.user_id, "administration refused: not an administrator");
+        return Err(AccountError::Forbidden);
+    }
+    Ok(Actor {
+        user_id: user.id,
+        session: Some(session),
+        api_key: None,
+    })
+}
+
+impl Actor {
+    /// The sensitive-change rule for a change through a browser session (an API key is
+    /// its own proof).
+    async fn may_change(&self, c: &ConfigInner) -> Result<(), AccountError> {
+        match &self.session {
+            Some(session) => {
+                Ok(require_recent_sign_in(c, session, SensitiveOperation::Administer).await?)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The audit event of this actor's action `kind` on `target`.
+    fn event(&self, kind: &str, target: &str) -> AuditEvent {
+        AuditEvent::new(kind)
+            .actor(self.user_id.clone())
+            .target(target.to_owned())
+            .with("apiKey", self.api_key.clone())
+    }
+}
+
+/// The user `user_id`, or `NotFound`.
+async fn user(c: &ConfigInner, user_id: &str) -> Result<AdapterUser, AccountError> {
+    adapter(c)?
+        .get_user(user_id)
+        .await?
+        .ok_or(AccountError::NotFound)
+}
+
+/// A change to another user: refused on the actor themselves (`OwnAccount`: their own
+/// account page does that), the target read.
+async fn target_of(
+    c: &ConfigInner,
+    actor: &Actor,
+    user_id: &str,
+) -> Result<AdapterUser, AccountError> {
+    actor.may_change(c).await?;
+    if user_id == actor.user_id {
+        return Err(AccountError::OwnAccount);
+    }
+    user(c, user_id).await
+}
+
+/// Users matching `query`.
+pub(crate) async fn search_users(
+    c: &ConfigInner,
+    actor: &Actor,
+    query: &UserQuery,
+) -> Result<UserPage, AccountError> {
+    let _ = actor;
+    Ok(directory(c)?.search_users(query).await?)
+}
+
+/// Everything an administrator sees of user `user_id`.
+pub(crate) async fn user_detail(
+    c: &ConfigInner,
+    actor: &Actor,
+    user_id: &str,
+) -> Result<crate::admin::UserDetail, AccountError> {
+    let _ = actor;
+    let adapter = adapter(c)?;
+    let user = user(c, user_id).await?;
+    let ban = directory(c)?.get_user_ban(user_id).await?;
+    let now = OffsetDateTime::now_utc();
+    let sessions = match c.session_strategy {
+        SessionStrategy::Database => super::account::sessions(c, user_id, None).await?,
+        SessionStrategy::Jwt => Vec::new(),
+    };
+    let (totp, recovery_codes_left) = match adapter.two_factor() {
+        Some(store) => (
+            store
+                .get_two_factor(user_id)
+                .await?
+                .is_some_and(|t| t.totp_confirmed_at.is_some()),
+            store.count_recovery_codes(user_id).await?,
+        ),
+        None => (false, 0),
+    };
+    let organizations = match c.organizations {
+        Some(_) => super::organizations::organizations_of(c, user_id).await?,
+        None => Vec::new(),
+    };
+    let groups = match adapter.user_groups() {
+        Some(store) => store.get_user_groups(user_id).await?,
+        None => Vec::new(),
+    };
+    Ok(crate::admin::UserDetail {
+        admin: is_admin(c, &user).await?,
+        banned: ban.as_ref().is_some_and(|b| b.holds_at(now)),
+        ban,
+        methods: super::account::sign_in_methods(c, user_id).await?,
+        sessions,
+        totp,
+        recovery_codes_left,
+        organizations,
+        apps: super::account::apps(c, user_id).await?,
+        groups,
+        user,
+    })
+}
+
+/// Ends every session of the user: database sessions deleted, JWT sessions revoked; how
+/// many database sessions ended.
+pub(crate) async fn end_all_sessions(c: &ConfigInner, user_id: &str) -> Result<u64, AccountError> {
+    super::account::revoke_other_sessions(c, user_id, None).await
+}
+
+/// Ends the user's sessions (`admin.sessionsEnded`).
+pub(crate) async fn end_sessions(
+    c: &ConfigInner,
+    actor: &Actor,
+    user_id: &str,
+) -> Result<u64, AccountError> {
+    target_of(c, actor, user_id).await?;
+    let ended = end_all_sessions(c, user_id).await?;
+    crate::audit::record(
+        c,
+        actor
+            .event("admin.sessionsEnded", user_id)
+            .with("ended", ended),
+    )
+    .await;
+    Ok(ended)
+}
+
+/// Bans the user until `until` (or until lifted) for `reason`: from now on they cannot
+/// sign in anywhere, their sessions end, the applications' tokens for them are void, and
+/// their API keys are refused (`admin.banned`).
+pub(crate) async fn ban(
+    c: &ConfigInner,
+    actor: &Actor,
+    user_id: &str,
+    reason: &str,
+    until: Option<OffsetDateTime>,
+) -> Result<UserBan, AccountError> {
+    let reason = reason.trim();
+    if reason.is_empty() || reason.chars().count() > 500 || reason.chars().any(char::is_control) {
+        return Err(AccountError::InvalidValue(
+            "a ban's reason has 1 to 500 characters and no control characters".into(),
+        ));
+    }
+    let now = OffsetDateTime::now_utc();
+    if until.is_some_and(|u| u <= now) {
+        return Err(AccountError::InvalidValue(
+            "a ban's end is in the future".into(),
+        ));
+    }
+    target_of(c, actor, user_id).await?;
+    let store = directory(c)?;
+    let before = store.get_user_ban(user_id).await?;
+    let ban = UserBan {
+        reason: reason.to_owned(),
+        at: now,
+        until,
+        by: Some(actor.user_id.clone()),
+    };
+    // The ban first: a sign-in that passes after it finds it.
+    if !store.set_user_ban(user_id, Some(&ban)).await? {
+        return Err(AccountError::NotFound);
+    }
+    let ended = end_all_sessions(c, user_id).await?;
+    let apps = revoke_all_app_access(c, user_id).await?;
+    tracing::warn!(user = %user_id, by = %actor.user_id, until = ?until, "user banned");
+    crate::audit::record(
+        c,
+        actor
+            .event("admin.banned", user_id)
+            .with("before", ban_json(before.as_ref()))
+            .with("after", ban_json(Some(&ban)))
+            .with("sessionsEnded", ended)
+            .with("appsRevoked", apps),
+    )
+    .await;
+    Ok(ban)
+}
+
+/// Lifts the user's ban (`admin.unbanned`); `NotFound` when the user has none.
+pub(crate) async fn unban(
+    c: &ConfigInner,
+    actor: &Actor,
+    user_id: &str,
+) -> Result<(), AccountError> {
+    target_of(c, actor, user_id).await?;
+    let store = directory(c)?;
+    let Some(before) = store.get_user_ban(user_id).await? else {
+        return Err(AccountError::NotFound);
+    };
+    store.set_user_ban(user_id, None).await?;
+    tracing::warn!(user = %user_id, by = %actor.user_id, "user's ban lifted");
+    crate::audit::record(
+        c,
+        actor
+            .event("admin.unbanned", user_id)
+            .with("before", ban_json(Some(&before)))
+            .with("after", Value::Null),
+    )
+    .await;
+    Ok(())
+}
+
+fn ban_json(ban: Option<&UserBan>) -> Value {
+    ban.map_or(Value::Null, |b| {
+        json!({
+            "reason": b.reason,
+            "at": crate::types::iso_string(b.at),
+            "until": b.until.map(crate::types::iso_string),
+        })
+    })
+}
+
+/// Revokes every application's access for the user: their tokens are void; how many.
+async fn revoke_all_app_access(c: &ConfigInner, user_id: &str) -> Result<u64, AccountError> {
+    let Some(store) = adapter(c)?.app_access() else {
+        return Ok(0);
+    };
+    let now = OffsetDateTime::now_utc();
+    let mut revoked = 0;
+    for access in store.list_app_access(user_id).await? {
+        if store
+            .revoke_app_access(user_id, &access.client_id, now)
+            .await?
+        {
+            revoked += 1;
+            let event = crate::callbacks::AppAccessRevokedEvent {
+                user_id,
+                client_id: &access.client_id,
+            };
+            if let Err(source) = c.events.app_access_revoked(event).await {
+                c.logger.error(&crate::error::AuthError::EventError {
+                    event: "appAccessRevoked",
+                    source,
+                });
+            }
+        }
+    }
+    Ok(revoked)
+}
+
+/// Removes the user's authenticator app and recovery codes, for one who lost them
+/// (`admin.twoFactorReset`); the user hears of it as of their own change.
+pub(crate) async fn reset_two_factor(
+    c: &ConfigInner,
+    actor: &Actor,
+    user_id: &str,
+) -> Result<(), AccountError> {
+    target_of(c, actor, user_id).await?;
+    let store = capability(adapter(c)?.two_factor(), "TwoFactorStore")?;
+    let had = store.get_two_factor(user_id).await?;
+    let Some(had) = had else {
+        return Err(AccountError::NotEnrolled);
+    };
+    store.delete_two_factor(user_id).await?;
+    crate::audit::record(
+        c,
+        actor
+            .event("admin.twoFactorReset", user_id)
+            .with("before", json!({ "totp": had.totp_confirmed_at.is_some() }))
+            .with("after", json!({ "totp": false })),
+    )
+    .await;
+    super::notify::security_change(
+        c,
+        user_id,
+        None,
+        super::notify::SecurityChange::TotpDisabled,
+    )
+    .await;
+    Ok(())
+}
+
+/// Deletes the user (`admin.userDeleted`), as their own deletion does: refused while they
+/// are the last owner of an organization with other members.
+pub(crate) async fn delete_user(
+    c: &ConfigInner,
+    actor: &Actor,
+    user_id: &str,
+) -> Result<(), AccountError> {
+    let target = target_of(c, actor, user_id).await?;
+    super::account::delete_user_unchecked(c, user_id, None).await?;
+    crate::audit::record(
+        c,
+        actor.event("admin.userDeleted", user_id).with(
+            "before",
+            json!({ "email": target.email, "name": target.name }),
+        ),
+    )
+    .await;
+    Ok(())
+}
+
+/// Makes a user with `email` (and `name`), as an administrator invites one
+/// (`admin.userCreated`); `InvalidEmail` for an address that is not one, `Conflict` as
+/// `InvalidValue` when a user has it.
+pub(crate) async fn create_user(
+    c: &ConfigInner,
+    actor: &Actor,
+    email: &str,
+    name: Option<&str>,
+) -> Result<AdapterUser, AccountError> {
+    actor.may_change(c).await?;
+    let email =
+        crate::email_address::normalize_email(email).map_err(|_| AccountError::InvalidEmail)?;
+    let adapter = adapter(c)?;
+    if adapter.get_user_by_email(&email).await?.is_some() {
+        return Err(AccountError::InvalidValue(
+            "a user has this email address".into(),
+        ));
+    }
+    let name = name.map(str::trim).filter(|n| !n.is_empty());
+    if name.is_some_and(|n| n.chars().count() > 200 || n.chars().any(char::is_control)) {
+        return Err(AccountError::InvalidValue(
+            "a name has at most 200 characters and no control characters".into(),
+        ));
+    }
+    let user = adapter
+        .create_user(crate::adapter::NewUser {
+            email: Some(email),
+            name: name.map(str::to_owned),
+            ..Default::default()
+        })
+        .await?;
+    crate::audit::record(
+        c,
+        actor
+            .event("admin.userCreated", &user.id)
+            .with("after", json!({ "email": user.email, "name": user.name })),
+    )
+    .await;
+    Ok(user)
+}
+
+/// Starts an impersonation of `user_id` by the administrator `actor` (through a browser
+/// session only): a session of the user, marked with the administrator (`act`,
+/// `amr: ["imp"]`), that ends after the configured time at most and may make no
+/// sensitive change; the cookies that carry it replace the administrator's. Never of
+/// another administrator, nor of a banned user (`admin.impersonationStarted`).
+pub(crate) async fn impersonate(
+    c: &ConfigInner,
+    actor: &Actor,
+    url: &RequestUrl,
+    cookies: &RequestCookies,
+    user_id: &str,
+) -> Result<Vec<SetCookie>, AccountError> {
+    if actor.session.is_none() {
+        // A key has no browser to hand the session to.
+        return Err(AccountError::Forbidden);
+    }
+    let target = target_of(c, actor, user_id).await?;
+    if is_admin(c, &target).await? {
+        tracing::warn!(user = %user_id, by = %actor.user_id, "impersonation refused: the user is an administrator");
+        return Err(AccountError::TargetIsAdmin);
+    }
+    if ban_of(c, user_id).await?.is_some() {
+        return Err(AccountError::Banned);
+    }
+    let limit = admins(c)?.impersonation;
+    let now = OffsetDateTime::now_utc();
+    let end = now
+        .checked_add(time::Duration::try_from(limit).unwrap_or(time::Duration::HOUR))
+        .ok_or_else(|| AccountError::InvalidValue("the impersonation's time is too long".into()))?;
+    let spec = &c.cookies(url.is_https()).session_token;
+    let store = SessionCookieStore::new(spec, cookies);
+    let sign_in = crate::SignInInfo::new(
+        vec![IMPERSONATION_AMR.to_owned()],
+        Some(now.unix_timestamp()),
+    )
+    .with_impersonator(Some(actor.user_id.clone()));
+    let set = if c.session_strategy == SessionStrategy::Database {
+        let adapter = adapter(c)?;
+        let token = format!(
+            "{IMPERSONATION_TOKEN}{}-{}",
+            end.unix_timestamp(),
+            crate::random::uuid_v4()
+        );
+        let stored = c.stored_session_token(&token).into_owned();
+        adapter
+            .create_session(AdapterSession {
+                session_token: stored.clone(),
+                user_id: user_id.to_owned(),
+                expires: end,
+            })
+            .await?;
+        if let Some(records) = adapter.session_sign_in() {
+            records.record_session_sign_in(&stored, &sign_in).await?;
+        }
+        store.write(&token, end)
+    } else {
+        let mut claims = super::completion::default_token(&crate::types::User::from(&target));
+        claims.insert("amr".into(), json!([IMPERSONATION_AMR]));
+        claims.insert("auth_time".into(), now.unix_timestamp().into());
+        claims.insert(
+            "act".into(),
+            json!({ "sub": actor.user_id, "exp": end.unix_timestamp() }),
+        );
+        if c.jwt_revocation {
+            claims.insert("sid".into(), crate::random::uuid_v4().into());
+            claims.insert("sat".into(), crate::types::unix_millis(now).into());
+        }
+        let encoded = c
+            .encode_session(&claims, &spec.name)
+            .map_err(|e| AccountError::Adapter(AdapterError::Backend(e)))?;
+        super::write_session_cookie(c, &store, &encoded, end)
+    };
+    tracing::warn!(user = %user_id, by = %actor.user_id, until = %crate::types::iso_string(end), "impersonation started");
+    crate::audit::record(
+        c,
+        actor
+            .event("admin.impersonationStarted", user_id)
+            .with("until", crate::types::iso_string(end)),
+    )
+    .await;
+    Ok(set)
+}
+
+/// Ends the impersonation the request's session is (`admin.impersonationEnded`): the
+/// session is signed out; `NotFound` when it is none.
+pub(crate) async fn end_impersonation(
+    c: &ConfigInner,
+    me: &CurrentSession,
+    url: &RequestUrl,
+    cookies: &RequestCookies,
+) -> Result<Vec<SetCookie>, AccountError> {
+    let Some(admin) = &me.impersonator else {
+        return Err(AccountError::NotFound);
+    };
+    let spec = &c.cookies(url.is_https()).session_token;
+    let store = SessionCookieStore::new(spec, cookies);
+    if c.session_strategy == SessionStrategy::Database
+        && let Some(token) = store.value()
+    {
+        adapter(c)?
+            .delete_session(&c.stored_session_token(&token))
+            .await?;
+    }
+    tracing::warn!(user = %me.user_id, by = %admin, "impersonation ended");
+    crate::audit::record(
+        c,
+        AuditEvent::new("admin.impersonationEnded")
+            .actor(admin.clone())
+            .target(me.user_id.clone()),
+    )
+    .await;
+    Ok(store.clean())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_impersonation_token_says_its_end() {
+        let cases = [
+            ("imp-1700000000-3f2a", Some(1_700_000_000)),
+            ("imp-1700000000-", Some(1_700_000_000)),
+            ("imp-x-3f2a", None),
+            ("imp-1700000000", None),
+            ("3f2a-imp-1700000000-", None),
+            ("", None),
+            ("imp-99999999999999999999-a", None),
+        ];
+        for (token, want) in cases {
+            assert_eq!(
+                impersonation_end(token).map(OffsetDateTime::unix_timestamp),
+                want,
+                "{token}"
+            );
+        }
+    }
+}
