@@ -24,6 +24,7 @@ mod action_session;
 mod action_signin;
 mod action_signout;
 mod action_verify_request;
+mod admin;
 mod assert_config;
 mod authorize_request;
 mod bad_input_logging;

@@ -39,6 +39,29 @@ pub(crate) fn impersonation_claim_end(claims: &crate::jwt::JwtClaims) -> Option<
     OffsetDateTime::from_unix_timestamp(end).ok()
 }
 
+/// The mark (in the single-use store) of an impersonation's JWT session, by its `sid`,
+/// that was ended before its time: the token is refused from then on.
+const IMPERSONATION_ENDED: &str = "impersonation-ended";
+
+/// Whether the JWT session `claims` is an impersonation that is over: past its end, or
+/// ended by a click (a store failure counts as over: an impersonation is not worth the
+/// doubt).
+pub(crate) async fn impersonation_over(c: &ConfigInner, claims: &crate::jwt::JwtClaims) -> bool {
+    let Some(end) = impersonation_claim_end(claims) else {
+        return false;
+    };
+    if end <= OffsetDateTime::now_utc() {
+        return true;
+    }
+    match claims.get("sid").and_then(Value::as_str) {
+        Some(sid) => !matches!(
+            c.single_use().is_marked(IMPERSONATION_ENDED, sid).await,
+            Ok(false)
+        ),
+        None => true,
+    }
+}
+
 /// The administrators' settings, or `AdminOff`.
 fn admins(c: &ConfigInner) -> Result<&Admins, AccountError> {
     c.admins.as_ref().ok_or(AccountError::AdminOff)
@@ -582,10 +605,10 @@ pub(crate) async fn impersonate(
             "act".into(),
             json!({ "sub": actor.user_id, "exp": end.unix_timestamp() }),
         );
-        if c.jwt_revocation {
-            claims.insert("sid".into(), crate::random::uuid_v4().into());
-            claims.insert("sat".into(), crate::types::unix_millis(now).into());
-        }
+        // The session id ends it before its time; the sign-in time keeps it under the
+        // user's revocations.
+        claims.insert("sid".into(), crate::random::uuid_v4().into());
+        claims.insert("sat".into(), crate::types::unix_millis(now).into());
         let encoded = c
             .encode_session(&claims, &spec.name)
             .map_err(|e| AccountError::Adapter(AdapterError::Backend(e)))?;
@@ -615,12 +638,19 @@ pub(crate) async fn end_impersonation(
     };
     let spec = &c.cookies(url.is_https()).session_token;
     let store = SessionCookieStore::new(spec, cookies);
-    if c.session_strategy == SessionStrategy::Database
-        && let Some(token) = store.value()
-    {
-        adapter(c)?
-            .delete_session(&c.stored_session_token(&token))
-            .await?;
+    if c.session_strategy == SessionStrategy::Database {
+        if let Some(token) = store.value() {
+            adapter(c)?
+                .delete_session(&c.stored_session_token(&token))
+                .await?;
+        }
+    } else if let Some(sid) = &me.session_id {
+        // A copy of the token is refused too, until its end.
+        let ttl = admins(c)?.impersonation;
+        c.single_use()
+            .mark(IMPERSONATION_ENDED, sid, ttl)
+            .await
+            .map_err(|e| AccountError::Adapter(AdapterError::Backend(e)))?;
     }
     tracing::warn!(user = %me.user_id, by = %admin, "impersonation ended");
     crate::audit::record(

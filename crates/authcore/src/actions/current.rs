@@ -105,7 +105,7 @@ pub(crate) async fn current_session(
         _ => {
             let claims = c.decode_session(&token, &spec.name).ok()??;
             let impersonation_end = super::admin::impersonation_claim_end(&claims);
-            if impersonation_end.is_some_and(|end| end <= time::OffsetDateTime::now_utc()) {
+            if impersonation_end.is_some() && super::admin::impersonation_over(c, &claims).await {
                 return None;
             }
             // A revoked (or, the store failing, unverifiable) JWT is no session.

@@ -286,7 +286,7 @@ impl Reader<'_> {
             .ok_or("the session token is empty")?;
         // An impersonation ends at the time its actor claim names, never pushed back.
         let impersonation_end = super::admin::impersonation_claim_end(&claims);
-        if impersonation_end.is_some_and(|end| end <= OffsetDateTime::now_utc()) {
+        if impersonation_end.is_some() && super::admin::impersonation_over(config, &claims).await {
             return Ok(SessionState::none(store.clean()));
         }
         if config.jwt_revocation {

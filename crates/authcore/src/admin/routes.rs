@@ -183,12 +183,13 @@ impl AdminRequest<'_> {
         Ok(self.auth.admin_actor(&self.parts).await?)
     }
 
-    /// The body of a change and its administrator, once the body parsed and, through a
+    /// The administrator of a change and its body, once the body parsed and, through a
     /// session, its CSRF token matched the request's cookie.
     async fn change<T: DeserializeOwned>(&self) -> Result<(T, AdminActor), Refusal> {
+        // Who asks first: nobody learns what a body must hold.
+        let actor = self.reader().await?;
         let body: Change<T> = serde_json::from_slice(&self.body)
             .map_err(|_| Refusal(StatusCode::BAD_REQUEST, "InvalidRequest", None))?;
-        let actor = self.reader().await?;
         if actor.api_key().is_none() && !self.csrf_matches(&body.csrf_token).await {
             return Err(Refusal(StatusCode::FORBIDDEN, "MissingCSRF", None));
         }

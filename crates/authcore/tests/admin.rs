@@ -1,0 +1,805 @@
+//! Administrators through the `Auth` API and the JSON routes: finding users, a ban that
+//! closes every door (a session, a new sign-in, an API key), impersonation that is marked,
+//! time-limited and powerless for sensitive changes, and the audit trail of it all — and,
+//! as an attacker would try them, every way past those rules: each refusal leaves the
+//! users as they were and answers none of their data.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use crate::common::*;
+use authcore::account::{AccountError, KeyRefused};
+use authcore::adapter::{
+    Adapter, AuditLogStore, AuditQuery, MemoryAdapter, UserDirectoryStore, UserQuery,
+};
+use authcore::admin::{AdminRoute, Admins};
+use authcore::audit::{AuditLog, ChainFault};
+use authcore::organizations::Organizations;
+use authcore::{Auth, SessionStrategy};
+use serde_json::{Value, json};
+
+/// An app with administrators: Ada, owner of the administrators' organization `ops`, and
+/// Lou, listed by address; Uma and Bob are users (Bob a member of `ops` without the
+/// permission), all signing in by magic links into `mailbox`.
+struct App {
+    auth: Auth,
+    db: MemoryAdapter,
+    mailbox: Mailbox,
+    ada: String,
+    lou: String,
+    uma: String,
+    bob: String,
+    ops: String,
+}
+
+async fn app_with(strategy: SessionStrategy, impersonation: Duration) -> App {
+    let db = MemoryAdapter::new();
+    let mailbox = Mailbox::default();
+    let (auth, _) = auth_with(
+        builder()
+            .url(format!("{ORIGIN}/auth"))
+            .provider(mailbox.provider())
+            .adapter(db.clone())
+            .session_strategy(strategy)
+            .jwt_revocation(true)
+            .organizations(Organizations::new().role("viewer", ["project:read"]))
+            .admins(
+                Admins::new()
+                    .user("lou@example.com")
+                    .organization("ops")
+                    .impersonation(impersonation),
+            )
+            .audit_log(AuditLog::new().store(true)),
+    );
+    let ada = stored_user(&db, "ada@example.com", true).await;
+    let lou = stored_user(&db, "lou@example.com", true).await;
+    let uma = stored_user(&db, "uma@example.com", true).await;
+    let bob = stored_user(&db, "bob@example.com", true).await;
+    let ops = auth
+        .create_organization_for(&ada, "Ops", Some("ops"))
+        .await
+        .unwrap()
+        .id;
+    let sent = auth
+        .invite(
+            Some(&ada),
+            &authcore::account::InvitationSpec::to_organization(&ops, "bob@example.com")
+                .roles(["viewer"]),
+            None,
+        )
+        .await
+        .unwrap();
+    let token = sent.link.split("token=").nth(1).unwrap().to_owned();
+    auth.accept_invitation(&bob, &token).await.unwrap();
+    App {
+        auth,
+        db,
+        mailbox,
+        ada,
+        lou,
+        uma,
+        bob,
+        ops,
+    }
+}
+
+async fn app(strategy: SessionStrategy) -> App {
+    app_with(strategy, Duration::from_secs(600)).await
+}
+
+const STRATEGIES: [SessionStrategy; 2] = [SessionStrategy::Jwt, SessionStrategy::Database];
+
+impl App {
+    /// A fresh password session of `user`: its cookie header.
+    async fn cookie(&self, user: &str) -> String {
+        session_of(&self.auth, &self.db, user, Duration::ZERO, &["pwd"])
+            .await
+            .0
+    }
+
+    /// Signs `email` in by a magic link: the answer of the link.
+    async fn sign_in(&self, email: &str) -> TestResponse {
+        let r = ask_for_magic_link(&self.auth, email).await;
+        assert_eq!(r.status, 302, "{}", r.text());
+        let link = self
+            .mailbox
+            .last(email, authcore::providers::email::LinkPurpose::SignIn);
+        let path = link.strip_prefix(ORIGIN).unwrap().to_owned();
+        send(&self.auth, get(&path).body(empty()).unwrap()).await
+    }
+
+    /// Who the session of `cookie` is, if anyone.
+    async fn who(&self, cookie: &str) -> Option<String> {
+        let r = get_session(&self.auth, cookie).await;
+        r.json()["user"]["email"].as_str().map(str::to_owned)
+    }
+
+    /// `route` with `fields` (a query for a read, a JSON body with a valid CSRF token
+    /// for a change) and the request headers `extra`.
+    async fn call(
+        &self,
+        route: AdminRoute,
+        cookie: &str,
+        extra: &[(&str, &str)],
+        fields: Value,
+    ) -> TestResponse {
+        let (csrf_cookie, token) = csrf_pair();
+        let mut uri = url(route.path());
+        let body = if route.method() == http::Method::GET {
+            let query: Vec<(String, String)> = fields
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+                .collect();
+            if !query.is_empty() {
+                uri.push('?');
+                uri.push_str(
+                    &url::form_urlencoded::Serializer::new(String::new())
+                        .extend_pairs(query)
+                        .finish(),
+                );
+            }
+            String::new()
+        } else {
+            let mut body = fields;
+            if body.get("csrfToken").is_none() {
+                body["csrfToken"] = json!(token);
+            }
+            body.to_string()
+        };
+        let mut req = http::Request::builder()
+            .method(route.method())
+            .uri(uri)
+            .header("cookie", format!("{cookie}; {csrf_cookie}"))
+            .header("content-type", "application/json");
+        for (k, v) in extra {
+            req = req.header(*k, *v);
+        }
+        let r = self
+            .auth
+            .handle_admin(
+                route,
+                req.body(http_body_util::Full::new(bytes::Bytes::from(body)))
+                    .unwrap(),
+            )
+            .await;
+        let (parts, body) = r.into_parts();
+        TestResponse {
+            status: parts.status,
+            headers: parts.headers,
+            body: http_body_util::BodyExt::collect(body)
+                .await
+                .unwrap()
+                .to_bytes(),
+        }
+    }
+
+    async fn audit_kinds(&self) -> Vec<String> {
+        let records = self
+            .db
+            .query_audit_records(&AuditQuery {
+                ascending: true,
+                limit: 1000,
+                ..AuditQuery::default()
+            })
+            .await
+            .unwrap();
+        records.into_iter().map(|r| r.kind).collect()
+    }
+}
+
+#[tokio::test]
+async fn administrators_find_users_and_read_them() {
+    let a = app(SessionStrategy::Database).await;
+    let cookie = a.cookie(&a.ada).await;
+    let r = a
+        .call(AdminRoute::Users, &cookie, &[], json!({ "q": "UMA" }))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["users"][0]["id"], json!(a.uma));
+    assert_eq!(r.json()["users"].as_array().unwrap().len(), 1);
+    // Every user, a page of two at a time.
+    let mut seen = Vec::new();
+    let mut after = String::new();
+    loop {
+        let mut q = json!({ "limit": "2" });
+        if !after.is_empty() {
+            q["after"] = json!(after);
+        }
+        let page = a.call(AdminRoute::Users, &cookie, &[], q).await.json();
+        for u in page["users"].as_array().unwrap() {
+            seen.push(u["id"].as_str().unwrap().to_owned());
+        }
+        match page["next"].as_str() {
+            Some(next) => after = next.to_owned(),
+            None => break,
+        }
+    }
+    seen.sort();
+    let mut all = vec![a.ada.clone(), a.lou.clone(), a.uma.clone(), a.bob.clone()];
+    all.sort();
+    assert_eq!(seen, all);
+    let r = a
+        .call(
+            AdminRoute::Users,
+            &cookie,
+            &[],
+            json!({ "organizationId": a.ops }),
+        )
+        .await;
+    assert_eq!(r.json()["users"].as_array().unwrap().len(), 2);
+    let r = a
+        .call(AdminRoute::User, &cookie, &[], json!({ "id": a.bob }))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let detail = r.json();
+    assert_eq!(detail["user"]["email"], "bob@example.com");
+    assert_eq!(detail["admin"], false);
+    assert_eq!(detail["organizations"][0]["roles"], json!(["viewer"]));
+    // Lou is an administrator by address, Ada by her role in `ops`.
+    for who in [&a.lou, &a.ada] {
+        assert!(a.auth.is_admin(who).await.unwrap());
+    }
+    assert!(!a.auth.is_admin(&a.bob).await.unwrap());
+    let r = a
+        .call(AdminRoute::User, &cookie, &[], json!({ "id": "nobody" }))
+        .await;
+    assert_eq!(
+        (r.status.as_u16(), r.json()["error"].clone()),
+        (404, json!("NotFound"))
+    );
+}
+
+#[tokio::test]
+async fn a_ban_closes_every_door_and_its_lifting_opens_them() {
+    for strategy in STRATEGIES {
+        let a = app(strategy).await;
+        let signed_in = a.sign_in("uma@example.com").await;
+        assert_eq!(signed_in.status, 302);
+        let uma_session = signed_in.cookie(SESSION_COOKIE).unwrap();
+        let uma_cookie = format!("{SESSION_COOKIE}={uma_session}");
+        assert_eq!(a.who(&uma_cookie).await.as_deref(), Some("uma@example.com"));
+        let key = a
+            .auth
+            .create_api_key(
+                &fresh_session(&a.auth, &a.db, &a.uma).await,
+                None,
+                "cli",
+                &[],
+                None,
+            )
+            .await
+            .unwrap();
+        let key_text = key.secret.expose().to_owned();
+
+        let admin = a.cookie(&a.ada).await;
+        let r = a
+            .call(
+                AdminRoute::Ban,
+                &admin,
+                &[],
+                json!({ "userId": a.uma, "reason": "spam", "until": "2999-01-01T00:00:00Z" }),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{strategy:?}: {}", r.text());
+        // The session she had is over, a new sign-in is refused, her key is refused.
+        assert_eq!(a.who(&uma_cookie).await, None, "{strategy:?}");
+        let again = a.sign_in("uma@example.com").await;
+        assert!(
+            again.location().unwrap().contains("error=AccessDenied"),
+            "{strategy:?}: {:?}",
+            again.location()
+        );
+        assert!(again.cookie(SESSION_COOKIE).is_none_or(|c| c.is_empty()));
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            http::header::AUTHORIZATION,
+            format!("Bearer {key_text}").parse().unwrap(),
+        );
+        let refused = a
+            .auth
+            .principal(&url("/api").parse().unwrap(), &headers)
+            .await;
+        assert_eq!(refused, Err(KeyRefused::Banned), "{strategy:?}");
+        let detail = a
+            .call(AdminRoute::User, &admin, &[], json!({ "id": a.uma }))
+            .await
+            .json();
+        assert_eq!(detail["banned"], true);
+        assert_eq!(detail["ban"]["reason"], "spam");
+
+        let r = a
+            .call(AdminRoute::Unban, &admin, &[], json!({ "userId": a.uma }))
+            .await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let back = a.sign_in("uma@example.com").await;
+        let cookie = format!("{SESSION_COOKIE}={}", back.cookie(SESSION_COOKIE).unwrap());
+        assert_eq!(a.who(&cookie).await.as_deref(), Some("uma@example.com"));
+        let kinds = a.audit_kinds().await;
+        for kind in ["signIn", "admin.banned", "signInRefused", "admin.unbanned"] {
+            assert!(
+                kinds.iter().any(|k| k == kind),
+                "{strategy:?}: {kind} in {kinds:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_ban_ends_by_itself_and_refuses_bad_values() {
+    let a = app(SessionStrategy::Database).await;
+    let admin = a.cookie(&a.ada).await;
+    for (fields, error) in [
+        (json!({ "userId": a.uma, "reason": "" }), "InvalidValue"),
+        (
+            json!({ "userId": a.uma, "reason": "x".repeat(501) }),
+            "InvalidValue",
+        ),
+        (
+            json!({ "userId": a.uma, "reason": "a\u{0}b" }),
+            "InvalidValue",
+        ),
+        (
+            json!({ "userId": a.uma, "reason": "spam", "until": "2001-01-01T00:00:00Z" }),
+            "InvalidValue",
+        ),
+        (
+            json!({ "userId": a.uma, "reason": "spam", "until": "tomorrow" }),
+            "InvalidValue",
+        ),
+        (json!({ "userId": a.ada, "reason": "self" }), "OwnAccount"),
+        (json!({ "userId": "nobody", "reason": "spam" }), "NotFound"),
+        (json!({ "reason": "spam" }), "InvalidRequest"),
+    ] {
+        let r = a.call(AdminRoute::Ban, &admin, &[], fields.clone()).await;
+        assert_eq!(r.json()["error"], json!(error), "{fields}");
+        assert!(r.status.is_client_error(), "{fields}");
+    }
+    assert_eq!(a.db.get_user_ban(&a.uma).await.unwrap(), None);
+    // A ban that has ended lets the user in without being lifted.
+    a.db.set_user_ban(
+        &a.uma,
+        Some(&authcore::adapter::UserBan {
+            reason: "a day off".into(),
+            at: time::OffsetDateTime::now_utc() - time::Duration::days(2),
+            until: Some(time::OffsetDateTime::now_utc() - time::Duration::days(1)),
+            by: Some(a.ada.clone()),
+        }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(a.auth.ban_of(&a.uma).await.unwrap(), None);
+    let r = a.sign_in("uma@example.com").await;
+    assert!(r.cookie(SESSION_COOKIE).is_some_and(|c| !c.is_empty()));
+}
+
+#[tokio::test]
+async fn impersonation_is_marked_limited_and_ended_by_one_call() {
+    for strategy in STRATEGIES {
+        let a = app(strategy).await;
+        let admin = a.cookie(&a.ada).await;
+        let r = a
+            .call(
+                AdminRoute::Impersonate,
+                &admin,
+                &[],
+                json!({ "userId": a.uma }),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{strategy:?}: {}", r.text());
+        let token = r.cookie(SESSION_COOKIE).unwrap();
+        let cookie = format!("{SESSION_COOKIE}={token}");
+        assert_eq!(a.who(&cookie).await.as_deref(), Some("uma@example.com"));
+        let mut headers = http::HeaderMap::new();
+        headers.insert(http::header::COOKIE, cookie.parse().unwrap());
+        let me = a
+            .auth
+            .current_session(&url("/auth/session").parse().unwrap(), &headers)
+            .await
+            .unwrap();
+        assert_eq!(
+            me.impersonator.as_deref(),
+            Some(a.ada.as_str()),
+            "{strategy:?}"
+        );
+        assert_eq!(me.amr, ["imp"]);
+        // No sensitive change, no administration, no impersonation from it.
+        assert!(matches!(
+            a.auth.delete_user(&me).await,
+            Err(AccountError::ReauthenticationRequired)
+        ));
+        assert!(a.db.get_user(&a.uma).await.unwrap().is_some());
+        let r = a.call(AdminRoute::Users, &cookie, &[], json!({})).await;
+        assert_eq!(r.status, 403, "{strategy:?}");
+        // The session is never pushed past its end by being used.
+        let read = get_session(&a.auth, &cookie).await;
+        let expires = time::OffsetDateTime::parse(
+            read.json()["expires"].as_str().unwrap(),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .unwrap();
+        assert!(expires <= time::OffsetDateTime::now_utc() + time::Duration::seconds(601));
+        // One call ends it.
+        let r = a
+            .call(AdminRoute::EndImpersonation, &cookie, &[], json!({}))
+            .await;
+        assert_eq!(r.status, 200, "{strategy:?}: {}", r.text());
+        // A copy of the cookie kept is over too.
+        assert_eq!(a.who(&cookie).await, None, "{strategy:?}");
+        assert!(
+            r.set_cookies()
+                .iter()
+                .any(|c| c.starts_with(SESSION_COOKIE))
+        );
+        let kinds = a.audit_kinds().await;
+        for kind in ["admin.impersonationStarted", "admin.impersonationEnded"] {
+            assert!(kinds.iter().any(|k| k == kind), "{strategy:?}: {kind}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_impersonation_ends_at_its_time() {
+    for strategy in STRATEGIES {
+        let a = app_with(strategy, Duration::from_secs(1)).await;
+        let admin = a.cookie(&a.ada).await;
+        let r = a
+            .call(
+                AdminRoute::Impersonate,
+                &admin,
+                &[],
+                json!({ "userId": a.uma }),
+            )
+            .await;
+        let cookie = format!("{SESSION_COOKIE}={}", r.cookie(SESSION_COOKIE).unwrap());
+        assert!(a.who(&cookie).await.is_some());
+        tokio::time::sleep(Duration::from_millis(2100)).await;
+        assert_eq!(a.who(&cookie).await, None, "{strategy:?}");
+    }
+}
+
+#[tokio::test]
+async fn attack_impersonation_of_administrators_and_escalation_through_it() {
+    for strategy in STRATEGIES {
+        let a = app(strategy).await;
+        let admin = a.cookie(&a.ada).await;
+        // Never of another administrator (by list or by role), nor of oneself.
+        for (target, error) in [(&a.lou, "TargetIsAdmin"), (&a.ada, "OwnAccount")] {
+            let r = a
+                .call(
+                    AdminRoute::Impersonate,
+                    &admin,
+                    &[],
+                    json!({ "userId": target }),
+                )
+                .await;
+            assert_eq!(r.json()["error"], json!(error), "{strategy:?}");
+            assert!(r.cookie(SESSION_COOKIE).is_none());
+        }
+        // Impersonating Bob (an `ops` member without the permission) gives nothing of
+        // an administrator's, even were he one later.
+        let r = a
+            .call(
+                AdminRoute::Impersonate,
+                &admin,
+                &[],
+                json!({ "userId": a.bob }),
+            )
+            .await;
+        let bob = format!("{SESSION_COOKIE}={}", r.cookie(SESSION_COOKIE).unwrap());
+        for route in AdminRoute::ALL {
+            if route == AdminRoute::EndImpersonation {
+                continue;
+            }
+            let r = a.call(route, &bob, &[], json!({ "userId": a.uma })).await;
+            assert!(
+                [401, 403].contains(&r.status.as_u16()),
+                "{strategy:?} {route:?}: {}",
+                r.status
+            );
+            assert!(!r.text().contains("uma@example.com"));
+        }
+        assert_eq!(a.db.get_user_ban(&a.uma).await.unwrap(), None);
+    }
+}
+
+#[tokio::test]
+async fn attack_non_administrators_on_every_route() {
+    for strategy in STRATEGIES {
+        let a = app(strategy).await;
+        let bob = a.cookie(&a.bob).await;
+        // An `ops` key of Bob's: his role lacks the permission, so the key cannot hold it.
+        let bob_session = fresh_session(&a.auth, &a.db, &a.bob).await;
+        let key = a
+            .auth
+            .create_api_key(
+                &bob_session,
+                Some(&a.ops),
+                "k",
+                &["project:read".into()],
+                None,
+            )
+            .await
+            .unwrap();
+        let bearer = format!("Bearer {}", key.secret.expose());
+        // A JWT claiming to be an administrator, signed with the right secret: claims of
+        // the token make nobody an administrator.
+        let forged = session_cookie(
+            &a.auth,
+            json!({ "sub": a.uma, "role": "admin", "admin": true, "amr": ["pwd"],
+                    "auth_time": time::OffsetDateTime::now_utc().unix_timestamp() }),
+        );
+        let forged_key = "Bearer ak_nope_nope";
+        type Who<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>);
+        let attackers: [Who<'_>; 6] = [
+            ("nobody", "", vec![]),
+            ("a user", &bob, vec![]),
+            ("a member's key", "", vec![("authorization", &bearer)]),
+            ("a forged key", "", vec![("authorization", forged_key)]),
+            ("an admin claim", &forged, vec![]),
+            (
+                "two authorization headers",
+                "",
+                vec![("authorization", &bearer), ("authorization", &bearer)],
+            ),
+        ];
+        let users_before =
+            a.db.search_users(&UserQuery {
+                limit: 100,
+                ..UserQuery::default()
+            })
+            .await
+            .unwrap();
+        for (who, cookie, headers) in &attackers {
+            for route in AdminRoute::ALL {
+                if route == AdminRoute::EndImpersonation {
+                    continue;
+                }
+                let fields = json!({
+                    "userId": a.uma, "id": a.uma, "reason": "x", "email": "new@example.com",
+                });
+                let fields = if route.method() == http::Method::GET {
+                    json!({ "id": a.uma })
+                } else {
+                    fields
+                };
+                let r = a.call(route, cookie, headers, fields).await;
+                assert!(
+                    [401, 403, 429].contains(&r.status.as_u16()),
+                    "{strategy:?} {who} {route:?}: {} {}",
+                    r.status,
+                    r.text()
+                );
+                assert!(!r.text().contains("uma@example.com"), "{who} {route:?}");
+                assert!(r.cookie(SESSION_COOKIE).is_none(), "{who} {route:?}");
+            }
+        }
+        let users_after =
+            a.db.search_users(&UserQuery {
+                limit: 100,
+                ..UserQuery::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            users_before, users_after,
+            "{strategy:?}: no user made or deleted"
+        );
+        assert_eq!(a.db.get_user_ban(&a.uma).await.unwrap(), None);
+        assert!(
+            !a.audit_kinds()
+                .await
+                .iter()
+                .any(|k| k.starts_with("admin."))
+        );
+    }
+}
+
+#[tokio::test]
+async fn attack_a_forged_impersonation_token_names_no_session() {
+    let a = app(SessionStrategy::Database).await;
+    let uma = a.cookie(&a.uma).await;
+    let token = uma.split('=').nth(1).unwrap();
+    for forged in [
+        format!("imp-99999999999-{token}"),
+        format!("imp-1-{token}"),
+        format!("{token}-imp-9999999999-"),
+    ] {
+        let cookie = format!("{SESSION_COOKIE}={forged}");
+        assert_eq!(a.who(&cookie).await, None, "{forged}");
+    }
+}
+
+#[tokio::test]
+async fn administrators_changes_need_a_recent_sign_in_and_their_csrf_token() {
+    let a = app(SessionStrategy::Database).await;
+    let (stale, _) = session_of(&a.auth, &a.db, &a.ada, Duration::from_secs(7200), &["pwd"]).await;
+    let r = a
+        .call(
+            AdminRoute::Ban,
+            &stale,
+            &[],
+            json!({ "userId": a.uma, "reason": "spam" }),
+        )
+        .await;
+    assert_eq!(r.json()["error"], "ReauthenticationRequired");
+    // Reads need no recent sign-in.
+    let r = a.call(AdminRoute::Users, &stale, &[], json!({})).await;
+    assert_eq!(r.status, 200);
+    let fresh = a.cookie(&a.ada).await;
+    let r = a
+        .call(
+            AdminRoute::Ban,
+            &fresh,
+            &[],
+            json!({ "userId": a.uma, "reason": "spam", "csrfToken": "b".repeat(64) }),
+        )
+        .await;
+    assert_eq!(r.json()["error"], "MissingCSRF");
+    assert_eq!(a.db.get_user_ban(&a.uma).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn the_other_actions_and_their_audit_records() {
+    let a = app(SessionStrategy::Database).await;
+    let admin = a.cookie(&a.ada).await;
+    // Sessions end.
+    let _ = a.cookie(&a.uma).await;
+    let r = a
+        .call(
+            AdminRoute::EndSessions,
+            &admin,
+            &[],
+            json!({ "userId": a.uma }),
+        )
+        .await;
+    assert_eq!(r.json()["ended"], 1, "{}", r.text());
+    // A user made, then deleted.
+    let r = a
+        .call(
+            AdminRoute::CreateUser,
+            &admin,
+            &[],
+            json!({ "email": "New@Example.com", "name": "Nina" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let nina = r.json()["id"].as_str().unwrap().to_owned();
+    assert_eq!(r.json()["email"], "new@example.com");
+    let r = a
+        .call(
+            AdminRoute::CreateUser,
+            &admin,
+            &[],
+            json!({ "email": "new@example.com" }),
+        )
+        .await;
+    assert_eq!(r.json()["error"], "InvalidValue");
+    let r = a
+        .call(
+            AdminRoute::DeleteUser,
+            &admin,
+            &[],
+            json!({ "userId": nina }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(a.db.get_user(&nina).await.unwrap().is_none());
+    // No second factor to reset.
+    let r = a
+        .call(
+            AdminRoute::ResetTwoFactor,
+            &admin,
+            &[],
+            json!({ "userId": a.uma }),
+        )
+        .await;
+    assert!(r.status.is_client_error());
+    // The trail, newest first, filtered by user.
+    let r = a
+        .call(AdminRoute::Audit, &admin, &[], json!({ "userId": nina }))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let kinds: Vec<_> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "admin.userDeleted",
+            "account.accountDeleted",
+            "admin.userCreated"
+        ]
+    );
+    let r = a
+        .call(AdminRoute::Audit, &admin, &[], json!({ "kind": "admin" }))
+        .await;
+    let records = r.json();
+    assert!(
+        records
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["kind"].as_str().unwrap().starts_with("admin."))
+    );
+    assert!(
+        records
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["actor"] == json!(a.ada))
+    );
+    let report = a.auth.check_audit_log().await.unwrap();
+    assert!(report.faults.is_empty(), "{:?}", report.faults);
+}
+
+#[tokio::test]
+async fn the_audit_check_finds_records_removed_and_retention_keeps_the_chain() {
+    let a = app(SessionStrategy::Database).await;
+    for _ in 0..3 {
+        a.sign_in("uma@example.com").await;
+    }
+    let report = a.auth.check_audit_log().await.unwrap();
+    assert!(report.faults.is_empty(), "{:?}", report.faults);
+    let first = report.first.unwrap();
+    // Someone deletes the oldest records in the database: the check says so.
+    a.db.prune_audit_records(first + 1).await.unwrap();
+    let report = a.auth.check_audit_log().await.unwrap();
+    assert_eq!(report.faults, [ChainFault::Unanchored { seq: first + 2 }]);
+}
+
+#[tokio::test]
+async fn no_secret_reaches_the_audit_log() {
+    let a = app(SessionStrategy::Database).await;
+    a.sign_in("uma@example.com").await;
+    let link = a.mailbox.last(
+        "uma@example.com",
+        authcore::providers::email::LinkPurpose::SignIn,
+    );
+    let link_token = query_param(&link, "token");
+    let key = a
+        .auth
+        .create_api_key(
+            &fresh_session(&a.auth, &a.db, &a.uma).await,
+            None,
+            "k",
+            &[],
+            None,
+        )
+        .await
+        .unwrap();
+    let admin = a.cookie(&a.ada).await;
+    let r = a
+        .call(
+            AdminRoute::Impersonate,
+            &admin,
+            &[],
+            json!({ "userId": a.uma }),
+        )
+        .await;
+    let imp_token = r.cookie(SESSION_COOKIE).unwrap();
+    let all =
+        a.db.query_audit_records(&AuditQuery {
+            ascending: true,
+            limit: 1000,
+            ..AuditQuery::default()
+        })
+        .await
+        .unwrap();
+    let text = serde_json::to_string(&all).unwrap();
+    assert!(all.iter().any(|r| r.kind == "apiKey.created"));
+    for secret in [
+        link_token.as_str(),
+        key.secret.expose(),
+        imp_token.as_str(),
+        admin.split('=').nth(1).unwrap(),
+        SECRET,
+    ] {
+        assert!(!text.contains(secret), "a secret in the audit log");
+    }
+}
