@@ -8,11 +8,12 @@
 use std::time::Duration;
 
 use crate::common::*;
+use authcore::account::AdminRoute;
 use authcore::account::{AccountError, KeyRefused};
 use authcore::adapter::{
     Adapter, AuditLogStore, AuditQuery, MemoryAdapter, UserDirectoryStore, UserQuery,
 };
-use authcore::admin::{AdminRoute, Admins};
+use authcore::admin::Admins;
 use authcore::audit::{AuditLog, ChainFault};
 use authcore::organizations::Organizations;
 use authcore::{Auth, SessionStrategy};

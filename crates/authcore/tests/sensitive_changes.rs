@@ -32,6 +32,8 @@ struct App {
     ada: String,
     /// The organization Ada owns.
     org: String,
+    /// A user Ada administers.
+    bob: String,
     /// Ada's TOTP secret (base32), when enrolled.
     secret: Option<String>,
 }
@@ -46,6 +48,8 @@ async fn app(strategy: SessionStrategy, totp: bool) -> App {
             .client_secret("secret")
     };
     let db = MemoryAdapter::new();
+    let ada = stored_user(&db, "ada@example.com", false).await;
+    let bob = stored_user(&db, "bob@example.com", true).await;
     let auth = Auth::new(
         AuthConfig::builder()
             .secret(SECRET)
@@ -68,10 +72,11 @@ async fn app(strategy: SessionStrategy, totp: bool) -> App {
             .session_strategy(strategy)
             .two_factor(TwoFactorOptions::default())
             .organizations(Organizations::new())
+            .admins(authcore::admin::Admins::new().user(ada.clone()))
+            .jwt_revocation(true)
             .build()
             .unwrap(),
     );
-    let ada = stored_user(&db, "ada@example.com", false).await;
     let org = auth
         .create_organization_for(&ada, "Ada's", None)
         .await
@@ -104,6 +109,7 @@ async fn app(strategy: SessionStrategy, totp: bool) -> App {
         db,
         ada,
         org,
+        bob,
         secret,
     }
 }
@@ -140,6 +146,9 @@ async fn snapshot(app: &App) -> Value {
     let password = db.get_password_hash(&app.ada).await.unwrap();
     let organizations = app.auth.organizations_of(&app.ada).await.unwrap().len();
     let keys = app.auth.api_keys(&app.ada, None).await.unwrap().len();
+    let bob = authcore::adapter::UserDirectoryStore::get_user_ban(db, &app.bob)
+        .await
+        .unwrap();
     json!({
         "organizations": organizations,
         "apiKeys": keys,
@@ -151,6 +160,7 @@ async fn snapshot(app: &App) -> Value {
         "twoFactor": format!("{two_factor:?}"),
         "recoveryCodes": codes,
         "apps": apps,
+        "bobBanned": bob.is_some(),
     })
 }
 
@@ -161,6 +171,8 @@ enum Entry {
     Api,
     /// The JSON account route.
     Json(AccountRoute),
+    /// The administrators' JSON route.
+    Admin(authcore::account::AdminRoute),
     /// The account page's form, `op` and the fields.
     Page(&'static str),
     /// `GET <basePath>/webauthn-options/passkey?action=register`.
@@ -193,6 +205,10 @@ fn entry_points(op: SensitiveOperation) -> Vec<Entry> {
         S::ChangeEmail => vec![Api, Json(R::ChangeEmail), Page("email")],
         S::CreateApiKey => vec![Api, Json(R::CreateApiKey), Page("key-create")],
         S::DeleteOrganization => vec![Api, Json(R::DeleteOrganization)],
+        S::Administer => vec![
+            Admin(authcore::account::AdminRoute::Ban),
+            Admin(authcore::account::AdminRoute::EndSessions),
+        ],
         other => panic!("no entry points listed for {other:?}"),
     }
 }
@@ -221,6 +237,7 @@ fn fields(app: &App, op: SensitiveOperation) -> Vec<(&'static str, String)> {
         S::ChangeEmail => vec![("email", "ada.new@example.com".into())],
         S::CreateApiKey => vec![("name", "deploy".into())],
         S::DeleteOrganization => vec![("organizationId", app.org.clone())],
+        S::Administer => vec![("userId", app.bob.clone()), ("reason", "spam".into())],
         S::ConfirmTotp | S::DisableTotp | S::RegenerateRecoveryCodes => vec![("code", code())],
         _ => vec![],
     }
@@ -309,6 +326,32 @@ async fn attempt(
                 )))
                 .unwrap();
             let r = app.auth.handle_account(route, req).await;
+            let status = r.status().as_u16();
+            let body = http_body_util::BodyExt::collect(r.into_body())
+                .await
+                .unwrap()
+                .to_bytes();
+            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            (
+                status == 401 && v["error"] == "ReauthenticationRequired",
+                format!("{status} {v}"),
+            )
+        }
+        Entry::Admin(route) => {
+            let mut body = json!({ "csrfToken": csrf });
+            for (k, v) in &f {
+                body[*k] = json!(v);
+            }
+            let req = http::Request::builder()
+                .method(route.method())
+                .uri(url(route.path()))
+                .header("cookie", &cookie)
+                .header("content-type", "application/json")
+                .body(http_body_util::Full::new(bytes::Bytes::from(
+                    body.to_string(),
+                )))
+                .unwrap();
+            let r = app.auth.handle_admin(route, req).await;
             let status = r.status().as_u16();
             let body = http_body_util::BodyExt::collect(r.into_body())
                 .await

@@ -25,11 +25,17 @@
 //! # Ok(()) }
 //! ```
 
+mod admin;
+mod admin_routes;
+mod audit;
 mod organizations;
 pub(crate) mod routes;
 #[cfg(feature = "two-factor")]
 mod two_factor;
 
+pub use admin::{AdminActor, UserDetail};
+pub use admin_routes::AdminRoute;
+pub use audit::AuditError;
 pub use organizations::{
     InvitationSpec, KeyRefused, MemberInfo, Membership, NewApiKey, OrganizationAccess, Principal,
     SentInvitation,

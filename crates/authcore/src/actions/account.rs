@@ -402,7 +402,7 @@ pub(crate) async fn revoke_app(
             source,
         });
     }
-    crate::audit::record(
+    crate::actions::audit::record(
         c,
         crate::audit::AuditEvent::new("oidc.accessRevoked")
             .actor(user_id.to_owned())

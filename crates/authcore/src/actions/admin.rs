@@ -5,7 +5,10 @@
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
-use super::account::{AccountError, CurrentSession, SensitiveOperation};
+use super::account::{
+    AccountError, AppInfo, CurrentSession, SensitiveOperation, SessionInfo, SignInMethods,
+};
+use super::organizations::Membership;
 use super::sensitive::require_recent_sign_in;
 use crate::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, UserBan, UserDirectoryStore, UserPage,
@@ -114,7 +117,7 @@ pub(crate) async fn refuse_banned(
         Ok(None) => Ok(()),
         Ok(Some(_)) => {
             tracing::warn!(user = %user_id, provider, "sign-in refused: the user is banned");
-            crate::audit::record(
+            crate::actions::audit::record(
                 c,
                 AuditEvent::new("signInRefused")
                     .target(user_id.to_owned())
@@ -269,7 +272,7 @@ pub(crate) async fn user_detail(
     c: &ConfigInner,
     actor: &Actor,
     user_id: &str,
-) -> Result<crate::admin::UserDetail, AccountError> {
+) -> Result<UserDetail, AccountError> {
     let _ = actor;
     let adapter = adapter(c)?;
     let user = user(c, user_id).await?;
@@ -297,7 +300,7 @@ pub(crate) async fn user_detail(
         Some(store) => store.get_user_groups(user_id).await?,
         None => Vec::new(),
     };
-    Ok(crate::admin::UserDetail {
+    Ok(UserDetail {
         admin: is_admin(c, &user).await?,
         banned: ban.as_ref().is_some_and(|b| b.holds_at(now)),
         ban,
@@ -310,6 +313,35 @@ pub(crate) async fn user_detail(
         groups,
         user,
     })
+}
+
+/// Everything an administrator sees of a user ([`Auth::admin_user`]); no secret, no hash.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UserDetail {
+    /// The user.
+    pub user: AdapterUser,
+    /// Whether the user is an administrator.
+    pub admin: bool,
+    /// The user's ban, holding or ended, if any.
+    pub ban: Option<UserBan>,
+    /// Whether the ban holds now.
+    pub banned: bool,
+    /// The ways the user signs in: linked accounts, passkeys, email.
+    pub methods: SignInMethods,
+    /// The database sessions (none with JWT sessions, which are not stored).
+    pub sessions: Vec<SessionInfo>,
+    /// Whether an authenticator app is set up.
+    pub totp: bool,
+    /// Unused recovery codes.
+    pub recovery_codes_left: u64,
+    /// The organizations the user is a member of.
+    pub organizations: Vec<Membership>,
+    /// The applications the user gave access to.
+    pub apps: Vec<AppInfo>,
+    /// The groups a user source gave the user.
+    pub groups: Vec<String>,
 }
 
 /// Ends every session of the user: database sessions deleted, JWT sessions revoked; how
@@ -326,7 +358,7 @@ pub(crate) async fn end_sessions(
 ) -> Result<u64, AccountError> {
     target_of(c, actor, user_id).await?;
     let ended = end_all_sessions(c, user_id).await?;
-    crate::audit::record(
+    crate::actions::audit::record(
         c,
         actor
             .event("admin.sessionsEnded", user_id)
@@ -374,7 +406,7 @@ pub(crate) async fn ban(
     let ended = end_all_sessions(c, user_id).await?;
     let apps = revoke_all_app_access(c, user_id).await?;
     tracing::warn!(user = %user_id, by = %actor.user_id, until = ?until, "user banned");
-    crate::audit::record(
+    crate::actions::audit::record(
         c,
         actor
             .event("admin.banned", user_id)
@@ -400,7 +432,7 @@ pub(crate) async fn unban(
     };
     store.set_user_ban(user_id, None).await?;
     tracing::warn!(user = %user_id, by = %actor.user_id, "user's ban lifted");
-    crate::audit::record(
+    crate::actions::audit::record(
         c,
         actor
             .event("admin.unbanned", user_id)
@@ -463,7 +495,7 @@ pub(crate) async fn reset_two_factor(
         return Err(AccountError::NotEnrolled);
     };
     store.delete_two_factor(user_id).await?;
-    crate::audit::record(
+    crate::actions::audit::record(
         c,
         actor
             .event("admin.twoFactorReset", user_id)
@@ -490,7 +522,7 @@ pub(crate) async fn delete_user(
 ) -> Result<(), AccountError> {
     let target = target_of(c, actor, user_id).await?;
     super::account::delete_user_unchecked(c, user_id, None).await?;
-    crate::audit::record(
+    crate::actions::audit::record(
         c,
         actor.event("admin.userDeleted", user_id).with(
             "before",
@@ -532,7 +564,7 @@ pub(crate) async fn create_user(
             ..Default::default()
         })
         .await?;
-    crate::audit::record(
+    crate::actions::audit::record(
         c,
         actor
             .event("admin.userCreated", &user.id)
@@ -615,7 +647,7 @@ pub(crate) async fn impersonate(
         super::write_session_cookie(c, &store, &encoded, end)
     };
     tracing::warn!(user = %user_id, by = %actor.user_id, until = %crate::types::iso_string(end), "impersonation started");
-    crate::audit::record(
+    crate::actions::audit::record(
         c,
         actor
             .event("admin.impersonationStarted", user_id)
@@ -653,7 +685,7 @@ pub(crate) async fn end_impersonation(
             .map_err(|e| AccountError::Adapter(AdapterError::Backend(e)))?;
     }
     tracing::warn!(user = %me.user_id, by = %admin, "impersonation ended");
-    crate::audit::record(
+    crate::actions::audit::record(
         c,
         AuditEvent::new("admin.impersonationEnded")
             .actor(admin.clone())

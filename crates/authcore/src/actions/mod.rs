@@ -4,6 +4,7 @@
 pub(crate) mod account;
 pub(crate) mod account_page;
 pub(crate) mod admin;
+pub(crate) mod audit;
 #[cfg(feature = "oauth")]
 pub(crate) mod backchannel_logout;
 pub(crate) mod callback;
@@ -140,7 +141,7 @@ impl Ctx<'_> {
         let event = event
             .with("client", self.req.client.map(|ip| ip.to_string()))
             .with("userAgent", user_agent);
-        crate::audit::record(self.config, event).await;
+        crate::actions::audit::record(self.config, event).await;
     }
 
     pub(crate) fn event_result(&self, event: &'static str, r: Result<(), BoxError>) {

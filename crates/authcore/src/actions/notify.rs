@@ -52,7 +52,7 @@ impl Recipient {
     pub(crate) async fn notify(&self, c: &ConfigInner, change: SecurityChange) {
         let user_id = self.user_id.as_str();
         tracing::info!(user = %user_id, change = change.name(), "security change");
-        crate::audit::record(
+        crate::actions::audit::record(
             c,
             crate::audit::AuditEvent::new(format!("account.{}", change.name()))
                 .target(user_id.to_owned()),

@@ -261,7 +261,7 @@ pub(crate) async fn create_organization(
         .await
         .map_err(|e| conflict_as(e, AccountError::SlugTaken))?;
     tracing::info!(organization = %organization.id, owner = %owner_id, "organization made");
-    crate::audit::record(
+    crate::actions::audit::record(
         c,
         crate::audit::AuditEvent::new("organization.created")
             .actor(owner_id.to_owned())
@@ -337,7 +337,7 @@ pub(crate) async fn delete_organization(
     recent(c, me, SensitiveOperation::DeleteOrganization).await?;
     o.store.delete_organization(organization_id).await?;
     tracing::info!(organization = %organization_id, user = %me.user_id, "organization deleted");
-    crate::audit::record(
+    crate::actions::audit::record(
         c,
         crate::audit::AuditEvent::new("organization.deleted")
             .actor(me.user_id.clone())
@@ -410,7 +410,7 @@ pub(crate) async fn set_member_roles(
     {
         MemberChange::Done => {
             tracing::info!(organization = %organization_id, by = %actor, user = %user_id, ?roles, "member roles changed");
-            crate::audit::record(
+            crate::actions::audit::record(
                 c,
                 crate::audit::AuditEvent::new("organization.rolesChanged")
                     .actor(actor.to_owned())
@@ -446,7 +446,7 @@ pub(crate) async fn remove_member(
     match o.store.remove_member(organization_id, user_id).await? {
         MemberChange::Done => {
             tracing::info!(organization = %organization_id, by = %actor, user = %user_id, "member removed");
-            crate::audit::record(
+            crate::actions::audit::record(
                 c,
                 crate::audit::AuditEvent::new("organization.memberRemoved")
                     .actor(actor.to_owned())
@@ -656,7 +656,7 @@ pub(crate) async fn invite(
     if let Some(inviter) = inviter {
         event = event.actor(inviter.to_owned());
     }
-    crate::audit::record(c, event).await;
+    crate::actions::audit::record(c, event).await;
     Ok(SentInvitation {
         invitation,
         link,
@@ -747,7 +747,7 @@ pub(crate) async fn revoke_invitation(
         if let Some(actor) = actor {
             event = event.actor(actor.to_owned());
         }
-        crate::audit::record(c, event).await;
+        crate::actions::audit::record(c, event).await;
         Ok(())
     } else {
         Err(AccountError::InvalidInvitation)
@@ -859,7 +859,7 @@ pub(crate) async fn accept_invitation(
     {
         InvitationAcceptance::Accepted { invitation, .. } => {
             tracing::info!(user = %user_id, invitation = %invitation.id, organization = ?invitation.organization_id, "invitation accepted");
-            crate::audit::record(
+            crate::actions::audit::record(
                 c,
                 crate::audit::AuditEvent::new("organization.invitationAccepted")
                     .actor(user_id.to_owned())
@@ -1138,7 +1138,7 @@ pub(crate) async fn create_api_key(
     };
     o.keys.create_api_key(&key).await?;
     tracing::info!(key = %key.id, user = %me.user_id, organization = ?key.organization_id, "API key made");
-    crate::audit::record(
+    crate::actions::audit::record(
         c,
         crate::audit::AuditEvent::new("apiKey.created")
             .actor(me.user_id.clone())
@@ -1199,7 +1199,7 @@ pub(crate) async fn revoke_api_key(
         .revoke_api_key(key_id, OffsetDateTime::now_utc())
         .await?;
     tracing::info!(key = %key_id, by = %user_id, "API key revoked");
-    crate::audit::record(
+    crate::actions::audit::record(
         c,
         crate::audit::AuditEvent::new("apiKey.revoked")
             .actor(user_id.to_owned())

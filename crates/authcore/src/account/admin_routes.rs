@@ -37,7 +37,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::AdminActor;
-use crate::account::routes::{Refusal, json_response, read_request, refuse};
+use super::routes::{Refusal, json_response, read_request, refuse};
 use crate::adapter::{AuditQuery, UserQuery};
 use crate::error::BoxError;
 use crate::handler::Auth;
