@@ -41,7 +41,7 @@ use actix_web::dev::{Payload, Service, ServiceRequest, ServiceResponse, Transfor
 use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{FromRequest, HttpMessage, HttpRequest, HttpResponse, ResponseError, Scope, web};
-use authcore::account::{AccountRoute, KeyRefused, Principal};
+use authcore::account::{AccountRoute, AdminRoute, KeyRefused, Principal};
 use authcore::bytes::Bytes;
 use authcore::http_body_util::{BodyExt as _, Full};
 use authcore::organizations::Requirement;
@@ -129,21 +129,51 @@ fn guard_answer(response: authcore::http::Response<String>) -> HttpResponse {
 pub fn account_routes(auth: Auth) -> impl FnOnce(&mut web::ServiceConfig) {
     move |config| {
         for route in AccountRoute::ALL {
-            let auth = auth.clone();
-            // Every method reaches authcore, which answers a wrong one with its JSON 405.
-            config.service(web::resource(route.path()).default_service(web::to(
-                move |req: HttpRequest, body: web::Bytes| {
-                    let auth = auth.clone();
-                    async move {
-                        let Some(request) = to_http(&req, Bytes::from(body.to_vec())) else {
-                            return HttpResponse::BadRequest().body("Bad request.");
-                        };
-                        to_actix(auth.handle_account(route, request).await).await
-                    }
-                },
-            )));
+            json_route(
+                config,
+                route.path(),
+                auth.clone(),
+                move |auth, request| async move { auth.handle_account(route, request).await },
+            );
         }
     }
+}
+
+/// Registers the administrators' JSON routes (`GET /admin/users`, `POST /admin/users/ban`
+/// … — the table of [`AdminRoute`]), answered by [`Auth::handle_admin`]: an
+/// administrator's session cookie (and CSRF token for a change) or an administrators' API
+/// key. Add it with [`App::configure`](actix_web::App::configure).
+pub fn admin_routes(auth: Auth) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |config| {
+        for route in AdminRoute::ALL {
+            json_route(
+                config,
+                route.path(),
+                auth.clone(),
+                move |auth, request| async move { auth.handle_admin(route, request).await },
+            );
+        }
+    }
+}
+
+/// Registers `path` for every method (authcore answers a wrong one with its JSON 405),
+/// answered by `handle` with the request as an `http` request.
+fn json_route<F, Fut>(config: &mut web::ServiceConfig, path: &str, auth: Auth, handle: F)
+where
+    F: Fn(Auth, authcore::http::Request<Full<Bytes>>) -> Fut + Clone + 'static,
+    Fut: std::future::Future<Output = authcore::http::Response<authcore::ResponseBody>> + 'static,
+{
+    config.service(web::resource(path).default_service(web::to(
+        move |req: HttpRequest, body: web::Bytes| {
+            let (auth, handle) = (auth.clone(), handle.clone());
+            async move {
+                let Some(request) = to_http(&req, Bytes::from(body.to_vec())) else {
+                    return HttpResponse::BadRequest().body("Bad request.");
+                };
+                to_actix(handle(auth, request).await).await
+            }
+        },
+    )));
 }
 
 /// The request as an `http` request for authcore (`None` for a method or URI `http` refuses).

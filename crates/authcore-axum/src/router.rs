@@ -1,7 +1,7 @@
 //! [`AuthRouterExt`]: mount authcore on an axum [`Router`] with one call.
 
 use authcore::Auth;
-use authcore::account::AccountRoute;
+use authcore::account::{AccountRoute, AdminRoute};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
@@ -61,6 +61,13 @@ pub trait AuthRouterExt {
     /// ```
     #[must_use]
     fn account_routes(self, auth: Auth) -> Self;
+
+    /// Mounts the administrators' JSON routes at the root (`/admin/users`,
+    /// `/admin/users/ban`, …: the table of `authcore::account::AdminRoute`'s module), each
+    /// answered by [`Auth::handle_admin`]: an administrator's session cookie (and CSRF token
+    /// for a change) or an administrators' API key.
+    #[must_use]
+    fn admin_routes(self, auth: Auth) -> Self;
 }
 
 impl<S> AuthRouterExt for Router<S>
@@ -87,6 +94,20 @@ where
                 route.path(),
                 any(move |request: Request| async move {
                     auth.handle_account(route, request).await.map(Body::new)
+                }),
+            );
+        }
+        self
+    }
+
+    fn admin_routes(mut self, auth: Auth) -> Self {
+        for route in AdminRoute::ALL {
+            let auth = auth.clone();
+            // Every method reaches authcore, which answers a wrong one with its JSON 405.
+            self = self.route(
+                route.path(),
+                any(move |request: Request| async move {
+                    auth.handle_admin(route, request).await.map(Body::new)
                 }),
             );
         }

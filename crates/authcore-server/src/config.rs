@@ -26,8 +26,8 @@ use authcore::two_factor::{FirstEnrolment, TwoFactorPolicy};
 use authcore::types::{PagesOptions, Theme};
 
 use crate::config_file::{
-    ConfigFile, ConfigFileError, EmailSection, OrganizationsSection, ProvidersSection,
-    RateLimitsSection, ServerSection, TwoFactorSection, UsersFileSection,
+    AdminSection, ConfigFile, ConfigFileError, EmailSection, OrganizationsSection,
+    ProvidersSection, RateLimitsSection, ServerSection, TwoFactorSection, UsersFileSection,
 };
 use crate::config_value as value;
 use crate::users_file::{UsersFile, UsersFileError};
@@ -155,6 +155,11 @@ pub struct ServerConfig {
     /// `AUTHCORE_ORGANIZATIONS`; off unless enabled), kept in the database, their roles
     /// checked.
     pub organizations: Option<authcore::organizations::Organizations>,
+    /// Administrators (`[admin]`, `AUTHCORE_ADMINS` and `AUTHCORE_ADMIN_*`; off unless some
+    /// are named): users listed by id or verified address, or the members of an
+    /// organization whose roles grant `authcore:admin`; they use the admin page and the
+    /// `/admin/…` routes (docs/manual/operating.md).
+    pub admins: Option<authcore::admin::Admins>,
     /// Threads that serve requests (`AUTHCORE_WORKERS`, `[server] workers`; default: the
     /// CPUs the process may run on). With 1 the server runs on a single-threaded runtime
     /// ([`serve::runtime`]).
@@ -310,6 +315,7 @@ impl ServerConfig {
             recent_sign_in: None,
             sign_up: SignUpPolicy::Closed,
             organizations: None,
+            admins: None,
             ldap: None,
         }
     }
@@ -404,6 +410,12 @@ impl ServerConfig {
         );
         let ldap = ldap(&vars, file.ldap)?;
         let organizations = organizations(&vars, file.organizations, database_url.is_some())?;
+        let admins = admins(
+            &vars,
+            file.admin,
+            database_url.is_some(),
+            organizations.is_some(),
+        )?;
         let sign_up = sign_up(&vars, file.auth.sign_up)?;
         if sign_up == SignUpPolicy::Invite && organizations.is_none() {
             return Err(ServerConfigError::InvalidSetting(
@@ -457,6 +469,7 @@ impl ServerConfig {
             recent_sign_in,
             sign_up,
             organizations,
+            admins,
             ldap,
         };
         config.check_demo_password()?;
@@ -903,6 +916,61 @@ fn organizations(
         organizations = organizations.invitation_ttl(ttl);
     }
     Ok(Some(organizations))
+}
+
+/// Administrators: the users of `AUTHCORE_ADMINS` (comma-separated ids or addresses) over
+/// `[admin] users`, and the organization of `AUTHCORE_ADMIN_ORGANIZATION` over
+/// `[admin] organization`; off when neither names anyone. They need the database (bans
+/// and the user search are kept there), and an organization needs organizations on.
+fn admins(
+    vars: &Vars<'_>,
+    section: Option<AdminSection>,
+    has_database: bool,
+    has_organizations: bool,
+) -> Result<Option<authcore::admin::Admins>, ServerConfigError> {
+    let section = section.unwrap_or_default();
+    let users = layered(
+        vars.read("AUTHCORE_ADMINS", value::comma_list)?,
+        value::list(section.users),
+    )
+    .unwrap_or_default();
+    let organization = layered(
+        vars.read("AUTHCORE_ADMIN_ORGANIZATION", |v| {
+            Ok(value::non_blank(Some(v.to_owned())))
+        })?,
+        value::non_blank(section.organization),
+    );
+    let impersonation = layered(
+        vars.read(
+            "AUTHCORE_ADMIN_IMPERSONATION_MINUTES",
+            value::impersonation_minutes_text,
+        )?,
+        section.impersonation_minutes,
+    );
+    if users.is_empty() && organization.is_none() {
+        return Ok(None);
+    }
+    if !has_database {
+        return Err(ServerConfigError::InvalidSetting(
+            "administrators ([admin], AUTHCORE_ADMINS) ban and find users in the database: set AUTHCORE_DATABASE_URL (or [server] database_url)".into(),
+        ));
+    }
+    let mut admins = authcore::admin::Admins::new();
+    for user in users {
+        admins = admins.user(user);
+    }
+    if let Some(slug) = organization {
+        if !has_organizations {
+            return Err(ServerConfigError::InvalidSetting(
+                "[admin] organization (AUTHCORE_ADMIN_ORGANIZATION) names an organization, and organizations are off: set [organizations] enabled = true (AUTHCORE_ORGANIZATIONS=on)".into(),
+            ));
+        }
+        admins = admins.organization(slug);
+    }
+    if let Some(limit) = impersonation {
+        admins = admins.impersonation(limit);
+    }
+    Ok(Some(admins))
 }
 
 /// The sign-up policy: `AUTHCORE_SIGN_UP` over `[auth] sign_up`; closed unless set.

@@ -57,6 +57,11 @@
 //! verify_email = true                               # AUTHCORE_PASSWORD_VERIFY_EMAIL: confirm the address first
 //! min_length = 12                                   # AUTHCORE_PASSWORD_MIN_LENGTH
 //!
+//! [admin]                                           # docs/manual/operating.md
+//! users = ["ops@example.com"]                       # AUTHCORE_ADMINS: administrators by id or verified address
+//! organization = "ops"                              # AUTHCORE_ADMIN_ORGANIZATION: members with authcore:admin
+//! impersonation_minutes = 30                        # AUTHCORE_ADMIN_IMPERSONATION_MINUTES
+//!
 //! [organizations]                                   # docs/manual/organizations-server.md
 //! enabled = true                                    # AUTHCORE_ORGANIZATIONS: organizations, roles, invitations (on | off)
 //! users_create = false                              # AUTHCORE_ORGANIZATIONS_USERS_CREATE: users make their own (on | off)
@@ -135,6 +140,28 @@ pub struct ConfigFile {
     pub passkeys: Option<PasskeysSection>,
     /// `[organizations]`: organizations with members, roles and invitations.
     pub organizations: Option<OrganizationsSection>,
+    /// `[admin]`: administrators.
+    pub admin: Option<AdminSection>,
+}
+
+/// `[admin]`: who the administrators are — `users` (ids or verified email addresses, as
+/// `AUTHCORE_ADMINS`), and `organization` (the slug of an organization whose members with
+/// the `authcore:admin` permission are administrators: its owners; as
+/// `AUTHCORE_ADMIN_ORGANIZATION`) — and `impersonation_minutes`, the longest an
+/// impersonation lasts (as `AUTHCORE_ADMIN_IMPERSONATION_MINUTES`; default 30, at most
+/// 480). Off without the section.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct AdminSection {
+    /// Administrators by id or verified email address.
+    #[serde(default)]
+    pub users: Vec<String>,
+    /// The administrators' organization, by slug.
+    pub organization: Option<String>,
+    /// The longest an impersonation lasts.
+    #[serde(default, deserialize_with = "value::de_impersonation_minutes")]
+    pub impersonation_minutes: Option<Duration>,
 }
 
 /// `[organizations]`: `enabled = true` (`AUTHCORE_ORGANIZATIONS=on`) turns on organizations

@@ -139,6 +139,24 @@ pub fn invitation_days_text(v: &str) -> Result<Option<Duration>, String> {
     invitation_days(n).map(Some)
 }
 
+/// The longest impersonation: 1 to 480 minutes.
+pub fn impersonation_minutes(n: u64) -> Result<Duration, String> {
+    if (1..=480).contains(&n) {
+        Ok(Duration::from_secs(n * 60))
+    } else {
+        Err("is not a number of minutes from 1 to 480".into())
+    }
+}
+
+/// [`impersonation_minutes`] from text.
+pub fn impersonation_minutes_text(v: &str) -> Result<Option<Duration>, String> {
+    let n: u64 = v
+        .trim()
+        .parse()
+        .map_err(|_| "is not a number of minutes from 1 to 480".to_owned())?;
+    impersonation_minutes(n).map(Some)
+}
+
 /// `on` or `off`.
 pub fn on_off(v: &str) -> Result<Option<bool>, String> {
     match v {
@@ -238,6 +256,13 @@ pub fn de_workers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::E
 /// `[organizations] invitation_days`.
 pub fn de_invitation_days<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
     number(d, invitation_days)
+}
+
+/// `[admin] impersonation_minutes`.
+pub fn de_impersonation_minutes<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Duration>, D::Error> {
+    number(d, impersonation_minutes)
 }
 
 /// `[two_factor] first_enrolment`.

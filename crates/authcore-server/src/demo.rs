@@ -88,6 +88,7 @@ pub fn router(auth: Auth) -> Router {
         .route("/", get(home_page))
         .merge(protected)
         .account_routes(auth.clone())
+        .admin_routes(auth.clone())
         .auth_routes(auth.clone());
     // The request log is a DEBUG line; without it the middleware (a boxed future per
     // request) is not installed at all.

@@ -301,6 +301,9 @@ fn demo_auth(
         if let Some(organizations) = config.organizations.clone() {
             builder = builder.organizations(organizations);
         }
+        if let Some(admins) = config.admins.clone() {
+            builder = builder.admins(admins);
+        }
     }
     for p in oauth_providers(&config.env, &config.providers)? {
         builder = builder.provider(p);
