@@ -24,6 +24,7 @@
 //! [`Options::account_extras`] `= false`: the extra fields must then come back dropped,
 //! never garbled.
 
+pub mod admin;
 pub mod app_access;
 pub mod core;
 pub mod guards;
@@ -114,6 +115,7 @@ pub async fn run_all_with<A: Adapter + Clone>(adapter: A, options: Options) {
     passwords::run(&adapter, &options).await;
     user_groups::run(&adapter, &options).await;
     organizations::run(&adapter, &options).await;
+    admin::run(&adapter, &options).await;
 }
 
 // ---------------------------------------------------------------------------------------

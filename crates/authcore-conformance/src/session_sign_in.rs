@@ -9,7 +9,8 @@ pub async fn run<A: Adapter>(adapter: &A) {
 }
 
 /// `record_session_sign_in` records how the user of a session signed in (methods in order,
-/// and the time), `get_session_sign_in` reads it back, a second record replaces the first;
+/// the time, and the administrator signed in as the user, if one was), `get_session_sign_in`
+/// reads it back, a later record replaces the earlier;
 /// nothing for a session without one or an unknown token; deleting the session (alone, or
 /// with its user) deletes it. Authcore extensions, skipped when unsupported.
 pub async fn session_sign_in<A: Adapter>(adapter: &A) {
@@ -58,6 +59,27 @@ pub async fn session_sign_in<A: Adapter>(adapter: &A) {
         store.get_session_sign_in(&signed.session_token).await,
     );
     eq(CHECK, "the last record, methods in order", &read, &two);
+    // An administrator's sign-in as the user, then the user's own again.
+    let impersonated = SignInInfo::new(vec!["pwd".into()], Some(at + 40))
+        .with_impersonator(Some(format!("admin-{}", random_id())));
+    for (what, sign_in) in [
+        ("a sign-in by an impersonator", &impersonated),
+        ("the user's own sign-in after it", &two),
+    ] {
+        ok(
+            CHECK,
+            "record_session_sign_in",
+            store
+                .record_session_sign_in(&signed.session_token, sign_in)
+                .await,
+        );
+        let read = some(
+            CHECK,
+            "get_session_sign_in",
+            store.get_session_sign_in(&signed.session_token).await,
+        );
+        eq(CHECK, what, &read, sign_in);
+    }
     none(
         CHECK,
         "get_session_sign_in of a session without one",

@@ -15,6 +15,11 @@ async fn memory_adapter_passes_conformance() {
     authcore_conformance::run_all(MemoryAdapter::new()).await;
 }
 
+#[tokio::test]
+async fn memory_adapter_prunes_its_audit_log() {
+    authcore_conformance::admin::audit_prune(&MemoryAdapter::new()).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_memory_rate_limit_store_passes_the_conformance_suite() {
     authcore_conformance::rate_limit::run_all(&authcore::ratelimit::MemoryRateLimitStore::default())

@@ -19,6 +19,7 @@ use crate::error::{BackendErrorKind, RedisBackendError, data_err, redis_err};
 use crate::keys::{is_user_id, names_index};
 use crate::scripts;
 
+mod admin;
 mod organizations;
 
 /// How often a read-modify-write update is retried when the record changes under it.
@@ -356,6 +357,7 @@ impl Adapter for RedisAdapter {
             .arg(json)
             .arg(email_key)
             .arg(&user.id)
+            .arg(self.keys.user_index())
             .invoke_async(&mut conn)
             .await
             .map_err(redis_err(OP))?;
@@ -473,6 +475,7 @@ impl Adapter for RedisAdapter {
             .arg(self.keys.owners(""))
             .arg(self.keys.api_keys_by_user(id))
             .arg(self.keys.api_keys_by_organization(""))
+            .arg(self.keys.user_index())
             .invoke_async(&mut conn)
             .await
             .map_err(redis_err(OP))?;
@@ -485,6 +488,7 @@ impl Adapter for RedisAdapter {
                 self.keys.password(id),
                 self.keys.groups(id),
                 self.keys.active_organizations(id),
+                self.keys.ban(id),
             ])
             .await
             .map_err(redis_err(OP))?;
@@ -764,6 +768,8 @@ impl Adapter for RedisAdapter {
             .user_groups(self)
             .organizations(self)
             .api_keys(self)
+            .user_directory(self)
+            .audit_log(self)
     }
 }
 
@@ -923,6 +929,10 @@ impl SessionSignInStore for RedisAdapter {
             }
             stored.insert("amr".into(), Value::from(sign_in.amr.clone()));
             stored.insert("authTime".into(), Value::from(sign_in.auth_time));
+            match &sign_in.impersonator {
+                Some(admin) => stored.insert("impersonator".into(), Value::from(admin.as_str())),
+                None => stored.remove("impersonator"),
+            };
             Ok(Some(((), Some(expiry_millis(session.expires)))))
         })
         .await
@@ -947,12 +957,19 @@ impl SessionSignInStore for RedisAdapter {
         let Some(amr) = stored.get("amr").and_then(Value::as_array) else {
             return Ok(None);
         };
-        Ok(Some(SignInInfo::new(
-            amr.iter()
-                .filter_map(|m| m.as_str().map(str::to_owned))
-                .collect(),
-            stored.get("authTime").and_then(Value::as_i64),
-        )))
+        let impersonator = stored
+            .get("impersonator")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Ok(Some(
+            SignInInfo::new(
+                amr.iter()
+                    .filter_map(|m| m.as_str().map(str::to_owned))
+                    .collect(),
+                stored.get("authTime").and_then(Value::as_i64),
+            )
+            .with_impersonator(impersonator),
+        ))
     }
 }
 
@@ -1174,6 +1191,22 @@ impl RedisAdapter {
         if !is_user_id(user_id) {
             return Err(data_err(op, "not a user id of this adapter"));
         }
+        if self.set_if_user(op, user_id, key, value).await? {
+            Ok(())
+        } else {
+            Err(data_err(op, "no user with this id"))
+        }
+    }
+
+    /// Runs [`scripts::SET_FOR_USER`]: writes `value` at `key` (deletes it when `None`) if
+    /// user `user_id` exists; whether the user does.
+    async fn set_if_user(
+        &self,
+        op: &'static str,
+        user_id: &str,
+        key: String,
+        value: Option<String>,
+    ) -> Result<bool, AdapterError> {
         let delete = if value.is_none() { "DEL" } else { "" };
         let mut conn = self.conn.clone();
         let done: i64 = scripts::SET_FOR_USER
@@ -1184,11 +1217,7 @@ impl RedisAdapter {
             .invoke_async(&mut conn)
             .await
             .map_err(redis_err(op))?;
-        if done == 1 {
-            Ok(())
-        } else {
-            Err(data_err(op, "no user with this id"))
-        }
+        Ok(done == 1)
     }
 }
 

@@ -122,6 +122,42 @@ impl Keys {
         format!("{}upstream-session:{provider}:{sid}", self.prefix)
     }
 
+    /// `user:ban:<userId>` → the user's ban as JSON (`reason`, `at`, `until`, `by`).
+    pub(crate) fn ban(&self, user_id: &str) -> String {
+        format!("{}user:ban:{user_id}", self.prefix)
+    }
+
+    /// `user-index` → sorted set of every user id, all with score 0 (so ordered by id),
+    /// for the directory's search.
+    pub(crate) fn user_index(&self) -> String {
+        format!("{}user-index", self.prefix)
+    }
+
+    /// `user-index:complete` → set once the users written before the index existed were
+    /// added to it.
+    pub(crate) fn user_index_complete(&self) -> String {
+        format!("{}user-index:complete", self.prefix)
+    }
+
+    /// `user:*`: the pattern of every user key (and of the keys under `user:`), for the
+    /// index's first fill.
+    pub(crate) fn user_pattern(&self) -> String {
+        let mut pattern = String::with_capacity(self.prefix.len() + 8);
+        for c in self.prefix.chars() {
+            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        pattern.push_str("user:*");
+        pattern
+    }
+
+    /// `audit-log` → sorted set of the audit records as JSON, each scored by its `seq`.
+    pub(crate) fn audit_log(&self) -> String {
+        format!("{}audit-log", self.prefix)
+    }
+
     /// `user:recovery-codes:<userId>` → set of the hashes of the user's unused recovery
     /// codes.
     pub(crate) fn recovery_codes(&self, user_id: &str) -> String {

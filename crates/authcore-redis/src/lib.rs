@@ -70,6 +70,9 @@
 //! | `api-key:<id>` | string | API key JSON (`id`, `hash`, `name`, `userId`, `organizationId`, `permissions`, `createdAt`, `expires`, `lastUsedAt`, `revokedAt`) | none |
 //! | `api-key:by-user-id:<userId>` | set | keys of the API keys the user made (their own and their organizations') | none |
 //! | `api-key:by-org-id:<organizationId>` | set | keys of the organization's API keys | none |
+//! | `user:ban:<userId>` | string | the user's ban JSON (`reason`, `at`, `until`, `by`) | none |
+//! | `user-index` | sorted set | every user id, score 0 (ordered by id), read by the directory's search; users written before it existed are added by the first search (`user-index:complete` then set) | none |
+//! | `audit-log` | sorted set | the audit records as JSON (`seq`, `at`, `kind`, `actor`, `target`, `data`, `prevHash`, `hash`), each scored by its `seq` (at most 2^53); an append whose `seq` is there is refused in the same script | none |
 //!
 //! Sessions and verification tokens are written with `SET … PXAT <expires>` (the
 //! millisecond form of `EXPIREAT`), so Redis deletes them itself at their expiry; a session
@@ -82,7 +85,10 @@
 //! organization without an owner), accepting an invitation (once, with the new member),
 //! deleting a team (out of its members' teams), an organization (with its members, teams,
 //! invitations, API keys and the sessions' choice of it) or a user (with their
-//! memberships and API keys). Ids of organizations, invitations and API keys are the
+//! memberships, API keys, ban and place in the user index). The directory's search reads
+//! the user index a batch at a time and filters the users in the adapter (text, provider,
+//! organization); the audit log's query reads records a batch at a time by `seq` and
+//! filters them the same way. Ids of organizations, invitations and API keys are the
 //! caller's (UUIDs); one containing `:` is refused when storing and unknown when reading,
 //! as user ids are. A member, organization or API key written for a user or organization
 //! that does not exist fails with [`AdapterError::Backend`] (class `Data`), as a password

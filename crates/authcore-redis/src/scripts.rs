@@ -10,8 +10,8 @@ use redis::Script;
 
 /// `createUser`: claim the email with `SET NX`, then write the user.
 ///
-/// KEYS[1] user key. ARGV[1] user JSON, ARGV[2] email key or "", ARGV[3] user id.
-/// Returns 1, or 0 when the email belongs to another user.
+/// KEYS[1] user key. ARGV[1] user JSON, ARGV[2] email key or "", ARGV[3] user id, ARGV[4]
+/// the user index. Returns 1, or 0 when the email belongs to another user.
 pub(crate) static CREATE_USER: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r#"
@@ -19,6 +19,7 @@ if ARGV[2] ~= '' then
   if not redis.call('SET', ARGV[2], ARGV[3], 'NX') then return 0 end
 end
 redis.call('SET', KEYS[1], ARGV[1])
+redis.call('ZADD', ARGV[4], 0, ARGV[3])
 return 1
 "#,
     )
@@ -83,6 +84,20 @@ if ARGV[2] == 'DEL' then
 else
   redis.call('SET', KEYS[2], ARGV[1])
 end
+return 1
+"#,
+    )
+});
+
+/// `appendAuditRecord`: a record added to the audit log unless its `seq` is taken.
+///
+/// KEYS[1] the audit log. ARGV[1] the record's `seq`, ARGV[2] its JSON. Returns 1, or 0
+/// when a record with this `seq` is there.
+pub(crate) static APPEND_AUDIT_RECORD: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r#"
+if redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[1]) > 0 then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
 return 1
 "#,
     )
@@ -228,8 +243,9 @@ end
 /// session and authenticator index keys, ARGV[6] the token index prefix (the unused magic
 /// links of the user's address go too), ARGV[7] the user's organization index, ARGV[8]
 /// and ARGV[9] the members hash and owners set prefixes, ARGV[10] the user's API-key
-/// index, ARGV[11] the organizations' API-key index prefix. A record listed in an index
-/// but owned by another user (`userId` differs) is left alone. Returns 1.
+/// index, ARGV[11] the organizations' API-key index prefix, ARGV[12] the user index. A
+/// record listed in an index but owned by another user (`userId` differs) is left alone.
+/// Returns 1.
 pub(crate) static DELETE_USER: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         lua_decode!(),
@@ -276,6 +292,7 @@ for _, member in ipairs(redis.call('SMEMBERS', ARGV[10])) do
   end
 end
 redis.call('DEL', ARGV[10])
+redis.call('ZREM', ARGV[12], ARGV[1])
 return 1
 "#,
     ))

@@ -143,6 +143,7 @@ async fn key_layout_and_what_deletions_leave() {
             format!("api-key:by-user-id:{ada}"),
         ]);
         let mut expected = user_keys(&owner, "owner@example.com");
+        expected.push("user-index".to_owned());
         expected.extend(ada_keys.clone());
         expected.extend(sign_up_keys.clone());
         expected.extend([
@@ -205,6 +206,7 @@ async fn key_layout_and_what_deletions_leave() {
         // The organization goes with everything of it: the owner keeps only their user.
         assert!(a.delete_organization("o1").await.unwrap());
         let mut expected = user_keys(&owner, "owner@example.com");
+        expected.push("user-index".to_owned());
         expected.extend(ada_keys);
         expected.extend(sign_up_keys.clone());
         assert_eq!(db.keys().await, sorted(expected));
@@ -226,6 +228,7 @@ async fn key_layout_and_what_deletions_leave() {
         assert!(a.set_session_organization("s1", Some("o2")).await.unwrap());
         a.delete_user(&ada).await.unwrap();
         let mut expected = user_keys(&owner, "owner@example.com");
+        expected.push("user-index".to_owned());
         expected.append(&mut sign_up_keys);
         expected.extend([
             "org:o2".to_owned(),
@@ -265,8 +268,8 @@ async fn ids_that_would_address_index_keys_are_refused() {
             assert!(matches!(key, Err(AdapterError::Backend(_))), "{key:?}");
             assert_eq!(a.get_api_key(id).await.unwrap(), None);
         }
-        // Only the owner's user remains.
-        assert_eq!(db.keys().await.len(), 2);
+        // Only the owner's user remains (with the user index).
+        assert_eq!(db.keys().await.len(), 3);
     })
     .await;
 }

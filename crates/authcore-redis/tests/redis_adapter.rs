@@ -13,6 +13,7 @@ use authcore::adapter::{
 use authcore::{Account, Authenticator, ProviderType};
 use authcore_redis::{BackendErrorKind, RedisBackendError};
 use common::{TestDb, with_db};
+use redis::AsyncCommands as _;
 use serde_json::json;
 use time::{Duration, OffsetDateTime};
 use tokio::sync::Barrier;
@@ -118,6 +119,7 @@ async fn key_layout_and_field_names_follow_upstream() {
             "user:token-index:ada@example.com".to_owned(),
             "user:authenticator:Y3JlZA==".to_owned(),
             format!("user:authenticator:by-user-id:{id}"),
+            "user-index".to_owned(),
         ];
         expected.sort();
         assert_eq!(db.keys().await, expected);
@@ -647,8 +649,18 @@ async fn delete_user_cascades_and_spares_others() {
             format!("user:groups:{k}"),
         ];
         expected.sort();
-        assert_eq!(before.len(), 2 * expected.len());
+        // Each user's keys, and the user index.
+        assert_eq!(before.len(), 2 * expected.len() + 1);
+        expected.push("user-index".to_owned());
+        expected.sort();
         assert_eq!(db.keys().await, expected);
+        let index: Vec<String> = db
+            .raw
+            .clone()
+            .zrange(db.key("user-index"), 0, -1)
+            .await
+            .unwrap();
+        assert_eq!(index, vec![kept.id.clone()], "the user left the index");
         assert!(a.get_session_and_user("k-sess-2").await.unwrap().is_some());
         assert_eq!(
             a.list_authenticators_by_user_id(&kept.id)
@@ -845,4 +857,43 @@ async fn prefixes_isolate_data() {
         debug.contains(&db1.prefix) && !debug.contains("redis://"),
         "{debug}"
     );
+}
+
+/// Users written before the user index existed (no `user-index`) are found by the
+/// directory's search: the first search adds them to the index, once.
+#[tokio::test]
+async fn the_first_search_indexes_users_written_before_the_index() {
+    use authcore::adapter::{UserDirectoryStore, UserQuery};
+    with_db(|db| async move {
+        let a = &db.adapter;
+        let mut ids = Vec::new();
+        for email in ["old-1@example.com", "old-2@example.com"] {
+            let user = a
+                .create_user(NewUser {
+                    email: Some(email.into()),
+                    ..NewUser::default()
+                })
+                .await
+                .unwrap();
+            ids.push(user.id);
+        }
+        // As an older version left them: no index.
+        let _: i64 = db.raw.clone().del(db.key("user-index")).await.unwrap();
+        let query = UserQuery {
+            text: Some("old-".into()),
+            limit: 10,
+            ..UserQuery::default()
+        };
+        let page = a.search_users(&query).await.unwrap();
+        let mut found: Vec<String> = page.users.into_iter().map(|u| u.id).collect();
+        found.sort();
+        ids.sort();
+        assert_eq!(found, ids);
+        assert_eq!(db.get("user-index:complete").await.as_deref(), Some("1"));
+        // A user deleted after the index was filled is not found.
+        a.delete_user(&ids[0]).await.unwrap();
+        let page = a.search_users(&query).await.unwrap();
+        assert_eq!(page.users.len(), 1);
+    })
+    .await;
 }

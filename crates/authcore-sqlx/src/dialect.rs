@@ -36,6 +36,9 @@ pub(crate) struct Dialect {
     /// ` FOR UPDATE` where a read can lock its row (`{for update}`); SQLite locks the whole
     /// database for a writing transaction instead.
     pub for_update: &'static str,
+    /// The function that counts a text's characters (`{char_length}`): `LENGTH`, or
+    /// MySQL's `CHAR_LENGTH` (its `LENGTH` counts bytes).
+    pub char_length: &'static str,
     /// Every statement rendered for this dialect, on first use (`OnceLock::new()`).
     pub queries: OnceLock<Queries>,
 }
@@ -74,6 +77,10 @@ pub(crate) struct Tables {
     pub invitations: &'static str,
     /// API keys (authcore's own table).
     pub api_keys: &'static str,
+    /// Bans of users (authcore's own table).
+    pub bans: &'static str,
+    /// The audit log (authcore's own table).
+    pub audit_log: &'static str,
 }
 
 /// The table names of Auth.js's `@auth/pg-adapter` (also used on SQLite).
@@ -97,6 +104,8 @@ pub(crate) const PG_ADAPTER_TABLES: Tables = Tables {
     organization_teams: "organization_teams",
     invitations: "organization_invitations",
     api_keys: "api_keys",
+    bans: "bans",
+    audit_log: "audit_log",
 };
 
 impl Dialect {
@@ -116,18 +125,20 @@ impl Dialect {
     /// - `{users}`, `{accounts}`, `{sessions}`, `{tokens}`, `{authenticators}`,
     ///   `{revocations}`, `{two_factors}`, `{recovery_codes}`, `{rate_limits}`,
     ///   `{app_access}`, `{upstream_sessions}`, `{passwords}`, `{user_groups}`,
-    ///   `{organizations}`, `{org_members}`, `{org_teams}`, `{invitations}`, `{api_keys}`:
-    ///   table names;
-    /// - `{upsert}`, `{upsert access}`, `{for update}`: the dialect's [`Dialect::upsert`]
-    ///   (on the `id` key, or on `app_access`'s) and [`Dialect::for_update`];
+    ///   `{organizations}`, `{org_members}`, `{org_teams}`, `{invitations}`, `{api_keys}`,
+    ///   `{bans}`, `{audit_log}`: table names;
+    /// - `{upsert}`, `{upsert access}`, `{for update}`, `{char_length}`: the dialect's
+    ///   [`Dialect::upsert`] (on the `id` key, or on `app_access`'s),
+    ///   [`Dialect::for_update`] and [`Dialect::char_length`];
     /// - `{user}`, `{account}`, `{session}`, `{authenticator}`, `{organization}`,
-    ///   `{member}`, `{team}`, `{invitation}`, `{api_key}`: a row's columns, in the order the
-    ///   row readers of [`crate::ops`] expect;
+    ///   `{member}`, `{team}`, `{invitation}`, `{api_key}`, `{audit_record}`: a row's
+    ///   columns, in the order the row readers of [`crate::ops`] expect;
     /// - `{uid,}` / `{u?,}` and `{rid,}` / `{r?,}`: the id column and its value when the
     ///   adapter assigns ids of users, resp. accounts and sessions (else nothing);
     /// - `{returning id}`: ` RETURNING id` when the database assigns user ids.
     ///
-    /// Templates contain no string literals, so `"` and `?` mean nothing else in them.
+    /// Templates contain no string literals but `'!'` (the escape character of `LIKE`
+    /// patterns, [`crate::ops::like_pattern`]), so `"` and `?` mean nothing else in them.
     pub fn render(&self, template: &str) -> String {
         let t = &self.tables;
         let q = |name: &str| format!("\"{name}\"");
@@ -142,6 +153,7 @@ impl Dialect {
             .replace("{team}", TEAM_COLUMNS)
             .replace("{invitation}", INVITATION_COLUMNS)
             .replace("{api_key}", API_KEY_COLUMNS)
+            .replace("{audit_record}", AUDIT_RECORD_COLUMNS)
             .replace("{users}", &q(t.users))
             .replace("{accounts}", &q(t.accounts))
             .replace("{sessions}", &q(t.sessions))
@@ -160,6 +172,9 @@ impl Dialect {
             .replace("{org_teams}", &q(t.organization_teams))
             .replace("{invitations}", &q(t.invitations))
             .replace("{api_keys}", &q(t.api_keys))
+            .replace("{bans}", &q(t.bans))
+            .replace("{audit_log}", &q(t.audit_log))
+            .replace("{char_length}", self.char_length)
             .replace("{upsert}", &self.upsert.replace("{key}", "id"))
             .replace(
                 "{upsert access}",
@@ -232,6 +247,22 @@ const INVITATION_COLUMNS: &str = r#"id, "organizationId", email, roles, teams, "
 
 /// API keys' columns of the API key reader.
 const API_KEY_COLUMNS: &str = r#"id, hash, name, "userId", "organizationId", permissions, "createdAt", expires, "lastUsedAt", "revokedAt""#;
+
+/// The audit log's columns of the audit record reader.
+const AUDIT_RECORD_COLUMNS: &str = r#"seq, "at", kind, actor, target, data, "prevHash", hash"#;
+
+/// The conditions of an audit log query but its cursor. Binds: kind (NULL: any) twice, the
+/// kind and its `.` twice, user (NULL: any) three times, since (NULL: any) twice, until
+/// (NULL: any) twice. A subkind by its first characters, not `LIKE`: SQLite's ignores case.
+macro_rules! audit_conditions {
+    () => {
+        concat!(
+            r#"(? IS NULL OR kind = ? OR SUBSTR(kind, 1, {char_length}(?)) = ?) "#,
+            r#"AND (? IS NULL OR actor = ? OR target = ?) "#,
+            r#"AND (? IS NULL OR "at" >= ?) AND (? IS NULL OR "at" < ?)"#,
+        )
+    };
+}
 
 /// Declares [`Queries`]: each statement's name and template, written once for every dialect.
 macro_rules! queries {
@@ -310,9 +341,9 @@ queries! {
     list_sessions = r#"SELECT {session}, "createdAt", "lastSeenAt", "userAgent" FROM {sessions} WHERE "userId" = ?"#;
     /// Binds: at (first use), at, user agent (NULL keeps the stored one), token.
     record_session_activity = r#"UPDATE {sessions} SET "createdAt" = COALESCE("createdAt", ?), "lastSeenAt" = ?, "userAgent" = COALESCE(?, "userAgent") WHERE "sessionToken" = ?"#;
-    /// Binds: methods (space-separated), time, token.
-    record_session_sign_in = r#"UPDATE {sessions} SET amr = ?, "authTime" = ? WHERE "sessionToken" = ?"#;
-    get_session_sign_in = r#"SELECT amr, "authTime" FROM {sessions} WHERE "sessionToken" = ?"#;
+    /// Binds: methods (space-separated), time, impersonator, token.
+    record_session_sign_in = r#"UPDATE {sessions} SET amr = ?, "authTime" = ?, impersonator = ? WHERE "sessionToken" = ?"#;
+    get_session_sign_in = r#"SELECT amr, "authTime", impersonator FROM {sessions} WHERE "sessionToken" = ?"#;
     /// Binds: user id, the token to keep ('' for none: tokens are never empty).
     delete_user_sessions_but = r#"DELETE FROM {sessions} WHERE "userId" = ? AND "sessionToken" <> ?"#;
     delete_stale_tokens = "DELETE FROM {tokens} WHERE expires < ?";
@@ -426,6 +457,37 @@ queries! {
     /// Binds: time, id, time. Only forward.
     record_api_key_use = r#"UPDATE {api_keys} SET "lastUsedAt" = ? WHERE id = ? AND ("lastUsedAt" IS NULL OR "lastUsedAt" < ?)"#;
     delete_user_api_keys = r#"DELETE FROM {api_keys} WHERE "userId" = ?"#;
+    /// Binds: a `LIKE` pattern of the text (NULL: any) three times, provider (NULL: any)
+    /// twice, organization id (NULL: any) twice, the id to start after (NULL: the first)
+    /// twice, limit. Text without regard to case: both sides lowered.
+    search_users = concat!(
+        "SELECT {user} FROM {users} WHERE ",
+        "(? IS NULL OR LOWER({users}.email) LIKE LOWER(?) ESCAPE '!' OR LOWER({users}.name) LIKE LOWER(?) ESCAPE '!') ",
+        r#"AND (? IS NULL OR EXISTS (SELECT 1 FROM {accounts} WHERE {accounts}."userId" = {users}.id AND {accounts}.provider = ?)) "#,
+        r#"AND (? IS NULL OR EXISTS (SELECT 1 FROM {org_members} WHERE {org_members}."userId" = {users}.id AND {org_members}."organizationId" = ?)) "#,
+        "AND (? IS NULL OR {users}.id > ?) ORDER BY {users}.id LIMIT ?"
+    );
+    get_user_ban = r#"SELECT reason, "createdAt", expires, "bannedBy" FROM {bans} WHERE "userId" = ?"#;
+    /// Binds: user id, reason, created, expires, by.
+    insert_user_ban = r#"INSERT INTO {bans} ("userId", reason, "createdAt", expires, "bannedBy") VALUES (?, ?, ?, ?, ?)"#;
+    delete_user_ban = r#"DELETE FROM {bans} WHERE "userId" = ?"#;
+    /// Binds: the eight columns of `{audit_record}`.
+    insert_audit_record = "INSERT INTO {audit_log} ({audit_record}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+    last_audit_record = "SELECT {audit_record} FROM {audit_log} ORDER BY seq DESC LIMIT 1";
+    /// Binds: those of the conditions, the cursor (NULL: from the first) twice, limit.
+    query_audit_records = concat!(
+        "SELECT {audit_record} FROM {audit_log} WHERE ",
+        audit_conditions!(),
+        " AND (? IS NULL OR seq > ?) ORDER BY seq LIMIT ?"
+    );
+    /// Binds: as `query_audit_records`, newest first (the cursor: from the last).
+    query_audit_records_desc = concat!(
+        "SELECT {audit_record} FROM {audit_log} WHERE ",
+        audit_conditions!(),
+        " AND (? IS NULL OR seq < ?) ORDER BY seq DESC LIMIT ?"
+    );
+    /// Binds: the last seq to delete.
+    prune_audit_records = "DELETE FROM {audit_log} WHERE seq <= ?";
 }
 
 #[cfg(test)]

@@ -85,6 +85,18 @@
 //! organization's row (on SQLite, the database) before they check that an owner is left,
 //! so concurrent ones never leave an organization without one; `accept_invitation` holds
 //! the invitation's row until it is marked accepted, so concurrent acceptances accept once.
+//! An audit record's `seq` is the key of `audit_log` (`auditLog` on MySQL): of concurrent
+//! appends of one `seq` the database stores one and the others answer `false`.
+//!
+//! # Administration
+//!
+//! Bans are kept in `bans` (`ban` on MySQL: the user, `reason`, `createdAt`, `expires`,
+//! `bannedBy`), the audit log in `audit_log` (`seq`, `at` — a timestamp of the table's kind
+//! above, to the millisecond —, `kind`, `actor`, `target`, `data`, `prevHash`, `hash`,
+//! indexed by kind, actor, target and time), and the administrator who signed in as a
+//! session's user in the sessions' nullable column `impersonator`. The directory's search
+//! is one statement: text without regard to case (`LOWER` on both sides of a `LIKE` whose
+//! pattern escapes `%`, `_` and `!`; SQLite lowers ASCII letters only).
 //!
 //! # Rate limits and single-use marks
 //!
@@ -134,11 +146,12 @@ use async_trait::async_trait;
 use authcore::SignInInfo;
 use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, ApiKey, ApiKeyOwner, ApiKeyStore,
-    AppAccess, AppAccessStore, Capabilities, Invitation, InvitationAcceptance, JwtRevocation,
-    JwtRevocationStore, LinkedAccountStore, Member, MemberChange, NewUser, Organization,
-    OrganizationStore, PasskeyStore, PasswordStore, SessionActivity, SessionActivityStore,
-    SessionSignInStore, Team, TwoFactor, TwoFactorStore, UpstreamSession, UpstreamSessionStore,
-    UserGroupsStore, UserUpdate, VerificationToken,
+    AppAccess, AppAccessStore, AuditLogStore, AuditQuery, AuditRecord, Capabilities, Invitation,
+    InvitationAcceptance, JwtRevocation, JwtRevocationStore, LinkedAccountStore, Member,
+    MemberChange, NewUser, Organization, OrganizationStore, PasskeyStore, PasswordStore,
+    SessionActivity, SessionActivityStore, SessionSignInStore, Team, TwoFactor, TwoFactorStore,
+    UpstreamSession, UpstreamSessionStore, UserBan, UserDirectoryStore, UserGroupsStore, UserPage,
+    UserQuery, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator, ProviderType};
 use std::sync::Arc;
@@ -723,6 +736,8 @@ impl Adapter for SqlxAdapter {
             .user_groups(self)
             .organizations(self)
             .api_keys(self)
+            .user_directory(self)
+            .audit_log(self)
     }
 }
 
@@ -1115,6 +1130,47 @@ impl ApiKeyStore for SqlxAdapter {
 
     async fn record_api_key_use(&self, id: &str, at: OffsetDateTime) -> Result<(), AdapterError> {
         dispatch!(self, record_api_key_use(id, at))
+    }
+}
+
+#[async_trait]
+impl UserDirectoryStore for SqlxAdapter {
+    async fn search_users(&self, query: &UserQuery) -> Result<UserPage, AdapterError> {
+        dispatch!(self, search_users(query))
+    }
+
+    async fn set_user_ban(
+        &self,
+        user_id: &str,
+        ban: Option<&UserBan>,
+    ) -> Result<bool, AdapterError> {
+        dispatch!(self, set_user_ban(user_id, ban))
+    }
+
+    async fn get_user_ban(&self, user_id: &str) -> Result<Option<UserBan>, AdapterError> {
+        dispatch!(self, get_user_ban(user_id))
+    }
+}
+
+#[async_trait]
+impl AuditLogStore for SqlxAdapter {
+    async fn last_audit_record(&self) -> Result<Option<AuditRecord>, AdapterError> {
+        dispatch!(self, last_audit_record())
+    }
+
+    async fn append_audit_record(&self, record: &AuditRecord) -> Result<bool, AdapterError> {
+        dispatch!(self, append_audit_record(record))
+    }
+
+    async fn query_audit_records(
+        &self,
+        query: &AuditQuery,
+    ) -> Result<Vec<AuditRecord>, AdapterError> {
+        dispatch!(self, query_audit_records(query))
+    }
+
+    async fn prune_audit_records(&self, through: u64) -> Result<u64, AdapterError> {
+        dispatch!(self, prune_audit_records(through))
     }
 }
 

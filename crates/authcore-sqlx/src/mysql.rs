@@ -33,11 +33,14 @@ pub(crate) static DIALECT: Dialect = Dialect {
         organization_teams: "organizationTeam",
         invitations: "organizationInvitation",
         api_keys: "apiKey",
+        bans: "ban",
+        audit_log: "auditLog",
     },
     user_ids: Ids::Uuid,
     row_ids: Ids::None,
     upsert: "ON DUPLICATE KEY UPDATE",
     for_update: " FOR UPDATE",
+    char_length: "CHAR_LENGTH",
     queries: OnceLock::new(),
 };
 

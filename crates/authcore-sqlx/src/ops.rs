@@ -20,7 +20,9 @@ use crate::dialect::Ids;
 use crate::direct::{DirectReads, Param, Query, Read};
 use crate::error::{data_error, map_sqlx};
 
+mod admin;
 mod organizations;
+pub(crate) use admin::*;
 pub(crate) use organizations::*;
 
 // ---------------------------------------------------------------------------------------
@@ -386,6 +388,7 @@ pub(crate) async fn delete_user(pool: &Pool, id: &str) -> Result<(), AdapterErro
         &sql.delete_user_groups,
         &sql.delete_user_memberships,
         &sql.delete_user_api_keys,
+        &sql.delete_user_ban,
         &sql.delete_user,
     ]
     .map(|s| (s.as_str(), vec![Arg::UserId(id.to_owned())]));
@@ -657,6 +660,7 @@ pub(crate) async fn record_session_sign_in(
     let args = vec![
         Arg::text(sign_in.amr.join(" ")),
         Arg::Time(auth_time),
+        Arg::Text(sign_in.impersonator.clone()),
         Arg::text(token),
     ];
     pool.execute(&pool.sql().record_session_sign_in, args)
@@ -674,7 +678,7 @@ pub(crate) async fn get_session_sign_in(
         .fetch_optional(
             &pool.sql().get_session_sign_in,
             vec![Arg::text(token)],
-            &[Col::Text, Col::Time],
+            &[Col::Text, Col::Time, Col::Text],
         )
         .await
         .map_err(map_sqlx(OP))?;
@@ -687,10 +691,13 @@ pub(crate) async fn get_session_sign_in(
         return Ok(None);
     };
     let auth_time = r.opt_time()?.map(OffsetDateTime::unix_timestamp);
-    Ok(Some(SignInInfo::new(
-        amr.split_ascii_whitespace().map(str::to_owned).collect(),
-        auth_time,
-    )))
+    Ok(Some(
+        SignInInfo::new(
+            amr.split_ascii_whitespace().map(str::to_owned).collect(),
+            auth_time,
+        )
+        .with_impersonator(r.opt_text()?),
+    ))
 }
 
 pub(crate) async fn delete_sessions_by_user_id(

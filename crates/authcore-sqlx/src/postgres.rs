@@ -18,6 +18,7 @@ pub(crate) static DIALECT: Dialect = Dialect {
     row_ids: Ids::Serial,
     upsert: "ON CONFLICT ({key}) DO UPDATE SET",
     for_update: " FOR UPDATE",
+    char_length: "LENGTH",
     queries: OnceLock::new(),
 };
 

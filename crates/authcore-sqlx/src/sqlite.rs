@@ -22,6 +22,7 @@ pub(crate) static DIALECT: Dialect = Dialect {
     row_ids: Ids::Uuid,
     upsert: "ON CONFLICT ({key}) DO UPDATE SET",
     for_update: "",
+    char_length: "LENGTH",
     queries: OnceLock::new(),
 };
 

@@ -2,7 +2,9 @@
 //! once, on PostgreSQL and MySQL/MariaDB (two handlers sharing the database, as two
 //! instances would) and on SQLite; concurrent reads and updates of one database session keep its row whole;
 //! the owners of an organization all stepping down at once leave one owner, and an
-//! invitation accepted by several users at once makes one member, on every database.
+//! invitation accepted by several users at once makes one member, on every database; two
+//! instances recording audit events at once keep one whole chain, and of two appends of
+//! one `seq` one is stored, on every database.
 #![cfg(all(feature = "postgres", feature = "sqlite", feature = "mysql"))]
 #![allow(clippy::unwrap_used)]
 
@@ -11,8 +13,8 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 
 use authcore::adapter::{
-    Adapter as _, Invitation, InvitationAcceptance, InvitationStatus, Member, MemberChange,
-    NewUser, OWNER_ROLE, Organization, OrganizationStore as _,
+    Adapter as _, AuditLogStore as _, Invitation, InvitationAcceptance, InvitationStatus, Member,
+    MemberChange, NewUser, OWNER_ROLE, Organization, OrganizationStore as _,
 };
 use authcore::providers::email::{EmailProvider, VerificationRequest};
 use authcore::{Auth, AuthConfig};
@@ -447,4 +449,113 @@ async fn organizations_keep_an_owner_and_invitations_are_accepted_once_on_mysql(
 async fn organizations_keep_an_owner_and_invitations_are_accepted_once_on_sqlite() {
     let dir = common::TempDir::new();
     organization_races(sqlite_adapters(&dir).await).await;
+}
+
+/// How many events each of the four recorders of the audit race records.
+const AUDIT_EVENTS: usize = 10;
+
+/// Two instances (one per adapter), each with two tasks recording audit events at once:
+/// every event is stored once, in one chain that checks whole. Then rounds of two appends
+/// of one `seq`, one through each adapter: one is stored, and it is the one read back.
+async fn audit_races(adapters: [SqlxAdapter; 2]) {
+    let instances: Vec<Auth> = adapters
+        .iter()
+        .map(|db| {
+            let email =
+                EmailProvider::new("a@example.com").send_verification_request(|_| async { Ok(()) });
+            Auth::new(
+                AuthConfig::builder()
+                    .secret("races-test-secret-xxxxxxxxxxxxxx")
+                    .trust_host(true)
+                    .provider(email)
+                    .adapter(db.clone())
+                    .audit_log(authcore::audit::AuditLog::new().store(true))
+                    .build()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    let tasks: Vec<_> = (0..4)
+        .map(|i| {
+            let auth = instances[i % 2].clone();
+            tokio::spawn(async move {
+                for n in 0..AUDIT_EVENTS {
+                    let event = authcore::audit::AuditEvent::new("race.event")
+                        .with("recorder", i)
+                        .with("n", n);
+                    auth.record_audit(event).await;
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let report = authcore::audit::check(&adapters[1]).await.unwrap();
+    assert_eq!(report.faults, Vec::new());
+    assert_eq!(report.checked, 4 * AUDIT_EVENTS as u64);
+    assert_eq!(
+        (report.first, report.last),
+        (Some(1), Some(4 * AUDIT_EVENTS as u64))
+    );
+
+    for round in 0..10 {
+        let last = adapters[0].last_audit_record().await.unwrap();
+        let [a, b] = ["a", "b"].map(|who| {
+            authcore::audit::AuditEvent::new("race.same-seq")
+                .actor(who)
+                .seal(last.as_ref(), time::OffsetDateTime::now_utc())
+        });
+        let (first, second) = (adapters[0].clone(), adapters[1].clone());
+        let (ra, rb) = (a.clone(), b.clone());
+        let ta = tokio::spawn(async move { first.append_audit_record(&ra).await });
+        let tb = tokio::spawn(async move { second.append_audit_record(&rb).await });
+        let stored = [ta.await.unwrap().unwrap(), tb.await.unwrap().unwrap()];
+        let back = adapters[1]
+            .query_audit_records(&authcore::adapter::AuditQuery {
+                cursor: Some(a.seq - 1),
+                ascending: true,
+                limit: 1,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        match stored {
+            [true, false] => assert_eq!(back, vec![a], "round {round}"),
+            [false, true] => assert_eq!(back, vec![b], "round {round}"),
+            other => panic!("round {round}: appends answered {other:?}"),
+        }
+    }
+    assert!(
+        authcore::audit::check(&adapters[0])
+            .await
+            .unwrap()
+            .faults
+            .is_empty()
+    );
+    for db in adapters {
+        db.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_appends_keep_one_chain_on_postgres() {
+    with_pg_schema(|options, _| async move {
+        audit_races(pg_adapters(options).await).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_appends_keep_one_chain_on_mysql() {
+    common::mysql::with_mysql_database(|options, _| async move {
+        audit_races(mysql_adapters(options).await).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_appends_keep_one_chain_on_sqlite() {
+    let dir = common::TempDir::new();
+    audit_races(sqlite_adapters(&dir).await).await;
 }

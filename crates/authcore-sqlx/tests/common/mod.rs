@@ -114,15 +114,16 @@ pub async fn concurrent_link_account_gives_one_conflict(adapter: &authcore_sqlx:
 }
 
 /// The conformance suite twice on one database (it uses fresh ids, so the second run
-/// passes too), the rate-limit store's suite twice at once (as two instances would share
-/// the database), stale tokens dropped, then `ping` answering while open and failing once
-/// closed.
+/// passes too), the audit log's pruning (the database is this test's own), the rate-limit
+/// store's suite twice at once (as two instances would share the database), stale tokens
+/// dropped, then `ping` answering while open and failing once closed.
 #[allow(clippy::unwrap_used, dead_code)]
 pub async fn conformance_then_close(adapter: authcore_sqlx::SqlxAdapter) {
     use authcore_conformance::{self as conformance, Options};
     for _ in 0..2 {
         conformance::run_all_with(adapter.clone(), Options::default().account_extras(false)).await;
     }
+    conformance::admin::audit_prune(&adapter).await;
     let (a, b) = (adapter.rate_limit_store(), adapter.rate_limit_store());
     tokio::join!(
         authcore_conformance::rate_limit::run_all(&a),
