@@ -90,7 +90,7 @@ pub(crate) async fn ban_of(
     let Some(store) = c
         .admins
         .as_ref()
-        .and_then(|_| c.adapter.as_deref())
+        .and(c.adapter.as_deref())
         .and_then(|a| a.user_directory())
     else {
         return Ok(None);
@@ -315,7 +315,7 @@ pub(crate) async fn user_detail(
     })
 }
 
-/// Everything an administrator sees of a user ([`Auth::admin_user`]); no secret, no hash.
+/// Everything an administrator sees of a user ([`Auth::admin_user`](crate::Auth::admin_user)); no secret, no hash.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
