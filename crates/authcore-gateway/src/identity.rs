@@ -85,6 +85,9 @@ pub struct HeaderNames {
     pub amr: String,
     /// When the user signed in, seconds since 1970 (default `X-Auth-Request-Auth-Time`).
     pub auth_time: String,
+    /// The administrator (a user id) signed in as the user, for an impersonated session
+    /// (default `X-Auth-Request-Impersonator`; empty for the user's own sign-in).
+    pub impersonator: String,
     /// The signed identity JWT, when signing keys are configured (default
     /// `X-Auth-Request-Jwt`).
     pub jwt: String,
@@ -101,6 +104,7 @@ impl Default for HeaderNames {
             provider: "X-Auth-Request-Provider".into(),
             amr: "X-Auth-Request-Amr".into(),
             auth_time: "X-Auth-Request-Auth-Time".into(),
+            impersonator: "X-Auth-Request-Impersonator".into(),
             jwt: "X-Auth-Request-Jwt".into(),
         }
     }
@@ -116,7 +120,7 @@ impl HeaderNames {
         Ok(())
     }
 
-    fn all(&self) -> [(&'static str, &str); 9] {
+    fn all(&self) -> [(&'static str, &str); 10] {
         [
             ("user", &self.user),
             ("email", &self.email),
@@ -126,6 +130,7 @@ impl HeaderNames {
             ("provider", &self.provider),
             ("amr", &self.amr),
             ("auth_time", &self.auth_time),
+            ("impersonator", &self.impersonator),
             ("jwt", &self.jwt),
         ]
     }
@@ -148,6 +153,7 @@ impl HeaderNames {
         let sign_in = who.and_then(|w| w.sign_in.as_ref());
         let amr = sign_in.map(|s| s.amr.join(","));
         let auth_time = sign_in.and_then(|s| s.auth_time).map(|t| t.to_string());
+        let impersonator = sign_in.and_then(|s| s.impersonator.as_deref());
         [
             (&self.user, who.and_then(|w| w.id.as_deref())),
             (&self.email, who.and_then(|w| w.email.as_deref())),
@@ -157,6 +163,7 @@ impl HeaderNames {
             (&self.organizations, organizations.as_deref()),
             (&self.amr, amr.as_deref()),
             (&self.auth_time, auth_time.as_deref()),
+            (&self.impersonator, impersonator),
         ]
         .into_iter()
         .filter_map(|(name, value)| {
@@ -198,8 +205,9 @@ impl IdentitySigner {
     /// A JWT for `who`, valid `ttl_secs` from its `iat`: `iss` the gateway, `aud` the origin
     /// of the upstream (`https://app.example.com`), `sub`, `email`, `name`, `groups`,
     /// `organizations` (`[{"slug", "roles"}]`, where the user is a member of any),
-    /// `provider`, `amr` and `auth_time` (where the session records them), `iat`, `exp`,
-    /// with the signing key's `kid`.
+    /// `provider`, `amr` and `auth_time` (where the session records them), `act` (`{"sub":
+    /// <administrator>}`, RFC 8693 §4.1, for an impersonated session), `iat`, `exp`, with
+    /// the signing key's `kid`.
     ///
     /// Signing costs more than the rest of a forward-auth check (`jsonwebtoken` parses the
     /// PKCS#8 key again for every signature), so a JWT with the same claims made less than a
@@ -231,6 +239,11 @@ impl IdentitySigner {
             provider: who.provider.as_deref(),
             amr: who.sign_in.as_ref().map(|s| s.amr.as_slice()),
             auth_time: who.sign_in.as_ref().and_then(|s| s.auth_time),
+            act: who
+                .sign_in
+                .as_ref()
+                .and_then(|s| s.impersonator.as_deref())
+                .map(|sub| ActorClaim { sub }),
         };
         // The claims' JSON is also the cache key. Serialising strings cannot fail; were it to,
         // nothing is cached rather than every identity sharing one empty key.
@@ -288,6 +301,15 @@ struct IdentityClaims<'a> {
     amr: Option<&'a [String]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     auth_time: Option<i64>,
+    /// The administrator signed in as the user (RFC 8693 §4.1), for an impersonation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    act: Option<ActorClaim<'a>>,
+}
+
+/// The actor of an impersonated session in the identity JWT: the administrator's user id.
+#[derive(serde::Serialize)]
+struct ActorClaim<'a> {
+    sub: &'a str,
 }
 
 /// One organization in the identity JWT: its slug and the user's roles in it.
@@ -513,8 +535,18 @@ mod tests {
             get(&w, "x-auth-request-auth-time").as_deref(),
             Some("1700000000")
         );
+        assert_eq!(get(&w, "x-auth-request-impersonator").as_deref(), Some(""));
+        w.sign_in = Some(
+            SignInInfo::new(vec!["imp".into()], Some(1_700_000_000))
+                .with_impersonator(Some("admin-1".into())),
+        );
+        assert_eq!(get(&w, "x-auth-request-amr").as_deref(), Some("imp"));
+        assert_eq!(
+            get(&w, "x-auth-request-impersonator").as_deref(),
+            Some("admin-1")
+        );
         let anonymous = names.headers_for(None);
-        assert_eq!(anonymous.len(), 8);
+        assert_eq!(anonymous.len(), 9);
         assert!(anonymous.iter().all(|(_, v)| v.is_empty()));
         assert!(names.validate().is_ok());
         let bad = HeaderNames {

@@ -1029,7 +1029,7 @@ enum Own {
 
 /// The headers authcore sets (identity) or reads (original request), and what the
 /// application may get under any spelling of each.
-const SPELLED: [(&str, Own); 15] = [
+const SPELLED: [(&str, Own); 16] = [
     ("X-Auth-Request-User", Own::Demo("credentials:1")),
     ("X-Auth-Request-Email", Own::Demo("demo@example.com")),
     ("X-Auth-Request-Name", Own::Demo("Demo User")),
@@ -1038,6 +1038,7 @@ const SPELLED: [(&str, Own); 15] = [
     ("X-Auth-Request-Provider", Own::Demo("credentials")),
     ("X-Auth-Request-Amr", Own::Demo("pwd")),
     ("X-Auth-Request-Auth-Time", Own::SignInTime),
+    ("X-Auth-Request-Impersonator", Own::Demo("")),
     ("X-Auth-Request-Jwt", Own::Jwt),
     ("X-Original-URL", Own::Nothing),
     ("X-Original-Method", Own::Nothing),

@@ -250,11 +250,16 @@ impl Reader<'_> {
             .await?;
         self.session_event(&body, None).await;
         // How the user signed in, for a host's step-up checks (recorded with second factors
-        // on); `GET /session` does not say it, so does not read it.
-        let sign_in = if self.request.sign_in && records_sign_in(config) {
+        // on, and for every impersonation, which a host tells its application of);
+        // `GET /session` does not say it, so does not read it.
+        let sign_in = if !self.request.sign_in {
+            None
+        } else if records_sign_in(config) {
             crate::adapter::capability(adapter.session_sign_in(), "SessionSignInStore")?
                 .get_session_sign_in(stored)
                 .await?
+        } else if let (Some(_), Some(records)) = (impersonation_end, adapter.session_sign_in()) {
+            records.get_session_sign_in(stored).await?
         } else {
             None
         };
