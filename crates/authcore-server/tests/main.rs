@@ -8,6 +8,7 @@
 mod support;
 
 mod account_routes;
+mod admin;
 mod attempt_accounting;
 mod backchannel_logout;
 mod browser_organizations;

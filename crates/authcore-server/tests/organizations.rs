@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use crate::gateway::{Via, ask, header_of, sub_request};
 use crate::password_self_service::next_mail;
 use crate::sign_in_methods::ask_for_link;
+use crate::support::TestDir;
 use crate::support::binary::{self, ServerProcess};
 use crate::support::in_memory::{self, CookieJar, ORIGIN, send, sign_in_with};
 use crate::support::smtp::SmtpServer;
@@ -33,24 +34,6 @@ fn documented(name: &str) -> String {
         "manual/organizations-server.md",
         &format!("organizations-test: {name}"),
     )
-}
-
-/// A directory of the test's own, removed when dropped.
-struct TestDir(PathBuf);
-
-impl TestDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("authcore-orgs-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TestDir(dir)
-    }
-}
-
-impl Drop for TestDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// The documented configuration in `dir`, and the variables that give it the test's
@@ -134,7 +117,7 @@ fn identity_claims(res: &axum::response::Response) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_chapters_site_with_the_operators_commands() {
-    let dir = TestDir::new("site");
+    let dir = TestDir::new("orgs-site");
     let mut mail = SmtpServer::start().await;
     let site = Site::new(&dir.0, mail.port);
 
@@ -545,7 +528,7 @@ async fn the_chapters_site_with_the_operators_commands() {
 /// out; a second run changes nothing.
 #[tokio::test]
 async fn keycloak_users_sign_in_with_their_keycloak_passwords() {
-    let dir = TestDir::new("keycloak");
+    let dir = TestDir::new("orgs-keycloak");
     let mail = SmtpServer::start().await;
     let site = Site::new(&dir.0, mail.port);
     // Keycloak's PBKDF2-SHA256 (27,500 iterations) of PASSWORD with salt
@@ -641,7 +624,7 @@ async fn keycloak_users_sign_in_with_their_keycloak_passwords() {
 /// shows it; with the chapter's bad role, it stops with the chapter's message.
 #[test]
 fn the_binary_says_what_is_on_and_stops_on_a_bad_role() {
-    let dir = TestDir::new("binary");
+    let dir = TestDir::new("orgs-binary");
     let site = Site::new(&dir.0, 25);
     let vars: Vec<(&str, &str)> = site
         .vars

@@ -37,3 +37,22 @@ pub fn documented(chapter: &str, marker: &str) -> String {
     let body = &body[body.find('\n').unwrap() + 1..];
     body[..body.find("```").unwrap()].to_owned()
 }
+
+/// A directory of one test's own (`authcore-<name>-<pid>` in the temporary directory),
+/// removed when dropped.
+pub struct TestDir(pub std::path::PathBuf);
+
+impl TestDir {
+    pub fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("authcore-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TestDir(dir)
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
