@@ -90,7 +90,7 @@ pub(crate) async fn ban_of(
     let Some(store) = c
         .admins
         .as_ref()
-        .and_then(|_| c.adapter.as_deref())
+        .and(c.adapter.as_deref())
         .and_then(|a| a.user_directory())
     else {
         return Ok(None);
@@ -264,6 +264,21 @@ pub(crate) async fn search_users(
     query: &UserQuery,
 ) -> Result<UserPage, AccountError> {
     let _ = actor;
+    /// The longest search text: an address or a name, not a document.
+    const MAX_TEXT_CHARS: usize = 256;
+    let too_long = |v: &Option<String>| {
+        v.as_ref()
+            .is_some_and(|t| t.chars().count() > MAX_TEXT_CHARS)
+    };
+    if too_long(&query.text)
+        || too_long(&query.provider)
+        || too_long(&query.organization_id)
+        || too_long(&query.after)
+    {
+        return Err(AccountError::InvalidValue(format!(
+            "a search value has at most {MAX_TEXT_CHARS} characters"
+        )));
+    }
     Ok(directory(c)?.search_users(query).await?)
 }
 
@@ -315,7 +330,7 @@ pub(crate) async fn user_detail(
     })
 }
 
-/// Everything an administrator sees of a user ([`Auth::admin_user`]); no secret, no hash.
+/// Everything an administrator sees of a user ([`Auth::admin_user`](crate::Auth::admin_user)); no secret, no hash.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
