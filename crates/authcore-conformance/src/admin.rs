@@ -99,17 +99,16 @@ async fn search<S: UserDirectoryStore + ?Sized>(
     ok(check, what, store.search_users(query).await)
 }
 
-/// The ids of `page`'s users, sorted (for comparing sets).
-fn sorted_ids(page: &UserPage) -> Vec<String> {
-    let mut ids: Vec<String> = page.users.iter().map(|u| u.id.clone()).collect();
+/// The ids of `users`, sorted (for comparing sets).
+fn ids_of<'a>(users: impl IntoIterator<Item = &'a AdapterUser>) -> Vec<String> {
+    let mut ids: Vec<String> = users.into_iter().map(|u| u.id.clone()).collect();
     ids.sort();
     ids
 }
 
-fn ids_of(users: &[&AdapterUser]) -> Vec<String> {
-    let mut ids: Vec<String> = users.iter().map(|u| u.id.clone()).collect();
-    ids.sort();
-    ids
+/// The ids of `page`'s users, sorted.
+fn sorted_ids(page: &UserPage) -> Vec<String> {
+    ids_of(&page.users)
 }
 
 /// `search_users` by text (in the email or the name, without regard to case), by provider,
@@ -266,7 +265,7 @@ pub async fn user_search<A: Adapter>(adapter: &A) {
     }
     for (what, query, want) in cases {
         let page = search(store, CHECK, what, &query).await;
-        eq(CHECK, what, &sorted_ids(&page), &ids_of(&want));
+        eq(CHECK, what, &sorted_ids(&page), &ids_of(want));
         eq(CHECK, &format!("{what}: next"), &page.next, &None);
     }
     let page = search(store, CHECK, "text", &query(Some(&t), p, None)).await;
@@ -308,7 +307,7 @@ pub async fn user_search_pages<A: Adapter>(adapter: &A) {
         CHECK,
         "one page: every user",
         &sorted_ids(&whole),
-        &ids_of(&made.iter().collect::<Vec<_>>()),
+        &ids_of(&made),
     );
     let order: Vec<String> = whole.users.iter().map(|u| u.id.clone()).collect();
     for limit in [1, 3, 7] {
@@ -436,7 +435,7 @@ pub async fn user_search_plain_text<A: Adapter>(adapter: &A) {
             CHECK,
             &format!("searching {text:?}"),
             &sorted_ids(&page),
-            &ids_of(&[&users[want]]),
+            &ids_of([&users[want]]),
         );
     }
     let page = search(
