@@ -356,6 +356,15 @@ pub async fn user_search_pages<A: Adapter>(adapter: &A) {
     .await;
     let ids: Vec<String> = rest.users.iter().map(|u| u.id.clone()).collect();
     eq(CHECK, "the users after an id", &ids, &order[3..].to_vec());
+    // After something no id of this store can be (ids are ASCII below `~`): none, no error.
+    let none = search(
+        store,
+        CHECK,
+        "after no id",
+        &query(Some("~no id".into()), MAX_USER_PAGE),
+    )
+    .await;
+    eq(CHECK, "the users after no id", &none, &UserPage::default());
 }
 
 /// A limit over [`MAX_USER_PAGE`] answers [`MAX_USER_PAGE`] users and a `next`.
