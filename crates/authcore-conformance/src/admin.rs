@@ -38,6 +38,34 @@ fn at(secs: i64, millis: i64) -> OffsetDateTime {
     }
 }
 
+/// The adapter's [`UserDirectoryStore`], or `None` with check `check` skipped.
+fn directory<'a, A: Adapter>(adapter: &'a A, check: &str) -> Option<&'a dyn UserDirectoryStore> {
+    capability(
+        adapter.capabilities().user_directory,
+        check,
+        "UserDirectoryStore",
+    )
+}
+
+/// The adapter's [`AuditLogStore`], or `None` with check `check` skipped.
+fn audit_log<'a, A: Adapter>(adapter: &'a A, check: &str) -> Option<&'a dyn AuditLogStore> {
+    capability(adapter.capabilities().audit_log, check, "AuditLogStore")
+}
+
+/// Users named `"{tag} {name}"` for each of `names`, without email.
+async fn users_named<A: Adapter>(
+    adapter: &A,
+    check: &str,
+    tag: &str,
+    names: impl IntoIterator<Item = String>,
+) -> Vec<AdapterUser> {
+    let mut users = Vec::new();
+    for name in names {
+        users.push(user_named(adapter, check, Some(format!("{tag} {name}")), None).await);
+    }
+    users
+}
+
 /// A short random tag, lowercase hex.
 fn tag() -> String {
     random_id()[..12].to_owned()
@@ -71,17 +99,16 @@ async fn search<S: UserDirectoryStore + ?Sized>(
     ok(check, what, store.search_users(query).await)
 }
 
-/// The ids of `page`'s users, sorted (for comparing sets).
-fn sorted_ids(page: &UserPage) -> Vec<String> {
-    let mut ids: Vec<String> = page.users.iter().map(|u| u.id.clone()).collect();
+/// The ids of `users`, sorted (for comparing sets).
+fn ids_of<'a>(users: impl IntoIterator<Item = &'a AdapterUser>) -> Vec<String> {
+    let mut ids: Vec<String> = users.into_iter().map(|u| u.id.clone()).collect();
     ids.sort();
     ids
 }
 
-fn ids_of(users: &[&AdapterUser]) -> Vec<String> {
-    let mut ids: Vec<String> = users.iter().map(|u| u.id.clone()).collect();
-    ids.sort();
-    ids
+/// The ids of `page`'s users, sorted.
+fn sorted_ids(page: &UserPage) -> Vec<String> {
+    ids_of(&page.users)
 }
 
 /// `search_users` by text (in the email or the name, without regard to case), by provider,
@@ -89,11 +116,7 @@ fn ids_of(users: &[&AdapterUser]) -> Vec<String> {
 /// and organizations answer none; a limit of 0 answers none; the users come whole.
 pub async fn user_search<A: Adapter>(adapter: &A) {
     const CHECK: &str = "user_search";
-    let Some(store) = capability(
-        adapter.capabilities().user_directory,
-        CHECK,
-        "UserDirectoryStore",
-    ) else {
+    let Some(store) = directory(adapter, CHECK) else {
         return;
     };
     let t = tag();
@@ -242,7 +265,7 @@ pub async fn user_search<A: Adapter>(adapter: &A) {
     }
     for (what, query, want) in cases {
         let page = search(store, CHECK, what, &query).await;
-        eq(CHECK, what, &sorted_ids(&page), &ids_of(&want));
+        eq(CHECK, what, &sorted_ids(&page), &ids_of(want));
         eq(CHECK, &format!("{what}: next"), &page.next, &None);
     }
     let page = search(store, CHECK, "text", &query(Some(&t), p, None)).await;
@@ -268,18 +291,11 @@ pub async fn user_search<A: Adapter>(adapter: &A) {
 /// `next`.
 pub async fn user_search_pages<A: Adapter>(adapter: &A) {
     const CHECK: &str = "user_search_pages";
-    let Some(store) = capability(
-        adapter.capabilities().user_directory,
-        CHECK,
-        "UserDirectoryStore",
-    ) else {
+    let Some(store) = directory(adapter, CHECK) else {
         return;
     };
     let t = tag();
-    let mut made = Vec::new();
-    for i in 0..7 {
-        made.push(user_named(adapter, CHECK, Some(format!("Page {i} {t}")), None).await);
-    }
+    let made = users_named(adapter, CHECK, &t, (0..7).map(|i| format!("page {i}"))).await;
     let query = |after: Option<String>, limit: u32| UserQuery {
         text: Some(t.clone()),
         after,
@@ -291,7 +307,7 @@ pub async fn user_search_pages<A: Adapter>(adapter: &A) {
         CHECK,
         "one page: every user",
         &sorted_ids(&whole),
-        &ids_of(&made.iter().collect::<Vec<_>>()),
+        &ids_of(&made),
     );
     let order: Vec<String> = whole.users.iter().map(|u| u.id.clone()).collect();
     for limit in [1, 3, 7] {
@@ -340,22 +356,31 @@ pub async fn user_search_pages<A: Adapter>(adapter: &A) {
     .await;
     let ids: Vec<String> = rest.users.iter().map(|u| u.id.clone()).collect();
     eq(CHECK, "the users after an id", &ids, &order[3..].to_vec());
+    // After something no id of this store can be (ids are ASCII below `~`): none, no error.
+    let none = search(
+        store,
+        CHECK,
+        "after no id",
+        &query(Some("~no id".into()), MAX_USER_PAGE),
+    )
+    .await;
+    eq(CHECK, "the users after no id", &none, &UserPage::default());
 }
 
 /// A limit over [`MAX_USER_PAGE`] answers [`MAX_USER_PAGE`] users and a `next`.
 pub async fn user_search_cap<A: Adapter>(adapter: &A) {
     const CHECK: &str = "user_search_cap";
-    let Some(store) = capability(
-        adapter.capabilities().user_directory,
-        CHECK,
-        "UserDirectoryStore",
-    ) else {
+    let Some(store) = directory(adapter, CHECK) else {
         return;
     };
     let t = tag();
-    for i in 0..=MAX_USER_PAGE {
-        user_named(adapter, CHECK, Some(format!("Many {i} {t}")), None).await;
-    }
+    users_named(
+        adapter,
+        CHECK,
+        &t,
+        (0..=MAX_USER_PAGE).map(|i| format!("many {i}")),
+    )
+    .await;
     let page = search(
         store,
         CHECK,
@@ -382,16 +407,11 @@ pub async fn user_search_cap<A: Adapter>(adapter: &A) {
 /// characters of SQL's `LIKE`).
 pub async fn user_search_plain_text<A: Adapter>(adapter: &A) {
     const CHECK: &str = "user_search_plain_text";
-    let Some(store) = capability(
-        adapter.capabilities().user_directory,
-        CHECK,
-        "UserDirectoryStore",
-    ) else {
+    let Some(store) = directory(adapter, CHECK) else {
         return;
     };
     let t = tag();
-    let mut users = Vec::new();
-    for name in [
+    let names = [
         "100%",
         "100x",
         "a_b",
@@ -400,9 +420,8 @@ pub async fn user_search_plain_text<A: Adapter>(adapter: &A) {
         "backslash",
         "50!%",
         "50!x",
-    ] {
-        users.push(user_named(adapter, CHECK, Some(format!("{t} {name}")), None).await);
-    }
+    ];
+    let users = users_named(adapter, CHECK, &t, names.map(str::to_owned)).await;
     for (text, want) in [
         ("100%", 0),
         ("a_b", 2),
@@ -425,7 +444,7 @@ pub async fn user_search_plain_text<A: Adapter>(adapter: &A) {
             CHECK,
             &format!("searching {text:?}"),
             &sorted_ids(&page),
-            &ids_of(&[&users[want]]),
+            &ids_of([&users[want]]),
         );
     }
     let page = search(
@@ -455,11 +474,7 @@ pub async fn user_search_plain_text<A: Adapter>(adapter: &A) {
 /// with the user.
 pub async fn user_bans<A: Adapter>(adapter: &A) {
     const CHECK: &str = "user_bans";
-    let Some(store) = capability(
-        adapter.capabilities().user_directory,
-        CHECK,
-        "UserDirectoryStore",
-    ) else {
+    let Some(store) = directory(adapter, CHECK) else {
         return;
     };
     let user = new_user(adapter, CHECK, "banned").await;
@@ -614,6 +629,40 @@ async fn read_back<S: AuditLogStore + ?Sized>(
     found.into_iter().next().filter(|r| r.seq == seq)
 }
 
+/// The whole log, oldest first, read a page at a time.
+async fn whole_log<S: AuditLogStore + ?Sized>(store: &S, check: &str) -> Vec<AuditRecord> {
+    let mut log: Vec<AuditRecord> = Vec::new();
+    loop {
+        let query = AuditQuery {
+            cursor: log.last().map(|r| r.seq),
+            ascending: true,
+            limit: authcore::adapter::MAX_AUDIT_PAGE,
+            ..AuditQuery::default()
+        };
+        let page = audit_query(store, check, "query_audit_records", &query).await;
+        if page.is_empty() {
+            return log;
+        }
+        log.extend(page);
+    }
+}
+
+/// `n` records of a kind of their own appended, the `i`-th at `secs + i` seconds.
+async fn append_series<S: AuditLogStore + ?Sized>(
+    store: &S,
+    check: &str,
+    n: i64,
+    secs: i64,
+) -> Vec<AuditRecord> {
+    let kind = format!("c{}.{check}", tag());
+    let mut records = Vec::new();
+    for i in 0..n {
+        let event = AuditEvent::new(kind.as_str()).with("i", i);
+        records.push(append_chained(store, check, &event, at(secs + i, 999)).await);
+    }
+    records
+}
+
 /// Asserts `got` is `want`, to the byte of its JSON.
 #[track_caller]
 fn same_record(check: &str, what: &str, got: &AuditRecord, want: &AuditRecord) {
@@ -626,7 +675,7 @@ fn same_record(check: &str, what: &str, got: &AuditRecord, want: &AuditRecord) {
 /// second record with its `seq` is refused and changes nothing.
 pub async fn audit_append<A: Adapter>(adapter: &A) {
     const CHECK: &str = "audit_append";
-    let Some(store) = capability(adapter.capabilities().audit_log, CHECK, "AuditLogStore") else {
+    let Some(store) = audit_log(adapter, CHECK) else {
         return;
     };
     let event = AuditEvent::new(format!("c{}.append", tag()))
@@ -667,7 +716,7 @@ pub async fn audit_append<A: Adapter>(adapter: &A) {
 /// Two appends of one `seq` at once: one is stored, and it is the one read back.
 pub async fn audit_append_race<A: Adapter>(adapter: &A, options: &Options) {
     const CHECK: &str = "audit_append_race";
-    let Some(store) = capability(adapter.capabilities().audit_log, CHECK, "AuditLogStore") else {
+    let Some(store) = audit_log(adapter, CHECK) else {
         return;
     };
     let kind = format!("c{}.race", tag());
@@ -712,7 +761,7 @@ pub async fn audit_append_race<A: Adapter>(adapter: &A, options: &Options) {
 /// records come back byte for byte.
 pub async fn audit_queries<A: Adapter>(adapter: &A) {
     const CHECK: &str = "audit_queries";
-    let Some(store) = capability(adapter.capabilities().audit_log, CHECK, "AuditLogStore") else {
+    let Some(store) = audit_log(adapter, CHECK) else {
         return;
     };
     let k = format!("c{}", tag());
@@ -939,40 +988,17 @@ pub async fn audit_queries<A: Adapter>(adapter: &A) {
 /// after reading is found.
 pub async fn audit_chain<A: Adapter>(adapter: &A) {
     const CHECK: &str = "audit_chain";
-    let Some(store) = capability(adapter.capabilities().audit_log, CHECK, "AuditLogStore") else {
+    let Some(store) = audit_log(adapter, CHECK) else {
         return;
     };
-    let kind = format!("c{}.chain", tag());
-    let mut mine = Vec::new();
-    for i in 0..3 {
-        let event = AuditEvent::new(kind.as_str()).with("i", i);
-        mine.push(append_chained(store, CHECK, &event, at(20 + i, 999)).await);
-    }
+    let mine = append_series(store, CHECK, 3, 20).await;
     let report = ok(CHECK, "audit::check", authcore::audit::check(store).await);
     eq(CHECK, "the chain's faults", &report.faults, &Vec::new());
     if report.last.is_none_or(|last| last < mine[2].seq) {
         fail(CHECK, format_args!("the check stopped early: {report:?}"));
     }
     // The whole log, read back oldest first, with the middle record of ours altered.
-    let mut log = Vec::new();
-    let mut cursor = None;
-    loop {
-        let page = audit_query(
-            store,
-            CHECK,
-            "query_audit_records",
-            &AuditQuery {
-                cursor,
-                ascending: true,
-                limit: authcore::adapter::MAX_AUDIT_PAGE,
-                ..AuditQuery::default()
-            },
-        )
-        .await;
-        let Some(last) = page.last() else { break };
-        cursor = Some(last.seq);
-        log.extend(page);
-    }
+    let log = whole_log(store, CHECK).await;
     let altered_seq = mine[1].seq;
     let mut chain = ChainCheck::new();
     for record in &log {
@@ -1013,30 +1039,16 @@ pub async fn audit_chain<A: Adapter>(adapter: &A) {
 /// Needs the log to itself: other runs' records are deleted too.
 pub async fn audit_prune<A: Adapter>(adapter: &A) {
     const CHECK: &str = "audit_prune";
-    let Some(store) = capability(adapter.capabilities().audit_log, CHECK, "AuditLogStore") else {
+    let Some(store) = audit_log(adapter, CHECK) else {
         return;
     };
-    let kind = format!("c{}.prune", tag());
-    let mut mine = Vec::new();
-    for i in 0..4 {
-        let event = AuditEvent::new(kind.as_str()).with("i", i);
-        mine.push(append_chained(store, CHECK, &event, at(30 + i, 0)).await);
-    }
+    let mine = append_series(store, CHECK, 4, 30).await;
     let through = &mine[1];
-    let all = |cursor: Option<u64>| AuditQuery {
-        cursor,
-        ascending: true,
-        limit: authcore::adapter::MAX_AUDIT_PAGE,
-        ..AuditQuery::default()
-    };
-    let mut before = 0u64;
-    let mut cursor = None;
-    loop {
-        let page = audit_query(store, CHECK, "query_audit_records", &all(cursor)).await;
-        let Some(last) = page.last() else { break };
-        cursor = Some(last.seq);
-        before += page.iter().filter(|r| r.seq <= through.seq).count() as u64;
-    }
+    let before = whole_log(store, CHECK)
+        .await
+        .iter()
+        .filter(|r| r.seq <= through.seq)
+        .count() as u64;
     let pruned = AuditEvent::new(PRUNED)
         .with("throughSeq", through.seq)
         .with("lastHash", through.hash.clone());
@@ -1051,20 +1063,10 @@ pub async fn audit_prune<A: Adapter>(adapter: &A) {
         ),
         &before,
     );
-    let first = audit_query(
-        store,
-        CHECK,
-        "the first record",
-        &AuditQuery {
-            limit: 1,
-            ..all(None)
-        },
-    )
-    .await;
     eq(
         CHECK,
         "the first record after pruning",
-        &first.first().map(|r| r.seq),
+        &whole_log(store, CHECK).await.first().map(|r| r.seq),
         &Some(mine[2].seq),
     );
     let report = ok(CHECK, "audit::check", authcore::audit::check(store).await);

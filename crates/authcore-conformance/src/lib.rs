@@ -15,7 +15,10 @@
 //!
 //! Every check panics with `adapter conformance check '<name>' failed: …` on the first
 //! failure. Checks use fresh random emails, ids, tokens and credential ids, so a database
-//! shared between runs (or between parallel runs) can be reused. The checks of a
+//! shared between runs (or between parallel runs) can be reused; the audit log's checks
+//! chain their records after whatever the log holds. [`admin::audit_prune`] is the one
+//! check left out of [`run_all`]: it deletes audit records, so it runs on a store of its
+//! own, called by itself. The checks of a
 //! capability the adapter does not have (its field of [`Adapter::capabilities`], such as
 //! `two_factor`, is `None`) are skipped, and say so on stderr.
 //!

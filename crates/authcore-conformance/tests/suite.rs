@@ -3,8 +3,9 @@
 #![allow(clippy::unwrap_used)]
 
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, Capabilities, MemoryAdapter, NewUser,
-    PasswordStore, UserGroupsStore, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, AuditLogStore, AuditQuery, AuditRecord,
+    Capabilities, MemoryAdapter, NewUser, PasswordStore, UserGroupsStore, UserUpdate,
+    VerificationToken,
 };
 use authcore::types::{Account, Authenticator};
 use authcore_conformance::Options;
@@ -28,7 +29,8 @@ async fn the_memory_rate_limit_store_passes_the_conformance_suite() {
 
 /// The memory adapter with none of its capabilities (only the calls of Auth.js's adapter);
 /// with `reusable_tokens` its verification tokens can be used twice; with `racy_stores` it
-/// has a `PasswordStore` and a `UserGroupsStore` that read, then write (not atomic).
+/// has a `PasswordStore`, a `UserGroupsStore` and an `AuditLogStore` that read, then write
+/// (not atomic).
 #[derive(Clone, Default)]
 struct CoreOnly {
     inner: MemoryAdapter,
@@ -154,7 +156,10 @@ impl Adapter for CoreOnly {
     }
     fn capabilities(&self) -> Capabilities<'_> {
         if self.racy_stores {
-            Capabilities::none().passwords(self).user_groups(self)
+            Capabilities::none()
+                .passwords(self)
+                .user_groups(self)
+                .audit_log(self)
         } else {
             Capabilities::none()
         }
@@ -207,6 +212,44 @@ impl UserGroupsStore for CoreOnly {
     }
 }
 
+/// An audit log that looks whether a `seq` is taken, then appends: two appends of one
+/// `seq` at once may both answer that they stored it.
+#[async_trait::async_trait]
+impl AuditLogStore for CoreOnly {
+    async fn last_audit_record(&self) -> Result<Option<AuditRecord>, AdapterError> {
+        self.inner.last_audit_record().await
+    }
+    async fn append_audit_record(&self, record: &AuditRecord) -> Result<bool, AdapterError> {
+        let taken = self
+            .inner
+            .query_audit_records(&AuditQuery {
+                cursor: record.seq.checked_sub(1),
+                ascending: true,
+                limit: 1,
+                ..AuditQuery::default()
+            })
+            .await?
+            .first()
+            .is_some_and(|r| r.seq == record.seq);
+        tokio::task::yield_now().await;
+        if taken {
+            return Ok(false);
+        }
+        // The memory store refuses the second; a store that overwrites would not.
+        self.inner.append_audit_record(record).await?;
+        Ok(true)
+    }
+    async fn query_audit_records(
+        &self,
+        query: &AuditQuery,
+    ) -> Result<Vec<AuditRecord>, AdapterError> {
+        self.inner.query_audit_records(query).await
+    }
+    async fn prune_audit_records(&self, through: u64) -> Result<u64, AdapterError> {
+        self.inner.prune_audit_records(through).await
+    }
+}
+
 /// An adapter without capabilities passes: their checks are skipped, none calls it.
 #[tokio::test]
 async fn missing_capabilities_are_skipped() {
@@ -245,4 +288,12 @@ async fn a_racy_password_replacement_fails() {
 #[should_panic(expected = "adapter conformance check 'user_groups_race' failed")]
 async fn a_racy_group_replacement_fails() {
     authcore_conformance::user_groups::run(&racy_stores(), &Options::default()).await;
+}
+
+/// An audit log whose append looks, then writes, passes the sequential checks and fails the
+/// race.
+#[tokio::test]
+#[should_panic(expected = "adapter conformance check 'audit_append_race' failed")]
+async fn a_racy_audit_append_fails() {
+    authcore_conformance::admin::run(&racy_stores(), &Options::default()).await;
 }

@@ -128,6 +128,13 @@ pub(crate) async fn revoke(
     {
         s.revoke_grant(&refresh.grant_id).await;
         tracing::info!(client = %refresh.grant.client_id, user = %refresh.grant.sub, "oidc provider: grant revoked");
+        s.auth
+            .record_audit(
+                authcore::audit::AuditEvent::new("oidc.grantRevoked")
+                    .target(refresh.grant.sub.clone())
+                    .with("clientId", refresh.grant.client_id.clone()),
+            )
+            .await;
         return no_store(StatusCode::OK.into_response());
     }
     let claims = match own_token(&s, &form).await {
@@ -147,6 +154,13 @@ pub(crate) async fn revoke(
             return StatusCode::SERVICE_UNAVAILABLE.into_response();
         }
         tracing::info!(client = %claims.client_id, user = %claims.sub, "oidc provider: token revoked");
+        s.auth
+            .record_audit(
+                authcore::audit::AuditEvent::new("oidc.tokenRevoked")
+                    .target(claims.sub.clone())
+                    .with("clientId", claims.client_id.clone()),
+            )
+            .await;
     }
     no_store(StatusCode::OK.into_response())
 }

@@ -897,3 +897,60 @@ async fn the_first_search_indexes_users_written_before_the_index() {
     })
     .await;
 }
+
+/// Two instances on two connections to one keyspace, each with two tasks recording audit
+/// events at once: every event is stored once, in one chain that checks whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_recording_audit_events_keep_one_chain() {
+    use authcore::audit::{AuditEvent, AuditLog};
+    use authcore::providers::email::EmailProvider;
+    with_db(|db| async move {
+        let second = authcore_redis::RedisAdapter::connect_with(
+            &common::redis_url(),
+            common::fast_options(),
+        )
+        .await
+        .unwrap()
+        .with_prefix(&db.prefix);
+        let instances: Vec<authcore::Auth> = [db.adapter.clone(), second]
+            .into_iter()
+            .map(|adapter| {
+                let email = EmailProvider::new("a@example.com")
+                    .send_verification_request(|_| async { Ok(()) });
+                authcore::Auth::new(
+                    authcore::AuthConfig::builder()
+                        .secret("a redis audit race secret, long enough")
+                        .trust_host(true)
+                        .provider(email)
+                        .adapter(adapter)
+                        .audit_log(AuditLog::new().store(true))
+                        .build()
+                        .unwrap(),
+                )
+            })
+            .collect();
+        let tasks: Vec<_> = (0..4)
+            .map(|i| {
+                let auth = instances[i % 2].clone();
+                tokio::spawn(async move {
+                    for n in 0..10 {
+                        auth.record_audit(
+                            AuditEvent::new("race.event").with("task", i).with("n", n),
+                        )
+                        .await;
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let report = authcore::audit::check(&db.adapter).await.unwrap();
+        assert_eq!(report.faults, Vec::new());
+        assert_eq!(
+            (report.checked, report.first, report.last),
+            (40, Some(1), Some(40))
+        );
+    })
+    .await;
+}

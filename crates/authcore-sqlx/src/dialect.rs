@@ -513,6 +513,14 @@ mod tests {
         let q = pg.queries();
         assert!(q.update_user.contains("$8 ELSE image END WHERE id = $9"));
         assert!(q.link_account.ends_with("$10, $11)"));
+        // A subkind by its characters: MySQL's LENGTH counts bytes.
+        assert!(
+            q.query_audit_records
+                .contains("SUBSTR(kind, 1, LENGTH($3)) = $4")
+        );
+        let my_audit = &my.queries().query_audit_records;
+        assert!(my_audit.contains("SUBSTR(kind, 1, CHAR_LENGTH(?)) = ?"));
+        assert!(my_audit.contains("`at` >= ?"), "{my_audit}");
     }
 
     #[test]

@@ -90,13 +90,14 @@
 //!
 //! # Administration
 //!
-//! Bans are kept in `bans` (`ban` on MySQL: the user, `reason`, `createdAt`, `expires`,
-//! `bannedBy`), the audit log in `audit_log` (`seq`, `at` — a timestamp of the table's kind
-//! above, to the millisecond —, `kind`, `actor`, `target`, `data`, `prevHash`, `hash`,
-//! indexed by kind, actor, target and time), and the administrator who signed in as a
-//! session's user in the sessions' nullable column `impersonator`. The directory's search
-//! is one statement: text without regard to case (`LOWER` on both sides of a `LIKE` whose
-//! pattern escapes `%`, `_` and `!`; SQLite lowers ASCII letters only).
+//! Bans are kept in `bans` (`ban` on MySQL): the user, `reason`, `createdAt`, `expires`,
+//! `bannedBy`. The audit log is `audit_log` (`auditLog` on MySQL): `seq` (its key), `at`
+//! (a timestamp as in the table above, kept to the millisecond), `kind`, `actor`, `target`,
+//! `data`, `prevHash`, `hash`, indexed by kind, actor, target and time. The sessions'
+//! nullable column `impersonator` names the administrator who signed in as the session's
+//! user. The directory's search is one statement: its text without regard to case (`LOWER`
+//! on both sides of a `LIKE` whose pattern escapes `%`, `_` and `!`; SQLite lowers ASCII
+//! letters only), its users ordered by id (numerically on PostgreSQL).
 //!
 //! # Rate limits and single-use marks
 //!

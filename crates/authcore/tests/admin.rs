@@ -243,6 +243,17 @@ async fn administrators_find_users_and_read_them() {
         assert!(a.auth.is_admin(who).await.unwrap());
     }
     assert!(!a.auth.is_admin(&a.bob).await.unwrap());
+    // Oversize and malformed values are refused, not searched.
+    for q in [
+        json!({ "q": "x".repeat(300) }),
+        json!({ "limit": "-1" }),
+        json!({ "limit": "lots" }),
+        json!({ "after": "a".repeat(300) }),
+    ] {
+        let r = a.call(AdminRoute::Users, &cookie, &[], q.clone()).await;
+        assert_eq!(r.status, 400, "{q}");
+        assert_eq!(r.json()["error"], "InvalidValue", "{q}");
+    }
     let r = a
         .call(AdminRoute::User, &cookie, &[], json!({ "id": "nobody" }))
         .await;

@@ -2,7 +2,8 @@
 //!
 //! A search is one statement whose conditions each hold when their value is `NULL` (not
 //! given); its text is a `LIKE` pattern with `!` as the escape character, so that `%`, `_`
-//! and `!` in it are plain characters (and `\`, which no pattern here escapes with). An
+//! and `!` in it are plain characters, and so is `\` (with an `ESCAPE` clause no database
+//! reads it as one). An
 //! audit record is appended by a plain `INSERT`: `seq` is the table's key, so of concurrent
 //! appends of one `seq` the database keeps one and refuses the others.
 

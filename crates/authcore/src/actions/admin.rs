@@ -264,6 +264,21 @@ pub(crate) async fn search_users(
     query: &UserQuery,
 ) -> Result<UserPage, AccountError> {
     let _ = actor;
+    /// The longest search text: an address or a name, not a document.
+    const MAX_TEXT_CHARS: usize = 256;
+    let too_long = |v: &Option<String>| {
+        v.as_ref()
+            .is_some_and(|t| t.chars().count() > MAX_TEXT_CHARS)
+    };
+    if too_long(&query.text)
+        || too_long(&query.provider)
+        || too_long(&query.organization_id)
+        || too_long(&query.after)
+    {
+        return Err(AccountError::InvalidValue(format!(
+            "a search value has at most {MAX_TEXT_CHARS} characters"
+        )));
+    }
     Ok(directory(c)?.search_users(query).await?)
 }
 
