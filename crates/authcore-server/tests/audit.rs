@@ -1,8 +1,8 @@
 //! The audit log in the standalone server, with `docs/manual/audit-server.md` as written:
 //! its `[audit]` settings read (bad ones refused with their key), its JSON lines and a
 //! signed webhook on loopback fed by the built server, the chapter's verification code run
-//! against a real signature, and `audit-check` on a SQLite database finding an altered
-//! record.
+//! against a real signature, the background pruning past a retention, and `audit-check` on
+//! a SQLite database finding an altered record.
 #![allow(clippy::unwrap_used)]
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -312,4 +312,55 @@ async fn audit_check_names_an_altered_record() {
     );
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("AUTHCORE_DATABASE_URL"), "{out}");
+}
+
+/// The server's background pruning: with a retention, records older than it go at once
+/// (then hourly), an `audit.pruned` record takes their place, and the chain still checks.
+#[tokio::test]
+async fn the_server_prunes_past_the_retention() {
+    use authcore::adapter::{AuditLogStore, AuditQuery, MemoryAdapter};
+    use authcore::audit::{AuditLog, PRUNED};
+
+    let store = MemoryAdapter::new();
+    let old = authcore::time::OffsetDateTime::now_utc() - authcore::time::Duration::days(40);
+    let mut last = None;
+    for i in 0..3 {
+        let record = AuditEvent::new("signIn")
+            .actor(format!("user-{i}"))
+            .seal(last.as_ref(), old);
+        assert!(store.append_audit_record(&record).await.unwrap());
+        last = Some(record);
+    }
+    let auth = authcore::Auth::new(
+        authcore::AuthConfig::builder()
+            .secret(AUTH_SECRET)
+            .trust_host(true)
+            .adapter(store)
+            .sessions_only()
+            .audit_log(
+                AuditLog::new()
+                    .store(true)
+                    .retention(Duration::from_secs(30 * 86_400)),
+            )
+            .build()
+            .unwrap(),
+    );
+    authcore_server::ops::spawn_audit_pruning(&auth);
+    let all = AuditQuery {
+        ascending: true,
+        limit: 100,
+        ..AuditQuery::default()
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let records = loop {
+        let records = auth.audit_records(&all).await.unwrap();
+        if records.len() == 1 {
+            break records;
+        }
+        assert!(Instant::now() < deadline, "not pruned: {records:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!((records[0].seq, records[0].kind.as_str()), (4, PRUNED));
+    let report = auth.check_audit_log().await.unwrap();
+    assert!(report.faults.is_empty(), "{:?}", report.faults);
 }
