@@ -416,6 +416,22 @@ async fn impersonation_is_marked_limited_and_ended_by_one_call() {
             "{strategy:?}"
         );
         assert_eq!(me.amr, ["imp"]);
+        // A host's session read (the gateway's) learns it too, second factors off.
+        let read = a
+            .auth
+            .read_session(
+                &url("/auth/session").parse().unwrap(),
+                &headers,
+                &authcore::ReadOptions::default(),
+            )
+            .await
+            .unwrap();
+        let sign_in = read.session.as_ref().and_then(|s| s.sign_in()).cloned();
+        assert_eq!(
+            sign_in.map(|s| (s.amr, s.impersonator)),
+            Some((vec!["imp".to_owned()], Some(a.ada.clone()))),
+            "{strategy:?}"
+        );
         // No sensitive change, no administration, no impersonation from it.
         assert!(matches!(
             a.auth.delete_user(&me).await,
