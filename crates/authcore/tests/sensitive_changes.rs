@@ -312,56 +312,12 @@ async fn attempt(
             )
         }
         Entry::Json(route) => {
-            let mut body = json!({ "csrfToken": csrf });
-            for (k, v) in &f {
-                body[*k] = json!(v);
-            }
-            let req = http::Request::builder()
-                .method(route.method())
-                .uri(url(route.path()))
-                .header("cookie", &cookie)
-                .header("content-type", "application/json")
-                .body(http_body_util::Full::new(bytes::Bytes::from(
-                    body.to_string(),
-                )))
-                .unwrap();
-            let r = app.auth.handle_account(route, req).await;
-            let status = r.status().as_u16();
-            let body = http_body_util::BodyExt::collect(r.into_body())
-                .await
-                .unwrap()
-                .to_bytes();
-            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            (
-                status == 401 && v["error"] == "ReauthenticationRequired",
-                format!("{status} {v}"),
-            )
+            let req = json_request(route.method(), route.path(), &cookie, &csrf, &f);
+            refused_as_json(app.auth.handle_account(route, req).await).await
         }
         Entry::Admin(route) => {
-            let mut body = json!({ "csrfToken": csrf });
-            for (k, v) in &f {
-                body[*k] = json!(v);
-            }
-            let req = http::Request::builder()
-                .method(route.method())
-                .uri(url(route.path()))
-                .header("cookie", &cookie)
-                .header("content-type", "application/json")
-                .body(http_body_util::Full::new(bytes::Bytes::from(
-                    body.to_string(),
-                )))
-                .unwrap();
-            let r = app.auth.handle_admin(route, req).await;
-            let status = r.status().as_u16();
-            let body = http_body_util::BodyExt::collect(r.into_body())
-                .await
-                .unwrap()
-                .to_bytes();
-            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            (
-                status == 401 && v["error"] == "ReauthenticationRequired",
-                format!("{status} {v}"),
-            )
+            let req = json_request(route.method(), route.path(), &cookie, &csrf, &f);
+            refused_as_json(app.auth.handle_admin(route, req).await).await
         }
         Entry::Page(form_op) => {
             let mut pairs = vec![("csrfToken", csrf.as_str()), ("op", form_op)];
@@ -400,6 +356,43 @@ async fn attempt(
             )
         }
     }
+}
+
+/// A JSON route's request: the fields and the CSRF token in its body.
+fn json_request(
+    method: http::Method,
+    path: &str,
+    cookie: &str,
+    csrf: &str,
+    fields: &[(&'static str, String)],
+) -> http::Request<http_body_util::Full<bytes::Bytes>> {
+    let mut body = json!({ "csrfToken": csrf });
+    for (k, v) in fields {
+        body[*k] = json!(v);
+    }
+    http::Request::builder()
+        .method(method)
+        .uri(url(path))
+        .header("cookie", cookie)
+        .header("content-type", "application/json")
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            body.to_string(),
+        )))
+        .unwrap()
+}
+
+/// Whether a JSON route's answer refused for the sign-in's age (and the answer).
+async fn refused_as_json(r: http::Response<authcore::ResponseBody>) -> (bool, String) {
+    let status = r.status().as_u16();
+    let body = http_body_util::BodyExt::collect(r.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    (
+        status == 401 && v["error"] == "ReauthenticationRequired",
+        format!("{status} {v}"),
+    )
 }
 
 /// The sessions a thief might hold: `(name, second factor enrolled, age, amr)`.
