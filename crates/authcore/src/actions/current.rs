@@ -69,7 +69,7 @@ pub(crate) async fn current_session(
             let (session, user) = adapter.get_session_and_user(&stored).await.ok()??;
             let now = time::OffsetDateTime::now_utc();
             if session.expires <= now
-                || super::admin::impersonation_end(&token).is_some_and(|end| end <= now)
+                || crate::admin::impersonation_end(&token).is_some_and(|end| end <= now)
             {
                 return None;
             }
@@ -89,7 +89,7 @@ pub(crate) async fn current_session(
             };
             // An impersonation is known by its token even when its record is lost: it is
             // never taken for the user's own sign-in.
-            if impersonator.is_none() && super::admin::impersonation_end(&token).is_some() {
+            if impersonator.is_none() && crate::admin::impersonation_end(&token).is_some() {
                 return None;
             }
             Some(CurrentSession {
@@ -104,8 +104,8 @@ pub(crate) async fn current_session(
         }
         _ => {
             let claims = c.decode_session(&token, &spec.name).ok()??;
-            let impersonation_end = super::admin::impersonation_claim_end(&claims);
-            if impersonation_end.is_some() && super::admin::impersonation_over(c, &claims).await {
+            let impersonation_end = crate::admin::impersonation_claim_end(&claims);
+            if impersonation_end.is_some() && super::session::impersonation_over(c, &claims).await {
                 return None;
             }
             // A revoked (or, the store failing, unverifiable) JWT is no session.

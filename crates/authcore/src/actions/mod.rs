@@ -7,6 +7,7 @@ pub(crate) mod admin;
 pub(crate) mod audit;
 #[cfg(feature = "oauth")]
 pub(crate) mod backchannel_logout;
+pub(crate) mod bans;
 pub(crate) mod callback;
 pub(crate) mod completion;
 pub(crate) mod csrf;
