@@ -26,8 +26,9 @@ use authcore::two_factor::{FirstEnrolment, TwoFactorPolicy};
 use authcore::types::{PagesOptions, Theme};
 
 use crate::config_file::{
-    AdminSection, ConfigFile, ConfigFileError, EmailSection, OrganizationsSection,
-    ProvidersSection, RateLimitsSection, ServerSection, TwoFactorSection, UsersFileSection,
+    AdminSection, AuditSection, ConfigFile, ConfigFileError, EmailSection, OrganizationsSection,
+    ProvidersSection, RateLimitsSection, SecretValue, ServerSection, TwoFactorSection,
+    UsersFileSection,
 };
 use crate::config_value as value;
 use crate::users_file::{UsersFile, UsersFileError};
@@ -167,6 +168,51 @@ pub struct ServerConfig {
     /// Directory users sign in with their directory password (`[ldap]`, or
     /// `AUTHCORE_LDAP_URL` and the other `AUTHCORE_LDAP_*` variables; docs/manual/ldap.md).
     pub ldap: Option<authcore_ldap::LdapSource>,
+    /// The audit log: stored, kept how long, and sent where (`[audit]`,
+    /// `AUTHCORE_AUDIT_*`; docs/manual/audit-server.md).
+    pub audit: AuditSettings,
+}
+
+/// The audit log's settings (`[audit]`): checked when read, the sinks started by
+/// [`ServerConfig::build`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AuditSettings {
+    /// Whether records are kept in the database (`AUTHCORE_AUDIT_STORE`, `[audit] store`);
+    /// none: kept when there is a database that can keep them.
+    pub store: Option<bool>,
+    /// How long stored records are kept (`AUTHCORE_AUDIT_RETENTION_DAYS`, `[audit]
+    /// retention_days`); none: for ever. The server prunes older ones hourly.
+    pub retention: Option<std::time::Duration>,
+    /// Where JSON lines go (`AUTHCORE_AUDIT_JSON_LINES`, `[audit] json_lines`: `stdout` or
+    /// a file's path); none: nowhere.
+    pub json_lines: Option<authcore::audit::JsonLinesTarget>,
+    /// Signed webhooks (`[[audit.webhooks]]`, and `AUTHCORE_AUDIT_WEBHOOK_URL` with
+    /// `AUTHCORE_AUDIT_WEBHOOK_SECRET`).
+    pub webhooks: Vec<AuditWebhook>,
+}
+
+/// One audit webhook: where records are posted and the secret that signs them (its `Debug`
+/// shows only the URL's origin: a webhook's path can be its credential).
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AuditWebhook {
+    /// Where records are posted.
+    pub url: String,
+    /// The signing secret.
+    pub secret: SecretValue,
+}
+
+impl std::fmt::Debug for AuditWebhook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let origin = authcore::url::Url::parse(&self.url)
+            .map(|u| u.origin().ascii_serialization())
+            .unwrap_or_default();
+        f.debug_struct("AuditWebhook")
+            .field("url", &origin)
+            .field("secret", &self.secret)
+            .finish()
+    }
 }
 
 /// How magic links are delivered.
@@ -317,6 +363,7 @@ impl ServerConfig {
             organizations: None,
             admins: None,
             ldap: None,
+            audit: AuditSettings::default(),
         }
     }
 
@@ -423,6 +470,17 @@ impl ServerConfig {
             ));
         }
         let password_options = password_options(&vars, &passwords_file, &sign_up)?;
+        let audit = audit(&vars, file.audit)?;
+        if audit.store == Some(true) && database_url.is_none() {
+            return Err(ServerConfigError::InvalidSetting(
+                "the audit log ([audit] store, AUTHCORE_AUDIT_STORE) is kept in the database: set AUTHCORE_DATABASE_URL (or [server] database_url)".into(),
+            ));
+        }
+        if audit.retention.is_some() && (audit.store == Some(false) || database_url.is_none()) {
+            return Err(ServerConfigError::InvalidSetting(
+                "[audit] retention_days (AUTHCORE_AUDIT_RETENTION_DAYS) prunes the records kept in the database, but they are not kept: set [audit] store = true and AUTHCORE_DATABASE_URL".into(),
+            ));
+        }
         let sections_env = sections_env(&env, &auth_js);
         let gateway = gateway(
             &sections_env,
@@ -471,6 +529,7 @@ impl ServerConfig {
             organizations,
             admins,
             ldap,
+            audit,
         };
         config.check_demo_password()?;
         Ok(config)
@@ -971,6 +1030,105 @@ fn admins(
         admins = admins.impersonation(limit);
     }
     Ok(Some(admins))
+}
+
+/// The audit log's settings: `AUTHCORE_AUDIT_STORE`, `AUTHCORE_AUDIT_RETENTION_DAYS` and
+/// `AUTHCORE_AUDIT_JSON_LINES` over `[audit]`'s keys; the webhooks of `[[audit.webhooks]]`
+/// and one more of `AUTHCORE_AUDIT_WEBHOOK_URL` / `AUTHCORE_AUDIT_WEBHOOK_SECRET`, each URL
+/// and secret checked now with its key named.
+fn audit(vars: &Vars<'_>, section: AuditSection) -> Result<AuditSettings, ServerConfigError> {
+    use authcore::audit::{JsonLinesTarget, MIN_WEBHOOK_SECRET_LEN, WebhookError, WebhookSink};
+    let store = layered(
+        vars.read("AUTHCORE_AUDIT_STORE", value::on_off)?,
+        section.store,
+    );
+    let retention = layered(
+        vars.read("AUTHCORE_AUDIT_RETENTION_DAYS", value::retention_days_text)?,
+        section.retention_days,
+    );
+    let json_lines = value::non_blank(layered(
+        vars.text("AUTHCORE_AUDIT_JSON_LINES"),
+        section.json_lines,
+    ))
+    .map(|v| match v.as_str() {
+        "stdout" => JsonLinesTarget::Stdout,
+        path => JsonLinesTarget::File(path.into()),
+    });
+    // One check of both, its refusal naming the key of the value refused.
+    let checked = |url: String, url_key: &str, secret: SecretValue, secret_key: &str| {
+        WebhookSink::check(&url, secret.expose().as_bytes())
+            .map(|()| AuditWebhook { url, secret })
+            .map_err(|e| {
+                ServerConfigError::InvalidSetting(match e {
+                    WebhookError::ShortSecret => format!(
+                        "{secret_key} is shorter than {MIN_WEBHOOK_SECRET_LEN} bytes (make one with `openssl rand -hex 32`)"
+                    ),
+                    _ => format!("{url_key} is not an http:// or https:// URL with a host"),
+                })
+            })
+    };
+    let mut webhooks = Vec::new();
+    for (i, hook) in section.webhooks.into_iter().enumerate() {
+        let n = i + 1;
+        let (secret, secret_key) = match (hook.secret, hook.secret_env) {
+            (Some(secret), None) => (secret, format!("[[audit.webhooks]] #{n} secret")),
+            (None, Some(name)) => match vars.0.get(&name) {
+                Some(v) => (
+                    SecretValue::from(v.to_owned()),
+                    format!("{name} (the secret_env of [[audit.webhooks]] #{n})"),
+                ),
+                None => {
+                    return Err(ServerConfigError::InvalidSetting(format!(
+                        "[[audit.webhooks]] #{n} secret_env names {name}, which is not set"
+                    )));
+                }
+            },
+            (Some(_), Some(_)) => {
+                return Err(ServerConfigError::InvalidSetting(format!(
+                    "[[audit.webhooks]] #{n}: give secret or secret_env, not both"
+                )));
+            }
+            (None, None) => {
+                return Err(ServerConfigError::InvalidSetting(format!(
+                    "[[audit.webhooks]] #{n} has no secret: set secret, or secret_env to the variable that holds it"
+                )));
+            }
+        };
+        let url_key = format!("[[audit.webhooks]] #{n} url");
+        webhooks.push(checked(
+            hook.url.unwrap_or_default(),
+            &url_key,
+            secret,
+            &secret_key,
+        )?);
+    }
+    let env_url = value::non_blank(vars.text("AUTHCORE_AUDIT_WEBHOOK_URL").flatten());
+    let env_secret = vars.text("AUTHCORE_AUDIT_WEBHOOK_SECRET").flatten();
+    match (env_url, env_secret) {
+        (Some(url), Some(secret)) => webhooks.push(checked(
+            url,
+            "AUTHCORE_AUDIT_WEBHOOK_URL",
+            secret.into(),
+            "AUTHCORE_AUDIT_WEBHOOK_SECRET",
+        )?),
+        (Some(_), None) => {
+            return Err(ServerConfigError::InvalidSetting(
+                "AUTHCORE_AUDIT_WEBHOOK_URL is set without AUTHCORE_AUDIT_WEBHOOK_SECRET, which signs its records".into(),
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(ServerConfigError::InvalidSetting(
+                "AUTHCORE_AUDIT_WEBHOOK_SECRET is set without AUTHCORE_AUDIT_WEBHOOK_URL".into(),
+            ));
+        }
+        (None, None) => {}
+    }
+    Ok(AuditSettings {
+        store,
+        retention,
+        json_lines,
+        webhooks,
+    })
 }
 
 /// The sign-up policy: `AUTHCORE_SIGN_UP` over `[auth] sign_up`; closed unless set.

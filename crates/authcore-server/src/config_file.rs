@@ -69,6 +69,14 @@
 //! [organizations.roles]                             # roles of your own, or permissions added to admin / member
 //! billing = ["billing:read", "billing:write"]
 //!
+//! [audit]                                           # docs/manual/audit-server.md
+//! store = true                                      # AUTHCORE_AUDIT_STORE: keep the records in the database (on | off)
+//! retention_days = 365                              # AUTHCORE_AUDIT_RETENTION_DAYS (none: kept for ever)
+//! json_lines = "stdout"                             # AUTHCORE_AUDIT_JSON_LINES: "stdout" or a file's path
+//! [[audit.webhooks]]                                # AUTHCORE_AUDIT_WEBHOOK_URL / AUTHCORE_AUDIT_WEBHOOK_SECRET: one more
+//! url = "https://siem.example.com/hooks/authcore"
+//! secret_env = "SIEM_WEBHOOK_SECRET"                # or secret = "…" (at least 32 bytes)
+//!
 //! [theme]
 //! color_scheme = "dark"                             # auto | light | dark
 //! brand_color = "#0b5ed7"
@@ -142,6 +150,10 @@ pub struct ConfigFile {
     pub organizations: Option<OrganizationsSection>,
     /// `[admin]`: administrators.
     pub admin: Option<AdminSection>,
+    /// `[audit]`: the audit log: kept in the database, and sent as JSON lines and to
+    /// webhooks.
+    #[serde(default)]
+    pub audit: AuditSection,
 }
 
 /// `[admin]`: who the administrators are — `users` (ids or verified email addresses, as
@@ -162,6 +174,40 @@ pub struct AdminSection {
     /// The longest an impersonation lasts.
     #[serde(default, deserialize_with = "value::de_impersonation_minutes")]
     pub impersonation_minutes: Option<Duration>,
+}
+
+/// `[audit]`: whether the audit log is kept in the database (`store`, on by default with a
+/// database), how long (`retention_days`), and where else its records go as they are made:
+/// JSON lines (`json_lines = "stdout"` or a file's path) and `[[audit.webhooks]]`.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct AuditSection {
+    /// Whether records are kept in the database (as `AUTHCORE_AUDIT_STORE`).
+    pub store: Option<bool>,
+    /// Days a stored record is kept (as `AUTHCORE_AUDIT_RETENTION_DAYS`; none: for ever).
+    #[serde(default, deserialize_with = "value::de_retention_days")]
+    pub retention_days: Option<Duration>,
+    /// `"stdout"` or the path of a file the records are appended to, one JSON object a line
+    /// (as `AUTHCORE_AUDIT_JSON_LINES`).
+    pub json_lines: Option<String>,
+    /// Webhooks each record is posted to, signed.
+    #[serde(default)]
+    pub webhooks: Vec<WebhookSection>,
+}
+
+/// `[[audit.webhooks]]`: a URL each audit record is posted to, signed with HMAC-SHA256 by
+/// `secret`, or by the value of the variable `secret_env` names.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct WebhookSection {
+    /// Where records are posted (`http://` or `https://`).
+    pub url: Option<String>,
+    /// The signing secret (at least 32 bytes).
+    pub secret: Option<SecretValue>,
+    /// The name of the environment variable holding the signing secret instead.
+    pub secret_env: Option<String>,
 }
 
 /// `[organizations]`: `enabled = true` (`AUTHCORE_ORGANIZATIONS=on`) turns on organizations

@@ -118,25 +118,46 @@ pub const MAX_INVITATION_DAYS: u64 = 365;
 
 /// Days an invitation lasts: 1 to [`MAX_INVITATION_DAYS`].
 pub fn invitation_days(n: u64) -> Result<Duration, String> {
-    if (1..=MAX_INVITATION_DAYS).contains(&n) {
-        Ok(Duration::from_secs(n * 86_400))
-    } else {
-        Err(format!(
-            "is not a number of days from 1 to {MAX_INVITATION_DAYS}"
-        ))
-    }
+    days_up_to(n, MAX_INVITATION_DAYS)
 }
 
 /// [`invitation_days`] written in decimal (blank: the default).
 pub fn invitation_days_text(v: &str) -> Result<Option<Duration>, String> {
+    days_text(v, MAX_INVITATION_DAYS)
+}
+
+/// `n` days, from 1 to `max`.
+fn days_up_to(n: u64, max: u64) -> Result<Duration, String> {
+    if (1..=max).contains(&n) {
+        Ok(Duration::from_secs(n * 86_400))
+    } else {
+        Err(format!("is not a number of days from 1 to {max}"))
+    }
+}
+
+/// [`days_up_to`] written in decimal (blank: the default).
+fn days_text(v: &str, max: u64) -> Result<Option<Duration>, String> {
     let v = v.trim();
     if v.is_empty() {
         return Ok(None);
     }
     let n = v
         .parse::<u64>()
-        .map_err(|_| format!("is not a number of days from 1 to {MAX_INVITATION_DAYS}"))?;
-    invitation_days(n).map(Some)
+        .map_err(|_| format!("is not a number of days from 1 to {max}"))?;
+    days_up_to(n, max).map(Some)
+}
+
+/// The longest an audit record may be kept, in days (a hundred years: longer is a typo).
+pub const MAX_RETENTION_DAYS: u64 = 36_500;
+
+/// Days an audit record is kept: 1 to [`MAX_RETENTION_DAYS`].
+pub fn retention_days(n: u64) -> Result<Duration, String> {
+    days_up_to(n, MAX_RETENTION_DAYS)
+}
+
+/// [`retention_days`] written in decimal (blank: the default).
+pub fn retention_days_text(v: &str) -> Result<Option<Duration>, String> {
+    days_text(v, MAX_RETENTION_DAYS)
 }
 
 /// The longest impersonation: 1 to 480 minutes.
@@ -263,6 +284,11 @@ pub fn de_impersonation_minutes<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Option<Duration>, D::Error> {
     number(d, impersonation_minutes)
+}
+
+/// `[audit] retention_days`.
+pub fn de_retention_days<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    number(d, retention_days)
 }
 
 /// `[two_factor] first_enrolment`.

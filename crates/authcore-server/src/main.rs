@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         Some("invite") => return invite(),
         Some("create-organization") => return create_organization(),
         Some("import-keycloak") => return import_keycloak(),
+        Some("audit-check") => return audit_check(),
         _ => {}
     }
     // The log format is a setting: read the configuration first (its errors are printed).
@@ -57,7 +58,8 @@ authcore-server hash-password\n       \
 authcore-server add-user <email> [--name <name>] [--config <file.toml>]\n       \
 authcore-server invite <email> [--organization <slug>] [--role <role>]... [--config <file.toml>]\n       \
 authcore-server create-organization <name> --owner <email> [--slug <slug>] [--config <file.toml>]\n       \
-authcore-server import-keycloak <realm.json> [--config <file.toml>]\n\n\
+authcore-server import-keycloak <realm.json> [--config <file.toml>]\n       \
+authcore-server audit-check [--config <file.toml>]\n\n\
 Serves the authcore demo on AUTHCORE_ADDR (default 127.0.0.1:3000). Settings come from the\n\
 TOML file (--config, or AUTHCORE_CONFIG; see authcore.example.toml) and from environment\n\
 variables, which take precedence.\n\n\
@@ -78,7 +80,40 @@ import-keycloak brings the users of a Keycloak realm export (kc.sh export --real
 --file realm.json) into the configured database: their addresses, names, groups and\n\
 PBKDF2 passwords, which are verified as they are and rehashed to argon2id at the next sign-in.\n\
 Disabled users and users without an address are skipped and named; no password that a user\n\
-already has here is overwritten.";
+already has here is overwritten.\n\n\
+audit-check checks the audit log kept in the configured database from its first record to\n\
+its last: each record's hash, and that each follows the one before. It prints what it\n\
+checked and each fault found, and exits with 1 when there is one (2 when it cannot check).";
+
+/// Where the audit log goes, for the start-up lines; none when nowhere.
+fn audit_summary(
+    audit: &authcore_server::config::AuditSettings,
+    has_database: bool,
+) -> Option<String> {
+    let mut parts = Vec::new();
+    match (audit.store, audit.retention) {
+        (Some(false), _) => {}
+        _ if !has_database => {}
+        (_, Some(retention)) => parts.push(format!(
+            "kept in the database for {} days",
+            retention.as_secs() / 86_400
+        )),
+        (_, None) => parts.push("kept in the database".to_owned()),
+    }
+    match &audit.json_lines {
+        Some(authcore::audit::JsonLinesTarget::File(path)) => {
+            parts.push(format!("JSON lines to {}", path.display()));
+        }
+        Some(_) => parts.push("JSON lines to standard output".to_owned()),
+        None => {}
+    }
+    match audit.webhooks.len() {
+        0 => {}
+        1 => parts.push("1 webhook".to_owned()),
+        n => parts.push(format!("{n} webhooks")),
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
 
 /// `hash-password`: a password from standard input, its argon2id hash on standard output.
 fn hash_password() -> ExitCode {
@@ -384,6 +419,79 @@ fn create_organization() -> ExitCode {
     }
 }
 
+/// `audit-check [--config <file>]`: the stored audit log's chain checked
+/// ([`authcore::Auth::check_audit_log`]), the report printed; exit 1 on a fault.
+fn audit_check() -> ExitCode {
+    let fail = |e: &dyn std::fmt::Display| {
+        eprintln!("authcore-server audit-check: {e}");
+        ExitCode::from(2)
+    };
+    let mut args = match CommandArgs::parse(std::env::args().skip(2), &[], &[]) {
+        Ok(a) => a,
+        Err(e) => return fail(&format!("{e}\n\n{USAGE}")),
+    };
+    if let Some(extra) = args.positional.first() {
+        return fail(&format!("unexpected argument {extra:?}\n\n{USAGE}"));
+    }
+    let mut config = match command_config(args.config.take()) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    if config.database_url.is_none() {
+        return fail(
+            &"there is no database whose audit log to check: set AUTHCORE_DATABASE_URL (or [server] database_url)",
+        );
+    }
+    // The check reads the stored log (whether the server is set to append to it or not),
+    // and sends nothing to the JSON lines or the webhooks.
+    config.audit.store = Some(true);
+    config.audit.json_lines = None;
+    config.audit.webhooks.clear();
+    let report = on_server(config, async |server| {
+        server
+            .auth()
+            .check_audit_log()
+            .await
+            .map_err(|e| e.to_string())
+    });
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    print!("{}", audit_report(&report));
+    if report.faults.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// The words of an audit check's report.
+fn audit_report(report: &authcore::audit::ChainReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "records checked: {}", report.checked);
+    if let (Some(first), Some(last)) = (report.first, report.last) {
+        let _ = writeln!(out, "first record: {first}");
+        let _ = writeln!(out, "last record: {last}");
+    }
+    if let Some(hash) = &report.last_hash {
+        let _ = writeln!(
+            out,
+            "last hash: {hash} (note it elsewhere: a later check that ends before it shows records removed from the end)"
+        );
+    }
+    if report.faults.is_empty() {
+        out.push_str("the chain is whole: no record was altered or removed\n");
+    } else {
+        let _ = writeln!(out, "faults: {}", report.faults.len());
+        for fault in &report.faults {
+            let _ = writeln!(out, "  {fault}");
+        }
+    }
+    out
+}
+
 /// `import-keycloak <realm.json> [--config <file>]`: the users of a Keycloak realm export
 /// brought into the configured database.
 fn import_keycloak() -> ExitCode {
@@ -640,7 +748,13 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
         _ => "none: every request answers UntrustedHost; set AUTH_URL or AUTHCORE_ALLOWED_HOSTS"
             .to_owned(),
     };
-    let app = config.build().await?.into_service();
+    let audit = audit_summary(&config.audit, config.database_url.is_some());
+    let prune_audit = config.audit.retention.is_some();
+    let server = config.build().await?;
+    if prune_audit {
+        ops::spawn_audit_pruning(server.auth());
+    }
+    let app = server.into_service();
 
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -702,6 +816,9 @@ async fn run(config: ServerConfig) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(organizations) = organizations {
         println!("  organizations: {organizations}");
     }
+    if let Some(audit) = audit {
+        println!("  audit log: {audit}");
+    }
     if let Some((path, count)) = users_file {
         let plural = if count == 1 { "" } else { "s" };
         println!("  users file: {path} ({count} user{plural})");
@@ -752,4 +869,55 @@ async fn shutdown_signal() {
         () = terminate => {}
     }
     tracing::info!("shutdown signal received, finishing open requests");
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use authcore::audit::{ChainFault, ChainReport};
+
+    #[test]
+    fn the_audit_report_names_each_fault() {
+        let whole = ChainReport {
+            checked: 3,
+            first: Some(1),
+            last: Some(3),
+            last_hash: Some("ab12".into()),
+            faults: vec![],
+        };
+        let text = audit_report(&whole);
+        for line in [
+            "records checked: 3\n",
+            "first record: 1\n",
+            "last record: 3\n",
+            "last hash: ab12 ",
+            "the chain is whole",
+        ] {
+            assert!(text.contains(line), "{text}");
+        }
+        let broken = ChainReport {
+            faults: vec![
+                ChainFault::Unanchored { seq: 2 },
+                ChainFault::Altered { seq: 3 },
+            ],
+            ..whole
+        };
+        let text = audit_report(&broken);
+        assert!(text.contains("faults: 2\n"), "{text}");
+        assert!(text.contains("  record 3 was altered\n"), "{text}");
+        assert!(text.contains("  the log starts at record 2"), "{text}");
+        assert!(!text.contains("whole"), "{text}");
+        let empty = audit_report(&ChainReport {
+            checked: 0,
+            first: None,
+            last: None,
+            last_hash: None,
+            faults: vec![],
+        });
+        assert_eq!(
+            empty,
+            "records checked: 0\nthe chain is whole: no record was altered or removed\n"
+        );
+    }
 }

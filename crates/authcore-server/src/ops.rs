@@ -154,6 +154,31 @@ pub fn spawn_upkeep(handle: PrometheusHandle) {
     });
 }
 
+/// How often the server prunes the audit log ([`spawn_audit_pruning`]).
+pub const AUDIT_PRUNE_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// Prunes `auth`'s audit log ([`authcore::Auth::prune_audit_log`]) now and then every
+/// [`AUDIT_PRUNE_INTERVAL`], for as long as the handler and the runtime live; a failure is
+/// logged and tried again at the next turn.
+pub fn spawn_audit_pruning(auth: &authcore::Auth) {
+    let auth = auth.downgrade();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(AUDIT_PRUNE_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let Some(auth) = auth.upgrade() else {
+                return;
+            };
+            match auth.prune_audit_log().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(records = n, "audit log pruned past its retention"),
+                Err(e) => tracing::error!(error = %e, "the audit log could not be pruned"),
+            }
+        }
+    });
+}
+
 /// `GET /metrics`: the Prometheus text exposition.
 pub fn metrics_router(handle: PrometheusHandle) -> Router {
     Router::new().route(

@@ -58,6 +58,16 @@ pub enum ServerError {
         #[source]
         source: AdapterError,
     },
+    /// An audit sink could not start: the JSON lines file cannot be opened, or a thread
+    /// not started.
+    #[error("{what}: {source}")]
+    AuditSink {
+        /// The sink and its setting.
+        what: String,
+        /// What the system reported.
+        #[source]
+        source: std::io::Error,
+    },
     /// The Redis URL of the rate-limit store is not usable.
     #[error("AUTHCORE_REDIS_URL: {}", chain(.0))]
     Redis(#[source] AdapterError),
@@ -163,7 +173,8 @@ impl ServerConfig {
             None => None,
         };
         let limits = rate_limit_store(self.redis_url.as_deref())?;
-        let auth = demo_auth(self, database.clone(), limits)?;
+        let audit_log = audit_log(&self.audit, database.as_ref())?;
+        let auth = demo_auth(self, database.clone(), limits, audit_log)?;
         let base_path = auth.config().base_path().to_owned();
         let app = router(auth.clone());
         let app = match gateway {
@@ -222,6 +233,48 @@ async fn open_database(
     Ok(db)
 }
 
+/// The audit log of `settings`: stored when asked, or by default when `database` can keep
+/// it; its JSON lines and webhooks started.
+fn audit_log(
+    settings: &crate::config::AuditSettings,
+    database: Option<&SqlxAdapter>,
+) -> Result<authcore::audit::AuditLog, ServerError> {
+    use authcore::adapter::Adapter;
+    use authcore::audit::{AuditLog, JsonLinesSink, JsonLinesTarget, WebhookError, WebhookSink};
+    let can_store = database.is_some_and(|db| (db as &dyn Adapter).audit_log().is_some());
+    let mut log = AuditLog::new().store(settings.store.unwrap_or(can_store));
+    if let Some(retention) = settings.retention {
+        log = log.retention(retention);
+    }
+    if let Some(target) = &settings.json_lines {
+        let what = match target {
+            JsonLinesTarget::File(path) => format!(
+                "cannot open the audit log's JSON lines file {} ([audit] json_lines, AUTHCORE_AUDIT_JSON_LINES)",
+                path.display()
+            ),
+            _ => "cannot start the audit log's JSON lines".to_owned(),
+        };
+        let sink = JsonLinesSink::new(target.clone(), authcore::audit::QUEUE_CAPACITY)
+            .map_err(|source| ServerError::AuditSink { what, source })?;
+        log = log.sink(Arc::new(sink));
+    }
+    for hook in &settings.webhooks {
+        let sink = WebhookSink::new(&hook.url, hook.secret.expose().as_bytes()).map_err(|e| {
+            let source = match e {
+                WebhookError::Thread(e) => e,
+                // Checked when the configuration was read.
+                other => std::io::Error::other(other.to_string()),
+            };
+            ServerError::AuditSink {
+                what: "cannot start an audit webhook".to_owned(),
+                source,
+            }
+        })?;
+        log = log.sink(Arc::new(sink));
+    }
+    Ok(log)
+}
+
 /// The shared rate-limit store at the Redis `url`, connected lazily.
 fn rate_limit_store(
     url: Option<&str>,
@@ -248,6 +301,7 @@ fn demo_auth(
     config: ServerConfig,
     database: Option<SqlxAdapter>,
     rate_limit_store: Option<authcore_redis::RedisRateLimitStore>,
+    audit_log: authcore::audit::AuditLog,
 ) -> Result<Auth, ConfigError> {
     let trust = host_trust(&config);
     let mut builder = AuthConfig::builder()
@@ -329,7 +383,8 @@ fn demo_auth(
     }
     builder = builder
         .rate_limits(config.rate_limits)
-        .trusted_proxies(config.trusted_proxies.clone());
+        .trusted_proxies(config.trusted_proxies.clone())
+        .audit_log(audit_log);
     match (rate_limit_store, database_marks) {
         (Some(store), _) => builder = builder.rate_limit_store(store),
         (None, Some(marks)) => builder = builder.single_use_store(marks),

@@ -9,6 +9,7 @@ mod support;
 
 mod account_routes;
 mod attempt_accounting;
+mod audit;
 mod backchannel_logout;
 mod browser_organizations;
 mod browser_pages;

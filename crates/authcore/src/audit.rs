@@ -21,6 +21,15 @@ use time::OffsetDateTime;
 
 use crate::adapter::{AdapterError, AuditLogStore, AuditQuery, AuditRecord, MAX_AUDIT_PAGE};
 
+#[cfg(feature = "audit-sinks")]
+mod sinks;
+#[cfg(feature = "audit-sinks")]
+pub use sinks::{
+    JsonLinesSink, JsonLinesTarget, MIN_WEBHOOK_SECRET_LEN, QUEUE_CAPACITY, SIGNATURE_HEADER,
+    SinkCounts, WebhookError, WebhookOptions, WebhookSink, record_json, verify_webhook_signature,
+    webhook_signature,
+};
+
 /// The `prev_hash` of the first record: 64 zeros.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 

@@ -9,6 +9,7 @@
 //! |------|------|--------|
 //! | [`SIGN_INS`] | counter | `provider`, `outcome` (`success`, or the Auth.js error type: `CredentialsSignin`, `OAuthCallbackError`, `AccessDenied` …) |
 //! | [`RATE_LIMITED`] | counter | `limit` (`credentials_per_identifier`, `requests_per_client` …) |
+//! | [`AUDIT_SINK_DROPPED`] | counter | `sink` (`jsonLines`, `webhook`), `reason` (`queueFull`: the sink's queue was full; `failed`: written or sent in vain) |
 //! | [`SESSION_READS`] | counter | `strategy` (`jwt`, `database`), `outcome` (`active`; `none`: no cookie; `invalid`: expired, unknown or forged; `error`: the session store failed) |
 
 #[cfg(feature = "metrics")]
@@ -92,4 +93,16 @@ pub(crate) fn sign_in(provider: Option<&str>, error: Option<&'static str>) {
         metrics::counter!(SIGN_INS, "provider" => provider, "outcome" => error.unwrap_or("success"))
             .increment(1);
     }
+}
+
+/// Audit records a sink (`audit-sinks` feature) did not pass on, by sink and reason.
+pub const AUDIT_SINK_DROPPED: &str = "authcore_audit_sink_dropped_total";
+
+/// Counts one audit record that sink `sink` did not pass on, for `reason`.
+#[cfg(feature = "audit-sinks")]
+pub(crate) fn audit_sink_dropped(sink: &'static str, reason: &'static str) {
+    #[cfg(not(feature = "metrics"))]
+    let _ = (sink, reason);
+    #[cfg(feature = "metrics")]
+    metrics::counter!(AUDIT_SINK_DROPPED, "sink" => sink, "reason" => reason).increment(1);
 }

@@ -13,6 +13,8 @@ mod oidc_provider;
 mod soft_authenticator;
 #[path = "support/totp.rs"]
 mod totp;
+#[path = "support/webhook_receiver.rs"]
+mod webhook_receiver;
 
 mod account_management;
 mod account_page;
@@ -26,6 +28,7 @@ mod action_signout;
 mod action_verify_request;
 mod admin;
 mod assert_config;
+mod audit_sinks;
 mod authorize_request;
 mod bad_input_logging;
 mod callbacks_events;

@@ -189,6 +189,12 @@ impl Drop for ServerProcess {
 /// Runs `authcore-server <args>` to its end with only `env` in its environment and `stdin`
 /// (a line) on its standard input: whether it succeeded, and what it printed on both streams.
 pub fn run(args: &[&str], env: &[(&str, &str)], stdin: &str) -> (bool, String) {
+    let (code, text) = run_for_code(args, env, stdin);
+    (code == Some(0), text)
+}
+
+/// [`run`], with the exit code (none: ended by a signal).
+pub fn run_for_code(args: &[&str], env: &[(&str, &str)], stdin: &str) -> (Option<i32>, String) {
     use std::io::Write as _;
     let mut child = Command::new(env!("CARGO_BIN_EXE_authcore-server"))
         .args(args)
@@ -207,7 +213,7 @@ pub fn run(args: &[&str], env: &[(&str, &str)], stdin: &str) -> (bool, String) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    (out.status.success(), text)
+    (out.status.code(), text)
 }
 
 /// An HTTP client as a browser: cookies kept, redirects not followed, a 15 s timeout.

@@ -20,6 +20,8 @@ pub mod soft_authenticator;
 pub mod sso;
 #[path = "../../../authcore/tests/support/totp.rs"]
 pub mod totp;
+#[path = "../../../authcore/tests/support/webhook_receiver.rs"]
+pub mod webhook_receiver;
 
 /// The fenced block after the comment `<!-- <marker> -->` in `docs/<chapter>`: what the
 /// documentation shows, as the tests read it.
