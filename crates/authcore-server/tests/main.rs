@@ -10,6 +10,7 @@ mod support;
 mod account_routes;
 mod attempt_accounting;
 mod backchannel_logout;
+mod browser_admin;
 mod browser_organizations;
 mod browser_pages;
 mod browser_passwords;

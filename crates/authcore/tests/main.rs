@@ -25,6 +25,7 @@ mod action_signin;
 mod action_signout;
 mod action_verify_request;
 mod admin;
+mod admin_page;
 mod assert_config;
 mod authorize_request;
 mod bad_input_logging;
