@@ -13,7 +13,7 @@
 // the end; a failure prints {"error": "..."} and exits 1.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { measure, run, say } from './lib.mjs';
+import { click, measure, open, run, say } from './lib.mjs';
 
 const [base, shots] = process.argv.slice(2);
 if (!base || !shots) {
@@ -32,18 +32,6 @@ async function shown(page) {
     alerts: (await page.locator('[role=alert]').allTextContents()).map((t) => t.trim()),
     notices: (await page.locator('[role=status]').allTextContents()).map((t) => t.trim()),
   };
-}
-
-/** Clicks `target` and waits for the page it leads to: that page's status. */
-async function click(page, target) {
-  const [response] = await Promise.all([page.waitForNavigation(), target.click()]);
-  return response ? response.status() : null;
-}
-
-/** Goes to `url`: the status of the page it ends on. */
-async function open(page, url) {
-  const response = await page.goto(url);
-  return response ? response.status() : null;
 }
 
 /** The sign-in page's credentials form, filled and sent. */

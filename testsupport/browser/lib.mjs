@@ -20,6 +20,18 @@ export function launch(hostRules = []) {
   });
 }
 
+/** Clicks `target` and waits for the page it leads to: that page's status. */
+export async function click(page, target) {
+  const [response] = await Promise.all([page.waitForNavigation(), target.click()]);
+  return response ? response.status() : null;
+}
+
+/** Goes to `url`: the status of the page it ends on. */
+export async function open(page, url) {
+  const response = await page.goto(url);
+  return response ? response.status() : null;
+}
+
 /** Runs `test(browser)`, then prints {"done": true}, or {"error": …} and exits 1. */
 export async function run(test, hostRules = []) {
   const browser = await launch(hostRules);

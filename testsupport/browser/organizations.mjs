@@ -18,7 +18,7 @@
 // {"done": true} at the end; a failure prints {"error": "..."} and exits 1.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { measure, run, say } from './lib.mjs';
+import { click, measure, open, run, say } from './lib.mjs';
 
 const [base, app, mailbox, shots] = process.argv.slice(2);
 if (!base || !app || !mailbox || !shots) {
@@ -63,18 +63,6 @@ async function shown(page) {
     alerts: await page.locator('[role=alert]').allTextContents(),
     notices: await page.locator('[role=status]').allTextContents(),
   };
-}
-
-/** Clicks `target` and waits for the page it leads to: that page's status. */
-async function click(page, target) {
-  const [response] = await Promise.all([page.waitForNavigation(), target.click()]);
-  return response ? response.status() : null;
-}
-
-/** Goes to `url`: the status of the page it ends on. */
-async function open(page, url) {
-  const response = await page.goto(url);
-  return response ? response.status() : null;
 }
 
 /** The sign-in page's password form (beside the magic link's), filled and sent. */

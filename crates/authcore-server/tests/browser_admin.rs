@@ -91,7 +91,8 @@ async fn host() -> (Auth, MemoryAdapter, String) {
 async fn search_ban_impersonate_and_end_it_in_a_browser() {
     let (_dir, shots) = browser::work_dir("admin");
     let (auth, db, ada) = host().await;
-    let base = browser::serve(Router::new().auth_routes(auth.clone())).await;
+    let home = axum::routing::get(|| async { axum::response::Html("<h1>Home</h1>") });
+    let base = browser::serve(Router::new().route("/", home).auth_routes(auth.clone())).await;
     let shots_arg = shots.display().to_string();
     let steps = browser::run("admin.mjs", &[&base, &shots_arg], Duration::from_secs(180)).await;
     let step = |name: &str| browser::step(&steps, name, "admin.mjs").clone();
@@ -102,7 +103,11 @@ async fn search_ban_impersonate_and_end_it_in_a_browser() {
     assert_eq!(admin["heading"], "Administration", "{admin}");
     let found = step("found");
     assert_eq!(found["found"], json!(["ada@example.com"]), "{found}");
-    assert_eq!(found["url"], format!("{base}/auth/admin?q=ada"), "{found}");
+    assert_eq!(
+        found["url"],
+        format!("{base}/auth/admin?q=ada&provider="),
+        "{found}"
+    );
     let user = step("user");
     assert_eq!(user["url"], ada_page, "{user}");
     assert_eq!(user["badge"], 0, "{user}");

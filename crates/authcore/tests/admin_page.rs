@@ -105,46 +105,9 @@ async fn root(app: &App) -> String {
     sign_in(app, "root@example.com", "root").await
 }
 
-async fn page_at(app: &App, cookie: &str, path: &str) -> TestResponse {
-    send(
-        &app.auth,
-        get(path).header("cookie", cookie).body(empty()).unwrap(),
-    )
-    .await
-}
-
-/// The page a change redirected to.
-async fn follow(app: &App, cookie: &str, r: &TestResponse) -> TestResponse {
-    let location = r
-        .location()
-        .unwrap_or_else(|| panic!("a redirect: {} {}", r.status, r.text()));
-    page_at(app, cookie, location.trim_start_matches(ORIGIN)).await
-}
-
-/// A post of `op` and `fields` with the CSRF token to `path`.
-async fn post_op(
-    app: &App,
-    cookie: &str,
-    path: &str,
-    op: &str,
-    fields: &[(&str, &str)],
-) -> TestResponse {
-    let (_, token) = csrf_pair();
-    let mut pairs = vec![("csrfToken", token.as_str()), ("op", op)];
-    pairs.extend_from_slice(fields);
-    send(
-        &app.auth,
-        post(path)
-            .header("cookie", cookie)
-            .body(form(&pairs))
-            .unwrap(),
-    )
-    .await
-}
-
 /// A change on the administrators' page.
 async fn change(app: &App, cookie: &str, op: &str, fields: &[(&str, &str)]) -> TestResponse {
-    post_op(app, cookie, "/auth/admin", op, fields).await
+    post_op(&app.auth, cookie, "/auth/admin", op, fields).await
 }
 
 fn user_path(id: &str) -> String {
@@ -188,7 +151,7 @@ fn session_of_response(r: &TestResponse) -> String {
 #[tokio::test]
 async fn signed_out_visitors_are_sent_to_sign_in_and_back() {
     let app = default_app().await;
-    let r = page_at(&app, "", "/auth/admin?user=u1").await;
+    let r = page_at(&app.auth, "", "/auth/admin?user=u1").await;
     assert_eq!(
         r.location(),
         Some(
@@ -207,7 +170,7 @@ async fn without_administrators_the_action_is_unknown() {
     let with = default_app().await;
     let without = app_with(|b| b.admins(Admins::new())).await;
     // An administrators' list that names nobody still is a configuration: the page exists.
-    let r = page_at(&without, &root(&without).await, "/auth/admin").await;
+    let r = page_at(&without.auth, &root(&without).await, "/auth/admin").await;
     assert_eq!(r.status, 403, "{}", r.text());
     let (auth, _) = auth_with(
         authcore::AuthConfig::builder()
@@ -237,7 +200,7 @@ async fn without_administrators_the_action_is_unknown() {
         );
         assert!(!admin.text().contains("Administration"), "{method}");
     }
-    let r = page_at(&with, &root(&with).await, "/auth/admin").await;
+    let r = page_at(&with.auth, &root(&with).await, "/auth/admin").await;
     assert_eq!(r.status, 200);
 }
 
@@ -250,7 +213,7 @@ async fn anyone_but_an_administrator_gets_a_403_page() {
         user_path(&app.root),
         "/auth/admin?view=audit".to_owned(),
     ] {
-        let r = page_at(&app, &ada, &path).await;
+        let r = page_at(&app.auth, &ada, &path).await;
         assert_eq!(r.status, 403, "{path}");
         assert_eq!(r.headers["cache-control"], "private, no-cache, no-store");
         let html = r.text();
@@ -319,7 +282,7 @@ async fn the_search_finds_users_a_page_at_a_time() {
         stored_user(&app.db, &format!("user{i:02}@example.com"), false).await;
     }
     let cookie = root(&app).await;
-    let r = page_at(&app, &cookie, "/auth/admin").await;
+    let r = page_at(&app.auth, &cookie, "/auth/admin").await;
     assert_eq!(r.status, 200);
     assert_eq!(r.headers["cache-control"], "private, no-cache, no-store");
     assert!(
@@ -333,7 +296,7 @@ async fn the_search_finds_users_a_page_at_a_time() {
     assert_eq!(html.matches("/auth/admin?user=").count(), 25, "{html}");
     let next = next_link(&html);
     assert!(next.contains("after="), "{next}");
-    let r = page_at(&app, &cookie, &next).await;
+    let r = page_at(&app.auth, &cookie, &next).await;
     let rest = r.text();
     assert_eq!(rest.matches("/auth/admin?user=").count(), 7, "{rest}");
     assert!(!rest.contains("rel=\"next\""));
@@ -344,13 +307,13 @@ async fn the_search_finds_users_a_page_at_a_time() {
         ("q=user07", "user07@example.com", "ada@example.com"),
         ("provider=github", "ada@example.com", "user01@example.com"),
     ] {
-        let html = page_at(&app, &cookie, &format!("/auth/admin?{query}"))
+        let html = page_at(&app.auth, &cookie, &format!("/auth/admin?{query}"))
             .await
             .text();
         assert!(html.contains(want), "{query}: {html}");
         assert!(!html.contains(not), "{query}: {html}");
     }
-    let html = page_at(&app, &cookie, "/auth/admin?q=nobody-at-all")
+    let html = page_at(&app.auth, &cookie, "/auth/admin?q=nobody-at-all")
         .await
         .text();
     assert!(html.contains("No user matches."), "{html}");
@@ -360,7 +323,9 @@ async fn the_search_finds_users_a_page_at_a_time() {
 async fn a_user_page_shows_the_user_and_their_ban() {
     let app = default_app().await;
     let cookie = root(&app).await;
-    let html = page_at(&app, &cookie, &user_path(&app.ada)).await.text();
+    let html = page_at(&app.auth, &cookie, &user_path(&app.ada))
+        .await
+        .text();
     for text in [
         "ada@example.com",
         "Ada Lovelace",
@@ -386,10 +351,13 @@ async fn a_user_page_shows_the_user_and_their_ban() {
         )
         .await
         .unwrap();
-    let html = page_at(&app, &cookie, &user_path(&app.ada)).await.text();
+    let html = page_at(&app.auth, &cookie, &user_path(&app.ada))
+        .await
+        .text();
     for text in [
         ">Banned<",
         "Sent spam &#38; worse",
+        " by root@example.com<",
         &format!("{} ", until.date()),
         "Lift the ban",
     ] {
@@ -398,7 +366,7 @@ async fn a_user_page_shows_the_user_and_their_ban() {
     // A banned user is not offered for impersonation.
     assert!(!html.contains("Sign in as this user"), "{html}");
     // No such user: the search, with why.
-    let r = page_at(&app, &cookie, "/auth/admin?user=nobody").await;
+    let r = page_at(&app.auth, &cookie, "/auth/admin?user=nobody").await;
     assert_eq!(r.status, 404);
     assert!(r.text().contains("There is no such user"), "{}", r.text());
 }
@@ -430,14 +398,14 @@ async fn ban_and_lift_it() {
     assert_eq!(ban.by.as_deref(), Some(app.root.as_str()));
     // Her session ended with it.
     assert_eq!(get_session(&app.auth, &ada).await.json(), Value::Null);
-    let html = follow(&app, &cookie, &r).await.text();
+    let html = follow(&app.auth, &cookie, &r).await.text();
     assert!(html.contains("The user is banned"), "{html}");
     assert!(html.contains("Abuse reports"), "{html}");
 
     let r = change(&app, &cookie, "unban", &[("userId", &app.ada)]).await;
     assert!(r.location().unwrap().ends_with("&notice=unbanned"), "{r:?}");
     assert_eq!(app.auth.ban_of(&app.ada).await.unwrap(), None);
-    let html = follow(&app, &cookie, &r).await.text();
+    let html = follow(&app.auth, &cookie, &r).await.text();
     assert!(html.contains("The ban was lifted."), "{html}");
 
     // A ban without a reason, or with an end that is not a date, is refused with why.
@@ -476,7 +444,9 @@ async fn end_sessions_reset_the_second_factor_create_and_delete() {
     let cookie = root(&app).await;
 
     // Every session of Ada's ends.
-    let html = page_at(&app, &cookie, &user_path(&app.ada)).await.text();
+    let html = page_at(&app.auth, &cookie, &user_path(&app.ada))
+        .await
+        .text();
     assert!(html.contains("Sessions"), "{html}");
     let r = change(&app, &cookie, "end-sessions", &[("userId", &app.ada)]).await;
     assert!(r.location().unwrap().ends_with("&notice=sessions-ended"));
@@ -493,12 +463,14 @@ async fn end_sessions_reset_the_second_factor_create_and_delete() {
         })
         .await
         .unwrap();
-    let html = page_at(&app, &cookie, &user_path(&app.ada)).await.text();
+    let html = page_at(&app.auth, &cookie, &user_path(&app.ada))
+        .await
+        .text();
     assert!(html.contains("Authenticator app on"), "{html}");
     let r = change(&app, &cookie, "reset-two-factor", &[("userId", &app.ada)]).await;
     assert!(r.location().unwrap().ends_with("&notice=two-factor-reset"));
     assert_eq!(store.get_two_factor(&app.ada).await.unwrap(), None);
-    let html = follow(&app, &cookie, &r).await.text();
+    let html = follow(&app.auth, &cookie, &r).await.text();
     assert!(!html.contains("Reset the second factor"), "{html}");
     let r = change(&app, &cookie, "reset-two-factor", &[("userId", &app.ada)]).await;
     assert!(r.text().contains("The user has no authenticator app."));
@@ -522,7 +494,7 @@ async fn end_sessions_reset_the_second_factor_create_and_delete() {
         r.location(),
         Some(format!("{ORIGIN}{}&notice=created", user_path(&made.id)).as_str())
     );
-    let html = follow(&app, &cookie, &r).await.text();
+    let html = follow(&app.auth, &cookie, &r).await.text();
     assert!(html.contains("The user was created"), "{html}");
     for (email, why) in [
         ("new@example.com", "a user has this email address"),
@@ -551,7 +523,7 @@ async fn end_sessions_reset_the_second_factor_create_and_delete() {
     );
     assert!(app.db.get_user(&made.id).await.unwrap().is_none());
     assert!(
-        follow(&app, &cookie, &r)
+        follow(&app.auth, &cookie, &r)
             .await
             .text()
             .contains("The user was deleted.")
@@ -577,7 +549,9 @@ async fn own_account_and_other_administrators_are_refused() {
     .await;
     let other = stored_user(&app.db, "ops@example.com", true).await;
     let cookie = root(&app).await;
-    let html = page_at(&app, &cookie, &user_path(&app.root)).await.text();
+    let html = page_at(&app.auth, &cookie, &user_path(&app.root))
+        .await
+        .text();
     assert!(html.contains("Your own account"), "{html}");
     assert!(!html.contains("name=\"op\" value=\"delete\""), "{html}");
     let html = change(
@@ -590,7 +564,7 @@ async fn own_account_and_other_administrators_are_refused() {
     .text();
     assert!(html.contains("That is your own account"), "{html}");
 
-    let html = page_at(&app, &cookie, &user_path(&other)).await.text();
+    let html = page_at(&app.auth, &cookie, &user_path(&other)).await.text();
     assert!(html.contains("Administrator"), "{html}");
     assert!(!html.contains("Sign in as this user"), "{html}");
     let r = change(&app, &cookie, "impersonate", &[("userId", &other)]).await;
@@ -617,7 +591,9 @@ async fn a_stale_sign_in_is_asked_to_sign_in_again() {
     let cookie = format!("{session}; {csrf}");
     // Reading needs no recent sign-in.
     assert_eq!(
-        page_at(&app, &cookie, &user_path(&app.ada)).await.status,
+        page_at(&app.auth, &cookie, &user_path(&app.ada))
+            .await
+            .status,
         200
     );
     let r = change(
@@ -657,7 +633,7 @@ async fn impersonation_shows_a_banner_and_ends_by_one_click() {
     assert_eq!(session["user"]["email"], "ada@example.com");
 
     // The account page says who is signed in as whom, until when.
-    let html = follow(&app, &as_ada, &r).await.text();
+    let html = follow(&app.auth, &as_ada, &r).await.text();
     assert!(
         html.contains(
             "You are signed in as <strong>ada@example.com</strong> by administrator \
@@ -668,11 +644,11 @@ async fn impersonation_shows_a_banner_and_ends_by_one_click() {
     assert!(html.contains("End impersonation"), "{html}");
     // Ada's own page, without an impersonation, has no banner.
     let ada = sign_in(&app, "ada@example.com", "pw").await;
-    let own = page_at(&app, &ada, "/auth/account").await.text();
+    let own = page_at(&app.auth, &ada, "/auth/account").await.text();
     assert!(!own.contains("End impersonation"), "{own}");
 
     // The impersonation may not administer: a 403 page that offers to end it.
-    let r = page_at(&app, &as_ada, "/auth/admin").await;
+    let r = page_at(&app.auth, &as_ada, "/auth/admin").await;
     assert_eq!(r.status, 403);
     let html = r.text();
     assert!(html.contains("End impersonation"), "{html}");
@@ -683,7 +659,7 @@ async fn impersonation_shows_a_banner_and_ends_by_one_click() {
     assert_eq!(r.status, 403);
     // Nor make a sensitive change on the account page.
     let r = post_op(
-        &app,
+        &app.auth,
         &as_ada,
         "/auth/account",
         "delete",
@@ -699,7 +675,14 @@ async fn impersonation_shows_a_banner_and_ends_by_one_click() {
     assert!(app.db.get_user(&app.ada).await.unwrap().is_some());
 
     // One click ends it: signed out, and to sign in again, back to Ada's page.
-    let r = post_op(&app, &as_ada, "/auth/account", "impersonation-end", &[]).await;
+    let r = post_op(
+        &app.auth,
+        &as_ada,
+        "/auth/account",
+        "impersonation-end",
+        &[],
+    )
+    .await;
     let back = format!("{ORIGIN}{}", user_path(&app.ada));
     assert_eq!(
         r.location(),
@@ -753,11 +736,11 @@ async fn names_and_queries_are_escaped() {
         "/auth/admin?view=audit&kind=%22%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E".to_owned(),
         "/auth/admin?notice=%3Cscript%3E".to_owned(),
     ] {
-        let html = page_at(&app, &cookie, &path).await.text();
+        let html = page_at(&app.auth, &cookie, &path).await.text();
         assert!(!html.contains("<script>alert(1)"), "{path}: {html}");
         assert!(!html.contains("\"><script>"), "{path}: {html}");
     }
-    let html = page_at(&app, &cookie, &user_path(&evil)).await.text();
+    let html = page_at(&app.auth, &cookie, &user_path(&evil)).await.text();
     assert!(
         html.contains("&#60;script&#62;alert(1)&#60;/script&#62;"),
         "{html}"
@@ -776,7 +759,7 @@ async fn the_audit_log_reads_newest_first_filtered_and_paged() {
     )
     .await;
     change(&app, &cookie, "unban", &[("userId", &app.ada)]).await;
-    let html = page_at(&app, &cookie, "/auth/admin?view=audit&kind=admin")
+    let html = page_at(&app.auth, &cookie, "/auth/admin?view=audit&kind=admin")
         .await
         .text();
     let (banned, unbanned) = (
@@ -785,12 +768,16 @@ async fn the_audit_log_reads_newest_first_filtered_and_paged() {
     );
     assert!(unbanned < banned, "newest first: {html}");
     assert!(html.contains(&format!("?user={}", app.ada)), "{html}");
-    let html = page_at(&app, &cookie, "/auth/admin?view=audit&kind=admin.banned")
-        .await
-        .text();
+    let html = page_at(
+        &app.auth,
+        &cookie,
+        "/auth/admin?view=audit&kind=admin.banned",
+    )
+    .await
+    .text();
     assert!(html.contains("admin.banned") && !html.contains("admin.unbanned"));
     let html = page_at(
-        &app,
+        &app.auth,
         &cookie,
         &format!("/auth/admin?view=audit&user={}", app.root),
     )
@@ -801,7 +788,7 @@ async fn the_audit_log_reads_newest_first_filtered_and_paged() {
     // Dates: the day given is included; another day has none of today's.
     let today = time::OffsetDateTime::now_utc().date();
     let html = page_at(
-        &app,
+        &app.auth,
         &cookie,
         &format!("/auth/admin?view=audit&kind=admin&since={today}&until={today}"),
     )
@@ -809,14 +796,14 @@ async fn the_audit_log_reads_newest_first_filtered_and_paged() {
     .text();
     assert!(html.contains("admin.banned"), "{html}");
     let html = page_at(
-        &app,
+        &app.auth,
         &cookie,
         "/auth/admin?view=audit&kind=admin&until=2001-01-01",
     )
     .await
     .text();
     assert!(html.contains("No record matches."), "{html}");
-    let r = page_at(&app, &cookie, "/auth/admin?view=audit&since=yesterday").await;
+    let r = page_at(&app.auth, &cookie, "/auth/admin?view=audit&since=yesterday").await;
     assert_eq!(r.status, 400);
     assert!(r.text().contains("a date is YYYY-MM-DD"), "{}", r.text());
 
@@ -826,21 +813,21 @@ async fn the_audit_log_reads_newest_first_filtered_and_paged() {
             .record_audit(AuditEvent::new("test.filler").with("i", i))
             .await;
     }
-    let html = page_at(&app, &cookie, "/auth/admin?view=audit&kind=test")
+    let html = page_at(&app.auth, &cookie, "/auth/admin?view=audit&kind=test")
         .await
         .text();
     assert_eq!(html.matches("test.filler").count(), 50, "{html}");
     let next = next_link(&html);
     assert!(next.contains("cursor="), "{next}");
-    let html = page_at(&app, &cookie, &next).await.text();
+    let html = page_at(&app.auth, &cookie, &next).await.text();
     assert_eq!(html.matches("test.filler").count(), 10, "{html}");
 
     // Without a stored log the view is not offered.
     let quiet = app_with(|b| b.audit_log(AuditLog::new())).await;
     let cookie = root(&quiet).await;
-    let html = page_at(&quiet, &cookie, "/auth/admin").await.text();
+    let html = page_at(&quiet.auth, &cookie, "/auth/admin").await.text();
     assert!(!html.contains("view=audit"), "{html}");
-    let html = page_at(&quiet, &cookie, "/auth/admin?view=audit")
+    let html = page_at(&quiet.auth, &cookie, "/auth/admin?view=audit")
         .await
         .text();
     assert!(html.contains("The audit log is not stored."), "{html}");

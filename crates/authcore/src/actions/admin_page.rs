@@ -296,7 +296,12 @@ async fn render(
         Focus::User(id) => match ops::user_detail(c, actor, &id).await {
             Ok(detail) => {
                 let database = c.session_strategy == crate::config::SessionStrategy::Database;
-                view.user = Some(user_view(actor, detail, database));
+                // Who banned the user, by name.
+                let banned_by = match detail.ban.as_ref().and_then(|b| b.by.as_deref()) {
+                    Some(admin) => Some(account::display_name(c, admin).await),
+                    None => None,
+                };
+                view.user = Some(user_view(actor, detail, database, banned_by));
             }
             Err(AccountError::NotFound) => {
                 state
@@ -499,8 +504,13 @@ async fn audit_view(ctx: &Ctx<'_>, actor: &Actor) -> Result<AuditView, AccountEr
 }
 
 /// What the page shows of a user (their sessions with `database` sessions only: JWT
-/// sessions are not stored).
-fn user_view(actor: &Actor, d: ops::UserDetail, database: bool) -> UserView {
+/// sessions are not stored; `banned_by` names who banned them).
+fn user_view(
+    actor: &Actor,
+    d: ops::UserDetail,
+    database: bool,
+    banned_by: Option<String>,
+) -> UserView {
     let now = OffsetDateTime::now_utc();
     let own = d.user.id == actor.user_id;
     let mut methods: Vec<String> = d
@@ -545,7 +555,7 @@ fn user_view(actor: &Actor, d: ops::UserDetail, database: bool) -> UserView {
             reason: b.reason,
             at: when(b.at),
             until: b.until.map(when),
-            by: b.by,
+            by: banned_by,
         }),
         methods,
         passkeys,

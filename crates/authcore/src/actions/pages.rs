@@ -294,6 +294,7 @@ pub(crate) struct BanView {
     pub reason: String,
     pub at: String,
     pub until: Option<String>,
+    /// Who made it (their email, else name, else id).
     pub by: Option<String>,
     /// Whether it holds now (else it ended by itself).
     pub holds: bool,
