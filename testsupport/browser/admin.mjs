@@ -13,7 +13,7 @@
 // the end; a failure prints {"error": "..."} and exits 1.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { click, measure, open, run, say } from './lib.mjs';
+import { click, measure, open, person, run, say } from './lib.mjs';
 
 const [base, shots] = process.argv.slice(2);
 if (!base || !shots) {
@@ -58,12 +58,7 @@ async function session(page) {
 }
 
 await run(async (browser) => {
-  const context = await browser.newContext({ viewport: { width: 800, height: 900 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(15000);
-  const seen = { violations: [], pageErrors: [] };
-  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) seen.violations.push(m.text()); });
-  page.on('pageerror', (e) => seen.pageErrors.push(String(e)));
+  const { context, page, seen } = await person(browser);
   const inspect = async (name) => {
     for (const m of await measure(page, (scheme) => join(shots, `admin-${name}-${scheme}.png`))) {
       say({ step: 'render', page: name, ...m });

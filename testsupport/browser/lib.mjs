@@ -20,6 +20,18 @@ export function launch(hostRules = []) {
   });
 }
 
+/** A person: a browser context of their own, its page, and the CSP violations and script
+ * errors seen there. */
+export async function person(browser) {
+  const context = await browser.newContext({ viewport: { width: 800, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15000);
+  const seen = { violations: [], pageErrors: [] };
+  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) seen.violations.push(m.text()); });
+  page.on('pageerror', (e) => seen.pageErrors.push(String(e)));
+  return { context, page, seen };
+}
+
 /** Clicks `target` and waits for the page it leads to: that page's status. */
 export async function click(page, target) {
   const [response] = await Promise.all([page.waitForNavigation(), target.click()]);

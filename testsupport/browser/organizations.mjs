@@ -18,7 +18,7 @@
 // {"done": true} at the end; a failure prints {"error": "..."} and exits 1.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { click, measure, open, run, say } from './lib.mjs';
+import { click, measure, open, person, run, say } from './lib.mjs';
 
 const [base, app, mailbox, shots] = process.argv.slice(2);
 if (!base || !app || !mailbox || !shots) {
@@ -40,18 +40,6 @@ async function mail(to, contains) {
   if (!res.ok) throw new Error(`mailbox: ${res.status} ${await res.text()}`);
   const { subject, links } = await res.json();
   return { subject, link: links.find((l) => l.includes(contains)) ?? null };
-}
-
-/** A person: a browser context of their own, its page, and the CSP violations and script
- * errors seen there. */
-async function person(browser) {
-  const context = await browser.newContext({ viewport: { width: 800, height: 900 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(15000);
-  const seen = { violations: [], pageErrors: [] };
-  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) seen.violations.push(m.text()); });
-  page.on('pageerror', (e) => seen.pageErrors.push(String(e)));
-  return { context, page, seen };
 }
 
 /** What a page says: its URL, heading, paragraphs, alerts and notices. */
