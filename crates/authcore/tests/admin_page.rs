@@ -4,8 +4,8 @@
 //! page, shows one with their ban, and each form (a CSRF-checked post) does what the JSON
 //! routes do and redirects back; a change of a stale sign-in offers to sign in again; the
 //! audit log reads newest first, filtered and paged. The account page of an impersonated
-//! session carries a banner whose button ends the impersonation. Nothing from users or the
-//! request is echoed unescaped.
+//! session (database or JWT) carries a banner whose button ends the impersonation. Nothing
+//! from users or the request is echoed unescaped.
 #![allow(clippy::unwrap_used)]
 
 use crate::common::*;
@@ -15,7 +15,7 @@ use authcore::adapter::{
 use authcore::admin::Admins;
 use authcore::audit::{AuditEvent, AuditLog};
 use authcore::providers::{CredentialField, CredentialsProvider};
-use authcore::{Account, Auth, ProviderType, User};
+use authcore::{Account, Auth, ProviderType, SessionStrategy, User};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -621,99 +621,103 @@ async fn a_stale_sign_in_is_asked_to_sign_in_again() {
 
 #[tokio::test]
 async fn impersonation_shows_a_banner_and_ends_by_one_click() {
-    let app = default_app().await;
-    let cookie = root(&app).await;
-    let r = change(&app, &cookie, "impersonate", &[("userId", &app.ada)]).await;
-    assert_eq!(
-        r.location(),
-        Some(format!("{ORIGIN}/auth/account").as_str())
-    );
-    let as_ada = session_of_response(&r);
-    let session = get_session(&app.auth, &as_ada).await.json();
-    assert_eq!(session["user"]["email"], "ada@example.com");
+    for strategy in [SessionStrategy::Database, SessionStrategy::Jwt] {
+        // JWT sessions with administrators keep a revocation list.
+        let app = app_with(|b| b.session_strategy(strategy).jwt_revocation(true)).await;
+        assert_eq!(app.auth.config().session_strategy(), strategy);
+        let cookie = root(&app).await;
+        let r = change(&app, &cookie, "impersonate", &[("userId", &app.ada)]).await;
+        assert_eq!(
+            r.location(),
+            Some(format!("{ORIGIN}/auth/account").as_str())
+        );
+        let as_ada = session_of_response(&r);
+        let session = get_session(&app.auth, &as_ada).await.json();
+        assert_eq!(session["user"]["email"], "ada@example.com");
 
-    // The account page says who is signed in as whom, until when.
-    let html = follow(&app.auth, &as_ada, &r).await.text();
-    assert!(
-        html.contains(
-            "You are signed in as <strong>ada@example.com</strong> by administrator \
-             <strong>root@example.com</strong>, until "
-        ),
-        "{html}"
-    );
-    assert!(html.contains("End impersonation"), "{html}");
-    // Ada's own page, without an impersonation, has no banner.
-    let ada = sign_in(&app, "ada@example.com", "pw").await;
-    let own = page_at(&app.auth, &ada, "/auth/account").await.text();
-    assert!(!own.contains("End impersonation"), "{own}");
+        // The account page says who is signed in as whom, until when.
+        let html = follow(&app.auth, &as_ada, &r).await.text();
+        assert!(
+            html.contains(
+                "You are signed in as <strong>ada@example.com</strong> by administrator \
+                 <strong>root@example.com</strong>, until "
+            ),
+            "{html}"
+        );
+        assert!(html.contains("End impersonation"), "{html}");
+        // Ada's own page, without an impersonation, has no banner.
+        let ada = sign_in(&app, "ada@example.com", "pw").await;
+        let own = page_at(&app.auth, &ada, "/auth/account").await.text();
+        assert!(!own.contains("End impersonation"), "{own}");
 
-    // The impersonation may not administer: a 403 page that offers to end it.
-    let r = page_at(&app.auth, &as_ada, "/auth/admin").await;
-    assert_eq!(r.status, 403);
-    let html = r.text();
-    assert!(html.contains("End impersonation"), "{html}");
-    for text in ADMIN_CONTENT {
-        assert!(!html.contains(text), "{text} in {html}");
+        // The impersonation may not administer: a 403 page that offers to end it.
+        let r = page_at(&app.auth, &as_ada, "/auth/admin").await;
+        assert_eq!(r.status, 403);
+        let html = r.text();
+        assert!(html.contains("End impersonation"), "{html}");
+        for text in ADMIN_CONTENT {
+            assert!(!html.contains(text), "{text} in {html}");
+        }
+        let r = change(&app, &as_ada, "end-sessions", &[("userId", &app.root)]).await;
+        assert_eq!(r.status, 403);
+        // Nor make a sensitive change on the account page.
+        let r = post_op(
+            &app.auth,
+            &as_ada,
+            "/auth/account",
+            "delete",
+            &[("confirm", "yes")],
+        )
+        .await;
+        let html = r.text();
+        assert!(
+            html.contains("Not while you are signed in as this user by an administrator."),
+            "{html}"
+        );
+        assert!(!html.contains("Sign in again"), "{html}");
+        assert!(app.db.get_user(&app.ada).await.unwrap().is_some());
+
+        // One click ends it: signed out, and to sign in again, back to Ada's page.
+        let r = post_op(
+            &app.auth,
+            &as_ada,
+            "/auth/account",
+            "impersonation-end",
+            &[],
+        )
+        .await;
+        let back = format!("{ORIGIN}{}", user_path(&app.ada));
+        assert_eq!(
+            r.location(),
+            Some(format!("{ORIGIN}/auth/signin?callbackUrl={}", urlencode(&back)).as_str())
+        );
+        assert!(
+            r.set_cookie_header(SESSION_COOKIE)
+                .is_some_and(|c| c.contains("Max-Age=0") || c.contains("Expires=Thu, 01 Jan 1970")),
+            "{:?}",
+            r.set_cookies()
+        );
+        assert_eq!(get_session(&app.auth, &as_ada).await.json(), Value::Null);
+        // Ada's own session lives on.
+        assert!(get_session(&app.auth, &ada).await.json()["user"].is_object());
+        // Both ends are in the audit log.
+        let kinds: Vec<String> = app
+            .auth
+            .audit_records(&authcore::adapter::AuditQuery {
+                kind: Some("admin".into()),
+                limit: 10,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.kind)
+            .collect();
+        assert_eq!(
+            kinds,
+            ["admin.impersonationEnded", "admin.impersonationStarted"]
+        );
     }
-    let r = change(&app, &as_ada, "end-sessions", &[("userId", &app.root)]).await;
-    assert_eq!(r.status, 403);
-    // Nor make a sensitive change on the account page.
-    let r = post_op(
-        &app.auth,
-        &as_ada,
-        "/auth/account",
-        "delete",
-        &[("confirm", "yes")],
-    )
-    .await;
-    let html = r.text();
-    assert!(
-        html.contains("Not while you are signed in as this user by an administrator."),
-        "{html}"
-    );
-    assert!(!html.contains("Sign in again"), "{html}");
-    assert!(app.db.get_user(&app.ada).await.unwrap().is_some());
-
-    // One click ends it: signed out, and to sign in again, back to Ada's page.
-    let r = post_op(
-        &app.auth,
-        &as_ada,
-        "/auth/account",
-        "impersonation-end",
-        &[],
-    )
-    .await;
-    let back = format!("{ORIGIN}{}", user_path(&app.ada));
-    assert_eq!(
-        r.location(),
-        Some(format!("{ORIGIN}/auth/signin?callbackUrl={}", urlencode(&back)).as_str())
-    );
-    assert!(
-        r.set_cookie_header(SESSION_COOKIE)
-            .is_some_and(|c| c.contains("Max-Age=0") || c.contains("Expires=Thu, 01 Jan 1970")),
-        "{:?}",
-        r.set_cookies()
-    );
-    assert_eq!(get_session(&app.auth, &as_ada).await.json(), Value::Null);
-    // Ada's own session lives on.
-    assert!(get_session(&app.auth, &ada).await.json()["user"].is_object());
-    // Both ends are in the audit log.
-    let kinds: Vec<String> = app
-        .auth
-        .audit_records(&authcore::adapter::AuditQuery {
-            kind: Some("admin".into()),
-            limit: 10,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.kind)
-        .collect();
-    assert_eq!(
-        kinds,
-        ["admin.impersonationEnded", "admin.impersonationStarted"]
-    );
 }
 
 #[tokio::test]
