@@ -11,6 +11,7 @@ mod account_routes;
 mod attempt_accounting;
 mod audit;
 mod backchannel_logout;
+mod browser_admin;
 mod browser_organizations;
 mod browser_pages;
 mod browser_passwords;

@@ -1,8 +1,9 @@
 //! One rule for sensitive changes, attacked as the holder of a stolen session cookie would:
 //! every [`SensitiveOperation`] is tried on every entry point that makes it (the `Auth`
-//! method, the JSON account route, the account page, the WebAuthn action) with a session
-//! whose sign-in is two hours old, and with a recent session that did not prove the user's
-//! second factor — on JWT and on database sessions. Each attempt is refused as its entry
+//! method, the JSON account and administrators' routes, the account and administrators'
+//! pages, the WebAuthn action) with a session whose sign-in is two hours old, and with a
+//! recent session that did not prove the user's second factor — on JWT and on database
+//! sessions. Each attempt is refused as its entry
 //! point refuses (`ReauthenticationRequired`) and leaves everything it would have changed as
 //! it was; a recent session that proved both factors is not refused (so the test can fail).
 //! Linking a provider while signed in is attacked in `oauth_adapter_linking` (it needs the
@@ -175,6 +176,8 @@ enum Entry {
     Admin(authcore::account::AdminRoute),
     /// The account page's form, `op` and the fields.
     Page(&'static str),
+    /// The administrators' page's form, `op` and the fields.
+    AdminPage(&'static str),
     /// `GET <basePath>/webauthn-options/passkey?action=register`.
     PasskeyOptions,
 }
@@ -208,6 +211,8 @@ fn entry_points(op: SensitiveOperation) -> Vec<Entry> {
         S::Administer => vec![
             Admin(authcore::account::AdminRoute::Ban),
             Admin(authcore::account::AdminRoute::EndSessions),
+            AdminPage("ban"),
+            AdminPage("end-sessions"),
         ],
         other => panic!("no entry points listed for {other:?}"),
     }
@@ -319,12 +324,16 @@ async fn attempt(
             let req = json_request(route.method(), route.path(), &cookie, &csrf, &f);
             refused_as_json(app.auth.handle_admin(route, req).await).await
         }
-        Entry::Page(form_op) => {
+        Entry::Page(form_op) | Entry::AdminPage(form_op) => {
+            let path = match entry {
+                Entry::AdminPage(_) => "/auth/admin",
+                _ => "/auth/account",
+            };
             let mut pairs = vec![("csrfToken", csrf.as_str()), ("op", form_op)];
             pairs.extend(f.iter().map(|(k, v)| (*k, v.as_str())));
             let r = send(
                 &app.auth,
-                post("/auth/account")
+                post(path)
                     .header("cookie", &cookie)
                     .body(form(&pairs))
                     .unwrap(),

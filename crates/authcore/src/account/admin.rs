@@ -198,11 +198,7 @@ impl Auth {
         actor: &AdminActor,
         query: &AuditQuery,
     ) -> Result<Vec<AuditRecord>, AccountError> {
-        let _ = actor;
-        self.audit_records(query).await.map_err(|e| match e {
-            super::AuditError::NotStored => AccountError::AuditOff,
-            super::AuditError::Adapter(e) => AccountError::Adapter(e),
-        })
+        ops::audit_records(&self.config().inner, &actor.0, query).await
     }
 }
 

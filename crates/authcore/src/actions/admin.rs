@@ -188,6 +188,17 @@ pub(crate) async fn search_users(
     Ok(directory(c)?.search_users(query).await?)
 }
 
+/// The stored audit records matching `query`; `AuditOff` when the log is not stored.
+pub(crate) async fn audit_records(
+    c: &ConfigInner,
+    actor: &Actor,
+    query: &crate::adapter::AuditQuery,
+) -> Result<Vec<crate::adapter::AuditRecord>, AccountError> {
+    let _ = actor;
+    let store = super::audit::store(c).ok_or(AccountError::AuditOff)?;
+    Ok(store.query_audit_records(query).await?)
+}
+
 /// Everything an administrator sees of user `user_id`.
 pub(crate) async fn user_detail(
     c: &ConfigInner,
