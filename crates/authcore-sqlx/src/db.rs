@@ -3,9 +3,17 @@
 //! transaction, take a lock then read and write in a transaction), with values passed as
 //! [`Arg`] and read back as [`Val`] so that the operations are written once. Each
 //! backend module (`sqlite`, `postgres`, `mysql`) supplies its dialect and how it binds an
-//! [`Arg`] and reads a [`Col`].
+//! [`Arg`] and reads a [`Col`]. [`Pool::guarded`] is the gate every operation of the
+//! adapter and of the rate-limit store passes: the time bound and the circuit breaker.
 
+use std::future::Future;
+use std::time::Duration;
+
+use authcore::adapter::AdapterError;
+use authcore::breaker::CircuitBreaker;
 use time::OffsetDateTime;
+
+use crate::error;
 
 use crate::dialect::{Dialect, Queries};
 
@@ -163,6 +171,54 @@ impl Pool {
     /// an `INTEGER`); other ids name no row.
     pub fn is_user_id(&self, id: &str) -> bool {
         self.dialect().is_user_id(id)
+    }
+
+    /// Runs `operation` (operation `op` on this pool) through `breaker` and within
+    /// `timeout`: while the breaker is open it answers [`error::unavailable`] at once; a
+    /// timeout or a failure that says the database is unreachable ([`error::outage_of`])
+    /// trips it, any other answer tells it the database answered, and the call that opens
+    /// it starts the background probe ([`Pool::probe_until_closed`]).
+    pub async fn guarded<T>(
+        &self,
+        breaker: &CircuitBreaker,
+        timeout: Duration,
+        op: &'static str,
+        operation: impl Future<Output = Result<T, AdapterError>>,
+    ) -> Result<T, AdapterError> {
+        if !breaker.admits() {
+            return Err(error::unavailable(op));
+        }
+        let result = tokio::time::timeout(timeout, operation)
+            .await
+            .unwrap_or_else(|_| Err(error::timed_out(op, timeout)));
+        match result
+            .as_ref()
+            .err()
+            .and_then(|e| Some((error::outage_of(e)?, e)))
+        {
+            Some((outage, e)) => {
+                if breaker.trip(outage, e) {
+                    tokio::spawn(self.clone().probe_until_closed(breaker.clone(), timeout));
+                }
+            }
+            None => breaker.succeeded(),
+        }
+        result
+    }
+
+    /// Probes the database with `SELECT 1` (each probe bounded by `timeout`) until it
+    /// answers, which closes `breaker`.
+    async fn probe_until_closed(self, breaker: CircuitBreaker, timeout: Duration) {
+        let probe = || async {
+            match tokio::time::timeout(timeout, self.execute("SELECT 1", Vec::new())).await {
+                Ok(Ok(_)) => true,
+                // A closed pool is the host's doing, not an outage: the breaker closes and
+                // calls fail as on a closed pool.
+                Ok(Err(sqlx::Error::PoolClosed)) => true,
+                Ok(Err(_)) | Err(_) => false,
+            }
+        };
+        breaker.probe_until_closed(probe, tokio::time::sleep).await;
     }
 
     /// The first row of `sql` with `args`, read as `cols` say.

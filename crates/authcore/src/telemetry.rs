@@ -10,6 +10,7 @@
 //! | [`SIGN_INS`] | counter | `provider`, `outcome` (`success`, or the Auth.js error type: `CredentialsSignin`, `OAuthCallbackError`, `AccessDenied` …) |
 //! | [`RATE_LIMITED`] | counter | `limit` (`credentials_per_identifier`, `requests_per_client` …) |
 //! | [`SESSION_READS`] | counter | `strategy` (`jwt`, `database`), `outcome` (`active`; `none`: no cookie; `invalid`: expired, unknown or forged; `error`: the session store failed) |
+//! | [`STORE_AVAILABLE`] | gauge | `store` (`database`, `redis`): 1 while the store's circuit breaker is closed, 0 while it is open ([`crate::breaker`]) |
 
 #[cfg(feature = "metrics")]
 use metrics::{Key, Label, Metadata};
@@ -92,4 +93,16 @@ pub(crate) fn sign_in(provider: Option<&str>, error: Option<&'static str>) {
         metrics::counter!(SIGN_INS, "provider" => provider, "outcome" => error.unwrap_or("success"))
             .increment(1);
     }
+}
+
+/// Whether a backend store is reachable, by store: 1 while its circuit breaker
+/// ([`crate::breaker`]) is closed, 0 while it is open (gauge).
+pub const STORE_AVAILABLE: &str = "authcore_store_available";
+
+/// Records whether the store labelled `store` is available.
+pub(crate) fn store_available(store: &'static str, available: bool) {
+    #[cfg(not(feature = "metrics"))]
+    let _ = (store, available);
+    #[cfg(feature = "metrics")]
+    metrics::gauge!(STORE_AVAILABLE, "store" => store).set(if available { 1.0 } else { 0.0 });
 }
