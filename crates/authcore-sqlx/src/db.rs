@@ -206,19 +206,38 @@ impl Pool {
         result
     }
 
-    /// Probes the database with `SELECT 1` (each probe bounded by `timeout`) until it
+    /// Probes the database ([`Pool::answers`], each probe bounded by `timeout`) until it
     /// answers, which closes `breaker`.
     async fn probe_until_closed(self, breaker: CircuitBreaker, timeout: Duration) {
         let probe = || async {
-            match tokio::time::timeout(timeout, self.execute("SELECT 1", Vec::new())).await {
-                Ok(Ok(_)) => true,
-                // A closed pool is the host's doing, not an outage: the breaker closes and
-                // calls fail as on a closed pool.
-                Ok(Err(sqlx::Error::PoolClosed)) => true,
-                Ok(Err(_)) | Err(_) => false,
-            }
+            // A closed pool is the host's doing, not an outage: the breaker closes and
+            // calls fail as on a closed pool.
+            self.is_closed()
+                || matches!(
+                    tokio::time::timeout(timeout, self.answers()).await,
+                    Ok(Ok(()))
+                )
         };
         breaker.probe_until_closed(probe, tokio::time::sleep).await;
+    }
+
+    /// Whether the database answers a ping on a connection of its own, opened with the
+    /// pool's options and closed after: a probe that neither waits for a pool whose
+    /// connections are all busy (an overload, which a timeout also reports) nor takes one
+    /// from the callers.
+    async fn answers(&self) -> Result<(), sqlx::Error> {
+        use sqlx::{ConnectOptions as _, Connection as _};
+        with_backend!(self, pool, _backend => {
+            let mut conn = pool.connect_options().connect().await?;
+            let answer = conn.ping().await;
+            let _ = conn.close().await;
+            answer
+        })
+    }
+
+    /// Whether the pool was closed.
+    fn is_closed(&self) -> bool {
+        with_backend!(self, pool, _backend => pool.is_closed())
     }
 
     /// The first row of `sql` with `args`, read as `cols` say.

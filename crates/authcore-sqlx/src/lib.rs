@@ -87,7 +87,9 @@
 //! connection failure in a row (a broken connection, the server shutting down), as the pool
 //! replaces a single broken connection by itself. While it is open every call answers at once with [`AdapterError::Backend`]
 //! (`the database is unavailable …`) instead of waiting out the timeout, and a background
-//! task runs `SELECT 1` (bounded by the timeout), at once and then every
+//! task pings the database on a connection of its own (opened with the pool's options,
+//! bounded by the timeout: an overloaded pool, which also times out, does not hold the
+//! breaker open), at once and then every
 //! [`authcore::breaker::DEFAULT_PROBE_INTERVAL`] after a failure, until the database
 //! answers, which closes the breaker. [`SqlxAdapter::available`] says whether it is closed
 //! (for readiness probes), and the gauge
