@@ -13,9 +13,8 @@ use authcore::adapter::AdapterError;
 use authcore::breaker::CircuitBreaker;
 use time::OffsetDateTime;
 
-use crate::error;
-
 use crate::dialect::{Dialect, Queries};
+use crate::error;
 
 /// A value bound to a statement.
 #[derive(Debug, Clone)]
