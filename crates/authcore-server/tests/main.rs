@@ -39,4 +39,5 @@ mod request_log;
 mod sensitive_changes;
 mod sign_in_methods;
 mod sign_up;
+mod store_outages;
 mod users_file;
