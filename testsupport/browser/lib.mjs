@@ -20,6 +20,30 @@ export function launch(hostRules = []) {
   });
 }
 
+/** A person: a browser context of their own, its page, and the CSP violations and script
+ * errors seen there. */
+export async function person(browser) {
+  const context = await browser.newContext({ viewport: { width: 800, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15000);
+  const seen = { violations: [], pageErrors: [] };
+  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) seen.violations.push(m.text()); });
+  page.on('pageerror', (e) => seen.pageErrors.push(String(e)));
+  return { context, page, seen };
+}
+
+/** Clicks `target` and waits for the page it leads to: that page's status. */
+export async function click(page, target) {
+  const [response] = await Promise.all([page.waitForNavigation(), target.click()]);
+  return response ? response.status() : null;
+}
+
+/** Goes to `url`: the status of the page it ends on. */
+export async function open(page, url) {
+  const response = await page.goto(url);
+  return response ? response.status() : null;
+}
+
 /** Runs `test(browser)`, then prints {"done": true}, or {"error": …} and exits 1. */
 export async function run(test, hostRules = []) {
   const browser = await launch(hostRules);

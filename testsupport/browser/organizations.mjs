@@ -18,7 +18,7 @@
 // {"done": true} at the end; a failure prints {"error": "..."} and exits 1.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { measure, run, say } from './lib.mjs';
+import { click, measure, open, person, run, say } from './lib.mjs';
 
 const [base, app, mailbox, shots] = process.argv.slice(2);
 if (!base || !app || !mailbox || !shots) {
@@ -42,18 +42,6 @@ async function mail(to, contains) {
   return { subject, link: links.find((l) => l.includes(contains)) ?? null };
 }
 
-/** A person: a browser context of their own, its page, and the CSP violations and script
- * errors seen there. */
-async function person(browser) {
-  const context = await browser.newContext({ viewport: { width: 800, height: 900 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(15000);
-  const seen = { violations: [], pageErrors: [] };
-  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) seen.violations.push(m.text()); });
-  page.on('pageerror', (e) => seen.pageErrors.push(String(e)));
-  return { context, page, seen };
-}
-
 /** What a page says: its URL, heading, paragraphs, alerts and notices. */
 async function shown(page) {
   return {
@@ -63,18 +51,6 @@ async function shown(page) {
     alerts: await page.locator('[role=alert]').allTextContents(),
     notices: await page.locator('[role=status]').allTextContents(),
   };
-}
-
-/** Clicks `target` and waits for the page it leads to: that page's status. */
-async function click(page, target) {
-  const [response] = await Promise.all([page.waitForNavigation(), target.click()]);
-  return response ? response.status() : null;
-}
-
-/** Goes to `url`: the status of the page it ends on. */
-async function open(page, url) {
-  const response = await page.goto(url);
-  return response ? response.status() : null;
 }
 
 /** The sign-in page's password form (beside the magic link's), filled and sent. */

@@ -30,6 +30,11 @@ pub struct ManualDoctests;
 #[doc = include_str!("../../../docs/manual/organizations.md")]
 pub struct OrganizationsDoctests;
 
+/// The administrators chapter's examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/manual/administrators.md")]
+pub struct AdministratorsDoctests;
+
 /// The migration guide's examples (a session reader beside Next.js), compiled as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/manual/migrating-from-authjs.md")]

@@ -55,11 +55,15 @@ impl RedisBackendError {
 
     /// A Redis client or server error, reduced to its class and server error code.
     pub(crate) fn from_redis(operation: &'static str, e: &redis::RedisError) -> Self {
-        let kind = if e.is_io_error()
-            || e.is_timeout()
-            || e.is_connection_dropped()
-            || e.is_connection_refusal()
-        {
+        if crate::conn::is_breaker_open(e) {
+            return RedisBackendError::new(
+                BackendErrorKind::Connection,
+                operation,
+                "Redis unavailable (circuit breaker open until a background probe reaches it)"
+                    .to_owned(),
+            );
+        }
+        let kind = if crate::conn::is_connection_failure(e) {
             BackendErrorKind::Connection
         } else if matches!(e.kind(), redis::ErrorKind::InvalidClientConfig) {
             BackendErrorKind::Config

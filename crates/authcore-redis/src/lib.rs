@@ -117,9 +117,28 @@
 //! a `createUser`/`updateUser` with an email another user has, an organization's slug in
 //! use, a team name in use in the organization, and an organization, team, invitation
 //! (or invitation token) or API key id in use are [`AdapterError::Conflict`].
+//!
+//! ## Outages
+//!
+//! Every Redis command of the adapter and of its [`RedisRateLimitStore`] passes one circuit
+//! breaker ([`authcore::breaker`]), shared by the adapter's clones and the store made from
+//! it. Commands that find Redis unreachable open it (a server error such as `WRONGTYPE`
+//! does not): a timeout at once, and the
+//! [`CONNECTION_FAILURES_TO_OPEN`](authcore::breaker::CONNECTION_FAILURES_TO_OPEN)th I/O
+//! error or dropped or refused connection in a row. While it is
+//! open every call answers at once with [`AdapterError::Backend`] (class
+//! [`BackendErrorKind::Connection`], `Redis unavailable …`) instead of waiting for the
+//! connection's retries and timeouts, and a background task sends `PING` (bounded by the
+//! connection and response timeouts), at once and then every
+//! [`authcore::breaker::DEFAULT_PROBE_INTERVAL`] after a failure, until Redis answers,
+//! which closes the breaker. [`RedisAdapter::available`] says whether it is closed (for
+//! readiness probes), and the gauge
+//! [`authcore_store_available{store="redis"}`](authcore::telemetry::STORE_AVAILABLE)
+//! follows it.
 #![forbid(unsafe_code)]
 
 mod adapter;
+mod conn;
 mod error;
 mod keys;
 mod ratelimit;
@@ -129,6 +148,7 @@ use std::fmt;
 use std::time::Duration;
 
 use authcore::adapter::AdapterError;
+use conn::Conn;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 pub use error::{BackendErrorKind, RedisBackendError};
@@ -193,6 +213,13 @@ impl ConnectOptions {
         self
     }
 
+    /// The bound on one background probe of the circuit breaker: a connection attempt and
+    /// a reply.
+    fn probe_timeout(&self) -> Duration {
+        self.connection_timeout
+            .saturating_add(self.response_timeout)
+    }
+
     fn manager_config(&self) -> ConnectionManagerConfig {
         ConnectionManagerConfig::new()
             .set_connection_timeout(Some(self.connection_timeout))
@@ -205,7 +232,7 @@ impl ConnectOptions {
 /// The Redis adapter. Cheap to clone; clones share the connection and the prefix.
 #[derive(Clone)]
 pub struct RedisAdapter {
-    conn: ConnectionManager,
+    conn: Conn,
     keys: Keys,
 }
 
@@ -233,7 +260,7 @@ impl RedisAdapter {
             .await
             .map_err(|e| BackendError::from_redis("connect", &e))?;
         Ok(RedisAdapter {
-            conn,
+            conn: Conn::new(conn, options.probe_timeout()),
             keys: Keys::default(),
         })
     }
@@ -255,7 +282,7 @@ impl RedisAdapter {
         let conn = ConnectionManager::new_lazy_with_config(client, options.manager_config())
             .map_err(|e| BackendError::from_redis("connect", &e))?;
         Ok(RedisAdapter {
-            conn,
+            conn: Conn::new(conn, options.probe_timeout()),
             keys: Keys::default(),
         })
     }
@@ -269,6 +296,12 @@ impl RedisAdapter {
     /// The key prefix in use (empty by default).
     pub fn prefix(&self) -> &str {
         self.keys.prefix()
+    }
+
+    /// Whether Redis is taken to answer: `false` while the circuit breaker is open (see
+    /// *Outages* in the crate documentation), for readiness probes. Answers at once.
+    pub fn available(&self) -> bool {
+        self.conn.available()
     }
 }
 

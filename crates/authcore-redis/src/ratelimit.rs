@@ -5,9 +5,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use authcore::BoxError;
 use authcore::ratelimit::{RateLimit, RateLimitStore};
-use redis::aio::ConnectionManager;
 
 use crate::RedisAdapter;
+use crate::conn::Conn;
 use crate::scripts::{RATE_COUNT, RATE_GIVE_BACK};
 
 /// Rate-limit counts in Redis: a fixed window per key (`INCR` + `PEXPIRE`) and a lock key
@@ -16,10 +16,11 @@ use crate::scripts::{RATE_COUNT, RATE_GIVE_BACK};
 /// expires by itself. Made by [`RedisAdapter::rate_limit_store`]; it shares the adapter's
 /// connection and prefix. Counts and locks live in separate namespaces,
 /// `<prefix>ratelimit:count:<key>` and `<prefix>ratelimit:lock:<key>`, so no key's count
-/// can be another's lock (authcore's keys carry their subject hashed besides).
+/// can be another's lock (authcore's keys carry their subject hashed besides). Its calls
+/// pass the adapter's circuit breaker (see *Outages* in the crate documentation).
 #[derive(Clone)]
 pub struct RedisRateLimitStore {
-    conn: ConnectionManager,
+    conn: Conn,
     prefix: String,
 }
 
@@ -51,6 +52,11 @@ fn millis(d: Duration) -> u64 {
 }
 
 impl RedisRateLimitStore {
+    /// Whether Redis is taken to answer ([`RedisAdapter::available`]).
+    pub fn available(&self) -> bool {
+        self.conn.available()
+    }
+
     /// The count key and the lock key of `key`.
     fn keys(&self, key: &str) -> (String, String) {
         (

@@ -1,12 +1,15 @@
 //! Operations: liveness and readiness probes, Prometheus metrics and the log format.
 //!
 //! * `GET /healthz` ([`HEALTHZ_PATH`]): 200 while the process serves requests.
-//! * `GET /readyz` ([`READYZ_PATH`]): 200 when the database answers a `SELECT 1` within
-//!   [`READY_TIMEOUT`] (always, without a database), else 503; the reason is logged, never
-//!   the database URL.
+//! * `GET /readyz` ([`READYZ_PATH`]): 503 at once, naming the store, while the circuit
+//!   breaker of the database or of Redis is open (an earlier call found it unreachable and
+//!   a background probe has not reached it since: [`authcore::breaker`]); else 200 when the
+//!   database answers a `SELECT 1` within [`READY_TIMEOUT`] (always, without a database),
+//!   else 503. The reason is logged, never the database URL.
 //! * `GET /metrics` ([`METRICS_PATH`]) on its own listener (`AUTHCORE_METRICS_ADDR`), in
 //!   the Prometheus text format: authcore's counters ([`authcore::telemetry`]: sign-ins
-//!   by provider and outcome, session reads), the gateway's decisions
+//!   by provider and outcome, session reads) and whether each store is available
+//!   ([`authcore::telemetry::STORE_AVAILABLE`]), the gateway's decisions
 //!   ([`FORWARD_AUTH_DECISIONS`]) and, per route, [`HTTP_REQUESTS`] and the latency
 //!   histogram [`HTTP_DURATION`].
 //! * Logs as text or as one JSON object per line ([`LogFormat`], `AUTHCORE_LOG_FORMAT`).
@@ -58,16 +61,34 @@ const LATENCY_BUCKETS: &[f64] = &[
 #[derive(Debug, Clone, Default)]
 pub struct Readiness {
     database: Option<authcore_sqlx::SqlxAdapter>,
+    redis: Option<authcore_redis::RedisRateLimitStore>,
 }
 
 impl Readiness {
     /// Ready when `database` answers (or always, with none).
     pub fn new(database: Option<authcore_sqlx::SqlxAdapter>) -> Self {
-        Readiness { database }
+        Readiness {
+            database,
+            redis: None,
+        }
     }
 
-    /// `Ok` when ready, else why not (for the log and the 503 body).
+    /// Not ready either while the circuit breaker of `redis` (the rate-limit and
+    /// single-use store) is open.
+    pub fn with_redis(mut self, redis: Option<authcore_redis::RedisRateLimitStore>) -> Self {
+        self.redis = redis;
+        self
+    }
+
+    /// `Ok` when ready, else why not (for the log and the 503 body): a store whose circuit
+    /// breaker is open answers at once, without a query.
     pub async fn check(&self) -> Result<(), &'static str> {
+        if self.database.as_ref().is_some_and(|db| !db.available()) {
+            return Err("database unavailable (circuit breaker open)");
+        }
+        if self.redis.as_ref().is_some_and(|redis| !redis.available()) {
+            return Err("redis unavailable (circuit breaker open)");
+        }
         let Some(db) = &self.database else {
             return Ok(());
         };

@@ -124,7 +124,7 @@ impl Server {
     /// The server's application: the demo pages, authcore's routes and the account routes
     /// ([`router`](crate::router)), the gateway's routes when one is configured
     /// ([`Gateway::router`](authcore_gateway::Gateway::router)), the probes `/healthz` and `/readyz` ([`ops::probe_routes`],
-    /// the latter pinging the database), and, when [`ServerConfig::metrics_addr`] is set,
+    /// the latter reading the stores' circuit breakers and pinging the database), and, when [`ServerConfig::metrics_addr`] is set,
     /// request counts and latencies per route ([`ops::with_http_metrics`]; the `/metrics`
     /// listener itself is the binary's).
     pub fn router(&self) -> Router {
@@ -173,6 +173,7 @@ impl ServerConfig {
             None => None,
         };
         let limits = rate_limit_store(self.redis_url.as_deref())?;
+        let readiness = ops::Readiness::new(database.clone()).with_redis(limits.clone());
         let audit_log = audit_log(&self.audit, database.as_ref())?;
         let auth = demo_auth(self, database.clone(), limits, audit_log)?;
         let base_path = auth.config().base_path().to_owned();
@@ -187,7 +188,7 @@ impl ServerConfig {
             }
             _ => app,
         };
-        let app = app.merge(ops::probe_routes(ops::Readiness::new(database.clone())));
+        let app = app.merge(ops::probe_routes(readiness));
         let app = if http_metrics {
             ops::with_http_metrics(app, &base_path)
         } else {

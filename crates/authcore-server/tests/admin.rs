@@ -489,6 +489,25 @@ async fn an_operator_signs_in_as_a_user_and_the_application_is_told() {
         assert_eq!(claims["amr"], json!(["imp"]), "{claims}");
         assert_eq!(claims["act"], json!({"sub": root_id}), "{claims}");
     }
+    // The account page says so at its top, with the button that ends it; the user's own
+    // page does not.
+    let res = in_memory::get(app, "/auth/account", &mut root).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let page = text(res).await;
+    assert!(page.contains(r#"<aside class="impersonation""#), "{page}");
+    assert!(
+        page.contains(&format!(
+            "You are signed in as <strong>{UMA}</strong> by administrator <strong>{ROOT}</strong>"
+        )),
+        "{page}"
+    );
+    assert!(page.contains(r#"value="impersonation-end""#), "{page}");
+    let res = in_memory::get(app, "/auth/account", &mut uma).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let page = text(res).await;
+    assert!(page.contains("Your account"), "{page}");
+    assert!(!page.contains(r#"<aside class="impersonation""#), "{page}");
+    assert!(!page.contains("by administrator"), "{page}");
     // The user's own session says nothing of an administrator.
     let res = ask(app, WIKI_PAGE, Via::Nginx, &mut uma).await;
     assert_eq!(res.status(), StatusCode::OK);

@@ -262,7 +262,6 @@ async fn the_server_sends_its_records_to_a_file_and_a_webhook() {
 /// `audit-check` on the server's SQLite database: a whole log passes; a record edited in the
 /// database is named and the command exits with 1; no database is status 2.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the SQL AuditLogStore"]
 async fn audit_check_names_an_altered_record() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("audit.db");

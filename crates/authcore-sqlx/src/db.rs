@@ -3,11 +3,18 @@
 //! transaction, take a lock then read and write in a transaction), with values passed as
 //! [`Arg`] and read back as [`Val`] so that the operations are written once. Each
 //! backend module (`sqlite`, `postgres`, `mysql`) supplies its dialect and how it binds an
-//! [`Arg`] and reads a [`Col`].
+//! [`Arg`] and reads a [`Col`]. [`Pool::guarded`] is the gate every operation of the
+//! adapter and of the rate-limit store passes: the time bound and the circuit breaker.
 
+use std::future::Future;
+use std::time::Duration;
+
+use authcore::adapter::AdapterError;
+use authcore::breaker::CircuitBreaker;
 use time::OffsetDateTime;
 
 use crate::dialect::{Dialect, Queries};
+use crate::error;
 
 /// A value bound to a statement.
 #[derive(Debug, Clone)]
@@ -163,6 +170,73 @@ impl Pool {
     /// an `INTEGER`); other ids name no row.
     pub fn is_user_id(&self, id: &str) -> bool {
         self.dialect().is_user_id(id)
+    }
+
+    /// Runs `operation` (operation `op` on this pool) through `breaker` and within
+    /// `timeout`: while the breaker is open it answers [`error::unavailable`] at once; a
+    /// timeout or a failure that says the database is unreachable ([`error::outage_of`])
+    /// trips it, any other answer tells it the database answered, and the call that opens
+    /// it starts the background probe ([`Pool::probe_until_closed`]).
+    pub async fn guarded<T>(
+        &self,
+        breaker: &CircuitBreaker,
+        timeout: Duration,
+        op: &'static str,
+        operation: impl Future<Output = Result<T, AdapterError>>,
+    ) -> Result<T, AdapterError> {
+        if !breaker.admits() {
+            return Err(error::unavailable(op));
+        }
+        let result = tokio::time::timeout(timeout, operation)
+            .await
+            .unwrap_or_else(|_| Err(error::timed_out(op, timeout)));
+        match result
+            .as_ref()
+            .err()
+            .and_then(|e| Some((error::outage_of(e)?, e)))
+        {
+            Some((outage, e)) => {
+                if breaker.trip(outage, e) {
+                    tokio::spawn(self.clone().probe_until_closed(breaker.clone(), timeout));
+                }
+            }
+            None => breaker.succeeded(),
+        }
+        result
+    }
+
+    /// Probes the database ([`Pool::answers`], each probe bounded by `timeout`) until it
+    /// answers, which closes `breaker`.
+    async fn probe_until_closed(self, breaker: CircuitBreaker, timeout: Duration) {
+        let probe = || async {
+            // A closed pool is the host's doing, not an outage: the breaker closes and
+            // calls fail as on a closed pool.
+            self.is_closed()
+                || matches!(
+                    tokio::time::timeout(timeout, self.answers()).await,
+                    Ok(Ok(()))
+                )
+        };
+        breaker.probe_until_closed(probe, tokio::time::sleep).await;
+    }
+
+    /// Whether the database answers a ping on a connection of its own, opened with the
+    /// pool's options and closed after: a probe that neither waits for a pool whose
+    /// connections are all busy (an overload, which a timeout also reports) nor takes one
+    /// from the callers.
+    async fn answers(&self) -> Result<(), sqlx::Error> {
+        use sqlx::{ConnectOptions as _, Connection as _};
+        with_backend!(self, pool, _backend => {
+            let mut conn = pool.connect_options().connect().await?;
+            let answer = conn.ping().await;
+            let _ = conn.close().await;
+            answer
+        })
+    }
+
+    /// Whether the pool was closed.
+    fn is_closed(&self) -> bool {
+        with_backend!(self, pool, _backend => pool.is_closed())
     }
 
     /// The first row of `sql` with `args`, read as `cols` say.

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use authcore::adapter::AdapterError;
+use authcore::breaker::Outage;
 
 /// Why connecting or migrating failed.
 #[non_exhaustive]
@@ -45,6 +46,9 @@ pub(crate) struct BackendError {
     op: &'static str,
     summary: String,
     source: Option<sqlx::Error>,
+    /// How the failure says the database is unreachable ([`outage`]), if it does: what
+    /// the circuit breaker is told.
+    outage: Option<Outage>,
 }
 
 impl fmt::Display for BackendError {
@@ -88,6 +92,7 @@ pub(crate) fn map_sqlx(op: &'static str) -> impl FnOnce(sqlx::Error) -> AdapterE
             return AdapterError::Backend(Box::new(BackendError {
                 op,
                 summary,
+                outage: outage(&e),
                 source: Some(e),
             }));
         }
@@ -96,8 +101,42 @@ pub(crate) fn map_sqlx(op: &'static str) -> impl FnOnce(sqlx::Error) -> AdapterE
         AdapterError::Backend(Box::new(BackendError {
             op,
             summary,
+            outage: outage(&e),
             source: Some(e),
         }))
+    }
+}
+
+/// How `e` says the database is unreachable, if it does rather than that a statement
+/// failed: no connection within the bound (sqlx retries a refused connection until then) is
+/// an [`Outage::Timeout`]; a connection that broke or could not be opened, and a server
+/// shutting down or refusing connections (SQLSTATE class `08`, PostgreSQL's
+/// `57P01`–`57P03`), an [`Outage::Connection`]. A closed pool is the host's doing, not an
+/// outage.
+pub(crate) fn outage(e: &sqlx::Error) -> Option<Outage> {
+    match e {
+        sqlx::Error::PoolTimedOut => Some(Outage::Timeout),
+        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::WorkerCrashed => {
+            Some(Outage::Connection)
+        }
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|code| {
+                code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03")
+            })
+            .then_some(Outage::Connection),
+        _ => None,
+    }
+}
+
+/// How an adapter call's error says the database is unreachable, if it does (see
+/// [`outage`]; [`timed_out`] is an [`Outage::Timeout`]).
+pub(crate) fn outage_of(e: &AdapterError) -> Option<Outage> {
+    match e {
+        AdapterError::Backend(source) => {
+            source.downcast_ref::<BackendError>().and_then(|b| b.outage)
+        }
+        _ => None,
     }
 }
 
@@ -151,6 +190,7 @@ pub(crate) fn data_error(op: &'static str, what: &str) -> AdapterError {
         op,
         summary: what.to_owned(),
         source: None,
+        outage: None,
     }))
 }
 
@@ -164,6 +204,20 @@ pub(crate) fn timed_out(op: &'static str, after: std::time::Duration) -> Adapter
             after.as_millis()
         ),
         source: None,
+        outage: Some(Outage::Timeout),
+    }))
+}
+
+/// An operation refused at once because the circuit breaker is open: an earlier call found
+/// the database unreachable, and a probe in the background has not reached it since.
+pub(crate) fn unavailable(op: &'static str) -> AdapterError {
+    AdapterError::Backend(Box::new(BackendError {
+        op,
+        summary:
+            "the database is unavailable (circuit breaker open until a background probe reaches it)"
+                .to_owned(),
+        source: None,
+        outage: None,
     }))
 }
 

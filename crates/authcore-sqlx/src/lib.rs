@@ -76,6 +76,26 @@
 //! (server restart, terminated backend) fails the call in progress; the pool then opens
 //! a new connection, so later calls succeed once the database is back.
 //!
+//! # Outages
+//!
+//! Every operation of the adapter and of its [`SqlRateLimitStore`] passes one circuit
+//! breaker ([`authcore::breaker`]), shared by the adapter's clones and the stores made from
+//! it. Calls that find the database unreachable open it (a query error such as a
+//! constraint violation does not): at once a timeout — the operation's, or no connection
+//! within [`PoolSettings::timeout`] (sqlx retries a refused connection until then) —, and
+//! the [`CONNECTION_FAILURES_TO_OPEN`](authcore::breaker::CONNECTION_FAILURES_TO_OPEN)th
+//! connection failure in a row (a broken connection, the server shutting down), as the pool
+//! replaces a single broken connection by itself. While it is open every call answers at once with [`AdapterError::Backend`]
+//! (`the database is unavailable …`) instead of waiting out the timeout, and a background
+//! task pings the database on a connection of its own (opened with the pool's options,
+//! bounded by the timeout: an overloaded pool, which also times out, does not hold the
+//! breaker open), at once and then every
+//! [`authcore::breaker::DEFAULT_PROBE_INTERVAL`] after a failure, until the database
+//! answers, which closes the breaker. [`SqlxAdapter::available`] says whether it is closed
+//! (for readiness probes), and the gauge
+//! [`authcore_store_available{store="database"}`](authcore::telemetry::STORE_AVAILABLE)
+//! follows it.
+//!
 //! # Concurrency
 //!
 //! `use_verification_token` and `delete_session` return the row only to the call whose
@@ -154,6 +174,7 @@ use authcore::adapter::{
     UpstreamSession, UpstreamSessionStore, UserBan, UserDirectoryStore, UserGroupsStore, UserPage,
     UserQuery, UserUpdate, VerificationToken,
 };
+use authcore::breaker::CircuitBreaker;
 use authcore::types::{Account, Authenticator, ProviderType};
 use std::sync::Arc;
 use std::time::Duration;
@@ -173,6 +194,9 @@ pub struct SqlxAdapter {
     direct: Option<Arc<DirectReads>>,
     /// The longest one adapter operation may take ([`PoolSettings::timeout`]).
     timeout: Duration,
+    /// The database's circuit breaker, shared with the rate-limit store made from this
+    /// adapter ([`SqlxAdapter::available`]).
+    breaker: CircuitBreaker,
 }
 
 /// How long a query waits for a pooled connection before failing, and the default bound
@@ -336,8 +360,14 @@ impl SqlxAdapter {
             pool: Pool::Sqlite(pool),
             direct: None,
             timeout: DEFAULT_ACQUIRE_TIMEOUT,
+            breaker: database_breaker(),
         }
     }
+}
+
+/// The circuit breaker of a new adapter's database (label `database`).
+fn database_breaker() -> CircuitBreaker {
+    CircuitBreaker::new("database")
 }
 
 /// A pooled connection idle at least this long is pinged before it is used.
@@ -407,6 +437,7 @@ impl SqlxAdapter {
             pool: Pool::Postgres(pool),
             direct: None,
             timeout: DEFAULT_ACQUIRE_TIMEOUT,
+            breaker: database_breaker(),
         }
     }
 }
@@ -453,6 +484,7 @@ impl SqlxAdapter {
             pool: Pool::MySql(pool),
             direct: None,
             timeout: DEFAULT_ACQUIRE_TIMEOUT,
+            breaker: database_breaker(),
         }
     }
 
@@ -594,9 +626,15 @@ impl SqlxAdapter {
         op: &'static str,
         operation: impl std::future::Future<Output = Result<T, AdapterError>>,
     ) -> Result<T, AdapterError> {
-        tokio::time::timeout(self.timeout, operation)
+        self.pool
+            .guarded(&self.breaker, self.timeout, op, operation)
             .await
-            .unwrap_or_else(|_| Err(error::timed_out(op, self.timeout)))
+    }
+
+    /// Whether the database is taken to answer: `false` while the circuit breaker is open
+    /// (see *Outages* in the crate documentation), for readiness probes. Answers at once.
+    pub fn available(&self) -> bool {
+        self.breaker.admits()
     }
 }
 

@@ -7,10 +7,13 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use authcore::BoxError;
+use authcore::adapter::AdapterError;
+use authcore::breaker::CircuitBreaker;
 use authcore::ratelimit::{Counter, RateLimit, RateLimitStore};
 
 use crate::SqlxAdapter;
 use crate::db::{Arg, Pool, RATE_LIMIT, Val};
+use crate::error::map_sqlx;
 
 /// Rate-limit counts in the adapter's database (table `rate_limits`, `rateLimit` on MySQL,
 /// made by [`SqlxAdapter::migrate`]): one row per key holding its
@@ -23,7 +26,8 @@ use crate::db::{Arg, Pool, RATE_LIMIT, Val};
 /// Times are milliseconds since the Unix epoch on each instance's clock (instances should
 /// keep their clocks in sync, as they must for tokens anyway). Expired rows are deleted
 /// by the store itself, at most once a minute. Every call is bounded by the adapter's
-/// timeout ([`SqlxAdapter::with_timeout`]). Made by [`SqlxAdapter::rate_limit_store`].
+/// timeout ([`SqlxAdapter::with_timeout`]) and passes the adapter's circuit breaker (see
+/// *Outages* in the crate documentation). Made by [`SqlxAdapter::rate_limit_store`].
 #[derive(Clone)]
 pub struct SqlRateLimitStore {
     pool: Pool,
@@ -31,6 +35,8 @@ pub struct SqlRateLimitStore {
     /// store's marks).
     direct: Option<Arc<crate::direct::DirectReads>>,
     timeout: Duration,
+    /// The adapter's circuit breaker.
+    breaker: CircuitBreaker,
     /// When expired rows were last deleted (milliseconds since the epoch).
     last_sweep: Arc<AtomicU64>,
 }
@@ -53,6 +59,7 @@ impl SqlxAdapter {
             pool: self.pool.clone(),
             direct: self.direct.clone(),
             timeout: self.timeout,
+            breaker: self.breaker.clone(),
             last_sweep: Arc::new(AtomicU64::new(0)),
         }
     }
@@ -88,14 +95,32 @@ fn counter(row: Option<Vec<Val>>) -> Counter {
 }
 
 impl SqlRateLimitStore {
-    async fn bounded<T, E: Into<BoxError>>(
+    /// Runs `operation` (operation `op`) as the adapter's operations run
+    /// ([`Pool::guarded`]: the adapter's time bound and circuit breaker).
+    async fn bounded<T>(
         &self,
-        operation: impl std::future::Future<Output = Result<T, E>>,
+        op: &'static str,
+        operation: impl std::future::Future<Output = Result<T, AdapterError>>,
     ) -> Result<T, BoxError> {
-        match tokio::time::timeout(self.timeout, operation).await {
-            Ok(result) => result.map_err(Into::into),
-            Err(_) => Err(format!("rate-limit store: no answer within {:?}", self.timeout).into()),
-        }
+        self.pool
+            .guarded(&self.breaker, self.timeout, op, operation)
+            .await
+            .map_err(Into::into)
+    }
+
+    /// [`SqlRateLimitStore::bounded`] for a statement on the pool.
+    async fn bounded_sql<T>(
+        &self,
+        op: &'static str,
+        statement: impl std::future::Future<Output = Result<T, sqlx::Error>>,
+    ) -> Result<T, BoxError> {
+        self.bounded(op, async { statement.await.map_err(map_sqlx(op)) })
+            .await
+    }
+
+    /// Whether the database is taken to answer ([`SqlxAdapter::available`]).
+    pub fn available(&self) -> bool {
+        self.breaker.admits()
     }
 
     /// Deletes expired rows, at most once per [`SWEEP_EVERY_MS`] across this store's
@@ -111,7 +136,10 @@ impl SqlRateLimitStore {
             return;
         }
         let sql = &self.pool.sql().delete_expired_rate_limits;
-        if let Err(e) = self.bounded(self.pool.execute(sql, vec![int(now)])).await {
+        if let Err(e) = self
+            .bounded_sql("rate_limit_sweep", self.pool.execute(sql, vec![int(now)]))
+            .await
+        {
             tracing::warn!(error = %e, "rate-limit store: expired rows not deleted");
         }
     }
@@ -146,21 +174,27 @@ impl RateLimitStore for SqlRateLimitStore {
                 (writes, refused)
             },
         );
-        self.bounded(step).await
+        self.bounded_sql("rate_limit_count", step).await
     }
 
     async fn give_back(&self, key: &str) -> Result<(), BoxError> {
         let sql = &self.pool.sql().give_back_rate_limit;
-        self.bounded(self.pool.execute(sql, vec![Arg::text(key)]))
-            .await
-            .map(drop)
+        self.bounded_sql(
+            "rate_limit_give_back",
+            self.pool.execute(sql, vec![Arg::text(key)]),
+        )
+        .await
+        .map(drop)
     }
 
     async fn reset(&self, key: &str) -> Result<(), BoxError> {
         let sql = &self.pool.sql().delete_rate_limit;
-        self.bounded(self.pool.execute(sql, vec![Arg::text(key)]))
-            .await
-            .map(drop)
+        self.bounded_sql(
+            "rate_limit_reset",
+            self.pool.execute(sql, vec![Arg::text(key)]),
+        )
+        .await
+        .map(drop)
     }
 
     async fn lockout_left(&self, key: &str) -> Result<Option<Duration>, BoxError> {
@@ -178,7 +212,7 @@ impl RateLimitStore for SqlRateLimitStore {
                 &RATE_LIMIT,
             ),
         );
-        let row = self.bounded(read).await?;
+        let row = self.bounded("rate_limit_locked", read).await?;
         Ok(counter(row).locked_at(now_ms()))
     }
 }

@@ -63,6 +63,7 @@ pub mod audit;
 mod box_error;
 #[cfg(feature = "pages")]
 mod brand_icons;
+pub mod breaker;
 mod byte_class;
 pub mod callbacks;
 mod checks;

@@ -49,6 +49,8 @@ pub enum Action {
     /// `invitation`: the mailed link of an invitation to an organization (beyond Auth.js;
     /// with organizations).
     Invitation,
+    /// `admin`: the administrators' page (beyond Auth.js; with administrators).
+    Admin,
 }
 
 impl Action {
@@ -69,6 +71,7 @@ impl Action {
             "backchannel-logout" => Action::BackchannelLogout,
             "password" => Action::Password,
             "invitation" => Action::Invitation,
+            "admin" => Action::Admin,
             _ => return None,
         })
     }
@@ -90,6 +93,7 @@ impl Action {
             Action::BackchannelLogout => "backchannel-logout",
             Action::Password => "password",
             Action::Invitation => "invitation",
+            Action::Admin => "admin",
         }
     }
 
@@ -112,7 +116,7 @@ impl fmt::Display for Action {
 }
 
 /// Whether `s` is one of the action names: Auth.js's nine (`isAuthAction`), `two-factor`,
-/// `account`, `backchannel-logout`, `password` and `invitation`.
+/// `account`, `backchannel-logout`, `password`, `invitation` and `admin`.
 pub fn is_auth_action(s: &str) -> bool {
     Action::parse(s).is_some()
 }
@@ -589,6 +593,9 @@ mod tests {
             "two-factor",
             "account",
             "backchannel-logout",
+            "password",
+            "invitation",
+            "admin",
         ] {
             assert!(is_auth_action(a));
             assert_eq!(Action::parse(a).unwrap().as_str(), a);

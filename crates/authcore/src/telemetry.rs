@@ -11,6 +11,7 @@
 //! | [`RATE_LIMITED`] | counter | `limit` (`credentials_per_identifier`, `requests_per_client` …) |
 //! | [`AUDIT_SINK_DROPPED`] | counter | `sink` (`jsonLines`, `webhook`), `reason` (`queueFull`: the sink's queue was full; `failed`: written or sent in vain) |
 //! | [`SESSION_READS`] | counter | `strategy` (`jwt`, `database`), `outcome` (`active`; `none`: no cookie; `invalid`: expired, unknown or forged; `error`: the session store failed) |
+//! | [`STORE_AVAILABLE`] | gauge | `store` (`database`, `redis`): 1 while the store's circuit breaker is closed, 0 while it is open ([`crate::breaker`]) |
 
 #[cfg(feature = "metrics")]
 use metrics::{Key, Label, Metadata};
@@ -105,4 +106,16 @@ pub(crate) fn audit_sink_dropped(sink: &'static str, reason: &'static str) {
     let _ = (sink, reason);
     #[cfg(feature = "metrics")]
     metrics::counter!(AUDIT_SINK_DROPPED, "sink" => sink, "reason" => reason).increment(1);
+}
+
+/// Whether a backend store is reachable, by store: 1 while its circuit breaker
+/// ([`crate::breaker`]) is closed, 0 while it is open (gauge).
+pub const STORE_AVAILABLE: &str = "authcore_store_available";
+
+/// Records whether the store labelled `store` is available.
+pub(crate) fn store_available(store: &'static str, available: bool) {
+    #[cfg(not(feature = "metrics"))]
+    let _ = (store, available);
+    #[cfg(feature = "metrics")]
+    metrics::gauge!(STORE_AVAILABLE, "store" => store).set(if available { 1.0 } else { 0.0 });
 }

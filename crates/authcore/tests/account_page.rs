@@ -5,7 +5,7 @@
 //! recent sign-in.
 #![allow(clippy::unwrap_used)]
 
-use crate::common::*;
+use crate::common::{self, *};
 use authcore::adapter::{Adapter, MemoryAdapter, NewUser};
 use authcore::providers::{CredentialField, CredentialsProvider};
 use authcore::two_factor::TwoFactorOptions;
@@ -80,34 +80,16 @@ async fn page(app: &App, cookie: &str) -> TestResponse {
 
 /// The page a change redirected to.
 async fn follow(app: &App, cookie: &str, r: &TestResponse) -> TestResponse {
-    let path = r
-        .location()
-        .unwrap()
-        .trim_start_matches("https://authjs.test");
-    page_at(app, cookie, path).await
+    common::follow(&app.auth, cookie, r).await
 }
 
 async fn page_at(app: &App, cookie: &str, path: &str) -> TestResponse {
-    send(
-        &app.auth,
-        get(path).header("cookie", cookie).body(empty()).unwrap(),
-    )
-    .await
+    common::page_at(&app.auth, cookie, path).await
 }
 
 /// A change: `op` and `fields`, with the CSRF token.
 async fn change(app: &App, cookie: &str, op: &str, fields: &[(&str, &str)]) -> TestResponse {
-    let (_, token) = csrf_pair();
-    let mut pairs = vec![("csrfToken", token.as_str()), ("op", op)];
-    pairs.extend_from_slice(fields);
-    send(
-        &app.auth,
-        post("/auth/account")
-            .header("cookie", cookie)
-            .body(form(&pairs))
-            .unwrap(),
-    )
-    .await
+    post_op(&app.auth, cookie, "/auth/account", op, fields).await
 }
 
 #[tokio::test]

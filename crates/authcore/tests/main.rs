@@ -27,6 +27,7 @@ mod action_signin;
 mod action_signout;
 mod action_verify_request;
 mod admin;
+mod admin_page;
 mod assert_config;
 mod audit_sinks;
 mod authorize_request;

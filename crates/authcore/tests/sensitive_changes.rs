@@ -1,8 +1,9 @@
 //! One rule for sensitive changes, attacked as the holder of a stolen session cookie would:
 //! every [`SensitiveOperation`] is tried on every entry point that makes it (the `Auth`
-//! method, the JSON account route, the account page, the WebAuthn action) with a session
-//! whose sign-in is two hours old, and with a recent session that did not prove the user's
-//! second factor — on JWT and on database sessions. Each attempt is refused as its entry
+//! method, the JSON account and administrators' routes, the account and administrators'
+//! pages, the WebAuthn action) with a session whose sign-in is two hours old, and with a
+//! recent session that did not prove the user's second factor — on JWT and on database
+//! sessions. Each attempt is refused as its entry
 //! point refuses (`ReauthenticationRequired`) and leaves everything it would have changed as
 //! it was; a recent session that proved both factors is not refused (so the test can fail).
 //! Linking a provider while signed in is attacked in `oauth_adapter_linking` (it needs the
@@ -175,6 +176,8 @@ enum Entry {
     Admin(authcore::account::AdminRoute),
     /// The account page's form, `op` and the fields.
     Page(&'static str),
+    /// The administrators' page's form, `op` and the fields.
+    AdminPage(&'static str),
     /// `GET <basePath>/webauthn-options/passkey?action=register`.
     PasskeyOptions,
 }
@@ -208,6 +211,8 @@ fn entry_points(op: SensitiveOperation) -> Vec<Entry> {
         S::Administer => vec![
             Admin(authcore::account::AdminRoute::Ban),
             Admin(authcore::account::AdminRoute::EndSessions),
+            AdminPage("ban"),
+            AdminPage("end-sessions"),
         ],
         other => panic!("no entry points listed for {other:?}"),
     }
@@ -312,63 +317,23 @@ async fn attempt(
             )
         }
         Entry::Json(route) => {
-            let mut body = json!({ "csrfToken": csrf });
-            for (k, v) in &f {
-                body[*k] = json!(v);
-            }
-            let req = http::Request::builder()
-                .method(route.method())
-                .uri(url(route.path()))
-                .header("cookie", &cookie)
-                .header("content-type", "application/json")
-                .body(http_body_util::Full::new(bytes::Bytes::from(
-                    body.to_string(),
-                )))
-                .unwrap();
-            let r = app.auth.handle_account(route, req).await;
-            let status = r.status().as_u16();
-            let body = http_body_util::BodyExt::collect(r.into_body())
-                .await
-                .unwrap()
-                .to_bytes();
-            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            (
-                status == 401 && v["error"] == "ReauthenticationRequired",
-                format!("{status} {v}"),
-            )
+            let req = json_request(route.method(), route.path(), &cookie, &csrf, &f);
+            refused_as_json(app.auth.handle_account(route, req).await).await
         }
         Entry::Admin(route) => {
-            let mut body = json!({ "csrfToken": csrf });
-            for (k, v) in &f {
-                body[*k] = json!(v);
-            }
-            let req = http::Request::builder()
-                .method(route.method())
-                .uri(url(route.path()))
-                .header("cookie", &cookie)
-                .header("content-type", "application/json")
-                .body(http_body_util::Full::new(bytes::Bytes::from(
-                    body.to_string(),
-                )))
-                .unwrap();
-            let r = app.auth.handle_admin(route, req).await;
-            let status = r.status().as_u16();
-            let body = http_body_util::BodyExt::collect(r.into_body())
-                .await
-                .unwrap()
-                .to_bytes();
-            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            (
-                status == 401 && v["error"] == "ReauthenticationRequired",
-                format!("{status} {v}"),
-            )
+            let req = json_request(route.method(), route.path(), &cookie, &csrf, &f);
+            refused_as_json(app.auth.handle_admin(route, req).await).await
         }
-        Entry::Page(form_op) => {
+        Entry::Page(form_op) | Entry::AdminPage(form_op) => {
+            let path = match entry {
+                Entry::AdminPage(_) => "/auth/admin",
+                _ => "/auth/account",
+            };
             let mut pairs = vec![("csrfToken", csrf.as_str()), ("op", form_op)];
             pairs.extend(f.iter().map(|(k, v)| (*k, v.as_str())));
             let r = send(
                 &app.auth,
-                post("/auth/account")
+                post(path)
                     .header("cookie", &cookie)
                     .body(form(&pairs))
                     .unwrap(),
@@ -400,6 +365,43 @@ async fn attempt(
             )
         }
     }
+}
+
+/// A JSON route's request: the fields and the CSRF token in its body.
+fn json_request(
+    method: http::Method,
+    path: &str,
+    cookie: &str,
+    csrf: &str,
+    fields: &[(&'static str, String)],
+) -> http::Request<http_body_util::Full<bytes::Bytes>> {
+    let mut body = json!({ "csrfToken": csrf });
+    for (k, v) in fields {
+        body[*k] = json!(v);
+    }
+    http::Request::builder()
+        .method(method)
+        .uri(url(path))
+        .header("cookie", cookie)
+        .header("content-type", "application/json")
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            body.to_string(),
+        )))
+        .unwrap()
+}
+
+/// Whether a JSON route's answer refused for the sign-in's age (and the answer).
+async fn refused_as_json(r: http::Response<authcore::ResponseBody>) -> (bool, String) {
+    let status = r.status().as_u16();
+    let body = http_body_util::BodyExt::collect(r.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    (
+        status == 401 && v["error"] == "ReauthenticationRequired",
+        format!("{status} {v}"),
+    )
 }
 
 /// The sessions a thief might hold: `(name, second factor enrolled, age, amr)`.

@@ -172,7 +172,8 @@ pub fn resume_panic(result: Result<(), tokio::task::JoinError>) {
 /// `pooled` (off) are two adapters on one migrated database, each with a pool of one
 /// connection and a short time bound. With that connection held by `hold`, `direct` still
 /// answers the session read (a session, and `None` for an unknown token) and `pooled`
-/// times out; once it is released, both answer alike.
+/// times out (which opens its circuit breaker until its probe answers); once it is
+/// released, both answer alike.
 #[allow(clippy::unwrap_used, dead_code)]
 pub async fn session_reads_answer_while_the_pool_is_taken<Held>(
     direct: &authcore_sqlx::SqlxAdapter,
@@ -218,6 +219,16 @@ pub async fn session_reads_answer_while_the_pool_is_taken<Held>(
         .expect_err("without direct reads the read waits for the held connection");
     assert!(matches!(err, AdapterError::Backend(_)), "{err:?}");
     drop(both_held);
+    // The timeout opened `pooled`'s circuit breaker; its probe (a connection of its own)
+    // closes it within a round trip.
+    let started = std::time::Instant::now();
+    while !pooled.available() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "the probe closes the breaker"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
 
     let through_pool = read(pooled, "direct-read-token").await.unwrap();
     assert_eq!(

@@ -76,7 +76,7 @@ impl Auth {
     /// The ban that holds on the user now, if any (none while administrators are off): for
     /// hosts and the OpenID Provider, which refuse a banned user's tokens.
     pub async fn ban_of(&self, user_id: &str) -> Result<Option<UserBan>, AccountError> {
-        Ok(ops::ban_of(&self.config().inner, user_id).await?)
+        Ok(crate::actions::bans::ban_of(&self.config().inner, user_id).await?)
     }
 
     /// Users matching `query` (text in the email or name, a provider, an organization),
@@ -198,11 +198,7 @@ impl Auth {
         actor: &AdminActor,
         query: &AuditQuery,
     ) -> Result<Vec<AuditRecord>, AccountError> {
-        let _ = actor;
-        self.audit_records(query).await.map_err(|e| match e {
-            super::AuditError::NotStored => AccountError::AuditOff,
-            super::AuditError::Adapter(e) => AccountError::Adapter(e),
-        })
+        ops::audit_records(&self.config().inner, &actor.0, query).await
     }
 }
 

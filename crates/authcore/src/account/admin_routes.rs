@@ -37,7 +37,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::AdminActor;
-use super::routes::{Refusal, json_response, read_request, refuse};
+use super::routes::{Refusal, json_response, query_param, read_request, refuse};
 use crate::adapter::{AuditQuery, UserQuery};
 use crate::error::BoxError;
 use crate::handler::Auth;
@@ -157,11 +157,7 @@ struct AdminRequest<'a> {
 impl AdminRequest<'_> {
     /// The last value of query parameter `name`, when not empty.
     fn query(&self, name: &str) -> Option<String> {
-        url::form_urlencoded::parse(self.parts.uri.query()?.as_bytes())
-            .filter(|(k, _)| k == name)
-            .last()
-            .map(|(_, v)| v.into_owned())
-            .filter(|v| !v.is_empty())
+        query_param(&self.parts.uri, name)
     }
 
     /// A query parameter that must be a number when given.

@@ -78,13 +78,6 @@ impl crate::Auth {
     }
 
     fn audit_store(&self) -> Result<&dyn AuditLogStore, AuditError> {
-        let c = &self.config().inner;
-        if !c.auditor.stores() {
-            return Err(AuditError::NotStored);
-        }
-        c.adapter
-            .as_deref()
-            .and_then(|a| a.audit_log())
-            .ok_or(AuditError::NotStored)
+        crate::actions::audit::store(&self.config().inner).ok_or(AuditError::NotStored)
     }
 }

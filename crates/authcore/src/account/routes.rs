@@ -676,11 +676,7 @@ impl AccountRequest<'_> {
 
     /// The last value of query parameter `name`, when not empty.
     fn query(&self, name: &str) -> Option<String> {
-        url::form_urlencoded::parse(self.uri.query()?.as_bytes())
-            .filter(|(k, _)| k == name)
-            .last()
-            .map(|(_, v)| v.into_owned())
-            .filter(|v| !v.is_empty())
+        query_param(&self.uri, name)
     }
 
     /// The user's sign-in methods, the answer of the calls that change them.
@@ -1067,6 +1063,15 @@ impl Auth {
         };
         request.answer(route).await.unwrap_or_else(refuse)
     }
+}
+
+/// The last value of query parameter `name` of `uri`, when not empty.
+pub(crate) fn query_param(uri: &http::Uri, name: &str) -> Option<String> {
+    url::form_urlencoded::parse(uri.query()?.as_bytes())
+        .filter(|(k, _)| k == name)
+        .last()
+        .map(|(_, v)| v.into_owned())
+        .filter(|v| !v.is_empty())
 }
 
 /// A refusal as its JSON answer: `{"error": <code>}` (and the rule's `code`).

@@ -39,6 +39,9 @@ fn notice_text(key: &str) -> Option<&'static str> {
     })
 }
 
+/// The message of a change refused because the session is an impersonation.
+const IMPERSONATING: &str = "Not while you are signed in as this user by an administrator.";
+
 /// The message of a refused change.
 fn error_text(e: &AccountError) -> &'static str {
     match e {
@@ -69,6 +72,7 @@ fn error_text(e: &AccountError) -> &'static str {
         }
         AccountError::InvalidInvitation => "That invitation is no longer valid.",
         AccountError::WrongAddress => "That invitation is for another email address.",
+        AccountError::Impersonating => IMPERSONATING,
         _ => "That did not work. Please try again later.",
     }
 }
@@ -182,6 +186,16 @@ async fn render(
         Some(_) => Some(organizations_view(c, me, ctx).await?),
         None => None,
     };
+    let impersonation = match &me.impersonator {
+        Some(admin) => Some(super::pages::ImpersonationView {
+            user: who.clone(),
+            admin: ops::display_name(c, admin).await,
+            until: me
+                .impersonation_end
+                .map_or_else(|| "its end".to_owned(), super::admin_page::when),
+        }),
+        None => None,
+    };
     let view = super::pages::AccountView {
         who,
         action: ctx.auth_url("/account"),
@@ -199,6 +213,7 @@ async fn render(
         password,
         address: address.as_deref(),
         organizations,
+        impersonation,
         state,
     };
     super::pages::render_account_page(ctx, &view)
@@ -445,6 +460,9 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     let user = me.user_id.as_str();
     let outcome: Result<Next, AccountError> = async {
         Ok(match field("op") {
+            super::admin_page::END_IMPERSONATION => {
+                Next::Answer(super::admin_page::end_impersonation(ctx, &me).await?)
+            }
             "unlink" => {
                 ops::unlink_account(c, &me, field("provider"), field("providerAccountId")).await?;
                 Next::Notice("unlinked")
@@ -518,16 +536,23 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         Err(e @ AccountError::Adapter(_)) => Err(account_failure(e)),
         Err(e) => {
             tracing::warn!(user = %user, error = %e, "account page: change refused");
+            // An impersonation makes no sensitive change, whatever its sign-in.
+            let impersonating = me.impersonator.is_some();
             // A way to sign in again (with the second factor) and come back here.
-            let reauthenticate = matches!(e, AccountError::ReauthenticationRequired).then(|| {
-                format!(
-                    "{}?callbackUrl={}",
-                    ctx.auth_url("/signin"),
-                    encode_uri_component(&ctx.auth_url("/account"))
-                )
-            });
+            let reauthenticate = (matches!(e, AccountError::ReauthenticationRequired)
+                && !impersonating)
+                .then(|| {
+                    format!(
+                        "{}?callbackUrl={}",
+                        ctx.auth_url("/signin"),
+                        encode_uri_component(&ctx.auth_url("/account"))
+                    )
+                });
             let state = PageState {
-                error: Some(error_text(&e)),
+                error: Some(match e {
+                    AccountError::ReauthenticationRequired if impersonating => IMPERSONATING,
+                    e => error_text(&e),
+                }),
                 reauthenticate,
                 ..PageState::default()
             };

@@ -21,50 +21,6 @@ use crate::cookies::{RequestCookies, SessionCookieStore, SetCookie};
 use crate::organizations::Principal;
 use crate::site::RequestUrl;
 
-/// The `amr` value of an impersonated session (an administrator signed in as the user).
-pub(crate) const IMPERSONATION_AMR: &str = "imp";
-
-/// How a database session token made for an impersonation starts: `imp-<end>-` with the
-/// end's unix time, so the session read ends it without a lookup. A client that changes
-/// the prefix changes the token, which then names no session.
-const IMPERSONATION_TOKEN: &str = "imp-";
-
-/// When the impersonation of database session `token` ends, if it is one.
-pub(crate) fn impersonation_end(token: &str) -> Option<OffsetDateTime> {
-    let rest = token.strip_prefix(IMPERSONATION_TOKEN)?;
-    let (end, _) = rest.split_once('-')?;
-    OffsetDateTime::from_unix_timestamp(end.parse().ok()?).ok()
-}
-
-/// When the impersonation a JWT session's claims carry ends (`act.exp`), if it is one.
-pub(crate) fn impersonation_claim_end(claims: &crate::jwt::JwtClaims) -> Option<OffsetDateTime> {
-    let end = claims.get("act")?.get("exp")?.as_i64()?;
-    OffsetDateTime::from_unix_timestamp(end).ok()
-}
-
-/// The mark (in the single-use store) of an impersonation's JWT session, by its `sid`,
-/// that was ended before its time: the token is refused from then on.
-const IMPERSONATION_ENDED: &str = "impersonation-ended";
-
-/// Whether the JWT session `claims` is an impersonation that is over: past its end, or
-/// ended by a click (a store failure counts as over: an impersonation is not worth the
-/// doubt).
-pub(crate) async fn impersonation_over(c: &ConfigInner, claims: &crate::jwt::JwtClaims) -> bool {
-    let Some(end) = impersonation_claim_end(claims) else {
-        return false;
-    };
-    if end <= OffsetDateTime::now_utc() {
-        return true;
-    }
-    match claims.get("sid").and_then(Value::as_str) {
-        Some(sid) => !matches!(
-            c.single_use().is_marked(IMPERSONATION_ENDED, sid).await,
-            Ok(false)
-        ),
-        None => true,
-    }
-}
-
 /// The administrators' settings, or `AdminOff`.
 fn admins(c: &ConfigInner) -> Result<&Admins, AccountError> {
     c.admins.as_ref().ok_or(AccountError::AdminOff)
@@ -79,56 +35,6 @@ fn directory(c: &ConfigInner) -> Result<&dyn UserDirectoryStore, AccountError> {
         adapter(c)?.user_directory(),
         "UserDirectoryStore",
     )?)
-}
-
-/// The ban that holds on `user_id` now, when administrators are on (without them no user is
-/// banned, and nothing is read).
-pub(crate) async fn ban_of(
-    c: &ConfigInner,
-    user_id: &str,
-) -> Result<Option<UserBan>, AdapterError> {
-    let Some(store) = c
-        .admins
-        .as_ref()
-        .and(c.adapter.as_deref())
-        .and_then(|a| a.user_directory())
-    else {
-        return Ok(None);
-    };
-    let now = OffsetDateTime::now_utc();
-    Ok(store
-        .get_user_ban(user_id)
-        .await?
-        .filter(|ban| ban.holds_at(now)))
-}
-
-/// Refuses the sign-in of a banned user (`AccessDenied`, as a `signIn` callback's refusal;
-/// logged and recorded as `signInRefused`). Checked where every sign-in ends, before any
-/// session is made.
-pub(crate) async fn refuse_banned(
-    c: &ConfigInner,
-    user_id: Option<&str>,
-    provider: &str,
-) -> Result<(), crate::error::AuthError> {
-    let Some(user_id) = user_id else {
-        return Ok(());
-    };
-    match ban_of(c, user_id).await {
-        Ok(None) => Ok(()),
-        Ok(Some(_)) => {
-            tracing::warn!(user = %user_id, provider, "sign-in refused: the user is banned");
-            crate::actions::audit::record(
-                c,
-                AuditEvent::new("signInRefused")
-                    .target(user_id.to_owned())
-                    .with("provider", provider)
-                    .with("reason", "banned"),
-            )
-            .await;
-            Err(crate::error::AuthError::AccessDenied { source: None })
-        }
-        Err(source) => Err(crate::error::AuthError::AdapterError { source }),
-    }
 }
 
 /// Whether `user` is an administrator: listed by id or verified address, or a member of the
@@ -280,6 +186,17 @@ pub(crate) async fn search_users(
         )));
     }
     Ok(directory(c)?.search_users(query).await?)
+}
+
+/// The stored audit records matching `query`; `AuditOff` when the log is not stored.
+pub(crate) async fn audit_records(
+    c: &ConfigInner,
+    actor: &Actor,
+    query: &crate::adapter::AuditQuery,
+) -> Result<Vec<crate::adapter::AuditRecord>, AccountError> {
+    let _ = actor;
+    let store = super::audit::store(c).ok_or(AccountError::AuditOff)?;
+    Ok(store.query_audit_records(query).await?)
 }
 
 /// Everything an administrator sees of user `user_id`.
@@ -610,7 +527,7 @@ pub(crate) async fn impersonate(
         tracing::warn!(user = %user_id, by = %actor.user_id, "impersonation refused: the user is an administrator");
         return Err(AccountError::TargetIsAdmin);
     }
-    if ban_of(c, user_id).await?.is_some() {
+    if super::bans::ban_of(c, user_id).await?.is_some() {
         return Err(AccountError::Banned);
     }
     let limit = admins(c)?.impersonation;
@@ -621,14 +538,15 @@ pub(crate) async fn impersonate(
     let spec = &c.cookies(url.is_https()).session_token;
     let store = SessionCookieStore::new(spec, cookies);
     let sign_in = crate::SignInInfo::new(
-        vec![IMPERSONATION_AMR.to_owned()],
+        vec![crate::admin::IMPERSONATION_AMR.to_owned()],
         Some(now.unix_timestamp()),
     )
     .with_impersonator(Some(actor.user_id.clone()));
     let set = if c.session_strategy == SessionStrategy::Database {
         let adapter = adapter(c)?;
         let token = format!(
-            "{IMPERSONATION_TOKEN}{}-{}",
+            "{}{}-{}",
+            crate::admin::IMPERSONATION_TOKEN,
             end.unix_timestamp(),
             crate::random::uuid_v4()
         );
@@ -646,7 +564,7 @@ pub(crate) async fn impersonate(
         store.write(&token, end)
     } else {
         let mut claims = super::completion::default_token(&crate::types::User::from(&target));
-        claims.insert("amr".into(), json!([IMPERSONATION_AMR]));
+        claims.insert("amr".into(), json!([crate::admin::IMPERSONATION_AMR]));
         claims.insert("auth_time".into(), now.unix_timestamp().into());
         claims.insert(
             "act".into(),
@@ -695,7 +613,7 @@ pub(crate) async fn end_impersonation(
         // A copy of the token is refused too, until its end.
         let ttl = admins(c)?.impersonation;
         c.single_use()
-            .mark(IMPERSONATION_ENDED, sid, ttl)
+            .mark(super::session::IMPERSONATION_ENDED, sid, ttl)
             .await
             .map_err(|e| AccountError::Adapter(AdapterError::Backend(e)))?;
     }
@@ -708,29 +626,4 @@ pub(crate) async fn end_impersonation(
     )
     .await;
     Ok(store.clean())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_impersonation_token_says_its_end() {
-        let cases = [
-            ("imp-1700000000-3f2a", Some(1_700_000_000)),
-            ("imp-1700000000-", Some(1_700_000_000)),
-            ("imp-x-3f2a", None),
-            ("imp-1700000000", None),
-            ("3f2a-imp-1700000000-", None),
-            ("", None),
-            ("imp-99999999999999999999-a", None),
-        ];
-        for (token, want) in cases {
-            assert_eq!(
-                impersonation_end(token).map(OffsetDateTime::unix_timestamp),
-                want,
-                "{token}"
-            );
-        }
-    }
 }

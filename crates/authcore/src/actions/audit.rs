@@ -1,5 +1,6 @@
 //! Recording an event in the configured audit log ([`crate::audit`]), for the actions.
 
+use crate::adapter::AuditLogStore;
 use crate::audit::AuditEvent;
 
 /// Records `event` in the configured audit log, if it is on. A failure (the store
@@ -17,4 +18,12 @@ pub(crate) async fn record(c: &crate::config::ConfigInner, event: AuditEvent) {
             "[auth][error] the audit log could not record an event"
         );
     }
+}
+
+/// Where the configuration stores its audit records: `None` when they are not stored.
+pub(crate) fn store(c: &crate::config::ConfigInner) -> Option<&dyn AuditLogStore> {
+    if !c.auditor.stores() {
+        return None;
+    }
+    c.adapter.as_deref().and_then(|a| a.audit_log())
 }

@@ -33,6 +33,9 @@ pub struct CurrentSession {
     /// The administrator (a user id) signed in as the user, when the session is an
     /// impersonation: it may make no sensitive change nor administer.
     pub impersonator: Option<String>,
+    /// When the impersonation ends (with [`CurrentSession::impersonator`]): the time its
+    /// database token or its JWT's actor claim names.
+    pub(crate) impersonation_end: Option<time::OffsetDateTime>,
 }
 
 impl CurrentSession {
@@ -68,9 +71,8 @@ pub(crate) async fn current_session(
             let stored = c.stored_session_token(&token);
             let (session, user) = adapter.get_session_and_user(&stored).await.ok()??;
             let now = time::OffsetDateTime::now_utc();
-            if session.expires <= now
-                || super::admin::impersonation_end(&token).is_some_and(|end| end <= now)
-            {
+            let impersonation_end = crate::admin::impersonation_end(&token);
+            if session.expires <= now || impersonation_end.is_some_and(|end| end <= now) {
                 return None;
             }
             let id = session_id(&stored);
@@ -89,7 +91,7 @@ pub(crate) async fn current_session(
             };
             // An impersonation is known by its token even when its record is lost: it is
             // never taken for the user's own sign-in.
-            if impersonator.is_none() && super::admin::impersonation_end(&token).is_some() {
+            if impersonator.is_none() && impersonation_end.is_some() {
                 return None;
             }
             Some(CurrentSession {
@@ -99,13 +101,14 @@ pub(crate) async fn current_session(
                 amr,
                 origin: Some(url.site.origin.to_string()),
                 organization: None,
+                impersonation_end: impersonation_end.filter(|_| impersonator.is_some()),
                 impersonator,
             })
         }
         _ => {
             let claims = c.decode_session(&token, &spec.name).ok()??;
-            let impersonation_end = super::admin::impersonation_claim_end(&claims);
-            if impersonation_end.is_some() && super::admin::impersonation_over(c, &claims).await {
+            let impersonation_end = crate::admin::impersonation_claim_end(&claims);
+            if impersonation_end.is_some() && super::session::impersonation_over(c, &claims).await {
                 return None;
             }
             // A revoked (or, the store failing, unverifiable) JWT is no session.
@@ -140,6 +143,7 @@ pub(crate) async fn current_session(
                     .map(str::to_owned),
                 impersonator: impersonation_end
                     .and_then(|_| claims.get("act")?.get("sub")?.as_str().map(str::to_owned)),
+                impersonation_end,
             })
         }
     }

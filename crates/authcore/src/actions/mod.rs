@@ -4,9 +4,11 @@
 pub(crate) mod account;
 pub(crate) mod account_page;
 pub(crate) mod admin;
+pub(crate) mod admin_page;
 pub(crate) mod audit;
 #[cfg(feature = "oauth")]
 pub(crate) mod backchannel_logout;
+pub(crate) mod bans;
 pub(crate) mod callback;
 pub(crate) mod completion;
 pub(crate) mod csrf;
@@ -401,6 +403,12 @@ pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         }
         (&Method::POST, Action::Account) if ctx.config.adapter.is_some() => {
             Box::pin(account_page::change(ctx)).await
+        }
+        (&Method::GET, Action::Admin) if ctx.config.admins.is_some() => {
+            Box::pin(admin_page::page(ctx)).await
+        }
+        (&Method::POST, Action::Admin) if ctx.config.admins.is_some() => {
+            Box::pin(admin_page::change(ctx)).await
         }
         #[cfg(feature = "passwords")]
         (&Method::GET | &Method::POST, Action::Password) => Box::pin(password::password(ctx)).await,

@@ -1244,7 +1244,7 @@ pub(crate) async fn verify_api_key(c: &ConfigInner, text: &str) -> Result<Princi
     {
         return Err(KeyRefused::MakerGone);
     }
-    if super::admin::ban_of(c, &key.user_id)
+    if super::bans::ban_of(c, &key.user_id)
         .await
         .map_err(unavailable)?
         .is_some()

@@ -17,6 +17,8 @@ pub(crate) use builtin::render_account_page;
 pub(crate) use builtin::render_invitation_page;
 #[cfg(all(feature = "pages", feature = "passwords"))]
 pub(crate) use builtin::render_password_page;
+#[cfg(feature = "pages")]
+pub(crate) use builtin::{render_admin_page, render_refusal_page};
 #[cfg(all(feature = "pages", feature = "two-factor"))]
 pub(crate) use builtin::{render_recovery_codes_page, render_two_factor_page};
 #[cfg(feature = "pages")]
@@ -31,6 +33,8 @@ pub(crate) use plain::render_password_page;
 pub(crate) use plain::{
     error_page_response, render_signin_page, render_signout_page, render_verify_request_page,
 };
+#[cfg(not(feature = "pages"))]
+pub(crate) use plain::{render_admin_page, render_refusal_page};
 #[cfg(all(not(feature = "pages"), feature = "two-factor"))]
 pub(crate) use plain::{render_recovery_codes_page, render_two_factor_page};
 
@@ -80,6 +84,8 @@ pub(crate) struct AccountView<'a> {
     pub address: Option<&'a str>,
     /// With organizations: the organizations section.
     pub organizations: Option<OrganizationsView>,
+    /// The banner of an impersonated session.
+    pub impersonation: Option<ImpersonationView>,
     pub state: PageState,
 }
 
@@ -194,6 +200,157 @@ pub(crate) enum InvitationPage<'a> {
     },
 }
 
+/// What the administrators' page shows (see `admin_page.rs`): one of its views, with the
+/// notice or error of the last change. Every text is escaped by the template.
+pub(crate) struct AdminView<'a> {
+    /// The administrator's name (email, else name, else id).
+    pub who: String,
+    /// `<basePath>/admin`.
+    pub action: String,
+    /// `<basePath>/account`.
+    pub account: String,
+    pub csrf_token: &'a str,
+    /// Whether the audit log is stored (its view is linked).
+    pub audit_stored: bool,
+    pub notice: Option<&'static str>,
+    /// A refused change's message (fixed texts of authcore's own).
+    pub error: Option<String>,
+    /// Where to sign in again and come back, when a change needs a recent sign-in.
+    pub reauthenticate: Option<String>,
+    pub users: Option<UsersView>,
+    pub user: Option<UserView>,
+    pub audit: Option<AuditView>,
+}
+
+/// The administrators' user search: its filters as given, the page of users, the next
+/// page's link.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct UsersView {
+    pub q: String,
+    pub organization: String,
+    /// The providers to filter by: their ids, and whether the filter is the provider.
+    pub providers: Vec<(String, bool)>,
+    /// Whether organizations are on (their filter is shown).
+    pub organizations: bool,
+    pub rows: Vec<UserRow>,
+    /// The next page's URL.
+    pub next: Option<String>,
+}
+
+/// A user in the search's list.
+#[derive(Debug, Clone)]
+pub(crate) struct UserRow {
+    /// `<basePath>/admin?user=<id>`.
+    pub href: String,
+    /// The email, else the name, else the id.
+    pub label: String,
+    /// The name (when the label is the email) and the id.
+    pub detail: String,
+}
+
+/// One user, as an administrator sees them.
+#[derive(Debug, Clone)]
+pub(crate) struct UserView {
+    pub id: String,
+    /// The email, else the name, else the id.
+    pub label: String,
+    pub email: Option<String>,
+    pub verified: bool,
+    pub name: Option<String>,
+    pub admin: bool,
+    /// The administrator's own account (no change here: their account page makes them).
+    pub own: bool,
+    pub ban: Option<BanView>,
+    /// Linked accounts (`github (oauth)`), magic links, a password.
+    pub methods: Vec<String>,
+    /// Passkeys: their names (or device types).
+    pub passkeys: Vec<String>,
+    /// Database sessions (`None` with JWT sessions).
+    pub sessions: Option<Vec<super::account::SessionInfo>>,
+    pub totp: bool,
+    pub recovery_codes_left: u64,
+    /// Organizations: name and roles.
+    pub organizations: Vec<(String, String)>,
+    /// Applications with access: name and scopes.
+    pub apps: Vec<(String, String)>,
+    pub groups: Vec<String>,
+    /// Whether the impersonation button is offered (not an administrator, not banned, not
+    /// oneself, a browser session).
+    pub can_impersonate: bool,
+    /// The ban form's earliest end date (`YYYY-MM-DD`, tomorrow).
+    pub min_until: String,
+}
+
+impl UserView {
+    /// Whether a ban holds on the user now.
+    pub fn banned(&self) -> bool {
+        self.ban.as_ref().is_some_and(|b| b.holds)
+    }
+}
+
+/// A user's ban as the page shows it.
+#[derive(Debug, Clone)]
+pub(crate) struct BanView {
+    pub reason: String,
+    pub at: String,
+    pub until: Option<String>,
+    /// Who made it (their email, else name, else id).
+    pub by: Option<String>,
+    /// Whether it holds now (else it ended by itself).
+    pub holds: bool,
+}
+
+/// The audit view: its filters as given, the records (newest first), the next page's link.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AuditView {
+    pub kind: String,
+    pub user: String,
+    pub since: String,
+    pub until: String,
+    pub rows: Vec<AuditRow>,
+    pub next: Option<String>,
+}
+
+/// One audit record as the page shows it.
+#[derive(Debug, Clone)]
+pub(crate) struct AuditRow {
+    pub seq: u64,
+    pub at: String,
+    pub kind: String,
+    pub actor: Option<String>,
+    pub target: Option<String>,
+    /// `<basePath>/admin?user=<target>`, when there is a target.
+    pub target_href: Option<String>,
+    pub data: String,
+}
+
+/// The banner of an impersonated session's account page: who is signed in as whom, until
+/// when.
+#[derive(Debug, Clone)]
+pub(crate) struct ImpersonationView {
+    pub user: String,
+    pub admin: String,
+    pub until: String,
+}
+
+/// A page that refuses the request (a 403 for the administrators' page): a title, a line,
+/// at most one form (hidden fields and a button) and a link.
+pub(crate) struct RefusalPage {
+    pub status: http::StatusCode,
+    pub title: &'static str,
+    pub line: &'static str,
+    pub form: Option<RefusalForm>,
+    pub link: (String, &'static str),
+}
+
+/// The form of a [`RefusalPage`]: where it posts, its hidden fields (besides the CSRF
+/// token) and its button.
+pub(crate) struct RefusalForm {
+    pub action: String,
+    pub hidden: Vec<(&'static str, &'static str)>,
+    pub submit: &'static str,
+}
+
 /// `?` or `&` to append a query to `url`.
 fn query_sep(url: &str) -> char {
     if url.contains('?') { '&' } else { '?' }
@@ -300,6 +457,22 @@ mod plain {
         _: &super::AccountView<'_>,
     ) -> Result<RawResponse, AuthError> {
         missing("account")
+    }
+
+    pub(crate) fn render_admin_page(
+        _: &Ctx<'_>,
+        _: &super::AdminView<'_>,
+        _: StatusCode,
+    ) -> Result<RawResponse, AuthError> {
+        missing("administrators'")
+    }
+
+    /// The refusal's line with its status.
+    pub(crate) fn render_refusal_page(
+        _: &Ctx<'_>,
+        page: &super::RefusalPage,
+    ) -> Result<RawResponse, AuthError> {
+        Ok(text(page.status, page.line))
     }
 
     #[cfg(feature = "passwords")]

@@ -228,6 +228,7 @@ mod tests {
             origin: None,
             organization: None,
             impersonator: None,
+            impersonation_end: None,
         }
     }
 

@@ -196,7 +196,7 @@ impl Reader<'_> {
         // The adapter sees the stored form; the cookie keeps the token.
         let stored = &*config.stored_session_token(token);
         // An impersonation ends at the time its token names, never pushed back.
-        let impersonation_end = super::admin::impersonation_end(token);
+        let impersonation_end = crate::admin::impersonation_end(token);
         let found = match adapter.get_session_and_user(stored).await? {
             Some((s, _)) if s.expires < now || impersonation_end.is_some_and(|end| end <= now) => {
                 adapter.delete_session(stored).await?;
@@ -290,8 +290,8 @@ impl Reader<'_> {
             .decode_session(token, salt)?
             .ok_or("the session token is empty")?;
         // An impersonation ends at the time its actor claim names, never pushed back.
-        let impersonation_end = super::admin::impersonation_claim_end(&claims);
-        if impersonation_end.is_some() && super::admin::impersonation_over(config, &claims).await {
+        let impersonation_end = crate::admin::impersonation_claim_end(&claims);
+        if impersonation_end.is_some() && impersonation_over(config, &claims).await {
             return Ok(SessionState::none(store.clean()));
         }
         if config.jwt_revocation {
@@ -453,6 +453,29 @@ pub(crate) async fn revoked(
         && revocation.keep.as_deref() == claims.get("sid").and_then(Value::as_str);
     let before = crate::types::unix_millis(revocation.before);
     Ok(signed_in_at < before && !kept)
+}
+
+/// The mark (in the single-use store) of an impersonation's JWT session, by its `sid`,
+/// that was ended before its time: the token is refused from then on.
+pub(crate) const IMPERSONATION_ENDED: &str = "impersonation-ended";
+
+/// Whether the JWT session `claims` is an impersonation that is over: past its end, or
+/// ended by a click (a store failure counts as over: an impersonation is not worth the
+/// doubt).
+pub(crate) async fn impersonation_over(c: &ConfigInner, claims: &crate::jwt::JwtClaims) -> bool {
+    let Some(end) = crate::admin::impersonation_claim_end(claims) else {
+        return false;
+    };
+    if end <= OffsetDateTime::now_utc() {
+        return true;
+    }
+    match claims.get("sid").and_then(Value::as_str) {
+        Some(sid) => !matches!(
+            c.single_use().is_marked(IMPERSONATION_ENDED, sid).await,
+            Ok(false)
+        ),
+        None => true,
+    }
 }
 
 /// The session's `error` when its access token could not be refreshed (the value of

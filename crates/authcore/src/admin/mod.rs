@@ -22,6 +22,29 @@ pub const ADMIN_PERMISSION: &str = "authcore:admin";
 /// The longest an impersonation lasts by default.
 pub const DEFAULT_IMPERSONATION: Duration = Duration::from_secs(30 * 60);
 
+/// The `amr` value of an impersonated session (an administrator signed in as the user).
+pub const IMPERSONATION_AMR: &str = "imp";
+
+/// How a database session token made for an impersonation starts: `imp-<end>-` with the
+/// end's unix time, so the session read ends it without a lookup. A client that changes
+/// the prefix changes the token, which then names no session.
+pub(crate) const IMPERSONATION_TOKEN: &str = "imp-";
+
+/// When the impersonation of database session `token` ends, if it is one.
+pub(crate) fn impersonation_end(token: &str) -> Option<time::OffsetDateTime> {
+    let rest = token.strip_prefix(IMPERSONATION_TOKEN)?;
+    let (end, _) = rest.split_once('-')?;
+    time::OffsetDateTime::from_unix_timestamp(end.parse().ok()?).ok()
+}
+
+/// When the impersonation a JWT session's claims carry ends (`act.exp`), if it is one.
+pub(crate) fn impersonation_claim_end(
+    claims: &serde_json::Map<String, serde_json::Value>,
+) -> Option<time::OffsetDateTime> {
+    let end = claims.get("act")?.get("exp")?.as_i64()?;
+    time::OffsetDateTime::from_unix_timestamp(end).ok()
+}
+
 /// Who the administrators are (`AuthConfigBuilder::admins`).
 #[derive(Debug, Clone)]
 pub struct Admins {
@@ -93,6 +116,27 @@ impl Admins {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use time::OffsetDateTime;
+
+    #[test]
+    fn an_impersonation_token_says_its_end() {
+        let cases = [
+            ("imp-1700000000-3f2a", Some(1_700_000_000)),
+            ("imp-1700000000-", Some(1_700_000_000)),
+            ("imp-x-3f2a", None),
+            ("imp-1700000000", None),
+            ("3f2a-imp-1700000000-", None),
+            ("", None),
+            ("imp-99999999999999999999-a", None),
+        ];
+        for (token, want) in cases {
+            assert_eq!(
+                impersonation_end(token).map(OffsetDateTime::unix_timestamp),
+                want,
+                "{token}"
+            );
+        }
+    }
 
     #[test]
     fn listed_by_id_or_verified_address() {

@@ -260,6 +260,44 @@ pub async fn send(auth: &Auth, req: Request<Full<Bytes>>) -> TestResponse {
     }
 }
 
+/// `GET <path>` with this `Cookie` header (a page of a signed-in browser).
+pub async fn page_at(auth: &Auth, cookie: &str, path: &str) -> TestResponse {
+    send(
+        auth,
+        get(path).header("cookie", cookie).body(empty()).unwrap(),
+    )
+    .await
+}
+
+/// The page a form post redirected to, with this `Cookie` header.
+pub async fn follow(auth: &Auth, cookie: &str, r: &TestResponse) -> TestResponse {
+    let location = r
+        .location()
+        .unwrap_or_else(|| panic!("a redirect: {} {}", r.status, r.text()));
+    page_at(auth, cookie, location.trim_start_matches(ORIGIN)).await
+}
+
+/// A page's form post to `path`: `op` and `fields`, with the CSRF pair's token.
+pub async fn post_op(
+    auth: &Auth,
+    cookie: &str,
+    path: &str,
+    op: &str,
+    fields: &[(&str, &str)],
+) -> TestResponse {
+    let (_, token) = csrf_pair();
+    let mut pairs = vec![("csrfToken", token.as_str()), ("op", op)];
+    pairs.extend_from_slice(fields);
+    send(
+        auth,
+        post(path)
+            .header("cookie", cookie)
+            .body(form(&pairs))
+            .unwrap(),
+    )
+    .await
+}
+
 /// `GET /auth/session` with this `Cookie` header.
 pub async fn get_session(auth: &Auth, cookie: impl AsRef<str>) -> TestResponse {
     send(

@@ -113,7 +113,7 @@ pub(crate) async fn finish_sign_in(
     cookies: Vec<SetCookie>,
     first: FirstFactor,
 ) -> Result<RawResponse, AuthError> {
-    crate::actions::admin::refuse_banned(
+    crate::actions::bans::refuse_banned(
         ctx.config,
         signed_in.user.id.as_deref(),
         &signed_in.account.provider,

@@ -254,6 +254,25 @@ struct AccountTemplate<'a> {
     address: Option<&'a str>,
     organizations: Option<&'a super::OrganizationsView>,
     new_key: Option<&'a str>,
+    impersonation: Option<&'a super::ImpersonationView>,
+}
+
+#[derive(Template)]
+#[template(path = "admin.html")]
+struct AdminTemplate<'a> {
+    css: &'a str,
+    shell: &'a Shell<'a>,
+    who: &'a str,
+    action: &'a str,
+    account: &'a str,
+    csrf_token: &'a str,
+    audit_stored: bool,
+    notice: Option<&'static str>,
+    error: Option<&'a str>,
+    reauthenticate: Option<&'a str>,
+    users: Option<&'a super::UsersView>,
+    user: Option<&'a super::UserView>,
+    audit: Option<&'a super::AuditView>,
 }
 
 fn render(t: &impl Template) -> Result<String, AuthError> {
@@ -673,6 +692,7 @@ pub(crate) fn render_account_page(
         address: v.password.and(v.address),
         organizations: v.organizations.as_ref(),
         new_key: v.state.new_key.as_deref(),
+        impersonation: v.impersonation.as_ref(),
     })?;
     let mut r = shell.respond(StatusCode::OK, html);
     r.headers.insert(
@@ -680,6 +700,55 @@ pub(crate) fn render_account_page(
         HeaderValue::from_static("private, no-cache, no-store"),
     );
     Ok(r)
+}
+
+/// The built-in administrators' page, answered with `status`.
+pub(crate) fn render_admin_page(
+    ctx: &Ctx<'_>,
+    v: &super::AdminView<'_>,
+    status: StatusCode,
+) -> Result<RawResponse, AuthError> {
+    let shell = Shell::new(&ctx.config.theme);
+    let html = render(&AdminTemplate {
+        css: CSS,
+        shell: &shell,
+        who: &v.who,
+        action: &v.action,
+        account: &v.account,
+        csrf_token: v.csrf_token,
+        audit_stored: v.audit_stored,
+        notice: v.notice,
+        error: v.error.as_deref(),
+        reauthenticate: v.reauthenticate.as_deref(),
+        users: v.users.as_ref(),
+        user: v.user.as_ref(),
+        audit: v.audit.as_ref(),
+    })?;
+    Ok(shell.respond(status, html).with_no_cache())
+}
+
+/// A page that refuses the request: its title, line, form and link, with its status.
+pub(crate) fn render_refusal_page(
+    ctx: &Ctx<'_>,
+    page: &super::RefusalPage,
+) -> Result<RawResponse, AuthError> {
+    let shell = Shell::new(&ctx.config.theme);
+    let html = render(&FormPageTemplate {
+        css: CSS,
+        shell: &shell,
+        title: page.title,
+        lines: vec![page.line],
+        error: None,
+        form: page.form.as_ref().map(|f| FormView {
+            action: f.action.clone(),
+            hidden: f.hidden.clone(),
+            inputs: Vec::new(),
+            submit: f.submit,
+        }),
+        csrf_token: &ctx.csrf_token,
+        links: vec![page.link.clone()],
+    })?;
+    Ok(shell.respond(page.status, html))
 }
 
 /// The built-in sign-out page.

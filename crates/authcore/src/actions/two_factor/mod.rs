@@ -422,7 +422,7 @@ pub(crate) async fn verify(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     };
     let signed_in = pending.signed_in();
     // A ban made while the user was at the second step holds.
-    crate::actions::admin::refuse_banned(
+    crate::actions::bans::refuse_banned(
         ctx.config,
         signed_in.user.id.as_deref(),
         &signed_in.account.provider,
