@@ -247,6 +247,17 @@ pub enum AccountError {
     Adapter(#[from] AdapterError),
 }
 
+/// An account operation's failure as the actions' error.
+pub(crate) fn account_failure(e: AccountError) -> crate::error::AuthError {
+    match e {
+        AccountError::Adapter(source) => crate::error::AuthError::AdapterError { source },
+        other => crate::error::AuthError::CallbackError {
+            callback: "account",
+            source: Box::new(other),
+        },
+    }
+}
+
 /// The adapter, for session management (database sessions only).
 fn session_store(c: &ConfigInner) -> Result<&dyn Adapter, AccountError> {
     let adapter = adapter(c)?;

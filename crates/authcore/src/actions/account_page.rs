@@ -6,6 +6,7 @@
 //! sign in and back. Answers are never cached.
 
 use super::Ctx;
+use super::account::account_failure;
 use super::account::{self as ops, AccountError, CurrentSession};
 use super::pages::PageState;
 use crate::cookies::{SessionCookieStore, encode_uri_component};
@@ -425,17 +426,6 @@ async fn organization_change(
             ..PageState::default()
         }),
     })
-}
-
-/// An account operation's failure as the actions' error.
-pub(crate) fn account_failure(e: AccountError) -> AuthError {
-    match e {
-        AccountError::Adapter(source) => AuthError::AdapterError { source },
-        other => AuthError::CallbackError {
-            callback: "account",
-            source: Box::new(other),
-        },
-    }
 }
 
 /// After a change: back to the page with a notice, the page itself (what it must show

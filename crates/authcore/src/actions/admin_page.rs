@@ -11,8 +11,8 @@ use http::StatusCode;
 use time::OffsetDateTime;
 
 use super::Ctx;
+use super::account::account_failure;
 use super::account::{self, AccountError, CurrentSession};
-use super::account_page::account_failure;
 use super::admin::{self as ops, Actor};
 use super::pages::{
     AdminView, AuditRow, AuditView, BanView, RefusalForm, RefusalPage, UserRow, UserView, UsersView,

@@ -58,7 +58,7 @@ pub(crate) async fn invitation(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> 
     match answer {
         Ok(r) => Ok(r),
         Err(e @ (AccountError::InvalidInvitation | AccountError::WrongAddress)) => refused(ctx, &e),
-        Err(e) => Err(super::account_page::account_failure(e)),
+        Err(e) => Err(super::account::account_failure(e)),
     }
 }
 
