@@ -422,3 +422,47 @@ async fn each_sign_in_is_logged_with_who_and_from_where() {
         assert!(!logged.contains(secret), "{secret} in:\n{logged}");
     }
 }
+
+/// A flood of refused attempts makes one `lockedOut` audit record per lock-out, and each
+/// failed sign-in says who was tried and from where (never the password).
+#[tokio::test]
+async fn a_lock_out_is_one_audit_record_however_many_attempts_it_refuses() {
+    use authcore::adapter::{AuditLogStore, AuditQuery};
+    let db = MemoryAdapter::new();
+    let (auth, _) = auth_with(
+        builder()
+            .adapter(db.clone())
+            .session_strategy(authcore::SessionStrategy::Jwt)
+            .audit_log(authcore::audit::AuditLog::new().store(true))
+            .rate_limits(RateLimits {
+                credentials_per_identifier: Some(RateLimit::new(3, MINUTE).lockout(2 * MINUTE)),
+                ..limits()
+            }),
+    );
+    for _ in 0..20 {
+        sign_in(&auth, "demo", "wrong horse", Some("192.0.2.7"), None).await;
+    }
+    let records = db
+        .query_audit_records(&AuditQuery {
+            ascending: true,
+            limit: 1000,
+            ..AuditQuery::default()
+        })
+        .await
+        .unwrap();
+    let kinds: Vec<&str> = records.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "lockedOut").count(),
+        1,
+        "{kinds:?}"
+    );
+    let failed: Vec<_> = records
+        .iter()
+        .filter(|r| r.kind == "signInFailed")
+        .collect();
+    assert_eq!(failed.len(), 3, "{kinds:?}");
+    let data: Value = serde_json::from_str(&failed[0].data).unwrap();
+    assert_eq!(data["identifier"], "demo");
+    assert_eq!(data["client"], "192.0.2.7");
+    assert!(records.iter().all(|r| !r.data.contains("wrong horse")));
+}

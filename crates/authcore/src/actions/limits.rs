@@ -182,13 +182,33 @@ impl Ctx<'_> {
         };
         let r = self.config.events.rate_limited(event).await;
         self.event_result("rateLimited", r);
-        self.audit(
-            crate::audit::AuditEvent::new("lockedOut")
-                .with("limit", limit.name())
-                .with("identifier", subject.clone())
-                .with("retryAfterSeconds", retry_after.as_secs()),
-        )
-        .await;
+        // One record per lock-out, not per refused request: a flood of refused attempts
+        // costs the audit log nothing more.
+        let locked = format!(
+            "{}:{}",
+            limit.name(),
+            subject
+                .clone()
+                .or_else(|| self.req.client.map(|ip| ip.to_string()))
+                .unwrap_or_default()
+        );
+        if self.config.auditor.is_on()
+            && self
+                .first_use(
+                    "audit-locked-out",
+                    &locked,
+                    retry_after.max(Duration::from_secs(1)),
+                )
+                .await
+        {
+            self.audit(
+                crate::audit::AuditEvent::new("lockedOut")
+                    .with("limit", limit.name())
+                    .with("identifier", subject.clone())
+                    .with("retryAfterSeconds", retry_after.as_secs()),
+            )
+            .await;
+        }
         AuthError::RateLimited {
             limit: limit.name(),
             retry_after,
