@@ -629,32 +629,7 @@ impl Clients {
     }
 }
 
-/// What is wrong with a redirect URI to register, if anything: it must be an absolute
-/// `https` URL, or `http` on a loopback host (RFC 8252 §7.3), without a fragment
-/// (RFC 6749 §3.1.2) or user information.
-fn redirect_uri_problem(uri: &str) -> Option<&'static str> {
-    let Ok(u) = url::Url::parse(uri) else {
-        return Some("not an absolute URL");
-    };
-    if u.fragment().is_some() {
-        return Some("no fragment allowed");
-    }
-    if !u.username().is_empty() || u.password().is_some() {
-        return Some("no user information allowed");
-    }
-    let loopback = matches!(
-        u.host(),
-        Some(url::Host::Domain("localhost"))
-            | Some(url::Host::Ipv4(std::net::Ipv4Addr::LOCALHOST))
-            | Some(url::Host::Ipv6(std::net::Ipv6Addr::LOCALHOST))
-    );
-    match u.scheme() {
-        "https" => None,
-        "http" if loopback => None,
-        "http" => Some("http only on a loopback host (localhost, 127.0.0.1, [::1]); use https"),
-        _ => Some("use an https URL"),
-    }
-}
+use authcore::adapter::redirect_uri_problem;
 
 /// The variable with clients as JSON: an array of objects with the keys of a
 /// `[[oidc_provider.clients]]` table, added to the file's.
