@@ -27,7 +27,9 @@ pub use admin::{
     UserDirectoryStore, UserPage, UserQuery,
 };
 pub use memory::MemoryAdapter;
-pub use oidc_clients::{OidcClientStore, StoredClient, client_secret_hash, redirect_uri_problem};
+pub use oidc_clients::{
+    OidcClientStore, StoredClient, client_secret_hash, client_secret_matches, redirect_uri_problem,
+};
 pub use organizations::{
     ApiKey, ApiKeyOwner, ApiKeyStore, Invitation, InvitationAcceptance, InvitationStatus, Member,
     MemberChange, OWNER_ROLE, Organization, OrganizationStore, Team,

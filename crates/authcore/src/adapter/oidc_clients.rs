@@ -62,9 +62,9 @@ impl StoredClient {
     /// Whether `secret` is this client's secret: its SHA-256 compared with the stored one
     /// in constant time; `false` for a public client.
     pub fn secret_matches(&self, secret: &str) -> bool {
-        self.secret_hash.as_deref().is_some_and(|stored| {
-            crate::crypto::ct_eq(client_secret_hash(secret).as_bytes(), stored.as_bytes())
-        })
+        self.secret_hash
+            .as_deref()
+            .is_some_and(|hash| client_secret_matches(hash, secret))
     }
 
     /// Whether it is disabled.
@@ -77,6 +77,12 @@ impl StoredClient {
 /// random bytes needs no slow hash).
 pub fn client_secret_hash(secret: &str) -> String {
     crate::crypto::sha256_hex(secret.as_bytes())
+}
+
+/// Whether `secret` is the secret whose stored form is `hash` ([`client_secret_hash`]),
+/// compared in constant time.
+pub fn client_secret_matches(hash: &str, secret: &str) -> bool {
+    crate::crypto::ct_eq(client_secret_hash(secret).as_bytes(), hash.as_bytes())
 }
 
 /// The OpenID Provider's clients made at run time.
