@@ -7,6 +7,8 @@
 //! is found first).
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,22 +17,18 @@ use authcore::adapter::{
     Adapter, MemoryAdapter, NewUser, OidcClientStore, StoredClient, client_secret_hash,
 };
 use authcore::env::Env;
-use authcore::providers::CredentialsProvider;
 use authcore::two_factor::TwoFactorOptions;
-use authcore::{Auth, AuthConfig, User};
-use authcore_axum::AuthRouterExt as _;
+use authcore::{Auth, AuthConfig};
 use authcore_oidc_provider::{ClientConfig, ClientSecret, OpenIdProvider, ProviderSection};
 use serde_json::Value;
 
-/// A test key (`openssl genpkey -algorithm ed25519`), nothing signs with it elsewhere.
-const ED25519: &str = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIDVxnv4w4wgPqJ158P31oPHcIhs3jJ0M3H9yYO2Z5T+g\n-----END PRIVATE KEY-----\n";
 const CONFIGURED_SECRET: &str = "configured-secret-0123456789abcdef0123";
 const FIRST: &str = "stored-secret-one-0123456789abcdef0123456";
 const SECOND: &str = "stored-secret-two-0123456789abcdef0123456";
 const EVIL: &str = "evil-secret-0123456789abcdef0123456789012";
 const CB: &str = "http://127.0.0.1:9/callback";
 const EVIL_CB: &str = "https://evil.example/callback";
-const PASSWORD: &str = "the test password";
+use common::PASSWORD;
 
 struct Op {
     base: String,
@@ -63,17 +61,8 @@ fn stored(id: &str, secret: &str, redirect: &str) -> StoredClient {
 
 /// The provider with the configured client `configured` and user `ada`.
 async fn start() -> Op {
-    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "authcore-op-stored-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let key = dir.join("oidc.pem");
-    std::fs::write(&key, ED25519).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://localhost:{}", listener.local_addr().unwrap().port());
+    let (dir, key) = common::key_dir("stored");
+    let (listener, base) = common::loopback().await;
     let env = Env::from_pairs([
         (
             "AUTH_SECRET",
@@ -99,19 +88,7 @@ async fn start() -> Op {
         })
         .await
         .unwrap();
-    let store = users.clone();
-    let credentials = CredentialsProvider::username_password().authorize(move |c, _| {
-        let store = store.clone();
-        async move {
-            let field = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_owned);
-            if field("password").as_deref() != Some(PASSWORD) {
-                return Ok(None);
-            }
-            let email = format!("{}@example.com", field("username").unwrap_or_default());
-            let user = store.get_user_by_email(&email).await.ok().flatten();
-            Ok(user.map(|u| User::with_id(u.id).email(email)))
-        }
-    });
+    let credentials = common::password_sign_in(&users);
     let auth = Auth::new(
         AuthConfig::builder()
             .env_defaults(&env)
@@ -122,11 +99,7 @@ async fn start() -> Op {
             .build()
             .unwrap(),
     );
-    let app = axum::Router::new()
-        .auth_routes(auth.clone())
-        .with_state(auth.clone())
-        .merge(provider.router(auth.clone(), Arc::new(users.clone())));
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    common::serve(listener, &provider, &auth, &users);
     Op { base, users, dir }
 }
 
