@@ -33,6 +33,7 @@ pub mod core;
 pub mod guards;
 pub mod jwt_revocation;
 pub mod linked_accounts;
+pub mod oidc_clients;
 pub mod organizations;
 pub mod passkeys;
 pub mod passwords;
@@ -119,6 +120,7 @@ pub async fn run_all_with<A: Adapter + Clone>(adapter: A, options: Options) {
     user_groups::run(&adapter, &options).await;
     organizations::run(&adapter, &options).await;
     admin::run(&adapter, &options).await;
+    oidc_clients::run(&adapter).await;
 }
 
 // ---------------------------------------------------------------------------------------

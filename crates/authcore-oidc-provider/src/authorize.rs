@@ -2,6 +2,8 @@
 //! the request, the session read, `prompt`, `max_age` and consent, and the sealed code sent
 //! back to the client (by query or `form_post`).
 
+use std::sync::Arc;
+
 use askama::Template;
 use authcore::ReadOptions;
 use authcore::adapter::{AdapterError, AppAccessStore};
@@ -12,6 +14,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use crate::clients::Client;
 use crate::config::{CODE_TTL_SECS, OpenIdProvider};
 use crate::consent::ConsentTicket;
 use crate::grant::{CodeGrant, Grant};
@@ -43,7 +46,7 @@ pub(crate) async fn authorize(
         .into_iter()
         .filter(|(k, _)| k != LOGIN_AFTER)
         .collect();
-    let request = match s.authorization_request(&client_params) {
+    let (request, client) = match s.authorization_request(&client_params).await {
         Ok(r) => r,
         Err(Refusal::Shown(message)) => {
             tracing::warn!(%message, "oidc provider: authorization request refused");
@@ -113,11 +116,11 @@ pub(crate) async fn authorize(
             Some(response) => response,
             None => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
         },
-        (false, Some(sub)) => match s.admitted(&request, &sub).await {
+        (false, Some(sub)) => match s.admitted(&request, &client, &sub).await {
             Err(answer) => answer,
-            Ok(()) => match s.consent_to_ask(&request, &sub).await {
+            Ok(()) => match s.consent_to_ask(&request, &client, &sub).await {
                 Ok(false) => {
-                    s.issue_code(&request, &sub, auth_time, amr, lookup.session_id)
+                    s.issue_code(&request, &client, &sub, auth_time, amr, lookup.session_id)
                         .await
                 }
                 Ok(true) if request.prompt == Prompt::None => s.provider.refuse(
@@ -127,6 +130,7 @@ pub(crate) async fn authorize(
                 ),
                 Ok(true) => s.consent_page(
                     &request,
+                    &client,
                     ConsentTicket {
                         sub,
                         sid: lookup.session_id,
@@ -185,15 +189,25 @@ impl ProviderState {
     /// The authorization request in `params`, validated for the provider's clients; the
     /// `organizations` scope is left out (RFC 6749 §3.3) when the handler has no
     /// organizations.
-    pub(crate) fn authorization_request(
+    /// The client is read once ([`ProviderState::client`]).
+    pub(crate) async fn authorization_request(
         &self,
         params: &[(String, String)],
-    ) -> Result<AuthorizationRequest, Refusal> {
-        let mut request = request::validate(params, &self.provider.clients)?;
+    ) -> Result<(AuthorizationRequest, Arc<Client>), Refusal> {
+        let client = match request::client_id(params) {
+            Some(id) if !id.is_empty() && id.len() <= request::MAX_PARAM_LEN => {
+                self.client(id).await
+            }
+            _ => None,
+        };
+        let mut request = request::validate_for(params, client.as_deref())?;
+        let Some(client) = client else {
+            return Err(Refusal::Shown("there is no such client here".into()));
+        };
         if !self.organizations_on() {
             request.scopes.retain(|s| s != "organizations");
         }
-        Ok(request)
+        Ok((request, client))
     }
 
     /// `Ok` when user `sub` is among the allowed users of the client of `request`; the
@@ -203,11 +217,9 @@ impl ProviderState {
     pub(crate) async fn admitted(
         &self,
         request: &AuthorizationRequest,
+        client: &Client,
         sub: &str,
     ) -> Result<(), Response> {
-        let Some(client) = self.provider.clients.get(&request.client_id) else {
-            return Err(StatusCode::INTERNAL_SERVER_ERROR.into_response());
-        };
         if !client.allowed_users().restricts() {
             return Ok(());
         }
@@ -253,14 +265,12 @@ impl ProviderState {
     pub(crate) async fn issue_code(
         &self,
         request: &AuthorizationRequest,
+        client: &Client,
         sub: &str,
         auth_time: Option<i64>,
         amr: Vec<String>,
         sid: Option<String>,
     ) -> Response {
-        let Some(client) = self.provider.clients.get(&request.client_id) else {
-            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-        };
         let now = time::OffsetDateTime::now_utc();
         let granted = match self.app_access_store() {
             Ok(store) => {

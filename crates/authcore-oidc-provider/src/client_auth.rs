@@ -49,8 +49,8 @@ pub(crate) fn basic_credentials(headers: &HeaderMap) -> Result<Option<(String, S
 
 /// A form posted by an authenticated client: the token, revocation and introspection
 /// endpoints' common first step.
-pub(crate) struct ClientForm<'a> {
-    pub(crate) client: &'a clients::Client,
+pub(crate) struct ClientForm {
+    pub(crate) client: std::sync::Arc<clients::Client>,
     pub(crate) params: Params,
     /// The `jti` and `exp` of a verified `private_key_jwt` assertion, to be used once.
     pub(crate) assertion: Option<(String, i64)>,
@@ -64,12 +64,12 @@ pub(crate) const USED_ASSERTION: &str = "oidc-provider-client-assertion";
 
 /// [`client_form`], with a client assertion's `jti` used once (RFC 7523 §3 item 7): a
 /// replayed assertion is refused, and so is any while the single-use store cannot answer.
-pub(crate) async fn authenticated_client<'a>(
-    s: &'a ProviderState,
+pub(crate) async fn authenticated_client(
+    s: &ProviderState,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<ClientForm<'a>, Box<Response>> {
-    let form = client_form(&s.provider, headers, body)?;
+) -> Result<ClientForm, Box<Response>> {
+    let form = client_form(s, headers, body).await?;
     if let Some((jti, exp)) = &form.assertion {
         let ttl = secs(exp.saturating_sub(unix_time()).max(0) + 60);
         let key = client_key(jti, form.client.id());
@@ -85,7 +85,7 @@ pub(crate) async fn authenticated_client<'a>(
     Ok(form)
 }
 
-impl ClientForm<'_> {
+impl ClientForm {
     pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.params.get(name)
     }
@@ -93,11 +93,13 @@ impl ClientForm<'_> {
 
 /// The form of a client request and the client it authenticates (RFC 6749 §2.3: one
 /// method, the client's own); the error answer otherwise.
-pub(crate) fn client_form<'a>(
-    provider: &'a OpenIdProvider,
+/// The client is read once ([`ProviderState::client`]).
+pub(crate) async fn client_form(
+    s: &ProviderState,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<ClientForm<'a>, Box<Response>> {
+) -> Result<ClientForm, Box<Response>> {
+    let provider = &*s.provider;
     use StatusCode as S;
     let form = headers
         .get(header::CONTENT_TYPE)
@@ -192,7 +194,7 @@ pub(crate) fn client_form<'a>(
             }
         },
     };
-    let Some(client) = provider.clients.get(client_id) else {
+    let Some(client) = s.client(client_id).await else {
         return Err(Box::new(token_error(
             S::UNAUTHORIZED,
             "invalid_client",
@@ -225,11 +227,11 @@ pub(crate) fn client_authentication_failed() -> Box<Response> {
 /// The form of a client authenticating with a `private_key_jwt` assertion: the client is
 /// the assertion's `sub` (and `client_id`, when given, must name it), whose keys must have
 /// signed it; the assertion's `aud` is the issuer.
-pub(crate) fn assertion_form<'a>(
-    provider: &'a OpenIdProvider,
+pub(crate) fn assertion_form(
+    provider: &OpenIdProvider,
     params: Params,
     assertion: &str,
-) -> Result<ClientForm<'a>, Box<Response>> {
+) -> Result<ClientForm, Box<Response>> {
     let named = authcore::oauth::id_token::unverified_claims(assertion)
         .ok()
         .and_then(|c| c.get("sub").and_then(Value::as_str).map(str::to_owned));
@@ -240,7 +242,7 @@ pub(crate) fn assertion_form<'a>(
     };
     let Some(client) = provider
         .clients
-        .get(client_id)
+        .shared(client_id)
         .filter(|c| c.auth_method() == AuthMethod::PrivateKeyJwt)
     else {
         return Err(client_authentication_failed());

@@ -12,6 +12,7 @@ use serde_json::Value;
 use subtle::ConstantTimeEq;
 
 use crate::access::AllowedUsers;
+use authcore::adapter::StoredClient;
 
 /// The scopes authcore knows: `openid` (the subject), `profile` (`name`, `picture`),
 /// `email` (`email`, `email_verified`), `groups` (`groups`), `organizations`
@@ -259,12 +260,22 @@ pub const ASSERTION_ALGS: [&str; 9] = [
 /// The signing algorithms a client may ask its ID tokens in.
 pub const ID_TOKEN_ALGS: [&str; 3] = ["EdDSA", "ES256", "RS256"];
 
+/// What a client's secret is checked against.
+#[derive(Clone)]
+enum Secret {
+    /// The configured secret itself.
+    Plain(String),
+    /// A stored client's: the SHA-256 of its secret
+    /// ([`client_secret_matches`](authcore::adapter::client_secret_matches)).
+    Stored(String),
+}
+
 /// A validated client.
 #[derive(Clone)]
 pub struct Client {
     id: String,
     name: String,
-    secret: Option<String>,
+    secret: Option<Secret>,
     auth_method: AuthMethod,
     /// Its keys, for `private_key_jwt`.
     keys: Option<std::sync::Arc<Jwks>>,
@@ -409,9 +420,38 @@ impl Client {
     /// Whether `secret` is its secret (compared in constant time); `false` for a public
     /// client.
     pub fn secret_matches(&self, secret: &str) -> bool {
-        self.secret
-            .as_deref()
-            .is_some_and(|s| bool::from(s.as_bytes().ct_eq(secret.as_bytes())))
+        match &self.secret {
+            Some(Secret::Plain(s)) => bool::from(s.as_bytes().ct_eq(secret.as_bytes())),
+            Some(Secret::Stored(hash)) => authcore::adapter::client_secret_matches(hash, secret),
+            None => false,
+        }
+    }
+
+    /// A client made at run time by administrators, validated as a configured one is;
+    /// its secret is checked against the stored SHA-256. What is wrong, if it cannot be
+    /// used.
+    pub fn from_stored(stored: &StoredClient) -> Result<Client, String> {
+        let public = stored.token_endpoint_auth_method == "none";
+        // The validation of a configured client, with a stand-in for the secret that is
+        // replaced by the stored hash below.
+        let config = ClientConfig {
+            id: stored.client_id.clone(),
+            name: Some(stored.name.clone()),
+            secret: (!public).then(|| ClientSecret::new("-".repeat(MIN_SECRET_LEN))),
+            token_endpoint_auth_method: Some(stored.token_endpoint_auth_method.clone()),
+            redirect_uris: stored.redirect_uris.clone(),
+            post_logout_redirect_uris: stored.post_logout_redirect_uris.clone(),
+            grant_types: stored.grant_types.clone(),
+            scopes: stored.scopes.clone(),
+            ..ClientConfig::default()
+        };
+        let mut client = Clients::client(&config)?;
+        client.secret = match (public, &stored.secret_hash) {
+            (true, _) => None,
+            (false, Some(hash)) => Some(Secret::Stored(hash.clone())),
+            (false, None) => return Err("a confidential client without a secret".into()),
+        };
+        Ok(client)
     }
 }
 
@@ -430,7 +470,7 @@ pub struct ClientError {
 
 /// The validated clients, by id.
 #[derive(Debug, Clone, Default)]
-pub struct Clients(HashMap<String, Client>);
+pub struct Clients(HashMap<String, std::sync::Arc<Client>>);
 
 impl Clients {
     /// Validates the clients once, at start-up.
@@ -446,7 +486,7 @@ impl Clients {
             if clients.contains_key(&client.id) {
                 return Err(error("another client has this id".into()));
             }
-            clients.insert(client.id.clone(), client);
+            clients.insert(client.id.clone(), std::sync::Arc::new(client));
         }
         Ok(Clients(clients))
     }
@@ -590,7 +630,7 @@ impl Clients {
         Ok(Client {
             id: c.id.clone(),
             name: c.name.clone().unwrap_or_else(|| c.id.clone()),
-            secret,
+            secret: secret.map(Secret::Plain),
             auth_method,
             keys,
             id_token_alg,
@@ -615,7 +655,12 @@ impl Clients {
 
     /// The client `id`.
     pub fn get(&self, id: &str) -> Option<&Client> {
-        self.0.get(id)
+        self.0.get(id).map(|c| &**c)
+    }
+
+    /// The client `id`, shared.
+    pub(crate) fn shared(&self, id: &str) -> Option<std::sync::Arc<Client>> {
+        self.0.get(id).cloned()
     }
 
     /// Whether there are none.
@@ -625,36 +670,11 @@ impl Clients {
 
     /// Every client.
     pub fn iter(&self) -> impl Iterator<Item = &Client> {
-        self.0.values()
+        self.0.values().map(|c| &**c)
     }
 }
 
-/// What is wrong with a redirect URI to register, if anything: it must be an absolute
-/// `https` URL, or `http` on a loopback host (RFC 8252 §7.3), without a fragment
-/// (RFC 6749 §3.1.2) or user information.
-fn redirect_uri_problem(uri: &str) -> Option<&'static str> {
-    let Ok(u) = url::Url::parse(uri) else {
-        return Some("not an absolute URL");
-    };
-    if u.fragment().is_some() {
-        return Some("no fragment allowed");
-    }
-    if !u.username().is_empty() || u.password().is_some() {
-        return Some("no user information allowed");
-    }
-    let loopback = matches!(
-        u.host(),
-        Some(url::Host::Domain("localhost"))
-            | Some(url::Host::Ipv4(std::net::Ipv4Addr::LOCALHOST))
-            | Some(url::Host::Ipv6(std::net::Ipv6Addr::LOCALHOST))
-    );
-    match u.scheme() {
-        "https" => None,
-        "http" if loopback => None,
-        "http" => Some("http only on a loopback host (localhost, 127.0.0.1, [::1]); use https"),
-        _ => Some("use an https URL"),
-    }
-}
+use authcore::adapter::redirect_uri_problem;
 
 /// The variable with clients as JSON: an array of objects with the keys of a
 /// `[[oidc_provider.clients]]` table, added to the file's.

@@ -160,6 +160,13 @@ impl OpenIdProvider {
         client.lifetimes(self.lifetimes)
     }
 
+    /// The ids of the configured clients (for
+    /// [`Admins::configured_clients`](authcore::admin::Admins::configured_clients): a client
+    /// made at run time may not take one).
+    pub fn client_ids(&self) -> impl Iterator<Item = &str> {
+        self.clients.iter().map(|c| c.id())
+    }
+
     /// The issuer identifier.
     pub fn issuer(&self) -> &str {
         &self.issuer

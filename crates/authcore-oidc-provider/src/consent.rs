@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::clients::{self};
+use crate::clients::Client;
 use crate::params::{Params, pairs};
 use crate::request::AuthorizationRequest;
 use crate::responses::{no_store, shown_error};
@@ -57,14 +57,10 @@ impl ProviderState {
     pub(crate) async fn consent_to_ask(
         &self,
         request: &AuthorizationRequest,
+        client: &Client,
         sub: &str,
     ) -> Result<bool, Box<Response>> {
-        let asks = self
-            .provider
-            .clients
-            .get(&request.client_id)
-            .is_some_and(clients::Client::asks_consent);
-        if !asks {
+        if !client.asks_consent() {
             return Ok(false);
         }
         if request.prompt_consent {
@@ -78,12 +74,10 @@ impl ProviderState {
     pub(crate) fn consent_page(
         &self,
         request: &AuthorizationRequest,
+        client: &Client,
         ticket: ConsentTicket,
         session: Option<&Value>,
     ) -> Response {
-        let Some(client) = self.provider.clients.get(&request.client_id) else {
-            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-        };
         let claims = match serde_json::to_value(&ticket) {
             Ok(Value::Object(m)) => m,
             _ => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
@@ -161,13 +155,13 @@ pub(crate) async fn consent(
         tracing::warn!("oidc provider: a consent answer from another session refused");
         return shown_error("this consent form was made for another session");
     }
-    let request = match s.authorization_request(&ticket.params) {
+    let (request, client) = match s.authorization_request(&ticket.params).await {
         Ok(r) => r,
         Err(_) => return shown_error("the request this form answers is no longer valid"),
     };
     let mut response = match param("decision") {
         // The user may have left the client's allowed users since the page was shown.
-        Some("allow") => match s.admitted(&request, &ticket.sub).await {
+        Some("allow") => match s.admitted(&request, &client, &ticket.sub).await {
             Err(answer) => answer,
             Ok(()) => {
                 // Remembered as the user's access for the client, which issuing the code
@@ -176,7 +170,7 @@ pub(crate) async fn consent(
                 let sign_in = lookup.session.as_ref().and_then(|s| s.sign_in());
                 let auth_time = sign_in.and_then(|i| i.auth_time);
                 let amr = sign_in.map(|i| i.amr.clone()).unwrap_or_default();
-                s.issue_code(&request, &ticket.sub, auth_time, amr, ticket.sid)
+                s.issue_code(&request, &client, &ticket.sub, auth_time, amr, ticket.sid)
                     .await
             }
         },

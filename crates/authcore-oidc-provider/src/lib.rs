@@ -146,6 +146,45 @@ impl std::fmt::Debug for ProviderState {
     }
 }
 
+impl ProviderState {
+    /// The client `id`: a configured one first (a client made at run time never shadows
+    /// it), else one that administrators made ([`OidcClientStore`](authcore::adapter::OidcClientStore):
+    /// one read), unless it is disabled. `None` for no such client, a disabled one, or
+    /// when the store cannot be read (refused rather than guessed).
+    pub(crate) async fn client(&self, id: &str) -> Option<Arc<clients::Client>> {
+        if let Some(client) = self.provider.clients.shared(id) {
+            return Some(client);
+        }
+        let store = self.users.oidc_clients()?;
+        let stored = match tokio::time::timeout(STORE_WAIT, store.get_oidc_client(id)).await {
+            Ok(Ok(Some(stored))) => stored,
+            Ok(Ok(None)) => return None,
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "oidc provider: stored client unreadable");
+                return None;
+            }
+            Err(_) => {
+                tracing::error!("oidc provider: stored client read timed out");
+                return None;
+            }
+        };
+        if stored.is_disabled() {
+            tracing::info!(client = %id, "oidc provider: the client is disabled");
+            return None;
+        }
+        match clients::Client::from_stored(&stored) {
+            Ok(client) => Some(Arc::new(client)),
+            Err(problem) => {
+                tracing::error!(client = %id, problem, "oidc provider: a stored client cannot be used");
+                None
+            }
+        }
+    }
+}
+
+/// The longest wait for a stored client's read.
+const STORE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl OpenIdProvider {
     /// Logs, for each client, the `allowed_roles` and `allowed_organizations` that `auth`
     /// makes no user match: organizations off, or a role it does not define. Such a rule

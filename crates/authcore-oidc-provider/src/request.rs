@@ -6,7 +6,9 @@
 //! redirect URI (RFC 6749 §4.1.2.1, RFC 9700 §4.11.2: no open redirect through error
 //! responses); after that, errors go back to the client with `state` and `iss`.
 
-use super::clients::{Client, Clients, GrantType};
+#[cfg(test)]
+use super::clients::Clients;
+use super::clients::{Client, GrantType};
 
 /// The longest parameter value accepted (bytes); longer is an `invalid_request`.
 pub const MAX_PARAM_LEN: usize = 2048;
@@ -83,12 +85,28 @@ pub enum Refusal {
 }
 
 /// The request in `params` (the query of a `GET`, or the form of a `POST`), for `clients`.
+#[cfg(test)]
 pub fn validate(
     params: &[(String, String)],
     clients: &Clients,
 ) -> Result<AuthorizationRequest, Refusal> {
+    validate_for(params, clients.get(client_id(params).unwrap_or_default()))
+}
+
+/// The `client_id` of `params` when given once (the client to look up before
+/// [`validate_for`]).
+pub fn client_id(params: &[(String, String)]) -> Option<&str> {
+    one(params, "client_id").ok().flatten()
+}
+
+/// The request in `params`, for `found`: the client its [`client_id`] names, if there is
+/// one.
+pub fn validate_for(
+    params: &[(String, String)],
+    found: Option<&Client>,
+) -> Result<AuthorizationRequest, Refusal> {
     let one = |name: &str| one(params, name);
-    let (client, redirect_uri) = client_and_redirect_uri(params, clients)?;
+    let (client, redirect_uri) = client_and_redirect_uri(params, found)?;
     // From here on, the client hears about errors.
     let response_mode = match one("response_mode") {
         Ok(None | Some("query")) => ResponseMode::Query,
@@ -217,7 +235,7 @@ fn one<'a>(params: &'a [(String, String)], name: &str) -> Result<Option<&'a str>
 /// both are known, errors are shown to the user, never sent anywhere.
 fn client_and_redirect_uri<'c>(
     params: &[(String, String)],
-    clients: &'c Clients,
+    found: Option<&'c Client>,
 ) -> Result<(&'c Client, String), Refusal> {
     let client_id = match one(params, "client_id") {
         Ok(Some(id)) if !id.is_empty() && id.len() <= MAX_PARAM_LEN => id,
@@ -228,7 +246,7 @@ fn client_and_redirect_uri<'c>(
         }
         Err(()) => return Err(Refusal::Shown("client_id is given more than once".into())),
     };
-    let Some(client) = clients.get(client_id) else {
+    let Some(client) = found.filter(|c| c.id() == client_id) else {
         return Err(Refusal::Shown(format!(
             "there is no client {client_id:?} here"
         )));

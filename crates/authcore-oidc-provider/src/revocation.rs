@@ -72,14 +72,15 @@ impl ProviderState {
     /// Whether the user of a token is still among its client's allowed users (always,
     /// for a client open to every user); a user gone is not.
     async fn still_admitted(&self, claims: &AccessTokenClaims) -> Result<bool, Box<Response>> {
-        let Some(client) = self.provider.clients.get(&claims.client_id) else {
+        // A client gone or disabled since: its tokens stand no longer.
+        let Some(client) = self.client(&claims.client_id).await else {
             return Ok(false);
         };
         if !client.allowed_users().restricts() {
             return Ok(true);
         }
         match self.users.get_user(&claims.sub).await {
-            Ok(Some(user)) => self.admits(client, &user).await,
+            Ok(Some(user)) => self.admits(&client, &user).await,
             Ok(None) => Ok(false),
             Err(e) => {
                 tracing::error!(error = %e, "oidc provider: user read failed");
@@ -94,7 +95,7 @@ impl ProviderState {
 /// learns nothing of other clients' tokens).
 pub(crate) async fn own_token(
     s: &ProviderState,
-    form: &ClientForm<'_>,
+    form: &ClientForm,
 ) -> Result<Option<AccessTokenClaims>, Box<Response>> {
     let Some(token) = form.param("token") else {
         return Err(Box::new(token_error(

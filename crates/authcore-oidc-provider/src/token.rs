@@ -89,8 +89,8 @@ pub(crate) struct UserTokens<'a> {
 
 impl ProviderState {
     /// The `authorization_code` grant: the sealed code, its checks and its single use.
-    pub(crate) async fn code_grant(&self, form: &ClientForm<'_>) -> Answer {
-        let client = form.client;
+    pub(crate) async fn code_grant(&self, form: &ClientForm) -> Answer {
+        let client = &*form.client;
         let Some(code) = form.param("code") else {
             return Err(refused(
                 StatusCode::BAD_REQUEST,
@@ -150,8 +150,8 @@ impl ProviderState {
 
     /// The `refresh_token` grant (RFC 6749 §6): the sealed refresh token is spent and
     /// replaced; one used twice revokes its grant (RFC 9700 §4.14.2), whoever used it first.
-    pub(crate) async fn refresh_grant(&self, form: &ClientForm<'_>) -> Answer {
-        let client = form.client;
+    pub(crate) async fn refresh_grant(&self, form: &ClientForm) -> Answer {
+        let client = &*form.client;
         let Some(token) = form.param("refresh_token") else {
             return Err(refused(
                 StatusCode::BAD_REQUEST,
@@ -224,7 +224,7 @@ impl ProviderState {
 
     /// The `client_credentials` grant (RFC 6749 §4.4): an access token of the client for
     /// itself, with no user, no scope and no refresh token (§4.4.3).
-    pub(crate) fn client_credentials(&self, form: &ClientForm<'_>) -> Answer {
+    pub(crate) fn client_credentials(&self, form: &ClientForm) -> Answer {
         if form.param("scope").is_some_and(|s| !s.trim().is_empty()) {
             return Err(refused(
                 StatusCode::BAD_REQUEST,
@@ -233,7 +233,7 @@ impl ProviderState {
             ));
         }
         let p = &self.provider;
-        let ttl = p.lifetimes_of(form.client).access_token;
+        let ttl = p.lifetimes_of(&form.client).access_token;
         let now = unix_time();
         let access = AccessTokenClaims {
             iss: p.issuer.clone(),

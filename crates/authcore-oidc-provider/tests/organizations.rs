@@ -8,6 +8,8 @@
 //! alike, the scope forged by a client that may not have it) get no code and no token.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,20 +19,15 @@ use authcore::adapter::{
 };
 use authcore::env::Env;
 use authcore::organizations::Organizations;
-use authcore::providers::CredentialsProvider;
 use authcore::two_factor::TwoFactorOptions;
-use authcore::{Auth, AuthConfig, User};
-use authcore_axum::AuthRouterExt as _;
+use authcore::{Auth, AuthConfig};
 use authcore_oidc_provider::{ClientConfig, ClientSecret, OpenIdProvider, ProviderSection};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-/// A key made with `openssl genpkey -algorithm ed25519` (a test key, nothing signs with it
-/// elsewhere).
-const ED25519: &str = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIDVxnv4w4wgPqJ158P31oPHcIhs3jJ0M3H9yYO2Z5T+g\n-----END PRIVATE KEY-----\n";
 const SECRET: &str = "client-secret-0123456789abcdef0123456789";
 const CB: &str = "http://127.0.0.1:9/callback";
-const PASSWORD: &str = "the test password";
+use common::PASSWORD;
 
 /// The users: `olga` owns acme and globex, `ada` is acme's admin, `bob` a member of acme,
 /// `eve` globex's admin; `mallory` owns and administers `acme-evil` (made through authcore,
@@ -72,17 +69,8 @@ fn client(id: &str, f: impl FnOnce(&mut ClientConfig)) -> ClientConfig {
 /// The provider with `clients` (and `[oidc_provider.groups]` `groups`), the users and their
 /// organizations.
 async fn start(clients: Vec<ClientConfig>, groups: &[(&str, &str)]) -> Op {
-    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "authcore-op-orgs-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let key = dir.join("oidc.pem");
-    std::fs::write(&key, ED25519).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://localhost:{}", listener.local_addr().unwrap().port());
+    let (dir, key) = common::key_dir("orgs");
+    let (listener, base) = common::loopback().await;
     let env = Env::from_pairs([
         (
             "AUTH_SECRET",
@@ -113,19 +101,7 @@ async fn start(clients: Vec<ClientConfig>, groups: &[(&str, &str)]) -> Op {
             .unwrap();
         ids.insert(name, u.id);
     }
-    let store = users.clone();
-    let credentials = CredentialsProvider::username_password().authorize(move |c, _| {
-        let store = store.clone();
-        async move {
-            let field = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_owned);
-            if field("password").as_deref() != Some(PASSWORD) {
-                return Ok(None);
-            }
-            let email = format!("{}@example.com", field("username").unwrap_or_default());
-            let user = store.get_user_by_email(&email).await.ok().flatten();
-            Ok(user.map(|u| User::with_id(u.id).email(email)))
-        }
-    });
+    let credentials = common::password_sign_in(&users);
     let auth = Auth::new(
         AuthConfig::builder()
             .env_defaults(&env)
@@ -137,11 +113,7 @@ async fn start(clients: Vec<ClientConfig>, groups: &[(&str, &str)]) -> Op {
             .build()
             .unwrap(),
     );
-    let app = axum::Router::new()
-        .auth_routes(auth.clone())
-        .with_state(auth.clone())
-        .merge(provider.router(auth.clone(), Arc::new(users.clone())));
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    common::serve(listener, &provider, &auth, &users);
 
     let id = |n: &str| ids[n].clone();
     let acme = auth

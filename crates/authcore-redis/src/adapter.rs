@@ -20,6 +20,7 @@ use crate::keys::{is_user_id, names_index};
 use crate::scripts;
 
 mod admin;
+mod oidc_clients;
 mod organizations;
 
 /// How often a read-modify-write update is retried when the record changes under it.
@@ -770,6 +771,7 @@ impl Adapter for RedisAdapter {
             .api_keys(self)
             .user_directory(self)
             .audit_log(self)
+            .oidc_clients(self)
     }
 }
 

@@ -158,6 +158,12 @@ impl Keys {
         format!("{}audit-log", self.prefix)
     }
 
+    /// `oidc-clients` → hash of the OpenID Provider's clients made at run time: client id
+    /// → the client as JSON.
+    pub(crate) fn oidc_clients(&self) -> String {
+        format!("{}oidc-clients", self.prefix)
+    }
+
     /// `user:recovery-codes:<userId>` → set of the hashes of the user's unused recovery
     /// codes.
     pub(crate) fn recovery_codes(&self, user_id: &str) -> String {

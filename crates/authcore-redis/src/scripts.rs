@@ -656,3 +656,15 @@ return 0
 "#,
     )
 });
+
+/// The OpenID Provider's clients: replace a client that exists. KEYS[1] the clients' hash.
+/// ARGV[1] the client id, ARGV[2] its JSON. Returns 1, or 0 when there is no such client.
+pub(crate) static UPDATE_OIDC_CLIENT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r#"
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"#,
+    )
+});

@@ -357,7 +357,9 @@ fn demo_auth(
             builder = builder.organizations(organizations);
         }
         if let Some(admins) = config.admins.clone() {
-            builder = builder.admins(admins);
+            // A client made at run time never takes a configured client's id.
+            let configured = config.oidc_provider.iter().flat_map(|p| p.client_ids());
+            builder = builder.admins(admins.configured_clients(configured));
         }
     }
     for p in oauth_providers(&config.env, &config.providers)? {

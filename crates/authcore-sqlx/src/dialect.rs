@@ -81,6 +81,8 @@ pub(crate) struct Tables {
     pub bans: &'static str,
     /// The audit log (authcore's own table).
     pub audit_log: &'static str,
+    /// The OpenID Provider's clients made at run time (authcore's own table).
+    pub oidc_clients: &'static str,
 }
 
 /// The table names of Auth.js's `@auth/pg-adapter` (also used on SQLite).
@@ -106,6 +108,7 @@ pub(crate) const PG_ADAPTER_TABLES: Tables = Tables {
     api_keys: "api_keys",
     bans: "bans",
     audit_log: "audit_log",
+    oidc_clients: "oidc_clients",
 };
 
 impl Dialect {
@@ -126,7 +129,7 @@ impl Dialect {
     ///   `{revocations}`, `{two_factors}`, `{recovery_codes}`, `{rate_limits}`,
     ///   `{app_access}`, `{upstream_sessions}`, `{passwords}`, `{user_groups}`,
     ///   `{organizations}`, `{org_members}`, `{org_teams}`, `{invitations}`, `{api_keys}`,
-    ///   `{bans}`, `{audit_log}`: table names;
+    ///   `{bans}`, `{audit_log}`, `{oidc_clients}`: table names;
     /// - `{upsert}`, `{upsert access}`, `{for update}`, `{char_length}`: the dialect's
     ///   [`Dialect::upsert`] (on the `id` key, or on `app_access`'s),
     ///   [`Dialect::for_update`] and [`Dialect::char_length`];
@@ -174,6 +177,7 @@ impl Dialect {
             .replace("{api_keys}", &q(t.api_keys))
             .replace("{bans}", &q(t.bans))
             .replace("{audit_log}", &q(t.audit_log))
+            .replace("{oidc_clients}", &q(t.oidc_clients))
             .replace("{char_length}", self.char_length)
             .replace("{upsert}", &self.upsert.replace("{key}", "id"))
             .replace(
@@ -488,6 +492,12 @@ queries! {
     );
     /// Binds: the last seq to delete.
     prune_audit_records = "DELETE FROM {audit_log} WHERE seq <= ?";
+    /// Binds: clientId, data (the client as JSON).
+    insert_oidc_client = r#"INSERT INTO {oidc_clients} ("clientId", data) VALUES (?, ?)"#;
+    get_oidc_client = r#"SELECT data FROM {oidc_clients} WHERE "clientId" = ?"#;
+    list_oidc_clients = "SELECT data FROM {oidc_clients}";
+    /// Binds: data, clientId.
+    update_oidc_client = r#"UPDATE {oidc_clients} SET data = ? WHERE "clientId" = ?"#;
 }
 
 #[cfg(test)]

@@ -169,10 +169,10 @@ use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, ApiKey, ApiKeyOwner, ApiKeyStore,
     AppAccess, AppAccessStore, AuditLogStore, AuditQuery, AuditRecord, Capabilities, Invitation,
     InvitationAcceptance, JwtRevocation, JwtRevocationStore, LinkedAccountStore, Member,
-    MemberChange, NewUser, Organization, OrganizationStore, PasskeyStore, PasswordStore,
-    SessionActivity, SessionActivityStore, SessionSignInStore, Team, TwoFactor, TwoFactorStore,
-    UpstreamSession, UpstreamSessionStore, UserBan, UserDirectoryStore, UserGroupsStore, UserPage,
-    UserQuery, UserUpdate, VerificationToken,
+    MemberChange, NewUser, OidcClientStore, Organization, OrganizationStore, PasskeyStore,
+    PasswordStore, SessionActivity, SessionActivityStore, SessionSignInStore, StoredClient, Team,
+    TwoFactor, TwoFactorStore, UpstreamSession, UpstreamSessionStore, UserBan, UserDirectoryStore,
+    UserGroupsStore, UserPage, UserQuery, UserUpdate, VerificationToken,
 };
 use authcore::breaker::CircuitBreaker;
 use authcore::types::{Account, Authenticator, ProviderType};
@@ -777,6 +777,7 @@ impl Adapter for SqlxAdapter {
             .api_keys(self)
             .user_directory(self)
             .audit_log(self)
+            .oidc_clients(self)
     }
 }
 
@@ -1210,6 +1211,25 @@ impl AuditLogStore for SqlxAdapter {
 
     async fn prune_audit_records(&self, through: u64) -> Result<u64, AdapterError> {
         dispatch!(self, prune_audit_records(through))
+    }
+}
+
+#[async_trait]
+impl OidcClientStore for SqlxAdapter {
+    async fn create_oidc_client(&self, client: &StoredClient) -> Result<bool, AdapterError> {
+        dispatch!(self, create_oidc_client(client))
+    }
+
+    async fn get_oidc_client(&self, client_id: &str) -> Result<Option<StoredClient>, AdapterError> {
+        dispatch!(self, get_oidc_client(client_id))
+    }
+
+    async fn list_oidc_clients(&self) -> Result<Vec<StoredClient>, AdapterError> {
+        dispatch!(self, list_oidc_clients())
+    }
+
+    async fn update_oidc_client(&self, client: &StoredClient) -> Result<bool, AdapterError> {
+        dispatch!(self, update_oidc_client(client))
     }
 }
 

@@ -35,6 +35,7 @@ pub(crate) static DIALECT: Dialect = Dialect {
         api_keys: "apiKey",
         bans: "ban",
         audit_log: "auditLog",
+        oidc_clients: "oidcClient",
     },
     user_ids: Ids::Uuid,
     row_ids: Ids::None,

@@ -21,8 +21,10 @@ use crate::direct::{DirectReads, Param, Query, Read};
 use crate::error::{data_error, map_sqlx};
 
 mod admin;
+mod oidc_clients;
 mod organizations;
 pub(crate) use admin::*;
+pub(crate) use oidc_clients::*;
 pub(crate) use organizations::*;
 
 // ---------------------------------------------------------------------------------------

@@ -48,7 +48,8 @@ async fn app_with(strategy: SessionStrategy, impersonation: Duration) -> App {
                 Admins::new()
                     .user("lou@example.com")
                     .organization("ops")
-                    .impersonation(impersonation),
+                    .impersonation(impersonation)
+                    .configured_clients(["configured-app"]),
             )
             .audit_log(AuditLog::new().store(true)),
     );
@@ -830,4 +831,213 @@ async fn no_secret_reaches_the_audit_log() {
     ] {
         assert!(!text.contains(secret), "a secret in the audit log");
     }
+}
+
+#[tokio::test]
+async fn administrators_make_rotate_and_disable_oidc_clients() {
+    use authcore::adapter::OidcClientStore;
+    let a = app(SessionStrategy::Database).await;
+    let admin = a.cookie(&a.ada).await;
+    let new = json!({
+        "clientId": "wiki",
+        "name": "The wiki",
+        "redirectUris": ["https://wiki.example/cb"],
+        "grantTypes": ["authorization_code", "refresh_token"],
+    });
+    let r = a
+        .call(AdminRoute::CreateClient, &admin, &[], new.clone())
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let created = r.json();
+    let secret = created["clientSecret"].as_str().unwrap().to_owned();
+    assert_eq!(secret.len(), 43, "32 random bytes in base64url");
+    assert_eq!(created["client"]["clientId"], "wiki");
+    assert_eq!(
+        created["client"]["tokenEndpointAuthMethod"],
+        "client_secret_basic"
+    );
+    assert!(created["client"].get("secretHash").is_none());
+    let stored = a.db.get_oidc_client("wiki").await.unwrap().unwrap();
+    assert!(stored.secret_matches(&secret));
+    assert!(!stored.secret_hash.as_deref().unwrap().contains(&secret));
+
+    // The same id again, an id of a configured client, values that are not valid.
+    let taken = json!({ "clientId": "configured-app", "name": "x", "redirectUris": ["https://x.example/cb"] });
+    let cases = [
+        (new.clone(), 409, "ClientIdTaken"),
+        (taken, 409, "ClientIdTaken"),
+        (
+            json!({ "clientId": "w2", "name": "x", "redirectUris": ["http://x.example/cb"] }),
+            400,
+            "InvalidValue",
+        ),
+        (
+            json!({ "clientId": "w2", "name": "x", "redirectUris": ["https://x.example/cb#f"] }),
+            400,
+            "InvalidValue",
+        ),
+        (
+            json!({ "clientId": "w 2", "name": "x", "redirectUris": ["https://x.example/cb"] }),
+            400,
+            "InvalidValue",
+        ),
+        (
+            json!({ "clientId": "w2", "name": "", "redirectUris": ["https://x.example/cb"] }),
+            400,
+            "InvalidValue",
+        ),
+        (json!({ "clientId": "w2" }), 400, "InvalidRequest"),
+    ];
+    for (body, status, error) in cases {
+        let r = a
+            .call(AdminRoute::CreateClient, &admin, &[], body.clone())
+            .await;
+        assert_eq!(r.status, status, "{body}: {}", r.text());
+        assert_eq!(r.json()["error"], error, "{body}");
+    }
+    assert!(
+        a.db.get_oidc_client("configured-app")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // A public client has no secret.
+    let r = a
+        .call(
+            AdminRoute::CreateClient,
+            &admin,
+            &[],
+            json!({ "clientId": "spa", "name": "SPA", "redirectUris": ["http://localhost:5173/cb"],
+                    "tokenEndpointAuthMethod": "none" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["clientSecret"], Value::Null);
+    let r = a
+        .call(
+            AdminRoute::RotateClientSecret,
+            &admin,
+            &[],
+            json!({ "clientId": "spa" }),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+
+    // The rotation: a new secret once, the old one no longer matches.
+    let r = a
+        .call(
+            AdminRoute::RotateClientSecret,
+            &admin,
+            &[],
+            json!({ "clientId": "wiki" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let rotated = r.json()["clientSecret"].as_str().unwrap().to_owned();
+    assert_ne!(rotated, secret);
+    let stored = a.db.get_oidc_client("wiki").await.unwrap().unwrap();
+    assert!(stored.secret_matches(&rotated));
+    assert!(!stored.secret_matches(&secret));
+    assert!(stored.secret_rotated_at.is_some());
+
+    // Disabled, enabled; an unknown client.
+    for (route, disabled) in [
+        (AdminRoute::DisableClient, true),
+        (AdminRoute::DisableClient, true),
+        (AdminRoute::EnableClient, false),
+        (AdminRoute::DisableClient, true),
+    ] {
+        let r = a
+            .call(route, &admin, &[], json!({ "clientId": "wiki" }))
+            .await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.json()["disabledAt"].is_string(), disabled, "{route:?}");
+    }
+    for route in [AdminRoute::DisableClient, AdminRoute::RotateClientSecret] {
+        let r = a
+            .call(route, &admin, &[], json!({ "clientId": "nope" }))
+            .await;
+        assert_eq!(r.status, 404, "{route:?}: {}", r.text());
+    }
+
+    // The listing: both clients, no secret nor its hash.
+    let r = a.call(AdminRoute::Clients, &admin, &[], json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let listing = r.json();
+    let ids: Vec<&str> = listing["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["clientId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["spa", "wiki"]);
+    let hash = stored.secret_hash.clone().unwrap();
+    for text in [
+        r.text(),
+        serde_json::to_string(
+            &a.db
+                .query_audit_records(&AuditQuery {
+                    ascending: true,
+                    limit: 1000,
+                    ..AuditQuery::default()
+                })
+                .await
+                .unwrap(),
+        )
+        .unwrap(),
+    ] {
+        for s in [secret.as_str(), rotated.as_str(), hash.as_str()] {
+            assert!(!text.contains(s), "a secret or its hash shown: {text}");
+        }
+    }
+    let kinds = a.audit_kinds().await;
+    let clients: Vec<&str> = kinds
+        .iter()
+        .map(String::as_str)
+        .filter(|k| k.starts_with("admin.client"))
+        .collect();
+    assert_eq!(
+        clients,
+        [
+            "admin.clientCreated",
+            "admin.clientCreated",
+            "admin.clientSecretRotated",
+            "admin.clientDisabled",
+            "admin.clientEnabled",
+            "admin.clientDisabled",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn attack_a_stale_session_and_a_missing_csrf_token_make_no_client() {
+    use authcore::adapter::OidcClientStore;
+    let a = app(SessionStrategy::Database).await;
+    let stale = session_of(
+        &a.auth,
+        &a.db,
+        &a.ada,
+        Duration::from_secs(3 * 3600),
+        &["pwd"],
+    )
+    .await
+    .0;
+    let body = json!({ "clientId": "wiki", "name": "W", "redirectUris": ["https://w.example/cb"] });
+    let r = a
+        .call(AdminRoute::CreateClient, &stale, &[], body.clone())
+        .await;
+    assert_eq!(r.status, 401, "{}", r.text());
+    let mut no_csrf = body;
+    no_csrf["csrfToken"] = json!("forged");
+    let r = a
+        .call(
+            AdminRoute::CreateClient,
+            &a.cookie(&a.ada).await,
+            &[],
+            no_csrf,
+        )
+        .await;
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert!(a.db.list_oidc_clients().await.unwrap().is_empty());
 }

@@ -7,7 +7,11 @@ use time::OffsetDateTime;
 
 use super::AccountError;
 use crate::actions::admin as ops;
-use crate::adapter::{AdapterUser, AuditQuery, AuditRecord, UserBan, UserPage, UserQuery};
+use crate::actions::admin_clients as clients;
+pub use crate::actions::admin_clients::{ClientSecretOnce, NewClient};
+use crate::adapter::{
+    AdapterUser, AuditQuery, AuditRecord, StoredClient, UserBan, UserPage, UserQuery,
+};
 use crate::handler::Auth;
 pub use ops::UserDetail;
 
@@ -129,6 +133,47 @@ impl Auth {
         until: Option<OffsetDateTime>,
     ) -> Result<UserBan, AccountError> {
         ops::ban(&self.config().inner, &actor.0, user_id, reason, until).await
+    }
+
+    /// The OpenID Provider's clients made at run time, ordered by id (without their
+    /// secrets, which are not stored).
+    pub async fn admin_clients(
+        &self,
+        actor: &AdminActor,
+    ) -> Result<Vec<StoredClient>, AccountError> {
+        clients::list(&self.config().inner, &actor.0).await
+    }
+
+    /// Makes a client of the OpenID Provider: its secret (for a confidential client)
+    /// comes back here once and is stored only as its SHA-256. `ClientIdTaken` for the id
+    /// of a configured or stored client, `InvalidValue` for a value that is not valid.
+    pub async fn admin_create_client(
+        &self,
+        actor: &AdminActor,
+        new: &NewClient,
+    ) -> Result<(StoredClient, Option<ClientSecretOnce>), AccountError> {
+        clients::create(&self.config().inner, &actor.0, new).await
+    }
+
+    /// Replaces the client's secret: the old one stops working at once; the new one
+    /// comes back here once.
+    pub async fn admin_rotate_client_secret(
+        &self,
+        actor: &AdminActor,
+        client_id: &str,
+    ) -> Result<ClientSecretOnce, AccountError> {
+        clients::rotate_secret(&self.config().inner, &actor.0, client_id).await
+    }
+
+    /// Disables (`disable`) or enables the client: a disabled client's requests and
+    /// tokens are refused by the provider.
+    pub async fn admin_set_client_disabled(
+        &self,
+        actor: &AdminActor,
+        client_id: &str,
+        disable: bool,
+    ) -> Result<StoredClient, AccountError> {
+        clients::set_disabled(&self.config().inner, &actor.0, client_id, disable).await
     }
 
     /// Lifts the user's ban.

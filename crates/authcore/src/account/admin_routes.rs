@@ -18,6 +18,11 @@
 //! | `POST /admin/users/impersonate` | `{csrfToken, userId}` | `{}` with the session cookie of the user (a browser session only) |
 //! | `POST /admin/impersonation/end` | `{csrfToken}` | `{}`, the impersonated session signed out (for the impersonated session itself) |
 //! | `GET /admin/audit?kind=&userId=&since=&until=&cursor=&limit=` | — | the audit records, newest first (`since`/`until`: RFC 3339) |
+//! | `GET /admin/clients` | — | `{clients}`: the OpenID Provider's clients made here, without secrets |
+//! | `POST /admin/clients/create` | `{csrfToken, clientId, name, redirectUris, postLogoutRedirectUris?, grantTypes?, scopes?, tokenEndpointAuthMethod?}` | `{client, clientSecret}`: the secret shown this once (`null` for a public client) |
+//! | `POST /admin/clients/rotate-secret` | `{csrfToken, clientId}` | `{clientSecret}`: the new secret, shown this once; the old one stops working |
+//! | `POST /admin/clients/disable` | `{csrfToken, clientId}` | the client: its requests and tokens are refused |
+//! | `POST /admin/clients/enable` | `{csrfToken, clientId}` | the client |
 //!
 //! Every change through a session is a sensitive change: it needs a recent sign-in that,
 //! for an administrator with a second factor, proved it (`401 ReauthenticationRequired`).
@@ -36,8 +41,9 @@ use serde_json::json;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::AdminActor;
 use super::routes::{Refusal, json_response, query_param, read_request, refuse};
+use super::{AdminActor, ClientSecretOnce, NewClient};
+use crate::actions::admin_clients::client_json;
 use crate::adapter::{AuditQuery, UserQuery};
 use crate::error::BoxError;
 use crate::handler::Auth;
@@ -69,11 +75,21 @@ pub enum AdminRoute {
     EndImpersonation,
     /// `GET /admin/audit`.
     Audit,
+    /// `GET /admin/clients`.
+    Clients,
+    /// `POST /admin/clients/create`.
+    CreateClient,
+    /// `POST /admin/clients/rotate-secret`.
+    RotateClientSecret,
+    /// `POST /admin/clients/disable`.
+    DisableClient,
+    /// `POST /admin/clients/enable`.
+    EnableClient,
 }
 
 impl AdminRoute {
     /// Every route, for an integration to mount.
-    pub const ALL: [AdminRoute; 11] = [
+    pub const ALL: [AdminRoute; 16] = [
         AdminRoute::Users,
         AdminRoute::User,
         AdminRoute::CreateUser,
@@ -85,6 +101,11 @@ impl AdminRoute {
         AdminRoute::Impersonate,
         AdminRoute::EndImpersonation,
         AdminRoute::Audit,
+        AdminRoute::Clients,
+        AdminRoute::CreateClient,
+        AdminRoute::RotateClientSecret,
+        AdminRoute::DisableClient,
+        AdminRoute::EnableClient,
     ];
 
     /// The route's path.
@@ -101,13 +122,20 @@ impl AdminRoute {
             AdminRoute::Impersonate => "/admin/users/impersonate",
             AdminRoute::EndImpersonation => "/admin/impersonation/end",
             AdminRoute::Audit => "/admin/audit",
+            AdminRoute::Clients => "/admin/clients",
+            AdminRoute::CreateClient => "/admin/clients/create",
+            AdminRoute::RotateClientSecret => "/admin/clients/rotate-secret",
+            AdminRoute::DisableClient => "/admin/clients/disable",
+            AdminRoute::EnableClient => "/admin/clients/enable",
         }
     }
 
     /// The route's method: `GET` for the reads, `POST` for the changes.
     pub fn method(self) -> Method {
         match self {
-            AdminRoute::Users | AdminRoute::User | AdminRoute::Audit => Method::GET,
+            AdminRoute::Users | AdminRoute::User | AdminRoute::Audit | AdminRoute::Clients => {
+                Method::GET
+            }
             _ => Method::POST,
         }
     }
@@ -146,6 +174,12 @@ struct BanFields {
 
 #[derive(serde::Deserialize)]
 struct NoFields {}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ClientFields {
+    client_id: String,
+}
 
 /// A request to an administrators' route, read once.
 struct AdminRequest<'a> {
@@ -296,6 +330,35 @@ impl AdminRequest<'_> {
                 };
                 let records = auth.admin_audit(&actor, &query).await?;
                 Ok(json_response(StatusCode::OK, &records))
+            }
+            AdminRoute::Clients => {
+                let actor = self.reader().await?;
+                let clients = auth.admin_clients(&actor).await?;
+                let clients: Vec<_> = clients.iter().map(client_json).collect();
+                Ok(ok(&json!({ "clients": clients })))
+            }
+            AdminRoute::CreateClient => {
+                let (new, actor) = self.change::<NewClient>().await?;
+                let (client, secret) = auth.admin_create_client(&actor, &new).await?;
+                let secret = secret.as_ref().map(ClientSecretOnce::expose);
+                Ok(ok(
+                    &json!({ "client": client_json(&client), "clientSecret": secret }),
+                ))
+            }
+            AdminRoute::RotateClientSecret => {
+                let (f, actor) = self.change::<ClientFields>().await?;
+                let secret = auth
+                    .admin_rotate_client_secret(&actor, &f.client_id)
+                    .await?;
+                Ok(ok(&json!({ "clientSecret": secret.expose() })))
+            }
+            AdminRoute::DisableClient | AdminRoute::EnableClient => {
+                let (f, actor) = self.change::<ClientFields>().await?;
+                let disable = route == AdminRoute::DisableClient;
+                let client = auth
+                    .admin_set_client_disabled(&actor, &f.client_id, disable)
+                    .await?;
+                Ok(ok(&client_json(&client)))
             }
         }
     }

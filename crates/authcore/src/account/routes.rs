@@ -297,6 +297,7 @@ impl From<AccountError> for Refusal {
             AccountError::Forbidden => Refusal(StatusCode::FORBIDDEN, "Forbidden", None),
             AccountError::LastOwner => Refusal(StatusCode::CONFLICT, "LastOwner", None),
             AccountError::SlugTaken => Refusal(StatusCode::CONFLICT, "SlugTaken", None),
+            AccountError::ClientIdTaken => Refusal(StatusCode::CONFLICT, "ClientIdTaken", None),
             AccountError::InvalidValue(_) => Refusal(StatusCode::BAD_REQUEST, "InvalidValue", None),
             AccountError::InvalidInvitation => {
                 Refusal(StatusCode::BAD_REQUEST, "InvalidInvitation", None)

@@ -204,6 +204,9 @@ pub enum AccountError {
     /// Another organization has this slug.
     #[error("another organization has this slug")]
     SlugTaken,
+    /// The OpenID Provider has a client with this id already.
+    #[error("a client has this id")]
+    ClientIdTaken,
     /// A value that is not valid (the message says which and why).
     #[error("{0}")]
     InvalidValue(String),

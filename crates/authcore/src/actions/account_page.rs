@@ -68,6 +68,7 @@ fn error_text(e: &AccountError) -> &'static str {
             "An organization keeps an owner: make another member owner first."
         }
         AccountError::SlugTaken => "Another organization has that name: choose another.",
+        AccountError::ClientIdTaken => "Another application has that id: choose another.",
         AccountError::InvalidValue(_) => {
             "That value is not valid: check the name, role or permissions."
         }

@@ -123,7 +123,7 @@ pub(crate) async fn actor(
 impl Actor {
     /// The sensitive-change rule for a change through a browser session (an API key is
     /// its own proof).
-    async fn may_change(&self, c: &ConfigInner) -> Result<(), AccountError> {
+    pub(crate) async fn may_change(&self, c: &ConfigInner) -> Result<(), AccountError> {
         match &self.session {
             Some(session) => {
                 Ok(require_recent_sign_in(c, session, SensitiveOperation::Administer).await?)
@@ -133,7 +133,7 @@ impl Actor {
     }
 
     /// The audit event of this actor's action `kind` on `target`.
-    fn event(&self, kind: &str, target: &str) -> AuditEvent {
+    pub(crate) fn event(&self, kind: &str, target: &str) -> AuditEvent {
         AuditEvent::new(kind)
             .actor(self.user_id.clone())
             .target(target.to_owned())

@@ -4,6 +4,7 @@
 pub(crate) mod account;
 pub(crate) mod account_page;
 pub(crate) mod admin;
+pub(crate) mod admin_clients;
 pub(crate) mod admin_page;
 pub(crate) mod audit;
 #[cfg(feature = "oauth")]

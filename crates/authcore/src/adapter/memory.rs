@@ -24,10 +24,11 @@ use super::{
     Adapter, AdapterError, AdapterSession, AdapterUser, ApiKey, ApiKeyOwner, ApiKeyStore,
     AppAccess, AppAccessStore, AuditLogStore, AuditQuery, AuditRecord, Capabilities, Invitation,
     InvitationAcceptance, InvitationStatus, JwtRevocation, JwtRevocationStore, LinkedAccountStore,
-    MAX_AUDIT_PAGE, MAX_USER_PAGE, Member, MemberChange, NewUser, Organization, OrganizationStore,
-    PasskeyStore, PasswordStore, SessionActivity, SessionActivityStore, SessionSignInStore, Team,
-    TwoFactor, TwoFactorStore, UpstreamSession, UpstreamSessionStore, UserBan, UserDirectoryStore,
-    UserGroupsStore, UserPage, UserQuery, UserUpdate, VerificationToken,
+    MAX_AUDIT_PAGE, MAX_USER_PAGE, Member, MemberChange, NewUser, OidcClientStore, Organization,
+    OrganizationStore, PasskeyStore, PasswordStore, SessionActivity, SessionActivityStore,
+    SessionSignInStore, StoredClient, Team, TwoFactor, TwoFactorStore, UpstreamSession,
+    UpstreamSessionStore, UserBan, UserDirectoryStore, UserGroupsStore, UserPage, UserQuery,
+    UserUpdate, VerificationToken,
 };
 use crate::types::SignInInfo;
 use crate::types::{Account, Authenticator};
@@ -75,6 +76,8 @@ struct Store {
     bans: HashMap<String, UserBan>,
     /// The audit log by `seq`.
     audit: std::collections::BTreeMap<u64, AuditRecord>,
+    /// The OpenID Provider's stored clients by id.
+    oidc_clients: std::collections::BTreeMap<String, StoredClient>,
 }
 
 impl Store {
@@ -375,6 +378,7 @@ impl Adapter for MemoryAdapter {
             .api_keys(self)
             .user_directory(self)
             .audit_log(self)
+            .oidc_clients(self)
     }
 }
 
@@ -1343,5 +1347,37 @@ impl AuditLogStore for MemoryAdapter {
         let removed = s.audit.len() as u64;
         s.audit = kept;
         Ok(removed)
+    }
+}
+
+#[async_trait]
+impl OidcClientStore for MemoryAdapter {
+    async fn create_oidc_client(&self, client: &StoredClient) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        if s.oidc_clients.contains_key(&client.client_id) {
+            return Ok(false);
+        }
+        s.oidc_clients
+            .insert(client.client_id.clone(), client.clone());
+        Ok(true)
+    }
+
+    async fn get_oidc_client(&self, client_id: &str) -> Result<Option<StoredClient>, AdapterError> {
+        Ok(self.lock().oidc_clients.get(client_id).cloned())
+    }
+
+    async fn list_oidc_clients(&self) -> Result<Vec<StoredClient>, AdapterError> {
+        Ok(self.lock().oidc_clients.values().cloned().collect())
+    }
+
+    async fn update_oidc_client(&self, client: &StoredClient) -> Result<bool, AdapterError> {
+        let mut s = self.lock();
+        match s.oidc_clients.get_mut(&client.client_id) {
+            Some(stored) => {
+                *stored = client.clone();
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 }

@@ -11,6 +11,7 @@
 
 mod admin;
 pub mod memory;
+mod oidc_clients;
 mod organizations;
 
 use async_trait::async_trait;
@@ -26,6 +27,9 @@ pub use admin::{
     UserDirectoryStore, UserPage, UserQuery,
 };
 pub use memory::MemoryAdapter;
+pub use oidc_clients::{
+    OidcClientStore, StoredClient, client_secret_hash, client_secret_matches, redirect_uri_problem,
+};
 pub use organizations::{
     ApiKey, ApiKeyOwner, ApiKeyStore, Invitation, InvitationAcceptance, InvitationStatus, Member,
     MemberChange, OWNER_ROLE, Organization, OrganizationStore, Team,
@@ -484,6 +488,8 @@ capabilities! {
     user_directory: UserDirectoryStore,
     /// The append-only audit log.
     audit_log: AuditLogStore,
+    /// The OpenID Provider's clients made at run time.
+    oidc_clients: OidcClientStore,
 }
 
 /// A user's linked accounts beyond Auth.js's calls: listing them and keeping refreshed

@@ -51,6 +51,7 @@ pub struct Admins {
     pub(crate) users: Vec<String>,
     pub(crate) organization: Option<String>,
     pub(crate) impersonation: Duration,
+    pub(crate) configured_clients: Vec<String>,
 }
 
 impl Default for Admins {
@@ -59,6 +60,7 @@ impl Default for Admins {
             users: Vec::new(),
             organization: None,
             impersonation: DEFAULT_IMPERSONATION,
+            configured_clients: Vec::new(),
         }
     }
 }
@@ -86,6 +88,18 @@ impl Admins {
     /// How long an impersonation lasts at most ([`DEFAULT_IMPERSONATION`] by default).
     pub fn impersonation(mut self, max: Duration) -> Self {
         self.impersonation = max;
+        self
+    }
+
+    /// Reserves the ids of the OpenID Provider's configured clients: administrators make
+    /// no client at run time with one of them (the host lists its configuration's ids).
+    pub fn configured_clients<I, S>(mut self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.configured_clients
+            .extend(ids.into_iter().map(Into::into));
         self
     }
 

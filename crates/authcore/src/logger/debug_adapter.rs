@@ -24,10 +24,10 @@ use crate::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, ApiKey, ApiKeyOwner, ApiKeyStore,
     AppAccess, AppAccessStore, AuditLogStore, AuditQuery, AuditRecord, Capabilities, Invitation,
     InvitationAcceptance, JwtRevocation, JwtRevocationStore, LinkedAccountStore, Member,
-    MemberChange, NewUser, Organization, OrganizationStore, PasskeyStore, PasswordStore,
-    SessionActivity, SessionActivityStore, SessionSignInStore, Team, TwoFactor, TwoFactorStore,
-    UpstreamSession, UpstreamSessionStore, UserBan, UserDirectoryStore, UserGroupsStore, UserPage,
-    UserQuery, UserUpdate, VerificationToken,
+    MemberChange, NewUser, OidcClientStore, Organization, OrganizationStore, PasskeyStore,
+    PasswordStore, SessionActivity, SessionActivityStore, SessionSignInStore, StoredClient, Team,
+    TwoFactor, TwoFactorStore, UpstreamSession, UpstreamSessionStore, UserBan, UserDirectoryStore,
+    UserGroupsStore, UserPage, UserQuery, UserUpdate, VerificationToken,
 };
 use crate::types::{Account, Authenticator, iso_string as iso};
 
@@ -382,6 +382,19 @@ logged! {
             }]);
         fn prune_audit_records(&self, through: u64) -> Result<u64, AdapterError>
             => "pruneAuditRecords", json!([through]);
+    }
+}
+
+logged! {
+    impl OidcClientStore via DynAdapter::oidc_clients {
+        fn create_oidc_client(&self, client: &StoredClient) -> Result<bool, AdapterError>
+            => "createOidcClient", json!([client.client_id, REDACTED]);
+        fn get_oidc_client(&self, client_id: &str) -> Result<Option<StoredClient>, AdapterError>
+            => "getOidcClient", json!([client_id]);
+        fn list_oidc_clients(&self) -> Result<Vec<StoredClient>, AdapterError>
+            => "listOidcClients", json!([]);
+        fn update_oidc_client(&self, client: &StoredClient) -> Result<bool, AdapterError>
+            => "updateOidcClient", json!([client.client_id, REDACTED]);
     }
 }
 

@@ -1,0 +1,8 @@
+-- The OpenID Provider's clients made at run time by administrators (beyond Auth.js): one
+-- row per client, its id the key (of two creations of one id one is refused), the client
+-- as JSON (its secret only as its SHA-256), kept as given.
+CREATE TABLE IF NOT EXISTS oidc_clients
+(
+  "clientId" TEXT NOT NULL PRIMARY KEY,
+  data TEXT NOT NULL
+);

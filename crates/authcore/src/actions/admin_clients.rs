@@ -1,0 +1,407 @@
+//! Administrators' operations on the OpenID Provider's clients made at run time
+//! ([`OidcClientStore`]): make one (its secret shown once), replace its secret, disable and
+//! enable it; each recorded in the audit log, never with the secret.
+
+use serde_json::json;
+use time::OffsetDateTime;
+
+use super::account::AccountError;
+use super::admin::Actor;
+use crate::adapter::{
+    OidcClientStore, StoredClient, capability, client_secret_hash, redirect_uri_problem,
+};
+use crate::config::ConfigInner;
+
+/// The grant types a stored client may use.
+const GRANT_TYPES: [&str; 3] = ["authorization_code", "refresh_token", "client_credentials"];
+
+/// How a stored client may authenticate at the token endpoint.
+const AUTH_METHODS: [&str; 3] = ["client_secret_basic", "client_secret_post", "none"];
+
+/// The most redirect URIs (and post-logout ones) of a client.
+const MAX_URIS: usize = 20;
+
+/// What an administrator gives for a new client.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct NewClient {
+    /// The `client_id`: 1 to 128 characters among letters, digits, `-`, `_`, `.`.
+    pub client_id: String,
+    /// The name shown to users (1 to 200 characters, no control characters).
+    pub name: String,
+    /// Where codes may be sent (absolute `https`, or `http` on a loopback host; no
+    /// fragment).
+    #[serde(default)]
+    pub redirect_uris: Vec<String>,
+    /// Where RP-initiated logout may send the browser back (same rules).
+    #[serde(default)]
+    pub post_logout_redirect_uris: Vec<String>,
+    /// The grant types (default `authorization_code`).
+    #[serde(default)]
+    pub grant_types: Vec<String>,
+    /// The scopes it may ask for (default: the provider's, as for a configured client).
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// `client_secret_basic` (the default), `client_secret_post`, or `none` for a public
+    /// client (no secret; PKCE).
+    #[serde(default)]
+    pub token_endpoint_auth_method: Option<String>,
+}
+
+impl NewClient {
+    /// A new client with this id, name and redirect URIs, the rest by default.
+    pub fn new(
+        client_id: impl Into<String>,
+        name: impl Into<String>,
+        redirect_uris: Vec<String>,
+    ) -> Self {
+        NewClient {
+            client_id: client_id.into(),
+            name: name.into(),
+            redirect_uris,
+            ..Default::default()
+        }
+    }
+}
+
+/// A client secret, to hand over once: it is stored only as its SHA-256.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientSecretOnce(String);
+
+impl ClientSecretOnce {
+    /// The secret's text.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ClientSecretOnce {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClientSecretOnce([redacted])")
+    }
+}
+
+/// A new secret: 32 random bytes in base64url, and its stored form.
+fn new_secret() -> (ClientSecretOnce, String) {
+    let secret = crate::random::b64url_token::<32>();
+    let hash = client_secret_hash(&secret);
+    (ClientSecretOnce(secret), hash)
+}
+
+fn store(c: &ConfigInner) -> Result<&dyn OidcClientStore, AccountError> {
+    let adapter = c.adapter.as_deref().ok_or(AccountError::NoAdapter)?;
+    Ok(capability(adapter.oidc_clients(), "OidcClientStore")?)
+}
+
+fn invalid(message: impl Into<String>) -> AccountError {
+    AccountError::InvalidValue(message.into())
+}
+
+/// The client as validated, or what is wrong.
+fn validated(new: &NewClient, now: OffsetDateTime) -> Result<StoredClient, AccountError> {
+    let id = new.client_id.trim();
+    if id.is_empty()
+        || id.len() > 128
+        || !id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    {
+        return Err(invalid(
+            "a client id has 1 to 128 characters among letters, digits, -, _ and .",
+        ));
+    }
+    let name = new.name.trim();
+    if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
+        return Err(invalid(
+            "a client's name has 1 to 200 characters and no control characters",
+        ));
+    }
+    for uris in [&new.redirect_uris, &new.post_logout_redirect_uris] {
+        if uris.len() > MAX_URIS {
+            return Err(invalid(format!("at most {MAX_URIS} URIs of each kind")));
+        }
+        if let Some(problem) = uris.iter().find_map(|u| redirect_uri_problem(u)) {
+            return Err(invalid(format!("a redirect URI: {problem}")));
+        }
+    }
+    let mut grant_types = new.grant_types.clone();
+    if grant_types.is_empty() {
+        grant_types.push("authorization_code".to_owned());
+    }
+    if let Some(g) = grant_types
+        .iter()
+        .find(|g| !GRANT_TYPES.contains(&g.as_str()))
+    {
+        return Err(invalid(format!(
+            "grant type {g:?} is not one of {}",
+            GRANT_TYPES.join(", ")
+        )));
+    }
+    grant_types.sort_unstable();
+    grant_types.dedup();
+    let code = grant_types.iter().any(|g| g == "authorization_code");
+    if code && new.redirect_uris.is_empty() {
+        return Err(invalid("give at least one redirect URI"));
+    }
+    let method = new
+        .token_endpoint_auth_method
+        .as_deref()
+        .unwrap_or("client_secret_basic");
+    if !AUTH_METHODS.contains(&method) {
+        return Err(invalid(format!(
+            "token_endpoint_auth_method is one of {}",
+            AUTH_METHODS.join(", ")
+        )));
+    }
+    if method == "none" && grant_types.iter().any(|g| g == "client_credentials") {
+        return Err(invalid(
+            "the client_credentials grant is for clients with a secret",
+        ));
+    }
+    if new.scopes.len() > 20
+        || new
+            .scopes
+            .iter()
+            .any(|s| s.is_empty() || s.len() > 64 || !s.bytes().all(|b| b.is_ascii_graphic()))
+    {
+        return Err(invalid("scopes are at most 20 words of 1 to 64 characters"));
+    }
+    Ok(StoredClient {
+        client_id: id.to_owned(),
+        name: name.to_owned(),
+        redirect_uris: new.redirect_uris.clone(),
+        post_logout_redirect_uris: new.post_logout_redirect_uris.clone(),
+        grant_types,
+        scopes: new.scopes.clone(),
+        token_endpoint_auth_method: method.to_owned(),
+        secret_hash: None,
+        created_at: now,
+        secret_rotated_at: None,
+        disabled_at: None,
+    })
+}
+
+/// The client's fields for the audit log (never its secret or its hash).
+fn audit_json(client: &StoredClient) -> serde_json::Value {
+    json!({
+        "name": client.name,
+        "redirectUris": client.redirect_uris,
+        "postLogoutRedirectUris": client.post_logout_redirect_uris,
+        "grantTypes": client.grant_types,
+        "scopes": client.scopes,
+        "tokenEndpointAuthMethod": client.token_endpoint_auth_method,
+        "disabled": client.is_disabled(),
+    })
+}
+
+/// The client as the administrators' answers show it: without its secret's hash.
+pub(crate) fn client_json(client: &StoredClient) -> serde_json::Value {
+    let mut value = serde_json::to_value(client).unwrap_or_default();
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove("secretHash");
+    }
+    value
+}
+
+/// Every stored client, ordered by id.
+pub(crate) async fn list(
+    c: &ConfigInner,
+    _actor: &Actor,
+) -> Result<Vec<StoredClient>, AccountError> {
+    Ok(store(c)?.list_oidc_clients().await?)
+}
+
+/// Makes a client (`admin.clientCreated`); its secret, unless it is public, comes back
+/// once. `ClientIdTaken` for an id a configured or stored client has.
+pub(crate) async fn create(
+    c: &ConfigInner,
+    actor: &Actor,
+    new: &NewClient,
+) -> Result<(StoredClient, Option<ClientSecretOnce>), AccountError> {
+    let mut client = validated(new, OffsetDateTime::now_utc())?;
+    actor.may_change(c).await?;
+    let admins = c.admins.as_ref().ok_or(AccountError::AdminOff)?;
+    if admins.configured_clients.contains(&client.client_id) {
+        tracing::warn!(client = %client.client_id, by = %actor.user_id, "client refused: a configured client has its id");
+        return Err(AccountError::ClientIdTaken);
+    }
+    let secret = (client.token_endpoint_auth_method != "none").then(|| {
+        let (secret, hash) = new_secret();
+        client.secret_hash = Some(hash);
+        secret
+    });
+    if !store(c)?.create_oidc_client(&client).await? {
+        return Err(AccountError::ClientIdTaken);
+    }
+    tracing::warn!(client = %client.client_id, by = %actor.user_id, "oidc client created");
+    crate::actions::audit::record(
+        c,
+        actor
+            .event("admin.clientCreated", &client.client_id)
+            .with("after", audit_json(&client)),
+    )
+    .await;
+    Ok((client, secret))
+}
+
+/// The stored client `client_id`, or `NotFound`.
+async fn existing(
+    store: &dyn OidcClientStore,
+    client_id: &str,
+) -> Result<StoredClient, AccountError> {
+    store
+        .get_oidc_client(client_id)
+        .await?
+        .ok_or(AccountError::NotFound)
+}
+
+/// Replaces the client's secret (`admin.clientSecretRotated`): the old one stops working
+/// at once, the new one comes back once. `InvalidValue` for a public client.
+pub(crate) async fn rotate_secret(
+    c: &ConfigInner,
+    actor: &Actor,
+    client_id: &str,
+) -> Result<ClientSecretOnce, AccountError> {
+    actor.may_change(c).await?;
+    let store = store(c)?;
+    let mut client = existing(store, client_id).await?;
+    if client.secret_hash.is_none() {
+        return Err(invalid("a public client has no secret"));
+    }
+    let (secret, hash) = new_secret();
+    client.secret_hash = Some(hash);
+    client.secret_rotated_at = Some(OffsetDateTime::now_utc());
+    if !store.update_oidc_client(&client).await? {
+        return Err(AccountError::NotFound);
+    }
+    tracing::warn!(client = %client_id, by = %actor.user_id, "oidc client secret rotated");
+    crate::actions::audit::record(c, actor.event("admin.clientSecretRotated", client_id)).await;
+    Ok(secret)
+}
+
+/// Disables (`disable`) or enables the client (`admin.clientDisabled`,
+/// `admin.clientEnabled`): a disabled client's requests and tokens are refused.
+pub(crate) async fn set_disabled(
+    c: &ConfigInner,
+    actor: &Actor,
+    client_id: &str,
+    disable: bool,
+) -> Result<StoredClient, AccountError> {
+    actor.may_change(c).await?;
+    let store = store(c)?;
+    let mut client = existing(store, client_id).await?;
+    let before = client.is_disabled();
+    if before == disable {
+        return Ok(client);
+    }
+    client.disabled_at = disable.then(OffsetDateTime::now_utc);
+    if !store.update_oidc_client(&client).await? {
+        return Err(AccountError::NotFound);
+    }
+    let kind = if disable {
+        "admin.clientDisabled"
+    } else {
+        "admin.clientEnabled"
+    };
+    tracing::warn!(client = %client_id, by = %actor.user_id, disable, "oidc client changed");
+    crate::actions::audit::record(
+        c,
+        actor
+            .event(kind, client_id)
+            .with("before", json!({ "disabled": before }))
+            .with("after", json!({ "disabled": disable })),
+    )
+    .await;
+    Ok(client)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn new_clients_are_validated() {
+        let now = OffsetDateTime::UNIX_EPOCH;
+        let ok = NewClient::new("app-1", "App", vec!["https://app.example/cb".into()]);
+        let with = |f: fn(&mut NewClient)| {
+            let mut n = ok.clone();
+            f(&mut n);
+            n
+        };
+        let cases: Vec<(&str, NewClient, bool)> = vec![
+            ("valid", ok.clone(), true),
+            (
+                "loopback http",
+                with(|n| n.redirect_uris = vec!["http://127.0.0.1:8080/cb".into()]),
+                true,
+            ),
+            (
+                "http elsewhere",
+                with(|n| n.redirect_uris = vec!["http://app.example/cb".into()]),
+                false,
+            ),
+            (
+                "fragment",
+                with(|n| n.redirect_uris = vec!["https://app.example/cb#x".into()]),
+                false,
+            ),
+            (
+                "relative",
+                with(|n| n.redirect_uris = vec!["/cb".into()]),
+                false,
+            ),
+            ("no redirect", with(|n| n.redirect_uris.clear()), false),
+            ("empty id", with(|n| n.client_id = String::new()), false),
+            ("id with space", with(|n| n.client_id = "a b".into()), false),
+            ("long id", with(|n| n.client_id = "a".repeat(129)), false),
+            ("empty name", with(|n| n.name = " ".into()), false),
+            ("control in name", with(|n| n.name = "a\u{7}".into()), false),
+            (
+                "unknown grant",
+                with(|n| n.grant_types = vec!["password".into()]),
+                false,
+            ),
+            (
+                "unknown method",
+                with(|n| n.token_endpoint_auth_method = Some("tls".into())),
+                false,
+            ),
+            (
+                "public service",
+                with(|n| {
+                    n.token_endpoint_auth_method = Some("none".into());
+                    n.grant_types = vec!["client_credentials".into()];
+                }),
+                false,
+            ),
+            (
+                "bad logout uri",
+                with(|n| n.post_logout_redirect_uris = vec!["ftp://x".into()]),
+                false,
+            ),
+        ];
+        for (name, new, want) in cases {
+            assert_eq!(validated(&new, now).is_ok(), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_new_secret_matches_its_hash_only() {
+        let (secret, hash) = new_secret();
+        assert_eq!(secret.expose().len(), 43);
+        let client = StoredClient {
+            secret_hash: Some(hash),
+            ..validated(
+                &NewClient::new("a", "A", vec!["https://a.example/cb".into()]),
+                OffsetDateTime::UNIX_EPOCH,
+            )
+            .unwrap()
+        };
+        assert!(client.secret_matches(secret.expose()));
+        assert!(!client.secret_matches("other"));
+        assert!(!format!("{secret:?}").contains(secret.expose()));
+        assert!(!client_json(&client).to_string().contains("secretHash"));
+    }
+}
