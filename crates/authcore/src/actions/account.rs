@@ -409,13 +409,7 @@ pub(crate) async fn revoke_app(
     if !store.revoke_app_access(user_id, client_id, now).await? {
         return Err(AccountError::NotFound);
     }
-    let event = crate::callbacks::AppAccessRevokedEvent { user_id, client_id };
-    if let Err(source) = c.events.app_access_revoked(event).await {
-        c.logger.error(&crate::error::AuthError::EventError {
-            event: "appAccessRevoked",
-            source,
-        });
-    }
+    app_access_revoked(c, user_id, client_id).await;
     crate::actions::audit::record(
         c,
         crate::audit::AuditEvent::new("oidc.accessRevoked")
@@ -424,6 +418,17 @@ pub(crate) async fn revoke_app(
     )
     .await;
     Ok(())
+}
+
+/// The `appAccessRevoked` event, its error logged.
+pub(crate) async fn app_access_revoked(c: &ConfigInner, user_id: &str, client_id: &str) {
+    let event = crate::callbacks::AppAccessRevokedEvent { user_id, client_id };
+    if let Err(source) = c.events.app_access_revoked(event).await {
+        c.logger.error(&crate::error::AuthError::EventError {
+            event: "appAccessRevoked",
+            source,
+        });
+    }
 }
 
 fn adapter(c: &ConfigInner) -> Result<&dyn Adapter, AccountError> {

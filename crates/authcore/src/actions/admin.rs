@@ -398,16 +398,7 @@ async fn revoke_all_app_access(c: &ConfigInner, user_id: &str) -> Result<u64, Ac
             .await?
         {
             revoked += 1;
-            let event = crate::callbacks::AppAccessRevokedEvent {
-                user_id,
-                client_id: &access.client_id,
-            };
-            if let Err(source) = c.events.app_access_revoked(event).await {
-                c.logger.error(&crate::error::AuthError::EventError {
-                    event: "appAccessRevoked",
-                    source,
-                });
-            }
+            super::account::app_access_revoked(c, user_id, &access.client_id).await;
         }
     }
     Ok(revoked)
