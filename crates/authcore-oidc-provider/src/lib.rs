@@ -155,6 +155,11 @@ impl ProviderState {
         if let Some(client) = self.provider.clients.shared(id) {
             return Some(client);
         }
+        // No store read for an id no client can have (every endpoint passes client input
+        // here).
+        if id.is_empty() || id.len() > request::MAX_PARAM_LEN {
+            return None;
+        }
         let store = self.users.oidc_clients()?;
         let stored = match tokio::time::timeout(STORE_WAIT, store.get_oidc_client(id)).await {
             Ok(Ok(Some(stored))) => stored,

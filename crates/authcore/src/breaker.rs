@@ -256,8 +256,12 @@ impl CircuitBreaker {
     /// after connection failures.
     pub fn succeeded(&self) {
         if self.inner.suspects.load(Ordering::Relaxed) {
-            self.lock().succeeded();
+            let mut circuit = self.lock();
+            circuit.succeeded();
+            // Cleared under the lock: a failure counted by another call after this reset
+            // sets it again, and is not left counting past the next success.
             self.inner.suspects.store(false, Ordering::Relaxed);
+            drop(circuit);
         }
     }
 
