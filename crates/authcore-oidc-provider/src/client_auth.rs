@@ -54,6 +54,9 @@ pub(crate) struct ClientForm {
     pub(crate) params: Params,
     /// The `jti` and `exp` of a verified `private_key_jwt` assertion, to be used once.
     pub(crate) assertion: Option<(String, i64)>,
+    /// The thumbprint of the key of the request's DPoP proof (RFC 9449), once the token
+    /// endpoint checked it: the key its tokens are bound to.
+    pub(crate) dpop_jkt: Option<String>,
 }
 
 /// The media type of a JWT client assertion (RFC 7523 §2.2).
@@ -213,6 +216,7 @@ pub(crate) async fn client_form(
         client,
         params,
         assertion: None,
+        dpop_jkt: None,
     })
 }
 
@@ -252,6 +256,7 @@ pub(crate) fn assertion_form(
             client,
             params,
             assertion: Some(used),
+            dpop_jkt: None,
         }),
         Err(why) => {
             tracing::warn!(client = %client.id(), why, "oidc provider: a client assertion was refused");

@@ -104,6 +104,11 @@ pub struct ClientConfig {
     /// Members of these organizations (by slug), whatever their roles, may use it.
     #[serde(default)]
     pub allowed_organizations: Vec<String>,
+    /// Whether its tokens must be bound to a key of its own (RFC 9449 §5.2): a token
+    /// request without a DPoP proof is refused. Off by default: a client that sends a
+    /// proof gets bound tokens anyway.
+    #[serde(default)]
+    pub dpop_bound_access_tokens: bool,
 }
 
 /// A client secret as configured: its `Debug` prints `[redacted]`.
@@ -288,6 +293,7 @@ pub struct Client {
     consent: bool,
     lifetimes: LifetimeSettings,
     allowed: AllowedUsers,
+    dpop_bound: bool,
 }
 
 impl std::fmt::Debug for Client {
@@ -366,6 +372,11 @@ impl Client {
     /// The users who may use it.
     pub fn allowed_users(&self) -> &AllowedUsers {
         &self.allowed
+    }
+
+    /// Whether its token requests must carry a DPoP proof (`dpop_bound_access_tokens`).
+    pub fn requires_dpop(&self) -> bool {
+        self.dpop_bound
     }
 
     /// Where it takes logout tokens, if anywhere.
@@ -650,6 +661,7 @@ impl Clients {
                 &c.allowed_roles,
                 &c.allowed_organizations,
             )?,
+            dpop_bound: c.dpop_bound_access_tokens,
         })
     }
 

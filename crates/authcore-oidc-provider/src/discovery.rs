@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use crate::ProviderState;
 use crate::clients::{self, AuthMethod};
 use crate::config::OpenIdProvider;
+use crate::dpop;
 use crate::grant::{self};
 use crate::responses::json_response;
 use crate::{
@@ -77,6 +78,7 @@ impl OpenIdProvider {
             "revocation_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
             "introspection_endpoint_auth_signing_alg_values_supported": clients::ASSERTION_ALGS,
             "code_challenge_methods_supported": ["S256"],
+            "dpop_signing_alg_values_supported": dpop::ALGS,
             "claims_supported": claims,
             "acr_values_supported": grant::ACR_VALUES,
             "backchannel_logout_supported": true,

@@ -16,6 +16,7 @@ use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::request::AuthorizationRequest;
+use crate::dpop::Confirmation;
 
 /// Who granted what to which client, and how they had signed in: what a code and the
 /// refresh tokens after it stand for.
@@ -143,6 +144,10 @@ pub struct RefreshGrant {
     pub grant_id: String,
     /// This token's id, marked as used at its use.
     pub jti: String,
+    /// The thumbprint of the key it is bound to (a public client's, RFC 9449 §5): used
+    /// only with a DPoP proof of that key, and so are the tokens after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jkt: Option<String>,
 }
 
 impl RefreshGrant {
@@ -152,7 +157,19 @@ impl RefreshGrant {
             grant: code.grant.clone(),
             grant_id: code.jti.clone(),
             jti,
+            jkt: None,
         }
+    }
+
+    /// This token, bound to the key of thumbprint `jkt` (if any).
+    pub fn bound_to(self, jkt: Option<String>) -> Self {
+        RefreshGrant { jkt, ..self }
+    }
+
+    /// Whether it may be used with a proof of the key of thumbprint `presented` (or with
+    /// none): any way when it is not bound, only with its key when it is.
+    pub fn takes_key(&self, presented: Option<&str>) -> bool {
+        self.jkt.as_deref().is_none_or(|jkt| presented == Some(jkt))
     }
 
     /// The token that replaces this one.
@@ -326,6 +343,9 @@ pub struct AccessTokenClaims {
     /// The grant's [`Grant::epoch`] (void with it).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub epoch: i64,
+    /// The key it is bound to (RFC 9449 §6.1): presented only with a DPoP proof of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cnf: Option<Confirmation>,
 }
 
 /// The event a logout token carries (Back-Channel Logout 1.0 §2.4).
@@ -436,6 +456,24 @@ mod tests {
         );
         assert_eq!(first.narrow(Some("")).unwrap(), Vec::<String>::new());
         assert!(first.narrow(Some("openid profile")).is_none());
+    }
+
+    /// RFC 9449 §5: a bound refresh token is used with its key only, and so is the next.
+    #[test]
+    fn a_bound_refresh_token_takes_its_key_only() {
+        let unbound = RefreshGrant::first(&grant(None), "r1".into());
+        assert!(unbound.takes_key(None) && unbound.takes_key(Some("k1")));
+        let bound = unbound.bound_to(Some("k1".into()));
+        let next = bound.next("r2".into());
+        for token in [&bound, &next] {
+            assert!(token.takes_key(Some("k1")));
+            assert!(!token.takes_key(Some("k2")));
+            assert!(!token.takes_key(None));
+        }
+        let sealed = serde_json::to_value(&next).unwrap();
+        assert_eq!(sealed["jkt"], "k1");
+        let back: RefreshGrant = serde_json::from_value(sealed).unwrap();
+        assert_eq!(back, next);
     }
 
     #[test]

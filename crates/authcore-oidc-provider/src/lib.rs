@@ -62,6 +62,8 @@ mod clients;
 mod config;
 mod consent;
 mod discovery;
+mod dpop;
+mod dpop_binding;
 mod grant;
 mod groups;
 mod login_marker;

@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::ProviderState;
 use crate::client_auth::{ClientForm, authenticated_client};
+use crate::dpop;
 use crate::grant::{AccessTokenClaims, RefreshGrant};
 use crate::responses::{json_response, no_store, token_error};
 use crate::single_use::{REFRESH_SALT, REVOKED, REVOKED_GRANT};
@@ -182,18 +183,25 @@ pub(crate) async fn introspect(
         Err(answer) => return *answer,
     };
     let body = match claims {
-        Some(c) => json!({
-            "active": true,
-            "scope": c.scope,
-            "client_id": c.client_id,
-            "sub": c.sub,
-            "token_type": "Bearer",
-            "exp": c.exp,
-            "iat": c.iat,
-            "iss": c.iss,
-            "aud": c.aud,
-            "jti": c.jti,
-        }),
+        Some(c) => {
+            let mut body = json!({
+                "active": true,
+                "scope": c.scope,
+                "client_id": c.client_id,
+                "sub": c.sub,
+                "token_type": dpop::token_type(c.cnf.as_ref()),
+                "exp": c.exp,
+                "iat": c.iat,
+                "iss": c.iss,
+                "aud": c.aud,
+                "jti": c.jti,
+            });
+            // The key a bound token must be presented with (RFC 9449 §6.2).
+            if let Some(cnf) = c.cnf {
+                body["cnf"] = json!(cnf);
+            }
+            body
+        }
         None => json!({"active": false}),
     };
     no_store(json_response(StatusCode::OK, &body))

@@ -13,6 +13,8 @@ use crate::access::MemberOf;
 use crate::client_auth::{ClientForm, authenticated_client};
 use crate::clients::{self, GrantType};
 use crate::config::CODE_TTL_SECS;
+use crate::dpop;
+use crate::dpop_binding::confirmation;
 use crate::grant::{
     self, AccessTokenClaims, CodeGrant, Grant, IdTokenClaims, OrganizationClaim, RefreshGrant,
     UserClaims,
@@ -41,7 +43,7 @@ pub(crate) async fn token(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let form = match authenticated_client(&s, &headers, &body).await {
+    let mut form = match authenticated_client(&s, &headers, &body).await {
         Ok(f) => f,
         Err(answer) => return *answer,
     };
@@ -59,12 +61,20 @@ pub(crate) async fn token(
             "the client may not use this grant type (its grant_types)",
         );
     }
+    // DPoP (RFC 9449 §5): the key the tokens are bound to.
+    form.dpop_jkt = match s.token_proof(&headers, &form.client).await {
+        Ok(jkt) => jkt,
+        Err(answer) => return *answer,
+    };
     let answer = match grant_type {
         GrantType::AuthorizationCode => s.code_grant(&form).await,
         GrantType::RefreshToken => s.refresh_grant(&form).await,
         GrantType::ClientCredentials => s.client_credentials(&form),
     };
     let mut r = answer.unwrap_or_else(|refused| *refused);
+    if form.dpop_jkt.is_some() {
+        s.offer_nonce(&mut r);
+    }
     r.headers_mut()
         .insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
     no_store(r)
@@ -85,6 +95,8 @@ pub(crate) struct UserTokens<'a> {
     pub(crate) nonce: Option<&'a str>,
     /// The refresh token to seal and hand out with them.
     pub(crate) refresh: Option<RefreshGrant>,
+    /// The thumbprint of the key the access token is bound to (RFC 9449 §6).
+    pub(crate) jkt: Option<&'a str>,
 }
 
 impl ProviderState {
@@ -128,10 +140,10 @@ impl ProviderState {
         let offline = client.allows_grant(GrantType::RefreshToken)
             && grant.grant.scopes.iter().any(|s| s == "offline_access");
         let refresh = match offline {
-            true => Some(RefreshGrant::first(
-                &grant,
-                random_token().ok_or_else(no_randomness)?,
-            )),
+            true => Some(
+                RefreshGrant::first(&grant, random_token().ok_or_else(no_randomness)?)
+                    .bound_to(form.refresh_token_key()),
+            ),
             false => None,
         };
         self.user_tokens(
@@ -144,6 +156,7 @@ impl ProviderState {
                 scopes: &grant.grant.scopes,
                 nonce: grant.nonce.as_deref(),
                 refresh,
+                jkt: form.dpop_jkt.as_deref(),
             },
         )
     }
@@ -165,6 +178,11 @@ impl ProviderState {
         if refresh.grant.client_id != client.id() {
             return Err(invalid_grant(
                 "the refresh token was issued to another client",
+            ));
+        }
+        if !refresh.takes_key(form.dpop_jkt.as_deref()) {
+            return Err(invalid_grant(
+                "the refresh token is DPoP-bound: a proof of its key is needed",
             ));
         }
         let Some(scopes) = refresh.narrow(form.param("scope")) else {
@@ -218,6 +236,7 @@ impl ProviderState {
                 scopes: &scopes,
                 nonce: None,
                 refresh: Some(next),
+                jkt: form.dpop_jkt.as_deref(),
             },
         )
     }
@@ -246,6 +265,7 @@ impl ProviderState {
             jti: random_token().ok_or_else(no_randomness)?,
             grant: None,
             epoch: 0,
+            cnf: confirmation(form.dpop_jkt.as_deref()),
         };
         let access_token = p
             .keys
@@ -256,7 +276,7 @@ impl ProviderState {
             StatusCode::OK,
             &json!({
                 "access_token": access_token,
-                "token_type": "Bearer",
+                "token_type": dpop::token_type(access.cnf.as_ref()),
                 "expires_in": ttl,
             }),
         ))
@@ -279,6 +299,7 @@ impl ProviderState {
             jti: random_token().ok_or_else(no_randomness)?,
             grant: Some(t.grant_id.to_owned()),
             epoch: t.grant.epoch,
+            cnf: confirmation(t.jkt),
         };
         let access_token = p
             .keys
@@ -286,7 +307,7 @@ impl ProviderState {
             .map_err(|_| no_signature())?;
         let mut body = json!({
             "access_token": access_token,
-            "token_type": "Bearer",
+            "token_type": dpop::token_type(access.cnf.as_ref()),
             "expires_in": ttl.access_token,
             "scope": scope,
         });

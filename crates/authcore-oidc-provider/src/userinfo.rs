@@ -1,36 +1,47 @@
 //! The userinfo endpoint ([`USERINFO_PATH`](crate::USERINFO_PATH)).
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::ProviderState;
+use crate::dpop_binding::Scheme;
 use crate::responses::{bearer_error, json_response, no_store};
+use crate::{ProviderState, USERINFO_PATH};
 
-/// `GET` / `POST /oidc/userinfo` with `Authorization: Bearer <access token>`.
-pub(crate) async fn userinfo(State(s): State<ProviderState>, headers: HeaderMap) -> Response {
+/// `GET` / `POST /oidc/userinfo` with `Authorization: Bearer <access token>`, or
+/// `Authorization: DPoP <access token>` and its proof (RFC 9449 §7).
+pub(crate) async fn userinfo(
+    State(s): State<ProviderState>,
+    method: Method,
+    headers: HeaderMap,
+) -> Response {
     let mut values = headers.get_all(header::AUTHORIZATION).iter();
     let token = match (values.next(), values.next()) {
         (Some(v), None) => v
             .to_str()
             .ok()
             .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, t)| t.trim().to_owned()),
+            .and_then(|(scheme, t)| Some((Scheme::parse(scheme)?, t.trim().to_owned()))),
         _ => None,
     };
-    let Some(token) = token else {
+    let Some((scheme, token)) = token else {
         return bearer_error("invalid_request");
     };
     // A client's own token (client_credentials) stands for no user.
     let claims = match s.active_access_token(&token).await {
         Ok(Some(c)) if c.grant.is_some() => c,
-        Ok(_) => return bearer_error("invalid_token"),
+        Ok(_) => return scheme.refusal("invalid_token"),
         Err(answer) => return *answer,
     };
+    if let Err(answer) = s
+        .resource_proof(scheme, &method, &headers, USERINFO_PATH, &token, &claims)
+        .await
+    {
+        return *answer;
+    }
     let user = match s.users.get_user(&claims.sub).await {
         Ok(Some(u)) => u,
-        Ok(None) => return bearer_error("invalid_token"),
+        Ok(None) => return scheme.refusal("invalid_token"),
         Err(e) => {
             tracing::error!(error = %e, "oidc provider: user read failed");
             return StatusCode::SERVICE_UNAVAILABLE.into_response();

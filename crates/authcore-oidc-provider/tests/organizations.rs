@@ -22,12 +22,11 @@ use authcore::organizations::Organizations;
 use authcore::two_factor::TwoFactorOptions;
 use authcore::{Auth, AuthConfig};
 use authcore_oidc_provider::{ClientConfig, ClientSecret, OpenIdProvider, ProviderSection};
-use base64::Engine as _;
 use serde_json::{Value, json};
 
 const SECRET: &str = "client-secret-0123456789abcdef0123456789";
 const CB: &str = "http://127.0.0.1:9/callback";
-use common::PASSWORD;
+use common::{PASSWORD, payload};
 
 /// The users: `olga` owns acme and globex, `ada` is acme's admin, `bob` a member of acme,
 /// `eve` globex's admin; `mallory` owns and administers `acme-evil` (made through authcore,
@@ -314,15 +313,6 @@ fn callback_params(r: &reqwest::Response) -> BTreeMap<String, String> {
         .query_pairs()
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect()
-}
-
-/// The claims of a JWS, unverified (the provider's own token, as the test received it).
-fn payload(jws: &str) -> Value {
-    let part = jws.split('.').nth(1).unwrap();
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(part)
-        .unwrap();
-    serde_json::from_slice(&bytes).unwrap()
 }
 
 /// `access_denied` back at the client, with `state` and `iss`, and no code.

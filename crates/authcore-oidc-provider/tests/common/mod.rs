@@ -69,3 +69,47 @@ pub async fn loopback() -> (tokio::net::TcpListener, String) {
     let base = format!("http://localhost:{}", listener.local_addr().unwrap().port());
     (listener, base)
 }
+
+/// A browser in which `<user>@example.com` signed in at `base` with [`PASSWORD`], and its
+/// cookies as a `Cookie` header (for a relying party's "browser" in another process).
+pub async fn signed_in_browser(base: &str, user: &str) -> (reqwest::Client, String) {
+    use reqwest::cookie::CookieStore as _;
+    let jar = Arc::new(reqwest::cookie::Jar::default());
+    let browser = reqwest::Client::builder()
+        .cookie_provider(Arc::clone(&jar))
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(15))
+        .build()
+        .unwrap();
+    let csrf: Value = browser
+        .get(format!("{base}/auth/csrf"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let r = browser
+        .post(format!("{base}/auth/callback/credentials"))
+        .form(&[
+            ("csrfToken", csrf["csrfToken"].as_str().unwrap()),
+            ("username", user),
+            ("password", PASSWORD),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 302, "{user} signs in");
+    let cookie = jar.cookies(&base.parse().unwrap()).unwrap();
+    (browser, cookie.to_str().unwrap().to_owned())
+}
+
+/// The claims of a JWS, unverified (the provider's own token, as the test received it).
+pub fn payload(jws: &str) -> Value {
+    use base64::Engine as _;
+    let part = jws.split('.').nth(1).unwrap();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(part)
+        .unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
