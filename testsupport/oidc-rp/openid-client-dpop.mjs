@@ -3,30 +3,18 @@
 // and answers the server's use_dpop_nonce by retrying with its DPoP-Nonce. Driven by
 // crates/authcore-oidc-provider/tests/dpop.rs:
 //   node openid-client-dpop.mjs <issuer> <client id> <redirect URI> <cookie header>
-// The "browser" is fetch with the signed-in user's cookie, following authcore's redirects
-// until the redirect URI. Every token and userinfo request is logged as a step (status,
+// The "browser" is browse.mjs, with the signed-in user's cookie. Every token and userinfo request is logged as a step (status,
 // error, whether a DPoP proof was sent). One JSON line per step; {"done": true} at the end;
 // a failure prints {"error": "..."} and exits 1.
 import * as client from 'openid-client';
 import { calculateJwkThumbprint, exportJWK } from 'jose';
+import { browse } from './browse.mjs';
 
 const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 const [issuer, clientId, redirectUri, cookie] = process.argv.slice(2);
 if (!cookie) {
   console.error('usage: node openid-client-dpop.mjs <issuer> <client id> <redirect URI> <cookie header>');
   process.exit(2);
-}
-
-async function browse(url, headers) {
-  let current = url;
-  for (let hop = 0; hop < 10; hop++) {
-    if (current.href.startsWith(redirectUri)) return current;
-    const res = await fetch(current, { headers, redirect: 'manual' });
-    const location = res.headers.get('location');
-    if (!location) throw new Error(`no redirect from ${current}: ${res.status} ${await res.text()}`);
-    current = new URL(location, current);
-  }
-  throw new Error('too many redirects');
 }
 
 const refused = async (name, f) => {
@@ -82,7 +70,7 @@ try {
     nonce,
     state,
   });
-  const callback = await browse(url, { cookie });
+  const callback = await browse(url, { cookie }, redirectUri);
   const tokens = await client.authorizationCodeGrant(
     config,
     callback,

@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import * as client from 'openid-client';
 import { importPKCS8, decodeProtectedHeader } from 'jose';
+import { browse as browseTo } from './browse.mjs';
 
 const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 const [issuer, clientId, secret, redirectUri, cookie, loggedOut, keyPrefix, idTokenAlg] = process.argv.slice(2);
@@ -20,17 +21,7 @@ if (!loggedOut) {
 }
 
 // The authorization request as a browser makes it: the answer at the redirect URI.
-async function browse(url, headers) {
-  let current = url;
-  for (let hop = 0; hop < 10; hop++) {
-    if (current.href.startsWith(redirectUri)) return current;
-    const res = await fetch(current, { headers, redirect: 'manual' });
-    const location = res.headers.get('location');
-    if (!location) throw new Error(`no redirect from ${current}: ${res.status} ${await res.text()}`);
-    current = new URL(location, current);
-  }
-  throw new Error('too many redirects');
-}
+const browse = (url, headers) => browseTo(url, headers, redirectUri);
 
 try {
   let metadata = { id_token_signed_response_alg: 'EdDSA' };

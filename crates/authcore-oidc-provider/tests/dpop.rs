@@ -12,10 +12,9 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use authcore::adapter::{Adapter, MemoryAdapter, NewUser};
+use authcore::Auth;
+use authcore::adapter::MemoryAdapter;
 use authcore::env::Env;
-use authcore::two_factor::TwoFactorOptions;
-use authcore::{Auth, AuthConfig};
 use authcore_oidc_provider::{ClientConfig, ClientSecret, OpenIdProvider, ProviderSection};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -108,30 +107,13 @@ async fn start(instances: usize) -> Op {
     ];
     let provider = Arc::new(OpenIdProvider::new(&env, section).unwrap());
     let users = MemoryAdapter::new();
-    users
-        .create_user(NewUser {
-            name: Some("ada".into()),
-            email: Some("ada@example.com".into()),
-            email_verified: Some(time::OffsetDateTime::now_utc()),
-            image: None,
-        })
-        .await
-        .unwrap();
+    common::add_user(&users, "ada").await;
     // The instances share the single-use store, as instances on one database or Redis do.
     let marks = authcore::ratelimit::MemoryRateLimitStore::default();
     let mut bases = Vec::new();
     for (listener, at) in listeners {
-        let auth = Auth::new(
-            AuthConfig::builder()
-                .env_defaults(&env)
-                .provider(common::password_sign_in(&users))
-                .adapter(users.clone())
-                .credentials_database_sessions(true)
-                .two_factor(TwoFactorOptions::default())
-                .single_use_store(marks.clone())
-                .build()
-                .unwrap(),
-        );
+        let config = common::handler(&env, &users).single_use_store(marks.clone());
+        let auth = Auth::new(config.build().unwrap());
         common::serve(listener, &provider, &auth, &users);
         bases.push(at);
     }

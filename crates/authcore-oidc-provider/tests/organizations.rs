@@ -12,21 +12,17 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
-use authcore::adapter::{
-    Adapter, Member, MemoryAdapter, NewUser, Organization, OrganizationStore, UserGroupsStore,
-};
+use authcore::Auth;
+use authcore::adapter::{Member, MemoryAdapter, Organization, OrganizationStore, UserGroupsStore};
 use authcore::env::Env;
 use authcore::organizations::Organizations;
-use authcore::two_factor::TwoFactorOptions;
-use authcore::{Auth, AuthConfig};
 use authcore_oidc_provider::{ClientConfig, ClientSecret, OpenIdProvider, ProviderSection};
 use serde_json::{Value, json};
 
 const SECRET: &str = "client-secret-0123456789abcdef0123456789";
 const CB: &str = "http://127.0.0.1:9/callback";
-use common::{PASSWORD, payload};
+use common::payload;
 
 /// The users: `olga` owns acme and globex, `ada` is acme's admin, `bob` a member of acme,
 /// `eve` globex's admin; `mallory` owns and administers `acme-evil` (made through authcore,
@@ -89,25 +85,10 @@ async fn start(clients: Vec<ClientConfig>, groups: &[(&str, &str)]) -> Op {
     let users = MemoryAdapter::new();
     let mut ids = BTreeMap::new();
     for name in USERS {
-        let u = users
-            .create_user(NewUser {
-                name: Some(name.into()),
-                email: Some(format!("{name}@example.com")),
-                email_verified: Some(time::OffsetDateTime::now_utc()),
-                image: None,
-            })
-            .await
-            .unwrap();
-        ids.insert(name, u.id);
+        ids.insert(name, common::add_user(&users, name).await);
     }
-    let credentials = common::password_sign_in(&users);
     let auth = Auth::new(
-        AuthConfig::builder()
-            .env_defaults(&env)
-            .provider(credentials)
-            .adapter(users.clone())
-            .credentials_database_sessions(true)
-            .two_factor(TwoFactorOptions::default())
+        common::handler(&env, &users)
             .organizations(Organizations::new())
             .build()
             .unwrap(),
@@ -173,24 +154,7 @@ async fn start(clients: Vec<ClientConfig>, groups: &[(&str, &str)]) -> Op {
 impl Op {
     /// A browser in which `user` signed in with the password.
     async fn browser(&self, user: &str) -> reqwest::Client {
-        let browser = reqwest::Client::builder()
-            .cookie_store(true)
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(15))
-            .build()
-            .unwrap();
-        let csrf = get_json(&browser, &format!("{}/auth/csrf", self.base)).await;
-        let r = browser
-            .post(format!("{}/auth/callback/credentials", self.base))
-            .form(&[
-                ("csrfToken", csrf["csrfToken"].as_str().unwrap()),
-                ("username", user),
-                ("password", PASSWORD),
-            ])
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 302, "{user} signs in");
+        let (browser, _) = common::signed_in_browser(&self.base, user).await;
         let session = get_json(&browser, &format!("{}/auth/session", self.base)).await;
         assert_eq!(
             session["user"]["email"],

@@ -11,14 +11,10 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
-use authcore::adapter::{
-    Adapter, MemoryAdapter, NewUser, OidcClientStore, StoredClient, client_secret_hash,
-};
+use authcore::Auth;
+use authcore::adapter::{MemoryAdapter, OidcClientStore, StoredClient, client_secret_hash};
 use authcore::env::Env;
-use authcore::two_factor::TwoFactorOptions;
-use authcore::{Auth, AuthConfig};
 use authcore_oidc_provider::{ClientConfig, ClientSecret, OpenIdProvider, ProviderSection};
 use serde_json::Value;
 
@@ -28,7 +24,6 @@ const SECOND: &str = "stored-secret-two-0123456789abcdef0123456";
 const EVIL: &str = "evil-secret-0123456789abcdef0123456789012";
 const CB: &str = "http://127.0.0.1:9/callback";
 const EVIL_CB: &str = "https://evil.example/callback";
-use common::PASSWORD;
 
 struct Op {
     base: String,
@@ -79,26 +74,8 @@ async fn start() -> Op {
     section.clients = vec![configured];
     let provider = Arc::new(OpenIdProvider::new(&env, section).unwrap());
     let users = MemoryAdapter::new();
-    users
-        .create_user(NewUser {
-            name: Some("ada".into()),
-            email: Some("ada@example.com".into()),
-            email_verified: Some(time::OffsetDateTime::now_utc()),
-            image: None,
-        })
-        .await
-        .unwrap();
-    let credentials = common::password_sign_in(&users);
-    let auth = Auth::new(
-        AuthConfig::builder()
-            .env_defaults(&env)
-            .provider(credentials)
-            .adapter(users.clone())
-            .credentials_database_sessions(true)
-            .two_factor(TwoFactorOptions::default())
-            .build()
-            .unwrap(),
-    );
+    common::add_user(&users, "ada").await;
+    let auth = Auth::new(common::handler(&env, &users).build().unwrap());
     common::serve(listener, &provider, &auth, &users);
     Op { base, users, dir }
 }
@@ -106,32 +83,7 @@ async fn start() -> Op {
 impl Op {
     /// A browser in which ada signed in with the password.
     async fn browser(&self) -> reqwest::Client {
-        let browser = reqwest::Client::builder()
-            .cookie_store(true)
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(15))
-            .build()
-            .unwrap();
-        let csrf: Value = browser
-            .get(format!("{}/auth/csrf", self.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let r = browser
-            .post(format!("{}/auth/callback/credentials", self.base))
-            .form(&[
-                ("csrfToken", csrf["csrfToken"].as_str().unwrap()),
-                ("username", "ada"),
-                ("password", PASSWORD),
-            ])
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 302, "ada signs in");
-        browser
+        common::signed_in_browser(&self.base, "ada").await.0
     }
 
     /// The authorization request of `client` to `redirect`: the answer.

@@ -113,3 +113,28 @@ pub fn payload(jws: &str) -> Value {
         .unwrap();
     serde_json::from_slice(&bytes).unwrap()
 }
+
+/// The user `<name>@example.com` (verified, named `name`) in `users`: its id.
+pub async fn add_user(users: &MemoryAdapter, name: &str) -> String {
+    let user = users
+        .create_user(authcore::adapter::NewUser {
+            name: Some(name.into()),
+            email: Some(format!("{name}@example.com")),
+            email_verified: Some(time::OffsetDateTime::now_utc()),
+            image: None,
+        })
+        .await
+        .unwrap();
+    user.id
+}
+
+/// A handler on `env` as the provider needs it: the users in `users` signing in with
+/// [`PASSWORD`], database sessions, second factors on (`auth_time`, `amr`).
+pub fn handler(env: &authcore::env::Env, users: &MemoryAdapter) -> authcore::AuthConfigBuilder {
+    authcore::AuthConfig::builder()
+        .env_defaults(env)
+        .provider(password_sign_in(users))
+        .adapter(users.clone())
+        .credentials_database_sessions(true)
+        .two_factor(authcore::two_factor::TwoFactorOptions::default())
+}
