@@ -5,6 +5,9 @@
 // With a key prefix (the files client-key.mjs writes; "-" as the secret), the client
 // authenticates with private_key_jwt (RFC 7523) and asks for ID tokens signed with the
 // given algorithm.
+// With --par (anywhere among the arguments) every authorization request is pushed first
+// (RFC 9126, buildAuthorizationUrlWithPAR) and the browser goes with client_id and
+// request_uri alone.
 // The "browser" is fetch with the signed-in user's cookie, following authcore's redirects
 // until the redirect URI. One JSON line per step; {"done": true} at the end; a failure
 // prints {"error": "..."} and exits 1.
@@ -14,7 +17,9 @@ import { importPKCS8, decodeProtectedHeader } from 'jose';
 import { browse as browseTo } from './browse.mjs';
 
 const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
-const [issuer, clientId, secret, redirectUri, cookie, loggedOut, keyPrefix, idTokenAlg] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+const par = argv.includes('--par');
+const [issuer, clientId, secret, redirectUri, cookie, loggedOut, keyPrefix, idTokenAlg] = argv.filter((a) => a !== '--par');
 if (!loggedOut) {
   console.error('usage: node openid-client.mjs <issuer> <client id> <client secret> <redirect URI> <cookie header> <post-logout redirect URI>');
   process.exit(2);
@@ -22,6 +27,14 @@ if (!loggedOut) {
 
 // The authorization request as a browser makes it: the answer at the redirect URI.
 const browse = (url, headers) => browseTo(url, headers, redirectUri);
+
+// The authorization URL of `params`: pushed first in PAR mode.
+async function authorizationUrl(config, params) {
+  if (!par) return client.buildAuthorizationUrl(config, params);
+  const url = await client.buildAuthorizationUrlWithPAR(config, params);
+  say({ step: 'pushed', query: [...url.searchParams.keys()].sort() });
+  return url;
+}
 
 try {
   let metadata = { id_token_signed_response_alg: 'EdDSA' };
@@ -45,7 +58,7 @@ try {
   const challenge = await client.calculatePKCECodeChallenge(verifier);
   const nonce = client.randomNonce();
   const state = client.randomState();
-  const url = client.buildAuthorizationUrl(config, {
+  const url = await authorizationUrl(config, {
     redirect_uri: redirectUri,
     scope: 'openid profile email offline_access',
     code_challenge: challenge,
@@ -96,7 +109,7 @@ try {
   }
 
   // prompt=none without a session: login_required, reported by the client library.
-  const silent = client.buildAuthorizationUrl(config, {
+  const silent = await authorizationUrl(config, {
     redirect_uri: redirectUri,
     scope: 'openid',
     code_challenge: challenge,

@@ -83,14 +83,18 @@ impl std::fmt::Debug for SigningKeys {
     }
 }
 
-/// The JWS name of a signing key's algorithm.
-fn alg_name(alg: jsonwebtoken::Algorithm) -> &'static str {
+/// The JWS names of a signing key's algorithm, the one jsonwebtoken signs under first: an
+/// Ed25519 key signs as `EdDSA` and as `Ed25519`, its fully specified name (RFC 9864 §2.2).
+fn alg_names(alg: jsonwebtoken::Algorithm) -> &'static [&'static str] {
     match alg {
-        jsonwebtoken::Algorithm::EdDSA => "EdDSA",
-        jsonwebtoken::Algorithm::RS256 => "RS256",
-        _ => "ES256",
+        jsonwebtoken::Algorithm::EdDSA => &["EdDSA", ED25519],
+        jsonwebtoken::Algorithm::RS256 => &["RS256"],
+        _ => &["ES256"],
     }
 }
+
+/// The fully specified JWS algorithm name of Ed25519 signatures (RFC 9864 §2.2).
+pub const ED25519: &str = "Ed25519";
 
 /// RFC 7638 thumbprint of a public JWK with these required members (in lexicographic
 /// order, as the RFC's canonical form wants).
@@ -205,13 +209,36 @@ impl SigningKeys {
         json!({"keys": self.keys.iter().map(|k| k.jwk.clone()).collect::<Vec<_>>()})
     }
 
-    /// The JWS algorithms of the keys (`EdDSA`, `ES256`, `RS256`), the signing one first.
+    /// The JWK Set of every key, its Ed25519 keys without `alg`: for a provider that signs
+    /// with them under both names, `EdDSA` and `Ed25519` (RFC 9864 §2.2). A JWK's `alg`
+    /// names the one algorithm the key is for (RFC 7517 §4.4), and libraries that read it
+    /// (jose) pick no key whose `alg` is not the token's.
+    pub fn jwks_for_both_ed25519_names(&self) -> Value {
+        let keys: Vec<Value> = self
+            .keys
+            .iter()
+            .map(|k| {
+                let mut jwk = k.jwk.clone();
+                if k.alg == jsonwebtoken::Algorithm::EdDSA
+                    && let Some(members) = jwk.as_object_mut()
+                {
+                    members.remove("alg");
+                }
+                jwk
+            })
+            .collect();
+        json!({ "keys": keys })
+    }
+
+    /// The JWS algorithms of the keys (`EdDSA` and `Ed25519`, `ES256`, `RS256`), the signing
+    /// one first.
     pub fn algorithms(&self) -> Vec<&'static str> {
         let mut algs: Vec<&'static str> = Vec::new();
         for k in &self.keys {
-            let alg = alg_name(k.alg);
-            if !algs.contains(&alg) {
-                algs.push(alg);
+            for alg in alg_names(k.alg) {
+                if !algs.contains(alg) {
+                    algs.push(alg);
+                }
             }
         }
         algs
@@ -227,8 +254,8 @@ impl SigningKeys {
         self.sign_claims_as(None, typ, claims)
     }
 
-    /// [`SigningKeys::sign_claims`] with the first key of algorithm `alg` (`RS256`, …;
-    /// the first key when `None` or when no key has it).
+    /// [`SigningKeys::sign_claims`] with the first key of algorithm `alg` (`RS256`,
+    /// `Ed25519`, …; the first key when `None` or when no key has it).
     pub fn sign_claims_as<T: serde::Serialize>(
         &self,
         alg: Option<&str>,
@@ -236,14 +263,65 @@ impl SigningKeys {
         claims: &T,
     ) -> Result<String, jsonwebtoken::errors::Error> {
         let key = alg
-            .and_then(|alg| self.keys.iter().find(|k| alg_name(k.alg) == alg))
+            .and_then(|alg| self.keys.iter().find(|k| alg_names(k.alg).contains(&alg)))
             .unwrap_or(&self.keys[0]);
+        if alg == Some(ED25519) && key.alg == jsonwebtoken::Algorithm::EdDSA {
+            return Self::sign_as_ed25519(key, typ, claims);
+        }
         let mut header = jsonwebtoken::Header::new(key.alg);
         header.kid = Some(key.kid.clone());
         if let Some(typ) = typ {
             header.typ = Some(typ.to_owned());
         }
         jsonwebtoken::encode(&header, claims, &key.encoding)
+    }
+
+    /// `claims` signed with Ed25519 `key`, the header's `alg` its fully specified name
+    /// `Ed25519` (RFC 9864 §2.2), which jsonwebtoken's `Header` cannot hold: the JWS
+    /// compact serialization (RFC 7515 §7.1) of that header, made as jsonwebtoken makes its
+    /// own (JSON, base64url without padding), and the same EdDSA signature, by
+    /// jsonwebtoken's crypto.
+    fn sign_as_ed25519<T: serde::Serialize>(
+        key: &SigningKey,
+        typ: Option<&str>,
+        claims: &T,
+    ) -> Result<String, jsonwebtoken::errors::Error> {
+        let header = json!({"typ": typ.unwrap_or("JWT"), "alg": ED25519, "kid": key.kid});
+        let header = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&header)?);
+        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(claims)?);
+        let message = format!("{header}.{payload}");
+        let signature = jsonwebtoken::crypto::sign(message.as_bytes(), &key.encoding, key.alg)?;
+        Ok(format!("{message}.{signature}"))
+    }
+
+    /// The claims of `token` when one of the Ed25519 keys (found by `kid`) signed it under
+    /// the name `Ed25519` (RFC 9864 §2.2), which jsonwebtoken's `Header` cannot hold, with
+    /// header `typ` `typ`: the signature is checked by jsonwebtoken's crypto, the claims are
+    /// not validated (the caller checks what must hold of them).
+    pub fn verify_ed25519_named<T: serde::de::DeserializeOwned>(
+        &self,
+        token: &str,
+        typ: &str,
+    ) -> Option<T> {
+        let (message, signature) = token.rsplit_once('.')?;
+        let (header, _) = message.split_once('.')?;
+        let header: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).ok()?).ok()?;
+        let field = |name: &str| header.get(name).and_then(Value::as_str);
+        if field("alg") != Some(ED25519) || field("typ") != Some(typ) {
+            return None;
+        }
+        let kid = field("kid")?;
+        let key = self
+            .keys
+            .iter()
+            .find(|k| k.kid == kid && k.alg == jsonwebtoken::Algorithm::EdDSA)?;
+        let valid =
+            jsonwebtoken::crypto::verify(signature, message.as_bytes(), &key.decoding, key.alg)
+                .ok()?;
+        if !valid {
+            return None;
+        }
+        jsonwebtoken::dangerous::insecure_decode_claims(token).ok()
     }
 
     /// A validation accepting the keys' own algorithms, for [`SigningKeys::verify`]: the
@@ -326,7 +404,7 @@ mod tests {
             (p, p256_pem()),
         ];
         let keys = SigningKeys::from_pems(&pems).unwrap();
-        assert_eq!(keys.algorithms(), ["EdDSA", "RS256", "ES256"]);
+        assert_eq!(keys.algorithms(), ["EdDSA", "Ed25519", "RS256", "ES256"]);
         let jwks: jsonwebtoken::jwk::JwkSet = serde_json::from_value(keys.jwks()).unwrap();
         for (asked, signed) in [
             (None, jsonwebtoken::Algorithm::EdDSA),
@@ -361,6 +439,69 @@ mod tests {
                 "{asked:?}"
             );
         }
+    }
+
+    /// Asked for `Ed25519` (RFC 9864), the Ed25519 key signs with that name in the header:
+    /// the same EdDSA signature, which the published key verifies; the JWK Set for both
+    /// names leaves out the Ed25519 key's `alg`, and only its.
+    #[test]
+    fn ed25519_signs_under_its_fully_specified_name() {
+        let p = Path::new("k.pem");
+        let keys =
+            SigningKeys::from_pems(&[(p, ED25519.as_bytes().to_vec()), (p, p256_pem())]).unwrap();
+        let token = keys
+            .sign_claims_as(Some("Ed25519"), None, &json!({"sub": "u1"}))
+            .unwrap();
+        let parts: Vec<&str> = token.split('.').collect();
+        assert_eq!(parts.len(), 3);
+        let header: Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[0]).unwrap()).unwrap();
+        let kid = header["kid"].as_str().unwrap();
+        assert_eq!(
+            (header["alg"].as_str(), header["typ"].as_str()),
+            (Some("Ed25519"), Some("JWT"))
+        );
+        let claims: Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(parts[1]).unwrap()).unwrap();
+        assert_eq!(claims["sub"], "u1");
+        let jwks: jsonwebtoken::jwk::JwkSet = serde_json::from_value(keys.jwks()).unwrap();
+        let key = jsonwebtoken::DecodingKey::from_jwk(jwks.find(kid).unwrap()).unwrap();
+        let message = format!("{}.{}", parts[0], parts[1]);
+        let verified = |message: &str| {
+            jsonwebtoken::crypto::verify(
+                parts[2],
+                message.as_bytes(),
+                &key,
+                jsonwebtoken::Algorithm::EdDSA,
+            )
+            .unwrap()
+        };
+        assert!(verified(&message));
+        // The header is signed: with `EdDSA` in its place, the signature fails.
+        let other = URL_SAFE_NO_PAD.encode(
+            serde_json::to_vec(&json!({"typ": "JWT", "alg": "EdDSA", "kid": kid})).unwrap(),
+        );
+        assert!(!verified(&format!("{other}.{}", parts[1])));
+        let both = keys.jwks_for_both_ed25519_names();
+        assert_eq!(both["keys"][0]["kid"], kid);
+        assert!(both["keys"][0].get("alg").is_none(), "{both}");
+        assert_eq!(both["keys"][1]["alg"], "ES256", "{both}");
+        assert_eq!(keys.jwks()["keys"][0]["alg"], "EdDSA");
+        // The keys' own check of that name: the signature holds, and fails once altered.
+        let claims: Value = keys.verify_ed25519_named(&token, "JWT").unwrap();
+        assert_eq!(claims["sub"], "u1");
+        assert!(
+            keys.verify_ed25519_named::<Value>(&token, "logout+jwt")
+                .is_none()
+        );
+        let payload = URL_SAFE_NO_PAD.encode(br#"{"sub":"u2"}"#);
+        let altered = format!("{}.{payload}.{}", parts[0], parts[2]);
+        assert!(
+            keys.verify_ed25519_named::<Value>(&altered, "JWT")
+                .is_none()
+        );
+        let eddsa = keys.sign_claims(None, &json!({"sub": "u1"})).unwrap();
+        assert!(keys.verify_ed25519_named::<Value>(&eddsa, "JWT").is_none());
     }
 
     #[test]

@@ -19,11 +19,13 @@ use crate::config::{CODE_TTL_SECS, OpenIdProvider};
 use crate::consent::ConsentTicket;
 use crate::grant::{CodeGrant, Grant};
 use crate::login_marker::{LoginMarker, SignIn};
+use crate::par::{self, PushedRequest, REQUEST_URI_PREFIX};
 use crate::params::request_params;
 use crate::request::{self, AuthorizationRequest, Prompt, Refusal, ResponseMode};
 use crate::responses::{no_store, redirect, shown_error, unavailable};
 use crate::single_use::{
-    CODE_SALT, LOGIN_AFTER, LOGIN_AFTER_SALT, LOGIN_AFTER_TTL_SECS, USED_LOGIN_AFTER,
+    CODE_SALT, LOGIN_AFTER, LOGIN_AFTER_SALT, LOGIN_AFTER_TTL_SECS, PAR_SALT, USED_LOGIN_AFTER,
+    USED_REQUEST_URI,
 };
 use crate::token::random_token;
 use crate::{AUTHORIZE_PATH, ProviderState};
@@ -46,7 +48,16 @@ pub(crate) async fn authorize(
         .into_iter()
         .filter(|(k, _)| k != LOGIN_AFTER)
         .collect();
-    let (request, client) = match s.authorization_request(&client_params).await {
+    // A pushed request's parameters replace the query's (RFC 9126 §4).
+    let pushed = match s.pushed_request(&client_params).await {
+        Ok(p) => p,
+        Err(answer) => return no_store(*answer),
+    };
+    let request_params = pushed.as_ref().map_or(&client_params, |p| &p.params);
+    let (request, client) = match s
+        .authorization_request(request_params, pushed.is_some())
+        .await
+    {
         Ok(r) => r,
         Err(Refusal::Shown(message)) => {
             tracing::warn!(%message, "oidc provider: authorization request refused");
@@ -112,10 +123,12 @@ pub(crate) async fn authorize(
             "login_required",
             "no session, or not recent enough, and prompt=none",
         ),
-        (true, _) => match sign_in_redirect(&s, &request, &client_params, now, sign_in) {
-            Some(response) => response,
-            None => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-        },
+        (true, _) => {
+            match sign_in_redirect(&s, &request, &client_params, pushed.as_ref(), now, sign_in) {
+                Some(response) => response,
+                None => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+            }
+        }
         (false, Some(sub)) => match s.admitted(&request, &client, &sub).await {
             Err(answer) => answer,
             Ok(()) => match s.consent_to_ask(&request, &client, &sub).await {
@@ -134,7 +147,7 @@ pub(crate) async fn authorize(
                     ConsentTicket {
                         sub,
                         sid: lookup.session_id,
-                        params: client_params,
+                        params: request_params.clone(),
                     },
                     session.map(authcore::SessionJson::json),
                 ),
@@ -151,28 +164,39 @@ pub(crate) async fn authorize(
 
 /// The way to the sign-in page and back to this same request, marked for `prompt=login`
 /// (a sealed [`LoginMarker`] of this request and the sign-in it found) when asked;
-/// `None` when no marker can be made.
+/// `None` when no marker can be made. The way back of a `pushed` request is a new
+/// `request_uri` of it (the one used is spent), good for as long as a sign-in may take.
 fn sign_in_redirect(
     s: &ProviderState,
     request: &AuthorizationRequest,
     client_params: &[(String, String)],
+    pushed: Option<&PushedRequest>,
     now: i64,
     sign_in: SignIn,
 ) -> Option<Response> {
+    let way_back = match pushed {
+        None => client_params.to_vec(),
+        Some(p) => {
+            let again = PushedRequest {
+                jti: random_token()?,
+                ..p.clone()
+            };
+            let sealed = s.seal(&again, PAR_SALT, LOGIN_AFTER_TTL_SECS)?;
+            vec![
+                ("client_id".to_owned(), again.client_id),
+                (
+                    "request_uri".to_owned(),
+                    format!("{REQUEST_URI_PREFIX}{sealed}"),
+                ),
+            ]
+        }
+    };
     let mut back = url::form_urlencoded::Serializer::new(String::new());
-    back.extend_pairs(client_params);
+    back.extend_pairs(&way_back);
     if request.prompt == Prompt::Login {
         let nonce = random_token()?;
-        let marker = LoginMarker::new(now, &request.client_id, client_params, sign_in, nonce);
-        let Ok(Value::Object(claims)) = serde_json::to_value(&marker) else {
-            return None;
-        };
-        let sealed = s
-            .auth
-            .config()
-            .jwt()
-            .encode(&claims, LOGIN_AFTER_SALT, LOGIN_AFTER_TTL_SECS)
-            .ok()?;
+        let marker = LoginMarker::new(now, &request.client_id, &way_back, sign_in, nonce);
+        let sealed = s.seal(&marker, LOGIN_AFTER_SALT, LOGIN_AFTER_TTL_SECS)?;
         back.append_pair(LOGIN_AFTER, &sealed);
     }
     let target = format!("{AUTHORIZE_PATH}?{}", back.finish());
@@ -186,13 +210,63 @@ fn sign_in_redirect(
 }
 
 impl ProviderState {
-    /// The authorization request in `params`, validated for the provider's clients; the
-    /// `organizations` scope is left out (RFC 6749 §3.3) when the handler has no
-    /// organizations.
-    /// The client is read once ([`ProviderState::client`]).
+    /// `value` sealed with `salt` for `ttl` seconds (a JWE under the auth secret, opened by
+    /// [`ProviderState::unseal`] on any instance); `None` when it cannot be.
+    pub(crate) fn seal<T: serde::Serialize>(
+        &self,
+        value: &T,
+        salt: &str,
+        ttl: u64,
+    ) -> Option<String> {
+        let Ok(Value::Object(claims)) = serde_json::to_value(value) else {
+            return None;
+        };
+        self.auth.config().jwt().encode(&claims, salt, ttl).ok()
+    }
+
+    /// The pushed request that an authorization request's `params` name by its
+    /// `request_uri` (RFC 9126 §4), spent (each `request_uri` once, on every instance);
+    /// `None` when they name none. The error page (never a redirect) for one that is
+    /// malformed, not sealed here, expired, pushed by another client or used already; `503`
+    /// when the single-use store cannot say.
+    pub(crate) async fn pushed_request(
+        &self,
+        params: &[(String, String)],
+    ) -> Result<Option<PushedRequest>, Box<Response>> {
+        let (client_id, sealed) = match par::reference(params) {
+            Ok(None) => return Ok(None),
+            Ok(Some(r)) => r,
+            Err(why) => return Err(Box::new(shown_error(why))),
+        };
+        let Some(pushed) = self.unseal::<PushedRequest>(sealed, PAR_SALT) else {
+            tracing::warn!(client = %client_id, "oidc provider: an unknown or expired request_uri");
+            return Err(Box::new(shown_error(
+                "the request_uri is not one this provider gave, or it expired",
+            )));
+        };
+        // Checked before the mark: another client cannot spend it.
+        if pushed.client_id != client_id {
+            tracing::warn!(client = %client_id, pushed_by = %pushed.client_id, "oidc provider: a request_uri used by another client");
+            return Err(Box::new(shown_error(
+                "the request_uri was pushed by another client",
+            )));
+        }
+        let ttl = std::time::Duration::from_secs(LOGIN_AFTER_TTL_SECS + 60);
+        if !self.first_use(USED_REQUEST_URI, &pushed.jti, ttl).await? {
+            tracing::warn!(client = %client_id, "oidc provider: a request_uri used again");
+            return Err(Box::new(shown_error("the request_uri was used already")));
+        }
+        Ok(Some(pushed))
+    }
+
+    /// The authorization request in `params`, validated for the provider's clients
+    /// ([`ProviderState::request_for`]); `pushed`: the parameters are a pushed request's,
+    /// or were checked as such before (a client that requires pushed requests gets no
+    /// other). The client is read once ([`ProviderState::client`]).
     pub(crate) async fn authorization_request(
         &self,
         params: &[(String, String)],
+        pushed: bool,
     ) -> Result<(AuthorizationRequest, Arc<Client>), Refusal> {
         let client = match request::client_id(params) {
             Some(id) if !id.is_empty() && id.len() <= request::MAX_PARAM_LEN => {
@@ -200,7 +274,19 @@ impl ProviderState {
             }
             _ => None,
         };
-        let mut request = request::validate_for(params, client.as_deref())?;
+        self.request_for(params, client, pushed)
+    }
+
+    /// The authorization request in `params` for `client` (the client its `client_id`
+    /// names, if any); the `organizations` scope is left out (RFC 6749 §3.3) when the
+    /// handler has no organizations.
+    pub(crate) fn request_for(
+        &self,
+        params: &[(String, String)],
+        client: Option<Arc<Client>>,
+        pushed: bool,
+    ) -> Result<(AuthorizationRequest, Arc<Client>), Refusal> {
+        let mut request = request::validate_for(params, client.as_deref(), pushed)?;
         let Some(client) = client else {
             return Err(Refusal::Shown("there is no such client here".into()));
         };

@@ -54,7 +54,8 @@ pub struct ClientConfig {
     /// The client's public keys, a JWK Set as JSON (`{"keys": [...]}`), for
     /// `private_key_jwt`.
     pub jwks: Option<String>,
-    /// The algorithm its ID tokens and logout tokens are signed with (`EdDSA`, `ES256` or
+    /// The algorithm its ID tokens and logout tokens are signed with (`EdDSA`, `Ed25519`
+    /// (an Ed25519 key's signatures under their fully specified name, RFC 9864), `ES256` or
     /// `RS256`; default: that of the first signing key). A signing key of that algorithm
     /// must be configured.
     pub id_token_signed_response_alg: Option<String>,
@@ -83,6 +84,11 @@ pub struct ClientConfig {
     /// per user and scope. Off by default: the client is one of the operator's own apps.
     #[serde(default)]
     pub consent: bool,
+    /// Whether its authorization requests must be pushed first (RFC 9126 §6): a plain
+    /// request to the authorization endpoint is refused, only a `request_uri` from
+    /// [`PAR_PATH`](crate::PAR_PATH) is taken. Off by default (both are taken).
+    #[serde(default)]
+    pub require_pushed_authorization_requests: bool,
     /// Lifetime of its ID tokens in seconds (default: `[oidc_provider] id_token_ttl`).
     pub id_token_ttl: Option<i64>,
     /// Lifetime of its access tokens in seconds (default: `[oidc_provider]
@@ -262,8 +268,9 @@ pub const ASSERTION_ALGS: [&str; 9] = [
     "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA",
 ];
 
-/// The signing algorithms a client may ask its ID tokens in.
-pub const ID_TOKEN_ALGS: [&str; 3] = ["EdDSA", "ES256", "RS256"];
+/// The signing algorithms a client may ask its ID tokens in: `Ed25519` is the fully
+/// specified name of the signatures of an Ed25519 key (RFC 9864 §2.2), `EdDSA` its older one.
+pub const ID_TOKEN_ALGS: [&str; 4] = ["EdDSA", "Ed25519", "ES256", "RS256"];
 
 /// What a client's secret is checked against.
 #[derive(Clone)]
@@ -291,6 +298,7 @@ pub struct Client {
     grant_types: BTreeSet<GrantType>,
     backchannel_logout_uri: Option<String>,
     consent: bool,
+    require_pushed: bool,
     lifetimes: LifetimeSettings,
     allowed: AllowedUsers,
     dpop_bound: bool,
@@ -367,6 +375,18 @@ impl Client {
     /// Whether users are asked before they sign in to it.
     pub fn asks_consent(&self) -> bool {
         self.consent
+    }
+
+    /// Whether its authorization requests must be pushed (RFC 9126 §6).
+    pub fn requires_pushed_requests(&self) -> bool {
+        self.require_pushed
+    }
+
+    /// The client, its authorization requests to be pushed when `required` (the
+    /// provider-wide setting over a stored client's).
+    pub(crate) fn pushing_required(mut self, required: bool) -> Self {
+        self.require_pushed |= required;
+        self
     }
 
     /// The users who may use it.
@@ -651,6 +671,7 @@ impl Clients {
             grant_types,
             backchannel_logout_uri: c.backchannel_logout_uri.clone(),
             consent: c.consent,
+            require_pushed: c.require_pushed_authorization_requests,
             lifetimes: LifetimeSettings::new(
                 c.id_token_ttl,
                 c.access_token_ttl,
@@ -926,7 +947,7 @@ mod tests {
                     id_token_signed_response_alg: Some("HS256".into()),
                     ..config("x")
                 },
-                "id_token_signed_response_alg \"HS256\": use one of EdDSA, ES256, RS256",
+                "id_token_signed_response_alg \"HS256\": use one of EdDSA, Ed25519, ES256, RS256",
             ),
             (
                 ClientConfig {

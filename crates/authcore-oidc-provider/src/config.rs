@@ -14,6 +14,10 @@ use crate::{ISSUER_PATH, USERINFO_PATH};
 /// How long an authorization code may be redeemed (seconds).
 pub const CODE_TTL_SECS: u64 = 60;
 
+/// How long a pushed authorization request's `request_uri` may be used (seconds; RFC 9126
+/// §2.2: short, the time for the client to send the browser on).
+pub const PUSHED_REQUEST_TTL_SECS: u64 = 90;
+
 /// Lifetime of ID tokens when `id_token_ttl` is not set (seconds).
 pub const DEFAULT_ID_TOKEN_TTL_SECS: i64 = 300;
 
@@ -47,6 +51,10 @@ pub struct ProviderSection {
     /// The relying parties ([`CLIENTS_VAR`](crate::CLIENTS_VAR) adds more).
     #[serde(default)]
     pub clients: Vec<ClientConfig>,
+    /// Whether every client's authorization requests must be pushed first (RFC 9126 §6;
+    /// default off: each client's own `require_pushed_authorization_requests`).
+    #[serde(default)]
+    pub require_pushed_authorization_requests: bool,
     /// The groups the `groups` scope tells of, with their members (by linked account, or by a verified address).
     #[serde(default)]
     pub groups: std::collections::BTreeMap<String, Vec<String>>,
@@ -79,6 +87,11 @@ pub struct OpenIdProvider {
     pub(crate) longest: Lifetimes,
     /// `[oidc_provider.groups]`.
     pub(crate) groups: groups::Groups,
+    /// Every client's authorization requests must be pushed (RFC 9126 §6).
+    pub(crate) require_pushed: bool,
+    /// A client wants its ID tokens signed as `Ed25519` (RFC 9864): the JWK Set leaves the
+    /// Ed25519 keys' `alg` out, as they sign under both names.
+    pub(crate) ed25519_named: bool,
     /// What an access token must show (issuer, the userinfo audience, expiry), made once.
     pub(crate) access_validation: jsonwebtoken::Validation,
 }
@@ -106,6 +119,10 @@ impl OpenIdProvider {
             ));
         }
         let keys = SigningKeys::load(&section.signing_keys)?;
+        let require_pushed = section.require_pushed_authorization_requests;
+        for c in &mut section.clients {
+            c.require_pushed_authorization_requests |= require_pushed;
+        }
         let clients = Clients::new(section.clients)?;
         let algs = keys.algorithms();
         if let Some((client, alg)) = clients
@@ -117,6 +134,9 @@ impl OpenIdProvider {
                 "client {client:?} wants {alg} ID tokens (id_token_signed_response_alg): add a signing key of that kind to signing_keys (RS256: `openssl genpkey -algorithm rsa -out oidc-rsa.pem`)"
             )));
         }
+        let ed25519_named = clients
+            .iter()
+            .any(|c| c.id_token_alg() == Some(authcore_keys::ED25519));
         if clients.is_empty() {
             return Err(invalid(
                 "no [[oidc_provider.clients]]: add the applications that sign in here",
@@ -152,6 +172,8 @@ impl OpenIdProvider {
             lifetimes,
             longest,
             groups,
+            require_pushed,
+            ed25519_named,
         })
     }
 

@@ -155,7 +155,8 @@ pub(crate) async fn consent(
         tracing::warn!("oidc provider: a consent answer from another session refused");
         return shown_error("this consent form was made for another session");
     }
-    let (request, client) = match s.authorization_request(&ticket.params).await {
+    // The ticket's request passed the authorization endpoint, pushed when it had to be.
+    let (request, client) = match s.authorization_request(&ticket.params, true).await {
         Ok(r) => r,
         Err(_) => return shown_error("the request this form answers is no longer valid"),
     };

@@ -14,8 +14,8 @@ use crate::dpop;
 use crate::grant::{self};
 use crate::responses::json_response;
 use crate::{
-    AUTHORIZE_PATH, INTROSPECTION_PATH, JWKS_PATH, LOGOUT_PATH, REVOCATION_PATH, TOKEN_PATH,
-    USERINFO_PATH,
+    AUTHORIZE_PATH, INTROSPECTION_PATH, JWKS_PATH, LOGOUT_PATH, PAR_PATH, REVOCATION_PATH,
+    TOKEN_PATH, USERINFO_PATH,
 };
 
 /// The claims the provider may put in ID tokens and userinfo, by scope and always.
@@ -65,6 +65,8 @@ impl OpenIdProvider {
             "end_session_endpoint": self.url(LOGOUT_PATH),
             "revocation_endpoint": self.url(REVOCATION_PATH),
             "introspection_endpoint": self.url(INTROSPECTION_PATH),
+            "pushed_authorization_request_endpoint": self.url(PAR_PATH),
+            "require_pushed_authorization_requests": self.require_pushed,
             "revocation_endpoint_auth_methods_supported": auth_methods,
             "introspection_endpoint_auth_methods_supported": auth_methods,
             "scopes_supported": scopes,
@@ -104,12 +106,17 @@ pub(crate) async fn discovery(State(s): State<ProviderState>) -> Response {
 
 /// `GET /oidc/jwks`.
 pub(crate) async fn jwks(State(s): State<ProviderState>) -> Response {
+    let keys = &s.provider.keys;
+    let jwks = match s.provider.ed25519_named {
+        true => keys.jwks_for_both_ed25519_names(),
+        false => keys.jwks(),
+    };
     (
         [
             (header::CACHE_CONTROL, "max-age=300"),
             (header::CONTENT_TYPE, "application/jwk-set+json"),
         ],
-        s.provider.keys.jwks().to_string(),
+        jwks.to_string(),
     )
         .into_response()
 }

@@ -5,7 +5,8 @@
 //! Configured by `[oidc_provider]` (signing keys and `[[oidc_provider.clients]]`), served
 //! under `<origin>/oidc`, the issuer: discovery ([`DISCOVERY_PATH`]), the JWK Set
 //! ([`JWKS_PATH`]), authorization ([`AUTHORIZE_PATH`]: a code for the signed-in user, or
-//! the sign-in page first and back), token ([`TOKEN_PATH`]: the code for an ID token, an
+//! the sign-in page first and back; a request pushed first at [`PAR_PATH`], RFC 9126, by
+//! its `request_uri`), token ([`TOKEN_PATH`]: the code for an ID token, an
 //! access token and, with `offline_access`, a refresh token rotated at each use; a service
 //! client's own access token), userinfo ([`USERINFO_PATH`]), revocation, introspection,
 //! RP-initiated logout, and back-channel logout to the clients a session signed in to when
@@ -68,6 +69,7 @@ mod grant;
 mod groups;
 mod login_marker;
 mod logout;
+mod par;
 mod params;
 mod request;
 mod responses;
@@ -88,8 +90,8 @@ pub use clients::{
 };
 pub use config::{
     CODE_TTL_SECS, DEFAULT_ACCESS_TOKEN_TTL_SECS, DEFAULT_ID_TOKEN_TTL_SECS,
-    DEFAULT_REFRESH_TOKEN_TTL_SECS, OpenIdProvider, ProviderError, ProviderSection,
-    SIGNING_KEYS_VAR,
+    DEFAULT_REFRESH_TOKEN_TTL_SECS, OpenIdProvider, PUSHED_REQUEST_TTL_SECS, ProviderError,
+    ProviderSection, SIGNING_KEYS_VAR,
 };
 
 /// The issuer's path under the server's origin.
@@ -100,6 +102,9 @@ pub const DISCOVERY_PATH: &str = "/oidc/.well-known/openid-configuration";
 
 /// The authorization endpoint.
 pub const AUTHORIZE_PATH: &str = "/oidc/authorize";
+
+/// Pushed authorization requests (RFC 9126).
+pub const PAR_PATH: &str = "/oidc/par";
 
 /// The token endpoint.
 pub const TOKEN_PATH: &str = "/oidc/token";
@@ -180,7 +185,9 @@ impl ProviderState {
             return None;
         }
         match clients::Client::from_stored(&stored) {
-            Ok(client) => Some(Arc::new(client)),
+            Ok(client) => Some(Arc::new(
+                client.pushing_required(self.provider.require_pushed),
+            )),
             Err(problem) => {
                 tracing::error!(client = %id, problem, "oidc provider: a stored client cannot be used");
                 None
@@ -235,6 +242,7 @@ impl OpenIdProvider {
                 get(authorize::authorize).post(authorize::authorize),
             )
             .route(TOKEN_PATH, post(token::token))
+            .route(PAR_PATH, post(par::push))
             .route(
                 USERINFO_PATH,
                 get(userinfo::userinfo).post(userinfo::userinfo),

@@ -34,6 +34,11 @@ impl Params {
         (!has_repeats(&pairs)).then_some(Params(pairs))
     }
 
+    /// Every parameter, as they came.
+    pub(crate) fn pairs(&self) -> &[(String, String)] {
+        &self.0
+    }
+
     /// The value of `name`.
     pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.0

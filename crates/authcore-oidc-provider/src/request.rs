@@ -13,6 +13,23 @@ use super::clients::{Client, GrantType};
 /// The longest parameter value accepted (bytes); longer is an `invalid_request`.
 pub const MAX_PARAM_LEN: usize = 2048;
 
+/// The parameters of an authorization request this provider reads; any other is ignored
+/// (RFC 6749 §3.1), and a pushed request keeps only these (RFC 9126 §2.1).
+pub const PARAMETERS: [&str; 12] = [
+    "client_id",
+    "redirect_uri",
+    "response_type",
+    "scope",
+    "state",
+    "nonce",
+    "code_challenge",
+    "code_challenge_method",
+    "response_mode",
+    "prompt",
+    "max_age",
+    "login_hint",
+];
+
 /// How the answer reaches the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResponseMode {
@@ -90,7 +107,11 @@ pub fn validate(
     params: &[(String, String)],
     clients: &Clients,
 ) -> Result<AuthorizationRequest, Refusal> {
-    validate_for(params, clients.get(client_id(params).unwrap_or_default()))
+    validate_for(
+        params,
+        clients.get(client_id(params).unwrap_or_default()),
+        false,
+    )
 }
 
 /// The `client_id` of `params` when given once (the client to look up before
@@ -100,13 +121,22 @@ pub fn client_id(params: &[(String, String)]) -> Option<&str> {
 }
 
 /// The request in `params`, for `found`: the client its [`client_id`] names, if there is
-/// one.
+/// one. `pushed`: the parameters came through a pushed request (RFC 9126), the only way
+/// for a client that requires it.
 pub fn validate_for(
     params: &[(String, String)],
     found: Option<&Client>,
+    pushed: bool,
 ) -> Result<AuthorizationRequest, Refusal> {
     let one = |name: &str| one(params, name);
     let (client, redirect_uri) = client_and_redirect_uri(params, found)?;
+    if !pushed && client.requires_pushed_requests() {
+        // Shown, not sent back: the request is not the client's way to ask (RFC 9126 §6).
+        return Err(Refusal::Shown(format!(
+            "the client {:?} pushes its authorization requests first (PAR, RFC 9126): a request_uri is expected",
+            client.id()
+        )));
+    }
     // From here on, the client hears about errors.
     let response_mode = match one("response_mode") {
         Ok(None | Some("query")) => ResponseMode::Query,
@@ -218,7 +248,7 @@ pub fn validate_for(
 
 /// The one value of parameter `name`: each parameter at most once (RFC 6749 §3.1), and a
 /// repeated one is not picked from (`Err`).
-fn one<'a>(params: &'a [(String, String)], name: &str) -> Result<Option<&'a str>, ()> {
+pub(crate) fn one<'a>(params: &'a [(String, String)], name: &str) -> Result<Option<&'a str>, ()> {
     let mut values = params
         .iter()
         .filter(|(k, _)| k == name)
@@ -411,6 +441,29 @@ mod tests {
             (r.prompt, r.max_age, r.response_mode),
             (Prompt::None, Some(60), ResponseMode::FormPost)
         );
+    }
+
+    /// A client that requires pushed requests (RFC 9126 §6) gets the error page for any
+    /// other, even a valid one; pushed, the same request passes.
+    #[test]
+    fn a_client_that_must_push_is_refused_unpushed_requests() {
+        let pushing = ClientConfig {
+            id: "app".into(),
+            secret: Some("s".repeat(32).into()),
+            redirect_uris: vec![CB.into()],
+            require_pushed_authorization_requests: true,
+            ..ClientConfig::default()
+        };
+        let clients = Clients::new(vec![pushing]).unwrap();
+        let p = params(&[], &[]);
+        let client = clients.get("app");
+        assert!(matches!(
+            validate_for(&p, client, false),
+            Err(Refusal::Shown(m)) if m.contains("pushes its authorization requests")
+        ));
+        assert!(validate_for(&p, client, true).is_ok());
+        // Others are not concerned.
+        assert!(validate_for(&p, clients().get("app"), false).is_ok());
     }
 
     /// `login_hint`: an email address is kept (normalised) for the sign-in page; anything

@@ -34,6 +34,12 @@ pub(crate) const LOGIN_AFTER_TTL_SECS: u64 = 3600;
 /// The kind of the single-use marks of [`LOGIN_AFTER`] markers' nonces.
 pub(crate) const USED_LOGIN_AFTER: &str = "oidc-provider-login-after";
 
+/// The salt of sealed pushed authorization requests (the `request_uri`s of RFC 9126).
+pub(crate) const PAR_SALT: &str = "authcore.oidc-provider.pushed-request";
+
+/// The kind of the single-use marks of pushed requests' `request_uri`s (by their `jti`).
+pub(crate) const USED_REQUEST_URI: &str = "oidc-provider-request-uri";
+
 /// The kind of the marks that revoke one access token (by its `jti`).
 pub(crate) const REVOKED: &str = "oidc-provider-revoked";
 

@@ -1,0 +1,232 @@
+//! Pushed authorization requests (RFC 9126): the client posts its authorization request to
+//! [`PAR_PATH`](crate::PAR_PATH), authenticated as at the token endpoint, and sends the
+//! browser to the authorization endpoint with `client_id` and the `request_uri` it got.
+//!
+//! Nothing is stored: the `request_uri` is the validated request itself, sealed (a JWE under
+//! the auth secret with a salt of its own, as codes are) for
+//! [`PUSHED_REQUEST_TTL_SECS`](crate::PUSHED_REQUEST_TTL_SECS), so that any instance opens
+//! it. Its `jti` is marked in the handler's single-use store when it is used (each
+//! `request_uri` once, on every instance); the way back from the sign-in page carries a new
+//! `request_uri` of the same request, good for the sign-in's time.
+//!
+//! The pure parts first ([`pushed_params`], [`reference`]), then the endpoint.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::ProviderState;
+use crate::client_auth::authenticated_client;
+use crate::config::PUSHED_REQUEST_TTL_SECS;
+use crate::request::{self, PARAMETERS, Refusal};
+use crate::responses::{json_response, no_randomness, no_signature, no_store, token_error};
+use crate::single_use::PAR_SALT;
+use crate::token::random_token;
+
+/// What every `request_uri` of this provider begins with (RFC 9126 §2.2).
+pub(crate) const REQUEST_URI_PREFIX: &str = "urn:ietf:params:oauth:request_uri:";
+
+/// The most a pushed request may hold: the bytes of its parameters' names and values
+/// (its `request_uri` carries them all, and so does the way back from the sign-in page).
+pub(crate) const MAX_PUSHED_BYTES: usize = 8192;
+
+/// A pushed authorization request, as sealed into its `request_uri`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PushedRequest {
+    /// The client that pushed it: the only one that may use it.
+    pub(crate) client_id: String,
+    /// The authorization request's parameters, `client_id` first.
+    pub(crate) params: Vec<(String, String)>,
+    /// Names this `request_uri` in the single-use store.
+    pub(crate) jti: String,
+}
+
+/// The authorization request in `form`, the form client `client_id` pushed (authenticated,
+/// each parameter once): its authorization request parameters, the client's id as
+/// `client_id`; the client's authentication and any parameter unknown here are left out.
+/// `Err` says why it is refused: a `request_uri` inside (RFC 9126 §2.1), a request object
+/// (not supported), or more than [`MAX_PUSHED_BYTES`].
+pub(crate) fn pushed_params(
+    form: &[(String, String)],
+    client_id: &str,
+) -> Result<Vec<(String, String)>, &'static str> {
+    if form.iter().any(|(k, _)| k == "request_uri") {
+        return Err("a pushed request has no request_uri (RFC 9126 §2.1)");
+    }
+    if form.iter().any(|(k, _)| k == "request") {
+        return Err("request objects are not supported here (request_parameter_supported)");
+    }
+    let mut params = vec![("client_id".to_owned(), client_id.to_owned())];
+    params.extend(
+        form.iter()
+            .filter(|(k, _)| k != "client_id" && PARAMETERS.contains(&k.as_str()))
+            .cloned(),
+    );
+    let size: usize = params.iter().map(|(k, v)| k.len() + v.len()).sum();
+    if size > MAX_PUSHED_BYTES {
+        return Err("the pushed request is too large");
+    }
+    Ok(params)
+}
+
+/// The `client_id` and sealed request of the `request_uri` that an authorization
+/// request's `params` give (RFC 9126 §4); `None` when they give none. `Err` (shown to the
+/// user, never sent anywhere) for a `request_uri` without exactly one `client_id`, given
+/// twice, or not of this provider's form.
+pub(crate) fn reference(params: &[(String, String)]) -> Result<Option<(&str, &str)>, &'static str> {
+    let uri = match request::one(params, "request_uri") {
+        Ok(None) => return Ok(None),
+        Ok(Some(uri)) => uri,
+        Err(()) => return Err("request_uri is given more than once"),
+    };
+    let client_id = match request::one(params, "client_id") {
+        Ok(Some(id)) if !id.is_empty() => id,
+        _ => return Err("a request_uri comes with the client_id that pushed it"),
+    };
+    match uri.strip_prefix(REQUEST_URI_PREFIX) {
+        Some(sealed) if !sealed.is_empty() => Ok(Some((client_id, sealed))),
+        _ => Err("the request_uri is not one this provider gave"),
+    }
+}
+
+/// `POST /oidc/par` (RFC 9126 §2): the client authenticated as at the token endpoint, its
+/// request validated as at the authorization endpoint; `201` with the `request_uri`, or the
+/// error as JSON (§2.3), never a redirect.
+pub(crate) async fn push(
+    State(s): State<ProviderState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let form = match authenticated_client(&s, &headers, &body).await {
+        Ok(f) => f,
+        Err(answer) => return *answer,
+    };
+    let client = Arc::clone(&form.client);
+    let params = match pushed_params(form.params.pairs(), client.id()) {
+        Ok(p) => p,
+        Err(why) => return token_error(StatusCode::BAD_REQUEST, "invalid_request", why),
+    };
+    match s.request_for(&params, Some(Arc::clone(&client)), true) {
+        Ok(_) => {}
+        Err(Refusal::Shown(why)) => {
+            return token_error(StatusCode::BAD_REQUEST, "invalid_request", &why);
+        }
+        Err(Refusal::Redirected {
+            error, description, ..
+        }) => return token_error(StatusCode::BAD_REQUEST, error, &description),
+    }
+    let Some(jti) = random_token() else {
+        return *no_randomness();
+    };
+    let pushed = PushedRequest {
+        client_id: client.id().to_owned(),
+        params,
+        jti,
+    };
+    let Some(sealed) = s.seal(&pushed, PAR_SALT, PUSHED_REQUEST_TTL_SECS) else {
+        return *no_signature();
+    };
+    tracing::info!(client = %client.id(), "oidc provider: authorization request pushed");
+    no_store(json_response(
+        StatusCode::CREATED,
+        &json!({
+            "request_uri": format!("{REQUEST_URI_PREFIX}{sealed}"),
+            "expires_in": PUSHED_REQUEST_TTL_SECS,
+        }),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    /// The request's own parameters are kept, the client's authentication and unknown
+    /// parameters left out, and `client_id` is the authenticated client's.
+    #[test]
+    fn a_pushed_request_keeps_the_authorization_parameters() {
+        let form = pairs(&[
+            ("client_secret", "s3cret"),
+            ("client_assertion_type", "x"),
+            ("client_assertion", "y"),
+            ("response_type", "code"),
+            ("scope", "openid"),
+            ("ui_locales", "fr"),
+            ("state", "st"),
+        ]);
+        assert_eq!(
+            pushed_params(&form, "app").unwrap(),
+            pairs(&[
+                ("client_id", "app"),
+                ("response_type", "code"),
+                ("scope", "openid"),
+                ("state", "st"),
+            ])
+        );
+        let form = pairs(&[("client_id", "app"), ("scope", "openid")]);
+        assert_eq!(
+            pushed_params(&form, "app").unwrap(),
+            pairs(&[("client_id", "app"), ("scope", "openid")])
+        );
+    }
+
+    #[test]
+    fn a_request_uri_a_request_object_or_too_much_is_refused() {
+        let big = "x".repeat(2048);
+        for form in [
+            pairs(&[("request_uri", "urn:ietf:params:oauth:request_uri:abc")]),
+            pairs(&[("request", "eyJ...")]),
+            pairs(&[
+                ("state", &big),
+                ("nonce", &big),
+                ("login_hint", &big),
+                ("prompt", &big),
+            ]),
+        ] {
+            assert!(pushed_params(&form, "app").is_err(), "{form:?}");
+        }
+    }
+
+    #[test]
+    fn a_reference_needs_its_client_and_this_providers_form() {
+        let uri = format!("{REQUEST_URI_PREFIX}sealed");
+        assert_eq!(reference(&pairs(&[("client_id", "app")])), Ok(None));
+        assert_eq!(
+            reference(&pairs(&[("client_id", "app"), ("request_uri", &uri)])),
+            Ok(Some(("app", "sealed")))
+        );
+        for p in [
+            pairs(&[("request_uri", &uri)]),
+            pairs(&[("client_id", ""), ("request_uri", &uri)]),
+            pairs(&[
+                ("client_id", "a"),
+                ("client_id", "b"),
+                ("request_uri", &uri),
+            ]),
+            pairs(&[
+                ("client_id", "app"),
+                ("request_uri", &uri),
+                ("request_uri", &uri),
+            ]),
+            pairs(&[
+                ("client_id", "app"),
+                ("request_uri", "https://evil.example/r"),
+            ]),
+            pairs(&[("client_id", "app"), ("request_uri", REQUEST_URI_PREFIX)]),
+            pairs(&[("client_id", "app"), ("request_uri", "")]),
+        ] {
+            assert!(reference(&p).is_err(), "{p:?}");
+        }
+    }
+}
