@@ -36,7 +36,7 @@ pub(crate) struct Op {
     pub(crate) base: String,
     pub(crate) issuer: String,
     pub(crate) signed_in: reqwest::Client,
-    cookie: String,
+    pub(crate) cookie: String,
     /// The instance's handler: what the library's API acts on.
     pub(crate) auth: authcore::Auth,
     /// The database the handler keeps its users and organizations in.
@@ -65,7 +65,7 @@ async fn start_configured(server: &str, more_clients: &str) -> Op {
 }
 
 /// A listener on a free loopback port: where a provider will serve, its port known before.
-async fn listener() -> tokio::net::TcpListener {
+pub(crate) async fn listener() -> tokio::net::TcpListener {
     tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap()
 }
 
@@ -107,7 +107,7 @@ pub(crate) fn fresh_dir() -> PathBuf {
 /// signing key in `dir`, the issuer at the first instance's address, as behind one load
 /// balancer), each on a port of its own. The demo user signs in at the first; the others
 /// get its browser, whose cookies (for `localhost`, whatever the port) they share.
-async fn start_instances(
+pub(crate) async fn start_instances(
     dir: PathBuf,
     database_url: &str,
     server: &str,
@@ -207,7 +207,7 @@ redirect_uris = ["{CB}"]
         .collect()
 }
 
-fn rand_suffix() -> u64 {
+pub(crate) fn rand_suffix() -> u64 {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
@@ -234,7 +234,7 @@ fn relying_party_key(dir: &std::path::Path, name: &str, alg: &str) -> (PathBuf, 
     )
 }
 
-fn oidc_rp_dir() -> PathBuf {
+pub(crate) fn oidc_rp_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testsupport/oidc-rp");
     assert!(
         dir.join("node_modules/openid-client").is_dir(),
@@ -438,7 +438,7 @@ fn altered_signature(jws: &str) -> String {
 }
 
 /// The step `name` of a relying party script's output.
-fn step_of<'a>(steps: &'a [Value], name: &str) -> &'a Value {
+pub(crate) fn step_of<'a>(steps: &'a [Value], name: &str) -> &'a Value {
     steps
         .iter()
         .find(|s| s["step"] == name)
@@ -1949,7 +1949,7 @@ async fn sign_out_as(op: &Op, browser: &reqwest::Client) -> reqwest::Response {
 
 /// A new session of the demo user at the provider: its browser, and the `Cookie` header a
 /// relying party's script sends as that browser.
-async fn fresh_session(op: &Op) -> (reqwest::Client, String) {
+pub(crate) async fn fresh_session(op: &Op) -> (reqwest::Client, String) {
     use reqwest::cookie::CookieStore as _;
     let (browser, jar) = sign_in_at(&op.base).await;
     let cookie = jar
