@@ -1,7 +1,8 @@
 //! The conformance suite every [`RateLimitStore`] must pass: the fixed-window rule of
 //! [`Counter`](authcore::ratelimit::Counter), atomic per key, and the single-use and revocation marks
 //! authcore builds on it (OAuth codes, refresh tokens, WebAuthn challenges, the OpenID
-//! Provider's grants and consents).
+//! Provider's grants and consents), and the short-lived values it keeps (the OpenID
+//! Provider's pending device authorizations).
 //!
 //! A store crate runs it from its tests (`authcore-conformance` in its dev-dependencies):
 //!
@@ -30,6 +31,7 @@ pub async fn run_all<S: RateLimitStore>(store: &S) {
     a_window_starts_again_after_it_ends(store).await;
     concurrent_events_are_counted_one_by_one(store).await;
     single_use_and_marks(store).await;
+    values_are_kept_until_they_expire(store).await;
 }
 
 fn fail(check: &str, what: impl std::fmt::Display) -> ! {
@@ -261,5 +263,46 @@ async fn single_use_and_marks<S: RateLimitStore>(store: &S) {
     }
     if marked("conformance-other", value.clone()).await {
         fail(check, "a mark of one kind is read under another");
+    }
+}
+
+/// The values of the single-use store: read back as put, replaced by a later put, separate
+/// per kind, gone once expired, and none for an id never put.
+async fn values_are_kept_until_they_expire<S: RateLimitStore>(store: &S) {
+    let check = "values_are_kept_until_they_expire";
+    let single_use = SingleUseStore::new(store);
+    let id = uuid::Uuid::new_v4().to_string();
+    let get = |kind: &'static str, id: String| async move {
+        single_use
+            .get(kind, &id)
+            .await
+            .unwrap_or_else(|e| fail(check, format!("get: {e}")))
+    };
+    let put = |id: String, value: &'static str, ttl: Duration| async move {
+        single_use
+            .put("conformance-value", &id, value, ttl)
+            .await
+            .unwrap_or_else(|e| fail(check, format!("put: {e}")));
+    };
+    if get("conformance-value", id.clone()).await.is_some() {
+        fail(check, "a value never put is read");
+    }
+    let day = Duration::from_secs(86_400);
+    put(id.clone(), "{\"first\":\"é\"}", day).await;
+    if get("conformance-value", id.clone()).await.as_deref() != Some("{\"first\":\"é\"}") {
+        fail(check, "a value put is not read back as put");
+    }
+    put(id.clone(), "second", day).await;
+    if get("conformance-value", id.clone()).await.as_deref() != Some("second") {
+        fail(check, "a value put again is not replaced");
+    }
+    if get("conformance-other", id.clone()).await.is_some() {
+        fail(check, "a value of one kind is read under another");
+    }
+    let short = uuid::Uuid::new_v4().to_string();
+    put(short.clone(), "brief", Duration::from_millis(300)).await;
+    std::thread::sleep(Duration::from_millis(600));
+    if get("conformance-value", short).await.is_some() {
+        fail(check, "a value is read after its time");
     }
 }

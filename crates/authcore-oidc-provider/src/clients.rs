@@ -27,8 +27,16 @@ pub const SCOPES: [&str; 6] = [
     "offline_access",
 ];
 
-/// The grant types a client may be given (RFC 6749 §4.1, §6, §4.4).
-pub const GRANT_TYPES: [&str; 3] = ["authorization_code", "refresh_token", "client_credentials"];
+/// The grant types a client may be given (RFC 6749 §4.1, §6, §4.4; RFC 8628 §3.4).
+pub const GRANT_TYPES: [&str; 4] = [
+    "authorization_code",
+    "refresh_token",
+    "client_credentials",
+    DEVICE_CODE_GRANT,
+];
+
+/// The `grant_type` of the device authorization grant (RFC 8628 §3.4).
+pub const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
 
 /// The shortest client secret accepted (bytes): a secret is a password the client and
 /// authcore share, and guessing it must stay out of reach.
@@ -216,6 +224,9 @@ pub enum GrantType {
     RefreshToken,
     /// The client's own access tokens (§4.4).
     ClientCredentials,
+    /// The device authorization grant (RFC 8628): a device without a browser shows a
+    /// code the user confirms elsewhere.
+    DeviceCode,
 }
 
 impl GrantType {
@@ -225,6 +236,7 @@ impl GrantType {
             "authorization_code" => Some(GrantType::AuthorizationCode),
             "refresh_token" => Some(GrantType::RefreshToken),
             "client_credentials" => Some(GrantType::ClientCredentials),
+            DEVICE_CODE_GRANT => Some(GrantType::DeviceCode),
             _ => None,
         }
     }
@@ -606,8 +618,12 @@ impl Clients {
             grant_types.insert(GrantType::AuthorizationCode);
         }
         let code = grant_types.contains(&GrantType::AuthorizationCode);
-        if grant_types.contains(&GrantType::RefreshToken) && !code {
-            return Err("the refresh_token grant needs authorization_code too".into());
+        let device = grant_types.contains(&GrantType::DeviceCode);
+        if grant_types.contains(&GrantType::RefreshToken) && !code && !device {
+            return Err(
+                "the refresh_token grant needs authorization_code too (or the device_code grant)"
+                    .into(),
+            );
         }
         if grant_types.contains(&GrantType::ClientCredentials) && auth_method == AuthMethod::None {
             return Err("the client_credentials grant is for clients with a secret or keys".into());
@@ -650,7 +666,7 @@ impl Clients {
                 SCOPES.join(", ")
             ));
         }
-        if code && !scopes.contains("openid") {
+        if (code || device) && !scopes.contains("openid") {
             return Err("the scopes must include openid".into());
         }
         if scopes.contains("offline_access") && !refresh {

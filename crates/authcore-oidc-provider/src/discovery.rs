@@ -14,8 +14,8 @@ use crate::dpop;
 use crate::grant::{self};
 use crate::responses::json_response;
 use crate::{
-    AUTHORIZE_PATH, INTROSPECTION_PATH, JWKS_PATH, LOGOUT_PATH, PAR_PATH, REVOCATION_PATH,
-    TOKEN_PATH, USERINFO_PATH,
+    AUTHORIZE_PATH, DEVICE_AUTHORIZATION_PATH, INTROSPECTION_PATH, JWKS_PATH, LOGOUT_PATH,
+    PAR_PATH, REVOCATION_PATH, TOKEN_PATH, USERINFO_PATH,
 };
 
 /// The claims the provider may put in ID tokens and userinfo, by scope and always.
@@ -60,6 +60,7 @@ impl OpenIdProvider {
             "issuer": self.issuer,
             "authorization_endpoint": self.url(AUTHORIZE_PATH),
             "token_endpoint": self.url(TOKEN_PATH),
+            "device_authorization_endpoint": self.url(DEVICE_AUTHORIZATION_PATH),
             "userinfo_endpoint": self.url(USERINFO_PATH),
             "jwks_uri": self.url(JWKS_PATH),
             "end_session_endpoint": self.url(LOGOUT_PATH),

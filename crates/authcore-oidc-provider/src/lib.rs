@@ -9,20 +9,23 @@
 //! its `request_uri`), token ([`TOKEN_PATH`]: the code for an ID token, an
 //! access token and, with `offline_access`, a refresh token rotated at each use; a service
 //! client's own access token), userinfo ([`USERINFO_PATH`]), revocation, introspection,
-//! RP-initiated logout, and back-channel logout to the clients a session signed in to when
+//! device authorization (RFC 8628: [`DEVICE_AUTHORIZATION_PATH`], the user's page at
+//! [`DEVICE_VERIFICATION_PATH`]), RP-initiated logout, and back-channel logout to the clients a session signed in to when
 //! it ends ([`BackChannelLogout`]). Scopes give the user's claims, among them `groups` and,
 //! when the handler has organizations on, `organizations` (each organization the user is a
 //! member of, with their roles there); a client may admit only some users
 //! (`allowed_groups`, `allowed_roles`, `allowed_organizations` of [`ClientConfig`]: the
 //! others get `access_denied`, and no refreshed token once they left). The protocol checks
 //! are pure functions over plain data (the modules `request`, `grant`, `clients`, `access`,
-//! `login_marker`); one module per endpoint is their I/O: the session read, the sealed
+//! `login_marker`, `device`); one module per endpoint is their I/O: the session read, the sealed
 //! codes, refresh tokens and `prompt=login` markers and their single-use marks, the
 //! signatures, the user read and the logout tokens' delivery.
 //!
 //! What is kept between requests lives in the handler's single-use store (memory, the
 //! database, or Redis, shared by several instances): used codes and refresh tokens, revoked
-//! tokens and grants, and which clients each session signed in to. The access each user
+//! tokens and grants, which clients each session signed in to, and the pending device
+//! authorizations (the request under its user code, the user's decision under its id: the
+//! store's values, which every instance sharing it sees). The access each user
 //! granted to each client (its scopes, which stand for the consent, and an epoch that a
 //! revocation from the account page moves on, voiding every token of the client for the
 //! user) lives in the adapter, with the users.
@@ -62,6 +65,8 @@ mod client_auth;
 mod clients;
 mod config;
 mod consent;
+mod device;
+mod device_endpoint;
 mod discovery;
 mod dpop;
 mod dpop_binding;
@@ -129,6 +134,13 @@ pub const LOGGED_OUT_PATH: &str = "/oidc/logout/done";
 
 /// Where the consent page's answer goes.
 pub const CONSENT_PATH: &str = "/oidc/consent";
+
+/// The device authorization endpoint (RFC 8628 §3.1).
+pub const DEVICE_AUTHORIZATION_PATH: &str = "/oidc/device";
+
+/// The page where users enter a device's code and allow it (RFC 8628 §3.3: the
+/// `verification_uri`).
+pub const DEVICE_VERIFICATION_PATH: &str = "/oidc/device/verify";
 
 /// The largest form the authorization and token endpoints read (bytes).
 pub const MAX_FORM_BYTES: usize = 16 * 1024;
@@ -252,6 +264,14 @@ impl OpenIdProvider {
             .route(INTROSPECTION_PATH, post(revocation::introspect))
             .route(LOGGED_OUT_PATH, get(logout::logged_out))
             .route(CONSENT_PATH, post(consent::consent))
+            .route(
+                DEVICE_AUTHORIZATION_PATH,
+                post(device_endpoint::device_authorization),
+            )
+            .route(
+                DEVICE_VERIFICATION_PATH,
+                get(device_endpoint::verify).post(device_endpoint::decide),
+            )
             .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
             .with_state(state)
     }

@@ -67,3 +67,31 @@ pub(crate) fn client_key(who: &str, client: &str) -> String {
 pub(crate) fn secs(t: i64) -> std::time::Duration {
     std::time::Duration::from_secs(t.unsigned_abs())
 }
+
+/// The salt of sealed device codes (RFC 8628 §3.2).
+pub(crate) const DEVICE_SALT: &str = "authcore.oidc-provider.device";
+
+/// How long past its expiry a device code still opens, to be answered `expired_token`
+/// rather than `invalid_grant` (seconds).
+pub(crate) const DEVICE_EXPIRED_GRACE_SECS: u64 = 3600;
+
+/// The salt of the device page's ticket (the authorization it answers, for whom).
+pub(crate) const DEVICE_TICKET_SALT: &str = "authcore.oidc-provider.device-ticket";
+
+/// The kind of the values that keep a pending device authorization under its user code.
+pub(crate) const DEVICE_REQUEST: &str = "oidc-provider-device-request";
+
+/// The kind of the values that keep the user's decision under a device authorization's id.
+pub(crate) const DEVICE_DECISION: &str = "oidc-provider-device-decision";
+
+/// The kind of the single-use marks of user codes (one decision each).
+pub(crate) const USED_USER_CODE: &str = "oidc-provider-user-code";
+
+/// The kind of the single-use marks of device codes (redeemed once).
+pub(crate) const USED_DEVICE_CODE: &str = "oidc-provider-device-code";
+
+/// The kind of the counts of a device code's polls (`slow_down`).
+pub(crate) const DEVICE_POLL: &str = "oidc-provider-device-poll";
+
+/// The kind of the counts of user code lookups (by client address, user, and all).
+pub(crate) const DEVICE_LOOKUP: &str = "oidc-provider-device-lookup";

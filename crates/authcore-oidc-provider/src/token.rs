@@ -1,5 +1,6 @@
 //! The token endpoint ([`TOKEN_PATH`](crate::TOKEN_PATH)): the `authorization_code`,
-//! `refresh_token` and `client_credentials` grants, and the tokens of a user grant.
+//! `refresh_token` and `client_credentials` grants (the device code's is
+//! `device_endpoint`'s), and the tokens of a user grant.
 
 use authcore_keys::unix_time;
 use axum::body::Bytes;
@@ -51,7 +52,7 @@ pub(crate) async fn token(
         return token_error(
             StatusCode::BAD_REQUEST,
             "unsupported_grant_type",
-            "authorization_code, refresh_token or client_credentials",
+            "authorization_code, refresh_token, client_credentials or urn:ietf:params:oauth:grant-type:device_code",
         );
     };
     if !form.client.allows_grant(grant_type) {
@@ -70,6 +71,7 @@ pub(crate) async fn token(
         GrantType::AuthorizationCode => s.code_grant(&form).await,
         GrantType::RefreshToken => s.refresh_grant(&form).await,
         GrantType::ClientCredentials => s.client_credentials(&form),
+        GrantType::DeviceCode => s.device_grant(&form).await,
     };
     let mut r = answer.unwrap_or_else(|refused| *refused);
     if form.dpop_jkt.is_some() {

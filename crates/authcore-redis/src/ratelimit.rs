@@ -16,7 +16,8 @@ use crate::scripts::{RATE_COUNT, RATE_GIVE_BACK};
 /// expires by itself. Made by [`RedisAdapter::rate_limit_store`]; it shares the adapter's
 /// connection and prefix. Counts and locks live in separate namespaces,
 /// `<prefix>ratelimit:count:<key>` and `<prefix>ratelimit:lock:<key>`, so no key's count
-/// can be another's lock (authcore's keys carry their subject hashed besides). Its calls
+/// can be another's lock (values, [`RateLimitStore::put_value`], are strings under
+/// `<prefix>ratelimit:value:<key>`, expiring by `PX`) (authcore's keys carry their subject hashed besides). Its calls
 /// pass the adapter's circuit breaker (see *Outages* in the crate documentation).
 #[derive(Clone)]
 pub struct RedisRateLimitStore {
@@ -103,6 +104,24 @@ impl RateLimitStore for RedisRateLimitStore {
             .invoke_async::<()>(&mut self.conn.clone())
             .await?;
         Ok(())
+    }
+
+    async fn put_value(&self, key: &str, value: &str, ttl: Duration) -> Result<(), BoxError> {
+        redis::cmd("SET")
+            .arg(format!("{}value:{key}", self.prefix))
+            .arg(value)
+            .arg("PX")
+            .arg(millis(ttl))
+            .query_async::<()>(&mut self.conn.clone())
+            .await?;
+        Ok(())
+    }
+
+    async fn get_value(&self, key: &str) -> Result<Option<String>, BoxError> {
+        Ok(redis::cmd("GET")
+            .arg(format!("{}value:{key}", self.prefix))
+            .query_async(&mut self.conn.clone())
+            .await?)
     }
 
     async fn reset(&self, key: &str) -> Result<(), BoxError> {

@@ -21,6 +21,7 @@ mod browser_two_factor;
 mod browser_webauthn;
 mod cli_providers;
 mod demo;
+mod device_flow;
 mod differential;
 mod gateway;
 mod gateway_proxies;

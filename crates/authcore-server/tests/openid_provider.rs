@@ -36,7 +36,7 @@ pub(crate) struct Op {
     pub(crate) base: String,
     pub(crate) issuer: String,
     pub(crate) signed_in: reqwest::Client,
-    cookie: String,
+    pub(crate) cookie: String,
     /// The instance's handler: what the library's API acts on.
     pub(crate) auth: authcore::Auth,
     /// The database the handler keeps its users and organizations in.

@@ -12,7 +12,7 @@ use authcore::breaker::CircuitBreaker;
 use authcore::ratelimit::{Counter, RateLimit, RateLimitStore};
 
 use crate::SqlxAdapter;
-use crate::db::{Arg, Pool, RATE_LIMIT, Val};
+use crate::db::{Arg, Col, Pool, RATE_LIMIT, Val};
 use crate::error::map_sqlx;
 
 /// Rate-limit counts in the adapter's database (table `rate_limits`, `rateLimit` on MySQL,
@@ -195,6 +195,39 @@ impl RateLimitStore for SqlRateLimitStore {
         )
         .await
         .map(drop)
+    }
+
+    async fn put_value(&self, key: &str, value: &str, ttl: Duration) -> Result<(), BoxError> {
+        let now = now_ms();
+        self.sweep(now).await;
+        let expires = now.saturating_add(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
+        let args = vec![
+            Arg::text(key),
+            int(expires),
+            Arg::text(value),
+            int(expires),
+            Arg::text(value),
+        ];
+        let sql = &self.pool.sql().put_rate_limit_value;
+        self.bounded_sql("rate_limit_put_value", self.pool.execute(sql, args))
+            .await
+            .map(drop)
+    }
+
+    async fn get_value(&self, key: &str) -> Result<Option<String>, BoxError> {
+        let sql = &self.pool.sql().get_rate_limit_value;
+        let row = self
+            .bounded_sql(
+                "rate_limit_get_value",
+                self.pool
+                    .fetch_optional(sql, vec![Arg::text(key)], &[Col::Text, Col::Int]),
+            )
+            .await?;
+        let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+        Ok(match row.as_deref() {
+            Some([Val::Text(value), Val::Int(expires)]) if *expires > now => Some(value.clone()),
+            _ => None,
+        })
     }
 
     async fn lockout_left(&self, key: &str) -> Result<Option<Duration>, BoxError> {

@@ -131,6 +131,14 @@ impl Auth {
 }
 
 impl Auth {
+    /// The address of the client that sent a request (`parts`): the peer the host put in
+    /// its extensions ([`ClientAddr`](crate::request::ClientAddr)), or behind the
+    /// configured trusted proxies the right-most `X-Forwarded-For` entry that is not one;
+    /// `None` without a peer. What the per-client rate limits count by.
+    pub fn client_address(&self, parts: &http::request::Parts) -> Option<std::net::IpAddr> {
+        crate::request::client_addr(&self.config().inner, parts)
+    }
+
     /// Where to send an anonymous user who asked for `target` (a path and query of the
     /// application): the sign-in page (`<basePath>/signin`, or the configured
     /// `pages.sign_in`) with `callbackUrl` set to `target`, so they come back after signing

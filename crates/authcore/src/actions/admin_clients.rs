@@ -13,7 +13,12 @@ use crate::adapter::{
 use crate::config::ConfigInner;
 
 /// The grant types a stored client may use.
-const GRANT_TYPES: [&str; 3] = ["authorization_code", "refresh_token", "client_credentials"];
+const GRANT_TYPES: [&str; 4] = [
+    "authorization_code",
+    "refresh_token",
+    "client_credentials",
+    "urn:ietf:params:oauth:grant-type:device_code",
+];
 
 /// How a stored client may authenticate at the token endpoint.
 const AUTH_METHODS: [&str; 3] = ["client_secret_basic", "client_secret_post", "none"];

@@ -169,7 +169,23 @@ pub trait RateLimitStore: Send + Sync + fmt::Debug + 'static {
     /// The time left if `key` is locked out; `None` when it is not (read only: for tests,
     /// operators, and the [`SingleUseStore`]'s marks, which are lock-outs).
     async fn lockout_left(&self, key: &str) -> Result<Option<Duration>, BoxError>;
+    /// Keeps `value` under `key` for `ttl`, replacing what was there (the
+    /// [`SingleUseStore`]'s short-lived values: an OpenID Provider's pending device
+    /// authorizations). A store that keeps no values answers an error, as by default.
+    async fn put_value(&self, key: &str, value: &str, ttl: Duration) -> Result<(), BoxError> {
+        let _ = (key, value, ttl);
+        Err(NO_VALUES.into())
+    }
+    /// The unexpired value under `key` ([`RateLimitStore::put_value`]); an error from a
+    /// store that keeps no values, as by default.
+    async fn get_value(&self, key: &str) -> Result<Option<String>, BoxError> {
+        let _ = key;
+        Err(NO_VALUES.into())
+    }
 }
+
+/// What a [`RateLimitStore`] without values answers to their calls.
+const NO_VALUES: &str = "this rate-limit store keeps no values";
 
 /// One key's count under the fixed-window rule every store follows: a window starts at the
 /// key's first event, the event over the limit locks the key for the lock-out and starts
@@ -257,6 +273,9 @@ impl Counter {
 #[derive(Clone)]
 pub struct MemoryRateLimitStore {
     windows: moka::sync::Cache<String, Counter>,
+    /// The values ([`RateLimitStore::put_value`]) with when they expire on the counters'
+    /// clock, bounded as the counts are.
+    values: moka::sync::Cache<String, (String, u64)>,
     /// The zero of the counters' clock.
     epoch: Instant,
 }
@@ -307,14 +326,40 @@ impl moka::Expiry<String, Counter> for Expire {
     }
 }
 
+/// Expires a value at its end (milliseconds since `epoch`).
+struct ExpireValue {
+    epoch: Instant,
+}
+
+impl moka::Expiry<String, (String, u64)> for ExpireValue {
+    fn expire_after_create(&self, _: &String, v: &(String, u64), now: Instant) -> Option<Duration> {
+        let at = self.epoch + Duration::from_millis(v.1);
+        Some(at.saturating_duration_since(now))
+    }
+
+    fn expire_after_update(
+        &self,
+        key: &String,
+        v: &(String, u64),
+        now: Instant,
+        _: Option<Duration>,
+    ) -> Option<Duration> {
+        self.expire_after_create(key, v, now)
+    }
+}
+
 impl MemoryRateLimitStore {
-    /// A store holding at most `max_keys` keys.
+    /// A store holding at most `max_keys` keys (and as many values).
     pub fn new(max_keys: u64) -> Self {
         let epoch = Instant::now();
         MemoryRateLimitStore {
             windows: moka::sync::Cache::builder()
                 .max_capacity(max_keys)
                 .expire_after(Expire { epoch })
+                .build(),
+            values: moka::sync::Cache::builder()
+                .max_capacity(max_keys)
+                .expire_after(ExpireValue { epoch })
                 .build(),
             epoch,
         }
@@ -369,6 +414,21 @@ impl RateLimitStore for MemoryRateLimitStore {
 
     async fn lockout_left(&self, key: &str) -> Result<Option<Duration>, BoxError> {
         Ok(self.windows.get(key).and_then(|c| c.locked_at(self.now())))
+    }
+
+    async fn put_value(&self, key: &str, value: &str, ttl: Duration) -> Result<(), BoxError> {
+        let ends = self.now().saturating_add(capped_millis(ttl));
+        self.values.insert(key.to_owned(), (value.to_owned(), ends));
+        Ok(())
+    }
+
+    async fn get_value(&self, key: &str) -> Result<Option<String>, BoxError> {
+        let now = self.now();
+        Ok(self
+            .values
+            .get(key)
+            .filter(|(_, ends)| *ends > now)
+            .map(|(v, _)| v))
     }
 }
 

@@ -74,4 +74,39 @@ impl<'a> SingleUseStore<'a> {
         let key = subject_key(&format!("mark:{kind}"), value);
         Ok(self.store.lockout_left(&key).await?.is_some())
     }
+
+    /// Counts one attempt of `kind` by `subject` under `limit` (guessing guarded as the
+    /// rate limits guard sign-ins): `None` when it is allowed, the time until the next may
+    /// be made when it is not; an error when the store cannot say.
+    pub async fn attempt(
+        &self,
+        kind: &str,
+        subject: &str,
+        limit: &RateLimit,
+    ) -> Result<Option<Duration>, BoxError> {
+        let key = subject_key(&format!("attempt:{kind}"), subject);
+        self.store.count(&key, limit).await
+    }
+
+    /// Keeps `value` for `ttl` under `id` of `kind`, replacing what was there (state that
+    /// instances sharing the store must all see: an OpenID Provider's pending device
+    /// authorizations). Only a hash of `id` is kept; `value` is kept as given. An error
+    /// when the store cannot keep it (or keeps no values).
+    pub async fn put(
+        &self,
+        kind: &str,
+        id: &str,
+        value: &str,
+        ttl: Duration,
+    ) -> Result<(), BoxError> {
+        let key = subject_key(&format!("value:{kind}"), id);
+        self.store.put_value(&key, value, ttl).await
+    }
+
+    /// The unexpired value under `id` of `kind` ([`put`](SingleUseStore::put)); an error
+    /// when the store cannot say.
+    pub async fn get(&self, kind: &str, id: &str) -> Result<Option<String>, BoxError> {
+        let key = subject_key(&format!("value:{kind}"), id);
+        self.store.get_value(&key).await
+    }
 }
