@@ -224,7 +224,9 @@ impl ProviderState {
                 grant: grant.clone(),
                 grant_id: request.id.clone(),
                 jti: random_token().ok_or_else(no_randomness)?,
-            }),
+                jkt: None,
+            }
+            .bound_to(form.refresh_token_key())),
             false => None,
         };
         self.user_tokens(
@@ -237,6 +239,7 @@ impl ProviderState {
                 scopes: &grant.scopes,
                 nonce: None,
                 refresh,
+                jkt: form.dpop_jkt.as_deref(),
             },
         )
     }
