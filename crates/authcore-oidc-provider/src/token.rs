@@ -227,7 +227,11 @@ impl ProviderState {
             return Err(invalid_grant("the user may no longer use this client"));
         }
         let claims = self.user_claims(&user, &scopes).await?;
-        let next = refresh.next(random_token().ok_or_else(no_randomness)?);
+        // Bound as the one it replaces (whose key the proof was checked against above), or
+        // from now on when a public client first sends a proof (RFC 9449 §5).
+        let next = refresh
+            .next(random_token().ok_or_else(no_randomness)?)
+            .bound_to(form.refresh_token_key());
         self.user_tokens(
             client,
             UserTokens {

@@ -727,7 +727,8 @@ async fn attacks_with_proofs_get_no_token_and_no_userinfo() {
 }
 
 /// RFC 9449 §5: a public client's refresh token is bound to its key (refused without a
-/// proof of it), a confidential client's is not (its authentication binds it); a client
+/// proof of it; an unbound one is followed by a bound one at a refresh with a proof), a
+/// confidential client's is not (its authentication binds it); a client
 /// with `dpop_bound_access_tokens` gets no token without a proof; an unbound token is no
 /// DPoP token; a nonce of one instance holds at another.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -767,6 +768,16 @@ async fn refresh_tokens_clients_and_instances() {
         )
         .await;
     no_token(&a, "the next refresh token is bound too");
+    // Signed in without a proof: unbound; the first refresh with a proof binds the next.
+    let code = op.code(&browser, "spa").await;
+    let a = op.token("spa", &redeem(&code), &[]).await;
+    assert_eq!(a.json()["token_type"], "Bearer", "{a:?}");
+    let rt = a.json()["refresh_token"].as_str().unwrap().to_owned();
+    let a = op.token("spa", &refresh(&rt), &[&proof(&client)]).await;
+    assert_eq!(a.json()["token_type"], "DPoP", "{a:?}");
+    let rt = a.json()["refresh_token"].as_str().unwrap().to_owned();
+    let a = op.token("spa", &refresh(&rt), &[&proof(&thief)]).await;
+    no_token(&a, "a refresh token bound at a refresh, with another key");
 
     // rp (confidential): its refresh token is not bound; without a proof, a bearer token.
     let code = op.code(&browser, "rp").await;
