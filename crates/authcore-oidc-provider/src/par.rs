@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::ProviderState;
-use crate::client_auth::authenticated_client;
+use crate::client_auth::{ClientForm, authenticated_client};
 use crate::config::PUSHED_REQUEST_TTL_SECS;
 use crate::request::{self, PARAMETERS, Refusal};
 use crate::responses::{json_response, no_randomness, no_signature, no_store, token_error};
@@ -95,50 +95,56 @@ pub(crate) fn reference(params: &[(String, String)]) -> Result<Option<(&str, &st
 }
 
 /// `POST /oidc/par` (RFC 9126 §2): the client authenticated as at the token endpoint, its
-/// request validated as at the authorization endpoint; `201` with the `request_uri`, or the
-/// error as JSON (§2.3), never a redirect.
+/// request validated as at the authorization endpoint ([`ProviderState::pushed`]).
 pub(crate) async fn push(
-    State(s): State<ProviderState>,
     headers: HeaderMap,
+    State(s): State<ProviderState>,
     body: Bytes,
 ) -> Response {
-    let form = match authenticated_client(&s, &headers, &body).await {
-        Ok(f) => f,
-        Err(answer) => return *answer,
-    };
-    let client = Arc::clone(&form.client);
-    let params = match pushed_params(form.params.pairs(), client.id()) {
-        Ok(p) => p,
-        Err(why) => return token_error(StatusCode::BAD_REQUEST, "invalid_request", why),
-    };
-    match s.request_for(&params, Some(Arc::clone(&client)), true) {
-        Ok(_) => {}
-        Err(Refusal::Shown(why)) => {
-            return token_error(StatusCode::BAD_REQUEST, "invalid_request", &why);
-        }
-        Err(Refusal::Redirected {
-            error, description, ..
-        }) => return token_error(StatusCode::BAD_REQUEST, error, &description),
+    match authenticated_client(&s, &headers, &body).await {
+        Ok(form) => s.pushed(&form),
+        Err(answer) => *answer,
     }
-    let Some(jti) = random_token() else {
-        return *no_randomness();
-    };
-    let pushed = PushedRequest {
-        client_id: client.id().to_owned(),
-        params,
-        jti,
-    };
-    let Some(sealed) = s.seal(&pushed, PAR_SALT, PUSHED_REQUEST_TTL_SECS) else {
-        return *no_signature();
-    };
-    tracing::info!(client = %client.id(), "oidc provider: authorization request pushed");
-    no_store(json_response(
-        StatusCode::CREATED,
-        &json!({
-            "request_uri": format!("{REQUEST_URI_PREFIX}{sealed}"),
-            "expires_in": PUSHED_REQUEST_TTL_SECS,
-        }),
-    ))
+}
+
+impl ProviderState {
+    /// The answer to the authorization request `form` pushes: `201` with the `request_uri`,
+    /// or the error as JSON (§2.3), never a redirect.
+    fn pushed(&self, form: &ClientForm) -> Response {
+        let client = &form.client;
+        let params = match pushed_params(form.params.pairs(), client.id()) {
+            Ok(p) => p,
+            Err(why) => return token_error(StatusCode::BAD_REQUEST, "invalid_request", why),
+        };
+        match self.request_for(&params, Some(Arc::clone(client)), true) {
+            Ok(_) => {}
+            Err(Refusal::Shown(why)) => {
+                return token_error(StatusCode::BAD_REQUEST, "invalid_request", &why);
+            }
+            Err(Refusal::Redirected {
+                error, description, ..
+            }) => return token_error(StatusCode::BAD_REQUEST, error, &description),
+        }
+        let Some(jti) = random_token() else {
+            return *no_randomness();
+        };
+        let pushed = PushedRequest {
+            client_id: client.id().to_owned(),
+            params,
+            jti,
+        };
+        let Some(sealed) = self.seal(&pushed, PAR_SALT, PUSHED_REQUEST_TTL_SECS) else {
+            return *no_signature();
+        };
+        tracing::info!(client = %client.id(), "oidc provider: authorization request pushed");
+        no_store(json_response(
+            StatusCode::CREATED,
+            &json!({
+                "request_uri": format!("{REQUEST_URI_PREFIX}{sealed}"),
+                "expires_in": PUSHED_REQUEST_TTL_SECS,
+            }),
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -454,9 +454,9 @@ mod tests {
             require_pushed_authorization_requests: true,
             ..ClientConfig::default()
         };
-        let clients = Clients::new(vec![pushing]).unwrap();
+        let pushing = Clients::new(vec![pushing]).unwrap();
         let p = params(&[], &[]);
-        let client = clients.get("app");
+        let client = pushing.get("app");
         assert!(matches!(
             validate_for(&p, client, false),
             Err(Refusal::Shown(m)) if m.contains("pushes its authorization requests")
