@@ -515,7 +515,7 @@ pub(crate) async fn token(
 }
 
 /// `POST <path>` with `form`, and HTTP Basic `basic` when given: the status and the JSON.
-async fn post_form(
+pub(crate) async fn post_form(
     op: &Op,
     path: &str,
     basic: Option<(&str, &str)>,
