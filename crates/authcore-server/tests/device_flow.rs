@@ -50,15 +50,7 @@ async fn post(
     basic: Option<(&str, &str)>,
     form: &[(&str, &str)],
 ) -> (u16, Value) {
-    let mut req = reqwest::Client::new()
-        .post(format!("{}{path}", op.base))
-        .timeout(Duration::from_secs(15))
-        .form(form);
-    if let Some((id, secret)) = basic {
-        req = req.basic_auth(id, Some(secret));
-    }
-    let r = req.send().await.unwrap();
-    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+    crate::openid_provider::post_form(op, path, basic, form).await
 }
 
 /// How `client` authenticates: `console` with its secret, the public ones by `client_id`.
