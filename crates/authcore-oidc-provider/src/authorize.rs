@@ -48,17 +48,18 @@ pub(crate) async fn authorize(
         .collect();
     let (request, client) = match s.authorization_request(&client_params).await {
         Ok(r) => r,
-        Err(Refusal::Shown(message)) => {
+        Err(RequestRefused::Unavailable) => return no_store(clients_unavailable()),
+        Err(RequestRefused::Refusal(Refusal::Shown(message))) => {
             tracing::warn!(%message, "oidc provider: authorization request refused");
             return shown_error(&message);
         }
-        Err(Refusal::Redirected {
+        Err(RequestRefused::Refusal(Refusal::Redirected {
             redirect_uri,
             response_mode,
             error,
             description,
             state,
-        }) => {
+        })) => {
             tracing::info!(error, %description, "oidc provider: authorization request refused");
             let mut p = vec![
                 ("error", error.to_owned()),
@@ -185,6 +186,32 @@ fn sign_in_redirect(
     Some(redirect(&location))
 }
 
+/// Why an authorization request is not answered: a [`Refusal`] of the request, or the
+/// clients' store that cannot be read (`503`: the client is not known to be unknown).
+#[derive(Debug)]
+pub(crate) enum RequestRefused {
+    Refusal(Refusal),
+    Unavailable,
+}
+
+impl From<Refusal> for RequestRefused {
+    fn from(r: Refusal) -> Self {
+        RequestRefused::Refusal(r)
+    }
+}
+
+/// The answer while the clients cannot be read: a page, as for a request that is not
+/// sent back to a client (no redirect URI can be trusted without its client).
+pub(crate) fn clients_unavailable() -> Response {
+    tracing::warn!("oidc provider: authorization request not answered: the clients cannot be read");
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "This request cannot be answered now: try again in a moment.\n",
+    )
+        .into_response()
+}
+
 impl ProviderState {
     /// The authorization request in `params`, validated for the provider's clients; the
     /// `organizations` scope is left out (RFC 6749 §3.3) when the handler has no
@@ -193,16 +220,17 @@ impl ProviderState {
     pub(crate) async fn authorization_request(
         &self,
         params: &[(String, String)],
-    ) -> Result<(AuthorizationRequest, Arc<Client>), Refusal> {
+    ) -> Result<(AuthorizationRequest, Arc<Client>), RequestRefused> {
         let client = match request::client_id(params) {
-            Some(id) if !id.is_empty() && id.len() <= request::MAX_PARAM_LEN => {
-                self.client(id).await
-            }
+            Some(id) if !id.is_empty() && id.len() <= request::MAX_PARAM_LEN => self
+                .client(id)
+                .await
+                .map_err(|_| RequestRefused::Unavailable)?,
             _ => None,
         };
         let mut request = request::validate_for(params, client.as_deref())?;
         let Some(client) = client else {
-            return Err(Refusal::Shown("there is no such client here".into()));
+            return Err(Refusal::Shown("there is no such client here".into()).into());
         };
         if !self.organizations_on() {
             request.scopes.retain(|s| s != "organizations");

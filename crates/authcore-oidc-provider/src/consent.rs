@@ -157,6 +157,9 @@ pub(crate) async fn consent(
     }
     let (request, client) = match s.authorization_request(&ticket.params).await {
         Ok(r) => r,
+        Err(crate::authorize::RequestRefused::Unavailable) => {
+            return crate::authorize::clients_unavailable();
+        }
         Err(_) => return shown_error("the request this form answers is no longer valid"),
     };
     let mut response = match param("decision") {
