@@ -20,8 +20,8 @@ use crate::consent::ConsentTicket;
 use crate::grant::{CodeGrant, Grant};
 use crate::login_marker::{LoginMarker, SignIn};
 use crate::params::request_params;
-use crate::request::{self, AuthorizationRequest, Prompt, Refusal, ResponseMode};
-use crate::responses::{no_store, redirect, shown_error, unavailable};
+use crate::request::{self, AuthorizationRequest, Prompt, Refusal, RequestRefused, ResponseMode};
+use crate::responses::{clients_unavailable, no_store, redirect, shown_error, unavailable};
 use crate::single_use::{
     CODE_SALT, LOGIN_AFTER, LOGIN_AFTER_SALT, LOGIN_AFTER_TTL_SECS, USED_LOGIN_AFTER,
 };
@@ -184,32 +184,6 @@ fn sign_in_redirect(
         location.push_str(&authcore::cookies::encode_uri_component(hint));
     }
     Some(redirect(&location))
-}
-
-/// Why an authorization request is not answered: a [`Refusal`] of the request, or the
-/// clients' store that cannot be read (`503`: the client is not known to be unknown).
-#[derive(Debug)]
-pub(crate) enum RequestRefused {
-    Refusal(Refusal),
-    Unavailable,
-}
-
-impl From<Refusal> for RequestRefused {
-    fn from(r: Refusal) -> Self {
-        RequestRefused::Refusal(r)
-    }
-}
-
-/// The answer while the clients cannot be read: a page, as for a request that is not
-/// sent back to a client (no redirect URI can be trusted without its client).
-pub(crate) fn clients_unavailable() -> Response {
-    tracing::warn!("oidc provider: authorization request not answered: the clients cannot be read");
-    (
-        StatusCode::SERVICE_UNAVAILABLE,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        "This request cannot be answered now: try again in a moment.\n",
-    )
-        .into_response()
 }
 
 impl ProviderState {

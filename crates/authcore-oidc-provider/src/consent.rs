@@ -157,8 +157,8 @@ pub(crate) async fn consent(
     }
     let (request, client) = match s.authorization_request(&ticket.params).await {
         Ok(r) => r,
-        Err(crate::authorize::RequestRefused::Unavailable) => {
-            return crate::authorize::clients_unavailable();
+        Err(crate::request::RequestRefused::Unavailable) => {
+            return crate::responses::clients_unavailable();
         }
         Err(_) => return shown_error("the request this form answers is no longer valid"),
     };
