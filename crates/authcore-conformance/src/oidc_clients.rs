@@ -44,7 +44,8 @@ fn client(id: &str) -> StoredClient {
 }
 
 /// A client comes back as stored; a second creation of its id is refused and changes
-/// nothing; an update replaces it (and answers `false` for an unknown id); the listing
+/// nothing; an update replaces it while it is as read (and answers `false` for an unknown
+/// id, or for a read older than the last change, which it keeps); the listing
 /// holds the clients ordered by id.
 pub async fn clients_are_kept_as_given<A: Adapter>(adapter: &A) {
     const CHECK: &str = "oidc_clients_are_kept_as_given";
@@ -94,7 +95,7 @@ pub async fn clients_are_kept_as_given<A: Adapter>(adapter: &A) {
     if !ok(
         CHECK,
         "update_oidc_client",
-        store.update_oidc_client(&changed).await,
+        store.update_oidc_client(&first, &changed).await,
     ) {
         fail(CHECK, "an update of a stored client answered false");
     }
@@ -102,20 +103,29 @@ pub async fn clients_are_kept_as_given<A: Adapter>(adapter: &A) {
     if !ok(
         CHECK,
         "update_oidc_client",
-        store.update_oidc_client(&changed).await,
+        store.update_oidc_client(&changed, &changed).await,
     ) {
         fail(CHECK, "an update with unchanged data answered false");
+    }
+    // An update from a read made before that change: refused, the change kept.
+    let mut stale = first.clone();
+    stale.name = "stale".to_owned();
+    if ok(
+        CHECK,
+        "update_oidc_client",
+        store.update_oidc_client(&first, &stale).await,
+    ) {
+        fail(CHECK, "an update from a stale read answered true");
     }
     let got = ok(CHECK, "get_oidc_client", store.get_oidc_client(&a).await);
     if got.as_ref() != Some(&changed) {
         fail(CHECK, format!("updated to {changed:?}, read {got:?}"));
     }
+    let unknown = client(&format!("none-{tag}"));
     if ok(
         CHECK,
         "update_oidc_client",
-        store
-            .update_oidc_client(&client(&format!("none-{tag}")))
-            .await,
+        store.update_oidc_client(&unknown, &unknown).await,
     ) {
         fail(CHECK, "an update of an unknown client answered true");
     }

@@ -21,8 +21,8 @@ use crate::grant::{CodeGrant, Grant};
 use crate::login_marker::{LoginMarker, SignIn};
 use crate::par::{self, PushedRequest, REQUEST_URI_PREFIX};
 use crate::params::request_params;
-use crate::request::{self, AuthorizationRequest, Prompt, Refusal, ResponseMode};
-use crate::responses::{no_store, redirect, shown_error, unavailable};
+use crate::request::{self, AuthorizationRequest, Prompt, Refusal, RequestRefused, ResponseMode};
+use crate::responses::{clients_unavailable, no_store, redirect, shown_error, unavailable};
 use crate::single_use::{
     CODE_SALT, LOGIN_AFTER, LOGIN_AFTER_SALT, LOGIN_AFTER_TTL_SECS, PAR_SALT, USED_LOGIN_AFTER,
     USED_REQUEST_URI,
@@ -59,17 +59,18 @@ pub(crate) async fn authorize(
         .await
     {
         Ok(r) => r,
-        Err(Refusal::Shown(message)) => {
+        Err(RequestRefused::Unavailable) => return no_store(clients_unavailable()),
+        Err(RequestRefused::Refusal(Refusal::Shown(message))) => {
             tracing::warn!(%message, "oidc provider: authorization request refused");
             return shown_error(&message);
         }
-        Err(Refusal::Redirected {
+        Err(RequestRefused::Refusal(Refusal::Redirected {
             redirect_uri,
             response_mode,
             error,
             description,
             state,
-        }) => {
+        })) => {
             tracing::info!(error, %description, "oidc provider: authorization request refused");
             let mut p = vec![
                 ("error", error.to_owned()),
@@ -267,14 +268,15 @@ impl ProviderState {
         &self,
         params: &[(String, String)],
         pushed: bool,
-    ) -> Result<(AuthorizationRequest, Arc<Client>), Refusal> {
+    ) -> Result<(AuthorizationRequest, Arc<Client>), RequestRefused> {
         let client = match request::client_id(params) {
-            Some(id) if !id.is_empty() && id.len() <= request::MAX_PARAM_LEN => {
-                self.client(id).await
-            }
+            Some(id) if !id.is_empty() && id.len() <= request::MAX_PARAM_LEN => self
+                .client(id)
+                .await
+                .map_err(|_| RequestRefused::Unavailable)?,
             _ => None,
         };
-        self.request_for(params, client, pushed)
+        Ok(self.request_for(params, client, pushed)?)
     }
 
     /// The authorization request in `params` for `client` (the client its `client_id`

@@ -197,12 +197,17 @@ pub(crate) async fn client_form(
             }
         },
     };
-    let Some(client) = s.client(client_id).await else {
-        return Err(Box::new(token_error(
-            S::UNAUTHORIZED,
-            "invalid_client",
-            "unknown client",
-        )));
+    let client = match s.client(client_id).await {
+        Ok(Some(client)) => client,
+        Ok(None) => {
+            return Err(Box::new(token_error(
+                S::UNAUTHORIZED,
+                "invalid_client",
+                "unknown client",
+            )));
+        }
+        // The credentials may be right: said to be unavailable, not wrong.
+        Err(_) => return Err(crate::responses::unavailable("the clients cannot be read")),
     };
     let authenticated = client.auth_method() == method
         && match presented {

@@ -498,6 +498,14 @@ impl Client {
     }
 }
 
+/// What is wrong with a client made at run time, if the provider could not use it: the
+/// check administrators' creations pass
+/// ([`Admins::client_check`](authcore::admin::Admins::client_check)), so that a client
+/// made is a client that works.
+pub fn check_stored_client(stored: &StoredClient) -> Result<(), String> {
+    Client::from_stored(stored).map(|_| ())
+}
+
 /// A client that cannot be used, named by its position and id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("[[oidc_provider.clients]] number {number} ({id:?}): {problem}")]

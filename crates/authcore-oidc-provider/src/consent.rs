@@ -158,6 +158,9 @@ pub(crate) async fn consent(
     // The ticket's request passed the authorization endpoint, pushed when it had to be.
     let (request, client) = match s.authorization_request(&ticket.params, true).await {
         Ok(r) => r,
+        Err(crate::request::RequestRefused::Unavailable) => {
+            return crate::responses::clients_unavailable();
+        }
         Err(_) => return shown_error("the request this form answers is no longer valid"),
     };
     let mut response = match param("decision") {

@@ -25,8 +25,8 @@ use crate::device::{self, Decision, DeviceRequest, Poll};
 use crate::grant::{Grant, RefreshGrant};
 use crate::params::{Params, pairs};
 use crate::responses::{
-    invalid_grant, json_response, no_randomness, no_signature, no_store, redirect, refused,
-    token_error, unavailable,
+    clients_unavailable, invalid_grant, json_response, no_randomness, no_signature, no_store,
+    redirect, refused, token_error, unavailable,
 };
 use crate::single_use::{
     DEVICE_DECISION, DEVICE_EXPIRED_GRACE_SECS, DEVICE_LOOKUP, DEVICE_POLL, DEVICE_REQUEST,
@@ -220,13 +220,15 @@ impl ProviderState {
         let offline = client.allows_grant(GrantType::RefreshToken)
             && grant.scopes.iter().any(|s| s == "offline_access");
         let refresh = match offline {
-            true => Some(RefreshGrant {
-                grant: grant.clone(),
-                grant_id: request.id.clone(),
-                jti: random_token().ok_or_else(no_randomness)?,
-                jkt: None,
-            }
-            .bound_to(form.refresh_token_key())),
+            true => Some(
+                RefreshGrant {
+                    grant: grant.clone(),
+                    grant_id: request.id.clone(),
+                    jti: random_token().ok_or_else(no_randomness)?,
+                    jkt: None,
+                }
+                .bound_to(form.refresh_token_key()),
+            ),
             false => None,
         };
         self.user_tokens(
@@ -503,8 +505,10 @@ impl ProviderState {
                 return StatusCode::SERVICE_UNAVAILABLE.into_response();
             }
         }
-        let Some(client) = self.client(&request.client_id).await else {
-            return entry(StatusCode::NOT_FOUND, Some(UNKNOWN_CODE));
+        let client = match self.client(&request.client_id).await {
+            Ok(Some(client)) => client,
+            Ok(None) => return entry(StatusCode::NOT_FOUND, Some(UNKNOWN_CODE)),
+            Err(_) => return clients_unavailable(),
         };
         if let Err(page) = self.device_user_admitted(&client, sub).await {
             return page;
@@ -615,10 +619,11 @@ impl ProviderState {
             Some(r) if r.id == ticket.id => r,
             _ => return Ok(entry(StatusCode::NOT_FOUND, Some(UNKNOWN_CODE))),
         };
-        let client = self
-            .client(&request.client_id)
-            .await
-            .ok_or_else(|| entry(StatusCode::NOT_FOUND, Some(UNKNOWN_CODE)))?;
+        let client = match self.client(&request.client_id).await {
+            Ok(Some(client)) => client,
+            Ok(None) => return Err(entry(StatusCode::NOT_FOUND, Some(UNKNOWN_CODE))),
+            Err(_) => return Err(clients_unavailable()),
+        };
         // The user may have been banned, or left the client's allowed users, since.
         let admitted = match allow {
             true => self.device_user_admitted(&client, &ticket.sub).await,

@@ -91,7 +91,8 @@ use axum::extract::DefaultBodyLimit;
 
 pub use backchannel::BackChannelLogout;
 pub use clients::{
-    CLIENTS_VAR, ClientConfig, ClientError, ClientSecret, MIN_SECRET_LEN, SCOPES, secret_var,
+    CLIENTS_VAR, ClientConfig, ClientError, ClientSecret, MIN_SECRET_LEN, SCOPES,
+    check_stored_client, secret_var,
 };
 pub use config::{
     CODE_TTL_SECS, DEFAULT_ACCESS_TOKEN_TTL_SECS, DEFAULT_ID_TOKEN_TTL_SECS,
@@ -165,44 +166,55 @@ impl std::fmt::Debug for ProviderState {
     }
 }
 
+/// The store of the clients made at run time could not be read (an error or a timeout):
+/// the endpoints answer `503`, never that the client is unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ClientsUnreadable;
+
 impl ProviderState {
     /// The client `id`: a configured one first (a client made at run time never shadows
     /// it), else one that administrators made ([`OidcClientStore`](authcore::adapter::OidcClientStore):
-    /// one read), unless it is disabled. `None` for no such client, a disabled one, or
-    /// when the store cannot be read (refused rather than guessed).
-    pub(crate) async fn client(&self, id: &str) -> Option<Arc<clients::Client>> {
+    /// one read), unless it is disabled. `Ok(None)` for no such client, a disabled one or
+    /// one that cannot be used; `Err` when the store cannot be read, so that no client is
+    /// told its credentials are wrong during an outage.
+    pub(crate) async fn client(
+        &self,
+        id: &str,
+    ) -> Result<Option<Arc<clients::Client>>, ClientsUnreadable> {
         if let Some(client) = self.provider.clients.shared(id) {
-            return Some(client);
+            return Ok(Some(client));
         }
         // No store read for an id no client can have (every endpoint passes client input
         // here).
         if id.is_empty() || id.len() > request::MAX_PARAM_LEN {
-            return None;
+            return Ok(None);
         }
-        let store = self.users.oidc_clients()?;
+        let Some(store) = self.users.oidc_clients() else {
+            return Ok(None);
+        };
         let stored = match tokio::time::timeout(STORE_WAIT, store.get_oidc_client(id)).await {
             Ok(Ok(Some(stored))) => stored,
-            Ok(Ok(None)) => return None,
+            Ok(Ok(None)) => return Ok(None),
             Ok(Err(e)) => {
                 tracing::error!(error = %e, "oidc provider: stored client unreadable");
-                return None;
+                return Err(ClientsUnreadable);
             }
             Err(_) => {
                 tracing::error!("oidc provider: stored client read timed out");
-                return None;
+                return Err(ClientsUnreadable);
             }
         };
         if stored.is_disabled() {
             tracing::info!(client = %id, "oidc provider: the client is disabled");
-            return None;
+            return Ok(None);
         }
         match clients::Client::from_stored(&stored) {
-            Ok(client) => Some(Arc::new(
+            Ok(client) => Ok(Some(Arc::new(
                 client.pushing_required(self.provider.require_pushed),
-            )),
+            ))),
             Err(problem) => {
                 tracing::error!(client = %id, problem, "oidc provider: a stored client cannot be used");
-                None
+                Ok(None)
             }
         }
     }

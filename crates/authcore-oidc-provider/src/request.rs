@@ -101,6 +101,20 @@ pub enum Refusal {
     },
 }
 
+/// Why an authorization request is not answered: a [`Refusal`] of the request, or the
+/// clients' store that cannot be read (`503`: the client is not known to be unknown).
+#[derive(Debug)]
+pub(crate) enum RequestRefused {
+    Refusal(Refusal),
+    Unavailable,
+}
+
+impl From<Refusal> for RequestRefused {
+    fn from(r: Refusal) -> Self {
+        RequestRefused::Refusal(r)
+    }
+}
+
 /// The request in `params` (the query of a `GET`, or the form of a `POST`), for `clients`.
 #[cfg(test)]
 pub fn validate(

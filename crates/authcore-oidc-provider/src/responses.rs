@@ -39,6 +39,18 @@ pub(crate) fn shown_error(message: &str) -> Response {
         .into_response()
 }
 
+/// The answer while the clients cannot be read: a page, as for a request that is not
+/// sent back to a client (no redirect URI can be trusted without its client).
+pub(crate) fn clients_unavailable() -> Response {
+    tracing::warn!("oidc provider: authorization request not answered: the clients cannot be read");
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "This request cannot be answered now: try again in a moment.\n",
+    )
+        .into_response()
+}
+
 /// A token endpoint error (RFC 6749 §5.2).
 pub(crate) fn token_error(status: StatusCode, error: &str, description: &str) -> Response {
     tracing::info!(error, description, "oidc provider: token request refused");

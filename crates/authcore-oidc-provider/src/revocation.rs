@@ -74,8 +74,10 @@ impl ProviderState {
     /// for a client open to every user); a user gone is not.
     async fn still_admitted(&self, claims: &AccessTokenClaims) -> Result<bool, Box<Response>> {
         // A client gone or disabled since: its tokens stand no longer.
-        let Some(client) = self.client(&claims.client_id).await else {
-            return Ok(false);
+        let client = match self.client(&claims.client_id).await {
+            Ok(Some(client)) => client,
+            Ok(None) => return Ok(false),
+            Err(_) => return Err(Box::new(StatusCode::SERVICE_UNAVAILABLE.into_response())),
         };
         if !client.allowed_users().restricts() {
             return Ok(true);

@@ -2,7 +2,8 @@
 //! over HTTP on loopback: a relying party signs a user in with a stored client (authorize
 //! → token → userinfo → refresh); its secret replaced, the old one gets `invalid_client`
 //! and the new one works; disabled, it gets `invalid_client` at the token endpoint, no
-//! code at the authorization endpoint, and its access token stops working. The attack: a
+//! code at the authorization endpoint, and its access token stops working. While the store
+//! cannot be read, a stored client hears `503`, never `invalid_client`. The attack: a
 //! stored client with the id of a configured one changes nothing (the configured client
 //! is found first).
 #![allow(clippy::unwrap_used)]
@@ -11,10 +12,16 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use authcore::Auth;
-use authcore::adapter::{MemoryAdapter, OidcClientStore, StoredClient, client_secret_hash};
+use authcore::adapter::{
+    Adapter, AdapterError, AdapterSession, AdapterUser, Capabilities, MemoryAdapter, NewUser,
+    OidcClientStore, StoredClient, UserUpdate, VerificationToken, client_secret_hash,
+};
 use authcore::env::Env;
+use authcore::types::{Account, Authenticator};
+use authcore::Auth;
+use authcore_axum::AuthRouterExt as _;
 use authcore_oidc_provider::{ClientConfig, ClientSecret, OpenIdProvider, ProviderSection};
 use serde_json::Value;
 
@@ -54,8 +61,170 @@ fn stored(id: &str, secret: &str, redirect: &str) -> StoredClient {
     }
 }
 
+/// The memory adapter whose [`OidcClientStore`] fails while `down` is set (a database
+/// that went away): every other call goes through.
+#[derive(Clone)]
+struct ClientsDown {
+    inner: MemoryAdapter,
+    down: Arc<AtomicBool>,
+}
+
+impl ClientsDown {
+    fn up(&self) -> Result<(), AdapterError> {
+        match self.down.load(Ordering::SeqCst) {
+            true => Err(AdapterError::Backend("the database is unavailable".into())),
+            false => Ok(()),
+        }
+    }
+}
+
+#[authcore::async_trait]
+impl OidcClientStore for ClientsDown {
+    async fn create_oidc_client(&self, client: &StoredClient) -> Result<bool, AdapterError> {
+        self.up()?;
+        self.inner.create_oidc_client(client).await
+    }
+    async fn get_oidc_client(&self, client_id: &str) -> Result<Option<StoredClient>, AdapterError> {
+        self.up()?;
+        self.inner.get_oidc_client(client_id).await
+    }
+    async fn list_oidc_clients(&self) -> Result<Vec<StoredClient>, AdapterError> {
+        self.up()?;
+        self.inner.list_oidc_clients().await
+    }
+    async fn update_oidc_client(
+        &self,
+        before: &StoredClient,
+        after: &StoredClient,
+    ) -> Result<bool, AdapterError> {
+        self.up()?;
+        self.inner.update_oidc_client(before, after).await
+    }
+}
+
+#[authcore::async_trait]
+impl Adapter for ClientsDown {
+    async fn create_user(&self, user: NewUser) -> Result<AdapterUser, AdapterError> {
+        self.inner.create_user(user).await
+    }
+    async fn get_user(&self, id: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        self.inner.get_user(id).await
+    }
+    async fn get_user_by_email(&self, email: &str) -> Result<Option<AdapterUser>, AdapterError> {
+        self.inner.get_user_by_email(email).await
+    }
+    async fn get_user_by_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<Option<AdapterUser>, AdapterError> {
+        self.inner
+            .get_user_by_account(provider, provider_account_id)
+            .await
+    }
+    async fn update_user(&self, update: UserUpdate) -> Result<Option<AdapterUser>, AdapterError> {
+        self.inner.update_user(update).await
+    }
+    async fn delete_user(&self, id: &str) -> Result<(), AdapterError> {
+        self.inner.delete_user(id).await
+    }
+    async fn link_account(&self, account: Account) -> Result<(), AdapterError> {
+        self.inner.link_account(account).await
+    }
+    async fn unlink_account(
+        &self,
+        provider: &str,
+        provider_account_id: &str,
+    ) -> Result<(), AdapterError> {
+        self.inner
+            .unlink_account(provider, provider_account_id)
+            .await
+    }
+    async fn create_session(
+        &self,
+        session: AdapterSession,
+    ) -> Result<AdapterSession, AdapterError> {
+        self.inner.create_session(session).await
+    }
+    async fn get_session_and_user(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<(AdapterSession, AdapterUser)>, AdapterError> {
+        self.inner.get_session_and_user(session_token).await
+    }
+    async fn update_session(
+        &self,
+        session_token: &str,
+        expires: time::OffsetDateTime,
+    ) -> Result<Option<AdapterSession>, AdapterError> {
+        self.inner.update_session(session_token, expires).await
+    }
+    async fn delete_session(
+        &self,
+        session_token: &str,
+    ) -> Result<Option<AdapterSession>, AdapterError> {
+        self.inner.delete_session(session_token).await
+    }
+    async fn create_verification_token(
+        &self,
+        token: VerificationToken,
+    ) -> Result<(), AdapterError> {
+        self.inner.create_verification_token(token).await
+    }
+    async fn use_verification_token(
+        &self,
+        identifier: &str,
+        token: &str,
+    ) -> Result<Option<VerificationToken>, AdapterError> {
+        self.inner.use_verification_token(identifier, token).await
+    }
+    async fn get_account(
+        &self,
+        provider_account_id: &str,
+        provider: &str,
+    ) -> Result<Option<Account>, AdapterError> {
+        self.inner.get_account(provider_account_id, provider).await
+    }
+    async fn get_authenticator(
+        &self,
+        credential_id: &str,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        self.inner.get_authenticator(credential_id).await
+    }
+    async fn create_authenticator(
+        &self,
+        authenticator: Authenticator,
+    ) -> Result<Authenticator, AdapterError> {
+        self.inner.create_authenticator(authenticator).await
+    }
+    async fn list_authenticators_by_user_id(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<Authenticator>, AdapterError> {
+        self.inner.list_authenticators_by_user_id(user_id).await
+    }
+    async fn update_authenticator_counter(
+        &self,
+        credential_id: &str,
+        counter: u64,
+    ) -> Result<Option<Authenticator>, AdapterError> {
+        self.inner
+            .update_authenticator_counter(credential_id, counter)
+            .await
+    }
+    fn capabilities(&self) -> Capabilities<'_> {
+        self.inner.capabilities().oidc_clients(self)
+    }
+}
+
 /// The provider with the configured client `configured` and user `ada`.
 async fn start() -> Op {
+    start_with(None).await
+}
+
+/// [`start`], the provider reading its stored clients through a store that fails while
+/// `down` is set.
+async fn start_with(down: Option<Arc<AtomicBool>>) -> Op {
     let (dir, key) = common::key_dir("stored");
     let (listener, base) = common::loopback().await;
     let env = Env::from_pairs([
@@ -76,7 +245,20 @@ async fn start() -> Op {
     let users = MemoryAdapter::new();
     common::add_user(&users, "ada").await;
     let auth = Auth::new(common::handler(&env, &users).build().unwrap());
-    common::serve(listener, &provider, &auth, &users);
+    match down {
+        None => common::serve(listener, &provider, &auth, &users),
+        Some(down) => {
+            let through: Arc<dyn Adapter> = Arc::new(ClientsDown {
+                inner: users.clone(),
+                down,
+            });
+            let app = axum::Router::new()
+                .auth_routes(auth.clone())
+                .with_state(auth.clone())
+                .merge(provider.router(auth.clone(), through));
+            tokio::spawn(async move { axum::serve(listener, app).await });
+        }
+    }
     Op { base, users, dir }
 }
 
@@ -186,10 +368,11 @@ async fn a_stored_client_signs_in_its_secret_rotates_and_it_is_disabled() {
     );
 
     // The secret replaced: the old one gets invalid_client, the new one works.
-    let mut client = op.users.get_oidc_client("wiki").await.unwrap().unwrap();
+    let before = op.users.get_oidc_client("wiki").await.unwrap().unwrap();
+    let mut client = before.clone();
     client.secret_hash = Some(client_secret_hash(SECOND));
     client.secret_rotated_at = Some(time::OffsetDateTime::now_utc());
-    assert!(op.users.update_oidc_client(&client).await.unwrap());
+    assert!(op.users.update_oidc_client(&before, &client).await.unwrap());
     let (status, body) = op.refresh("wiki", FIRST, &refresh).await;
     assert_eq!(
         (status, body["error"].as_str()),
@@ -208,8 +391,9 @@ async fn a_stored_client_signs_in_its_secret_rotates_and_it_is_disabled() {
 
     // Disabled: no token, no code, and its access token stops working.
     let code = op.code(&browser, "wiki").await;
+    let before = client.clone();
     client.disabled_at = Some(time::OffsetDateTime::now_utc());
-    assert!(op.users.update_oidc_client(&client).await.unwrap());
+    assert!(op.users.update_oidc_client(&before, &client).await.unwrap());
     let (status, body) = op.redeem("wiki", SECOND, &code).await;
     assert_eq!(
         (status, body["error"].as_str()),
@@ -225,8 +409,9 @@ async fn a_stored_client_signs_in_its_secret_rotates_and_it_is_disabled() {
     assert_eq!(op.userinfo(&access).await, 401);
 
     // Enabled again: it works again.
+    let before = client.clone();
     client.disabled_at = None;
-    assert!(op.users.update_oidc_client(&client).await.unwrap());
+    assert!(op.users.update_oidc_client(&before, &client).await.unwrap());
     let code = op.code(&browser, "wiki").await;
     assert_eq!(op.redeem("wiki", SECOND, &code).await.0, 200);
 }
@@ -252,4 +437,118 @@ async fn attack_a_stored_client_cannot_shadow_a_configured_one() {
     );
     let (status, body) = op.redeem("configured", CONFIGURED_SECRET, &code).await;
     assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_the_store_cannot_be_read_a_stored_client_hears_503_not_invalid_client() {
+    let down = Arc::new(AtomicBool::new(false));
+    let op = start_with(Some(down.clone())).await;
+    assert!(
+        op.users
+            .create_oidc_client(&stored("wiki", FIRST, CB))
+            .await
+            .unwrap()
+    );
+    let browser = op.browser().await;
+    let code = op.code(&browser, "wiki").await;
+    down.store(true, Ordering::SeqCst);
+    // The token endpoint: unavailable, for the right secret and a wrong one alike — the
+    // client is not told its credentials are wrong.
+    for secret in [FIRST, "not-the-secret"] {
+        let (status, body) = op.redeem("wiki", secret, &code).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (503, Some("temporarily_unavailable")),
+            "{body}"
+        );
+    }
+    // The authorization endpoint: a page, no redirect to an unchecked redirect URI.
+    let r = op.authorize(&browser, "wiki", CB).await;
+    assert_eq!(r.status(), 503, "{r:?}");
+    assert!(r.headers().get("location").is_none());
+    // An unknown id is no different while the store is down: it cannot be told apart.
+    let (status, _) = op.redeem("nobody", FIRST, &code).await;
+    assert_eq!(status, 503);
+    // A configured client is not read from the store: it works meanwhile.
+    let configured = op.code(&browser, "configured").await;
+    let (status, body) = op
+        .redeem("configured", CONFIGURED_SECRET, &configured)
+        .await;
+    assert_eq!(status, 200, "{body}");
+    // Back: the code, never consumed by the refused requests, is redeemed.
+    down.store(false, Ordering::SeqCst);
+    let (status, body) = op.redeem("wiki", FIRST, &code).await;
+    assert_eq!(status, 200, "{body}");
+    // And an unknown client is unknown again.
+    let (status, body) = op.redeem("nobody", FIRST, &code).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (401, Some("invalid_client"))
+    );
+}
+
+#[test]
+fn the_provider_s_check_refuses_what_it_would_not_use() {
+    let ok = stored("app", FIRST, CB);
+    let with = |f: fn(&mut StoredClient)| {
+        let mut c = ok.clone();
+        f(&mut c);
+        c
+    };
+    let cases: Vec<(&str, StoredClient, bool)> = vec![
+        ("valid", ok.clone(), true),
+        (
+            "refresh without code",
+            with(|c| c.grant_types = vec!["refresh_token".into()]),
+            false,
+        ),
+        (
+            "an unknown scope",
+            with(|c| c.scopes = vec!["openid".into(), "admin".into()]),
+            false,
+        ),
+        (
+            "code without openid",
+            with(|c| c.scopes = vec!["email".into()]),
+            false,
+        ),
+        (
+            "offline_access without refresh",
+            with(|c| {
+                c.grant_types = vec!["authorization_code".into()];
+                c.scopes = vec!["openid".into(), "offline_access".into()];
+            }),
+            false,
+        ),
+        (
+            "confidential without a secret",
+            with(|c| c.secret_hash = None),
+            false,
+        ),
+        (
+            "a public client with the method none",
+            with(|c| {
+                c.token_endpoint_auth_method = "none".into();
+                c.secret_hash = None;
+            }),
+            true,
+        ),
+        (
+            "a service",
+            with(|c| {
+                c.grant_types = vec!["client_credentials".into()];
+                c.redirect_uris.clear();
+                c.scopes = vec!["email".into()];
+            }),
+            true,
+        ),
+    ];
+    for (name, client, accepted) in cases {
+        assert_eq!(
+            authcore_oidc_provider::check_stored_client(&client).is_ok(),
+            accepted,
+            "{name}: {:?}",
+            authcore_oidc_provider::check_stored_client(&client)
+        );
+    }
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use authcore::breaker::{CircuitBreaker, Outage};
+use authcore::breaker::{CircuitBreaker, Outage, Prober};
 use redis::aio::{ConnectionLike, ConnectionManager};
 use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, Value};
 
@@ -47,14 +47,23 @@ impl Conn {
             _ => return self.breaker.succeeded(),
         };
         let why = result.as_ref().err().map_or("", |e| e.category());
-        if self.breaker.trip(outage, &why) {
-            tokio::spawn(self.clone().probe_until_closed());
+        if let Some(prober) = self.breaker.trip(outage, &why) {
+            tokio::spawn(self.clone().probe_until_closed(prober));
         }
+    }
+
+    /// The error of a command refused while the breaker is open; when no probe loop runs
+    /// (the last one's runtime shut down), this command's runtime starts one.
+    fn refused(&self) -> RedisError {
+        if let Some(prober) = self.breaker.prober() {
+            tokio::spawn(self.clone().probe_until_closed(prober));
+        }
+        breaker_open()
     }
 
     /// `PING`s Redis (each bounded by the probe timeout) until it answers, which closes the
     /// breaker.
-    async fn probe_until_closed(self) {
+    async fn probe_until_closed(self, prober: Prober) {
         let timeout = self.probe_timeout;
         let probe = || {
             let mut manager = self.manager.clone();
@@ -64,9 +73,7 @@ impl Conn {
                 matches!(answer.await, Ok(Ok(())))
             }
         };
-        self.breaker
-            .probe_until_closed(probe, tokio::time::sleep)
-            .await;
+        prober.probe_until_closed(probe, tokio::time::sleep).await;
     }
 }
 
@@ -89,7 +96,7 @@ impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         Box::pin(async move {
             if !self.breaker.admits() {
-                return Err(breaker_open());
+                return Err(self.refused());
             }
             let result = self.manager.req_packed_command(cmd).await;
             self.observe(&result);
@@ -105,7 +112,7 @@ impl ConnectionLike for Conn {
     ) -> RedisFuture<'a, Vec<Value>> {
         Box::pin(async move {
             if !self.breaker.admits() {
-                return Err(breaker_open());
+                return Err(self.refused());
             }
             let result = self
                 .manager

@@ -123,7 +123,8 @@
 //! Every Redis command of the adapter and of its [`RedisRateLimitStore`] passes one circuit
 //! breaker ([`authcore::breaker`]), shared by the adapter's clones and the store made from
 //! it. Commands that find Redis unreachable open it (a server error such as `WRONGTYPE`
-//! does not): a timeout at once, and the
+//! does not): the [`TIMEOUTS_TO_OPEN`](authcore::breaker::TIMEOUTS_TO_OPEN)th failure in a
+//! row that is a timeout, and the
 //! [`CONNECTION_FAILURES_TO_OPEN`](authcore::breaker::CONNECTION_FAILURES_TO_OPEN)th I/O
 //! error or dropped or refused connection in a row. While it is
 //! open every call answers at once with [`AdapterError::Backend`] (class
@@ -131,7 +132,8 @@
 //! connection's retries and timeouts, and a background task sends `PING` (bounded by the
 //! connection and response timeouts), at once and then every
 //! [`authcore::breaker::DEFAULT_PROBE_INTERVAL`] after a failure, until Redis answers,
-//! which closes the breaker. [`RedisAdapter::available`] says whether it is closed (for
+//! which closes the breaker (a probe task dropped with its runtime is replaced by the next
+//! command's). [`RedisAdapter::available`] says whether it is closed (for
 //! readiness probes), and the gauge
 //! [`authcore_store_available{store="redis"}`](authcore::telemetry::STORE_AVAILABLE)
 //! follows it.

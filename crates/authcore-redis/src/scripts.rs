@@ -657,12 +657,13 @@ return 0
     )
 });
 
-/// The OpenID Provider's clients: replace a client that exists. KEYS[1] the clients' hash.
-/// ARGV[1] the client id, ARGV[2] its JSON. Returns 1, or 0 when there is no such client.
+/// The OpenID Provider's clients: replace a client while it is as read. KEYS[1] the
+/// clients' hash. ARGV[1] the client id, ARGV[2] its new JSON, ARGV[3] its JSON as read.
+/// Returns 1, or 0 when there is no such client or it changed since.
 pub(crate) static UPDATE_OIDC_CLIENT: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r#"
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[3] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1
 "#,

@@ -28,6 +28,7 @@ pub fn email_provider(delivery: &EmailDelivery, from: &str) -> EmailProvider {
                         LinkPurpose::AccountExists => "notice (the address has an account)",
                         LinkPurpose::NoAccount => "notice (no account has the address)",
                         LinkPurpose::Invitation => "invitation link",
+                        LinkPurpose::AccountSetup => "account set-up link",
                         _ => "link",
                     };
                     println!(

@@ -359,7 +359,12 @@ fn demo_auth(
         if let Some(admins) = config.admins.clone() {
             // A client made at run time never takes a configured client's id.
             let configured = config.oidc_provider.iter().flat_map(|p| p.client_ids());
-            builder = builder.admins(admins.configured_clients(configured));
+            // … and is one the provider uses, by the provider's own rules.
+            builder = builder.admins(
+                admins
+                    .configured_clients(configured)
+                    .client_check(authcore_oidc_provider::check_stored_client),
+            );
         }
     }
     for p in oauth_providers(&config.env, &config.providers)? {

@@ -808,3 +808,175 @@ async fn attack_the_admin_routes_as_anyone_but_an_administrator() {
     let records = audit_of(&site, &mut lou, &bob_id).await;
     assert!(records.iter().all(|r| r["kind"] == "signIn"), "{records:?}");
 }
+
+/// Whether `email` signs in with `password` in a fresh browser.
+async fn password_signs_in(app: &Router, email: &str, password: &str) -> bool {
+    let mut jar = CookieJar::default();
+    let res = sign_in_with(app, &mut jar, "password", email, password).await;
+    let to = header_of(&res, "location").unwrap_or_default().to_owned();
+    res.status() == StatusCode::FOUND && !to.contains("error=") && jar.has("authjs.session-token")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_makes_a_user_who_sets_their_password_by_the_link_once() {
+    let dir = TestDir::new("admin-setup-link");
+    let site = Site::new(&dir.0).await;
+    let app = &site.app;
+    let new_password = "a password of nina's own choosing";
+    let mut root = site.signed_in(ROOT).await;
+    let (status, made) = post_json(
+        app,
+        &mut root,
+        "/admin/users/create",
+        json!({ "email": "Nina@Example.com", "name": "Nina" }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{made}");
+    assert_eq!(made["user"]["email"], "nina@example.com");
+    let nina_id = made["user"]["id"].as_str().unwrap().to_owned();
+    let link = made["setupLink"]["url"].as_str().unwrap().to_owned();
+    assert_eq!(made["setupLink"]["method"], "password", "{made}");
+    assert!(made["setupLink"]["mailed"].is_boolean(), "{made}");
+    let path = link.strip_prefix(ORIGIN).unwrap().to_owned();
+    assert!(path.starts_with("/auth/password/reset?token="), "{link}");
+    assert!(!password_signs_in(app, "nina@example.com", new_password).await);
+
+    // Nina opens the link and chooses her password: she signs in with it.
+    let mut nina = CookieJar::default();
+    let res = in_memory::get(app, &path, &mut nina).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let query: std::collections::HashMap<String, String> = url::Url::parse(&link)
+        .unwrap()
+        .query_pairs()
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    let set = |password: &'static str| json!({ "token": query["token"], "user": query["user"], "password": password });
+    let (status, answer) =
+        post_json(app, &mut nina, "/auth/password/reset", set(new_password)).await;
+    assert_eq!(
+        (status, answer["status"].as_str()),
+        (StatusCode::OK, Some("reset")),
+        "{answer}"
+    );
+    assert!(password_signs_in(app, "nina@example.com", new_password).await);
+
+    // Single use: a replay sets no other password.
+    let (status, answer) = post_json(
+        app,
+        &mut CookieJar::default(),
+        "/auth/password/reset",
+        set("a replayed password of an attacker"),
+    )
+    .await;
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("Verification")),
+        "{answer}"
+    );
+    assert!(
+        !password_signs_in(
+            app,
+            "nina@example.com",
+            "a replayed password of an attacker"
+        )
+        .await
+    );
+    assert!(password_signs_in(app, "nina@example.com", new_password).await);
+
+    // The audit trail: made, its link made, then her sign-ins; never the link's token.
+    let records = audit_of(&site, &mut root, &nina_id).await;
+    let kinds = kinds(&records);
+    let root_id = site.id(ROOT).await;
+    assert!(
+        kinds.starts_with(&[
+            ("admin.userCreated".to_owned(), Some(root_id.clone())),
+            ("admin.setupLinkMade".to_owned(), Some(root_id)),
+        ]),
+        "{kinds:?}"
+    );
+    assert!(
+        !serde_json::to_string(&records)
+            .unwrap()
+            .contains(&query["token"])
+    );
+
+    // A user who is not an administrator makes no link for anyone.
+    let mut uma = site.signed_in(UMA).await;
+    let (status, answer) = post_json(
+        app,
+        &mut uma,
+        "/admin/users/setup-link",
+        json!({ "userId": nina_id }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
+    assert!(answer.get("setupLink").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_the_provider_would_refuse_are_not_made() {
+    let dir = TestDir::new("admin-client-rules");
+    let site = Site::new(&dir.0).await;
+    let app = &site.app;
+    let mut root = site.signed_in(ROOT).await;
+    let client = |id: &str, more: Value| {
+        let mut c = json!({
+            "clientId": id,
+            "name": "An app",
+            "redirectUris": ["https://app.example.com/cb"],
+        });
+        for (k, v) in more.as_object().unwrap() {
+            c[k] = v.clone();
+        }
+        c
+    };
+    // Each accepted by the administrators' own checks, refused by the provider's rules.
+    let refused = [
+        ("refresh-only", json!({ "grantTypes": ["refresh_token"] })),
+        ("unknown-scope", json!({ "scopes": ["openid", "admin"] })),
+        ("no-openid", json!({ "scopes": ["email"] })),
+        (
+            "offline-no-refresh",
+            json!({ "scopes": ["openid", "offline_access"] }),
+        ),
+    ];
+    for (id, more) in &refused {
+        let (status, answer) = post_json(
+            app,
+            &mut root,
+            "/admin/clients/create",
+            client(id, more.clone()),
+        )
+        .await;
+        assert_eq!(
+            (status, answer["error"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("InvalidValue")),
+            "{id}: {answer}"
+        );
+        assert!(answer.get("clientSecret").is_none(), "{id}");
+    }
+    let (status, answer) = post_json(
+        app,
+        &mut root,
+        "/admin/clients/create",
+        client(
+            "fine",
+            json!({ "grantTypes": ["authorization_code", "refresh_token"],
+                    "scopes": ["openid", "email", "offline_access"] }),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    // The list: the one made, without its secret's hash.
+    let (status, list) = get_json(app, &mut root, "/admin/clients").await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let ids: Vec<_> = list["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["clientId"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, ["fine"]);
+    assert!(!list.to_string().contains("secretHash"), "{list}");
+    assert_eq!(list["clients"][0]["hasSecret"], true);
+}

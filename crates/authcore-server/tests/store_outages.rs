@@ -96,8 +96,8 @@ fn store_available(handle: &metrics_exporter_prometheus::PrometheusHandle, store
         .unwrap_or_else(|| format!("no {series}"))
 }
 
-/// Reads sessions until the breaker opens (a timeout opens it, so a read may wait that
-/// long; broken connections open it at the third in a row), then checks that reads and
+/// Reads sessions until the breaker opens (two timeouts in a row open it, so a read may wait
+/// that long; broken connections open it at the third in a row), then checks that reads and
 /// `/readyz` answer at once, as a failed store answers.
 async fn check_open(app: &axum::Router, cookie: &str, store: &str, available: impl Fn() -> bool) {
     let mut failed = 0;
@@ -151,7 +151,7 @@ async fn check_back(app: &axum::Router, cookie: &str, email: &str, store: &str) 
 }
 
 /// PostgreSQL behind a proxy that refuses (a stopped server) and then goes silent (a hung
-/// one, which only the timeout ends): the breaker opens on the first failure of each, reads
+/// one, which only the timeout ends): the breaker opens after the first failures of each, reads
 /// answer at once meanwhile, and it closes when the proxy forwards again. On a thread of
 /// its own (current-thread runtime) so the gauge is read from this test's recorder.
 #[tokio::test]
@@ -269,7 +269,7 @@ impl Drop for PrivateRedis {
     }
 }
 
-/// Redis stopped: the breaker opens on the first failure, reads answer at once, `/readyz`
+/// Redis stopped: the breaker opens after the first failures, reads answer at once, `/readyz`
 /// names Redis; started again, the probe closes it and reads succeed.
 #[tokio::test]
 async fn a_redis_outage_answers_at_once_and_recovers() {

@@ -10,7 +10,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use authcore::adapter::AdapterError;
-use authcore::breaker::CircuitBreaker;
+use authcore::breaker::{CircuitBreaker, Prober};
 use time::OffsetDateTime;
 
 use crate::dialect::{Dialect, Queries};
@@ -176,7 +176,8 @@ impl Pool {
     /// `timeout`: while the breaker is open it answers [`error::unavailable`] at once; a
     /// timeout or a failure that says the database is unreachable ([`error::outage_of`])
     /// trips it, any other answer tells it the database answered, and the call that opens
-    /// it starts the background probe ([`Pool::probe_until_closed`]).
+    /// it starts the background probe ([`Pool::probe_until_closed`]), as does a refused
+    /// call when no probe runs.
     pub async fn guarded<T>(
         &self,
         breaker: &CircuitBreaker,
@@ -185,6 +186,10 @@ impl Pool {
         operation: impl Future<Output = Result<T, AdapterError>>,
     ) -> Result<T, AdapterError> {
         if !breaker.admits() {
+            // No probe loop runs (the last one's runtime shut down): this call's starts one.
+            if let Some(prober) = breaker.prober() {
+                tokio::spawn(self.clone().probe_until_closed(prober, timeout));
+            }
             return Err(error::unavailable(op));
         }
         let result = tokio::time::timeout(timeout, operation)
@@ -196,8 +201,8 @@ impl Pool {
             .and_then(|e| Some((error::outage_of(e)?, e)))
         {
             Some((outage, e)) => {
-                if breaker.trip(outage, e) {
-                    tokio::spawn(self.clone().probe_until_closed(breaker.clone(), timeout));
+                if let Some(prober) = breaker.trip(outage, e) {
+                    tokio::spawn(self.clone().probe_until_closed(prober, timeout));
                 }
             }
             None => breaker.succeeded(),
@@ -206,8 +211,8 @@ impl Pool {
     }
 
     /// Probes the database ([`Pool::answers`], each probe bounded by `timeout`) until it
-    /// answers, which closes `breaker`.
-    async fn probe_until_closed(self, breaker: CircuitBreaker, timeout: Duration) {
+    /// answers, which closes the breaker of `prober`.
+    async fn probe_until_closed(self, prober: Prober, timeout: Duration) {
         let probe = || async {
             // A closed pool is the host's doing, not an outage: the breaker closes and
             // calls fail as on a closed pool.
@@ -217,7 +222,7 @@ impl Pool {
                     Ok(Ok(()))
                 )
         };
-        breaker.probe_until_closed(probe, tokio::time::sleep).await;
+        prober.probe_until_closed(probe, tokio::time::sleep).await;
     }
 
     /// Whether the database answers a ping on a connection of its own, opened with the

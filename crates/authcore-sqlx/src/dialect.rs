@@ -500,7 +500,7 @@ queries! {
     get_oidc_client = r#"SELECT data FROM {oidc_clients} WHERE "clientId" = ?"#;
     list_oidc_clients = "SELECT data FROM {oidc_clients}";
     /// Binds: data, clientId.
-    update_oidc_client = r#"UPDATE {oidc_clients} SET data = ? WHERE "clientId" = ?"#;
+    update_oidc_client = r#"UPDATE {oidc_clients} SET data = ? WHERE "clientId" = ? AND data = ?"#;
 }
 
 #[cfg(test)]

@@ -81,17 +81,22 @@
 //! Every operation of the adapter and of its [`SqlRateLimitStore`] passes one circuit
 //! breaker ([`authcore::breaker`]), shared by the adapter's clones and the stores made from
 //! it. Calls that find the database unreachable open it (a query error such as a
-//! constraint violation does not): at once a timeout — the operation's, or no connection
-//! within [`PoolSettings::timeout`] (sqlx retries a refused connection until then) —, and
-//! the [`CONNECTION_FAILURES_TO_OPEN`](authcore::breaker::CONNECTION_FAILURES_TO_OPEN)th
+//! constraint violation does not): the
+//! [`TIMEOUTS_TO_OPEN`](authcore::breaker::TIMEOUTS_TO_OPEN)th failure in a row that is a
+//! timeout — the operation's, or no connection within [`PoolSettings::timeout`] (sqlx
+//! retries a refused connection until then): one slow query under load, between answered
+//! ones, is no outage —, and the
+//! [`CONNECTION_FAILURES_TO_OPEN`](authcore::breaker::CONNECTION_FAILURES_TO_OPEN)th
 //! connection failure in a row (a broken connection, the server shutting down), as the pool
-//! replaces a single broken connection by itself. While it is open every call answers at once with [`AdapterError::Backend`]
+//! replaces a single broken connection by itself. While it is open every call answers at
+//! once with [`AdapterError::Backend`]
 //! (`the database is unavailable …`) instead of waiting out the timeout, and a background
 //! task pings the database on a connection of its own (opened with the pool's options,
 //! bounded by the timeout: an overloaded pool, which also times out, does not hold the
 //! breaker open), at once and then every
 //! [`authcore::breaker::DEFAULT_PROBE_INTERVAL`] after a failure, until the database
-//! answers, which closes the breaker. [`SqlxAdapter::available`] says whether it is closed
+//! answers, which closes the breaker (a probe task dropped with its runtime is replaced by
+//! the next call's). [`SqlxAdapter::available`] says whether it is closed
 //! (for readiness probes), and the gauge
 //! [`authcore_store_available{store="database"}`](authcore::telemetry::STORE_AVAILABLE)
 //! follows it.
@@ -1228,8 +1233,12 @@ impl OidcClientStore for SqlxAdapter {
         dispatch!(self, list_oidc_clients())
     }
 
-    async fn update_oidc_client(&self, client: &StoredClient) -> Result<bool, AdapterError> {
-        dispatch!(self, update_oidc_client(client))
+    async fn update_oidc_client(
+        &self,
+        before: &StoredClient,
+        after: &StoredClient,
+    ) -> Result<bool, AdapterError> {
+        dispatch!(self, update_oidc_client(before, after))
     }
 }
 

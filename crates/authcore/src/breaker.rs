@@ -1,13 +1,18 @@
 //! A circuit breaker for a backend store (a database, Redis), shared by the storage crates:
-//! once calls find the store unreachable (a timeout, or connection failures in a row — not
-//! a query error such as a constraint violation), every call answers at once with the
-//! backend's usual error instead of waiting for its timeout, and one probe in the
-//! background checks the store at an interval until it answers, which closes the breaker.
+//! once calls find the store unreachable (timeouts or connection failures in a row — not
+//! a query error such as a constraint violation, nor one slow call), every call answers at
+//! once with the backend's usual error instead of waiting for its timeout, and one probe in
+//! the background checks the store at an interval until it answers, which closes the
+//! breaker.
 //!
 //! [`Circuit`] is the state machine alone, the time passed in; [`CircuitBreaker`] is the
-//! shared handle a backend keeps, which drives a [`Circuit`] with the clock, runs the probe
-//! loop (the backend supplies the probe and its runtime's sleep, as authcore names no async
-//! runtime) and records [`STORE_AVAILABLE`](crate::telemetry::STORE_AVAILABLE).
+//! shared handle a backend keeps, which drives a [`Circuit`] with the clock, hands out the
+//! one [`Prober`] that runs the probe loop (the backend supplies the probe and its
+//! runtime's sleep, as authcore names no async runtime) and records
+//! [`STORE_AVAILABLE`](crate::telemetry::STORE_AVAILABLE). A probe loop that is dropped
+//! before the store answers (its runtime shut down, its task cancelled or panicking) gives
+//! its role back, and the next call that finds the breaker open starts another: the
+//! breaker never stays open for want of a probe.
 //!
 //! ```
 //! use std::time::{Duration, Instant};
@@ -18,7 +23,8 @@
 //! assert!(circuit.admits());
 //! assert!(!circuit.trip(start, Outage::Connection)); // one broken connection: not yet
 //! circuit.succeeded(); // … and the next call worked
-//! assert!(circuit.trip(start, Outage::Timeout)); // a timeout opens it: start the probe loop
+//! assert!(!circuit.trip(start, Outage::Timeout)); // one slow call: not yet
+//! assert!(circuit.trip(start, Outage::Timeout)); // the second in a row opens it
 //! assert!(!circuit.admits());
 //! assert!(circuit.start_probe(start)); // the first probe is due at once
 //! circuit.probe_done(false, start);
@@ -42,12 +48,18 @@ pub const DEFAULT_PROBE_INTERVAL: Duration = Duration::from_secs(1);
 /// every connection.
 pub const CONNECTION_FAILURES_TO_OPEN: u32 = 3;
 
+/// How many failures in a row, the last an [`Outage::Timeout`], with no call answered
+/// between them, open a circuit: one slow query or one wait for a busy pool is no outage
+/// (the calls around it are answered), while a store that went away or hangs times out
+/// every call, and the concurrent calls of a loaded server time out together.
+pub const TIMEOUTS_TO_OPEN: u32 = 2;
+
 /// How a call found the store unreachable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Outage {
-    /// No answer, or no connection, within the backend's bound: opens the circuit at once,
-    /// as every later call would wait as long.
+    /// No answer, or no connection, within the backend's bound: opens the circuit at the
+    /// [`TIMEOUTS_TO_OPEN`]th failure in a row, as every later call would wait as long.
     Timeout,
     /// A connection could not be opened or broke: opens the circuit at the
     /// [`CONNECTION_FAILURES_TO_OPEN`]th in a row.
@@ -79,6 +91,8 @@ pub struct Circuit {
     opened_at: Option<Instant>,
     /// When the next probe may start (while open).
     next_probe: Option<Instant>,
+    /// Whether a probe loop holds the role of probing (while open or probing).
+    prober: bool,
 }
 
 impl Circuit {
@@ -90,6 +104,7 @@ impl Circuit {
             streak: 0,
             opened_at: None,
             next_probe: None,
+            prober: false,
         }
     }
 
@@ -103,23 +118,55 @@ impl Circuit {
         self.state == CircuitState::Closed
     }
 
-    /// A call found the store unreachable at `now`: a closed circuit opens on a
-    /// [`Outage::Timeout`] or on the [`CONNECTION_FAILURES_TO_OPEN`]th
-    /// [`Outage::Connection`] in a row, its first probe due at once. `true` when this call
-    /// opened it, and so must start the probe loop; an open circuit stays as it is.
+    /// A call found the store unreachable at `now`: a closed circuit opens at the
+    /// [`TIMEOUTS_TO_OPEN`]th failure in a row when this one is an [`Outage::Timeout`], or
+    /// at the [`CONNECTION_FAILURES_TO_OPEN`]th, its first probe due at once. `true` when
+    /// this call opened it: the caller holds the prober's role and must start the probe
+    /// loop; an open circuit stays as it is.
     pub fn trip(&mut self, now: Instant, outage: Outage) -> bool {
         if self.state != CircuitState::Closed {
             return false;
         }
         self.streak = self.streak.saturating_add(1);
-        if outage == Outage::Connection && self.streak < CONNECTION_FAILURES_TO_OPEN {
+        let needed = match outage {
+            Outage::Timeout => TIMEOUTS_TO_OPEN,
+            Outage::Connection => CONNECTION_FAILURES_TO_OPEN,
+        };
+        if self.streak < needed {
             return false;
         }
         self.streak = 0;
         self.state = CircuitState::Open;
         self.opened_at = Some(now);
         self.next_probe = Some(now);
+        self.prober = true;
         true
+    }
+
+    /// Takes the prober's role when the circuit is not closed and no probe loop holds it
+    /// (the one that held it was dropped): `true` when the caller must start a probe loop.
+    pub fn claim_prober(&mut self) -> bool {
+        if self.state == CircuitState::Closed || self.prober {
+            return false;
+        }
+        self.prober = true;
+        true
+    }
+
+    /// Whether a probe loop holds the prober's role.
+    pub fn has_prober(&self) -> bool {
+        self.prober
+    }
+
+    /// The probe loop gave its role back at `now` (it ended, or was dropped): a probe it
+    /// left in flight counts as failed, with the next one due at once, so that the next
+    /// [`Circuit::claim_prober`] starts probing again.
+    pub fn prober_gone(&mut self, now: Instant) {
+        self.prober = false;
+        if self.state == CircuitState::Probing {
+            self.state = CircuitState::Open;
+            self.next_probe = Some(now);
+        }
     }
 
     /// A call got an answer from the store (a query error included): the connection
@@ -179,11 +226,13 @@ impl Circuit {
 /// The circuit breaker of one store, shared by every handle on it (an adapter and the
 /// rate-limit store made from it share one): cheap to clone.
 ///
-/// A backend asks [`CircuitBreaker::admits`] before each call and answers its usual
-/// "unavailable" error when it does not; after the call it reports
-/// [`CircuitBreaker::succeeded`] when the store answered, or [`CircuitBreaker::trip`] when
-/// the call failed for want of the store, and when that opens the breaker it spawns
-/// [`CircuitBreaker::probe_until_closed`] on its runtime.
+/// A backend asks [`CircuitBreaker::admits`] before each call; when it does not, the
+/// backend answers its usual "unavailable" error, after spawning the loop of the
+/// [`Prober`] that [`CircuitBreaker::prober`] hands out when no probe loop is running.
+/// After the call it reports [`CircuitBreaker::succeeded`] when the store answered, or
+/// [`CircuitBreaker::trip`] when the call failed for want of the store; when that opens the
+/// breaker it spawns the loop of the [`Prober`] it returns ([`Prober::probe_until_closed`])
+/// on its runtime.
 #[derive(Clone)]
 pub struct CircuitBreaker {
     inner: Arc<Inner>,
@@ -197,6 +246,9 @@ struct Inner {
     /// Whether connection failures are counting ([`Circuit::suspects`]): the hot path's
     /// check before [`CircuitBreaker::succeeded`] takes the lock.
     suspects: AtomicBool,
+    /// Whether a [`Prober`] exists ([`Circuit::has_prober`]): the open path's check before
+    /// [`CircuitBreaker::prober`] takes the lock.
+    prober: AtomicBool,
     circuit: Mutex<Circuit>,
 }
 
@@ -224,6 +276,7 @@ impl CircuitBreaker {
                 store,
                 closed: AtomicBool::new(true),
                 suspects: AtomicBool::new(false),
+                prober: AtomicBool::new(false),
                 circuit: Mutex::new(Circuit::new(interval)),
             }),
         }
@@ -266,41 +319,100 @@ impl CircuitBreaker {
     }
 
     /// A call failed for want of the store (`outage`; `why`, for the log: no data, no
-    /// URL). `true` when this opened the breaker ([`Circuit::trip`]): the caller then
-    /// spawns [`CircuitBreaker::probe_until_closed`].
-    pub fn trip(&self, outage: Outage, why: &dyn std::fmt::Display) -> bool {
+    /// URL). When this opened the breaker ([`Circuit::trip`]), the [`Prober`] whose loop
+    /// the caller spawns.
+    pub fn trip(&self, outage: Outage, why: &dyn std::fmt::Display) -> Option<Prober> {
         let mut circuit = self.lock();
         let opened = circuit.trip(Instant::now(), outage);
         self.inner
             .suspects
             .store(circuit.suspects(), Ordering::Relaxed);
-        drop(circuit);
         if opened {
-            self.inner.closed.store(false, Ordering::Release);
-            crate::telemetry::store_available(self.inner.store, false);
-            tracing::warn!(
-                store = self.inner.store,
-                error = %why,
-                "circuit breaker open: calls fail at once until a background probe reaches the store"
-            );
+            self.inner.prober.store(true, Ordering::Release);
         }
-        opened
+        drop(circuit);
+        if !opened {
+            return None;
+        }
+        self.inner.closed.store(false, Ordering::Release);
+        crate::telemetry::store_available(self.inner.store, false);
+        tracing::warn!(
+            store = self.inner.store,
+            error = %why,
+            "circuit breaker open: calls fail at once until a background probe reaches the store"
+        );
+        Some(Prober {
+            breaker: self.clone(),
+        })
     }
 
+    /// The [`Prober`] to spawn when the breaker is open and no probe loop runs (the last
+    /// one was dropped before the store answered): a call refused while the breaker is
+    /// open asks, so that probing resumes on the runtime that serves calls now. Without
+    /// the lock while a probe loop runs.
+    pub fn prober(&self) -> Option<Prober> {
+        if self.admits() || self.inner.prober.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut circuit = self.lock();
+        if !circuit.claim_prober() {
+            return None;
+        }
+        self.inner.prober.store(true, Ordering::Release);
+        drop(circuit);
+        tracing::info!(
+            store = self.inner.store,
+            "circuit breaker: no probe was running; a new one starts"
+        );
+        Some(Prober {
+            breaker: self.clone(),
+        })
+    }
+}
+
+/// The one probe loop of an open [`CircuitBreaker`] (from [`CircuitBreaker::trip`] or
+/// [`CircuitBreaker::prober`]). Dropping it, run or not — its task cancelled, its
+/// runtime shut down, its probe panicking — gives the role back: the next call that finds
+/// the breaker open gets a new one.
+#[must_use = "spawn its probe_until_closed, or the breaker waits for the next call to probe"]
+pub struct Prober {
+    breaker: CircuitBreaker,
+}
+
+impl std::fmt::Debug for Prober {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prober")
+            .field("store", &self.breaker.inner.store)
+            .finish()
+    }
+}
+
+impl Drop for Prober {
+    fn drop(&mut self) {
+        let mut circuit = self.breaker.lock();
+        circuit.prober_gone(Instant::now());
+        self.breaker.inner.prober.store(false, Ordering::Release);
+        drop(circuit);
+    }
+}
+
+impl Prober {
     /// Probes the store until a probe succeeds, which closes the breaker: the first probe
-    /// at once, then one `sleep` of the probe interval after each failure. `probe` must be
-    /// bounded in time (the backend's timeout) and answer whether the store answered;
-    /// `sleep` is the runtime's timer. Returns at once if the breaker is not open.
-    pub async fn probe_until_closed<P, PF, S, SF>(&self, mut probe: P, sleep: S)
+    /// when due (at once after the breaker opened), then one `sleep` of the probe interval
+    /// after each failure. `probe` must be bounded in time (the backend's timeout) and
+    /// answer whether the store answered; `sleep` is the runtime's timer. Returns at once
+    /// if the breaker is not open.
+    pub async fn probe_until_closed<P, PF, S, SF>(self, mut probe: P, sleep: S)
     where
         P: FnMut() -> PF,
         PF: Future<Output = bool>,
         S: Fn(Duration) -> SF,
         SF: Future<Output = ()>,
     {
+        let breaker = &self.breaker;
         loop {
             let wait = {
-                let mut circuit = self.lock();
+                let mut circuit = breaker.lock();
                 let now = Instant::now();
                 match circuit.next_probe() {
                     None => return,
@@ -313,16 +425,16 @@ impl CircuitBreaker {
                 continue;
             }
             let ok = probe().await;
-            let mut circuit = self.lock();
+            let mut circuit = breaker.lock();
             let now = Instant::now();
             let down_for = circuit.open_for(now).unwrap_or_default();
             circuit.probe_done(ok, now);
             if circuit.admits() {
-                self.inner.closed.store(true, Ordering::Release);
+                breaker.inner.closed.store(true, Ordering::Release);
                 drop(circuit);
-                crate::telemetry::store_available(self.inner.store, true);
+                crate::telemetry::store_available(breaker.inner.store, true);
                 tracing::info!(
-                    store = self.inner.store,
+                    store = breaker.inner.store,
                     down_ms = u64::try_from(down_for.as_millis()).unwrap_or(u64::MAX),
                     "circuit breaker closed: the store answers again"
                 );
@@ -340,11 +452,31 @@ mod tests {
     /// One step of a table-driven walk through the state machine, at `at` ms.
     #[derive(Debug, Clone, Copy)]
     enum Step {
-        Trip { at: u64, opens: bool },
-        Broken { at: u64, opens: bool },
+        Trip {
+            at: u64,
+            opens: bool,
+        },
+        Broken {
+            at: u64,
+            opens: bool,
+        },
         Answered,
-        StartProbe { at: u64, starts: bool },
-        ProbeDone { at: u64, ok: bool },
+        StartProbe {
+            at: u64,
+            starts: bool,
+        },
+        ProbeDone {
+            at: u64,
+            ok: bool,
+        },
+        /// A call asks for the prober's role.
+        Claim {
+            claims: bool,
+        },
+        /// The probe loop is dropped.
+        Gone {
+            at: u64,
+        },
     }
 
     /// Steps, each with the state and the next probe (ms) it must leave.
@@ -422,6 +554,14 @@ mod tests {
             (
                 "a probe that succeeds at once closes it",
                 &[
+                    (
+                        Trip {
+                            at: 0,
+                            opens: false,
+                        },
+                        Closed,
+                        None,
+                    ),
                     (Trip { at: 0, opens: true }, Open, Some(0)),
                     (
                         StartProbe {
@@ -437,6 +577,14 @@ mod tests {
             (
                 "failed probes are an interval apart; further failures change nothing",
                 &[
+                    (
+                        Trip {
+                            at: 9,
+                            opens: false,
+                        },
+                        Closed,
+                        None,
+                    ),
                     (
                         Trip {
                             at: 10,
@@ -489,12 +637,138 @@ mod tests {
                     (ProbeDone { at: 1030, ok: true }, Closed, None),
                     (
                         Trip {
+                            at: 1999,
+                            opens: false,
+                        },
+                        Closed,
+                        None,
+                    ),
+                    (
+                        Trip {
                             at: 2000,
                             opens: true,
                         },
                         Open,
                         Some(2000),
                     ),
+                ],
+            ),
+            (
+                "one slow call between answered ones never opens it",
+                &[
+                    (
+                        Trip {
+                            at: 0,
+                            opens: false,
+                        },
+                        Closed,
+                        None,
+                    ),
+                    (Answered, Closed, None),
+                    (
+                        Trip {
+                            at: 1,
+                            opens: false,
+                        },
+                        Closed,
+                        None,
+                    ),
+                    (Answered, Closed, None),
+                    (
+                        Trip {
+                            at: 2,
+                            opens: false,
+                        },
+                        Closed,
+                        None,
+                    ),
+                ],
+            ),
+            (
+                "a timeout after a connection failure opens it",
+                &[
+                    (
+                        Broken {
+                            at: 0,
+                            opens: false,
+                        },
+                        Closed,
+                        None,
+                    ),
+                    (Trip { at: 1, opens: true }, Open, Some(1)),
+                ],
+            ),
+            (
+                "a dropped probe loop gives its role back, and the next call probes",
+                &[
+                    (Claim { claims: false }, Closed, None),
+                    (
+                        Trip {
+                            at: 0,
+                            opens: false,
+                        },
+                        Closed,
+                        None,
+                    ),
+                    (Trip { at: 0, opens: true }, Open, Some(0)),
+                    // The call that opened it holds the role.
+                    (Claim { claims: false }, Open, Some(0)),
+                    (
+                        StartProbe {
+                            at: 1,
+                            starts: true,
+                        },
+                        Probing,
+                        None,
+                    ),
+                    // Its task dropped mid-probe: that probe failed, the next one is due.
+                    (Gone { at: 7 }, Open, Some(7)),
+                    (Claim { claims: true }, Open, Some(7)),
+                    (Claim { claims: false }, Open, Some(7)),
+                    (
+                        StartProbe {
+                            at: 7,
+                            starts: true,
+                        },
+                        Probing,
+                        None,
+                    ),
+                    (ProbeDone { at: 8, ok: true }, Closed, None),
+                    (Gone { at: 9 }, Closed, None),
+                    (Claim { claims: false }, Closed, None),
+                ],
+            ),
+            (
+                "a probe loop dropped while it waits leaves the due time as it was",
+                &[
+                    (
+                        Broken {
+                            at: 0,
+                            opens: false,
+                        },
+                        Closed,
+                        None,
+                    ),
+                    (
+                        Broken {
+                            at: 0,
+                            opens: false,
+                        },
+                        Closed,
+                        None,
+                    ),
+                    (Broken { at: 0, opens: true }, Open, Some(0)),
+                    (
+                        StartProbe {
+                            at: 0,
+                            starts: true,
+                        },
+                        Probing,
+                        None,
+                    ),
+                    (ProbeDone { at: 10, ok: false }, Open, Some(1010)),
+                    (Gone { at: 20 }, Open, Some(1010)),
+                    (Claim { claims: true }, Open, Some(1010)),
                 ],
             ),
             (
@@ -529,6 +803,10 @@ mod tests {
                         assert_eq!(circuit.start_probe(at(t)), starts, "{name} {i}")
                     }
                     ProbeDone { at: t, ok } => circuit.probe_done(ok, at(t)),
+                    Claim { claims } => {
+                        assert_eq!(circuit.claim_prober(), claims, "{name} {i}")
+                    }
+                    Gone { at: t } => circuit.prober_gone(at(t)),
                 }
                 assert_eq!(circuit.state(), *state, "{name} {i}");
                 assert_eq!(circuit.admits(), *state == Closed, "{name} {i}");
@@ -542,6 +820,8 @@ mod tests {
         let start = Instant::now();
         let mut circuit = Circuit::new(Duration::from_secs(1));
         assert_eq!(circuit.open_for(start), None);
+        circuit.trip(start, Outage::Timeout);
+        assert_eq!(circuit.open_for(start), None, "one timeout");
         circuit.trip(start, Outage::Timeout);
         assert!(circuit.start_probe(start));
         circuit.probe_done(false, start + Duration::from_secs(2));
@@ -559,17 +839,26 @@ mod tests {
         let breaker = CircuitBreaker::with_probe_interval("test", Duration::from_millis(1));
         assert!(breaker.admits());
         for _ in 1..CONNECTION_FAILURES_TO_OPEN {
-            assert!(!breaker.trip(Outage::Connection, &"connection refused"));
+            assert!(
+                breaker
+                    .trip(Outage::Connection, &"connection refused")
+                    .is_none()
+            );
         }
         assert!(breaker.admits());
-        assert!(breaker.trip(Outage::Connection, &"connection refused"));
-        assert!(!breaker.trip(Outage::Timeout, &"timed out"), "already open");
+        let prober = breaker.trip(Outage::Connection, &"connection refused");
+        let prober = prober.expect("the third failure opens it");
+        assert!(
+            breaker.trip(Outage::Timeout, &"timed out").is_none(),
+            "already open"
+        );
+        assert!(breaker.prober().is_none(), "one probe loop at a time");
         assert!(!breaker.admits());
         let mut answers = [false, false, true].into_iter();
         let mut probes = 0;
         let sleeps = std::cell::Cell::new(0);
         // Probes and sleeps are ready at once, so the loop ends within one poll.
-        breaker
+        prober
             .probe_until_closed(
                 || {
                     probes += 1;
@@ -588,6 +877,71 @@ mod tests {
         assert!(sleeps.get() >= 2, "a pause after each failed probe");
         assert!(breaker.admits());
         assert_eq!(breaker.state(), CircuitState::Closed);
+        assert!(breaker.prober().is_none(), "nothing to probe while closed");
+    }
+
+    /// Opens `breaker` by timeouts: the prober of the call that opened it.
+    fn opened(breaker: &CircuitBreaker) -> Prober {
+        assert!(breaker.trip(Outage::Timeout, &"timed out").is_none());
+        breaker
+            .trip(Outage::Timeout, &"timed out")
+            .expect("the second timeout in a row opens it")
+    }
+
+    #[test]
+    fn a_probe_loop_that_is_dropped_or_panics_is_replaced_by_the_next_call() {
+        let breaker = CircuitBreaker::with_probe_interval("test", Duration::from_millis(1));
+        // Never spawned (a runtime that was shutting down drops the task at once).
+        drop(opened(&breaker));
+        assert_eq!(breaker.state(), CircuitState::Open);
+        // Cancelled while its probe is in flight (the probe never answers).
+        let prober = breaker
+            .prober()
+            .expect("no loop runs: the next call probes");
+        assert!(breaker.prober().is_none(), "one probe loop at a time");
+        let cancelled = prober
+            .probe_until_closed(std::future::pending::<bool>, |_| std::future::ready(()))
+            .now_or_never();
+        assert!(
+            cancelled.is_none(),
+            "the probe is still in flight when dropped"
+        );
+        assert_eq!(breaker.state(), CircuitState::Open, "not left probing");
+        // A probe that panics.
+        let prober = breaker
+            .prober()
+            .expect("the dropped loop gave its role back");
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            prober
+                .probe_until_closed(
+                    || -> std::future::Ready<bool> { panic!("a probe that panics") },
+                    |_| std::future::ready(()),
+                )
+                .now_or_never()
+        }));
+        assert!(panicked.is_err());
+        assert!(!breaker.admits());
+        // The next call's loop closes it.
+        breaker
+            .prober()
+            .expect("the panicked loop gave its role back")
+            .probe_until_closed(|| std::future::ready(true), |_| std::future::ready(()))
+            .now_or_never()
+            .expect("nothing to wait for");
+        assert!(breaker.admits());
+        assert!(breaker.prober().is_none());
+    }
+
+    #[test]
+    fn one_slow_call_between_answers_keeps_it_closed() {
+        let breaker = CircuitBreaker::new("test");
+        for _ in 0..5 {
+            assert!(breaker.trip(Outage::Timeout, &"timed out").is_none());
+            breaker.succeeded();
+        }
+        assert!(breaker.admits());
+        drop(opened(&breaker));
+        assert!(!breaker.admits());
     }
 
     #[test]
@@ -595,7 +949,11 @@ mod tests {
         let breaker = CircuitBreaker::new("test");
         for _ in 0..3 {
             for _ in 1..CONNECTION_FAILURES_TO_OPEN {
-                assert!(!breaker.trip(Outage::Connection, &"connection reset"));
+                assert!(
+                    breaker
+                        .trip(Outage::Connection, &"connection reset")
+                        .is_none()
+                );
             }
             breaker.succeeded();
         }
@@ -606,13 +964,20 @@ mod tests {
     #[test]
     fn the_probe_loop_returns_at_once_when_closed() {
         let breaker = CircuitBreaker::new("test");
-        breaker
+        let prober = opened(&breaker);
+        // Closed by another way meanwhile (a test's reset, a closed pool's probe).
+        {
+            let mut circuit = breaker.lock();
+            assert!(circuit.start_probe(Instant::now()));
+            circuit.probe_done(true, Instant::now());
+        }
+        prober
             .probe_until_closed(
                 || -> std::future::Ready<bool> { panic!("no probe while closed") },
                 |_| std::future::ready(()),
             )
             .now_or_never()
             .expect("nothing to wait for");
-        assert!(breaker.admits());
+        assert_eq!(breaker.state(), CircuitState::Closed);
     }
 }

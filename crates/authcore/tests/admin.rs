@@ -580,6 +580,7 @@ async fn attack_non_administrators_on_every_route() {
             })
             .await
             .unwrap();
+        let mails_before = a.mailbox.count();
         for (who, cookie, headers) in &attackers {
             for route in AdminRoute::ALL {
                 if route == AdminRoute::EndImpersonation {
@@ -614,6 +615,11 @@ async fn attack_non_administrators_on_every_route() {
         assert_eq!(
             users_before, users_after,
             "{strategy:?}: no user made or deleted"
+        );
+        assert_eq!(
+            a.mailbox.count(),
+            mails_before,
+            "{strategy:?}: no link mailed"
         );
         assert_eq!(a.db.get_user_ban(&a.uma).await.unwrap(), None);
         assert!(
@@ -694,8 +700,9 @@ async fn the_other_actions_and_their_audit_records() {
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.text());
-    let nina = r.json()["id"].as_str().unwrap().to_owned();
-    assert_eq!(r.json()["email"], "new@example.com");
+    let nina = r.json()["user"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(r.json()["user"]["email"], "new@example.com");
+    assert_eq!(r.json()["setupLink"]["method"], "signIn", "{}", r.text());
     let r = a
         .call(
             AdminRoute::CreateUser,
@@ -742,6 +749,7 @@ async fn the_other_actions_and_their_audit_records() {
         [
             "admin.userDeleted",
             "account.accountDeleted",
+            "admin.setupLinkMade",
             "admin.userCreated"
         ]
     );
@@ -1040,4 +1048,246 @@ async fn attack_a_stale_session_and_a_missing_csrf_token_make_no_client() {
         .await;
     assert_eq!(r.status, 403, "{}", r.text());
     assert!(a.db.list_oidc_clients().await.unwrap().is_empty());
+}
+
+/// A site with password accounts whose administrator is Ada (by address), set-up links
+/// living `lifetime`, and links mailed into its mailbox.
+async fn password_app(lifetime: Duration) -> App {
+    let db = MemoryAdapter::new();
+    let mailbox = Mailbox::default();
+    let accounts = authcore::passwords::PasswordAccounts::new(
+        std::sync::Arc::new(db.clone()),
+        authcore::passwords::PasswordHashing::argon2id(64, 1, 1).unwrap(),
+    )
+    .unwrap();
+    let (auth, _) = auth_with(
+        authcore::AuthConfig::builder()
+            .secret(SECRET)
+            .trust_host(true)
+            .url(format!("{ORIGIN}/auth"))
+            .provider(mailbox.provider().magic_links(false))
+            .adapter(db.clone())
+            .session_strategy(SessionStrategy::Database)
+            .password_accounts(accounts)
+            .admins(
+                Admins::new()
+                    .user("ada@example.com")
+                    .setup_link_lifetime(lifetime),
+            )
+            .audit_log(AuditLog::new().store(true)),
+    );
+    let ada = stored_user(&db, "ada@example.com", true).await;
+    App {
+        auth,
+        db,
+        mailbox,
+        ada,
+        lou: String::new(),
+        uma: String::new(),
+        bob: String::new(),
+        ops: String::new(),
+    }
+}
+
+const NEW_PASSWORD: &str = "a brand new and long password";
+
+/// Sets the password of `user` by the link `link`: the answer.
+async fn set_password(a: &App, link: &str, password: &str) -> TestResponse {
+    post_password_step(
+        &a.auth,
+        "reset",
+        &[
+            ("token", &query_param(link, "token")),
+            ("user", &query_param(link, "user")),
+            ("password", password),
+        ],
+    )
+    .await
+}
+
+/// Signs `email` in with `password`: whether a session opened.
+async fn password_signs_in(a: &App, email: &str, password: &str) -> bool {
+    let r = post_credentials_to(
+        &a.auth,
+        "password",
+        &[("username", email), ("password", password)],
+    )
+    .await;
+    r.status == 302 && r.cookie(SESSION_COOKIE).is_some()
+}
+
+#[tokio::test]
+async fn a_user_made_by_an_administrator_sets_their_password_by_the_link_once() {
+    let a = password_app(Duration::from_secs(3600)).await;
+    let admin = a.cookie(&a.ada).await;
+    let r = a
+        .call(
+            AdminRoute::CreateUser,
+            &admin,
+            &[],
+            json!({ "email": "Nina@Example.com", "name": "Nina" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.headers["cache-control"], "private, no-cache, no-store");
+    let made = r.json();
+    let nina = made["user"]["id"].as_str().unwrap().to_owned();
+    let link = made["setupLink"]["url"].as_str().unwrap().to_owned();
+    assert_eq!(made["setupLink"]["method"], "password");
+    assert_eq!(made["setupLink"]["mailed"], true);
+    assert!(made["setupLink"]["expires"].is_string());
+    assert!(
+        link.starts_with(&format!("{ORIGIN}/auth/password/reset?token=")),
+        "{link}"
+    );
+    // The same link was mailed to the user, as an account set-up.
+    assert_eq!(
+        a.mailbox.last(
+            "nina@example.com",
+            authcore::providers::email::LinkPurpose::AccountSetup
+        ),
+        link
+    );
+    // No password yet: nothing signs in.
+    assert!(!password_signs_in(&a, "nina@example.com", NEW_PASSWORD).await);
+    // The link's page, then the password set by it; the address counts as confirmed.
+    let page = send(
+        &a.auth,
+        get(link.strip_prefix(ORIGIN).unwrap())
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(page.status, 200, "{}", page.text());
+    let r = set_password(&a, &link, NEW_PASSWORD).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(password_signs_in(&a, "nina@example.com", NEW_PASSWORD).await);
+    // Single use: the link sets no other password.
+    let r = set_password(&a, &link, "an attacker's replayed password").await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(!password_signs_in(&a, "nina@example.com", "an attacker's replayed password").await);
+    assert!(password_signs_in(&a, "nina@example.com", NEW_PASSWORD).await);
+    // A new link for the user; each is recorded, never with its token.
+    let r = a
+        .call(
+            AdminRoute::SetupLink,
+            &admin,
+            &[],
+            json!({ "userId": nina }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let second = r.json()["setupLink"]["url"].as_str().unwrap().to_owned();
+    assert_ne!(second, link);
+    let records =
+        a.db.query_audit_records(&AuditQuery {
+            user: Some(nina.clone()),
+            ascending: true,
+            limit: 100,
+            ..AuditQuery::default()
+        })
+        .await
+        .unwrap();
+    let kinds: Vec<_> = records.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "admin.userCreated",
+            "admin.setupLinkMade",
+            "account.passwordChanged",
+            "signIn",
+            "signIn",
+            "admin.setupLinkMade"
+        ],
+        "{records:?}"
+    );
+    let text = serde_json::to_string(&records).unwrap();
+    for token in [query_param(&link, "token"), query_param(&second, "token")] {
+        assert!(!text.contains(&token), "a link's token in the audit log");
+    }
+    // Not for nobody, nor for oneself.
+    for (user, status) in [("nobody", 404), (a.ada.as_str(), 409)] {
+        let r = a
+            .call(
+                AdminRoute::SetupLink,
+                &admin,
+                &[],
+                json!({ "userId": user }),
+            )
+            .await;
+        assert_eq!(r.status, status, "{user}: {}", r.text());
+    }
+}
+
+#[tokio::test]
+async fn attack_an_expired_set_up_link_sets_no_password() {
+    let a = password_app(Duration::from_millis(1)).await;
+    let admin = a.cookie(&a.ada).await;
+    let r = a
+        .call(
+            AdminRoute::CreateUser,
+            &admin,
+            &[],
+            json!({ "email": "late@example.com" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let link = r.json()["setupLink"]["url"].as_str().unwrap().to_owned();
+    // Past its lifetime.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let r = set_password(&a, &link, NEW_PASSWORD).await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(!password_signs_in(&a, "late@example.com", NEW_PASSWORD).await);
+    let late =
+        a.db.get_user_by_email("late@example.com")
+            .await
+            .unwrap()
+            .unwrap();
+    assert!(late.email_verified.is_none(), "nothing changed");
+}
+
+#[tokio::test]
+async fn without_password_accounts_the_set_up_link_signs_the_user_in_once() {
+    let a = app(SessionStrategy::Database).await;
+    let admin = a.cookie(&a.ada).await;
+    let r = a
+        .call(
+            AdminRoute::CreateUser,
+            &admin,
+            &[],
+            json!({ "email": "max@example.com" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let link = r.json()["setupLink"]["url"].as_str().unwrap().to_owned();
+    assert_eq!(r.json()["setupLink"]["method"], "signIn");
+    assert_eq!(
+        a.mailbox.last(
+            "max@example.com",
+            authcore::providers::email::LinkPurpose::AccountSetup
+        ),
+        link
+    );
+    let path = link.strip_prefix(ORIGIN).unwrap().to_owned();
+    let r = send(&a.auth, get(&path).body(empty()).unwrap()).await;
+    assert_eq!(r.status, 302, "{}", r.text());
+    assert_eq!(
+        r.location(),
+        Some(format!("{ORIGIN}/auth/account").as_str())
+    );
+    let cookie = format!("{SESSION_COOKIE}={}", r.cookie(SESSION_COOKIE).unwrap());
+    assert_eq!(a.who(&cookie).await.as_deref(), Some("max@example.com"));
+    // Used: it signs nobody in again.
+    let again = send(&a.auth, get(&path).body(empty()).unwrap()).await;
+    assert!(
+        again.cookie(SESSION_COOKIE).is_none(),
+        "{:?}",
+        again.location()
+    );
+    assert!(
+        again
+            .location()
+            .unwrap_or_default()
+            .contains("error=Verification")
+    );
 }

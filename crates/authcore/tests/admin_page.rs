@@ -490,12 +490,21 @@ async fn end_sessions_reset_the_second_factor_create_and_delete() {
         .unwrap()
         .unwrap();
     assert_eq!(made.name.as_deref(), Some("Newt"));
-    assert_eq!(
-        r.location(),
-        Some(format!("{ORIGIN}{}&notice=created", user_path(&made.id)).as_str())
+    // Neither password accounts nor magic links here: the user's page, without a link.
+    assert_eq!(r.status, 200, "{:?}", r.location());
+    let html = r.text();
+    assert!(
+        html.contains("The user was created, without a set-up link"),
+        "{html}"
     );
-    let html = follow(&app.auth, &cookie, &r).await.text();
-    assert!(html.contains("The user was created"), "{html}");
+    assert!(
+        html.contains("new@example.com") && !html.contains("setup-url"),
+        "{html}"
+    );
+    let html = change(&app, &cookie, "setup-link", &[("userId", &made.id)])
+        .await
+        .text();
+    assert!(html.contains("No set-up link can be made"), "{html}");
     for (email, why) in [
         ("new@example.com", "a user has this email address"),
         ("not an address", "That is not an email address."),
@@ -835,4 +844,51 @@ async fn the_audit_log_reads_newest_first_filtered_and_paged() {
         .await
         .text();
     assert!(html.contains("The audit log is not stored."), "{html}");
+}
+
+#[tokio::test]
+async fn a_new_user_s_set_up_link_is_shown_once_on_the_answer_never_in_a_url() {
+    let mailbox = Mailbox::default();
+    let provider = mailbox.provider();
+    let app = app_with(move |b| b.provider(provider)).await;
+    let cookie = root(&app).await;
+    let r = change(&app, &cookie, "create", &[("email", "zoe@example.com")]).await;
+    assert_eq!(r.status, 200, "{:?}", r.location());
+    assert!(r.location().is_none());
+    assert_eq!(r.headers["cache-control"], "private, no-cache, no-store");
+    let link = mailbox.last(
+        "zoe@example.com",
+        authcore::providers::email::LinkPurpose::AccountSetup,
+    );
+    let html = r.text();
+    assert!(
+        html.contains("The user was created, with the set-up link below."),
+        "{html}"
+    );
+    assert!(html.contains("It was mailed to the user"), "{html}");
+    // The link, escaped as an attribute value.
+    let shown = link.replace('&', "&#38;");
+    assert!(html.contains(&format!("value=\"{shown}\"")), "{html}");
+    // A new one from the user's page: another link, shown on the answer.
+    let zoe = app
+        .db
+        .get_user_by_email("zoe@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    let page = page_at(&app.auth, &cookie, &user_path(&zoe.id))
+        .await
+        .text();
+    assert!(
+        page.contains("Make a set-up link") && !page.contains("setup-url"),
+        "{page}"
+    );
+    let r = change(&app, &cookie, "setup-link", &[("userId", &zoe.id)]).await;
+    assert_eq!(r.status, 200, "{:?}", r.location());
+    let second = mailbox.last(
+        "zoe@example.com",
+        authcore::providers::email::LinkPurpose::AccountSetup,
+    );
+    assert_ne!(second, link);
+    assert!(r.text().contains(&second.replace('&', "&#38;")));
 }

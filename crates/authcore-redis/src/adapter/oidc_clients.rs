@@ -1,7 +1,7 @@
 //! The OpenID Provider's clients made at run time ([`OidcClientStore`]): one hash,
 //! `oidc-clients`, of each client's JSON by its id. A creation is an `HSETNX` (of two
-//! creations of one id one is refused), an update a script that replaces an existing
-//! field only.
+//! creations of one id one is refused), an update a script that replaces the field only
+//! while it holds what was read.
 
 use async_trait::async_trait;
 use authcore::adapter::{AdapterError, OidcClientStore, StoredClient};
@@ -48,14 +48,35 @@ impl OidcClientStore for RedisAdapter {
         Ok(clients)
     }
 
-    async fn update_oidc_client(&self, client: &StoredClient) -> Result<bool, AdapterError> {
+    async fn update_oidc_client(
+        &self,
+        before: &StoredClient,
+        after: &StoredClient,
+    ) -> Result<bool, AdapterError> {
         const OP: &str = "updateOidcClient";
-        let json = encode(OP, client)?;
+        let id = before.client_id.as_str();
         let mut conn = self.conn.clone();
+        let raw: Option<String> = conn
+            .hget(self.keys.oidc_clients(), id)
+            .await
+            .map_err(redis_err(OP))?;
+        // The field as read is the script's condition: a change made since is kept.
+        let Some(raw) = raw else {
+            return Ok(false);
+        };
+        if decode::<StoredClient>(OP, &raw)? != *before {
+            return Ok(false);
+        }
+        let after = StoredClient {
+            client_id: id.to_owned(),
+            ..after.clone()
+        };
+        let json = encode(OP, &after)?;
         let updated: i64 = scripts::UPDATE_OIDC_CLIENT
             .key(self.keys.oidc_clients())
-            .arg(&client.client_id)
+            .arg(id)
             .arg(json)
+            .arg(raw)
             .invoke_async(&mut conn)
             .await
             .map_err(redis_err(OP))?;

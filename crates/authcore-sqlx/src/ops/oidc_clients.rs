@@ -48,6 +48,18 @@ pub(crate) async fn get_oidc_client(
     client_id: &str,
 ) -> Result<Option<StoredClient>, AdapterError> {
     const OP: &str = "get_oidc_client";
+    stored_data(pool, OP, client_id)
+        .await?
+        .map(|raw| parse(OP, &raw))
+        .transpose()
+}
+
+/// The `data` of the client `client_id`'s row, as stored.
+async fn stored_data(
+    pool: &Pool,
+    op: &'static str,
+    client_id: &str,
+) -> Result<Option<String>, AdapterError> {
     let row = pool
         .fetch_optional(
             &pool.sql().get_oidc_client,
@@ -55,8 +67,11 @@ pub(crate) async fn get_oidc_client(
             &[Col::Text],
         )
         .await
-        .map_err(map_sqlx(OP))?;
-    Ok(texts(OP, row.into_iter().collect())?.pop())
+        .map_err(map_sqlx(op))?;
+    match row {
+        Some(row) => Ok(Some(super::Reader::new(op, row).text()?)),
+        None => Ok(None),
+    }
 }
 
 pub(crate) async fn list_oidc_clients(pool: &Pool) -> Result<Vec<StoredClient>, AdapterError> {
@@ -71,19 +86,35 @@ pub(crate) async fn list_oidc_clients(pool: &Pool) -> Result<Vec<StoredClient>, 
     Ok(clients)
 }
 
+/// Replaces `before` by `after` while the row holds `before`: the row's data as read is
+/// the update's condition, so a change made since (by another administrator) is not
+/// overwritten.
 pub(crate) async fn update_oidc_client(
     pool: &Pool,
-    client: &StoredClient,
+    before: &StoredClient,
+    after: &StoredClient,
 ) -> Result<bool, AdapterError> {
     const OP: &str = "update_oidc_client";
-    let args = vec![
-        Arg::text(data(OP, client)?),
-        Arg::text(client.client_id.as_str()),
-    ];
+    let id = before.client_id.as_str();
+    let Some(raw) = stored_data(pool, OP, id).await? else {
+        return Ok(false);
+    };
+    if parse(OP, &raw)? != *before {
+        return Ok(false);
+    }
+    let after = StoredClient {
+        client_id: id.to_owned(),
+        ..after.clone()
+    };
+    let new = data(OP, &after)?;
+    if new == raw {
+        // Nothing to change (and MySQL would count no changed row).
+        return Ok(true);
+    }
+    let args = vec![Arg::text(new), Arg::text(id), Arg::text(raw)];
     let changed = pool
         .execute(&pool.sql().update_oidc_client, args)
         .await
         .map_err(map_sqlx(OP))?;
-    // MySQL counts changed rows only: an update to the same data changes none.
-    Ok(changed > 0 || get_oidc_client(pool, &client.client_id).await?.is_some())
+    Ok(changed > 0)
 }

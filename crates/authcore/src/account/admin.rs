@@ -8,12 +8,10 @@ use time::OffsetDateTime;
 use super::AccountError;
 use crate::actions::admin as ops;
 use crate::actions::admin_clients as clients;
-pub use crate::actions::admin_clients::{ClientSecretOnce, NewClient};
-use crate::adapter::{
-    AdapterUser, AuditQuery, AuditRecord, StoredClient, UserBan, UserPage, UserQuery,
-};
+pub use crate::actions::admin_clients::{ClientInfo, ClientSecretOnce, NewClient};
+use crate::adapter::{AdapterUser, AuditQuery, AuditRecord, UserBan, UserPage, UserQuery};
 use crate::handler::Auth;
-pub use ops::UserDetail;
+pub use ops::{SetupLink, SetupMethod, UserDetail};
 
 /// An administrator at work: who acts, checked once per request
 /// ([`Auth::admin_actor`]), which every administrator's method takes.
@@ -102,15 +100,30 @@ impl Auth {
         ops::user_detail(&self.config().inner, &actor.0, user_id).await
     }
 
-    /// Makes a user with `email` (and `name`): they sign in by a magic link or, with
-    /// password accounts, set a password by the "forgot password" link.
+    /// Makes a user with `email` (and `name`), with the single-use link that sets up
+    /// their account ([`Auth::admin_setup_link`]): `None` when none could be made (no
+    /// password accounts and no magic links, or no site URL), which the log says.
     pub async fn admin_create_user(
         &self,
         actor: &AdminActor,
         email: &str,
         name: Option<&str>,
-    ) -> Result<AdapterUser, AccountError> {
+    ) -> Result<(AdapterUser, Option<SetupLink>), AccountError> {
         ops::create_user(&self.config().inner, &actor.0, email, name).await
+    }
+
+    /// A new single-use link with which user `user_id` sets up their account: with
+    /// password accounts, the form that sets their password (as a reset link, it ends
+    /// their sessions); else a magic link that signs them in once. Mailed to them when an
+    /// email provider sends, and returned either way; it expires after
+    /// [`Admins::setup_link_lifetime`](crate::admin::Admins::setup_link_lifetime) (a magic
+    /// link, after its provider's `maxAge`). `PasswordsOff` when there is neither way.
+    pub async fn admin_setup_link(
+        &self,
+        actor: &AdminActor,
+        user_id: &str,
+    ) -> Result<SetupLink, AccountError> {
+        ops::setup_link(&self.config().inner, &actor.0, user_id).await
     }
 
     /// Ends every session of the user; how many database sessions ended.
@@ -135,28 +148,28 @@ impl Auth {
         ops::ban(&self.config().inner, &actor.0, user_id, reason, until).await
     }
 
-    /// The OpenID Provider's clients made at run time, ordered by id (without their
-    /// secrets, which are not stored).
-    pub async fn admin_clients(
-        &self,
-        actor: &AdminActor,
-    ) -> Result<Vec<StoredClient>, AccountError> {
+    /// The OpenID Provider's clients made at run time, ordered by id, without their
+    /// secrets (which are not stored) or their hashes.
+    pub async fn admin_clients(&self, actor: &AdminActor) -> Result<Vec<ClientInfo>, AccountError> {
         clients::list(&self.config().inner, &actor.0).await
     }
 
     /// Makes a client of the OpenID Provider: its secret (for a confidential client)
     /// comes back here once and is stored only as its SHA-256. `ClientIdTaken` for the id
-    /// of a configured or stored client, `InvalidValue` for a value that is not valid.
+    /// of a configured or stored client, `InvalidValue` for a value that is not valid or a
+    /// client the OpenID Provider's check refuses
+    /// ([`Admins::client_check`](crate::admin::Admins::client_check)).
     pub async fn admin_create_client(
         &self,
         actor: &AdminActor,
         new: &NewClient,
-    ) -> Result<(StoredClient, Option<ClientSecretOnce>), AccountError> {
+    ) -> Result<(ClientInfo, Option<ClientSecretOnce>), AccountError> {
         clients::create(&self.config().inner, &actor.0, new).await
     }
 
     /// Replaces the client's secret: the old one stops working at once; the new one
-    /// comes back here once.
+    /// comes back here once. A change made to the client meanwhile (its disabling) is
+    /// kept: the store's update is conditional.
     pub async fn admin_rotate_client_secret(
         &self,
         actor: &AdminActor,
@@ -172,7 +185,7 @@ impl Auth {
         actor: &AdminActor,
         client_id: &str,
         disable: bool,
-    ) -> Result<StoredClient, AccountError> {
+    ) -> Result<ClientInfo, AccountError> {
         clients::set_disabled(&self.config().inner, &actor.0, client_id, disable).await
     }
 

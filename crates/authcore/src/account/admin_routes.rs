@@ -9,7 +9,8 @@
 //! |---|---|---|
 //! | `GET /admin/users?q=&provider=&organizationId=&after=&limit=` | — | `{users, next}`: users whose email or name holds `q`, with an account of `provider`, in the organization; `next` is the `after` of the next page |
 //! | `GET /admin/users/detail?id=` | — | the user ([`UserDetail`](super::UserDetail)) |
-//! | `POST /admin/users/create` | `{csrfToken, email, name?}` | the user |
+//! | `POST /admin/users/create` | `{csrfToken, email, name?}` | `{user, setupLink}`: the user, and the link that sets up their account (`{url, expires, method, mailed}`, `method` `password` or `signIn`; `null` when none can be made) |
+//! | `POST /admin/users/setup-link` | `{csrfToken, userId}` | `{setupLink}`: a new set-up link (`501 PasswordsOff` without password accounts or magic links) |
 //! | `POST /admin/users/sessions/end` | `{csrfToken, userId}` | `{ended}`: every session ended |
 //! | `POST /admin/users/ban` | `{csrfToken, userId, reason, until?}` (`until`: RFC 3339) | the ban; the user's sessions end |
 //! | `POST /admin/users/unban` | `{csrfToken, userId}` | `{}` |
@@ -18,7 +19,7 @@
 //! | `POST /admin/users/impersonate` | `{csrfToken, userId}` | `{}` with the session cookie of the user (a browser session only) |
 //! | `POST /admin/impersonation/end` | `{csrfToken}` | `{}`, the impersonated session signed out (for the impersonated session itself) |
 //! | `GET /admin/audit?kind=&userId=&since=&until=&cursor=&limit=` | — | the audit records, newest first (`since`/`until`: RFC 3339) |
-//! | `GET /admin/clients` | — | `{clients}`: the OpenID Provider's clients made here, without secrets |
+//! | `GET /admin/clients` | — | `{clients}`: the OpenID Provider's clients made here ([`ClientInfo`](super::ClientInfo): no secret, no hash) |
 //! | `POST /admin/clients/create` | `{csrfToken, clientId, name, redirectUris, postLogoutRedirectUris?, grantTypes?, scopes?, tokenEndpointAuthMethod?}` | `{client, clientSecret}`: the secret shown this once (`null` for a public client) |
 //! | `POST /admin/clients/rotate-secret` | `{csrfToken, clientId}` | `{clientSecret}`: the new secret, shown this once; the old one stops working |
 //! | `POST /admin/clients/disable` | `{csrfToken, clientId}` | the client: its requests and tokens are refused |
@@ -42,8 +43,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::routes::{Refusal, json_response, query_param, read_request, refuse};
-use super::{AdminActor, ClientSecretOnce, NewClient};
-use crate::actions::admin_clients::client_json;
+use super::{AdminActor, ClientSecretOnce, NewClient, SetupLink};
 use crate::adapter::{AuditQuery, UserQuery};
 use crate::error::BoxError;
 use crate::handler::Auth;
@@ -59,6 +59,8 @@ pub enum AdminRoute {
     User,
     /// `POST /admin/users/create`.
     CreateUser,
+    /// `POST /admin/users/setup-link`.
+    SetupLink,
     /// `POST /admin/users/sessions/end`.
     EndSessions,
     /// `POST /admin/users/ban`.
@@ -89,10 +91,11 @@ pub enum AdminRoute {
 
 impl AdminRoute {
     /// Every route, for an integration to mount.
-    pub const ALL: [AdminRoute; 16] = [
+    pub const ALL: [AdminRoute; 17] = [
         AdminRoute::Users,
         AdminRoute::User,
         AdminRoute::CreateUser,
+        AdminRoute::SetupLink,
         AdminRoute::EndSessions,
         AdminRoute::Ban,
         AdminRoute::Unban,
@@ -114,6 +117,7 @@ impl AdminRoute {
             AdminRoute::Users => "/admin/users",
             AdminRoute::User => "/admin/users/detail",
             AdminRoute::CreateUser => "/admin/users/create",
+            AdminRoute::SetupLink => "/admin/users/setup-link",
             AdminRoute::EndSessions => "/admin/users/sessions/end",
             AdminRoute::Ban => "/admin/users/ban",
             AdminRoute::Unban => "/admin/users/unban",
@@ -256,10 +260,16 @@ impl AdminRequest<'_> {
             }
             AdminRoute::CreateUser => {
                 let (f, actor) = self.change::<NewUserFields>().await?;
-                let user = auth
+                let (user, link) = auth
                     .admin_create_user(&actor, &f.email, f.name.as_deref())
                     .await?;
-                Ok(json_response(StatusCode::OK, &user))
+                let link = link.as_ref().map(SetupLink::to_json);
+                Ok(ok(&json!({ "user": user, "setupLink": link })))
+            }
+            AdminRoute::SetupLink => {
+                let (f, actor) = self.change::<UserFields>().await?;
+                let link = auth.admin_setup_link(&actor, &f.user_id).await?;
+                Ok(ok(&json!({ "setupLink": link.to_json() })))
             }
             AdminRoute::EndSessions => {
                 let (f, actor) = self.change::<UserFields>().await?;
@@ -334,16 +344,13 @@ impl AdminRequest<'_> {
             AdminRoute::Clients => {
                 let actor = self.reader().await?;
                 let clients = auth.admin_clients(&actor).await?;
-                let clients: Vec<_> = clients.iter().map(client_json).collect();
                 Ok(ok(&json!({ "clients": clients })))
             }
             AdminRoute::CreateClient => {
                 let (new, actor) = self.change::<NewClient>().await?;
                 let (client, secret) = auth.admin_create_client(&actor, &new).await?;
                 let secret = secret.as_ref().map(ClientSecretOnce::expose);
-                Ok(ok(
-                    &json!({ "client": client_json(&client), "clientSecret": secret }),
-                ))
+                Ok(ok(&json!({ "client": client, "clientSecret": secret })))
             }
             AdminRoute::RotateClientSecret => {
                 let (f, actor) = self.change::<ClientFields>().await?;
@@ -358,7 +365,7 @@ impl AdminRequest<'_> {
                 let client = auth
                     .admin_set_client_disabled(&actor, &f.client_id, disable)
                     .await?;
-                Ok(ok(&client_json(&client)))
+                Ok(json_response(StatusCode::OK, &client))
             }
         }
     }

@@ -33,7 +33,9 @@ pub(crate) mod routes;
 #[cfg(feature = "two-factor")]
 mod two_factor;
 
-pub use admin::{AdminActor, ClientSecretOnce, NewClient, UserDetail};
+pub use admin::{
+    AdminActor, ClientInfo, ClientSecretOnce, NewClient, SetupLink, SetupMethod, UserDetail,
+};
 pub use admin_routes::AdminRoute;
 pub use audit::AuditError;
 pub use organizations::{

@@ -457,14 +457,14 @@ pub(crate) async fn delete_user(
 }
 
 /// Makes a user with `email` (and `name`), as an administrator invites one
-/// (`admin.userCreated`); `InvalidEmail` for an address that is not one, `Conflict` as
-/// `InvalidValue` when a user has it.
+/// (`admin.userCreated`), with the link that sets up their account ([`setup_link`]);
+/// `InvalidEmail` for an address that is not one, `InvalidValue` when a user has it.
 pub(crate) async fn create_user(
     c: &ConfigInner,
     actor: &Actor,
     email: &str,
     name: Option<&str>,
-) -> Result<AdapterUser, AccountError> {
+) -> Result<(AdapterUser, Option<SetupLink>), AccountError> {
     actor.may_change(c).await?;
     let email =
         crate::email_address::normalize_email(email).map_err(|_| AccountError::InvalidEmail)?;
@@ -494,7 +494,253 @@ pub(crate) async fn create_user(
             .with("after", json!({ "email": user.email, "name": user.name })),
     )
     .await;
-    Ok(user)
+    // The user exists now: a link that cannot be made is said in the answer (the
+    // administrator makes one later), not a failure of the creation.
+    let link = match new_setup_link(c, actor, &user).await {
+        Ok(link) => Some(link),
+        Err(AccountError::Adapter(e)) => return Err(e.into()),
+        Err(e) => {
+            tracing::warn!(user = %user.id, error = %e, "user created without a set-up link");
+            None
+        }
+    };
+    Ok((user, link))
+}
+
+/// How a set-up link sets up an account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SetupMethod {
+    /// It opens the form that sets the account's first password (password accounts).
+    Password,
+    /// It signs the user in once, as a magic link does; they add a passkey or a password
+    /// on their account page.
+    SignIn,
+}
+
+impl SetupMethod {
+    /// The method's name in JSON answers (`password`, `signIn`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SetupMethod::Password => "password",
+            SetupMethod::SignIn => "signIn",
+        }
+    }
+}
+
+/// The single-use link with which a user an administrator made sets up their account:
+/// mailed to them when an email provider sends, and handed to the administrator either
+/// way. `Debug` hides the URL, a credential until used.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SetupLink {
+    url: String,
+    expires: OffsetDateTime,
+    method: SetupMethod,
+    mailed: bool,
+}
+
+impl std::fmt::Debug for SetupLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SetupLink")
+            .field("url", &"[redacted]")
+            .field("expires", &self.expires)
+            .field("method", &self.method)
+            .field("mailed", &self.mailed)
+            .finish()
+    }
+}
+
+impl SetupLink {
+    /// The link (a credential: hand it to the user only).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// When it stops working.
+    pub fn expires(&self) -> OffsetDateTime {
+        self.expires
+    }
+
+    /// How it sets up the account.
+    pub fn method(&self) -> SetupMethod {
+        self.method
+    }
+
+    /// Whether it was mailed to the user.
+    pub fn mailed(&self) -> bool {
+        self.mailed
+    }
+
+    /// The link as the administrators' answers show it.
+    pub(crate) fn to_json(&self) -> Value {
+        json!({
+            "url": self.url,
+            "expires": crate::types::iso_string(self.expires),
+            "method": self.method.as_str(),
+            "mailed": self.mailed,
+        })
+    }
+}
+
+/// A new set-up link for user `user_id` (`admin.setupLinkMade`): where the user sets their
+/// first password, with password accounts, else a link that signs them in once, by the
+/// first email provider with magic links. Single use; it expires after
+/// [`Admins::setup_link_lifetime`](crate::admin::Admins::setup_link_lifetime) (the magic
+/// link, after its provider's `maxAge`). `PasswordsOff` when there is neither.
+pub(crate) async fn setup_link(
+    c: &ConfigInner,
+    actor: &Actor,
+    user_id: &str,
+) -> Result<SetupLink, AccountError> {
+    let target = target_of(c, actor, user_id).await?;
+    new_setup_link(c, actor, &target).await
+}
+
+/// The link on the origin of the administrator's session (else the configured URL).
+async fn new_setup_link(
+    c: &ConfigInner,
+    actor: &Actor,
+    user: &AdapterUser,
+) -> Result<SetupLink, AccountError> {
+    let origin = actor.session.as_ref().and_then(|s| s.origin.as_deref());
+    let Some(email) = user.email.as_deref() else {
+        return Err(AccountError::InvalidEmail);
+    };
+    let (method, (url, token, expires)) = match password_setup_link(c, user, origin).await? {
+        Some(link) => (SetupMethod::Password, link),
+        None => match sign_in_setup_link(c, email, origin).await? {
+            Some(link) => (SetupMethod::SignIn, link),
+            None => return Err(AccountError::PasswordsOff),
+        },
+    };
+    let mailed = mail_setup_link(c, email, &url, token, expires).await;
+    tracing::info!(user = %user.id, by = %actor.user_id, mailed, "set-up link made");
+    crate::actions::audit::record(
+        c,
+        actor
+            .event("admin.setupLinkMade", &user.id)
+            .with("method", method.as_str())
+            .with("mailed", mailed)
+            .with("expires", crate::types::iso_string(expires)),
+    )
+    .await;
+    Ok(SetupLink {
+        url,
+        expires,
+        method,
+        mailed,
+    })
+}
+
+/// A stored link: its URL, its token and when it expires.
+type StoredSetupLink = (String, String, OffsetDateTime);
+
+/// No site URL to put a link on.
+fn no_site_url() -> AccountError {
+    AccountError::InvalidValue("there is no site URL to put the link on".into())
+}
+
+/// The link to the form that sets the first password, with password accounts.
+#[cfg(feature = "passwords")]
+async fn password_setup_link(
+    c: &ConfigInner,
+    user: &AdapterUser,
+    origin: Option<&str>,
+) -> Result<Option<StoredSetupLink>, AccountError> {
+    use super::mail_link::MailFailure;
+    use super::password::{LinkKind, store_link};
+    if c.password_accounts.is_none() {
+        return Ok(None);
+    }
+    match store_link(c, adapter(c)?, origin, LinkKind::Setup, &user.id, None).await {
+        Ok(link) => Ok(Some((link.url, link.token, link.expires))),
+        Err(MailFailure::Adapter(e)) => Err(e.into()),
+        Err(_) => Err(no_site_url()),
+    }
+}
+
+#[cfg(not(feature = "passwords"))]
+async fn password_setup_link(
+    _: &ConfigInner,
+    _: &AdapterUser,
+    _: Option<&str>,
+) -> Result<Option<StoredSetupLink>, AccountError> {
+    Ok(None)
+}
+
+/// A magic link of the first email provider with magic links, that signs the user in
+/// once and lands on the account page (without built-in pages, the site's home).
+#[cfg(feature = "email")]
+async fn sign_in_setup_link(
+    c: &ConfigInner,
+    email: &str,
+    origin: Option<&str>,
+) -> Result<Option<StoredSetupLink>, AccountError> {
+    let magic = c.providers.iter().find_map(|p| match p {
+        crate::providers::Provider::Email(e) if e.magic_links => Some(&**e),
+        _ => None,
+    });
+    let Some(p) = magic else {
+        return Ok(None);
+    };
+    let next = if cfg!(feature = "pages") {
+        c.url_on(origin, "/account")
+    } else {
+        origin
+            .map(str::to_owned)
+            .or_else(|| c.url.as_ref().map(crate::site::origin_of))
+            .map(|o| format!("{o}/"))
+    }
+    .ok_or_else(no_site_url)?;
+    super::callback::email::handed_over_link(c, adapter(c)?, p, email, origin, &next)
+        .await?
+        .map(Some)
+        .ok_or_else(no_site_url)
+}
+
+#[cfg(not(feature = "email"))]
+async fn sign_in_setup_link(
+    _: &ConfigInner,
+    _: &str,
+    _: Option<&str>,
+) -> Result<Option<StoredSetupLink>, AccountError> {
+    Ok(None)
+}
+
+/// Mails a set-up link when an email provider sends: whether it went. A failure is logged
+/// and the link stays usable, as the administrator hands it over too.
+#[cfg(feature = "email")]
+async fn mail_setup_link(
+    c: &ConfigInner,
+    to: &str,
+    url: &str,
+    token: String,
+    expires: OffsetDateTime,
+) -> bool {
+    if c.mailer().is_none() {
+        return false;
+    }
+    let sent = super::mail_link::mail(
+        c,
+        to,
+        url.to_owned(),
+        crate::providers::email::LinkPurpose::AccountSetup,
+        token,
+        expires,
+    )
+    .await;
+    match sent {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::error!(error = %e, "the set-up link could not be mailed: the administrator hands it over");
+            false
+        }
+    }
+}
+
+#[cfg(not(feature = "email"))]
+async fn mail_setup_link(_: &ConfigInner, _: &str, _: &str, _: String, _: OffsetDateTime) -> bool {
+    false
 }
 
 /// Starts an impersonation of `user_id` by the administrator `actor` (through a browser

@@ -200,30 +200,71 @@ fn audit_json(client: &StoredClient) -> serde_json::Value {
     })
 }
 
-/// The client as the administrators' answers show it: without its secret's hash.
-pub(crate) fn client_json(client: &StoredClient) -> serde_json::Value {
-    let mut value = serde_json::to_value(client).unwrap_or_default();
-    if let Some(fields) = value.as_object_mut() {
-        fields.remove("secretHash");
+/// A client made at run time as administrators see it: everything but its secret's hash,
+/// which no answer, page or serialisation of this type carries.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ClientInfo {
+    /// The `client_id`.
+    pub client_id: String,
+    /// The name shown to users.
+    pub name: String,
+    /// Where codes may be sent.
+    pub redirect_uris: Vec<String>,
+    /// Where RP-initiated logout may send the browser back.
+    pub post_logout_redirect_uris: Vec<String>,
+    /// The grant types it may use.
+    pub grant_types: Vec<String>,
+    /// The scopes it may ask for (empty: the provider's).
+    pub scopes: Vec<String>,
+    /// How it authenticates at the token endpoint.
+    pub token_endpoint_auth_method: String,
+    /// Whether it has a secret (a confidential client).
+    pub has_secret: bool,
+    /// When it was made.
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    /// When its secret was last replaced, if ever.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub secret_rotated_at: Option<OffsetDateTime>,
+    /// When it was disabled, if it is.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub disabled_at: Option<OffsetDateTime>,
+}
+
+impl From<&StoredClient> for ClientInfo {
+    fn from(c: &StoredClient) -> Self {
+        ClientInfo {
+            client_id: c.client_id.clone(),
+            name: c.name.clone(),
+            redirect_uris: c.redirect_uris.clone(),
+            post_logout_redirect_uris: c.post_logout_redirect_uris.clone(),
+            grant_types: c.grant_types.clone(),
+            scopes: c.scopes.clone(),
+            token_endpoint_auth_method: c.token_endpoint_auth_method.clone(),
+            has_secret: c.secret_hash.is_some(),
+            created_at: c.created_at,
+            secret_rotated_at: c.secret_rotated_at,
+            disabled_at: c.disabled_at,
+        }
     }
-    value
 }
 
 /// Every stored client, ordered by id.
-pub(crate) async fn list(
-    c: &ConfigInner,
-    _actor: &Actor,
-) -> Result<Vec<StoredClient>, AccountError> {
-    Ok(store(c)?.list_oidc_clients().await?)
+pub(crate) async fn list(c: &ConfigInner, _actor: &Actor) -> Result<Vec<ClientInfo>, AccountError> {
+    let clients = store(c)?.list_oidc_clients().await?;
+    Ok(clients.iter().map(ClientInfo::from).collect())
 }
 
 /// Makes a client (`admin.clientCreated`); its secret, unless it is public, comes back
-/// once. `ClientIdTaken` for an id a configured or stored client has.
+/// once. `ClientIdTaken` for an id a configured or stored client has; `InvalidValue` for
+/// one the OpenID Provider would not use ([`Admins::client_check`](crate::admin::Admins::client_check)).
 pub(crate) async fn create(
     c: &ConfigInner,
     actor: &Actor,
     new: &NewClient,
-) -> Result<(StoredClient, Option<ClientSecretOnce>), AccountError> {
+) -> Result<(ClientInfo, Option<ClientSecretOnce>), AccountError> {
     let mut client = validated(new, OffsetDateTime::now_utc())?;
     actor.may_change(c).await?;
     let admins = c.admins.as_ref().ok_or(AccountError::AdminOff)?;
@@ -236,6 +277,13 @@ pub(crate) async fn create(
         client.secret_hash = Some(hash);
         secret
     });
+    // The provider's own rules: what is made here, it uses.
+    if let Some(check) = &admins.client_check
+        && let Err(problem) = check(&client)
+    {
+        tracing::info!(client = %client.client_id, by = %actor.user_id, %problem, "client refused by the provider's rules");
+        return Err(invalid(problem));
+    }
     if !store(c)?.create_oidc_client(&client).await? {
         return Err(AccountError::ClientIdTaken);
     }
@@ -247,18 +295,36 @@ pub(crate) async fn create(
             .with("after", audit_json(&client)),
     )
     .await;
-    Ok((client, secret))
+    Ok((ClientInfo::from(&client), secret))
 }
 
-/// The stored client `client_id`, or `NotFound`.
-async fn existing(
+/// How many times a change is tried again when the client changed between its read and
+/// its write.
+const CHANGE_ATTEMPTS: usize = 8;
+
+/// Changes the stored client `client_id` by `change` (`None`: nothing to change) in a
+/// conditional update: when another change came between the read and the write, the
+/// client is read again and `change` applied to it, so that neither change undoes the
+/// other. The client before and after; `NotFound` when there is none.
+async fn change_client(
     store: &dyn OidcClientStore,
     client_id: &str,
-) -> Result<StoredClient, AccountError> {
-    store
-        .get_oidc_client(client_id)
-        .await?
-        .ok_or(AccountError::NotFound)
+    mut change: impl FnMut(&StoredClient) -> Result<Option<StoredClient>, AccountError>,
+) -> Result<(StoredClient, StoredClient), AccountError> {
+    for _ in 0..CHANGE_ATTEMPTS {
+        let before = store
+            .get_oidc_client(client_id)
+            .await?
+            .ok_or(AccountError::NotFound)?;
+        let Some(after) = change(&before)? else {
+            return Ok((before.clone(), before));
+        };
+        if store.update_oidc_client(&before, &after).await? {
+            return Ok((before, after));
+        }
+    }
+    tracing::warn!(client = %client_id, "oidc client changed by others at every attempt");
+    Err(invalid("the client was changed meanwhile: try again"))
 }
 
 /// Replaces the client's secret (`admin.clientSecretRotated`): the old one stops working
@@ -269,17 +335,18 @@ pub(crate) async fn rotate_secret(
     client_id: &str,
 ) -> Result<ClientSecretOnce, AccountError> {
     actor.may_change(c).await?;
-    let store = store(c)?;
-    let mut client = existing(store, client_id).await?;
-    if client.secret_hash.is_none() {
-        return Err(invalid("a public client has no secret"));
-    }
     let (secret, hash) = new_secret();
-    client.secret_hash = Some(hash);
-    client.secret_rotated_at = Some(OffsetDateTime::now_utc());
-    if !store.update_oidc_client(&client).await? {
-        return Err(AccountError::NotFound);
-    }
+    change_client(store(c)?, client_id, |client| {
+        if client.secret_hash.is_none() {
+            return Err(invalid("a public client has no secret"));
+        }
+        Ok(Some(StoredClient {
+            secret_hash: Some(hash.clone()),
+            secret_rotated_at: Some(OffsetDateTime::now_utc()),
+            ..client.clone()
+        }))
+    })
+    .await?;
     tracing::warn!(client = %client_id, by = %actor.user_id, "oidc client secret rotated");
     crate::actions::audit::record(c, actor.event("admin.clientSecretRotated", client_id)).await;
     Ok(secret)
@@ -292,17 +359,17 @@ pub(crate) async fn set_disabled(
     actor: &Actor,
     client_id: &str,
     disable: bool,
-) -> Result<StoredClient, AccountError> {
+) -> Result<ClientInfo, AccountError> {
     actor.may_change(c).await?;
-    let store = store(c)?;
-    let mut client = existing(store, client_id).await?;
-    let before = client.is_disabled();
-    if before == disable {
-        return Ok(client);
-    }
-    client.disabled_at = disable.then(OffsetDateTime::now_utc);
-    if !store.update_oidc_client(&client).await? {
-        return Err(AccountError::NotFound);
+    let (before, after) = change_client(store(c)?, client_id, |client| {
+        Ok((client.is_disabled() != disable).then(|| StoredClient {
+            disabled_at: disable.then(OffsetDateTime::now_utc),
+            ..client.clone()
+        }))
+    })
+    .await?;
+    if before == after {
+        return Ok(ClientInfo::from(&after));
     }
     let kind = if disable {
         "admin.clientDisabled"
@@ -314,11 +381,11 @@ pub(crate) async fn set_disabled(
         c,
         actor
             .event(kind, client_id)
-            .with("before", json!({ "disabled": before }))
+            .with("before", json!({ "disabled": before.is_disabled() }))
             .with("after", json!({ "disabled": disable })),
     )
     .await;
-    Ok(client)
+    Ok(ClientInfo::from(&after))
 }
 
 #[cfg(test)]
@@ -407,6 +474,94 @@ mod tests {
         assert!(client.secret_matches(secret.expose()));
         assert!(!client.secret_matches("other"));
         assert!(!format!("{secret:?}").contains(secret.expose()));
-        assert!(!client_json(&client).to_string().contains("secretHash"));
+        let shown = serde_json::to_string(&ClientInfo::from(&client)).unwrap();
+        assert!(!shown.contains("secretHash"), "{shown}");
+        assert!(
+            !shown.contains(client.secret_hash.as_deref().unwrap()),
+            "{shown}"
+        );
+        assert!(shown.contains(r#""hasSecret":true"#), "{shown}");
+    }
+
+    /// The memory store, each read followed by a pause in which the other change runs:
+    /// two changes made at once both read the client before either writes.
+    struct Interleaved {
+        inner: crate::adapter::MemoryAdapter,
+        refused: std::sync::atomic::AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl OidcClientStore for Interleaved {
+        async fn create_oidc_client(
+            &self,
+            client: &StoredClient,
+        ) -> Result<bool, crate::adapter::AdapterError> {
+            self.inner.create_oidc_client(client).await
+        }
+        async fn get_oidc_client(
+            &self,
+            client_id: &str,
+        ) -> Result<Option<StoredClient>, crate::adapter::AdapterError> {
+            let read = self.inner.get_oidc_client(client_id).await;
+            tokio::task::yield_now().await;
+            read
+        }
+        async fn list_oidc_clients(
+            &self,
+        ) -> Result<Vec<StoredClient>, crate::adapter::AdapterError> {
+            self.inner.list_oidc_clients().await
+        }
+        async fn update_oidc_client(
+            &self,
+            before: &StoredClient,
+            after: &StoredClient,
+        ) -> Result<bool, crate::adapter::AdapterError> {
+            let done = self.inner.update_oidc_client(before, after).await?;
+            if !done {
+                self.refused
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            Ok(done)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_rotation_and_a_disabling_at_once_both_hold() {
+        let store = Interleaved {
+            inner: crate::adapter::MemoryAdapter::new(),
+            refused: std::sync::atomic::AtomicUsize::new(0),
+        };
+        let (first, first_hash) = new_secret();
+        let client = StoredClient {
+            secret_hash: Some(first_hash),
+            ..validated(
+                &NewClient::new("a", "A", vec!["https://a.example/cb".into()]),
+                OffsetDateTime::UNIX_EPOCH,
+            )
+            .unwrap()
+        };
+        assert!(store.create_oidc_client(&client).await.unwrap());
+        let (second, second_hash) = new_secret();
+        let rotate = change_client(&store, "a", |c| {
+            Ok(Some(StoredClient {
+                secret_hash: Some(second_hash.clone()),
+                ..c.clone()
+            }))
+        });
+        let disable = change_client(&store, "a", |c| {
+            Ok((!c.is_disabled()).then(|| StoredClient {
+                disabled_at: Some(OffsetDateTime::UNIX_EPOCH),
+                ..c.clone()
+            }))
+        });
+        let (rotated, disabled) = tokio::join!(rotate, disable);
+        rotated.unwrap();
+        disabled.unwrap();
+        // The two read the same client: one write was refused and made again.
+        assert_eq!(store.refused.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let stored = store.inner.get_oidc_client("a").await.unwrap().unwrap();
+        assert!(stored.is_disabled(), "the disabling holds");
+        assert!(stored.secret_matches(second.expose()), "the rotation holds");
+        assert!(!stored.secret_matches(first.expose()));
     }
 }

@@ -15,7 +15,8 @@ use super::account::account_failure;
 use super::account::{self, AccountError, CurrentSession};
 use super::admin::{self as ops, Actor};
 use super::pages::{
-    AdminView, AuditRow, AuditView, BanView, RefusalForm, RefusalPage, UserRow, UserView, UsersView,
+    AdminView, AuditRow, AuditView, BanView, RefusalForm, RefusalPage, SetupLinkView, UserRow,
+    UserView, UsersView,
 };
 use crate::adapter::{AuditQuery, UserQuery};
 use crate::cookies::encode_uri_component;
@@ -32,10 +33,12 @@ const RECORDS_PER_PAGE: u32 = 50;
 /// request is echoed).
 fn notice_text(key: &str) -> Option<&'static str> {
     Some(match key {
-        "created" => {
-            "The user was created: they sign in with a link mailed to their address, or set a \
-             password with “Forgot your password?”."
+        "created" => "The user was created, with the set-up link below.",
+        "created-without-link" => {
+            "The user was created, without a set-up link (there are no password accounts nor \
+             magic links): they sign in with a provider that knows their address."
         }
+        "setup-link" => "A set-up link was made: the user's earlier ones still work until used.",
         "sessions-ended" => "Every session of the user was ended.",
         "banned" => "The user is banned: their sessions ended and they cannot sign in.",
         "unbanned" => "The ban was lifted.",
@@ -65,6 +68,9 @@ fn error_text(e: &AccountError) -> String {
         }
         AccountError::Forbidden => "Only administrators may do that.",
         AccountError::AuditOff => "The audit log is not stored.",
+        AccountError::PasswordsOff => {
+            "No set-up link can be made: there are no password accounts nor magic links."
+        }
         _ => "That did not work. Please try again later.",
     };
     text.to_owned()
@@ -84,6 +90,23 @@ struct State {
     error: Option<String>,
     reauthenticate: Option<String>,
     status: Option<StatusCode>,
+    /// A set-up link just made (shown on the answer to the post, never in a URL).
+    setup_link: Option<SetupLinkView>,
+}
+
+/// How the page shows a set-up link.
+fn setup_link_view(link: &ops::SetupLink) -> SetupLinkView {
+    SetupLinkView {
+        url: link.url().to_owned(),
+        expires: crate::types::iso_string(link.expires()),
+        does: match link.method() {
+            ops::SetupMethod::Password => "With it the user chooses their password.",
+            ops::SetupMethod::SignIn => {
+                "It signs the user in, once; they add a passkey or a password on their account page."
+            }
+        },
+        mailed: link.mailed(),
+    }
 }
 
 /// The administrator of the request, or the answer for anyone else: signed out, the
@@ -160,6 +183,9 @@ enum Next {
     Users(&'static str),
     Refused(&'static str),
     Answer(RawResponse),
+    /// A user's page with a set-up link, answered to the post itself: the link is a
+    /// credential, never put in a redirect's URL.
+    SetupLink(String, &'static str, Option<ops::SetupLink>),
 }
 
 /// `POST <basePath>/admin`: one change, then a redirect back to the page.
@@ -176,8 +202,16 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
         Ok(match field("op") {
             "create" => {
                 let name = Some(field("name")).filter(|n| !n.trim().is_empty());
-                let made = ops::create_user(c, &actor, field("email"), name).await?;
-                Next::User(made.id, "created")
+                let (made, link) = ops::create_user(c, &actor, field("email"), name).await?;
+                let notice = match link {
+                    Some(_) => "created",
+                    None => "created-without-link",
+                };
+                Next::SetupLink(made.id, notice, link)
+            }
+            "setup-link" => {
+                let link = ops::setup_link(c, &actor, user).await?;
+                Next::SetupLink(user.to_owned(), "setup-link", Some(link))
             }
             "end-sessions" => {
                 ops::end_sessions(c, &actor, user).await?;
@@ -238,6 +272,14 @@ pub(crate) async fn change(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
             )));
         }
         Ok(Next::Answer(r)) => return Ok(r),
+        Ok(Next::SetupLink(id, notice, link)) => {
+            let state = State {
+                notice: notice_text(notice),
+                setup_link: link.as_ref().map(setup_link_view),
+                ..State::default()
+            };
+            return render(ctx, &actor, Focus::User(id), state).await;
+        }
         Ok(Next::Refused(why)) => State {
             error: Some(why.to_owned()),
             ..State::default()
@@ -291,6 +333,7 @@ async fn render(
         users: None,
         user: None,
         audit: None,
+        setup_link: None,
     };
     match focus {
         Focus::User(id) => match ops::user_detail(c, actor, &id).await {
@@ -332,6 +375,7 @@ async fn render(
     view.notice = state.notice;
     view.error = state.error;
     view.reauthenticate = state.reauthenticate;
+    view.setup_link = state.setup_link;
     super::pages::render_admin_page(ctx, &view, state.status.unwrap_or(StatusCode::OK))
 }
 
@@ -652,6 +696,8 @@ mod tests {
     fn every_notice_has_a_text() {
         for key in [
             "created",
+            "created-without-link",
+            "setup-link",
             "sessions-ended",
             "banned",
             "unbanned",

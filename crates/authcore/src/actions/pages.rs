@@ -220,6 +220,19 @@ pub(crate) struct AdminView<'a> {
     pub users: Option<UsersView>,
     pub user: Option<UserView>,
     pub audit: Option<AuditView>,
+    /// A set-up link just made, shown this once.
+    pub setup_link: Option<SetupLinkView>,
+}
+
+/// A set-up link as the administrators' page shows it, once: the link, its end, how it
+/// sets up the account and whether it was mailed.
+#[derive(Debug, Clone)]
+pub(crate) struct SetupLinkView {
+    pub url: String,
+    pub expires: String,
+    /// What the link does, in a sentence.
+    pub does: &'static str,
+    pub mailed: bool,
 }
 
 /// The administrators' user search: its filters as given, the page of users, the next

@@ -53,6 +53,9 @@ pub(crate) enum LinkKind {
     Reset,
     /// Makes a new address the account's.
     ChangeEmail,
+    /// Sets the first password of an account an administrator made (the reset page's
+    /// form; it lives as long as [`Admins::setup_link_lifetime`](crate::admin::Admins::setup_link_lifetime) says).
+    Setup,
 }
 
 impl LinkKind {
@@ -61,13 +64,23 @@ impl LinkKind {
             LinkKind::Verify => "verify-email",
             LinkKind::Reset => "password-reset",
             LinkKind::ChangeEmail => "email-change",
+            LinkKind::Setup => "account-setup",
         }
     }
 
-    fn lifetime(self) -> Duration {
+    /// How long a link lives (a set-up link: as the administrators' settings say).
+    fn lifetime(self, c: &ConfigInner) -> Duration {
         match self {
             LinkKind::Reset => Duration::minutes(30),
             LinkKind::Verify | LinkKind::ChangeEmail => Duration::days(1),
+            LinkKind::Setup => c
+                .admins
+                .as_ref()
+                .map_or(crate::admin::DEFAULT_SETUP_LINK_LIFETIME, |a| {
+                    a.setup_link_lifetime
+                })
+                .try_into()
+                .unwrap_or(Duration::days(3)),
         }
     }
 
@@ -76,6 +89,7 @@ impl LinkKind {
             LinkKind::Verify => LinkPurpose::VerifyAddress,
             LinkKind::Reset => LinkPurpose::ResetPassword,
             LinkKind::ChangeEmail => LinkPurpose::ConfirmNewAddress,
+            LinkKind::Setup => LinkPurpose::AccountSetup,
         }
     }
 
@@ -83,7 +97,7 @@ impl LinkKind {
     fn route(self) -> &'static str {
         match self {
             LinkKind::Verify => "/password/verify",
-            LinkKind::Reset => "/password/reset",
+            LinkKind::Reset | LinkKind::Setup => "/password/reset",
             LinkKind::ChangeEmail => "/password/confirm-email",
         }
     }
@@ -105,20 +119,37 @@ impl LinkKind {
     }
 }
 
-/// Stores a new link of `kind` for `user_id` and mails it to `to`; the token is withdrawn
-/// again when the mail cannot be sent, so no usable link exists that was never mailed.
-pub(crate) async fn send_link(
+/// A single-use link stored for a user: its URL (a credential), the token in it, its
+/// stored form and when it expires.
+pub(crate) struct StoredLink {
+    pub url: String,
+    pub token: String,
+    identifier: String,
+    hashed: String,
+    pub expires: OffsetDateTime,
+}
+
+impl StoredLink {
+    /// Withdraws the link (used up unused), for one that could not be handed over.
+    pub(crate) async fn withdraw(&self, db: &dyn Adapter) {
+        if let Err(e) = db
+            .use_verification_token(&self.identifier, &self.hashed)
+            .await
+        {
+            tracing::error!(error = %e, "could not withdraw an unsent single-use link");
+        }
+    }
+}
+
+/// Stores a new link of `kind` for `user_id` on `origin` (else the configured URL).
+pub(crate) async fn store_link(
     c: &ConfigInner,
     db: &dyn Adapter,
     origin: Option<&str>,
     kind: LinkKind,
     user_id: &str,
-    to: &str,
     new_email: Option<&str>,
-) -> Result<(), MailFailure> {
-    if c.mailer().is_none() {
-        return Err(MailFailure::NoMailer);
-    }
+) -> Result<StoredLink, MailFailure> {
     let token = crate::random::hex_token::<32>();
     let query = {
         let mut query = url::form_urlencoded::Serializer::new(String::new());
@@ -135,18 +166,48 @@ pub(crate) async fn send_link(
         .ok_or(MailFailure::NoUrl)?;
     let identifier = kind.identifier(user_id, new_email);
     let hashed = kind.hash(c, &token);
-    let expires = OffsetDateTime::now_utc() + kind.lifetime();
+    let expires = OffsetDateTime::now_utc() + kind.lifetime(c);
     db.create_verification_token(VerificationToken {
         identifier: identifier.clone(),
         token: hashed.clone(),
         expires,
     })
     .await?;
-    let sent = mail(c, to, url, kind.purpose(), token, expires).await;
-    if sent.is_err()
-        && let Err(e) = db.use_verification_token(&identifier, &hashed).await
-    {
-        tracing::error!(error = %e, "could not withdraw an unsent password-account link");
+    Ok(StoredLink {
+        url,
+        token,
+        identifier,
+        hashed,
+        expires,
+    })
+}
+
+/// Stores a new link of `kind` for `user_id` and mails it to `to`; the token is withdrawn
+/// again when the mail cannot be sent, so no usable link exists that was never mailed.
+pub(crate) async fn send_link(
+    c: &ConfigInner,
+    db: &dyn Adapter,
+    origin: Option<&str>,
+    kind: LinkKind,
+    user_id: &str,
+    to: &str,
+    new_email: Option<&str>,
+) -> Result<(), MailFailure> {
+    if c.mailer().is_none() {
+        return Err(MailFailure::NoMailer);
+    }
+    let link = store_link(c, db, origin, kind, user_id, new_email).await?;
+    let sent = mail(
+        c,
+        to,
+        link.url.clone(),
+        kind.purpose(),
+        link.token.clone(),
+        link.expires,
+    )
+    .await;
+    if sent.is_err() {
+        link.withdraw(db).await;
     }
     sent
 }
@@ -588,7 +649,11 @@ async fn reset(
     {
         return Ok(Outcome::Form(form, Some(Refusal::Policy(v))));
     }
-    if !use_link(ctx.config, db, LinkKind::Reset, &user.id, None, token).await? {
+    // A reset link, or the set-up link of an account an administrator made (whose address
+    // the administrator vouched for).
+    if !use_link(ctx.config, db, LinkKind::Reset, &user.id, None, token).await?
+        && !use_link(ctx.config, db, LinkKind::Setup, &user.id, None, token).await?
+    {
         tracing::warn!(user = %user.id, "password reset refused: the link is not valid");
         return Ok(Outcome::Form(form, Some(Refusal::InvalidLink)));
     }
@@ -840,7 +905,12 @@ mod tests {
             .build()
             .unwrap();
         let c = &*c.inner;
-        let kinds = [LinkKind::Verify, LinkKind::Reset, LinkKind::ChangeEmail];
+        let kinds = [
+            LinkKind::Verify,
+            LinkKind::Reset,
+            LinkKind::ChangeEmail,
+            LinkKind::Setup,
+        ];
         let mut seen = std::collections::HashSet::new();
         for kind in kinds {
             assert!(seen.insert(kind.identifier("u1", None)));
@@ -853,6 +923,8 @@ mod tests {
             LinkKind::ChangeEmail.identifier("u1", Some("a@b.c")),
             "email-change:u1:a@b.c"
         );
-        assert_eq!(LinkKind::Reset.lifetime(), Duration::minutes(30));
+        assert_eq!(LinkKind::Reset.lifetime(c), Duration::minutes(30));
+        // Without administrators, the default set-up link's lifetime.
+        assert_eq!(LinkKind::Setup.lifetime(c), Duration::days(3));
     }
 }

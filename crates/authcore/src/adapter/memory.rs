@@ -1370,14 +1370,21 @@ impl OidcClientStore for MemoryAdapter {
         Ok(self.lock().oidc_clients.values().cloned().collect())
     }
 
-    async fn update_oidc_client(&self, client: &StoredClient) -> Result<bool, AdapterError> {
+    async fn update_oidc_client(
+        &self,
+        before: &StoredClient,
+        after: &StoredClient,
+    ) -> Result<bool, AdapterError> {
         let mut s = self.lock();
-        match s.oidc_clients.get_mut(&client.client_id) {
-            Some(stored) => {
-                *stored = client.clone();
+        match s.oidc_clients.get_mut(&before.client_id) {
+            Some(stored) if stored == before => {
+                *stored = StoredClient {
+                    client_id: before.client_id.clone(),
+                    ..after.clone()
+                };
                 Ok(true)
             }
-            None => Ok(false),
+            _ => Ok(false),
         }
     }
 }

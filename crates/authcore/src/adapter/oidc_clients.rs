@@ -95,9 +95,16 @@ pub trait OidcClientStore: Send + Sync {
     async fn get_oidc_client(&self, client_id: &str) -> Result<Option<StoredClient>, AdapterError>;
     /// Every client, ordered by id (beyond Auth.js).
     async fn list_oidc_clients(&self) -> Result<Vec<StoredClient>, AdapterError>;
-    /// Replaces the client with `client`'s id by `client` (`created_at` included);
-    /// `Ok(false)` when there is none (beyond Auth.js).
-    async fn update_oidc_client(&self, client: &StoredClient) -> Result<bool, AdapterError>;
+    /// Replaces the stored client `before` by `after` (its id `before`'s, `created_at`
+    /// included) in one step, only while the stored one is still `before`: `Ok(false)`
+    /// when there is none or it changed since it was read, so that of two changes made
+    /// from one read neither undoes the other (the caller reads again and retries)
+    /// (beyond Auth.js).
+    async fn update_oidc_client(
+        &self,
+        before: &StoredClient,
+        after: &StoredClient,
+    ) -> Result<bool, AdapterError>;
 }
 
 /// What is wrong with a redirect URI to register, if anything: it must be an absolute

@@ -22,6 +22,15 @@ pub const ADMIN_PERMISSION: &str = "authcore:admin";
 /// The longest an impersonation lasts by default.
 pub const DEFAULT_IMPERSONATION: Duration = Duration::from_secs(30 * 60);
 
+/// How long the set-up link of a user an administrator made works by default
+/// ([`Admins::setup_link_lifetime`]).
+pub const DEFAULT_SETUP_LINK_LIFETIME: Duration = Duration::from_secs(3 * 86_400);
+
+/// The OpenID Provider's check of a client made at run time ([`Admins::client_check`]):
+/// what is wrong with it, if the provider could not use it.
+pub type ClientCheck =
+    std::sync::Arc<dyn Fn(&crate::adapter::StoredClient) -> Result<(), String> + Send + Sync>;
+
 /// The `amr` value of an impersonated session (an administrator signed in as the user).
 pub const IMPERSONATION_AMR: &str = "imp";
 
@@ -46,12 +55,27 @@ pub(crate) fn impersonation_claim_end(
 }
 
 /// Who the administrators are (`AuthConfigBuilder::admins`).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Admins {
     pub(crate) users: Vec<String>,
     pub(crate) organization: Option<String>,
     pub(crate) impersonation: Duration,
+    pub(crate) setup_link_lifetime: Duration,
     pub(crate) configured_clients: Vec<String>,
+    pub(crate) client_check: Option<ClientCheck>,
+}
+
+impl std::fmt::Debug for Admins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admins")
+            .field("users", &self.users)
+            .field("organization", &self.organization)
+            .field("impersonation", &self.impersonation)
+            .field("setup_link_lifetime", &self.setup_link_lifetime)
+            .field("configured_clients", &self.configured_clients)
+            .field("client_check", &self.client_check.is_some())
+            .finish()
+    }
 }
 
 impl Default for Admins {
@@ -60,7 +84,9 @@ impl Default for Admins {
             users: Vec::new(),
             organization: None,
             impersonation: DEFAULT_IMPERSONATION,
+            setup_link_lifetime: DEFAULT_SETUP_LINK_LIFETIME,
             configured_clients: Vec::new(),
+            client_check: None,
         }
     }
 }
@@ -91,6 +117,25 @@ impl Admins {
         self
     }
 
+    /// How long the link that sets up the account of a user an administrator made works
+    /// ([`DEFAULT_SETUP_LINK_LIFETIME`] by default): it is single use, and a new one can be
+    /// made.
+    pub fn setup_link_lifetime(mut self, lifetime: Duration) -> Self {
+        self.setup_link_lifetime = lifetime;
+        self
+    }
+
+    /// The OpenID Provider's own check of a client made at run time (the host passes the
+    /// provider's, `authcore_oidc_provider::check_stored_client`): administrators make no
+    /// client that the provider would refuse to use.
+    pub fn client_check<F>(mut self, check: F) -> Self
+    where
+        F: Fn(&crate::adapter::StoredClient) -> Result<(), String> + Send + Sync + 'static,
+    {
+        self.client_check = Some(std::sync::Arc::new(check));
+        self
+    }
+
     /// Reserves the ids of the OpenID Provider's configured clients: administrators make
     /// no client at run time with one of them (the host lists its configuration's ids).
     pub fn configured_clients<I, S>(mut self, ids: I) -> Self
@@ -116,6 +161,11 @@ impl Admins {
     /// How long an impersonation lasts at most.
     pub fn impersonation_limit(&self) -> Duration {
         self.impersonation
+    }
+
+    /// How long a set-up link works.
+    pub fn setup_link_limit(&self) -> Duration {
+        self.setup_link_lifetime
     }
 
     /// Whether a user with `id` and the verified address `email` is a listed

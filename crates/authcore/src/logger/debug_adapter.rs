@@ -393,8 +393,8 @@ logged! {
             => "getOidcClient", json!([client_id]);
         fn list_oidc_clients(&self) -> Result<Vec<StoredClient>, AdapterError>
             => "listOidcClients", json!([]);
-        fn update_oidc_client(&self, client: &StoredClient) -> Result<bool, AdapterError>
-            => "updateOidcClient", json!([client.client_id, REDACTED]);
+        fn update_oidc_client(&self, before: &StoredClient, after: &StoredClient) -> Result<bool, AdapterError>
+            => "updateOidcClient", json!([before.client_id, REDACTED, REDACTED]);
     }
 }
 

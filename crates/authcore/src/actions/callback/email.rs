@@ -9,8 +9,9 @@ use super::{login, run_sign_in_callback};
 use crate::actions::Ctx;
 use crate::actions::completion::SignedIn;
 use crate::actions::limits::Limit;
-use crate::adapter::VerificationToken;
+use crate::adapter::{Adapter, VerificationToken};
 use crate::callbacks::SignInParams;
+use crate::config::ConfigInner;
 use crate::error::AuthError;
 use crate::providers::email::EmailProvider;
 use crate::random;
@@ -18,8 +19,60 @@ use crate::response::RawResponse;
 use crate::types::{Account, ProviderType, User};
 
 /// `provider.secret ?? config.secret` as a string.
-fn secret<'a>(ctx: &'a Ctx<'_>, p: &'a EmailProvider) -> &'a str {
-    p.secret.as_deref().unwrap_or(&ctx.config.secret_string)
+fn secret<'a>(c: &'a ConfigInner, p: &'a EmailProvider) -> &'a str {
+    p.secret.as_deref().unwrap_or(&c.secret_string)
+}
+
+/// The query of a magic link with `token` for `email` that returns to `callback_url`.
+fn link_query(callback_url: &str, token: &str, email: &str) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("callbackUrl", callback_url)
+        .append_pair("token", token)
+        .append_pair("email", email)
+        .finish()
+}
+
+/// Stores `token` of `p` for `email` (hashed with the secret), valid for the provider's
+/// `maxAge`: its stored form and when it expires.
+async fn store_token(
+    c: &ConfigInner,
+    db: &dyn Adapter,
+    p: &EmailProvider,
+    email: &str,
+    token: &str,
+) -> Result<(String, OffsetDateTime), crate::adapter::AdapterError> {
+    let expires = OffsetDateTime::now_utc() + time::Duration::seconds(p.max_age as i64);
+    let hashed = crate::crypto::hash_token(token, secret(c, p));
+    db.create_verification_token(VerificationToken {
+        identifier: email.to_owned(),
+        token: hashed.clone(),
+        expires,
+    })
+    .await?;
+    Ok((hashed, expires))
+}
+
+/// A magic link an administrator hands over, for the stored user of `email`: it signs
+/// them in once (as a mailed one does) and lands on `callback_url`. Its URL (a credential),
+/// its token and when it expires; `None` without a site URL to put it on.
+pub(crate) async fn handed_over_link(
+    c: &ConfigInner,
+    db: &dyn Adapter,
+    p: &EmailProvider,
+    email: &str,
+    origin: Option<&str>,
+    callback_url: &str,
+) -> Result<Option<(String, String, OffsetDateTime)>, crate::adapter::AdapterError> {
+    let token = p.new_token();
+    if token.is_empty() {
+        return Ok(None);
+    }
+    let query = link_query(callback_url, &token, email);
+    let Some(url) = c.url_on(origin, &format!("/callback/{}?{query}", p.id)) else {
+        return Ok(None);
+    };
+    let (_, expires) = store_token(c, db, p, email, &token).await?;
+    Ok(Some((url, token, expires)))
 }
 
 fn config_error(provider: &str, message: String) -> AuthError {
@@ -105,24 +158,13 @@ pub(crate) async fn send_link(ctx: &Ctx<'_>, p: &EmailProvider) -> Result<RawRes
             "the token generator returned \"\"".into(),
         ));
     }
-    let expires = OffsetDateTime::now_utc() + time::Duration::seconds(p.max_age as i64);
-    let query = url::form_urlencoded::Serializer::new(String::new())
-        .append_pair("callbackUrl", &ctx.callback_url)
-        .append_pair("token", &token)
-        .append_pair("email", &email)
-        .finish();
+    let query = link_query(&ctx.callback_url, &token, &email);
     let url = ctx.auth_url(&format!("/callback/{}?{query}", p.id));
     let send = p
         .send
         .as_ref()
         .ok_or_else(|| config_error(&p.id, "no sender".into()))?;
-    let hashed = crate::crypto::hash_token(&token, secret(ctx, p));
-    db.create_verification_token(VerificationToken {
-        identifier: email.clone(),
-        token: hashed.clone(),
-        expires,
-    })
-    .await?;
+    let (hashed, expires) = store_token(ctx.config, db, p, &email, &token).await?;
     // Unlike Auth.js (which sends and stores concurrently), the token is stored first and
     // withdrawn again when sending fails, so no usable link exists that was never mailed.
     let sent = send(p.link_request(
@@ -160,7 +202,10 @@ pub(crate) async fn callback(ctx: &Ctx<'_>, p: &EmailProvider) -> Result<RawResp
     // Consumed before the expiry check: an expired link cannot be retried (as in Auth.js
     // `lib/actions/callback/index.ts`).
     let invite = db
-        .use_verification_token(email, &crate::crypto::hash_token(token, secret(ctx, p)))
+        .use_verification_token(
+            email,
+            &crate::crypto::hash_token(token, secret(ctx.config, p)),
+        )
         .await?;
     let now = OffsetDateTime::now_utc();
     let invite = match invite {

@@ -273,6 +273,7 @@ struct AdminTemplate<'a> {
     users: Option<&'a super::UsersView>,
     user: Option<&'a super::UserView>,
     audit: Option<&'a super::AuditView>,
+    setup_link: Option<&'a super::SetupLinkView>,
 }
 
 fn render(t: &impl Template) -> Result<String, AuthError> {
@@ -723,6 +724,7 @@ pub(crate) fn render_admin_page(
         users: v.users.as_ref(),
         user: v.user.as_ref(),
         audit: v.audit.as_ref(),
+        setup_link: v.setup_link.as_ref(),
     })?;
     Ok(shell.respond(status, html).with_no_cache())
 }

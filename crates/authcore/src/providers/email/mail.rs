@@ -150,6 +150,13 @@ impl LinkWords {
                 button: "Accept invitation",
                 footer: "If you did not expect this, you can safely ignore this email.",
             },
+            LinkPurpose::AccountSetup => LinkWords {
+                heading: "Your account is ready at",
+                lead: "An administrator made you an account. Follow this link to set it up: \
+                       it works once, for a limited time:",
+                button: "Set up your account",
+                footer: "If you did not expect this, you can safely ignore this email.",
+            },
         })
     }
 }

@@ -49,11 +49,14 @@ pub enum LinkPurpose {
     /// Invites the address to an organization, or to sign up: the link accepts the
     /// invitation once its holder signs in with this address.
     Invitation,
+    /// Sets up an account an administrator made: the link sets its first password, or
+    /// signs its holder in once (without password accounts).
+    AccountSetup,
 }
 
 impl LinkPurpose {
     /// Every purpose.
-    pub const ALL: [LinkPurpose; 7] = [
+    pub const ALL: [LinkPurpose; 8] = [
         LinkPurpose::SignIn,
         LinkPurpose::VerifyAddress,
         LinkPurpose::ResetPassword,
@@ -61,6 +64,7 @@ impl LinkPurpose {
         LinkPurpose::AccountExists,
         LinkPurpose::NoAccount,
         LinkPurpose::Invitation,
+        LinkPurpose::AccountSetup,
     ];
 }
 
