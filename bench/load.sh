@@ -8,9 +8,10 @@
 #
 #   bench/load.sh                  # both servers (builds authcore-server --release first)
 #   ONLY=node bench/load.sh        # only @auth/core;  ONLY=rust: only authcore
+#   ONLY=op bench/load.sh          # only the OpenID Providers: authcore and oidc-provider
 #   DURATION=30s WARMUP=5s bench/load.sh
 #
-# Env: DURATION (10s), WARMUP (2s), CONNECTIONS (32), ONLY (both|rust|node),
+# Env: DURATION (10s), WARMUP (2s), CONNECTIONS (32), ONLY (both|rust|node|op),
 #      AUTH_SECRET (fixed bench secret), RUST_PORT (3000), NODE_PORT (3001), CEILING_PORT (3002),
 #      CARGO_TARGET_DIR (respected), SKIP_BUILD=1 (use the existing release binary),
 #      SCALING=0 (skip the two-core run of the demo), SIGNIN_PAGE_BYTES (5404: the body
@@ -20,8 +21,12 @@
 #      or other settings, see below),
 #      POSTGRES_URL (database sessions on PostgreSQL; default the local server's
 #      `authcore_bench` database, created when missing; empty: skip that scenario).
-# authcore alone also runs as an OpenID Provider (SQLite, [oidc_provider] with one client):
-# the token endpoint (client_credentials) and userinfo, as fractions of the ceiling.
+# authcore also runs as an OpenID Provider (SQLite, [oidc_provider] with one client):
+# the token endpoint (client_credentials) and userinfo, as fractions of the ceiling, beside
+# panva's oidc-provider configured alike (bench/oidc-provider-server.mjs, from
+# testsupport/oidc/node_modules, pinned to the same CPU): OIDC_PROVIDER=0 skips it,
+# OIDC_PROVIDER_PORT (3003) is its port, OP_ROUNDS (1) alternates the two that many times
+# (the table gives each one's mean).
 # Output: a table on stdout, also written to bench/results/latest.md (git-ignored), with the
 # ceiling, the page ceiling, RSS, the server's CPU time per request (user + system, all
 # threads, over the measured run) for the session read on one core and with two workers,
@@ -40,6 +45,9 @@ ONLY=${ONLY:-both}
 RUST_PORT=${RUST_PORT:-3000}
 NODE_PORT=${NODE_PORT:-3001}
 CEILING_PORT=${CEILING_PORT:-3002}
+OIDC_PROVIDER=${OIDC_PROVIDER:-1}
+OIDC_PROVIDER_PORT=${OIDC_PROVIDER_PORT:-3003}
+OP_ROUNDS=${OP_ROUNDS:-1}
 CEILING=""
 # The body length of the demo's sign-in page on 127.0.0.1:3000, for the page ceiling (the
 # report shows the length measured in the run beside it).
@@ -55,8 +63,8 @@ LUA="$ROOT/bench/wrk-check.lua"
 RESULTS_DIR="$ROOT/bench/results"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/authcore-load.XXXXXX")
 
-case "$ONLY" in both | rust | node) ;; *)
-  echo "ONLY must be both, rust or node (got '$ONLY')" >&2
+case "$ONLY" in both | rust | node | op) ;; *)
+  echo "ONLY must be both, rust, node or op (got '$ONLY')" >&2
   exit 2
   ;;
 esac
@@ -115,10 +123,16 @@ else
   LOAD_CPU=()
 fi
 
-if [[ $ONLY != rust ]]; then
+if [[ $ONLY == both || $ONLY == node ]]; then
   command -v node >/dev/null || die "node (>= 20) is required for the @auth/core server"
   if [[ ! -f interop/node_modules/@auth/core/package.json ]]; then
     npm ci --prefix interop --no-audit --no-fund || die "npm ci --prefix interop failed"
+  fi
+fi
+if [[ $ONLY != node && $OIDC_PROVIDER != 0 ]]; then
+  command -v node >/dev/null || die "node (>= 20) is required for oidc-provider (OIDC_PROVIDER=0 skips it)"
+  if [[ ! -f testsupport/oidc/node_modules/oidc-provider/package.json ]]; then
+    npm ci --prefix testsupport/oidc --no-audit --no-fund || die "npm ci --prefix testsupport/oidc failed"
   fi
 fi
 
@@ -303,7 +317,7 @@ bench_server() {
   shift 2
   local scenarios=("$@")
   ((${#scenarios[@]} > 0)) || scenarios=("${SCENARIOS[@]}")
-  local csrf csrf_cookie session_cookie
+  local csrf csrf_cookie session_cookie access_token=""
   IDLE_RSS[$key]=${IDLE_RSS[$key]:-$(rss_mib "$SERVER_PID")}
 
   csrf=$(sign_in "$base" "$jar")
@@ -340,24 +354,55 @@ bench_server() {
           WRK_BODY="csrfToken=$csrf&username=demo&password=$DEMO_PASSWORD" \
           WRK_COOKIE="authjs.csrf-token=$csrf_cookie" WRK_EXPECT_CLASS=3 WRK_REJECT_LOCATION="error="
         ;;
-      oidc_token)
-        run_wrk "$out" "$base/oidc/token" WRK_METHOD=POST WRK_BODY="grant_type=client_credentials" \
-          WRK_AUTHORIZATION="Basic $(printf 'bench:%s' "$OP_CLIENT_SECRET" | base64 -w0)" \
-          WRK_EXPECT_BODY='"access_token"'
-        ;;
-      oidc_userinfo)
-        run_wrk "$out" "$base/oidc/userinfo" WRK_AUTHORIZATION="Bearer $(op_access_token "$base" "$jar")" \
-          WRK_EXPECT_BODY='"demo@example.com"'
+      oidc_token | oidc_userinfo)
+        # The user's access token only once (a code flow per call).
+        [[ -n $access_token || $s != oidc_userinfo ]] || access_token=$(op_access_token "$base" "$jar")
+        op_wrk "$out" "$base" "$s" "$access_token"
         ;;
     esac
-    RESULT[$key:$s]=$(parse_wrk "$out")
-    note_steal "$out" "$key ${LABEL[$s]}"
-    [[ $s == session_sqlite || $s == session_postgres ]] || PEAK_RSS[$key]=$(peak_rss_mib "$SERVER_PID")
-    local errors=${RESULT[$key:$s]##* }
-    if ((errors > 0)); then
-      ERRORS+=("$key ${LABEL[$s]}: $errors bad responses/socket errors — $(grep -h -E 'first_bad_response|Non-2xx|Socket errors' "$out" | tr '\n' ' ')")
-    fi
+    record_result "$key" "$s" "$out"
+    [[ $s == session_sqlite || $s == session_postgres || $key != rust ]] || PEAK_RSS[$key]=$(peak_rss_mib "$SERVER_PID")
   done
+}
+
+# op_wrk <out> <issuer's origin> <oidc_token|oidc_userinfo> <a user's access token>: the
+# OpenID Provider's scenarios, the same requests for authcore and oidc-provider.
+op_wrk() {
+  local out=$1 base=$2 s=$3 token=$4
+  case $s in
+    oidc_token)
+      run_wrk "$out" "$base/oidc/token" WRK_METHOD=POST WRK_BODY="grant_type=client_credentials" \
+        WRK_AUTHORIZATION="Basic $(printf 'bench:%s' "$OP_CLIENT_SECRET" | base64 -w0)" \
+        WRK_EXPECT_BODY='"access_token"'
+      ;;
+    oidc_userinfo)
+      run_wrk "$out" "$base/oidc/userinfo" WRK_AUTHORIZATION="Bearer $token" \
+        WRK_EXPECT_BODY='"demo@example.com"'
+      ;;
+  esac
+}
+
+# record_result <server key> <scenario> <wrk output>: its rate, p99 and errors.
+record_result() {
+  local key=$1 s=$2 out=$3
+  RESULT[$key:$s]=$(parse_wrk "$out")
+  note_steal "$out" "$key ${LABEL[$s]}"
+  local errors=${RESULT[$key:$s]##* }
+  if ((errors > 0)); then
+    ERRORS+=("$key ${LABEL[$s]}: $errors bad responses/socket errors — $(grep -h -E 'first_bad_response|Non-2xx|Socket errors' "$out" | tr '\n' ' ')")
+  fi
+}
+
+# oidc_provider_server: starts bench/oidc-provider-server.mjs (pinned as authcore is); the
+# demo user's access token it made goes to OIDC_PROVIDER_TOKEN.
+OIDC_PROVIDER_TOKEN=""
+oidc_provider_server() {
+  start_server oidc-provider "$OIDC_PROVIDER_PORT" env PORT="$OIDC_PROVIDER_PORT" NODE_ENV=production \
+    OP_CLIENT_SECRET="$OP_CLIENT_SECRET" node "$ROOT/bench/oidc-provider-server.mjs"
+  local token
+  token=$(sed -n 's/.*"bench_access_token":"\([^"]*\)".*/\1/p' "$WORK/oidc-provider.log")
+  [[ -n $token ]] || die "oidc-provider printed no access token ($WORK/oidc-provider.log)"
+  OIDC_PROVIDER_TOKEN=$token
 }
 
 # The PostgreSQL database of session_postgres: "" when POSTGRES_URL is empty, created
@@ -467,6 +512,16 @@ if [[ -n ${BASELINE_BIN:-} || -n ${BASELINE_ENV:-} ]]; then
   exit 0
 fi
 
+# round_mean <server key prefix> <scenario> → "rps p99 errors" over the OP_ROUNDS rounds:
+# the mean rate, the worst p99, the errors summed.
+round_mean() {
+  local round
+  for ((round = 1; round <= OP_ROUNDS; round++)); do
+    echo "${RESULT[$1$round:$2]}"
+  done | awk '{ r += $1; if ($2 > p) p = $2; e += $3; n++ } END { printf "%.0f %.2f %d\n", r / n, p, e }'
+}
+OIDC_PROVIDER_VERSION=$(node -p 'require("./testsupport/oidc/node_modules/oidc-provider/package.json").version' 2>/dev/null || echo "?")
+
 # ---------------------------------------------------------------- run
 LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
 if awk -v l="${LOADAVG%% *}" 'BEGIN { exit !(l > 0.5) }'; then
@@ -524,28 +579,46 @@ if [[ $ONLY != node ]]; then
     start_server authcore "$RUST_PORT" env AUTHCORE_RATE_LIMITS=off AUTHCORE_DATABASE_URL="$db" "$@" \
       AUTHCORE_ADDR="127.0.0.1:$RUST_PORT" RUST_LOG="${RUST_LOG:-warn}" "$RUST_BIN"
   }
-  rust_server none
-  bench_server rust "$RUST_PORT"
-  stop_server
-  # Database sessions: a fresh SQLite file; PostgreSQL at POSTGRES_URL when it answers.
-  for s in "${DB_SCENARIOS[@]}"; do
-    db=$(database_of "$s") || exit 1
-    [[ -n $db ]] || continue # POSTGRES_URL="": skipped
-    rust_server "$db"
-    bench_server rust "$RUST_PORT" "$s"
+  if [[ $ONLY != op ]]; then
+    rust_server none
+    bench_server rust "$RUST_PORT"
+    stop_server
+    # Database sessions: a fresh SQLite file; PostgreSQL at POSTGRES_URL when it answers.
+    for s in "${DB_SCENARIOS[@]}"; do
+      db=$(database_of "$s") || exit 1
+      [[ -n $db ]] || continue # POSTGRES_URL="": skipped
+      rust_server "$db"
+      bench_server rust "$RUST_PORT" "$s"
+      stop_server
+    done
+  fi
+  # The OpenID Providers, taking turns: authcore (one server for both scenarios), then
+  # oidc-provider on the same CPU.
+  for ((round = 1; round <= OP_ROUNDS; round++)); do
+    rust_server "$(database_of oidc_token)" AUTHCORE_CONFIG="$(op_config "$RUST_PORT")"
+    bench_server "rust-op$round" "$RUST_PORT" "${OP_SCENARIOS[@]}"
+    stop_server
+    [[ $OIDC_PROVIDER != 0 ]] || continue
+    echo "oidc-provider $OIDC_PROVIDER_VERSION (Node $(node --version)) on 127.0.0.1:$OIDC_PROVIDER_PORT" >&2
+    oidc_provider_server
+    for s in "${OP_SCENARIOS[@]}"; do
+      echo "  oidc-provider: ${LABEL[$s]} ..." >&2
+      op_wrk "$WORK/oidcp$round-$s.txt" "http://127.0.0.1:$OIDC_PROVIDER_PORT" "$s" "$OIDC_PROVIDER_TOKEN"
+      record_result "oidcp$round" "$s" "$WORK/oidcp$round-$s.txt"
+    done
     stop_server
   done
-  # The OpenID Provider: one server for both of its scenarios.
-  rust_server "$(database_of oidc_token)" AUTHCORE_CONFIG="$(op_config "$RUST_PORT")"
-  bench_server rust "$RUST_PORT" "${OP_SCENARIOS[@]}"
-  stop_server
+  for s in "${OP_SCENARIOS[@]}"; do
+    RESULT[rust:$s]=$(round_mean rust-op "$s")
+    [[ $OIDC_PROVIDER == 0 ]] || RESULT[oidcp:$s]=$(round_mean oidcp "$s")
+  done
   measure_ceiling
   # The yardstick: the two ceilings' mean rate (worst p99, errors summed).
   CEILING=$(printf '%s\n' "${CEILINGS[@]}" |
     awk '{ r += $1; if ($2 > p) p = $2; e += $3; n++ } END { printf "%.0f %.2f %d\n", r / n, p, e }')
-  [[ ${SCALING:-1} == 0 ]] || measure_scaling
+  [[ ${SCALING:-1} == 0 || $ONLY == op ]] || measure_scaling
 fi
-if [[ $ONLY != rust ]]; then
+if [[ $ONLY == both || $ONLY == node ]]; then
   echo "@auth/core (Node $(node --version)) on 127.0.0.1:$NODE_PORT" >&2
   start_server authjs "$NODE_PORT" env PORT="$NODE_PORT" NODE_ENV=production node "$ROOT/bench/authjs-server.mjs"
   bench_server node "$NODE_PORT"
@@ -563,20 +636,20 @@ cell() { # <server> <scenario> <field 1=rps 2=p99>
   ((err == 0)) || flag=" (ERR)"
   if [[ $3 == 1 ]]; then printf "%.0f%s" "$rps" "$flag"; else printf "%.2f ms" "$p99"; fi
 }
-ratio() { # <scenario> [numerator "rps p99 err"; default: authcore's result]
-  local a=${2:-${RESULT[rust:$1]:-}} b=${RESULT[node:$1]:-}
+ratio() { # <scenario> [numerator "rps p99 err"; default: authcore's result] [denominator's key; node]
+  local a=${2:-${RESULT[rust:$1]:-}} b=${RESULT[${3:-node}:$1]:-}
   [[ -n $a && -n $b ]] || { echo "-"; return; }
   awk -v a="${a%% *}" -v b="${b%% *}" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'
 }
 
-stolen() { # <scenario>: the share of authcore's measured run its CPU was stolen
-  local f="$WORK/rust-$1.txt"
+stolen() { # <scenario> [server key]: the share of the measured run the server's CPU was stolen
+  local f="$WORK/${2:-rust}-$1.txt"
   [[ -f $f ]] || { echo "-"; return; }
   echo "$(steal_pct "$f") %"
 }
 
-share() { # <scenario>: authcore's rate as a percentage of the ceiling's
-  local a=${RESULT[rust:$1]:-}
+share() { # <scenario> [server key]: its rate (authcore's by default) as a percentage of the ceiling's
+  local a=${RESULT[${2:-rust}:$1]:-}
   [[ -n $a && -n $CEILING ]] || { echo "-"; return; }
   awk -v a="${a%% *}" -v c="${CEILING%% *}" 'BEGIN { if (c > 0) printf "%.0f %%", 100 * a / c; else print "-" }'
 }
@@ -591,7 +664,8 @@ report() {
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "- machine: $CPUS CPUs available ($(nproc --all) online), ${cpu_model:-unknown CPU}, $(uname -sr), load average before the run: $LOADAVG"
   echo "- server pinned to CPU 0, wrk pinned to CPU 1: wrk -t1 -c$CONNECTIONS -d$DURATION --latency (after a $WARMUP warm-up)"
-  [[ $ONLY == rust ]] || echo "- @auth/core $auth_core_version on Node $(node --version 2>/dev/null || echo '?'), bench/authjs-server.mjs"
+  [[ $ONLY == rust || $ONLY == op ]] || echo "- @auth/core $auth_core_version on Node $(node --version 2>/dev/null || echo '?'), bench/authjs-server.mjs"
+  [[ $ONLY == node || $OIDC_PROVIDER == 0 ]] || echo "- oidc-provider $OIDC_PROVIDER_VERSION on Node $(node --version 2>/dev/null || echo '?'), bench/oidc-provider-server.mjs (in-memory adapter, opaque access tokens); $OP_ROUNDS round(s), authcore and oidc-provider taking turns"
   [[ $ONLY == node ]] || echo "- authcore: release build of authcore-server ($RUST_BIN)"
   echo "- RSS: authcore idle ${IDLE_RSS[rust]:--} MiB, peak under load (VmHWM) ${PEAK_RSS[rust]:--} MiB; @auth/core idle ${IDLE_RSS[node]:--} MiB, peak ${PEAK_RSS[node]:--} MiB (JWT runs; the database runs start their own server)"
   echo "- command: ONLY=$ONLY DURATION=$DURATION WARMUP=$WARMUP bench/load.sh (${ELAPSED}s)"
@@ -617,12 +691,22 @@ report() {
   echo "| endpoint | authcore req/s | of ceiling | authcore p99 | CPU 0 stolen (authcore run) | @auth/core req/s | @auth/core p99 | authcore ÷ @auth/core | ceiling ÷ @auth/core |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
   local s
-  for s in "${SCENARIOS[@]}" "${DB_SCENARIOS[@]}" "${OP_SCENARIOS[@]}"; do
+  for s in "${SCENARIOS[@]}" "${DB_SCENARIOS[@]}"; do
     [[ -n ${RESULT[rust:$s]:-}${RESULT[node:$s]:-} ]] || continue
     echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(share "$s") | $(cell rust "$s" 2) | $(stolen "$s") | $(cell node "$s" 1) | $(cell node "$s" 2) | $(ratio "$s") | $(ratio "$s" "$CEILING") |"
   done
   echo
   echo "of ceiling = authcore req/s ÷ ceiling req/s (the no-work server of the same run); ceiling ÷ @auth/core = the most any server on this stack and machine could reach against @auth/core. Every response was checked (status class, body or Location)."
+  if [[ -n ${RESULT[rust:oidc_token]:-} ]]; then
+    echo
+    echo "| OpenID Provider | authcore req/s | of ceiling | authcore p99 | oidc-provider req/s | of ceiling | oidc-provider p99 | authcore ÷ oidc-provider | CPU 0 stolen (authcore / oidc-provider, round 1) |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    for s in "${OP_SCENARIOS[@]}"; do
+      echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(share "$s") | $(cell rust "$s" 2) | $(cell oidcp "$s" 1) | $(share "$s" oidcp) | $(cell oidcp "$s" 2) | $(ratio "$s" "${RESULT[rust:$s]}" oidcp) | $(stolen "$s" rust-op1) / $(stolen "$s" oidcp1) |"
+    done
+    echo
+    echo "Both providers: one confidential client (client_secret_basic, the same secret), the token endpoint's client_credentials grant, userinfo with the demo user's access token (scope openid email); authcore on SQLite with EdDSA-signed JWT access tokens, oidc-provider with its in-memory adapter and opaque tokens."
+  fi
   echo "CPU 0 stolen = the share of the measured run the hypervisor gave the server's CPU to something else (/proc/stat steal); above $STEAL_LIMIT % a rate says more about the VM's neighbours than about the server."
   if ((${#STOLEN[@]} > 0)); then
     echo

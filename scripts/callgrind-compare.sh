@@ -15,7 +15,12 @@
 # counters dumped; the dump's total over N is the figure. Every response is checked (status,
 # and for the sign-in its Location).
 #
-# Env: N (100), WARMUP (20), PORT (3079), AUTH_SECRET (a fixed secret),
+# With OIDC=1 the server is the OpenID Provider of bench/load.sh instead (SQLite, an
+# Ed25519 key, one client "bench"), and the kinds are its token endpoint (client_credentials,
+# client_secret_basic) and userinfo (the demo user's access token from a code flow).
+#
+# Env: N (100), WARMUP (20), PORT (3079), AUTH_SECRET (a fixed secret), OIDC (0),
+#      KEEP (a directory: the dumps are copied there, for callgrind_annotate),
 #      CARGO_TARGET_DIR (respected for the default binary).
 # Output: a Markdown table on stdout (kind, A, B, change); progress on stderr.
 set -euo pipefail
@@ -61,6 +66,7 @@ stop_server() {
 }
 cleanup() {
   stop_server
+  [[ -z ${KEEP:-} ]] || { mkdir -p "$KEEP" && cp "$WORK"/*.out.* "$KEEP"/ 2>/dev/null; } || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -68,7 +74,10 @@ trap 'exit 130' INT TERM
 
 # The kinds of request, in the table's order, and their labels.
 KINDS=(signin signin_page session csrf providers)
+[[ ${OIDC:-0} == 0 ]] || KINDS=(oidc_token oidc_userinfo)
 declare -A LABEL=(
+  [oidc_token]="POST /oidc/token (client_credentials)"
+  [oidc_userinfo]="GET /oidc/userinfo (Bearer access token)"
   [signin]="POST /auth/callback/credentials"
   [signin_page]="GET /auth/signin (HTML page)"
   [session]="GET /auth/session (valid JWT)"
@@ -82,7 +91,9 @@ start() {
   if curl -s -o /dev/null --max-time 1 "$BASE/"; then
     die "port $PORT is already in use; stop whatever listens there or set PORT"
   fi
-  AUTHCORE_WORKERS=1 AUTHCORE_DATABASE_URL=none AUTHCORE_RATE_LIMITS=off \
+  local op=(AUTHCORE_DATABASE_URL=none)
+  [[ ${OIDC:-0} == 0 ]] || op=(AUTHCORE_DATABASE_URL="sqlite://$WORK/$side.db?mode=rwc" AUTHCORE_CONFIG="$(op_config)")
+  env AUTHCORE_WORKERS=1 AUTHCORE_RATE_LIMITS=off "${op[@]}" \
     AUTHCORE_ADDR="127.0.0.1:$PORT" RUST_LOG=warn \
     valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$WORK/$side.out" \
     "$bin" >"$WORK/$side.log" 2>&1 &
@@ -116,6 +127,40 @@ jar_cookie() { # <jar> <name>: the cookie value as stored
   awk -v n="$2" -F '\t' '$6 == n { v = $7 } END { print v }' "$1"
 }
 
+# The OpenID Provider's configuration (as bench/load.sh writes it): prints its path.
+OP_SECRET=bench-client-secret-0123456789abcdef0123
+OP_REDIRECT=http://127.0.0.1:9/callback
+op_config() {
+  [[ -f $WORK/op.pem ]] || openssl genpkey -algorithm ed25519 -out "$WORK/op.pem" 2>/dev/null ||
+    die "openssl could not make the provider's key"
+  cat >"$WORK/op.toml" <<TOML
+[auth]
+url = "$BASE/auth"
+[oidc_provider]
+signing_keys = ["$WORK/op.pem"]
+[[oidc_provider.clients]]
+id = "bench"
+secret = "$OP_SECRET"
+redirect_uris = ["$OP_REDIRECT"]
+grant_types = ["authorization_code", "client_credentials"]
+TOML
+  echo "$WORK/op.toml"
+}
+
+# access_token <jar of a signed-in session>: the demo user's access token (a code flow).
+access_token() {
+  local location code token
+  location=$(curl -s --max-time 30 -o /dev/null -w '%{redirect_url}' -b "$1" \
+    "$BASE/oidc/authorize?client_id=bench&response_type=code&scope=openid%20email&redirect_uri=$OP_REDIRECT")
+  code=$(sed -n 's/.*[?&]code=\([^&]*\).*/\1/p' <<<"$location")
+  [[ -n $code ]] || die "no code from /oidc/authorize: $location"
+  token=$(curl -s --max-time 30 -u "bench:$OP_SECRET" --data-urlencode grant_type=authorization_code \
+    --data-urlencode "code=$code" --data-urlencode "redirect_uri=$OP_REDIRECT" "$BASE/oidc/token" |
+    sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p')
+  [[ -n $token ]] || die "no access token from /oidc/token"
+  echo "$token"
+}
+
 # send <kind> <count>: count requests of one kind, one after the other; stops the script
 # unless every answer is the expected one.
 send() {
@@ -131,6 +176,8 @@ send() {
     session) url="$BASE/auth/session" args=(-H "Cookie: authjs.session-token=$SESSION_COOKIE") ;;
     csrf) url="$BASE/auth/csrf" ;;
     providers) url="$BASE/auth/providers" ;;
+    oidc_token) url="$BASE/oidc/token" args=(-u "bench:$OP_SECRET" --data grant_type=client_credentials) ;;
+    oidc_userinfo) url="$BASE/oidc/userinfo" args=(-H "Authorization: Bearer $ACCESS_TOKEN") ;;
     *) die "unknown kind $kind" ;;
   esac
   local i answer
@@ -161,6 +208,7 @@ measure() {
   [[ -n $CSRF_COOKIE && -n $SESSION_COOKIE ]] || die "the sign-in set no csrf or session cookie"
   curl -sf --max-time 30 -H "Cookie: authjs.session-token=$SESSION_COOKIE" "$BASE/auth/session" |
     grep -q '"demo@example.com"' || die "GET /auth/session with the new session cookie does not answer the demo user"
+  [[ ${OIDC:-0} == 0 ]] || ACCESS_TOKEN=$(access_token "$jar")
   for kind in "${KINDS[@]}"; do
     send "$kind" "$WARMUP"
   done

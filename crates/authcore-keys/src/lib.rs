@@ -4,6 +4,11 @@
 //! a JWK Set, signing with the first key (or the first of an algorithm a client asks for)
 //! and verifying what one of them signed.
 //!
+//! Each key is parsed once, when loaded: a signature is the key pair's own (aws-lc-rs),
+//! where `jsonwebtoken::encode` would parse the PKCS#8 key and derive its public half again
+//! for every token. The token is the JWS Compact Serialization (RFC 7515 §7.1) of the JSON
+//! header and claims, byte for byte what `jsonwebtoken::encode` makes of them.
+//!
 //! ```
 //! use std::path::Path;
 //! use authcore_keys::{KeyError, SigningKeys};
@@ -17,8 +22,10 @@
 
 use std::path::{Path, PathBuf};
 
+use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{
-    ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _, RsaKeyPair,
+    ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair as _, RSA_PKCS1_SHA256,
+    RsaKeyPair,
 };
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -60,14 +67,48 @@ pub enum KeyError {
     Empty,
 }
 
-/// One key: its `kid` (RFC 7638 thumbprint), algorithm, signing key, public JWK and the
-/// key that verifies its signatures.
+/// One key: its `kid` (RFC 7638 thumbprint), algorithm, key pair, public JWK and the key
+/// that verifies its signatures.
 struct SigningKey {
     kid: String,
     alg: jsonwebtoken::Algorithm,
-    encoding: jsonwebtoken::EncodingKey,
+    pair: KeyPair,
     decoding: jsonwebtoken::DecodingKey,
     jwk: Value,
+}
+
+/// A private key, parsed once.
+enum KeyPair {
+    /// EdDSA (RFC 8037 §3.1).
+    Ed25519(Ed25519KeyPair),
+    /// ES256: the fixed-length `r || s` signature of RFC 7518 §3.4.
+    P256(EcdsaKeyPair),
+    /// RS256: RSASSA-PKCS1-v1_5 with SHA-256 (RFC 7518 §3.3).
+    Rsa(RsaKeyPair),
+}
+
+impl KeyPair {
+    /// The signature of `message`; `None` when the library refuses to make one.
+    fn sign(&self, message: &[u8]) -> Option<Vec<u8>> {
+        match self {
+            KeyPair::Ed25519(pair) => Some(pair.sign(message).as_ref().to_vec()),
+            KeyPair::P256(pair) => pair
+                .sign(&SystemRandom::new(), message)
+                .ok()
+                .map(|s| s.as_ref().to_vec()),
+            KeyPair::Rsa(pair) => {
+                let mut signature = vec![0; pair.public_modulus_len()];
+                pair.sign(
+                    &RSA_PKCS1_SHA256,
+                    &SystemRandom::new(),
+                    message,
+                    &mut signature,
+                )
+                .ok()?;
+                Some(signature)
+            }
+        }
+    }
 }
 
 /// The signing keys: the first signs, all are published (rotation: put the new key first
@@ -141,26 +182,19 @@ impl SigningKeys {
     }
 
     fn key(pem: &[u8]) -> Option<SigningKey> {
-        let (kid, alg, encoding, jwk) = Self::private_key(pem)?;
+        let (kid, alg, pair, jwk) = Self::private_key(pem)?;
         let public: jsonwebtoken::jwk::Jwk = serde_json::from_value(jwk.clone()).ok()?;
         Some(SigningKey {
             kid,
             alg,
-            encoding,
+            pair,
             decoding: jsonwebtoken::DecodingKey::from_jwk(&public).ok()?,
             jwk,
         })
     }
 
-    /// The `kid`, algorithm, signing key and public JWK of a PEM text.
-    fn private_key(
-        pem: &[u8],
-    ) -> Option<(
-        String,
-        jsonwebtoken::Algorithm,
-        jsonwebtoken::EncodingKey,
-        Value,
-    )> {
+    /// The `kid`, algorithm, key pair and public JWK of a PEM text.
+    fn private_key(pem: &[u8]) -> Option<(String, jsonwebtoken::Algorithm, KeyPair, Value)> {
         let PrivateKeyDer::Pkcs8(der) = PrivateKeyDer::from_pem_slice(pem).ok()? else {
             return None;
         };
@@ -172,7 +206,7 @@ impl SigningKeys {
             return Some((
                 kid,
                 jsonwebtoken::Algorithm::EdDSA,
-                jsonwebtoken::EncodingKey::from_ed_der(der),
+                KeyPair::Ed25519(pair),
                 jwk,
             ));
         }
@@ -183,12 +217,7 @@ impl SigningKeys {
             let kid = thumbprint(&[("e", &e), ("kty", "RSA"), ("n", &n)]);
             let jwk =
                 json!({"kty": "RSA", "n": n, "e": e, "kid": kid, "alg": "RS256", "use": "sig"});
-            return Some((
-                kid,
-                jsonwebtoken::Algorithm::RS256,
-                jsonwebtoken::EncodingKey::from_rsa_pem(pem).ok()?,
-                jwk,
-            ));
+            return Some((kid, jsonwebtoken::Algorithm::RS256, KeyPair::Rsa(pair), jwk));
         }
         let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, der).ok()?;
         let point = pair.public_key().as_ref();
@@ -199,7 +228,7 @@ impl SigningKeys {
         Some((
             kid,
             jsonwebtoken::Algorithm::ES256,
-            jsonwebtoken::EncodingKey::from_ec_der(der),
+            KeyPair::P256(pair),
             jwk,
         ))
     }
@@ -265,33 +294,35 @@ impl SigningKeys {
         let key = alg
             .and_then(|alg| self.keys.iter().find(|k| alg_names(k.alg).contains(&alg)))
             .unwrap_or(&self.keys[0]);
-        if alg == Some(ED25519) && key.alg == jsonwebtoken::Algorithm::EdDSA {
-            return Self::sign_as_ed25519(key, typ, claims);
-        }
-        let mut header = jsonwebtoken::Header::new(key.alg);
-        header.kid = Some(key.kid.clone());
-        if let Some(typ) = typ {
-            header.typ = Some(typ.to_owned());
-        }
-        jsonwebtoken::encode(&header, claims, &key.encoding)
-    }
-
-    /// `claims` signed with Ed25519 `key`, the header's `alg` its fully specified name
-    /// `Ed25519` (RFC 9864 §2.2), which jsonwebtoken's `Header` cannot hold: the JWS
-    /// compact serialization (RFC 7515 §7.1) of that header, made as jsonwebtoken makes its
-    /// own (JSON, base64url without padding), and the same EdDSA signature, by
-    /// jsonwebtoken's crypto.
-    fn sign_as_ed25519<T: serde::Serialize>(
-        key: &SigningKey,
-        typ: Option<&str>,
-        claims: &T,
-    ) -> Result<String, jsonwebtoken::errors::Error> {
-        let header = json!({"typ": typ.unwrap_or("JWT"), "alg": ED25519, "kid": key.kid});
-        let header = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&header)?);
-        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(claims)?);
-        let message = format!("{header}.{payload}");
-        let signature = jsonwebtoken::crypto::sign(message.as_bytes(), &key.encoding, key.alg)?;
-        Ok(format!("{message}.{signature}"))
+        let header = if alg == Some(ED25519) && key.alg == jsonwebtoken::Algorithm::EdDSA {
+            // The fully specified name (RFC 9864 §2.2), which jsonwebtoken's `Header`
+            // cannot hold; the same EdDSA signature.
+            serde_json::to_vec(
+                &json!({"typ": typ.unwrap_or("JWT"), "alg": ED25519, "kid": key.kid}),
+            )?
+        } else {
+            let mut header = jsonwebtoken::Header::new(key.alg);
+            header.kid = Some(key.kid.clone());
+            if let Some(typ) = typ {
+                header.typ = Some(typ.to_owned());
+            }
+            serde_json::to_vec(&header)?
+        };
+        // RFC 7515 §7.1: BASE64URL(header) "." BASE64URL(payload) "." BASE64URL(signature).
+        let claims = serde_json::to_vec(claims)?;
+        let mut token = String::with_capacity((header.len() + claims.len()) * 4 / 3 + 360);
+        URL_SAFE_NO_PAD.encode_string(&header, &mut token);
+        token.push('.');
+        URL_SAFE_NO_PAD.encode_string(&claims, &mut token);
+        let signature =
+            key.pair
+                .sign(token.as_bytes())
+                .ok_or(jsonwebtoken::errors::ErrorKind::Signing(String::from(
+                    "the key refused to sign",
+                )))?;
+        token.push('.');
+        URL_SAFE_NO_PAD.encode_string(&signature, &mut token);
+        Ok(token)
     }
 
     /// The claims of `token` when one of the Ed25519 keys (found by `kid`) signed it under
@@ -352,10 +383,18 @@ impl SigningKeys {
             return None;
         }
         // jsonwebtoken wants every algorithm of the validation in the key's family: the
-        // key found decides, its own algorithm only.
-        let mut validation = validation.clone();
-        validation.algorithms = vec![key.alg];
-        jsonwebtoken::decode::<T>(token, &key.decoding, &validation)
+        // key found decides, its own algorithm only (the validation as given when that is
+        // all it lists, as it is for keys of one algorithm).
+        let own;
+        let validation = if validation.algorithms == [key.alg] {
+            validation
+        } else {
+            let mut v = validation.clone();
+            v.algorithms = vec![key.alg];
+            own = v;
+            &own
+        };
+        jsonwebtoken::decode::<T>(token, &key.decoding, validation)
             .ok()
             .map(|d| d.claims)
     }
@@ -502,6 +541,74 @@ mod tests {
         );
         let eddsa = keys.sign_claims(None, &json!({"sub": "u1"})).unwrap();
         assert!(keys.verify_ed25519_named::<Value>(&eddsa, "JWT").is_none());
+    }
+
+    #[test]
+    fn tokens_are_what_jsonwebtoken_encodes() {
+        // EdDSA and RSASSA-PKCS1-v1_5 are deterministic: the same bytes as
+        // jsonwebtoken::encode with the same key, header and claims.
+        let p = Path::new("k.pem");
+        let rsa = rsa_pem();
+        let claims = json!({"sub": "u1", "aud": "c1", "exp": 2_000_000_000, "name": "Zoë \"Z\""});
+        for (pem, alg, key) in [
+            (
+                ED25519.as_bytes().to_vec(),
+                jsonwebtoken::Algorithm::EdDSA,
+                jsonwebtoken::EncodingKey::from_ed_pem(ED25519.as_bytes()).unwrap(),
+            ),
+            (
+                rsa.clone(),
+                jsonwebtoken::Algorithm::RS256,
+                jsonwebtoken::EncodingKey::from_rsa_pem(&rsa).unwrap(),
+            ),
+        ] {
+            let keys = SigningKeys::from_pems(&[(p, pem)]).unwrap();
+            for typ in [None, Some("at+jwt")] {
+                let ours = keys.sign_claims(typ, &claims).unwrap();
+                let mut header = jsonwebtoken::Header::new(alg);
+                header.kid = Some(keys.keys[0].kid.clone());
+                if let Some(typ) = typ {
+                    header.typ = Some(typ.to_owned());
+                }
+                let theirs = jsonwebtoken::encode(&header, &claims, &key).unwrap();
+                assert_eq!(ours, theirs, "{alg:?} {typ:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_token_altered_anywhere_is_refused() {
+        let p = Path::new("k.pem");
+        let keys =
+            SigningKeys::from_pems(&[(p, ED25519.as_bytes().to_vec()), (p, p256_pem())]).unwrap();
+        let mut v = keys.validation();
+        v.required_spec_claims.clear();
+        v.validate_exp = false;
+        v.validate_aud = false;
+        for alg in ["EdDSA", "ES256"] {
+            let token = keys
+                .sign_claims_as(Some(alg), Some("at+jwt"), &json!({"sub": "u1"}))
+                .unwrap();
+            assert!(
+                keys.verify::<Value>(&token, "at+jwt", &v).is_some(),
+                "{alg}"
+            );
+            assert!(
+                keys.verify::<Value>(&token, "JWT", &v).is_none(),
+                "{alg}: typ"
+            );
+            for i in 0..token.len() {
+                let mut bytes = token.clone().into_bytes();
+                bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+                let altered = String::from_utf8(bytes).unwrap();
+                if altered != token {
+                    assert!(
+                        keys.verify::<Value>(&altered, "at+jwt", &v).is_none(),
+                        "{alg}: byte {i} altered"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ use authcore_keys::{KeyError, SigningKeys};
 use serde::Deserialize;
 
 use crate::clients::{self, ClientConfig, ClientError, Clients, LifetimeSettings, Lifetimes};
+use crate::grant::AccessTokenClaims;
 use crate::groups;
 use crate::{ISSUER_PATH, USERINFO_PATH};
 
@@ -94,6 +95,8 @@ pub struct OpenIdProvider {
     pub(crate) ed25519_named: bool,
     /// What an access token must show (issuer, the userinfo audience, expiry), made once.
     pub(crate) access_validation: jsonwebtoken::Validation,
+    /// The access tokens whose signature was checked lately.
+    pub(crate) verified: crate::verified::VerifiedTokens,
 }
 
 impl OpenIdProvider {
@@ -166,6 +169,7 @@ impl OpenIdProvider {
         access_validation.leeway = 0;
         Ok(OpenIdProvider {
             access_validation,
+            verified: crate::verified::VerifiedTokens::default(),
             issuer,
             keys,
             clients,
@@ -175,6 +179,20 @@ impl OpenIdProvider {
             require_pushed,
             ed25519_named,
         })
+    }
+
+    /// The claims of `token` when it is an access token one of the keys signed, for this
+    /// issuer's userinfo audience, unexpired (revocations are the caller's to check); a
+    /// token verified before is known by its text and only its expiry compared again.
+    pub(crate) fn verified_access_token(&self, token: &str) -> Option<AccessTokenClaims> {
+        if let Some(claims) = self.verified.get(token, authcore_keys::unix_time()) {
+            return Some(claims);
+        }
+        let claims =
+            self.keys
+                .verify::<AccessTokenClaims>(token, "at+jwt", &self.access_validation)?;
+        self.verified.insert(token, &claims);
+        Some(claims)
     }
 
     /// How long `client`'s tokens live.

@@ -82,6 +82,7 @@ mod revocation;
 mod single_use;
 mod token;
 mod userinfo;
+mod verified;
 
 use std::sync::Arc;
 

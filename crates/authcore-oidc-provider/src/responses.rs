@@ -3,16 +3,17 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::json;
 
-/// `value` as an `application/json` answer.
-pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        value.to_string(),
-    )
-        .into_response()
+/// `value` as an `application/json` answer (serialized as it is: no `Value` made first).
+pub(crate) fn json_response<T: serde::Serialize + ?Sized>(
+    status: StatusCode,
+    value: &T,
+) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
 }
 
 pub(crate) fn no_store(mut r: Response) -> Response {

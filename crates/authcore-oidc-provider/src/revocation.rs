@@ -23,11 +23,7 @@ impl ProviderState {
         &self,
         token: &str,
     ) -> Result<Option<AccessTokenClaims>, Box<Response>> {
-        let p = &self.provider;
-        let Some(claims) =
-            p.keys
-                .verify::<AccessTokenClaims>(token, "at+jwt", &p.access_validation)
-        else {
+        let Some(claims) = self.provider.verified_access_token(token) else {
             return Ok(None);
         };
         let revoked = match &claims.grant {

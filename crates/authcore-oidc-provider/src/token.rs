@@ -278,13 +278,20 @@ impl ProviderState {
             .sign_claims(Some("at+jwt"), &access)
             .map_err(|_| no_signature())?;
         tracing::info!(client = %form.client.id(), "oidc provider: client token issued");
+        /// The answer (RFC 6749 §5.1).
+        #[derive(serde::Serialize)]
+        struct ClientToken {
+            access_token: String,
+            token_type: &'static str,
+            expires_in: i64,
+        }
         Ok(json_response(
             StatusCode::OK,
-            &json!({
-                "access_token": access_token,
-                "token_type": dpop::token_type(access.cnf.as_ref()),
-                "expires_in": ttl,
-            }),
+            &ClientToken {
+                access_token,
+                token_type: dpop::token_type(access.cnf.as_ref()),
+                expires_in: ttl,
+            },
         ))
     }
 

@@ -52,8 +52,5 @@ pub(crate) async fn userinfo(
         Ok(c) => c,
         Err(answer) => return *answer,
     };
-    match serde_json::to_value(user_claims) {
-        Ok(claims) => no_store(json_response(StatusCode::OK, &claims)),
-        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-    }
+    no_store(json_response(StatusCode::OK, &user_claims))
 }

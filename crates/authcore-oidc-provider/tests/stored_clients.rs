@@ -14,13 +14,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use authcore::Auth;
 use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, Capabilities, MemoryAdapter, NewUser,
     OidcClientStore, StoredClient, UserUpdate, VerificationToken, client_secret_hash,
 };
 use authcore::env::Env;
 use authcore::types::{Account, Authenticator};
-use authcore::Auth;
 use authcore_axum::AuthRouterExt as _;
 use authcore_oidc_provider::{ClientConfig, ClientSecret, OpenIdProvider, ProviderSection};
 use serde_json::Value;
