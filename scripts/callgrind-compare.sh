@@ -16,7 +16,9 @@
 # and for the sign-in its Location).
 #
 # Env: N (100), WARMUP (20), PORT (3079), AUTH_SECRET (a fixed secret),
-#      CARGO_TARGET_DIR (respected for the default binary).
+#      CARGO_TARGET_DIR (respected for the default binary),
+#      KEEP (a directory: each kind's dump is copied there as <A|B>.<kind>.out, for
+#      `callgrind_annotate --inclusive=yes KEEP/B.signin.out`).
 # Output: a Markdown table on stdout (kind, A, B, change); progress on stderr.
 set -euo pipefail
 
@@ -179,6 +181,7 @@ measure() {
     total=$(awk '$1 == "totals:" { print $2 }' "$dump")
     [[ $total =~ ^[0-9]+$ ]] || die "no totals: line in $dump"
     RESULT[$side:$kind]=$((total / N))
+    [[ -z ${KEEP:-} ]] || { mkdir -p "$KEEP" && cp "$dump" "$KEEP/$side.$kind.out"; }
   done
   stop_server
 }
