@@ -20,7 +20,8 @@
 # client_secret_basic) and userinfo (the demo user's access token from a code flow).
 #
 # Env: N (100), WARMUP (20), PORT (3079), AUTH_SECRET (a fixed secret), OIDC (0),
-#      KEEP (a directory: the dumps are copied there, for callgrind_annotate),
+#      KEEP (a directory: each kind's dump is copied there as <A|B>.<kind>.out, for
+#      `callgrind_annotate --inclusive=yes KEEP/B.signin.out`),
 #      CARGO_TARGET_DIR (respected for the default binary).
 # Output: a Markdown table on stdout (kind, A, B, change); progress on stderr.
 set -euo pipefail
@@ -66,7 +67,6 @@ stop_server() {
 }
 cleanup() {
   stop_server
-  [[ -z ${KEEP:-} ]] || { mkdir -p "$KEEP" && cp "$WORK"/*.out.* "$KEEP"/ 2>/dev/null; } || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -227,6 +227,7 @@ measure() {
     total=$(awk '$1 == "totals:" { print $2 }' "$dump")
     [[ $total =~ ^[0-9]+$ ]] || die "no totals: line in $dump"
     RESULT[$side:$kind]=$((total / N))
+    [[ -z ${KEEP:-} ]] || { mkdir -p "$KEEP" && cp "$dump" "$KEEP/$side.$kind.out"; }
   done
   stop_server
 }

@@ -53,8 +53,11 @@ async fn post(
     crate::openid_provider::post_form(op, path, basic, form).await
 }
 
+/// A client's HTTP Basic credentials, if any, and the form fields it authenticates by.
+type ClientAuth<'a> = (Option<(&'a str, &'a str)>, Vec<(&'a str, &'a str)>);
+
 /// How `client` authenticates: `console` with its secret, the public ones by `client_id`.
-fn auth_of(client: &str) -> (Option<(&str, &str)>, Vec<(&str, &str)>) {
+fn auth_of(client: &str) -> ClientAuth<'_> {
     match client {
         "console" => (Some(("console", CONSOLE_SECRET)), vec![]),
         id => (None, vec![("client_id", id)]),
