@@ -22,7 +22,7 @@ use crate::client_auth::{ClientForm, authenticated_client};
 use crate::clients::{Client, GrantType};
 use crate::consent::scope_description;
 use crate::device::{self, Decision, DeviceRequest, Poll};
-use crate::grant::{Grant, RefreshGrant};
+use crate::grant::Grant;
 use crate::params::{Params, pairs};
 use crate::responses::{
     clients_unavailable, invalid_grant, json_response, no_randomness, no_signature, no_store,
@@ -32,7 +32,7 @@ use crate::single_use::{
     DEVICE_DECISION, DEVICE_EXPIRED_GRACE_SECS, DEVICE_LOOKUP, DEVICE_POLL, DEVICE_REQUEST,
     DEVICE_SALT, DEVICE_TICKET_SALT, USED_DEVICE_CODE, USED_USER_CODE, secs,
 };
-use crate::token::{Answer, UserTokens, random_token};
+use crate::token::{Answer, random_token};
 use crate::{DEVICE_VERIFICATION_PATH, ProviderState};
 
 /// `POST /oidc/device` (RFC 8628 §3.1–3.2): a client that may use the grant asks for a
@@ -206,44 +206,8 @@ impl ProviderState {
         {
             tracing::error!(status = %answer.status(), "oidc provider: a redeemed device code is not recorded as such");
         }
-        if !self.grant_stands(&grant).await? {
-            return Err(invalid_grant("the user revoked this client's access"));
-        }
-        let user = self.user(&grant.sub).await?;
-        if !self.admits(client, &user).await? {
-            return Err(invalid_grant("the user may not use this client"));
-        }
-        let claims = self.user_claims(&user, &grant.scopes).await?;
-        if client.backchannel_logout_uri().is_some() {
-            self.remember_sign_in(client.id(), &grant).await;
-        }
-        let offline = client.allows_grant(GrantType::RefreshToken)
-            && grant.scopes.iter().any(|s| s == "offline_access");
-        let refresh = match offline {
-            true => Some(
-                RefreshGrant {
-                    grant: grant.clone(),
-                    grant_id: request.id.clone(),
-                    jti: random_token().ok_or_else(no_randomness)?,
-                    jkt: None,
-                }
-                .bound_to(form.refresh_token_key()),
-            ),
-            false => None,
-        };
-        self.user_tokens(
-            client,
-            UserTokens {
-                user: &user,
-                claims: &claims,
-                grant: &grant,
-                grant_id: &request.id,
-                scopes: &grant.scopes,
-                nonce: None,
-                refresh,
-                jkt: form.dpop_jkt.as_deref(),
-            },
-        )
+        self.redeemed_grant_tokens(form, &grant, &request.id, None)
+            .await
     }
 }
 

@@ -151,11 +151,12 @@ pub struct RefreshGrant {
 }
 
 impl RefreshGrant {
-    /// The first refresh token of the grant `code` starts.
-    pub fn first(code: &CodeGrant, jti: String) -> Self {
+    /// The first refresh token of `grant`, named `grant_id` (the code's or the device
+    /// authorization's id, which its revocation marks).
+    pub fn first(grant: &Grant, grant_id: &str, jti: String) -> Self {
         RefreshGrant {
-            grant: code.grant.clone(),
-            grant_id: code.jti.clone(),
+            grant: grant.clone(),
+            grant_id: grant_id.to_owned(),
             jti,
             jkt: None,
         }
@@ -444,7 +445,7 @@ mod tests {
     fn refresh_tokens_keep_the_grant_and_narrow_only() {
         let mut code = grant(None);
         code.grant.scopes = vec!["openid".into(), "email".into(), "offline_access".into()];
-        let first = RefreshGrant::first(&code, "r1".into());
+        let first = RefreshGrant::first(&code.grant, &code.jti, "r1".into());
         assert_eq!(first.grant_id, "j");
         let next = first.next("r2".into());
         assert_eq!((next.grant_id.as_str(), next.jti.as_str()), ("j", "r2"));
@@ -461,7 +462,7 @@ mod tests {
     /// RFC 9449 §5: a bound refresh token is used with its key only, and so is the next.
     #[test]
     fn a_bound_refresh_token_takes_its_key_only() {
-        let unbound = RefreshGrant::first(&grant(None), "r1".into());
+        let unbound = RefreshGrant::first(&grant(None).grant, "c1", "r1".into());
         assert!(unbound.takes_key(None) && unbound.takes_key(Some("k1")));
         let bound = unbound.bound_to(Some("k1".into()));
         let next = bound.next("r2".into());

@@ -128,22 +128,37 @@ impl ProviderState {
             self.revoke_grant(&grant.jti).await;
             return Err(invalid_grant("the code was used already"));
         }
-        if !self.grant_stands(&grant.grant).await? {
+        self.redeemed_grant_tokens(form, &grant.grant, &grant.jti, grant.nonce.as_deref())
+            .await
+    }
+
+    /// The tokens of a user grant just redeemed (a code, a device code) under the name
+    /// `grant_id`: the grant must still stand and admit its user; a refresh token too with
+    /// `offline_access` for a client that may refresh.
+    pub(crate) async fn redeemed_grant_tokens(
+        &self,
+        form: &ClientForm,
+        grant: &Grant,
+        grant_id: &str,
+        nonce: Option<&str>,
+    ) -> Answer {
+        let client = &*form.client;
+        if !self.grant_stands(grant).await? {
             return Err(invalid_grant("the user revoked this client's access"));
         }
-        let user = self.user(&grant.grant.sub).await?;
+        let user = self.user(&grant.sub).await?;
         if !self.admits(client, &user).await? {
             return Err(invalid_grant("the user may not use this client"));
         }
-        let claims = self.user_claims(&user, &grant.grant.scopes).await?;
+        let claims = self.user_claims(&user, &grant.scopes).await?;
         if client.backchannel_logout_uri().is_some() {
-            self.remember_sign_in(client.id(), &grant.grant).await;
+            self.remember_sign_in(client.id(), grant).await;
         }
         let offline = client.allows_grant(GrantType::RefreshToken)
-            && grant.grant.scopes.iter().any(|s| s == "offline_access");
+            && grant.scopes.iter().any(|s| s == "offline_access");
         let refresh = match offline {
             true => Some(
-                RefreshGrant::first(&grant, random_token().ok_or_else(no_randomness)?)
+                RefreshGrant::first(grant, grant_id, random_token().ok_or_else(no_randomness)?)
                     .bound_to(form.refresh_token_key()),
             ),
             false => None,
@@ -153,10 +168,10 @@ impl ProviderState {
             UserTokens {
                 user: &user,
                 claims: &claims,
-                grant: &grant.grant,
-                grant_id: &grant.jti,
-                scopes: &grant.grant.scopes,
-                nonce: grant.nonce.as_deref(),
+                grant,
+                grant_id,
+                scopes: &grant.scopes,
+                nonce,
                 refresh,
                 jkt: form.dpop_jkt.as_deref(),
             },
