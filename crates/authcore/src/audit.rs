@@ -370,9 +370,10 @@ const APPEND_ATTEMPTS: usize = 16;
 /// then hands the record to the sinks.
 pub(crate) struct Auditor {
     log: AuditLog,
-    /// The last record made, for a log without a store (sinks still get a chain), and the
-    /// lock that keeps this process's appends in order.
-    last: futures_util::lock::Mutex<Option<AuditRecord>>,
+    /// The last record made, for a log without a store (sinks still get a chain) and, when
+    /// the store took it (`true`), the record the next append follows first; and the lock
+    /// that keeps this process's appends in order.
+    last: futures_util::lock::Mutex<Option<(AuditRecord, bool)>>,
 }
 
 impl Auditor {
@@ -407,10 +408,26 @@ impl Auditor {
     ) -> Result<AuditRecord, AdapterError> {
         let mut last = self.last.lock().await;
         let record = match store.filter(|_| self.log.store) {
-            Some(store) => append(store, event).await?,
-            None => event.seal(last.as_ref(), OffsetDateTime::now_utc()),
+            Some(store) => {
+                let appended = last.as_ref().filter(|(_, stored)| *stored);
+                match append(store, event, appended.map(|(r, _)| r)).await {
+                    Ok(record) => {
+                        *last = Some((record.clone(), true));
+                        record
+                    }
+                    Err(e) => {
+                        // What the store holds last is unknown now: read again next time.
+                        *last = None;
+                        return Err(e);
+                    }
+                }
+            }
+            None => {
+                let record = event.seal(last.as_ref().map(|(r, _)| r), OffsetDateTime::now_utc());
+                *last = Some((record.clone(), false));
+                record
+            }
         };
-        *last = Some(record.clone());
         drop(last);
         for sink in &self.log.sinks {
             sink.deliver(&record);
@@ -421,10 +438,22 @@ impl Auditor {
 
 /// Appends `event` after the store's last record, again after whichever record another
 /// instance appended first.
+///
+/// `appended` is the record this process appended last: while no other instance writes,
+/// it is the store's last, and the record goes in without reading the store first. When
+/// another instance appended since, the store refuses its `seq` (taken) and the record
+/// follows the store's last as read.
 async fn append(
     store: &dyn AuditLogStore,
     event: &AuditEvent,
+    appended: Option<&AuditRecord>,
 ) -> Result<AuditRecord, AdapterError> {
+    if let Some(prev) = appended {
+        let record = event.seal(Some(prev), OffsetDateTime::now_utc());
+        if store.append_audit_record(&record).await? {
+            return Ok(record);
+        }
+    }
     for _ in 0..APPEND_ATTEMPTS {
         let prev = store.last_audit_record().await?;
         let record = event.seal(prev.as_ref(), OffsetDateTime::now_utc());
@@ -554,6 +583,37 @@ mod tests {
         assert_ne!(a, b);
         assert_ne!(a, c);
         assert_ne!(b, c);
+    }
+
+    #[tokio::test]
+    async fn instances_taking_turns_keep_one_chain() {
+        // Each instance appends after the record it appended last first; the other's
+        // append in between takes that seq, so each append but the first follows the
+        // store's last as read.
+        let store = crate::adapter::MemoryAdapter::new();
+        let a = Auditor::new(AuditLog::new().store(true));
+        let b = Auditor::new(AuditLog::new().store(true));
+        for i in 0..6 {
+            let (auditor, name) = if i % 3 == 0 { (&b, "b") } else { (&a, "a") };
+            let record = auditor
+                .record(Some(&store), &AuditEvent::new("signIn").actor(name))
+                .await
+                .unwrap();
+            assert_eq!(record.seq, i + 1);
+        }
+        let records = store
+            .query_audit_records(&AuditQuery {
+                ascending: true,
+                limit: MAX_AUDIT_PAGE,
+                ..AuditQuery::default()
+            })
+            .await
+            .unwrap();
+        let actors: String = records.iter().filter_map(|r| r.actor.as_deref()).collect();
+        assert_eq!(actors, "baabaa");
+        let report = check(&store).await.unwrap();
+        assert_eq!(report.checked, 6);
+        assert!(report.faults.is_empty(), "{:?}", report.faults);
     }
 
     #[tokio::test]

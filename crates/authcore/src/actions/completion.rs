@@ -254,12 +254,12 @@ pub(crate) async fn complete_sign_in(
         "signed in"
     );
     if let Some(user_id) = &signed_in.user.id {
-        ctx.audit(
+        ctx.audit(|| {
             crate::audit::AuditEvent::new("signIn")
                 .actor(user_id.clone())
                 .with("provider", signed_in.account.provider.clone())
-                .with("amr", auth.amr.clone()),
-        )
+                .with("amr", auth.amr.clone())
+        })
         .await;
     }
     let r = ctx

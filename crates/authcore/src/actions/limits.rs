@@ -201,12 +201,12 @@ impl Ctx<'_> {
                 )
                 .await
         {
-            self.audit(
+            self.audit(|| {
                 crate::audit::AuditEvent::new("lockedOut")
                     .with("limit", limit.name())
                     .with("identifier", subject.clone())
-                    .with("retryAfterSeconds", retry_after.as_secs()),
-            )
+                    .with("retryAfterSeconds", retry_after.as_secs())
+            })
             .await;
         }
         AuthError::RateLimited {

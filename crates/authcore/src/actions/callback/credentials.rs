@@ -97,12 +97,12 @@ pub(crate) async fn callback(
                 client = ?ctx.req.client,
                 "sign-in failed: the credentials were refused"
             );
-            ctx.audit(
+            ctx.audit(|| {
                 crate::audit::AuditEvent::new("signInFailed")
                     .with("provider", provider.id.clone())
                     .with("identifier", shown_identifier(identifier))
-                    .with("error", "CredentialsSignin"),
-            )
+                    .with("error", "CredentialsSignin")
+            })
             .await;
             return Err(failed
                 .err()

@@ -27,11 +27,11 @@ pub(crate) async fn callback(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     if let Err(e) = &result {
         // A refused password is recorded where the identifier is known.
         if !matches!(ctx.provider, Some(Provider::Credentials(_))) {
-            ctx.audit(
+            ctx.audit(|| {
                 crate::audit::AuditEvent::new("signInFailed")
                     .with("provider", ctx.provider.map(|p| p.id().to_owned()))
-                    .with("error", e.error_type()),
-            )
+                    .with("error", e.error_type())
+            })
             .await;
         }
         ctx.debug("callback route error details", || {
