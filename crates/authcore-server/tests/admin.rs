@@ -822,7 +822,7 @@ async fn an_operator_makes_a_user_who_sets_their_password_by_the_link_once() {
     let dir = TestDir::new("admin-setup-link");
     let site = Site::new(&dir.0).await;
     let app = &site.app;
-    let new_password = "a password of nina's own choosing";
+    let new_password = "violet harbour lantern 47";
     let mut root = site.signed_in(ROOT).await;
     let (status, made) = post_json(
         app,
