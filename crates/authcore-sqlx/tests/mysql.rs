@@ -317,12 +317,16 @@ async fn killed_connection_gives_backend_error_then_recovers() {
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
-        let err = adapter
-            .get_user(&u.id)
-            .await
-            .expect_err("the pooled connection is gone");
-        assert!(matches!(err, AdapterError::Backend(_)), "{err:?}");
-        assert!(err.to_string().contains("get_user"), "{err}");
+        // The call meets the closed connection and fails as a backend error naming the
+        // operation, unless the pool saw the close first (the server's EOF reached the
+        // idle socket) and opened a new connection, which then serves it.
+        match adapter.get_user(&u.id).await {
+            Ok(found) => assert_eq!(found.map(|x| x.id), Some(u.id.clone())),
+            Err(err) => {
+                assert!(matches!(err, AdapterError::Backend(_)), "{err:?}");
+                assert!(err.to_string().contains("get_user"), "{err}");
+            }
+        }
         let again = adapter
             .get_user(&u.id)
             .await
