@@ -505,6 +505,17 @@ async fn attack_impersonation_of_administrators_and_escalation_through_it() {
                 .await;
             assert_eq!(r.json()["error"], json!(error), "{strategy:?}");
             assert!(r.cookie(SESSION_COOKIE).is_none());
+            // Nor a set-up link, which would set their password or sign them in.
+            let r = a
+                .call(
+                    AdminRoute::SetupLink,
+                    &admin,
+                    &[],
+                    json!({ "userId": target }),
+                )
+                .await;
+            assert_eq!(r.json()["error"], json!(error), "{strategy:?}");
+            assert!(r.json().get("setupLink").is_none(), "{}", r.text());
         }
         // Impersonating Bob (an `ops` member without the permission) gives nothing of
         // an administrator's, even were he one later.

@@ -230,7 +230,7 @@ pub enum AccountError {
     /// change.
     #[error("not while impersonating a user")]
     Impersonating,
-    /// The user is an administrator: administrators are not impersonated.
+    /// The user is an administrator: administrators are not impersonated nor given set-up links.
     #[error("administrators are not impersonated")]
     TargetIsAdmin,
     /// An administrator's action on their own account (their account page does that).

@@ -593,6 +593,11 @@ pub(crate) async fn setup_link(
     user_id: &str,
 ) -> Result<SetupLink, AccountError> {
     let target = target_of(c, actor, user_id).await?;
+    // A set-up link sets the password or signs in: never for another administrator, as
+    // no administrator is impersonated.
+    if is_admin(c, &target).await? {
+        return Err(AccountError::TargetIsAdmin);
+    }
     new_setup_link(c, actor, &target).await
 }
 
