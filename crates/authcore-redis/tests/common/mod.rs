@@ -63,7 +63,7 @@ impl TestDb {
         format!("{}{rest}", self.prefix)
     }
 
-    /// All keys under the prefix (without it), sorted.
+    /// All keys under the prefix (without it), sorted, each once.
     pub async fn keys(&self) -> Vec<String> {
         let mut conn = self.raw.clone();
         let mut found: Vec<String> = Vec::new();
@@ -80,7 +80,9 @@ impl TestDb {
             .into_iter()
             .map(|k| k[self.prefix.len()..].to_owned())
             .collect();
+        // SCAN may return a key more than once (while the keyspace is rehashed).
         keys.sort();
+        keys.dedup();
         keys
     }
 
