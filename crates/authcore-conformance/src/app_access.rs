@@ -77,6 +77,9 @@ pub async fn app_access<A: Adapter>(adapter: &A) {
         store.get_app_access(&user.id, &a).await,
     );
     same_access(CHECK, "the stored access", &got, &want);
+    joined_read_agrees(adapter, store, "the user with their access", &user.id, &a).await;
+    joined_read_agrees(adapter, store, "a user without access", &other.id, &a).await;
+    joined_read_agrees(adapter, store, "another client", &user.id, &random_id()).await;
     let got_b = ok(
         CHECK,
         "grant_app_access to another client",
@@ -127,6 +130,7 @@ pub async fn app_access<A: Adapter>(adapter: &A) {
         ..want
     };
     same_access(CHECK, "revoked access", &got, &want);
+    joined_read_agrees(adapter, store, "the user with revoked access", &user.id, &a).await;
     let list = ok(
         CHECK,
         "list_app_access after revocation",
@@ -197,6 +201,47 @@ pub async fn app_access<A: Adapter>(adapter: &A) {
             store.revoke_app_access(&id, &a, t3).await,
         );
         eq(CHECK, "revoking an unknown user's access", &r, &false);
+        joined_read_agrees(adapter, store, "an unknown user", &id, &a).await;
+    }
+}
+
+/// The user read with their access ([`AppAccessStore::get_user_with_app_access`], through
+/// the `dyn Adapter` method that falls back to two reads) is what the two reads answer:
+/// the user or none, and their access for the client or none.
+async fn joined_read_agrees<A: Adapter>(
+    adapter: &A,
+    store: &dyn AppAccessStore,
+    what: &str,
+    user_id: &str,
+    client_id: &str,
+) {
+    const CHECK: &str = "app_access";
+    let dynamic: &dyn Adapter = adapter;
+    let what = format!("get_user_with_app_access: {what}");
+    let joined = ok(
+        CHECK,
+        &what,
+        dynamic.get_user_with_app_access(user_id, client_id).await,
+    );
+    let user = ok(CHECK, &what, adapter.get_user(user_id).await);
+    let access = ok(CHECK, &what, store.get_app_access(user_id, client_id).await);
+    match (joined, user) {
+        (None, None) => {}
+        (Some((got_user, got_access)), Some(user)) => {
+            same_user(CHECK, &what, &got_user, &user);
+            match (got_access, access) {
+                (None, None) => {}
+                (Some(got), Some(want)) => same_access(CHECK, &what, &got, &want),
+                (got, want) => fail(
+                    CHECK,
+                    format!("{what}: access {got:?}, read alone {want:?}"),
+                ),
+            }
+        }
+        (got, want) => fail(
+            CHECK,
+            format!("{what}: {got:?}, the user read alone {want:?}"),
+        ),
     }
 }
 

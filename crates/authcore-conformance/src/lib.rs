@@ -50,8 +50,8 @@ use serde_json::json;
 use time::{Duration, OffsetDateTime};
 
 use authcore::adapter::{
-    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, JwtRevocation, NewUser,
-    SessionActivity, TwoFactor, UpstreamSession, UserUpdate, VerificationToken,
+    Adapter, AdapterError, AdapterSession, AdapterUser, AppAccess, AppAccessStore, JwtRevocation,
+    NewUser, SessionActivity, TwoFactor, UpstreamSession, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator, JsonObject, ProviderType, SignInInfo};
 

@@ -16,7 +16,7 @@
 //!
 //! Every check uses fresh random keys, so a store shared between runs (or parallel runs)
 //! can be reused, and panics with `rate-limit store check '<name>' failed: …` on the first
-//! failure. Two checks wait for a window of 300 ms to end (a blocking sleep of the calling
+//! failure. Three checks wait for a window of 300 ms to end (a blocking sleep of the calling
 //! thread: run the suite on a multi-threaded runtime).
 
 use std::time::Duration;
@@ -32,6 +32,7 @@ pub async fn run_all<S: RateLimitStore>(store: &S) {
     concurrent_events_are_counted_one_by_one(store).await;
     single_use_and_marks(store).await;
     values_are_kept_until_they_expire(store).await;
+    marks_are_read_together(store).await;
 }
 
 fn fail(check: &str, what: impl std::fmt::Display) -> ! {
@@ -304,5 +305,71 @@ async fn values_are_kept_until_they_expire<S: RateLimitStore>(store: &S) {
     std::thread::sleep(Duration::from_millis(600));
     if get("conformance-value", short).await.is_some() {
         fail(check, "a value is read after its time");
+    }
+}
+
+/// Marks read together ([`SingleUseStore::any_marked`], [`RateLimitStore::any_locked`]):
+/// none made reads as none, one made among several (first, last or alone) reads as made,
+/// and a mark whose time has passed no longer counts.
+async fn marks_are_read_together<S: RateLimitStore>(store: &S) {
+    let check = "marks_are_read_together";
+    let single_use = SingleUseStore::new(store);
+    let any = |marks: Vec<(&'static str, String)>| async move {
+        let marks: Vec<(&str, &str)> = marks.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        single_use
+            .any_marked(&marks)
+            .await
+            .unwrap_or_else(|e| fail(check, format!("any_marked: {e}")))
+    };
+    let mark = |kind: &'static str, value: String, ttl: Duration| async move {
+        single_use
+            .mark(kind, &value, ttl)
+            .await
+            .unwrap_or_else(|e| fail(check, format!("mark: {e}")));
+    };
+    let fresh = || uuid::Uuid::new_v4().to_string();
+    let (a, b, c) = (fresh(), fresh(), fresh());
+    if any(vec![]).await {
+        fail(check, "no marks read as one made");
+    }
+    let none = vec![
+        ("conformance-grant", a.clone()),
+        ("conformance-token", b.clone()),
+        ("conformance-token", c.clone()),
+    ];
+    if any(none.clone()).await {
+        fail(check, "marks never made read as made");
+    }
+    mark("conformance-token", c.clone(), Duration::from_secs(86_400)).await;
+    for (marks, what) in [
+        (none.clone(), "the last of three"),
+        (none.iter().rev().cloned().collect(), "the first of three"),
+        (vec![("conformance-token", c.clone())], "one alone"),
+        (
+            vec![
+                ("conformance-grant", a.clone()),
+                ("conformance-token", c.clone()),
+            ],
+            "the second of two",
+        ),
+    ] {
+        if !any(marks).await {
+            fail(check, format!("a mark made is not read when it is {what}"));
+        }
+    }
+    if any(vec![
+        ("conformance-grant", c.clone()),
+        ("conformance-token", a.clone()),
+    ])
+    .await
+    {
+        fail(check, "a mark of one kind is read under another");
+    }
+    // Whether it is read while it holds is not asked: another run sharing the thread may
+    // sleep through its 300 ms (the marks made for a day above are read).
+    mark("conformance-grant", a.clone(), Duration::from_millis(300)).await;
+    std::thread::sleep(Duration::from_millis(600));
+    if any(vec![("conformance-grant", a), ("conformance-token", b)]).await {
+        fail(check, "a mark is read after its time");
     }
 }

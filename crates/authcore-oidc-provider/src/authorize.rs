@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use askama::Template;
 use authcore::ReadOptions;
-use authcore::adapter::{AdapterError, AppAccessStore};
+use authcore::adapter::{AdapterError, AdapterUser, AppAccess, AppAccessStore};
 use authcore_keys::unix_time;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -433,6 +433,22 @@ impl ProviderState {
             tracing::error!(error = %e, "oidc provider: the users' app access is unreadable");
             unavailable("the app access cannot be read")
         })
+    }
+
+    /// The user `sub` (`None` when gone) with their access for `client`, in one read where
+    /// the adapter makes it; the `503` answer when they cannot be read.
+    pub(crate) async fn user_with_app_access(
+        &self,
+        sub: &str,
+        client: &str,
+    ) -> Result<Option<(AdapterUser, Option<AppAccess>)>, Box<Response>> {
+        self.users
+            .get_user_with_app_access(sub, client)
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "oidc provider: the user or their app access is unreadable");
+                unavailable("the user store failed")
+            })
     }
 
     /// Whether `sub`'s access for `client` still stands in `epoch`, the one a grant or token

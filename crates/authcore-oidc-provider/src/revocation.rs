@@ -15,49 +15,52 @@ use crate::grant::{AccessTokenClaims, RefreshGrant};
 use crate::responses::{json_response, no_store, token_error};
 use crate::single_use::{REFRESH_SALT, REVOKED, REVOKED_GRANT};
 
+/// An access token that stands: its claims, and for a user's token the user, read with
+/// their access to the client.
+pub(crate) struct ActiveToken {
+    /// The token's claims.
+    pub(crate) claims: AccessTokenClaims,
+    /// The user of a user's token; `None` for a client's own (`client_credentials`).
+    pub(crate) user: Option<authcore::adapter::AdapterUser>,
+}
+
 impl ProviderState {
-    /// The claims of `token` when it is an access token of this provider, unexpired and not
-    /// revoked; the `503` answer when the revocation marks cannot be read (refused rather
-    /// than served on a guess).
+    /// `token` when it is an access token of this provider, unexpired and not revoked, and
+    /// for a user's token, of a user who still exists, has not revoked the client's access
+    /// and is still among its allowed users; the `503` answer when the revocation marks or
+    /// the user cannot be read (refused rather than served on a guess).
     pub(crate) async fn active_access_token(
         &self,
         token: &str,
-    ) -> Result<Option<AccessTokenClaims>, Box<Response>> {
+    ) -> Result<Option<ActiveToken>, Box<Response>> {
         let Some(claims) = self.provider.verified_access_token(token) else {
             return Ok(None);
         };
-        let revoked = match &claims.grant {
-            Some(grant) => {
-                self.auth
-                    .config()
-                    .single_use()
-                    .is_marked(REVOKED_GRANT, grant)
-                    .await
-            }
-            None => Ok(false),
-        };
-        let revoked = match revoked {
-            Ok(false) => {
-                self.auth
-                    .config()
-                    .single_use()
-                    .is_marked(REVOKED, &claims.jti)
-                    .await
-            }
-            other => other,
-        };
+        // The token's own mark and its grant's, in one read where the store can.
+        let mut marks = vec![(REVOKED, claims.jti.as_str())];
+        marks.extend(claims.grant.as_deref().map(|grant| (REVOKED_GRANT, grant)));
+        let revoked = self.auth.config().single_use().any_marked(&marks).await;
         match revoked {
             Ok(false) if claims.grant.is_some() => {
-                // A user's token: void once the user revoked the client's access.
-                let stands = self
-                    .epoch_stands(&claims.sub, &claims.client_id, claims.epoch)
-                    .await?;
+                // A user's token: void once the user is gone or revoked the client's access
+                // (the user and the access in one read where the store can).
+                let Some((user, access)) = self
+                    .user_with_app_access(&claims.sub, &claims.client_id)
+                    .await?
+                else {
+                    return Ok(None);
+                };
+                let stands = access.map_or(0, |a| a.epoch) == claims.epoch;
                 // And void once the user is no longer among the client's allowed users
                 // (removed from the organization, the role or the group), for userinfo and
                 // introspection alike, at once rather than at the token's expiry.
-                Ok((stands && self.still_admitted(&claims).await?).then_some(claims))
+                let active = stands && self.still_admitted(&claims, &user).await?;
+                Ok(active.then_some(ActiveToken {
+                    claims,
+                    user: Some(user),
+                }))
             }
-            Ok(false) => Ok(Some(claims)),
+            Ok(false) => Ok(Some(ActiveToken { claims, user: None })),
             Ok(true) => Ok(None),
             Err(e) => {
                 tracing::error!(error = %e, "oidc provider: revocations unreadable");
@@ -66,9 +69,13 @@ impl ProviderState {
         }
     }
 
-    /// Whether the user of a token is still among its client's allowed users (always,
-    /// for a client open to every user); a user gone is not.
-    async fn still_admitted(&self, claims: &AccessTokenClaims) -> Result<bool, Box<Response>> {
+    /// Whether `user`, of a token, is still among its client's allowed users (always, for a
+    /// client open to every user).
+    async fn still_admitted(
+        &self,
+        claims: &AccessTokenClaims,
+        user: &authcore::adapter::AdapterUser,
+    ) -> Result<bool, Box<Response>> {
         // A client gone or disabled since: its tokens stand no longer.
         let client = match self.client(&claims.client_id).await {
             Ok(Some(client)) => client,
@@ -78,14 +85,7 @@ impl ProviderState {
         if !client.allowed_users().restricts() {
             return Ok(true);
         }
-        match self.users.get_user(&claims.sub).await {
-            Ok(Some(user)) => self.admits(&client, &user).await,
-            Ok(None) => Ok(false),
-            Err(e) => {
-                tracing::error!(error = %e, "oidc provider: user read failed");
-                Err(Box::new(StatusCode::SERVICE_UNAVAILABLE.into_response()))
-            }
-        }
+        self.admits(&client, user).await
     }
 }
 
@@ -105,6 +105,7 @@ pub(crate) async fn own_token(
     };
     Ok(s.active_access_token(token)
         .await?
+        .map(|active| active.claims)
         .filter(|c| c.client_id == form.client.id()))
 }
 

@@ -2,10 +2,11 @@
 
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
 use crate::dpop_binding::Scheme;
 use crate::responses::{bearer_error, json_response, no_store};
+use crate::revocation::ActiveToken;
 use crate::{ProviderState, USERINFO_PATH};
 
 /// `GET` / `POST /oidc/userinfo` with `Authorization: Bearer <access token>`, or
@@ -28,8 +29,11 @@ pub(crate) async fn userinfo(
         return bearer_error("invalid_request");
     };
     // A client's own token (client_credentials) stands for no user.
-    let claims = match s.active_access_token(&token).await {
-        Ok(Some(c)) if c.grant.is_some() => c,
+    let (claims, user) = match s.active_access_token(&token).await {
+        Ok(Some(ActiveToken {
+            claims,
+            user: Some(user),
+        })) => (claims, user),
         Ok(_) => return scheme.refusal("invalid_token"),
         Err(answer) => return *answer,
     };
@@ -39,14 +43,6 @@ pub(crate) async fn userinfo(
     {
         return *answer;
     }
-    let user = match s.users.get_user(&claims.sub).await {
-        Ok(Some(u)) => u,
-        Ok(None) => return scheme.refusal("invalid_token"),
-        Err(e) => {
-            tracing::error!(error = %e, "oidc provider: user read failed");
-            return StatusCode::SERVICE_UNAVAILABLE.into_response();
-        }
-    };
     let scopes: Vec<String> = claims.scope.split(' ').map(str::to_owned).collect();
     let user_claims = match s.user_claims(&user, &scopes).await {
         Ok(c) => c,

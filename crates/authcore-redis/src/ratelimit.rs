@@ -81,6 +81,19 @@ impl RateLimitStore for RedisRateLimitStore {
             .map(Duration::from_millis))
     }
 
+    /// One `EXISTS` over the lock keys (a lock key lives exactly as long as its lock).
+    async fn any_locked(&self, keys: &[&str]) -> Result<bool, BoxError> {
+        if keys.is_empty() {
+            return Ok(false);
+        }
+        let mut exists = redis::cmd("EXISTS");
+        for key in keys {
+            exists.arg(self.keys(key).1);
+        }
+        let found: i64 = exists.query_async(&mut self.conn.clone()).await?;
+        Ok(found > 0)
+    }
+
     async fn count(&self, key: &str, limit: &RateLimit) -> Result<Option<Duration>, BoxError> {
         let (count, lock) = self.keys(key);
         let locked_ms: i64 = RATE_COUNT

@@ -66,8 +66,25 @@ pub(crate) const USER: [Col; 5] = [Col::UserId, Col::Text, Col::Text, Col::Time,
 /// The columns of an access row after its client id: name, scopes, created, updated, epoch.
 pub(crate) const APP_ACCESS: [Col; 5] = [Col::Text, Col::Text, Col::Time, Col::Time, Col::Int];
 
+/// The columns of a user with their access for a client ([`USER`], then [`APP_ACCESS`]).
+pub(crate) const USER_WITH_APP_ACCESS: [Col; 10] = [
+    Col::UserId,
+    Col::Text,
+    Col::Text,
+    Col::Time,
+    Col::Text,
+    Col::Text,
+    Col::Text,
+    Col::Time,
+    Col::Time,
+    Col::Int,
+];
+
 /// The columns of a rate-limit row: count, window end, locked until.
 pub(crate) const RATE_LIMIT: [Col; 3] = [Col::Int, Col::Int, Col::Int];
+
+/// The one column of a lock's end.
+pub(crate) const LOCK: [Col; 1] = [Col::Int];
 
 /// One column of a result row, read as its [`Col`] says; SQL `NULL` is [`Val::Null`].
 #[derive(Debug, Clone, PartialEq)]
@@ -251,13 +268,19 @@ impl Pool {
         args: Vec<Arg>,
         cols: &[Col],
     ) -> Result<Option<Vec<Val>>, sqlx::Error> {
-        with_backend!(self, pool, backend => {
-            statement(sql, args, backend::bind)
-                .fetch_optional(pool)
-                .await?
-                .map(|row| read_row(&row, cols, backend::read_column))
-                .transpose()
+        // Boxed, as are the other statements: sqlx's futures are kilobytes, and a caller's
+        // future that held one inline would be copied whole at each move, even on the paths
+        // that never reach the pool.
+        Box::pin(async move {
+            with_backend!(self, pool, backend => {
+                statement(sql, args, backend::bind)
+                    .fetch_optional(pool)
+                    .await?
+                    .map(|row| read_row(&row, cols, backend::read_column))
+                    .transpose()
+            })
         })
+        .await
     }
 
     /// Every row of `sql` with `args`.
@@ -267,22 +290,28 @@ impl Pool {
         args: Vec<Arg>,
         cols: &[Col],
     ) -> Result<Vec<Vec<Val>>, sqlx::Error> {
-        with_backend!(self, pool, backend => {
-            statement(sql, args, backend::bind)
-                .fetch_all(pool)
-                .await?
-                .iter()
-                .map(|row| read_row(row, cols, backend::read_column))
-                .collect()
+        Box::pin(async move {
+            with_backend!(self, pool, backend => {
+                statement(sql, args, backend::bind)
+                    .fetch_all(pool)
+                    .await?
+                    .iter()
+                    .map(|row| read_row(row, cols, backend::read_column))
+                    .collect()
+            })
         })
+        .await
     }
 
     /// Runs `sql` with `args`; the number of rows it changed (for a `DELETE`, the rows
     /// deleted; an `UPDATE` on MySQL counts only rows whose values changed).
     pub async fn execute(&self, sql: &'static str, args: Vec<Arg>) -> Result<u64, sqlx::Error> {
-        with_backend!(self, pool, backend => {
-            Ok(statement(sql, args, backend::bind).execute(pool).await?.rows_affected())
+        Box::pin(async move {
+            with_backend!(self, pool, backend => {
+                Ok(statement(sql, args, backend::bind).execute(pool).await?.rows_affected())
+            })
         })
+        .await
     }
 
     /// Runs the statements in one transaction: all or none.
@@ -290,14 +319,18 @@ impl Pool {
         &self,
         statements: Vec<(&'static str, Vec<Arg>)>,
     ) -> Result<(), sqlx::Error> {
-        with_backend!(self, pool, backend => {
-            let mut tx = pool.begin().await?;
-            for (sql, args) in statements {
-                statement(sql, args, backend::bind).execute(&mut *tx).await?;
-            }
-            tx.commit().await
+        Box::pin(async move {
+            with_backend!(self, pool, backend => {
+                let mut tx = pool.begin().await?;
+                for (sql, args) in statements {
+                    statement(sql, args, backend::bind).execute(&mut *tx).await?;
+                }
+                tx.commit().await
+            })
         })
+        .await
     }
+
     /// In one transaction: runs `lock` (which makes a row if missing and locks it), reads
     /// the row with `read`, then runs the statements `decide` makes of what it read; answers
     /// `decide`'s value. Concurrent calls on one row are serialized by the lock (on SQLite
@@ -323,24 +356,27 @@ impl Pool {
         reads: Vec<(&'static str, Vec<Arg>, &[Col])>,
         decide: impl FnOnce(Vec<Vec<Vec<Val>>>) -> (Vec<(&'static str, Vec<Arg>)>, R),
     ) -> Result<R, sqlx::Error> {
-        with_backend!(self, pool, backend => {
-            let mut tx = pool.begin().await?;
-            statement(lock.0, lock.1, backend::bind).execute(&mut *tx).await?;
-            let mut found = Vec::with_capacity(reads.len());
-            for (sql, args, cols) in reads {
-                let rows = statement(sql, args, backend::bind).fetch_all(&mut *tx).await?;
-                found.push(
-                    rows.iter()
-                        .map(|row| read_row(row, cols, backend::read_column))
-                        .collect::<Result<Vec<_>, _>>()?,
-                );
-            }
-            let (writes, answer) = decide(found);
-            for (sql, args) in writes {
-                statement(sql, args, backend::bind).execute(&mut *tx).await?;
-            }
-            tx.commit().await?;
-            Ok(answer)
+        Box::pin(async move {
+            with_backend!(self, pool, backend => {
+                let mut tx = pool.begin().await?;
+                statement(lock.0, lock.1, backend::bind).execute(&mut *tx).await?;
+                let mut found = Vec::with_capacity(reads.len());
+                for (sql, args, cols) in reads {
+                    let rows = statement(sql, args, backend::bind).fetch_all(&mut *tx).await?;
+                    found.push(
+                        rows.iter()
+                            .map(|row| read_row(row, cols, backend::read_column))
+                            .collect::<Result<Vec<_>, _>>()?,
+                    );
+                }
+                let (writes, answer) = decide(found);
+                for (sql, args) in writes {
+                    statement(sql, args, backend::bind).execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok(answer)
+            })
         })
+        .await
     }
 }

@@ -363,6 +363,10 @@ queries! {
     lock_rate_limit = r#"INSERT INTO {rate_limits} (id, count, "windowEnds", "lockedUntil", expires) VALUES (?, 0, 0, 0, 0) {upsert} count = {rate_limits}.count"#;
     get_rate_limit = r#"SELECT count, "windowEnds", "lockedUntil" FROM {rate_limits} WHERE id = ?{for update}"#;
     get_rate_limit_unlocked = r#"SELECT count, "windowEnds", "lockedUntil" FROM {rate_limits} WHERE id = ?"#;
+    /// Binds: two keys (the same one twice for one). The later of their locks' ends (0 for
+    /// none): two lookups by key, where `IN` or `ORDER BY` would make SQLite build a
+    /// temporary table.
+    get_later_rate_limit_lock = r#"SELECT CASE WHEN a > b THEN a ELSE b END FROM (SELECT COALESCE((SELECT "lockedUntil" FROM {rate_limits} WHERE id = ?), 0) AS a, COALESCE((SELECT "lockedUntil" FROM {rate_limits} WHERE id = ?), 0) AS b) AS locks"#;
     /// Binds: count, window end, lock end, expiry, key.
     set_rate_limit = r#"UPDATE {rate_limits} SET count = ?, "windowEnds" = ?, "lockedUntil" = ?, expires = ? WHERE id = ?"#;
     /// Binds: key. One event given back, never below zero.
@@ -379,6 +383,9 @@ queries! {
     lock_app_access = r#"INSERT INTO {app_access} ("userId", "clientId", "clientName", scopes, "createdAt", "updatedAt", epoch) VALUES (?, ?, ?, ?, ?, ?, 0) {upsert access} epoch = {app_access}.epoch"#;
     get_app_access_locked = r#"SELECT "clientName", scopes, "createdAt", "updatedAt", epoch FROM {app_access} WHERE "userId" = ? AND "clientId" = ?{for update}"#;
     get_app_access = r#"SELECT "clientName", scopes, "createdAt", "updatedAt", epoch FROM {app_access} WHERE "userId" = ? AND "clientId" = ?"#;
+    /// Binds: client id, user id. The user with their access for the client (`NULL`s when
+    /// none).
+    get_user_with_app_access = r#"SELECT {user}, {app_access}."clientName", {app_access}.scopes, {app_access}."createdAt", {app_access}."updatedAt", {app_access}.epoch FROM {users} LEFT JOIN {app_access} ON {app_access}."userId" = {users}.id AND {app_access}."clientId" = ? WHERE {users}.id = ?"#;
     /// Binds: user id, '' (no scopes).
     list_app_access = r#"SELECT "clientId", "clientName", scopes, "createdAt", "updatedAt", epoch FROM {app_access} WHERE "userId" = ? AND scopes <> ?"#;
     /// Binds: client name, scopes, created, updated, user id, client id.

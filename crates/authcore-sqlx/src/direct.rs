@@ -48,18 +48,25 @@ pub(crate) enum Query {
     User,
     /// `get_app_access`: the user id, the client id.
     AppAccess,
+    /// `get_user_with_app_access`: the client id, the user id.
+    UserWithAppAccess,
     /// A rate-limit row (`get_rate_limit_unlocked`, which revocation marks are read by):
     /// the key.
     RateLimit,
+    /// The later lock of two rate-limit rows (`get_later_rate_limit_lock`, which a token's
+    /// two revocation marks are read by): the two keys.
+    LaterRateLimitLock,
 }
 
 impl Query {
     /// Every read, in the order of [`Query::index`].
-    const ALL: [Query; 4] = [
+    const ALL: [Query; 6] = [
         Query::SessionAndUser,
         Query::User,
         Query::AppAccess,
+        Query::UserWithAppAccess,
         Query::RateLimit,
+        Query::LaterRateLimitLock,
     ];
 
     fn index(self) -> usize {
@@ -72,7 +79,12 @@ impl Query {
             Query::SessionAndUser => (&queries.get_session_and_user, &crate::db::SESSION_AND_USER),
             Query::User => (&queries.get_user, &crate::db::USER),
             Query::AppAccess => (&queries.get_app_access, &crate::db::APP_ACCESS),
+            Query::UserWithAppAccess => (
+                &queries.get_user_with_app_access,
+                &crate::db::USER_WITH_APP_ACCESS,
+            ),
             Query::RateLimit => (&queries.get_rate_limit_unlocked, &crate::db::RATE_LIMIT),
+            Query::LaterRateLimitLock => (&queries.get_later_rate_limit_lock, &crate::db::LOCK),
         }
     }
 
@@ -204,7 +216,10 @@ impl DirectReads {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(reads) => reads.fetch_optional(query.index(), params),
             #[cfg(feature = "postgres")]
-            Backend::Postgres(reads) => reads.fetch_optional(query.index(), params, bound).await,
+            // Boxed: the connection's future would otherwise size every read's, SQLite's too.
+            Backend::Postgres(reads) => {
+                Box::pin(reads.fetch_optional(query.index(), params, bound)).await
+            }
             #[cfg(not(any(feature = "sqlite", feature = "postgres")))]
             Backend::None(never) => match *never {},
         }

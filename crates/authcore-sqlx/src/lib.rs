@@ -935,6 +935,17 @@ impl AppAccessStore for SqlxAdapter {
         dispatch!(self, get_app_access(self.direct(), user_id, client_id))
     }
 
+    async fn get_user_with_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+    ) -> Result<Option<(AdapterUser, Option<AppAccess>)>, AdapterError> {
+        dispatch!(
+            self,
+            get_user_with_app_access(self.direct(), user_id, client_id)
+        )
+    }
+
     async fn list_app_access(&self, user_id: &str) -> Result<Vec<AppAccess>, AdapterError> {
         dispatch!(self, list_app_access(user_id))
     }

@@ -15,7 +15,7 @@ use authcore::types::{Account, Authenticator};
 use std::time::Duration;
 use time::OffsetDateTime;
 
-use crate::db::{APP_ACCESS, Arg, Col, Pool, SESSION_AND_USER, USER, Val};
+use crate::db::{APP_ACCESS, Arg, Col, Pool, SESSION_AND_USER, USER, USER_WITH_APP_ACCESS, Val};
 use crate::dialect::Ids;
 use crate::direct::{DirectReads, Param, Query, Read};
 use crate::error::{data_error, map_sqlx};
@@ -73,6 +73,11 @@ impl Reader {
 
     fn next(&mut self) -> Val {
         self.values.next().unwrap_or(Val::Null)
+    }
+
+    /// Whether the next value is `NULL` (or there is none): a left join that found no row.
+    fn next_is_null(&self) -> bool {
+        matches!(self.values.as_slice().first(), None | Some(Val::Null))
     }
 
     fn mismatch(&self) -> AdapterError {
@@ -1105,6 +1110,41 @@ pub(crate) async fn get_app_access(
     )
     .await?;
     one(OP, row, |r| r.app_access(user_id, client_id.to_owned()))
+}
+
+pub(crate) async fn get_user_with_app_access(
+    pool: &Pool,
+    direct: Direct<'_>,
+    user_id: &str,
+    client_id: &str,
+) -> Result<Option<(AdapterUser, Option<AppAccess>)>, AdapterError> {
+    const OP: &str = "get_user_with_app_access";
+    if !pool.is_user_id(user_id) {
+        return Ok(None);
+    }
+    let row = read_one_row(
+        pool,
+        direct,
+        OP,
+        (
+            Query::UserWithAppAccess,
+            &[Param::Text(client_id), Param::UserId(user_id)],
+        ),
+        (
+            &pool.sql().get_user_with_app_access,
+            vec![Arg::text(client_id), Arg::UserId(user_id.to_owned())],
+            &USER_WITH_APP_ACCESS,
+        ),
+    )
+    .await?;
+    one(OP, row, |r| {
+        let user = r.user()?;
+        let access = match r.next_is_null() {
+            true => None,
+            false => Some(r.app_access(user_id, client_id.to_owned())?),
+        };
+        Ok((user, access))
+    })
 }
 
 pub(crate) async fn list_app_access(

@@ -12,7 +12,7 @@ use authcore::breaker::CircuitBreaker;
 use authcore::ratelimit::{Counter, RateLimit, RateLimitStore};
 
 use crate::SqlxAdapter;
-use crate::db::{Arg, Col, Pool, RATE_LIMIT, Val};
+use crate::db::{Arg, Col, LOCK, Pool, RATE_LIMIT, Val};
 use crate::error::map_sqlx;
 
 /// Rate-limit counts in the adapter's database (table `rate_limits`, `rateLimit` on MySQL,
@@ -247,5 +247,39 @@ impl RateLimitStore for SqlRateLimitStore {
         );
         let row = self.bounded("rate_limit_locked", read).await?;
         Ok(counter(row).locked_at(now_ms()))
+    }
+
+    /// Two keys a read (`get_later_rate_limit_lock`: the later of their locks' ends).
+    async fn any_locked(&self, keys: &[&str]) -> Result<bool, BoxError> {
+        use crate::direct::{Param, Query};
+        for pair in keys.chunks(2) {
+            let (first, second) = match pair {
+                [first, second] => (*first, *second),
+                [only] => (*only, *only),
+                _ => continue,
+            };
+            let direct = crate::ops::direct_within(self.direct.as_ref(), self.timeout);
+            let params = [Param::Text(first), Param::Text(second)];
+            let read = crate::ops::read_one_row(
+                &self.pool,
+                direct,
+                "rate_limit_any_locked",
+                (Query::LaterRateLimitLock, &params),
+                (
+                    &self.pool.sql().get_later_rate_limit_lock,
+                    vec![Arg::text(first), Arg::text(second)],
+                    &LOCK,
+                ),
+            );
+            let row = self.bounded("rate_limit_any_locked", read).await?;
+            let locked_until = match row.as_deref() {
+                Some([Val::Int(ms)]) => u64::try_from(*ms).unwrap_or(0),
+                _ => 0,
+            };
+            if locked_until > now_ms() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }

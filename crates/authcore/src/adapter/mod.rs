@@ -449,6 +449,27 @@ macro_rules! capabilities {
         }
 
         impl dyn Adapter {
+            /// The user `user_id` (`None` when there is none) with their access for
+            /// `client_id`: one read where the [`AppAccessStore`] makes it
+            /// ([`AppAccessStore::get_user_with_app_access`]), else the user, then the access.
+            /// [`AdapterError::Unsupported`] without an [`AppAccessStore`].
+            pub async fn get_user_with_app_access(
+                &self,
+                user_id: &str,
+                client_id: &str,
+            ) -> Result<Option<(AdapterUser, Option<AppAccess>)>, AdapterError> {
+                let store = capability(self.app_access(), "AppAccessStore")?;
+                match store.get_user_with_app_access(user_id, client_id).await {
+                    Err(AdapterError::Unsupported(_)) => {}
+                    joined => return joined,
+                }
+                let Some(user) = self.get_user(user_id).await? else {
+                    return Ok(None);
+                };
+                let access = store.get_app_access(user_id, client_id).await?;
+                Ok(Some((user, access)))
+            }
+
             $(
                 #[doc = concat!("The [`", stringify!($store), "`] of this backend, if it has one (its [`Capabilities`]).")]
                 pub fn $name(&self) -> Option<&dyn $store> {
@@ -634,6 +655,21 @@ pub trait AppAccessStore: Send + Sync {
         user_id: &str,
         client_id: &str,
     ) -> Result<Option<AppAccess>, AdapterError>;
+    /// The user `user_id` (`None` when there is none) with their access for `client_id`, in
+    /// one read: what an OpenID Provider asks on every use of an access token. A store that
+    /// cannot read both at once answers [`AdapterError::Unsupported`], as by default, and
+    /// the `dyn Adapter` method of the same name reads them one after the other (beyond
+    /// Auth.js).
+    async fn get_user_with_app_access(
+        &self,
+        user_id: &str,
+        client_id: &str,
+    ) -> Result<Option<(AdapterUser, Option<AppAccess>)>, AdapterError> {
+        let _ = (user_id, client_id);
+        Err(AdapterError::Unsupported(
+            "AppAccessStore::get_user_with_app_access",
+        ))
+    }
     /// The applications the user has granted access to and not revoked, by `client_id`
     /// (beyond Auth.js).
     async fn list_app_access(&self, user_id: &str) -> Result<Vec<AppAccess>, AdapterError>;

@@ -140,10 +140,11 @@ impl RateLimits {
 /// Subjects (identifiers typed by a client, addresses, single-use values) enter keys only
 /// hashed, so no subject can name another key: `demo:lock` is just another hash.
 pub(crate) fn subject_key(namespace: &str, subject: &str) -> String {
-    format!(
-        "{namespace}:{}",
-        crate::crypto::sha256_hex(subject.as_bytes())
-    )
+    let mut key = String::with_capacity(namespace.len() + 65);
+    key.push_str(namespace);
+    key.push(':');
+    crate::crypto::push_digest_hex(&mut key, &crate::crypto::sha256(subject.as_bytes()));
+    key
 }
 
 /// Where counts are kept: a fixed window per key and a lock-out. Keys are made by authcore
@@ -169,6 +170,18 @@ pub trait RateLimitStore: Send + Sync + fmt::Debug + 'static {
     /// The time left if `key` is locked out; `None` when it is not (read only: for tests,
     /// operators, and the [`SingleUseStore`]'s marks, which are lock-outs).
     async fn lockout_left(&self, key: &str) -> Result<Option<Duration>, BoxError>;
+    /// Whether any of `keys` is locked now ([`RateLimitStore::lockout_left`] of each): what
+    /// an OpenID Provider asks of a token's two revocation marks on every request, so a
+    /// shared store should answer it in one round trip. By default, one
+    /// [`RateLimitStore::lockout_left`] after another.
+    async fn any_locked(&self, keys: &[&str]) -> Result<bool, BoxError> {
+        for key in keys {
+            if self.lockout_left(key).await?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
     /// Keeps `value` under `key` for `ttl`, replacing what was there (the
     /// [`SingleUseStore`]'s short-lived values: an OpenID Provider's pending device
     /// authorizations). A store that keeps no values answers an error, as by default.

@@ -60,7 +60,7 @@ impl<'a> SingleUseStore<'a> {
     /// [`is_marked`](SingleUseStore::is_marked) reads it. A mark is a lock-out: the second
     /// event over a limit of one locks the key.
     pub async fn mark(&self, kind: &str, value: &str, ttl: Duration) -> Result<(), BoxError> {
-        let key = subject_key(&format!("mark:{kind}"), value);
+        let key = mark_key(kind, value);
         let limit = RateLimit::new(1, ttl).lockout(ttl);
         self.store.count(&key, &limit).await?;
         self.store.count(&key, &limit).await?;
@@ -71,8 +71,20 @@ impl<'a> SingleUseStore<'a> {
     /// the store cannot say (a shared store that is down: the caller decides, and should
     /// refuse).
     pub async fn is_marked(&self, kind: &str, value: &str) -> Result<bool, BoxError> {
-        let key = subject_key(&format!("mark:{kind}"), value);
+        let key = mark_key(kind, value);
         Ok(self.store.lockout_left(&key).await?.is_some())
+    }
+
+    /// Whether any of `marks` (each a kind and a value) is marked
+    /// ([`is_marked`](SingleUseStore::is_marked) of each, read together where the store can);
+    /// an error when the store cannot say.
+    pub async fn any_marked(&self, marks: &[(&str, &str)]) -> Result<bool, BoxError> {
+        let keys: Vec<String> = marks
+            .iter()
+            .map(|(kind, value)| mark_key(kind, value))
+            .collect();
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        self.store.any_locked(&keys).await
     }
 
     /// Counts one attempt of `kind` by `subject` under `limit` (guessing guarded as the
@@ -109,4 +121,9 @@ impl<'a> SingleUseStore<'a> {
         let key = subject_key(&format!("value:{kind}"), id);
         self.store.get_value(&key).await
     }
+}
+
+/// The store key of the mark of `value` of `kind`.
+fn mark_key(kind: &str, value: &str) -> String {
+    subject_key(&format!("mark:{kind}"), value)
 }
