@@ -4,7 +4,9 @@
 // confidential client "bench" (client_secret_basic, the same secret), client_credentials
 // allowed, and a demo user whose access token (scope "openid email", made at start-up through
 // oidc-provider's own Grant and AccessToken models, as a code flow would leave them) reads
-// userinfo. Its in-memory adapter, its default opaque access tokens, an Ed25519 signing key.
+// userinfo. Its in-memory adapter, its default opaque access tokens, an Ed25519 signing key;
+// EdDSA-signed JWT access tokens, as authcore issues, for a client_credentials request that
+// names the resource urn:bench:api.
 //
 //   npm ci --prefix testsupport/oidc
 //   NODE_ENV=production node bench/oidc-provider-server.mjs   # listens on 127.0.0.1:${PORT:-3003}
@@ -22,9 +24,12 @@ for (const name of ["log", "info", "debug"]) {
 
 // Imported by file path so the script runs from any working directory (ESM ignores
 // NODE_PATH); oidc-provider's own imports then resolve inside testsupport/oidc/node_modules.
-const { default: Provider } = await import(
+const { default: Provider, errors } = await import(
   "../testsupport/oidc/node_modules/oidc-provider/lib/index.js"
 );
+
+// The resource server whose access tokens are JWTs (see resourceIndicators below).
+const RESOURCE = "urn:bench:api";
 
 const port = Number(process.env.PORT ?? 3003);
 const host = "127.0.0.1";
@@ -51,6 +56,24 @@ const provider = new Provider(issuer, {
   features: {
     clientCredentials: { enabled: true },
     devInteractions: { enabled: false },
+    // A token endpoint request naming the resource RESOURCE gets what authcore issues: an
+    // access token that is a JWT signed with the Ed25519 key (EdDSA). Without it, the
+    // default opaque token.
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => undefined,
+      useGrantedResource: () => false,
+      getResourceServerInfo(_ctx, resource) {
+        if (resource !== RESOURCE) throw new errors.InvalidTarget();
+        return {
+          audience: RESOURCE,
+          scope: "api",
+          accessTokenTTL: 600,
+          accessTokenFormat: "jwt",
+          jwt: { sign: { alg: "EdDSA" } },
+        };
+      },
+    },
   },
   // authcore's endpoint paths under the issuer.
   routes: { userinfo: "/userinfo", token: "/token" },
