@@ -1,4 +1,4 @@
-//! [`AppAccessStore`](authcore::adapter::AppAccessStore): the access users granted to
+//! [`AppAccessStore`]: the access users granted to
 //! applications of authcore as an OpenID Provider.
 
 use super::*;
