@@ -112,22 +112,14 @@ pub(crate) fn confirmation(jkt: Option<&str>) -> Option<Confirmation> {
 }
 
 impl ProviderState {
-    /// The token endpoint's DPoP step (§5): the thumbprint of the proof's key, which the
-    /// tokens are bound to, once the proof holds, carries a nonce of this provider (else
-    /// `use_dpop_nonce` and a fresh one, §8) and its `jti` was never used; `None` without a
-    /// `DPoP` header, unless `client` must bind its tokens (`dpop_bound_access_tokens`).
-    pub(crate) async fn token_proof(
-        &self,
-        headers: &HeaderMap,
-        client: &Client,
-    ) -> Result<Option<String>, Box<Response>> {
+    /// The token endpoint's DPoP check (§5), before the client authenticates: the proof,
+    /// once it holds and carries a nonce of this provider (else `use_dpop_nonce` and a fresh
+    /// one, §8); `None` without a `DPoP` header. It spends nothing, so a client that
+    /// authenticates with a signed assertion (`private_key_jwt`, whose `jti` is used once)
+    /// can send the same assertion again with the nonce.
+    pub(crate) fn token_proof(&self, headers: &HeaderMap) -> Result<Option<Proof>, Box<Response>> {
         let proof = match proof_header(headers) {
             Ok(Some(proof)) => proof,
-            Ok(None) if client.requires_dpop() => {
-                return Err(invalid_proof(
-                    "this client's tokens are DPoP-bound: send a DPoP proof",
-                ));
-            }
             Ok(None) => return Ok(None),
             Err(()) => return Err(invalid_proof("one DPoP header, of text")),
         };
@@ -139,7 +131,7 @@ impl ProviderState {
             now: unix_time(),
         };
         let proof = dpop::verify(proof, &request).map_err(|why| {
-            tracing::info!(client = %client.id(), %why, "oidc provider: a DPoP proof was refused");
+            tracing::info!(%why, "oidc provider: a DPoP proof was refused");
             invalid_proof("the DPoP proof does not hold")
         })?;
         if !proof.nonce.as_deref().is_some_and(|n| self.nonce_holds(n)) {
@@ -151,6 +143,26 @@ impl ProviderState {
             self.offer_nonce(&mut r);
             return Err(Box::new(r));
         }
+        Ok(Some(proof))
+    }
+
+    /// The key the tokens of `client`'s request are bound to (§5): the thumbprint of the
+    /// [`token_proof`](Self::token_proof) `proof`, once its `jti` is used for the first
+    /// time; `None` without a proof, unless `client` must bind its tokens
+    /// (`dpop_bound_access_tokens`).
+    pub(crate) async fn token_binding(
+        &self,
+        proof: Option<Proof>,
+        client: &Client,
+    ) -> Result<Option<String>, Box<Response>> {
+        let Some(proof) = proof else {
+            return match client.requires_dpop() {
+                true => Err(invalid_proof(
+                    "this client's tokens are DPoP-bound: send a DPoP proof",
+                )),
+                false => Ok(None),
+            };
+        };
         if !self.proof_first_use(&proof).await? {
             tracing::warn!(client = %client.id(), "oidc provider: a DPoP proof was replayed");
             return Err(invalid_proof("the DPoP proof was used already"));

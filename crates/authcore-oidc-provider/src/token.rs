@@ -44,6 +44,12 @@ pub(crate) async fn token(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    // DPoP (RFC 9449 §5, §8): the proof and its nonce are checked before the client
+    // authenticates, which may spend a signed assertion.
+    let proof = match s.token_proof(&headers) {
+        Ok(proof) => proof,
+        Err(answer) => return *answer,
+    };
     let mut form = match authenticated_client(&s, &headers, &body).await {
         Ok(f) => f,
         Err(answer) => return *answer,
@@ -62,8 +68,8 @@ pub(crate) async fn token(
             "the client may not use this grant type (its grant_types)",
         );
     }
-    // DPoP (RFC 9449 §5): the key the tokens are bound to.
-    form.dpop_jkt = match s.token_proof(&headers, &form.client).await {
+    // The key the tokens are bound to.
+    form.dpop_jkt = match s.token_binding(proof, &form.client).await {
         Ok(jkt) => jkt,
         Err(answer) => return *answer,
     };

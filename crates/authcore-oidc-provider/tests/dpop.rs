@@ -104,6 +104,13 @@ async fn start(instances: usize) -> Op {
             c.grant_types = vec!["client_credentials".into()];
             c.redirect_uris.clear();
         }),
+        // Authenticates with assertions signed by the client's key (its DPoP key too).
+        client("keyed", |c| {
+            c.token_endpoint_auth_method = Some("private_key_jwt".into());
+            c.jwks = Some(json!({"keys": [Prover::new(CLIENT_KEY).jwk]}).to_string());
+            c.grant_types = vec!["client_credentials".into()];
+            c.redirect_uris.clear();
+        }),
     ];
     let provider = Arc::new(OpenIdProvider::new(&env, section).unwrap());
     let users = MemoryAdapter::new();
@@ -159,6 +166,16 @@ impl Prover {
         format!("{message}.{signature}")
     }
 
+    /// A client assertion (`private_key_jwt`, RFC 7523) of `client` for the provider
+    /// `issuer`, signed with this key.
+    fn assertion(&self, client: &str, issuer: &str) -> String {
+        let claims = json!({
+            "iss": client, "sub": client, "aud": issuer, "jti": fresh_jti(),
+            "iat": now(), "exp": now() + 60,
+        });
+        self.signed(&json!({"typ": "JWT", "alg": "ES256"}), &claims)
+    }
+
     /// A proof for `htm` `htu` now, with a fresh `jti`, and `nonce` and the hash of
     /// `access` if given.
     fn proof(&self, htm: &str, htu: &str, nonce: Option<&str>, access: Option<&str>) -> String {
@@ -166,14 +183,18 @@ impl Prover {
     }
 }
 
-fn claims(htm: &str, htu: &str, nonce: Option<&str>, access: Option<&str>) -> Value {
+/// A `jti` never sent before.
+fn fresh_jti() -> String {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let jti = format!(
+    format!(
         "jti-{}-{}",
         std::process::id(),
         N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    );
-    let mut c = json!({"jti": jti, "htm": htm, "htu": htu, "iat": now()});
+    )
+}
+
+fn claims(htm: &str, htu: &str, nonce: Option<&str>, access: Option<&str>) -> Value {
+    let mut c = json!({"jti": fresh_jti(), "htm": htm, "htu": htu, "iat": now()});
     if let Some(nonce) = nonce {
         c["nonce"] = json!(nonce);
     }
@@ -301,6 +322,60 @@ impl Op {
         );
         a.nonce.unwrap()
     }
+}
+
+/// A client that authenticates with a signed assertion (`private_key_jwt`, whose `jti` is
+/// used once) goes through the nonce round trip with one assertion, as a client library
+/// sends the same request again with the nonce: `use_dpop_nonce` comes before the
+/// assertion is used, so the second try gets the token, bound to the key; a third use of the
+/// assertion is refused, and the proof is checked before the client either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_assertion_outlives_the_nonce_round_trip() {
+    let op = start(1).await;
+    let prover = Prover::new(CLIENT_KEY);
+    let (issuer, url) = (op.url("/oidc"), op.url("/oidc/token"));
+    let assertion = prover.assertion("keyed", &issuer);
+    let form = [
+        ("grant_type", "client_credentials"),
+        (
+            "client_assertion_type",
+            "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        ),
+        ("client_assertion", assertion.as_str()),
+    ];
+    let first = op
+        .token("keyed", &form, &[&prover.proof("POST", &url, None, None)])
+        .await;
+    assert_eq!(
+        (first.status, first.error().as_str()),
+        (400, "use_dpop_nonce"),
+        "{first:?}"
+    );
+    let nonce = first.nonce.clone().unwrap();
+    let second = op
+        .token(
+            "keyed",
+            &form,
+            &[&prover.proof("POST", &url, Some(&nonce), None)],
+        )
+        .await;
+    assert_eq!(second.status, 200, "{second:?}");
+    assert_eq!(second.json()["token_type"], "DPoP", "{second:?}");
+    let access = second.json()["access_token"].as_str().unwrap().to_owned();
+    assert_eq!(payload(&access)["cnf"]["jkt"], json!(prover.jkt()));
+    let third = op
+        .token(
+            "keyed",
+            &form,
+            &[&prover.proof("POST", &url, Some(&nonce), None)],
+        )
+        .await;
+    assert_eq!(
+        (third.status, third.error().as_str()),
+        (401, "invalid_client"),
+        "a spent assertion: {third:?}"
+    );
+    no_token(&third, "a spent assertion");
 }
 
 fn redeem(code: &str) -> [(&str, &str); 4] {
