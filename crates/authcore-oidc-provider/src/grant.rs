@@ -65,6 +65,9 @@ pub struct CodeGrant {
     /// The PKCE S256 challenge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code_challenge: Option<String>,
+    /// The thumbprint of the DPoP key the code is bound to (`dpop_jkt`, RFC 9449 §10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_jkt: Option<String>,
     /// Marked as used at the first redemption; the name of the grant it starts.
     pub jti: String,
 }
@@ -93,7 +96,22 @@ impl CodeGrant {
             redirect_uri: request.redirect_uri.clone(),
             nonce: request.nonce.clone(),
             code_challenge: request.code_challenge.clone(),
+            dpop_jkt: request.dpop_jkt.clone(),
             jti,
+        }
+    }
+
+    /// Whether the token request's DPoP key (`jkt`, the thumbprint of its proof's key)
+    /// may redeem this code: any or none for a code bound to no key, that key for a code
+    /// bound to one (RFC 9449 §10); the `error_description` when not (`invalid_grant`).
+    pub fn check_key(&self, jkt: Option<&str>) -> Result<(), &'static str> {
+        match (&self.dpop_jkt, jkt) {
+            (None, _) => Ok(()),
+            (Some(bound), Some(jkt)) if bound == jkt => Ok(()),
+            (Some(_), Some(_)) => Err("the code is bound to another DPoP key (dpop_jkt)"),
+            (Some(_), None) => {
+                Err("the code is bound to a DPoP key (dpop_jkt): send a proof of it")
+            }
         }
     }
 
@@ -437,6 +455,7 @@ mod tests {
             redirect_uri: "https://app.example.com/cb".into(),
             nonce: None,
             code_challenge: challenge.map(str::to_owned),
+            dpop_jkt: None,
             jti: "j".into(),
         }
     }
@@ -489,6 +508,27 @@ mod tests {
         assert!(v.get("nonce").is_none());
         let all = LogoutTokenClaims::new("https://op/oidc", "app", "u1", None, "j", 100);
         assert!(serde_json::to_value(&all).unwrap().get("sid").is_none());
+    }
+
+    #[test]
+    fn a_code_bound_to_a_key_takes_only_that_key() {
+        let unbound = grant(None);
+        let mut bound = grant(None);
+        bound.dpop_jkt = Some("key-a".into());
+        for (code, jkt, ok) in [
+            (&unbound, None, true),
+            (&unbound, Some("key-a"), true),
+            (&bound, Some("key-a"), true),
+            (&bound, Some("key-b"), false),
+            (&bound, None, false),
+        ] {
+            assert_eq!(
+                code.check_key(jkt).is_ok(),
+                ok,
+                "{:?} {jkt:?}",
+                code.dpop_jkt
+            );
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub const MAX_PARAM_LEN: usize = 2048;
 
 /// The parameters of an authorization request this provider reads; any other is ignored
 /// (RFC 6749 §3.1), and a pushed request keeps only these (RFC 9126 §2.1).
-pub const PARAMETERS: [&str; 12] = [
+pub const PARAMETERS: [&str; 13] = [
     "client_id",
     "redirect_uri",
     "response_type",
@@ -28,6 +28,7 @@ pub const PARAMETERS: [&str; 12] = [
     "prompt",
     "max_age",
     "login_hint",
+    "dpop_jkt",
 ];
 
 /// How the answer reaches the client.
@@ -78,6 +79,9 @@ pub struct AuthorizationRequest {
     /// `login_hint` when it is an email address (normalised): offered on the sign-in page
     /// (OpenID Connect Core §3.1.2.1). Any other hint is ignored, as a hint may be.
     pub login_hint: Option<String>,
+    /// `dpop_jkt` (RFC 9449 §10): the SHA-256 thumbprint of the DPoP key the code is bound
+    /// to; its redemption needs a proof of that key.
+    pub dpop_jkt: Option<String>,
 }
 
 /// Why a request is refused, and where that is said.
@@ -241,6 +245,17 @@ pub fn validate_for(
         ),
     };
     let nonce = one("nonce").ok().flatten().map(str::to_owned);
+    // A binding is never dropped: a repeated or malformed one is refused.
+    let dpop_jkt = match one("dpop_jkt") {
+        Ok(None) => None,
+        Ok(Some(jkt)) if is_thumbprint(jkt) => Some(jkt.to_owned()),
+        _ => {
+            return Err(refuse(
+                "invalid_request",
+                "dpop_jkt is one JWK SHA-256 thumbprint, base64url (RFC 9449 §10)".into(),
+            ));
+        }
+    };
     let login_hint = one("login_hint")
         .ok()
         .flatten()
@@ -257,7 +272,18 @@ pub fn validate_for(
         prompt_consent,
         max_age,
         login_hint,
+        dpop_jkt,
     })
+}
+
+/// Whether `value` is a JWK SHA-256 thumbprint as RFC 7638 writes it: 32 bytes, base64url
+/// without padding.
+fn is_thumbprint(value: &str) -> bool {
+    use base64::Engine as _;
+    value.len() == 43
+        && base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(value)
+            .is_ok_and(|bytes| bytes.len() == 32)
 }
 
 /// The one value of parameter `name`: each parameter at most once (RFC 6749 §3.1), and a

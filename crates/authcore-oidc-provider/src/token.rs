@@ -127,6 +127,7 @@ impl ProviderState {
                 form.param("redirect_uri"),
                 form.param("code_verifier"),
             )
+            .and_then(|()| grant.check_key(form.dpop_jkt.as_deref()))
             .map_err(invalid_grant)?;
         let window = std::time::Duration::from_secs(CODE_TTL_SECS + 60);
         if !self.first_use(USED_CODE, &grant.jti, window).await? {

@@ -256,6 +256,21 @@ impl Op {
 
     /// A code for `client` in `browser` (with PKCE).
     async fn code(&self, browser: &reqwest::Client, client: &str) -> String {
+        let to = self.authorize(browser, client, &[]).await;
+        to.query_pairs()
+            .find(|(k, _)| k == "code")
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_else(|| panic!("no code: {to}"))
+    }
+
+    /// Where `/oidc/authorize` sends the signed-in `browser` for a request of `client`
+    /// with `extra` parameters.
+    async fn authorize(
+        &self,
+        browser: &reqwest::Client,
+        client: &str,
+        extra: &[(&str, &str)],
+    ) -> url::Url {
         let mut url = url::Url::parse(&self.url("/oidc/authorize")).unwrap();
         url.query_pairs_mut().extend_pairs([
             ("client_id", client),
@@ -266,12 +281,9 @@ impl Op {
             ("code_challenge", CHALLENGE),
             ("code_challenge_method", "S256"),
         ]);
+        url.query_pairs_mut().extend_pairs(extra);
         let r = browser.get(url).send().await.unwrap();
-        let to = url::Url::parse(r.headers()["location"].to_str().unwrap()).unwrap();
-        to.query_pairs()
-            .find(|(k, _)| k == "code")
-            .map(|(_, v)| v.into_owned())
-            .unwrap_or_else(|| panic!("no code: {to}"))
+        url::Url::parse(r.headers()["location"].to_str().unwrap()).unwrap()
     }
 
     /// `POST /oidc/token` at instance `at` as `client` (with its secret, if it has one),
@@ -376,6 +388,75 @@ async fn a_client_assertion_outlives_the_nonce_round_trip() {
         "a spent assertion: {third:?}"
     );
     no_token(&third, "a spent assertion");
+}
+
+/// A code bound to a key (`dpop_jkt`, RFC 9449 §10) is redeemed only with a proof of that
+/// key: without a proof or with another key's it gives no token and stays unspent, so the
+/// client still redeems it; a malformed or repeated `dpop_jkt` gives no code at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_bound_to_a_key_is_redeemed_only_with_that_key() {
+    let op = start(1).await;
+    let (browser, _) = common::signed_in_browser(&op.base, "ada").await;
+    let (client, thief) = (Prover::new(CLIENT_KEY), Prover::new(THIEF_KEY));
+    let url = op.url("/oidc/token");
+    let jkt = client.jkt();
+    let to = op.authorize(&browser, "rp", &[("dpop_jkt", &jkt)]).await;
+    let code = to
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| panic!("no code: {to}"));
+    let thief_nonce = op.nonce(&thief).await;
+    for (case, proofs) in [
+        ("no proof", Vec::new()),
+        (
+            "another key's proof",
+            vec![thief.proof("POST", &url, Some(&thief_nonce), None)],
+        ),
+    ] {
+        let proofs: Vec<&str> = proofs.iter().map(String::as_str).collect();
+        let a = op.token("rp", &redeem(&code), &proofs).await;
+        assert_eq!(
+            (a.status, a.error().as_str()),
+            (400, "invalid_grant"),
+            "{case}: {a:?}"
+        );
+        no_token(&a, case);
+    }
+    let nonce = op.nonce(&client).await;
+    let a = op
+        .token(
+            "rp",
+            &redeem(&code),
+            &[&client.proof("POST", &url, Some(&nonce), None)],
+        )
+        .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let access = a.json()["access_token"].as_str().unwrap().to_owned();
+    assert_eq!(payload(&access)["cnf"]["jkt"], json!(jkt));
+
+    let short = &jkt[..42];
+    let padded = format!("{jkt}=");
+    let not_base64 = "!".repeat(43);
+    for (case, extra) in [
+        ("too short", vec![("dpop_jkt", short)]),
+        ("padded", vec![("dpop_jkt", padded.as_str())]),
+        ("not base64url", vec![("dpop_jkt", not_base64.as_str())]),
+        (
+            "repeated",
+            vec![("dpop_jkt", jkt.as_str()), ("dpop_jkt", jkt.as_str())],
+        ),
+    ] {
+        let to = op.authorize(&browser, "rp", &extra).await;
+        let pairs: Vec<(String, String)> = to.query_pairs().into_owned().collect();
+        assert!(
+            pairs
+                .iter()
+                .any(|(k, v)| k == "error" && v == "invalid_request")
+                && !pairs.iter().any(|(k, _)| k == "code"),
+            "{case}: {to}"
+        );
+    }
 }
 
 fn redeem(code: &str) -> [(&str, &str); 4] {
