@@ -2,7 +2,9 @@
 // (randomDPoPKeyPair), a DPoP handle (getDPoPHandle) that signs a proof for each request
 // and answers the server's use_dpop_nonce by retrying with its DPoP-Nonce. Driven by
 // crates/authcore-oidc-provider/tests/dpop.rs:
-//   node openid-client-dpop.mjs <issuer> <client id> <redirect URI> <cookie header>
+//   node openid-client-dpop.mjs <issuer> <client id> <redirect URI> <cookie header> [par]
+// With "par", the authorization request is pushed first (RFC 9126), with a DPoP proof that
+// binds the code to the key (RFC 9449 §10.1).
 // The "browser" is browse.mjs, with the signed-in user's cookie. Every token and userinfo request is logged as a step (status,
 // error, whether a DPoP proof was sent). One JSON line per step; {"done": true} at the end;
 // a failure prints {"error": "..."} and exits 1.
@@ -11,7 +13,7 @@ import { calculateJwkThumbprint, exportJWK } from 'jose';
 import { browse } from './browse.mjs';
 
 const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
-const [issuer, clientId, redirectUri, cookie] = process.argv.slice(2);
+const [issuer, clientId, redirectUri, cookie, mode] = process.argv.slice(2);
 if (!cookie) {
   console.error('usage: node openid-client-dpop.mjs <issuer> <client id> <redirect URI> <cookie header>');
   process.exit(2);
@@ -62,14 +64,18 @@ try {
   const verifier = client.randomPKCECodeVerifier();
   const nonce = client.randomNonce();
   const state = client.randomState();
-  const url = client.buildAuthorizationUrl(config, {
+  const parameters = {
     redirect_uri: redirectUri,
     scope: 'openid email offline_access',
     code_challenge: await client.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
     nonce,
     state,
-  });
+  };
+  const url =
+    mode === 'par'
+      ? await client.buildAuthorizationUrlWithPAR(config, parameters, { DPoP })
+      : client.buildAuthorizationUrl(config, parameters);
   const callback = await browse(url, { cookie }, redirectUri);
   const tokens = await client.authorizationCodeGrant(
     config,

@@ -74,8 +74,8 @@ fn dpop_challenge(error: &str) -> Response {
     no_store(r)
 }
 
-/// The token endpoint's refusal of a proof (§5).
-fn invalid_proof(description: &str) -> Box<Response> {
+/// The token or PAR endpoint's refusal of a proof (§5, §10.1).
+pub(crate) fn invalid_proof(description: &str) -> Box<Response> {
     Box::new(token_error(
         StatusCode::BAD_REQUEST,
         "invalid_dpop_proof",
@@ -112,18 +112,23 @@ pub(crate) fn confirmation(jkt: Option<&str>) -> Option<Confirmation> {
 }
 
 impl ProviderState {
-    /// The token endpoint's DPoP check (§5), before the client authenticates: the proof,
-    /// once it holds and carries a nonce of this provider (else `use_dpop_nonce` and a fresh
-    /// one, §8); `None` without a `DPoP` header. It spends nothing, so a client that
-    /// authenticates with a signed assertion (`private_key_jwt`, whose `jti` is used once)
-    /// can send the same assertion again with the nonce.
-    pub(crate) fn token_proof(&self, headers: &HeaderMap) -> Result<Option<Proof>, Box<Response>> {
+    /// The DPoP check of the token endpoint (§5) or the PAR endpoint (§10.1) at `path`,
+    /// before the client authenticates: the proof, once it holds and carries a nonce of
+    /// this provider (else `use_dpop_nonce` and a fresh one, §8); `None` without a `DPoP`
+    /// header. It spends nothing, so a client that authenticates with a signed assertion
+    /// (`private_key_jwt`, whose `jti` is used once) can send the same assertion again with
+    /// the nonce; [`first_use_of`](Self::first_use_of) spends the proof.
+    pub(crate) fn endpoint_proof(
+        &self,
+        headers: &HeaderMap,
+        path: &str,
+    ) -> Result<Option<Proof>, Box<Response>> {
         let proof = match proof_header(headers) {
             Ok(Some(proof)) => proof,
             Ok(None) => return Ok(None),
             Err(()) => return Err(invalid_proof("one DPoP header, of text")),
         };
-        let url = self.endpoint(crate::TOKEN_PATH)?;
+        let url = self.endpoint(path)?;
         let request = dpop::Request {
             method: "POST",
             url: &url,
@@ -131,7 +136,7 @@ impl ProviderState {
             now: unix_time(),
         };
         let proof = dpop::verify(proof, &request).map_err(|why| {
-            tracing::info!(%why, "oidc provider: a DPoP proof was refused");
+            tracing::info!(%why, path, "oidc provider: a DPoP proof was refused");
             invalid_proof("the DPoP proof does not hold")
         })?;
         if !proof.nonce.as_deref().is_some_and(|n| self.nonce_holds(n)) {
@@ -146,28 +151,36 @@ impl ProviderState {
         Ok(Some(proof))
     }
 
-    /// The key the tokens of `client`'s request are bound to (§5): the thumbprint of the
-    /// [`token_proof`](Self::token_proof) `proof`, once its `jti` is used for the first
-    /// time; `None` without a proof, unless `client` must bind its tokens
-    /// (`dpop_bound_access_tokens`).
+    /// The key the tokens of `client`'s request are bound to (§5): that of the
+    /// [`endpoint_proof`](Self::endpoint_proof) `proof`
+    /// ([`first_use_of`](Self::first_use_of)); `None` without a proof, unless `client`
+    /// must bind its tokens (`dpop_bound_access_tokens`).
     pub(crate) async fn token_binding(
         &self,
         proof: Option<Proof>,
         client: &Client,
     ) -> Result<Option<String>, Box<Response>> {
-        let Some(proof) = proof else {
-            return match client.requires_dpop() {
-                true => Err(invalid_proof(
-                    "this client's tokens are DPoP-bound: send a DPoP proof",
-                )),
-                false => Ok(None),
-            };
-        };
+        match proof {
+            Some(proof) => self.first_use_of(proof, client).await.map(Some),
+            None if client.requires_dpop() => Err(invalid_proof(
+                "this client's tokens are DPoP-bound: send a DPoP proof",
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// The thumbprint of the key of `proof`, sent by `client`, once its `jti` is used for
+    /// the first time; `invalid_dpop_proof` for a replay.
+    pub(crate) async fn first_use_of(
+        &self,
+        proof: Proof,
+        client: &Client,
+    ) -> Result<String, Box<Response>> {
         if !self.proof_first_use(&proof).await? {
             tracing::warn!(client = %client.id(), "oidc provider: a DPoP proof was replayed");
             return Err(invalid_proof("the DPoP proof was used already"));
         }
-        Ok(Some(proof.jkt))
+        Ok(proof.jkt)
     }
 
     /// A resource endpoint's DPoP step (§7): a token bound to a key (`cnf.jkt`) only as

@@ -95,27 +95,54 @@ pub(crate) fn reference(params: &[(String, String)]) -> Result<Option<(&str, &st
 }
 
 /// `POST /oidc/par` (RFC 9126 §2): the client authenticated as at the token endpoint, its
-/// request validated as at the authorization endpoint ([`ProviderState::pushed`]).
+/// request validated as at the authorization endpoint ([`ProviderState::pushed`]). A DPoP
+/// proof sent with it (RFC 9449 §10.1), checked as at the token endpoint, binds the code
+/// to its key, as `dpop_jkt` does.
 pub(crate) async fn push(
     headers: HeaderMap,
     State(s): State<ProviderState>,
     body: Bytes,
 ) -> Response {
-    match authenticated_client(&s, &headers, &body).await {
-        Ok(form) => s.pushed(&form),
-        Err(answer) => *answer,
-    }
+    let proof = match s.endpoint_proof(&headers, crate::PAR_PATH) {
+        Ok(proof) => proof,
+        Err(answer) => return *answer,
+    };
+    let form = match authenticated_client(&s, &headers, &body).await {
+        Ok(form) => form,
+        Err(answer) => return *answer,
+    };
+    let jkt = match proof {
+        Some(proof) => match s.first_use_of(proof, &form.client).await {
+            Ok(jkt) => Some(jkt),
+            Err(answer) => return *answer,
+        },
+        None => None,
+    };
+    s.pushed(&form, jkt)
 }
 
 impl ProviderState {
     /// The answer to the authorization request `form` pushes: `201` with the `request_uri`,
     /// or the error as JSON (§2.3), never a redirect.
-    fn pushed(&self, form: &ClientForm) -> Response {
+    fn pushed(&self, form: &ClientForm, proof_jkt: Option<String>) -> Response {
         let client = &form.client;
-        let params = match pushed_params(form.params.pairs(), client.id()) {
+        let mut params = match pushed_params(form.params.pairs(), client.id()) {
             Ok(p) => p,
             Err(why) => return token_error(StatusCode::BAD_REQUEST, "invalid_request", why),
         };
+        // The proof's key binds the code; a `dpop_jkt` beside it must name that key
+        // (RFC 9449 §10.1).
+        if let Some(jkt) = proof_jkt {
+            match params.iter().find(|(k, _)| k == "dpop_jkt") {
+                Some((_, named)) if *named != jkt => {
+                    return *crate::dpop_binding::invalid_proof(
+                        "dpop_jkt names another key than the DPoP proof's",
+                    );
+                }
+                Some(_) => {}
+                None => params.push(("dpop_jkt".to_owned(), jkt)),
+            }
+        }
         match self.request_for(&params, Some(Arc::clone(client)), true) {
             Ok(_) => {}
             Err(Refusal::Shown(why)) => {

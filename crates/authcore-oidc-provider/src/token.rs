@@ -46,7 +46,7 @@ pub(crate) async fn token(
 ) -> Response {
     // DPoP (RFC 9449 §5, §8): the proof and its nonce are checked before the client
     // authenticates, which may spend a signed assertion.
-    let proof = match s.token_proof(&headers) {
+    let proof = match s.endpoint_proof(&headers, crate::TOKEN_PATH) {
         Ok(proof) => proof,
         Err(answer) => return *answer,
     };

@@ -256,11 +256,13 @@ impl Op {
 
     /// A code for `client` in `browser` (with PKCE).
     async fn code(&self, browser: &reqwest::Client, client: &str) -> String {
-        let to = self.authorize(browser, client, &[]).await;
-        to.query_pairs()
-            .find(|(k, _)| k == "code")
-            .map(|(_, v)| v.into_owned())
-            .unwrap_or_else(|| panic!("no code: {to}"))
+        code_in(&self.authorize(browser, client, &[]).await)
+    }
+
+    /// `rp` redeems `code` with a proof of `prover`'s key carrying `nonce`.
+    async fn redeem_with(&self, code: &str, prover: &Prover, nonce: &str) -> Answer {
+        let proof = prover.proof("POST", &self.url("/oidc/token"), Some(nonce), None);
+        self.token("rp", &redeem(code), &[&proof]).await
     }
 
     /// Where `/oidc/authorize` sends the signed-in `browser` for a request of `client`
@@ -382,12 +384,7 @@ async fn a_client_assertion_outlives_the_nonce_round_trip() {
             &[&prover.proof("POST", &url, Some(&nonce), None)],
         )
         .await;
-    assert_eq!(
-        (third.status, third.error().as_str()),
-        (401, "invalid_client"),
-        "a spent assertion: {third:?}"
-    );
-    no_token(&third, "a spent assertion");
+    refused(&third, (401, "invalid_client"), "a spent assertion");
 }
 
 /// A code bound to a key (`dpop_jkt`, RFC 9449 §10) is redeemed only with a proof of that
@@ -401,11 +398,7 @@ async fn a_code_bound_to_a_key_is_redeemed_only_with_that_key() {
     let url = op.url("/oidc/token");
     let jkt = client.jkt();
     let to = op.authorize(&browser, "rp", &[("dpop_jkt", &jkt)]).await;
-    let code = to
-        .query_pairs()
-        .find(|(k, _)| k == "code")
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_else(|| panic!("no code: {to}"));
+    let code = code_in(&to);
     let thief_nonce = op.nonce(&thief).await;
     for (case, proofs) in [
         ("no proof", Vec::new()),
@@ -416,24 +409,11 @@ async fn a_code_bound_to_a_key_is_redeemed_only_with_that_key() {
     ] {
         let proofs: Vec<&str> = proofs.iter().map(String::as_str).collect();
         let a = op.token("rp", &redeem(&code), &proofs).await;
-        assert_eq!(
-            (a.status, a.error().as_str()),
-            (400, "invalid_grant"),
-            "{case}: {a:?}"
-        );
-        no_token(&a, case);
+        refused(&a, (400, "invalid_grant"), case);
     }
     let nonce = op.nonce(&client).await;
-    let a = op
-        .token(
-            "rp",
-            &redeem(&code),
-            &[&client.proof("POST", &url, Some(&nonce), None)],
-        )
-        .await;
-    assert_eq!(a.status, 200, "{a:?}");
-    let access = a.json()["access_token"].as_str().unwrap().to_owned();
-    assert_eq!(payload(&access)["cnf"]["jkt"], json!(jkt));
+    let a = op.redeem_with(&code, &client, &nonce).await;
+    bound_to(&a, &client);
 
     let short = &jkt[..42];
     let padded = format!("{jkt}=");
@@ -459,6 +439,90 @@ async fn a_code_bound_to_a_key_is_redeemed_only_with_that_key() {
     }
 }
 
+/// A DPoP proof sent with a pushed request (RFC 9449 §10.1) binds the code to its key:
+/// another key's proof redeems nothing (and the code stays unspent), the key's redeems it.
+/// Proofs at the PAR endpoint are checked as at the token endpoint: one for another URL, a
+/// replay, one without the nonce, and one beside a `dpop_jkt` of another key push nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proof_sent_with_a_pushed_request_binds_the_code() {
+    let op = start(1).await;
+    let (browser, _) = common::signed_in_browser(&op.base, "ada").await;
+    let (client, thief) = (Prover::new(CLIENT_KEY), Prover::new(THIEF_KEY));
+    let (par, token) = (op.url("/oidc/par"), op.url("/oidc/token"));
+    let nonce = op.nonce(&client).await;
+    let params = [
+        ("redirect_uri", CB),
+        ("response_type", "code"),
+        ("scope", "openid email"),
+        ("state", "st"),
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+    ];
+    let push = |extra: Vec<(&'static str, String)>, proofs: Vec<String>| {
+        let mut r = reqwest::Client::new()
+            .post(&par)
+            .basic_auth("rp", Some(RP_SECRET));
+        for proof in &proofs {
+            r = r.header("DPoP", proof.as_str());
+        }
+        let mut form: Vec<(&str, String)> =
+            params.iter().map(|(k, v)| (*k, (*v).to_owned())).collect();
+        form.extend(extra);
+        async move { Answer::of(r.form(&form).send().await.unwrap()).await }
+    };
+
+    let proof = client.proof("POST", &par, Some(&nonce), None);
+    let pushed = push(Vec::new(), vec![proof.clone()]).await;
+    assert_eq!(pushed.status, 201, "{pushed:?}");
+    let request_uri = pushed.json()["request_uri"].as_str().unwrap().to_owned();
+    for (case, extra, proofs) in [
+        ("the same proof again", Vec::new(), vec![proof]),
+        (
+            "a proof for the token endpoint",
+            Vec::new(),
+            vec![client.proof("POST", &token, Some(&nonce), None)],
+        ),
+        (
+            "a proof without the nonce",
+            Vec::new(),
+            vec![client.proof("POST", &par, None, None)],
+        ),
+        (
+            "dpop_jkt of another key beside the proof",
+            vec![("dpop_jkt", thief.jkt())],
+            vec![client.proof("POST", &par, Some(&nonce), None)],
+        ),
+    ] {
+        let a = push(extra, proofs).await;
+        assert_eq!(a.status, 400, "{case}: {a:?}");
+        assert!(
+            ["invalid_dpop_proof", "use_dpop_nonce"].contains(&a.error().as_str()),
+            "{case}: {a:?}"
+        );
+        assert!(!a.body.contains("request_uri"), "{case}: {a:?}");
+    }
+
+    let mut url = url::Url::parse(&op.url("/oidc/authorize")).unwrap();
+    url.query_pairs_mut()
+        .extend_pairs([("client_id", "rp"), ("request_uri", request_uri.as_str())]);
+    let r = browser.get(url).send().await.unwrap();
+    let to = url::Url::parse(r.headers()["location"].to_str().unwrap()).unwrap();
+    let code = code_in(&to);
+    let thief_nonce = op.nonce(&thief).await;
+    let stolen = op.redeem_with(&code, &thief, &thief_nonce).await;
+    refused(&stolen, (400, "invalid_grant"), "another key's proof");
+    let a = op.redeem_with(&code, &client, &nonce).await;
+    bound_to(&a, &client);
+}
+
+/// The code a redirect to the client carries.
+fn code_in(to: &url::Url) -> String {
+    to.query_pairs()
+        .find(|(k, _)| k == "code")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| panic!("no code: {to}"))
+}
+
 fn redeem(code: &str) -> [(&str, &str); 4] {
     [
         ("grant_type", "authorization_code"),
@@ -470,6 +534,23 @@ fn redeem(code: &str) -> [(&str, &str); 4] {
 
 fn refresh(token: &str) -> [(&str, &str); 2] {
     [("grant_type", "refresh_token"), ("refresh_token", token)]
+}
+
+/// A token request refused with `status` and `error`, and no token in it.
+fn refused(a: &Answer, (status, error): (u16, &str), case: &str) {
+    assert_eq!(
+        (a.status, a.error().as_str()),
+        (status, error),
+        "{case}: {a:?}"
+    );
+    no_token(a, case);
+}
+
+/// A token request answered with an access token bound to `prover`'s key.
+fn bound_to(a: &Answer, prover: &Prover) {
+    assert_eq!(a.status, 200, "{a:?}");
+    let access = a.json()["access_token"].as_str().unwrap().to_owned();
+    assert_eq!(payload(&access)["cnf"]["jkt"], json!(prover.jkt()), "{a:?}");
 }
 
 /// A refused token request: a `4xx` and no token in it.
@@ -523,41 +604,68 @@ async fn node_steps(script: &str, args: &[&str]) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openid_client_binds_its_tokens_to_its_key() {
     let op = start(1).await;
-    let (_browser, cookie) = common::signed_in_browser(&op.base, "ada").await;
     let issuer = op.url("/oidc");
-    let steps = node_steps(
-        "openid-client-dpop.mjs",
-        &[&issuer, "mobile", CB, cookie.as_str()],
-    )
-    .await;
+    // Its authorization request sent directly, then pushed with a proof (RFC 9126, RFC 9449
+    // §10.1): the nonce round trip happens at the first endpoint that takes a proof.
+    for (mode, first) in [("direct", "/oidc/token"), ("par", "/oidc/par")] {
+        let (_browser, cookie) = common::signed_in_browser(&op.base, "ada").await;
+        let steps = node_steps(
+            "openid-client-dpop.mjs",
+            &[&issuer, "mobile", CB, cookie.as_str(), mode],
+        )
+        .await;
+        openid_client_steps_hold(&steps, first, mode);
+    }
+}
+
+/// What openid-client's run in `mode` shows: the nonce round trip at `first`, bound tokens,
+/// userinfo only with the key's proof, refresh only with the key.
+fn openid_client_steps_hold(steps: &[Value], first: &str, mode: &str) {
     let step = |name: &str| {
         steps
             .iter()
             .find(|s| s["step"] == name)
-            .unwrap_or_else(|| panic!("no {name}: {steps:?}"))
+            .unwrap_or_else(|| panic!("{mode}: no {name}: {steps:?}"))
             .clone()
+    };
+    let requests = |path: &str| -> Vec<Value> {
+        steps
+            .iter()
+            .filter(|s| s["step"] == "request" && s["path"] == path)
+            .cloned()
+            .collect()
     };
     let algs = step("discovery")["algs"].clone();
     assert!(algs.as_array().unwrap().contains(&json!("ES256")), "{algs}");
     for weak in ["none", "HS256"] {
         assert!(!algs.as_array().unwrap().contains(&json!(weak)), "{algs}");
     }
-    // The nonce round trip: the first token request, without a nonce, is answered with
-    // use_dpop_nonce and one; the library tries again with it.
-    let token_requests: Vec<&Value> = steps
-        .iter()
-        .filter(|s| s["step"] == "request" && s["path"] == "/oidc/token")
-        .collect();
-    assert_eq!(token_requests[0]["status"], 400, "{token_requests:?}");
+    // The nonce round trip: the first request with a proof, without a nonce, is answered
+    // with use_dpop_nonce and one; the library tries again with it.
+    let round_trip = requests(first);
+    assert_eq!(round_trip[0]["status"], 400, "{mode}: {round_trip:?}");
     assert!(
-        token_requests[0]["error"]
+        round_trip[0]["error"]
             .as_str()
             .unwrap()
-            .contains("use_dpop_nonce")
+            .contains("use_dpop_nonce"),
+        "{mode}: {round_trip:?}"
     );
-    assert_eq!(token_requests[0]["nonce"], true);
-    assert_eq!(token_requests[1]["status"], 200, "{token_requests:?}");
-    assert!(token_requests.iter().all(|r| r["proof"] == true));
+    assert_eq!(round_trip[0]["nonce"], true);
+    assert!(
+        round_trip[1]["status"] == 200 || round_trip[1]["status"] == 201,
+        "{mode}: {round_trip:?}"
+    );
+    let token_requests = requests("/oidc/token");
+    assert!(token_requests.iter().all(|r| r["proof"] == true), "{mode}");
+    if mode == "par" {
+        // The nonce the push got serves the token request at once.
+        assert!(requests("/oidc/par").iter().all(|r| r["proof"] == true));
+        assert_eq!(
+            token_requests[0]["status"], 200,
+            "{mode}: {token_requests:?}"
+        );
+    }
     let signed_in = step("signed-in");
     let jkt = signed_in["jkt"].as_str().unwrap();
     for s in [&signed_in, &step("refreshed")] {
@@ -566,16 +674,13 @@ async fn openid_client_binds_its_tokens_to_its_key() {
                 .as_str()
                 .unwrap()
                 .eq_ignore_ascii_case("dpop"),
-            "{s}"
+            "{mode}: {s}"
         );
         let access = payload(s["access"].as_str().unwrap());
-        assert_eq!(access["cnf"]["jkt"], jkt, "{access}");
-        assert_eq!(s["userinfo"]["email"], "ada@example.com", "{s}");
+        assert_eq!(access["cnf"]["jkt"], jkt, "{mode}: {access}");
+        assert_eq!(s["userinfo"]["email"], "ada@example.com", "{mode}: {s}");
     }
-    let userinfo_requests: Vec<&Value> = steps
-        .iter()
-        .filter(|s| s["step"] == "request" && s["path"] == "/oidc/userinfo")
-        .collect();
+    let userinfo_requests = requests("/oidc/userinfo");
     assert_eq!(
         (
             userinfo_requests[0]["scheme"].as_str(),
@@ -584,7 +689,7 @@ async fn openid_client_binds_its_tokens_to_its_key() {
         (Some("DPoP"), Some(true))
     );
     for name in ["as-bearer", "thief-userinfo", "thief-refresh"] {
-        assert_eq!(step(name)["accepted"], false, "{name}: {steps:?}");
+        assert_eq!(step(name)["accepted"], false, "{mode}: {name}: {steps:?}");
     }
     assert_eq!(step("thief-refresh")["reason"], "invalid_grant");
     assert!(
