@@ -37,6 +37,8 @@ fn client(id: &str) -> StoredClient {
         scopes: vec!["openid".to_owned(), "email".to_owned()],
         token_endpoint_auth_method: "client_secret_post".to_owned(),
         secret_hash: Some(client_secret_hash("a secret")),
+        dpop_bound_access_tokens: true,
+        require_pushed_authorization_requests: true,
         created_at: now,
         secret_rotated_at: None,
         disabled_at: None,

@@ -486,6 +486,8 @@ impl Client {
             post_logout_redirect_uris: stored.post_logout_redirect_uris.clone(),
             grant_types: stored.grant_types.clone(),
             scopes: stored.scopes.clone(),
+            dpop_bound_access_tokens: stored.dpop_bound_access_tokens,
+            require_pushed_authorization_requests: stored.require_pushed_authorization_requests,
             ..ClientConfig::default()
         };
         let mut client = Clients::client(&config)?;

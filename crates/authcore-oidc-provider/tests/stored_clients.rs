@@ -55,6 +55,8 @@ fn stored(id: &str, secret: &str, redirect: &str) -> StoredClient {
         scopes: Vec::new(),
         token_endpoint_auth_method: "client_secret_basic".into(),
         secret_hash: Some(client_secret_hash(secret)),
+        dpop_bound_access_tokens: false,
+        require_pushed_authorization_requests: false,
         created_at: time::OffsetDateTime::now_utc(),
         secret_rotated_at: None,
         disabled_at: None,
@@ -551,4 +553,62 @@ fn the_provider_s_check_refuses_what_it_would_not_use() {
             authcore_oidc_provider::check_stored_client(&client)
         );
     }
+}
+
+/// A stored client's requirements hold as a configured client's: one whose tokens must be
+/// DPoP-bound gets none without a proof, one whose requests must be pushed gets no code
+/// for a plain authorization request, only for a pushed one.
+#[tokio::test]
+async fn a_stored_client_s_dpop_and_par_requirements_hold() {
+    let op = start().await;
+    let mut bound = stored("bound", FIRST, CB);
+    bound.dpop_bound_access_tokens = true;
+    let mut pushed = stored("pushed", FIRST, CB);
+    pushed.require_pushed_authorization_requests = true;
+    for client in [&bound, &pushed] {
+        assert!(op.users.create_oidc_client(client).await.unwrap());
+    }
+    let browser = op.browser().await;
+
+    let code = op.code(&browser, "bound").await;
+    let (status, body) = op.redeem("bound", FIRST, &code).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_dpop_proof")),
+        "{body}"
+    );
+    assert!(body.get("access_token").is_none(), "{body}");
+
+    let r = op.authorize(&browser, "pushed", CB).await;
+    let to = r
+        .headers()
+        .get("location")
+        .map(|l| l.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    assert!(
+        !to.contains("code="),
+        "a plain request of a PAR-only client: {to}"
+    );
+    let pushed_request: Value = reqwest::Client::new()
+        .post(format!("{}/oidc/par", op.base))
+        .basic_auth("pushed", Some(FIRST))
+        .form(&[
+            ("redirect_uri", CB),
+            ("response_type", "code"),
+            ("scope", "openid email"),
+            ("state", "st"),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let request_uri = pushed_request["request_uri"].as_str().unwrap();
+    let mut url = url::Url::parse(&format!("{}/oidc/authorize", op.base)).unwrap();
+    url.query_pairs_mut()
+        .extend_pairs([("client_id", "pushed"), ("request_uri", request_uri)]);
+    let r = browser.get(url).send().await.unwrap();
+    let to = r.headers()["location"].to_str().unwrap();
+    assert!(to.starts_with(CB) && to.contains("code="), "{to}");
 }

@@ -52,6 +52,12 @@ pub struct NewClient {
     /// client (no secret; PKCE).
     #[serde(default)]
     pub token_endpoint_auth_method: Option<String>,
+    /// Its access tokens must be DPoP-bound (RFC 9449 §5.2; default no).
+    #[serde(default)]
+    pub dpop_bound_access_tokens: bool,
+    /// Its authorization requests must be pushed first (RFC 9126 §6; default no).
+    #[serde(default)]
+    pub require_pushed_authorization_requests: bool,
 }
 
 impl NewClient {
@@ -181,6 +187,8 @@ fn validated(new: &NewClient, now: OffsetDateTime) -> Result<StoredClient, Accou
         scopes: new.scopes.clone(),
         token_endpoint_auth_method: method.to_owned(),
         secret_hash: None,
+        dpop_bound_access_tokens: new.dpop_bound_access_tokens,
+        require_pushed_authorization_requests: new.require_pushed_authorization_requests,
         created_at: now,
         secret_rotated_at: None,
         disabled_at: None,
@@ -196,6 +204,8 @@ fn audit_json(client: &StoredClient) -> serde_json::Value {
         "grantTypes": client.grant_types,
         "scopes": client.scopes,
         "tokenEndpointAuthMethod": client.token_endpoint_auth_method,
+        "dpopBoundAccessTokens": client.dpop_bound_access_tokens,
+        "requirePushedAuthorizationRequests": client.require_pushed_authorization_requests,
         "disabled": client.is_disabled(),
     })
 }
@@ -222,6 +232,10 @@ pub struct ClientInfo {
     pub token_endpoint_auth_method: String,
     /// Whether it has a secret (a confidential client).
     pub has_secret: bool,
+    /// Whether its access tokens must be DPoP-bound.
+    pub dpop_bound_access_tokens: bool,
+    /// Whether its authorization requests must be pushed first.
+    pub require_pushed_authorization_requests: bool,
     /// When it was made.
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
@@ -244,6 +258,8 @@ impl From<&StoredClient> for ClientInfo {
             scopes: c.scopes.clone(),
             token_endpoint_auth_method: c.token_endpoint_auth_method.clone(),
             has_secret: c.secret_hash.is_some(),
+            dpop_bound_access_tokens: c.dpop_bound_access_tokens,
+            require_pushed_authorization_requests: c.require_pushed_authorization_requests,
             created_at: c.created_at,
             secret_rotated_at: c.secret_rotated_at,
             disabled_at: c.disabled_at,

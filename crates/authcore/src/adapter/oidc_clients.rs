@@ -34,6 +34,13 @@ pub struct StoredClient {
     /// public client. Stores keep it; the administrators' answers leave it out.
     #[serde(default)]
     pub secret_hash: Option<String>,
+    /// Whether its access tokens must be DPoP-bound (RFC 9449 §5.2): a token request
+    /// without a proof is refused.
+    #[serde(default)]
+    pub dpop_bound_access_tokens: bool,
+    /// Whether its authorization requests must be pushed first (RFC 9126 §6).
+    #[serde(default)]
+    pub require_pushed_authorization_requests: bool,
     /// When it was made.
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
