@@ -20,19 +20,8 @@ pub(crate) fn sha512(data: &[u8]) -> [u8; 64] {
 /// Lowercase hex of the SHA-256 of `data`: how authcore stores hashed tokens and keys.
 pub(crate) fn sha256_hex(data: &[u8]) -> String {
     let mut out = String::with_capacity(64);
-    push_digest_hex(&mut out, &sha256(data));
+    crate::random::push_hex(&mut out, &sha256(data));
     out
-}
-
-/// Appends the lowercase hex of a 32-byte digest to `out` (through `hex`'s slice encoder:
-/// its `encode` collects a `String` a `char` at a time, which the rate limits' and the
-/// single-use store's keys, made on every request that checks one, would pay for).
-pub(crate) fn push_digest_hex(out: &mut String, digest: &[u8; 32]) {
-    let mut hex = [0u8; 64];
-    // Cannot fail: 64 bytes are exactly twice the digest's 32.
-    if hex::encode_to_slice(digest, &mut hex).is_ok() {
-        out.push_str(&String::from_utf8_lossy(&hex));
-    }
 }
 
 /// `sha256hex(token + secret)`: how a single-use token sent to a user is stored — a magic

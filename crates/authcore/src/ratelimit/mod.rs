@@ -143,7 +143,7 @@ pub(crate) fn subject_key(namespace: &str, subject: &str) -> String {
     let mut key = String::with_capacity(namespace.len() + 65);
     key.push_str(namespace);
     key.push(':');
-    crate::crypto::push_digest_hex(&mut key, &crate::crypto::sha256(subject.as_bytes()));
+    crate::random::push_hex(&mut key, &crate::crypto::sha256(subject.as_bytes()));
     key
 }
 
