@@ -461,7 +461,7 @@ impl ProviderState {
         epoch: i64,
     ) -> Result<bool, Box<Response>> {
         let access = self.app_access(sub, client).await?;
-        Ok(access.map_or(0, |a| a.epoch) == epoch)
+        Ok(stands_in(access.as_ref(), epoch))
     }
 
     /// [`Self::epoch_stands`] for `grant`.
@@ -469,6 +469,12 @@ impl ProviderState {
         self.epoch_stands(&grant.sub, &grant.client_id, grant.epoch)
             .await
     }
+}
+
+/// Whether a grant or token made in `epoch` stands under the user's `access` for its client
+/// (none recorded is epoch 0).
+pub(crate) fn stands_in(access: Option<&AppAccess>, epoch: i64) -> bool {
+    access.map_or(0, |a| a.epoch) == epoch
 }
 
 #[derive(Template)]

@@ -50,7 +50,7 @@ impl ProviderState {
                 else {
                     return Ok(None);
                 };
-                let stands = access.map_or(0, |a| a.epoch) == claims.epoch;
+                let stands = crate::authorize::stands_in(access.as_ref(), claims.epoch);
                 // And void once the user is no longer among the client's allowed users
                 // (removed from the organization, the role or the group), for userinfo and
                 // introspection alike, at once rather than at the token's expiry.
