@@ -1103,6 +1103,23 @@ async fn password_app(lifetime: Duration) -> App {
 const NEW_PASSWORD: &str = "a brand new and long password";
 
 /// Sets the password of `user` by the link `link`: the answer.
+/// An administrator (`admin`, a session cookie) makes the user `email`: the answer's JSON
+/// and its set-up link.
+async fn created_with_link(a: &App, admin: &str, email: &str) -> (serde_json::Value, String) {
+    let r = a
+        .call(
+            AdminRoute::CreateUser,
+            admin,
+            &[],
+            json!({ "email": email }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let made = r.json();
+    let link = made["setupLink"]["url"].as_str().unwrap().to_owned();
+    (made, link)
+}
+
 async fn set_password(a: &App, link: &str, password: &str) -> TestResponse {
     post_password_step(
         &a.auth,
@@ -1234,16 +1251,7 @@ async fn a_user_made_by_an_administrator_sets_their_password_by_the_link_once() 
 async fn attack_an_expired_set_up_link_sets_no_password() {
     let a = password_app(Duration::from_millis(1)).await;
     let admin = a.cookie(&a.ada).await;
-    let r = a
-        .call(
-            AdminRoute::CreateUser,
-            &admin,
-            &[],
-            json!({ "email": "late@example.com" }),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let link = r.json()["setupLink"]["url"].as_str().unwrap().to_owned();
+    let (_, link) = created_with_link(&a, &admin, "late@example.com").await;
     // Past its lifetime.
     tokio::time::sleep(Duration::from_millis(20)).await;
     let r = set_password(&a, &link, NEW_PASSWORD).await;
@@ -1261,17 +1269,8 @@ async fn attack_an_expired_set_up_link_sets_no_password() {
 async fn without_password_accounts_the_set_up_link_signs_the_user_in_once() {
     let a = app(SessionStrategy::Database).await;
     let admin = a.cookie(&a.ada).await;
-    let r = a
-        .call(
-            AdminRoute::CreateUser,
-            &admin,
-            &[],
-            json!({ "email": "max@example.com" }),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let link = r.json()["setupLink"]["url"].as_str().unwrap().to_owned();
-    assert_eq!(r.json()["setupLink"]["method"], "signIn");
+    let (made, link) = created_with_link(&a, &admin, "max@example.com").await;
+    assert_eq!(made["setupLink"]["method"], "signIn");
     assert_eq!(
         a.mailbox.last(
             "max@example.com",
