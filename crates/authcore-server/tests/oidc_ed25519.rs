@@ -9,28 +9,13 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use crate::openid_provider::{
-    CB, CHALLENGE, LOGGED_OUT, Op, RP_SECRET, VERIFIER, authorize_as, grant, location, oidc_rp_dir,
-    query, start_with, token,
+    CB, LOGGED_OUT, Op, RP_SECRET, VERIFIER, code, grant, oidc_rp_dir, start_with, token,
 };
 use crate::support::browser;
 
 /// The ID token `client` (secret [`RP_SECRET`]) gets for the signed-in user.
 async fn id_token(op: &Op, client: &str) -> String {
-    let r = authorize_as(
-        op,
-        &op.signed_in,
-        &[
-            ("client_id", client),
-            ("redirect_uri", CB),
-            ("response_type", "code"),
-            ("scope", "openid email"),
-            ("code_challenge", CHALLENGE),
-            ("code_challenge_method", "S256"),
-        ],
-    )
-    .await;
-    let to = location(&r).unwrap();
-    let code = query(&to, "code").unwrap_or_else(|| panic!("no code: {to}"));
+    let code = code(op, client, true).await;
     let (s, body) = token(op, Some((client, RP_SECRET)), &grant(&code, Some(VERIFIER))).await;
     assert_eq!(s, 200, "{body}");
     body["id_token"].as_str().unwrap().to_owned()

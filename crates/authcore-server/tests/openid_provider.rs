@@ -474,7 +474,7 @@ pub(crate) fn query(u: &url::Url, name: &str) -> Option<String> {
 }
 
 /// A code for `client` (PKCE S256 with [`CHALLENGE`] unless `pkce` is false).
-async fn code(op: &Op, client: &str, pkce: bool) -> String {
+pub(crate) async fn code(op: &Op, client: &str, pkce: bool) -> String {
     code_for(op, client, "openid email", pkce).await
 }
 
