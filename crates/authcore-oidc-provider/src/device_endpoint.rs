@@ -35,6 +35,12 @@ use crate::single_use::{
 use crate::token::{Answer, random_token};
 use crate::{DEVICE_VERIFICATION_PATH, ProviderState};
 
+/// Whether a user may use a client now: admitted, or refused with the page to show.
+enum Admission {
+    Admitted,
+    Refused(Response),
+}
+
 /// `POST /oidc/device` (RFC 8628 §3.1–3.2): a client that may use the grant asks for a
 /// device code and a user code.
 pub(crate) async fn device_authorization(
@@ -411,29 +417,30 @@ impl ProviderState {
     }
 
     /// Whether user `sub` may use `client` now (its allowed users, bans); `Err` with the
-    /// page to show when not.
-    async fn device_user_admitted(&self, client: &Client, sub: &str) -> Result<(), Response> {
+    /// `503` when the user or the rules cannot be read, which says nothing of the user.
+    async fn device_user_admitted(
+        &self,
+        client: &Client,
+        sub: &str,
+    ) -> Result<Admission, Response> {
+        let refused = || {
+            Admission::Refused(done(
+                StatusCode::FORBIDDEN,
+                "Not allowed",
+                "You may not use this app.",
+            ))
+        };
         let user = match self.users.get_user(sub).await {
             Ok(Some(u)) => u,
-            Ok(None) => {
-                return Err(done(
-                    StatusCode::FORBIDDEN,
-                    "Not allowed",
-                    "You may not use this app.",
-                ));
-            }
+            Ok(None) => return Ok(refused()),
             Err(e) => {
                 tracing::error!(error = %e, "oidc provider: user read failed");
                 return Err(StatusCode::SERVICE_UNAVAILABLE.into_response());
             }
         };
         match self.admits(client, &user).await {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(done(
-                StatusCode::FORBIDDEN,
-                "Not allowed",
-                "You may not use this app.",
-            )),
+            Ok(true) => Ok(Admission::Admitted),
+            Ok(false) => Ok(refused()),
             Err(_) => Err(StatusCode::SERVICE_UNAVAILABLE.into_response()),
         }
     }
@@ -474,8 +481,9 @@ impl ProviderState {
             Ok(None) => return entry(StatusCode::NOT_FOUND, Some(UNKNOWN_CODE)),
             Err(_) => return clients_unavailable(),
         };
-        if let Err(page) = self.device_user_admitted(&client, sub).await {
-            return page;
+        match self.device_user_admitted(&client, sub).await {
+            Ok(Admission::Admitted) => {}
+            Ok(Admission::Refused(page)) | Err(page) => return page,
         }
         let ticket = DeviceTicket {
             sub: sub.to_owned(),
@@ -588,10 +596,12 @@ impl ProviderState {
             Ok(None) => return Err(entry(StatusCode::NOT_FOUND, Some(UNKNOWN_CODE))),
             Err(_) => return Err(clients_unavailable()),
         };
-        // The user may have been banned, or left the client's allowed users, since.
+        // The user may have been banned, or left the client's allowed users, since. A store
+        // that cannot say answers `503` here, before the user code is spent, so the user may
+        // allow again once it is back.
         let admitted = match allow {
-            true => self.device_user_admitted(&client, &ticket.sub).await,
-            false => Ok(()),
+            true => self.device_user_admitted(&client, &ticket.sub).await?,
+            false => Admission::Admitted,
         };
         let store = self.auth.config().single_use();
         let left = request.expires_at - unix_time();
@@ -608,13 +618,23 @@ impl ProviderState {
             return Ok(already_answered());
         }
         let decision = match (allow, admitted) {
-            (true, Ok(())) => {
-                let grant = self
+            (true, Admission::Admitted) => {
+                match self
                     .device_grant_of(&request, &client, ticket, sign_in)
-                    .await?;
-                Decision::Approved { grant }
+                    .await
+                {
+                    Ok(grant) => Decision::Approved { grant },
+                    Err(answer) => {
+                        // The user code is spent: the device hears `access_denied` (and may
+                        // start again) rather than waiting out the code.
+                        let _ = self
+                            .keep_decision(&request.id, &Decision::Denied, ttl)
+                            .await;
+                        return Err(answer);
+                    }
+                }
             }
-            (true, Err(page)) => {
+            (true, Admission::Refused(page)) => {
                 // Refused for good: the device hears `access_denied`.
                 self.keep_decision(&request.id, &Decision::Denied, ttl)
                     .await?;
