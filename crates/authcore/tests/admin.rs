@@ -1083,6 +1083,7 @@ async fn password_app(lifetime: Duration) -> App {
             .admins(
                 Admins::new()
                     .user("ada@example.com")
+                    .user("boss@example.com")
                     .setup_link_lifetime(lifetime),
             )
             .audit_log(AuditLog::new().store(true)),
@@ -1102,7 +1103,6 @@ async fn password_app(lifetime: Duration) -> App {
 
 const NEW_PASSWORD: &str = "a brand new and long password";
 
-/// Sets the password of `user` by the link `link`: the answer.
 /// An administrator (`admin`, a session cookie) makes the user `email`: the answer's JSON
 /// and its set-up link.
 async fn created_with_link(a: &App, admin: &str, email: &str) -> (serde_json::Value, String) {
@@ -1120,6 +1120,7 @@ async fn created_with_link(a: &App, admin: &str, email: &str) -> (serde_json::Va
     (made, link)
 }
 
+/// Sets the password of `user` by the link `link`: the answer.
 async fn set_password(a: &App, link: &str, password: &str) -> TestResponse {
     post_password_step(
         &a.auth,
@@ -1245,6 +1246,49 @@ async fn a_user_made_by_an_administrator_sets_their_password_by_the_link_once() 
             .await;
         assert_eq!(r.status, status, "{user}: {}", r.text());
     }
+}
+
+/// An address the configuration lists as an administrator's, not yet verified: a user
+/// made with it gets no set-up link (using one would verify the address and make an
+/// administrator whose password the creator chose), nor does a later request make one;
+/// nothing is mailed and the address stays unverified.
+#[tokio::test]
+async fn attack_no_set_up_link_for_an_address_listed_as_an_administrator() {
+    let a = password_app(Duration::from_secs(3600)).await;
+    let admin = a.cookie(&a.ada).await;
+    let r = a
+        .call(
+            AdminRoute::CreateUser,
+            &admin,
+            &[],
+            json!({ "email": "boss@example.com" }),
+        )
+        .await;
+    assert_eq!(r.status, 200, "the user is made: {}", r.text());
+    assert!(r.json()["setupLink"].is_null(), "{}", r.text());
+    let boss = r.json()["user"]["id"].as_str().unwrap().to_owned();
+    let r = a
+        .call(
+            AdminRoute::SetupLink,
+            &admin,
+            &[],
+            json!({ "userId": boss }),
+        )
+        .await;
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert_eq!(r.json()["error"], "TargetIsAdmin", "{}", r.text());
+    assert!(!r.text().contains("token="), "{}", r.text());
+    assert!(
+        !a.mailbox
+            .links
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|m| m.identifier == "boss@example.com"),
+        "nothing mailed"
+    );
+    let user = a.db.get_user(&boss).await.unwrap().unwrap();
+    assert!(user.email_verified.is_none());
 }
 
 #[tokio::test]

@@ -498,7 +498,6 @@ pub(crate) async fn create_user(
     // administrator makes one later), not a failure of the creation.
     let link = match new_setup_link(c, actor, &user).await {
         Ok(link) => Some(link),
-        Err(AccountError::Adapter(e)) => return Err(e.into()),
         Err(e) => {
             tracing::warn!(user = %user.id, error = %e, "user created without a set-up link");
             None
@@ -611,6 +610,12 @@ async fn new_setup_link(
     let Some(email) = user.email.as_deref() else {
         return Err(AccountError::InvalidEmail);
     };
+    // Using the link verifies the address: never for one the configuration lists as an
+    // administrator's, verified yet or not (that would make an administrator whose
+    // password another administrator chose).
+    if admins(c)?.lists(&user.id, Some(email)) {
+        return Err(AccountError::TargetIsAdmin);
+    }
     let (method, (url, token, expires)) = match password_setup_link(c, user, origin).await? {
         Some(link) => (SetupMethod::Password, link),
         None => match sign_in_setup_link(c, email, origin).await? {
