@@ -205,6 +205,17 @@ pub fn poll_limit() -> RateLimit {
         .lockout(Duration::from_secs(POLL_INTERVAL_SECS + SLOW_DOWN_SECS))
 }
 
+/// The limits on device authorizations started: per client address, and per client (a
+/// public client authenticates with its id alone, and each start keeps a pending request
+/// in the shared store for the code's lifetime).
+pub fn start_limits() -> [(&'static str, RateLimit); 2] {
+    let quarter = Duration::from_secs(900);
+    [
+        ("address", RateLimit::new(30, quarter)),
+        ("client", RateLimit::new(2_000, quarter)),
+    ]
+}
+
 /// The limits on user code lookups (RFC 8628 §5.1): per client address, per signed-in
 /// user, and over all lookups, so that a distributed guess gains nothing either.
 pub fn lookup_limits() -> [(&'static str, RateLimit); 3] {

@@ -30,7 +30,7 @@ use crate::responses::{
 };
 use crate::single_use::{
     DEVICE_DECISION, DEVICE_EXPIRED_GRACE_SECS, DEVICE_LOOKUP, DEVICE_POLL, DEVICE_REQUEST,
-    DEVICE_SALT, DEVICE_TICKET_SALT, USED_DEVICE_CODE, USED_USER_CODE, secs,
+    DEVICE_SALT, DEVICE_START, DEVICE_TICKET_SALT, USED_DEVICE_CODE, USED_USER_CODE, secs,
 };
 use crate::token::{Answer, random_token};
 use crate::{DEVICE_VERIFICATION_PATH, ProviderState};
@@ -45,13 +45,16 @@ enum Admission {
 /// device code and a user code.
 pub(crate) async fn device_authorization(
     State(s): State<ProviderState>,
-    headers: HeaderMap,
+    parts: Parts,
     body: Bytes,
 ) -> Response {
-    let form = match authenticated_client(&s, &headers, &body).await {
+    let form = match authenticated_client(&s, &parts.headers, &body).await {
         Ok(f) => f,
         Err(answer) => return *answer,
     };
+    if let Err(answer) = s.start_allowed(&parts, form.client.id()).await {
+        return no_store(*answer);
+    }
     let answer = s
         .start_device_authorization(&form)
         .await
@@ -366,6 +369,37 @@ pub(crate) async fn verify(State(s): State<ProviderState>, parts: Parts) -> Resp
 impl ProviderState {
     /// Whether a lookup of a user code by `sub` from the request `parts` is within the
     /// limits ([`device::lookup_limits`]); `Err` with the page to show when not.
+    /// Whether `client` may start another device authorization from the request's address
+    /// ([`device::start_limits`]); `429 slow_down` when not.
+    async fn start_allowed(&self, parts: &Parts, client: &str) -> Result<(), Box<Response>> {
+        let store = self.auth.config().single_use();
+        let address = self.auth.client_address(parts).map(|ip| ip.to_string());
+        for (scope, limit) in device::start_limits() {
+            let subject = match (scope, &address) {
+                ("address", Some(a)) => format!("address\n{a}"),
+                ("address", None) => continue,
+                _ => format!("client\n{client}"),
+            };
+            match store.attempt(DEVICE_START, &subject, &limit).await {
+                Ok(None) => {}
+                Ok(Some(_)) => {
+                    tracing::warn!(
+                        limit = scope,
+                        client,
+                        "oidc provider: device authorizations limited"
+                    );
+                    return Err(refused(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        "slow_down",
+                        "too many device authorizations were started; wait a few minutes",
+                    ));
+                }
+                Err(e) => return Err(store_failed(&e)),
+            }
+        }
+        Ok(())
+    }
+
     async fn lookup_allowed(&self, parts: &Parts, sub: &str) -> Result<(), Response> {
         let store = self.auth.config().single_use();
         let address = self.auth.client_address(parts).map(|ip| ip.to_string());

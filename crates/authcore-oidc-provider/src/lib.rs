@@ -286,6 +286,23 @@ impl OpenIdProvider {
                 get(device_endpoint::verify).post(device_endpoint::decide),
             )
             .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
+            .layer(axum::middleware::map_request(client_addr_from_connect_info))
             .with_state(state)
     }
+}
+
+/// The peer address from axum's `ConnectInfo`, as authcore's handler reads it
+/// ([`authcore::ClientAddr`], unless the host set one): the per-address limits here (the
+/// device page's lookups, device authorizations started) need it as the handler's do.
+async fn client_addr_from_connect_info(mut req: axum::extract::Request) -> axum::extract::Request {
+    use axum::extract::ConnectInfo;
+    if req.extensions().get::<authcore::ClientAddr>().is_none()
+        && let Some(ConnectInfo(peer)) = req
+            .extensions()
+            .get::<ConnectInfo<std::net::SocketAddr>>()
+            .copied()
+    {
+        req.extensions_mut().insert(authcore::ClientAddr(peer.ip()));
+    }
+    req
 }

@@ -93,5 +93,9 @@ pub(crate) const USED_DEVICE_CODE: &str = "oidc-provider-device-code";
 /// The kind of the counts of a device code's polls (`slow_down`).
 pub(crate) const DEVICE_POLL: &str = "oidc-provider-device-poll";
 
+/// The kind of the counts of device authorizations started (by client address, and by
+/// client).
+pub(crate) const DEVICE_START: &str = "oidc-provider-device-start";
+
 /// The kind of the counts of user code lookups (by client address, user, and all).
 pub(crate) const DEVICE_LOOKUP: &str = "oidc-provider-device-lookup";

@@ -732,6 +732,30 @@ async fn guessing_user_codes_is_limited() {
     );
 }
 
+/// Starting device authorizations is limited per client address: a public client's id
+/// alone authenticates it, and each start keeps a pending request in the shared store.
+/// After 30 starts from one address in a quarter of an hour the 31st gets `429 slow_down`
+/// and no codes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attack_flooding_the_device_endpoint_is_limited() {
+    let op = start_with(&clients()).await;
+    for _ in 0..30 {
+        device_authorization(&op, TV, "openid email").await;
+    }
+    let (basic, mut form) = auth_of(TV);
+    form.push(("scope", "openid email"));
+    let (status, body) = post(&op, "/oidc/device", basic, &form).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (429, Some("slow_down")),
+        "{body}"
+    );
+    assert!(
+        body.get("device_code").is_none() && body.get("user_code").is_none(),
+        "{body}"
+    );
+}
+
 /// The user's page in headless Chromium: the verification URI sends a person who is not
 /// signed in to sign in and back; the code typed as people type it is found; the page
 /// names the app and what it will see, is legible in light and dark (WCAG AA), fits 320 px

@@ -175,7 +175,10 @@ redirect_uris = ["{CB}"]
             server.auth().clone(),
             server.database().unwrap().clone(),
         ));
-        let app = server.router();
+        // With the peer address, as the binary serves: per-address limits apply.
+        let app = server
+            .router()
+            .into_make_service_with_connect_info::<std::net::SocketAddr>();
         tokio::spawn(async move { axum::serve(listener, app).await });
     }
     // The demo user signs in with the password, or with a users file its first user.
