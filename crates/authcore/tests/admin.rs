@@ -1064,19 +1064,29 @@ async fn attack_a_stale_session_and_a_missing_csrf_token_make_no_client() {
 /// A site with password accounts whose administrator is Ada (by address), set-up links
 /// living `lifetime`, and links mailed into its mailbox.
 async fn password_app(lifetime: Duration) -> App {
+    password_app_mailing(lifetime, true).await
+}
+
+/// [`password_app`], whose links are mailed when `mails` (else it sends no mail).
+async fn password_app_mailing(lifetime: Duration, mails: bool) -> App {
     let db = MemoryAdapter::new();
     let mailbox = Mailbox::default();
     let accounts = authcore::passwords::PasswordAccounts::new(
         std::sync::Arc::new(db.clone()),
         authcore::passwords::PasswordHashing::argon2id(64, 1, 1).unwrap(),
     )
-    .unwrap();
+    .unwrap()
+    // A server that mails nothing confirms no address.
+    .require_verified_email(mails);
+    let mut builder = authcore::AuthConfig::builder();
+    if mails {
+        builder = builder.provider(mailbox.provider().magic_links(false));
+    }
     let (auth, _) = auth_with(
-        authcore::AuthConfig::builder()
+        builder
             .secret(SECRET)
             .trust_host(true)
             .url(format!("{ORIGIN}/auth"))
-            .provider(mailbox.provider().magic_links(false))
             .adapter(db.clone())
             .session_strategy(SessionStrategy::Database)
             .password_accounts(accounts)
@@ -1196,7 +1206,8 @@ async fn a_user_made_by_an_administrator_sets_their_password_by_the_link_once() 
     assert_eq!(r.status, 400, "{}", r.text());
     assert!(!password_signs_in(&a, "nina@example.com", "an attacker's replayed password").await);
     assert!(password_signs_in(&a, "nina@example.com", NEW_PASSWORD).await);
-    // A new link for the user; each is recorded, never with its token.
+    // A new link for the user, who signs in now: mailed to her only; each is recorded,
+    // never with its token.
     let r = a
         .call(
             AdminRoute::SetupLink,
@@ -1206,8 +1217,14 @@ async fn a_user_made_by_an_administrator_sets_their_password_by_the_link_once() 
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.text());
-    let second = r.json()["setupLink"]["url"].as_str().unwrap().to_owned();
+    assert!(r.json()["setupLink"]["url"].is_null(), "{}", r.text());
+    assert_eq!(r.json()["setupLink"]["mailed"], true);
+    let second = a.mailbox.last(
+        "nina@example.com",
+        authcore::providers::email::LinkPurpose::AccountSetup,
+    );
     assert_ne!(second, link);
+    assert!(!r.text().contains(&query_param(&second, "token")));
     let records =
         a.db.query_audit_records(&AuditQuery {
             user: Some(nina.clone()),
@@ -1289,6 +1306,104 @@ async fn attack_no_set_up_link_for_an_address_listed_as_an_administrator() {
     );
     let user = a.db.get_user(&boss).await.unwrap().unwrap();
     assert!(user.email_verified.is_none());
+}
+
+/// Users who already sign in, each by another way (a password, a confirmed address, an
+/// OAuth account, a passkey): an administrator's set-up link for them is mailed to them
+/// only, never put in the administrator's hands (with it, the administrator would set the
+/// password and keep the account); a server that does not mail makes none. The user's
+/// password is unchanged either way.
+#[tokio::test]
+async fn attack_no_set_up_link_in_an_administrator_s_hands_for_a_user_who_signs_in() {
+    for mails in [true, false] {
+        let a = password_app_mailing(Duration::from_secs(3600), mails).await;
+        let admin = a.cookie(&a.ada).await;
+        // A fresh user's link is the administrator's to hand over, mailed or not.
+        let (_, link) = created_with_link(&a, &admin, "pat@example.com").await;
+        let r = set_password(&a, &link, NEW_PASSWORD).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let pat =
+            a.db.get_user_by_email("pat@example.com")
+                .await
+                .unwrap()
+                .unwrap()
+                .id;
+        let confirmed = stored_user(&a.db, "cid@example.com", true).await;
+        let oauth = stored_user(&a.db, "gil@example.com", false).await;
+        let mut account = authcore::types::Account::new(
+            authcore::types::ProviderType::Oauth,
+            "github",
+            "gil-on-github",
+        );
+        account.user_id = Some(oauth.clone());
+        a.db.link_account(account).await.unwrap();
+        let passkey = stored_user(&a.db, "pia@example.com", false).await;
+        add_passkey(&a.db, &passkey, "passkey", "pia-credential").await;
+        for (user, email) in [
+            (&pat, "pat@example.com"),
+            (&confirmed, "cid@example.com"),
+            (&oauth, "gil@example.com"),
+            (&passkey, "pia@example.com"),
+        ] {
+            let mailed_before = a.mailbox.count();
+            let r = a
+                .call(
+                    AdminRoute::SetupLink,
+                    &admin,
+                    &[],
+                    json!({ "userId": user }),
+                )
+                .await;
+            assert!(!r.text().contains("token="), "{email}: {}", r.text());
+            if mails {
+                assert_eq!(r.status, 200, "{email}: {}", r.text());
+                assert!(
+                    r.json()["setupLink"]["url"].is_null(),
+                    "{email}: {}",
+                    r.text()
+                );
+                assert_eq!(r.json()["setupLink"]["mailed"], true, "{email}");
+                assert_eq!(
+                    a.mailbox.count(),
+                    mailed_before + 1,
+                    "{email}: mailed to them"
+                );
+                let mailed = a
+                    .mailbox
+                    .last(email, authcore::providers::email::LinkPurpose::AccountSetup);
+                assert!(
+                    !r.text().contains(&query_param(&mailed, "token")),
+                    "{email}"
+                );
+            } else {
+                assert_eq!(r.status, 409, "{email}: {}", r.text());
+                assert_eq!(r.json()["error"], "SetUpAlready", "{email}");
+                assert_eq!(a.mailbox.count(), mailed_before, "{email}");
+            }
+        }
+        assert!(password_signs_in(&a, "pat@example.com", NEW_PASSWORD).await);
+        // Recorded either way when made, with whether it was shown.
+        let records =
+            a.db.query_audit_records(&AuditQuery {
+                user: Some(pat.clone()),
+                kind: Some("admin.setupLinkMade".into()),
+                ascending: true,
+                limit: 10,
+                ..AuditQuery::default()
+            })
+            .await
+            .unwrap();
+        let shown: Vec<Value> = records
+            .iter()
+            .map(|r| serde_json::from_str::<Value>(&r.data).unwrap()["shown"].clone())
+            .collect();
+        let expected = if mails {
+            vec![json!(true), json!(false)]
+        } else {
+            vec![json!(true)]
+        };
+        assert_eq!(shown, expected, "mails: {mails}: {records:?}");
+    }
 }
 
 #[tokio::test]

@@ -578,7 +578,8 @@ async fn own_account_and_other_administrators_are_refused() {
     assert!(!html.contains("Sign in as this user"), "{html}");
     let r = change(&app, &cookie, "impersonate", &[("userId", &other)]).await;
     assert!(
-        r.text().contains("Administrators are not impersonated."),
+        r.text()
+            .contains("Administrators are neither impersonated nor given set-up links."),
         "{}",
         r.text()
     );
@@ -891,4 +892,27 @@ async fn a_new_user_s_set_up_link_is_shown_once_on_the_answer_never_in_a_url() {
     );
     assert_ne!(second, link);
     assert!(r.text().contains(&second.replace('&', "&#38;")));
+    // Once she signs in by a way of her own (her address confirmed), a new link is
+    // mailed to her only: the page shows none.
+    app.db
+        .update_user(authcore::adapter::UserUpdate {
+            email_verified: Some(Some(time::OffsetDateTime::now_utc())),
+            id: zoe.id.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let r = change(&app, &cookie, "setup-link", &[("userId", &zoe.id)]).await;
+    assert_eq!(r.status, 200, "{:?}", r.location());
+    let third = mailbox.last(
+        "zoe@example.com",
+        authcore::providers::email::LinkPurpose::AccountSetup,
+    );
+    assert_ne!(third, second);
+    let html = r.text();
+    assert!(html.contains("mailed to them only"), "{html}");
+    assert!(
+        !html.contains("setup-url") && !html.contains(&query_param(&third, "token")),
+        "{html}"
+    );
 }

@@ -30,10 +30,12 @@
 //! Errors are JSON `{"error": <code>}` as on the account routes, and: `401
 //! SessionRequired` (nobody signed in), `401 InvalidApiKey`, `403 Forbidden` (not an
 //! administrator, or not an administrators' key), `403 Impersonating` (the session is an
-//! impersonation), `403 TargetIsAdmin` (administrators are not impersonated nor given set-up links), `409
-//! OwnAccount` (not on one's own account), `409 Banned` (a banned user is not
-//! impersonated), `404 NotFound`, `400 InvalidValue`, `501 AdminOff` / `501 AuditOff` (not
-//! configured). Every answer is never cached.
+//! impersonation), `403 TargetIsAdmin` (administrators are neither impersonated nor given
+//! set-up links), `409 OwnAccount` (not on one's own account), `409 Banned` (a banned user
+//! is not impersonated), `409 SetUpAlready` (a set-up link for a user who already signs in
+//! is only mailed, and the server does not mail), `503 MailFailed`, `404 NotFound`, `400
+//! InvalidValue`, `501 AdminOff` / `501 AuditOff` (not configured). Every answer is never
+//! cached.
 
 use bytes::Bytes;
 use http::{Method, StatusCode, header};

@@ -315,6 +315,7 @@ impl From<AccountError> for Refusal {
             AccountError::Impersonating => Refusal(StatusCode::FORBIDDEN, "Impersonating", None),
             AccountError::TargetIsAdmin => Refusal(StatusCode::FORBIDDEN, "TargetIsAdmin", None),
             AccountError::OwnAccount => Refusal(StatusCode::CONFLICT, "OwnAccount", None),
+            AccountError::SetUpAlready => Refusal(StatusCode::CONFLICT, "SetUpAlready", None),
             AccountError::Banned => Refusal(StatusCode::CONFLICT, "Banned", None),
             other => {
                 tracing::error!(error = %other, "account management failed");

@@ -231,8 +231,14 @@ pub enum AccountError {
     #[error("not while impersonating a user")]
     Impersonating,
     /// The user is an administrator: administrators are not impersonated nor given set-up links.
-    #[error("administrators are not impersonated")]
+    #[error("administrators are neither impersonated nor given set-up links")]
     TargetIsAdmin,
+    /// The user already signs in, and the server does not mail: a set-up link for them is
+    /// only ever mailed to them.
+    #[error(
+        "the user already signs in: their set-up link is only mailed, and this server does not mail"
+    )]
+    SetUpAlready,
     /// An administrator's action on their own account (their account page does that).
     #[error("not on the administrator's own account")]
     OwnAccount,

@@ -496,7 +496,7 @@ pub(crate) async fn create_user(
     .await;
     // The user exists now: a link that cannot be made is said in the answer (the
     // administrator makes one later), not a failure of the creation.
-    let link = match new_setup_link(c, actor, &user).await {
+    let link = match new_setup_link(c, actor, &user, Handover::Shown).await {
         Ok(link) => Some(link),
         Err(e) => {
             tracing::warn!(user = %user.id, error = %e, "user created without a set-up link");
@@ -528,11 +528,13 @@ impl SetupMethod {
 }
 
 /// The single-use link with which a user an administrator made sets up their account:
-/// mailed to them when an email provider sends, and handed to the administrator either
-/// way. `Debug` hides the URL, a credential until used.
+/// mailed to them when an email provider sends, and handed to the administrator too
+/// while the user has no way of their own to sign in (for a user who has one, it is only
+/// mailed: a link in the administrator's hands would take the account over). `Debug`
+/// hides the URL, a credential until used.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SetupLink {
-    url: String,
+    url: Option<String>,
     expires: OffsetDateTime,
     method: SetupMethod,
     mailed: bool,
@@ -550,9 +552,10 @@ impl std::fmt::Debug for SetupLink {
 }
 
 impl SetupLink {
-    /// The link (a credential: hand it to the user only).
-    pub fn url(&self) -> &str {
-        &self.url
+    /// The link (a credential: hand it to the user only); `None` when it was only mailed,
+    /// as it is to a user who already signs in.
+    pub fn url(&self) -> Option<&str> {
+        self.url.as_deref()
     }
 
     /// When it stops working.
@@ -586,6 +589,12 @@ impl SetupLink {
 /// first email provider with magic links. Single use; it expires after
 /// [`Admins::setup_link_lifetime`](crate::admin::Admins::setup_link_lifetime) (the magic
 /// link, after its provider's `maxAge`). `PasswordsOff` when there is neither.
+///
+/// For a user who already signs in ([`signs_in_already`]) the link is only mailed to
+/// them, never shown to the administrator, who could otherwise set the user's password
+/// and keep the account (impersonation is the administrator's way in, marked and
+/// limited); `SetUpAlready` when the server does not mail, `MailFailed` when the mail
+/// was not sent.
 pub(crate) async fn setup_link(
     c: &ConfigInner,
     actor: &Actor,
@@ -597,7 +606,52 @@ pub(crate) async fn setup_link(
     if is_admin(c, &target).await? {
         return Err(AccountError::TargetIsAdmin);
     }
-    new_setup_link(c, actor, &target).await
+    let handover = if signs_in_already(c, &target).await? {
+        if !can_mail(c) {
+            return Err(AccountError::SetUpAlready);
+        }
+        Handover::MailedOnly
+    } else {
+        Handover::Shown
+    };
+    new_setup_link(c, actor, &target, handover).await
+}
+
+/// Who gets a set-up link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handover {
+    /// The administrator's answer shows it (and it is mailed when the server mails).
+    Shown,
+    /// It is mailed to the user only.
+    MailedOnly,
+}
+
+/// Whether `user` has set up a way of their own to sign in: a password, an OAuth or
+/// OpenID Connect account, a passkey, or an address confirmed (a magic link used).
+async fn signs_in_already(c: &ConfigInner, user: &AdapterUser) -> Result<bool, AccountError> {
+    if user.email_verified.is_some() {
+        return Ok(true);
+    }
+    let methods = super::account::sign_in_methods(c, &user.id).await?;
+    Ok(methods.password
+        || !methods.passkeys.is_empty()
+        || methods.accounts.iter().any(|a| {
+            matches!(
+                a.kind,
+                crate::types::ProviderType::Oauth | crate::types::ProviderType::Oidc
+            )
+        }))
+}
+
+/// Whether an email provider sends the server's mails.
+fn can_mail(c: &ConfigInner) -> bool {
+    #[cfg(feature = "email")]
+    return c.mailer().is_some();
+    #[cfg(not(feature = "email"))]
+    {
+        let _ = c;
+        false
+    }
 }
 
 /// The link on the origin of the administrator's session (else the configured URL).
@@ -605,6 +659,7 @@ async fn new_setup_link(
     c: &ConfigInner,
     actor: &Actor,
     user: &AdapterUser,
+    handover: Handover,
 ) -> Result<SetupLink, AccountError> {
     let origin = actor.session.as_ref().and_then(|s| s.origin.as_deref());
     let Some(email) = user.email.as_deref() else {
@@ -631,11 +686,16 @@ async fn new_setup_link(
             .event("admin.setupLinkMade", &user.id)
             .with("method", method.as_str())
             .with("mailed", mailed)
+            .with("shown", handover == Handover::Shown)
             .with("expires", crate::types::iso_string(expires)),
     )
     .await;
+    if handover == Handover::MailedOnly && !mailed {
+        // Nobody holds the link: it expires unused.
+        return Err(AccountError::MailFailed);
+    }
     Ok(SetupLink {
-        url,
+        url: (handover == Handover::Shown).then_some(url),
         expires,
         method,
         mailed,

@@ -58,7 +58,14 @@ fn error_text(e: &AccountError) -> String {
         }
         AccountError::NotFound => "There is no such user, or nothing of that kind to undo.",
         AccountError::OwnAccount => "That is your own account: change it on your account page.",
-        AccountError::TargetIsAdmin => "Administrators are not impersonated.",
+        AccountError::TargetIsAdmin => {
+            "Administrators are neither impersonated nor given set-up links."
+        }
+        AccountError::SetUpAlready => {
+            "The user already signs in: their set-up link is only mailed to them, and this \
+             server does not mail."
+        }
+        AccountError::MailFailed => "The mail could not be sent. Please try again later.",
         AccountError::Banned => "A banned user is not impersonated: lift the ban first.",
         AccountError::NotEnrolled => "The user has no authenticator app.",
         AccountError::InvalidEmail => "That is not an email address.",
@@ -97,7 +104,7 @@ struct State {
 /// How the page shows a set-up link.
 fn setup_link_view(link: &ops::SetupLink) -> SetupLinkView {
     SetupLinkView {
-        url: link.url().to_owned(),
+        url: link.url().map(str::to_owned),
         expires: crate::types::iso_string(link.expires()),
         does: match link.method() {
             ops::SetupMethod::Password => "With it the user chooses their password.",

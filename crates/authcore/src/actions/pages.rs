@@ -226,13 +226,24 @@ pub(crate) struct AdminView<'a> {
 
 /// A set-up link as the administrators' page shows it, once: the link, its end, how it
 /// sets up the account and whether it was mailed.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct SetupLinkView {
-    pub url: String,
+    /// `None` when it was only mailed (to a user who already signs in).
+    pub url: Option<String>,
     pub expires: String,
     /// What the link does, in a sentence.
     pub does: &'static str,
     pub mailed: bool,
+}
+
+impl std::fmt::Debug for SetupLinkView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SetupLinkView")
+            .field("url", &self.url.as_ref().map(|_| "[redacted]"))
+            .field("expires", &self.expires)
+            .field("mailed", &self.mailed)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The administrators' user search: its filters as given, the page of users, the next
