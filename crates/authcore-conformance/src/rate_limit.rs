@@ -32,6 +32,7 @@ pub async fn run_all<S: RateLimitStore>(store: &S) {
     concurrent_events_are_counted_one_by_one(store).await;
     single_use_and_marks(store).await;
     values_are_kept_until_they_expire(store).await;
+    new_values_are_kept_once(store).await;
     marks_are_read_together(store).await;
 }
 
@@ -305,6 +306,62 @@ async fn values_are_kept_until_they_expire<S: RateLimitStore>(store: &S) {
     std::thread::sleep(Duration::from_millis(600));
     if get("conformance-value", short).await.is_some() {
         fail(check, "a value is read after its time");
+    }
+}
+
+/// Values kept only where none is ([`SingleUseStore::put_new`],
+/// [`RateLimitStore::put_value_if_absent`]): the first is kept, a second leaves it as it
+/// is, one whose time has passed is replaced, and of concurrent calls for one id exactly
+/// one keeps its value — the one then read.
+async fn new_values_are_kept_once<S: RateLimitStore>(store: &S) {
+    let check = "new_values_are_kept_once";
+    let single_use = SingleUseStore::new(store);
+    let put_new = |id: String, value: String, ttl: Duration| async move {
+        single_use
+            .put_new("conformance-new", &id, &value, ttl)
+            .await
+            .unwrap_or_else(|e| fail(check, format!("put_new: {e}")))
+    };
+    let get = |id: String| async move {
+        single_use
+            .get("conformance-new", &id)
+            .await
+            .unwrap_or_else(|e| fail(check, format!("get: {e}")))
+    };
+    let day = Duration::from_secs(86_400);
+    let id = uuid::Uuid::new_v4().to_string();
+    if !put_new(id.clone(), "first".into(), day).await {
+        fail(check, "a value for a new id is not kept");
+    }
+    if put_new(id.clone(), "second".into(), day).await {
+        fail(check, "a second value is said to be kept");
+    }
+    if get(id.clone()).await.as_deref() != Some("first") {
+        fail(check, "a second value replaced the first");
+    }
+    let short = uuid::Uuid::new_v4().to_string();
+    put_new(short.clone(), "brief".into(), Duration::from_millis(300)).await;
+    std::thread::sleep(Duration::from_millis(600));
+    if !put_new(short.clone(), "after".into(), day).await {
+        fail(check, "a value whose time passed is not replaced");
+    }
+    if get(short).await.as_deref() != Some("after") {
+        fail(check, "the value kept after one expired is not read");
+    }
+    let raced = uuid::Uuid::new_v4().to_string();
+    let kept = futures_util::future::join_all(
+        (0..16).map(|n| put_new(raced.clone(), format!("value {n}"), day)),
+    )
+    .await;
+    let winners: Vec<usize> = (0..kept.len()).filter(|&n| kept[n]).collect();
+    let [winner] = winners[..] else {
+        fail(
+            check,
+            format!("{} of 16 concurrent calls kept their value", winners.len()),
+        );
+    };
+    if get(raced).await != Some(format!("value {winner}")) {
+        fail(check, "the value read is not the one kept");
     }
 }
 

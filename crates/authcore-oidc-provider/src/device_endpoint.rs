@@ -94,31 +94,29 @@ impl ProviderState {
             expires_at: now + i64::try_from(ttl).unwrap_or(i64::MAX),
         };
         let kept = serde_json::to_string(&request).map_err(|_| no_signature())?;
-        // A new code, not one pending (drawn again on the rare meeting).
+        // A new code, not one pending (drawn again on the rare meeting): kept only if no
+        // authorization holds it, in one step of the store, so that two devices never share
+        // a code however they race.
         let mut user_code = None;
         for _ in 0..3 {
             let code = new_user_code().ok_or_else(no_randomness)?;
-            match store.get(DEVICE_REQUEST, &code).await {
-                Ok(None) => {
-                    user_code = Some(code);
-                    break;
-                }
-                Ok(Some(_)) => {}
-                Err(e) => return Err(store_failed(&e)),
+            let kept = store
+                .put_new(
+                    DEVICE_REQUEST,
+                    &code,
+                    &kept,
+                    std::time::Duration::from_secs(ttl),
+                )
+                .await
+                .map_err(|e| store_failed(&e))?;
+            if kept {
+                user_code = Some(code);
+                break;
             }
         }
         let Some(user_code) = user_code else {
             return Err(no_randomness());
         };
-        store
-            .put(
-                DEVICE_REQUEST,
-                &user_code,
-                &kept,
-                std::time::Duration::from_secs(ttl),
-            )
-            .await
-            .map_err(|e| store_failed(&e))?;
         let claims = match serde_json::to_value(&request) {
             Ok(Value::Object(m)) => m,
             _ => return Err(no_signature()),

@@ -137,6 +137,24 @@ impl RateLimitStore for RedisRateLimitStore {
             .await?)
     }
 
+    /// `SET … NX PX`: one command, so one of concurrent callers keeps its value.
+    async fn put_value_if_absent(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+    ) -> Result<bool, BoxError> {
+        let kept: Option<String> = redis::cmd("SET")
+            .arg(format!("{}value:{key}", self.prefix))
+            .arg(value)
+            .arg("NX")
+            .arg("PX")
+            .arg(millis(ttl))
+            .query_async(&mut self.conn.clone())
+            .await?;
+        Ok(kept.is_some())
+    }
+
     async fn reset(&self, key: &str) -> Result<(), BoxError> {
         let (count, lock) = self.keys(key);
         redis::cmd("DEL")

@@ -377,6 +377,7 @@ queries! {
     /// Binds: key, expiry, value, expiry, value.
     put_rate_limit_value = r#"INSERT INTO {rate_limits} (id, count, "windowEnds", "lockedUntil", expires, data) VALUES (?, 0, 0, 0, ?, ?) {upsert} expires = ?, data = ?"#;
     get_rate_limit_value = "SELECT data, expires FROM {rate_limits} WHERE id = ?";
+    get_rate_limit_value_locked = "SELECT data, expires FROM {rate_limits} WHERE id = ?{for update}";
     update_authenticator_counter = r#"UPDATE {authenticators} SET counter = ? WHERE "credentialID" = ?"#;
     /// Binds: user id, client id, client name, '' (no scopes), now, now. Makes the row
     /// (revoked-looking, epoch 0) if missing and, in a transaction, locks it.

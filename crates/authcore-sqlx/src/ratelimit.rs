@@ -13,6 +13,9 @@ use authcore::ratelimit::{Counter, RateLimit, RateLimitStore};
 
 use crate::SqlxAdapter;
 use crate::db::{Arg, Col, LOCK, Pool, RATE_LIMIT, Val};
+
+/// A kept value's columns: the value and when it expires.
+const VALUE: [Col; 2] = [Col::Text, Col::Int];
 use crate::error::map_sqlx;
 
 /// Rate-limit counts in the adapter's database (table `rate_limits`, `rateLimit` on MySQL,
@@ -214,13 +217,49 @@ impl RateLimitStore for SqlRateLimitStore {
             .map(drop)
     }
 
+    /// The key's row locked (`Pool::locked_update`), read,
+    /// and written only when it holds no unexpired value.
+    async fn put_value_if_absent(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+    ) -> Result<bool, BoxError> {
+        let now = now_ms();
+        self.sweep(now).await;
+        let expires = now.saturating_add(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
+        let sql = self.pool.sql();
+        let id = || Arg::text(key);
+        let step = self.pool.locked_update(
+            (&sql.lock_rate_limit, vec![id()]),
+            (&sql.get_rate_limit_value_locked, vec![id()], &VALUE),
+            |row| {
+                let now = i64::try_from(now).unwrap_or(i64::MAX);
+                if let Some([Val::Text(_), Val::Int(ends)]) = row.as_deref()
+                    && *ends > now
+                {
+                    return (Vec::new(), false);
+                }
+                let args = vec![
+                    id(),
+                    int(expires),
+                    Arg::text(value),
+                    int(expires),
+                    Arg::text(value),
+                ];
+                (vec![(sql.put_rate_limit_value.as_str(), args)], true)
+            },
+        );
+        self.bounded_sql("rate_limit_put_value_if_absent", step)
+            .await
+    }
+
     async fn get_value(&self, key: &str) -> Result<Option<String>, BoxError> {
         let sql = &self.pool.sql().get_rate_limit_value;
         let row = self
             .bounded_sql(
                 "rate_limit_get_value",
-                self.pool
-                    .fetch_optional(sql, vec![Arg::text(key)], &[Col::Text, Col::Int]),
+                self.pool.fetch_optional(sql, vec![Arg::text(key)], &VALUE),
             )
             .await?;
         let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);

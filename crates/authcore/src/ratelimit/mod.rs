@@ -195,6 +195,23 @@ pub trait RateLimitStore: Send + Sync + fmt::Debug + 'static {
         let _ = key;
         Err(NO_VALUES.into())
     }
+    /// Keeps `value` under `key` for `ttl` only when `key` holds no unexpired value:
+    /// `true` when it was kept. Of concurrent calls for one key, on one instance or many,
+    /// one keeps its value (what a new device authorization's user code needs). By
+    /// default [`RateLimitStore::get_value`] then [`RateLimitStore::put_value`], which is
+    /// not atomic: a store shared by instances answers it in one step.
+    async fn put_value_if_absent(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+    ) -> Result<bool, BoxError> {
+        if self.get_value(key).await?.is_some() {
+            return Ok(false);
+        }
+        self.put_value(key, value, ttl).await?;
+        Ok(true)
+    }
 }
 
 /// What a [`RateLimitStore`] without values answers to their calls.
@@ -442,6 +459,29 @@ impl RateLimitStore for MemoryRateLimitStore {
             .get(key)
             .filter(|(_, ends)| *ends > now)
             .map(|(v, _)| v))
+    }
+
+    /// One step of the cache's per-key compute.
+    async fn put_value_if_absent(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+    ) -> Result<bool, BoxError> {
+        use moka::ops::compute::{CompResult, Op};
+        let now = self.now();
+        let ends = now.saturating_add(capped_millis(ttl));
+        let result = self
+            .values
+            .entry_by_ref(key)
+            .and_compute_with(|held| match held {
+                Some(entry) if entry.value().1 > now => Op::Nop,
+                _ => Op::Put((value.to_owned(), ends)),
+            });
+        Ok(matches!(
+            result,
+            CompResult::Inserted(_) | CompResult::ReplacedWith(_)
+        ))
     }
 }
 

@@ -115,6 +115,20 @@ impl<'a> SingleUseStore<'a> {
         self.store.put_value(&key, value, ttl).await
     }
 
+    /// [`put`](SingleUseStore::put), only when `id` of `kind` holds no unexpired value:
+    /// `true` when `value` was kept; of concurrent calls for one `id`, one keeps its
+    /// value. An error when the store cannot say.
+    pub async fn put_new(
+        &self,
+        kind: &str,
+        id: &str,
+        value: &str,
+        ttl: Duration,
+    ) -> Result<bool, BoxError> {
+        let key = subject_key(&format!("value:{kind}"), id);
+        self.store.put_value_if_absent(&key, value, ttl).await
+    }
+
     /// The unexpired value under `id` of `kind` ([`put`](SingleUseStore::put)); an error
     /// when the store cannot say.
     pub async fn get(&self, kind: &str, id: &str) -> Result<Option<String>, BoxError> {
