@@ -93,6 +93,9 @@ pub struct Circuit {
     next_probe: Option<Instant>,
     /// Whether a probe loop holds the role of probing (while open or probing).
     prober: bool,
+    /// Moves on each time a probe loop takes the role, so that one that gives it back
+    /// after a newer one took it changes nothing.
+    generation: u64,
 }
 
 impl Circuit {
@@ -105,6 +108,7 @@ impl Circuit {
             opened_at: None,
             next_probe: None,
             prober: false,
+            generation: 0,
         }
     }
 
@@ -139,8 +143,13 @@ impl Circuit {
         self.state = CircuitState::Open;
         self.opened_at = Some(now);
         self.next_probe = Some(now);
-        self.prober = true;
+        self.take_prober_role();
         true
+    }
+
+    fn take_prober_role(&mut self) {
+        self.prober = true;
+        self.generation = self.generation.wrapping_add(1);
     }
 
     /// Takes the prober's role when the circuit is not closed and no probe loop holds it
@@ -149,7 +158,7 @@ impl Circuit {
         if self.state == CircuitState::Closed || self.prober {
             return false;
         }
-        self.prober = true;
+        self.take_prober_role();
         true
     }
 
@@ -158,15 +167,27 @@ impl Circuit {
         self.prober
     }
 
-    /// The probe loop gave its role back at `now` (it ended, or was dropped): a probe it
-    /// left in flight counts as failed, with the next one due at once, so that the next
-    /// [`Circuit::claim_prober`] starts probing again.
-    pub fn prober_gone(&mut self, now: Instant) {
+    /// The generation of the prober's role: the one a loop gets when it takes the role
+    /// ([`Circuit::trip`] opening, [`Circuit::claim_prober`]), to give back with.
+    pub fn prober_generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The probe loop of role `generation` gave its role back at `now` (it ended, or was
+    /// dropped): a probe it left in flight counts as failed, with the next one due at once,
+    /// so that the next [`Circuit::claim_prober`] starts probing again. A loop whose role a
+    /// newer one took since (the circuit closed and opened again before it was dropped)
+    /// changes nothing: `false`.
+    pub fn prober_gone(&mut self, generation: u64, now: Instant) -> bool {
+        if generation != self.generation {
+            return false;
+        }
         self.prober = false;
         if self.state == CircuitState::Probing {
             self.state = CircuitState::Open;
             self.next_probe = Some(now);
         }
+        true
     }
 
     /// A call got an answer from the store (a query error included): the connection
@@ -330,6 +351,7 @@ impl CircuitBreaker {
         if opened {
             self.inner.prober.store(true, Ordering::Release);
         }
+        let generation = circuit.prober_generation();
         drop(circuit);
         if !opened {
             return None;
@@ -343,6 +365,7 @@ impl CircuitBreaker {
         );
         Some(Prober {
             breaker: self.clone(),
+            generation,
         })
     }
 
@@ -359,6 +382,7 @@ impl CircuitBreaker {
             return None;
         }
         self.inner.prober.store(true, Ordering::Release);
+        let generation = circuit.prober_generation();
         drop(circuit);
         tracing::info!(
             store = self.inner.store,
@@ -366,6 +390,7 @@ impl CircuitBreaker {
         );
         Some(Prober {
             breaker: self.clone(),
+            generation,
         })
     }
 }
@@ -377,6 +402,8 @@ impl CircuitBreaker {
 #[must_use = "spawn its probe_until_closed, or the breaker waits for the next call to probe"]
 pub struct Prober {
     breaker: CircuitBreaker,
+    /// The generation of the role it holds ([`Circuit::prober_generation`]).
+    generation: u64,
 }
 
 impl std::fmt::Debug for Prober {
@@ -390,8 +417,9 @@ impl std::fmt::Debug for Prober {
 impl Drop for Prober {
     fn drop(&mut self) {
         let mut circuit = self.breaker.lock();
-        circuit.prober_gone(Instant::now());
-        self.breaker.inner.prober.store(false, Ordering::Release);
+        if circuit.prober_gone(self.generation, Instant::now()) {
+            self.breaker.inner.prober.store(false, Ordering::Release);
+        }
         drop(circuit);
     }
 }
@@ -475,6 +503,10 @@ mod tests {
         },
         /// The probe loop is dropped.
         Gone {
+            at: u64,
+        },
+        /// A probe loop whose role a newer one took since is dropped.
+        StaleGone {
             at: u64,
         },
     }
@@ -772,6 +804,57 @@ mod tests {
                 ],
             ),
             (
+                "a probe loop dropped after a newer one took the role changes nothing",
+                &[
+                    (
+                        Trip {
+                            at: 0,
+                            opens: false,
+                        },
+                        Closed,
+                        None,
+                    ),
+                    (Trip { at: 0, opens: true }, Open, Some(0)),
+                    (
+                        StartProbe {
+                            at: 0,
+                            starts: true,
+                        },
+                        Probing,
+                        None,
+                    ),
+                    (ProbeDone { at: 10, ok: true }, Closed, None),
+                    // Open again before the first loop was dropped: a second loop.
+                    (
+                        Trip {
+                            at: 20,
+                            opens: false,
+                        },
+                        Closed,
+                        None,
+                    ),
+                    (
+                        Trip {
+                            at: 20,
+                            opens: true,
+                        },
+                        Open,
+                        Some(20),
+                    ),
+                    (
+                        StartProbe {
+                            at: 20,
+                            starts: true,
+                        },
+                        Probing,
+                        None,
+                    ),
+                    (StaleGone { at: 30 }, Probing, None),
+                    (Claim { claims: false }, Probing, None),
+                    (ProbeDone { at: 40, ok: true }, Closed, None),
+                ],
+            ),
+            (
                 "nothing to probe or finish while closed",
                 &[
                     (
@@ -806,7 +889,14 @@ mod tests {
                     Claim { claims } => {
                         assert_eq!(circuit.claim_prober(), claims, "{name} {i}")
                     }
-                    Gone { at: t } => circuit.prober_gone(at(t)),
+                    Gone { at: t } => {
+                        let current = circuit.prober_generation();
+                        assert!(circuit.prober_gone(current, at(t)), "{name} {i}")
+                    }
+                    StaleGone { at: t } => {
+                        let earlier = circuit.prober_generation().wrapping_sub(1);
+                        assert!(!circuit.prober_gone(earlier, at(t)), "{name} {i}")
+                    }
                 }
                 assert_eq!(circuit.state(), *state, "{name} {i}");
                 assert_eq!(circuit.admits(), *state == Closed, "{name} {i}");
