@@ -359,30 +359,10 @@ impl ProviderState {
         amr: Vec<String>,
         sid: Option<String>,
     ) -> Response {
-        let now = time::OffsetDateTime::now_utc();
-        let granted = match self.app_access_store() {
-            Ok(store) => {
-                store
-                    .grant_app_access(sub, client.id(), client.name(), &request.scopes, now)
-                    .await
-            }
-            Err(e) => Err(e),
-        };
-        let access = match granted {
+        let access = match self.record_grant(client, sub, &request.scopes, None).await {
             Ok(a) => a,
-            Err(e) => {
-                tracing::error!(error = %e, "oidc provider: cannot record the user's access for a client");
-                return StatusCode::SERVICE_UNAVAILABLE.into_response();
-            }
+            Err(answer) => return answer,
         };
-        self.auth
-            .record_audit(
-                authcore::audit::AuditEvent::new("oidc.granted")
-                    .actor(sub.to_owned())
-                    .with("clientId", client.id())
-                    .with("scopes", request.scopes.clone()),
-            )
-            .await;
         let Some(jti) = random_token() else {
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         };
@@ -408,6 +388,40 @@ impl ProviderState {
         p.extend(request.state.clone().map(|st| ("state", st)));
         self.provider
             .answer(&request.redirect_uri, request.response_mode, p)
+    }
+
+    /// Records (or renews) user `sub`'s access for `client` with `scopes`, and audits it
+    /// (`oidc.granted`, with the grant type when not the code's): the access, whose epoch
+    /// the grant carries; `503` when it cannot be recorded.
+    pub(crate) async fn record_grant(
+        &self,
+        client: &Client,
+        sub: &str,
+        scopes: &[String],
+        grant_type: Option<&'static str>,
+    ) -> Result<authcore::adapter::AppAccess, Response> {
+        let now = time::OffsetDateTime::now_utc();
+        let granted = match self.app_access_store() {
+            Ok(store) => {
+                store
+                    .grant_app_access(sub, client.id(), client.name(), scopes, now)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let access = granted.map_err(|e| {
+            tracing::error!(error = %e, "oidc provider: cannot record the user's access for a client");
+            StatusCode::SERVICE_UNAVAILABLE.into_response()
+        })?;
+        let mut event = authcore::audit::AuditEvent::new("oidc.granted")
+            .actor(sub.to_owned())
+            .with("clientId", client.id())
+            .with("scopes", scopes.to_vec());
+        if let Some(grant_type) = grant_type {
+            event = event.with("grantType", grant_type);
+        }
+        self.auth.record_audit(event).await;
+        Ok(access)
     }
 
     /// The adapter's app access ([`authcore::adapter::AppAccessStore`]); an adapter without it answers

@@ -704,36 +704,14 @@ impl ProviderState {
         ticket: &DeviceTicket,
         sign_in: Option<&authcore::SignInInfo>,
     ) -> Result<Grant, Response> {
-        let now = time::OffsetDateTime::now_utc();
-        let granted = match self.users.app_access() {
-            Some(store) => {
-                store
-                    .grant_app_access(
-                        &ticket.sub,
-                        client.id(),
-                        client.name(),
-                        &request.scopes,
-                        now,
-                    )
-                    .await
-            }
-            None => Err(authcore::adapter::AdapterError::Unsupported(
-                "AppAccessStore",
-            )),
-        };
-        let access = granted.map_err(|e| {
-            tracing::error!(error = %e, "oidc provider: cannot record the user's access for a client");
-            StatusCode::SERVICE_UNAVAILABLE.into_response()
-        })?;
-        self.auth
-            .record_audit(
-                authcore::audit::AuditEvent::new("oidc.granted")
-                    .actor(ticket.sub.clone())
-                    .with("clientId", client.id())
-                    .with("scopes", request.scopes.clone())
-                    .with("grantType", crate::clients::DEVICE_CODE_GRANT),
+        let access = self
+            .record_grant(
+                client,
+                &ticket.sub,
+                &request.scopes,
+                Some(crate::clients::DEVICE_CODE_GRANT),
             )
-            .await;
+            .await?;
         Ok(Grant {
             client_id: client.id().to_owned(),
             sub: ticket.sub.clone(),
