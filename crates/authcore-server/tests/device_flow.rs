@@ -5,7 +5,8 @@
 //! (`testsupport/browser/device.mjs`); two instances on one database as one provider; and
 //! the attacks, as raw requests, each checked to issue no token and leak nothing: user
 //! codes guessed, expired, answered twice or from another session; device codes polled too
-//! fast, redeemed twice, by another client, after a denial, or forged; a banned user.
+//! fast, redeemed twice, by another client, after a denial, or forged; a banned user; and
+//! a store that cannot answer at "Allow", which spends no user code.
 //! The clients are the one `docs/identity-provider.md` shows, as written, and two more.
 
 use std::time::Duration;
@@ -812,4 +813,71 @@ async fn browser_device_page_signs_in_and_allows_a_device() {
         "demo@example.com"
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A store that cannot say whether the user may use the client when they press "Allow"
+/// (here the organizations' members, for a client open to one organization): the answer is
+/// `503`, the user code is not spent and nothing is decided, so the device keeps waiting;
+/// once the store is back, the same page's "Allow" connects the device.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_outage_at_allow_spends_no_user_code() {
+    let op = start_with(&format!(
+        r#"{}
+[[oidc_provider.clients]]
+id = "acme-tv"
+grant_types = ["{GRANT}"]
+allowed_organizations = ["acme"]
+
+[organizations]
+enabled = true
+"#,
+        clients()
+    ))
+    .await;
+    let demo = op
+        .database
+        .get_user_by_email("demo@example.com")
+        .await
+        .unwrap()
+        .unwrap();
+    op.auth
+        .create_organization_for(&demo.id, "Acme", Some("acme"))
+        .await
+        .unwrap();
+    let (device_code, user_code) =
+        codes(&device_authorization(&op, "acme-tv", "openid email").await);
+    let (browser, _) = fresh_session(&op).await;
+    let (status, html) = page(&op, &browser, &user_code).await;
+    assert_eq!(status, 200, "{html}");
+    let ticket = ticket_of(&html).unwrap_or_else(|| panic!("no ticket: {html}"));
+
+    // The members' table gone, as a database that cannot answer.
+    let db = format!("sqlite://{}", op.dir.join("op.db").display());
+    let rename = async |sql: &'static str| {
+        let mut conn = <sqlx::SqliteConnection as sqlx::Connection>::connect(&db)
+            .await
+            .unwrap();
+        sqlx::query(sql).execute(&mut conn).await.unwrap();
+    };
+    rename("ALTER TABLE organization_members RENAME TO organization_members_away").await;
+    let (status, html) = answer(&op, &browser, &ticket, "allow").await;
+    assert_eq!(status, 503, "{html}");
+    assert!(!html.contains("Device connected"), "{html}");
+    let (status, body) = poll(&op, "acme-tv", &device_code).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("authorization_pending")),
+        "nothing decided: {body}"
+    );
+
+    // Back: the same page's answer is taken.
+    rename("ALTER TABLE organization_members_away RENAME TO organization_members").await;
+    let (status, html) = answer(&op, &browser, &ticket, "allow").await;
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("Device connected"), "{html}");
+    // The interval since the poll above (a poll sooner hears slow_down).
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let (status, body) = poll(&op, "acme-tv", &device_code).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["access_token"].is_string(), "{body}");
 }

@@ -41,7 +41,7 @@ pub(crate) struct Op {
     pub(crate) auth: authcore::Auth,
     /// The database the handler keeps its users and organizations in.
     pub(crate) database: authcore_sqlx::SqlxAdapter,
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
 }
 
 impl Drop for Op {
