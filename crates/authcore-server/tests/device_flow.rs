@@ -119,6 +119,15 @@ async fn decide(
     answer(op, browser, &ticket, decision).await
 }
 
+/// The demo user, who signs in in the provider's browsers.
+async fn demo_user(op: &Op) -> authcore::adapter::AdapterUser {
+    op.database
+        .get_user_by_email("demo@example.com")
+        .await
+        .unwrap()
+        .unwrap()
+}
+
 /// The device code and user code of a device authorization's answer.
 fn codes(d: &Value) -> (String, String) {
     (
@@ -430,12 +439,7 @@ async fn device_flow_attacks_issue_no_token() {
         clients()
     ))
     .await;
-    let demo = op
-        .database
-        .get_user_by_email("demo@example.com")
-        .await
-        .unwrap()
-        .unwrap();
+    let demo = demo_user(&op).await;
     // The banned user last: the ban holds for the rest of the provider's life.
     for attack in [
         Attack::PolledTooFast,
@@ -834,12 +838,7 @@ enabled = true
         clients()
     ))
     .await;
-    let demo = op
-        .database
-        .get_user_by_email("demo@example.com")
-        .await
-        .unwrap()
-        .unwrap();
+    let demo = demo_user(&op).await;
     op.auth
         .create_organization_for(&demo.id, "Acme", Some("acme"))
         .await

@@ -506,14 +506,7 @@ async fn attack_impersonation_of_administrators_and_escalation_through_it() {
             assert_eq!(r.json()["error"], json!(error), "{strategy:?}");
             assert!(r.cookie(SESSION_COOKIE).is_none());
             // Nor a set-up link, which would set their password or sign them in.
-            let r = a
-                .call(
-                    AdminRoute::SetupLink,
-                    &admin,
-                    &[],
-                    json!({ "userId": target }),
-                )
-                .await;
+            let r = setup_link_for(&a, &admin, target).await;
             assert_eq!(r.json()["error"], json!(error), "{strategy:?}");
             assert!(r.json().get("setupLink").is_none(), "{}", r.text());
         }
@@ -1130,6 +1123,13 @@ async fn created_with_link(a: &App, admin: &str, email: &str) -> (serde_json::Va
     (made, link)
 }
 
+/// An administrator's (`admin`, a session cookie) request for a new set-up link for
+/// `user`: the answer.
+async fn setup_link_for(a: &App, admin: &str, user: &str) -> TestResponse {
+    a.call(AdminRoute::SetupLink, admin, &[], json!({ "userId": user }))
+        .await
+}
+
 /// Sets the password of `user` by the link `link`: the answer.
 async fn set_password(a: &App, link: &str, password: &str) -> TestResponse {
     post_password_step(
@@ -1208,14 +1208,7 @@ async fn a_user_made_by_an_administrator_sets_their_password_by_the_link_once() 
     assert!(password_signs_in(&a, "nina@example.com", NEW_PASSWORD).await);
     // A new link for the user, who signs in now: mailed to her only; each is recorded,
     // never with its token.
-    let r = a
-        .call(
-            AdminRoute::SetupLink,
-            &admin,
-            &[],
-            json!({ "userId": nina }),
-        )
-        .await;
+    let r = setup_link_for(&a, &admin, &nina).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert!(r.json()["setupLink"]["url"].is_null(), "{}", r.text());
     assert_eq!(r.json()["setupLink"]["mailed"], true);
@@ -1253,14 +1246,7 @@ async fn a_user_made_by_an_administrator_sets_their_password_by_the_link_once() 
     }
     // Not for nobody, nor for oneself.
     for (user, status) in [("nobody", 404), (a.ada.as_str(), 409)] {
-        let r = a
-            .call(
-                AdminRoute::SetupLink,
-                &admin,
-                &[],
-                json!({ "userId": user }),
-            )
-            .await;
+        let r = setup_link_for(&a, &admin, user).await;
         assert_eq!(r.status, status, "{user}: {}", r.text());
     }
 }
@@ -1284,14 +1270,7 @@ async fn attack_no_set_up_link_for_an_address_listed_as_an_administrator() {
     assert_eq!(r.status, 200, "the user is made: {}", r.text());
     assert!(r.json()["setupLink"].is_null(), "{}", r.text());
     let boss = r.json()["user"]["id"].as_str().unwrap().to_owned();
-    let r = a
-        .call(
-            AdminRoute::SetupLink,
-            &admin,
-            &[],
-            json!({ "userId": boss }),
-        )
-        .await;
+    let r = setup_link_for(&a, &admin, &boss).await;
     assert_eq!(r.status, 403, "{}", r.text());
     assert_eq!(r.json()["error"], "TargetIsAdmin", "{}", r.text());
     assert!(!r.text().contains("token="), "{}", r.text());
@@ -1346,14 +1325,7 @@ async fn attack_no_set_up_link_in_an_administrator_s_hands_for_a_user_who_signs_
             (&passkey, "pia@example.com"),
         ] {
             let mailed_before = a.mailbox.count();
-            let r = a
-                .call(
-                    AdminRoute::SetupLink,
-                    &admin,
-                    &[],
-                    json!({ "userId": user }),
-                )
-                .await;
+            let r = setup_link_for(&a, &admin, user).await;
             assert!(!r.text().contains("token="), "{email}: {}", r.text());
             if mails {
                 assert_eq!(r.status, 200, "{email}: {}", r.text());
