@@ -2,6 +2,8 @@
 //! applications of authcore as an OpenID Provider.
 
 use super::*;
+use authcore::adapter::DatabaseId;
+use authcore::ratelimit::{RateLimitStore, SingleUseStore};
 
 /// Runs every check of this suite against `adapter`.
 pub async fn run<A: Adapter + Clone>(adapter: &A, options: &Options) {
@@ -242,6 +244,109 @@ async fn joined_read_agrees<A: Adapter>(
             CHECK,
             format!("{what}: {got:?}, the user read alone {want:?}"),
         ),
+    }
+}
+
+/// The user read with their access and a token's two revocation marks in one read
+/// ([`SingleUseStore::user_with_app_access_unless_marked`], which an OpenID Provider asks on
+/// every use of a user's access token), for an adapter and `marks`, a rate-limit store in
+/// its database ([`RateLimitStore::database`]): with neither mark made, what the two reads
+/// answer (the user or none, their access or none); with either made, or with an unknown
+/// user, `None`; once the mark's time has passed, the user again. Asked with another
+/// database's id, the adapter answers [`AdapterError::Unsupported`]. Skipped when the
+/// store names no database (then the marks are read on their own).
+pub async fn user_read_with_marks<A: Adapter, S: RateLimitStore>(adapter: &A, marks: &S) {
+    const CHECK: &str = "user_read_with_marks";
+    let Some(store) = capability(adapter.capabilities().app_access, CHECK, "AppAccessStore") else {
+        return;
+    };
+    if marks.database().is_none() {
+        eprintln!("adapter conformance check '{CHECK}' skipped: the store names no database");
+        return;
+    }
+    let single_use = SingleUseStore::new(marks);
+    let read = |user_id: &str, client_id: &str, token: &str, grant: &str| {
+        let owned = [user_id, client_id, token, grant].map(str::to_owned);
+        async move {
+            let [user_id, client_id, token, grant] = owned;
+            let marks = [
+                ("conformance-token", &*token),
+                ("conformance-grant", &*grant),
+            ];
+            let read = single_use
+                .user_with_app_access_unless_marked(store, &user_id, &client_id, marks)
+                .await;
+            ok(CHECK, "user_with_app_access_unless_marked", read)
+        }
+    };
+    let user = new_user(adapter, CHECK, "user-read-with-marks").await;
+    let (client, other_client) = (random_id(), random_id());
+    ok(
+        CHECK,
+        "grant_app_access",
+        store
+            .grant_app_access(&user.id, &client, "App", &scopes(&["openid"]), instant(0))
+            .await,
+    );
+    let want_access = some(
+        CHECK,
+        "get_app_access",
+        store.get_app_access(&user.id, &client).await,
+    );
+    let unmarked = |what: &str, got: Option<(AdapterUser, Option<AppAccess>)>, access: bool| {
+        let Some((got_user, got_access)) = got else {
+            fail(CHECK, format_args!("{what}: no user read"));
+        };
+        same_user(CHECK, what, &got_user, &user);
+        match (got_access, access) {
+            (Some(got), true) => same_access(CHECK, what, &got, &want_access),
+            (None, false) => {}
+            (got, _) => fail(CHECK, format_args!("{what}: access {got:?}")),
+        }
+    };
+    let nothing = |what: &str, got: Option<(AdapterUser, Option<AppAccess>)>| {
+        if let Some((user, _)) = got {
+            fail(CHECK, format_args!("{what}: read user {}", user.id));
+        }
+    };
+    let (token, grant, fresh_token) = (random_id(), random_id(), random_id());
+    let got = read(&user.id, &client, &token, &grant).await;
+    unmarked("neither mark made", got, true);
+    let got = read(&user.id, &other_client, &token, &grant).await;
+    unmarked("no access for the client", got, false);
+    for id in unknown_ids() {
+        nothing("an unknown user", read(&id, &client, &token, &grant).await);
+    }
+
+    let day = std::time::Duration::from_secs(86_400);
+    let short = std::time::Duration::from_millis(300);
+    for (kind, value, ttl) in [
+        ("conformance-token", &token, day),
+        ("conformance-grant", &grant, short),
+    ] {
+        if let Err(e) = single_use.mark(kind, value, ttl).await {
+            fail(CHECK, format_args!("mark: {e}"));
+        }
+    }
+    nothing(
+        "the first mark made",
+        read(&user.id, &client, &token, &grant).await,
+    );
+    let got = read(&user.id, &client, &fresh_token, &grant).await;
+    nothing("the second mark made", got);
+    // A blocking sleep, as the rate-limit suite's (this crate needs no timer).
+    std::thread::sleep(short + std::time::Duration::from_millis(100));
+    let got = read(&user.id, &client, &fresh_token, &grant).await;
+    unmarked("the mark's time passed", got, true);
+
+    let elsewhere = store
+        .get_user_with_app_access_unless_locked(&user.id, &client, DatabaseId::unique(), ["a", "b"])
+        .await;
+    if !matches!(elsewhere, Err(AdapterError::Unsupported(_))) {
+        fail(
+            CHECK,
+            format_args!("another database's marks read as this one's: {elsewhere:?}"),
+        );
     }
 }
 

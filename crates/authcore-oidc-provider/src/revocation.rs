@@ -1,6 +1,7 @@
 //! Token revocation (RFC 7009, [`REVOCATION_PATH`](crate::REVOCATION_PATH)) and introspection
 //! (RFC 7662, [`INTROSPECTION_PATH`](crate::INTROSPECTION_PATH)).
 
+use authcore::adapter::{AdapterError, AdapterUser, AppAccess};
 use authcore_keys::unix_time;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -12,7 +13,7 @@ use crate::ProviderState;
 use crate::client_auth::{ClientForm, authenticated_client};
 use crate::dpop;
 use crate::grant::{AccessTokenClaims, RefreshGrant};
-use crate::responses::{json_response, no_store, token_error};
+use crate::responses::{json_response, no_store, token_error, unavailable};
 use crate::single_use::{REFRESH_SALT, REVOKED, REVOKED_GRANT};
 
 /// An access token that stands: its claims, and for a user's token the user, read with
@@ -21,7 +22,7 @@ pub(crate) struct ActiveToken {
     /// The token's claims.
     pub(crate) claims: AccessTokenClaims,
     /// The user of a user's token; `None` for a client's own (`client_credentials`).
-    pub(crate) user: Option<authcore::adapter::AdapterUser>,
+    pub(crate) user: Option<AdapterUser>,
 }
 
 impl ProviderState {
@@ -36,37 +37,71 @@ impl ProviderState {
         let Some(claims) = self.provider.verified_access_token(token) else {
             return Ok(None);
         };
-        // The token's own mark and its grant's, in one read where the store can.
-        let mut marks = vec![(REVOKED, claims.jti.as_str())];
-        marks.extend(claims.grant.as_deref().map(|grant| (REVOKED_GRANT, grant)));
-        let revoked = self.auth.config().single_use().any_marked(&marks).await;
-        match revoked {
-            Ok(false) if claims.grant.is_some() => {
-                // A user's token: void once the user is gone or revoked the client's access
-                // (the user and the access in one read where the store can).
-                let Some((user, access)) = self
-                    .user_with_app_access(&claims.sub, &claims.client_id)
-                    .await?
-                else {
-                    return Ok(None);
-                };
-                let stands = crate::authorize::stands_in(access.as_ref(), claims.epoch);
-                // And void once the user is no longer among the client's allowed users
-                // (removed from the organization, the role or the group), for userinfo and
-                // introspection alike, at once rather than at the token's expiry.
-                let active = stands && self.still_admitted(&claims, &user).await?;
-                Ok(active.then_some(ActiveToken {
-                    claims,
-                    user: Some(user),
-                }))
-            }
-            Ok(false) => Ok(Some(ActiveToken { claims, user: None })),
-            Ok(true) => Ok(None),
-            Err(e) => {
+        let Some(grant) = claims.grant.as_deref() else {
+            // A client's own token: its own mark alone.
+            return match self.marked(&[(REVOKED, &claims.jti)]).await? {
+                true => Ok(None),
+                false => Ok(Some(ActiveToken { claims, user: None })),
+            };
+        };
+        // A user's token: void once revoked (itself or its grant), once the user is gone or
+        // revoked the client's access.
+        let marks = [(REVOKED, claims.jti.as_str()), (REVOKED_GRANT, grant)];
+        let Some((user, access)) = self.unmarked_user(&claims, marks).await? else {
+            return Ok(None);
+        };
+        let stands = crate::authorize::stands_in(access.as_ref(), claims.epoch);
+        // And void once the user is no longer among the client's allowed users (removed
+        // from the organization, the role or the group), for userinfo and introspection
+        // alike, at once rather than at the token's expiry.
+        let active = stands && self.still_admitted(&claims, &user).await?;
+        Ok(active.then_some(ActiveToken {
+            claims,
+            user: Some(user),
+        }))
+    }
+
+    /// Whether any of `marks` is set; the `503` answer when the store cannot say.
+    async fn marked(&self, marks: &[(&str, &str)]) -> Result<bool, Box<Response>> {
+        self.auth
+            .config()
+            .single_use()
+            .any_marked(marks)
+            .await
+            .map_err(|e| {
                 tracing::error!(error = %e, "oidc provider: revocations unreadable");
-                Err(Box::new(StatusCode::SERVICE_UNAVAILABLE.into_response()))
+                Box::new(StatusCode::SERVICE_UNAVAILABLE.into_response())
+            })
+    }
+
+    /// The user of a user's token (`claims`) with their access to its client, unless either
+    /// of its two revocation `marks` is set (`None` then, as when the user is gone): in one
+    /// read where the marks are kept in the users' database, else the marks, then the user
+    /// with their access.
+    async fn unmarked_user(
+        &self,
+        claims: &AccessTokenClaims,
+        marks: [(&str, &str); 2],
+    ) -> Result<Option<(AdapterUser, Option<AppAccess>)>, Box<Response>> {
+        if let Some(store) = self.users.app_access() {
+            let single_use = self.auth.config().single_use();
+            let read = single_use
+                .user_with_app_access_unless_marked(store, &claims.sub, &claims.client_id, marks)
+                .await;
+            match read {
+                Err(AdapterError::Unsupported(_)) => {}
+                Ok(read) => return Ok(read),
+                Err(e) => {
+                    tracing::error!(error = %e, "oidc provider: revocations or the user unreadable");
+                    return Err(unavailable("the user store failed"));
+                }
             }
         }
+        if self.marked(&marks).await? {
+            return Ok(None);
+        }
+        self.user_with_app_access(&claims.sub, &claims.client_id)
+            .await
     }
 
     /// Whether `user`, of a token, is still among its client's allowed users (always, for a
@@ -74,7 +109,7 @@ impl ProviderState {
     async fn still_admitted(
         &self,
         claims: &AccessTokenClaims,
-        user: &authcore::adapter::AdapterUser,
+        user: &AdapterUser,
     ) -> Result<bool, Box<Response>> {
         // A client gone or disabled since: its tokens stand no longer.
         let client = match self.client(&claims.client_id).await {

@@ -80,6 +80,17 @@ pub(crate) const USER_WITH_APP_ACCESS: [Col; 10] = [
     Col::Int,
 ];
 
+/// Two lock ends, then [`USER_WITH_APP_ACCESS`].
+pub(crate) const LOCKS_USER_WITH_APP_ACCESS: [Col; 12] = {
+    let mut cols = [Col::Int; 12];
+    let mut i = 0;
+    while i < USER_WITH_APP_ACCESS.len() {
+        cols[i + 2] = USER_WITH_APP_ACCESS[i];
+        i += 1;
+    }
+    cols
+};
+
 /// The columns of a rate-limit row: count, window end, locked until.
 pub(crate) const RATE_LIMIT: [Col; 3] = [Col::Int, Col::Int, Col::Int];
 

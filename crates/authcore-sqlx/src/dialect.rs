@@ -387,6 +387,10 @@ queries! {
     /// Binds: client id, user id. The user with their access for the client (`NULL`s when
     /// none).
     get_user_with_app_access = r#"SELECT {user}, {app_access}."clientName", {app_access}.scopes, {app_access}."createdAt", {app_access}."updatedAt", {app_access}.epoch FROM {users} LEFT JOIN {app_access} ON {app_access}."userId" = {users}.id AND {app_access}."clientId" = ? WHERE {users}.id = ?"#;
+    /// Binds: two rate-limit keys, client id, user id. The two keys' lock ends (0 for none),
+    /// then `get_user_with_app_access`'s columns: a user's access token's revocation marks,
+    /// the user and their access in one read.
+    get_user_with_app_access_and_locks = r#"SELECT COALESCE((SELECT "lockedUntil" FROM {rate_limits} WHERE id = ?), 0), COALESCE((SELECT "lockedUntil" FROM {rate_limits} WHERE id = ?), 0), {user}, {app_access}."clientName", {app_access}.scopes, {app_access}."createdAt", {app_access}."updatedAt", {app_access}.epoch FROM {users} LEFT JOIN {app_access} ON {app_access}."userId" = {users}.id AND {app_access}."clientId" = ? WHERE {users}.id = ?"#;
     /// Binds: user id, '' (no scopes).
     list_app_access = r#"SELECT "clientId", "clientName", scopes, "createdAt", "updatedAt", epoch FROM {app_access} WHERE "userId" = ? AND scopes <> ?"#;
     /// Binds: client name, scopes, created, updated, user id, client id.

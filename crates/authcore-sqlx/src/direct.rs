@@ -50,6 +50,9 @@ pub(crate) enum Query {
     AppAccess,
     /// `get_user_with_app_access`: the client id, the user id.
     UserWithAppAccess,
+    /// `get_user_with_app_access_and_locks`: two rate-limit keys, the client id, the user
+    /// id.
+    UserWithAppAccessAndLocks,
     /// A rate-limit row (`get_rate_limit_unlocked`, which revocation marks are read by):
     /// the key.
     RateLimit,
@@ -60,11 +63,12 @@ pub(crate) enum Query {
 
 impl Query {
     /// Every read, in the order of [`Query::index`].
-    const ALL: [Query; 6] = [
+    const ALL: [Query; 7] = [
         Query::SessionAndUser,
         Query::User,
         Query::AppAccess,
         Query::UserWithAppAccess,
+        Query::UserWithAppAccessAndLocks,
         Query::RateLimit,
         Query::LaterRateLimitLock,
     ];
@@ -82,6 +86,10 @@ impl Query {
             Query::UserWithAppAccess => (
                 &queries.get_user_with_app_access,
                 &crate::db::USER_WITH_APP_ACCESS,
+            ),
+            Query::UserWithAppAccessAndLocks => (
+                &queries.get_user_with_app_access_and_locks,
+                &crate::db::LOCKS_USER_WITH_APP_ACCESS,
             ),
             Query::RateLimit => (&queries.get_rate_limit_unlocked, &crate::db::RATE_LIMIT),
             Query::LaterRateLimitLock => (&queries.get_later_rate_limit_lock, &crate::db::LOCK),

@@ -172,9 +172,9 @@ use async_trait::async_trait;
 use authcore::SignInInfo;
 use authcore::adapter::{
     Adapter, AdapterError, AdapterSession, AdapterUser, ApiKey, ApiKeyOwner, ApiKeyStore,
-    AppAccess, AppAccessStore, AuditLogStore, AuditQuery, AuditRecord, Capabilities, Invitation,
-    InvitationAcceptance, JwtRevocation, JwtRevocationStore, LinkedAccountStore, Member,
-    MemberChange, NewUser, OidcClientStore, Organization, OrganizationStore, PasskeyStore,
+    AppAccess, AppAccessStore, AuditLogStore, AuditQuery, AuditRecord, Capabilities, DatabaseId,
+    Invitation, InvitationAcceptance, JwtRevocation, JwtRevocationStore, LinkedAccountStore,
+    Member, MemberChange, NewUser, OidcClientStore, Organization, OrganizationStore, PasskeyStore,
     PasswordStore, SessionActivity, SessionActivityStore, SessionSignInStore, StoredClient, Team,
     TwoFactor, TwoFactorStore, UpstreamSession, UpstreamSessionStore, UserBan, UserDirectoryStore,
     UserGroupsStore, UserPage, UserQuery, UserUpdate, VerificationToken,
@@ -202,6 +202,9 @@ pub struct SqlxAdapter {
     /// The database's circuit breaker, shared with the rate-limit store made from this
     /// adapter ([`SqlxAdapter::available`]).
     breaker: CircuitBreaker,
+    /// The database's id, shared with the rate-limit store made from this adapter: a read
+    /// may join the rows of both.
+    database: DatabaseId,
 }
 
 /// How long a query waits for a pooled connection before failing, and the default bound
@@ -366,6 +369,7 @@ impl SqlxAdapter {
             direct: None,
             timeout: DEFAULT_ACQUIRE_TIMEOUT,
             breaker: database_breaker(),
+            database: DatabaseId::unique(),
         }
     }
 }
@@ -443,6 +447,7 @@ impl SqlxAdapter {
             direct: None,
             timeout: DEFAULT_ACQUIRE_TIMEOUT,
             breaker: database_breaker(),
+            database: DatabaseId::unique(),
         }
     }
 }
@@ -490,6 +495,7 @@ impl SqlxAdapter {
             direct: None,
             timeout: DEFAULT_ACQUIRE_TIMEOUT,
             breaker: database_breaker(),
+            database: DatabaseId::unique(),
         }
     }
 
@@ -942,7 +948,25 @@ impl AppAccessStore for SqlxAdapter {
     ) -> Result<Option<(AdapterUser, Option<AppAccess>)>, AdapterError> {
         dispatch!(
             self,
-            get_user_with_app_access(self.direct(), user_id, client_id)
+            get_user_with_app_access(self.direct(), user_id, client_id, None)
+        )
+    }
+
+    async fn get_user_with_app_access_unless_locked(
+        &self,
+        user_id: &str,
+        client_id: &str,
+        database: DatabaseId,
+        keys: [&str; 2],
+    ) -> Result<Option<(AdapterUser, Option<AppAccess>)>, AdapterError> {
+        if database != self.database {
+            return Err(AdapterError::Unsupported(
+                "AppAccessStore::get_user_with_app_access_unless_locked: another database",
+            ));
+        }
+        dispatch!(
+            self,
+            get_user_with_app_access(self.direct(), user_id, client_id, Some(keys))
         )
     }
 

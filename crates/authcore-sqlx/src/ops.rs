@@ -12,10 +12,13 @@ use authcore::adapter::{
     TwoFactor, UpstreamSession, UserUpdate, VerificationToken,
 };
 use authcore::types::{Account, Authenticator};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use time::OffsetDateTime;
 
-use crate::db::{APP_ACCESS, Arg, Col, Pool, SESSION_AND_USER, USER, USER_WITH_APP_ACCESS, Val};
+use crate::db::{
+    APP_ACCESS, Arg, Col, LOCKS_USER_WITH_APP_ACCESS, Pool, SESSION_AND_USER, USER,
+    USER_WITH_APP_ACCESS, Val,
+};
 use crate::dialect::Ids;
 use crate::direct::{DirectReads, Param, Query, Read};
 use crate::error::{data_error, map_sqlx};
@@ -205,6 +208,14 @@ fn one<T>(
     read: impl FnOnce(&mut Reader) -> Result<T, AdapterError>,
 ) -> Result<Option<T>, AdapterError> {
     row.map(|row| read(&mut Reader::new(op, row))).transpose()
+}
+
+/// Now, in milliseconds since the Unix epoch (never 0).
+pub(crate) fn now_ms() -> u64 {
+    let since = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
 /// A new id for a table whose ids the adapter assigns.
@@ -1112,39 +1123,63 @@ pub(crate) async fn get_app_access(
     one(OP, row, |r| r.app_access(user_id, client_id.to_owned()))
 }
 
+/// The user `user_id` with their access for `client_id` (`get_user_with_app_access`); with
+/// `locks`, in the same read, the lock ends of two rate-limit keys
+/// (`get_user_with_app_access_and_locks`). `None` when there is no such user, or either
+/// key is locked now.
 pub(crate) async fn get_user_with_app_access(
     pool: &Pool,
     direct: Direct<'_>,
     user_id: &str,
     client_id: &str,
+    locks: Option<[&str; 2]>,
 ) -> Result<Option<(AdapterUser, Option<AppAccess>)>, AdapterError> {
     const OP: &str = "get_user_with_app_access";
     if !pool.is_user_id(user_id) {
         return Ok(None);
     }
+    let sql = pool.sql();
+    let (query, statement, cols): (_, &'static str, &[Col]) = match locks {
+        None => (
+            Query::UserWithAppAccess,
+            &sql.get_user_with_app_access,
+            &USER_WITH_APP_ACCESS,
+        ),
+        Some(_) => (
+            Query::UserWithAppAccessAndLocks,
+            &sql.get_user_with_app_access_and_locks,
+            &LOCKS_USER_WITH_APP_ACCESS,
+        ),
+    };
+    let keys = locks.iter().flatten().map(|key| Param::Text(key));
+    let params: Vec<Param<'_>> = keys
+        .chain([Param::Text(client_id), Param::UserId(user_id)])
+        .collect();
+    let args = params.iter().map(|p| match *p {
+        Param::Text(text) => Arg::text(text),
+        Param::UserId(id) => Arg::UserId(id.to_owned()),
+    });
     let row = read_one_row(
         pool,
         direct,
         OP,
-        (
-            Query::UserWithAppAccess,
-            &[Param::Text(client_id), Param::UserId(user_id)],
-        ),
-        (
-            &pool.sql().get_user_with_app_access,
-            vec![Arg::text(client_id), Arg::UserId(user_id.to_owned())],
-            &USER_WITH_APP_ACCESS,
-        ),
+        (query, &params),
+        (statement, args.collect(), cols),
     )
     .await?;
-    one(OP, row, |r| {
+    let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+    let read = one(OP, row, |r| {
+        if locks.is_some() && r.int()?.max(r.int()?) > now {
+            return Ok(None);
+        }
         let user = r.user()?;
         let access = match r.next_is_null() {
             true => None,
             false => Some(r.app_access(user_id, client_id.to_owned())?),
         };
-        Ok((user, access))
-    })
+        Ok(Some((user, access)))
+    })?;
+    Ok(read.flatten())
 }
 
 pub(crate) async fn list_app_access(

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use authcore::BoxError;
-use authcore::adapter::AdapterError;
+use authcore::adapter::{AdapterError, DatabaseId};
 use authcore::breaker::CircuitBreaker;
 use authcore::ratelimit::{Counter, RateLimit, RateLimitStore};
 
@@ -17,6 +17,7 @@ use crate::db::{Arg, Col, LOCK, Pool, RATE_LIMIT, Val};
 /// A kept value's columns: the value and when it expires.
 const VALUE: [Col; 2] = [Col::Text, Col::Int];
 use crate::error::map_sqlx;
+use crate::ops::now_ms;
 
 /// Rate-limit counts in the adapter's database (table `rate_limits`, `rateLimit` on MySQL,
 /// made by [`SqlxAdapter::migrate`]): one row per key holding its
@@ -40,6 +41,8 @@ pub struct SqlRateLimitStore {
     timeout: Duration,
     /// The adapter's circuit breaker.
     breaker: CircuitBreaker,
+    /// The adapter's database id.
+    database: DatabaseId,
     /// When expired rows were last deleted (milliseconds since the epoch).
     last_sweep: Arc<AtomicU64>,
 }
@@ -63,17 +66,10 @@ impl SqlxAdapter {
             direct: self.direct.clone(),
             timeout: self.timeout,
             breaker: self.breaker.clone(),
+            database: self.database,
             last_sweep: Arc::new(AtomicU64::new(0)),
         }
     }
-}
-
-/// Now, in milliseconds since the Unix epoch (never 0).
-fn now_ms() -> u64 {
-    let since = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default();
-    u64::try_from(since.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
 /// A stored millisecond time as an SQL `BIGINT` (times past `i64::MAX` are capped).
@@ -286,6 +282,10 @@ impl RateLimitStore for SqlRateLimitStore {
         );
         let row = self.bounded("rate_limit_locked", read).await?;
         Ok(counter(row).locked_at(now_ms()))
+    }
+
+    fn database(&self) -> Option<DatabaseId> {
+        Some(self.database)
     }
 
     /// Two keys a read (`get_later_rate_limit_lock`: the later of their locks' ends).

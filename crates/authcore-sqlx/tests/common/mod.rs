@@ -114,8 +114,8 @@ pub async fn concurrent_link_account_gives_one_conflict(adapter: &authcore_sqlx:
 }
 
 /// The conformance suite twice on one database (it uses fresh ids, so the second run
-/// passes too), the audit log's pruning (the database is this test's own), the rate-limit
-/// store's suite twice at once (as two instances would share the database), stale tokens
+/// passes too), the audit log's pruning (the database is this test's own), the user read
+/// with the rate-limit store's marks, the rate-limit store's suite twice at once (as two instances would share the database), stale tokens
 /// dropped, then `ping` answering while open and failing once closed.
 #[allow(clippy::unwrap_used, dead_code)]
 pub async fn conformance_then_close(adapter: authcore_sqlx::SqlxAdapter) {
@@ -125,6 +125,7 @@ pub async fn conformance_then_close(adapter: authcore_sqlx::SqlxAdapter) {
     }
     conformance::admin::audit_prune(&adapter).await;
     let (a, b) = (adapter.rate_limit_store(), adapter.rate_limit_store());
+    conformance::app_access::user_read_with_marks(&adapter, &a).await;
     tokio::join!(
         authcore_conformance::rate_limit::run_all(&a),
         authcore_conformance::rate_limit::run_all(&b)

@@ -40,6 +40,23 @@ pub use organizations::{
 /// expires tokens itself).
 pub const STALE_TOKEN_GRACE: time::Duration = time::Duration::days(1);
 
+/// Which database a store keeps its rows in: stores made with equal ids (an adapter and the
+/// rate-limit store made from it) read and write one database, so one statement may read
+/// the rows of both ([`AppAccessStore::get_user_with_app_access_unless_locked`]). Each
+/// [`DatabaseId::unique`] differs from every other in the process; stores that share a
+/// database without sharing an id are read one after the other, as stores of different
+/// databases are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DatabaseId(u64);
+
+impl DatabaseId {
+    /// An id no other call in this process returns.
+    pub fn unique() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        DatabaseId(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
 /// A stored user (`AdapterUser`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AdapterUser {
@@ -668,6 +685,27 @@ pub trait AppAccessStore: Send + Sync {
         let _ = (user_id, client_id);
         Err(AdapterError::Unsupported(
             "AppAccessStore::get_user_with_app_access",
+        ))
+    }
+    /// [`get_user_with_app_access`](Self::get_user_with_app_access) and, in the same read,
+    /// the locks of two keys of a rate-limit store
+    /// ([`RateLimitStore::lockout_left`](crate::ratelimit::RateLimitStore::lockout_left))
+    /// that keeps its rows in `database`: the user with their access, or `None` when there
+    /// is no such user or either key is locked now. One read for what an OpenID Provider
+    /// asks on every use of a user's access token (its two revocation marks, the user and
+    /// their access; [`SingleUseStore::user_with_app_access_unless_marked`](crate::ratelimit::SingleUseStore::user_with_app_access_unless_marked)).
+    /// [`AdapterError::Unsupported`] by default, and whenever `database` is not where this
+    /// store keeps its own rows (beyond Auth.js).
+    async fn get_user_with_app_access_unless_locked(
+        &self,
+        user_id: &str,
+        client_id: &str,
+        database: DatabaseId,
+        keys: [&str; 2],
+    ) -> Result<Option<(AdapterUser, Option<AppAccess>)>, AdapterError> {
+        let _ = (user_id, client_id, database, keys);
+        Err(AdapterError::Unsupported(
+            "AppAccessStore::get_user_with_app_access_unless_locked",
         ))
     }
     /// The applications the user has granted access to and not revoked, by `client_id`

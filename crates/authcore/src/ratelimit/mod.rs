@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
+use crate::adapter::DatabaseId;
 use crate::box_error::BoxError;
 
 mod single_use;
@@ -181,6 +182,12 @@ pub trait RateLimitStore: Send + Sync + fmt::Debug + 'static {
             }
         }
         Ok(false)
+    }
+    /// The database this store keeps its rows in, when an adapter's stores may keep theirs
+    /// in it too ([`DatabaseId`]): lets the [`SingleUseStore`] read its marks in the same
+    /// statement as the adapter's rows. `None` by default.
+    fn database(&self) -> Option<DatabaseId> {
+        None
     }
     /// Keeps `value` under `key` for `ttl`, replacing what was there (the
     /// [`SingleUseStore`]'s short-lived values: an OpenID Provider's pending device

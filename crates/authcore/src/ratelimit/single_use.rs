@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::{RateLimit, RateLimitStore, subject_key};
+use crate::adapter::{AdapterError, AdapterUser, AppAccess, AppAccessStore};
 use crate::box_error::BoxError;
 
 /// The single-use store of a configuration
@@ -85,6 +86,29 @@ impl<'a> SingleUseStore<'a> {
             .collect();
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         self.store.any_locked(&keys).await
+    }
+
+    /// The user `user_id` with their access for `client_id`, unless either of `marks` is
+    /// marked: `None` when one is, or when there is no such user (for a user's access token,
+    /// both mean it stands no longer). One read where `access` keeps its rows in the
+    /// database this store keeps its marks in
+    /// ([`AppAccessStore::get_user_with_app_access_unless_locked`]);
+    /// [`AdapterError::Unsupported`] where it does not, for the caller to read the marks
+    /// ([`any_marked`](SingleUseStore::any_marked)) and then the user.
+    pub async fn user_with_app_access_unless_marked(
+        &self,
+        access: &dyn AppAccessStore,
+        user_id: &str,
+        client_id: &str,
+        marks: [(&str, &str); 2],
+    ) -> Result<Option<(AdapterUser, Option<AppAccess>)>, AdapterError> {
+        let Some(database) = self.store.database() else {
+            return Err(AdapterError::Unsupported("RateLimitStore::database"));
+        };
+        let [first, second] = marks.map(|(kind, value)| mark_key(kind, value));
+        access
+            .get_user_with_app_access_unless_locked(user_id, client_id, database, [&first, &second])
+            .await
     }
 
     /// Counts one attempt of `kind` by `subject` under `limit` (guessing guarded as the
