@@ -785,7 +785,9 @@ impl AuthConfigBuilder {
 
     /// Beyond Auth.js: administrators ([`Admins`]; see [`crate::admin`]), who find users,
     /// end their sessions, ban them, reset their second factors and sign in as them. The
-    /// adapter must find and ban users (`UserDirectoryStore`); with JWT sessions the
+    /// adapter must find and ban users (`UserDirectoryStore`) and list their accounts
+    /// (`LinkedAccountStore`: a set-up link for a user who signs in already is mailed to
+    /// them only); with JWT sessions the
     /// revocation list must be on (`jwt_revocation(true)`), so that a ban ends them.
     ///
     /// [`Admins`]: crate::admin::Admins
@@ -1134,6 +1136,12 @@ impl AuthConfigBuilder {
             require_capability(
                 adapter.user_directory().is_some(),
                 "searchUsers, setUserBan, getUserBan (UserDirectoryStore)",
+            )?;
+            // Whether a user signs in already (an OAuth account of theirs), before a set-up
+            // link is shown to an administrator rather than mailed to the user.
+            require_capability(
+                adapter.linked_accounts().is_some(),
+                "listAccountsByUserId (LinkedAccountStore)",
             )?;
             if strategy == SessionStrategy::Jwt && !jwt_revocation {
                 return Err(ConfigError::AdminsWithoutRevocation);

@@ -305,6 +305,37 @@ async fn configuration_checks_with_adapters() {
         e.to_string(),
         "MissingAdapterMethods: Required adapter methods were missing: revokeJwtSessions, getJwtRevocation"
     );
+    // Administrators need the user directory and the users' accounts (a set-up link for a
+    // user who signs in already is mailed only), each named when missing.
+    let admins = |adapter: LimitedAdapter| {
+        authcore::AuthConfig::builder()
+            .secret("s-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+            .provider(credentials())
+            .adapter(adapter.with_jwt_revocation())
+            .session_strategy(SessionStrategy::Jwt)
+            .jwt_revocation(true)
+            .admins(authcore::admin::Admins::new().user("lou@example.com"))
+            .build()
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    for (adapter, missing) in [
+        (
+            LimitedAdapter::core_only(),
+            "searchUsers, setUserBan, getUserBan (UserDirectoryStore)",
+        ),
+        (
+            LimitedAdapter::core_only().with_user_directory(),
+            "listAccountsByUserId (LinkedAccountStore)",
+        ),
+    ] {
+        assert_eq!(
+            admins(adapter),
+            Err(format!(
+                "MissingAdapterMethods: Required adapter methods were missing: {missing}"
+            ))
+        );
+    }
     // The calls of Auth.js's adapter are enough for database sessions, and JWT sessions
     // with an adapter are fine.
     assert!(

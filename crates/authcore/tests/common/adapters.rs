@@ -15,6 +15,7 @@ pub struct LimitedAdapter {
     inner: MemoryAdapter,
     down: Option<&'static str>,
     jwt_revocation: bool,
+    user_directory: bool,
 }
 
 impl LimitedAdapter {
@@ -34,6 +35,12 @@ impl LimitedAdapter {
     /// With the JWT revocation list ([`JwtRevocationStore`]).
     pub fn with_jwt_revocation(mut self) -> Self {
         self.jwt_revocation = true;
+        self
+    }
+
+    /// With the memory adapter's user directory (`UserDirectoryStore`).
+    pub fn with_user_directory(mut self) -> Self {
+        self.user_directory = true;
         self
     }
 
@@ -176,11 +183,14 @@ impl Adapter for LimitedAdapter {
     }
 
     fn capabilities(&self) -> Capabilities<'_> {
+        let mut capabilities = Capabilities::none();
         if self.jwt_revocation {
-            Capabilities::none().jwt_revocation(self)
-        } else {
-            Capabilities::none()
+            capabilities = capabilities.jwt_revocation(self);
         }
+        if self.user_directory {
+            capabilities = capabilities.user_directory(&self.inner);
+        }
+        capabilities
     }
 }
 
