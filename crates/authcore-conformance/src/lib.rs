@@ -18,7 +18,9 @@
 //! shared between runs (or between parallel runs) can be reused; the audit log's checks
 //! chain their records after whatever the log holds. [`admin::audit_prune`] is the one
 //! check left out of [`run_all`]: it deletes audit records, so it runs on a store of its
-//! own, called by itself. The checks of a
+//! own, called by itself. [`app_access::user_read_with_marks`] is left out too: it needs the
+//! backend's rate-limit store as well, and a backend whose rate-limit store names its
+//! database (`RateLimitStore::database`) calls it with both. The checks of a
 //! capability the adapter does not have (its field of [`Adapter::capabilities`], such as
 //! `two_factor`, is `None`) are skipped, and say so on stderr.
 //!
