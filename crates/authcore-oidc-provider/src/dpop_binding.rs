@@ -1,6 +1,7 @@
 //! What the endpoints do with DPoP proofs (RFC 9449): the token endpoint takes a proof with
 //! a nonce of this provider and binds the tokens to its key (§5, §8); userinfo takes a
-//! bound token only with a proof of that key (§7). Each proof's `jti` is used once, in the
+//! bound token only with a proof of that key carrying a nonce of this provider (§7, §9).
+//! Each proof's `jti` is used once, in the
 //! handler's single-use store (shared by instances). The nonces are stateless: sealed under
 //! the auth secret with a salt of their own (the JWE every sealed token here is), valid for
 //! [`NONCE_TTL_SECS`], so any instance takes any instance's.
@@ -185,8 +186,9 @@ impl ProviderState {
 
     /// A resource endpoint's DPoP step (§7): a token bound to a key (`cnf.jkt`) only as
     /// `DPoP` with a proof of that key for this request (`htm`, `htu` of `path`, `ath`),
-    /// used once; an unbound token only as `Bearer`. The refusal is a `401` with the
-    /// challenge of `scheme`.
+    /// carrying a nonce of this provider (§9: else `use_dpop_nonce` and a nonce), used
+    /// once; an unbound token only as `Bearer`. The refusal is a `401` with the challenge
+    /// of `scheme`.
     pub(crate) async fn resource_proof(
         &self,
         scheme: Scheme,
@@ -222,6 +224,14 @@ impl ProviderState {
         if proof.jkt != bound.jkt {
             tracing::warn!(client = %claims.client_id, "oidc provider: a DPoP-bound access token was presented with another key");
             return Err(Box::new(dpop_challenge("invalid_token")));
+        }
+        // §9: the resource server's nonce too, so that a proof made ahead of time (by
+        // whoever held the key then) opens nothing later; the client sends the same
+        // request again with the nonce offered here (before the proof's `jti` is spent).
+        if !proof.nonce.as_deref().is_some_and(|n| self.nonce_holds(n)) {
+            let mut r = dpop_challenge("use_dpop_nonce");
+            self.offer_nonce(&mut r);
+            return Err(Box::new(r));
         }
         if !self.proof_first_use(&proof).await? {
             tracing::warn!(client = %claims.client_id, "oidc provider: a DPoP proof was replayed");

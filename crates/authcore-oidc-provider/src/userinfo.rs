@@ -48,5 +48,10 @@ pub(crate) async fn userinfo(
         Ok(c) => c,
         Err(answer) => return *answer,
     };
-    no_store(json_response(StatusCode::OK, &user_claims))
+    let mut r = json_response(StatusCode::OK, &user_claims);
+    if scheme == Scheme::DPoP {
+        // A fresh nonce for the client's next proofs (RFC 9449 §9).
+        s.offer_nonce(&mut r);
+    }
+    no_store(r)
 }

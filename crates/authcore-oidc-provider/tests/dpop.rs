@@ -890,19 +890,38 @@ async fn attacks_with_proofs_get_no_token_and_no_userinfo() {
         "{seen}"
     );
 
-    // Userinfo with the bound access token.
+    // Userinfo with the bound access token. A proof without a nonce of the provider, or
+    // with one it did not make, opens nothing and is answered with a nonce (§9).
     let dpop = format!("DPoP {access}");
     let bearer = format!("Bearer {access}");
-    let get =
-        |c: &Prover, htm: &str, htu: &str, token: Option<&str>| c.proof(htm, htu, None, token);
     let at = Some(access.as_str());
+    let mut offered = None;
+    for (case, nonce) in [
+        ("a proof without a nonce", None),
+        ("a nonce not of the provider", Some("forged.nonce")),
+        (
+            "a token endpoint's nonce tampered with",
+            Some(&*format!("{nonce}x")),
+        ),
+    ] {
+        let a = op
+            .userinfo(&dpop, &[&client.proof("GET", &userinfo_url, nonce, at)])
+            .await;
+        nothing_open(&a, case);
+        assert!(a.challenge.contains("use_dpop_nonce"), "{case}: {a:?}");
+        offered = a.nonce;
+        assert!(offered.is_some(), "{case}: a nonce offered");
+    }
+    let nonce = offered.unwrap();
+    let n = Some(nonce.as_str());
+    let get = |c: &Prover, htm: &str, htu: &str, token: Option<&str>| c.proof(htm, htu, n, token);
     let old = {
-        let mut c = claims("GET", &userinfo_url, None, at);
+        let mut c = claims("GET", &userinfo_url, n, at);
         c["iat"] = json!(now() - 120);
         client.signed(&client.header(), &c)
     };
     let future = {
-        let mut c = claims("GET", &userinfo_url, None, at);
+        let mut c = claims("GET", &userinfo_url, n, at);
         c["iat"] = json!(now() + 120);
         client.signed(&client.header(), &c)
     };
@@ -946,7 +965,7 @@ async fn attacks_with_proofs_get_no_token_and_no_userinfo() {
             &dpop,
             vec![unsigned(
                 &json!({"typ": "dpop+jwt", "alg": "none", "jwk": client.jwk}),
-                &claims("GET", &userinfo_url, None, at),
+                &claims("GET", &userinfo_url, n, at),
             )],
         ),
         (
@@ -954,13 +973,13 @@ async fn attacks_with_proofs_get_no_token_and_no_userinfo() {
             &dpop,
             vec![client.signed(
                 &json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": private}),
-                &claims("GET", &userinfo_url, None, at),
+                &claims("GET", &userinfo_url, n, at),
             )],
         ),
         (
             "signed with another key than its jwk",
             &dpop,
-            vec![thief.signed(&client.header(), &claims("GET", &userinfo_url, None, at))],
+            vec![thief.signed(&client.header(), &claims("GET", &userinfo_url, n, at))],
         ),
         (
             "two proofs",
@@ -982,6 +1001,7 @@ async fn attacks_with_proofs_get_no_token_and_no_userinfo() {
     let a = op.userinfo(&dpop, &[&right]).await;
     assert_eq!(a.status, 200, "{a:?}");
     assert_eq!(a.json()["email"], "ada@example.com");
+    assert!(a.nonce.is_some(), "a fresh nonce for the next proofs");
     let a = op.userinfo(&dpop, &[&right]).await;
     nothing_open(&a, "a replayed proof");
     assert!(a.challenge.contains("invalid_dpop_proof"), "{a:?}");
