@@ -319,7 +319,7 @@ pub async fn user_read_with_marks<A: Adapter, S: RateLimitStore>(adapter: &A, ma
     }
 
     let day = std::time::Duration::from_secs(86_400);
-    let short = std::time::Duration::from_millis(300);
+    let short = std::time::Duration::from_secs(2);
     for (kind, value, ttl) in [
         ("conformance-token", &token, day),
         ("conformance-grant", &grant, short),
@@ -335,7 +335,7 @@ pub async fn user_read_with_marks<A: Adapter, S: RateLimitStore>(adapter: &A, ma
     let got = read(&user.id, &client, &fresh_token, &grant).await;
     nothing("the second mark made", got);
     // A blocking sleep, as the rate-limit suite's (this crate needs no timer).
-    std::thread::sleep(short + std::time::Duration::from_millis(100));
+    std::thread::sleep(short + std::time::Duration::from_millis(200));
     let got = read(&user.id, &client, &fresh_token, &grant).await;
     unmarked("the mark's time passed", got, true);
 

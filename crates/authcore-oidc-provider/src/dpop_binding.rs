@@ -140,14 +140,12 @@ impl ProviderState {
             tracing::info!(%why, path, "oidc provider: a DPoP proof was refused");
             invalid_proof("the DPoP proof does not hold")
         })?;
-        if !proof.nonce.as_deref().is_some_and(|n| self.nonce_holds(n)) {
-            let mut r = token_error(
+        if !self.carries_nonce(&proof) {
+            return Err(self.nonce_asked(token_error(
                 StatusCode::BAD_REQUEST,
                 "use_dpop_nonce",
                 "a DPoP proof with the server's nonce is needed (DPoP-Nonce)",
-            );
-            self.offer_nonce(&mut r);
-            return Err(Box::new(r));
+            )));
         }
         Ok(Some(proof))
     }
@@ -228,10 +226,8 @@ impl ProviderState {
         // §9: the resource server's nonce too, so that a proof made ahead of time (by
         // whoever held the key then) opens nothing later; the client sends the same
         // request again with the nonce offered here (before the proof's `jti` is spent).
-        if !proof.nonce.as_deref().is_some_and(|n| self.nonce_holds(n)) {
-            let mut r = dpop_challenge("use_dpop_nonce");
-            self.offer_nonce(&mut r);
-            return Err(Box::new(r));
+        if !self.carries_nonce(&proof) {
+            return Err(self.nonce_asked(dpop_challenge("use_dpop_nonce")));
         }
         if !self.proof_first_use(&proof).await? {
             tracing::warn!(client = %claims.client_id, "oidc provider: a DPoP proof was replayed");
@@ -255,12 +251,20 @@ impl ProviderState {
         }
     }
 
-    /// Whether `nonce` is one this provider (any instance) sealed, unexpired.
-    fn nonce_holds(&self, nonce: &str) -> bool {
-        matches!(
-            self.auth.config().jwt().decode(nonce, NONCE_SALT),
-            Ok(Some(_))
-        )
+    /// Whether `proof` carries a nonce this provider (any instance) sealed, unexpired.
+    fn carries_nonce(&self, proof: &Proof) -> bool {
+        proof.nonce.as_deref().is_some_and(|nonce| {
+            matches!(
+                self.auth.config().jwt().decode(nonce, NONCE_SALT),
+                Ok(Some(_))
+            )
+        })
+    }
+
+    /// `refusal` (`use_dpop_nonce`) with a nonce to send the request again with (§8, §9).
+    fn nonce_asked(&self, mut refusal: Response) -> Box<Response> {
+        self.offer_nonce(&mut refusal);
+        Box::new(refusal)
     }
 
     /// Whether the proof's `jti` is used for the first time, with its key (remembered as

@@ -37,6 +37,15 @@ impl ProviderState {
         let Some(claims) = self.provider.verified_access_token(token) else {
             return Ok(None);
         };
+        self.still_active(claims).await
+    }
+
+    /// [`active_access_token`](Self::active_access_token) for a token whose signature
+    /// and expiry were checked: its claims.
+    pub(crate) async fn still_active(
+        &self,
+        claims: AccessTokenClaims,
+    ) -> Result<Option<ActiveToken>, Box<Response>> {
         let Some(grant) = claims.grant.as_deref() else {
             // A client's own token: its own mark alone.
             return match self.marked(&[(REVOKED, &claims.jti)]).await? {
@@ -70,7 +79,7 @@ impl ProviderState {
             .await
             .map_err(|e| {
                 tracing::error!(error = %e, "oidc provider: revocations unreadable");
-                Box::new(StatusCode::SERVICE_UNAVAILABLE.into_response())
+                unavailable("the revocations cannot be read")
             })
     }
 
@@ -115,7 +124,7 @@ impl ProviderState {
         let client = match self.client(&claims.client_id).await {
             Ok(Some(client)) => client,
             Ok(None) => return Ok(false),
-            Err(_) => return Err(Box::new(StatusCode::SERVICE_UNAVAILABLE.into_response())),
+            Err(_) => return Err(unavailable("the client cannot be read")),
         };
         if !client.allowed_users().restricts() {
             return Ok(true);

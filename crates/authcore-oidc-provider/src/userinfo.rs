@@ -28,8 +28,18 @@ pub(crate) async fn userinfo(
     let Some((scheme, token)) = token else {
         return bearer_error("invalid_request");
     };
+    let Some(claims) = s.provider.verified_access_token(&token) else {
+        return scheme.refusal("invalid_token");
+    };
+    // The proof before the stores: a request sent again for a nonce reads nothing.
+    if let Err(answer) = s
+        .resource_proof(scheme, &method, &headers, USERINFO_PATH, &token, &claims)
+        .await
+    {
+        return *answer;
+    }
     // A client's own token (client_credentials) stands for no user.
-    let (claims, user) = match s.active_access_token(&token).await {
+    let (claims, user) = match s.still_active(claims).await {
         Ok(Some(ActiveToken {
             claims,
             user: Some(user),
@@ -37,12 +47,6 @@ pub(crate) async fn userinfo(
         Ok(_) => return scheme.refusal("invalid_token"),
         Err(answer) => return *answer,
     };
-    if let Err(answer) = s
-        .resource_proof(scheme, &method, &headers, USERINFO_PATH, &token, &claims)
-        .await
-    {
-        return *answer;
-    }
     let scopes: Vec<String> = claims.scope.split(' ').map(str::to_owned).collect();
     let user_claims = match s.user_claims(&user, &scopes).await {
         Ok(c) => c,

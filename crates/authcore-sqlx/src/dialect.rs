@@ -548,21 +548,57 @@ mod tests {
         assert!(my_audit.contains("`at` >= ?"), "{my_audit}");
     }
 
-    #[test]
-    fn every_statement_renders_without_leftover_fragments() {
-        let dialects: &[&'static Dialect] = &[
+    /// Every dialect of this build.
+    fn dialects() -> Vec<&'static Dialect> {
+        vec![
             #[cfg(feature = "sqlite")]
             &crate::sqlite::DIALECT,
             #[cfg(feature = "postgres")]
             &crate::postgres::DIALECT,
             #[cfg(feature = "mysql")]
             &crate::mysql::DIALECT,
-        ];
-        for d in dialects {
+        ]
+    }
+
+    #[test]
+    fn every_statement_renders_without_leftover_fragments() {
+        for d in dialects() {
             let q = d.queries();
             for sql in [&q.update_user, &q.get_session_and_user, &q.link_account] {
                 assert!(!sql.contains('{') && !sql.contains('}'), "{sql}");
             }
+        }
+    }
+
+    /// `sql` with PostgreSQL's numbered placeholders as `?`.
+    fn unnumbered(sql: &str) -> String {
+        let mut out = String::with_capacity(sql.len());
+        let mut chars = sql.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '$' {
+                out.push(c);
+                continue;
+            }
+            out.push('?');
+            while chars.next_if(char::is_ascii_digit).is_some() {}
+        }
+        out
+    }
+
+    #[test]
+    fn the_user_read_with_locks_is_the_user_read_after_its_two_lookups() {
+        for d in dialects() {
+            let q = d.queries();
+            let (plain, locks) = (
+                unnumbered(&q.get_user_with_app_access),
+                unnumbered(&q.get_user_with_app_access_and_locks),
+            );
+            let join = plain.strip_prefix("SELECT ").unwrap();
+            let later = unnumbered(&q.get_later_rate_limit_lock);
+            let lookups = later.split_once("(SELECT ").unwrap().1;
+            let (a, b) = lookups.split_once(" AS a, ").unwrap();
+            let b = b.split_once(" AS b").unwrap().0;
+            assert_eq!(locks, format!("SELECT {a}, {b}, {join}"));
         }
     }
 

@@ -185,7 +185,11 @@ pub trait RateLimitStore: Send + Sync + fmt::Debug + 'static {
     }
     /// The database this store keeps its rows in, when an adapter's stores may keep theirs
     /// in it too ([`DatabaseId`]): lets the [`SingleUseStore`] read its marks in the same
-    /// statement as the adapter's rows. `None` by default.
+    /// statement as the adapter's rows. `None` by default. `Some` promises that every key
+    /// is kept as given, in that database's own rate-limit rows as its adapter reads them
+    /// ([`AppAccessStore::get_user_with_app_access_unless_locked`](crate::adapter::AppAccessStore::get_user_with_app_access_unless_locked)):
+    /// a wrapper that changes keys (a prefix, another table) must answer `None`, or
+    /// revocation marks would be looked for where they are not.
     fn database(&self) -> Option<DatabaseId> {
         None
     }
