@@ -100,7 +100,7 @@ impl ProviderState {
         let mut user_code = None;
         for _ in 0..3 {
             let code = new_user_code().ok_or_else(no_randomness)?;
-            let kept = store
+            let free = store
                 .put_new(
                     DEVICE_REQUEST,
                     &code,
@@ -109,7 +109,7 @@ impl ProviderState {
                 )
                 .await
                 .map_err(|e| store_failed(&e))?;
-            if kept {
+            if free {
                 user_code = Some(code);
                 break;
             }

@@ -313,6 +313,17 @@ impl Op {
         self.token_at(0, client, form, proofs).await
     }
 
+    /// `POST path` (introspection, revocation) by client `rp` about `token`.
+    async fn rp_token_call(&self, path: &str, token: &str) -> reqwest::Response {
+        reqwest::Client::new()
+            .post(self.url(path))
+            .basic_auth("rp", Some(RP_SECRET))
+            .form(&[("token", token)])
+            .send()
+            .await
+            .unwrap()
+    }
+
     /// `GET /oidc/userinfo` with `authorization` and the `DPoP` headers `proofs`.
     async fn userinfo(&self, authorization: &str, proofs: &[&str]) -> Answer {
         let mut r = reqwest::Client::new()
@@ -876,13 +887,7 @@ async fn attacks_with_proofs_get_no_token_and_no_userinfo() {
     no_token(&a, "a replayed proof");
     assert_eq!(a.error(), "invalid_dpop_proof");
     // Introspection tells the binding (RFC 9449 §6.2).
-    let r = reqwest::Client::new()
-        .post(op.url("/oidc/introspect"))
-        .basic_auth("rp", Some(RP_SECRET))
-        .form(&[("token", access.as_str())])
-        .send()
-        .await
-        .unwrap();
+    let r = op.rp_token_call("/oidc/introspect", &access).await;
     let seen: Value = r.json().await.unwrap();
     assert_eq!(
         (&seen["active"], &seen["token_type"], &seen["cnf"]["jkt"]),
@@ -1005,6 +1010,15 @@ async fn attacks_with_proofs_get_no_token_and_no_userinfo() {
     let a = op.userinfo(&dpop, &[&right]).await;
     nothing_open(&a, "a replayed proof");
     assert!(a.challenge.contains("invalid_dpop_proof"), "{a:?}");
+    // Revoked (RFC 7009), the token opens nothing even with a fresh, right proof and the
+    // provider's nonce: the proof is checked before the stores, the revocation still holds.
+    let r = op.rp_token_call("/oidc/revoke", &access).await;
+    assert_eq!(r.status(), 200);
+    let a = op
+        .userinfo(&dpop, &[&get(&client, "GET", &userinfo_url, at)])
+        .await;
+    nothing_open(&a, "a revoked token with a right proof");
+    assert!(a.challenge.contains("invalid_token"), "{a:?}");
 }
 
 /// RFC 9449 §5: a public client's refresh token is bound to its key (refused without a

@@ -58,6 +58,23 @@ impl RedisRateLimitStore {
         self.conn.available()
     }
 
+    /// The key of `key`'s value ([`RateLimitStore::put_value`]).
+    fn value_key(&self, key: &str) -> String {
+        format!("{}value:{key}", self.prefix)
+    }
+
+    /// `SET` of `key`'s value for `ttl`; with `NX` only where none is (answering the
+    /// value's `OK`, or nil when one was).
+    fn set_value(&self, key: &str, value: &str, ttl: Duration, nx: bool) -> redis::Cmd {
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(self.value_key(key)).arg(value);
+        if nx {
+            cmd.arg("NX");
+        }
+        cmd.arg("PX").arg(millis(ttl));
+        cmd
+    }
+
     /// The count key and the lock key of `key`.
     fn keys(&self, key: &str) -> (String, String) {
         (
@@ -120,11 +137,7 @@ impl RateLimitStore for RedisRateLimitStore {
     }
 
     async fn put_value(&self, key: &str, value: &str, ttl: Duration) -> Result<(), BoxError> {
-        redis::cmd("SET")
-            .arg(format!("{}value:{key}", self.prefix))
-            .arg(value)
-            .arg("PX")
-            .arg(millis(ttl))
+        self.set_value(key, value, ttl, false)
             .query_async::<()>(&mut self.conn.clone())
             .await?;
         Ok(())
@@ -132,7 +145,7 @@ impl RateLimitStore for RedisRateLimitStore {
 
     async fn get_value(&self, key: &str) -> Result<Option<String>, BoxError> {
         Ok(redis::cmd("GET")
-            .arg(format!("{}value:{key}", self.prefix))
+            .arg(self.value_key(key))
             .query_async(&mut self.conn.clone())
             .await?)
     }
@@ -144,12 +157,8 @@ impl RateLimitStore for RedisRateLimitStore {
         value: &str,
         ttl: Duration,
     ) -> Result<bool, BoxError> {
-        let kept: Option<String> = redis::cmd("SET")
-            .arg(format!("{}value:{key}", self.prefix))
-            .arg(value)
-            .arg("NX")
-            .arg("PX")
-            .arg(millis(ttl))
+        let kept: Option<String> = self
+            .set_value(key, value, ttl, true)
             .query_async(&mut self.conn.clone())
             .await?;
         Ok(kept.is_some())

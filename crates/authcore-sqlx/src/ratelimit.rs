@@ -13,11 +13,11 @@ use authcore::ratelimit::{Counter, RateLimit, RateLimitStore};
 
 use crate::SqlxAdapter;
 use crate::db::{Arg, Col, LOCK, Pool, RATE_LIMIT, Val};
+use crate::error::map_sqlx;
+use crate::ops::now_ms;
 
 /// A kept value's columns: the value and when it expires.
 const VALUE: [Col; 2] = [Col::Text, Col::Int];
-use crate::error::map_sqlx;
-use crate::ops::now_ms;
 
 /// Rate-limit counts in the adapter's database (table `rate_limits`, `rateLimit` on MySQL,
 /// made by [`SqlxAdapter::migrate`]): one row per key holding its
@@ -70,6 +70,18 @@ impl SqlxAdapter {
             last_sweep: Arc::new(AtomicU64::new(0)),
         }
     }
+}
+
+/// The arguments of `put_rate_limit_value`: `value` under `key` until `ttl` from `now`.
+fn value_args(key: &str, value: &str, now: u64, ttl: Duration) -> Vec<Arg> {
+    let expires = now.saturating_add(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
+    vec![
+        Arg::text(key),
+        int(expires),
+        Arg::text(value),
+        int(expires),
+        Arg::text(value),
+    ]
 }
 
 /// A stored millisecond time as an SQL `BIGINT` (times past `i64::MAX` are capped).
@@ -199,15 +211,8 @@ impl RateLimitStore for SqlRateLimitStore {
     async fn put_value(&self, key: &str, value: &str, ttl: Duration) -> Result<(), BoxError> {
         let now = now_ms();
         self.sweep(now).await;
-        let expires = now.saturating_add(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
-        let args = vec![
-            Arg::text(key),
-            int(expires),
-            Arg::text(value),
-            int(expires),
-            Arg::text(value),
-        ];
         let sql = &self.pool.sql().put_rate_limit_value;
+        let args = value_args(key, value, now, ttl);
         self.bounded_sql("rate_limit_put_value", self.pool.execute(sql, args))
             .await
             .map(drop)
@@ -223,26 +228,19 @@ impl RateLimitStore for SqlRateLimitStore {
     ) -> Result<bool, BoxError> {
         let now = now_ms();
         self.sweep(now).await;
-        let expires = now.saturating_add(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
         let sql = self.pool.sql();
         let id = || Arg::text(key);
         let step = self.pool.locked_update(
             (&sql.lock_rate_limit, vec![id()]),
             (&sql.get_rate_limit_value_locked, vec![id()], &VALUE),
             |row| {
-                let now = i64::try_from(now).unwrap_or(i64::MAX);
+                let held_until = i64::try_from(now).unwrap_or(i64::MAX);
                 if let Some([Val::Text(_), Val::Int(ends)]) = row.as_deref()
-                    && *ends > now
+                    && *ends > held_until
                 {
                     return (Vec::new(), false);
                 }
-                let args = vec![
-                    id(),
-                    int(expires),
-                    Arg::text(value),
-                    int(expires),
-                    Arg::text(value),
-                ];
+                let args = value_args(key, value, now, ttl);
                 (vec![(sql.put_rate_limit_value.as_str(), args)], true)
             },
         );

@@ -135,7 +135,7 @@ impl<'a> SingleUseStore<'a> {
         value: &str,
         ttl: Duration,
     ) -> Result<(), BoxError> {
-        let key = subject_key(&format!("value:{kind}"), id);
+        let key = value_key(kind, id);
         self.store.put_value(&key, value, ttl).await
     }
 
@@ -149,19 +149,24 @@ impl<'a> SingleUseStore<'a> {
         value: &str,
         ttl: Duration,
     ) -> Result<bool, BoxError> {
-        let key = subject_key(&format!("value:{kind}"), id);
+        let key = value_key(kind, id);
         self.store.put_value_if_absent(&key, value, ttl).await
     }
 
     /// The unexpired value under `id` of `kind` ([`put`](SingleUseStore::put)); an error
     /// when the store cannot say.
     pub async fn get(&self, kind: &str, id: &str) -> Result<Option<String>, BoxError> {
-        let key = subject_key(&format!("value:{kind}"), id);
+        let key = value_key(kind, id);
         self.store.get_value(&key).await
     }
 }
 
 /// The store key of the mark of `value` of `kind`.
+/// The store key of the value kept under `id` of `kind` (only a hash of `id`).
+fn value_key(kind: &str, id: &str) -> String {
+    subject_key(&format!("value:{kind}"), id)
+}
+
 fn mark_key(kind: &str, value: &str) -> String {
     subject_key(&format!("mark:{kind}"), value)
 }
