@@ -176,8 +176,11 @@ impl DerivedKey {
         }
         header.push_str(r#""}"#);
 
+        let header_b64 = URL_SAFE_NO_PAD.encode(header).into_boxed_str();
         let cipher = match enc {
-            Enc::A256CbcHs512 => Cipher::CbcHs512(Box::new(CbcHs512::new(&bytes))),
+            Enc::A256CbcHs512 => {
+                Cipher::CbcHs512(Box::new(CbcHs512::new(&bytes, header_b64.as_bytes())))
+            }
             Enc::A256Gcm => Cipher::Gcm(Box::new(LessSafeKey::new(
                 UnboundKey::new(&AES_256_GCM, &bytes[..32])
                     .expect("AES-256-GCM takes a 32-byte key"),
@@ -188,7 +191,7 @@ impl DerivedKey {
             bytes,
             cipher,
             kid: kid.into_boxed_str(),
-            header_b64: URL_SAFE_NO_PAD.encode(header).into_boxed_str(),
+            header_b64,
         }
     }
 
@@ -606,20 +609,34 @@ fn compact(header_b64: &str, iv: &[u8], ciphertext: &[u8], tag: &[u8]) -> String
 /// `MAC_KEY` = the first 32 bytes (HMAC-SHA-512, cloned per token: keying costs two
 /// SHA-512 compressions, a large part of a session token's tag), `ENC_KEY` = the last 32
 /// (AES-256-CBC with PKCS#7, its key schedule expanded once).
+///
+/// The MAC input starts with the AAD, which for this key's own tokens is always the same
+/// protected header (`own_aad`; with Auth.js's `kid` it is longer than a SHA-512 block).
+/// `mac_after_own_aad` is the keyed HMAC that has already absorbed it, so each of those
+/// tags hashes only the IV, ciphertext and length: one SHA-512 compression fewer per tag.
+/// HMAC is a deterministic function of its input, so the tag is the same either way.
 struct CbcHs512 {
     mac: Hmac<sha2::Sha512>,
+    own_aad: Box<[u8]>,
+    mac_after_own_aad: Hmac<sha2::Sha512>,
     encrypt: PaddedBlockEncryptingKey,
     decrypt: PaddedBlockDecryptingKey,
 }
 
 impl CbcHs512 {
-    fn new(key: &[u8; 64]) -> Self {
+    /// Keys the cipher; `own_aad` is the protected header this key's tokens carry.
+    fn new(key: &[u8; 64], own_aad: &[u8]) -> Self {
         let (mac_key, enc_key) = key.split_at(32);
         let aes =
             || UnboundCipherKey::new(&AES_256, enc_key).expect("AES-256 takes this 32-byte key");
+        let mac =
+            Hmac::<sha2::Sha512>::new_from_slice(mac_key).expect("HMAC accepts keys of any length");
+        let mut mac_after_own_aad = mac.clone();
+        mac_after_own_aad.update(own_aad);
         CbcHs512 {
-            mac: Hmac::<sha2::Sha512>::new_from_slice(mac_key)
-                .expect("HMAC accepts keys of any length"),
+            mac,
+            own_aad: own_aad.into(),
+            mac_after_own_aad,
             encrypt: PaddedBlockEncryptingKey::cbc_pkcs7(aes()).expect("CBC with an AES key"),
             decrypt: PaddedBlockDecryptingKey::cbc_pkcs7(aes()).expect("CBC with an AES key"),
         }
@@ -665,8 +682,14 @@ impl CbcHs512 {
 
     /// First 32 bytes of HMAC-SHA-512(`MAC_KEY`, AAD ‖ IV ‖ CT ‖ AL), AL = AAD bits as u64 BE.
     fn tag(&self, aad: &[u8], iv: &[u8; 16], ciphertext: &[u8]) -> [u8; 32] {
-        let mut mac = self.mac.clone();
-        mac.update(aad);
+        // The AAD is public (the token's first segment): comparing it need not be constant-time.
+        let mut mac = if aad == &*self.own_aad {
+            self.mac_after_own_aad.clone()
+        } else {
+            let mut mac = self.mac.clone();
+            mac.update(aad);
+            mac
+        };
         mac.update(iv);
         mac.update(ciphertext);
         // No AAD in memory approaches 2^61 bytes, so the bit count cannot wrap.
@@ -690,7 +713,7 @@ pub(crate) fn encrypt_cbc_hs512_with_iv(
 ) -> (Vec<u8>, [u8; 32]) {
     let mut buf = Vec::with_capacity(cbc_padded_len(plaintext.len()));
     buf.extend_from_slice(plaintext);
-    let tag = CbcHs512::new(key).seal(iv, aad, &mut buf);
+    let tag = CbcHs512::new(key, aad).seal(iv, aad, &mut buf);
     (buf, tag)
 }
 
@@ -704,7 +727,7 @@ pub(crate) fn decrypt_cbc_hs512(
     ciphertext: &mut [u8],
     tag: &[u8],
 ) -> Result<usize, JoseError> {
-    CbcHs512::new(key).open(iv, aad, ciphertext, tag)
+    CbcHs512::new(key, aad).open(iv, aad, ciphertext, tag)
 }
 
 #[cfg(test)]
@@ -841,6 +864,22 @@ mod tests {
         assert_eq!(err, Err(JoseError::DecryptionFailed));
         let err = decrypt_cbc_hs512(&b3_key(), &b3_iv(), B3_A, &mut ct, &tag[..31]);
         assert_eq!(err, Err(JoseError::DecryptionFailed));
+    }
+
+    #[test]
+    fn tags_from_the_kept_header_state_equal_tags_hashed_whole() {
+        let key = b3_key();
+        let iv = b3_iv();
+        let ct = hex::decode(B3_E).unwrap();
+        let other = CbcHs512::new(&key, b"not any AAD below");
+        // The RFC's tag, with the AAD hashed as part of the input.
+        assert_eq!(hex::encode(other.tag(B3_A, &iv, &ct)), B3_T);
+        // Around SHA-512's 128-byte blocks, and Auth.js's 174-byte header.
+        for len in [0, 42, 127, 128, 129, 174, 255, 256, 300] {
+            let aad: Vec<u8> = (0..len).map(|i| u8::try_from(i % 251).unwrap()).collect();
+            let own = CbcHs512::new(&key, &aad);
+            assert_eq!(own.tag(&aad, &iv, &ct), other.tag(&aad, &iv, &ct), "{len}");
+        }
     }
 
     #[test]
