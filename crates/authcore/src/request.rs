@@ -275,18 +275,15 @@ pub(crate) fn session_source(
 
 /// The request's cookies, refused when the `Cookie` headers are over the configured size.
 fn parse_cookies(config: &ConfigInner, headers: &HeaderMap) -> Result<RequestCookies, ParseError> {
-    let mut cookie_bytes = 0usize;
-    for v in headers.get_all(http::header::COOKIE) {
-        cookie_bytes += v.len();
-    }
+    // One lookup; its values are walked twice (sizes first, so an oversize header is never
+    // parsed).
+    let values = headers.get_all(http::header::COOKIE);
+    let cookie_bytes: usize = values.iter().map(http::HeaderValue::len).sum();
     if cookie_bytes > config.max_cookie_header_bytes {
         return Err(ParseError::CookiesTooLarge(config.max_cookie_header_bytes));
     }
     Ok(RequestCookies::parse(
-        headers
-            .get_all(http::header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok()),
+        values.iter().filter_map(|v| v.to_str().ok()),
     ))
 }
 

@@ -33,7 +33,9 @@ pub(crate) fn success_redirect(ctx: &Ctx<'_>, is_new_user: bool, callback_url: &
 /// The default token at sign-in (Auth.js `lib/actions/callback/index.ts`):
 /// `{name, email, picture, sub}`.
 pub(crate) fn default_token(user: &User) -> JwtClaims {
-    let mut t = JwtClaims::new();
+    // Room for these four, the sign-in's own claims and the encoder's `iat`, `exp` and
+    // `jti`, so the map is not grown on the way.
+    let mut t = JwtClaims::with_capacity(12);
     let mut put = |k: &str, v: &Option<String>| {
         if let Some(v) = v {
             t.insert(k.to_owned(), v.clone().into());
@@ -92,7 +94,13 @@ async fn jwt_session_cookies(
     // How and when the user signed in (OIDC Core §2 `amr` / `auth_time`), for step-up
     // checks and the recent sign-in that sensitive changes need (beyond Auth.js, whose
     // tokens carry neither; it ignores them).
-    token.insert("amr".into(), auth.amr.clone().into());
+    token.insert(
+        "amr".into(),
+        auth.amr
+            .iter()
+            .map(|m| serde_json::Value::from(m.as_str()))
+            .collect(),
+    );
     token.insert("auth_time".into(), auth.auth_time.into());
     if config.jwt_revocation {
         // A session id and sign-in time that later reads keep (the revocation list).

@@ -22,10 +22,15 @@ fn authorize_request(ctx: &Ctx<'_>, credentials: &JsonObject) -> http::Request<B
         .uri(&*ctx.req.url.to_str());
     if let Some(h) = builder.headers_mut() {
         h.clone_from(&ctx.req.headers);
-        h.insert(
-            http::header::CONTENT_TYPE,
-            http::HeaderValue::from_static("application/json"),
-        );
+        let json = http::HeaderValue::from_static("application/json");
+        // A form post has a `Content-Type` to replace in place; an insert would first grow
+        // the clone, which has no spare room.
+        match h.get_mut(http::header::CONTENT_TYPE) {
+            Some(value) => *value = json,
+            None => {
+                h.insert(http::header::CONTENT_TYPE, json);
+            }
+        }
     }
     builder
         .body(body.clone())
