@@ -292,6 +292,9 @@ DB_SCENARIOS=(session_sqlite session_postgres)
 # Userinfo first: oidc-provider's in-memory adapter keeps its last 1000 entries, so the
 # tokens of the token scenario would push the user's token out of it.
 OP_SCENARIOS=(oidc_userinfo oidc_token)
+# authcore's too with its client of opaque tokens (oidc-provider's default kind), whose
+# rows face oidc-provider's own oidc_userinfo and oidc_token.
+RUST_OP_SCENARIOS=("${OP_SCENARIOS[@]}" oidc_userinfo_opaque oidc_token_opaque)
 declare -A LABEL=(
   [session]="GET /auth/session (valid JWT)"
   [session_none]="GET /auth/session (no cookie)"
@@ -304,6 +307,8 @@ declare -A LABEL=(
   [oidc_token]="POST /oidc/token (client_credentials)"
   [oidc_token_jwt]="POST /oidc/token (client_credentials), oidc-provider's tokens EdDSA JWTs as authcore's"
   [oidc_userinfo]="GET /oidc/userinfo (Bearer access token)"
+  [oidc_token_opaque]="POST /oidc/token (client_credentials), both providers' tokens opaque"
+  [oidc_userinfo_opaque]="GET /oidc/userinfo (Bearer access token), both providers' tokens opaque"
 )
 declare -A RESULT # [server:scenario] = "rps p99 errors"
 declare -A IDLE_RSS
@@ -320,7 +325,7 @@ bench_server() {
   shift 2
   local scenarios=("$@")
   ((${#scenarios[@]} > 0)) || scenarios=("${SCENARIOS[@]}")
-  local csrf csrf_cookie session_cookie access_token=""
+  local csrf csrf_cookie session_cookie access_token="" opaque_token=""
   IDLE_RSS[$key]=${IDLE_RSS[$key]:-$(rss_mib "$SERVER_PID")}
 
   csrf=$(sign_in "$base" "$jar")
@@ -359,8 +364,13 @@ bench_server() {
         ;;
       oidc_token | oidc_userinfo)
         # The user's access token only once (a code flow per call).
-        [[ -n $access_token || $s != oidc_userinfo ]] || access_token=$(op_access_token "$base" "$jar")
+        [[ -n $access_token || $s != oidc_userinfo ]] || access_token=$(op_access_token "$base" "$jar" bench)
         op_wrk "$out" "$base" "$s" "$access_token"
+        ;;
+      oidc_token_opaque | oidc_userinfo_opaque)
+        [[ -n $opaque_token || $s != oidc_userinfo_opaque ]] ||
+          opaque_token=$(op_access_token "$base" "$jar" bench-opaque)
+        op_wrk "$out" "$base" "$s" "$opaque_token"
         ;;
     esac
     record_result "$key" "$s" "$out"
@@ -368,14 +378,16 @@ bench_server() {
   done
 }
 
-# op_wrk <out> <issuer's origin> <oidc_token|oidc_userinfo> <a user's access token>: the
-# OpenID Provider's scenarios, the same requests for authcore and oidc-provider.
+# op_wrk <out> <issuer's origin> <scenario> <a user's access token>: the OpenID
+# Provider's scenarios, the same requests for authcore and oidc-provider (the *_opaque
+# ones, authcore's only, as client bench-opaque).
 op_wrk() {
-  local out=$1 base=$2 s=$3 token=$4
+  local out=$1 base=$2 s=$3 token=$4 client=bench
+  [[ $s != *_opaque ]] || client=bench-opaque
   case $s in
-    oidc_token)
+    oidc_token | oidc_token_opaque)
       run_wrk "$out" "$base/oidc/token" WRK_METHOD=POST WRK_BODY="grant_type=client_credentials" \
-        WRK_AUTHORIZATION="Basic $(printf 'bench:%s' "$OP_CLIENT_SECRET" | base64 -w0)" \
+        WRK_AUTHORIZATION="Basic $(printf '%s:%s' "$client" "$OP_CLIENT_SECRET" | base64 -w0)" \
         WRK_EXPECT_BODY='"access_token"'
       ;;
     oidc_token_jwt) # oidc-provider only: the resource whose access tokens are JWTs
@@ -384,7 +396,7 @@ op_wrk() {
         WRK_AUTHORIZATION="Basic $(printf 'bench:%s' "$OP_CLIENT_SECRET" | base64 -w0)" \
         WRK_EXPECT_BODY='"access_token":"eyJ'
       ;;
-    oidc_userinfo)
+    oidc_userinfo | oidc_userinfo_opaque)
       run_wrk "$out" "$base/oidc/userinfo" WRK_AUTHORIZATION="Bearer $token" \
         WRK_EXPECT_BODY='"demo@example.com"'
       ;;
@@ -444,20 +456,26 @@ id = "bench"
 secret = "$OP_CLIENT_SECRET"
 redirect_uris = ["$OP_REDIRECT"]
 grant_types = ["authorization_code", "client_credentials"]
+[[oidc_provider.clients]]
+id = "bench-opaque"
+secret = "$OP_CLIENT_SECRET"
+redirect_uris = ["$OP_REDIRECT"]
+grant_types = ["authorization_code", "client_credentials"]
+access_token_format = "opaque"
 TOML
   echo "$WORK/op.toml"
 }
 
-# op_access_token <base url> <jar of a signed-in session>: the demo user's access token,
-# by the authorization code flow (authorize with the session cookie, then the token
-# endpoint), as a relying party gets it.
+# op_access_token <base url> <jar of a signed-in session> <client>: the demo user's access
+# token for the client, by the authorization code flow (authorize with the session cookie,
+# then the token endpoint), as a relying party gets it.
 op_access_token() {
-  local base=$1 jar=$2 location code token
+  local base=$1 jar=$2 client=$3 location code token
   location=$(curl -s -o /dev/null -w '%{redirect_url}' -b "$jar" \
-    "$base/oidc/authorize?client_id=bench&response_type=code&scope=openid%20email&redirect_uri=$OP_REDIRECT")
+    "$base/oidc/authorize?client_id=$client&response_type=code&scope=openid%20email&redirect_uri=$OP_REDIRECT")
   code=$(sed -n 's/.*[?&]code=\([^&]*\).*/\1/p' <<<"$location")
   [[ -n $code ]] || die "no code from $base/oidc/authorize: $location"
-  token=$(curl -s -u "bench:$OP_CLIENT_SECRET" --data-urlencode grant_type=authorization_code \
+  token=$(curl -s -u "$client:$OP_CLIENT_SECRET" --data-urlencode grant_type=authorization_code \
     --data-urlencode "code=$code" --data-urlencode "redirect_uri=$OP_REDIRECT" "$base/oidc/token" |
     sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p')
   [[ -n $token ]] || die "no access token from $base/oidc/token"
@@ -605,7 +623,7 @@ if [[ $ONLY != node ]]; then
   # oidc-provider on the same CPU.
   for ((round = 1; round <= OP_ROUNDS; round++)); do
     rust_server "$(database_of oidc_token)" AUTHCORE_CONFIG="$(op_config "$RUST_PORT")"
-    bench_server "rust-op$round" "$RUST_PORT" "${OP_SCENARIOS[@]}"
+    bench_server "rust-op$round" "$RUST_PORT" "${RUST_OP_SCENARIOS[@]}"
     stop_server
     [[ $OIDC_PROVIDER != 0 ]] || continue
     echo "oidc-provider $OIDC_PROVIDER_VERSION (Node $(node --version)) on 127.0.0.1:$OIDC_PROVIDER_PORT" >&2
@@ -617,14 +635,19 @@ if [[ $ONLY != node ]]; then
     done
     stop_server
   done
-  for s in "${OP_SCENARIOS[@]}"; do
+  for s in "${RUST_OP_SCENARIOS[@]}"; do
     RESULT[rust:$s]=$(round_mean rust-op "$s")
+  done
+  for s in "${OP_SCENARIOS[@]}"; do
     [[ $OIDC_PROVIDER == 0 ]] || RESULT[oidcp:$s]=$(round_mean oidcp "$s")
   done
-  # authcore's tokens are JWTs either way: its one token endpoint result faces both.
   if [[ $OIDC_PROVIDER != 0 ]]; then
+    # authcore's JWT token endpoint faces oidc-provider's JWTs too; oidc-provider's
+    # default (opaque) rows face authcore's opaque ones.
     RESULT[rust:oidc_token_jwt]=${RESULT[rust:oidc_token]}
     RESULT[oidcp:oidc_token_jwt]=$(round_mean oidcp oidc_token_jwt)
+    RESULT[oidcp:oidc_token_opaque]=${RESULT[oidcp:oidc_token]}
+    RESULT[oidcp:oidc_userinfo_opaque]=${RESULT[oidcp:oidc_userinfo]}
   fi
   measure_ceiling
   # The yardstick: the two ceilings' mean rate (worst p99, errors summed).
@@ -715,12 +738,12 @@ report() {
     echo
     echo "| OpenID Provider | authcore req/s | of ceiling | authcore p99 | oidc-provider req/s | of ceiling | oidc-provider p99 | authcore ÷ oidc-provider | CPU 0 stolen (authcore / oidc-provider, round 1) |"
     echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-    for s in "${OP_SCENARIOS[@]}" oidc_token_jwt; do
+    for s in "${OP_SCENARIOS[@]}" oidc_token_jwt oidc_userinfo_opaque oidc_token_opaque; do
       [[ -n ${RESULT[rust:$s]:-} ]] || continue
-      echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(share "$s") | $(cell rust "$s" 2) | $(cell oidcp "$s" 1) | $(share "$s" oidcp) | $(cell oidcp "$s" 2) | $(ratio "$s" "${RESULT[rust:$s]}" oidcp) | $(stolen "${s%_jwt}" rust-op1) / $(stolen "$s" oidcp1) |"
+      echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(share "$s") | $(cell rust "$s" 2) | $(cell oidcp "$s" 1) | $(share "$s" oidcp) | $(cell oidcp "$s" 2) | $(ratio "$s" "${RESULT[rust:$s]}" oidcp) | $(stolen "${s%_jwt}" rust-op1) / $(stolen "${s%_opaque}" oidcp1) |"
     done
     echo
-    echo "Both providers: one confidential client (client_secret_basic, the same secret), the token endpoint's client_credentials grant, userinfo with the demo user's access token (scope openid email); authcore on SQLite with EdDSA-signed JWT access tokens, oidc-provider with its in-memory adapter and opaque tokens, except in the last row, where the request names a resource (urn:bench:api) whose access tokens oidc-provider issues as EdDSA-signed JWTs, the work authcore does for every token."
+    echo "Both providers: one confidential client (client_secret_basic, the same secret), the token endpoint's client_credentials grant, userinfo with the demo user's access token (scope openid email); authcore on SQLite with EdDSA-signed JWT access tokens, oidc-provider with its in-memory adapter and opaque tokens, except in the third row, where the request names a resource (urn:bench:api) whose access tokens oidc-provider issues as EdDSA-signed JWTs, the work authcore does for every token; in the last two rows authcore's client has access_token_format = \"opaque\" (its tokens sealed, not signed), facing oidc-provider's opaque ones."
   fi
   echo "CPU 0 stolen = the share of the measured run the hypervisor gave the server's CPU to something else (/proc/stat steal); above $STEAL_LIMIT % a rate says more about the VM's neighbours than about the server."
   if ((${#STOLEN[@]} > 0)); then

@@ -123,6 +123,11 @@ pub struct ClientConfig {
     /// proof gets bound tokens anyway.
     #[serde(default)]
     pub dpop_bound_access_tokens: bool,
+    /// What its access tokens are: `jwt` (the default: a signed JWT, RFC 9068, that an API
+    /// can check with the provider's keys) or `opaque` (sealed under the auth secret: they
+    /// say nothing to the client or an API, which asks the introspection endpoint, RFC
+    /// 7662; no signature is made for them).
+    pub access_token_format: Option<String>,
 }
 
 /// A client secret as configured: its `Debug` prints `[redacted]`.
@@ -314,6 +319,7 @@ pub struct Client {
     lifetimes: LifetimeSettings,
     allowed: AllowedUsers,
     dpop_bound: bool,
+    opaque_access_tokens: bool,
 }
 
 impl std::fmt::Debug for Client {
@@ -409,6 +415,11 @@ impl Client {
     /// Whether its token requests must carry a DPoP proof (`dpop_bound_access_tokens`).
     pub fn requires_dpop(&self) -> bool {
         self.dpop_bound
+    }
+
+    /// Whether its access tokens are opaque (`access_token_format = "opaque"`).
+    pub fn opaque_access_tokens(&self) -> bool {
+        self.opaque_access_tokens
     }
 
     /// Where it takes logout tokens, if anywhere.
@@ -709,6 +720,15 @@ impl Clients {
                 &c.allowed_organizations,
             )?,
             dpop_bound: c.dpop_bound_access_tokens,
+            opaque_access_tokens: match c.access_token_format.as_deref() {
+                None | Some("jwt") => false,
+                Some("opaque") => true,
+                Some(other) => {
+                    return Err(format!(
+                        "access_token_format = {other:?}: it is \"jwt\" (the default) or \"opaque\""
+                    ));
+                }
+            },
         })
     }
 
@@ -845,6 +865,13 @@ mod tests {
         assert!(!keyed.is_public());
         assert_eq!(keyed.keys().map(Jwks::len), Some(1));
         assert_eq!(keyed.id_token_alg(), Some("RS256"));
+        assert!(!keyed.opaque_access_tokens(), "signed tokens by default");
+        let opaque = ClientConfig {
+            access_token_format: Some("opaque".into()),
+            ..config("opaque")
+        };
+        let opaque = Clients::new(vec![opaque]).unwrap();
+        assert!(opaque.get("opaque").unwrap().opaque_access_tokens());
         for (c, problem) in [
             (
                 ClientConfig {
@@ -974,6 +1001,13 @@ mod tests {
                     ..config("x")
                 },
                 "id_token_signed_response_alg \"HS256\": use one of EdDSA, Ed25519, ES256, RS256",
+            ),
+            (
+                ClientConfig {
+                    access_token_format: Some("JWT".into()),
+                    ..config("x")
+                },
+                "access_token_format = \"JWT\": it is \"jwt\" (the default) or \"opaque\"",
             ),
             (
                 ClientConfig {

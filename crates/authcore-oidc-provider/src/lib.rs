@@ -74,6 +74,7 @@ mod grant;
 mod groups;
 mod login_marker;
 mod logout;
+mod opaque;
 mod par;
 mod params;
 mod request;

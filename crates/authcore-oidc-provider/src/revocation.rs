@@ -34,7 +34,7 @@ impl ProviderState {
         &self,
         token: &str,
     ) -> Result<Option<ActiveToken>, Box<Response>> {
-        let Some(claims) = self.provider.verified_access_token(token) else {
+        let Some(claims) = self.access_token_claims(token) else {
             return Ok(None);
         };
         self.still_active(claims).await

@@ -8,6 +8,9 @@ pub(crate) const CODE_SALT: &str = "authcore.oidc-provider.code";
 /// The salt of sealed refresh tokens.
 pub(crate) const REFRESH_SALT: &str = "authcore.oidc-provider.refresh";
 
+/// The salt of opaque access tokens (clients with `access_token_format = "opaque"`).
+pub(crate) const ACCESS_TOKEN_SALT: &str = "authcore.oidc-provider.access-token";
+
 /// The salt of the consent page's ticket (the request it answers, for whom).
 pub(crate) const CONSENT_SALT: &str = "authcore.oidc-provider.consent";
 

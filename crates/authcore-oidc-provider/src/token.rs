@@ -295,10 +295,7 @@ impl ProviderState {
             epoch: 0,
             cnf: confirmation(form.dpop_jkt.as_deref()),
         };
-        let access_token = p
-            .keys
-            .sign_claims(Some("at+jwt"), &access)
-            .map_err(|_| no_signature())?;
+        let access_token = self.access_token(&form.client, &access, ttl)?;
         tracing::info!(client = %form.client.id(), "oidc provider: client token issued");
         /// The answer (RFC 6749 §5.1).
         #[derive(serde::Serialize)]
@@ -315,6 +312,23 @@ impl ProviderState {
                 expires_in: ttl,
             },
         ))
+    }
+
+    /// The access token of `access` for `client`, valid for `ttl` seconds: a signed JWT
+    /// (RFC 9068, `typ` `at+jwt`), or an opaque one for a client that asks for them.
+    fn access_token(
+        &self,
+        client: &clients::Client,
+        access: &AccessTokenClaims,
+        ttl: i64,
+    ) -> Result<String, Box<Response>> {
+        if client.opaque_access_tokens() {
+            return self.seal_access_token(access, ttl).ok_or_else(no_signature);
+        }
+        self.provider
+            .keys
+            .sign_claims(Some("at+jwt"), access)
+            .map_err(|_| no_signature())
     }
 
     /// The access token, ID token (with `openid`) and refresh token of a user grant.
@@ -336,10 +350,7 @@ impl ProviderState {
             epoch: t.grant.epoch,
             cnf: confirmation(t.jkt),
         };
-        let access_token = p
-            .keys
-            .sign_claims(Some("at+jwt"), &access)
-            .map_err(|_| no_signature())?;
+        let access_token = self.access_token(client, &access, ttl.access_token)?;
         let mut body = json!({
             "access_token": access_token,
             "token_type": dpop::token_type(access.cnf.as_ref()),

@@ -28,7 +28,7 @@ pub(crate) async fn userinfo(
     let Some((scheme, token)) = token else {
         return bearer_error("invalid_request");
     };
-    let Some(claims) = s.provider.verified_access_token(&token) else {
+    let Some(claims) = s.access_token_claims(&token) else {
         return scheme.refusal("invalid_token");
     };
     // The proof before the stores: a request sent again for a nonce reads nothing.

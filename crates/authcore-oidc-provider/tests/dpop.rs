@@ -4,7 +4,10 @@
 //! trip, tokens bound to its key, userinfo and refresh with proofs, and its bound tokens
 //! refused as bearer tokens or with another key. Then the attacks, as raw requests with
 //! proofs made here (jsonwebtoken): at the token endpoint each one issues no token (and
-//! leaves the code unspent), at userinfo each one opens nothing.
+//! leaves the code unspent), at userinfo each one opens nothing. Opaque access tokens
+//! (`access_token_format = "opaque"`, the client of `docs/identity-provider.md` as written)
+//! are tested here too, with the same harness: they say nothing, open at userinfo,
+//! introspection and revocation, and nothing sealed otherwise opens as one.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -71,6 +74,38 @@ fn documented_client() -> ClientConfig {
     client
 }
 
+/// The client of the opaque tokens section of `docs/identity-provider.md`, as written (its
+/// secret the test's).
+fn documented_opaque_client() -> ClientConfig {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/identity-provider.md"),
+    )
+    .unwrap();
+    let marker = "<!-- oidc-provider-test: opaque -->";
+    let after = &doc[doc.find(marker).unwrap() + marker.len()..];
+    let block = after.split("```toml\n").nth(1).unwrap();
+    let block = &block[..block.find("```").unwrap()];
+    let file: toml::Value = toml::from_str(block).unwrap();
+    let mut client: ClientConfig = file["oidc_provider"]["clients"][0]
+        .clone()
+        .try_into()
+        .unwrap();
+    assert_eq!(client.id, OPAQUE_SERVICE, "{block}");
+    assert_eq!(
+        client.access_token_format.as_deref(),
+        Some("opaque"),
+        "{block}"
+    );
+    client.secret = Some(ClientSecret::new(RP_SECRET));
+    client
+}
+
+/// The documented client with opaque tokens (a service).
+const OPAQUE_SERVICE: &str = "reports-api";
+
+/// The salt opaque access tokens are sealed with (what the provider's code names it).
+const ACCESS_TOKEN_SALT: &str = "authcore.oidc-provider.access-token";
+
 fn client(id: &str, f: impl FnOnce(&mut ClientConfig)) -> ClientConfig {
     let mut c = ClientConfig::default();
     c.id = id.into();
@@ -103,6 +138,11 @@ async fn start(instances: usize) -> Op {
             c.secret = Some(ClientSecret::new(RP_SECRET));
             c.grant_types = vec!["client_credentials".into()];
             c.redirect_uris.clear();
+        }),
+        documented_opaque_client(),
+        client("rp-opaque", |c| {
+            c.secret = Some(ClientSecret::new(RP_SECRET));
+            c.access_token_format = Some("opaque".into());
         }),
         // Authenticates with assertions signed by the client's key (its DPoP key too).
         client("keyed", |c| {
@@ -300,7 +340,9 @@ impl Op {
         let mut r = reqwest::Client::new().post(format!("{}/oidc/token", self.bases[at]));
         let mut form = form.to_vec();
         match client {
-            "rp" | "service" => r = r.basic_auth(client, Some(RP_SECRET)),
+            "rp" | "service" | "rp-opaque" | OPAQUE_SERVICE => {
+                r = r.basic_auth(client, Some(RP_SECRET));
+            }
             _ => form.push(("client_id", client)),
         }
         for proof in proofs {
@@ -315,9 +357,15 @@ impl Op {
 
     /// `POST path` (introspection, revocation) by client `rp` about `token`.
     async fn rp_token_call(&self, path: &str, token: &str) -> reqwest::Response {
+        self.token_call("rp", path, token).await
+    }
+
+    /// `POST path` (introspection, revocation) by `client` (a secret of [`RP_SECRET`])
+    /// about `token`.
+    async fn token_call(&self, client: &str, path: &str, token: &str) -> reqwest::Response {
         reqwest::Client::new()
             .post(self.url(path))
-            .basic_auth("rp", Some(RP_SECRET))
+            .basic_auth(client, Some(RP_SECRET))
             .form(&[("token", token)])
             .send()
             .await
@@ -1113,4 +1161,174 @@ async fn refresh_tokens_clients_and_instances() {
     assert_eq!(a.json()["token_type"], "DPoP");
     let a = op.token_at(0, "service", &form, &[&p]).await;
     no_token(&a, "a proof replayed at another instance");
+}
+
+/// An opaque token: a compact JWE (`dir`, five segments) whose parts say nothing of `what`.
+fn says_nothing(token: &str, what: &[&str]) {
+    let segments: Vec<&str> = token.split('.').collect();
+    assert_eq!(segments.len(), 5, "{token}");
+    let header: Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(segments[0]).unwrap()).unwrap();
+    assert_eq!(header["alg"], "dir", "{header}");
+    for segment in &segments[1..] {
+        let bytes = URL_SAFE_NO_PAD.decode(segment).unwrap();
+        for w in what {
+            let found = bytes.windows(w.len()).any(|b| b == w.as_bytes());
+            assert!(!found, "{w} in {token}");
+        }
+    }
+}
+
+/// A refused bearer token at userinfo: `401`, a `Bearer` challenge, nothing of the user.
+fn bearer_refused(a: &Answer, case: &str) {
+    assert_eq!(a.status, 401, "{case}: {a:?}");
+    assert!(a.challenge.starts_with("Bearer"), "{case}: {a:?}");
+    assert!(!a.body.contains("ada"), "{case}: {a:?}");
+}
+
+/// Opaque access tokens: a service's and a user's say nothing; introspection (at another
+/// instance too) and userinfo open them, a refresh gives another, revocation voids one.
+/// Nothing else opens as one: the code and the refresh token, a token altered in any
+/// segment, the same claims sealed under another secret or another purpose's salt, expired,
+/// or naming another issuer or audience. A signed client's tokens stay JWTs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opaque_access_tokens_say_nothing_and_open_only_here() {
+    let op = start(2).await;
+    let bearer = |t: &str| format!("Bearer {t}");
+
+    // A service's own token, issued at the second instance, introspected at the first.
+    let form = [("grant_type", "client_credentials")];
+    let a = op.token_at(1, OPAQUE_SERVICE, &form, &[]).await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let service = a.json()["access_token"].as_str().unwrap().to_owned();
+    says_nothing(&service, &[OPAQUE_SERVICE, "sub"]);
+    let r = op
+        .token_call(OPAQUE_SERVICE, "/oidc/introspect", &service)
+        .await;
+    let i: Value = r.json().await.unwrap();
+    assert_eq!(i["active"], true, "{i}");
+    assert_eq!(i["client_id"], OPAQUE_SERVICE, "{i}");
+    bearer_refused(
+        &op.userinfo(&bearer(&service), &[]).await,
+        "a service's token stands for no user",
+    );
+    // Another client's introspection learns nothing of it.
+    let i: Value = op
+        .rp_token_call("/oidc/introspect", &service)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(i, json!({"active": false}));
+    // A service with signed tokens still gets a JWT.
+    let a = op.token("service", &form, &[]).await;
+    let signed = a.json()["access_token"].as_str().unwrap().to_owned();
+    assert_eq!(payload(&signed)["client_id"], "service", "{a:?}");
+
+    // A user's: the code flow, userinfo, introspection, refresh.
+    let (browser, _) = common::signed_in_browser(&op.base, "ada").await;
+    let code = op.code(&browser, "rp-opaque").await;
+    let a = op.token("rp-opaque", &redeem(&code), &[]).await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let tokens = a.json();
+    let access = tokens["access_token"].as_str().unwrap().to_owned();
+    let refresh_token = tokens["refresh_token"].as_str().unwrap().to_owned();
+    says_nothing(&access, &["ada", "rp-opaque", "openid"]);
+    let ada = payload(tokens["id_token"].as_str().unwrap())["sub"].clone();
+    let a = op.userinfo(&bearer(&access), &[]).await;
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(a.json()["sub"], ada, "{a:?}");
+    assert_eq!(a.json()["email"], "ada@example.com", "{a:?}");
+    let i: Value = op
+        .token_call("rp-opaque", "/oidc/introspect", &access)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!((&i["active"], &i["sub"]), (&json!(true), &ada), "{i}");
+    let a = op.token("rp-opaque", &refresh(&refresh_token), &[]).await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let refreshed = a.json()["access_token"].as_str().unwrap().to_owned();
+    says_nothing(&refreshed, &["ada"]);
+    assert_eq!(op.userinfo(&bearer(&refreshed), &[]).await.status, 200);
+
+    // What opens as nothing.
+    let codec = authcore::jwt::JwtCodec::new(&[AUTH_SECRET]).unwrap();
+    let claims = codec.decode(&access, ACCESS_TOKEN_SALT).unwrap().unwrap();
+    let again = codec.encode(&claims, ACCESS_TOKEN_SALT, 600).unwrap();
+    let a = op.userinfo(&bearer(&again), &[]).await;
+    assert_eq!(
+        a.status, 200,
+        "the control: the same claims sealed again open: {a:?}"
+    );
+    let with = |name: &str, value: &str| {
+        let mut c = claims.clone();
+        c.insert(name.into(), value.into());
+        codec.encode(&c, ACCESS_TOKEN_SALT, 600).unwrap()
+    };
+    let altered = |segment: usize| {
+        let mut parts: Vec<String> = access.split('.').map(str::to_owned).collect();
+        // The first character: six bits of data (a last one may hold unused bits).
+        let s = &mut parts[segment];
+        let first = if s.starts_with('A') { "B" } else { "A" };
+        s.replace_range(..1, first);
+        parts.join(".")
+    };
+    let other_secret =
+        authcore::jwt::JwtCodec::new(&["another secret, as long as the real one is"])
+            .unwrap()
+            .encode(&claims, ACCESS_TOKEN_SALT, 600)
+            .unwrap();
+    let fresh_code = op.code(&browser, "rp-opaque").await;
+    for (case, token) in [
+        ("the authorization code", fresh_code.clone()),
+        ("the refresh token", refresh_token.clone()),
+        ("the header altered", altered(0)),
+        ("the IV altered", altered(2)),
+        ("the ciphertext altered", altered(3)),
+        ("the tag altered", altered(4)),
+        ("another secret", other_secret),
+        (
+            "another purpose's salt",
+            codec
+                .encode(&claims, "authcore.oidc-provider.code", 600)
+                .unwrap(),
+        ),
+        (
+            "expired",
+            codec
+                .encode_at(&claims, ACCESS_TOKEN_SALT, 60, now() - 3600)
+                .unwrap(),
+        ),
+        ("another issuer", with("iss", "http://localhost:1/oidc")),
+        (
+            "another audience",
+            with("aud", "http://localhost:1/oidc/userinfo"),
+        ),
+        ("a sixth segment", format!("{access}.AAAA")),
+    ] {
+        bearer_refused(&op.userinfo(&bearer(&token), &[]).await, case);
+        let i: Value = op
+            .token_call("rp-opaque", "/oidc/introspect", &token)
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(i, json!({"active": false}), "{case}");
+    }
+    // The code was left unspent by being shown to userinfo.
+    let a = op.token("rp-opaque", &redeem(&fresh_code), &[]).await;
+    assert_eq!(a.status, 200, "{a:?}");
+
+    // Revocation (RFC 7009) voids it at userinfo and introspection.
+    let r = op.token_call("rp-opaque", "/oidc/revoke", &access).await;
+    assert_eq!(r.status(), 200);
+    bearer_refused(&op.userinfo(&bearer(&access), &[]).await, "revoked");
+    let i: Value = op
+        .token_call("rp-opaque", "/oidc/introspect", &access)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(i, json!({"active": false}));
 }
