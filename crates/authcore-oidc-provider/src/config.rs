@@ -95,7 +95,7 @@ pub struct OpenIdProvider {
     pub(crate) ed25519_named: bool,
     /// What an access token must show (issuer, the userinfo audience, expiry), made once.
     pub(crate) access_validation: jsonwebtoken::Validation,
-    /// The access tokens whose signature was checked lately.
+    /// The access tokens whose signature was checked, or that were opened, lately.
     pub(crate) verified: crate::verified::VerifiedTokens,
 }
 

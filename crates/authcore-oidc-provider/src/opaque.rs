@@ -34,13 +34,18 @@ impl ProviderState {
     }
 
     /// The claims of `token` when it is an access token of this provider, unexpired: a
-    /// signed one (its signature checked, or found among those checked lately) or an
-    /// opaque one (opened, its issuer, audience and expiry checked as a signed one's are,
-    /// with no leeway).
+    /// signed one (its signature checked) or an opaque one (opened, its issuer, audience and
+    /// expiry checked as a signed one's are, with no leeway); either kind is checked once
+    /// and found among those checked lately after that.
     pub(crate) fn access_token_claims(&self, token: &str) -> Option<AccessTokenClaims> {
         // A JWE has five segments, a JWS three.
         if token.split('.').nth(4).is_none() {
             return self.provider.verified_access_token(token);
+        }
+        let now = unix_time();
+        let verified = &self.provider.verified;
+        if let Some(claims) = verified.get(token, now) {
+            return Some(claims);
         }
         let claims = self
             .auth
@@ -51,6 +56,10 @@ impl ProviderState {
         let claims: AccessTokenClaims = serde_json::from_value(Value::Object(claims)).ok()?;
         let issued_here =
             claims.iss == self.provider.issuer() && claims.aud == self.provider.url(USERINFO_PATH);
-        (issued_here && claims.exp > unix_time()).then_some(claims)
+        if !issued_here || claims.exp < now {
+            return None;
+        }
+        verified.insert(token, &claims);
+        Some(claims)
     }
 }
