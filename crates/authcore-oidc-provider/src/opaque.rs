@@ -38,8 +38,12 @@ impl ProviderState {
     /// expiry checked as a signed one's are, with no leeway); either kind is checked once
     /// and found among those checked lately after that.
     pub(crate) fn access_token_claims(&self, token: &str) -> Option<AccessTokenClaims> {
-        // A JWE has five segments, a JWS three.
-        if token.split('.').nth(4).is_none() {
+        // An opaque token is a `dir` JWE, `header..iv.ciphertext.tag`: its second segment
+        // is empty, where a JWS's is its payload.
+        let sealed = token
+            .split_once('.')
+            .is_some_and(|(_, rest)| rest.starts_with('.'));
+        if !sealed {
             return self.provider.verified_access_token(token);
         }
         let now = unix_time();
