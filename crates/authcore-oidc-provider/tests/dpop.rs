@@ -52,15 +52,15 @@ impl Drop for Op {
     }
 }
 
-/// The client of the DPoP section of `docs/identity-provider.md`, as written (its
-/// redirect URI the test's).
-fn documented_client() -> ClientConfig {
+/// The TOML block after `<!-- oidc-provider-test: <name> -->` in
+/// `docs/identity-provider.md`, and the first client it configures.
+fn doc_client(name: &str) -> (String, ClientConfig) {
     let doc = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/identity-provider.md"),
     )
     .unwrap();
-    let marker = "<!-- oidc-provider-test: dpop -->";
-    let after = &doc[doc.find(marker).unwrap() + marker.len()..];
+    let marker = format!("<!-- oidc-provider-test: {name} -->");
+    let after = &doc[doc.find(&marker).unwrap() + marker.len()..];
     let block = after.split("```toml\n").nth(1).unwrap();
     let block = &block[..block.find("```").unwrap()];
     #[derive(serde::Deserialize)]
@@ -68,7 +68,14 @@ fn documented_client() -> ClientConfig {
         oidc_provider: ProviderSection,
     }
     let file: File = toml::from_str(block).unwrap();
-    let mut client = file.oidc_provider.clients.into_iter().next().unwrap();
+    let client = file.oidc_provider.clients.into_iter().next().unwrap();
+    (block.to_owned(), client)
+}
+
+/// The client of the DPoP section of `docs/identity-provider.md`, as written (its
+/// redirect URI the test's).
+fn documented_client() -> ClientConfig {
+    let (block, mut client) = doc_client("dpop");
     assert!(client.dpop_bound_access_tokens, "{block}");
     client.redirect_uris = vec![CB.into()];
     client
@@ -77,25 +84,10 @@ fn documented_client() -> ClientConfig {
 /// The client of the opaque tokens section of `docs/identity-provider.md`, as written (its
 /// secret the test's).
 fn documented_opaque_client() -> ClientConfig {
-    let doc = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/identity-provider.md"),
-    )
-    .unwrap();
-    let marker = "<!-- oidc-provider-test: opaque -->";
-    let after = &doc[doc.find(marker).unwrap() + marker.len()..];
-    let block = after.split("```toml\n").nth(1).unwrap();
-    let block = &block[..block.find("```").unwrap()];
-    let file: toml::Value = toml::from_str(block).unwrap();
-    let mut client: ClientConfig = file["oidc_provider"]["clients"][0]
-        .clone()
-        .try_into()
-        .unwrap();
+    let (block, mut client) = doc_client("opaque");
     assert_eq!(client.id, OPAQUE_SERVICE, "{block}");
-    assert_eq!(
-        client.access_token_format.as_deref(),
-        Some("opaque"),
-        "{block}"
-    );
+    let format = client.access_token_format.as_deref();
+    assert_eq!(format, Some("opaque"), "{block}");
     client.secret = Some(ClientSecret::new(RP_SECRET));
     client
 }
@@ -370,6 +362,12 @@ impl Op {
             .send()
             .await
             .unwrap()
+    }
+
+    /// What introspection tells `client` of `token`.
+    async fn introspect(&self, client: &str, token: &str) -> Value {
+        let r = self.token_call(client, "/oidc/introspect", token).await;
+        r.json().await.unwrap()
     }
 
     /// `GET /oidc/userinfo` with `authorization` and the `DPoP` headers `proofs`.
@@ -1202,10 +1200,7 @@ async fn opaque_access_tokens_say_nothing_and_open_only_here() {
     assert_eq!(a.status, 200, "{a:?}");
     let service = a.json()["access_token"].as_str().unwrap().to_owned();
     says_nothing(&service, &[OPAQUE_SERVICE, "sub"]);
-    let r = op
-        .token_call(OPAQUE_SERVICE, "/oidc/introspect", &service)
-        .await;
-    let i: Value = r.json().await.unwrap();
+    let i = op.introspect(OPAQUE_SERVICE, &service).await;
     assert_eq!(i["active"], true, "{i}");
     assert_eq!(i["client_id"], OPAQUE_SERVICE, "{i}");
     bearer_refused(
@@ -1213,12 +1208,7 @@ async fn opaque_access_tokens_say_nothing_and_open_only_here() {
         "a service's token stands for no user",
     );
     // Another client's introspection learns nothing of it.
-    let i: Value = op
-        .rp_token_call("/oidc/introspect", &service)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let i = op.introspect("rp", &service).await;
     assert_eq!(i, json!({"active": false}));
     // A service with signed tokens still gets a JWT.
     let a = op.token("service", &form, &[]).await;
@@ -1239,12 +1229,7 @@ async fn opaque_access_tokens_say_nothing_and_open_only_here() {
     assert_eq!(a.status, 200, "{a:?}");
     assert_eq!(a.json()["sub"], ada, "{a:?}");
     assert_eq!(a.json()["email"], "ada@example.com", "{a:?}");
-    let i: Value = op
-        .token_call("rp-opaque", "/oidc/introspect", &access)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let i = op.introspect("rp-opaque", &access).await;
     assert_eq!((&i["active"], &i["sub"]), (&json!(true), &ada), "{i}");
     let a = op.token("rp-opaque", &refresh(&refresh_token), &[]).await;
     assert_eq!(a.status, 200, "{a:?}");
@@ -1308,12 +1293,7 @@ async fn opaque_access_tokens_say_nothing_and_open_only_here() {
         ("a sixth segment", format!("{access}.AAAA")),
     ] {
         bearer_refused(&op.userinfo(&bearer(&token), &[]).await, case);
-        let i: Value = op
-            .token_call("rp-opaque", "/oidc/introspect", &token)
-            .await
-            .json()
-            .await
-            .unwrap();
+        let i = op.introspect("rp-opaque", &token).await;
         assert_eq!(i, json!({"active": false}), "{case}");
     }
     // The code was left unspent by being shown to userinfo.
@@ -1324,11 +1304,6 @@ async fn opaque_access_tokens_say_nothing_and_open_only_here() {
     let r = op.token_call("rp-opaque", "/oidc/revoke", &access).await;
     assert_eq!(r.status(), 200);
     bearer_refused(&op.userinfo(&bearer(&access), &[]).await, "revoked");
-    let i: Value = op
-        .token_call("rp-opaque", "/oidc/introspect", &access)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let i = op.introspect("rp-opaque", &access).await;
     assert_eq!(i, json!({"active": false}));
 }
