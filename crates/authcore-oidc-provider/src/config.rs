@@ -182,17 +182,10 @@ impl OpenIdProvider {
     }
 
     /// The claims of `token` when it is an access token one of the keys signed, for this
-    /// issuer's userinfo audience, unexpired (revocations are the caller's to check); a
-    /// token verified before is known by its text and only its expiry compared again.
-    pub(crate) fn verified_access_token(&self, token: &str) -> Option<AccessTokenClaims> {
-        if let Some(claims) = self.verified.get(token, authcore_keys::unix_time()) {
-            return Some(claims);
-        }
-        let claims =
-            self.keys
-                .verify::<AccessTokenClaims>(token, "at+jwt", &self.access_validation)?;
-        self.verified.insert(token, &claims);
-        Some(claims)
+    /// issuer's userinfo audience, unexpired (revocations are the caller's to check).
+    pub(crate) fn signed_access_token(&self, token: &str) -> Option<AccessTokenClaims> {
+        self.keys
+            .verify::<AccessTokenClaims>(token, "at+jwt", &self.access_validation)
     }
 
     /// How long `client`'s tokens live.

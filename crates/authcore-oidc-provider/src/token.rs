@@ -25,8 +25,8 @@ use crate::responses::{
     unavailable,
 };
 use crate::single_use::{
-    CODE_SALT, REFRESH_SALT, REVOKED_GRANT, SIGNED_IN_SESSION, SIGNED_IN_USER, USED_CODE,
-    USED_REFRESH, client_key, secs,
+    ACCESS_TOKEN_SALT, CODE_SALT, REFRESH_SALT, REVOKED_GRANT, SIGNED_IN_SESSION, SIGNED_IN_USER,
+    USED_CODE, USED_REFRESH, client_key, secs,
 };
 use crate::{ProviderState, USERINFO_PATH};
 
@@ -323,7 +323,12 @@ impl ProviderState {
         ttl: i64,
     ) -> Result<String, Box<Response>> {
         if client.opaque_access_tokens() {
-            return self.seal_access_token(access, ttl).ok_or_else(no_signature);
+            // The seal writes its own `iat`, `exp` (`ttl` on) and `jti` (the id revocation
+            // marks name).
+            return u64::try_from(ttl)
+                .ok()
+                .and_then(|ttl| self.seal(access, ACCESS_TOKEN_SALT, ttl))
+                .ok_or_else(no_signature);
         }
         self.provider
             .keys

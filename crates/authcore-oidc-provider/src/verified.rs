@@ -4,10 +4,11 @@
 //!
 //! Only what cannot change is remembered: that these exact bytes carry a valid signature of
 //! one of the provider's keys (fixed at start-up), or open under the auth secret (fixed at
-//! start-up too), with the fixed issuer and audience, and the claims they say. The expiry is compared at each use, and everything that can change — the
-//! revocation marks, the user's access to the client, the client's allowed users — is read
-//! from the stores at each use as before, so a revocation takes effect at once on every
-//! instance. A token that fails verification is not remembered.
+//! start-up too), with the fixed issuer and audience, and the claims they say. The expiry
+//! is compared at each use, and everything that can change — the revocation marks, the
+//! user's access to the client, the client's allowed users — is read from the stores at
+//! each use as before, so a revocation takes effect at once on every instance. A token that
+//! fails verification is not remembered.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
