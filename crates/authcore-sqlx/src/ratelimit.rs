@@ -234,9 +234,10 @@ impl RateLimitStore for SqlRateLimitStore {
             (&sql.lock_rate_limit, vec![id()]),
             (&sql.get_rate_limit_value_locked, vec![id()], &VALUE),
             |row| {
-                let held_until = i64::try_from(now).unwrap_or(i64::MAX);
+                // A value held until after now (as the column stores times) stays.
+                let now_stored = i64::try_from(now).unwrap_or(i64::MAX);
                 if let Some([Val::Text(_), Val::Int(ends)]) = row.as_deref()
-                    && *ends > held_until
+                    && *ends > now_stored
                 {
                     return (Vec::new(), false);
                 }

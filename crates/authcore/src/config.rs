@@ -787,8 +787,8 @@ impl AuthConfigBuilder {
     /// end their sessions, ban them, reset their second factors and sign in as them. The
     /// adapter must find and ban users (`UserDirectoryStore`) and list their accounts
     /// (`LinkedAccountStore`: a set-up link for a user who signs in already is mailed to
-    /// them only); with JWT sessions the
-    /// revocation list must be on (`jwt_revocation(true)`), so that a ban ends them.
+    /// them only); with JWT sessions the revocation list must be on
+    /// (`jwt_revocation(true)`), so that a ban ends them.
     ///
     /// [`Admins`]: crate::admin::Admins
     pub fn admins(mut self, admins: crate::admin::Admins) -> Self {

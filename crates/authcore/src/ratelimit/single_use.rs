@@ -161,12 +161,12 @@ impl<'a> SingleUseStore<'a> {
     }
 }
 
-/// The store key of the mark of `value` of `kind`.
 /// The store key of the value kept under `id` of `kind` (only a hash of `id`).
 fn value_key(kind: &str, id: &str) -> String {
     subject_key(&format!("value:{kind}"), id)
 }
 
+/// The store key of the mark of `value` of `kind`.
 fn mark_key(kind: &str, value: &str) -> String {
     subject_key(&format!("mark:{kind}"), value)
 }
