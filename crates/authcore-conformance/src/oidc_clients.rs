@@ -39,6 +39,7 @@ fn client(id: &str) -> StoredClient {
         secret_hash: Some(client_secret_hash("a secret")),
         dpop_bound_access_tokens: true,
         require_pushed_authorization_requests: true,
+        access_token_format: Some("opaque".to_owned()),
         created_at: now,
         secret_rotated_at: None,
         disabled_at: None,

@@ -499,6 +499,7 @@ impl Client {
             scopes: stored.scopes.clone(),
             dpop_bound_access_tokens: stored.dpop_bound_access_tokens,
             require_pushed_authorization_requests: stored.require_pushed_authorization_requests,
+            access_token_format: stored.access_token_format.clone(),
             ..ClientConfig::default()
         };
         let mut client = Clients::client(&config)?;

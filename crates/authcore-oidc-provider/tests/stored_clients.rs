@@ -57,6 +57,7 @@ fn stored(id: &str, secret: &str, redirect: &str) -> StoredClient {
         secret_hash: Some(client_secret_hash(secret)),
         dpop_bound_access_tokens: false,
         require_pushed_authorization_requests: false,
+        access_token_format: None,
         created_at: time::OffsetDateTime::now_utc(),
         secret_rotated_at: None,
         disabled_at: None,
@@ -330,15 +331,15 @@ impl Op {
         self.token(client, secret, &form).await
     }
 
-    async fn userinfo(&self, access: &str) -> u16 {
-        reqwest::Client::new()
+    /// `GET /oidc/userinfo` with `access`: the status and the JSON (`null` if none).
+    async fn userinfo(&self, access: &str) -> (u16, Value) {
+        let r = reqwest::Client::new()
             .get(format!("{}/oidc/userinfo", self.base))
             .bearer_auth(access)
             .send()
             .await
-            .unwrap()
-            .status()
-            .as_u16()
+            .unwrap();
+        (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
     }
 }
 
@@ -360,7 +361,7 @@ async fn a_stored_client_signs_in_its_secret_rotates_and_it_is_disabled() {
     let access = tokens["access_token"].as_str().unwrap().to_owned();
     let refresh = tokens["refresh_token"].as_str().unwrap().to_owned();
     assert!(tokens["id_token"].is_string());
-    assert_eq!(op.userinfo(&access).await, 200);
+    assert_eq!(op.userinfo(&access).await.0, 200);
     // A wrong secret is refused.
     let code = op.code(&browser, "wiki").await;
     let (status, body) = op.redeem("wiki", "not-the-secret", &code).await;
@@ -408,7 +409,7 @@ async fn a_stored_client_signs_in_its_secret_rotates_and_it_is_disabled() {
     );
     let r = op.authorize(&browser, "wiki", CB).await;
     assert_eq!(r.status(), 400, "no redirect to the client: {r:?}");
-    assert_eq!(op.userinfo(&access).await, 401);
+    assert_eq!(op.userinfo(&access).await.0, 401);
 
     // Enabled again: it works again.
     let before = client.clone();
@@ -544,6 +545,16 @@ fn the_provider_s_check_refuses_what_it_would_not_use() {
             }),
             true,
         ),
+        (
+            "opaque access tokens",
+            with(|c| c.access_token_format = Some("opaque".into())),
+            true,
+        ),
+        (
+            "an unknown access token format",
+            with(|c| c.access_token_format = Some("paseto".into())),
+            false,
+        ),
     ];
     for (name, client, accepted) in cases {
         assert_eq!(
@@ -611,4 +622,78 @@ async fn a_stored_client_s_dpop_and_par_requirements_hold() {
     let r = browser.get(url).send().await.unwrap();
     let to = r.headers()["location"].to_str().unwrap();
     assert!(to.starts_with(CB) && to.contains("code="), "{to}");
+}
+
+/// A stored client with opaque access tokens gets tokens that say nothing of the user, the
+/// client or the scope; userinfo and the client's own introspection read them, another
+/// client's introspection does not, and a signed client beside it still gets a JWT.
+#[tokio::test]
+async fn a_stored_client_s_opaque_access_tokens_say_nothing_and_open_here() {
+    use base64::Engine as _;
+    let op = start().await;
+    let mut opaque = stored("opaque", FIRST, CB);
+    opaque.access_token_format = Some("opaque".into());
+    let signed = stored("signed", SECOND, CB);
+    for client in [&opaque, &signed] {
+        assert!(op.users.create_oidc_client(client).await.unwrap());
+    }
+    let browser = op.browser().await;
+    let mut access = Vec::new();
+    for (id, secret) in [("opaque", FIRST), ("signed", SECOND)] {
+        let code = op.code(&browser, id).await;
+        let (status, body) = op.redeem(id, secret, &code).await;
+        assert_eq!(status, 200, "{id}: {body}");
+        access.push(body["access_token"].as_str().unwrap().to_owned());
+    }
+    let (sealed, jwt) = (&access[0], &access[1]);
+    assert_eq!(jwt.split('.').count(), 3, "a signed client's token: {jwt}");
+    let segments: Vec<&str> = sealed.split('.').collect();
+    assert_eq!(
+        (segments.len(), segments[1]),
+        (5, ""),
+        "a compact JWE with direct encryption: {sealed}"
+    );
+
+    let (status, info) = op.userinfo(sealed).await;
+    assert_eq!(status, 200, "{info}");
+    let sub = info["sub"].as_str().unwrap_or_else(|| panic!("{info}"));
+    assert_eq!(info["email"], "ada@example.com", "{info}");
+    for segment in segments {
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(segment)
+            .unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        for secret in [sub, "ada", "opaque", "openid", "email"] {
+            assert!(!text.contains(secret), "{secret:?} in {text:?}");
+        }
+    }
+
+    let introspect = |client: &'static str, secret: &'static str| {
+        let base = op.base.clone();
+        let token = sealed.clone();
+        async move {
+            reqwest::Client::new()
+                .post(format!("{base}/oidc/introspect"))
+                .basic_auth(client, Some(secret))
+                .form(&[("token", token.as_str())])
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let own = introspect("opaque", FIRST).await;
+    assert_eq!(
+        (&own["active"], &own["client_id"], &own["sub"]),
+        (
+            &Value::Bool(true),
+            &Value::from("opaque"),
+            &Value::from(sub)
+        ),
+        "{own}"
+    );
+    let other = introspect("signed", SECOND).await;
+    assert_eq!(other, serde_json::json!({ "active": false }));
 }

@@ -962,11 +962,25 @@ async fn clients_the_provider_would_refuse_are_not_made() {
         client(
             "fine",
             json!({ "grantTypes": ["authorization_code", "refresh_token"],
-                    "scopes": ["openid", "email", "offline_access"] }),
+                    "scopes": ["openid", "email", "offline_access"],
+                    "accessTokenFormat": "opaque" }),
         ),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
+    // A token format neither kind: refused by the administrators' own check.
+    let (status, answer) = post_json(
+        app,
+        &mut root,
+        "/admin/clients/create",
+        client("paseto", json!({ "accessTokenFormat": "paseto" })),
+    )
+    .await;
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("InvalidValue")),
+        "{answer}"
+    );
     // The list: the one made, without its secret's hash.
     let (status, list) = get_json(app, &mut root, "/admin/clients").await;
     assert_eq!(status, StatusCode::OK, "{list}");
@@ -979,4 +993,5 @@ async fn clients_the_provider_would_refuse_are_not_made() {
     assert_eq!(ids, ["fine"]);
     assert!(!list.to_string().contains("secretHash"), "{list}");
     assert_eq!(list["clients"][0]["hasSecret"], true);
+    assert_eq!(list["clients"][0]["accessTokenFormat"], "opaque");
 }

@@ -20,7 +20,7 @@
 //! | `POST /admin/impersonation/end` | `{csrfToken}` | `{}`, the impersonated session signed out (for the impersonated session itself) |
 //! | `GET /admin/audit?kind=&userId=&since=&until=&cursor=&limit=` | — | the audit records, newest first (`since`/`until`: RFC 3339) |
 //! | `GET /admin/clients` | — | `{clients}`: the OpenID Provider's clients made here ([`ClientInfo`](super::ClientInfo): no secret, no hash) |
-//! | `POST /admin/clients/create` | `{csrfToken, clientId, name, redirectUris, postLogoutRedirectUris?, grantTypes?, scopes?, tokenEndpointAuthMethod?}` | `{client, clientSecret}`: the secret shown this once (`null` for a public client) |
+//! | `POST /admin/clients/create` | `{csrfToken, clientId, name, redirectUris, postLogoutRedirectUris?, grantTypes?, scopes?, tokenEndpointAuthMethod?, dpopBoundAccessTokens?, requirePushedAuthorizationRequests?, accessTokenFormat?}` | `{client, clientSecret}`: the secret shown this once (`null` for a public client) |
 //! | `POST /admin/clients/rotate-secret` | `{csrfToken, clientId}` | `{clientSecret}`: the new secret, shown this once; the old one stops working |
 //! | `POST /admin/clients/disable` | `{csrfToken, clientId}` | the client: its requests and tokens are refused |
 //! | `POST /admin/clients/enable` | `{csrfToken, clientId}` | the client |

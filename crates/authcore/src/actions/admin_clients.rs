@@ -58,6 +58,10 @@ pub struct NewClient {
     /// Its authorization requests must be pushed first (RFC 9126 §6; default no).
     #[serde(default)]
     pub require_pushed_authorization_requests: bool,
+    /// `jwt` (the default: signed access tokens) or `opaque` (sealed access tokens that
+    /// only the introspection endpoint reads).
+    #[serde(default)]
+    pub access_token_format: Option<String>,
 }
 
 impl NewClient {
@@ -178,6 +182,15 @@ fn validated(new: &NewClient, now: OffsetDateTime) -> Result<StoredClient, Accou
     {
         return Err(invalid("scopes are at most 20 words of 1 to 64 characters"));
     }
+    let access_token_format = match new.access_token_format.as_deref().map(str::trim) {
+        None | Some("jwt") => None,
+        Some("opaque") => Some("opaque".to_owned()),
+        Some(_) => {
+            return Err(invalid(
+                "accessTokenFormat is \"jwt\" (the default) or \"opaque\"",
+            ));
+        }
+    };
     Ok(StoredClient {
         client_id: id.to_owned(),
         name: name.to_owned(),
@@ -189,6 +202,7 @@ fn validated(new: &NewClient, now: OffsetDateTime) -> Result<StoredClient, Accou
         secret_hash: None,
         dpop_bound_access_tokens: new.dpop_bound_access_tokens,
         require_pushed_authorization_requests: new.require_pushed_authorization_requests,
+        access_token_format,
         created_at: now,
         secret_rotated_at: None,
         disabled_at: None,
@@ -206,6 +220,7 @@ fn audit_json(client: &StoredClient) -> serde_json::Value {
         "tokenEndpointAuthMethod": client.token_endpoint_auth_method,
         "dpopBoundAccessTokens": client.dpop_bound_access_tokens,
         "requirePushedAuthorizationRequests": client.require_pushed_authorization_requests,
+        "accessTokenFormat": client.access_token_format(),
         "disabled": client.is_disabled(),
     })
 }
@@ -236,6 +251,8 @@ pub struct ClientInfo {
     pub dpop_bound_access_tokens: bool,
     /// Whether its authorization requests must be pushed first.
     pub require_pushed_authorization_requests: bool,
+    /// What its access tokens are: `jwt` or `opaque`.
+    pub access_token_format: String,
     /// When it was made.
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
@@ -260,6 +277,7 @@ impl From<&StoredClient> for ClientInfo {
             has_secret: c.secret_hash.is_some(),
             dpop_bound_access_tokens: c.dpop_bound_access_tokens,
             require_pushed_authorization_requests: c.require_pushed_authorization_requests,
+            access_token_format: c.access_token_format().to_owned(),
             created_at: c.created_at,
             secret_rotated_at: c.secret_rotated_at,
             disabled_at: c.disabled_at,
@@ -467,6 +485,21 @@ mod tests {
             (
                 "bad logout uri",
                 with(|n| n.post_logout_redirect_uris = vec!["ftp://x".into()]),
+                false,
+            ),
+            (
+                "opaque tokens",
+                with(|n| n.access_token_format = Some("opaque".into())),
+                true,
+            ),
+            (
+                "signed tokens",
+                with(|n| n.access_token_format = Some("jwt".into())),
+                true,
+            ),
+            (
+                "unknown token format",
+                with(|n| n.access_token_format = Some("JWT".into())),
                 false,
             ),
         ];

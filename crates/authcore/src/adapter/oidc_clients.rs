@@ -41,6 +41,11 @@ pub struct StoredClient {
     /// Whether its authorization requests must be pushed first (RFC 9126 §6).
     #[serde(default)]
     pub require_pushed_authorization_requests: bool,
+    /// What its access tokens are: `None` or `"jwt"` for signed JWTs, `"opaque"` for
+    /// sealed ones that only introspection reads (a configured client's
+    /// `access_token_format`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_token_format: Option<String>,
     /// When it was made.
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
@@ -66,6 +71,11 @@ impl std::fmt::Debug for StoredClient {
 }
 
 impl StoredClient {
+    /// What its access tokens are: `"jwt"` (also when none is stored) or `"opaque"`.
+    pub fn access_token_format(&self) -> &str {
+        self.access_token_format.as_deref().unwrap_or("jwt")
+    }
+
     /// Whether `secret` is this client's secret: its SHA-256 compared with the stored one
     /// in constant time; `false` for a public client.
     pub fn secret_matches(&self, secret: &str) -> bool {
