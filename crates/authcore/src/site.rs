@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use bytes::Bytes;
-use http::uri::PathAndQuery;
+use http::uri::{Authority, PathAndQuery, Scheme};
 
 #[cfg(feature = "pages")]
 use crate::spliced::SplicedPage;
@@ -37,6 +37,10 @@ pub(crate) struct Site {
     /// or `trust_host`), decided on first use: the cache belongs to one configuration, so
     /// the answer cannot change.
     pub host_trusted: OnceLock<bool>,
+    /// The origin's scheme and authority as `http` parses them, parsed on first use
+    /// (`None` when `http` refuses them): a request URL kept as sent becomes an
+    /// [`http::Uri`] without parsing it again.
+    uri_parts: OnceLock<Option<(Scheme, Authority)>>,
 }
 
 impl Site {
@@ -49,7 +53,17 @@ impl Site {
             #[cfg(feature = "pages")]
             signin_page: OnceLock::new(),
             host_trusted: OnceLock::new(),
+            uri_parts: OnceLock::new(),
         }
+    }
+
+    fn uri_parts(&self) -> Option<&(Scheme, Authority)> {
+        self.uri_parts
+            .get_or_init(|| {
+                let (scheme, authority) = self.origin.split_once("://")?;
+                Some((Scheme::try_from(scheme).ok()?, authority.parse().ok()?))
+            })
+            .as_ref()
     }
 
     /// The request URL for `path_and_query` (as the request line sent it) on this origin:
@@ -170,6 +184,22 @@ impl RequestUrl {
         }
     }
 
+    /// The whole URL as an [`http::Uri`]: what parsing [`RequestUrl::to_str`] gives
+    /// (`None` when `http` refuses it), built from the origin's parts for a URL kept as
+    /// sent.
+    pub fn to_uri(&self) -> Option<http::Uri> {
+        if let (UrlForm::AsSent(pq), Some((scheme, authority))) =
+            (&self.form, self.site.uri_parts())
+        {
+            let mut parts = http::uri::Parts::default();
+            parts.scheme = Some(scheme.clone());
+            parts.authority = Some(authority.clone());
+            parts.path_and_query = Some(pq.clone());
+            return http::Uri::from_parts(parts).ok();
+        }
+        self.to_str().parse().ok()
+    }
+
     /// The URL without its query and fragment.
     pub fn without_query(&self) -> String {
         match &self.form {
@@ -281,6 +311,11 @@ mod tests {
             "{ctx}"
         );
         assert_eq!(ours.is_https(), whole.scheme() == "https", "{ctx}");
+        assert_eq!(
+            ours.to_uri(),
+            whole.as_str().parse::<http::Uri>().ok(),
+            "{ctx}"
+        );
         assert_eq!(
             ours.authority(),
             &whole[url::Position::BeforeHost..url::Position::AfterPort],

@@ -16,10 +16,16 @@ use crate::types::{Account, JsonObject, ProviderType};
 
 /// The request given to `authorize`: current URL, original headers and method, body as JSON.
 fn authorize_request(ctx: &Ctx<'_>, credentials: &JsonObject) -> http::Request<Bytes> {
-    let body = Bytes::from(serde_json::to_vec(credentials).unwrap_or_default());
-    let mut builder = http::Request::builder()
-        .method(ctx.req.method.clone())
-        .uri(&*ctx.req.url.to_str());
+    // Room for the form's fields as JSON, so the buffer is not grown on the way.
+    let mut json = Vec::with_capacity(256);
+    let body = match serde_json::to_writer(&mut json, credentials) {
+        Ok(()) => Bytes::from(json),
+        Err(_) => Bytes::new(),
+    };
+    let mut builder = http::Request::builder().method(ctx.req.method.clone());
+    if let Some(uri) = ctx.req.url.to_uri() {
+        builder = builder.uri(uri);
+    }
     if let Some(h) = builder.headers_mut() {
         h.clone_from(&ctx.req.headers);
         let json = http::HeaderValue::from_static("application/json");
