@@ -228,7 +228,9 @@ impl Ctx<'_> {
             return Ok(());
         };
         match store.count(&key, &rule).await {
-            Ok(Some(left)) => Err(self.limited(limit, identifier, left).await),
+            // Boxed: the refusal's future (its log line and audit record) is large and
+            // rare; every request's future would otherwise carry its size.
+            Ok(Some(left)) => Err(Box::pin(self.limited(limit, identifier, left)).await),
             Ok(None) => Ok(()),
             Err(e) => {
                 tracing::error!(error = %e, limit = limit.name(), "rate-limit store failed");

@@ -146,7 +146,9 @@ impl Ctx<'_> {
         let event = event
             .with("client", self.req.client.map(|ip| ip.to_string()))
             .with("userAgent", user_agent);
-        crate::actions::audit::record(self.config, event).await;
+        // Boxed: every action that may audit would otherwise carry the record's future in
+        // its own, through each of its moves, audit log on or off.
+        Box::pin(crate::actions::audit::record(self.config, event)).await;
     }
 
     pub(crate) fn event_result(&self, event: &'static str, r: Result<(), BoxError>) {

@@ -245,14 +245,20 @@ impl CredentialsProvider {
     ) -> Result<Option<User>, AuthorizeError> {
         #[cfg(feature = "passwords")]
         if let Some(source) = &self.source {
-            return crate::passwords::authorize(adapter, source.as_ref(), &credentials)
-                .await
-                .map_err(|e| match e {
-                    crate::passwords::SignInError::Unverified => {
-                        AuthorizeError::credentials_signin(crate::passwords::EMAIL_NOT_VERIFIED)
-                    }
-                    e => AuthorizeError::Other(e.into()),
-                });
+            // Boxed: the password check's future is large, and every sign-in's future
+            // (the closure's too) would otherwise carry its size through each move.
+            return Box::pin(crate::passwords::authorize(
+                adapter,
+                source.as_ref(),
+                &credentials,
+            ))
+            .await
+            .map_err(|e| match e {
+                crate::passwords::SignInError::Unverified => {
+                    AuthorizeError::credentials_signin(crate::passwords::EMAIL_NOT_VERIFIED)
+                }
+                e => AuthorizeError::Other(e.into()),
+            });
         }
         let _ = adapter;
         match &self.authorize {

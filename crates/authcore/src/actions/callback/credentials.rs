@@ -81,16 +81,17 @@ pub(crate) async fn callback(
         return Err(e);
     }
     let request = authorize_request(ctx, credentials);
-    let outcome = provider
-        .call_authorize(credentials.clone(), request, config.adapter.as_deref())
-        .await
-        .map_err(|e| match e {
-            AuthorizeError::CredentialsSignin { code } => AuthError::CredentialsSignin { code },
-            AuthorizeError::Other(source) => AuthError::CallbackRouteError {
-                provider: provider.id.clone(),
-                source,
-            },
-        });
+    // Boxed, as `finish_sign_in` below.
+    let outcome =
+        Box::pin(provider.call_authorize(credentials.clone(), request, config.adapter.as_deref()))
+            .await
+            .map_err(|e| match e {
+                AuthorizeError::CredentialsSignin { code } => AuthError::CredentialsSignin { code },
+                AuthorizeError::Other(source) => AuthError::CallbackRouteError {
+                    provider: provider.id.clone(),
+                    source,
+                },
+            });
     let mut user = match outcome {
         Ok(Some(user)) => user,
         // An error of `authorize` itself is no wrong password: not counted.
@@ -147,8 +148,10 @@ pub(crate) async fn callback(
     }
 
     // With the database strategy (`credentials_database_sessions`, checked above),
-    // `finish_sign_in` opens a database session for the user.
-    finish_sign_in(
+    // `finish_sign_in` opens a database session for the user. Boxed, as the other
+    // providers' callbacks are (see `actions::dispatch`): its future is large, and every
+    // future around this one would carry its size through each move.
+    Box::pin(finish_sign_in(
         ctx,
         SignedIn {
             user: &user,
@@ -159,7 +162,7 @@ pub(crate) async fn callback(
         None,
         Vec::new(),
         FirstFactor::Password,
-    )
+    ))
     .await
 }
 
