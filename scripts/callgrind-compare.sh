@@ -19,7 +19,11 @@
 # Ed25519 key, one client "bench"), and the kinds are its token endpoint (client_credentials,
 # client_secret_basic) and userinfo (the demo user's access token from a code flow).
 #
-# Env: N (100), WARMUP (20), PORT (3079), AUTH_SECRET (a fixed secret), OIDC (0),
+# With KEEPALIVE=1 the N requests of a kind go over one connection (one curl, each request
+# after the last answer), as wrk's load does: the figure is then a request's own cost,
+# without a connection's accept, set-up and close.
+#
+# Env: N (100), WARMUP (20), PORT (3079), AUTH_SECRET (a fixed secret), OIDC (0), KEEPALIVE (0),
 #      KEEP (a directory: each kind's dump is copied there as <A|B>.<kind>.out, for
 #      `callgrind_annotate --inclusive=yes KEEP/B.signin.out`),
 #      CARGO_TARGET_DIR (respected for the default binary).
@@ -181,6 +185,24 @@ send() {
     *) die "unknown kind $kind" ;;
   esac
   local i answer
+  if [[ ${KEEPALIVE:-0} != 0 ]]; then
+    # One curl for all of them: one connection, each request after the last answer.
+    local config="$WORK/keepalive.curl"
+    for ((i = 0; i < count; i++)); do
+      printf 'url = "%s"\noutput = "/dev/null"\n' "$url"
+    done >"$config"
+    curl -s --max-time 300 -w '%{http_code} %{redirect_url} %{num_connects}\n' "${args[@]}" -K "$config" >"$WORK/keepalive.out" ||
+      die "${LABEL[$kind]}: curl failed"
+    (($(wc -l <"$WORK/keepalive.out") == count)) || die "${LABEL[$kind]}: not $count answers"
+    while read -r answer; do
+      [[ $answer == "$expect"* && $answer != *error=* ]] ||
+        die "${LABEL[$kind]}: answered $answer, expected $expect"
+    done <"$WORK/keepalive.out"
+    # Every request after the first on the connection the first opened.
+    (($(awk '$NF != 0' "$WORK/keepalive.out" | wc -l) <= 1)) ||
+      die "${LABEL[$kind]}: curl opened more than one connection"
+    return 0
+  fi
   for ((i = 0; i < count; i++)); do
     answer=$(curl -s --max-time 30 -o /dev/null -w '%{http_code} %{redirect_url}' "${args[@]}" "$url") ||
       die "${LABEL[$kind]}: curl failed ($answer)"
@@ -236,7 +258,7 @@ measure A "$A"
 measure B "$B"
 
 kilo() { awk -v v="$1" 'BEGIN { printf "%.1fk", v / 1000 }'; }
-echo "# Instructions per request (callgrind, $N requests after $WARMUP unmeasured of each kind)"
+echo "# Instructions per request (callgrind, $N requests after $WARMUP unmeasured of each kind$([[ ${KEEPALIVE:-0} == 0 ]] && echo ", a connection each" || echo ", one connection for each kind's"))"
 echo
 echo "- A: $A"
 echo "- B: $B"
