@@ -60,8 +60,11 @@ impl Site {
     fn uri_parts(&self) -> Option<&(Scheme, Authority)> {
         self.uri_parts
             .get_or_init(|| {
-                let (scheme, authority) = self.origin.split_once("://")?;
-                Some((Scheme::try_from(scheme).ok()?, authority.parse().ok()?))
+                let authority = &self.base[url::Position::BeforeHost..url::Position::AfterPort];
+                Some((
+                    Scheme::try_from(self.base.scheme()).ok()?,
+                    Authority::try_from(authority).ok()?,
+                ))
             })
             .as_ref()
     }
