@@ -524,16 +524,20 @@ if [[ -n ${BASELINE_BIN:-} || -n ${BASELINE_ENV:-} ]]; then
   done
   echo "# A/B: $BASELINE_BIN ${BASELINE_ENV:-} (baseline) against $RUST_BIN, ${ROUNDS:-4} alternating rounds of wrk -t1 -c$CONNECTIONS -d$DURATION"
   echo
-  echo "| endpoint | baseline req/s (mean) | current req/s (mean) | change |"
-  echo "|---|---:|---:|---:|"
+  echo "| endpoint | baseline req/s (mean) | current req/s (mean) | change | rounds' changes: median (lowest … highest) |"
+  echo "|---|---:|---:|---:|---:|"
   for s in "${ab_scenarios[@]}"; do
+    # Each round's pair (the baseline, then the current build right after it) gives one
+    # change; their median and range show how far one round's figure can be trusted.
     for ((round = 1; round <= ${ROUNDS:-4}; round++)); do
-      echo "b ${RESULT[baseline$round:$s]%% *}"
-      echo "c ${RESULT[current$round:$s]%% *}"
+      echo "${RESULT[baseline$round:$s]%% *} ${RESULT[current$round:$s]%% *}"
     done | awk -v label="${LABEL[$s]}" '
-      { sum[$1] += $2; n[$1]++ }
-      END { b = sum["b"] / n["b"]; c = sum["c"] / n["c"]
-            printf "| %s | %.0f | %.0f | %+.1f %% |\n", label, b, c, 100 * (c - b) / b }'
+      { sb += $1; sc += $2; d[NR] = 100 * ($2 - $1) / $1 }
+      END {
+        n = NR
+        for (i = 2; i <= n; i++) { v = d[i]; for (j = i - 1; j >= 1 && d[j] > v; j--) d[j + 1] = d[j]; d[j + 1] = v }
+        med = n % 2 ? d[(n + 1) / 2] : (d[n / 2] + d[n / 2 + 1]) / 2
+        printf "| %s | %.0f | %.0f | %+.1f %% | %+.1f %% (%+.1f … %+.1f) |\n", label, sb / n, sc / n, 100 * (sc - sb) / sb, med, d[1], d[n] }'
   done
   ((${#ERRORS[@]} == 0)) || { printf -- '- %s\n' "${ERRORS[@]}"; exit 1; }
   exit 0

@@ -366,14 +366,14 @@ pub(crate) async fn init<'a>(
 
 /// Routes to the action (Auth.js `AuthInternal` in `lib/index.ts`).
 ///
-/// The callbacks and the rarer actions are boxed (and, inside the session action, the
-/// database read): their futures (HTTP clients, adapters, the sign-in's completion) are
-/// kilobytes, and inlined they would make every request's future — JWT session reads and
-/// the sign-in page included — that large, to be allocated by the server and copied whole
-/// at each move (`HOT_LOOP_FUTURE_SIZE=1 hot_loop` prints the size). The credentials
-/// callback is boxed too: a sign-in pays one allocation for it, and every other request
-/// gets a future about half a kilobyte smaller (a measured gain for the page, and for the
-/// sign-in itself, whose own future shrinks with its callers'). Sign-out stays inline.
+/// Every action whose future holds an await on a store or a callback is boxed (and, inside
+/// the session action, the database read): their futures (HTTP clients, adapters, the
+/// sign-in's completion, the JWT session read) are one to several kilobytes, and inlined
+/// they would make every request's future — the sign-in page's included — as large as the
+/// largest of them, to be allocated by the server and copied whole at each move
+/// (`HOT_LOOP_FUTURE_SIZE=1 hot_loop` prints the size). Each such action pays one
+/// allocation for its own future; what stays inline (the count of an attempt, the pages,
+/// `/csrf`, `/providers`) is small.
 pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     let req = ctx.req;
     // A provider's back-channel logout tokens come from its few addresses, many at once
@@ -388,11 +388,11 @@ pub(crate) async fn dispatch(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     match (&req.method, req.action) {
         (&Method::GET, Action::Providers) => Ok(providers::providers(ctx)),
         (&Method::GET, Action::Csrf) => Ok(csrf::csrf(ctx)),
-        (&Method::GET | &Method::POST, Action::Session) => session::session(ctx).await,
+        (&Method::GET | &Method::POST, Action::Session) => Box::pin(session::session(ctx)).await,
         (&Method::GET, Action::Signin) => pages::signin_page(ctx),
         (&Method::POST, Action::Signin) => Box::pin(signin::signin(ctx)).await,
         (&Method::GET, Action::Signout) => pages::signout_page(ctx),
-        (&Method::POST, Action::Signout) => signout::signout(ctx).await,
+        (&Method::POST, Action::Signout) => Box::pin(signout::signout(ctx)).await,
         (&Method::GET | &Method::POST, Action::Callback) => Box::pin(callback::callback(ctx)).await,
         (&Method::GET, Action::Error) => pages::error_page(ctx),
         (&Method::GET, Action::VerifyRequest) => pages::verify_request_page(ctx),

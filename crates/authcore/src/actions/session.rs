@@ -28,8 +28,8 @@ pub(crate) struct ReadRequest<'a> {
     /// A JWT session cookie younger than this (seconds, by its `iat`) is left as it is when
     /// nothing changed the token ([`crate::ReadOptions::refresh_jwt_after`]).
     pub jwt_refresh_age: Option<u64>,
-    /// Also read how a database session's user signed in (recorded with second factors on);
-    /// a JWT session carries it in its claims.
+    /// Also read how the user signed in: a database session's record (kept with second
+    /// factors on), a JWT session's claims.
     pub sign_in: bool,
     /// Also give the database session's id.
     pub session_id: bool,
@@ -368,7 +368,12 @@ impl Reader<'_> {
         self.session_event(&body, Some(&token)).await;
         Ok(SessionState {
             user_id: token.get("sub").and_then(Value::as_str).map(str::to_owned),
-            sign_in: SignInInfo::from_claims(&token),
+            // Read only when asked (as for database sessions): `GET /session` does not say it.
+            sign_in: self
+                .request
+                .sign_in
+                .then(|| SignInInfo::from_claims(&token))
+                .flatten(),
             body: Some(body),
             expires: Some(expires),
             session_id: None,

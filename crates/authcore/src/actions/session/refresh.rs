@@ -53,6 +53,10 @@ async fn refresh_logged(
 /// due: new tokens go into the claims, a failure marks them with `error`, another instance
 /// refreshing the same token leaves them as they are.
 pub(super) async fn refresh_access_token(config: &ConfigInner, claims: &mut crate::jwt::JwtClaims) {
+    // Without a provider that refreshes, no claim is looked at.
+    if !config.refreshes_tokens {
+        return;
+    }
     let str_claim = |name| claims.get(name).and_then(Value::as_str);
     let expires_at = claims.get("expires_at").and_then(Value::as_i64);
     let Some((p, refresh_token)) = due_refresh(
