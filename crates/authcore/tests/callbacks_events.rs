@@ -340,3 +340,74 @@ async fn failing_redirect_callback_is_a_configuration_error() {
         Some("https://authjs.test/oops?error=Configuration")
     );
 }
+
+/// A callback that fails is recorded once in the audit log as `signInFailed`, with its
+/// provider and the Auth.js error type: an OAuth callback whose `state` does not decode
+/// (recorded where callbacks end), a refused password (recorded by the credentials
+/// callback with the identifier, not a second time). An error thrown by `authorize` is the
+/// server's failure (logged), not a refused sign-in: no record. The successful sign-in is a
+/// `signIn` record, and no record carries the password.
+#[tokio::test]
+async fn failed_callbacks_are_recorded_once_with_their_provider_and_error() {
+    use authcore::adapter::{AuditQuery, MemoryAdapter};
+    let (auth, _) = auth_with(
+        builder()
+            .adapter(MemoryAdapter::new())
+            .session_strategy(authcore::SessionStrategy::Jwt)
+            .audit_log(authcore::audit::AuditLog::new().store(true))
+            .provider(
+                authcore::providers::OAuthProvider::oauth("github", "GitHub")
+                    .authorization_url("https://github.com/login/oauth/authorize")
+                    .token_url("https://github.com/login/oauth/access_token")
+                    .userinfo_url("https://api.github.com/user")
+                    .client_id("id")
+                    .client_secret("secret"),
+            ),
+    );
+    let r = send(
+        &auth,
+        http::Request::get("http://localhost:3000/auth/callback/github?state=forged&code=x")
+            .body(empty())
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        r.location().unwrap().contains("/auth/error?error="),
+        "{r:?}"
+    );
+    let refused = post_credentials(&auth, &[("username", "demo"), ("password", "wrong")]).await;
+    assert!(
+        refused
+            .location()
+            .unwrap()
+            .contains("error=CredentialsSignin")
+    );
+    post_credentials(&auth, &[("username", "throw"), ("password", "x")]).await;
+    post_credentials(&auth, &[("username", "demo"), ("password", "pw")]).await;
+
+    let records = auth
+        .audit_records(&AuditQuery {
+            ascending: true,
+            limit: 100,
+            ..AuditQuery::default()
+        })
+        .await
+        .unwrap();
+    let kinds: Vec<&str> = records.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        ["signInFailed", "signInFailed", "signIn"],
+        "{records:?}"
+    );
+    let data: Vec<Value> = records
+        .iter()
+        .map(|r| serde_json::from_str(&r.data).unwrap())
+        .collect();
+    assert_eq!(data[0]["provider"], "github");
+    assert_eq!(data[0]["error"], "InvalidCheck");
+    assert_eq!(data[1]["provider"], "credentials");
+    assert_eq!(data[1]["identifier"], "demo");
+    assert_eq!(data[1]["error"], "CredentialsSignin");
+    assert_eq!(data[2]["provider"], "credentials");
+    assert!(records.iter().all(|r| !r.data.contains("wrong")));
+}

@@ -43,13 +43,15 @@ pub(crate) async fn refuse_banned(
         Ok(None) => Ok(()),
         Ok(Some(_)) => {
             tracing::warn!(user = %user_id, provider, "sign-in refused: the user is banned");
-            crate::actions::audit::record(
+            // Boxed: every sign-in's future would otherwise carry the record's, which is
+            // large, for a refusal that is rare.
+            Box::pin(crate::actions::audit::record(
                 c,
                 AuditEvent::new("signInRefused")
                     .target(user_id.to_owned())
                     .with("provider", provider)
                     .with("reason", "banned"),
-            )
+            ))
             .await;
             Err(crate::error::AuthError::AccessDenied { source: None })
         }

@@ -12,7 +12,7 @@ use crate::error::AuthError;
 use crate::providers::{AuthorizeError, CredentialsProvider};
 use crate::random;
 use crate::response::RawResponse;
-use crate::types::{Account, JsonObject, ProviderType};
+use crate::types::{Account, JsonObject, ProviderType, User};
 
 /// The request given to `authorize`: current URL, original headers and method, body as JSON.
 fn authorize_request(ctx: &Ctx<'_>, credentials: &JsonObject) -> http::Request<Bytes> {
@@ -62,9 +62,27 @@ pub(crate) async fn callback(
                 .into(),
         });
     }
-    let no_body = JsonObject::new();
-    let credentials = ctx.req.body.as_ref().unwrap_or(&no_body);
-    // Failures are limited per identifier (the `username` or `email` field) and per client.
+    let credentials = match ctx.req.body.as_ref() {
+        Some(body) => body,
+        None => &NO_BODY,
+    };
+    // Two halves, each its own future: the parent holds one at a time, so a sign-in's
+    // future stays small (see `actions::dispatch`).
+    let user = authorize(ctx, provider, credentials).await?;
+    signed_in(ctx, provider, credentials, user).await
+}
+
+/// The credentials of a request without a body.
+static NO_BODY: std::sync::LazyLock<JsonObject> = std::sync::LazyLock::new(JsonObject::new);
+
+/// Runs `authorize` on `credentials`: the user it returned, or the refusal. Failures are
+/// counted per identifier (the `username` or `email` field) and per client.
+async fn authorize(
+    ctx: &Ctx<'_>,
+    provider: &CredentialsProvider,
+    credentials: &JsonObject,
+) -> Result<User, AuthError> {
+    let config = ctx.config;
     let identifier = ["username", "email"]
         .iter()
         .find_map(|k| credentials.get(*k).and_then(|v| v.as_str()))
@@ -81,7 +99,7 @@ pub(crate) async fn callback(
         return Err(e);
     }
     let request = authorize_request(ctx, credentials);
-    // Boxed, as `finish_sign_in` below.
+    // Boxed, as `finish_sign_in` in `signed_in`.
     let outcome =
         Box::pin(provider.call_authorize(credentials.clone(), request, config.adapter.as_deref()))
             .await
@@ -92,7 +110,7 @@ pub(crate) async fn callback(
                     source,
                 },
             });
-    let mut user = match outcome {
+    let user = match outcome {
         Ok(Some(user)) => user,
         // An error of `authorize` itself is no wrong password: not counted.
         Err(e @ AuthError::CallbackRouteError { .. }) => {
@@ -126,11 +144,22 @@ pub(crate) async fn callback(
     ctx.reset_limit(Limit::CredentialsPerIdentifier, identifier)
         .await;
     ctx.give_back(Limit::CredentialsPerClient, None).await;
+    Ok(user)
+}
+
+/// The sign-in of `user`, whom `authorize` returned for `credentials`: the `signIn`
+/// callback, then the session.
+async fn signed_in(
+    ctx: &Ctx<'_>,
+    provider: &CredentialsProvider,
+    credentials: &JsonObject,
+    mut user: User,
+) -> Result<RawResponse, AuthError> {
     let id = user.id.get_or_insert_with(random::uuid_v4).clone();
-    if config.session_strategy == crate::config::SessionStrategy::Database {
+    if ctx.config.session_strategy == crate::config::SessionStrategy::Database {
         require_stored_user(ctx, provider, &id).await?;
     }
-    let account = Account::new(ProviderType::Credentials, provider.id.clone(), id.clone());
+    let account = Account::new(ProviderType::Credentials, provider.id.clone(), id);
 
     if let Some(url) = run_sign_in_callback(
         ctx,
@@ -147,7 +176,7 @@ pub(crate) async fn callback(
         return Ok(RawResponse::redirect(url));
     }
 
-    // With the database strategy (`credentials_database_sessions`, checked above),
+    // With the database strategy (`credentials_database_sessions`, checked in `callback`),
     // `finish_sign_in` opens a database session for the user. Boxed, as the other
     // providers' callbacks are (see `actions::dispatch`): its future is large, and every
     // future around this one would carry its size through each move.

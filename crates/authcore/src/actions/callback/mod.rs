@@ -19,30 +19,38 @@ use crate::providers::Provider;
 use crate::response::RawResponse;
 
 pub(crate) async fn callback(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
-    let result = callback_for_provider(ctx).await;
-    crate::telemetry::sign_in(
-        ctx.provider.map(Provider::id),
-        result.as_ref().err().map(AuthError::error_type),
-    );
-    if let Err(e) = &result {
-        // A refused password is recorded where the identifier is known.
-        if !matches!(ctx.provider, Some(Provider::Credentials(_))) {
-            ctx.audit(|| {
-                crate::audit::AuditEvent::new("signInFailed")
-                    .with("provider", ctx.provider.map(|p| p.id().to_owned()))
-                    .with("error", e.error_type())
-            })
-            .await;
+    // The outcome is matched, not kept: a result held across the failure's await would
+    // add a response's size to the future of every sign-in.
+    match callback_for_provider(ctx).await {
+        Ok(response) => {
+            crate::telemetry::sign_in(ctx.provider.map(Provider::id), None);
+            Ok(response)
         }
-        ctx.debug("callback route error details", || {
-            serde_json::json!({
-                "method": ctx.req.method.as_str(),
-                "providerId": ctx.req.provider_id,
-                "error": e.to_string(),
-            })
-        });
+        // Boxed: rare, and its record's future is not small.
+        Err(e) => Err(Box::pin(failed(ctx, e)).await),
     }
-    result
+}
+
+/// A callback that failed: counted, recorded in the audit log (a refused password is
+/// recorded where the identifier is known), its details logged in debug mode.
+async fn failed(ctx: &Ctx<'_>, e: AuthError) -> AuthError {
+    crate::telemetry::sign_in(ctx.provider.map(Provider::id), Some(e.error_type()));
+    if !matches!(ctx.provider, Some(Provider::Credentials(_))) {
+        ctx.audit(|| {
+            crate::audit::AuditEvent::new("signInFailed")
+                .with("provider", ctx.provider.map(|p| p.id().to_owned()))
+                .with("error", e.error_type())
+        })
+        .await;
+    }
+    ctx.debug("callback route error details", || {
+        serde_json::json!({
+            "method": ctx.req.method.as_str(),
+            "providerId": ctx.req.provider_id,
+            "error": e.to_string(),
+        })
+    });
+    e
 }
 
 async fn callback_for_provider(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
