@@ -112,6 +112,8 @@ async fn sign_up_confirms_the_address_before_the_first_sign_in() {
     assert_eq!(page.status, 200);
     let html = page.text();
     assert!(html.contains("autocomplete=\"new-password\"") && html.contains("minlength=\"12\""));
+    // The password's hint, styled by the form pages' own rule (the sign-in page has none).
+    assert!(html.contains("<p class=\"hint\" id=\"hint-password\">") && html.contains(".hint{"));
     assert!(
         page.headers["content-security-policy"]
             .to_str()
