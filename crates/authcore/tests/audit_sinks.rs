@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use authcore::adapter::{AuditQuery, AuditRecord, MemoryAdapter};
+use authcore::adapter::{AuditRecord, MemoryAdapter};
 use authcore::audit::{
     AuditEvent, AuditLog, AuditSink, JsonLinesSink, WebhookOptions, WebhookSink, record_json,
     verify_webhook_signature,
@@ -13,7 +13,7 @@ use authcore::audit::{
 use axum::http::StatusCode;
 use serde_json::Value;
 
-use crate::common::{SECRET, builder};
+use crate::common::{SECRET, audit_trail, builder};
 use crate::webhook_receiver::{self, Answer};
 
 const HOOK_SECRET: &str = "whsec-test-0123456789abcdef0123456789abcdef";
@@ -60,16 +60,6 @@ async fn until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-async fn stored(auth: &authcore::Auth) -> Vec<AuditRecord> {
-    auth.audit_records(&AuditQuery {
-        ascending: true,
-        limit: 1000,
-        ..AuditQuery::default()
-    })
-    .await
-    .unwrap()
-}
-
 fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -93,7 +83,7 @@ async fn webhook_records_arrive_signed_and_in_order() {
         auth.record_audit(event(i)).await;
     }
     until("20 deliveries", || received.lock().unwrap().len() == 20).await;
-    let records = stored(&auth).await;
+    let records = audit_trail(&auth).await;
     assert_eq!(records.len(), 20);
     let received = received.lock().unwrap().clone();
     for ((signature, body), record) in received.iter().zip(&records) {
@@ -210,7 +200,7 @@ async fn a_hanging_or_failing_receiver_does_not_hold_up_the_caller() {
         assert_eq!(sink.counts().delivered, 0, "{what}");
         // The receiver got the first record (and no more yet: it is still at it).
         until("the first attempt", || !received.lock().unwrap().is_empty()).await;
-        assert_eq!(stored(&auth).await.len(), EVENTS, "{what}: all stored");
+        assert_eq!(audit_trail(&auth).await.len(), EVENTS, "{what}: all stored");
     }
 }
 
@@ -230,7 +220,7 @@ async fn json_lines_in_a_file_parse_back_to_the_records() {
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
     assert_no_secret(&text);
-    let records = stored(&auth).await;
+    let records = audit_trail(&auth).await;
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), records.len());
     for (line, record) in lines.iter().zip(&records) {

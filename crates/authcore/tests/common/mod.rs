@@ -690,3 +690,14 @@ pub async fn add_passkey(
     account.user_id = Some(user_id.to_owned());
     db.link_account(account).await.unwrap();
 }
+
+/// Every record of `auth`'s stored audit log, oldest first.
+pub async fn audit_trail(auth: &Auth) -> Vec<authcore::adapter::AuditRecord> {
+    auth.audit_records(&authcore::adapter::AuditQuery {
+        ascending: true,
+        limit: 1000,
+        ..authcore::adapter::AuditQuery::default()
+    })
+    .await
+    .unwrap()
+}
