@@ -143,8 +143,13 @@ pub trait Callbacks: Send + Sync + 'static {
 
     /// The session object sent to the client. Default: `{user: {name, email, image}, expires}`.
     async fn session(&self, params: SessionParams<'_>) -> Result<Value, BoxError> {
-        Ok(serde_json::to_value(params.session)?)
+        default_session(params)
     }
+}
+
+/// Auth.js's default `session` callback: the default session object as JSON.
+fn default_session(params: SessionParams<'_>) -> Result<Value, BoxError> {
+    Ok(serde_json::to_value(params.session)?)
 }
 
 /// The Auth.js callbacks with all defaults.
@@ -464,6 +469,108 @@ pub struct NoEvents;
 
 #[async_trait]
 impl Events for NoEvents {}
+
+/// The configured callbacks: a host's, or none, when the Auth.js defaults run in place.
+/// A trait method's future is boxed (`async_trait`) and called through a vtable; the
+/// defaults, which every sign-in and session read of a host without callbacks runs, are
+/// neither.
+#[derive(Clone, Default)]
+pub(crate) struct CallbackHooks(Option<std::sync::Arc<dyn Callbacks>>);
+
+impl CallbackHooks {
+    /// The host's callbacks.
+    pub(crate) fn new(callbacks: impl Callbacks) -> Self {
+        CallbackHooks(Some(std::sync::Arc::new(callbacks)))
+    }
+
+    /// [`Callbacks::sign_in`].
+    pub(crate) async fn sign_in(
+        &self,
+        params: SignInParams<'_>,
+    ) -> Result<SignInOutcome, BoxError> {
+        match &self.0 {
+            Some(c) => c.sign_in(params).await,
+            None => Ok(SignInOutcome::Allow),
+        }
+    }
+
+    /// [`Callbacks::redirect`].
+    pub(crate) async fn redirect(&self, params: RedirectParams<'_>) -> Result<String, BoxError> {
+        match &self.0 {
+            Some(c) => c.redirect(params).await,
+            None => Ok(default_redirect(params.url, params.base_url)),
+        }
+    }
+
+    /// [`Callbacks::jwt`].
+    pub(crate) async fn jwt(&self, params: JwtParams<'_>) -> Result<Option<JwtClaims>, BoxError> {
+        match &self.0 {
+            Some(c) => c.jwt(params).await,
+            None => Ok(Some(params.token)),
+        }
+    }
+
+    /// [`Callbacks::session`].
+    pub(crate) async fn session(&self, params: SessionParams<'_>) -> Result<Value, BoxError> {
+        match &self.0 {
+            Some(c) => c.session(params).await,
+            None => default_session(params),
+        }
+    }
+}
+
+/// The configured events: a host's, or none, when nothing runs (see [`CallbackHooks`]).
+#[derive(Clone, Default)]
+pub(crate) struct EventHooks(Option<std::sync::Arc<dyn Events>>);
+
+impl EventHooks {
+    /// The host's events.
+    pub(crate) fn new(events: impl Events) -> Self {
+        EventHooks(Some(std::sync::Arc::new(events)))
+    }
+}
+
+/// Each [`Events`] method on [`EventHooks`]: the host's, or `Ok(())` at once.
+macro_rules! event_hooks {
+    ($($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*);)*) => {
+        impl EventHooks {
+            $(
+                $(#[$doc])*
+                pub(crate) async fn $name(&self, $($arg: $ty),*) -> Result<(), BoxError> {
+                    match &self.0 {
+                        Some(e) => e.$name($($arg),*).await,
+                        None => Ok(()),
+                    }
+                }
+            )*
+        }
+    };
+}
+
+event_hooks! {
+    /// [`Events::sign_in`].
+    sign_in(message: SignInEvent<'_>);
+    /// [`Events::sign_out`].
+    sign_out(message: SignOutEvent<'_>);
+    /// [`Events::create_user`].
+    create_user(user: &User);
+    /// [`Events::update_user`].
+    update_user(user: &User);
+    /// [`Events::link_account`].
+    link_account(user: &User, account: &Account, profile: Option<&Profile>);
+    /// [`Events::session`].
+    session(message: SessionEvent<'_>);
+    /// [`Events::rate_limited`].
+    rate_limited(message: RateLimitedEvent<'_>);
+    /// [`Events::two_factor`].
+    two_factor(message: TwoFactorEvent<'_>);
+    /// [`Events::sessions_ended`].
+    sessions_ended(message: SessionsEndedEvent<'_>);
+    /// [`Events::app_access_revoked`].
+    app_access_revoked(message: AppAccessRevokedEvent<'_>);
+    /// [`Events::security_change`].
+    security_change(message: SecurityChangeEvent<'_>);
+}
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::callbacks::{Callbacks, DefaultCallbacks, Events, NoEvents};
+use crate::callbacks::{CallbackHooks, Callbacks, EventHooks, Events};
 use crate::cookies::{CookieSet, CookiesOverrides, ResolvedCookie, is_valid_cookie_name};
 use crate::env::Env;
 use crate::error::ConfigError;
@@ -139,8 +139,8 @@ pub(crate) struct ConfigInner {
     pub jwt_max_age: u64,
     pub pages: PagesOptions,
     pub theme: Theme,
-    pub callbacks: Arc<dyn Callbacks>,
-    pub events: Arc<dyn Events>,
+    pub callbacks: CallbackHooks,
+    pub events: EventHooks,
     pub logger: Arc<dyn Logger>,
     pub debug: bool,
     pub use_secure_cookies: Option<bool>,
@@ -386,8 +386,8 @@ pub struct AuthConfigBuilder {
     jwt_max_age: Option<Duration>,
     pages: PagesOptions,
     theme: Theme,
-    callbacks: Arc<dyn Callbacks>,
-    events: Arc<dyn Events>,
+    callbacks: CallbackHooks,
+    events: EventHooks,
     session_codec: Option<Arc<dyn crate::jwt::SessionTokenCodec>>,
     next_auth_v4: bool,
     logger: Arc<dyn Logger>,
@@ -463,8 +463,8 @@ impl Default for AuthConfigBuilder {
             jwt_max_age: None,
             pages: PagesOptions::default(),
             theme: Theme::default(),
-            callbacks: Arc::new(DefaultCallbacks),
-            events: Arc::new(NoEvents),
+            callbacks: CallbackHooks::default(),
+            events: EventHooks::default(),
             session_codec: None,
             next_auth_v4: false,
             logger: Arc::new(TracingLogger),
@@ -651,7 +651,7 @@ impl AuthConfigBuilder {
 
     /// Callbacks (`sign_in`, `redirect`, `jwt`, `session`).
     pub fn callbacks(mut self, callbacks: impl Callbacks) -> Self {
-        self.callbacks = Arc::new(callbacks);
+        self.callbacks = CallbackHooks::new(callbacks);
         self
     }
 
@@ -681,7 +681,7 @@ impl AuthConfigBuilder {
 
     /// Event handlers.
     pub fn events(mut self, events: impl Events) -> Self {
-        self.events = Arc::new(events);
+        self.events = EventHooks::new(events);
         self
     }
 

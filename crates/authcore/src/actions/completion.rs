@@ -98,7 +98,7 @@ async fn jwt_session_cookies(
         "amr".into(),
         auth.amr
             .iter()
-            .map(|m| serde_json::Value::from(m.as_str()))
+            .map(|m| serde_json::Value::from(*m))
             .collect(),
     );
     token.insert("auth_time".into(), auth.auth_time.into());
@@ -176,52 +176,62 @@ pub(crate) enum FirstFactor {
 }
 
 impl FirstFactor {
-    /// The `amr` values of this factor.
+    /// The `amr` values of this factor, `mfa` among them when it proves two factors by
+    /// itself (a passkey with user verification: the device, and the PIN or biometric that
+    /// unlocked it; a trusted provider's own MFA).
     pub(crate) fn amr(self) -> &'static [&'static str] {
         match self {
             FirstFactor::Password => &["pwd"],
             FirstFactor::EmailLink => &["otp"],
-            FirstFactor::External { .. } => &[],
+            FirstFactor::External {
+                upstream_mfa: false,
+            } => &[],
+            FirstFactor::External { upstream_mfa: true } => &["mfa"],
             FirstFactor::Passkey {
                 user_verified: true,
-            } => &["hwk", "user"],
+            } => &["hwk", "user", "mfa"],
             FirstFactor::Passkey {
                 user_verified: false,
             } => &["hwk"],
         }
     }
 
-    /// Whether it proves two factors by itself (a passkey with user verification: the
-    /// device, and the PIN or biometric that unlocked it; a trusted provider's own MFA).
+    /// Whether it proves two factors by itself (see [`FirstFactor::amr`]).
     pub(crate) fn is_two_factors(self) -> bool {
-        matches!(
-            self,
-            FirstFactor::Passkey {
-                user_verified: true
-            } | FirstFactor::External { upstream_mfa: true }
-        )
+        self.amr().contains(&"mfa")
     }
 }
 
+/// The RFC 8176 `amr` values a sign-in of authcore can record: a factor's
+/// ([`FirstFactor::amr`], the second factors'), and `mfa`.
+const AMR_VALUES: [&str; 5] = ["pwd", "otp", "hwk", "user", "mfa"];
+
+/// `value` as one of [`AMR_VALUES`], if it is one.
+pub(crate) fn known_amr(value: &str) -> Option<&'static str> {
+    AMR_VALUES.iter().copied().find(|m| *m == value)
+}
+
 /// How a session was signed in: the RFC 8176 methods and the time (seconds since the
-/// epoch), written into JWT sessions as `amr` and `auth_time` when second factors are on.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// epoch), written into JWT sessions as `amr` and `auth_time`. A first factor's methods
+/// are a static list: a sign-in allocates none.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SignInAuth {
-    pub amr: Vec<String>,
+    pub amr: std::borrow::Cow<'static, [&'static str]>,
     pub auth_time: i64,
 }
 
 impl SignInAuth {
     /// The first factor, signed in now.
     pub(crate) fn first(factor: FirstFactor) -> Self {
-        let mut amr: Vec<String> = factor.amr().iter().map(|m| (*m).to_owned()).collect();
-        if factor.is_two_factors() {
-            amr.push("mfa".to_owned());
-        }
         SignInAuth {
-            amr,
+            amr: std::borrow::Cow::Borrowed(factor.amr()),
             auth_time: OffsetDateTime::now_utc().unix_timestamp(),
         }
+    }
+
+    /// The methods as owned strings (a stored sign-in's, an audit record's).
+    pub(crate) fn amr_strings(&self) -> Vec<String> {
+        self.amr.iter().map(|m| (*m).to_owned()).collect()
     }
 }
 
@@ -266,7 +276,7 @@ pub(crate) async fn complete_sign_in(
             crate::audit::AuditEvent::new("signIn")
                 .actor(user_id.clone())
                 .with("provider", signed_in.account.provider.clone())
-                .with("amr", auth.amr.clone())
+                .with("amr", auth.amr_strings())
         })
         .await;
     }
@@ -427,7 +437,7 @@ pub(crate) async fn record_sign_in(
     stored: &str,
     auth: &SignInAuth,
 ) {
-    let sign_in = crate::SignInInfo::new(auth.amr.clone(), Some(auth.auth_time));
+    let sign_in = crate::SignInInfo::new(auth.amr_strings(), Some(auth.auth_time));
     let Some(store) = adapter.session_sign_in() else {
         return;
     };
@@ -441,4 +451,72 @@ pub(crate) async fn record_sign_in(
 pub(crate) fn database_session_cookies(ctx: &Ctx<'_>, session: &AdapterSession) -> Vec<SetCookie> {
     let store = SessionCookieStore::new(&ctx.cookies.session_token, &ctx.req.cookies);
     store.write(&session.session_token, session.expires)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AMR_VALUES, FirstFactor, SignInAuth, known_amr};
+
+    #[test]
+    fn first_factors_amr_and_whether_they_are_two() {
+        let cases: [(FirstFactor, &[&str], bool); 6] = [
+            (FirstFactor::Password, &["pwd"], false),
+            (FirstFactor::EmailLink, &["otp"], false),
+            (
+                FirstFactor::External {
+                    upstream_mfa: false,
+                },
+                &[],
+                false,
+            ),
+            (FirstFactor::External { upstream_mfa: true }, &["mfa"], true),
+            (
+                FirstFactor::Passkey {
+                    user_verified: false,
+                },
+                &["hwk"],
+                false,
+            ),
+            (
+                FirstFactor::Passkey {
+                    user_verified: true,
+                },
+                &["hwk", "user", "mfa"],
+                true,
+            ),
+        ];
+        for (factor, amr, two) in cases {
+            assert_eq!(factor.amr(), amr, "{factor:?}");
+            assert_eq!(factor.is_two_factors(), two, "{factor:?}");
+            assert_eq!(&*SignInAuth::first(factor).amr, amr, "{factor:?}");
+            for m in amr {
+                assert_eq!(known_amr(m), Some(*m), "{factor:?}: {m}");
+            }
+        }
+    }
+
+    #[test]
+    fn known_amr_values_are_the_factors_and_nothing_else() {
+        #[cfg(feature = "two-factor")]
+        for factor in [
+            crate::two_factor::SecondFactor::Totp,
+            crate::two_factor::SecondFactor::RecoveryCode,
+            crate::two_factor::SecondFactor::Passkey {
+                user_verified: false,
+            },
+            crate::two_factor::SecondFactor::Passkey {
+                user_verified: true,
+            },
+        ] {
+            for m in factor.amr() {
+                assert_eq!(known_amr(m), Some(*m), "{factor:?}: {m}");
+            }
+        }
+        for m in AMR_VALUES {
+            assert_eq!(known_amr(m), Some(m));
+        }
+        for other in ["", "PWD", "pwd ", "imp", "sms", "mfa\0"] {
+            assert_eq!(known_amr(other), None, "{other:?}");
+        }
+    }
 }

@@ -18,7 +18,9 @@ pub(crate) mod checks;
 use checks::{confirm, pending_enrolment, verify_code};
 
 use super::Ctx;
-use super::completion::{FirstFactor, SignInAuth, SignedIn, complete_sign_in, open_session};
+use super::completion::{
+    FirstFactor, SignInAuth, SignedIn, complete_sign_in, known_amr, open_session,
+};
 use super::limits::Limit;
 use crate::adapter::Adapter;
 use crate::cookies::{SessionCookieStore, SetCookie};
@@ -153,7 +155,7 @@ pub(crate) async fn second_step(
         profile: signed_in.profile.cloned(),
         is_new_user: signed_in.is_new_user,
         callback_url: ctx.callback_url.clone(),
-        amr: auth.amr.clone(),
+        amr: auth.amr_strings(),
         browser: browser_binding(&ctx.csrf_token),
         once: crate::random::hex_token::<16>(),
         enrol,
@@ -410,14 +412,15 @@ pub(crate) async fn verify(ctx: &Ctx<'_>) -> Result<RawResponse, AuthError> {
     if !ctx.first_use("two-factor-state", &pending.once, ttl).await {
         return Err(refused("the second step was used already"));
     }
-    let mut amr = pending.amr.clone();
+    // The state is sealed by this server, so its values are known ones.
+    let mut amr: Vec<&'static str> = pending.amr.iter().filter_map(|m| known_amr(m)).collect();
     for m in factor.amr().iter().chain(&["mfa"]) {
-        if !amr.iter().any(|a| a == m) {
-            amr.push((*m).to_owned());
+        if !amr.contains(m) {
+            amr.push(m);
         }
     }
     let auth = SignInAuth {
-        amr,
+        amr: amr.into(),
         auth_time: OffsetDateTime::now_utc().unix_timestamp(),
     };
     let signed_in = pending.signed_in();
