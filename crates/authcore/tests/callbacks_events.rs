@@ -417,3 +417,75 @@ async fn failed_callbacks_are_recorded_once_with_their_provider_and_error() {
     assert_eq!(data[2]["provider"], "credentials");
     assert!(records.iter().all(|r| !r.data.contains("wrong")));
 }
+
+/// A host that sets no callbacks and no events gets the Auth.js defaults, run in place:
+/// the same answers as a host that sets `DefaultCallbacks` and `NoEvents`, which run
+/// through the traits (the sign-in's redirect for each kind of callback URL, the session
+/// cookie's name and what the session read gives back, the sign-out's redirect).
+#[tokio::test]
+async fn no_callbacks_answer_as_the_default_callbacks_set_by_hand() {
+    use authcore::callbacks::{DefaultCallbacks, NoEvents};
+    let build = |explicit: bool| {
+        let b = builder();
+        let b = if explicit {
+            b.callbacks(DefaultCallbacks).events(NoEvents)
+        } else {
+            b
+        };
+        Auth::new(b.build().unwrap())
+    };
+    let cases = [
+        (None, ORIGIN.to_owned()),
+        (
+            Some("/dashboard?tab=1"),
+            format!("{ORIGIN}/dashboard?tab=1"),
+        ),
+        (Some("https://authjs.test/x"), format!("{ORIGIN}/x")),
+        (Some("https://evil.example/"), ORIGIN.to_owned()),
+    ];
+    for (callback_url, want) in &cases {
+        let mut answers = Vec::new();
+        for explicit in [false, true] {
+            let auth = build(explicit);
+            let extra: Vec<(&str, &str)> = callback_url
+                .map(|u| ("callbackUrl", u))
+                .into_iter()
+                .collect();
+            let r = credentials_sign_in(&auth, &extra).await;
+            assert_eq!(r.status, 302, "{callback_url:?}, explicit {explicit}");
+            let location = r.location().unwrap().to_owned();
+            let token = r.cookie(SESSION_COOKIE).expect("a session cookie");
+            let mut session = get_session(&auth, format!("{SESSION_COOKIE}={token}"))
+                .await
+                .json();
+            assert!(session["expires"].is_string(), "{session}");
+            session.as_object_mut().unwrap().remove("expires");
+            let out = sign_out(
+                &auth,
+                Some(&format!("{SESSION_COOKIE}={token}")),
+                *callback_url,
+            )
+            .await;
+            answers.push((
+                location,
+                session,
+                out.status,
+                out.location().map(str::to_owned),
+            ));
+        }
+        assert_eq!(answers[0], answers[1], "{callback_url:?}");
+        let (location, session, status, signed_out_to) = &answers[0];
+        assert_eq!(location, want, "{callback_url:?}");
+        assert_eq!(
+            session,
+            &json!({"user": {"name": "Demo User", "email": "demo@example.com", "image": "https://example.com/demo.png"}}),
+            "{callback_url:?}"
+        );
+        assert_eq!(*status, 302, "{callback_url:?}");
+        assert_eq!(
+            signed_out_to.as_deref(),
+            Some(want.as_str()),
+            "{callback_url:?}"
+        );
+    }
+}

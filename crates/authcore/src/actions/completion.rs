@@ -204,9 +204,11 @@ impl FirstFactor {
 
 /// The RFC 8176 `amr` values a sign-in of authcore can record: a factor's
 /// ([`FirstFactor::amr`], the second factors'), and `mfa`.
+#[cfg(any(feature = "two-factor", test))]
 const AMR_VALUES: [&str; 5] = ["pwd", "otp", "hwk", "user", "mfa"];
 
-/// `value` as one of [`AMR_VALUES`], if it is one.
+/// `value` as one of [`AMR_VALUES`], if it is one (a sealed second step's first factor).
+#[cfg(any(feature = "two-factor", test))]
 pub(crate) fn known_amr(value: &str) -> Option<&'static str> {
     AMR_VALUES.iter().copied().find(|m| *m == value)
 }
