@@ -425,14 +425,17 @@ async fn failed_callbacks_are_recorded_once_with_their_provider_and_error() {
 #[tokio::test]
 async fn no_callbacks_answer_as_the_default_callbacks_set_by_hand() {
     use authcore::callbacks::{DefaultCallbacks, NoEvents};
+    // Each host logs through a recorder (not its events): an event default that failed
+    // would be logged as `EventError`, a callback's as its own error.
     let build = |explicit: bool| {
-        let b = builder();
+        let log = Recorder::default();
+        let b = builder().logger(log.clone());
         let b = if explicit {
             b.callbacks(DefaultCallbacks).events(NoEvents)
         } else {
             b
         };
-        Auth::new(b.build().unwrap())
+        (Auth::new(b.build().unwrap()), log)
     };
     let cases = [
         (None, ORIGIN.to_owned()),
@@ -446,7 +449,7 @@ async fn no_callbacks_answer_as_the_default_callbacks_set_by_hand() {
     for (callback_url, want) in &cases {
         let mut answers = Vec::new();
         for explicit in [false, true] {
-            let auth = build(explicit);
+            let (auth, log) = build(explicit);
             let extra: Vec<(&str, &str)> = callback_url
                 .map(|u| ("callbackUrl", u))
                 .into_iter()
@@ -466,6 +469,11 @@ async fn no_callbacks_answer_as_the_default_callbacks_set_by_hand() {
                 *callback_url,
             )
             .await;
+            assert!(
+                log.errors().is_empty(),
+                "{callback_url:?}, explicit {explicit}: {:?}",
+                log.errors()
+            );
             answers.push((
                 location,
                 session,
