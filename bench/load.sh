@@ -32,7 +32,9 @@
 # threads, over the measured run) for the session read on one core and with two workers,
 # and the CPU time the hypervisor stole from the server's CPU during each measured run
 # (/proc/stat; runs above STEAL_LIMIT %, default 2, are listed: on a shared VM they measure
-# the neighbours).
+# the neighbours); for the OpenID Providers, each one's CPU time per request, the share of
+# the run it was busy and the share of wrk's CPU stolen (a rate that falls with the VM is
+# then told apart from work that grew).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -209,13 +211,15 @@ run_wrk() {
   local limit=$(($(seconds "$WARMUP") + $(seconds "$DURATION") + 30))
   env "$@" timeout "$limit" "${LOAD_CPU[@]}" wrk -t1 -c"$CONNECTIONS" -d"$WARMUP" -s "$LUA" "$url" >/dev/null ||
     die "wrk warm-up failed for $url"
-  local ticks_before steal_before
+  local ticks_before steal_before load_steal_before
   ticks_before=$(cpu_ticks "$SERVER_PID")
   steal_before=$(steal_ticks)
+  load_steal_before=$(load_steal_ticks)
   env "$@" timeout "$limit" "${LOAD_CPU[@]}" wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -s "$LUA" "$url" >"$out" ||
     die "wrk failed for $url"
   echo "server_cpu_ticks $(($(cpu_ticks "$SERVER_PID") - ticks_before))" >>"$out"
   echo "steal_ticks $(($(steal_ticks) - steal_before)) of $(($(seconds "$DURATION") * $(getconf CLK_TCK) * STEAL_CPUS))" >>"$out"
+  echo "load_steal_ticks $(($(load_steal_ticks) - load_steal_before)) of $(($(seconds "$DURATION") * $(getconf CLK_TCK)))" >>"$out"
 }
 
 # Steal time (the hypervisor running something else on the server's CPU, /proc/stat) in
@@ -225,6 +229,13 @@ STEAL_CPUS=1
 ((CPUS >= 2)) || { STEAL_LINE=cpu; STEAL_CPUS=$CPUS; }
 steal_ticks() {
   awk -v c="$STEAL_LINE" '$1 == c { print $9 + 0 }' /proc/stat
+}
+# The same for wrk's CPU (CPU 1; all CPUs when they are shared): a load generator the
+# hypervisor holds back leaves the server waiting, which its busy share below shows.
+LOAD_STEAL_LINE=cpu1
+((CPUS >= 2)) || LOAD_STEAL_LINE=cpu
+load_steal_ticks() {
+  awk -v c="$LOAD_STEAL_LINE" '$1 == c { print $9 + 0 }' /proc/stat
 }
 
 # steal_pct <wrk output> → the share of the measured run the server's CPU was stolen, in %.
@@ -247,6 +258,22 @@ note_steal() { # <wrk output> <label>
 
 cpu_ticks() { # <pid>: CPU time of the process, all its threads, in clock ticks (user + system)
   awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+# cpu_use <wrk output> → "<µs> µs, <busy> %, <stolen> %": the server's CPU time per answered
+# request, the share of the measured run it was busy (100 %: the server was the bottleneck;
+# less: it waited for wrk), and the share of wrk's CPU the hypervisor stole.
+cpu_use() {
+  [[ -f $1 ]] || { echo "-"; return; }
+  awk -v hz="$(getconf CLK_TCK)" '
+    $2 == "requests" && $3 == "in" { n = $1 }
+    $1 == "server_cpu_ticks" { t = $2 }
+    $1 == "steal_ticks" { run = $4 }
+    $1 == "load_steal_ticks" { ls = $2; lrun = $4 }
+    END {
+      if (n > 0 && run > 0 && lrun > 0) printf "%.1f µs, %.0f %%, %.1f %%", t * 1e6 / hz / n, 100 * t / run, 100 * ls / lrun
+      else print "-"
+    }' "$1"
 }
 
 # cpu_per_request <wrk output> → the server's CPU time per answered request, in µs.
@@ -740,14 +767,15 @@ report() {
   echo "of ceiling = authcore req/s ÷ ceiling req/s (the no-work server of the same run); ceiling ÷ @auth/core = the most any server on this stack and machine could reach against @auth/core. Every response was checked (status class, body or Location)."
   if [[ -n ${RESULT[rust:oidc_token]:-} ]]; then
     echo
-    echo "| OpenID Provider | authcore req/s | of ceiling | authcore p99 | oidc-provider req/s | of ceiling | oidc-provider p99 | authcore ÷ oidc-provider | CPU 0 stolen (authcore / oidc-provider, round 1) |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| OpenID Provider | authcore req/s | of ceiling | authcore p99 | oidc-provider req/s | of ceiling | oidc-provider p99 | authcore ÷ oidc-provider | CPU 0 stolen (authcore / oidc-provider, round 1) | authcore CPU: per request, busy, wrk's CPU stolen (round 1) | oidc-provider CPU: the same |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for s in "${OP_SCENARIOS[@]}" oidc_token_jwt oidc_userinfo_opaque oidc_token_opaque; do
       [[ -n ${RESULT[rust:$s]:-} ]] || continue
-      echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(share "$s") | $(cell rust "$s" 2) | $(cell oidcp "$s" 1) | $(share "$s" oidcp) | $(cell oidcp "$s" 2) | $(ratio "$s" "${RESULT[rust:$s]}" oidcp) | $(stolen "${s%_jwt}" rust-op1) / $(stolen "${s%_opaque}" oidcp1) |"
+      echo "| ${LABEL[$s]} | $(cell rust "$s" 1) | $(share "$s") | $(cell rust "$s" 2) | $(cell oidcp "$s" 1) | $(share "$s" oidcp) | $(cell oidcp "$s" 2) | $(ratio "$s" "${RESULT[rust:$s]}" oidcp) | $(stolen "${s%_jwt}" rust-op1) / $(stolen "${s%_opaque}" oidcp1) | $(cpu_use "$WORK/rust-op1-${s%_jwt}.txt") | $(cpu_use "$WORK/oidcp1-${s%_opaque}.txt") |"
     done
     echo
     echo "Both providers: one confidential client (client_secret_basic, the same secret), the token endpoint's client_credentials grant, userinfo with the demo user's access token (scope openid email); authcore on SQLite with EdDSA-signed JWT access tokens, oidc-provider with its in-memory adapter and opaque tokens, except in the third row, where the request names a resource (urn:bench:api) whose access tokens oidc-provider issues as EdDSA-signed JWTs, the work authcore does for every token; in the last two rows authcore's client has access_token_format = \"opaque\" (its tokens sealed, not signed), facing oidc-provider's opaque ones."
+    echo "CPU: the server's CPU time (user + system, all threads) per answered request over the measured run; busy = that time as a share of the run (100 %: the server was the bottleneck; less: it waited for the load); wrk's CPU stolen = the share of the run the hypervisor gave wrk's CPU to something else. A rate that falls while the CPU time per request does not says the VM held the server or wrk back; CPU time per request that rises with the same code says the machine ran the same work slower."
   fi
   echo "CPU 0 stolen = the share of the measured run the hypervisor gave the server's CPU to something else (/proc/stat steal); above $STEAL_LIMIT % a rate says more about the VM's neighbours than about the server."
   if ((${#STOLEN[@]} > 0)); then

@@ -6,6 +6,8 @@
 //! code, a refresh token, a session) does not open as one: each purpose has its own derived
 //! key.
 
+use std::sync::Arc;
+
 use authcore_keys::unix_time;
 
 use crate::grant::AccessTokenClaims;
@@ -16,8 +18,9 @@ impl ProviderState {
     /// The claims of `token` when it is an access token of this provider, unexpired: a
     /// signed one (its signature checked) or an opaque one (opened, its issuer, audience and
     /// expiry checked as a signed one's are, with no leeway). Either kind is checked once;
-    /// after that it is known by its text and only its expiry compared again.
-    pub(crate) fn access_token_claims(&self, token: &str) -> Option<AccessTokenClaims> {
+    /// after that it is known by its text and only its expiry compared again (the claims
+    /// then shared with that memory).
+    pub(crate) fn access_token_claims(&self, token: &str) -> Option<Arc<AccessTokenClaims>> {
         let p = &self.provider;
         let now = unix_time();
         if let Some(claims) = p.verified.get(token, now) {
@@ -35,6 +38,7 @@ impl ProviderState {
         } else {
             p.signed_access_token(token)?
         };
+        let claims = Arc::new(claims);
         p.verified.insert(token, &claims);
         Some(claims)
     }

@@ -1,6 +1,8 @@
 //! Token revocation (RFC 7009, [`REVOCATION_PATH`](crate::REVOCATION_PATH)) and introspection
 //! (RFC 7662, [`INTROSPECTION_PATH`](crate::INTROSPECTION_PATH)).
 
+use std::sync::Arc;
+
 use authcore::adapter::{AdapterError, AdapterUser, AppAccess};
 use authcore_keys::unix_time;
 use axum::body::Bytes;
@@ -19,8 +21,8 @@ use crate::single_use::{REFRESH_SALT, REVOKED, REVOKED_GRANT};
 /// An access token that stands: its claims, and for a user's token the user, read with
 /// their access to the client.
 pub(crate) struct ActiveToken {
-    /// The token's claims.
-    pub(crate) claims: AccessTokenClaims,
+    /// The token's claims (shared with the memory of checked tokens).
+    pub(crate) claims: Arc<AccessTokenClaims>,
     /// The user of a user's token; `None` for a client's own (`client_credentials`).
     pub(crate) user: Option<AdapterUser>,
 }
@@ -44,7 +46,7 @@ impl ProviderState {
     /// and expiry were checked: its claims.
     pub(crate) async fn still_active(
         &self,
-        claims: AccessTokenClaims,
+        claims: Arc<AccessTokenClaims>,
     ) -> Result<Option<ActiveToken>, Box<Response>> {
         let Some(grant) = claims.grant.as_deref() else {
             // A client's own token: its own mark alone.
@@ -139,7 +141,7 @@ impl ProviderState {
 pub(crate) async fn own_token(
     s: &ProviderState,
     form: &ClientForm,
-) -> Result<Option<AccessTokenClaims>, Box<Response>> {
+) -> Result<Option<Arc<AccessTokenClaims>>, Box<Response>> {
     let Some(token) = form.param("token") else {
         return Err(Box::new(token_error(
             StatusCode::BAD_REQUEST,
@@ -240,7 +242,7 @@ pub(crate) async fn introspect(
                 "jti": c.jti,
             });
             // The key a bound token must be presented with (RFC 9449 §6.2).
-            if let Some(cnf) = c.cnf {
+            if let Some(cnf) = &c.cnf {
                 body["cnf"] = json!(cnf);
             }
             body

@@ -11,7 +11,7 @@
 //! fails verification is not remembered.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::grant::AccessTokenClaims;
 
@@ -33,24 +33,25 @@ impl std::fmt::Debug for VerifiedTokens {
 
 #[derive(Default)]
 struct Generations {
-    current: HashMap<Box<str>, AccessTokenClaims>,
-    previous: HashMap<Box<str>, AccessTokenClaims>,
+    current: HashMap<Box<str>, Arc<AccessTokenClaims>>,
+    previous: HashMap<Box<str>, Arc<AccessTokenClaims>>,
 }
 
 impl VerifiedTokens {
     /// The claims of `token` when it was verified here and has not expired at `now` (as
-    /// the verification holds it: valid up to and including its `exp`).
-    pub(crate) fn get(&self, token: &str, now: i64) -> Option<AccessTokenClaims> {
+    /// the verification holds it: valid up to and including its `exp`), shared with the
+    /// memory rather than copied.
+    pub(crate) fn get(&self, token: &str, now: i64) -> Option<Arc<AccessTokenClaims>> {
         let g = self
             .generations
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let claims = g.current.get(token).or_else(|| g.previous.get(token))?;
-        (claims.exp >= now).then(|| claims.clone())
+        (claims.exp >= now).then(|| Arc::clone(claims))
     }
 
     /// Remembers that `token`, with `claims`, passed verification.
-    pub(crate) fn insert(&self, token: &str, claims: &AccessTokenClaims) {
+    pub(crate) fn insert(&self, token: &str, claims: &Arc<AccessTokenClaims>) {
         let mut g = self
             .generations
             .lock()
@@ -58,7 +59,7 @@ impl VerifiedTokens {
         if g.current.len() >= GENERATION {
             g.previous = std::mem::take(&mut g.current);
         }
-        g.current.insert(token.into(), claims.clone());
+        g.current.insert(token.into(), Arc::clone(claims));
     }
 }
 
@@ -67,8 +68,8 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn claims(jti: &str, exp: i64) -> AccessTokenClaims {
-        AccessTokenClaims {
+    fn claims(jti: &str, exp: i64) -> Arc<AccessTokenClaims> {
+        Arc::new(AccessTokenClaims {
             iss: "https://op.example/oidc".into(),
             aud: "https://op.example/oidc/userinfo".into(),
             sub: "u1".into(),
@@ -80,7 +81,7 @@ mod tests {
             grant: Some("g1".into()),
             epoch: 0,
             cnf: None,
-        }
+        })
     }
 
     #[test]
