@@ -265,13 +265,12 @@ cpu_ticks() { # <pid>: CPU time of the process, all its threads, in clock ticks 
 # less: it waited for wrk), and the share of wrk's CPU the hypervisor stole.
 cpu_use() {
   [[ -f $1 ]] || { echo "-"; return; }
-  awk -v hz="$(getconf CLK_TCK)" '
-    $2 == "requests" && $3 == "in" { n = $1 }
+  awk -v per="$(cpu_per_request "$1")" '
     $1 == "server_cpu_ticks" { t = $2 }
     $1 == "steal_ticks" { run = $4 }
     $1 == "load_steal_ticks" { ls = $2; lrun = $4 }
     END {
-      if (n > 0 && run > 0 && lrun > 0) printf "%.1f µs, %.0f %%, %.1f %%", t * 1e6 / hz / n, 100 * t / run, 100 * ls / lrun
+      if (per != "-" && run > 0 && lrun > 0) printf "%s µs, %.0f %%, %.1f %%", per, 100 * t / run, 100 * ls / lrun
       else print "-"
     }' "$1"
 }
