@@ -18,14 +18,15 @@
 # With OIDC=1 the server is the OpenID Provider of bench/load.sh instead (SQLite, an
 # Ed25519 key, one client "bench"), and the kinds are its token endpoint (client_credentials,
 # client_secret_basic) and userinfo (the demo user's access token from a code flow).
+# OPAQUE=1 with it gives the client opaque access tokens (sealed, not signed).
 #
 # With KEEPALIVE=1 the N requests of a kind go over one connection (one curl, each request
 # after the last answer), as wrk's load does: the figure is then a request's own cost,
 # without a connection's accept, set-up and close.
 #
-# Env: N (100), WARMUP (20), PORT (3079), AUTH_SECRET (a fixed secret), OIDC (0), KEEPALIVE (0),
-#      KEEP (a directory: each kind's dump is copied there as <A|B>.<kind>.out, for
-#      `callgrind_annotate --inclusive=yes KEEP/B.signin.out`),
+# Env: N (100), WARMUP (20), PORT (3079), AUTH_SECRET (a fixed secret), OIDC (0), OPAQUE (0),
+#      KEEPALIVE (0), KEEP (a directory: each kind's dump is copied there as <A|B>.<kind>.out,
+#      for `callgrind_annotate --inclusive=yes KEEP/B.signin.out`),
 #      CARGO_TARGET_DIR (respected for the default binary).
 # Output: a Markdown table on stdout (kind, A, B, change); progress on stderr.
 set -euo pipefail
@@ -148,6 +149,7 @@ secret = "$OP_SECRET"
 redirect_uris = ["$OP_REDIRECT"]
 grant_types = ["authorization_code", "client_credentials"]
 TOML
+  [[ ${OPAQUE:-0} == 0 ]] || echo 'access_token_format = "opaque"' >>"$WORK/op.toml"
   echo "$WORK/op.toml"
 }
 

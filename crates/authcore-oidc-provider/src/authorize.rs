@@ -12,7 +12,6 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 
 use crate::clients::Client;
 use crate::config::{CODE_TTL_SECS, OpenIdProvider};
@@ -212,17 +211,20 @@ fn sign_in_redirect(
 
 impl ProviderState {
     /// `value` sealed with `salt` for `ttl` seconds (a JWE under the auth secret, opened by
-    /// [`ProviderState::unseal`] on any instance); `None` when it cannot be.
+    /// [`ProviderState::unseal`] on any instance); `None`, and an error line, when it
+    /// cannot be.
     pub(crate) fn seal<T: serde::Serialize>(
         &self,
         value: &T,
         salt: &str,
         ttl: u64,
     ) -> Option<String> {
-        let Ok(Value::Object(claims)) = serde_json::to_value(value) else {
-            return None;
-        };
-        self.auth.config().jwt().encode(&claims, salt, ttl).ok()
+        self.auth
+            .config()
+            .jwt()
+            .encode_serializable(value, salt, ttl)
+            .map_err(|e| tracing::error!(error = %e, salt, "oidc provider: cannot seal"))
+            .ok()
     }
 
     /// The pushed request that an authorization request's `params` name by its
@@ -367,21 +369,8 @@ impl ProviderState {
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         };
         let grant = CodeGrant::new(request, sub, auth_time, amr, sid, access.epoch, jti);
-        let claims = match serde_json::to_value(&grant) {
-            Ok(Value::Object(m)) => m,
-            _ => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-        };
-        let code = match self
-            .auth
-            .config()
-            .jwt()
-            .encode(&claims, CODE_SALT, CODE_TTL_SECS)
-        {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::error!(error = %e, "oidc provider: cannot seal a code");
-                return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-            }
+        let Some(code) = self.seal(&grant, CODE_SALT, CODE_TTL_SECS) else {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         };
         tracing::info!(client = %request.client_id, user = %sub, "oidc provider: code issued");
         let mut p = vec![("code", code)];

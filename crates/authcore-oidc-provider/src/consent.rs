@@ -78,16 +78,7 @@ impl ProviderState {
         ticket: ConsentTicket,
         session: Option<&Value>,
     ) -> Response {
-        let claims = match serde_json::to_value(&ticket) {
-            Ok(Value::Object(m)) => m,
-            _ => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-        };
-        let Ok(sealed) =
-            self.auth
-                .config()
-                .jwt()
-                .encode(&claims, CONSENT_SALT, CONSENT_TICKET_TTL_SECS)
-        else {
+        let Some(sealed) = self.seal(&ticket, CONSENT_SALT, CONSENT_TICKET_TTL_SECS) else {
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         };
         let destination = url::Url::parse(&request.redirect_uri)

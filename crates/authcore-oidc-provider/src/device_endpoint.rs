@@ -117,16 +117,9 @@ impl ProviderState {
         let Some(user_code) = user_code else {
             return Err(no_randomness());
         };
-        let claims = match serde_json::to_value(&request) {
-            Ok(Value::Object(m)) => m,
-            _ => return Err(no_signature()),
-        };
         let device_code = self
-            .auth
-            .config()
-            .jwt()
-            .encode(&claims, DEVICE_SALT, ttl + DEVICE_EXPIRED_GRACE_SECS)
-            .map_err(|_| no_signature())?;
+            .seal(&request, DEVICE_SALT, ttl + DEVICE_EXPIRED_GRACE_SECS)
+            .ok_or_else(no_signature)?;
         let shown = device::display(&user_code);
         let verification_uri = self.provider.url(DEVICE_VERIFICATION_PATH);
         let mut complete = url::Url::parse(&verification_uri).map_err(|_| no_signature())?;
@@ -524,16 +517,7 @@ impl ProviderState {
             id: request.id.clone(),
         };
         let left = u64::try_from(request.expires_at - unix_time()).unwrap_or(0);
-        let sealed = match serde_json::to_value(&ticket) {
-            Ok(Value::Object(claims)) => {
-                self.auth
-                    .config()
-                    .jwt()
-                    .encode(&claims, DEVICE_TICKET_SALT, left.max(1))
-            }
-            _ => return StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-        };
-        let Ok(sealed) = sealed else {
+        let Some(sealed) = self.seal(&ticket, DEVICE_TICKET_SALT, left.max(1)) else {
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         };
         let who = session

@@ -382,16 +382,9 @@ impl ProviderState {
                 .into();
         }
         if let Some(refresh) = &t.refresh {
-            let claims = match serde_json::to_value(refresh) {
-                Ok(Value::Object(m)) => m,
-                _ => return Err(no_signature()),
-            };
             let sealed = self
-                .auth
-                .config()
-                .jwt()
-                .encode(&claims, REFRESH_SALT, ttl.refresh_token.unsigned_abs())
-                .map_err(|_| no_signature())?;
+                .seal(refresh, REFRESH_SALT, ttl.refresh_token.unsigned_abs())
+                .ok_or_else(no_signature)?;
             body["refresh_token"] = sealed.into();
         }
         tracing::info!(client = %client.id(), user = %t.user.id, refresh = t.refresh.is_some(), "oidc provider: tokens issued");

@@ -118,17 +118,45 @@ impl JwtCodec {
         max_age_secs: u64,
         now_unix: i64,
     ) -> Result<String, JwtError> {
+        self.encode_with(salt, max_age_secs, now_unix, |iat, exp, jti| {
+            write_map_claims(claims, iat, exp, jti)
+        })
+    }
+
+    /// [`JwtCodec::encode`] for claims of any type that serialises as a JSON object (a
+    /// struct with named fields, say): written straight into the token, the same bytes as
+    /// encoding the [`JwtClaims`] map `serde_json` would make of `claims`, without making
+    /// it. [`JwtCodec::decode`] reads the token back as a map.
+    ///
+    /// # Errors
+    /// [`JwtError::InvalidPayload`] if `claims` does not serialise as a JSON object;
+    /// otherwise only if the OS random number generator fails.
+    pub fn encode_serializable<T: serde::Serialize + ?Sized>(
+        &self,
+        claims: &T,
+        salt: &str,
+        max_age_secs: u64,
+    ) -> Result<String, JwtError> {
+        self.encode_with(salt, max_age_secs, unix_now(), |iat, exp, jti| {
+            write_claims(claims, iat, exp, jti)
+        })
+    }
+
+    /// The token of the claims `write` writes, given `iat`, `exp` and `jti`.
+    fn encode_with(
+        &self,
+        salt: &str,
+        max_age_secs: u64,
+        now_unix: i64,
+        write: impl FnOnce(i64, i64, uuid::Uuid) -> Result<Vec<u8>, JwtError>,
+    ) -> Result<String, JwtError> {
         let exp = now_unix.saturating_add(i64::try_from(max_age_secs).unwrap_or(i64::MAX));
         // One OS CSPRNG call gives both the `jti` (UUID v4) and the IV.
         let mut random = [0u8; 32];
         crate::random::fill(&mut random).map_err(|_| JoseError::Rng)?;
-        let (jti_bytes, iv) = random.split_at(16);
-        let mut jti = [0u8; uuid::fmt::Hyphenated::LENGTH];
-        let jti = uuid::Builder::from_random_bytes(jti_bytes.try_into().unwrap_or_default())
-            .into_uuid()
-            .hyphenated()
-            .encode_lower(&mut jti);
-        let payload = write_claims(claims, now_unix, exp, jti)?;
+        let (jti, iv) = random.split_at(16);
+        let jti = uuid::Builder::from_random_bytes(jti.try_into().unwrap_or_default()).into_uuid();
+        let payload = write(now_unix, exp, jti)?;
         Ok(self
             .keys
             .encrypt_with_iv(payload, salt, iv.try_into().unwrap_or_default())?)
@@ -278,11 +306,8 @@ impl SessionTokenCodec for NextAuthV4Codec {
         let exp = now.saturating_add(i64::try_from(max_age_secs).unwrap_or(i64::MAX));
         let mut random = [0u8; 16];
         crate::random::fill(&mut random).map_err(|_| JoseError::Rng)?;
-        let jti = uuid::Builder::from_random_bytes(random)
-            .into_uuid()
-            .hyphenated()
-            .to_string();
-        let payload = write_claims(claims, now, exp, &jti)?;
+        let jti = uuid::Builder::from_random_bytes(random).into_uuid();
+        let payload = write_map_claims(claims, now, exp, jti)?;
         Ok(self.key.encrypt(payload)?)
     }
 
@@ -337,14 +362,20 @@ fn unix_now() -> i64 {
 }
 
 /// Serialises `claims` with `iat`/`exp`/`jti` set, without cloning the map: equivalent to
-/// inserting the three claims into a copy and serialising that.
-fn write_claims(claims: &JwtClaims, iat: i64, exp: i64, jti: &str) -> Result<Vec<u8>, JwtError> {
+/// inserting the three claims into a copy and serialising that. [`write_claims`] writes the
+/// same for any value; this is the session token's, shorter for a map.
+fn write_map_claims(
+    claims: &JwtClaims,
+    iat: i64,
+    exp: i64,
+    jti: uuid::Uuid,
+) -> Result<Vec<u8>, JwtError> {
     fn write(
         buf: &mut Vec<u8>,
         claims: &JwtClaims,
         iat: i64,
         exp: i64,
-        jti: &str,
+        jti: &[u8],
     ) -> std::io::Result<()> {
         let (mut has_iat, mut has_exp, mut has_jti) = (false, false, false);
         let mut first = true;
@@ -369,7 +400,7 @@ fn write_claims(claims: &JwtClaims, iat: i64, exp: i64, jti: &str) -> Result<Vec
                 }
                 "jti" => {
                     has_jti = true;
-                    serde_json::to_writer(&mut *buf, jti)?;
+                    buf.extend_from_slice(jti);
                 }
                 _ => serde_json::to_writer(&mut *buf, value)?,
             }
@@ -384,8 +415,8 @@ fn write_claims(claims: &JwtClaims, iat: i64, exp: i64, jti: &str) -> Result<Vec
         }
         if !has_jti {
             separator(buf);
-            // A hyphenated UUID needs no JSON escaping.
-            write!(buf, r#""jti":"{jti}""#)?;
+            buf.extend_from_slice(br#""jti":"#);
+            buf.extend_from_slice(jti);
         }
         buf.push(b'}');
         Ok(())
@@ -393,9 +424,223 @@ fn write_claims(claims: &JwtClaims, iat: i64, exp: i64, jti: &str) -> Result<Vec
 
     // Room for the JSON plus the PKCS#7 padding added in place by the encryption.
     let mut buf = Vec::with_capacity(256);
-    write(&mut buf, claims, iat, exp, jti).map_err(|_| JwtError::InvalidPayload)?;
+    write(&mut buf, claims, iat, exp, &quoted(jti)).map_err(|_| JwtError::InvalidPayload)?;
     buf.reserve_exact(16);
     Ok(buf)
+}
+
+/// Serialises `claims` (anything that serialises as a JSON object) with `iat`, `exp` and
+/// `jti` set, in one pass and without an intermediate map: the same bytes as inserting the
+/// three claims into a [`JwtClaims`] copy of `claims` and serialising that (a claim present
+/// keeps its place and takes the new value; a missing one is appended in that order). A
+/// value that writes a name twice (a flattened map can) has it twice here, where the copy
+/// would have it once; decoding keeps one, as [`parse_claims`] says.
+fn write_claims<T: serde::Serialize + ?Sized>(
+    claims: &T,
+    iat: i64,
+    exp: i64,
+    jti: uuid::Uuid,
+) -> Result<Vec<u8>, JwtError> {
+    // Room for the JSON plus the PKCS#7 padding added in place by the encryption.
+    let mut buf = Vec::with_capacity(256);
+    let muted = std::cell::Cell::new(false);
+    let writer = Muted {
+        out: &mut buf,
+        muted: &muted,
+    };
+    let formatter = TimeClaims {
+        times: [iat, exp],
+        jti,
+        muted: &muted,
+        depth: 0,
+        in_key: false,
+        key: None,
+        written: [false; 3],
+        any: false,
+    };
+    let mut ser = serde_json::Serializer::with_formatter(writer, formatter);
+    claims
+        .serialize(&mut ser)
+        .map_err(|_| JwtError::InvalidPayload)?;
+    if buf.first() != Some(&b'{') {
+        return Err(JwtError::InvalidPayload);
+    }
+    buf.reserve_exact(16);
+    Ok(buf)
+}
+
+/// A writer into `out` that drops what is written while `muted` is set: the value of a
+/// claim [`TimeClaims`] replaces.
+struct Muted<'a> {
+    out: &'a mut Vec<u8>,
+    muted: &'a std::cell::Cell<bool>,
+}
+
+impl std::io::Write for Muted<'_> {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.write_all(bytes)?;
+        Ok(bytes.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        if !self.muted.get() {
+            self.out.extend_from_slice(bytes);
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `jti` as a JSON string: a hyphenated UUID needs no escaping.
+fn quoted(jti: uuid::Uuid) -> [u8; uuid::fmt::Hyphenated::LENGTH + 2] {
+    let mut quoted = [b'"'; uuid::fmt::Hyphenated::LENGTH + 2];
+    jti.hyphenated()
+        .encode_lower(&mut quoted[1..=uuid::fmt::Hyphenated::LENGTH]);
+    quoted
+}
+
+/// The claims [`write_claims`] sets, in the order it appends those missing.
+const SET_CLAIMS: [&str; 3] = ["iat", "exp", "jti"];
+
+/// serde_json's compact output, with the top-level object's `iat`, `exp` and `jti` given
+/// their new values (the serialised ones muted) and those it lacks appended at its end.
+struct TimeClaims<'a> {
+    /// `iat` and `exp`.
+    times: [i64; 2],
+    jti: uuid::Uuid,
+    muted: &'a std::cell::Cell<bool>,
+    /// Objects and arrays open: 1 inside the top-level object.
+    depth: usize,
+    /// Whether a top-level key is being written and has not been looked at yet.
+    in_key: bool,
+    /// The [`SET_CLAIMS`] index the top-level key being written names.
+    key: Option<usize>,
+    /// Which of [`SET_CLAIMS`] the object had.
+    written: [bool; 3],
+    /// Whether the top-level object had any claim.
+    any: bool,
+}
+
+impl TimeClaims<'_> {
+    /// The new value of `SET_CLAIMS[i]`.
+    #[inline]
+    fn write_claim<W: ?Sized + std::io::Write>(&self, w: &mut W, i: usize) -> std::io::Result<()> {
+        match self.times.get(i) {
+            Some(time) => {
+                use serde_json::ser::Formatter as _;
+                serde_json::ser::CompactFormatter.write_i64(w, *time)
+            }
+            None => w.write_all(&quoted(self.jti)),
+        }
+    }
+}
+
+impl serde_json::ser::Formatter for TimeClaims<'_> {
+    #[inline]
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        w.write_all(b"{")
+    }
+
+    #[inline]
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        if self.depth == 1 {
+            for (i, name) in SET_CLAIMS.iter().enumerate() {
+                if !self.written[i] {
+                    if std::mem::replace(&mut self.any, true) {
+                        w.write_all(b",")?;
+                    }
+                    write!(w, "\"{name}\":")?;
+                    self.write_claim(w, i)?;
+                }
+            }
+        }
+        self.depth = self.depth.saturating_sub(1);
+        w.write_all(b"}")
+    }
+
+    #[inline]
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        w.write_all(b"[")
+    }
+
+    #[inline]
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth = self.depth.saturating_sub(1);
+        w.write_all(b"]")
+    }
+
+    #[inline]
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if self.depth == 1 {
+            self.any = true;
+            self.in_key = true;
+            self.key = None;
+        }
+        if first { Ok(()) } else { w.write_all(b",") }
+    }
+
+    #[inline]
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        if std::mem::take(&mut self.in_key) {
+            // serde_json writes a key without escapes as one fragment: a key in pieces is
+            // none of the three.
+            self.key = SET_CLAIMS.iter().position(|name| *name == fragment);
+        }
+        w.write_all(fragment.as_bytes())
+    }
+
+    #[inline]
+    fn write_char_escape<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        char_escape: serde_json::ser::CharEscape,
+    ) -> std::io::Result<()> {
+        self.in_key = false;
+        self.key = None;
+        serde_json::ser::CompactFormatter.write_char_escape(w, char_escape)
+    }
+
+    #[inline]
+    fn end_object_key<W: ?Sized + std::io::Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        self.in_key = false;
+        Ok(())
+    }
+
+    #[inline]
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b":")?;
+        if self.depth == 1
+            && let Some(i) = self.key.take()
+        {
+            self.written[i] = true;
+            self.write_claim(w, i)?;
+            self.muted.set(true);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        if self.depth == 1 {
+            self.muted.set(false);
+        }
+        Ok(())
+    }
 }
 
 /// `jose`'s claim-set time checks with `clockTolerance: 15`, plus a future-`iat` check.
@@ -599,6 +844,18 @@ mod tests {
         assert_eq!(decoded["z"], Value::Null);
     }
 
+    const JTI: uuid::Uuid = uuid::Uuid::from_u128(0x0123_4567_89ab_4def_8123_4567_89ab_cdef);
+
+    /// What [`write_claims`] must write for `value`: its map with the three claims
+    /// inserted, as Auth.js's property assignments do.
+    fn inserted(value: Value) -> String {
+        let mut expected = claims(value);
+        expected.insert("iat".into(), json!(10));
+        expected.insert("exp".into(), json!(20));
+        expected.insert("jti".into(), json!(JTI.to_string()));
+        serde_json::to_string(&expected).unwrap()
+    }
+
     #[test]
     fn claims_writer_matches_map_insert_semantics() {
         let cases = [
@@ -607,19 +864,135 @@ mod tests {
             json!({"iat": 5, "a": "é\"\\\n<", "nested": {"exp": 1, "l": [1, 2.5, null, true]}}),
             json!({"jti": 1, "exp": 2, "iat": 3}),
             json!({"a": 1, "jti": 1}),
+            // Replaced values of any shape; the same names below the top level are kept.
+            json!({"jti": {"iat": 1, "jti": [{"exp": 2}]}, "exp": [[], {}], "x": {"jti": "kept"}}),
+            json!({"l": [{"iat": 1}, [{"exp": 2}]], "iat": null}),
+            // Names that only look like the three, written in pieces or escaped.
+            json!({"iat\n": 1, "\niat": 2, "i\"at": 3, "jtix": 4, "ia": 5, "": 6, "EXP": 7}),
+            json!({"\u{0}": {"\u{1}": "\u{2}"}, "iat": "\\"}),
         ];
         for case in cases {
-            let map = claims(case);
-            let written = write_claims(&map, 10, 20, "id").unwrap();
-            let mut expected = map.clone();
-            expected.insert("iat".into(), json!(10));
-            expected.insert("exp".into(), json!(20));
-            expected.insert("jti".into(), json!("id"));
+            let map = claims(case.clone());
+            let expected = inserted(case);
+            for written in [
+                write_map_claims(&map, 10, 20, JTI),
+                write_claims(&map, 10, 20, JTI),
+            ] {
+                assert_eq!(String::from_utf8(written.unwrap()).unwrap(), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn claims_writer_takes_any_value_that_serialises_as_an_object() {
+        #[derive(serde::Serialize)]
+        struct Access<'a> {
+            sub: &'a str,
+            iat: i64,
+            jti: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            grant: Option<&'a str>,
+            exp: u64,
+            nested: Nested,
+            #[serde(flatten)]
+            more: JwtClaims,
+        }
+        #[derive(serde::Serialize)]
+        struct Nested {
+            iat: u8,
+            list: Vec<(u8, &'static str)>,
+        }
+        #[derive(serde::Serialize)]
+        struct Empty {}
+        #[derive(serde::Serialize)]
+        enum Kind {
+            Struct { iat: i8 },
+        }
+        let access = Access {
+            sub: "u\"1",
+            iat: 1,
+            jti: "old".into(),
+            grant: None,
+            exp: 2,
+            nested: Nested {
+                iat: 3,
+                list: vec![(4, "jti")],
+            },
+            more: claims(json!({"cnf": {"jkt": "k", "iat": 1}, "z": 1})),
+        };
+        let mut by_name = std::collections::BTreeMap::new();
+        by_name.insert("exp", 1);
+        by_name.insert("a", 2);
+        let mut by_number = std::collections::BTreeMap::new();
+        by_number.insert(7, "iat");
+        let values = [
+            serde_json::to_value(&access).unwrap(),
+            serde_json::to_value(Empty {}).unwrap(),
+            serde_json::to_value(&by_name).unwrap(),
+            serde_json::to_value(&by_number).unwrap(),
+            serde_json::to_value(Kind::Struct { iat: 1 }).unwrap(),
+        ];
+        let written = [
+            write_claims(&access, 10, 20, JTI),
+            write_claims(&Empty {}, 10, 20, JTI),
+            write_claims(&by_name, 10, 20, JTI),
+            write_claims(&by_number, 10, 20, JTI),
+            write_claims(&Kind::Struct { iat: 1 }, 10, 20, JTI),
+        ];
+        for (value, written) in values.into_iter().zip(written) {
             assert_eq!(
-                String::from_utf8(written).unwrap(),
-                serde_json::to_string(&expected).unwrap()
+                String::from_utf8(written.unwrap()).unwrap(),
+                inserted(value)
             );
         }
+        // What is not an object is refused, whatever it holds.
+        for refused in [
+            write_claims("claims", 10, 20, JTI),
+            write_claims(&[json!({"iat": 1})], 10, 20, JTI),
+            write_claims(&Value::Null, 10, 20, JTI),
+            write_claims(&7, 10, 20, JTI),
+            write_claims(&(), 10, 20, JTI),
+            write_claims(&Some("x"), 10, 20, JTI),
+        ] {
+            assert!(matches!(refused, Err(JwtError::InvalidPayload)));
+        }
+        // A map whose keys serde_json cannot write is refused, not written in part.
+        let mut unkeyed = std::collections::BTreeMap::new();
+        unkeyed.insert(vec![1], 1);
+        assert!(matches!(
+            write_claims(&unkeyed, 10, 20, JTI),
+            Err(JwtError::InvalidPayload)
+        ));
+    }
+
+    #[test]
+    fn a_struct_round_trips_as_its_map_does() {
+        #[derive(serde::Serialize)]
+        struct Grant<'a> {
+            sub: &'a str,
+            scope: &'a str,
+            exp: i64,
+        }
+        let codec = codec(&[S1]);
+        let grant = Grant {
+            sub: "1",
+            scope: "openid email",
+            exp: 0,
+        };
+        let token = codec.encode_serializable(&grant, SALT, 60).unwrap();
+        let decoded = codec.decode(&token, SALT).unwrap().unwrap();
+        let keys: Vec<&str> = decoded.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["sub", "scope", "exp", "iat", "jti"]);
+        let iat = decoded["iat"].as_i64().unwrap();
+        assert!((unix_now() - iat).abs() < 60, "{iat}");
+        assert_eq!(decoded["exp"], iat + 60);
+        assert_eq!(decoded["scope"], "openid email");
+        let jti = uuid::Uuid::parse_str(decoded["jti"].as_str().unwrap()).unwrap();
+        assert_eq!(jti.get_version_num(), 4);
+        assert!(matches!(
+            codec.encode_serializable("not an object", SALT, 60),
+            Err(JwtError::InvalidPayload)
+        ));
     }
 
     #[test]
@@ -795,7 +1168,45 @@ mod tests {
         (codec, token)
     }
 
+    /// Any JSON value, nested a few levels, with names that are often the three claims.
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            ".{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::vec((claim_name(), inner), 0..4)
+                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn claim_name() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec!["iat", "exp", "jti", "sub", "ia", "iat\n", "\"exp"])
+                .prop_map(str::to_owned),
+            ".{0,5}",
+        ]
+    }
+
     proptest! {
+        #[test]
+        fn claims_writer_matches_map_insert_semantics_for_any_map(
+            entries in prop::collection::vec((claim_name(), json_value()), 0..6),
+        ) {
+            let value = Value::Object(entries.into_iter().collect());
+            let map = claims(value.clone());
+            let expected = inserted(value);
+            let by_map = write_map_claims(&map, 10, 20, JTI).unwrap();
+            prop_assert_eq!(&String::from_utf8(by_map).unwrap(), &expected);
+            let by_value = write_claims(&map, 10, 20, JTI).unwrap();
+            prop_assert_eq!(String::from_utf8(by_value).unwrap(), expected);
+        }
+
         #[test]
         fn decode_never_panics_on_arbitrary_strings(s in ".{0,400}") {
             let (codec, _) = valid_token();
