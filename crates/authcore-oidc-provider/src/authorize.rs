@@ -212,7 +212,8 @@ fn sign_in_redirect(
 impl ProviderState {
     /// `value` sealed with `salt` for `ttl` seconds (a JWE under the auth secret, opened by
     /// [`ProviderState::unseal`] on any instance); `None`, and an error line, when it
-    /// cannot be.
+    /// cannot be. `A256GCM`: only authcore opens these, so they need not be Auth.js's
+    /// `A256CBC-HS512`, which costs several times as much.
     pub(crate) fn seal<T: serde::Serialize>(
         &self,
         value: &T,
@@ -222,7 +223,7 @@ impl ProviderState {
         self.auth
             .config()
             .jwt()
-            .encode_serializable(value, salt, ttl)
+            .encode_serializable(value, salt, ttl, authcore::jose::Enc::A256Gcm)
             .map_err(|e| tracing::error!(error = %e, salt, "oidc provider: cannot seal"))
             .ok()
     }

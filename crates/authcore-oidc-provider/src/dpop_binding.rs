@@ -238,12 +238,8 @@ impl ProviderState {
 
     /// Puts a fresh nonce in `r` (`DPoP-Nonce`, §8.1): clients send it in their next proofs.
     pub(crate) fn offer_nonce(&self, r: &mut Response) {
-        let sealed = self.auth.config().jwt().encode(
-            &authcore::jwt::JwtClaims::new(),
-            NONCE_SALT,
-            NONCE_TTL_SECS,
-        );
-        match sealed.ok().and_then(|n| HeaderValue::try_from(n).ok()) {
+        let sealed = self.seal(&authcore::jwt::JwtClaims::new(), NONCE_SALT, NONCE_TTL_SECS);
+        match sealed.and_then(|n| HeaderValue::try_from(n).ok()) {
             Some(v) => {
                 r.headers_mut().insert(DPOP_NONCE, v);
             }

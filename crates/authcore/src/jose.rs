@@ -201,25 +201,30 @@ impl DerivedKey {
     /// # Errors
     /// [`JoseError::Rng`] if the OS random number generator fails.
     pub fn encrypt(&self, plaintext: Vec<u8>) -> Result<String, JoseError> {
+        let mut iv = [0u8; 16];
+        crate::random::fill(&mut iv).map_err(|_| JoseError::Rng)?;
+        self.encrypt_with_iv(plaintext, iv)
+    }
+
+    /// [`DerivedKey::encrypt`] with a caller-supplied IV, which must come from the OS
+    /// CSPRNG: all 16 bytes for `A256CBC-HS512`, the first 12 for `A256GCM` (a random
+    /// 96-bit nonce, RFC 7518 §5.3).
+    fn encrypt_with_iv(&self, plaintext: Vec<u8>, iv: [u8; 16]) -> Result<String, JoseError> {
+        let header = self.protected_header_b64();
         match &self.cipher {
-            Cipher::CbcHs512(cbc) => {
-                let mut iv = [0u8; 16];
-                crate::random::fill(&mut iv).map_err(|_| JoseError::Rng)?;
-                Ok(cbc.compact(self.protected_header_b64(), &iv, plaintext))
-            }
+            Cipher::CbcHs512(cbc) => Ok(cbc.compact(header, &iv, plaintext)),
             Cipher::Gcm(gcm) => {
-                let mut iv = [0u8; 12];
-                crate::random::fill(&mut iv).map_err(|_| JoseError::Rng)?;
+                let mut nonce = [0u8; 12];
+                nonce.copy_from_slice(&iv[..12]);
                 let mut buf = plaintext;
-                let header = self.protected_header_b64();
                 let tag = gcm
                     .seal_in_place_separate_tag(
-                        Nonce::assume_unique_for_key(iv),
+                        Nonce::assume_unique_for_key(nonce),
                         Aad::from(header.as_bytes()),
                         &mut buf,
                     )
                     .map_err(|_| JoseError::DecryptionFailed)?;
-                Ok(compact(header, &iv, &buf, tag.as_ref()))
+                Ok(compact(header, &nonce, &buf, tag.as_ref()))
             }
         }
     }
@@ -391,22 +396,19 @@ impl KeyRing {
         keys.first().ok_or(JoseError::NoSecret)?.encrypt(plaintext)
     }
 
-    /// [`KeyRing::encrypt`] with a caller-supplied IV, which must come from the OS CSPRNG.
+    /// [`KeyRing::encrypt`] under `enc`, with a caller-supplied IV, which must come from
+    /// the OS CSPRNG (`A256GCM` takes its first 12 bytes).
     pub(crate) fn encrypt_with_iv(
         &self,
         plaintext: Vec<u8>,
         salt: &str,
+        enc: Enc,
         iv: [u8; 16],
     ) -> Result<String, JoseError> {
-        let keys = self.keys(salt, Enc::A256CbcHs512);
-        let key = keys.first().ok_or(JoseError::NoSecret)?;
-        match &key.cipher {
-            Cipher::CbcHs512(cbc) => Ok(cbc.compact(key.protected_header_b64(), &iv, plaintext)),
-            // `keys` was asked for A256CBC-HS512 keys: there is no other kind here.
-            Cipher::Gcm(_) => Err(JoseError::UnsupportedEncryption {
-                enc: Enc::A256Gcm.name().to_owned(),
-            }),
-        }
+        let keys = self.keys(salt, enc);
+        keys.first()
+            .ok_or(JoseError::NoSecret)?
+            .encrypt_with_iv(plaintext, iv)
     }
 
     /// Decrypts a compact JWE written by Auth.js (or by [`KeyRing::encrypt`]) for `salt`.
@@ -419,10 +421,13 @@ impl KeyRing {
     pub fn decrypt(&self, token: &str, salt: &str) -> Result<Vec<u8>, JoseError> {
         let segments = split_compact(token)?;
         // The usual token carries, byte for byte, the header one of these keys writes (Auth.js
-        // writes the same bytes): that names the key without decoding and parsing the header.
-        let own = self.keys(salt, Enc::A256CbcHs512);
-        if let Some(key) = own.iter().find(|k| k.protected_header_b64() == segments[0]) {
-            return open_compact(key, &segments, Vec::new());
+        // writes the same bytes for `A256CBC-HS512`; `A256GCM` is what authcore seals its own
+        // tokens with): that names the key without decoding and parsing the header.
+        for enc in [Enc::A256CbcHs512, Enc::A256Gcm] {
+            let own = self.keys(salt, enc);
+            if let Some(key) = own.iter().find(|k| k.protected_header_b64() == segments[0]) {
+                return open_compact(key, &segments, Vec::new());
+            }
         }
         let buf = decode_header(segments[0])?;
         let header = ProtectedHeader::parse(&buf)?;

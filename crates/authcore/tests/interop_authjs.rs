@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use authcore::jose::Enc;
 use authcore::jwt::{JwtClaims, JwtCodec};
 use serde_json::{Value, json};
 
@@ -277,6 +278,16 @@ fn rust_encoded_tokens_decode_in_authjs() {
                 what.clone(),
                 payload.clone(),
                 batch.decode(json!(SECRET), salt, &token),
+            ));
+
+            // The cipher authcore seals its own tokens with (`A256GCM`), which Auth.js reads.
+            let gcm = plain
+                .encode_serializable(&payload, salt, MAX_AGE, Enc::A256Gcm)
+                .unwrap_or_else(|e| panic!("{what}: A256GCM encode failed: {e}"));
+            checks.push((
+                format!("{what} / A256GCM"),
+                payload.clone(),
+                batch.decode(json!(SECRET), salt, &gcm),
             ));
 
             // Rotation: Rust encodes with the first (new) secret of [new, old].
