@@ -215,7 +215,7 @@ impl ProviderState {
 fn new_user_code() -> Option<String> {
     let mut bytes = [0u8; 32];
     for _ in 0..4 {
-        getrandom::fill(&mut bytes).ok()?;
+        authcore::random::fill(&mut bytes).ok()?;
         if let Some(code) = device::user_code(&bytes) {
             return Some(code);
         }

@@ -34,7 +34,7 @@ use crate::{ProviderState, USERINFO_PATH};
 /// `None` when the system has no randomness to give.
 pub(crate) fn random_token() -> Option<String> {
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).ok()?;
+    authcore::random::fill(&mut bytes).ok()?;
     Some(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
 

@@ -35,7 +35,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    ops::init_logging(config.log_format);
+    // Held to the end of `main`: its drop writes the log lines still queued.
+    let _log = ops::init_logging(config.log_format);
     let runtime = match authcore_server::serve::runtime() {
         Ok(rt) => rt,
         Err(e) => {

@@ -308,20 +308,41 @@ impl std::str::FromStr for LogFormat {
     }
 }
 
+/// Keeps the log writer's thread: dropping it writes what is still queued.
+#[must_use = "dropping it at once stops the log writer; hold it until the process ends"]
+pub struct LogGuard(#[allow(dead_code)] tracing_appender::non_blocking::WorkerGuard);
+
+impl std::fmt::Debug for LogGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LogGuard")
+    }
+}
+
 /// Installs the global `tracing` subscriber: `RUST_LOG` filters (default `info`), lines go
 /// to standard error in `format`.
-pub fn init_logging(format: LogFormat) {
+///
+/// A request never waits for the write: lines are queued for a writer thread of their own
+/// (`tracing-appender`'s non-blocking writer), which writes each batch it finds queued with
+/// one system call. Nothing is dropped: with its queue full, a logging thread waits, as it
+/// would for standard error itself. Hold the returned guard until the process ends; its
+/// drop writes what is still queued.
+pub fn init_logging(format: LogFormat) -> LogGuard {
     use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
 
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(false)
+        .thread_name("authcore-log")
+        .finish(std::io::BufWriter::new(std::io::stderr()));
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(writer);
     match format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
     }
+    LogGuard(guard)
 }
 
 #[cfg(test)]

@@ -94,7 +94,7 @@ pub mod organizations;
 #[cfg(feature = "passwords")]
 pub mod passwords;
 pub mod providers;
-mod random;
+pub mod random;
 pub mod ratelimit;
 #[doc(hidden)]
 pub mod request;

@@ -2,7 +2,7 @@
 //!
 //! Small draws (tokens, IVs, nonces: the two or three a request makes) come from a
 //! per-thread block of OS random bytes, refilled by one `getrandom` call every
-//! [`POOL_BYTES`] bytes instead of one system call per draw. Every byte still comes from
+//! 4 KiB instead of one system call per draw. Every byte still comes from
 //! the OS CSPRNG and is handed out once: it is wiped from the block as it is taken. A forked
 //! child (which inherits a copy of the block) refills before its first draw, so parent and
 //! child never share a byte: a `pthread_atfork` handler (`forkguard`) counts forks, and a
@@ -36,11 +36,13 @@ thread_local! {
     };
 }
 
-/// Fills `out` with bytes from the OS CSPRNG (see the module docs).
+/// Fills `out` with bytes from the OS CSPRNG (see the module docs): what the crates beside
+/// `authcore` (the OpenID Provider, the gateway) draw their tokens and codes from, so that a
+/// request's draws share the one pooled system call.
 ///
 /// # Errors
 /// The OS random number generator failed.
-pub(crate) fn fill(out: &mut [u8]) -> Result<(), getrandom::Error> {
+pub fn fill(out: &mut [u8]) -> Result<(), getrandom::Error> {
     if out.len() > MAX_POOLED_DRAW {
         return getrandom::fill(out);
     }
