@@ -309,13 +309,10 @@ impl std::str::FromStr for LogFormat {
 }
 
 /// Keeps the log writer's thread: dropping it writes what is still queued.
+#[derive(Debug)]
 #[must_use = "dropping it at once stops the log writer; hold it until the process ends"]
-pub struct LogGuard(#[allow(dead_code)] tracing_appender::non_blocking::WorkerGuard);
-
-impl std::fmt::Debug for LogGuard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("LogGuard")
-    }
+pub struct LogGuard {
+    _writer: tracing_appender::non_blocking::WorkerGuard,
 }
 
 /// Installs the global `tracing` subscriber: `RUST_LOG` filters (default `info`), lines go
@@ -342,7 +339,7 @@ pub fn init_logging(format: LogFormat) -> LogGuard {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
     }
-    LogGuard(guard)
+    LogGuard { _writer: guard }
 }
 
 #[cfg(test)]
