@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use base64::Engine as _;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::access::MemberOf;
 use crate::client_auth::{ClientForm, authenticated_client};
@@ -416,14 +416,12 @@ impl ProviderState {
         token: &str,
         salt: &str,
     ) -> Option<T> {
-        let claims = self
-            .auth
+        self.auth
             .config()
             .jwt()
-            .decode(token, salt)
+            .decode_deserializable(token, salt)
             .ok()
-            .flatten()?;
-        serde_json::from_value(Value::Object(claims)).ok()
+            .flatten()
     }
 
     /// The user of a grant.

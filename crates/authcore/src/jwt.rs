@@ -217,6 +217,53 @@ impl JwtCodec {
         validate_times(&claims, now_unix)?;
         Ok(Some(claims))
     }
+
+    /// [`JwtCodec::decode`] read straight into `T` rather than into a [`JwtClaims`] map:
+    /// the counterpart of [`JwtCodec::encode_serializable`]. The same token checks (key,
+    /// `exp`, `nbf`, `iat`, a JSON object and nothing after it); a payload `T` does not
+    /// deserialise from, or that names a time claim twice, is [`JwtError::InvalidPayload`].
+    ///
+    /// # Errors
+    /// As [`JwtCodec::decode`].
+    pub fn decode_deserializable<T: serde::de::DeserializeOwned>(
+        &self,
+        token: &str,
+        salt: &str,
+    ) -> Result<Option<T>, JwtError> {
+        self.decode_deserializable_at(token, salt, unix_now())
+    }
+
+    /// [`JwtCodec::decode_deserializable`] with an explicit clock (seconds since the UNIX
+    /// epoch).
+    ///
+    /// # Errors
+    /// As [`JwtCodec::decode`].
+    pub fn decode_deserializable_at<T: serde::de::DeserializeOwned>(
+        &self,
+        token: &str,
+        salt: &str,
+        now_unix: i64,
+    ) -> Result<Option<T>, JwtError> {
+        if token.is_empty() {
+            return Ok(None);
+        }
+        let plaintext = self.keys.decrypt(token, salt)?;
+        // A struct deserialises from a JSON array too: the claims set must be an object.
+        if plaintext.trim_ascii_start().first() != Some(&b'{') {
+            return Err(JwtError::InvalidPayload);
+        }
+        let times: PayloadTimes =
+            serde_json::from_slice(&plaintext).map_err(|_| JwtError::InvalidPayload)?;
+        check_times(
+            times.iat.as_ref(),
+            times.nbf.as_ref(),
+            times.exp.as_ref(),
+            now_unix,
+        )?;
+        serde_json::from_slice(&plaintext)
+            .map(Some)
+            .map_err(|_| JwtError::InvalidPayload)
+    }
 }
 
 /// The session token's format (Auth.js `jwt: { encode, decode }`): replaces the JWE of
@@ -568,7 +615,9 @@ impl serde_json::ser::Formatter for TimeClaims<'_> {
                     if std::mem::replace(&mut self.any, true) {
                         w.write_all(b",")?;
                     }
-                    write!(w, "\"{name}\":")?;
+                    for part in [&b"\""[..], name.as_bytes(), b"\":"] {
+                        w.write_all(part)?;
+                    }
                     self.write_claim(w, i)?;
                 }
             }
@@ -658,22 +707,49 @@ impl serde_json::ser::Formatter for TimeClaims<'_> {
 
 /// `jose`'s claim-set time checks with `clockTolerance: 15`, plus a future-`iat` check.
 fn validate_times(claims: &JwtClaims, now: i64) -> Result<(), JwtError> {
-    let time = |claim: &'static str| -> Result<Option<f64>, JwtError> {
-        claims
-            .get(claim)
+    check_times(claims.get("iat"), claims.get("nbf"), claims.get("exp"), now)
+}
+
+/// The time claims of a payload, each as found (`None` when absent; a `null` is found),
+/// the payload's other claims skipped.
+#[derive(serde::Deserialize)]
+struct PayloadTimes {
+    #[serde(default, deserialize_with = "found")]
+    iat: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "found")]
+    nbf: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "found")]
+    exp: Option<serde_json::Value>,
+}
+
+/// A claim that is present, whatever its value (`null` included).
+fn found<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
+    serde::Deserialize::deserialize(d).map(Some)
+}
+
+/// The checks of Auth.js `decode` (jose's `jwtVerify` with `clockTolerance: 15`) on the
+/// `iat`, `nbf` and `exp` claims as found.
+fn check_times(
+    iat: Option<&serde_json::Value>,
+    nbf: Option<&serde_json::Value>,
+    exp: Option<&serde_json::Value>,
+    now: i64,
+) -> Result<(), JwtError> {
+    let time = |claim: &'static str, found: Option<&serde_json::Value>| {
+        found
             .map(|v| v.as_f64().ok_or(JwtError::InvalidClaim { claim }))
             .transpose()
     };
     // Timestamps are far below 2^53, so the conversions to f64 are exact.
     let latest = now.saturating_add(CLOCK_TOLERANCE_SECS) as f64;
     let earliest = now.saturating_sub(CLOCK_TOLERANCE_SECS) as f64;
-    let iat = time("iat")?;
-    if let Some(nbf) = time("nbf")?
+    let iat = time("iat", iat)?;
+    if let Some(nbf) = time("nbf", nbf)?
         && nbf > latest
     {
         return Err(JwtError::NotYetValid);
     }
-    if let Some(exp) = time("exp")?
+    if let Some(exp) = time("exp", exp)?
         && exp <= earliest
     {
         return Err(JwtError::Expired);
@@ -1161,6 +1237,95 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    /// What `decode` says of a payload, as comparable text: the claims, or the error.
+    fn verdict<T: fmt::Debug>(r: Result<Option<T>, JwtError>) -> String {
+        match r {
+            Ok(v) => format!("{v:?}"),
+            Err(JwtError::Jose(_)) => "jose".into(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Sub {
+        sub: String,
+        #[serde(default)]
+        iat: i64,
+        #[serde(default)]
+        exp: i64,
+    }
+
+    #[test]
+    fn a_payload_read_into_a_type_passes_the_checks_decode_makes() {
+        let codec = codec(&[S1]);
+        let ring = KeyRing::new(&[S1]).unwrap();
+        let raw = |payload: &str| ring.encrypt(payload.as_bytes().to_vec(), SALT).unwrap();
+        let (now, soon, past) = (NOW, NOW + 60, NOW - 16);
+        let payloads = [
+            format!(r#"{{"sub":"1","iat":{now},"exp":{soon},"jti":"j"}}"#),
+            format!(r#"  {{"sub":"1","exp":{soon}.5}}"#),
+            r#"{"sub":"1"}"#.into(),
+            format!(r#"{{"sub":"1","exp":{past}}}"#),
+            format!(r#"{{"sub":"1","nbf":{}}}"#, NOW + 16),
+            format!(r#"{{"sub":"1","nbf":{}}}"#, NOW + 15),
+            r#"{"sub":"1","exp":"never"}"#.into(),
+            r#"{"sub":"1","iat":null}"#.into(),
+            r#"{"sub":"1","nbf":[1]}"#.into(),
+            r#"{"sub":1}"#.into(),
+            r#"{"sub":"1"} x"#.into(),
+            r#"["1"]"#.into(),
+            "null".into(),
+            "".into(),
+            "{".into(),
+            "\u{ff}".into(),
+        ];
+        for payload in &payloads {
+            let token = raw(payload);
+            // Read as a map, both ways alike.
+            let map = verdict(codec.decode_at(&token, SALT, NOW));
+            let typed = verdict(codec.decode_deserializable_at::<JwtClaims>(&token, SALT, NOW));
+            assert_eq!(typed, map, "{payload}");
+            // Read into a struct: a map's verdict, or the struct's own refusal.
+            let sub = verdict(codec.decode_deserializable_at::<Sub>(&token, SALT, NOW));
+            if map.starts_with("Some(") {
+                let expected = serde_json::from_str::<Sub>(payload).map_or_else(
+                    |_| JwtError::InvalidPayload.to_string(),
+                    |s| format!("Some({s:?})"),
+                );
+                assert_eq!(sub, expected, "{payload}");
+            } else {
+                assert_eq!(sub, map, "{payload}");
+            }
+        }
+        // A time claim named twice is refused, not read either way.
+        let twice = raw(&format!(r#"{{"sub":"1","exp":{past},"exp":{soon}}}"#));
+        assert!(matches!(
+            codec.decode_deserializable_at::<JwtClaims>(&twice, SALT, NOW),
+            Err(JwtError::InvalidPayload)
+        ));
+        // Another salt's or secret's token, and the empty token.
+        let other = codec
+            .encode_serializable(&json!({"sub": "1"}), "other", 60, Enc::A256Gcm)
+            .unwrap();
+        assert_eq!(
+            verdict(codec.decode_deserializable::<JwtClaims>(&other, SALT)),
+            "jose"
+        );
+        assert!(
+            codec
+                .decode_deserializable::<JwtClaims>("", SALT)
+                .unwrap()
+                .is_none()
+        );
+        // And what encode_serializable wrote reads back as the type it came from.
+        let token = codec
+            .encode_serializable(&json!({"sub": "7"}), SALT, 60, Enc::A256Gcm)
+            .unwrap();
+        let back: Sub = codec.decode_deserializable(&token, SALT).unwrap().unwrap();
+        assert_eq!(back.sub, "7");
+        assert!(back.exp > back.iat);
     }
 
     #[test]

@@ -87,10 +87,7 @@ impl Limit {
 /// hashed ([`subject_key`]), so no identifier can name another key.
 fn key(config: &ConfigInner, limit: Limit, subject: &str) -> Option<(String, RateLimit)> {
     let rule = limit.of(config)?;
-    Some((
-        subject_key(&format!("limit:{}", limit.name()), subject),
-        rule,
-    ))
+    Some((subject_key(&["limit", limit.name()], subject), rule))
 }
 
 /// Counts an attempt of `subject` (a user id, a client address) under `limit` outside a

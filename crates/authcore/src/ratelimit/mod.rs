@@ -137,13 +137,17 @@ impl RateLimits {
     }
 }
 
-/// The store key of `subject` under `namespace`: `<namespace>:<hex SHA-256 of subject>`.
-/// Subjects (identifiers typed by a client, addresses, single-use values) enter keys only
-/// hashed, so no subject can name another key: `demo:lock` is just another hash.
-pub(crate) fn subject_key(namespace: &str, subject: &str) -> String {
-    let mut key = String::with_capacity(namespace.len() + 65);
-    key.push_str(namespace);
-    key.push(':');
+/// The store key of `subject` under the namespace whose parts are `namespace`:
+/// `<part>:<part>:…:<hex SHA-256 of subject>`. Subjects (identifiers typed by a client,
+/// addresses, single-use values) enter keys only hashed, so no subject can name another
+/// key: `demo:lock` is just another hash.
+pub(crate) fn subject_key(namespace: &[&str], subject: &str) -> String {
+    let len: usize = namespace.iter().map(|part| part.len() + 1).sum();
+    let mut key = String::with_capacity(len + 64);
+    for part in namespace {
+        key.push_str(part);
+        key.push(':');
+    }
     crate::random::push_hex(&mut key, &crate::crypto::sha256(subject.as_bytes()));
     key
 }
@@ -572,11 +576,17 @@ mod tests {
 
     #[test]
     fn subjects_enter_keys_hashed() {
-        let a = subject_key("limit:x", "demo");
-        let b = subject_key("limit:x", "demo:lock");
+        let a = subject_key(&["limit", "x"], "demo");
+        let b = subject_key(&["limit", "x"], "demo:lock");
         assert_ne!(a, b);
         assert!(a.starts_with("limit:x:") && a.len() == "limit:x:".len() + 64);
         assert!(!b.contains("lock"));
+        // The keys stores already hold stay the keys: the parts joined by `:`, then the
+        // hash (SHA-256 of "abc").
+        assert_eq!(
+            subject_key(&["mark", "revoked"], "abc"),
+            "mark:revoked:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 
     #[test]

@@ -49,7 +49,7 @@ impl<'a> SingleUseStore<'a> {
         value: &str,
         ttl: Duration,
     ) -> Result<bool, BoxError> {
-        let key = subject_key(&format!("used:{kind}"), value);
+        let key = subject_key(&["used", kind], value);
         let over = self
             .store
             .count(&key, &RateLimit::new(1, ttl).lockout(ttl))
@@ -120,7 +120,7 @@ impl<'a> SingleUseStore<'a> {
         subject: &str,
         limit: &RateLimit,
     ) -> Result<Option<Duration>, BoxError> {
-        let key = subject_key(&format!("attempt:{kind}"), subject);
+        let key = subject_key(&["attempt", kind], subject);
         self.store.count(&key, limit).await
     }
 
@@ -163,10 +163,10 @@ impl<'a> SingleUseStore<'a> {
 
 /// The store key of the value kept under `id` of `kind` (only a hash of `id`).
 fn value_key(kind: &str, id: &str) -> String {
-    subject_key(&format!("value:{kind}"), id)
+    subject_key(&["value", kind], id)
 }
 
 /// The store key of the mark of `value` of `kind`.
 fn mark_key(kind: &str, value: &str) -> String {
-    subject_key(&format!("mark:{kind}"), value)
+    subject_key(&["mark", kind], value)
 }
