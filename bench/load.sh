@@ -723,6 +723,11 @@ share() { # <scenario> [server key]: its rate (authcore's by default) as a perce
 
 cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 [[ -n $cpu_model ]] || cpu_model=$(lscpu 2>/dev/null | awk -F': +' '/Model name/ { print $2; exit }')
+# How an idle CPU waits (the guest's cpuidle driver and, under haltpoll, how long it polls
+# before it halts): a halted CPU is woken by the hypervisor, a cost the waker pays, so a
+# server whose answers often find wrk asleep pays more per answer where this is 0.
+idle_driver=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo unknown)
+halt_poll_ns=$(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo -)
 auth_core_version=$(node -p 'require("./interop/node_modules/@auth/core/package.json").version' 2>/dev/null || echo "?")
 
 report() {
@@ -730,6 +735,7 @@ report() {
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "- machine: $CPUS CPUs available ($(nproc --all) online), ${cpu_model:-unknown CPU}, $(uname -sr), load average before the run: $LOADAVG"
+  echo "- idle CPUs: cpuidle driver $idle_driver, guest_halt_poll_ns $halt_poll_ns (0: an idle CPU halts at once, and an answer that finds wrk asleep pays to wake its CPU)"
   echo "- server pinned to CPU 0, wrk pinned to CPU 1: wrk -t1 -c$CONNECTIONS -d$DURATION --latency (after a $WARMUP warm-up)"
   [[ $ONLY == rust || $ONLY == op ]] || echo "- @auth/core $auth_core_version on Node $(node --version 2>/dev/null || echo '?'), bench/authjs-server.mjs"
   [[ $ONLY == node || $OIDC_PROVIDER == 0 ]] || echo "- oidc-provider $OIDC_PROVIDER_VERSION on Node $(node --version 2>/dev/null || echo '?'), bench/oidc-provider-server.mjs (in-memory adapter, opaque access tokens); $OP_ROUNDS round(s), authcore and oidc-provider taking turns"
