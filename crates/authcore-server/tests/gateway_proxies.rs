@@ -118,6 +118,17 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         self.stop();
+        // A test failing while the proxy ran: what the proxy said (its errors, an upstream
+        // it could not reach, a port it could not take) goes to the test's output. Stopped
+        // with everything it started, it holds no end of the pipe any more.
+        if std::thread::panicking()
+            && let Some(mut stderr) = self.child.stderr.take()
+        {
+            use std::io::Read;
+            let mut said = String::new();
+            let _ = stderr.read_to_string(&mut said);
+            eprintln!("--- the proxy's standard error ---\n{said}");
+        }
     }
 }
 
