@@ -36,13 +36,24 @@ thread_local! {
     };
 }
 
-/// Fills `out` with bytes from the OS CSPRNG (see the module docs): what the crates beside
-/// `authcore` (the OpenID Provider, the gateway) draw their tokens and codes from, so that a
-/// request's draws share the one pooled system call.
+/// The OS random number generator failed ([`fill`]); its own error is the
+/// [`source`](std::error::Error::source).
+#[derive(Debug, thiserror::Error)]
+#[error("the OS random number generator failed")]
+pub struct RandomError(#[source] getrandom::Error);
+
+/// Fills `out` with bytes from the OS CSPRNG (see the module docs): what the OpenID
+/// Provider's crate draws its tokens and codes from too, so that a request's draws share the
+/// one pooled system call.
 ///
 /// # Errors
-/// The OS random number generator failed.
-pub fn fill(out: &mut [u8]) -> Result<(), getrandom::Error> {
+/// [`RandomError`] when the OS random number generator failed.
+pub fn fill(out: &mut [u8]) -> Result<(), RandomError> {
+    draw(out).map_err(RandomError)
+}
+
+/// [`fill`], with the OS's own error.
+fn draw(out: &mut [u8]) -> Result<(), getrandom::Error> {
     if out.len() > MAX_POOLED_DRAW {
         return getrandom::fill(out);
     }
@@ -122,6 +133,15 @@ pub(crate) fn uuid_v4() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_public_error_keeps_the_os_error_as_its_source() {
+        use std::error::Error as _;
+        let e = RandomError(getrandom::Error::UNSUPPORTED);
+        assert_eq!(e.to_string(), "the OS random number generator failed");
+        let source = e.source().map(ToString::to_string);
+        assert_eq!(source, Some(getrandom::Error::UNSUPPORTED.to_string()));
+    }
 
     #[test]
     fn draws_never_repeat_and_span_refills() {
