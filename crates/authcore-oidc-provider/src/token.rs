@@ -8,7 +8,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use base64::Engine as _;
-use serde_json::json;
 
 use crate::access::MemberOf;
 use crate::client_auth::{ClientForm, authenticated_client};
@@ -21,7 +20,7 @@ use crate::grant::{
     UserClaims,
 };
 use crate::responses::{
-    invalid_grant, json_response, no_randomness, no_signature, no_store, refused, token_error,
+    TokenAnswer, invalid_grant, no_randomness, no_signature, no_store, refused, token_error,
     unavailable,
 };
 use crate::single_use::{
@@ -297,21 +296,16 @@ impl ProviderState {
         };
         let access_token = self.access_token(&form.client, &access, ttl)?;
         tracing::info!(client = %form.client.id(), "oidc provider: client token issued");
-        /// The answer (RFC 6749 §5.1).
-        #[derive(serde::Serialize)]
-        struct ClientToken {
-            access_token: String,
-            token_type: &'static str,
-            expires_in: i64,
+        // No scope and no refresh token (RFC 6749 §4.4.3).
+        Ok(TokenAnswer {
+            access_token: &access_token,
+            token_type: dpop::token_type(access.cnf.as_ref()),
+            expires_in: ttl,
+            refresh_token: None,
+            scope: None,
+            id_token: None,
         }
-        Ok(json_response(
-            StatusCode::OK,
-            &ClientToken {
-                access_token,
-                token_type: dpop::token_type(access.cnf.as_ref()),
-                expires_in: ttl,
-            },
-        ))
+        .into_response())
     }
 
     /// The access token of `access` for `client`, valid for `ttl` seconds: a signed JWT
@@ -356,13 +350,7 @@ impl ProviderState {
             cnf: confirmation(t.jkt),
         };
         let access_token = self.access_token(client, &access, ttl.access_token)?;
-        let mut body = json!({
-            "access_token": access_token,
-            "token_type": dpop::token_type(access.cnf.as_ref()),
-            "expires_in": ttl.access_token,
-            "scope": scope,
-        });
-        if t.scopes.iter().any(|s| s == "openid") {
+        let id_token = if t.scopes.iter().any(|s| s == "openid") {
             let id = IdTokenClaims {
                 iss: &p.issuer,
                 aud: client.id(),
@@ -375,20 +363,30 @@ impl ProviderState {
                 acr: grant::acr_of(&t.grant.amr),
                 sid: t.grant.sid.as_deref(),
             };
-            body["id_token"] = p
-                .keys
-                .sign_claims_as(client.id_token_alg(), None, &id)
-                .map_err(|_| no_signature())?
-                .into();
-        }
-        if let Some(refresh) = &t.refresh {
-            let sealed = self
-                .seal(refresh, REFRESH_SALT, ttl.refresh_token.unsigned_abs())
-                .ok_or_else(no_signature)?;
-            body["refresh_token"] = sealed.into();
-        }
+            Some(
+                p.keys
+                    .sign_claims_as(client.id_token_alg(), None, &id)
+                    .map_err(|_| no_signature())?,
+            )
+        } else {
+            None
+        };
+        let refresh_token = t
+            .refresh
+            .as_ref()
+            .map(|r| self.seal(r, REFRESH_SALT, ttl.refresh_token.unsigned_abs()))
+            .map(|sealed| sealed.ok_or_else(no_signature))
+            .transpose()?;
         tracing::info!(client = %client.id(), user = %t.user.id, refresh = t.refresh.is_some(), "oidc provider: tokens issued");
-        Ok(json_response(StatusCode::OK, &body))
+        Ok(TokenAnswer {
+            access_token: &access_token,
+            token_type: dpop::token_type(access.cnf.as_ref()),
+            expires_in: ttl.access_token,
+            refresh_token: refresh_token.as_deref(),
+            scope: Some(&scope),
+            id_token: id_token.as_deref(),
+        }
+        .into_response())
     }
 
     /// Whether `value` is used for the first time; refused (`temporarily_unavailable`) when
