@@ -37,6 +37,16 @@ pub(crate) fn random_token() -> Option<String> {
     Some(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
 
+/// The `jti` of an access token of `client`: 128 random bits for a signed one; empty for
+/// an opaque one, whose seal writes a `jti` of its own in its place
+/// (`JwtCodec::encode_serializable`), the one revocation marks name.
+fn access_jti(client: &clients::Client) -> Result<String, Box<Response>> {
+    if client.opaque_access_tokens() {
+        return Ok(String::new());
+    }
+    random_token().ok_or_else(no_randomness)
+}
+
 /// `POST /oidc/token`.
 pub(crate) async fn token(
     State(s): State<ProviderState>,
@@ -289,7 +299,7 @@ impl ProviderState {
             scope: String::new(),
             iat: now,
             exp: now + ttl,
-            jti: random_token().ok_or_else(no_randomness)?,
+            jti: access_jti(&form.client)?,
             grant: None,
             epoch: 0,
             cnf: confirmation(form.dpop_jkt.as_deref()),
@@ -344,7 +354,7 @@ impl ProviderState {
             scope: scope.clone(),
             iat: now,
             exp: now + ttl.access_token,
-            jti: random_token().ok_or_else(no_randomness)?,
+            jti: access_jti(client)?,
             grant: Some(t.grant_id.to_owned()),
             epoch: t.grant.epoch,
             cnf: confirmation(t.jkt),

@@ -1306,4 +1306,22 @@ async fn opaque_access_tokens_say_nothing_and_open_only_here() {
     bearer_refused(&op.userinfo(&bearer(&access), &[]).await, "revoked");
     let i = op.introspect("rp-opaque", &access).await;
     assert_eq!(i, json!({"active": false}));
+    // Each opaque token has its own `jti`, the one its revocation names: the service's
+    // token is still active.
+    let jti = |token: &str| {
+        let claims = codec.decode(token, ACCESS_TOKEN_SALT).unwrap().unwrap();
+        claims
+            .get("jti")
+            .and_then(|j| j.as_str())
+            .unwrap()
+            .to_owned()
+    };
+    let jtis = [jti(&access), jti(&refreshed), jti(&service)];
+    assert!(jtis.iter().all(|j| j.len() >= 32), "{jtis:?}");
+    assert!(
+        jtis[0] != jtis[1] && jtis[1] != jtis[2] && jtis[0] != jtis[2],
+        "{jtis:?}"
+    );
+    let i = op.introspect(OPAQUE_SERVICE, &service).await;
+    assert_eq!(i["active"], true, "{i}");
 }
