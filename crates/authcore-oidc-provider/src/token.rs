@@ -384,8 +384,10 @@ impl ProviderState {
         let refresh_token = t
             .refresh
             .as_ref()
-            .map(|r| self.seal(r, REFRESH_SALT, ttl.refresh_token.unsigned_abs()))
-            .map(|sealed| sealed.ok_or_else(no_signature))
+            .map(|r| {
+                self.seal(r, REFRESH_SALT, ttl.refresh_token.unsigned_abs())
+                    .ok_or_else(no_signature)
+            })
             .transpose()?;
         tracing::info!(client = %client.id(), user = %t.user.id, refresh = t.refresh.is_some(), "oidc provider: tokens issued");
         Ok(TokenAnswer {
