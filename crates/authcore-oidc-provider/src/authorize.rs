@@ -165,7 +165,8 @@ pub(crate) async fn authorize(
 /// The way to the sign-in page and back to this same request, marked for `prompt=login`
 /// (a sealed [`LoginMarker`] of this request and the sign-in it found) when asked;
 /// `None` when no marker can be made. The way back of a `pushed` request is a new
-/// `request_uri` of it (the one used is spent), good for as long as a sign-in may take.
+/// `request_uri` of it (the one used is spent), good for as long as a sign-in may take
+/// and no later than the request's deadline ([`PushedRequest::way_back`]).
 fn sign_in_redirect(
     s: &ProviderState,
     request: &AuthorizationRequest,
@@ -177,11 +178,8 @@ fn sign_in_redirect(
     let way_back = match pushed {
         None => client_params.to_vec(),
         Some(p) => {
-            let again = PushedRequest {
-                jti: random_token()?,
-                ..p.clone()
-            };
-            let sealed = s.seal(&again, PAR_SALT, LOGIN_AFTER_TTL_SECS)?;
+            let (again, ttl) = p.way_back(random_token()?, now);
+            let sealed = s.seal(&again, PAR_SALT, ttl)?;
             vec![
                 ("client_id".to_owned(), again.client_id),
                 (
@@ -243,21 +241,21 @@ impl ProviderState {
             Err(why) => return Err(Box::new(shown_error(why))),
         };
         let Some(pushed) = self.unseal::<PushedRequest>(sealed, PAR_SALT) else {
-            tracing::warn!(client = %client_id, "oidc provider: an unknown or expired request_uri");
+            tracing::warn!(client = ?client_id, "oidc provider: an unknown or expired request_uri");
             return Err(Box::new(shown_error(
                 "the request_uri is not one this provider gave, or it expired",
             )));
         };
         // Checked before the mark: another client cannot spend it.
         if pushed.client_id != client_id {
-            tracing::warn!(client = %client_id, pushed_by = %pushed.client_id, "oidc provider: a request_uri used by another client");
+            tracing::warn!(client = ?client_id, pushed_by = %pushed.client_id, "oidc provider: a request_uri used by another client");
             return Err(Box::new(shown_error(
                 "the request_uri was pushed by another client",
             )));
         }
         let ttl = std::time::Duration::from_secs(LOGIN_AFTER_TTL_SECS + 60);
         if !self.first_use(USED_REQUEST_URI, &pushed.jti, ttl).await? {
-            tracing::warn!(client = %client_id, "oidc provider: a request_uri used again");
+            tracing::warn!(client = ?client_id, "oidc provider: a request_uri used again");
             return Err(Box::new(shown_error("the request_uri was used already")));
         }
         Ok(Some(pushed))

@@ -358,13 +358,14 @@ pub(crate) async fn verify(State(s): State<ProviderState>, parts: Parts) -> Resp
 }
 
 impl ProviderState {
-    /// Whether a lookup of a user code by `sub` from the request `parts` is within the
-    /// limits ([`device::lookup_limits`]); `Err` with the page to show when not.
     /// Whether `client` may start another device authorization from the request's address
     /// ([`device::start_limits`]); `429 slow_down` when not.
     async fn start_allowed(&self, parts: &Parts, client: &str) -> Result<(), Box<Response>> {
         let store = self.auth.config().single_use();
-        let address = self.auth.client_address(parts).map(|ip| ip.to_string());
+        let address = self
+            .auth
+            .client_address(parts)
+            .map(authcore::ratelimit::client_subject);
         for (scope, limit) in device::start_limits() {
             let subject = match (scope, &address) {
                 ("address", Some(a)) => format!("address\n{a}"),
@@ -391,9 +392,18 @@ impl ProviderState {
         Ok(())
     }
 
-    async fn lookup_allowed(&self, parts: &Parts, sub: &str) -> Result<(), Response> {
+    /// Whether a lookup of a user code by `sub` from the request `parts` is within the
+    /// limits ([`device::lookup_limits`]), counted as one attempt under each; `Err` with
+    /// the page to show when not. The subjects counted are returned: a code that was right
+    /// is no guess, and its attempts are given back ([`ProviderState::no_guess`]), so
+    /// that the limits, the one over all lookups included, count wrong codes only.
+    async fn lookup_allowed(&self, parts: &Parts, sub: &str) -> Result<Vec<String>, Response> {
         let store = self.auth.config().single_use();
-        let address = self.auth.client_address(parts).map(|ip| ip.to_string());
+        let mut counted = Vec::with_capacity(3);
+        let address = self
+            .auth
+            .client_address(parts)
+            .map(authcore::ratelimit::client_subject);
         for (scope, limit) in device::lookup_limits() {
             let subject = match scope {
                 "client" => match &address {
@@ -404,7 +414,7 @@ impl ProviderState {
                 _ => "all".to_owned(),
             };
             match store.attempt(DEVICE_LOOKUP, &subject, &limit).await {
-                Ok(None) => {}
+                Ok(None) => counted.push(subject),
                 Ok(Some(_)) => {
                     tracing::warn!(limit = scope, user = %sub, "oidc provider: user code lookups limited");
                     return Err(entry(
@@ -418,7 +428,18 @@ impl ProviderState {
                 }
             }
         }
-        Ok(())
+        Ok(counted)
+    }
+
+    /// Gives back the lookup attempts `counted` by [`ProviderState::lookup_allowed`] for a
+    /// code that was right. A store that fails leaves them counted (and logs).
+    async fn no_guess(&self, counted: &[String]) {
+        let store = self.auth.config().single_use();
+        for subject in counted {
+            if let Err(e) = store.give_back_attempt(DEVICE_LOOKUP, subject).await {
+                tracing::error!(error = %e, "oidc provider: the single-use store failed");
+            }
+        }
     }
 
     /// The pending request under user code `code`, unexpired; `Ok(None)` when there is
@@ -479,11 +500,15 @@ impl ProviderState {
         code: String,
         session: Option<&authcore::SessionJson>,
     ) -> Response {
-        if let Err(page) = self.lookup_allowed(parts, sub).await {
-            return page;
-        }
+        let counted = match self.lookup_allowed(parts, sub).await {
+            Ok(counted) => counted,
+            Err(page) => return page,
+        };
         let request = match self.pending(&code).await {
-            Ok(Some(r)) => r,
+            Ok(Some(r)) => {
+                self.no_guess(&counted).await;
+                r
+            }
             Ok(None) => return entry(StatusCode::NOT_FOUND, Some(UNKNOWN_CODE)),
             Err(answer) => return answer,
         };

@@ -25,7 +25,7 @@ use crate::client_auth::{ClientForm, authenticated_client};
 use crate::config::PUSHED_REQUEST_TTL_SECS;
 use crate::request::{self, PARAMETERS, Refusal};
 use crate::responses::{json_response, no_randomness, no_signature, no_store, token_error};
-use crate::single_use::PAR_SALT;
+use crate::single_use::{LOGIN_AFTER_TTL_SECS, PAR_SALT};
 use crate::token::random_token;
 
 /// What every `request_uri` of this provider begins with (RFC 9126 §2.2).
@@ -44,6 +44,45 @@ pub(crate) struct PushedRequest {
     pub(crate) params: Vec<(String, String)>,
     /// Names this `request_uri` in the single-use store.
     pub(crate) jti: String,
+    /// The last moment (Unix seconds) any `request_uri` of this request is good: its first
+    /// use, then a sign-in's time ([`PushedRequest::way_back`]). Each way back from the
+    /// sign-in page is a new `request_uri`, and each ends by this moment, so that using
+    /// them over and over cannot keep the request alive.
+    #[serde(default)]
+    pub(crate) until: Option<i64>,
+}
+
+impl PushedRequest {
+    /// The last moment a request pushed at `now` may be used by: its `request_uri`'s
+    /// lifetime, then a sign-in's time.
+    pub(crate) fn deadline(now: i64) -> i64 {
+        later(
+            now,
+            PUSHED_REQUEST_TTL_SECS.saturating_add(LOGIN_AFTER_TTL_SECS),
+        )
+    }
+
+    /// The request of the way back from the sign-in page made at `now` (a new
+    /// `request_uri`, named `jti`), and for how many seconds it is good: a sign-in's time,
+    /// cut at the request's [`until`](PushedRequest::until), and at least a second. A
+    /// request sealed without an `until` gets a sign-in's time from now, and keeps it.
+    pub(crate) fn way_back(&self, jti: String, now: i64) -> (PushedRequest, u64) {
+        let until = self
+            .until
+            .unwrap_or_else(|| later(now, LOGIN_AFTER_TTL_SECS));
+        let left = u64::try_from(until.saturating_sub(now)).unwrap_or(0);
+        let again = PushedRequest {
+            jti,
+            until: Some(until),
+            ..self.clone()
+        };
+        (again, left.clamp(1, LOGIN_AFTER_TTL_SECS))
+    }
+}
+
+/// `secs` seconds after `now` (Unix seconds), saturating.
+fn later(now: i64, secs: u64) -> i64 {
+    now.saturating_add(i64::try_from(secs).unwrap_or(i64::MAX))
 }
 
 /// The authorization request in `form`, the form client `client_id` pushed (authenticated,
@@ -85,7 +124,7 @@ pub(crate) fn reference(params: &[(String, String)]) -> Result<Option<(&str, &st
         Err(()) => return Err("request_uri is given more than once"),
     };
     let client_id = match request::one(params, "client_id") {
-        Ok(Some(id)) if !id.is_empty() => id,
+        Ok(Some(id)) if !id.is_empty() && id.len() <= request::MAX_PARAM_LEN => id,
         _ => return Err("a request_uri comes with the client_id that pushed it"),
     };
     match uri.strip_prefix(REQUEST_URI_PREFIX) {
@@ -159,6 +198,7 @@ impl ProviderState {
             client_id: client.id().to_owned(),
             params,
             jti,
+            until: Some(PushedRequest::deadline(authcore_keys::unix_time())),
         };
         let Some(sealed) = self.seal(&pushed, PAR_SALT, PUSHED_REQUEST_TTL_SECS) else {
             return *no_signature();
@@ -258,8 +298,62 @@ mod tests {
             ]),
             pairs(&[("client_id", "app"), ("request_uri", REQUEST_URI_PREFIX)]),
             pairs(&[("client_id", "app"), ("request_uri", "")]),
+            // A client id no client has, of any length, never reaches a log line whole.
+            pairs(&[
+                ("client_id", &"a\n".repeat(request::MAX_PARAM_LEN)),
+                ("request_uri", &uri),
+            ]),
         ] {
             assert!(reference(&p).is_err(), "{p:?}");
         }
+        let longest = "a".repeat(request::MAX_PARAM_LEN);
+        let p = pairs(&[("client_id", &longest), ("request_uri", &uri)]);
+        assert_eq!(reference(&p), Ok(Some((longest.as_str(), "sealed"))));
+    }
+
+    /// The ways back from the sign-in page, each a new `request_uri`, end by the pushed
+    /// request's deadline however often one is used for another: a sign-in's time from
+    /// the first, then less and less, never past the deadline.
+    #[test]
+    fn ways_back_end_by_the_pushed_requests_deadline() {
+        let pushed_at = 1_800_000_000;
+        let first = PushedRequest {
+            client_id: "app".to_owned(),
+            params: pairs(&[("client_id", "app"), ("scope", "openid")]),
+            jti: "j0".to_owned(),
+            until: Some(PushedRequest::deadline(pushed_at)),
+        };
+        let deadline = pushed_at + 90 + 3600;
+        assert_eq!(first.until, Some(deadline));
+        // Used at once, and then each way back used just before it ends.
+        let (mut request, mut ttl) = first.way_back("j1".to_owned(), pushed_at + 10);
+        assert_eq!(ttl, 3600);
+        let mut now = pushed_at + 10;
+        for i in 2..10 {
+            assert_eq!(request.until, Some(deadline), "kept");
+            assert_eq!(request.params, first.params);
+            now += i64::try_from(ttl).unwrap() - 1;
+            (request, ttl) = request.way_back(format!("j{i}"), now);
+            assert!(now + i64::try_from(ttl).unwrap() <= deadline.max(now + 1));
+            assert_eq!(request.jti, format!("j{i}"));
+        }
+        assert!(now >= deadline - 1, "the chain reached the deadline: {now}");
+        assert_eq!(ttl, 1);
+        // Past the deadline a way back is a second's (its seal then expires at once).
+        assert_eq!(request.way_back("late".to_owned(), deadline + 100).1, 1);
+        // A request sealed before deadlines gets a sign-in's time from its first way back,
+        // and keeps that deadline.
+        let old = PushedRequest {
+            until: None,
+            ..first.clone()
+        };
+        let (again, ttl) = old.way_back("j".to_owned(), pushed_at);
+        assert_eq!((again.until, ttl), (Some(pushed_at + 3600), 3600));
+        let (_, ttl) = again.way_back("k".to_owned(), pushed_at + 3000);
+        assert_eq!(ttl, 600);
+        // One sealed before the field existed opens without it.
+        let json = r#"{"client_id":"app","params":[["client_id","app"]],"jti":"j"}"#;
+        let old: PushedRequest = serde_json::from_str(json).unwrap();
+        assert_eq!(old.until, None);
     }
 }

@@ -700,6 +700,16 @@ async fn device_flow_attacks_issue_no_token() {
     }
 }
 
+/// The `i`th of a series of user codes of the alphabet that are not `user_code`.
+fn wrong_code(i: u32, user_code: &str) -> String {
+    let guess: String = format!("{i:08}")
+        .bytes()
+        .map(|b| char::from(b"BCDFGHJKLM"[usize::from(b - b'0')]))
+        .collect();
+    assert_ne!(guess, user_code.replace('-', ""));
+    guess
+}
+
 /// User codes cannot be guessed: after 20 lookups from one address (and one user) in a
 /// quarter of an hour, lookups are refused, the right code included, and nothing is shown
 /// of any request.
@@ -709,14 +719,8 @@ async fn guessing_user_codes_is_limited() {
     let (device_code, user_code) = codes(&device_authorization(&op, TV, "openid email").await);
     let (browser, _) = fresh_session(&op).await;
     let mut statuses = Vec::new();
-    for i in 0..25u32 {
-        // Codes of the alphabet that are not the pending one.
-        let guess: String = format!("{i:08}")
-            .bytes()
-            .map(|b| char::from(b"BCDFGHJKLM"[usize::from(b - b'0')]))
-            .collect();
-        assert_ne!(guess, user_code.replace('-', ""));
-        let (status, html) = page(&op, &browser, &guess).await;
+    for i in 0..25 {
+        let (status, html) = page(&op, &browser, &wrong_code(i, &user_code)).await;
         assert!(ticket_of(&html).is_none(), "{html}");
         statuses.push(status);
     }
@@ -735,6 +739,31 @@ async fn guessing_user_codes_is_limited() {
         (400, Some("authorization_pending")),
         "{body}"
     );
+}
+
+/// Only wrong codes count against the lookup limits (per address, per user and over all
+/// lookups): a user who enters their right code again and again is not locked out, and
+/// the limits then still stop a guesser after 20 wrong ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn right_user_codes_do_not_use_up_the_lookup_limits() {
+    let op = start_with(&clients()).await;
+    let (_, user_code) = codes(&device_authorization(&op, TV, "openid email").await);
+    let (browser, _) = fresh_session(&op).await;
+    for i in 0..30 {
+        let (status, html) = page(&op, &browser, &user_code).await;
+        assert_eq!(status, 200, "lookup {i}: {html}");
+        assert!(ticket_of(&html).is_some(), "lookup {i}");
+    }
+    let mut statuses = Vec::new();
+    for i in 0..21 {
+        let (status, html) = page(&op, &browser, &wrong_code(i, &user_code)).await;
+        assert!(ticket_of(&html).is_none(), "{html}");
+        statuses.push(status);
+    }
+    assert_eq!(statuses[..20], [404; 20], "{statuses:?}");
+    assert_eq!(statuses[20], 429, "{statuses:?}");
+    let (status, html) = page(&op, &browser, &user_code).await;
+    assert_eq!(status, 429, "locked, the right code too: {html}");
 }
 
 /// Starting device authorizations is limited per client address: a public client's id

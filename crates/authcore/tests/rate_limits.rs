@@ -188,6 +188,50 @@ async fn failures_per_client_count_across_identifiers_and_trust_only_configured_
     assert_eq!(error_of(&r), "CredentialsSignin");
 }
 
+/// An attacker given an IPv6 `/64` has 2^64 addresses: each spelling of an address in it,
+/// straight or through a trusted proxy's `X-Forwarded-For`, is one client, locked together;
+/// the next `/64` is another client, and an IPv4-mapped address is its IPv4 client.
+#[tokio::test]
+async fn attack_rotating_addresses_within_an_ipv6_64_is_one_client() {
+    let (auth, _) = auth_with(
+        builder()
+            .rate_limits(RateLimits {
+                credentials_per_client: Some(RateLimit::new(3, MINUTE)),
+                ..limits()
+            })
+            .trusted_proxies(["10.0.0.0/8"]),
+    );
+    for (peer, xff) in [
+        ("2001:db8:1:2::1", None),
+        ("2001:db8:1:2:ffff:ffff:ffff:fffe", None),
+        ("10.0.0.5", Some("2001:DB8:0001:0002:0:0:0:9")),
+    ] {
+        let r = sign_in(&auth, "x", "bad", Some(peer), xff).await;
+        assert_eq!(error_of(&r), "CredentialsSignin", "{peer} {xff:?}");
+    }
+    for (peer, xff) in [
+        ("2001:db8:1:2:abcd:ef01:2345:6789", None),
+        ("10.0.0.5", Some("2001:db8:1:2::7, 10.1.1.1")),
+    ] {
+        let r = sign_in(&auth, "x", "pw", Some(peer), xff).await;
+        assert_eq!(error_of(&r), "RateLimited", "{peer} {xff:?}");
+        assert!(r.cookie(SESSION_COOKIE).is_none());
+    }
+    // The neighbouring /64 is another client, and so is an IPv4 one.
+    let r = sign_in(&auth, "x", "bad", Some("2001:db8:1:3::1"), None).await;
+    assert_eq!(error_of(&r), "CredentialsSignin");
+    for _ in 0..3 {
+        let r = sign_in(&auth, "x", "bad", Some("::ffff:192.0.2.1"), None).await;
+        assert_eq!(error_of(&r), "CredentialsSignin");
+    }
+    let r = sign_in(&auth, "x", "bad", Some("192.0.2.1"), None).await;
+    assert_eq!(
+        error_of(&r),
+        "RateLimited",
+        "the mapped address is its IPv4 client"
+    );
+}
+
 type Outbox = Arc<Mutex<Vec<VerificationRequest>>>;
 
 #[tokio::test]

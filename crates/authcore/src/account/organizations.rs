@@ -101,7 +101,7 @@ impl Auth {
             return Ok(None);
         };
         let c = &*self.config().inner;
-        let client = crate::request::client_addr(c, parts).map(|ip| ip.to_string());
+        let client = crate::request::client_addr(c, parts).map(crate::ratelimit::client_subject);
         ops::principal(
             c,
             &source.url,

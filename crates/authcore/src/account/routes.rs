@@ -623,7 +623,8 @@ struct AccountRequest<'a> {
     uri: http::Uri,
     headers: http::HeaderMap,
     body: Bytes,
-    /// The client's address (through trusted proxies), for the per-client limits.
+    /// The client as the per-client limits count it
+    /// ([`client_subject`](crate::ratelimit::client_subject)).
     client: Option<String>,
 }
 
@@ -1087,7 +1088,9 @@ pub(crate) fn refuse(r: Refusal) -> http::Response<ResponseBody> {
 /// A request to a JSON route whose method is `method`, read once: refused in a wrong
 /// method (`405`), over the per-client request limit for a change (`429`), or with a
 /// change's body over the configured limit (`413`); else its parts, its body (empty for a
-/// read) and the client's address (through the trusted proxies).
+/// read) and the client as the per-client limits count it
+/// ([`client_subject`](crate::ratelimit::client_subject) of its address through the
+/// trusted proxies).
 pub(crate) async fn read_request<B>(
     auth: &Auth,
     method: Method,
@@ -1106,7 +1109,7 @@ where
     }
     let (parts, body) = req.into_parts();
     let c = &*auth.config().inner;
-    let client = crate::request::client_addr(c, &parts).map(|ip| ip.to_string());
+    let client = crate::request::client_addr(c, &parts).map(crate::ratelimit::client_subject);
     // Changes count under the per-client request limit, as the actions' POSTs do.
     if method == Method::POST
         && let Some(client) = &client

@@ -90,8 +90,9 @@ fn key(config: &ConfigInner, limit: Limit, subject: &str) -> Option<(String, Rat
     Some((subject_key(&["limit", limit.name()], subject), rule))
 }
 
-/// Counts an attempt of `subject` (a user id, a client address) under `limit` outside a
-/// request's action (the account routes' code checks and their per-client limit):
+/// Counts an attempt of `subject` (a user id, a
+/// [`client_subject`](crate::ratelimit::client_subject)) under `limit` outside a request's
+/// action (the account routes' code checks and their per-client limit):
 /// `Err(retry_after)` when it is over. A failing store lets it through (and logs).
 pub(crate) async fn count(
     config: &ConfigInner,
@@ -141,8 +142,9 @@ fn normalize_identifier(identifier: &str) -> String {
 impl Ctx<'_> {
     /// Where `limit` counts, the store key for `identifier` (ignored for per-client limits)
     /// and the rule; `None` when the limit is off or has no subject. The subject is made
-    /// (the client address formatted, the identifier normalised and hashed) only for a
-    /// limit that is on: with limits off a request pays nothing here.
+    /// (the client's [`client_subject`](crate::ratelimit::client_subject), the identifier
+    /// normalised and hashed) only for a limit that is on: with limits off a request pays
+    /// nothing here.
     fn counted(
         &self,
         limit: Limit,
@@ -151,7 +153,7 @@ impl Ctx<'_> {
         let store = limit.store(self.config)?;
         limit.of(self.config)?;
         let subject = if limit.per_client() {
-            self.req.client?.to_string()
+            crate::ratelimit::client_subject(self.req.client?)
         } else {
             normalize_identifier(identifier?)
         };
@@ -186,7 +188,7 @@ impl Ctx<'_> {
             limit.name(),
             subject
                 .clone()
-                .or_else(|| self.req.client.map(|ip| ip.to_string()))
+                .or_else(|| self.req.client.map(crate::ratelimit::client_subject))
                 .unwrap_or_default()
         );
         if self.config.auditor.is_on()

@@ -22,7 +22,9 @@
 //! that peer is one of the configured
 //! [`trusted_proxies`](crate::config::AuthConfigBuilder::trusted_proxies), the last address
 //! of `X-Forwarded-For` that is not a trusted proxy. Without a client address, the
-//! per-client limits do not apply.
+//! per-client limits do not apply. An IPv6 client is counted by its `/64` network
+//! ([`client_subject`]): one host or one customer is given a whole `/64`, so each of its
+//! addresses is the same client.
 //!
 //! ```
 //! use std::time::Duration;
@@ -134,6 +136,21 @@ impl RateLimits {
             || self.emails_per_address.is_some()
             || self.emails_per_client.is_some()
             || self.requests_per_client.is_some()
+    }
+}
+
+/// The subject per-client limits count a client address under: an IPv4 address itself,
+/// an IPv6 address's `/64` network (`2001:db8:1:2::/64`). A site is given at least a
+/// `/64` (RFC 6177 §3), and a host picks the rest of its address itself (RFC 4941, RFC
+/// 8981), so counting whole addresses would give one client 2^64 fresh ones. IPv4-mapped
+/// IPv6 addresses count as their IPv4 address.
+pub fn client_subject(address: std::net::IpAddr) -> String {
+    match address.to_canonical() {
+        std::net::IpAddr::V4(v4) => v4.to_string(),
+        std::net::IpAddr::V6(v6) => {
+            let network = std::net::Ipv6Addr::from_bits(v6.to_bits() & !u128::from(u64::MAX));
+            format!("{network}/64")
+        }
     }
 }
 
@@ -587,6 +604,26 @@ mod tests {
             subject_key(&["mark", "revoked"], "abc"),
             "mark:revoked:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn clients_are_counted_by_ipv4_address_and_ipv6_64() {
+        let subject = |ip: &str| client_subject(ip.parse().unwrap());
+        for (ip, counted) in [
+            ("192.0.2.1", "192.0.2.1"),
+            ("::ffff:192.0.2.1", "192.0.2.1"),
+            ("2001:db8:1:2::1", "2001:db8:1:2::/64"),
+            ("2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"),
+            (
+                "2001:0DB8:0001:0002:abcd:ef01:2345:6789",
+                "2001:db8:1:2::/64",
+            ),
+            ("2001:db8:1:3::1", "2001:db8:1:3::/64"),
+            ("::1", "::/64"),
+            ("fe80::1", "fe80::/64"),
+        ] {
+            assert_eq!(subject(ip), counted, "{ip}");
+        }
     }
 
     #[test]

@@ -124,6 +124,13 @@ impl<'a> SingleUseStore<'a> {
         self.store.count(&key, limit).await
     }
 
+    /// Gives back an attempt counted by [`attempt`](SingleUseStore::attempt) that turned
+    /// out to be no guess (a code that was right); an error when the store cannot say.
+    pub async fn give_back_attempt(&self, kind: &str, subject: &str) -> Result<(), BoxError> {
+        let key = subject_key(&["attempt", kind], subject);
+        self.store.give_back(&key).await
+    }
+
     /// Keeps `value` for `ttl` under `id` of `kind`, replacing what was there (state that
     /// instances sharing the store must all see: an OpenID Provider's pending device
     /// authorizations). Only a hash of `id` is kept; `value` is kept as given. An error
