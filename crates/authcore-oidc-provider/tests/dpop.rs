@@ -1047,6 +1047,34 @@ async fn attacks_with_proofs_get_no_token_and_no_userinfo() {
         let proofs: Vec<&str> = proofs.iter().map(String::as_str).collect();
         nothing_open(&op.userinfo(authorization, &proofs).await, case);
     }
+    // The token named twice (as DPoP and as Bearer) beside a right proof: refused, the
+    // proof unspent.
+    let twice = get(&client, "GET", &userinfo_url, at);
+    let r = reqwest::Client::new()
+        .get(&userinfo_url)
+        .header("Authorization", &dpop)
+        .header("Authorization", &bearer)
+        .header("DPoP", &twice)
+        .send()
+        .await
+        .unwrap();
+    let a = Answer::of(r).await;
+    assert!(
+        matches!(a.status, 400 | 401),
+        "two Authorization headers: {a:?}"
+    );
+    assert!(!a.body.contains("ada"), "two Authorization headers: {a:?}");
+    // HEAD with a proof made for GET: a proof's htm is the request's own method.
+    let r = reqwest::Client::new()
+        .head(&userinfo_url)
+        .header("Authorization", &dpop)
+        .header("DPoP", get(&client, "GET", &userinfo_url, at))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401, "HEAD with a GET proof");
+    let challenge = r.headers()["www-authenticate"].to_str().unwrap();
+    assert!(challenge.contains("invalid_dpop_proof"), "{challenge}");
     // The right proof opens it, once.
     let right = get(&client, "GET", &userinfo_url, at);
     let a = op.userinfo(&dpop, &[&right]).await;

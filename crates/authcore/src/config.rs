@@ -593,7 +593,8 @@ impl AuthConfigBuilder {
     /// [`rate_limit_store`](Self::rate_limit_store): e.g. the database
     /// (`authcore_sqlx::SqlxAdapter::rate_limit_store`), so that they are shared by the
     /// instances using it and outlive a restart, while the counts stay in memory. Default:
-    /// the rate-limit store, else this process's memory. Hosts reach it through
+    /// the rate-limit store given, else this process's memory (apart from the counts'
+    /// memory, so that counts cannot crowd the marks out). Hosts reach it through
     /// [`AuthConfig::single_use`].
     pub fn single_use_store(mut self, store: impl crate::ratelimit::RateLimitStore) -> Self {
         self.single_use_store = Some(Arc::new(store));
@@ -1593,28 +1594,23 @@ struct Stores {
 
 impl Stores {
     /// Counts in the given store, else in memory when some limit is on; single-use marks
-    /// in their own store, else with the counts, else in memory.
+    /// in their own store, else in the given rate-limit store, else in memory of their
+    /// own: never in the memory the counts are kept in, where a flood of counted keys (a
+    /// name per failed sign-in) would evict the marks of used codes and revoked tokens.
     fn resolve(
         limits: &crate::ratelimit::RateLimits,
         rate_limit_store: Option<Arc<dyn crate::ratelimit::RateLimitStore>>,
         single_use_store: Option<Arc<dyn crate::ratelimit::RateLimitStore>>,
     ) -> Self {
-        let rate_limit_store = match rate_limit_store {
-            Some(store) => Some(store),
-            None if limits.any() => {
-                Some(Arc::new(crate::ratelimit::MemoryRateLimitStore::default())
-                    as Arc<dyn crate::ratelimit::RateLimitStore>)
-            }
-            None => None,
+        let memory = || {
+            Arc::new(crate::ratelimit::MemoryRateLimitStore::default())
+                as Arc<dyn crate::ratelimit::RateLimitStore>
         };
         let single_use_store = single_use_store
             .or_else(|| rate_limit_store.clone())
-            .unwrap_or_else(|| {
-                Arc::new(crate::ratelimit::MemoryRateLimitStore::default())
-                    as Arc<dyn crate::ratelimit::RateLimitStore>
-            });
+            .unwrap_or_else(memory);
         Stores {
-            rate_limit_store,
+            rate_limit_store: rate_limit_store.or_else(|| limits.any().then(memory)),
             single_use_store,
         }
     }
@@ -1681,6 +1677,27 @@ mod tests {
 
     fn builder() -> AuthConfigBuilder {
         AuthConfig::builder().provider(creds())
+    }
+
+    /// Single-use marks never share the counts' memory (a flood of counted names would
+    /// evict them); a store given for the counts keeps the marks too, and one given for
+    /// the marks wins.
+    #[test]
+    fn single_use_marks_never_share_the_counts_memory() {
+        use crate::ratelimit::{MemoryRateLimitStore, RateLimitStore, RateLimits};
+        let on = RateLimits::recommended();
+        let given = || Some(Arc::new(MemoryRateLimitStore::default()) as Arc<dyn RateLimitStore>);
+        let s = Stores::resolve(&on, None, None);
+        let counts = s.rate_limit_store.expect("limits on: counted in memory");
+        assert!(!Arc::ptr_eq(&counts, &s.single_use_store));
+        let s = Stores::resolve(&RateLimits::default(), None, None);
+        assert!(s.rate_limit_store.is_none());
+        let shared = given();
+        let s = Stores::resolve(&on, shared.clone(), None);
+        assert!(Arc::ptr_eq(&s.single_use_store, shared.as_ref().unwrap()));
+        let own = given();
+        let s = Stores::resolve(&on, shared, own.clone());
+        assert!(Arc::ptr_eq(&s.single_use_store, own.as_ref().unwrap()));
     }
 
     /// A secret under 32 characters is refused with the command that makes one, in any
