@@ -246,6 +246,12 @@ impl ProviderState {
                 "the request_uri is not one this provider gave, or it expired",
             )));
         };
+        if pushed.expired(unix_time()) {
+            tracing::warn!(client = ?client_id, "oidc provider: a request_uri past its request's deadline");
+            return Err(Box::new(shown_error(
+                "the request_uri expired: start again from the application",
+            )));
+        }
         // Checked before the mark: another client cannot spend it.
         if pushed.client_id != client_id {
             tracing::warn!(client = ?client_id, pushed_by = %pushed.client_id, "oidc provider: a request_uri used by another client");

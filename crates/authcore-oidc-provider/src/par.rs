@@ -62,9 +62,17 @@ impl PushedRequest {
         )
     }
 
+    /// Whether the request's deadline ([`until`](PushedRequest::until)) has come at `now`:
+    /// then none of its `request_uri`s is good, whatever its seal's own expiry (a way back
+    /// made at the deadline is still sealed for a second, which must not make another).
+    pub(crate) fn expired(&self, now: i64) -> bool {
+        self.until.is_some_and(|until| now >= until)
+    }
+
     /// The request of the way back from the sign-in page made at `now` (a new
     /// `request_uri`, named `jti`), and for how many seconds it is good: a sign-in's time,
-    /// cut at the request's [`until`](PushedRequest::until), and at least a second. A
+    /// cut at the request's [`until`](PushedRequest::until), and at least a second (a
+    /// request used after its deadline is refused before, [`PushedRequest::expired`]). A
     /// request sealed without an `until` gets a sign-in's time from now, and keeps it.
     pub(crate) fn way_back(&self, jti: String, now: i64) -> (PushedRequest, u64) {
         let until = self
@@ -339,6 +347,9 @@ mod tests {
         }
         assert!(now >= deadline - 1, "the chain reached the deadline: {now}");
         assert_eq!(ttl, 1);
+        // Good until the deadline, refused from it on, however fresh its seal.
+        assert!(!request.expired(deadline - 1));
+        assert!(request.expired(deadline) && request.expired(deadline + 100));
         // Past the deadline a way back is a second's (its seal then expires at once).
         assert_eq!(request.way_back("late".to_owned(), deadline + 100).1, 1);
         // A request sealed before deadlines gets a sign-in's time from its first way back,
@@ -347,8 +358,10 @@ mod tests {
             until: None,
             ..first.clone()
         };
+        assert!(!old.expired(i64::MAX), "no deadline of its own");
         let (again, ttl) = old.way_back("j".to_owned(), pushed_at);
         assert_eq!((again.until, ttl), (Some(pushed_at + 3600), 3600));
+        assert!(again.expired(pushed_at + 3600));
         let (_, ttl) = again.way_back("k".to_owned(), pushed_at + 3000);
         assert_eq!(ttl, 600);
         // One sealed before the field existed opens without it.
